@@ -1,0 +1,46 @@
+"""The one hierarchy of cutemma errors.
+
+Every error a user can cause is a :class:`CutemmaError`; its message names the
+inputs involved and what would have been accepted.
+
+>>> issubclass(LayoutParseError, LayoutError) and issubclass(LayoutError, ValueError)
+True
+"""
+
+from __future__ import annotations
+
+
+class CutemmaError(Exception):
+    """Base of every error cutemma raises on bad input."""
+
+
+class LayoutError(CutemmaError, ValueError):
+    """A layout, int-tuple or algebra operation got operands it cannot take."""
+
+
+class LayoutParseError(LayoutError):
+    """Layout text could not be read; the message names the column and what was expected."""
+
+
+class NotALayoutError(LayoutError):
+    """A (thread, value) -> coordinate table is not expressible as one CuTe layout."""
+
+
+class AtomError(CutemmaError, ValueError):
+    """An MMA operation name, shape, type combination or parameter is not valid."""
+
+
+class TiledMmaError(CutemmaError, ValueError):
+    """A TiledMMA was built or used with incompatible atom layout, permutation or tensor."""
+
+
+class DescriptorError(CutemmaError, ValueError):
+    """A shared-memory layout is not canonical, or descriptor fields are out of range."""
+
+
+class CompileError(CutemmaError, RuntimeError):
+    """NVRTC rejected generated source; carries the log and the numbered source lines."""
+
+
+class LaunchError(CutemmaError, RuntimeError):
+    """A kernel could not be launched: no GPU, wrong device, dtype or memory layout."""

@@ -1,0 +1,74 @@
+"""``cutemma layout L``: print a layout, its size and cosize, and its index table as a grid.
+
+>>> print(grid_text(Layout((2, 3), (3, 1))))
+       0  1  2
+    +--+--+--+
+ 0  | 0| 1| 2|
+ 1  | 3| 4| 5|
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from cutemma.layout.layout import Layout, cosize, size
+from cutemma.layout.notation import parse_layout
+
+
+def _as_2d(layout) -> tuple[int, int, callable]:
+    """Rows are mode 0, columns the rest (CuTe's print_layout convention for rank 2)."""
+    shape = layout.shape
+    if isinstance(shape, tuple) and len(shape) >= 2:
+        rows = size(Layout(shape[0]))
+        return rows, layout.size() // rows, lambda r, c: layout(r + rows * c)
+    return 1, layout.size(), lambda r, c: layout(c)
+
+
+def grid_text(layout) -> str:
+    """The index table of a layout (or swizzled layout) as a text grid, rows = mode 0.
+
+    >>> print(grid_text(Layout(3, 2)))
+        0  1  2
+    +--+--+--+
+     0| 2| 4|
+    """
+    rows, cols, f = _as_2d(layout)
+    cells = [[f(r, c) for c in range(cols)] for r in range(rows)]
+    w = max(2, max(len(str(v)) for row in cells for v in row))
+    head_w = len(str(rows - 1)) + 1
+    if rows == 1:
+        head = " " * (head_w + 1) + " ".join(f"{c:>{w}}" for c in range(cols))
+        sep = "+" + "+".join("-" * w for _ in range(cols)) + "+"
+        body = " " + "|".join(f"{v:>{w}}" for v in cells[0]) + "|"
+        return "\n".join([head, sep, body])
+    head = " " * (head_w + 3) + " ".join(f"{c:>{w}}" for c in range(cols))
+    sep = " " * (head_w + 2) + "+" + "+".join("-" * w for _ in range(cols)) + "+"
+    body = [
+        f"{r:>{head_w}}  |" + "|".join(f"{v:>{w}}" for v in row) + "|"
+        for r, row in enumerate(cells)
+    ]
+    return "\n".join([head, sep, *body])
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the layout named on the command line."""
+    layout = parse_layout(args.layout)
+    print(layout)
+    print(
+        f"size {size(layout)}  cosize {layout.cosize() if not isinstance(layout, Layout) else cosize(layout)}"
+    )
+    print(grid_text(layout))
+    if getattr(args, "svg", None):
+        from cutemma.viz import to_svg
+
+        with open(args.svg, "w") as f:
+            f.write(to_svg(layout))
+    return 0
+
+
+def register(sub) -> None:
+    """Add the ``layout`` subcommand."""
+    p = sub.add_parser("layout", help="print a layout, its size/cosize and its index table")
+    p.add_argument("layout", help='CuTe notation, e.g. "((2,2,2),(2,2,2)):((1,16,4),(8,2,32))"')
+    p.add_argument("--svg", help="also write a picture to this SVG file (needs cutemma.viz)")
+    p.set_defaults(run=run)

@@ -1,0 +1,478 @@
+"""The CuTe ``Layout``: a function from coordinates to offsets given by a shape and a stride.
+
+>>> L = Layout((4, 2), (2, 1))
+>>> str(L), L(5), L(1, 1), size(L), cosize(L)
+('(4,2):(2,1)', 3, 3, 8, 8)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from cutemma.errors import LayoutError
+from cutemma.layout import int_tuple as it
+from cutemma.layout.int_tuple import IntTuple, is_int, is_tuple
+
+
+def _check_shape(shape: IntTuple, whole: IntTuple) -> None:
+    if is_tuple(shape):
+        for s in shape:
+            _check_shape(s, whole)
+    elif not is_int(shape):
+        raise LayoutError(f"shape {whole!r} has {shape!r}, which is not an int")
+    elif shape < 1:
+        raise LayoutError(f"shape {whole!r} has extent {shape}; every extent must be >= 1")
+
+
+def _fmt(t: IntTuple) -> str:
+    if is_tuple(t):
+        return "(" + ",".join(_fmt(x) for x in t) + ")"
+    return str(t)
+
+
+class Layout:
+    """A CuTe layout ``shape:stride``; immutable and hashable, equal by shape and stride.
+
+    ``stride`` defaults to compact column-major. ``str`` prints CuTe's form without the
+    underscores of static ints, e.g. ``((4,8),(2,2)):((32,1),(16,8))``; ``Layout.parse`` reads
+    that form, ``_4`` static ints, and C++ ``Layout<Shape<...>,Stride<...>>`` spelling.
+
+    Call it with a linear index (``L(i)``), one coordinate per mode (``L(c0, c1)``, each an int
+    into a possibly hierarchical mode), or a hierarchical coordinate (``L((c0, (c1, c2)))``).
+    ``None`` in a coordinate slices (CuTe's ``_``) and returns the sub-layout.
+
+    >>> L = Layout(((2, 2), 2), ((1, 4), 2))
+    >>> L(3), L((1, 1), 0), L(None, 1)
+    (5, 5, Layout((2, 2), (1, 4)))
+    """
+
+    __slots__ = ("_shape", "_stride", "_hash")
+
+    def __init__(self, shape: IntTuple, stride: IntTuple | None = None):
+        if isinstance(shape, list):
+            shape = _to_tuple(shape)
+        if isinstance(stride, list):
+            stride = _to_tuple(stride)
+        _check_shape(shape, shape)
+        if stride is None:
+            stride = it.prefix_product(shape)
+        else:
+            it.check_int_tuple(stride, "stride")
+            if not it.congruent(shape, stride):
+                raise LayoutError(
+                    f"shape {_fmt(shape)} and stride {_fmt(stride)} are not congruent: "
+                    "the stride must have the same nesting as the shape"
+                )
+        self._shape = shape
+        self._stride = stride
+        self._hash = None
+
+    @classmethod
+    def _raw(cls, shape: IntTuple, stride: IntTuple) -> Layout:
+        """Build without validation: for the algebra's own, already valid results."""
+        obj = object.__new__(cls)
+        obj._shape = shape
+        obj._stride = stride
+        obj._hash = None
+        return obj
+
+    @classmethod
+    def parse(cls, text: str) -> Layout:
+        """Read CuTe notation: ``(4,2):(1,4)``, ``(_4,_2):(_1,_4)`` or C++ ``Layout<Shape<..>,Stride<..>>``.
+
+        >>> Layout.parse("Layout<Shape<_4,_2>, Stride<_1,_4>>")
+        Layout((4, 2), (1, 4))
+        """
+        from cutemma.layout.notation import parse_layout
+
+        result = parse_layout(text)
+        if not isinstance(result, Layout):
+            raise LayoutError(f"{text!r} is a swizzled (composed) layout; use parse_any()")
+        return result
+
+    @property
+    def shape(self) -> IntTuple:
+        """The shape, an int or nested tuple of ints."""
+        return self._shape
+
+    @property
+    def stride(self) -> IntTuple:
+        """The stride, congruent to the shape."""
+        return self._stride
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, Layout)
+            and self._shape == other._shape
+            and self._stride == other._stride
+        )
+
+    def __hash__(self) -> int:
+        if self._hash is None:
+            self._hash = hash((self._shape, self._stride))
+        return self._hash
+
+    def __str__(self) -> str:
+        return f"{_fmt(self._shape)}:{_fmt(self._stride)}"
+
+    def __repr__(self) -> str:
+        return f"Layout({self._shape!r}, {self._stride!r})"
+
+    def __len__(self) -> int:
+        return it.rank(self._shape)
+
+    def __iter__(self) -> Iterator[Layout]:
+        for i in range(len(self)):
+            yield self[i]
+
+    def __getitem__(self, i: int) -> Layout:
+        if is_tuple(self._shape):
+            n = len(self._shape)
+            if not -n <= i < n:
+                raise LayoutError(f"layout {self} has modes 0..{n - 1}; mode {i} does not exist")
+            return Layout._raw(self._shape[i], self._stride[i])
+        if i not in (0, -1):
+            raise LayoutError(f"layout {self} has rank 1; mode {i} does not exist")
+        return self
+
+    def __call__(self, *crd):
+        if len(crd) == 1:
+            crd = crd[0]
+        elif len(crd) == 0:
+            raise LayoutError(f"layout {self} called with no coordinate")
+        if _has_none(crd):
+            sub, _ = slice_and_offset(crd, self)
+            return sub
+        _check_crd(crd, self._shape, self)
+        return it.crd2idx(crd, self._shape, self._stride)
+
+    def size(self) -> int:
+        """Number of coordinates in the domain."""
+        return it.product(self._shape)
+
+    def cosize(self) -> int:
+        """One past the largest offset: the size of the codomain."""
+        return cosize(self)
+
+    def _repr_svg_(self) -> str:  # pragma: no cover - drawn by cutemma.viz when present
+        from cutemma.viz import to_svg
+
+        return to_svg(self)
+
+
+def _to_tuple(x):
+    return tuple(_to_tuple(v) for v in x) if isinstance(x, (list, tuple)) else x
+
+
+def _has_none(crd) -> bool:
+    if crd is None:
+        return True
+    return is_tuple(crd) and any(_has_none(c) for c in crd)
+
+
+def _check_crd(crd, shape, layout) -> None:
+    if is_tuple(crd):
+        if not is_tuple(shape) or len(crd) != len(shape):
+            raise LayoutError(
+                f"coordinate {crd} does not match layout {layout}: expected "
+                f"{it.rank(shape) if is_tuple(shape) else 1} mode(s) shaped like {_fmt(shape)}"
+            )
+        for c, s in zip(crd, shape):
+            _check_crd(c, s, layout)
+    elif not is_int(crd):
+        raise LayoutError(f"coordinate {crd!r} for layout {layout} is not an int or tuple")
+    elif not 0 <= crd < it.product(shape):
+        raise LayoutError(
+            f"coordinate {crd} is out of range for mode of shape {_fmt(shape)} in layout "
+            f"{layout}: expected 0 <= c < {it.product(shape)}"
+        )
+
+
+def slice_and_offset(crd: IntTuple, layout: Layout) -> tuple[Layout, int]:
+    """Split a coordinate with ``None`` entries into the sub-layout it keeps and the offset it fixes.
+
+    >>> slice_and_offset((None, 1), Layout((4, 2), (1, 4)))
+    (Layout(4, 1), 4)
+    """
+    if crd is None:
+        return layout, 0
+
+    def go(c, s, d):
+        if c is None:
+            return [(s, d)], 0
+        if is_tuple(c):
+            if not is_tuple(s) or len(c) != len(s):
+                raise LayoutError(f"slice {c} does not match layout {layout}")
+            kept, off = [], 0
+            for ci, si, di in zip(c, s, d):
+                k, o = go(ci, si, di)
+                if k:
+                    kept.append(k)
+                off += o
+            return kept, off
+        _check_crd(c, s, layout)
+        return [], it.crd2idx(c, s, d)
+
+    kept, off = go(crd, layout.shape, layout.stride)
+
+    def unzip(k):
+        # k is a list of either (shape, stride) leaves or nested lists, one per kept mode
+        if isinstance(k, tuple):
+            return k
+        parts = [unzip(x) for x in k]
+        return tuple(p[0] for p in parts), tuple(p[1] for p in parts)
+
+    if not kept:
+        return Layout._raw(1, 0), off
+    shape, stride = unzip(kept)
+    # a slice keeping one mode of a tuple returns that mode itself (CuTe drops the rank-1 wrapper)
+    while is_tuple(shape) and len(shape) == 1:
+        shape, stride = shape[0], stride[0]
+    return Layout._raw(shape, stride), off
+
+
+def as_layout(x) -> Layout:
+    """A Layout from a Layout, an int ``n`` (``n:1``) or a shape tuple (compact column-major).
+
+    >>> as_layout(4), as_layout((2, 3))
+    (Layout(4, 1), Layout((2, 3), (1, 2)))
+    """
+    if isinstance(x, Layout):
+        return x
+    if is_int(x) or is_tuple(x):
+        return Layout(x)
+    raise LayoutError(f"expected a Layout, an int or a shape tuple, got {x!r}")
+
+
+def make_layout(*layouts: Layout) -> Layout:
+    """Concatenate layouts as the modes of one layout (CuTe's ``make_layout(L0, L1, ...)``).
+
+    With one shape argument (not a Layout) it builds the compact column-major layout.
+
+    >>> str(make_layout(Layout(4, 1), Layout(2, 4)))
+    '(4,2):(1,4)'
+    """
+    if len(layouts) == 1 and not isinstance(layouts[0], Layout):
+        return as_layout(layouts[0])
+    if (
+        len(layouts) == 2
+        and not isinstance(layouts[0], Layout)
+        and not isinstance(layouts[1], Layout)
+    ):
+        return Layout(layouts[0], layouts[1])
+    ls = [as_layout(x) for x in layouts]
+    if len(ls) == 1:
+        return ls[0]
+    return Layout._raw(tuple(x.shape for x in ls), tuple(x.stride for x in ls))
+
+
+def size(x, mode: int | None = None) -> int:
+    """Size of a layout (or of one mode), of an int-tuple, or of anything with ``.size()``.
+
+    >>> size(Layout((4, 2))), size((4, 2)), size(Layout((4, 2)), 1)
+    (8, 8, 2)
+    """
+    if mode is not None:
+        x = as_layout(x)[mode] if not hasattr(x, "layout") else x.layout[mode]
+    if isinstance(x, Layout):
+        return it.product(x.shape)
+    if is_int(x) or is_tuple(x):
+        return it.product(x)
+    return x.size()
+
+
+def cosize(layout) -> int:
+    """One past the largest offset the layout reaches (CuTe's ``cosize``).
+
+    >>> cosize(Layout((4, 2), (2, 1)))
+    8
+    """
+    if not isinstance(layout, Layout):
+        return layout.cosize()
+    top = 0
+    for s, d in zip(it.flatten(layout.shape), it.flatten(layout.stride)):
+        top += (s - 1) * abs(d)
+    return top + 1
+
+
+def rank(x) -> int:
+    """Number of top-level modes.
+
+    >>> rank(Layout((4, (2, 2))))
+    2
+    """
+    return it.rank(x.shape if hasattr(x, "shape") else x)
+
+
+def depth(x) -> int:
+    """Nesting depth of the shape.
+
+    >>> depth(Layout((4, (2, 2))))
+    2
+    """
+    return it.depth(x.shape if hasattr(x, "shape") else x)
+
+
+def shape(x, mode: int | None = None) -> IntTuple:
+    """The shape of a layout (or of one mode).
+
+    >>> shape(Layout((4, (2, 2))), 1)
+    (2, 2)
+    """
+    s = x.shape
+    return s if mode is None else as_layout(x)[mode].shape
+
+
+def stride(x, mode: int | None = None) -> IntTuple:
+    """The stride of a layout (or of one mode).
+
+    >>> stride(Layout((4, 2)), 1)
+    4
+    """
+    return x.stride if mode is None else x[mode].stride
+
+
+def flatten_layout(layout: Layout) -> Layout:
+    """The same function with every mode at the top level.
+
+    >>> flatten_layout(Layout(((2, 2), 2)))
+    Layout((2, 2, 2), (1, 2, 4))
+    """
+    s, d = it.flatten(layout.shape), it.flatten(layout.stride)
+    if len(s) == 1:
+        return Layout._raw(s[0], d[0])
+    return Layout._raw(s, d)
+
+
+def _modes(layout: Layout) -> list[Layout]:
+    return [layout[i] for i in range(len(layout))] if is_tuple(layout.shape) else [layout]
+
+
+def append(layout: Layout, x: Layout | None = None, n: int | None = None) -> Layout:
+    """Add ``x`` (default ``1:0``) as a last mode; with ``n``, pad up to rank ``n``.
+
+    >>> str(append(Layout(4), Layout(2, 4)))
+    '(4,2):(1,4)'
+    """
+    x = Layout._raw(1, 0) if x is None else as_layout(x)
+    modes = _modes(layout)
+    if n is None:
+        modes.append(x)
+    else:
+        if n < len(modes) and is_tuple(layout.shape):
+            raise LayoutError(f"append: layout {layout} already has rank > {n}")
+        modes += [x] * (n - len(modes))
+    return (
+        make_layout(*modes)
+        if len(modes) > 1
+        else Layout._raw((modes[0].shape,), (modes[0].stride,))
+    )
+
+
+def prepend(layout: Layout, x: Layout | None = None, n: int | None = None) -> Layout:
+    """Add ``x`` (default ``1:0``) as a first mode; with ``n``, pad up to rank ``n``.
+
+    >>> str(prepend(Layout(4), Layout(2, 4)))
+    '(2,4):(4,1)'
+    """
+    x = Layout._raw(1, 0) if x is None else as_layout(x)
+    modes = _modes(layout)
+    if n is None:
+        modes.insert(0, x)
+    else:
+        modes = [x] * (n - len(modes)) + modes
+    return (
+        make_layout(*modes)
+        if len(modes) > 1
+        else Layout._raw((modes[0].shape,), (modes[0].stride,))
+    )
+
+
+def group(layout: Layout, begin: int, end: int) -> Layout:
+    """Gather modes ``begin..end-1`` into one mode.
+
+    >>> str(group(Layout((2, 3, 4)), 1, 3))
+    '(2,(3,4)):(1,(2,6))'
+    """
+    modes = _modes(layout)
+    if not 0 <= begin <= end <= len(modes):
+        raise LayoutError(
+            f"group({layout}, {begin}, {end}): need 0 <= begin <= end <= {len(modes)}"
+        )
+    inner = make_layout(*modes[begin:end]) if end - begin > 1 else None
+    if inner is None:
+        return layout
+    return make_layout(*modes[:begin], inner, *modes[end:])
+
+
+def select(layout: Layout, *modes: int) -> Layout:
+    """The layout made of the given modes, in the given order.
+
+    >>> str(select(Layout((2, 3, 4)), 2, 0))
+    '(4,2):(6,1)'
+    """
+    all_modes = _modes(layout)
+    for m in modes:
+        if not -len(all_modes) <= m < len(all_modes):
+            raise LayoutError(f"select: layout {layout} has no mode {m}")
+    picked = [all_modes[m] for m in modes]
+    return make_layout(*picked) if len(picked) > 1 else picked[0]
+
+
+def coalesce(layout: Layout, profile: IntTuple | None = None) -> Layout:
+    """The shortest layout with the same function: size-1 modes dropped, contiguous modes merged.
+
+    With a ``profile`` tuple, each mode is coalesced separately and the result keeps the
+    profile's top-level modes (CuTe's by-mode coalesce).
+
+    >>> str(coalesce(Layout((2, (1, 6)), (1, (6, 2)))))
+    '12:1'
+    >>> str(coalesce(Layout((2, (2, 3)), (1, (2, 4))), (1, 1)))
+    '(2,6):(1,2)'
+    """
+    if profile is not None and is_tuple(profile):
+        modes = _modes(layout)
+        if len(profile) > len(modes):
+            raise LayoutError(f"coalesce: profile {profile} has more modes than layout {layout}")
+        out = [coalesce(m, p) for m, p in zip(modes, profile)] + modes[len(profile) :]
+        return make_layout(*out) if len(out) > 1 else Layout._raw((out[0].shape,), (out[0].stride,))
+    shapes: list[int] = []
+    strides: list[int] = []
+    for s, d in zip(it.flatten(layout.shape), it.flatten(layout.stride)):
+        if s == 1:
+            continue
+        if shapes and strides[-1] * shapes[-1] == d:
+            shapes[-1] *= s
+        else:
+            shapes.append(s)
+            strides.append(d)
+    if not shapes:
+        return Layout._raw(1, 0)
+    if len(shapes) == 1:
+        return Layout._raw(shapes[0], strides[0])
+    return Layout._raw(tuple(shapes), tuple(strides))
+
+
+def filter_zeros(layout: Layout) -> Layout:
+    """Replace every stride-0 mode by size 1 (keeps the hierarchy).
+
+    >>> filter_zeros(Layout((4, 2), (0, 1)))
+    Layout((1, 2), (0, 1))
+    """
+
+    def go(s, d):
+        if is_tuple(s):
+            parts = [go(a, b) for a, b in zip(s, d)]
+            return tuple(p[0] for p in parts), tuple(p[1] for p in parts)
+        return (1, d) if d == 0 else (s, d)
+
+    return Layout._raw(*go(layout.shape, layout.stride))
+
+
+def filter(layout: Layout) -> Layout:  # noqa: A001 - CuTe's name
+    """Coalesce after dropping stride-0 (broadcast) modes: the layout of the distinct offsets.
+
+    >>> str(filter(Layout((4, 2, 3), (0, 1, 2))))
+    '6:1'
+    """
+    return coalesce(filter_zeros(layout))

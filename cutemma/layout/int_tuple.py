@@ -12,11 +12,10 @@ in CuTe's ``idx2crd``/``crd2idx``.
 from __future__ import annotations
 
 from functools import reduce
-from typing import Union
 
 from cutemma.errors import LayoutError
 
-IntTuple = Union[int, tuple]  # an int or a (nested) tuple of IntTuples
+IntTuple = int | tuple  # an int or a (nested) tuple of IntTuples
 
 
 def is_int(x: object) -> bool:

@@ -1,0 +1,81 @@
+"""sm80: Ampere's warp-wide ``mma.sync`` atoms, one family per input type class.
+
+f16/bf16 (m16n8k8, m16n8k16), tf32 (m16n8k4, m16n8k8), f64 (m8n8k4) and its
+complex form built from four f64 MMAs, s8/u8 (m8n8k16, m16n8k16, m16n8k32),
+s4/u4 (m8n8k32, m16n8k32, m16n8k64) each also with ``_SATURATE``
+(``.satfinite``), and b1 (m8n8k128, m16n8k128, m16n8k256) with XOR or AND + popc.
+Layouts follow the PTX ISA fragments (:func:`cutemma.mma.arch.sync_layouts`),
+which equal CuTe's (cute/atom/mma_traits_sm80.hpp) except one: CuTe writes the
+A layout of SM80_16x8x128_S32U1U1S32 with stride ``((512,1),((16,8)))``, nested one
+level deeper than its shape ``((4,8),(32,2))`` so it cannot be evaluated; we use
+the ISA's ``((4,8),(32,2)):((512,1),(16,8))``.
+
+>>> from cutemma.mma import make_mma_atom
+>>> str(make_mma_atom('SM80_16x8x128_S32U1U1S32_TN_XORPOPC').tv_layout_A)
+'((4,8),(32,2)):((512,1),(16,8))'
+"""
+
+from __future__ import annotations
+
+from cutemma.mma.arch import INT_MODIFIERS, INT_SUFFIXES, SyncSpec, int_types, sync_family
+
+F16 = sync_family(
+    SyncSpec(
+        80,
+        "f16",
+        ("f16", "bf16"),
+        ((16, 8, 8), (16, 8, 16)),
+        (
+            ("f16", "f16", "f16", "f16"),
+            ("f32", "f16", "f16", "f32"),
+            ("f32", "bf16", "bf16", "f32"),
+        ),
+    )
+)
+TF32 = sync_family(
+    SyncSpec(80, "tf32", ("tf32",), ((16, 8, 4), (16, 8, 8)), (("f32", "tf32", "tf32", "f32"),))
+)
+F64 = sync_family(SyncSpec(80, "f64", ("f64",), ((8, 8, 4),), (("f64", "f64", "f64", "f64"),)))
+C64 = sync_family(
+    SyncSpec(
+        80,
+        "c64",
+        ("c64",),
+        ((8, 8, 4),),
+        (("c64", "c64", "c64", "c64"),),
+        note="complex<double> MMA issued as four real f64 mma.sync (CuTe's planar complex form)",
+    )
+)
+INT8 = sync_family(
+    SyncSpec(
+        80,
+        "int8",
+        ("s8", "u8"),
+        ((8, 8, 16), (16, 8, 16), (16, 8, 32)),
+        int_types("s8", "u8"),
+        suffixes=INT_SUFFIXES,
+        modifiers=INT_MODIFIERS,
+    )
+)
+INT4 = sync_family(
+    SyncSpec(
+        80,
+        "int4",
+        ("s4", "u4"),
+        ((8, 8, 32), (16, 8, 32), (16, 8, 64)),
+        int_types("s4", "u4"),
+        suffixes=INT_SUFFIXES,
+        modifiers=INT_MODIFIERS,
+    )
+)
+B1 = sync_family(
+    SyncSpec(
+        80,
+        "b1",
+        ("b1",),
+        ((8, 8, 128), (16, 8, 128), (16, 8, 256)),
+        (("s32", "b1", "b1", "s32"),),
+        suffixes=(("XORPOPC",), ("ANDPOPC",)),
+        modifiers=((("XORPOPC",), "xor.popc"), (("ANDPOPC",), "and.popc")),
+    )
+)

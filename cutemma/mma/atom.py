@@ -1,0 +1,253 @@
+"""MmaAtom: an Operation joined with its Traits, with fragments and CPU emulation.
+
+Fragments are numpy arrays shaped (threads, values): row t holds what logical
+thread t passes to the instruction, in the order of the traits' value mode.
+``emulate`` scatters the A, B, C fragments through the thread-value layouts to
+the logical (M,K), (N,K), (M,N) tiles, computes D with the instruction's
+arithmetic, and gathers D back into a fragment.
+
+>>> import numpy as np
+>>> from cutemma.mma import make_mma_atom
+>>> atom = make_mma_atom('SM80_16x8x8_F32F16F16F32_TN')
+>>> a, b, c = atom.make_fragment_A(), atom.make_fragment_B(), atom.make_fragment_C()
+>>> a[:], b[:], c[:] = 1, 2, 0.5
+>>> float(atom.emulate(a, b, c)[0, 0])      # 8 products of 1*2, plus 0.5
+16.5
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from cutemma.errors import AtomError
+from cutemma.mma.operation import Operation
+from cutemma.mma.traits import Traits, tv_table
+from cutemma.mma.types import NumericType
+
+
+@dataclass(frozen=True)
+class MmaAtom:
+    """One MMA instruction as a Python object: ``.op`` + ``.traits``.
+
+    >>> from cutemma.mma import make_mma_atom
+    >>> str(make_mma_atom('SM70_8x8x4_F32F16F16F32_NT').tv_layout_A)
+    '((4,2),4):((8,4),1)'
+    """
+
+    op: Operation
+    traits: Traits
+
+    # --- the traits, under CuTe's names -------------------------------------
+    @property
+    def shape_mnk(self) -> tuple[int, int, int]:
+        """Logical (M, N, K) of one instruction."""
+        return self.traits.shape_mnk
+
+    @property
+    def thr_id(self):
+        """Logical thread id -> thread index in the warp/warpgroup."""
+        return self.traits.thr_id
+
+    @property
+    def tv_layout_A(self):
+        """(T, V) -> m + k*M."""
+        return self.traits.tv_layout_A
+
+    @property
+    def tv_layout_B(self):
+        """(T, V) -> n + k*N."""
+        return self.traits.tv_layout_B
+
+    @property
+    def tv_layout_C(self):
+        """(T, V) -> m + n*M (also D's layout)."""
+        return self.traits.tv_layout_C
+
+    @property
+    def val_type_A(self) -> NumericType:
+        return self.traits.val_type_A
+
+    @property
+    def val_type_B(self) -> NumericType:
+        return self.traits.val_type_B
+
+    @property
+    def val_type_C(self) -> NumericType:
+        return self.traits.val_type_C
+
+    @property
+    def val_type_D(self) -> NumericType:
+        return self.traits.val_type_D
+
+    @property
+    def name(self) -> str:
+        return self.op.name
+
+    # --- fragments -----------------------------------------------------------
+    def make_fragment_A(self) -> np.ndarray:
+        """Zeros shaped (threads, values of A), in A's host dtype.
+
+        >>> from cutemma.mma import make_mma_atom
+        >>> make_mma_atom('SM80_16x8x16_F32BF16BF16F32_TN').make_fragment_A().shape
+        (32, 8)
+        """
+        return _zeros(self.tv_layout_A, self.val_type_A)
+
+    def make_fragment_B(self) -> np.ndarray:
+        """Zeros shaped (threads, values of B), in B's host dtype.
+
+        >>> from cutemma.mma import make_mma_atom
+        >>> make_mma_atom('SM80_16x8x16_F32BF16BF16F32_TN').make_fragment_B().shape
+        (32, 4)
+        """
+        return _zeros(self.tv_layout_B, self.val_type_B)
+
+    def make_fragment_C(self) -> np.ndarray:
+        """Zeros shaped (threads, values of C), in C's host dtype (D has the same shape).
+
+        >>> from cutemma.mma import make_mma_atom
+        >>> make_mma_atom('SM70_8x8x4_F32F16F16F32_TN').make_fragment_C().shape
+        (8, 8)
+        """
+        return _zeros(self.tv_layout_C, self.val_type_C)
+
+    # --- fragments <-> logical tiles ------------------------------------------
+    def partition_A(self, a_mk) -> np.ndarray:
+        """Fragment (T, V) holding the (M, K) matrix ``a_mk`` as the instruction reads it.
+
+        >>> import numpy as np
+        >>> from cutemma.mma import make_mma_atom
+        >>> atom = make_mma_atom('SM80_16x8x8_F16F16F16F16_TN')
+        >>> A = np.arange(16 * 8).reshape(16, 8)
+        >>> atom.partition_A(A)[1].tolist()     # thread 1: row 0 at k = 2, 3, then row 8
+        [2, 3, 66, 67]
+        """
+        return _gather(self.tv_layout_A, a_mk, self.shape_mnk[0], self.shape_mnk[2], "A")
+
+    def partition_B(self, b_nk) -> np.ndarray:
+        """Fragment (T, V) holding the (N, K) matrix ``b_nk``.
+
+        >>> import numpy as np
+        >>> from cutemma.mma import make_mma_atom
+        >>> atom = make_mma_atom('SM80_16x8x8_F16F16F16F16_TN')
+        >>> atom.partition_B(np.arange(64).reshape(8, 8))[5].tolist()
+        [10, 11]
+        """
+        return _gather(self.tv_layout_B, b_nk, self.shape_mnk[1], self.shape_mnk[2], "B")
+
+    def partition_C(self, c_mn) -> np.ndarray:
+        """Fragment (T, V) holding the (M, N) matrix ``c_mn`` (C or D).
+
+        >>> import numpy as np
+        >>> from cutemma.mma import make_mma_atom
+        >>> atom = make_mma_atom('SM70_8x8x4_F16F16F16F16_TN')
+        >>> atom.partition_C(np.arange(64).reshape(8, 8))[1].tolist()
+        [8, 9, 10, 11, 12, 13, 14, 15]
+        """
+        return _gather(self.tv_layout_C, c_mn, self.shape_mnk[0], self.shape_mnk[1], "C")
+
+    def tile_A(self, frag) -> np.ndarray:
+        """The (M, K) matrix a fragment of A describes (inverse of ``partition_A``).
+
+        >>> import numpy as np
+        >>> from cutemma.mma import make_mma_atom
+        >>> atom = make_mma_atom('SM80_16x8x16_F32F16F16F32_TN')
+        >>> A = np.arange(256.0).reshape(16, 16)
+        >>> bool((atom.tile_A(atom.partition_A(A)) == A).all())
+        True
+        """
+        return _scatter(self.tv_layout_A, frag, self.shape_mnk[0], self.shape_mnk[2], "A")
+
+    def tile_B(self, frag) -> np.ndarray:
+        """The (N, K) matrix a fragment of B describes."""
+        return _scatter(self.tv_layout_B, frag, self.shape_mnk[1], self.shape_mnk[2], "B")
+
+    def tile_C(self, frag) -> np.ndarray:
+        """The (M, N) matrix a fragment of C or D describes."""
+        return _scatter(self.tv_layout_C, frag, self.shape_mnk[0], self.shape_mnk[1], "C")
+
+    # --- arithmetic -----------------------------------------------------------
+    def emulate(self, a, b, c) -> np.ndarray:
+        """D = A*B + C for fragments a, b, c, with the instruction's arithmetic.
+
+        Inputs are rounded to their formats (``NumericType.quantize``); products
+        are exact and summed exactly (float64 / int64 / complex128), then rounded
+        once to D's type. Floating-point tensor cores add with at least this
+        precision, so results agree within D's rounding. Integer D wraps to
+        32 bits, or saturates where the op has ``.satfinite``; b1 ops count
+        ``popc(a XOR b)`` or ``popc(a AND b)``. Returns D's fragment.
+
+        >>> import numpy as np
+        >>> from cutemma.mma import make_mma_atom
+        >>> atom = make_mma_atom('SM80_16x8x32_S32S8S8S32_TN_SATURATE')
+        >>> a = np.full((32, 16), 127); b = np.full((32, 8), 127); c = np.full((32, 4), 2**31 - 100)
+        >>> int(atom.emulate(a, b, c)[0, 0]) == 2**31 - 1
+        True
+        """
+        A = self.val_type_A.quantize(self.tile_A(a))
+        B = self.val_type_B.quantize(self.tile_B(b))
+        C = self.val_type_C.quantize(self.tile_C(c))
+        return self.partition_C(self.emulate_tiles(A, B, C))
+
+    def emulate_tiles(self, A, B, C) -> np.ndarray:
+        """D(M,N) = A(M,K) @ B(N,K)^T + C(M,N) with the instruction's arithmetic (see ``emulate``).
+
+        >>> import numpy as np
+        >>> from cutemma.mma import make_mma_atom
+        >>> atom = make_mma_atom('SM80_8x8x128_S32U1U1S32_TN_XORPOPC')
+        >>> A = np.ones((8, 128), int); B = np.zeros((8, 128), int)
+        >>> int(atom.emulate_tiles(A, B, np.zeros((8, 8)))[0, 0])
+        128
+        """
+        A = self.val_type_A.quantize(A)
+        B = self.val_type_B.quantize(B)
+        C = self.val_type_C.quantize(C)
+        mods = self.op.modifiers
+        if "xor.popc" in mods:
+            acc = (A[:, None, :] ^ B[None, :, :]).sum(axis=2)
+        elif "and.popc" in mods:
+            acc = (A[:, None, :] & B[None, :, :]).sum(axis=2)
+        else:
+            acc = A @ B.T
+        return _round_accumulator(acc + C, self.val_type_D, "satfinite" in mods)
+
+
+def _round_accumulator(x: np.ndarray, t: NumericType, saturate: bool) -> np.ndarray:
+    if t.kind in ("int", "bits"):
+        x = np.asarray(x, dtype=np.int64)
+        return np.clip(x, t.min, t.max) if saturate else t.quantize(x)
+    return t.quantize(x)
+
+
+def _zeros(layout, t: NumericType) -> np.ndarray:
+    return np.zeros(tv_table(layout).shape, dtype=t.host)
+
+
+def _check_tile(x, rows: int, cols: int, which: str) -> np.ndarray:
+    x = np.asarray(x)
+    if x.shape != (rows, cols):
+        raise AtomError(
+            f"{which} tile has shape {x.shape}; this atom's {which} is ({rows}, {cols})"
+        )
+    return x
+
+
+def _gather(layout, tile, rows: int, cols: int, which: str) -> np.ndarray:
+    tile = _check_tile(tile, rows, cols, which)
+    # Layout offsets are column-major (row + col*rows): flatten in Fortran order.
+    return tile.reshape(-1, order="F")[tv_table(layout)]
+
+
+def _scatter(layout, frag, rows: int, cols: int, which: str) -> np.ndarray:
+    idx = tv_table(layout)
+    frag = np.asarray(frag)
+    if frag.shape != idx.shape:
+        raise AtomError(
+            f"{which} fragment has shape {frag.shape}; this atom's {which} fragment is {idx.shape} "
+            "(threads, values)"
+        )
+    flat = np.zeros(rows * cols, dtype=frag.dtype)
+    flat[idx.reshape(-1)] = frag.reshape(-1)
+    return flat.reshape((rows, cols), order="F")

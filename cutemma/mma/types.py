@@ -128,7 +128,8 @@ def _quantize_float(t: NumericType, a: np.ndarray) -> np.ndarray:
     if not t.signed:
         # ue8m0 / ue4m3 have no sign bit; negative inputs are not representable.
         a = np.where(a < 0, np.nan, a)
-    return a.astype(t.host).astype(np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        return a.astype(t.host).astype(np.float64)
 
 
 def _t(name, bits, cpp, kind, code, host, signed=True) -> NumericType:

@@ -8,7 +8,10 @@ Layouts follow the PTX ISA fragments (:func:`cutemma.mma.arch.sync_layouts`),
 which equal CuTe's (cute/atom/mma_traits_sm80.hpp) except one: CuTe writes the
 A layout of SM80_16x8x128_S32U1U1S32 with stride ``((512,1),((16,8)))``, nested one
 level deeper than its shape ``((4,8),(32,2))`` so it cannot be evaluated; we use
-the ISA's ``((4,8),(32,2)):((512,1),(16,8))``.
+the ISA's ``((4,8),(32,2)):((512,1),(16,8))``. And CuTe's B layout of
+SM80_16x8x32_S32{S4,U4}{S4,U4}S32, ``((4,8),8):((32,1),8)``, holds some B elements twice
+and misses others; the ISA (9.7.14.5.10: k = 8*threadID_in_group + i) gives
+``((4,8),8):((64,1),8)``, which we use.
 
 >>> from cutemma.mma import make_mma_atom
 >>> str(make_mma_atom('SM80_16x8x128_S32U1U1S32_TN_XORPOPC').tv_layout_A)

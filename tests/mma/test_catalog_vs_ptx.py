@@ -22,6 +22,7 @@ from cutemma.mma.ptx_spec import tables_for
 
 catalog = pytest.importorskip("cutemma.mma.catalog", reason="the MMA catalog is not importable yet")
 from cutemma.mma import make_mma_atom, mma_ops, tv_table  # noqa: E402
+from cutemma.mma.traits import mode_table  # noqa: E402
 
 OPS = sorted(mma_ops(), key=lambda op: op.name)
 # Operands the ISA documents only as tensor memory or descriptors (module docstring).
@@ -54,22 +55,41 @@ def test_atom_agrees_with_ptx_isa(op):
         if ref is None:
             assert tab.notes.get(operand), f"{op.name} {operand}: no table and no reason"
             continue
-        got = tv_table(getattr(atom, f"tv_layout_{operand}"))
-        assert got.shape == ref.shape, f"{operand}: {got.shape} values vs the ISA's {ref.shape}"
-        bad = np.argwhere(got != ref)
-        assert not len(bad), (
-            f"{op.name} {operand} {getattr(atom, f'tv_layout_{operand}')}: (t,v)={bad[0].tolist()} "
-            f"gives {got[tuple(bad[0])]}, the ISA {ref[tuple(bad[0])]}"
+        _assert_same(op, operand, getattr(atom, f"tv_layout_{operand}"), ref, tab.kind[operand])
+
+
+def _assert_same(op, operand, lay, ref, kind):
+    t_off = mode_table(lay.shape[0], lay.stride[0])
+    v_off = mode_table(lay.shape[1], lay.stride[1])
+    assert (t_off.size, v_off.size) == ref.shape, (
+        f"{op.name} {operand} {lay}: {(t_off.size, v_off.size)} (threads, values), ISA {ref.shape}"
+    )
+    if kind == "descriptor":  # every ISA row is the whole tile: compare the structure
+        assert not t_off.any(), f"{op.name} {operand} {lay}: threads must all see offset 0"
+        assert np.array_equal(v_off, ref[0]), (
+            f"{op.name} {operand} {lay}: values must walk the tile"
         )
+        return
+    got = t_off[:, None] + v_off[None, :]
+    bad = np.argwhere(got != ref)
+    assert not len(bad), (
+        f"{op.name} {operand} {lay}: (t,v)={bad[0].tolist()} gives {got[tuple(bad[0])]}, "
+        f"the ISA {ref[tuple(bad[0])]}"
+    )
 
 
-def test_tv_table_is_the_layout_call():
-    # The check above reads layouts through tv_table; make sure that is the layout.
+def test_tables_are_the_layout_call():
+    # The checks here read layouts through tv_table / mode_table (numpy, fast);
+    # make sure those are what calling the Layout gives.
     for name in ("SM70_8x8x4_F32F16F16F32_NT", "SM80_16x8x256_S32U1U1S32_TN_XORPOPC"):
-        lay = make_mma_atom(name).tv_layout_C
-        table = tv_table(lay)
-        direct = [[lay(t, v) for v in range(table.shape[1])] for t in range(table.shape[0])]
-        assert table.tolist() == direct
+        for lay in (make_mma_atom(name).tv_layout_A, make_mma_atom(name).tv_layout_C):
+            table = tv_table(lay)
+            direct = [[lay(t, v) for v in range(table.shape[1])] for t in range(table.shape[0])]
+            assert table.tolist() == direct
+            outer = mode_table(lay.shape[0], lay.stride[0])[:, None] + mode_table(
+                lay.shape[1], lay.stride[1]
+            )
+            assert outer.tolist() == direct
 
 
 def _warp_level(op) -> bool:

@@ -393,7 +393,10 @@ def _launch_core(kernel: Kernel, device: int, grid, block, shared: int, stream: 
         handle = core.ObjectCode.from_cubin(kernel.data).get_kernel(kernel.name)
         kernel._loaded[("core", device)] = handle
     config = core.LaunchConfig(grid=grid, block=block, shmem_size=shared)
-    core.launch(core.Stream.from_handle(stream), config, handle, *values)
+    # Handle 0 is the legacy default stream, which cuda.core names rather than wraps.
+    legacy = getattr(core, "LEGACY_DEFAULT_STREAM", None)
+    target = legacy if stream == 0 and legacy is not None else core.Stream.from_handle(stream)
+    core.launch(target, config, handle, *values)
 
 
 def _launch_driver(kernel: Kernel, device: int, grid, block, shared: int, stream: int, values):
@@ -482,7 +485,15 @@ class Kernel:
         # cuda.core cannot raise a kernel's shared-memory limit the same way in every version.
         if shared_mem > _DEFAULT_SHARED_LIMIT:
             backend = "driver"
-        _BACKENDS[backend](self, device, grid3, block3, shared_mem, handle, values)
+        try:
+            _BACKENDS[backend](self, device, grid3, block3, shared_mem, handle, values)
+        except LaunchError:
+            raise
+        except Exception as exc:  # cuda.core / driver errors, named with the launch shape
+            raise LaunchError(
+                f"launching {self.name} on device {device} (grid {grid3}, block {block3}, "
+                f"{shared_mem} B shared memory) through the {backend} backend failed: {exc}"
+            ) from exc
 
 
 def load_kernel(cubin: Cubin | bytes, name: str, params: Sequence[Param] | None = None) -> Kernel:

@@ -1,0 +1,247 @@
+"""Launch argument checks (CPU, with stand-in GPU tensors) and real launches (gpu)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import needs_nvrtc
+from probes import AXPY_PARAMS, axpy_probe, mma_sync_probe
+
+from cutemma.cuda.launch import (
+    Kernel,
+    describe_tensor,
+    gpu_unavailable_reason,
+    load_kernel,
+    marshal,
+    stream_handle,
+)
+from cutemma.cuda.source import Param
+from cutemma.errors import LaunchError
+
+NO_GPU = gpu_unavailable_reason()
+needs_gpu = pytest.mark.skipif(NO_GPU is not None, reason=f"needs an NVIDIA GPU: {NO_GPU}")
+
+
+class FakeGpuTensor:
+    """Looks like a CuPy array on a GPU: DLPack device plus __cuda_array_interface__."""
+
+    def __init__(self, shape, typestr="<f4", strides=None, device=0, ptr=0x7F0000000000):
+        self.shape = shape
+        self._device = device
+        self.__cuda_array_interface__ = {
+            "data": (ptr, False),
+            "shape": shape,
+            "typestr": typestr,
+            "strides": strides,
+            "version": 3,
+        }
+
+    def __dlpack_device__(self):
+        return (2, self._device)
+
+
+KERNEL = Kernel(b"\x7fELF", "axpy", AXPY_PARAMS)
+
+
+def test_describe_stand_in_gpu_tensor():
+    t = describe_tensor(FakeGpuTensor((4, 8), "<f2", strides=(16, 2)))
+    assert (t.ptr, t.shape, t.strides, t.dtype, t.device) == (
+        0x7F0000000000,
+        (4, 8),
+        (8, 1),
+        "float16",
+        ("cuda", 0),
+    )
+    assert t.is_contiguous
+    assert not describe_tensor(FakeGpuTensor((4, 8), strides=(4, 16))).is_contiguous
+
+
+def test_cpu_array_is_refused_with_the_fix():
+    with pytest.raises(
+        LaunchError, match=r"argument 0 \(float\* __restrict__ y\).*on cpu.*\.cuda\(\)"
+    ):
+        KERNEL(np.zeros(8, np.float32), FakeGpuTensor((8,)), 2.0, 8)
+
+
+def test_dtype_mismatch_names_expected_and_actual():
+    with pytest.raises(LaunchError, match="argument 1 .*expects a tensor of float32, got float16"):
+        KERNEL(FakeGpuTensor((8,)), FakeGpuTensor((8,), "<f2"), 2.0, 8)
+
+
+def test_non_contiguous_input_is_refused():
+    transposed = FakeGpuTensor((4, 8), strides=(4, 16))
+    with pytest.raises(LaunchError, match=r"strides \(1, 4\).*\.contiguous\(\)"):
+        KERNEL(FakeGpuTensor((32,)), transposed, 2.0, 32)
+
+
+def test_tensors_on_two_devices_are_refused():
+    with pytest.raises(LaunchError, match=r"devices \[0, 1\]"):
+        KERNEL(FakeGpuTensor((8,)), FakeGpuTensor((8,), device=1), 2.0, 8)
+    with pytest.raises(LaunchError, match=r"devices \[1\] but device=0"):
+        KERNEL(FakeGpuTensor((8,), device=1), FakeGpuTensor((8,), device=1), 2.0, 8, device=0)
+
+
+def test_argument_count_and_scalar_range():
+    with pytest.raises(LaunchError, match="takes 4 arguments"):
+        KERNEL(FakeGpuTensor((8,)), 2.0, 8)
+    with pytest.raises(LaunchError, match="does not fit int32"):
+        KERNEL(FakeGpuTensor((8,)), FakeGpuTensor((8,)), 2.0, 2**31)
+    with pytest.raises(LaunchError, match="is a pointer"):
+        KERNEL(1.5, FakeGpuTensor((8,)), 2.0, 8)
+
+
+def test_raw_bit_pointers_take_same_width_dtypes():
+    bits = [Param("const uint16_t*", "a"), Param("void*", "anything")]
+    values = marshal([FakeGpuTensor((8,), "<f2"), FakeGpuTensor((8,), "<i8")], bits)
+    assert [v.dtype.name for v, _ in values] == ["uint64", "uint64"]
+    with pytest.raises(LaunchError, match="uint16 or int16 or float16 or bfloat16, got float32"):
+        marshal([FakeGpuTensor((8,)), FakeGpuTensor((8,))], bits)
+
+
+def test_scalars_take_their_parameter_types():
+    params = [Param("unsigned", "u"), Param("double", "x"), Param("uint64_t*", "p")]
+    values = [v for v, _ in marshal([7, 1, 0x1000], params)]
+    assert [v.dtype.name for v in values] == ["uint32", "float64", "uint64"]
+    assert [type(v) for v, _ in marshal([np.int8(3), True], None)] == [np.int8, np.int32]
+
+
+def test_unknown_argument_type_is_named():
+    with pytest.raises(LaunchError, match="cannot pass a dict"):
+        marshal([{}], None)
+
+
+def test_launch_shape_and_backend_are_checked():
+    with pytest.raises(LaunchError, match="grid=0"):
+        KERNEL(FakeGpuTensor((8,)), FakeGpuTensor((8,)), 2.0, 8, grid=0)
+    with pytest.raises(LaunchError, match=r"block=\(1, 2, 3, 4\)"):
+        KERNEL(FakeGpuTensor((8,)), FakeGpuTensor((8,)), 2.0, 8, block=(1, 2, 3, 4))
+    with pytest.raises(LaunchError, match="choose one of core, driver"):
+        KERNEL(FakeGpuTensor((8,)), FakeGpuTensor((8,)), 2.0, 8, backend="ctypes")
+
+
+def test_stream_handles():
+    class TorchLike:
+        cuda_stream = 1234
+
+    class Protocol:
+        def __cuda_stream__(self):
+            return (0, 99)
+
+    assert [stream_handle(s) for s in (5, TorchLike(), Protocol())] == [5, 1234, 99]
+    with pytest.raises(LaunchError, match="cannot use a str as a stream"):
+        stream_handle("default")
+
+
+@pytest.mark.skipif(NO_GPU is None, reason="a GPU is present: the no-GPU error cannot occur")
+def test_no_gpu_gives_launch_error_after_arguments_pass():
+    with pytest.raises(LaunchError, match="no NVIDIA GPU.*Compiling and reading SASS work"):
+        KERNEL(FakeGpuTensor((8,)), FakeGpuTensor((8,)), 2.0, 8)
+
+
+# ---- on a GPU ----------------------------------------------------------------------
+
+
+@pytest.fixture
+def torch_cuda():
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("torch sees no CUDA device")
+    return torch
+
+
+def _axpy(arch="sm_80"):
+    from cutemma.cuda.compile import compile
+
+    return load_kernel(compile(axpy_probe(), arch), "axpy", AXPY_PARAMS)
+
+
+@pytest.mark.gpu
+@needs_gpu
+@needs_nvrtc
+@pytest.mark.parametrize("backend", ["core", "driver"])
+def test_axpy_runs_on_torch_tensors(torch_cuda, backend):
+    torch = torch_cuda
+    n = 1000
+    x = torch.arange(n, device="cuda", dtype=torch.float32)
+    y = torch.ones(n, device="cuda", dtype=torch.float32)
+    _axpy()(y, x, 2.0, n, grid=(n + 127) // 128, block=128, backend=backend)
+    torch.cuda.synchronize()
+    assert torch.equal(y, 2 * torch.arange(n, device="cuda", dtype=torch.float32) + 1)
+
+
+@pytest.mark.gpu
+@needs_gpu
+@needs_nvrtc
+def test_launch_follows_torch_current_stream(torch_cuda):
+    torch = torch_cuda
+    n = 1 << 20
+    x = torch.ones(n, device="cuda")
+    y = torch.zeros(n, device="cuda")
+    side = torch.cuda.Stream()
+    kernel = _axpy()
+    with torch.cuda.stream(side):
+        for _ in range(3):
+            kernel(y, x, 1.0, n, grid=n // 256, block=256)
+    side.synchronize()
+    assert float(y.min()) == 3.0 and float(y.max()) == 3.0
+    kernel(y, x, 1.0, n, grid=n // 256, block=256, stream=side)
+    side.synchronize()
+    assert float(y[0]) == 4.0
+
+
+@pytest.mark.gpu
+@needs_gpu
+@needs_nvrtc
+def test_real_tensor_errors(torch_cuda):
+    torch = torch_cuda
+    kernel = _axpy()
+    good = torch.zeros(16, device="cuda")
+    with pytest.raises(LaunchError, match="on cpu"):
+        kernel(good, torch.zeros(16), 1.0, 16)
+    with pytest.raises(LaunchError, match="expects a tensor of float32, got bfloat16"):
+        kernel(good, torch.zeros(16, device="cuda", dtype=torch.bfloat16), 1.0, 16)
+    with pytest.raises(LaunchError, match="contiguous"):
+        kernel(good, torch.zeros(4, 4, device="cuda").t(), 1.0, 16)
+
+
+@pytest.mark.gpu
+@needs_gpu
+@needs_nvrtc
+def test_mma_sync_probe_sums_ones(torch_cuda):
+    torch = torch_cuda
+    from cutemma.cuda.compile import compile
+
+    ones_f16x2 = 0x3C003C00  # two f16 ones packed in one 32-bit register
+    a = torch.full((32 * 4,), ones_f16x2, device="cuda", dtype=torch.int64).to(torch.int32)
+    b = torch.full((32 * 2,), ones_f16x2, device="cuda", dtype=torch.int64).to(torch.int32)
+    d = torch.zeros(32 * 4, device="cuda")
+    params = [
+        Param("float*", "d_out"),
+        Param("const uint32_t*", "a_in"),
+        Param("const uint32_t*", "b_in"),
+    ]
+    load_kernel(compile(mma_sync_probe(), "sm_80"), "mma_sync_probe", params)(d, a, b, block=32)
+    torch.cuda.synchronize()
+    assert torch.all(d == 16.0)  # every D element is a K=16 dot product of ones
+
+
+@pytest.mark.gpu
+@needs_gpu
+@needs_nvrtc
+def test_large_dynamic_shared_memory_launch(torch_cuda):
+    torch = torch_cuda
+    from cutemma.cuda.compile import compile
+
+    source = """
+extern "C" __global__ void smem_fill(float* out, int n) {
+  extern __shared__ float buf[];
+  for (int i = threadIdx.x; i < n; i += blockDim.x) buf[i] = i;
+  __syncthreads();
+  for (int i = threadIdx.x; i < n; i += blockDim.x) out[i] = buf[n - 1 - i];
+}
+"""
+    n = 100 * 1024 // 4  # 100 KiB: past the 48 KiB default limit
+    out = torch.zeros(n, device="cuda")
+    load_kernel(compile(source, "sm_90a"), "smem_fill")(out, n, block=256, shared_mem=n * 4)
+    torch.cuda.synchronize()
+    assert torch.equal(out, torch.arange(n - 1, -1, -1, device="cuda", dtype=torch.float32))

@@ -17,7 +17,9 @@ Not documented this way, and so absent here:
 * Operands in shared memory (wgmma B, wgmma A in the SS form): the ISA gives a
   matrix descriptor, not fragments. :func:`tables_for` reports them with CuTe's
   convention that every thread sees the whole tile (seed 004, "GMMA ... ALayout").
-* Sparse wgmma A fragments, block-scale factor registers and sparsity metadata.
+* Block-scale factor registers and sparsity metadata. Sparse wgmma A is given in
+  logical (uncompressed) K: each thread owns the 2:4 groups its compressed pairs
+  come from.
 
 >>> fragment_coords('m16n8k8', 'f16', 'C')[5].tolist()   # lane 5: group 1, thread 1
 [[1, 2], [1, 3], [9, 2], [9, 3]]
@@ -260,6 +262,20 @@ def wgmma_d(thread, i):
     """Accumulator D of every wgmma.mma_async.m64nNkK (Figures 149, 151, 153, 155)."""
     row, col = _c_m16n8(thread % 32, i % 4)
     return row + 16 * (thread // 32), col + 8 * (i // 4)
+
+
+# Sparse wgmma (9.7.15.6) keeps A compressed: a register pair of the dense
+# fragment (K/2 wide) holds the 2 kept values of one group of 4 along K. In
+# logical K the thread so owns whole groups, which is the dense fragment of
+# elements half as wide (CuTe models sparse A this way, e.g. f16 sparse RS uses
+# its 8-bit ALayout_64x32).
+_SPARSE_A = {"f16": m16n8k32_i8, "tf32": m16n8k16_f16, "i8": m16n8k64_i4}
+
+
+def _sparse_a_coords(atype: str, k: int) -> np.ndarray:
+    tclass = next(c for c in TYPE_CLASSES[atype] if c in _SPARSE_A)
+    per_warp = _SPARSE_A[tclass]
+    return _evaluate(lambda t, i: _wgmma_a(per_warp)("A", t, i, "row"), 128, 64 * k // 128)
 
 
 # --- single-thread instructions ---------------------------------------------------
@@ -589,8 +605,9 @@ def _wgmma_tables(op, p: dict) -> OpTables:
             flat[operand] = np.broadcast_to(np.arange(rows * k), (128, rows * k))
             kind[operand] = "descriptor"
         elif p["sparse"]:
-            flat[operand], kind[operand] = None, "undocumented"
-            notes[operand] = "sparse wgmma A fragments are not transcribed here"
+            flat[operand] = flat_coords(_sparse_a_coords(atype, k), operand, mnk)
+            kind[operand] = "fragment"
+            notes[operand] = "sparse: each compressed pair stands for its 2:4 group of K"
         else:
             coords = fragment_coords(shape, atype, operand)
             flat[operand], kind[operand] = flat_coords(coords, operand, mnk), "fragment"

@@ -277,3 +277,18 @@ def test_tables_for_descriptor_and_tmem_operands():
         ptx="tcgen05.mma.cta_group::1.kind::f16",
     )
     assert tables_for(umma) is None
+
+
+def test_sparse_wgmma_rs_a_is_cute_sparse_layout():
+    from types import SimpleNamespace as NS
+
+    # CuTe's SPARSE::GMMA_64x8x32_F16F16F16_RS uses GMMA::ALayout_64x32 over logical K=32.
+    op = NS(
+        name="SM90_SPARSE_64x8x32_F16F16F16_RS",
+        a_source="reg",
+        b_source="smem",
+        ptx="wgmma.mma_async.sp.sync.aligned.m64n8k32.f16.f16.f16",
+    )
+    tab = tables_for(op)
+    assert np.array_equal(tab.A, layout_table("((4,8,4),(4,2,2)):((256,1,16),(64,8,1024))"))
+    assert np.array_equal(tab.C, layout_table("((4,8,4),(2,2)):((128,1,16),(64,8))"))

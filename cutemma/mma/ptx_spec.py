@@ -337,7 +337,8 @@ WGMMA_K: dict[str, tuple[int, object, str]] = {
     "b1": (256, m16n8k256_b1, "9.7.15.5.1.1.4"),
 }
 
-# Which N each wgmma accumulator class allows (9.7.15.5.1.1 tables).
+# Which N wgmma allows (9.7.15.5.1.1 tables): every multiple of 8 up to 256,
+# except with s32 accumulators (.s8/.u8/.b1): 8..32 by 8, then 48..256 by 16.
 _WGMMA_N_ALL = tuple(range(8, 257, 8))
 _WGMMA_N_INT = (8, 16, 24, 32) + tuple(range(48, 257, 16))
 
@@ -417,7 +418,7 @@ def fragment_coords(
     tclass = type_class(shape, atype)
     variant = _default_variant(operand, ctype, major)
     if parse_shape(shape)[0] == 64:
-        return _wgmma_coords(shape, tclass, operand, variant)
+        return _wgmma_coords(shape, atype, tclass, operand)
     spec = SPECS.get((shape, tclass))
     if spec is None:
         known = sorted({s for s, c in SPECS if c == tclass})
@@ -452,14 +453,15 @@ def _single_thread_coords(shape: str, operand: str) -> np.ndarray:
     return _evaluate(single_thread(rows, cols), 1, rows * cols)
 
 
-def _wgmma_coords(shape: str, tclass: str, operand: str, variant: str) -> np.ndarray:
+def _wgmma_coords(shape: str, atype: str, tclass: str, operand: str) -> np.ndarray:
     m, n, k = parse_shape(shape)
     if tclass not in WGMMA_K or WGMMA_K[tclass][0] != k:
         raise AtomError(
             f"wgmma shape {shape!r}: class {tclass!r} needs K="
             f"{WGMMA_K.get(tclass, ('none',))[0]} (f16/bf16 16, tf32 8, 8-bit 32, b1 256)"
         )
-    allowed_n = _WGMMA_N_INT if tclass in ("i8", "b1") else _WGMMA_N_ALL
+    # Integer (s32-accumulating) forms allow fewer N than the float forms.
+    allowed_n = _WGMMA_N_INT if atype in ("s8", "u8", "b1") else _WGMMA_N_ALL
     if n not in allowed_n:
         raise AtomError(f"wgmma shape {shape!r}: N={n} not in {allowed_n}")
     if operand == "B":

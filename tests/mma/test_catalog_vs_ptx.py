@@ -100,7 +100,10 @@ def _infer_cases():
     # Warp-level: every atom. Warpgroup: one per distinct (operand, table).
     seen, cases = set(), []
     for op in OPS:
-        tab = _isa(op)
+        try:
+            tab = _isa(op)
+        except Exception:  # reported by test_atom_agrees_with_ptx_isa for this op
+            continue
         if tab is None or not (61 <= op.arch <= 90):
             continue
         for operand in "ABC":

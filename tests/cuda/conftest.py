@@ -1,32 +1,8 @@
-"""Fixtures for the CUDA backend tests: a private cache folder and skips with reasons."""
+"""Every CUDA test gets its own empty cubin cache."""
 
 from __future__ import annotations
 
 import pytest
-
-from cutemma.cuda.compile import unavailable_reason
-
-NVRTC_MISSING = unavailable_reason()
-needs_nvrtc = pytest.mark.skipif(
-    NVRTC_MISSING is not None,
-    reason=f"needs the cuda extra (pip install 'cutemma[cuda]'): {NVRTC_MISSING}",
-)
-
-
-def _tool_missing() -> str | None:
-    from cutemma.cuda.sass import find_tool
-
-    try:
-        find_tool("cuobjdump")
-    except Exception as exc:  # a CompileError naming the package to install
-        return str(exc)
-    return None
-
-
-TOOL_MISSING = _tool_missing()
-needs_cuobjdump = pytest.mark.skipif(
-    TOOL_MISSING is not None, reason=f"needs cuobjdump from the cuda extra: {TOOL_MISSING}"
-)
 
 
 @pytest.fixture(autouse=True)

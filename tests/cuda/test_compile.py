@@ -9,8 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import needs_cuobjdump, needs_nvrtc
-from probes import axpy_probe, mma_sync_probe, wgmma_probe
+from cuda_probes import axpy_probe, mma_sync_probe, wgmma_probe
+from cuda_skips import needs_cuobjdump, needs_nvrtc
 
 from cutemma.cuda import cache as disk
 from cutemma.cuda.compile import TARGETS, compile, compile_options, numbered_lines
@@ -139,7 +139,7 @@ def test_cache_dir_defaults_under_home(monkeypatch):
 _CHILD = """
 import json, sys
 sys.path.insert(0, {tests!r})
-from probes import mma_sync_probe
+from cuda_probes import mma_sync_probe
 from cutemma.cuda.compile import compile
 c = compile(mma_sync_probe(), "sm_80")
 print(json.dumps({{"hit": c.cache_hit, "key": c.key, "size": len(c.data)}}))

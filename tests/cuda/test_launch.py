@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import needs_nvrtc
-from probes import AXPY_PARAMS, axpy_probe, mma_sync_probe
+from cuda_probes import AXPY_PARAMS, axpy_probe, mma_sync_probe
+from cuda_skips import needs_nvrtc
 
 from cutemma.cuda.launch import (
     Kernel,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 
 import pytest
-from conftest import needs_cuobjdump, needs_nvrtc
+from cuda_skips import needs_cuobjdump, needs_nvrtc
 
 from cutemma.cuda.sass import (
     count_instructions,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import needs_nvrtc
+from cuda_skips import needs_nvrtc
 
 from cutemma.cuda.source import (
     FIXED_WIDTH_TYPES,

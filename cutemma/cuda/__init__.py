@@ -13,7 +13,14 @@ True
 
 from cutemma.cuda.cache import cache_dir
 from cutemma.cuda.compile import TARGETS, Cubin, compile, nvrtc_version, unavailable_reason
-from cutemma.cuda.launch import Kernel, device_count, gpu_unavailable_reason, launch, load_kernel
+from cutemma.cuda.launch import (
+    Kernel,
+    device_arch,
+    device_count,
+    gpu_unavailable_reason,
+    launch,
+    load_kernel,
+)
 from cutemma.cuda.sass import (
     count_instructions,
     local_memory_use,
@@ -31,6 +38,7 @@ __all__ = [
     "cache_dir",
     "compile",
     "count_instructions",
+    "device_arch",
     "device_count",
     "gpu_unavailable_reason",
     "launch",

@@ -334,6 +334,30 @@ def device_count() -> int:
     return int(_drv(_driver().cuDeviceGetCount(), "cuDeviceGetCount")[0])
 
 
+def device_arch(device: int = 0) -> str:
+    """The compile target for GPU ``device``: sm_80, sm_89, sm_90a, sm_100a, ...
+
+    A cubin runs only on GPUs of its own major architecture (an sm_80 cubin
+    does not load on an H100), so probes are compiled for the GPU present. From
+    sm_90 on, the 'a' target is chosen so wgmma / tcgen05 are available.
+
+    >>> device_arch() if device_count() else "sm_90a"  # doctest: +ELLIPSIS
+    'sm_...'
+    """
+    if (reason := gpu_unavailable_reason()) is not None:
+        raise LaunchError(f"cannot read the architecture of device {device}: {reason}")
+    driver = _driver()
+    (dev,) = _drv(driver.cuDeviceGet(device), f"cuDeviceGet({device})")
+    attr = driver.CUdevice_attribute
+    (major,) = _drv(
+        driver.cuDeviceGetAttribute(attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev), "major"
+    )
+    (minor,) = _drv(
+        driver.cuDeviceGetAttribute(attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev), "minor"
+    )
+    return f"sm_{major}{minor}" + ("a" if major >= 9 else "")
+
+
 def _current_stream_of(objs: Sequence[Any], device: int) -> int:
     """The calling framework's current stream for ``device`` (0, the default, if none)."""
     for obj in objs:

@@ -10,6 +10,7 @@ from cuda_skips import needs_nvrtc
 from cutemma.cuda.launch import (
     Kernel,
     describe_tensor,
+    device_arch,
     gpu_unavailable_reason,
     load_kernel,
     marshal,
@@ -136,6 +137,8 @@ def test_stream_handles():
 def test_no_gpu_gives_launch_error_after_arguments_pass():
     with pytest.raises(LaunchError, match="no NVIDIA GPU.*Compiling and reading SASS work"):
         KERNEL(FakeGpuTensor((8,)), FakeGpuTensor((8,)), 2.0, 8)
+    with pytest.raises(LaunchError, match="cannot read the architecture of device 0"):
+        device_arch()
 
 
 # ---- on a GPU ----------------------------------------------------------------------
@@ -149,10 +152,11 @@ def torch_cuda():
     return torch
 
 
-def _axpy(arch="sm_80"):
+def _axpy():
     from cutemma.cuda.compile import compile
 
-    return load_kernel(compile(axpy_probe(), arch), "axpy", AXPY_PARAMS)
+    # A cubin loads only on its own major architecture: build for the GPU present.
+    return load_kernel(compile(axpy_probe(), device_arch()), "axpy", AXPY_PARAMS)
 
 
 @pytest.mark.gpu
@@ -220,7 +224,9 @@ def test_mma_sync_probe_sums_ones(torch_cuda):
         Param("const uint32_t*", "a_in"),
         Param("const uint32_t*", "b_in"),
     ]
-    load_kernel(compile(mma_sync_probe(), "sm_80"), "mma_sync_probe", params)(d, a, b, block=32)
+    load_kernel(compile(mma_sync_probe(), device_arch()), "mma_sync_probe", params)(
+        d, a, b, block=32
+    )
     torch.cuda.synchronize()
     assert torch.all(d == 16.0)  # every D element is a K=16 dot product of ones
 
@@ -242,6 +248,6 @@ extern "C" __global__ void smem_fill(float* out, int n) {
 """
     n = 100 * 1024 // 4  # 100 KiB: past the 48 KiB default limit
     out = torch.zeros(n, device="cuda")
-    load_kernel(compile(source, "sm_90a"), "smem_fill")(out, n, block=256, shared_mem=n * 4)
+    load_kernel(compile(source, device_arch()), "smem_fill")(out, n, block=256, shared_mem=n * 4)
     torch.cuda.synchronize()
     assert torch.equal(out, torch.arange(n - 1, -1, -1, device="cuda", dtype=torch.float32))

@@ -292,3 +292,42 @@ def test_sparse_wgmma_rs_a_is_cute_sparse_layout():
     tab = tables_for(op)
     assert np.array_equal(tab.A, layout_table("((4,8,4),(4,2,2)):((256,1,16),(64,8,1024))"))
     assert np.array_equal(tab.C, layout_table("((4,8,4),(2,2)):((128,1,16),(64,8))"))
+
+
+def _op(name, ptx, a="reg", b="reg"):
+    from types import SimpleNamespace as NS
+
+    return NS(name=name, ptx=ptx, a_source=a, b_source=b)
+
+
+def test_tables_for_fma2_single_thread():
+    # fma.rn.f32x2 is elementwise on a pair: as 2x1x1 the pair runs along M.
+    tab = tables_for(_op("SM100_2x1x1_F32F32F32F32", "fma.rn.f32x2"))
+    assert (tab.mnk, tab.A.tolist(), tab.B.tolist(), tab.C.tolist()) == (
+        (2, 1, 1),
+        [[0, 1]],
+        [[0]],
+        [[0, 1]],
+    )
+    tab = tables_for(_op("SM100_1x2x1_F32F32F32F32", "fma.rn.f32x2"))
+    assert (tab.A.tolist(), tab.B.tolist(), tab.C.tolist()) == ([[0]], [[0, 1]], [[0, 1]])
+
+
+def test_tables_for_sm120_kind_forms_use_the_container_width():
+    f8f6f4 = tables_for(
+        _op("SM120_16x8x32_TN", "mma.sync.aligned.kind::f8f6f4.m16n8k32.row.col.f32.e2m1.e3m2.f32")
+    )
+    s8 = tables_for(
+        _op("SM80_16x8x32_S32S8S8S32_TN", "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32")
+    )
+    assert np.array_equal(f8f6f4.A, s8.A) and np.array_equal(f8f6f4.B, s8.B)
+    mxf4 = tables_for(
+        _op(
+            "SM120_16x8x64_TN_VS",
+            "mma.sync.aligned.kind::mxf4.block_scale.scale_vec::2X.m16n8k64.row.col.f32.e2m1.e2m1.f32.ue8m0",
+        )
+    )
+    s4 = tables_for(
+        _op("SM80_16x8x64_S32S4S4S32_TN", "mma.sync.aligned.m16n8k64.row.col.s32.s4.s4.s32")
+    )
+    assert np.array_equal(mxf4.A, s4.A) and np.array_equal(mxf4.B, s4.B)

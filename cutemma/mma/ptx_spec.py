@@ -249,10 +249,10 @@ def m16n8k256_b1(operand: str, lane, i, variant: str):
 
 
 def _wgmma_a(per_warp):
-    def fragment(operand: str, thread, i, variant: str):
-        if operand != "A":  # B is always a shared-memory descriptor
-            return None
-        row, col = per_warp("A", thread % 32, i, variant)
+    """A in registers: warp w holds rows 16w.. as the warp-level fragment does."""
+
+    def fragment(thread, i):
+        row, col = per_warp("A", thread % 32, i, "row")
         return row + 16 * (thread // 32), col
 
     return fragment
@@ -275,7 +275,7 @@ _SPARSE_A = {"f16": m16n8k32_i8, "tf32": m16n8k16_f16, "i8": m16n8k64_i4}
 def _sparse_a_coords(atype: str, k: int) -> np.ndarray:
     tclass = next(c for c in TYPE_CLASSES[atype] if c in _SPARSE_A)
     per_warp = _SPARSE_A[tclass]
-    return _evaluate(lambda t, i: _wgmma_a(per_warp)("A", t, i, "row"), 128, 64 * k // 128)
+    return _evaluate(_wgmma_a(per_warp), 128, 64 * k // 128)
 
 
 # --- single-thread instructions ---------------------------------------------------
@@ -381,6 +381,10 @@ def type_class(shape: str, atype: str) -> str:
     return classes[0]
 
 
+# Every mma.sync but m8n8k4 .f16 is .row.col; C's type never changes its layout.
+_ONLY_FORM = {"A": ("row",), "B": ("col",), "C": ("f16", "f32")}
+
+
 def _default_variant(operand: str, ctype: str | None, major: str | None) -> str:
     if operand == "C":
         return "f16" if ctype == "f16" else "f32"
@@ -426,15 +430,11 @@ def fragment_coords(
             f"mma.sync shape {shape!r} with A type {atype!r}: the ISA documents class "
             f"{tclass!r} at {known}"
         )
-    allowed = spec.variants.get(operand, ("f16", "f32") if operand == "C" else ())
-    if operand != "C" and not allowed and variant != ("row" if operand == "A" else "col"):
+    allowed = spec.variants.get(operand) or _ONLY_FORM[operand]
+    if variant not in allowed:
         raise AtomError(
-            f"mma.{shape} .{atype}: operand {operand} must be "
-            f"{'row' if operand == 'A' else 'col'}-major (the ISA allows only .row.col), "
-            f"got {variant!r}"
+            f"mma.{shape} .{atype} operand {operand}: {variant!r}; the ISA allows {allowed}"
         )
-    if allowed and variant not in allowed:
-        raise AtomError(f"mma.{shape} .{atype} operand {operand}: {variant!r} not in {allowed}")
     values = spec.values[OPERANDS.index(operand)]
     return _evaluate(lambda lane, i: spec.fn(operand, lane, i, variant), 32, values)
 
@@ -469,7 +469,7 @@ def _wgmma_coords(shape: str, atype: str, tclass: str, operand: str) -> np.ndarr
     if operand == "C":
         return _evaluate(wgmma_d, 128, n // 2)
     per_warp = WGMMA_K[tclass][1]
-    return _evaluate(lambda t, i: _wgmma_a(per_warp)("A", t, i, "row"), 128, m * k // 128)
+    return _evaluate(_wgmma_a(per_warp), 128, m * k // 128)
 
 
 def flat_coords(coords: np.ndarray, operand: str, mnk: tuple[int, int, int]) -> np.ndarray:

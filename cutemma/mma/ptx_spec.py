@@ -9,17 +9,20 @@ citing its section of PTX ISA 9.x ("Matrix Fragments for mma.mMnNkK",
 "Register Fragments" for wgmma). It is the first of cutemma's witnesses for the
 catalog's layouts, so it never reads a Layout: only lanes and element indices.
 
+Sources: mma.sync fragments are the ISA's row/col formulas; wgmma fragments
+are given only as figures, read off here; dp4a/dp2a and fma.f32x2 (one thread
+each) follow from their arithmetic. Sparse wgmma A is stated in logical
+(uncompressed) K: a thread owns the 2:4 groups its compressed pairs come from.
+
 Not documented this way, and so absent here:
 
 * tcgen05 (sm100 UMMA): D lives in tensor memory and A/B in shared or tensor
   memory; the ISA describes data-path layouts of tensor memory, not per-thread
-  register fragments.
+  register fragments. :func:`tables_for` returns None for them.
 * Operands in shared memory (wgmma B, wgmma A in the SS form): the ISA gives a
   matrix descriptor, not fragments. :func:`tables_for` reports them with CuTe's
   convention that every thread sees the whole tile (seed 004, "GMMA ... ALayout").
-* Block-scale factor registers and sparsity metadata. Sparse wgmma A is given in
-  logical (uncompressed) K: each thread owns the 2:4 groups its compressed pairs
-  come from.
+* Block-scale factor registers and sparsity metadata (their own operands).
 
 >>> fragment_coords('m16n8k8', 'f16', 'C')[5].tolist()   # lane 5: group 1, thread 1
 [[1, 2], [1, 3], [9, 2], [9, 3]]

@@ -74,7 +74,15 @@ def _words(form, bits: int) -> str:
 
 
 def build(args: argparse.Namespace) -> int:
-    """Print atom, tile, canonical form and descriptor for the options given."""
+    """Print atom, tile, canonical form and descriptor for the options given.
+
+    >>> build(parse(["--major", "K", "--swizzle", "32", "--dtype", "e4m3", "--tile", "8x32"]))
+    ... # doctest: +ELLIPSIS
+    atom:      Sw<1,4,3> o 0 o (8,32):(32,1)
+    ...
+    raw: 0xc000000000010000
+    0
+    """
     atom_fn, make, _ = _ARCH[args.arch_given or "sm90"]
     if not (args.major and args.swizzle is not None and args.dtype and args.tile):
         raise DescriptorError("give --major, --swizzle, --dtype and --tile, or --decode RAW")
@@ -92,7 +100,13 @@ def build(args: argparse.Namespace) -> int:
 
 
 def decode(args: argparse.Namespace) -> int:
-    """Explain a raw shared-memory descriptor, or an instruction descriptor with ``--kind``."""
+    """Explain a raw shared-memory descriptor, or an instruction descriptor with ``--kind``.
+
+    >>> decode(parse(["--decode", "0x4100910", "--kind", "tf32"]))  # doctest: +ELLIPSIS
+    tcgen05 instruction descriptor (kind::tf32) 0x04100910
+    ...
+    0
+    """
     raw = _int(args.decode)
     if args.kind:
         print(decode_instr_desc(raw, args.kind).describe())
@@ -103,14 +117,24 @@ def decode(args: argparse.Namespace) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Entry point of ``cutemma desc``."""
+    """Entry point of ``cutemma desc``: decode when ``--decode`` is given, else build.
+
+    >>> run(parse(["--decode", "0x0"]))  # doctest: +ELLIPSIS
+    wgmma (sm90) matrix descriptor 0x0000000000000000
+    ...
+    0
+    """
     if args.decode is not None:
         return decode(args)
     return build(args)
 
 
 def register(sub) -> None:
-    """Add the ``desc`` subcommand."""
+    """Add the ``desc`` subcommand to an argparse sub-parser set.
+
+    >>> import argparse
+    >>> register(argparse.ArgumentParser().add_subparsers())
+    """
     p = sub.add_parser("desc", help="shared-memory tile + wgmma/tcgen05 descriptor, or decode one")
     p.add_argument("--major", help="K or MN")
     p.add_argument("--swizzle", help="INTER (or 0/16), 32, 64, 128, or 128_32B (sm100)")

@@ -38,17 +38,29 @@ class Field:
 
     @property
     def hi(self) -> int:
-        """The last bit (inclusive), as the PTX ISA tables print it."""
+        """The last bit (inclusive), as the PTX ISA tables print it.
+
+        >>> Field("sbo", 32, 14, "").hi
+        45
+        """
         return self.lo + self.width - 1
 
     @property
     def mask(self) -> int:
-        """The field's bits in place."""
+        """The field's bits in place.
+
+        >>> hex(Field("swizzle", 62, 2, "").mask)
+        '0xc000000000000000'
+        """
         return ((1 << self.width) - 1) << self.lo
 
     @property
     def bits(self) -> str:
-        """``'17-22'`` or ``'52'``: the bit range as text."""
+        """``'17-22'`` or ``'52'``: the bit range as text.
+
+        >>> Field("lbo_mode", 52, 1, "").bits
+        '52'
+        """
         return str(self.lo) if self.width == 1 else f"{self.lo}-{self.hi}"
 
 

@@ -62,11 +62,19 @@ class CanonicalForm:
 
     @property
     def mode(self):
-        """The :class:`SwizzleMode` row."""
+        """The :class:`SwizzleMode` row.
+
+        >>> CanonicalForm("MN", "SW64", 8, 1, 1, None, None).mode.row_bytes
+        64
+        """
         return swizzle_mode(self.swizzle)
 
     def layout(self, units: str = "element") -> ComposedLayout:
-        """The exact layout this form stands for (unused strides become 0)."""
+        """The exact layout this form stands for (unused strides become 0).
+
+        >>> str(CanonicalForm("MN", "INTER", 8, 2, 1, None, 64).layout())
+        'Sw<0,3,3> o 0 o ((8,1,2),(8,1)):((1,8,64),(8,0))'
+        """
         return canonical_layout(
             self.major, self.swizzle, self.T, self.m, self.k, self.lbo or 0, self.sbo or 0, units
         )

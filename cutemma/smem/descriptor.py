@@ -7,10 +7,8 @@ recognised canonical form (:mod:`cutemma.smem.canonical`) into those values afte
 what the form alone does not: the block does not overlap itself, a swizzled K-major block fits
 in one swizzle row, offsets are whole 16-byte units, the start address is aligned.
 
->>> from cutemma.smem.canonical import canonical_layout, match_canonical
->>> form = match_canonical(canonical_layout("K", "SW128", 8, 8, 1, sbo=512), "bf16", "K")
->>> block_fields(form, canonical_layout("K", "SW128", 8, 8, 1, sbo=512), 16, 0)
-{'start_address': 0, 'leading_byte_offset': 1, 'stride_byte_offset': 64, 'base_offset': 0}
+>>> encode_offset(512, "LBO")
+32
 """
 
 from __future__ import annotations
@@ -23,7 +21,7 @@ import numpy as np
 from cutemma.errors import DescriptorError
 from cutemma.smem.bitfield import Field, check_raw, field_lines, pack, unpack
 from cutemma.smem.canonical import CanonicalForm, mode_pairs, split_swizzle
-from cutemma.smem.swizzle_atoms import SwizzleMode
+from cutemma.smem.swizzle_atoms import SwizzleMode, check_major
 
 SMEM_WINDOW = 1 << 18  # matrix-descriptor-encode keeps address bits [4, 18)
 
@@ -84,6 +82,11 @@ def block_fields(form: CanonicalForm, layout, bits: int, start_address: int) -> 
 
     A stride with no repeat in the block is stored as 0, except LBO of swizzled K-major
     layouts, which the ISA says is unused and assumed 1.
+
+    >>> from cutemma.smem.canonical import canonical_layout, match_canonical
+    >>> block = canonical_layout("K", "SW128", 8, 8, 1, sbo=512)
+    >>> block_fields(match_canonical(block, "bf16", "K"), block, 16, 0x400)
+    {'start_address': 64, 'leading_byte_offset': 1, 'stride_byte_offset': 64, 'base_offset': 0}
     """
     mode = form.mode
     _, offset, inner = split_swizzle(layout)
@@ -138,7 +141,12 @@ _MEANING = {
 class SmemDescriptor:
     """Base of :class:`GmmaDescriptor` and :class:`UmmaDescriptor`: the field values as stored
     in the bitfields, ``.raw``, ``.describe()`` and ``decode(raw)``. Subclasses give ``TABLE``
-    (one ``Field`` row per field), ``ARCH`` and the layout-type codes."""
+    (one ``Field`` row per field), ``ARCH`` and the layout-type codes.
+
+    >>> from cutemma.smem.gmma_desc import GmmaDescriptor
+    >>> GmmaDescriptor(stride_byte_offset=8).values()["stride_byte_offset"]
+    8
+    """
 
     TABLE: ClassVar[tuple[Field, ...]] = ()
     ARCH: ClassVar[str] = ""
@@ -147,20 +155,37 @@ class SmemDescriptor:
     def __post_init__(self):
         pack(self.TABLE, self.values(), what=self.TITLE)  # range-checks every field
         self.swizzle_mode()
+        if getattr(self, "major", None) is not None:
+            object.__setattr__(self, "major", check_major(self.major))
 
     def values(self) -> dict[str, int]:
-        """The bitfield values by name (the fields of ``TABLE``)."""
+        """The bitfield values by name (the fields of ``TABLE``).
+
+        >>> from cutemma.smem.umma_desc import UmmaDescriptor
+        >>> UmmaDescriptor(layout_type=2).values()["version"]
+        1
+        """
         names = {f.name for f in self.TABLE}
         return {f.name: getattr(self, f.name) for f in fields(self) if f.name in names}
 
     @property
     def raw(self) -> int:
-        """The 64-bit integer the instruction takes."""
+        """The 64-bit integer the instruction takes.
+
+        >>> from cutemma.smem.gmma_desc import GmmaDescriptor
+        >>> hex(GmmaDescriptor(layout_type=3, start_address=1).raw)
+        '0xc000000000000001'
+        """
         return pack(self.TABLE, self.values(), what=self.TITLE)
 
     @classmethod
     def decode(cls, raw: int, major: str | None = None):
-        """The descriptor whose ``.raw`` is ``raw``; reserved bits set raise."""
+        """The descriptor whose ``.raw`` is ``raw``; reserved bits set raise.
+
+        >>> from cutemma.smem.gmma_desc import GmmaDescriptor
+        >>> GmmaDescriptor.decode(0xC000000000000001).swizzle_mode().name
+        'SW32'
+        """
         check_raw(cls.TABLE, raw, 64, f"{cls.TITLE} decode")
         values = unpack(cls.TABLE, raw)
         return cls(**values, major=major)
@@ -169,7 +194,12 @@ class SmemDescriptor:
         raise NotImplementedError
 
     def describe(self) -> str:
-        """The descriptor in words: every field, then what the numbers mean in bytes."""
+        """The descriptor in words: every field, then what the numbers mean in bytes.
+
+        >>> from cutemma.smem.gmma_desc import GmmaDescriptor
+        >>> print(GmmaDescriptor(stride_byte_offset=8, major="K").describe().splitlines()[-1])
+          if K-major: SBO = 128 bytes: from one group of 8 rows to the next
+        """
         mode = self.swizzle_mode()
         v = self.values()
         out = [f"{self.TITLE} {self.raw:#018x}"]

@@ -67,7 +67,11 @@ class GmmaDescriptor(SmemDescriptor):
     major: str | None = field(default=None, compare=False)
 
     def swizzle_mode(self) -> SwizzleMode:
-        """The swizzle mode named by ``layout_type``."""
+        """The swizzle mode named by ``layout_type``.
+
+        >>> GmmaDescriptor(layout_type=2).swizzle_mode().name
+        'SW64'
+        """
         return _BY_CODE[self.layout_type]
 
 

@@ -61,7 +61,11 @@ _F8F6F4 = {"e4m3": 0, "e5m2": 1, "e2m3": 3, "e3m2": 4, "e2m1": 5}
 @dataclass(frozen=True)
 class Kind:
     """What one ``.kind`` allows: A/B and D format codes, scale codes, which table it uses,
-    and the A/B types that may be MN-major (transposed)."""
+    and the A/B types that may be MN-major (transposed).
+
+    >>> KINDS["f16"].ab, KINDS["mxf4"].table is INSTR_DESC_BLOCK_SCALED_FIELDS
+    ({'f16': 0, 'bf16': 1}, True)
+    """
 
     name: str
     ab: dict[str, int]
@@ -73,7 +77,11 @@ class Kind:
 
     @property
     def table(self) -> tuple[Field, ...]:
-        """The bitfield table this kind's descriptors use."""
+        """The bitfield table this kind's descriptors use.
+
+        >>> len(KINDS["i8"].table)
+        13
+        """
         return INSTR_DESC_FIELDS if self.scale is None else INSTR_DESC_BLOCK_SCALED_FIELDS
 
 
@@ -138,21 +146,37 @@ class InstrDescriptor:
 
     @property
     def raw(self) -> int:
-        """The 32-bit value the instruction takes."""
+        """The 32-bit value the instruction takes.
+
+        >>> hex(make_instr_desc("i8", "s8", "s8", "s32", 64, 8).raw)
+        '0x40204a0'
+        """
         return pack(_kind(self.kind).table, self.fields, f"kind::{self.kind} descriptor")
 
     @property
     def M(self) -> int:
-        """M, from ``m_dim << 4``."""
+        """M, from ``m_dim << 4``.
+
+        >>> decode_instr_desc(8 << 24, "tf32").M
+        128
+        """
         return self.fields.get("m_dim", 0) << 4
 
     @property
     def N(self) -> int:
-        """N, from ``n_dim << 3``."""
+        """N, from ``n_dim << 3``.
+
+        >>> decode_instr_desc(2 << 17, "tf32").N
+        16
+        """
         return self.fields.get("n_dim", 0) << 3
 
     def describe(self) -> str:
-        """Every field in words, with the type names its codes stand for."""
+        """Every field in words, with the type names its codes stand for.
+
+        >>> print(make_instr_desc("tf32", "tf32", "tf32", "f32", 64, 8).describe().splitlines()[-1])
+          M = 64, N = 8, A K-major, B K-major
+        """
         k = _kind(self.kind)
         full = unpack(k.table, self.raw)
         names = {"a_format": k.ab, "b_format": k.ab, "d_format": k.d, "scale_format": k.scale}

@@ -49,12 +49,20 @@ class SwizzleMode:
 
     @property
     def pattern_bytes(self) -> int:
-        """Bytes after which the XOR pattern repeats; tiles start on a multiple of it."""
+        """Bytes after which the XOR pattern repeats; tiles start on a multiple of it.
+
+        >>> swizzle_mode("SW128").pattern_bytes
+        1024
+        """
         return 1 << (self.base + self.bits + self.shift)
 
     @property
     def granule_bytes(self) -> int:
-        """Bytes moved as one unit by the swizzle: 16, or 32 for 32-byte atomicity."""
+        """Bytes moved as one unit by the swizzle: 16, or 32 for 32-byte atomicity.
+
+        >>> swizzle_mode("SW128_32B").granule_bytes
+        32
+        """
         return 1 << self.base
 
     def byte_swizzle(self) -> Swizzle:

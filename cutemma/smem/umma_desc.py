@@ -69,7 +69,11 @@ class UmmaDescriptor(SmemDescriptor):
     major: str | None = field(default=None, compare=False)
 
     def swizzle_mode(self) -> SwizzleMode:
-        """The swizzle mode named by ``layout_type`` (codes 3, 5, 7 are not defined)."""
+        """The swizzle mode named by ``layout_type`` (codes 3, 5, 7 are not defined).
+
+        >>> UmmaDescriptor(layout_type=4).swizzle_mode().name
+        'SW64'
+        """
         if self.layout_type not in _BY_CODE:
             raise DescriptorError(
                 f"tcgen05 layout_type {self.layout_type} is not defined; it must be one of "
@@ -78,7 +82,11 @@ class UmmaDescriptor(SmemDescriptor):
         return _BY_CODE[self.layout_type]
 
     def describe(self) -> str:
-        """The descriptor in words (see ``SmemDescriptor.describe``), plus the LBO mode."""
+        """The descriptor in words (see ``SmemDescriptor.describe``), plus the LBO mode.
+
+        >>> "absolute" in UmmaDescriptor(lbo_mode=1, layout_type=2).describe()
+        True
+        """
         text = super().describe()
         if self.lbo_mode:
             text += (

@@ -14,6 +14,7 @@ import pytest
 
 from cutemma.errors import AtomError
 from cutemma.layout import Layout
+from cutemma.mma.infer import infer_layout
 from cutemma.mma.ptx_spec import (
     SPECS,
     WGMMA_K,
@@ -121,6 +122,13 @@ PUBLISHED = [
 def test_matches_published_cute_layout(shape, atype, operand, kw, text, where):
     lanes = QUADPAIR0 if (shape, atype) == ("m8n8k4", "f16") else None
     assert np.array_equal(spec_table(shape, atype, operand, lanes, **kw), layout_table(text)), where
+
+
+@pytest.mark.parametrize(("shape", "atype", "operand", "kw", "text", "where"), PUBLISHED)
+def test_infer_from_isa_prints_the_published_layout(shape, atype, operand, kw, text, where):
+    # Stronger than equal-as-functions: the simplest form is the one CuTe wrote.
+    lanes = QUADPAIR0 if (shape, atype) == ("m8n8k4", "f16") else None
+    assert str(infer_layout(spec_table(shape, atype, operand, lanes, **kw))) == text, where
 
 
 def _spec_cases():

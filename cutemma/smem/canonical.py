@@ -163,10 +163,15 @@ def mode_pairs(shape, stride) -> Pairs:
 
 def _take(pairs: Pairs, n: int, stride: int, what: str) -> Pairs:
     """Check that ``pairs`` starts with ``n`` elements at ``stride`` and return the rest."""
-    if not pairs or pairs[0][1] != stride or pairs[0][0] % n:
+    if not pairs or pairs[0][1] != stride:
         found = f"{pairs[0][0]}:{pairs[0][1]}" if pairs else "nothing"
         raise DescriptorError(f"{what}: expected {n} elements at stride {stride}, found {found}")
     size, d = pairs[0]
+    if size % n:
+        raise DescriptorError(
+            f"{what}: expected {n} elements at stride {stride}, found {size}:{d} "
+            f"(extent {size} is not a multiple of {n})"
+        )
     rest = pairs[1:]
     if size > n:
         rest = [(size // n, d * n)] + rest

@@ -412,10 +412,12 @@ def _launch_core(kernel: Kernel, device: int, grid, block, shared: int, stream: 
     core = _core_module()
     dev = core.Device(device)
     dev.set_current()
-    handle = kernel._loaded.get(("core", device))
-    if handle is None:
-        handle = core.ObjectCode.from_cubin(kernel.data).get_kernel(kernel.name)
-        kernel._loaded[("core", device)] = handle
+    loaded = kernel._loaded.get(("core", device))
+    if loaded is None:
+        code = core.ObjectCode.from_cubin(kernel.data)
+        # Keep the ObjectCode with its Kernel so the module outlives every launch.
+        loaded = kernel._loaded[("core", device)] = (code, code.get_kernel(kernel.name))
+    handle = loaded[1]
     config = core.LaunchConfig(grid=grid, block=block, shmem_size=shared)
     # Handle 0 is the legacy default stream, which cuda.core names rather than wraps.
     legacy = getattr(core, "LEGACY_DEFAULT_STREAM", None)

@@ -9,7 +9,7 @@ from cutemma.cuda.compile import unavailable_reason
 NVRTC_MISSING = unavailable_reason()
 needs_nvrtc = pytest.mark.skipif(
     NVRTC_MISSING is not None,
-    reason=f"needs the cuda extra (pip install 'cutemma[cuda]'): {NVRTC_MISSING}",
+    reason=f"needs NVRTC from the cuda extra: {NVRTC_MISSING}",
 )
 
 

@@ -251,6 +251,11 @@ def _scalar(value: Any, param: Param | None, position: int) -> np.generic:
             f"one of {', '.join(_SCALAR_NUMPY)}; pass a numpy scalar of the exact type"
         )
     if np.issubdtype(kind, np.integer):
+        if isinstance(value, (float, np.floating)):
+            raise LaunchError(
+                f"argument {position} = {value} is a float but the parameter is "
+                f"{np.dtype(kind).name}; pass an int"
+            )
         info = np.iinfo(kind)
         if not info.min <= int(value) <= info.max:
             raise LaunchError(

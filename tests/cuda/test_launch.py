@@ -92,6 +92,8 @@ def test_argument_count_and_scalar_range():
         KERNEL(FakeGpuTensor((8,)), 2.0, 8)
     with pytest.raises(LaunchError, match="does not fit int32"):
         KERNEL(FakeGpuTensor((8,)), FakeGpuTensor((8,)), 2.0, 2**31)
+    with pytest.raises(LaunchError, match="is a float but the parameter is int32"):
+        KERNEL(FakeGpuTensor((8,)), FakeGpuTensor((8,)), 2.0, 8.0)
     with pytest.raises(LaunchError, match="is a pointer"):
         KERNEL(1.5, FakeGpuTensor((8,)), 2.0, 8)
 

@@ -11,6 +11,7 @@ must come out exact (small integers).
 Run in a fresh process (torch before cutemma, as tests/cuda/gpu_checks.py explains):
     python tests/smem/gpu_wgmma_check.py            # every case must be exact
     python tests/smem/gpu_wgmma_check.py --control  # SBO off by 16 bytes: every case must fail
+    python tests/smem/gpu_wgmma_check.py --base-offset [--control]  # tiles off the repeat
 """
 
 from __future__ import annotations
@@ -96,26 +97,30 @@ PARAMS = [
 ]
 
 
-def image_and_descs(values: np.ndarray, major: str, swizzle: str):
-    """The shared-memory image of ``values`` (rows = M or N, cols = K) and 4 descriptors."""
+def image_and_descs(values: np.ndarray, major: str, swizzle: str, start: int = 0):
+    """The shared-memory image of ``values`` (rows = M or N, cols = K) and 4 descriptors,
+    for a tile at byte ``start`` of a 1024-byte-aligned buffer (the image begins there)."""
     tile = tile_to_shape(gmma_layout_atom(major, swizzle, "bf16"), (MN, K))
     bits = values.astype(np.float32).view(np.uint32) >> 16  # exact: small integers
-    img = np.zeros(tile.cosize(), dtype=np.uint16)
+    img = np.zeros(start // 2 + tile.cosize(), dtype=np.uint16)
     for i in range(MN):
         for k in range(K):
-            img[tile(i, k)] = bits[i, k]
+            img[start // 2 + tile(i, k)] = bits[i, k]
     blocks = zipped_divide(tile, (MN, KB))
-    descs = [make_gmma_desc(blocks((None, None), (0, kb)), major, "bf16").raw for kb in range(4)]
+    descs = [make_gmma_desc(blocks((None, None), (0, kb)), major, "bf16", start).raw
+             for kb in range(4)]  # fmt: skip
     return img, np.array(descs, dtype=np.uint64)
 
 
-def check(major: str, swizzle: str, control: bool = False) -> None:
+def check(major: str, swizzle: str, control: bool = False, start: int = 0) -> None:
     rng = np.random.default_rng(90)
     a = rng.integers(-3, 4, size=(MN, K)).astype(np.float32)
     b = rng.integers(-3, 4, size=(MN, K)).astype(np.float32)
-    a_img, a_desc = image_and_descs(a, major, swizzle)
-    b_img, b_desc = image_and_descs(b, major, swizzle)
-    if control:  # negative control: SBO one 16-byte unit off must give wrong results
+    a_img, a_desc = image_and_descs(a, major, swizzle, start)
+    b_img, b_desc = image_and_descs(b, major, swizzle, start)
+    if control and start:  # negative control: the base offset left at 0 must be wrong
+        a_desc = a_desc & ~np.uint64(7 << 49)
+    elif control:  # negative control: SBO one 16-byte unit off must give wrong results
         a_desc = a_desc + np.uint64(1 << 32)
     t = "1" if major == "MN" else "0"  # imm-trans-a/b: 1 = MN-major (transposed)
     src = _source().replace("%TA%", t).replace("%TB%", t)
@@ -143,7 +148,8 @@ def check(major: str, swizzle: str, control: bool = False) -> None:
     status = (
         "ok" if len(bad) == 0 else f"{len(bad)} wrong, first at {tuple(int(x) for x in bad[0])}"
     )
-    print(f"{major:>2}-major {swizzle:<5}{' (control)' if control else ''}: {status}")
+    where = f" at +{start:#x} (base offset {a_desc[0] >> 49 & 7})" if start else ""
+    print(f"{major:>2}-major {swizzle:<5}{where}{' (control)' if control else ''}: {status}")
     if (len(bad) > 0) != control:
         raise SystemExit(1)
 
@@ -152,9 +158,14 @@ if __name__ == "__main__":
     cases = [(m, s) for m in ("K", "MN") for s in ("INTER", "SW32", "SW64", "SW128")]
     failed = 0
     control = "--control" in sys.argv  # expect every case to fail with a corrupted SBO
-    for major, swizzle in cases:
+    if "--base-offset" in sys.argv:  # tiles 128*r bytes past the pattern repeat
+        cases = [(m, s, 128 * r) for m in ("K", "MN") for s, n in (("SW32", 2), ("SW64", 4),
+                 ("SW128", 8)) for r in range(1, n)]  # fmt: skip
+    else:
+        cases = [(m, s, 0) for m, s in cases]
+    for major, swizzle, start in cases:
         try:
-            check(major, swizzle, control)
+            check(major, swizzle, control, start)
         except SystemExit:
             failed += 1
     sys.exit(1 if failed else 0)

@@ -22,7 +22,8 @@ def test_wgmma_reads_cutemma_tiles_through_cutemma_descriptors():
     if importlib.util.find_spec("torch") is None:
         pytest.skip("the check feeds torch tensors; torch is not installed")
     env = dict(os.environ, PYTHONPATH=str(HERE.parents[1]))
-    for flag in ([], ["--control"]):  # the control corrupts SBO: the check must notice
+    # the controls corrupt SBO / clear the base offset: the check must notice
+    for flag in ([], ["--control"], ["--base-offset"], ["--base-offset", "--control"]):
         run = subprocess.run([sys.executable, str(HERE / "gpu_wgmma_check.py"), *flag], env=env,
                              capture_output=True, text=True, timeout=300)  # fmt: skip
         assert run.returncode == 0, run.stdout + run.stderr

@@ -6,7 +6,7 @@ import pytest
 
 from cutemma.errors import AtomError
 from cutemma.layout import Layout
-from cutemma.mma import make_mma_atom, mma_op, mma_ops, tv_table
+from cutemma.mma import families, make_mma_atom, mma_op, mma_ops, tv_table
 
 P = Layout.parse
 R16x8 = "((4,8),(2,2)):((32,1),(16,8))"  # CuTe SM80_16x8_Row
@@ -112,6 +112,14 @@ def test_cutes_16x8x32_s4_b_layout_repeats_elements():
     assert sorted(ours.reshape(-1).tolist()) == list(range(256))
 
 
+# The families this catalog layer owns (GMMA / UMMA / sm120 test their own).
+MINE = [
+    "sm61.dp", "sm70.quadpair", "sm75.f16", "sm75.int8", "sm80.f16", "sm80.tf32", "sm80.f64",
+    "sm80.c64", "sm80.int8", "sm80.int4", "sm80.b1", "sm89.fp8", "sm90.f64", "sm90.c64",
+]  # fmt: skip
+MY_OPS = [op for fam in MINE for op in mma_ops(family=fam)]
+
+
 COUNTS = {61: 2, 70: 8, 75: 2, 80: 64, 89: 8, 90: 6}
 FAMILY_COUNTS = {
     "sm80.f16": 6, "sm80.tf32": 2, "sm80.f64": 1, "sm80.c64": 1, "sm80.int8": 24,
@@ -121,9 +129,8 @@ FAMILY_COUNTS = {
 
 @pytest.mark.parametrize("arch, n", sorted(COUNTS.items()))
 def test_counts_per_arch(arch, n):
-    warp_level = [op for op in mma_ops(arch) if not op.family.startswith(f"sm{arch}.gmma")]
-    assert len([op for op in warp_level if op.a_source == "reg"]) >= n
-    assert len(mma_ops(f"sm{arch}")) >= n
+    assert len([op for op in MY_OPS if op.arch == arch]) == n
+    assert {f.name for f in families(arch)} >= {f for f in MINE if f.startswith(f"sm{arch}.")}
 
 
 @pytest.mark.parametrize("family, n", sorted(FAMILY_COUNTS.items()))
@@ -172,7 +179,7 @@ def test_ptx_and_registers(name, ptx, regs):
     assert " ".join(str(r) for r in op.registers) == regs
 
 
-@pytest.mark.parametrize("op", mma_ops(), ids=lambda op: op.name)
+@pytest.mark.parametrize("op", MY_OPS, ids=lambda op: op.name)
 def test_every_atom_is_consistent(op):
     atom = make_mma_atom(op)
     m, n, k = atom.shape_mnk

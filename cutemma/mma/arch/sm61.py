@@ -41,10 +41,10 @@ def _build(name: MmaName, params: dict) -> tuple[Operation, Traits]:
     op = Operation(
         name.text, 61, "sm61.dp", ptx, one, RegArray("uint32_t", 1), RegArray("uint32_t", 1), one
     )
-    ab = Layout((1, k))
-    traits = Traits(
-        s32, numeric_type(a), numeric_type(b), s32, (1, 1, k), Layout(1), ab, ab, Layout((1, 1))
-    )
+    # CuTe's Layout<Shape<_1,_4>>: its compact strides give size-1 modes stride 0.
+    ab = Layout((1, k), (0, 1))
+    thr, c = Layout(1, 0), Layout((1, 1), (0, 0))
+    traits = Traits(s32, numeric_type(a), numeric_type(b), s32, (1, 1, k), thr, ab, ab, c)
     return op, traits
 
 

@@ -1,0 +1,170 @@
+"""``cutemma list`` and ``cutemma show``: the MMA catalog on the command line.
+
+``cutemma list [--arch sm80] [--family int8]`` prints one row per operation and the
+counts per architecture and family; ``cutemma show NAME [-p key=value ...]`` prints
+the Operation (PTX, registers), the traits (types, shape, ThrID, layouts) and the
+atom's thread-value table as text grids.
+
+>>> import argparse
+>>> parser = argparse.ArgumentParser(prog='cutemma')
+>>> register(parser.add_subparsers())
+>>> args = parser.parse_args(['list', '--arch', 'sm61'])
+>>> args.run(args)
+name       arch  family   MxNxK  D,A,B,C         ptx
+---------  ----  -------  -----  --------------  ---------------
+SM61_DP4A  sm61  sm61.dp  1x1x4  s32,s8,s8,s32   dp4a.s32.s32
+SM61_DP2A  sm61  sm61.dp  1x1x2  s32,s16,s8,s32  dp2a.lo.s32.s32
+<BLANKLINE>
+2 operations: sm61.dp 2
+0
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections import Counter
+
+import numpy as np
+
+from cutemma.errors import AtomError
+from cutemma.mma import MmaAtom, make_mma_atom, mma_ops, traits_of, tv_table
+
+
+def table_text(rows: list[list[str]]) -> str:
+    """Left-aligned columns under a dashed rule (first row is the header).
+
+    >>> print(table_text([['a', 'bb'], ['ccc', 'd']]))
+    a    bb
+    ---  --
+    ccc  d
+    """
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
+    rule = "  ".join("-" * w for w in widths)
+    return "\n".join([lines[0], rule, *lines[1:]])
+
+
+def run_list(args: argparse.Namespace) -> int:
+    """Print the catalog (optionally one arch / family) and its counts."""
+    ops = mma_ops(args.arch, args.family)
+    rows = [["name", "arch", "family", "MxNxK", "D,A,B,C", "ptx"]]
+    for op in ops:
+        t = traits_of(op)
+        types = ",".join(x.name for x in (t.val_type_D, t.val_type_A, t.val_type_B, t.val_type_C))
+        rows.append(
+            [op.name, f"sm{op.arch}", op.family, "x".join(map(str, t.shape_mnk)), types, op.ptx]
+        )
+    print(table_text(rows))
+    counts = Counter(op.family for op in ops)
+    per_family = ", ".join(f"{f} {n}" for f, n in counts.items())
+    print(f"\n{len(ops)} operations: {per_family}")
+    return 0
+
+
+def tv_grid(atom: MmaAtom, which: str) -> str:
+    """The (row, col) tile of A, B or C with the ``T<t>V<v>`` that holds each element.
+
+    A is M x K, B is N x K and C is M x N, as in the layouts' coordinates. An element
+    several threads hold (broadcast layouts) shows its first holder.
+
+    >>> from cutemma.mma import make_mma_atom
+    >>> print(tv_grid(make_mma_atom('SM61_DP4A'), 'A'))
+    A (M=1 x K=4)
+            0     1     2     3
+    0    T0V0  T0V1  T0V2  T0V3
+    """
+    m, n, k = atom.shape_mnk
+    rows, cols = {"A": (m, k), "B": (n, k), "C": (m, n)}[which]
+    names = {"A": ("M", "K"), "B": ("N", "K"), "C": ("M", "N")}[which]
+    table = tv_table(getattr(atom, f"tv_layout_{which}"))
+    cell = np.full(rows * cols, "", dtype=object)
+    for (t, v), idx in reversed(list(np.ndenumerate(table))):
+        cell[idx] = f"T{t}V{v}"
+    grid = cell.reshape((rows, cols), order="F")
+    w = max(len(str(c)) for c in cell) + 2
+    head = " " * 3 + "".join(str(j).rjust(w) for j in range(cols))
+    body = [str(i).ljust(3) + "".join(str(c).rjust(w) for c in grid[i]) for i in range(rows)]
+    title = f"{which} ({names[0]}={rows} x {names[1]}={cols})"
+    return "\n".join([title, head, *body])
+
+
+def show_text(atom: MmaAtom, grids: bool = True) -> str:
+    """Everything ``cutemma show`` prints for one atom.
+
+    >>> from cutemma.mma import make_mma_atom
+    >>> print(show_text(make_mma_atom('SM61_DP4A'), grids=False))
+    SM61_DP4A  (sm61, family sm61.dp)
+    Operation
+      ptx        dp4a.s32.s32
+      registers  D int32_t[1]  A uint32_t[1]  B uint32_t[1]  C int32_t[1]
+      sources    A reg  B reg
+    Traits
+      types      D s32  A s8  B s8  C s32
+      shape_mnk  (1, 1, 4)
+      thr_id     1:0
+      A layout   (1,4):(0,1)
+      B layout   (1,4):(0,1)
+      C layout   (1,1):(0,0)
+    """
+    op, t = atom.op, atom.traits
+    regs = "  ".join(f"{w} {r if r is not None else '-'}" for w, r in zip("DABC", op.registers))
+    lines = [
+        f"{op.name}  (sm{op.arch}, family {op.family})",
+        "Operation",
+        f"  ptx        {op.ptx}",
+        f"  registers  {regs}",
+        f"  sources    A {op.a_source}  B {op.b_source}",
+    ]
+    if op.modifiers:
+        lines.append(f"  modifiers  {' '.join(op.modifiers)}")
+    if op.extras:
+        lines.append("  extras     " + "  ".join(f"{e.name}:{e.kind}" for e in op.extras))
+    if op.params:
+        lines.append("  params     " + "  ".join(f"{k}={v}" for k, v in op.params))
+    if op.note:
+        lines.append(f"  note       {op.note}")
+    types = "  ".join(
+        f"{w} {x}" for w, x in zip("DABC", (t.val_type_D, t.val_type_A, t.val_type_B, t.val_type_C))
+    )
+    lines += [
+        "Traits",
+        f"  types      {types}",
+        f"  shape_mnk  {t.shape_mnk}",
+        f"  thr_id     {t.thr_id}",
+        f"  A layout   {t.tv_layout_A}",
+        f"  B layout   {t.tv_layout_B}",
+        f"  C layout   {t.tv_layout_C}",
+    ]
+    if grids:
+        for which in "ABC":
+            lines += ["", tv_grid(atom, which)]
+    return "\n".join(lines)
+
+
+def _params(pairs: list[str]) -> dict:
+    out = {}
+    for p in pairs or []:
+        key, eq, value = p.partition("=")
+        if not eq or not key:
+            raise AtomError(f"parameter {p!r}: write key=value, e.g. -p a_major=K")
+        out[key] = int(value) if value.lstrip("-").isdigit() else value
+    return out
+
+
+def run_show(args: argparse.Namespace) -> int:
+    """Print one atom: Operation, traits and thread-value grids."""
+    print(show_text(make_mma_atom(args.name, **_params(args.param)), grids=not args.no_grid))
+    return 0
+
+
+def register(sub) -> None:
+    """Add the ``list`` and ``show`` subcommands."""
+    p = sub.add_parser("list", help="list the MMA catalog with counts per family")
+    p.add_argument("--arch", help="only this architecture, e.g. sm80")
+    p.add_argument("--family", help="only this family, e.g. int8 or sm80.int8")
+    p.set_defaults(run=run_list)
+    s = sub.add_parser("show", help="show one MMA atom: PTX, registers, layouts, TV tables")
+    s.add_argument("name", help="operation name, e.g. SM80_16x8x16_F32BF16BF16F32_TN")
+    s.add_argument("-p", "--param", action="append", help="parameter key=value (repeatable)")
+    s.add_argument("--no-grid", action="store_true", help="leave out the thread-value grids")
+    s.set_defaults(run=run_show)

@@ -51,7 +51,9 @@ def _check_injective(inner, what: str) -> None:
 
 def check_start(start_address: int, mode: SwizzleMode) -> int:
     """Check the tile's byte address and return its base offset (PTX ISA: 0 when the swizzle
-    pattern starts on its repeat, 256/512/1024 bytes; else ``(start >> 7) & 7``).
+    pattern starts on its repeat, 256/512/1024 bytes; else ``(start >> 7) & 7``). With it the
+    hardware swizzles relative to the tile start, as the element-unit layouts do (checked on
+    an H100 by tests/smem/gpu_wgmma_check.py --base-offset).
 
     >>> from cutemma.smem.swizzle_atoms import swizzle_mode
     >>> check_start(0x400, swizzle_mode("SW128")), check_start(0x480, swizzle_mode("SW128"))

@@ -1,0 +1,317 @@
+"""sm90 GMMA (wgmma.mma_async) families against their witnesses.
+
+Witnesses: seed 004 (ThrID, the 64xN C layout, the SS A layout), seed 003 (the
+MMA_64x8x16_F32F16F16_RS registers and operand order), CuTe's published GMMA
+layouts (cute/atom/mma_traits_sm90_gmma.hpp, written out here as text), the PTX
+ISA (9.7.15.5.2 shapes and N lists, register fragments through ptx_spec), and
+float64 arithmetic for emulation.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from cutemma.errors import AtomError
+from cutemma.layout import Layout
+from cutemma.mma import families, make_mma_atom, mma_op, mma_ops, parse_name, tv_table
+from cutemma.mma.ptx_spec import tables_for
+
+# PTX ISA 9.7.15.5.2 shape table: N per class (ints skip 40, 56, 72, ...).
+ISA_N_FLOAT = list(range(8, 257, 8))
+ISA_N_INT = [8, 16, 24, 32, 48, 64, 80, 96, 112, 128, 144, 160, 176, 192, 208, 224, 240, 256]
+
+
+# --- seeds ----------------------------------------------------------------------------
+
+
+def test_seed004_thread_id_and_c_layout_of_64x128x16_f16():
+    atom = make_mma_atom("SM90_64x128x16_F16F16F16_SS")
+    assert atom.thr_id == Layout(128, 1)
+    assert str(atom.tv_layout_C) == "((4,8,4),(2,2,16)):((128,1,16),(64,8,512))"
+    assert atom.shape_mnk == (64, 128, 16)
+
+
+def test_seed004_c_layout_64x8_and_ss_a_layout():
+    atom = make_mma_atom("SM90_64x8x16_F16F16F16_SS")
+    assert str(atom.tv_layout_C) == "((4,8,4),(2,2)):((128,1,16),(64,8))"
+    assert str(atom.tv_layout_A) == "(128,(64,16)):(0,(1,64))"
+
+
+def test_seed004_f32_accumulator_has_the_same_c_layout():
+    f16 = make_mma_atom("SM90_64x128x16_F16F16F16_SS").tv_layout_C
+    assert make_mma_atom("SM90_64x128x16_F32F16F16_SS").tv_layout_C == f16
+
+
+def test_seed003_rs_registers_and_operand_order():
+    op = mma_op("SM90::GMMA::MMA_64x8x16_F32F16F16_RS")
+    assert op.name == "SM90_64x8x16_F32F16F16_RS"
+    assert op.ptx == "wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16"
+    assert [None if r is None else str(r) for r in op.registers] == [
+        None,
+        "uint32_t[4]",
+        "uint64_t[1]",
+        "float[4]",
+    ]
+    # seed 003: " p, %10, %11, %12" <- scale_D, scaleA, scaleB, tnspB (no tnspA for RS)
+    assert [e.name for e in op.extras] == ["scale_D", "scale_A", "scale_B", "tnsp_B"]
+    assert (op.a_source, op.b_source) == ("reg", "smem")
+
+
+def test_seed003_rs_requires_k_major_a():
+    with pytest.raises(AtomError, match="must be K-major"):
+        mma_op("SM90_64x8x16_F32F16F16_RS", a_major="MN")
+
+
+def test_brief_register_counts_64x128x16_f32():
+    op = mma_op("SM90_64x128x16_F32BF16BF16_SS")
+    assert (str(op.c), str(op.a), str(op.b), op.d) == (
+        "float[64]",
+        "uint64_t[1]",
+        "uint64_t[1]",
+        None,
+    )
+
+
+# --- CuTe's published layouts (mma_traits_sm90_gmma*.hpp) ------------------------------
+
+CUTE_LAYOUTS = {
+    # ALayout_64x8 (32-bit types from registers)
+    ("SM90_64x8x8_F32TF32TF32_RS_TN", "A"): "((4,8,4),(2,2)):((64,1,16),(8,256))",
+    # ALayout_64x16 = CLayout_64x16
+    ("SM90_64x8x16_F32BF16BF16_RS", "A"): "((4,8,4),(2,2,2)):((128,1,16),(64,8,512))",
+    # ALayout_64x32 (8-bit)
+    ("SM90_64x8x32_S32S8S8_RS_TN", "A"): "((4,8,4),(4,2,2)):((256,1,16),(64,8,1024))",
+    # sparse: 16-bit uses ALayout_64x32, 8-bit ALayout_64x64
+    ("SM90_SPARSE_64x8x32_F16F16F16_RS", "A"): "((4,8,4),(4,2,2)):((256,1,16),(64,8,1024))",
+    ("SM90_SPARSE_64x8x64_F32E4M3E4M3_RS_TN", "A"): "((4,8,4),(8,2,2)):((512,1,16),(64,8,2048))",
+    ("SM90_SPARSE_64x8x32_F16F16F16_SS", "A"): "(128,(64,32)):(0,(1,64))",
+    ("SM90_64x96x16_F16F16F16_SS", "B"): "(128,(96,16)):(0,(1,96))",
+    ("SM90_64x96x16_F16F16F16_SS", "C"): "((4,8,4),(2,2,12)):((128,1,16),(64,8,512))",
+    ("SM90_64x256x32_F32E5M2E4M3_SS_TN", "C"): "((4,8,4),(2,2,32)):((128,1,16),(64,8,512))",
+}
+
+
+@pytest.mark.parametrize("name,operand", sorted(CUTE_LAYOUTS))
+def test_layouts_equal_cutes(name, operand):
+    atom = make_mma_atom(name)
+    assert str(getattr(atom, f"tv_layout_{operand}")) == CUTE_LAYOUTS[(name, operand)]
+
+
+# --- the PTX ISA -----------------------------------------------------------------------
+
+ISA_SAMPLE = [
+    "SM90_64x8x16_F16F16F16_RS",
+    "SM90_64x40x16_F32F16F16_RS",
+    "SM90_64x256x16_F32BF16BF16_RS",
+    "SM90_64x24x8_F32TF32TF32_RS_TN",
+    "SM90_64x200x8_F32TF32TF32_SS_TN",
+    "SM90_64x56x32_F16E4M3E5M2_RS_TN",
+    "SM90_64x48x32_S32U8S8_RS_TN_SATURATE",
+    "SM90_64x256x32_S32S8S8_SS_TN",
+    "SM90_SPARSE_64x16x32_F32BF16BF16_SS",
+]
+
+
+@pytest.mark.parametrize("name", ISA_SAMPLE)
+def test_fragments_agree_with_ptx_isa(name):
+    atom = make_mma_atom(name)
+    isa = tables_for(atom.op)
+    assert isa.mnk == atom.shape_mnk
+    for operand in "ABC":
+        ref = getattr(isa, operand)
+        if ref is None:
+            continue
+        got = tv_table(getattr(atom, f"tv_layout_{operand}"))
+        assert np.array_equal(got, ref), f"{name} {operand}"
+
+
+@pytest.mark.parametrize("n", ISA_N_FLOAT)
+def test_c_layout_is_a_bijection_onto_the_tile(n):
+    table = tv_table(make_mma_atom(f"SM90_64x{n}x16_F32F16F16_SS").tv_layout_C)
+    assert table.shape == (128, n // 2)
+    assert sorted(table.ravel().tolist()) == list(range(64 * n))
+
+
+@pytest.mark.parametrize("k,name", [(8, "F32TF32TF32"), (16, "F16F16F16"), (32, "F32E4M3E4M3")])
+def test_rs_a_layout_is_a_bijection(k, name):
+    suffix = "" if name == "F16F16F16" else "_TN"
+    table = tv_table(make_mma_atom(f"SM90_64x8x{k}_{name}_RS{suffix}").tv_layout_A)
+    assert sorted(table.ravel().tolist()) == list(range(64 * k))
+
+
+def test_allowed_n_per_class_is_the_isa_list():
+    for n in range(8, 257, 8):
+        for name, allowed in (
+            (f"SM90_64x{n}x32_S32S8U8_SS_TN", ISA_N_INT),
+            (f"SM90_64x{n}x32_F16E5M2E5M2_SS_TN", ISA_N_FLOAT),
+            (f"SM90_SPARSE_64x{n}x64_S32U8U8_RS_TN", ISA_N_INT),
+        ):
+            if n in allowed:
+                assert f".m64n{n}k" in mma_op(name).ptx
+            else:
+                with pytest.raises(AtomError, match="N must be 8, 16, 24, 32 or a multiple of 16"):
+                    mma_op(name)
+
+
+def test_immediates_follow_the_isa_syntax():
+    def names(n):
+        return [e.name for e in mma_op(n).extras]
+
+    assert names("SM90_64x8x16_F16F16F16_SS") == [
+        "scale_D",
+        "scale_A",
+        "scale_B",
+        "tnsp_A",
+        "tnsp_B",
+    ]
+    assert names("SM90_64x8x8_F32TF32TF32_SS_TN") == ["scale_D", "scale_A", "scale_B"]
+    assert names("SM90_64x8x32_F32E4M3E5M2_RS_TN") == ["scale_D", "scale_A", "scale_B"]
+    assert names("SM90_64x8x32_S32S8S8_SS_TN") == ["scale_D"]
+    # .sp: d, a, b, sp-meta, sp-sel, scale-d, ... (9.7.15.6.3)
+    assert names("SM90_SPARSE_64x8x64_S32S8S8_SS_TN")[:3] == ["sp_meta", "sp_sel", "scale_D"]
+    assert mma_op("SM90_64x8x32_S32S8S8_SS_TN_SATURATE").ptx.endswith(".s32.s8.s8.satfinite")
+    assert mma_op("SM90_SPARSE_64x8x32_F16F16F16_SS").ptx.startswith("wgmma.mma_async.sp.sync")
+
+
+def test_majors_become_transpose_immediates():
+    op = mma_op("SM90_64x128x16_F32BF16BF16_SS<K,MN>")
+    assert {e.name: e.value for e in op.extras}["tnsp_B"] == 1
+    assert {e.name: e.value for e in op.extras}["tnsp_A"] == 0
+    assert op == mma_op("SM90_64x128x16_F32BF16BF16_SS", a_major="K", b_major="MN")
+    assert op.name == "SM90_64x128x16_F32BF16BF16_SS<K,MN>"
+    assert mma_op("SM90_64x128x16_F32BF16BF16_SS<MN,K>").param("a_major") == "MN"
+
+
+def test_scale_in_negation_is_recorded():
+    op = mma_op("SM90_64x8x16_F32F16F16_SS", scale_a=-1)
+    assert {e.name: e.value for e in op.extras}["scale_A"] == -1
+    assert mma_op("SM90_64x8x32_F16E4M3E4M3_SS_TN<One,Neg>").param("scale_b") == -1
+
+
+# --- names, counts, errors -------------------------------------------------------------
+
+# 3 f16/bf16 rows, 1 tf32, 8 fp8 (2 accumulators x 2 x 2), 4 s8/u8 (x2 saturate); SS and RS.
+COUNTS = {
+    "gmma_f16": 3 * 32 * 2,
+    "gmma_tf32": 1 * 32 * 2,
+    "gmma_f8": 8 * 32 * 2,
+    "gmma_int": 4 * 18 * 2 * 2,
+}
+
+
+@pytest.mark.parametrize("short,n", sorted(COUNTS.items()))
+def test_counts_per_family(short, n):
+    assert len(mma_ops("sm90", family=short)) == n
+    assert len(mma_ops("sm90", family=short.replace("gmma_", "gmma_sparse_"))) == n
+
+
+def test_every_member_round_trips():
+    for fam in families(90):
+        if not fam.short.startswith("gmma"):
+            continue
+        for name in fam.members():
+            assert parse_name(name).text == name
+            assert mma_op(name).name == name
+
+
+@pytest.mark.parametrize(
+    "spelling,canonical",
+    [
+        ("SM90::GMMA::SPARSE::GMMA_64x8x32_F16F16F16_SS", "SM90_SPARSE_64x8x32_F16F16F16_SS"),
+        ("cute::SM90::GMMA::MMA_64x16x16_F16F16F16_SS<K,K>", "SM90_64x16x16_F16F16F16_SS"),
+        ("SM90_64x16x16_F16F16F16_SS_TN", "SM90_64x16x16_F16F16F16_SS"),
+        ("SM90_64x16x16_F16F16F16_SS_NT", "SM90_64x16x16_F16F16F16_SS<MN,MN>"),
+        ("SM90_64x32x32_F32E4M3E4M3_SS", "SM90_64x32x32_F32E4M3E4M3_SS_TN"),
+        ("SM90_64x32x32_F32E4M3E4M3_SS_TN", "SM90_64x32x32_F32E4M3E4M3_SS_TN"),
+    ],
+)
+def test_spellings(spelling, canonical):
+    assert mma_op(spelling).name == canonical
+
+
+@pytest.mark.parametrize(
+    "name,params,rule",
+    [
+        (
+            "SM90_64x12x16_F16F16F16_SS",
+            {},
+            "N must be a multiple of 8 in 8..256 for f16 GMMA; got 12",
+        ),
+        ("SM90_64x264x16_F16F16F16_SS", {}, "N must be a multiple of 8"),
+        ("SM90_64x40x32_S32S8S8_SS_TN", {}, "got 40"),
+        ("SM90_64x8x32_F16F16F16_SS", {}, "wrong K for the type: f16 GMMA takes K=16"),
+        ("SM90_SPARSE_64x8x16_F16F16F16_SS", {}, "f16 sparse GMMA takes K=32"),
+        ("SM90_128x8x16_F16F16F16_SS", {}, "M must be 64"),
+        ("SM90_64x8x16_F16BF16BF16_SS", {}, "type combination F16BF16BF16"),
+        ("SM90_64x8x32_F32E4M3E4M3_SS_NT", {}, "MN-major operands need imm-trans"),
+        ("SM90_64x8x8_F32TF32TF32_SS", {"b_major": "MN"}, "only f16/bf16"),
+        ("SM90_64x8x16_F16F16F16_SS_SATURATE", {}, "only for s8/u8"),
+        ("SM90_64x8x32_S32S8S8_SS_TN", {"scale_a": -1}, "unknown parameter"),
+        ("SM90_64x8x16_F16F16F16_SS<K,MN>", {"b_major": "K"}, "given twice"),
+        ("SM90_64x8x16_F16F16F16_SS", {"a_major": "T"}, "'K' or 'MN'"),
+        (
+            "SM80_64x8x16_F16F16F16_SS",
+            {},
+            "arch too old: SM90_64x8x16_F16F16F16_SS first appears on sm90",
+        ),
+        ("SM90_64x8x16_F16F16F16_SS_XY", {}, "unexpected suffix"),
+    ],
+)
+def test_invalid_names_say_the_rule(name, params, rule):
+    with pytest.raises(AtomError) as err:
+        mma_op(name, **params)
+    assert rule in str(err.value)
+
+
+# --- emulation against float64 -----------------------------------------------------------
+
+EMULATE = [
+    ("SM90_64x16x16_F16F16F16_SS", 2.0**-10),
+    ("SM90_64x24x16_F32BF16BF16_RS", 2.0**-23),
+    ("SM90_64x8x8_F32TF32TF32_RS_TN", 2.0**-23),
+    ("SM90_64x32x32_F32E4M3E5M2_SS_TN", 2.0**-23),
+    ("SM90_64x16x32_F16E5M2E5M2_RS_TN", 2.0**-10),
+]
+
+
+def _random_tiles(atom, rng):
+    m, n, k = atom.shape_mnk
+    return rng.normal(size=(m, k)), rng.normal(size=(n, k)), rng.normal(size=(m, n))
+
+
+@pytest.mark.parametrize("name,eps", EMULATE)
+def test_emulate_matches_float64(name, eps):
+    atom = make_mma_atom(name)
+    rng = np.random.default_rng(7)
+    A, B, C = _random_tiles(atom, rng)
+    A = atom.val_type_A.quantize(A)
+    B = atom.val_type_B.quantize(B)
+    C = atom.val_type_C.quantize(C)
+    ref = A @ B.T + C
+    frag = atom.emulate(atom.partition_A(A), atom.partition_B(B), atom.partition_C(C))
+    got = atom.tile_C(frag).astype(np.float64)
+    assert np.all(np.abs(got - ref) <= eps * np.abs(ref) + 1e-6)
+
+
+def test_emulate_sparse_uses_the_structured_a_tile():
+    atom = make_mma_atom("SM90_SPARSE_64x8x32_F32F16F16_RS")
+    rng = np.random.default_rng(3)
+    A, B, C = _random_tiles(atom, rng)
+    A[:, 1::2] = 0  # 2 of every 4 kept: a 2:4 pattern
+    A, B = np.float16(A).astype(np.float64), np.float16(B).astype(np.float64)
+    frag = atom.emulate(atom.partition_A(A), atom.partition_B(B), atom.partition_C(C))
+    ref = A @ B.T + np.float32(C)
+    assert np.allclose(atom.tile_C(frag), ref, rtol=2.0**-22, atol=1e-6)
+
+
+def test_emulate_integer_wraps_or_saturates():
+    base = "SM90_64x8x32_S32S8U8_SS_TN"
+    A = np.full((64, 32), 127)
+    B = np.full((8, 32), 255)
+    C = np.full((64, 8), 2**31 - 1000)
+    exact = 127 * 255 * 32 + 2**31 - 1000  # past INT32_MAX
+    for name, want in ((base, exact - 2**32), (base + "_SATURATE", 2**31 - 1)):
+        atom = make_mma_atom(name)
+        d = atom.tile_C(atom.emulate(atom.partition_A(A), atom.partition_B(B), atom.partition_C(C)))
+        assert np.all(d == want), name

@@ -111,6 +111,8 @@ def parse_name(text: str) -> MmaName:
     'XORPOPC'
     >>> parse_name('SM90_64x128x16_F32BF16BF16_SS<K, MN>').template
     ('K', 'MN')
+    >>> parse_name('SM120_16x8x32_TN<cutlass::float_e4m3_t, complex<float>, float>').template
+    ('cutlass::float_e4m3_t', 'complex<float>', 'float')
     """
     if not isinstance(text, str):
         raise AtomError(
@@ -145,12 +147,26 @@ def parse_name(text: str) -> MmaName:
 
 
 def _split_template(text: str) -> tuple[str, tuple[str, ...]]:
+    """Cut ``NAME<A, B<C>, D>`` into ``NAME`` and its top-level arguments."""
     if "<" not in text:
         return text, ()
-    if not text.endswith(">") or text.count("<") != 1:
+    body, _, rest = text.partition("<")
+    if not rest.endswith(">"):
         raise AtomError(f"operation name {text!r}: template arguments are one trailing <A,B,...>")
-    body, args = text[:-1].split("<")
-    return body, tuple(a.strip() for a in args.split(",") if a.strip())
+    args, depth, cur = [], 0, ""
+    for ch in rest[:-1]:
+        depth += {"<": 1, ">": -1}.get(ch, 0)
+        if depth < 0:
+            break
+        if ch == "," and depth == 0:
+            args.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    if depth != 0:
+        raise AtomError(f"operation name {text!r}: unbalanced < > in the template arguments")
+    args.append(cur.strip())
+    return body, tuple(a for a in args if a)
 
 
 def format_name(name: MmaName) -> str:

@@ -54,7 +54,7 @@ class Traits:
                     f"tv_layout_{which} {lay} has {_mode_size(lay.shape[0])} threads; "
                     f"thr_id {self.thr_id} has {threads}"
                 )
-            hi = int(tv_table(lay).max())
+            hi = sum((n - 1) * max(d, 0) for n, d in _flat(lay.shape, lay.stride))
             if hi >= extent:
                 raise AtomError(
                     f"tv_layout_{which} {lay} reaches index {hi}; the {which} tile of "

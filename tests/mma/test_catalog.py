@@ -199,3 +199,32 @@ def test_every_atom_is_consistent(op):
         # the fewest registers that hold the values (DP2A's b uses half of its register)
         assert (reg.count - 1) * width < values * t.bits <= reg.count * width
     assert make_mma_atom(op.name).op is op or make_mma_atom(op.name).op == op
+
+
+def test_traits_reject_layouts_that_do_not_fit():
+    from cutemma.mma import Traits, numeric_type
+
+    f16 = numeric_type("f16")
+    good = make_mma_atom("SM80_16x8x8_F16F16F16F16_TN").traits
+    with pytest.raises(AtomError, match="has 16 threads; thr_id 32:1 has 32"):
+        Traits(f16, f16, f16, f16, (16, 8, 8), Layout(32), Layout((16, 8)), good.tv_layout_B,
+               good.tv_layout_C)  # fmt: skip
+    with pytest.raises(AtomError, match="reaches index 136; the A tile .* has only 128"):
+        Traits(f16, f16, f16, f16, (16, 8, 8), Layout(32), Layout((32, 4), (1, 35)),
+               good.tv_layout_B, good.tv_layout_C)  # fmt: skip
+
+
+def test_family_names_are_unique():
+    from cutemma.mma import Family, register_family
+
+    fam = families(80)[0]
+    clone = Family(fam.name, fam.arch, fam.description, fam.claims, fam.build, fam.members)
+    with pytest.raises(AtomError, match="registered twice"):
+        register_family(clone)
+    assert register_family(fam) is fam
+
+
+def test_arch_spellings():
+    assert len(mma_ops(80)) == len(mma_ops("sm80")) == len(mma_ops("SM_80")) >= 64
+    with pytest.raises(AtomError, match="write it as 80"):
+        mma_ops("ampere")

@@ -169,7 +169,7 @@ class MmaAtom:
         return _scatter(self.tv_layout_C, frag, self.shape_mnk[0], self.shape_mnk[1], "C")
 
     # --- arithmetic -----------------------------------------------------------
-    def emulate(self, a, b, c) -> np.ndarray:
+    def emulate(self, a, b, c, scale_d: int = 1) -> np.ndarray:
         """D = A*B + C for fragments a, b, c, with the instruction's arithmetic.
 
         Inputs are rounded to their formats (``NumericType.quantize``); products
@@ -177,7 +177,9 @@ class MmaAtom:
         once to D's type. Floating-point tensor cores add with at least this
         precision, so results agree within D's rounding. Integer D wraps to
         32 bits, or saturates where the op has ``.satfinite``; b1 ops count
-        ``popc(a XOR b)`` or ``popc(a AND b)``. Returns D's fragment.
+        ``popc(a XOR b)`` or ``popc(a AND b)``. Modifiers ``'neg.a'`` / ``'neg.b'``
+        (wgmma imm-scale-a/b = -1) negate A / B; ``scale_d=0`` (wgmma's scale-d
+        predicate false) drops C: D = A*B. Returns D's fragment.
 
         >>> import numpy as np
         >>> from cutemma.mma import make_mma_atom
@@ -189,10 +191,12 @@ class MmaAtom:
         A = self.val_type_A.quantize(self.tile_A(a))
         B = self.val_type_B.quantize(self.tile_B(b))
         C = self.val_type_C.quantize(self.tile_C(c))
-        return self.partition_C(self.emulate_tiles(A, B, C))
+        return self.partition_C(self.emulate_tiles(A, B, C, scale_d))
 
-    def emulate_tiles(self, A, B, C) -> np.ndarray:
+    def emulate_tiles(self, A, B, C, scale_d: int = 1) -> np.ndarray:
         """D(M,N) = A(M,K) @ B(N,K)^T + C(M,N) with the instruction's arithmetic (see ``emulate``).
+
+        Leading batch dimensions broadcast (numpy rules), so many instances run in one call.
 
         >>> import numpy as np
         >>> from cutemma.mma import make_mma_atom
@@ -203,14 +207,17 @@ class MmaAtom:
         """
         A = self.val_type_A.quantize(A)
         B = self.val_type_B.quantize(B)
-        C = self.val_type_C.quantize(C)
+        C = self.val_type_C.quantize(C) * (1 if scale_d else 0)
         mods = self.op.modifiers
+        # PTX ISA 9.7.15.5.2: imm-scale-a/b = -1 negates every element of A / B.
+        A = -A if "neg.a" in mods else A
+        B = -B if "neg.b" in mods else B
         if "xor.popc" in mods:
-            acc = (A[:, None, :] ^ B[None, :, :]).sum(axis=2)
+            acc = (A[..., :, None, :] ^ B[..., None, :, :]).sum(axis=-1)
         elif "and.popc" in mods:
-            acc = (A[:, None, :] & B[None, :, :]).sum(axis=2)
+            acc = (A[..., :, None, :] & B[..., None, :, :]).sum(axis=-1)
         else:
-            acc = A @ B.T
+            acc = A @ np.swapaxes(B, -1, -2)  # leading batch dims broadcast
         return _round_accumulator(acc + C, self.val_type_D, "satfinite" in mods)
 
 

@@ -191,3 +191,23 @@ def test_fragment_shapes_and_dtypes():
         atom.emulate(np.zeros((32, 8)), atom.make_fragment_B(), atom.make_fragment_C())
     with pytest.raises(ValueError, match="A tile has shape \\(8, 8\\)"):
         atom.partition_A(np.zeros((8, 8)))
+
+
+def test_scale_d_zero_drops_c():
+    atom = make_mma_atom("SM80_16x8x8_F32F16F16F32_TN")
+    A, B, C = np.ones((16, 8)), np.ones((8, 8)), np.full((16, 8), 5.0)
+    d = atom.emulate(atom.partition_A(A), atom.partition_B(B), atom.partition_C(C), scale_d=0)
+    assert (atom.tile_C(d) == 8.0).all()
+
+
+def test_negation_modifiers():
+    import dataclasses
+
+    from cutemma.mma import MmaAtom
+
+    base = make_mma_atom("SM80_16x8x8_F32F16F16F32_TN")
+    neg_a = MmaAtom(dataclasses.replace(base.op, modifiers=("neg.a",)), base.traits)
+    neg_ab = MmaAtom(dataclasses.replace(base.op, modifiers=("neg.a", "neg.b")), base.traits)
+    A, B, C = np.ones((16, 8)), np.full((8, 8), 2.0), np.full((16, 8), 1.0)
+    assert (neg_a.emulate_tiles(A, B, C) == -16 + 1).all()
+    assert (neg_ab.emulate_tiles(A, B, C) == 16 + 1).all()

@@ -207,8 +207,11 @@ class MmaAtom:
         """
         A = self.val_type_A.quantize(A)
         B = self.val_type_B.quantize(B)
-        C = self.val_type_C.quantize(C) * (1 if scale_d else 0)
+        C = self.val_type_C.quantize(C)
+        C = C if scale_d else np.zeros_like(C)
         mods = self.op.modifiers
+        if "gauss" in mods:
+            return _gauss_mma(A, B, C)
         # PTX ISA 9.7.15.5.2: imm-scale-a/b = -1 negates every element of A / B.
         A = -A if "neg.a" in mods else A
         B = -B if "neg.b" in mods else B
@@ -219,6 +222,16 @@ class MmaAtom:
         else:
             acc = A @ np.swapaxes(B, -1, -2)  # leading batch dims broadcast
         return _round_accumulator(acc + C, self.val_type_D, "satfinite" in mods)
+
+
+def _gauss_mma(A: np.ndarray, B: np.ndarray, C: np.ndarray) -> np.ndarray:
+    """CuTe's GaussComplex MMA: three real products accumulated into t0, t1, t2."""
+    ar, ai, br, bi = A.real, A.imag, B.real, B.imag
+    out = np.zeros(C.shape, dtype=C.dtype)
+    out["t0"] = C["t0"] + ar @ br.T
+    out["t1"] = C["t1"] + ai @ bi.T
+    out["t2"] = C["t2"] + (ar + ai) @ (br + bi).T
+    return out
 
 
 def _round_accumulator(x: np.ndarray, t: NumericType, saturate: bool) -> np.ndarray:

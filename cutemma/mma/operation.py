@@ -28,6 +28,7 @@ CONSTRAINTS = {
     "int32_t": "r",
     "uint64_t": "l",
     "complex<double>": "d",
+    "GaussComplex": "d",
 }
 
 

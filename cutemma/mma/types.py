@@ -21,7 +21,11 @@ import numpy as np
 
 from cutemma.errors import AtomError
 
-KINDS = ("float", "int", "bits", "complex")
+KINDS = ("float", "int", "bits", "complex", "gauss")
+
+# CuTe's GaussComplex (cute/arch/mma_sm80.hpp): three f64 partial sums t0, t1, t2 of the
+# 3-multiplication complex product; value = (t0 - t1) + (t2 - t0 - t1) i.
+GAUSS = np.dtype([("t0", np.float64), ("t1", np.float64), ("t2", np.float64)])
 
 
 @dataclass(frozen=True)
@@ -51,6 +55,8 @@ class NumericType:
         >>> numeric_type('e4m3').compute
         dtype('float64')
         """
+        if self.kind == "gauss":
+            return GAUSS
         return np.dtype({"float": np.float64, "complex": np.complex128}.get(self.kind, np.int64))
 
     @property
@@ -75,7 +81,7 @@ class NumericType:
             return (1 << (self.bits - 1)) - 1 if self.signed else (1 << self.bits) - 1
         if self.name == "tf32":
             return float(np.finfo(np.float32).max)
-        if self.kind == "complex":
+        if self.kind in ("complex", "gauss"):
             return float(np.finfo(np.float64).max)
         return float(ml_dtypes.finfo(self.host).max)
 
@@ -99,6 +105,8 @@ class NumericType:
         a = np.asarray(x)
         if self.kind == "complex":
             return a.astype(np.complex128)
+        if self.kind == "gauss":
+            return to_gauss(a)
         if self.kind == "float":
             return _quantize_float(self, a)
         ints = np.rint(a).astype(np.int64) if a.dtype.kind in "fc" else a.astype(np.int64)
@@ -132,6 +140,35 @@ def _quantize_float(t: NumericType, a: np.ndarray) -> np.ndarray:
         return a.astype(t.host).astype(np.float64)
 
 
+def to_gauss(x) -> np.ndarray:
+    """Complex values (or GaussComplex records) as GaussComplex records.
+
+    A complex z is stored as t0 = re, t1 = 0, t2 = re + im, so that t0 - t1 = re and
+    t2 - t0 - t1 = im.
+
+    >>> g = to_gauss(np.array([1 + 2j]))
+    >>> g['t0'].item(), g['t1'].item(), g['t2'].item()
+    (1.0, 0.0, 3.0)
+    """
+    a = np.asarray(x)
+    if a.dtype == GAUSS:
+        return a
+    z = a.astype(np.complex128)
+    out = np.zeros(z.shape, dtype=GAUSS)
+    out["t0"], out["t2"] = z.real, z.real + z.imag
+    return out
+
+
+def from_gauss(g) -> np.ndarray:
+    """GaussComplex records to complex values.
+
+    >>> from_gauss(to_gauss(np.array([3 - 1j]))).tolist()
+    [(3-1j)]
+    """
+    g = np.asarray(g)
+    return (g["t0"] - g["t1"]) + 1j * (g["t2"] - g["t0"] - g["t1"])
+
+
 def _t(name, bits, cpp, kind, code, host, signed=True) -> NumericType:
     return NumericType(name, bits, "." + name, cpp, kind, code, np.dtype(host), signed)
 
@@ -161,6 +198,7 @@ _TYPES = [
     # CuTe spells the single-bit type U1 in names (S32U1U1S32); PTX calls it .b1.
     _t("b1", 1, "uint1b_t", "bits", "U1", np.uint8, signed=False),
     NumericType("c64", 128, ".f64", "complex<double>", "complex", "C64", np.dtype(np.complex128)),
+    NumericType("gc64", 192, ".f64", "GaussComplex", "gauss", "GC64", GAUSS),
 ]
 
 TYPES: dict[str, NumericType] = {t.name: t for t in _TYPES}

@@ -120,9 +120,9 @@ MINE = [
 MY_OPS = [op for fam in MINE for op in mma_ops(family=fam)]
 
 
-COUNTS = {61: 2, 70: 8, 75: 2, 80: 64, 89: 8, 90: 6}
+COUNTS = {61: 2, 70: 8, 75: 2, 80: 65, 89: 8, 90: 6}
 FAMILY_COUNTS = {
-    "sm80.f16": 6, "sm80.tf32": 2, "sm80.f64": 1, "sm80.c64": 1, "sm80.int8": 24,
+    "sm80.f16": 6, "sm80.tf32": 2, "sm80.f64": 1, "sm80.c64": 2, "sm80.int8": 24,
     "sm80.int4": 24, "sm80.b1": 6, "sm89.fp8": 8, "sm90.f64": 3, "sm90.c64": 3,
 }  # fmt: skip
 
@@ -195,7 +195,8 @@ def test_every_atom_is_consistent(op):
                         (op.b, atom.val_type_B, atom.tv_layout_B),
                         (op.c, atom.val_type_C, atom.tv_layout_C)):  # fmt: skip
         values = tv_table(lay).shape[1]
-        width = {"float": 32, "double": 64, "complex<double>": 128}.get(reg.cpp, 32)
+        width = {"float": 32, "double": 64, "complex<double>": 128, "GaussComplex": 192}
+        width = width.get(reg.cpp, 32)
         # the fewest registers that hold the values (DP2A's b uses half of its register)
         assert (reg.count - 1) * width < values * t.bits <= reg.count * width
     assert make_mma_atom(op.name).op is op or make_mma_atom(op.name).op == op

@@ -211,3 +211,17 @@ def test_negation_modifiers():
     A, B, C = np.ones((16, 8)), np.full((8, 8), 2.0), np.full((16, 8), 1.0)
     assert (neg_a.emulate_tiles(A, B, C) == -16 + 1).all()
     assert (neg_ab.emulate_tiles(A, B, C) == 16 + 1).all()
+
+
+def test_gauss_complex_atom_matches_complex_product():
+    from cutemma.mma.types import from_gauss, to_gauss
+
+    atom = make_mma_atom("SM80_8x8x4_GC64C64C64GC64_TN")
+    assert str(atom.op.registers[0]) == "GaussComplex[2]"
+    A = RNG.normal(size=(8, 4)) + 1j * RNG.normal(size=(8, 4))
+    B = RNG.normal(size=(8, 4)) + 1j * RNG.normal(size=(8, 4))
+    C = RNG.normal(size=(8, 8)) + 1j * RNG.normal(size=(8, 8))
+    d = atom.emulate(atom.partition_A(A), atom.partition_B(B), atom.partition_C(to_gauss(C)))
+    np.testing.assert_allclose(from_gauss(atom.tile_C(d)), A @ B.T + C, rtol=1e-12, atol=1e-12)
+    # t1 holds exactly the sum of imaginary products (the Gauss form's middle term)
+    np.testing.assert_allclose(atom.tile_C(d)["t1"], A.imag @ B.imag.T, rtol=1e-12)

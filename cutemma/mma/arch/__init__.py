@@ -78,7 +78,7 @@ def registers(t: NumericType, values: int) -> RegArray:
     >>> str(registers(numeric_type('f16'), 8)), str(registers(numeric_type('s4'), 32))
     ('uint32_t[4]', 'uint32_t[4]')
     """
-    own = {"f32": "float", "f64": "double", "c64": "complex<double>"}
+    own = {"f32": "float", "f64": "double", "c64": "complex<double>", "gc64": "GaussComplex"}
     if t.name in own:
         return RegArray(own[t.name], values)
     return RegArray("uint32_t", max(1, values * t.bits // 32))
@@ -196,7 +196,7 @@ def _build_sync(
     if params:
         raise AtomError(f"{text}: mma.sync operations take no parameters; got {sorted(params)}")
     d, a, b, c = ts
-    bits = 64 if a.kind == "complex" else a.bits
+    bits = 64 if a.kind == "complex" else a.bits  # complex atoms reuse the f64 layouts
     thr, la, lb, lc = (
         spec.layouts(shape, ts, majors) if spec.layouts else (WARP, *sync_layouts(shape, bits))
     )
@@ -211,10 +211,14 @@ def _build_sync(
         a=registers(a, _values(la)),
         b=registers(b, _values(lb)),
         c=registers(c, _values(lc)),
-        modifiers=mods + (("complex",) if a.kind == "complex" else ()),
+        modifiers=mods + _complex_modifier(d),
         note=spec.note,
     )
     return op, traits
+
+
+def _complex_modifier(d: NumericType) -> tuple[str, ...]:
+    return {"complex": ("complex",), "gauss": ("gauss",)}.get(d.kind, ())
 
 
 def _values(layout: Layout) -> int:

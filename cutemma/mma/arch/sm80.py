@@ -45,8 +45,9 @@ C64 = sync_family(
         "c64",
         ("c64",),
         ((8, 8, 4),),
-        (("c64", "c64", "c64", "c64"),),
-        note="complex<double> MMA issued as four real f64 mma.sync (CuTe's planar complex form)",
+        (("c64", "c64", "c64", "c64"), ("gc64", "c64", "c64", "gc64")),
+        note="complex<double> MMA issued as real f64 mma.sync: four for C64, three for GC64 "
+        "(Gauss: t0 += ar*br, t1 += ai*bi, t2 += (ar+ai)*(br+bi))",
     )
 )
 INT8 = sync_family(

@@ -315,3 +315,14 @@ def test_emulate_integer_wraps_or_saturates():
         atom = make_mma_atom(name)
         d = atom.tile_C(atom.emulate(atom.partition_A(A), atom.partition_B(B), atom.partition_C(C)))
         assert np.all(d == want), name
+
+
+def test_emulate_honours_imm_scale_negation():
+    # PTX ISA 9.7.15.5.2: imm-scale-a/b = -1 negates every element of A / B.
+    rng = np.random.default_rng(5)
+    A, B, C = rng.normal(size=(64, 16)), rng.normal(size=(8, 16)), rng.normal(size=(64, 8))
+    A, B, C = np.float16(A).astype(float), np.float16(B).astype(float), np.float32(C).astype(float)
+    for scales, sign in (({"scale_a": -1}, -1), ({"scale_a": -1, "scale_b": -1}, 1)):
+        atom = make_mma_atom("SM90_64x8x16_F32F16F16_SS", **scales)
+        d = atom.tile_C(atom.emulate(atom.partition_A(A), atom.partition_B(B), atom.partition_C(C)))
+        assert np.allclose(d, sign * (A @ B.T) + C, rtol=2.0**-22, atol=1e-6)

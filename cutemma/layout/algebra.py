@@ -216,6 +216,8 @@ def left_inverse(layout: Layout) -> Layout:
 
 
 def _divide_1(a: Layout, b) -> Layout:
+    if _is_tiler_tuple(b):
+        return _by_mode(_divide_1, a, b, "logical_divide")
     b = as_layout(b)
     n = it.product(a.shape)
     try:
@@ -237,13 +239,26 @@ def logical_divide(a, tiler):
     return _divide_1(a, tiler)
 
 
+def _is_tiler_tuple(t) -> bool:
+    return is_tuple(t) and not isinstance(t, Layout)
+
+
+def _unzip(mode: Layout, t) -> tuple[Layout, Layout]:
+    """Split a divided/multiplied mode into its (tile, rest) parts, following the tiler's nesting."""
+    if _is_tiler_tuple(t):
+        subs = _modes(mode)
+        parts = [_unzip(m, x) for m, x in zip(subs, t)]
+        firsts = [p[0] for p in parts]
+        seconds = [p[1] for p in parts] + subs[len(t) :]
+        return _pack(firsts), _pack(seconds)
+    return mode[0], mode[1]
+
+
 def _zip_split(result: Layout, tiler) -> tuple[list[Layout], list[Layout]]:
-    """For a by-mode divide/product result, the list of first sub-modes and of second sub-modes."""
+    """For a by-mode divide/product result, the list of tile parts and of rest parts."""
     modes = _modes(result)
-    r = len(tiler)
-    firsts = [m[0] for m in modes[:r]]
-    seconds = [m[1] for m in modes[:r]] + modes[r:]
-    return firsts, seconds
+    parts = [_unzip(m, t) for m, t in zip(modes, tiler)]
+    return [p[0] for p in parts], [p[1] for p in parts] + modes[len(tiler) :]
 
 
 def _pack(modes: list[Layout]) -> Layout:
@@ -297,6 +312,8 @@ def flat_divide(a, tiler):
 
 
 def _product_1(a: Layout, b) -> Layout:
+    if _is_tiler_tuple(b):
+        return _by_mode(_product_1, a, b, "logical_product")
     b = as_layout(b)
     n = it.product(a.shape) * cosize(b)
     try:

@@ -230,7 +230,15 @@ def idx2crd(idx: int, shape: IntTuple) -> IntTuple:
 
     >>> idx2crd(7, (2, (2, 3)))
     (1, (1, 1))
+    >>> idx2crd((1, 5), (3, (2, 3)))
+    (1, (1, 2))
     """
+    if is_tuple(idx):
+        if not is_tuple(shape) or len(idx) != len(shape):
+            raise LayoutError(f"idx2crd: coordinate {idx} does not match shape {shape}")
+        return tuple(idx2crd(i, s) for i, s in zip(idx, shape))
+    if not is_int(idx):
+        raise LayoutError(f"idx2crd: index {idx!r} must be an int or a tuple of ints")
     if is_tuple(shape):
         out = []
         for i, s in enumerate(shape):

@@ -42,8 +42,8 @@ class Layout:
     ``None`` in a coordinate slices (CuTe's ``_``) and returns the sub-layout.
 
     >>> L = Layout(((2, 2), 2), ((1, 4), 2))
-    >>> L(3), L((1, 1), 0), L(None, 1)
-    (5, 5, Layout((2, 2), (1, 4)))
+    >>> L(3), L((1, 1), 0), str(L(None, 1))
+    (5, 5, '((2,2)):((1,4))')
     """
 
     __slots__ = ("_shape", "_stride", "_hash")
@@ -77,18 +77,17 @@ class Layout:
         return obj
 
     @classmethod
-    def parse(cls, text: str) -> Layout:
+    def parse(cls, text: str):
         """Read CuTe notation: ``(4,2):(1,4)``, ``(_4,_2):(_1,_4)`` or C++ ``Layout<Shape<..>,Stride<..>>``.
+
+        Swizzled text (``Sw<3,4,3> o 0 o (8,64):(64,1)``) gives a ComposedLayout.
 
         >>> Layout.parse("Layout<Shape<_4,_2>, Stride<_1,_4>>")
         Layout((4, 2), (1, 4))
         """
         from cutemma.layout.notation import parse_layout
 
-        result = parse_layout(text)
-        if not isinstance(result, Layout):
-            raise LayoutError(f"{text!r} is a swizzled (composed) layout; use parse_any()")
-        return result
+        return parse_layout(text)
 
     @property
     def shape(self) -> IntTuple:
@@ -192,7 +191,7 @@ def slice_and_offset(crd: IntTuple, layout: Layout) -> tuple[Layout, int]:
     """Split a coordinate with ``None`` entries into the sub-layout it keeps and the offset it fixes.
 
     >>> slice_and_offset((None, 1), Layout((4, 2), (1, 4)))
-    (Layout(4, 1), 4)
+    (Layout((4,), (1,)), 4)
     """
     if crd is None:
         return layout, 0
@@ -206,29 +205,17 @@ def slice_and_offset(crd: IntTuple, layout: Layout) -> tuple[Layout, int]:
             kept, off = [], 0
             for ci, si, di in zip(c, s, d):
                 k, o = go(ci, si, di)
-                if k:
-                    kept.append(k)
+                kept.extend(k)
                 off += o
             return kept, off
         _check_crd(c, s, layout)
         return [], it.crd2idx(c, s, d)
 
     kept, off = go(crd, layout.shape, layout.stride)
-
-    def unzip(k):
-        # k is a list of either (shape, stride) leaves or nested lists, one per kept mode
-        if isinstance(k, tuple):
-            return k
-        parts = [unzip(x) for x in k]
-        return tuple(p[0] for p in parts), tuple(p[1] for p in parts)
-
     if not kept:
         return Layout._raw(1, 0), off
-    shape, stride = unzip(kept)
-    # a slice keeping one mode of a tuple returns that mode itself (CuTe drops the rank-1 wrapper)
-    while is_tuple(shape) and len(shape) == 1:
-        shape, stride = shape[0], stride[0]
-    return Layout._raw(shape, stride), off
+    # CuTe's slice concatenates the kept modes: (_, (_, 0, _)) on (A, (B, C, D)) keeps (A, B, D)
+    return Layout._raw(tuple(k[0] for k in kept), tuple(k[1] for k in kept)), off
 
 
 def as_layout(x) -> Layout:
@@ -247,10 +234,11 @@ def as_layout(x) -> Layout:
 def make_layout(*layouts: Layout) -> Layout:
     """Concatenate layouts as the modes of one layout (CuTe's ``make_layout(L0, L1, ...)``).
 
-    With one shape argument (not a Layout) it builds the compact column-major layout.
+    One Layout gives a rank-1 layout wrapping it, as in CuTe; one shape (not a Layout)
+    builds the compact column-major layout, and a (shape, stride) pair that layout.
 
-    >>> str(make_layout(Layout(4, 1), Layout(2, 4)))
-    '(4,2):(1,4)'
+    >>> str(make_layout(Layout(4, 1), Layout(2, 4))), str(make_layout(Layout(3, 1)))
+    ('(4,2):(1,4)', '(3):(1)')
     """
     if len(layouts) == 1 and not isinstance(layouts[0], Layout):
         return as_layout(layouts[0])
@@ -261,8 +249,6 @@ def make_layout(*layouts: Layout) -> Layout:
     ):
         return Layout(layouts[0], layouts[1])
     ls = [as_layout(x) for x in layouts]
-    if len(ls) == 1:
-        return ls[0]
     return Layout._raw(tuple(x.shape for x in ls), tuple(x.stride for x in ls))
 
 
@@ -408,15 +394,15 @@ def group(layout: Layout, begin: int, end: int) -> Layout:
 def select(layout: Layout, *modes: int) -> Layout:
     """The layout made of the given modes, in the given order.
 
-    >>> str(select(Layout((2, 3, 4)), 2, 0))
-    '(4,2):(6,1)'
+    >>> str(select(Layout((2, 3, 4)), 2, 0)), str(select(Layout((2, 3, 4)), 1))
+    ('(4,2):(6,1)', '(3):(2)')
     """
     all_modes = _modes(layout)
     for m in modes:
         if not -len(all_modes) <= m < len(all_modes):
             raise LayoutError(f"select: layout {layout} has no mode {m}")
     picked = [all_modes[m] for m in modes]
-    return make_layout(*picked) if len(picked) > 1 else picked[0]
+    return make_layout(*picked)
 
 
 def coalesce(layout: Layout, profile: IntTuple | None = None) -> Layout:

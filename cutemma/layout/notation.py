@@ -5,7 +5,8 @@ Accepted forms (whitespace anywhere between tokens):
 - CuTe's printed form ``((4,8),(2,2)):((32,1),(16,8))``, with or without the underscores of
   static ints (``(_4,_2):(_1,_4)``); a shape alone (``(4,2)``) gets column-major strides;
 - C++ spelling ``Layout<Shape<Shape<_4,_8>,_2>, Stride<Stride<_16,_1>,_8>>`` (``Int<4>`` too);
-- swizzled layouts ``Sw<3,4,3> o 0 o (8,64):(64,1)`` (also ``Swizzle<3,4,3> o ...``).
+- swizzled layouts ``Sw<3,4,3> o 0 o (8,64):(64,1)`` (also ``Swizzle<3,4,3> o ...``, and
+  without the offset, ``Swizzle<1,4,3> o ((8,2),(4,4)):((8,64),(1,4))``, as the PTX ISA writes).
 
 >>> str(parse_layout("Layout<Shape<_4,_2>, Stride<_2,_1>>"))
 '(4,2):(2,1)'
@@ -155,8 +156,11 @@ def parse_layout(text: str):
 
         sw = r.swizzle()
         r.expect("o")
-        offset = r.integer()
-        r.expect("o")
+        # seed 001 writes ``Swizzle<1,4,3> o ((8,2),(4,4)):(...)`` with no offset
+        offset = 0
+        if not r.peek("(") and r.word() not in ("Layout", "cute::Layout"):
+            offset = r.integer()
+            r.expect("o")
         inner = r.layout()
         r.end()
         return ComposedLayout(sw, offset, inner)

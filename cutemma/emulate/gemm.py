@@ -1,0 +1,143 @@
+"""A whole tiled GEMM on the CPU, done the way the GPU does it.
+
+The problem is padded to whole tiles (zero fill), each thread's A, B and C elements are
+found with ``ThrMma.partition_*`` on the global tensors, fragments are regrouped per atom
+instance and handed to the atom's arithmetic one K-step at a time (so rounding happens
+where the hardware rounds), and the accumulators are written back through the C partition,
+masked to the real M x N. Everything is vectorised over threads, values and atom instances.
+
+B is N x K, as in CuTe (``D[m, n] = sum_k A[m, k] * B[n, k]``): pass ``b.T`` for a K x N matrix.
+
+>>> import numpy as np
+>>> from cutemma.tiled import make_tiled_mma
+>>> t = make_tiled_mma("SM80_16x8x16_F32F16F16F32_TN", (2, 2))
+>>> A = np.ones((20, 17)); B = np.ones((9, 17))
+>>> D = gemm(t, A, B)
+>>> D.shape, float(D[0, 0])
+((20, 9), 17.0)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from cutemma.errors import TiledMmaError
+from cutemma.layout.int_tuple import ceil_div
+from cutemma.layout.layout import Layout, size
+from cutemma.layout.offsets import offsets
+from cutemma.tensor import Tensor
+
+
+def _padded(x: np.ndarray, rows: int, cols: int) -> tuple[np.ndarray, Layout]:
+    """Zero-padded copy in the same major-ness as ``x``, and its (rows, cols) layout."""
+    out = np.zeros(
+        (rows, cols), dtype=np.result_type(x.dtype, np.float64) if x.dtype.kind == "f" else x.dtype
+    )
+    out[: x.shape[0], : x.shape[1]] = x
+    if x.flags.f_contiguous and not x.flags.c_contiguous:
+        return np.asfortranarray(out), Layout((rows, cols), (1, rows))
+    return out, Layout((rows, cols), (cols, 1))
+
+
+def _flat(x: np.ndarray, layout: Layout) -> np.ndarray:
+    return x.ravel(order="F" if layout.stride[0] == 1 else "C")
+
+
+def _thread_table(tiled, tensor: Tensor, which: str, threads: list[int]) -> np.ndarray:
+    """offsets[thread, frg, rest0, rest1] of each thread's partition of ``tensor``."""
+    tabs = []
+    for t in threads:
+        part = getattr(tiled.get_slice(t), f"partition_{which}")(tensor)
+        shape = tuple(size(part.layout[i]) for i in range(3))
+        tabs.append(offsets(part.layout).reshape(shape, order="F") + part.offset)
+    return np.stack(tabs)
+
+
+def _atom_table(layout: Layout) -> np.ndarray:
+    """(T, V) table of an atom TV layout's flat coordinates."""
+    t, v = size(layout[0]), size(layout[1])
+    return offsets(layout).reshape((t, v), order="F")
+
+
+def gemm(tiled_mma, A, B, C=None) -> np.ndarray:
+    """``D = A @ B.T + C`` computed through ``tiled_mma`` exactly as its threads would.
+
+    A is M x K, B is N x K (CuTe's convention), C is M x N or None (zeros). Any M, N, K >= 1.
+    Returns D as float64 / int64 values of the atom's D type.
+
+    >>> import numpy as np
+    >>> from cutemma.tiled import make_tiled_mma
+    >>> t = make_tiled_mma("SM80_16x8x32_S32S8S8S32_TN")
+    >>> A = np.full((16, 32), 2, np.int8); B = np.full((8, 32), 3, np.int8)
+    >>> int(gemm(t, A, B)[3, 5])
+    192
+    """
+    A, B = np.asarray(A), np.asarray(B)
+    if A.ndim != 2 or B.ndim != 2:
+        raise TiledMmaError(
+            f"gemm needs 2-D A (M x K) and B (N x K); got shapes {A.shape} and {B.shape}"
+        )
+    (M, K), (N, K2) = A.shape, B.shape
+    if K != K2:
+        raise TiledMmaError(
+            f"gemm: A is {M}x{K} and B is {N}x{K2}; B must be N x K with the same K as A "
+            "(pass b.T for a K x N matrix)"
+        )
+    C = np.zeros((M, N)) if C is None else np.asarray(C)
+    if C.shape != (M, N):
+        raise TiledMmaError(f"gemm: C has shape {C.shape}, expected (M, N) = ({M}, {N})")
+
+    atom = tiled_mma.atom
+    TM, TN, TK = tiled_mma.tile_size_mnk
+    Mp, Np, Kp = (ceil_div(x, t) * t for x, t in ((M, TM), (N, TN), (K, TK)))
+    Ab, la = _padded(A, Mp, Kp)
+    Bb, lb = _padded(B, Np, Kp)
+    Cb, lc = _padded(C, Mp, Np)
+    a_flat, b_flat, c_flat = _flat(Ab, la), _flat(Bb, lb), _flat(Cb, lc)
+
+    # threads grouped by atom instance: thread_of[p][v] for atom position p, atom thread v
+    coords = tiled_mma._thr_coords
+    positions = sorted({c[1:] for c in coords.values()})
+    by_coord = {c: t for t, c in coords.items()}
+    n_v = size(atom.thr_id)
+    thread_of = np.array([[by_coord[(v, *p)] for v in range(n_v)] for p in positions])
+    threads = sorted(coords)
+    row = {t: i for i, t in enumerate(threads)}
+    sel = np.vectorize(row.__getitem__)(thread_of)  # (P, V) -> row in the thread tables
+
+    ia = _thread_table(tiled_mma, Tensor(a_flat, la), "A", threads)[sel]  # (P,V,FA,RM,RK)
+    ib = _thread_table(tiled_mma, Tensor(b_flat, lb), "B", threads)[sel]  # (P,V,FB,RN,RK)
+    ic = _thread_table(tiled_mma, Tensor(c_flat, lc), "C", threads)[sel]  # (P,V,FC,RM,RN)
+
+    am, an, ak = atom.shape_mnk
+    ta, tb, tc = (_atom_table(x) for x in (atom.tv_layout_A, atom.tv_layout_B, atom.tv_layout_C))
+    P, _, _, RM, RK = ia.shape
+    RN = ib.shape[3]
+
+    def to_tiles(flat, idx, table, rows, cols, r0, r1):
+        # fragments of every instance scattered into the atom's (rows, cols) tiles
+        frag = flat[idx]  # (P, V, F, r0, r1)
+        tiles = np.zeros((P, r0, r1, rows * cols), dtype=frag.dtype)
+        tiles[:, :, :, table.reshape(-1)] = np.moveaxis(frag, (3, 4), (1, 2)).reshape(P, r0, r1, -1)
+        return tiles.reshape(P, r0, r1, cols, rows).swapaxes(-1, -2)
+
+    tiles_a = to_tiles(a_flat, ia, ta, am, ak, RM, RK)  # (P, RM, RK, am, ak)
+    tiles_b = to_tiles(b_flat, ib, tb, an, ak, RN, RK)  # (P, RN, RK, an, ak)
+    tiles_c = to_tiles(c_flat, ic, tc, am, an, RM, RN)  # (P, RM, RN, am, an)
+
+    # atoms along K hold replicas of C: the first starts from C, the others from zero
+    k_pos = np.array([p[2] for p in positions])
+    acc = np.where((k_pos == 0)[:, None, None, None, None], tiles_c, 0)
+    for rk in range(RK):
+        acc = atom.emulate_tiles(tiles_a[:, :, None, rk], tiles_b[:, None, :, rk], acc)
+
+    # back through the C partition; K-replicas are summed, padding is dropped
+    frag_c = acc.swapaxes(-1, -2).reshape(P, RM, RN, -1)[..., tc.reshape(-1)]
+    frag_c = np.moveaxis(frag_c.reshape(P, RM, RN, *tc.shape), (1, 2), (3, 4))  # (P,V,FC,RM,RN)
+    out = np.zeros(c_flat.shape, dtype=acc.dtype)
+    np.add.at(out, ic.reshape(-1), frag_c.reshape(-1))
+    D = out.reshape((Mp, Np), order="F" if lc.stride[0] == 1 else "C")
+    return D[:M, :N]
+
+
+__all__ = ["gemm"]

@@ -1,0 +1,403 @@
+"""TiledMMA and ThrMMA: atoms laid out over threads and values, and tensors partitioned among threads.
+
+Semantics follow CuTe's ``TiledMMA`` (``include/cute/atom/mma_atom.hpp``): the thread layout
+``thr_layout_vmnk = tiled_product(atom.thr_id, atom_layout_mnk)`` names every thread by
+(atom thread V, atom position M, N, K); a tensor is first permuted by the permutation tiles,
+cut into atom-sized tiles, each tile re-indexed by the atom's (thread, value) layout, and the
+tiles dealt out to the atom positions.
+
+>>> from cutemma.mma import make_mma_atom
+>>> t = make_tiled_mma("SM70_8x8x4_F32F16F16F32_NT", Layout((2, 2), (2, 1)))
+>>> t.size, t.tile_size_mnk
+(32, (16, 16, 4))
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+
+from cutemma.errors import LayoutError, TiledMmaError
+from cutemma.layout import algebra
+from cutemma.layout.int_tuple import flatten, is_int, is_tuple
+from cutemma.layout.layout import Layout, _modes, append, make_layout, size
+from cutemma.tensor import Tensor
+
+# which of (M, N, K) each operand spans, as indices into shape_mnk
+_OPERAND_MODES = {"A": (0, 2), "B": (1, 2), "C": (0, 1)}
+
+
+def _as_atom(x, **params):
+    from cutemma.mma.atom import MmaAtom
+    from cutemma.mma.catalog import make_mma_atom
+
+    return x if isinstance(x, MmaAtom) else make_mma_atom(x, **params)
+
+
+def _as_atom_layout(x) -> Layout:
+    if isinstance(x, Layout):
+        layout = x
+    elif is_int(x) or is_tuple(x):
+        layout = Layout(x)
+    else:
+        raise TiledMmaError(f"atom_layout_mnk must be an int-tuple or a Layout, got {x!r}")
+    r = len(layout) if is_tuple(layout.shape) else 1
+    if r > 3:
+        raise TiledMmaError(
+            f"atom_layout_mnk {layout} has rank {r}; it must have at most 3 modes (M, N, K)"
+        )
+    if r < 3:
+        layout = (
+            append(layout, Layout(1, 0), 3)
+            if is_tuple(layout.shape)
+            else append(Layout((layout.shape,), (layout.stride,)), Layout(1, 0), 3)
+        )
+    return layout
+
+
+def _check_bijection(layout: Layout, what: str) -> None:
+    n = size(layout)
+    image = sorted(layout(i) for i in range(n))
+    if image != list(range(n)):
+        raise TiledMmaError(
+            f"{what} {layout} is not a permutation of 0..{n - 1}: it reaches {image[:8]}"
+            f"{'...' if n > 8 else ''}; a permutation tile must be a bijection"
+        )
+
+
+def _as_permutation(p, i: int):
+    if p is None:
+        return None
+    if is_int(p):
+        if p < 1:
+            raise TiledMmaError(f"permutation_mnk[{i}] = {p}: a tile size must be >= 1")
+        return Layout(p)
+    if isinstance(p, Layout):
+        _check_bijection(p, f"permutation_mnk[{i}]")
+        return p
+    raise TiledMmaError(f"permutation_mnk[{i}] must be None, an int or a Layout, got {p!r}")
+
+
+class TiledMma:
+    """Atoms tiled over threads (``atom_layout_mnk``) and values (``permutation_mnk``).
+
+    ``tv_layout_A_tiled`` etc. are CuTe's ``get_layoutA/B/C_TV``: (thread, value) -> offset in
+    the tile (A: m + k*M, B: n + k*N, C: m + n*M over ``tile_size_mnk``).
+
+    >>> t = make_tiled_mma("SM80_16x8x16_F32F16F16F32_TN", (2, 2))
+    >>> t.size, t.tile_size_mnk, str(t.thr_layout_vmnk)
+    (128, (32, 16, 16), '(32,2,2,1):(1,32,64,0)')
+    """
+
+    def __init__(self, atom, atom_layout_mnk: Layout, permutation_mnk: tuple):
+        self.atom = atom
+        self.atom_layout_mnk = atom_layout_mnk
+        self.permutation_mnk = permutation_mnk
+        for i, p in enumerate(permutation_mnk):
+            if p is None:
+                continue
+            need = atom.shape_mnk[i] * size(atom_layout_mnk[i])
+            if size(p) % need != 0:
+                raise TiledMmaError(
+                    f"permutation_mnk[{i}] {p} has size {size(p)}, which is not a multiple of "
+                    f"the atom extent x atom count {atom.shape_mnk[i]} x "
+                    f"{size(atom_layout_mnk[i])} = {need}"
+                )
+
+    # ------------------------------------------------------------------ threads
+    @cached_property
+    def thr_layout_vmnk(self) -> Layout:
+        """(V, M, N, K) -> thread index: atom thread V of the atom at (M, N, K)."""
+        return algebra.tiled_product(self.atom.thr_id, self.atom_layout_mnk)
+
+    @property
+    def size(self) -> int:
+        """Number of threads."""
+        return size(self.thr_layout_vmnk)
+
+    @cached_property
+    def _thr_coords(self) -> dict:
+        """thread index -> its (v, m, n, k) coordinate, v as an index into the atom's threads."""
+        lay = self.thr_layout_vmnk
+        shapes = [size(m) for m in _modes(lay)]
+        out = {}
+        for i in range(size(lay)):
+            c, r = [], i
+            for s in shapes:
+                c.append(r % s)
+                r //= s
+            out[lay(i)] = tuple(c)
+        return out
+
+    def thr_coord(self, thr_idx: int) -> tuple[int, int, int, int]:
+        """The (v, m, n, k) coordinate of a thread index.
+
+        >>> make_tiled_mma("SM80_16x8x16_F32F16F16F32_TN", (2, 2)).thr_coord(97)
+        (1, 1, 1, 0)
+        """
+        try:
+            return self._thr_coords[thr_idx]
+        except KeyError:
+            raise TiledMmaError(
+                f"thread {thr_idx} is not a thread of this TiledMMA (threads "
+                f"{sorted(self._thr_coords)[:4]}... of {self.size})"
+            ) from None
+
+    # ------------------------------------------------------------------ tile
+    @cached_property
+    def tile_size_mnk(self) -> tuple[int, int, int]:
+        """The M, N, K extent one call of the whole TiledMMA covers."""
+        out = []
+        for i in range(3):
+            p = self.permutation_mnk[i]
+            if p is None:
+                out.append(self.atom.shape_mnk[i] * size(self.atom_layout_mnk[i]))
+            else:
+                out.append(size(p))
+        return tuple(out)
+
+    def _thrfrg(self, layout: Layout, which: str) -> Layout:
+        """((ThrV,(Thr0,Thr1)),(FrgV,(Rest0,Rest1))) view of an operand tensor layout."""
+        i0, i1 = _OPERAND_MODES[which]
+        atom_tv = {
+            "A": self.atom.tv_layout_A,
+            "B": self.atom.tv_layout_B,
+            "C": self.atom.tv_layout_C,
+        }[which]
+        perm = (self.permutation_mnk[i0], self.permutation_mnk[i1])
+        t = algebra.logical_divide(layout, perm)
+        atom_tile = (Layout(self.atom.shape_mnk[i0]), Layout(self.atom.shape_mnk[i1]))
+        a = algebra.zipped_divide(t, atom_tile)
+        tv = algebra.composition(a, (atom_tv, None))
+        thr = self.thr_layout_vmnk
+        thr_tile = (None, (Layout(size(thr[1 + i0])), Layout(size(thr[1 + i1]))))
+        return algebra.zipped_divide(tv, thr_tile)
+
+    def _tv_tiled(self, which: str) -> Layout:
+        i0, i1 = _OPERAND_MODES[which]
+        m, n, k = (size(self.thr_layout_vmnk[j]) for j in (1, 2, 3))
+        ref = Layout((self.tile_size_mnk[i0], self.tile_size_mnk[i1]))
+        tv = self._thrfrg(ref, which)
+        # give the thread mode the missing dimension with stride 0, so its domain is the
+        # linear (v, m, n, k) order of thr_layout_vmnk
+        fill = {
+            "A": (Layout((m, n), (1, 0)), None),
+            "B": (Layout((m, n), (0, 1)), None),
+            "C": (None, Layout((n, k), (1, 0))),
+        }[which]
+        tv = algebra.composition(tv, ((None, fill), None))
+        if not self._threads_contiguous:
+            return tv  # thread mode stays logical; thr_id maps it to thread indices
+        inv = algebra.right_inverse(self.thr_layout_vmnk)
+        return algebra.composition(tv, (inv, None))
+
+    @cached_property
+    def _threads_contiguous(self) -> bool:
+        return size(algebra.right_inverse(self.thr_layout_vmnk)) == self.size
+
+    @cached_property
+    def thr_id(self) -> Layout:
+        """Thread mode of ``tv_layout_*_tiled`` -> thread index.
+
+        The identity when the threads are 0..size-1 (then the TV layouts are CuTe's
+        get_layoutX_TV exactly); otherwise (a lone SM70 quadpair atom: threads 0-3, 16-19)
+        the TV layouts are indexed by logical thread and this is ``thr_layout_vmnk``.
+
+        >>> str(make_tiled_mma("SM70_8x8x4_F32F16F16F32_NT").thr_id)
+        '((4,2),1,1,1):((1,16),4,4,4)'
+        """
+        if self._threads_contiguous:
+            return Layout(self.size)
+        return self.thr_layout_vmnk
+
+    @cached_property
+    def tv_layout_A_tiled(self) -> Layout:
+        """(thread, value) -> m + k*M over the tile (CuTe's get_layoutA_TV)."""
+        return self._tv_tiled("A")
+
+    @cached_property
+    def tv_layout_B_tiled(self) -> Layout:
+        """(thread, value) -> n + k*N over the tile (CuTe's get_layoutB_TV)."""
+        return self._tv_tiled("B")
+
+    @cached_property
+    def tv_layout_C_tiled(self) -> Layout:
+        """(thread, value) -> m + n*M over the tile (CuTe's get_layoutC_TV)."""
+        return self._tv_tiled("C")
+
+    def get_slice(self, thr_idx: int) -> ThrMma:
+        """The view of thread ``thr_idx``.
+
+        >>> make_tiled_mma("SM80_16x8x16_F32F16F16F32_TN").get_slice(3).thr_idx
+        3
+        """
+        self.thr_coord(thr_idx)
+        return ThrMma(self, thr_idx)
+
+    get_thread_slice = get_slice
+
+    def __repr__(self) -> str:
+        perm = ",".join("_" if p is None else str(p) for p in self.permutation_mnk)
+        return (
+            f"TiledMMA({self.atom.name}, atom_layout={self.atom_layout_mnk}, "
+            f"permutation=({perm}), threads={self.size}, tile={self.tile_size_mnk})"
+        )
+
+    def _repr_svg_(self) -> str:  # pragma: no cover - drawn by cutemma.viz
+        from cutemma.viz import to_svg
+
+        return to_svg(self)
+
+    def _repr_html_(self) -> str:  # pragma: no cover - drawn by cutemma.viz
+        from cutemma.viz import to_html
+
+        return to_html(self)
+
+
+class ThrMma:
+    """One thread's view of a TiledMma: its partitions of A, B and C tensors.
+
+    >>> from cutemma.tensor import make_identity_tensor
+    >>> thr = make_tiled_mma("SM80_16x8x16_F32F16F16F32_TN").get_slice(0)
+    >>> c = thr.partition_C(make_identity_tensor((16, 8)))
+    >>> c.shape, c(0), c(1), c(2)
+    ((4, 1, 1), (0, 0), (0, 1), (8, 0))
+    """
+
+    def __init__(self, tiled: TiledMma, thr_idx: int):
+        self.tiled = tiled
+        self.thr_idx = thr_idx
+
+    def _partition_layout(self, layout: Layout, which: str) -> tuple[Layout, int]:
+        t = self.tiled
+        i0, i1 = _OPERAND_MODES[which]
+        tile = t.tile_size_mnk
+        shape = layout.shape if is_tuple(layout.shape) else (layout.shape,)
+        if len(shape) < 2:
+            raise TiledMmaError(f"partition_{which}: tensor layout {layout} must have 2 modes")
+        for j, (ext, idx) in enumerate(zip(shape[:2], (i0, i1))):
+            if size(Layout(ext)) % tile[idx] != 0:
+                raise TiledMmaError(
+                    f"partition_{which}: mode {j} of the tensor has extent {size(Layout(ext))}, "
+                    f"not a multiple of the TiledMMA tile {'MNK'[idx]}={tile[idx]}; pad the "
+                    "tensor or use a tile that divides it"
+                )
+        try:
+            frg = t._thrfrg(layout, which)
+        except LayoutError as e:
+            raise TiledMmaError(f"partition_{which} of {layout}: {e}") from None
+        v, m, n, k = t.thr_coord(self.thr_idx)
+        c = {"A": (m, k), "B": (n, k), "C": (m, n)}[which]
+        rest = frg[1]
+        rest_rank = len(rest[1]) if is_tuple(rest[1].shape) else 1
+        rest_slice = (None, tuple([None] * rest_rank) if rest_rank > 1 else None)
+        from cutemma.layout.layout import slice_and_offset
+
+        return slice_and_offset(((v, c), rest_slice), frg)
+
+    def _partition(self, tensor: Tensor, which: str) -> Tensor:
+        if not isinstance(tensor, Tensor):
+            raise TiledMmaError(
+                f"partition_{which} expects a cutemma Tensor, got {type(tensor).__name__}"
+            )
+        sub, off = self._partition_layout(tensor.layout, which)
+        return Tensor(tensor.data, sub, tensor.offset + off)
+
+    def partition_A(self, tensor: Tensor) -> Tensor:
+        """This thread's elements of an (M, K) tensor: shape (FrgV, M_tiles, K_tiles)."""
+        return self._partition(tensor, "A")
+
+    def partition_B(self, tensor: Tensor) -> Tensor:
+        """This thread's elements of an (N, K) tensor: shape (FrgV, N_tiles, K_tiles)."""
+        return self._partition(tensor, "B")
+
+    def partition_C(self, tensor: Tensor) -> Tensor:
+        """This thread's elements of an (M, N) tensor: shape (FrgV, M_tiles, N_tiles)."""
+        return self._partition(tensor, "C")
+
+    def partition_shape(self, shape: tuple, which: str) -> tuple:
+        """The shape ``partition_<which>`` gives for a tensor of ``shape``.
+
+        >>> make_tiled_mma("SM80_16x8x16_F32F16F16F32_TN").get_slice(0).partition_shape((32, 64), "A")
+        (8, 2, 4)
+        """
+        sub, _ = self._partition_layout(Layout(tuple(shape)), which)
+        return sub.shape
+
+    def partition_shape_A(self, shape: tuple) -> tuple:
+        """Shape of this thread's A partition for an (M, K) tensor of ``shape``."""
+        return self.partition_shape(shape, "A")
+
+    def partition_shape_B(self, shape: tuple) -> tuple:
+        """Shape of this thread's B partition for an (N, K) tensor of ``shape``."""
+        return self.partition_shape(shape, "B")
+
+    def partition_shape_C(self, shape: tuple) -> tuple:
+        """Shape of this thread's C partition for an (M, N) tensor of ``shape``."""
+        return self.partition_shape(shape, "C")
+
+    def _fragment(self, tensor, which: str):
+        import numpy as np
+
+        shape = tensor.layout.shape if isinstance(tensor, Tensor) else tuple(tensor)
+        part = self.partition_shape(shape if is_tuple(shape) else (shape,), which)
+        atom = self.tiled.atom
+        vt = {"A": atom.val_type_A, "B": atom.val_type_B, "C": atom.val_type_C}[which]
+        layout = Layout(part)
+        return Tensor(np.zeros(size(layout), dtype=vt.compute), layout)
+
+    def partition_fragment_A(self, tensor) -> Tensor:
+        """A fresh register fragment shaped like this thread's A partition."""
+        return self._fragment(tensor, "A")
+
+    def partition_fragment_B(self, tensor) -> Tensor:
+        """A fresh register fragment shaped like this thread's B partition."""
+        return self._fragment(tensor, "B")
+
+    def partition_fragment_C(self, tensor) -> Tensor:
+        """A fresh register fragment shaped like this thread's C partition."""
+        return self._fragment(tensor, "C")
+
+
+def make_tiled_mma(
+    atom,
+    atom_layout_mnk=(1, 1, 1),
+    permutation_mnk: tuple | None = None,
+    **atom_params,
+) -> TiledMma:
+    """Compose an atom (or an operation name) into a TiledMMA, as CuTe's ``make_tiled_mma``.
+
+    ``atom_layout_mnk`` is an int-tuple or a Layout of up to 3 modes (M, N, K atoms);
+    ``permutation_mnk`` has up to three entries, each None (no permutation), an int (a tile
+    size, replicating values when larger than the atoms cover) or a Layout (a scatter
+    permutation of that mode, CuTe's ``Tile<...>``).
+
+    >>> t = make_tiled_mma("SM70_8x8x4_F32F16F16F32_NT", Layout((2, 2), (2, 1)), (32, 32, 4))
+    >>> t.tile_size_mnk
+    (32, 32, 4)
+    """
+    atom = _as_atom(atom, **atom_params)
+    layout = _as_atom_layout(atom_layout_mnk)
+    if permutation_mnk is None:
+        permutation_mnk = (None, None, None)
+    if not isinstance(permutation_mnk, tuple) or len(permutation_mnk) > 3:
+        raise TiledMmaError(
+            f"permutation_mnk must be a tuple of at most 3 entries (M, N, K), got {permutation_mnk!r}"
+        )
+    perms = tuple(_as_permutation(p, i) for i, p in enumerate(permutation_mnk))
+    perms = perms + (None,) * (3 - len(perms))
+    return TiledMma(atom, layout, perms)
+
+
+def tv_offsets(layout: Layout):
+    """Every offset of a rank-2 (thread, value) layout as a numpy (T, V) table.
+
+    >>> tv_offsets(Layout((2, 3), (3, 1))).tolist()
+    [[0, 1, 2], [3, 4, 5]]
+    """
+    from cutemma.layout.offsets import offsets
+
+    t, v = size(layout[0]), size(layout[1])
+    return offsets(layout).reshape(v, t).T
+
+
+__all__ = ["ThrMma", "TiledMma", "make_tiled_mma", "tv_offsets", "flatten", "make_layout"]

@@ -1,0 +1,190 @@
+"""SVG pictures, written directly: one ``<rect>`` per cell, coloured by thread.
+
+Cells are drawn in row-major order inside ``<g class="cells" data-panel=NAME data-rows
+data-cols>``, each with ``data-t`` (thread) and ``data-v`` (value) or ``data-o`` (offset),
+so a reader (a test, the HTML explorer) recovers the model without re-measuring. Pictures
+grow linearly with the tile; labels shrink and then disappear as cells get small, while
+the colour still tells the thread.
+
+>>> from cutemma.layout import Layout
+>>> svg = to_svg(Layout((2, 2), (1, 2)))
+>>> svg.startswith('<svg') and svg.count('<rect ') == 4
+True
+"""
+
+from __future__ import annotations
+
+from html import escape
+
+from cutemma.viz.grid import Figure, Panel, figure_of, hex_table, index_labels, placements
+
+TITLE_H = 22  # px above the drawing for the title
+LINE_H = 16  # px per layout-string line below the drawing
+
+
+def cell_size(fig: Figure) -> int:
+    """Default cell edge in px: 40 for small figures, shrinking so a drawing stays ~2000 px.
+
+    >>> from cutemma.layout import Layout
+    >>> cell_size(figure_of(Layout((256, 256)))), cell_size(figure_of(Layout((8, 8))))
+    (7, 40)
+    """
+    _, w, h = placements(fig)
+    return max(4, min(40, 1900 // max(w, h)))
+
+
+def label_font(s: int, chars: int, lines: int) -> float:
+    """Font size for a cell label of ``chars`` characters on ``lines`` lines; 0 means drop it.
+
+    >>> label_font(40, 3, 2), label_font(8, 3, 2)
+    (12.0, 0)
+    """
+    f = min(12.0, 0.9 * s / lines, 1.6 * s / max(chars, 1))
+    f = round(f * 2) / 2
+    return f if f >= 4.5 else 0
+
+
+def _stroke(s: int) -> float:
+    return 1 if s >= 16 else 0.5 if s >= 8 else 0.25
+
+
+def _cells(p: Panel) -> tuple[list[int], list[str], list[list[str]], int]:
+    """Per cell, row-major: colour key, data attributes, label lines; and lines per label."""
+    if p.offset is not None:
+        keys = p.offset.reshape(-1).tolist()
+        return keys, [f'data-o="{k}"' for k in keys], [[str(k)] for k in keys], 1
+    keys = p.thread.reshape(-1).tolist()
+    vals = p.value.reshape(-1).tolist()
+    data = [f'data-t="{t}" data-v="{v}"' for t, v in zip(keys, vals)]
+    labels = [[] if t < 0 else [f"T{t}", f"V{v}"] for t, v in zip(keys, vals)]
+    return keys, data, labels, 2
+
+
+def panel_svg(p: Panel, x0: int, y0: int, s: int) -> list[str]:
+    """The cells and cell labels of one panel, top-left at pixel (x0, y0), cell edge s.
+
+    >>> from cutemma.layout import Layout
+    >>> from cutemma.viz.grid import layout_figure
+    >>> panel_svg(layout_figure(Layout(1)).panels[0], 0, 0, 40)[1]
+    '<rect x="0" y="0" width="40" height="40" fill="#ff9999" data-o="0"/>'
+    """
+    out = [
+        f'<g class="cells" data-panel="{p.name}" data-rows="{p.rows}" data-cols="{p.cols}" '
+        f'data-layout="{escape(p.layout)}" stroke="#000" stroke-width="{_stroke(s):g}">'
+    ]
+    keys, data, labels, nlines = _cells(p)
+    xs = [x0 + c * s for c in range(p.cols)]
+    ys = [y0 + r * s for r in range(p.rows)]
+    fills = hex_table(keys)
+    i = 0
+    for y in ys:
+        for x in xs:
+            out.append(
+                f'<rect x="{x}" y="{y}" width="{s}" height="{s}" fill="{fills[i]}" {data[i]}/>'
+            )
+            i += 1
+    out.append("</g>")
+    font = label_font(s, max((len(t) for ln in labels for t in ln), default=0), nlines)
+    if font:
+        out.append(f'<g class="labels" data-panel="{p.name}" font-size="{font:g}">')
+        i = 0
+        for y in ys:
+            for x in xs:
+                out.append(_text_lines(x + s / 2, y + s / 2, labels[i], font))
+                i += 1
+        out.append("</g>")
+    return out
+
+
+def _text_lines(cx: float, cy: float, lines: list[str], font: float) -> str:
+    if not lines:
+        return "<text/>"  # keeps labels aligned one-to-one with cells
+    top = cy - (len(lines) - 1) * font * 0.55
+    spans = "".join(
+        f'<tspan x="{cx:g}" y="{top + i * font * 1.1:g}">{escape(t)}</tspan>'
+        for i, t in enumerate(lines)
+    )
+    return f"<text>{spans}</text>"
+
+
+def _edge_labels(fig: Figure, s: int, ox: int, oy: int) -> list[str]:
+    step = 1
+    while step * s < 16:  # keep index labels at least 16 px apart
+        step *= 2
+    font = min(12.0, max(7.0, s * 0.45))
+    out = [f'<g class="index" font-size="{font:g}" fill="#333">']
+    for text, x, y, side in index_labels(fig):
+        if int(text) % step:
+            continue
+        cy = oy + y * s + s / 2
+        if side == "row":  # right-aligned against the panel, so long numbers grow leftwards
+            out.append(
+                f'<text x="{ox + x * s + s - 2:g}" y="{cy:g}" text-anchor="end">{text}</text>'
+            )
+        else:
+            out.append(f'<text x="{ox + x * s + s / 2:g}" y="{cy:g}">{text}</text>')
+    out.append("</g>")
+    return out
+
+
+def layout_lines(fig: Figure) -> list[str]:
+    """One line per panel naming its layout, e.g. ``C: (T8,V8) -> (m,n)  ((2,2,2),...)``.
+
+    >>> from cutemma.layout import Layout
+    >>> layout_lines(figure_of(Layout((2, 2), (1, 2))))
+    ['(2,2):(1,2)']
+    """
+    if fig.kind == "layout":
+        return [fig.panels[0].layout]
+    return [
+        f"{p.name}: (T,V) -> ({p.row_axis},{p.col_axis})  {p.layout}"
+        if p.name != "B"
+        else f"B: (T,V) -> (n,k)  {p.layout}"
+        for p in fig.panels
+    ] + list(fig.notes)
+
+
+def svg_parts(fig: Figure, s: int) -> tuple[list[str], int, int]:
+    """The body elements of a figure's SVG and its pixel width and height."""
+    at, w, h = placements(fig)
+    pad = max(0, 28 - s)  # room for index labels when cells are narrower than "255"
+    ox, oy = pad, pad + TITLE_H
+    lines = layout_lines(fig)
+    text_w = max(len(t) for t in [fig.title, *lines]) * 7
+    width = max(ox + w * s + 8, text_w + 16)
+    height = oy + h * s + 16 + LINE_H * len(lines)
+    body = [
+        f'<text x="8" y="16" font-size="14" font-weight="bold" text-anchor="start">'
+        f"{escape(fig.title)}</text>"
+    ]
+    for p in fig.panels:
+        x, y = at[p.name]
+        body += panel_svg(p, ox + x * s, oy + y * s, s)
+    body += _edge_labels(fig, s, ox, oy)
+    body.append('<g class="legend" font-size="12" text-anchor="start">')
+    for i, t in enumerate(lines):
+        body.append(f'<text x="8" y="{oy + h * s + 8 + LINE_H * (i + 1) - 4}">{escape(t)}</text>')
+    body.append("</g>")
+    return body, width, height
+
+
+def to_svg(obj, tile: tuple[int, int] | None = None, cell: int | None = None) -> str:
+    """An SVG picture of a Layout, swizzled ComposedLayout, TV layout (``tile=(M, N)``),
+    MmaAtom or TiledMma.
+
+    ``cell`` is the cell edge in px (default: 40, smaller for big tiles).
+
+    >>> from cutemma.mma import make_mma_atom
+    >>> svg = to_svg(make_mma_atom('SM70_8x8x4_F32F16F16F32_NT'))
+    >>> svg.count('<rect '), 'T16' in svg
+    (128, True)
+    """
+    fig = figure_of(obj, tile)
+    s = cell or cell_size(fig)
+    body, width, height = svg_parts(fig, s)
+    head = (
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" font-family="Helvetica, Arial, sans-serif" '
+        f'text-anchor="middle" dominant-baseline="central">'
+    )
+    return "\n".join([head, f"<title>{escape(fig.title)}</title>", *body, "</svg>"]) + "\n"

@@ -2,8 +2,9 @@
 
 Witnesses: CuTe's published traits (cute/atom/mma_traits_sm100.hpp: ThrID 1 or 2,
 A/B/C layouts; its tutorial's 2SM 256x256x16 A layout), CuTe's static asserts in
-cute/arch/mma_sm100_umma.hpp (allowed M and N, TS needs K-major A), the PTX ISA
-(K is 256 bits of A, doubled by .sp; the tcgen05.mma mnemonic), float64 arithmetic.
+cute/arch/mma_sm100_umma.hpp (TS needs K-major A, block-scaled 1-SM M=128), the PTX
+ISA (Table 39 of valid M and N; K is 256 bits of A, doubled by .sp; the mnemonic),
+float64 arithmetic.
 """
 
 from __future__ import annotations
@@ -76,16 +77,11 @@ def test_k_and_c_bijection(token, two_sm, sparse):
         assert (table[0] % m < m // 2).all() and (table[1] % m >= m // 2).all()
 
 
-def _cute_mn_rule(two_sm: bool, ts: bool, scaled: bool, m: int, n: int) -> bool:
-    """CuTe's static asserts (cute/arch/mma_sm100_umma.hpp), written out per struct."""
+def _isa_mn_rule(two_sm: bool, scaled: bool, m: int, n: int) -> bool:
+    """PTX ISA 9.7.16.2.1 Table 39 (block-scaled one-SM M=128: CuTe's assert)."""
     if two_sm:
-        step = 32 if ts else 16
-        return m in (128, 256) and n % step == 0 and step <= n <= 256
-    if m not in ((128,) if scaled else (64, 128)):
-        return False
-    if ts and m == 128:
-        return n % 16 == 0 and 16 <= n <= 256
-    return n % 8 == 0 and 8 <= n <= 256
+        return m in (128, 256) and n % 16 == 0 and 16 <= n <= 256
+    return m in ((128,) if scaled else (64, 128)) and n % 8 == 0 and 8 <= n <= 256
 
 
 @pytest.mark.parametrize("token", ["F16BF16", "TF32", "MXF8F6F4"])
@@ -94,9 +90,7 @@ def test_allowed_m_and_n(token, variant):
     name = f"SM100_MMA_{token}_{variant}"
     for m in (32, 64, 128, 256):
         for n in range(0, 272, 8):
-            ok = _cute_mn_rule(
-                "2x1SM" in variant, variant.endswith("TS"), token.startswith("MX"), m, n
-            )
+            ok = _isa_mn_rule("2x1SM" in variant, token.startswith("MX"), m, n)
             if ok:
                 assert mma_op(name, **TYPES[token], m=m, n=n).param("n") == n
             else:
@@ -153,8 +147,8 @@ def test_counts_and_round_trip(token):
     "name,params,rule",
     [
         ("SM100_MMA_F16BF16_SS", dict(n=12), "N must be a multiple of 8 in 8..256"),
-        ("SM100_MMA_F16BF16_TS", dict(m=128, n=24), "multiple of 16"),
-        ("SM100_MMA_F16BF16_2x1SM_TS", dict(m=256, n=48), "multiple of 32"),
+        ("SM100_MMA_F16BF16_TS", dict(m=128, n=260), "N must be a multiple of 8"),
+        ("SM100_MMA_F16BF16_2x1SM_TS", dict(m=256, n=40), "multiple of 16 in 16..256"),
         ("SM100_MMA_F16BF16_2x1SM_SS", dict(m=64), "M must be one of (128, 256)"),
         ("SM100_MMA_MXF4_SS", dict(m=64), "M must be one of (128,)"),
         ("SM100_MMA_TF32_TS", dict(a_major="MN"), "must be K-major"),

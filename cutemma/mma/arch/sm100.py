@@ -19,11 +19,12 @@ M of A and C and half of N of B, e.g. A ``(2,(M/2,K)):(M/2,(1,M))``.
 C (the accumulator) lives in tensor memory, and A does too in the TS forms: the
 ISA documents tensor-memory data-path layouts, not per-thread register fragments,
 so these layouts say only which CTA holds which element. A and B of SS are read
-through shared-memory descriptors. The allowed M and N follow CuTe's static
-asserts, which encode the ISA's "valid combinations of shapes":
-1-SM M 64 or 128 (block-scaled 128), N a multiple of 8 in 8..256 (TS with M=128:
-a multiple of 16); 2-SM M 128 or 256, N a multiple of 16 in 16..256 (TS: of 32 in
-32..256).
+through shared-memory descriptors. The allowed M and N are the PTX ISA's
+(9.7.16.2.1 "Matrix Shape", Table 39): cta_group::1 M 64 or 128, N a multiple of
+8 in 8..256; cta_group::2 M 128 or 256, N a multiple of 16 in 16..256. Block-scaled
+kinds take M=128 on one SM (CuTe's SM100_MMA_MXF8F6F4_SS asserts it). CuTe's TS
+structs assert more than the ISA table says (M=128 TS: N a multiple of 16; 2-SM
+TS: of 32); we follow the ISA and note it here.
 
 >>> from cutemma.mma import make_mma_atom
 >>> atom = make_mma_atom('SM100_MMA_F16BF16_SS', a_type='bf16', b_type='bf16',
@@ -205,24 +206,21 @@ def _check(kind: UmmaKind, form: _Form, text: str, s: dict) -> None:
     _check_mn(kind, form, text, s["m"], s["n"])
 
 
-def _mn_rule(kind: UmmaKind, form: _Form, m: int) -> tuple[tuple[int, ...], int, int]:
-    """(allowed M, N step, smallest N) for this form (CuTe's static asserts)."""
+def _mn_rule(kind: UmmaKind, form: _Form) -> tuple[tuple[int, ...], int]:
+    """(allowed M, N step) for this form; N runs from the step to 256 (ISA Table 39)."""
     if form.two_sm:
-        step = 32 if form.source == "TS" else 16
-        return (128, 256), step, step
-    ms = (128,) if kind.scales else (64, 128)
-    step = 16 if form.source == "TS" and m == 128 else 8
-    return ms, step, step
+        return (128, 256), 16
+    return ((128,) if kind.scales else (64, 128)), 8
 
 
 def _check_mn(kind: UmmaKind, form: _Form, text: str, m, n) -> None:
-    ms, step, low = _mn_rule(kind, form, m)
+    ms, step = _mn_rule(kind, form)
     group = f"cta_group::{2 if form.two_sm else 1} {form.source}"
     if m not in ms:
         raise AtomError(f"{text}: M must be one of {ms} for {group} kind::{kind.ptx}; got m={m}")
-    if not (isinstance(n, int) and n % step == 0 and low <= n <= 256):
+    if not (isinstance(n, int) and n % step == 0 and step <= n <= 256):
         raise AtomError(
-            f"{text}: N must be a multiple of {step} in {low}..256 for {group} with M={m}; got n={n}"
+            f"{text}: N must be a multiple of {step} in {step}..256 for {group} with M={m}; got n={n}"
         )
 
 

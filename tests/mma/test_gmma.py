@@ -110,6 +110,8 @@ ISA_SAMPLE = [
     "SM90_64x48x32_S32U8S8_RS_TN_SATURATE",
     "SM90_64x256x32_S32S8S8_SS_TN",
     "SM90_SPARSE_64x16x32_F32BF16BF16_SS",
+    "SM90_64x8x256_S32U1U1_RS_TN_ANDPOPC",
+    "SM90_64x80x256_S32U1U1_SS_TN_ANDPOPC",
 ]
 
 
@@ -198,6 +200,12 @@ COUNTS = {
     "gmma_f8": 8 * 32 * 2,
     "gmma_int": 4 * 18 * 2 * 2,
 }
+
+
+def test_b1_family_count_and_no_sparse_form():
+    assert len(mma_ops("sm90", family="gmma_b1")) == 18 * 2  # integer N list, SS and RS
+    with pytest.raises(AtomError, match="no sm90 family takes this name"):
+        mma_op("SM90_SPARSE_64x8x512_S32U1U1_SS_TN_ANDPOPC")
 
 
 @pytest.mark.parametrize("short,n", sorted(COUNTS.items()))
@@ -326,3 +334,19 @@ def test_emulate_honours_imm_scale_negation():
         atom = make_mma_atom("SM90_64x8x16_F32F16F16_SS", **scales)
         d = atom.tile_C(atom.emulate(atom.partition_A(A), atom.partition_B(B), atom.partition_C(C)))
         assert np.allclose(d, sign * (A @ B.T) + C, rtol=2.0**-22, atol=1e-6)
+
+
+def test_b1_and_popc():
+    # PTX ISA 9.7.15.5.2 example: wgmma...m64n8k256.s32.b1.b1.and.popc {4 x s32}, {4 x b32}, descB
+    op = mma_op("SM90_64x8x256_S32U1U1_RS_TN_ANDPOPC")
+    assert op.ptx == "wgmma.mma_async.sync.aligned.m64n8k256.s32.b1.b1.and.popc"
+    assert (str(op.c), str(op.a)) == ("uint32_t[4]", "uint32_t[4]")
+    with pytest.raises(AtomError, match="_ANDPOPC"):
+        mma_op("SM90_64x8x256_S32U1U1_RS_TN")
+    atom = make_mma_atom(op)
+    rng = np.random.default_rng(2)
+    A, B = rng.integers(0, 2, size=(64, 256)), rng.integers(0, 2, size=(8, 256))
+    C = rng.integers(-100, 100, size=(64, 8))
+    d = atom.tile_C(atom.emulate(atom.partition_A(A), atom.partition_B(B), atom.partition_C(C)))
+    want = np.array([[int(np.sum(A[i] & B[j])) for j in range(8)] for i in range(64)]) + C
+    assert (d == want).all()

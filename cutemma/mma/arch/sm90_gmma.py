@@ -5,6 +5,9 @@ claims, K, the (D, A, B) type rows, the N the ISA allows, and which immediates
 the instruction has. A name reads ``SM90_64xNxK_<DAB>_<SS|RS>[_TN][_SATURATE]``
 (sparse: ``SM90_SPARSE_...``, or CuTe's ``SM90::GMMA::SPARSE::GMMA_...``);
 majors come from ``<K,MN>`` template arguments or ``a_major=``/``b_major=``.
+Classes: f16/bf16 (K=16), tf32 (8), e4m3/e5m2 (32), s8/u8 (32, with and without
+``_SATURATE``), each also sparse; and b1 (K=256, ``_ANDPOPC``; CuTe has no such
+atom, the ISA does; no sparse form).
 
 Facts and where they come from:
 
@@ -76,6 +79,8 @@ class GmmaClass:
     transpose: bool
     scale_in: bool
     saturate: bool
+    popc: bool = False  # b1: the required _ANDPOPC suffix, PTX ".and.popc"
+    sparse: bool = True  # wgmma.mma_async.sp exists for this class
 
     def n_rule(self) -> str:
         if self.ns == N_ALL:
@@ -108,6 +113,8 @@ CLASSES = (
     GmmaClass(
         "int", _I8, 32, tuple(("s32", a, b) for a in _I8 for b in _I8), N_INT, False, False, True
     ),
+    # Single bit: s32 += popc(a AND b), K=256, the integer N list; no .sp form (9.7.15.5.2).
+    GmmaClass("b1", ("b1",), 256, (("s32", "b1", "b1"),), N_INT, False, False, False, True, False),
 )
 
 
@@ -264,6 +271,8 @@ def _canonical(cls, sparse, shape, row, source, sat, majors) -> str:
         tokens += ("TN",)
     if sat:
         tokens += ("SATURATE",)
+    if cls.popc:
+        tokens += ("ANDPOPC",)
     template = majors if cls.transpose and majors != ("K", "K") else ()
     return MmaName(90, tokens, template).text
 
@@ -300,6 +309,10 @@ def _settings(cls: GmmaClass, sparse: bool, text: str, name: MmaName, p: _Parsed
     if extra:
         raise AtomError(f"{text}: unknown parameter(s) {extra}; this GMMA takes {sorted(allowed)}")
     rest = list(p.rest)
+    if cls.popc:
+        if not rest or rest[-1] != "ANDPOPC":
+            raise AtomError(f"{text}: b1 GMMA is AND + popc: end the name with _ANDPOPC")
+        rest.pop()
     sat = bool(rest) and rest[-1] == "SATURATE"
     if sat:
         rest.pop()
@@ -309,7 +322,7 @@ def _settings(cls: GmmaClass, sparse: bool, text: str, name: MmaName, p: _Parsed
     if rest:
         raise AtomError(
             f"{text}: unexpected suffix {'_'.join(rest)!r}; after SS/RS come an optional "
-            "major pair (TN) and, for s8/u8, SATURATE"
+            "major pair (TN), for s8/u8 SATURATE, for b1 ANDPOPC"
         )
     t_majors, t_scales = _template_args(name)
     from_token = _majors_of_token(token) if token else (None, None)
@@ -365,7 +378,7 @@ def _build(cls: GmmaClass, sparse: bool, short: str, name: MmaName, params: dict
         ),
         arch=90,
         family=f"sm90.{short}",
-        ptx=_ptx(sparse, p.shape, p.types, sat),
+        ptx=_ptx(sparse, p.shape, p.types, sat) + (".and.popc" if cls.popc else ""),
         d=None,
         a=registers(a, a_values) if rs else DESCRIPTOR,
         b=DESCRIPTOR,
@@ -374,7 +387,7 @@ def _build(cls: GmmaClass, sparse: bool, short: str, name: MmaName, params: dict
         a_source="reg" if rs else "smem",
         b_source="smem",
         extras=_extras(cls, sparse, rs, a_major, b_major, scale_a, scale_b, sp_sel),
-        modifiers=_modifiers(sat, scale_a, scale_b),
+        modifiers=_modifiers(sat, scale_a, scale_b) + (("and.popc",) if cls.popc else ()),
         params=tuple(sorted(kept.items())),
         note="D is C (read-write accumulator registers); wgmma.fence / commit_group / "
         "wait_group must surround it",
@@ -417,4 +430,8 @@ def _modifiers(sat: bool, scale_a: int, scale_b: int) -> tuple[str, ...]:
     return mods + (("neg.a",) if scale_a == -1 else ()) + (("neg.b",) if scale_b == -1 else ())
 
 
-FAMILIES = {(c.short, sparse): gmma_family(c, sparse) for c in CLASSES for sparse in (False, True)}
+FAMILIES = {
+    (c.short, sparse): gmma_family(c, sparse)
+    for c in CLASSES
+    for sparse in ((False, True) if c.sparse else (False,))
+}

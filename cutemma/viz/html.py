@@ -80,22 +80,26 @@ def figure_data(fig: Figure) -> dict:
     }
 
 
+# every rule is scoped to the explorer's own <div class="cutemma">, so the page can also be
+# embedded (Jupyter's _repr_html_) without restyling its host
 _CSS = """
-body{font-family:Helvetica,Arial,sans-serif;margin:0}
-#bar{position:sticky;top:0;background:#f7f7f7;border-bottom:1px solid #ccc;padding:6px 10px;
- font-size:13px;z-index:1}
-#info{font-family:monospace;white-space:pre;min-height:2.6em;margin-top:4px}
-#pic{padding:8px}
-svg g.labels,svg g.index{pointer-events:none}
-svg.focus g.cells rect{opacity:.25}
-svg.focus g.cells rect.hl{opacity:1;stroke:#000;stroke-width:var(--hl)}
+.cutemma{font-family:Helvetica,Arial,sans-serif}
+.cutemma .bar{position:sticky;top:0;background:#f7f7f7;border-bottom:1px solid #ccc;
+ padding:6px 10px;font-size:13px;z-index:1}
+.cutemma .info{font-family:monospace;white-space:pre;min-height:2.6em;margin-top:4px}
+.cutemma .pic{padding:8px}
+.cutemma svg g.labels,.cutemma svg g.index{pointer-events:none}
+.cutemma svg.focus g.cells rect{opacity:.25}
+.cutemma svg.focus g.cells rect.hl{opacity:1;stroke:#000;stroke-width:var(--hl)}
 """
 
 _JS = r"""
 (function(){
-const D = JSON.parse(document.getElementById('cutemma-data').textContent);
-const svg = document.querySelector('#pic svg');
-const info = document.getElementById('info');
+// everything is looked up inside this explorer, so several can share one document
+const root = document.currentScript.parentNode;
+const D = JSON.parse(root.querySelector('script[type="application/json"]').textContent);
+const svg = root.querySelector('.pic svg');
+const info = root.querySelector('.info');
 const P = {};
 D.panels.forEach(function(d){ P[d.name] = d; });
 svg.querySelectorAll('g.cells').forEach(function(g){
@@ -129,7 +133,7 @@ function clear(){
 function light(d, cells){
   cells.forEach(function(c){ const r = d.rects[c]; r.classList.add('hl'); lit.push(r); });
 }
-function bytes(){ return +document.getElementById('elem-bytes').value; }
+function bytes(){ return +root.querySelector('.elem-bytes').value; }
 function bankOf(o){ return Math.floor(o * bytes() / 4) % 32; }
 function coords(d, i){
   const r = Math.floor(i / d.cols), c = i % d.cols;
@@ -162,7 +166,7 @@ function hover(ev){
       '  bank ' + bankOf(o) + (byBank ? '  (lit: same bank)' : '') + '\nlayout ' + d.layout;
   }
 }
-function mode(){ return document.getElementById('colour-by').value; }
+function mode(){ return root.querySelector('.colour-by').value; }
 function recolour(){
   const m = mode();
   D.panels.forEach(function(d){
@@ -177,9 +181,8 @@ function recolour(){
 }
 svg.addEventListener('mouseover', hover);
 svg.addEventListener('mouseleave', function(){ clear(); info.textContent = 'hover a cell'; });
-document.getElementById('colour-by').addEventListener('change', recolour);
-document.getElementById('elem-bytes').addEventListener('change', recolour);
-window.cutemma = {data: D, clear: clear, recolour: recolour};
+root.querySelector('.colour-by').addEventListener('change', recolour);
+root.querySelector('.elem-bytes').addEventListener('change', recolour);
 })();
 """
 
@@ -194,8 +197,9 @@ def _controls(fig: Figure) -> str:
     )
     hidden = "" if fig.kind == "layout" else ' style="display:none"'
     return (
-        f'<label>colour by <select id="colour-by">{opts}</select></label> '
-        f'<label{hidden}>element bytes <select id="elem-bytes">{sizes}</select></label>'
+        f'<label>colour by <select id="colour-by" class="colour-by">{opts}</select></label> '
+        f'<label{hidden}>element bytes <select id="elem-bytes" class="elem-bytes">{sizes}</select>'
+        "</label>"
     )
 
 
@@ -223,13 +227,15 @@ def to_html(obj, tile: tuple[int, int] | None = None, cell: int | None = None) -
             "<!DOCTYPE html>",
             '<html lang="en"><head><meta charset="utf-8">',
             f"<title>{escape(fig.title)}</title>",
+            f"<style>{_CSS}</style></head><body>",
             # the highlight outline scales with the cells so small cells stay visible
-            f"<style>{_CSS}svg{{--hl:{max(0.75, min(2.5, s / 14)):g}px}}</style></head><body>",
-            f'<div id="bar"><b>{escape(fig.title)}</b> {_controls(fig)}',
-            '<div id="info">hover a cell</div></div>',
-            f'<div id="pic">{svg}</div>',
+            f'<div class="cutemma" style="--hl:{max(0.75, min(2.5, s / 14)):g}px">',
+            f'<div class="bar"><b>{escape(fig.title)}</b> {_controls(fig)}',
+            '<div class="info" id="info">hover a cell</div></div>',
+            f'<div class="pic" id="pic">{svg}</div>',
             f'<script id="cutemma-data" type="application/json">{data}</script>',
             f"<script>{_JS}</script>",
+            "</div>",
             "</body></html>",
             "",
         ]

@@ -12,7 +12,7 @@ along the edges. The document compiles with plain ``pdflatex`` (standalone + tik
 
 from __future__ import annotations
 
-from cutemma.viz.grid import Figure, figure_of, index_labels, placements, rgb_of
+from cutemma.viz.grid import Figure, figure_of, index_labels, placements, rgb_table
 from cutemma.viz.svg import layout_lines
 
 _SPECIAL = {c: "\\" + c for c in "_#%&{}$"}
@@ -28,25 +28,37 @@ def tex_escape(text: str) -> str:
     return "".join(_SPECIAL.get(ch, ch) for ch in text)
 
 
+# TeX's main memory holds about 9,000 labelled TikZ nodes; past this many cells the picture
+# is drawn as filled squares under one grid (colour still tells the thread), as the SVG does
+LABELLED_CELLS = 4096
+
+
 def _cell_nodes(fig: Figure) -> tuple[list[str], set[int]]:
     at, _, _ = placements(fig)
+    labelled = sum(p.area for p in fig.panels) <= LABELLED_CELLS
     lines, used = [], set()
     for p in fig.panels:
         x0, y0 = at[p.name]
         lines.append(f"% {p.name}: {tex_escape(p.layout)}")
+        keys = (p.offset if p.offset is not None else p.thread).tolist()
+        values = p.value.tolist() if p.value is not None else None
         for r in range(p.rows):
             for c in range(p.cols):
-                if p.offset is not None:
-                    key = int(p.offset[r, c])
-                    text = str(key)
-                else:
-                    key = int(p.thread[r, c])
-                    text = "" if key < 0 else f"T{key}\\\\V{int(p.value[r, c])}"
+                key = keys[r][c]
                 used.add(key)
                 colour = "white" if key < 0 else f"c{key}"
+                if not labelled:
+                    lines.append(f"\\fill[{colour}] ({x0 + c:g},{y0 + r:g}) rectangle +(1,1);")
+                    continue
+                if values is None:
+                    text = str(key)
+                else:
+                    text = "" if key < 0 else f"T{key}\\\\V{values[r][c]}"
                 lines.append(
                     f"\\node[cell,fill={colour}] at ({x0 + c + 0.5:g},{y0 + r + 0.5:g}) {{{text}}};"
                 )
+        if not labelled:
+            lines.append(f"\\draw[very thin] ({x0},{y0}) grid ({x0 + p.cols},{y0 + p.rows});")
     return lines, used
 
 
@@ -74,10 +86,10 @@ def to_latex(obj, tile: tuple[int, int] | None = None) -> str:
     fig = figure_of(obj, tile)
     nodes, used = _cell_nodes(fig)
     _, w, h = placements(fig)
+    keys = sorted(k for k in used if k >= 0)
     colours = [
-        "\\definecolor{c" + str(k) + "}{RGB}{" + ",".join(map(str, rgb_of(k))) + "}"
-        for k in sorted(used)
-        if k >= 0
+        "\\definecolor{c" + str(k) + "}{RGB}{" + ",".join(map(str, rgb)) + "}"
+        for k, rgb in zip(keys, rgb_table(keys).tolist())
     ]
     edge = [f"\\node at ({x + 0.5:g},{y + 0.5:g}) {{{t}}};" for t, x, y, _ in index_labels(fig)]
     legend = [

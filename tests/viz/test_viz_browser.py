@@ -117,3 +117,24 @@ def test_swizzle_bank_view(browser, tmp_path):
     bank = banks[64 + 5]
     assert sorted(i for _, i, _ in lit) == [i for i, b in enumerate(banks) if b == bank]
     browser.screenshot(tmp_path / "banks.png")
+
+
+def test_two_explorers_in_one_document_stay_apart(seeds, browser, tmp_path):
+    # as in a notebook, where each _repr_html_ output lands in the same document
+    page = tmp_path / "two.html"
+    page.write_text(to_html(seeds["atom"]) + to_html(seeds["2x2"]))
+    browser.open(page)
+    assert browser.evaluate("document.querySelectorAll('div.cutemma').length") == 2
+    xy = browser.evaluate(
+        """(function(){ const r = document.querySelectorAll('div.cutemma')[1]
+          .querySelectorAll('g.cells[data-panel="C"] rect')[9 * 16 + 4];
+          r.scrollIntoView({block: 'center'}); const b = r.getBoundingClientRect();
+          return [b.x + b.width / 2, b.y + b.height / 2]; })()"""
+    )
+    browser.hover(*xy)
+    counts = browser.evaluate(
+        "Array.from(document.querySelectorAll('div.cutemma')).map(d => d.querySelectorAll('rect.hl').length)"
+    )
+    t = owners(seeds["2x2"])["C"][(9, 4)][0][0]
+    want = thread_cells(seeds["2x2"], t)
+    assert counts == [0, sum(len(c) for c in want.values())]

@@ -3,6 +3,7 @@ seed figures compiled with pdflatex where texlive is installed (acceptance 1).""
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 
@@ -18,8 +19,6 @@ SEEDS = ["atom", "2x2", "32x32x4", "32Mx32x4", "sm90_64x8"]
 
 
 def _colour_defs(tex: str) -> dict[str, tuple[int, int, int]]:
-    import re
-
     return {
         m[1]: (int(m[2]), int(m[3]), int(m[4]))
         for m in re.finditer(r"\\definecolor\{(\w+)\}\{RGB\}\{(\d+),(\d+),(\d+)\}", tex)
@@ -71,7 +70,7 @@ def test_special_characters_escaped_in_titles(seeds):
 
 
 @pytest.mark.latex
-@pytest.mark.parametrize("which", [*SEEDS, "swizzle"])
+@pytest.mark.parametrize("which", [*SEEDS, "sm90_64x128", "swizzle"])
 def test_seed_figures_compile_with_pdflatex(seeds, which, tmp_path):
     obj = seeds.get(which) or ComposedLayout(Swizzle(3, 3, 3), 0, Layout((8, 64), (64, 1)))
     (tmp_path / "fig.tex").write_text(to_latex(obj))
@@ -84,3 +83,20 @@ def test_seed_figures_compile_with_pdflatex(seeds, which, tmp_path):
     )
     assert run.returncode == 0, run.stdout[-2000:]
     assert (tmp_path / "fig.pdf").read_bytes()[:5] == b"%PDF-"
+
+
+_FILL = re.compile(r"\\fill\[(\w+)\] \((\d+),(\d+)\) rectangle \+\(1,1\);")
+
+
+def test_big_tiles_become_coloured_squares(seeds):
+    # 64x128 GMMA atom: 11,264 cells, past what TeX holds as labelled nodes
+    obj = seeds["sm90_64x128"]
+    tex = to_latex(obj)
+    assert "\\node[cell" not in tex
+    fills = {(int(m[2]), int(m[3])): m[1] for m in _FILL.finditer(tex)}
+    colours = _colour_defs(tex)
+    want = owners(obj)
+    M, N, K = 64, 128, 16
+    assert len(fills) == M * K + K * N + M * N
+    for (r, c), tvs in want["C"].items():
+        assert colours[fills[(K + 2 + c, K + 2 + r)]] == rgb_of(tvs[0][0])

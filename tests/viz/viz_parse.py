@@ -50,5 +50,5 @@ def html_data(page: str) -> dict:
 
 
 def html_svg(page: str) -> str:
-    m = re.search(r'<div id="pic">(<svg.*?</svg>)</div>', page, re.S)
+    m = re.search(r'<div class="pic" id="pic">(<svg.*?</svg>)</div>', page, re.S)
     return m[1]

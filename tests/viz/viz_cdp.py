@@ -129,9 +129,7 @@ class Chromium:
             stderr=subprocess.DEVNULL,
         )
         port = self._port(profile / "DevToolsActivePort")
-        targets = json.load(urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list"))
-        page = next(t for t in targets if t["type"] == "page")
-        self.ws = WebSocket(page["webSocketDebuggerUrl"])
+        self.ws = WebSocket(self._page_url(port))
         self.next_id = 0
         self.events: list[dict] = []
 
@@ -146,6 +144,17 @@ class Chromium:
                     return int(text[0])
             time.sleep(0.05)
         raise TimeoutError("Chromium did not open its DevTools port in time")
+
+    def _page_url(self, port: int, timeout: float = 30.0) -> str:
+        # the first tab may appear a moment after the DevTools port opens
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            targets = json.load(urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list"))
+            pages = [t for t in targets if t["type"] == "page"]
+            if pages:
+                return pages[0]["webSocketDebuggerUrl"]
+            time.sleep(0.1)
+        raise TimeoutError("Chromium opened no page")
 
     def call(self, method: str, **params) -> dict:
         self.next_id += 1

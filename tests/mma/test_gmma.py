@@ -350,3 +350,137 @@ def test_b1_and_popc():
     d = atom.tile_C(atom.emulate(atom.partition_A(A), atom.partition_B(B), atom.partition_C(C)))
     want = np.array([[int(np.sum(A[i] & B[j])) for j in range(8)] for i in range(64)]) + C
     assert (d == want).all()
+
+
+# --- the GPU, the third witness ---------------------------------------------------------
+# Runs in a child process that imports torch first (see tests/cuda/gpu_checks.py for why).
+# A and B hold small integers, so every product and sum is exact: the GPU's D must equal
+# A @ B^T element for element once gathered through the atom's C layout; the RS forms
+# scatter A into registers through the atom's A layout. The kernel text comes from the
+# Operation: its PTX, its register counts and its immediates (extras).
+
+GPU_ATOMS = [
+    "SM90_64x8x16_F32F16F16_RS",
+    "SM90_64x8x16_F32F16F16_SS",
+    "SM90_64x16x16_F16F16F16_SS",
+    "SM90_64x24x16_F32BF16BF16_RS",
+    "SM90_64x16x8_F32TF32TF32_RS_TN",
+    "SM90_64x16x8_F32TF32TF32_SS_TN",
+    "SM90_64x16x32_F32E4M3E5M2_RS_TN",
+    "SM90_64x8x32_F16E5M2E4M3_SS_TN",
+    "SM90_64x16x32_S32S8U8_RS_TN",
+    "SM90_64x48x32_S32U8S8_SS_TN",
+]
+
+_GPU_SCRIPT = r"""
+import sys
+import torch  # before cutemma (cuda.core / cuda.bindings)
+import numpy as np
+from cutemma.cuda.compile import compile
+from cutemma.cuda.launch import device_arch, load_kernel
+from cutemma.cuda.source import FIXED_WIDTH_TYPES, Param, kernel, translation_unit
+from cutemma.mma import make_mma_atom
+
+PARAMS = [Param("const uint32_t*", "a_frag"), Param("const uint8_t*", "a_img"),
+          Param("const uint8_t*", "b_img"), Param("uint32_t*", "d_frag"),
+          Param("uint64_t", "a_desc"), Param("uint64_t", "b_desc")]
+
+
+def image(tile, t):
+    # K-major, no swizzle (PTX ISA 9.7.15.5.1.2): core matrices of 8 rows x 16 bytes;
+    # 128 bytes apart along M/N (SBO), rows*16 bytes apart along K (LBO).
+    rows, k = tile.shape
+    e = 16 * 8 // t.bits  # elements per 16 bytes
+    img = np.zeros(rows * k, t.host)
+    for r in range(rows):
+        for c in range(k):
+            img[(r % 8) * e + (r // 8) * 8 * e + c % e + (c // e) * rows * e] = tile[r, c]
+    return torch.from_numpy(img.view(np.int8).copy()).cuda(), len(img.view(np.int8))
+
+
+def desc(rows):  # start address is added in the kernel; LBO bits 16-29, SBO 32-45 (>> 4)
+    return ((rows * 16) >> 4) << 16 | (128 >> 4) << 32
+
+
+def source(op, a_bytes, b_bytes):
+    nc = op.c.count
+    imms = ", ".join(["0"] + [str(e.value) for e in op.extras[1:]])  # scale-d = 0: D = A*B
+    c_ops = ",".join("%%%d" % i for i in range(nc))
+    if op.a_source == "reg":
+        a_ops, ins = "{%s}" % ",".join("%%%d" % (nc + i) for i in range(4)), "a0, a1, a2, a3"
+        ins = ['"r"(a%d)' % i for i in range(4)] + ['"l"(db)']
+        b_op = "%%%d" % (nc + 4)
+    else:
+        a_ops, ins, b_op = "%%%d" % nc, ['"l"(da)', '"l"(db)'], "%%%d" % (nc + 1)
+    cons = "+f" if op.c.cpp == "float" else "+r"
+    body = [
+        "__shared__ __align__(256) uint8_t sA[%d];" % a_bytes,
+        "__shared__ __align__(256) uint8_t sB[%d];" % b_bytes,
+        "int t = threadIdx.x;",
+        "for (int i = t; i < %d; i += 128) sA[i] = a_img[i];" % a_bytes,
+        "for (int i = t; i < %d; i += 128) sB[i] = b_img[i];" % b_bytes,
+        "__syncthreads();",
+        'asm volatile("fence.proxy.async.shared::cta;" ::: "memory");',
+        "uint32_t sa, sb;",
+        'asm volatile("{ .reg .u64 p; cvta.to.shared.u64 p, %1; cvt.u32.u64 %0, p; }" : "=r"(sa) : "l"(sA));',
+        'asm volatile("{ .reg .u64 p; cvta.to.shared.u64 p, %1; cvt.u32.u64 %0, p; }" : "=r"(sb) : "l"(sB));',
+        "uint64_t da = a_desc + ((sa >> 4) & 0x3FFF), db = b_desc + ((sb >> 4) & 0x3FFF);",
+        "%s d[%d] = {0};" % (op.c.cpp, nc),
+        "uint32_t a0 = a_frag[t*4], a1 = a_frag[t*4+1], a2 = a_frag[t*4+2], a3 = a_frag[t*4+3];",
+        'asm volatile("wgmma.fence.sync.aligned;" ::: "memory");',
+        'asm volatile("%s {%s}, %s, %s, %s;" : %s : %s);' % (
+            op.ptx, c_ops, a_ops, b_op, imms,
+            ", ".join('"%s"(d[%d])' % (cons, i) for i in range(nc)), ", ".join(ins)),
+        'asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");',
+        'asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");',
+        "for (int i = 0; i < %d; ++i) d_frag[t * %d + i] = *(uint32_t*)&d[i];" % (nc, nc),
+    ]
+    return translation_unit(FIXED_WIDTH_TYPES, kernel("k", PARAMS, "\n".join(body), 128))
+
+
+rng = np.random.default_rng(0)
+for name in sys.argv[1:]:
+    atom = make_mma_atom(name)
+    op = atom.op
+    m, n, k = atom.shape_mnk
+    A = atom.val_type_A.quantize(rng.integers(-3, 4, size=(m, k)))
+    B = atom.val_type_B.quantize(rng.integers(0 if atom.val_type_B.min == 0 else -3, 4, size=(n, k)))
+    ref = A.astype(np.float64) @ B.astype(np.float64).T
+    a_img, a_bytes = image(A, atom.val_type_A)
+    b_img, b_bytes = image(B, atom.val_type_B)
+    kern = load_kernel(compile(source(op, a_bytes, b_bytes), device_arch()), "k", PARAMS)
+    a_frag = np.zeros((128, 4), np.uint32)
+    if op.a_source == "reg":
+        frag = atom.val_type_A.to_host(atom.partition_A(A))  # through the atom's A layout
+        a_frag = np.ascontiguousarray(frag).view(np.uint32)
+    d = torch.zeros(128 * op.c.count, dtype=torch.int32, device="cuda")
+    kern(torch.from_numpy(a_frag.view(np.int32)).cuda(), a_img, b_img, d, desc(m), desc(n),
+         grid=1, block=128)
+    torch.cuda.synchronize()
+    raw = d.cpu().numpy().reshape(128, op.c.count)
+    frag = raw.view({"float": np.float32, "uint32_t": atom.val_type_C.host}[op.c.cpp])
+    got = atom.tile_C(frag.reshape(128, n // 2))  # through the atom's C layout
+    assert np.array_equal(got.astype(np.float64), ref), (name, np.argwhere(got != ref)[:5])
+    print("OK", name)
+"""
+
+
+@pytest.mark.gpu
+def test_gmma_layouts_on_the_gpu(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    script = tmp_path / "gmma_gpu.py"
+    script.write_text(_GPU_SCRIPT)
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    done = subprocess.run(
+        [sys.executable, str(script), *GPU_ATOMS],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.count("OK") == len(GPU_ATOMS)

@@ -29,6 +29,10 @@ class Panel:
     cell (-1 where no (thread, value) lands). ``tv`` (T, V): each logical thread's cells as
     row-major indices ``r * cols + c``; ``thread_ids`` (T,): logical thread -> displayed id.
     A layout panel has ``offset`` (rows, cols) instead and no threads.
+
+    >>> p = layout_figure(Layout((2, 2), (2, 1))).panels[0]
+    >>> p.name, p.area, p.offset.tolist()
+    ('L', 4, [[0, 1], [2, 3]])
     """
 
     name: str
@@ -46,13 +50,17 @@ class Panel:
 
     @property
     def area(self) -> int:
-        """Number of cells, rows * cols."""
+        """Number of cells, rows * cols (see the class example)."""
         return self.rows * self.cols
 
 
 @dataclass(frozen=True)
 class Figure:
-    """A titled set of panels: ``kind`` is 'mma' (panels A, B, C) or 'layout' (one panel)."""
+    """A titled set of panels: ``kind`` is 'mma' (panels A, B, C), 'layout' or 'tv' (one panel).
+
+    >>> figure_of(Layout(4)).title
+    'Layout 4:1'
+    """
 
     kind: str
     title: str
@@ -62,7 +70,11 @@ class Figure:
     notes: tuple[str, ...] = field(default=())
 
     def panel(self, name: str) -> Panel:
-        """The panel called ``name`` ('A', 'B', 'C' or 'L')."""
+        """The panel called ``name`` ('A', 'B', 'C' or 'L').
+
+        >>> figure_of(Layout(4)).panel("L").cols
+        4
+        """
         for p in self.panels:
             if p.name == name:
                 return p

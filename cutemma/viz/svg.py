@@ -145,7 +145,14 @@ def layout_lines(fig: Figure) -> list[str]:
 
 
 def svg_parts(fig: Figure, s: int) -> tuple[list[str], int, int]:
-    """The body elements of a figure's SVG and its pixel width and height."""
+    """The body elements of a figure's SVG and its pixel width and height (``to_svg`` wraps
+    them in ``<svg>``; the HTML explorer embeds them).
+
+    >>> from cutemma.layout import Layout
+    >>> body, w, h = svg_parts(figure_of(Layout((2, 2))), 40)
+    >>> (w, h), sum(e.startswith('<rect') for e in body)
+    ((142, 174), 4)
+    """
     at, w, h = placements(fig)
     pad = max(0, 28 - s)  # room for index labels when cells are narrower than "255"
     ox, oy = pad, pad + TITLE_H

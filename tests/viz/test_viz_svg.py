@@ -108,3 +108,17 @@ def test_text_shrinks_then_drops_but_size_stays_linear():
     assert w < 2100 and h < 2100
     mid = to_svg(Layout((128, 128)), cell=7)
     assert 3.6 < len(big) / len(mid) < 4.4  # bytes per cell constant
+
+
+def test_errors_name_the_inputs():
+    from cutemma.errors import LayoutError
+
+    tv = Layout((4, 2), (1, 4))
+    with pytest.raises(LayoutError, match=r"reaches offset 7; the 2x2 C tile"):
+        to_svg(tv, tile=(2, 2))
+    with pytest.raises(LayoutError, match=r"\(M, N\) tile; got tile=\(4,\)"):
+        to_svg(tv, tile=(4,))
+    with pytest.raises(LayoutError, match="rank 2 \\(thread, value\\); 8:1 has rank 1"):
+        to_svg(Layout(8), tile=(4, 2))
+    with pytest.raises(LayoutError, match="needs a plain TV Layout"):
+        to_svg(ComposedLayout(Swizzle(1, 0, 1), 0, Layout((2, 2))), tile=(2, 2))

@@ -37,6 +37,7 @@ from cutemma.tensor import (
     make_tensor,
 )
 from cutemma.tiled import ThrMma, TiledMma, make_tiled_mma
+from cutemma.viz import print_latex, print_text, to_html, to_latex, to_svg, to_text
 
 __version__ = "0.1.0"
 
@@ -45,5 +46,6 @@ __all__ = [
     "LayoutError", "LayoutParseError", "NotALayoutError", "TiledMmaError",
     "Tensor", "ThrMma", "TiledMma", "emulate", "infer_layout", "local_partition", "local_tile",
     "make_identity_tensor", "make_tensor", "make_tiled_mma",
+    "print_latex", "print_text", "to_html", "to_latex", "to_svg", "to_text",
     *_layout_all, *_mma_all, *_smem_all,
 ]  # fmt: skip

@@ -132,12 +132,14 @@ def local_tile(tensor: Tensor, tiler, coord) -> Tensor:
     ((4, 0), (7, 3))
     """
     z = zipped_divide_tensor(tensor, tiler)
-    rest = z.layout[1]
+    tile, rest = z.layout[0], z.layout[1]
+    n_tile = len(tile) if is_tuple(tile.shape) else 1
     n_rest = len(rest) if is_tuple(rest.shape) else 1
     if not is_tuple(coord):
-        coord = (coord,) if n_rest == 1 else coord
-    c = coord if n_rest > 1 else coord[0]
-    return z(None, c)
+        coord = (coord,)
+    # slicing with one '_' per tile mode keeps the tile's modes flat, as CuTe's local_tile
+    keep = tuple([None] * n_tile) if n_tile > 1 else None
+    return z(keep, coord if n_rest > 1 else coord[0])
 
 
 def local_partition(tensor: Tensor, thr_layout, index: int) -> Tensor:
@@ -154,7 +156,10 @@ def local_partition(tensor: Tensor, thr_layout, index: int) -> Tensor:
     tile = tile if is_tuple(tile) else (tile,)
     coord = _coord_of(thr_layout, index)
     z = zipped_divide_tensor(tensor, tuple(Layout(t) for t in tile))
-    return z(coord if len(tile) > 1 else coord[0], None)
+    rest = z.layout[1]
+    n_rest = len(rest) if is_tuple(rest.shape) else 1
+    keep = tuple([None] * n_rest) if n_rest > 1 else None
+    return z(coord if len(tile) > 1 else coord[0], keep)
 
 
 def _coord_of(layout: Layout, index: int) -> tuple:

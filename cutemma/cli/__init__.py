@@ -76,4 +76,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def console_main() -> None:
     """Entry point of the ``cutemma`` console script."""
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except BrokenPipeError:  # output piped into `head` and closed early
+        sys.stderr.close()
+        sys.exit(0)

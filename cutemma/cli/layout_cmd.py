@@ -58,11 +58,9 @@ def run(args: argparse.Namespace) -> int:
         f"size {size(layout)}  cosize {layout.cosize() if not isinstance(layout, Layout) else cosize(layout)}"
     )
     print(grid_text(layout))
-    if getattr(args, "svg", None):
-        from cutemma.viz import to_svg
+    from cutemma.cli.show_viz import write_from_args
 
-        with open(args.svg, "w") as f:
-            f.write(to_svg(layout))
+    write_from_args(layout, args)
     return 0
 
 
@@ -70,5 +68,7 @@ def register(sub) -> None:
     """Add the ``layout`` subcommand."""
     p = sub.add_parser("layout", help="print a layout, its size/cosize and its index table")
     p.add_argument("layout", help='CuTe notation, e.g. "((2,2,2),(2,2,2)):((1,16,4),(8,2,32))"')
-    p.add_argument("--svg", help="also write a picture to this SVG file (needs cutemma.viz)")
+    from cutemma.cli.show_viz import add_picture_args
+
+    add_picture_args(p)
     p.set_defaults(run=run)

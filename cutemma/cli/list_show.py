@@ -152,8 +152,26 @@ def _params(pairs: list[str]) -> dict:
 
 
 def run_show(args: argparse.Namespace) -> int:
-    """Print one atom: Operation, traits and thread-value grids."""
-    print(show_text(make_mma_atom(args.name, **_params(args.param)), grids=not args.no_grid))
+    """Print one atom (Operation, traits, thread-value grids), or draw it / its TiledMMA.
+
+    With ``--atom-layout`` or ``--tile`` the atom is composed into a TiledMMA first; with
+    ``--svg/--html/--latex`` the picture is written to the file instead of the text.
+    """
+    from cutemma.cli.show_viz import parse_atom_layout, parse_tile, terminal_text, write_from_args
+    from cutemma.tiled import make_tiled_mma
+
+    atom = make_mma_atom(args.name, **_params(args.param))
+    obj = atom
+    if args.atom_layout or args.tile:
+        layout = parse_atom_layout(args.atom_layout) if args.atom_layout else (1, 1, 1)
+        obj = make_tiled_mma(atom, layout, parse_tile(args.tile) if args.tile else None)
+    if write_from_args(obj, args):
+        return 0
+    if obj is atom:
+        print(show_text(atom, grids=not args.no_grid))
+    else:
+        print(obj)
+        print(terminal_text(obj))
     return 0
 
 
@@ -167,4 +185,11 @@ def register(sub) -> None:
     s.add_argument("name", help="operation name, e.g. SM80_16x8x16_F32BF16BF16F32_TN")
     s.add_argument("-p", "--param", action="append", help="parameter key=value (repeatable)")
     s.add_argument("--no-grid", action="store_true", help="leave out the thread-value grids")
+    s.add_argument("--atom-layout", help='tile atoms over threads, e.g. "(2,2):(2,1)" or "2,2,1"')
+    s.add_argument(
+        "--tile", help='tile size / permutations, e.g. "32,32,4" or "(4,4,2):(1,8,4),32,4"'
+    )
+    from cutemma.cli.show_viz import add_picture_args
+
+    add_picture_args(s)
     s.set_defaults(run=run_show)

@@ -50,7 +50,12 @@ def _by_mode(fn, a: Layout, tiler: tuple, name: str) -> Layout:
             f"{name}: tiler {_tstr(tiler)} has {len(tiler)} modes but layout {a} has only "
             f"{len(modes)}; give at most one tiler entry per mode"
         )
-    out = [m if t is None else fn(m, t) for m, t in zip(modes, tiler)] + modes[len(tiler) :]
+    try:
+        out = [m if t is None else fn(m, t) for m, t in zip(modes, tiler)] + modes[len(tiler) :]
+    except LayoutError as e:
+        if str(a) in str(e):
+            raise
+        raise LayoutError(f"{name}({a}, {_tstr(tiler)}) by mode: {e}") from None
     return _rebuild(out)
 
 
@@ -155,6 +160,8 @@ def complement(layout: Layout, cotarget: IntTuple | None = None) -> Layout:
     if cotarget is None:
         cotarget = cosize(layout)
     target = it.product(cotarget)
+    if target < 1:
+        raise LayoutError(f"complement({layout}, {cotarget}): the cotarget must be >= 1")
     f = filter(layout)
     pairs = sorted(zip(it.flatten(f.shape), it.flatten(f.stride)), key=lambda p: (p[1], p[0]))
     if pairs and pairs[0][1] == 0:
@@ -221,7 +228,13 @@ def _divide_1(a: Layout, b) -> Layout:
     b = as_layout(b)
     n = it.product(a.shape)
     try:
-        return composition(a, make_layout(b, complement(b, n)))
+        comp = complement(b, n)
+        if it.product(b.shape) * it.product(comp.shape) != n:
+            raise LayoutError(
+                f"the tile {b} does not divide {n} elements into whole tiles "
+                f"(tile and its complement cover {it.product(b.shape) * it.product(comp.shape)})"
+            )
+        return composition(a, make_layout(b, comp))
     except LayoutError as e:
         raise LayoutError(f"logical_divide({a}, {b}) is not defined: {e}") from None
 
@@ -262,7 +275,8 @@ def _zip_split(result: Layout, tiler) -> tuple[list[Layout], list[Layout]]:
 
 
 def _pack(modes: list[Layout]) -> Layout:
-    return make_layout(*modes) if len(modes) > 1 else modes[0]
+    # CuTe: the tile and rest parts are make_layout(...) of their modes, rank-1 included
+    return make_layout(*modes)
 
 
 def _flat_modes(modes: list[Layout]) -> list[Layout]:
@@ -519,7 +533,10 @@ def upcast(layout: Layout, n: int) -> Layout:
             )
         return it.shape_div(s, n // abs(d)), (1 if d > 0 else -1)
 
-    return _scale_leaves(layout, leaf)
+    try:
+        return _scale_leaves(layout, leaf)
+    except LayoutError as e:
+        raise LayoutError(f"upcast({layout}, {n}) is not defined: {e}") from None
 
 
 def downcast(layout: Layout, n: int) -> Layout:

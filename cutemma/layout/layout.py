@@ -49,6 +49,15 @@ class Layout:
     __slots__ = ("_shape", "_stride", "_hash")
 
     def __init__(self, shape: IntTuple, stride: IntTuple | None = None):
+        try:
+            self._init(shape, stride)
+        except RecursionError:
+            raise LayoutError(
+                "layout shape/stride is nested too deeply to process (Python recursion limit); "
+                "use a shallower hierarchy"
+            ) from None
+
+    def _init(self, shape, stride) -> None:
         if isinstance(shape, list):
             shape = _to_tuple(shape)
         if isinstance(stride, list):
@@ -153,10 +162,15 @@ class Layout:
         """One past the largest offset: the size of the codomain."""
         return cosize(self)
 
-    def _repr_svg_(self) -> str:  # pragma: no cover - drawn by cutemma.viz when present
+    def _repr_svg_(self) -> str:  # pragma: no cover - Jupyter hook
         from cutemma.viz import to_svg
 
         return to_svg(self)
+
+    def _repr_html_(self) -> str:  # pragma: no cover - Jupyter hook
+        from cutemma.viz import to_html
+
+        return to_html(self)
 
 
 def _to_tuple(x):

@@ -150,6 +150,16 @@ def parse_layout(text: str):
     """
     if not isinstance(text, str):
         raise LayoutParseError(f"layout text must be a str, got {text!r}")
+    try:
+        return _parse(text)
+    except RecursionError:
+        raise LayoutParseError(
+            f"layout text of {len(text)} characters is nested too deeply to read (Python "
+            "recursion limit); use a shallower hierarchy"
+        ) from None
+
+
+def _parse(text: str):
     r = _Reader(text)
     if r.word() in ("Sw", "Swizzle", "cute::Swizzle"):
         from cutemma.layout.swizzle import ComposedLayout

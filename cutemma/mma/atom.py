@@ -86,6 +86,16 @@ class MmaAtom:
         return self.op.name
 
     # --- fragments -----------------------------------------------------------
+    def _repr_svg_(self) -> str:  # pragma: no cover - Jupyter hook
+        from cutemma.viz import to_svg
+
+        return to_svg(self)
+
+    def _repr_html_(self) -> str:  # pragma: no cover - Jupyter hook
+        from cutemma.viz import to_html
+
+        return to_html(self)
+
     def make_fragment_A(self) -> np.ndarray:
         """Zeros shaped (threads, values of A), in A's host dtype.
 

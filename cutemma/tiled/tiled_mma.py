@@ -260,7 +260,7 @@ class ThrMma:
     >>> thr = make_tiled_mma("SM80_16x8x16_F32F16F16F32_TN").get_slice(0)
     >>> c = thr.partition_C(make_identity_tensor((16, 8)))
     >>> c.shape, c(0), c(1), c(2)
-    ((4, 1, 1), (0, 0), (0, 1), (8, 0))
+    (((2, 2), 1, 1), (0, 0), (0, 1), (8, 0))
     """
 
     def __init__(self, tiled: TiledMma, thr_idx: int):
@@ -318,7 +318,7 @@ class ThrMma:
         """The shape ``partition_<which>`` gives for a tensor of ``shape``.
 
         >>> make_tiled_mma("SM80_16x8x16_F32F16F16F32_TN").get_slice(0).partition_shape((32, 64), "A")
-        (8, 2, 4)
+        ((2, 2, 2), 2, 4)
         """
         sub, _ = self._partition_layout(Layout(tuple(shape)), which)
         return sub.shape

@@ -65,50 +65,61 @@ def _tstr(t) -> str:
     return str(t)
 
 
-def _composition_1d(a: Layout, s: int, d: int) -> tuple[IntTuple, IntTuple]:
-    """``a`` composed with the single mode ``s:d``; returns (shape, stride)."""
+def _composition_1d(a: Layout, shapes: tuple, strides: tuple, s: int, d: int):
+    """``a`` (flattened to ``shapes``/``strides``, size-1 modes dropped) composed with ``s:d``.
+
+    CuTe's conditions are checked on the flattened, not coalesced, ``a``: the stride ``d`` and
+    each mode extent it steps over must divide one another, and so must the elements still
+    to place and the extent left in each mode it lands in. They are what makes composition
+    distribute over the modes of a multi-mode right operand.
+    """
     if d == 0:
         return s, 0
-    flat = coalesce(a)
-    if is_int(flat.shape):
-        return s, flat.stride * d
-    shapes, strides = flat.shape, flat.stride
+    if not shapes:
+        return s, 0
     out_s: list[int] = []
     out_d: list[int] = []
     rest_s, rest_d = s, d
-    for sa, da in zip(shapes[:-1], strides[:-1]):
+    last = len(shapes) - 1
+    for i in range(last):
         if rest_s == 1:
             break
+        sa = shapes[i]
         if rest_d % sa != 0 and sa % rest_d != 0:
             raise LayoutError(
                 f"composition({a}, {s}:{d}) is not defined: stride {rest_d} and mode extent {sa} "
                 f"of {a} must divide one another (CuTe's stride divisibility condition)"
             )
-        new_s = min(max(1, sa // rest_d), rest_s)
-        if new_s != 1:
-            if rest_s % new_s != 0:
+        curr = -(-sa // rest_d)
+        if curr > 1:
+            if rest_s % curr != 0 and curr % rest_s != 0:
                 raise LayoutError(
                     f"composition({a}, {s}:{d}) is not defined: {rest_s} elements do not split "
-                    f"into whole blocks of {new_s} along a mode of {a} (shape divisibility)"
+                    f"evenly against the {curr} left in a mode of {a} (shape divisibility)"
                 )
+            new_s = curr if curr < rest_s else rest_s
             out_s.append(new_s)
-            out_d.append(rest_d * da)
-        rest_s //= new_s
-        rest_d = it.ceil_div(rest_d, sa)
+            out_d.append(rest_d * strides[i])
+            rest_s //= new_s
+        rest_d = -(-rest_d // sa)
     if rest_s != 1 or not out_s:
         out_s.append(rest_s)
-        out_d.append(rest_d * strides[-1])
+        out_d.append(rest_d * strides[last])
     if len(out_s) == 1:
         return out_s[0], out_d[0]
     return tuple(out_s), tuple(out_d)
 
 
 def _compose_layouts(a: Layout, b: Layout) -> Layout:
+    pairs = [(x, y) for x, y in zip(it.flatten(a.shape), it.flatten(a.stride)) if x != 1]
+    shapes = tuple(p[0] for p in pairs)
+    strides = tuple(p[1] for p in pairs)
+
     def go(s, d):
-        if is_tuple(s):
+        if isinstance(s, tuple):
             parts = [go(x, y) for x, y in zip(s, d)]
             return tuple(p[0] for p in parts), tuple(p[1] for p in parts)
-        return _composition_1d(a, s, d)
+        return _composition_1d(a, shapes, strides, s, d)
 
     return Layout._raw(*go(b.shape, b.stride))
 

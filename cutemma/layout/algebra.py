@@ -18,11 +18,11 @@ from cutemma.layout import int_tuple as it
 from cutemma.layout.int_tuple import IntTuple, is_int, is_tuple
 from cutemma.layout.layout import (
     Layout,
+    _leaves,
     _modes,
     as_layout,
     coalesce,
     cosize,
-    filter,
     flatten_layout,
     make_layout,
 )
@@ -170,16 +170,15 @@ def complement(layout: Layout, cotarget: IntTuple | None = None) -> Layout:
     """
     if cotarget is None:
         cotarget = cosize(layout)
-    target = it.product(cotarget)
+    target = cotarget if isinstance(cotarget, int) else it.product(cotarget)
     if target < 1:
         raise LayoutError(f"complement({layout}, {cotarget}): the cotarget must be >= 1")
-    f = filter(layout)
-    pairs = sorted(zip(it.flatten(f.shape), it.flatten(f.stride)), key=lambda p: (p[1], p[0]))
-    if pairs and pairs[0][1] == 0:
-        pairs = []  # filter left only a 1:0 layout: nothing is reached but 0
-    shapes, strides = [], []
+    # the reached modes, by increasing stride; broadcast (stride 0) and size-1 modes reach nothing
+    pairs = sorted((d, s) for s, d in zip(*layout.flat()) if s != 1 and d != 0)
+    shapes: list[int] = []
+    strides: list[int] = []
     current = 1
-    for s, d in pairs:
+    for d, s in pairs:
         if d < 0:
             raise LayoutError(
                 f"complement({layout}, {cotarget}): negative stride {d} is not supported"
@@ -190,12 +189,29 @@ def complement(layout: Layout, cotarget: IntTuple | None = None) -> Layout:
                 f"or its strides do not nest (stride {d} is not a multiple of {current})"
             )
         if d != current:
-            shapes.append(d // current)
-            strides.append(current)
+            _push(shapes, strides, d // current, current)
         current = s * d
-    shapes.append(it.ceil_div(target, current))
-    strides.append(current)
-    return coalesce(Layout._raw(tuple(shapes), tuple(strides)))
+    _push(shapes, strides, -(-target // current), current)
+    return _from_lists(shapes, strides)
+
+
+def _push(shapes: list, strides: list, s: int, d: int) -> None:
+    """Append mode s:d, merging it into the previous one when they are contiguous (coalesce)."""
+    if s == 1:
+        return
+    if shapes and strides[-1] * shapes[-1] == d:
+        shapes[-1] *= s
+    else:
+        shapes.append(s)
+        strides.append(d)
+
+
+def _from_lists(shapes: list, strides: list) -> Layout:
+    if not shapes:
+        return Layout._raw(1, 0)
+    if len(shapes) == 1:
+        return Layout._raw(shapes[0], strides[0])
+    return Layout._raw(tuple(shapes), tuple(strides))
 
 
 def right_inverse(layout: Layout) -> Layout:
@@ -204,24 +220,24 @@ def right_inverse(layout: Layout) -> Layout:
     >>> str(right_inverse(Layout((4, 2), (2, 1))))
     '(2,4):(4,1)'
     """
-    flat = coalesce(layout)
-    shapes = it.flatten(flat.shape)
-    strides = it.flatten(flat.stride)
-    index_strides = it.flatten(it.prefix_product(flat.shape))
+    shapes, strides = coalesce(layout).flat()
+    index_strides = []
+    n = 1
+    for x in shapes:
+        index_strides.append(n)
+        n *= x
     order = sorted(range(len(shapes)), key=lambda i: (strides[i], shapes[i]))
-    out_s, out_d = [], []
+    out_s: list[int] = []
+    out_d: list[int] = []
     current = 1
     for i in order:
         if strides[i] == 0:
             continue
         if strides[i] != current:
             break
-        out_s.append(shapes[i])
-        out_d.append(index_strides[i])
+        _push(out_s, out_d, shapes[i], index_strides[i])
         current *= shapes[i]
-    if not out_s:
-        return Layout._raw(1, 0)
-    return coalesce(Layout._raw(tuple(out_s), tuple(out_d)))
+    return _from_lists(out_s, out_d)
 
 
 def left_inverse(layout: Layout) -> Layout:
@@ -404,15 +420,63 @@ def _pad(layout: Layout, r: int) -> list[Layout]:
     return modes + [Layout._raw(1, 0)] * (r - len(modes))
 
 
+def _mode_pairs(layout: Layout, r: int) -> list[tuple]:
+    """Top-level (shape, stride) modes, padded with 1:0 up to rank ``r``."""
+    if isinstance(layout.shape, tuple):
+        pairs = list(zip(layout.shape, layout.stride))
+    else:
+        pairs = [(layout.shape, layout.stride)]
+    return pairs + [(1, 0)] * (r - len(pairs))
+
+
+def _coalesced_pair(s, d) -> tuple:
+    shapes: list[int] = []
+    strides: list[int] = []
+    for x, y in zip(_leaves(s), _leaves(d)):
+        _push(shapes, strides, x, y)
+    if not shapes:
+        return 1, 0
+    if len(shapes) == 1:
+        return shapes[0], strides[0]
+    return tuple(shapes), tuple(strides)
+
+
+def _compact_size(layout: Layout) -> int:
+    """size(layout) if it maps its domain one-to-one onto [0, size), else 0."""
+    current = 1
+    for d, x in sorted((d, x) for x, d in zip(*layout.flat()) if x != 1):
+        if d != current:
+            return 0
+        current *= x
+    return current
+
+
+def _scale(d, n):
+    return tuple(_scale(x, n) for x in d) if isinstance(d, tuple) else d * n
+
+
 def _interleave(block, tiler, block_first: bool) -> Layout:
+    """Mode i of the result is (block_i, repeat_i) or (repeat_i, block_i), each coalesced."""
     block, tiler = as_layout(block), as_layout(tiler)
-    r = max(len(block), len(tiler))
-    a = _rebuild(_pad(block, r))
-    b = _rebuild(_pad(tiler, r))
-    p = _product_1(a, b)
-    pa, pb = _modes(p[0]), _modes(p[1])
-    modes = [make_layout(x, y) if block_first else make_layout(y, x) for x, y in zip(pa, pb)]
-    return coalesce(_rebuild(modes), (1,) * r)
+    r = max(it.rank(block.shape), it.rank(tiler.shape))
+    bp, tp = _mode_pairs(block, r), _mode_pairs(tiler, r)
+    a = Layout._raw(tuple(p[0] for p in bp), tuple(p[1] for p in bp))
+    b = Layout._raw(tuple(p[0] for p in tp), tuple(p[1] for p in tp))
+    n = _compact_size(a)
+    if n:
+        # a is a bijection onto [0, n): its complement is cosize(b):n, so the repeats are b * n
+        rest_pairs = [(ys, _scale(yd, n)) for ys, yd in tp]
+    else:
+        try:
+            rest = composition(complement(a, it.product(a.shape) * cosize(b)), b)
+        except LayoutError as e:
+            raise LayoutError(f"product of {block} by {tiler} is not defined: {e}") from None
+        rest_pairs = _mode_pairs(rest, r)
+    modes = []
+    for (xs, xd), (ys, yd) in zip(bp, rest_pairs):
+        pair = ((xs, ys), (xd, yd)) if block_first else ((ys, xs), (yd, xd))
+        modes.append(_coalesced_pair(*pair))
+    return Layout._raw(tuple(m[0] for m in modes), tuple(m[1] for m in modes))
 
 
 def blocked_product(block, tiler):

@@ -46,7 +46,7 @@ class Layout:
     (5, 5, '((2,2)):((1,4))')
     """
 
-    __slots__ = ("_shape", "_stride", "_hash")
+    __slots__ = ("_shape", "_stride", "_hash", "_flat")
 
     def __init__(self, shape: IntTuple, stride: IntTuple | None = None):
         try:
@@ -75,6 +75,7 @@ class Layout:
         self._shape = shape
         self._stride = stride
         self._hash = None
+        self._flat = None
 
     @classmethod
     def _raw(cls, shape: IntTuple, stride: IntTuple) -> Layout:
@@ -83,6 +84,7 @@ class Layout:
         obj._shape = shape
         obj._stride = stride
         obj._hash = None
+        obj._flat = None
         return obj
 
     @classmethod
@@ -97,6 +99,16 @@ class Layout:
         from cutemma.layout.notation import parse_layout
 
         return parse_layout(text)
+
+    def flat(self) -> tuple[tuple, tuple]:
+        """The leaves of shape and stride as two flat tuples (cached: layouts are immutable).
+
+        >>> Layout(((2, 2), 3)).flat()
+        ((2, 2, 3), (1, 2, 4))
+        """
+        if self._flat is None:
+            self._flat = (_leaves(self._shape), _leaves(self._stride))
+        return self._flat
 
     @property
     def shape(self) -> IntTuple:
@@ -134,7 +146,7 @@ class Layout:
             yield self[i]
 
     def __getitem__(self, i: int) -> Layout:
-        if is_tuple(self._shape):
+        if isinstance(self._shape, tuple):
             n = len(self._shape)
             if not -n <= i < n:
                 raise LayoutError(f"layout {self} has modes 0..{n - 1}; mode {i} does not exist")
@@ -171,6 +183,24 @@ class Layout:
         from cutemma.viz import to_html
 
         return to_html(self)
+
+
+def _leaves(t) -> tuple:
+    if not isinstance(t, tuple):
+        return (t,)
+    if all(not isinstance(x, tuple) for x in t):
+        return t
+    out: list = []
+    stack = [iter(t)]
+    while stack:
+        for x in stack[-1]:
+            if isinstance(x, tuple):
+                stack.append(iter(x))
+                break
+            out.append(x)
+        else:
+            stack.pop()
+    return tuple(out)
 
 
 def _to_tuple(x):
@@ -254,16 +284,19 @@ def make_layout(*layouts: Layout) -> Layout:
     >>> str(make_layout(Layout(4, 1), Layout(2, 4))), str(make_layout(Layout(3, 1)))
     ('(4,2):(1,4)', '(3):(1)')
     """
-    if len(layouts) == 1 and not isinstance(layouts[0], Layout):
+    n = len(layouts)
+    if n == 1 and not isinstance(layouts[0], Layout):
         return as_layout(layouts[0])
-    if (
-        len(layouts) == 2
-        and not isinstance(layouts[0], Layout)
-        and not isinstance(layouts[1], Layout)
-    ):
+    if n == 2 and not isinstance(layouts[0], Layout) and not isinstance(layouts[1], Layout):
         return Layout(layouts[0], layouts[1])
-    ls = [as_layout(x) for x in layouts]
-    return Layout._raw(tuple(x.shape for x in ls), tuple(x.stride for x in ls))
+    shapes = []
+    strides = []
+    for x in layouts:
+        if not isinstance(x, Layout):
+            x = as_layout(x)
+        shapes.append(x._shape)
+        strides.append(x._stride)
+    return Layout._raw(tuple(shapes), tuple(strides))
 
 
 def size(x, mode: int | None = None) -> int:
@@ -289,10 +322,10 @@ def cosize(layout) -> int:
     """
     if not isinstance(layout, Layout):
         return layout.cosize()
-    top = 0
-    for s, d in zip(it.flatten(layout.shape), it.flatten(layout.stride)):
-        top += (s - 1) * abs(d)
-    return top + 1
+    top = 1
+    for s, d in zip(*layout.flat()):
+        top += (s - 1) * (d if d >= 0 else -d)
+    return top
 
 
 def rank(x) -> int:
@@ -345,7 +378,9 @@ def flatten_layout(layout: Layout) -> Layout:
 
 
 def _modes(layout: Layout) -> list[Layout]:
-    return [layout[i] for i in range(len(layout))] if is_tuple(layout.shape) else [layout]
+    if isinstance(layout._shape, tuple):
+        return [Layout._raw(s, d) for s, d in zip(layout._shape, layout._stride)]
+    return [layout]
 
 
 def append(layout: Layout, x: Layout | None = None, n: int | None = None) -> Layout:
@@ -438,7 +473,7 @@ def coalesce(layout: Layout, profile: IntTuple | None = None) -> Layout:
         return make_layout(*out) if len(out) > 1 else Layout._raw((out[0].shape,), (out[0].stride,))
     shapes: list[int] = []
     strides: list[int] = []
-    for s, d in zip(it.flatten(layout.shape), it.flatten(layout.stride)):
+    for s, d in zip(*layout.flat()):
         if s == 1:
             continue
         if shapes and strides[-1] * shapes[-1] == d:

@@ -1,0 +1,87 @@
+"""Probe kernels: one instruction of one atom, run once on a whole tile.
+
+A :class:`Probe` is the CUDA C++ text of a kernel that loads the atom's A, B and
+C tiles into place (registers through the traits layouts, or shared memory in a
+canonical layout plus a descriptor for GMMA/UMMA), executes the instruction
+once, and stores D through the C layout. The verify sweep compiles many probes
+in one NVRTC program and launches each on the GPU that can run it.
+
+Kernel signature contract, shared by every probe::
+
+    extern "C" __global__ void NAME(const A_T* A, const B_T* B, const C_T* C, D_T* D)
+
+A is the atom's M x K tile at offset ``m + k*M``, B the N x K tile at
+``n + k*N``, C and D the M x N tile at ``m + n*M`` (CuTe's coordinate orders).
+Element containers have the value type's width: 16-bit floats as ``uint16_t``
+bits, fp8 / int8 as ``uint8_t``, tf32 / f32 as ``float``, f64 as ``double``, s32
+as ``int32_t``, complex f64 as two ``double`` (re, im). Sub-byte types (s4/u4,
+e2m1 ...) travel one element per ``uint8_t`` (the low bits); b1 travels one bit
+per ``uint8_t`` too — the probe packs them into registers as the register
+arrays need (see :func:`element_container`).
+
+>>> from cutemma.mma import mma_op
+>>> p = probe_for(mma_op('SM80_16x8x16_F32F16F16F32_TN'))
+>>> p.arch, p.sass_kinds, p.threads
+('sm_80', ('HMMA',), 32)
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+
+from cutemma.errors import CompileError
+from cutemma.mma.operation import Operation
+
+
+@dataclass(frozen=True)
+class Probe:
+    """A compilable kernel that runs one atom's instruction once on a whole tile.
+
+    ``source`` is one complete ``__global__`` definition without headers (the
+    program prepends :data:`cutemma.cuda.source.FIXED_WIDTH_TYPES` once);
+    ``runnable_on`` lists the NVRTC archs whose GPUs may launch it (empty:
+    compile-only).
+
+    >>> Probe(None, 'k', 'extern "C" __global__ void k() {}', 'sm_80', ('HMMA',), 32).runnable_on
+    ()
+    """
+
+    op: Operation
+    kernel_name: str
+    source: str
+    arch: str
+    sass_kinds: tuple[str, ...]
+    threads: int
+    shared_bytes: int = 0
+    runnable_on: tuple[str, ...] = ()
+
+
+def probe_for(op: Operation) -> Probe:
+    """The probe kernel of ``op``: warp-level here, GMMA / tcgen05 in their modules.
+
+    >>> from cutemma.mma import mma_op
+    >>> probe_for(mma_op('SM61_DP4A')).sass_kinds
+    ('IDP',)
+    """
+    if op.ptx.startswith("wgmma"):
+        return _delegate("cutemma.cuda.probe_gmma", op)
+    if op.ptx.startswith("tcgen05"):
+        return _delegate("cutemma.cuda.probe_umma", op)
+    from cutemma.cuda.codegen import warp_probe
+
+    return warp_probe(op)
+
+
+def _delegate(module: str, op: Operation) -> Probe:
+    try:
+        mod = importlib.import_module(module)
+    except ModuleNotFoundError as e:
+        if e.name != module:
+            raise
+        raise CompileError(
+            f"{op.name}: its probe is built by {module}.make_probe, and {module} is not "
+            f"installed in this checkout; only register-sourced atoms "
+            f"(mma.sync, dp4a/dp2a, fma) have probes here"
+        ) from None
+    return mod.make_probe(op)

@@ -18,8 +18,10 @@ from cutemma.layout import int_tuple as it
 from cutemma.layout.int_tuple import IntTuple, is_int, is_tuple
 from cutemma.layout.layout import (
     Layout,
+    _from_lists,
     _leaves,
     _modes,
+    _push,
     as_layout,
     coalesce,
     cosize,
@@ -128,13 +130,16 @@ def composition(a, b):
     """``a o b``: the layout ``i -> a(b(i))`` on ``b``'s domain.
 
     ``b`` may be a Layout, an int, or a tuple tiler (applied mode by mode). A Swizzle or
-    ComposedLayout ``a`` gives a ComposedLayout.
+    ComposedLayout ``a`` gives a ComposedLayout; a Tensor ``a`` gives the tensor over the
+    composed layout.
 
     >>> str(composition(Layout((10, 2), (16, 4)), Layout((5, 4), (1, 5))))
     '(5,(2,2)):(16,(80,4))'
     """
     if _is_composed(a):
         return a.compose_inner(b)
+    if hasattr(a, "layout") and hasattr(a, "data"):  # a Tensor: compose its layout
+        return type(a)(a.data, composition(a.layout, b), a.offset)
     if not isinstance(a, Layout):
         from cutemma.layout.swizzle import ComposedLayout, Swizzle
 
@@ -193,25 +198,6 @@ def complement(layout: Layout, cotarget: IntTuple | None = None) -> Layout:
         current = s * d
     _push(shapes, strides, -(-target // current), current)
     return _from_lists(shapes, strides)
-
-
-def _push(shapes: list, strides: list, s: int, d: int) -> None:
-    """Append mode s:d, merging it into the previous one when they are contiguous (coalesce)."""
-    if s == 1:
-        return
-    if shapes and strides[-1] * shapes[-1] == d:
-        shapes[-1] *= s
-    else:
-        shapes.append(s)
-        strides.append(d)
-
-
-def _from_lists(shapes: list, strides: list) -> Layout:
-    if not shapes:
-        return Layout._raw(1, 0)
-    if len(shapes) == 1:
-        return Layout._raw(shapes[0], strides[0])
-    return Layout._raw(tuple(shapes), tuple(strides))
 
 
 def right_inverse(layout: Layout) -> Layout:

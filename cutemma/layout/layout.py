@@ -474,13 +474,23 @@ def coalesce(layout: Layout, profile: IntTuple | None = None) -> Layout:
     shapes: list[int] = []
     strides: list[int] = []
     for s, d in zip(*layout.flat()):
-        if s == 1:
-            continue
-        if shapes and strides[-1] * shapes[-1] == d:
-            shapes[-1] *= s
-        else:
-            shapes.append(s)
-            strides.append(d)
+        _push(shapes, strides, s, d)
+    return _from_lists(shapes, strides)
+
+
+def _push(shapes: list, strides: list, s: int, d: int) -> None:
+    """Append mode s:d, merged into the previous one when contiguous; size-1 modes vanish."""
+    if s == 1:
+        return
+    if shapes and strides[-1] * shapes[-1] == d:
+        shapes[-1] *= s
+    else:
+        shapes.append(s)
+        strides.append(d)
+
+
+def _from_lists(shapes: list, strides: list) -> Layout:
+    """The layout of the modes collected by ``_push`` (``1:0`` when there are none)."""
     if not shapes:
         return Layout._raw(1, 0)
     if len(shapes) == 1:

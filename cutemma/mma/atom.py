@@ -17,6 +17,7 @@ arithmetic, and gathers D back into a fragment.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,7 +25,7 @@ import numpy as np
 from cutemma.errors import AtomError
 from cutemma.mma.operation import Operation
 from cutemma.mma.traits import Traits, tv_table
-from cutemma.mma.types import NumericType
+from cutemma.mma.types import NumericType, numeric_type
 
 
 @dataclass(frozen=True)
@@ -179,7 +180,7 @@ class MmaAtom:
         return _scatter(self.tv_layout_C, frag, self.shape_mnk[0], self.shape_mnk[1], "C")
 
     # --- arithmetic -----------------------------------------------------------
-    def emulate(self, a, b, c, scale_d: int = 1) -> np.ndarray:
+    def emulate(self, a, b, c, scale_d: int = 1, scale_A=None, scale_B=None) -> np.ndarray:
         """D = A*B + C for fragments a, b, c, with the instruction's arithmetic.
 
         Inputs are rounded to their formats (``NumericType.quantize``); products
@@ -189,7 +190,8 @@ class MmaAtom:
         32 bits, or saturates where the op has ``.satfinite``; b1 ops count
         ``popc(a XOR b)`` or ``popc(a AND b)``. Modifiers ``'neg.a'`` / ``'neg.b'``
         (wgmma imm-scale-a/b = -1) negate A / B; ``scale_d=0`` (wgmma's scale-d
-        predicate false) drops C: D = A*B. Returns D's fragment.
+        predicate false) drops C: D = A*B. Block-scaled ops take the scale factors as
+        (M, K/vs) and (N, K/vs) tiles (see ``emulate_tiles``). Returns D's fragment.
 
         >>> import numpy as np
         >>> from cutemma.mma import make_mma_atom
@@ -201,12 +203,33 @@ class MmaAtom:
         A = self.val_type_A.quantize(self.tile_A(a))
         B = self.val_type_B.quantize(self.tile_B(b))
         C = self.val_type_C.quantize(self.tile_C(c))
-        return self.partition_C(self.emulate_tiles(A, B, C, scale_d))
+        return self.partition_C(self.emulate_tiles(A, B, C, scale_d, scale_A, scale_B))
 
-    def emulate_tiles(self, A, B, C, scale_d: int = 1) -> np.ndarray:
+    @property
+    def block_scale(self) -> tuple[int, NumericType] | None:
+        """(scale vector size, scale-factor type) of a block-scaled op, else None.
+
+        One scale factor covers ``vs`` consecutive K elements of a row of A (or of B):
+        PTX ISA ``.block_scale.scale_vec::NX`` has N factors per row of the K extent.
+
+        >>> from cutemma.mma import make_mma_atom
+        >>> vs, sf = make_mma_atom('SM120_16x8x64_F32E2M1E2M1F32UE4M3_TN_VS16').block_scale
+        >>> vs, sf.name
+        (16, 'ue4m3')
+        """
+        m = re.search(r"scale_vec::(\d)X", self.op.ptx)
+        if not m:
+            return None
+        sf = self.op.param("sf_type") or self.op.ptx.rsplit(".", 1)[-1]
+        return self.shape_mnk[2] // int(m.group(1)), numeric_type(sf)
+
+    def emulate_tiles(self, A, B, C, scale_d: int = 1, scale_A=None, scale_B=None) -> np.ndarray:
         """D(M,N) = A(M,K) @ B(N,K)^T + C(M,N) with the instruction's arithmetic (see ``emulate``).
 
         Leading batch dimensions broadcast (numpy rules), so many instances run in one call.
+        Block-scaled ops take ``scale_A`` (M, K/vs) and ``scale_B`` (N, K/vs) factors
+        (rounded to the scale type; omitted means 1): each A[m, k] is multiplied by
+        scale_A[m, k // vs] and each B[n, k] by scale_B[n, k // vs] before the products.
 
         >>> import numpy as np
         >>> from cutemma.mma import make_mma_atom
@@ -225,6 +248,8 @@ class MmaAtom:
         # PTX ISA 9.7.15.5.2: imm-scale-a/b = -1 negates every element of A / B.
         A = -A if "neg.a" in mods else A
         B = -B if "neg.b" in mods else B
+        if scale_A is not None or scale_B is not None:
+            A, B = self._apply_block_scales(A, B, scale_A, scale_B)
         if "xor.popc" in mods:
             acc = (A[..., :, None, :] ^ B[..., None, :, :]).sum(axis=-1)
         elif "and.popc" in mods:
@@ -232,6 +257,30 @@ class MmaAtom:
         else:
             acc = A @ np.swapaxes(B, -1, -2)  # leading batch dims broadcast
         return _round_accumulator(acc + C, self.val_type_D, "satfinite" in mods)
+
+    def _apply_block_scales(self, A, B, scale_A, scale_B):
+        spec = self.block_scale
+        if spec is None:
+            raise AtomError(
+                f"{self.name} is not block-scaled: scale_A/scale_B apply only to "
+                "kind::mxf8f6f4 / mxf4 / mxf4nvf4 ops"
+            )
+        vs, sf = spec
+        out = []
+        for x, s, which in ((A, scale_A, "A"), (B, scale_B, "B")):
+            if s is None:
+                out.append(x)
+                continue
+            s = np.asarray(s)
+            want = x.shape[-1] // vs
+            if s.shape[-1] != want or s.shape[-2] != x.shape[-2]:
+                raise AtomError(
+                    f"{self.name}: scale_{which} has shape {s.shape}; expected "
+                    f"({x.shape[-2]}, {want}): one factor per {vs} K elements of each row"
+                )
+            # products of a narrow float and a power-of-two or e4m3 factor are exact in float64
+            out.append(x * np.repeat(sf.quantize(s), vs, axis=-1))
+        return out[0], out[1]
 
 
 def _gauss_mma(A: np.ndarray, B: np.ndarray, C: np.ndarray) -> np.ndarray:

@@ -275,7 +275,7 @@ def _build(kind: UmmaKind, name: MmaName, params: dict) -> tuple[Operation, Trai
         params=tuple(sorted(s.items())),
         note="C (and A for TS) in tensor memory: layouts say which CTA holds which element; "
         "one thread issues the instruction for its CTA"
-        + ("; block scale factors are not applied by emulate" if kind.scales else ""),
+        + ("; block scale factors: emulate_tiles(scale_A=, scale_B=)" if kind.scales else ""),
     )
     return op, traits
 

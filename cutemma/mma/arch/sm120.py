@@ -18,8 +18,9 @@ cutemma), block-scaled with the scale type appended and the vector size:
 ``SM120_16x8x32_TN<float_e2m1_t,float_e2m1_t,float>`` (or ``a_type=`` ...) and
 ``SM120::BLOCKSCALED::SM120_16x8x64_TN_VS<float_e2m1_t,float_e2m1_t,float,float_ue4m3_t,16>``.
 
-Emulation uses the A, B, C values; the block scale factors are extra operands
-(``Extra`` entries) that emulation does not apply (equivalently: all scales 1).
+The block scale factors are extra operands (``Extra`` entries) of the instruction; the
+emulation applies them when given as tiles (``MmaAtom.emulate_tiles(..., scale_A=, scale_B=)``,
+one factor per ``vs`` K elements) and takes them as 1 otherwise.
 
 >>> from cutemma.mma import mma_op
 >>> mma_op('SM120_16x8x32_F32E2M1E3M2F32_TN').ptx
@@ -232,7 +233,7 @@ def _build(kind: Kind, name: MmaName, params: dict) -> tuple[Operation, Traits]:
         b=_input_registers(b, values["B"], kind.k),
         c=registers(c, values["C"]),
         extras=extras,
-        note="block scale factors are extra operands; emulation does not apply them"
+        note="block scale factors are extra operands; emulate_tiles takes them as scale_A/scale_B tiles"
         if f.sf is not None
         else "",
     )

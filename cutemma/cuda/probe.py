@@ -34,6 +34,10 @@ from cutemma.errors import CompileError
 from cutemma.mma.operation import Operation
 
 
+class ProbeUnavailable(CompileError):
+    """The module that builds this kind of probe is not in this checkout."""
+
+
 @dataclass(frozen=True)
 class Probe:
     """A compilable kernel that runs one atom's instruction once on a whole tile.
@@ -79,7 +83,7 @@ def _delegate(module: str, op: Operation) -> Probe:
     except ModuleNotFoundError as e:
         if e.name != module:
             raise
-        raise CompileError(
+        raise ProbeUnavailable(
             f"{op.name}: its probe is built by {module}.make_probe, and {module} is not "
             f"installed in this checkout; only register-sourced atoms "
             f"(mma.sync, dp4a/dp2a, fma) have probes here"

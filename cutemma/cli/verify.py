@@ -1,0 +1,77 @@
+"""``cutemma verify``: every atom's layouts against the ISA, compiled, and (``--hardware``) run.
+
+>>> import argparse
+>>> sub = argparse.ArgumentParser().add_subparsers()
+>>> register(sub)
+>>> sorted(sub.choices)
+['verify']
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from cutemma.errors import CutemmaError
+
+
+def register(subparsers) -> None:
+    """Add the ``verify`` subcommand."""
+    p = subparsers.add_parser(
+        "verify",
+        help="check every atom: layouts vs the PTX ISA, probe compile + SASS, and on the GPU",
+        description=(
+            "Check every catalog atom's layouts against the PTX ISA, compile its probe kernel "
+            "(expected tensor-core SASS, no local memory) and, with --hardware, run it on the "
+            "GPU present and compare D with the CPU emulation."
+        ),
+    )
+    p.add_argument("--hardware", action="store_true", help="also run each probe the GPU can run")
+    p.add_argument("--arch", help="only atoms of this architecture, e.g. sm90 or 80")
+    p.add_argument(
+        "--family", action="append", help="only this family (repeatable), e.g. sm80.int8"
+    )
+    p.add_argument("--json", type=Path, metavar="FILE", help="write the JSON report here")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    p.set_defaults(run=run)
+
+
+def select_ops(arch: str | None, families: list[str] | None) -> list:
+    """The catalog operations named by ``--arch`` / ``--family`` (all without either).
+
+    >>> len(select_ops('sm61', None))
+    2
+    """
+    from cutemma.mma import mma_ops
+
+    if families:
+        ops = [op for fam in families for op in mma_ops(arch=arch, family=fam)]
+    else:
+        ops = list(mma_ops(arch=arch))
+    if not ops:
+        raise CutemmaError(
+            f"no atoms match --arch {arch} --family {families}; "
+            "`cutemma list` shows the architectures and families"
+        )
+    return ops
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the sweep; exit status 0 when nothing failed, 1 otherwise."""
+    if args.hardware:
+        try:  # torch before cuda.core touches the driver (notes/CUDA.md)
+            import torch  # noqa: F401
+        except ImportError:
+            pass
+    from cutemma.cuda.verify import verify
+
+    ops = select_ops(args.arch, args.family)
+    report = verify(ops, hardware=args.hardware, progress=not args.no_progress)
+    print(report.table())
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(report.to_json(), indent=1) + "\n")
+        print(f"wrote {args.json}", file=sys.stderr)
+    return 1 if report.failed else 0

@@ -1,0 +1,196 @@
+"""``gemm(A, B, C=None, *, alpha, beta, out, out_dtype, config)`` on 2-D torch tensors.
+
+Checks shapes, devices and dtypes, reads each operand's major from its strides,
+picks a config, and launches the sm80 kernel compiled (and cached, in memory
+and on disk) for that (config, dtype, majors, output, alignment).
+
+>>> GemmConfig() in BUILTIN_CONFIGS.values()
+True
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+from cutemma.errors import LaunchError
+from cutemma.kernels.gemm_sm80 import gemm_source, kernel_name, params
+from cutemma.kernels.plan import GemmConfig, GemmPlan
+
+BUILTIN_CONFIGS = {
+    "large": GemmConfig(128, 128, 32, (2, 2), 4),
+    "wide": GemmConfig(128, 256, 32, (2, 4), 3),
+    "small": GemmConfig(64, 64, 32, (2, 2), 4),
+}
+_DTYPES = {"float16": "f16", "bfloat16": "bf16", "float32": "f32"}
+
+
+def _dtype(t: Any) -> str:
+    return str(t.dtype).replace("torch.", "")
+
+
+def pick_config(m: int, n: int, k: int) -> GemmConfig:
+    """The built-in config for a problem shape: small tiles when big ones leave SMs idle.
+
+    >>> pick_config(64, 64, 64).name, pick_config(8192, 8192, 8192).name
+    ('b64x64x32_w2x2_s4', 'b128x128x32_w2x2_s4')
+    """
+    tiles = -(-m // 128) * -(-n // 128)
+    return BUILTIN_CONFIGS["large"] if tiles >= 132 else BUILTIN_CONFIGS["small"]
+
+
+@cache
+def compiled_kernel(config, dtype, a_major, b_major, out, c_type, vec_a, vec_b, arch):
+    """(Kernel, shared bytes, threads) for one variant; compiled once per process (disk-cached)."""
+    from cutemma.cuda import compile, load_kernel
+
+    src = gemm_source(config, dtype, a_major, b_major, out, c_type, vec_a, vec_b)
+    cubin = compile(src, arch)
+    name = kernel_name(config, dtype, a_major, b_major, out, c_type, vec_a, vec_b)
+    plan = GemmPlan(config, dtype, a_major, b_major)
+    return load_kernel(cubin, name, params(out, c_type)), plan.shared_bytes, plan.threads
+
+
+def _major(t: Any, what: str, names: tuple[str, str]) -> tuple[Any, str, int]:
+    """(tensor, major, leading stride): 'K'-contiguous or the other mode contiguous."""
+    r, c = t.shape
+    s0, s1 = t.stride()
+    inner, outer = names
+    if s1 == 1 or c == 1:
+        major, ld = (inner if what == "A" else outer), s0 if r > 1 else max(c, 1)
+    elif s0 == 1 or r == 1:
+        major, ld = (outer if what == "A" else inner), s1 if c > 1 else max(r, 1)
+    else:
+        t = t.contiguous()
+        return _major(t, what, names)
+    return t, major, ld
+
+
+def _aligned(t: Any, ld: int, extent_outer: int) -> bool:
+    """16-byte cp.async chunks stay aligned: pointer and leading stride (elements) allow it."""
+    return t.data_ptr() % 16 == 0 and (ld % 8 == 0 or extent_outer == 1)
+
+
+def _check(A: Any, B: Any) -> None:
+    for what, t in (("A", A), ("B", B)):
+        if not hasattr(t, "dim") or t.dim() != 2:
+            raise LaunchError(
+                f"gemm: {what} must be a 2-D torch tensor, got {getattr(t, 'shape', t)!r}"
+            )
+        if t.device.type != "cuda":
+            raise LaunchError(f"gemm: {what} is on {t.device}; move it to a CUDA device")
+    if A.shape[1] != B.shape[0]:
+        raise LaunchError(
+            f"gemm: A is {tuple(A.shape)} and B is {tuple(B.shape)}; A's columns ({A.shape[1]}) "
+            f"must equal B's rows ({B.shape[0]})"
+        )
+    if A.device != B.device:
+        raise LaunchError(f"gemm: A on {A.device}, B on {B.device}; put both on one device")
+    if A.dtype != B.dtype or _dtype(A) not in ("float16", "bfloat16"):
+        raise LaunchError(
+            f"gemm: A is {_dtype(A)} and B is {_dtype(B)}; both must be float16 or both bfloat16"
+        )
+
+
+def gemm(
+    A: Any,
+    B: Any,
+    C: Any = None,
+    *,
+    alpha: float = 1.0,
+    beta: float = 0.0,
+    out: Any = None,
+    out_dtype: Any = None,
+    config: GemmConfig | None = None,
+) -> Any:
+    """D = alpha * A @ B + beta * C with an sm80 mma.sync kernel; returns D.
+
+    A (M, K) and B (K, N) are float16 or bfloat16 on one CUDA device, any
+    row/column-major strides; C broadcasts to (M, N); D is ``out`` or a new
+    (M, N) tensor of ``out_dtype`` (default: A's dtype; float32 allowed).
+    """
+    import torch
+
+    _check(A, B)
+    M, K = A.shape
+    N = B.shape[1]
+    dtype = _DTYPES[_dtype(A)]
+    out_dtype = out_dtype or (out.dtype if out is not None else A.dtype)
+    if _dtype_name(out_dtype) not in ("float16", "bfloat16", "float32"):
+        raise LaunchError(f"gemm: out_dtype {out_dtype}; choose float32 or A's dtype {A.dtype}")
+    if out is None:
+        out = torch.empty((M, N), dtype=out_dtype, device=A.device)
+    if tuple(out.shape) != (M, N) or out.device != A.device or out.dtype != out_dtype:
+        raise LaunchError(
+            f"gemm: out is {tuple(out.shape)} {out.dtype} on {out.device}; need ({M}, {N}) "
+            f"{out_dtype} on {A.device}"
+        )
+    if M == 0 or N == 0:
+        return out
+    if K == 0:
+        return out.copy_(
+            beta * C.expand(M, N) if C is not None and beta != 0 else torch.zeros_like(out)
+        )
+    A, a_major, lda = _major(A, "A", ("K", "M"))
+    B, b_major, ldb = _major(B, "B", ("K", "N"))
+    if C is None or beta == 0:
+        C, beta = out, 0.0
+    else:
+        if C.device != A.device:
+            raise LaunchError(f"gemm: C on {C.device}, A on {A.device}; put both on one device")
+        try:
+            C = C.expand(M, N)
+        except RuntimeError:
+            raise LaunchError(
+                f"gemm: C {tuple(C.shape)} does not broadcast to ({M}, {N})"
+            ) from None
+        if C.dtype != out.dtype:
+            C = C.to(out.dtype)
+    config = config or pick_config(M, N, K)
+    vec_a = _aligned(A, lda, M if a_major == "K" else K)
+    vec_b = _aligned(B, ldb, N if b_major == "K" else K)
+    from cutemma.cuda import device_arch
+
+    arch = device_arch(A.device.index or 0)
+    arch = "sm_90a" if arch.startswith("sm_90") else arch
+    out_t, c_t = _DTYPES[_dtype(out)], _DTYPES[_dtype(C)]
+    kern, shared, threads = compiled_kernel(
+        config, dtype, a_major, b_major, out_t, c_t, vec_a, vec_b, arch
+    )
+    tiles = -(-M // config.block_m) * -(-N // config.block_n)
+    kern(
+        _flat(A),
+        _flat(B),
+        _flat(C),
+        _flat(out),
+        M,
+        N,
+        K,
+        lda,
+        ldb,
+        C.stride(0),
+        C.stride(1),
+        out.stride(0),
+        out.stride(1),
+        float(alpha),
+        float(beta),
+        grid=tiles,
+        block=threads,
+        shared_mem=shared,
+    )
+    return out
+
+
+def _flat(t: Any) -> Any:
+    """A 1-D contiguous view over the elements a strided (M, N) tensor spans (no copy).
+
+    The kernel reads strides from its own parameters; the launcher wants dense arguments.
+    """
+    import torch
+
+    span = 1 + sum((n - 1) * s for n, s in zip(t.shape, t.stride()))
+    return torch.as_strided(t, (span,), (1,), t.storage_offset())
+
+
+def _dtype_name(d: Any) -> str:
+    return str(d).replace("torch.", "")

@@ -1,0 +1,335 @@
+"""CUDA C++ of an sm80 GEMM, D = alpha * A @ B + beta * C, generated from a GemmPlan.
+
+The kernel: a TiledMMA of ``mma.sync.m16n8k16`` (f16/bf16 in, f32 accumulate);
+global -> shared through ``cp.async`` (16-byte chunks, zero-filled past the
+matrix edge: ``src-size`` < 16 fills the rest with zeros, PTX ISA "cp.async";
+https://docs.rs/crate/ptx-90-parser/latest/source/docs/instructions/cp.md) in a
+``stages``-deep pipeline; swizzled shared tiles; ``ldmatrix`` into the atom
+fragments; the epilogue through partition_C, predicated at the edges. Every
+offset is a number from :class:`cutemma.kernels.plan.GemmPlan`: a thread part
+written as the expression of its Layout, plus constants.
+
+>>> from cutemma.kernels.plan import GemmConfig
+>>> src = gemm_source(GemmConfig(), "bf16", "K", "N", out="bf16")
+>>> "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16" in src, kernel_name(GemmConfig(), "bf16", "K", "N", "bf16", "bf16", True, True)
+(True, 'cutemma_gemm_sm80_bf16_KN_b128x128x32_w2x2_s4_obf16_cbf16_v8v8')
+"""
+
+from __future__ import annotations
+
+from cutemma.cuda.codegen import mma_asm
+from cutemma.cuda.source import (
+    FIXED_WIDTH_TYPES,
+    Param,
+    comment,
+    constant_table,
+    indent,
+    kernel,
+    translation_unit,
+)
+from cutemma.kernels.plan import VEC, CopyPlan, GemmConfig, GemmPlan, ThreadValue, layout_terms
+from cutemma.layout import Swizzle
+
+OUT_TYPES = {"f32": "float", "f16": "uint16_t", "bf16": "uint16_t"}
+
+HELPERS = r"""
+__device__ __forceinline__ uint32_t smem_addr(const void* p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+
+// 16-byte cp.async; src_bytes < 16 zero-fills the rest of the chunk (0: all zeros)
+__device__ __forceinline__ void cp_async_16(uint32_t dst, const void* src, int src_bytes) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" :: "r"(dst), "l"(src), "r"(src_bytes));
+}
+
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+
+template <int N>
+__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" :: "n"(N)); }
+
+__device__ __forceinline__ float f16_to_f32(uint16_t h) {
+  float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h)); return f;
+}
+__device__ __forceinline__ float bf16_to_f32(uint16_t h) { return __uint_as_float(((uint32_t)h) << 16); }
+__device__ __forceinline__ uint16_t f32_to_f16(float f) {
+  uint16_t h; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h;
+}
+__device__ __forceinline__ uint16_t f32_to_bf16(float f) {
+  uint16_t h; asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h;
+}
+"""
+
+_LOAD = {"f32": "{x}", "f16": "f16_to_f32({x})", "bf16": "bf16_to_f32({x})"}
+_STORE = {"f32": "{x}", "f16": "f32_to_f16({x})", "bf16": "f32_to_bf16({x})"}
+
+
+def kernel_name(config, dtype, a_major, b_major, out, c_type, vec_a, vec_b) -> str:
+    """The kernel's symbol: every choice that changes the source is in it."""
+    va, vb = ("v8" if vec_a else "v1"), ("v8" if vec_b else "v1")
+    return f"cutemma_gemm_sm80_{dtype}_{a_major}{b_major}_{config.name}_o{out}_c{c_type}_{va}{vb}"
+
+
+def params(out: str, c_type: str) -> list[Param]:
+    """The kernel signature, shared by the generator and the launcher."""
+    return [
+        Param("const uint16_t*", "A"),
+        Param("const uint16_t*", "B"),
+        Param(f"const {OUT_TYPES[c_type]}*", "C", restrict=False),
+        Param(f"{OUT_TYPES[out]}*", "D", restrict=False),
+        Param("int", "M"),
+        Param("int", "N"),
+        Param("int", "K"),
+        Param("long long", "lda"),
+        Param("long long", "ldb"),
+        Param("long long", "ldc_m"),
+        Param("long long", "ldc_n"),
+        Param("long long", "ldd_m"),
+        Param("long long", "ldd_n"),
+        Param("float", "alpha"),
+        Param("float", "beta"),
+    ]
+
+
+def thread_expr(name: str, value: ThreadValue, tables: list[str]) -> str:
+    """``const int name = ...;`` for a per-thread value: its layout over tid, then its swizzle.
+
+    A value no layout reproduces reads a __constant__ table (appended to ``tables``).
+
+    >>> print(thread_expr("x", ThreadValue.of([0, 32, 8, 40]), []))
+    // x: layout (2,2):(32,8) over tid
+    const int x = (tid % 2) * 32 + (tid / 2) * 8;
+    """
+    if value.layout is None:
+        tables.append(constant_table("int", f"{name}_table", value.table))
+        return f"const int {name} = {name}_table[tid];  // no layout reproduces it"
+    terms = []
+    for div, ext, stride in layout_terms(value.layout):
+        idx = "tid" if div == 1 else f"(tid / {div})"
+        if div * ext < len(value.table):
+            idx = f"({idx[1:-1] if idx.startswith('(') else idx} % {ext})"
+        terms.append(idx if stride == 1 else f"{idx} * {stride}")
+    expr = " + ".join(terms) or "0"
+    note = f"// {name}: layout {value.layout} over tid"
+    if value.swizzle is not None:
+        expr = swizzle_expr(value.swizzle, f"({expr})")
+        note += f", then {value.swizzle}"
+    return f"{note}\nconst int {name} = {expr};"
+
+
+def swizzle_expr(sw: Swizzle, x: str) -> str:
+    """C text of ``Swizzle(bits, base, shift)`` applied to ``x`` (shift > 0).
+
+    >>> swizzle_expr(Swizzle(3, 3, 3), "x")
+    'x ^ ((x >> 3) & 56)'
+    """
+    return f"{x} ^ (({x} >> {sw.shift}) & {sw.zzz_mask})"
+
+
+def _combine(base: str, op: str, const: int) -> str:
+    if const == 0:
+        return base
+    return f"({base} {op} {const})"
+
+
+def _copy_lines(plan: GemmPlan, cp: CopyPlan, vec: bool) -> str:
+    """The body that loads k tile ``kt`` of one operand into ``stage`` (unrolled over chunks)."""
+    X = cp.which
+    ext = "M" if X == "A" else "N"
+    block_mn = "m0" if X == "A" else "n0"
+    ld = "lda" if X == "A" else "ldb"
+    bk = plan.config.block_k
+    stage_elems = plan.stage_elems_A if X == "A" else plan.stage_elems_B
+    lines = []
+    for i, const in enumerate(cp.smem.consts):
+        o_off = i * cp.rows_per_pass
+        if cp.k_contiguous:  # rows are m (n), chunks run along k
+            row, col, ext_o, ext_c = f"{block_mn} + {X}_o + {o_off}", f"kt * {bk} + {X}_c", ext, "K"
+        else:  # rows are k, chunks run along m (n)
+            row, col, ext_o, ext_c = f"kt * {bk} + {X}_o + {o_off}", f"{block_mn} + {X}_c", "K", ext
+        dst = _combine(f"{X}_copy_base", cp.smem.op, const)
+        smem_elem = f"stage * {stage_elems} + {dst}"
+        body = [f"const int row = {row};", f"const int col = {col};"]
+        if vec:
+            body += [
+                f"const int left = (row < {ext_o}) ? min({ext_c} - col, {VEC}) : 0;",
+                f"const uint16_t* src = {X} + (left > 0 ? (long long)row * {ld} + col : 0);",
+                f"cp_async_16(s{X}_addr + 2 * ({smem_elem}), src, left > 0 ? 2 * left : 0);",
+            ]
+        else:
+            body += [
+                f"uint16_t* dst = s{X} + {smem_elem};",
+                f"const bool row_ok = row < {ext_o};",
+                f"#pragma unroll\nfor (int j = 0; j < {VEC}; ++j) "
+                f"dst[j] = (row_ok && col + j < {ext_c}) ? {X}[(long long)row * {ld} + col + j] : (uint16_t)0;",
+            ]
+        head = f"{{  // {X} chunk {i}: row +{o_off}, smem offset thread {cp.smem.op} {const}"
+        lines.append(f"{head}\n{indent(chr(10).join(body))}\n}}")
+    return "\n".join(lines)
+
+
+def _compute_lines(plan: GemmPlan) -> str:
+    """ldmatrix + mma.sync for the k blocks of one k tile in ``stage`` (fully unrolled)."""
+    (la, sa), (lb, sb) = plan.ldmatrix("A"), plan.ldmatrix("B")
+    op = plan.tiled.atom.op
+    out = []
+    kb = plan.k_blocks
+    for ik in range(kb):
+        out.append(f"// k block {ik}: ldmatrix A ({la.atom.ptx}), B ({lb.atom.ptx})")
+        for im in range(plan.mma_m):
+            addr = _combine("A_ldsm_base", sa.op, sa.consts[im * kb + ik])
+            regs = ", ".join(f'"=r"(a_frag[{im}][{r}])' for r in range(4))
+            out.append(
+                f'asm volatile("{la.atom.ptx} {{%0, %1, %2, %3}}, [%4];\\n" : {regs} '
+                f': "r"(sA_addr + 2 * (stage * {plan.stage_elems_A} + {addr})));'
+            )
+        nb = lb.atom.num
+        for ib in range(plan.ldmatrix_groups("B")):
+            addr = _combine("B_ldsm_base", sb.op, sb.consts[ib * kb + ik])
+            regs = [f"b_frag[{(ib * nb + r) // 2}][{r % 2}]" for r in range(nb)]
+            outs = ", ".join(f'"=r"({r})' for r in regs)
+            ops = ", ".join(f"%{r}" for r in range(nb))
+            out.append(
+                f'asm volatile("{lb.atom.ptx} {{{ops}}}, [%{nb}];\\n" : {outs} '
+                f': "r"(sB_addr + 2 * (stage * {plan.stage_elems_B} + {addr})));'
+            )
+        for im in range(plan.mma_m):
+            order = range(plan.mma_n) if im % 2 == 0 else reversed(range(plan.mma_n))
+            for jn in order:
+                acc = [f"acc[{(im * plan.mma_n + jn) * 4 + v}]" for v in range(4)]
+                a = [f"a_frag[{im}][{r}]" for r in range(4)]
+                b = [f"b_frag[{jn}][{r}]" for r in range(2)]
+                out.append(mma_asm(op, d=acc, a=a, b=b, c=acc))
+    return "\n".join(out)
+
+
+def _epilogue_lines(plan: GemmPlan, out: str, c_type: str) -> str:
+    """D = alpha * acc + beta * C through partition_C, each store predicated on the edge."""
+    _, _, consts = plan.epilogue
+    lines = []
+    for idx, dm, dn in consts:
+        c_val = _LOAD[c_type].format(x="C[(long long)m * ldc_m + (long long)n * ldc_n]")
+        val = f"alpha * acc[{idx}] + (beta != 0.f ? beta * {c_val} : 0.f)"
+        store = f"D[(long long)m * ldd_m + (long long)n * ldd_n] = {_STORE[out].format(x=val)};"
+        lines.append(
+            f"{{ const int m = m0 + C_m + {dm}, n = n0 + C_n + {dn}; if (m < M && n < N) {store} }}"
+        )
+    return "\n".join(lines)
+
+
+def _raster() -> str:
+    return """\
+// grouped rasterization: group_m tile rows sweep the tile columns together (L2 reuse)
+const int tiles_m = (M + BLOCK_M - 1) / BLOCK_M, tiles_n = (N + BLOCK_N - 1) / BLOCK_N;
+const int per_group = GROUP_M * tiles_n;
+const int group = blockIdx.x / per_group, first_m = group * GROUP_M;
+const int rows_in_group = min(tiles_m - first_m, GROUP_M);
+const int tile_m = first_m + (blockIdx.x % per_group) % rows_in_group;
+const int tile_n = (blockIdx.x % per_group) / rows_in_group;
+const int m0 = tile_m * BLOCK_M, n0 = tile_n * BLOCK_N;"""
+
+
+def gemm_source(
+    config: GemmConfig,
+    dtype: str,
+    a_major: str,
+    b_major: str,
+    out: str = "f32",
+    c_type: str | None = None,
+    vec_a: bool = True,
+    vec_b: bool = True,
+) -> str:
+    """The CUDA C++ translation unit of one GEMM kernel (deterministic for its arguments)."""
+    plan = GemmPlan(config, dtype, a_major, b_major)
+    c_type = c_type or out
+    name = kernel_name(config, dtype, a_major, b_major, out, c_type, vec_a, vec_b)
+    tables: list[str] = []
+    cpa, cpb = plan.copy("A"), plan.copy("B")
+    (la, sa), (lb, sb) = plan.ldmatrix("A"), plan.ldmatrix("B")
+    m_t, n_t, _ = plan.epilogue
+    S = config.stages
+    setup = [
+        "const int tid = threadIdx.x;",
+        _raster(),
+        "const int k_tiles = (K + BLOCK_K - 1) / BLOCK_K;",
+        "extern __shared__ __align__(128) uint16_t smem[];",
+        f"uint16_t* sA = smem;  // {S} stages of {plan.smem_A}",
+        f"uint16_t* sB = smem + {S * plan.stage_elems_A};  // {S} stages of {plan.smem_B}",
+        "const uint32_t sA_addr = smem_addr(sA), sB_addr = smem_addr(sB);",
+        comment("cp.async partition: thread -> (chunk c, row o) = idx2crd(tid, thr_layout)"),
+    ]
+    for cp in (cpa, cpb):
+        X = cp.which
+        (cpr, rpp) = cp.thr_layout.shape
+        setup.append(
+            f"const int {X}_c = (tid % {cpr}) * {VEC}, {X}_o = tid / {cpr};  "
+            f"// thr_layout {cp.thr_layout}, {cp.iters} chunks per thread"
+        )
+        setup.append(thread_expr(f"{X}_copy_base", cp.smem.thread, tables))
+    setup += [
+        comment(f"ldmatrix row address of each lane (element offset in a stage); A {la.atom.ptx}"),
+        thread_expr("A_ldsm_base", sa.thread, tables),
+        comment(f"B {lb.atom.ptx}"),
+        thread_expr("B_ldsm_base", sb.thread, tables),
+        comment(f"partition_C: tv_layout_C_tiled {plan.tiled.tv_layout_C_tiled}"),
+        thread_expr("C_m", m_t, tables),
+        thread_expr("C_n", n_t, tables),
+        f"float acc[{plan.mma_m * plan.mma_n * 4}];",
+        f"#pragma unroll\nfor (int i = 0; i < {plan.mma_m * plan.mma_n * 4}; ++i) acc[i] = 0.f;",
+        f"uint32_t a_frag[{plan.mma_m}][4];",
+        f"uint32_t b_frag[{plan.mma_n}][2];",
+    ]
+    load = "\n".join(
+        [
+            "auto load_tile = [&](int kt, int stage) {",
+            indent(_copy_lines(plan, cpa, vec_a)),
+            indent(_copy_lines(plan, cpb, vec_b)),
+            "};",
+        ]
+    )
+    mainloop = f"""\
+// prologue: the first {S - 1} k tiles in flight
+#pragma unroll
+for (int s = 0; s < {S - 1}; ++s) {{
+  if (s < k_tiles) load_tile(s, s);
+  cp_async_commit();
+}}
+int stage = 0, write_stage = {S - 1};
+for (int kt = 0; kt < k_tiles; ++kt) {{
+  cp_async_wait<{S - 2}>();  // k tile kt has landed
+  __syncthreads();           // ... for every thread; and stage kt-1 is free again
+  if (kt + {S - 1} < k_tiles) load_tile(kt + {S - 1}, write_stage);
+  cp_async_commit();
+{indent(_compute_lines(plan))}
+  stage = (stage + 1 == {S}) ? 0 : stage + 1;
+  write_stage = (write_stage + 1 == {S}) ? 0 : write_stage + 1;
+}}
+cp_async_wait<0>();"""
+    body = "\n".join(
+        setup + [load, mainloop, comment("epilogue"), _epilogue_lines(plan, out, c_type)]
+    )
+    header = comment(
+        f"cutemma sm80 GEMM: D = alpha * A @ B + beta * C\n"
+        f"config {config.name}; {dtype} in, f32 accumulate, {out} out; A {a_major}-major, "
+        f"B {b_major}-major\n"
+        f"TiledMMA {plan.tiled.atom.name} x {config.warps}: tile {plan.tiled.tile_size_mnk}, "
+        f"{plan.mma_m}x{plan.mma_n} atoms per thread per k block\n"
+        f"tv_layout_A_tiled {plan.tiled.tv_layout_A_tiled}\n"
+        f"tv_layout_B_tiled {plan.tiled.tv_layout_B_tiled}"
+    )
+    defines = "\n".join(
+        f"#define {k} {v}"
+        for k, v in (
+            ("BLOCK_M", config.block_m),
+            ("BLOCK_N", config.block_n),
+            ("BLOCK_K", config.block_k),
+            ("GROUP_M", config.group_m),
+        )
+    )
+    return translation_unit(
+        header,
+        FIXED_WIDTH_TYPES,
+        defines,
+        HELPERS,
+        *tables,
+        kernel(name, params(out, c_type), body, launch_bounds=plan.threads),
+    )

@@ -1,0 +1,427 @@
+"""GemmConfig and GemmPlan: every number a generated sm80 GEMM kernel uses, from layouts.
+
+A :class:`GemmPlan` holds the TiledMMA, the swizzled shared-memory layouts, the
+cp.async copy partition, the ldmatrix plans and the epilogue partition, each
+evaluated here into per-thread tables and per-value constants. The source
+generator (:mod:`cutemma.kernels.gemm_sm80`) only writes these numbers down.
+
+Offsets split into a thread part (a function of ``threadIdx.x``, written as the
+expression of a Layout inferred from its table, see :class:`ThreadValue`) and a
+constant part per unrolled value; the split is checked here for every thread
+and value, combining by ``+`` or, where a swizzle makes the bits overlap, ``^``.
+
+>>> p = GemmPlan(GemmConfig(), "bf16", "K", "K")
+>>> p.threads, p.mma_m, p.mma_n, str(p.smem_A)
+(128, 4, 8, 'Sw<2,3,3> o 0 o (128,32):(32,1)')
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+
+from cutemma.errors import NotALayoutError, TiledMmaError
+from cutemma.kernels.ldmatrix import LdmatrixPlan, bank_phases, plan_ldmatrix
+from cutemma.layout import ComposedLayout, Layout, Swizzle, flatten, tile_to_shape
+from cutemma.mma.infer import infer_layout
+from cutemma.mma.traits import mode_table, tv_table
+from cutemma.tiled import make_tiled_mma
+
+ATOMS = {
+    "f16": "SM80_16x8x16_F32F16F16F32_TN",
+    "bf16": "SM80_16x8x16_F32BF16BF16F32_TN",
+}
+VEC = 8  # 16-bit elements per 16-byte cp.async chunk
+
+
+@dataclass(frozen=True)
+class GemmConfig:
+    """Block tile, warp layout, pipeline depth and swizzle width of an sm80 GEMM.
+
+    ``warps`` is the TiledMMA's atom layout (M, N); ``swizzle_elems`` the
+    contiguous width (elements) of one swizzle atom row, at most 64 (128 bytes).
+
+    >>> GemmConfig(block_m=64, block_n=64).name
+    'b64x64x32_w2x2_s4'
+    """
+
+    block_m: int = 128
+    block_n: int = 128
+    block_k: int = 32
+    warps: tuple[int, int] = (2, 2)
+    stages: int = 4
+    swizzle_elems: int = 64
+    group_m: int = 8
+
+    def __post_init__(self) -> None:
+        wm, wn = self.warps
+        rules = [
+            (self.block_m % (16 * wm) == 0, f"block_m {self.block_m} a multiple of 16*{wm}"),
+            (self.block_n % (8 * wn) == 0, f"block_n {self.block_n} a multiple of 8*{wn}"),
+            (self.block_k % 16 == 0, f"block_k {self.block_k} a multiple of 16"),
+            (self.stages >= 2, f"stages {self.stages} >= 2"),
+            (self.swizzle_elems in (16, 32, 64), "swizzle_elems one of 16, 32, 64"),
+        ]
+        bad = [what for ok, what in rules if not ok]
+        if bad:
+            raise TiledMmaError(f"GemmConfig{self.name_tuple}: need " + "; ".join(bad))
+
+    @property
+    def name_tuple(self) -> tuple:
+        return (self.block_m, self.block_n, self.block_k, self.warps, self.stages)
+
+    @property
+    def name(self) -> str:
+        wm, wn = self.warps
+        return f"b{self.block_m}x{self.block_n}x{self.block_k}_w{wm}x{wn}_s{self.stages}"
+
+    @property
+    def threads(self) -> int:
+        return 32 * self.warps[0] * self.warps[1]
+
+
+def smem_layout(extent: int, block_k: int, major: str, width: int) -> ComposedLayout:
+    """Swizzled (extent, block_k) shared-memory tile of 16-bit elements, ``major`` contiguous.
+
+    The atom is 8 rows of ``w`` contiguous elements (w*2 bytes) under
+    ``Sw<log2(w/8), 3, 3>``: the 16-byte chunk index of a row is XORed with the
+    row index, so the 8 rows one ldmatrix phase reads fall in 8 different
+    16-byte bank groups (32 banks x 4 bytes; CuTe's Swizzle<B,M,S>, see
+    https://vjkrish.com/2026/02/22/Swizzling.html). ``major`` 'K': k contiguous;
+    'MN': m (or n) contiguous.
+
+    >>> str(smem_layout(128, 32, "MN", 64))
+    'Sw<3,3,3> o 0 o ((64,2),(8,4)):((1,512),(64,1024))'
+    """
+    contiguous = block_k if major == "K" else extent
+    w = min(width, contiguous)
+    if w < 8 or contiguous % w:
+        raise TiledMmaError(
+            f"shared tile ({extent}, {block_k}) {major}-major: its contiguous extent "
+            f"{contiguous} must be a multiple of the swizzle width {w} (>= 8)"
+        )
+    atom = Layout((8, w), (w, 1)) if major == "K" else Layout((w, 8), (1, w))
+    bits = (w // 8).bit_length() - 1
+    return ComposedLayout(Swizzle(bits, 3, 3), 0, tile_to_shape(atom, (extent, block_k)))
+
+
+@dataclass(frozen=True)
+class ThreadValue:
+    """A per-thread integer: its table over threadIdx.x and the Layout inferred from it.
+
+    ``swizzle`` (if any) is applied after the layout: value = swizzle(layout(tid)).
+    ``layout`` is None when no layout reproduces the table (a constant table is emitted).
+
+    >>> ThreadValue.of([0, 8, 16, 24]).layout
+    Layout(4, 8)
+    """
+
+    table: tuple[int, ...]
+    layout: Layout | None
+    swizzle: Swizzle | None = None
+
+    @staticmethod
+    def of(table: Sequence[int], swizzle: Swizzle | None = None) -> ThreadValue:
+        inner = [swizzle(x) for x in table] if swizzle else list(table)  # involution
+        try:
+            layout = infer_layout(inner) if any(inner) else Layout(len(inner), 0)
+        except NotALayoutError:
+            layout = None
+        return ThreadValue(tuple(table), layout, swizzle)
+
+    def __call__(self, tid: int) -> int:
+        if self.layout is None:
+            return self.table[tid]
+        raw = self.layout(tid)
+        return self.swizzle(raw) if self.swizzle else raw
+
+
+@dataclass(frozen=True)
+class Split:
+    """offset(t, i) = thread(t) <op> const[i], checked for every thread and i."""
+
+    thread: ThreadValue
+    consts: tuple[int, ...]
+    op: str  # '+' or '^'
+
+
+def split_offsets(table: list[list[int]], swizzle: Swizzle | None, what: str) -> Split:
+    """Write ``table[t][i]`` as ``thread[t] + const[i]`` or, failing that, ``thread[t] ^ const[i]``.
+
+    >>> s = split_offsets([[0, 16], [8, 24]], None, "x")
+    >>> s.op, s.consts, s.thread.table
+    ('+', (0, 16), (0, 8))
+    """
+    base = [row[0] for row in table]
+    for op, inv in (("+", lambda x, b: x - b), ("^", lambda x, b: x ^ b)):
+        consts = [inv(x, base[0]) for x in table[0]]
+        apply = (lambda b, c: b + c) if op == "+" else (lambda b, c: b ^ c)
+        if all(
+            apply(base[t], c) == row[i] for t, row in enumerate(table) for i, c in enumerate(consts)
+        ):
+            return Split(ThreadValue.of(base, swizzle), tuple(consts), op)
+    raise TiledMmaError(
+        f"{what}: offsets do not split into a per-thread part and a per-value constant "
+        "(neither + nor ^ reproduces them); choose a tile whose values do not share bits "
+        "with the thread index"
+    )
+
+
+class GemmPlan:
+    """The layouts and tables of one sm80 GEMM kernel: dtype, A/B majors and a GemmConfig.
+
+    ``a_major`` is 'K' (A row-major, k contiguous) or 'M'; ``b_major`` 'K' (B
+    column-major, k contiguous) or 'N'. Coordinates: A tile (m, k), B tile (n, k),
+    C tile (m, n), as CuTe's MMA layouts read them.
+    """
+
+    def __init__(self, config: GemmConfig, dtype: str, a_major: str, b_major: str):
+        if dtype not in ATOMS:
+            raise TiledMmaError(f"dtype {dtype!r}: the sm80 GEMM takes {', '.join(ATOMS)}")
+        if a_major not in ("K", "M") or b_major not in ("K", "N"):
+            raise TiledMmaError(
+                f"majors A={a_major!r} B={b_major!r}: A is 'K' or 'M', B 'K' or 'N'"
+            )
+        self.config, self.dtype, self.a_major, self.b_major = config, dtype, a_major, b_major
+        self.tiled = make_tiled_mma(ATOMS[dtype], (*config.warps, 1))
+        self.tm, self.tn, self.tk = self.tiled.tile_size_mnk
+        self.threads = self.tiled.size
+        self.mma_m = config.block_m // self.tm
+        self.mma_n = config.block_n // self.tn
+        self.k_blocks = config.block_k // self.tk
+        if self.mma_n % 2 and self.mma_n != 1:
+            raise TiledMmaError(
+                f"{config.name}: block_n/{self.tn} = {self.mma_n} atoms must be even"
+            )
+
+    # -------------------------------------------------------------- smem
+    @cached_property
+    def smem_A(self) -> ComposedLayout:
+        """(m, k) -> element of one stage of A."""
+        major = "K" if self.a_major == "K" else "MN"
+        return smem_layout(
+            self.config.block_m, self.config.block_k, major, self.config.swizzle_elems
+        )
+
+    @cached_property
+    def smem_B(self) -> ComposedLayout:
+        """(n, k) -> element of one stage of B."""
+        major = "K" if self.b_major == "K" else "MN"
+        return smem_layout(
+            self.config.block_n, self.config.block_k, major, self.config.swizzle_elems
+        )
+
+    @cached_property
+    def smem_tables(self) -> dict[str, np.ndarray]:
+        """[mn, k] -> swizzled element offset of each operand's stage (the layouts, evaluated)."""
+        out = {}
+        for which, lay, ext in (
+            ("A", self.smem_A, self.config.block_m),
+            ("B", self.smem_B, self.config.block_n),
+        ):
+            inner = mode_table(lay.inner.shape, lay.inner.stride)
+            out[which] = lay.outer(inner).reshape(self.config.block_k, ext).T
+        return out
+
+    @property
+    def stage_elems_A(self) -> int:
+        return self.config.block_m * self.config.block_k
+
+    @property
+    def stage_elems_B(self) -> int:
+        return self.config.block_n * self.config.block_k
+
+    @property
+    def shared_bytes(self) -> int:
+        return 2 * self.config.stages * (self.stage_elems_A + self.stage_elems_B)
+
+    # -------------------------------------------------------------- cp.async
+    def copy(self, which: str) -> CopyPlan:
+        """The cp.async partition of operand ``which`` ('A' or 'B')."""
+        major = self.a_major if which == "A" else self.b_major
+        extent = self.config.block_m if which == "A" else self.config.block_n
+        smem = self.smem_A if which == "A" else self.smem_B
+        tab = self.smem_tables[which]
+        return CopyPlan.make(
+            which, extent, self.config.block_k, major == "K", smem.outer, tab, self.threads
+        )
+
+    # -------------------------------------------------------------- ldmatrix
+    @cached_property
+    def tv_tables(self) -> dict[str, np.ndarray]:
+        """(thread, value) -> tile offset of tv_layout_A/B/C_tiled, as numpy tables."""
+        t = self.tiled
+        return {
+            "A": tv_table(t.tv_layout_A_tiled),
+            "B": tv_table(t.tv_layout_B_tiled),
+            "C": tv_table(t.tv_layout_C_tiled),
+        }
+
+    def _fragment_coords(self, which: str, t: int, i: int, ik: int) -> list[tuple[int, int]]:
+        """Tile coordinates of the values one ldmatrix of thread t fills (atom group i, k block ik)."""
+        if which == "A":
+            extent, groups, per = self.tm, [i], 8
+        else:
+            extent, per = self.tn, 4
+            groups = [2 * i, 2 * i + 1] if self.mma_n > 1 else [i]
+        tv = self.tv_tables[which]
+        out = []
+        for g in groups:
+            for v in range(per):
+                off = int(tv[t, v])
+                out.append((off % extent + g * extent, off // extent + ik * self.tk))
+        return out
+
+    def ldmatrix_groups(self, which: str) -> int:
+        """ldmatrix instructions per k block: one per A atom row, one per pair of B atoms."""
+        return self.mma_m if which == "A" else max(1, self.mma_n // 2)
+
+    def ldmatrix(self, which: str) -> tuple[LdmatrixPlan, Split]:
+        return self._ldmatrix[which]
+
+    @cached_property
+    def _ldmatrix(self) -> dict:
+        return {w: self._plan_ldmatrix(w) for w in ("A", "B")}
+
+    def _plan_ldmatrix(self, which: str) -> tuple[LdmatrixPlan, Split]:
+        """The ldmatrix atom of ``which`` and its lane row offsets (element offset in one stage).
+
+        Entry ``i * k_blocks + ik`` of the split's constants is the ldmatrix of
+        group ``i`` in k block ``ik``.
+        """
+        smem_tab = self.smem_tables[which]
+        smem_outer = (self.smem_A if which == "A" else self.smem_B).outer
+        plan0 = None
+        table = [[] for _ in range(self.threads)]
+        for i in range(self.ldmatrix_groups(which)):
+            for ik in range(self.k_blocks):
+                for w in range(self.threads // 32):
+                    lanes = range(32 * w, 32 * w + 32)
+                    wanted = [self._fragment_coords(which, t, i, ik) for t in lanes]
+                    plan = plan_ldmatrix(
+                        wanted, lambda c: int(smem_tab[c]), f"{which} {self.config.name}"
+                    )
+                    plan0 = plan0 or plan
+                    if plan.atom != plan0.atom:  # pragma: no cover - same majors everywhere
+                        raise TiledMmaError(f"{which}: ldmatrix atoms differ across the tile")
+                    for lane, row in enumerate(plan.rows):
+                        table[32 * w + lane].append(int(smem_tab[row]))
+        return plan0, split_offsets(table, smem_outer, f"ldmatrix {which}")
+
+    def bank_conflicts(self, which: str) -> int:
+        """Worst rows per 16-byte bank group over every ldmatrix phase of ``which`` (1 = none)."""
+        plan, split = self.ldmatrix(which)
+        worst = 1
+        for w in range(self.threads // 32):
+            for j in range(len(split.consts)):
+                addrs = [_combine(split, 32 * w + lane, j) for lane in range(32)]
+                worst = max(worst, bank_phases(addrs, plan.atom.num))
+        return worst
+
+    # -------------------------------------------------------------- epilogue
+    @cached_property
+    def epilogue(self) -> tuple[ThreadValue, ThreadValue, tuple[tuple[int, int, int], ...]]:
+        """(m of thread, n of thread, [(acc index, dm, dn)]) from partition_C's TV layout.
+
+        Accumulator ``acc[(im * mma_n + in) * 4 + v]`` holds C(m_t + dm, n_t + dn).
+        """
+        tv = self.tv_tables["C"]
+        values = []
+        for im in range(self.mma_m):
+            for jn in range(self.mma_n):
+                for v in range(4):
+                    values.append((im, jn, v))
+
+        def coord(t, im, jn, v):
+            off = int(tv[t, v])
+            return off % self.tm + im * self.tm, off // self.tm + jn * self.tn
+
+        m_t = [coord(t, 0, 0, 0)[0] for t in range(self.threads)]
+        n_t = [coord(t, 0, 0, 0)[1] for t in range(self.threads)]
+        consts = []
+        for idx, (im, jn, v) in enumerate(values):
+            dm, dn = coord(0, im, jn, v)[0] - m_t[0], coord(0, im, jn, v)[1] - n_t[0]
+            for t in range(self.threads):
+                if coord(t, im, jn, v) != (m_t[t] + dm, n_t[t] + dn):
+                    raise TiledMmaError(
+                        f"C value {(im, jn, v)} of thread {t} is not thread + const"
+                    )
+            consts.append((idx, dm, dn))
+        return ThreadValue.of(m_t), ThreadValue.of(n_t), tuple(consts)
+
+
+def _combine(split: Split, t: int, i: int) -> int:
+    b, c = split.thread(t), split.consts[i]
+    return b + c if split.op == "+" else b ^ c
+
+
+@dataclass(frozen=True)
+class CopyPlan:
+    """cp.async of one operand tile: 16-byte chunks along the contiguous mode.
+
+    Thread t copies chunks ``(c_t, o_t + i * rows_per_pass)`` for i < iters,
+    ``(c, o) = idx2crd(t, (chunks_per_row, rows_per_pass))``: c counts 8-element
+    chunks of the contiguous mode, o the other mode. ``smem`` splits the shared
+    offset of each chunk into thread part and constant per i.
+    """
+
+    which: str
+    k_contiguous: bool
+    thr_layout: Layout  # tid -> (c, o) coordinate order, (chunks_per_row, rows_per_pass)
+    iters: int
+    rows_per_pass: int
+    smem: Split
+
+    @staticmethod
+    def make(which, extent, block_k, k_contiguous, swizzle, smem_tab, threads) -> CopyPlan:
+        contiguous, other = (block_k, extent) if k_contiguous else (extent, block_k)
+        cpr = contiguous // VEC
+        if threads % cpr or other % (threads // cpr):
+            raise TiledMmaError(
+                f"cp.async of {which} ({extent}x{block_k}): {threads} threads do not tile "
+                f"{cpr} chunks per row x {other} rows; change the block tile"
+            )
+        rpp = threads // cpr
+        thr = Layout((cpr, rpp))
+        coord = _tile_coord(k_contiguous)
+        table = []
+        for t in range(threads):
+            c, o = t % cpr, t // cpr
+            row = []
+            for i in range(other // rpp):
+                x, y = coord(c * VEC, o + i * rpp)
+                start = int(smem_tab[x, y])
+                for j in range(VEC):  # the 16-byte chunk is contiguous in shared memory
+                    if smem_tab[coord(c * VEC + j, o + i * rpp)] != start + j:
+                        raise TiledMmaError(
+                            f"cp.async {which}: chunk {(c, o)} not contiguous in smem"
+                        )
+                row.append(start)
+            table.append(row)
+        split = split_offsets(table, swizzle, f"cp.async {which}")
+        return CopyPlan(which, k_contiguous, thr, other // rpp, rpp, split)
+
+
+def _tile_coord(k_contiguous: bool) -> Callable[[int, int], tuple[int, int]]:
+    """(contiguous, other) -> (mn, k) tile coordinate."""
+    return (lambda c, o: (o, c)) if k_contiguous else (lambda c, o: (c, o))
+
+
+def layout_terms(layout: Layout) -> list[tuple[int, int, int]]:
+    """(divisor, extent, stride) per flat mode of a rank-1 function of the thread index.
+
+    >>> layout_terms(Layout((4, 8), (32, 1)))
+    [(1, 4, 32), (4, 8, 1)]
+    """
+    shapes, strides = flatten(layout.shape), flatten(layout.stride)
+    shapes = shapes if isinstance(shapes, tuple) else (shapes,)
+    strides = strides if isinstance(strides, tuple) else (strides,)
+    out, div = [], 1
+    for s, d in zip(shapes, strides):
+        if s != 1 and d != 0:
+            out.append((div, s, d))
+        div *= s
+    return out

@@ -1,0 +1,120 @@
+"""A CPU model of the generated sm80 GEMM's data movement, thread by thread.
+
+It reads its per-thread offsets from the generated CUDA text (the ``const int X = ...;``
+lines, evaluated as Python), its constants from the plan, moves data as cp.async
+(16-byte chunks, zero fill), ldmatrix (the PTX fragment rule written independently
+here) and mma.sync (the atom's emulation) would, and stores through the epilogue.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from cutemma.kernels.plan import VEC, GemmPlan
+
+_DECL = re.compile(r"^\s*const int (\w+) = (.+);", re.M)
+
+
+def thread_values(source: str, names: list[str], threads: int) -> dict[str, list[int]]:
+    """Evaluate the kernel's ``const int name = expr;`` lines for every tid (C ``/`` -> ``//``)."""
+    exprs = {m.group(1): m.group(2) for m in _DECL.finditer(source)}
+    out = {}
+    for name in names:
+        code = compile(exprs[name].replace("/", "//"), name, "eval")
+        out[name] = [eval(code, {}, {"tid": t}) for t in range(threads)]
+    return out
+
+
+def ldmatrix_lane_values(rows: list[np.ndarray], num: int, trans: bool) -> np.ndarray:
+    """(32, 2*num) values each lane gets, from the 8*num rows the lanes addressed (PTX rule)."""
+    out = np.zeros((32, 2 * num), dtype=rows[0].dtype)
+    for lane in range(32):
+        for j in range(num):
+            mat = np.stack(rows[8 * j : 8 * j + 8])  # mat[row, col]
+            for h in range(2):
+                if trans:
+                    out[lane, 2 * j + h] = mat[2 * (lane % 4) + h, lane // 4]
+                else:
+                    out[lane, 2 * j + h] = mat[lane // 4, 2 * (lane % 4) + h]
+    return out
+
+
+def _sign(x: int, op: str, c: int) -> int:
+    return x + c if op == "+" else x ^ c
+
+
+def simulate(plan: GemmPlan, source: str, A: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """D = A @ B as the kernel computes it (A (M,K), B (K,N) float arrays of exact values)."""
+    M, K = A.shape
+    N = B.shape[1]
+    cfg, T = plan.config, plan.threads
+    names = ["A_copy_base", "B_copy_base", "A_ldsm_base", "B_ldsm_base", "C_m", "C_n"]
+    tv = thread_values(source, names, T)
+    D = np.full((M, N), np.nan)
+    atom = plan.tiled.atom
+    (la, sa), (lb, sb) = plan.ldmatrix("A"), plan.ldmatrix("B")
+    _, _, epi = plan.epilogue
+    for m0 in range(0, M, cfg.block_m):
+        for n0 in range(0, N, cfg.block_n):
+            acc = np.zeros((T, plan.mma_m * plan.mma_n * 4))
+            for kt in range(-(-K // cfg.block_k)):
+                sA = np.full(plan.stage_elems_A, np.nan)
+                sB = np.full(plan.stage_elems_B, np.nan)
+                for X, smem, G, ext, block_mn in (("A", sA, A, M, m0), ("B", sB, B.T, N, n0)):
+                    cp = plan.copy(X)
+                    cpr, _ = cp.thr_layout.shape
+                    for t in range(T):
+                        c, o = (t % cpr) * VEC, t // cpr
+                        for i, const in enumerate(cp.smem.consts):
+                            if cp.k_contiguous:
+                                mn, k = block_mn + o + i * cp.rows_per_pass, kt * cfg.block_k + c
+                                vals = [
+                                    G[mn, k + j] if mn < ext and k + j < K else 0
+                                    for j in range(VEC)
+                                ]
+                            else:
+                                k, mn = kt * cfg.block_k + o + i * cp.rows_per_pass, block_mn + c
+                                vals = [
+                                    G[mn + j, k] if k < K and mn + j < ext else 0
+                                    for j in range(VEC)
+                                ]
+                            at = _sign(tv[f"{X}_copy_base"][t], cp.smem.op, const)
+                            smem[at : at + VEC] = vals
+                assert not np.isnan(sA).any() and not np.isnan(sB).any(), "smem not fully written"
+                kb = plan.k_blocks
+                for ik in range(kb):
+                    for w in range(T // 32):
+                        lanes = range(32 * w, 32 * w + 32)
+                        afr = []
+                        for im in range(plan.mma_m):
+                            addrs = [
+                                _sign(tv["A_ldsm_base"][t], sa.op, sa.consts[im * kb + ik])
+                                for t in lanes
+                            ]
+                            rows = [sA[a : a + 8] for a in addrs[: 8 * la.atom.num]]
+                            afr.append(ldmatrix_lane_values(rows, la.atom.num, la.atom.trans))
+                        bfr = []
+                        for ib in range(plan.ldmatrix_groups("B")):
+                            addrs = [
+                                _sign(tv["B_ldsm_base"][t], sb.op, sb.consts[ib * kb + ik])
+                                for t in lanes
+                            ]
+                            rows = [sB[a : a + 8] for a in addrs[: 8 * lb.atom.num]]
+                            vals = ldmatrix_lane_values(rows, lb.atom.num, lb.atom.trans)
+                            bfr += [vals[:, 4 * h : 4 * h + 4] for h in range(lb.atom.num // 2)]
+                        for im in range(plan.mma_m):
+                            for jn in range(plan.mma_n):
+                                sl = slice(
+                                    (im * plan.mma_n + jn) * 4, (im * plan.mma_n + jn) * 4 + 4
+                                )
+                                acc[32 * w : 32 * w + 32, sl] = atom.emulate(
+                                    afr[im], bfr[jn], acc[32 * w : 32 * w + 32, sl]
+                                )
+            for t in range(T):
+                for idx, dm, dn in epi:
+                    m, n = m0 + tv["C_m"][t] + dm, n0 + tv["C_n"][t] + dn
+                    if m < M and n < N:
+                        D[m, n] = acc[t, idx]
+    return D

@@ -1,0 +1,44 @@
+"""The built-in GEMM configs compile for sm_80 and sm_90a to HMMA + LDSM + LDGSTS, no local memory."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "cuda"))
+from cuda_skips import needs_cuobjdump, needs_nvrtc  # noqa: E402
+
+from cutemma.kernels import BUILTIN_CONFIGS, GemmPlan, gemm_source  # noqa: E402
+
+
+@needs_nvrtc
+@needs_cuobjdump
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+@pytest.mark.parametrize("name", sorted(BUILTIN_CONFIGS))
+def test_builtin_config_sass(name, arch):
+    from cutemma.cuda import compile, count_instructions, local_memory_use, sass
+
+    cfg = BUILTIN_CONFIGS[name]
+    plan = GemmPlan(cfg, "bf16", "K", "N")
+    cubin = compile(gemm_source(cfg, "bf16", "K", "N", "bf16"), arch)
+    counts = count_instructions(sass(cubin))
+    # every mma.sync of every k block of one k tile, unrolled: mma_m * mma_n * k_blocks HMMA
+    assert counts.get("HMMA", 0) == plan.mma_m * plan.mma_n * plan.k_blocks
+    ldsm = (plan.ldmatrix_groups("A") + plan.ldmatrix_groups("B")) * plan.k_blocks
+    assert counts.get("LDSM", 0) == ldsm
+    assert counts.get("LDGSTS", 0) > 0
+    assert not local_memory_use(cubin), local_memory_use(cubin)
+
+
+@needs_nvrtc
+@needs_cuobjdump
+def test_unaligned_variant_has_no_cp_async():
+    """Operands whose rows are not 16-byte aligned load element by element (no LDGSTS)."""
+    from cutemma.cuda import compile, count_instructions, sass
+
+    cfg = BUILTIN_CONFIGS["small"]
+    src = gemm_source(cfg, "f16", "K", "K", "f32", vec_a=False, vec_b=False)
+    counts = count_instructions(sass(compile(src, "sm_80")))
+    assert counts.get("LDGSTS", 0) == 0 and counts.get("HMMA", 0) > 0

@@ -85,6 +85,7 @@ class Report:
     wall_s: float = 0.0
     device: str = "cpu (no hardware stage)"
     hardware: bool = False
+    stage_s: dict = field(default_factory=dict)
 
     def _count(self, status: str) -> int:
         return sum(a.status == status for a in self.atoms)
@@ -132,6 +133,7 @@ class Report:
             "failed": self.failed,
             "skipped": self.skipped,
             "wall_s": round(self.wall_s, 2),
+            "stage_s": {k: round(v, 2) for k, v in self.stage_s.items()},
             "atoms": [
                 {
                     "name": a.name,
@@ -575,6 +577,7 @@ def verify(
     {'layout': 'pass', 'compile': 'pass'}
     """
     start = time.perf_counter()
+    clock = _StageClock()
     atoms = _atoms(ops)
     results = {a.name: AtomResult(a.name, a.op.family) for a in atoms}
     for atom in atoms:
@@ -586,6 +589,7 @@ def verify(
             res.fail("layout", problem)
         else:
             res.stages["layout"] = "pass"
+    clock.lap("layout")
     probes = {}
     for atom in atoms:
         try:
@@ -601,13 +605,28 @@ def verify(
             res.fail("compile", c.problem)
         else:
             res.stages["compile"] = "pass"
+    clock.lap("compile")
     report = Report(list(results.values()))
     if hardware:
-        _hardware_stage(atoms, probes, results, progress, device, seed)
+        _hardware_stage(atoms, probes, results, progress, device, seed, clock)
         report.hardware = True
         report.device = _device_name(device)
     report.wall_s = time.perf_counter() - start
+    report.stage_s = clock.laps
     return report
+
+
+class _StageClock:
+    """Seconds spent in each stage, for the report."""
+
+    def __init__(self):
+        self.laps: dict[str, float] = {}
+        self._t = time.perf_counter()
+
+    def lap(self, stage: str) -> None:
+        now = time.perf_counter()
+        self.laps[stage] = self.laps.get(stage, 0.0) + now - self._t
+        self._t = now
 
 
 def _device_name(device: int) -> str:
@@ -625,7 +644,7 @@ def _device_arch(device: int) -> str:
     return device_arch(device)
 
 
-def _hardware_stage(atoms, probes, results, progress, device, seed) -> None:
+def _hardware_stage(atoms, probes, results, progress, device, seed, clock) -> None:
     arch = _device_arch(device)
     by_name = {a.name: a for a in atoms}
     runnable = []
@@ -645,6 +664,7 @@ def _hardware_stage(atoms, probes, results, progress, device, seed) -> None:
     runnable = [p if p.arch == arch else replace(p, sass_kinds=()) for p in runnable]
     bar = Progress(len(runnable), "build", progress)
     compiled = compile_probes(runnable, arch=arch, progress=bar)
+    clock.lap("build")
     rng = np.random.default_rng(seed)
     cases = []
     for c in compiled:
@@ -658,6 +678,7 @@ def _hardware_stage(atoms, probes, results, progress, device, seed) -> None:
     for case, (ok, max_err, why) in zip(cases, run_on_gpu(cases, bar, device), strict=True):
         res = results[case.atom.name]
         res.max_err = None if math.isnan(max_err) else max_err
+        clock.lap("run")
         if ok:
             res.stages["hardware"] = "pass"
         else:

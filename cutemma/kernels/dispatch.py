@@ -72,24 +72,25 @@ def _aligned(t: Any, ld: int, extent_outer: int) -> bool:
 
 
 def _check(A: Any, B: Any) -> None:
+    """Shapes, then dtypes, then devices: each error names what would be accepted."""
     for what, t in (("A", A), ("B", B)):
         if not hasattr(t, "dim") or t.dim() != 2:
-            raise LaunchError(
-                f"gemm: {what} must be a 2-D torch tensor, got {getattr(t, 'shape', t)!r}"
-            )
-        if t.device.type != "cuda":
-            raise LaunchError(f"gemm: {what} is on {t.device}; move it to a CUDA device")
+            shape = tuple(getattr(t, "shape", ())) or type(t).__name__
+            raise LaunchError(f"gemm: {what} must be a 2-D torch tensor, got {shape}")
     if A.shape[1] != B.shape[0]:
         raise LaunchError(
             f"gemm: A is {tuple(A.shape)} and B is {tuple(B.shape)}; A's columns ({A.shape[1]}) "
             f"must equal B's rows ({B.shape[0]})"
         )
-    if A.device != B.device:
-        raise LaunchError(f"gemm: A on {A.device}, B on {B.device}; put both on one device")
     if A.dtype != B.dtype or _dtype(A) not in ("float16", "bfloat16"):
         raise LaunchError(
             f"gemm: A is {_dtype(A)} and B is {_dtype(B)}; both must be float16 or both bfloat16"
         )
+    for what, t in (("A", A), ("B", B)):
+        if t.device.type != "cuda":
+            raise LaunchError(f"gemm: {what} is on {t.device}; move it to a CUDA device")
+    if A.device != B.device:
+        raise LaunchError(f"gemm: A on {A.device}, B on {B.device}; put both on one device")
 
 
 def gemm(
@@ -149,10 +150,7 @@ def gemm(
     config = config or pick_config(M, N, K)
     vec_a = _aligned(A, lda, M if a_major == "K" else K)
     vec_b = _aligned(B, ldb, N if b_major == "K" else K)
-    from cutemma.cuda import device_arch
-
-    arch = device_arch(A.device.index or 0)
-    arch = "sm_90a" if arch.startswith("sm_90") else arch
+    arch = _arch(A.device.index or 0)
     out_t, c_t = _DTYPES[_dtype(out)], _DTYPES[_dtype(C)]
     kern, shared, threads = compiled_kernel(
         config, dtype, a_major, b_major, out_t, c_t, vec_a, vec_b, arch
@@ -179,6 +177,14 @@ def gemm(
         shared_mem=shared,
     )
     return out
+
+
+@cache
+def _arch(device: int) -> str:
+    """The compile target of a device (read once: it is a driver query)."""
+    from cutemma.cuda import device_arch
+
+    return device_arch(device)
 
 
 def _flat(t: Any) -> Any:

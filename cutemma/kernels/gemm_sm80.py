@@ -131,38 +131,75 @@ def _combine(base: str, op: str, const: int) -> str:
     return f"({base} {op} {const})"
 
 
+def _copy_roles(plan: GemmPlan, cp: CopyPlan) -> dict[str, str]:
+    """C names of one operand's copy: its extent, block origin, leading stride."""
+    X = cp.which
+    return {
+        "X": X,
+        "ext": "M" if X == "A" else "N",
+        "mn0": "m0" if X == "A" else "n0",
+        "ld": "lda" if X == "A" else "ldb",
+        "stage_elems": str(plan.stage_elems_A if X == "A" else plan.stage_elems_B),
+    }
+
+
+def _copy_setup(plan: GemmPlan, cp: CopyPlan, vec: bool) -> str:
+    """Once per thread: where its first chunk starts in global memory, and what is in range."""
+    r = _copy_roles(plan, cp)
+    X, ld, mn0, ext = r["X"], r["ld"], r["mn0"], r["ext"]
+    if not vec:
+        return ""
+    if cp.k_contiguous:  # rows are m (n), chunks run along k: the k tail clips every row alike
+        origin = f"(long long)({mn0} + {X}_o) * {ld} + {X}_c"
+        extra = ""
+    else:  # rows are k, chunks run along m (n): the m (n) edge clips this thread's column
+        origin = f"(long long){X}_o * {ld} + {mn0} + {X}_c"
+        extra = f"\nconst int {X}_col_bytes = min(max(2 * ({ext} - ({mn0} + {X}_c)), 0), 16);"
+    return f"const uint16_t* {X}_src = {X} + {origin};  // this thread's first chunk{extra}"
+
+
 def _copy_lines(plan: GemmPlan, cp: CopyPlan, vec: bool) -> str:
     """The body that loads k tile ``kt`` of one operand into ``stage`` (unrolled over chunks)."""
-    X = cp.which
-    ext = "M" if X == "A" else "N"
-    block_mn = "m0" if X == "A" else "n0"
-    ld = "lda" if X == "A" else "ldb"
+    r = _copy_roles(plan, cp)
+    X, ld, mn0, ext, stage_elems = r["X"], r["ld"], r["mn0"], r["ext"], r["stage_elems"]
     bk = plan.config.block_k
-    stage_elems = plan.stage_elems_A if X == "A" else plan.stage_elems_B
-    lines = []
+    if vec:
+        step = f"(long long)kt * {bk}" if cp.k_contiguous else f"(long long)kt * {bk} * {ld}"
+        lines = [f"const uint16_t* {X}_tile = {X}_src + {step};"]
+        if cp.k_contiguous:
+            lines.append(f"const int {X}_k_bytes = min(max(2 * (K - (kt * {bk} + {X}_c)), 0), 16);")
+    else:
+        lines = []
     for i, const in enumerate(cp.smem.consts):
         o_off = i * cp.rows_per_pass
-        if cp.k_contiguous:  # rows are m (n), chunks run along k
-            row, col, ext_o, ext_c = f"{block_mn} + {X}_o + {o_off}", f"kt * {bk} + {X}_c", ext, "K"
-        else:  # rows are k, chunks run along m (n)
-            row, col, ext_o, ext_c = f"kt * {bk} + {X}_o + {o_off}", f"{block_mn} + {X}_c", "K", ext
         dst = _combine(f"{X}_copy_base", cp.smem.op, const)
         smem_elem = f"stage * {stage_elems} + {dst}"
-        body = [f"const int row = {row};", f"const int col = {col};"]
+        head = f"{{  // {X} chunk {i}: row +{o_off}, smem offset thread {cp.smem.op} {const}"
         if vec:
-            body += [
-                f"const int left = (row < {ext_o}) ? min({ext_c} - col, {VEC}) : 0;",
-                f"const uint16_t* src = {X} + (left > 0 ? (long long)row * {ld} + col : 0);",
-                f"cp_async_16(s{X}_addr + 2 * ({smem_elem}), src, left > 0 ? 2 * left : 0);",
+            if cp.k_contiguous:
+                ok, nbytes = f"{mn0} + {X}_o + {o_off} < {ext}", f"{X}_k_bytes"
+            else:
+                ok, nbytes = f"kt * {bk} + {X}_o + {o_off} < K", f"{X}_col_bytes"
+            body = [
+                f"const int bytes = ({ok}) ? {nbytes} : 0;",
+                f"const uint16_t* src = {X}_tile + {o_off} * {ld};"
+                if o_off
+                else f"const uint16_t* src = {X}_tile;",
+                f"cp_async_16(s{X}_addr + 2 * ({smem_elem}), bytes ? src : {X}, bytes);",
             ]
         else:
-            body += [
+            if cp.k_contiguous:  # rows are m (n), chunks run along k
+                row, col, ext_o, ext_c = f"{mn0} + {X}_o + {o_off}", f"kt * {bk} + {X}_c", ext, "K"
+            else:  # rows are k, chunks run along m (n)
+                row, col, ext_o, ext_c = f"kt * {bk} + {X}_o + {o_off}", f"{mn0} + {X}_c", "K", ext
+            body = [
+                f"const int row = {row}, col = {col};",
                 f"uint16_t* dst = s{X} + {smem_elem};",
                 f"const bool row_ok = row < {ext_o};",
                 f"#pragma unroll\nfor (int j = 0; j < {VEC}; ++j) "
-                f"dst[j] = (row_ok && col + j < {ext_c}) ? {X}[(long long)row * {ld} + col + j] : (uint16_t)0;",
+                f"dst[j] = (row_ok && col + j < {ext_c}) ? {X}[(long long)row * {ld} + col + j] "
+                ": (uint16_t)0;",
             ]
-        head = f"{{  // {X} chunk {i}: row +{o_off}, smem offset thread {cp.smem.op} {const}"
         lines.append(f"{head}\n{indent(chr(10).join(body))}\n}}")
     return "\n".join(lines)
 
@@ -265,6 +302,7 @@ def gemm_source(
             f"// thr_layout {cp.thr_layout}, {cp.iters} chunks per thread"
         )
         setup.append(thread_expr(f"{X}_copy_base", cp.smem.thread, tables))
+        setup.append(_copy_setup(plan, cp, vec_a if X == "A" else vec_b))
     setup += [
         comment(f"ldmatrix row address of each lane (element offset in a stage); A {la.atom.ptx}"),
         thread_expr("A_ldsm_base", sa.thread, tables),

@@ -1,0 +1,245 @@
+"""cutemma.gemm (sm80 mma.sync kernel) against torch.matmul (cuBLAS), in the same process.
+
+Usage: python bench/gemm.py [--out bench/results/gemm-h100.json] [--png ...] [--quick]
+
+For square sizes 1024..8192 and transformer shapes (M in 16..16384, N and K in
+4096..14336), bf16 (and fp16 at a few sizes), each A/B major at 4096^3: CUDA events
+around each call, warm-up first, the median of the repeats. Both libraries get fresh
+random (never zero) inputs; cutemma's result is checked against torch's before timing.
+Also reported: cold build+compile time of a new config, and the host-side overhead
+of a repeated cutemma.gemm call over launching its kernel directly.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+import torch  # before cutemma's CUDA modules (see notes/CUDA.md)
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+from cutemma.kernels import GemmConfig, gemm, gemm_source  # noqa: E402
+from cutemma.kernels.dispatch import compiled_kernel, pick_config  # noqa: E402
+
+SQUARE = [1024, 2048, 3072, 4096, 6144, 8192]
+TRANSFORMER = [
+    (16, 4096, 4096),
+    (128, 4096, 4096),
+    (1024, 4096, 4096),
+    (4096, 4096, 14336),
+    (4096, 14336, 4096),
+    (8192, 4096, 4096),
+    (16384, 4096, 4096),
+    (16384, 14336, 4096),
+]
+
+
+def operand(rows, cols, major_rows, dtype):
+    if major_rows:
+        return torch.randn(cols, rows, device="cuda", dtype=dtype).t()
+    return torch.randn(rows, cols, device="cuda", dtype=dtype)
+
+
+def median_ms(fn, warmup: int, reps: int) -> float:
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(reps):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    return statistics.median(times)
+
+
+SWEEP = [
+    GemmConfig(128, 128, 32, (2, 2), 4),
+    GemmConfig(128, 128, 64, (2, 2), 3),
+    GemmConfig(128, 256, 32, (2, 4), 3),
+    GemmConfig(128, 256, 32, (2, 4), 4),
+    GemmConfig(256, 128, 32, (4, 2), 4),
+    GemmConfig(128, 256, 64, (2, 4), 3),
+]
+
+
+def measure(m, n, k, dtype, a_col, b_col, reps, config=None):
+    A, B = operand(m, k, a_col, dtype), operand(k, n, b_col, dtype)
+    out = torch.empty(m, n, device="cuda", dtype=dtype)
+    ref = A @ B
+    gemm(A, B, out=out, config=config)
+    torch.cuda.synchronize()
+    err = float((out.float() - ref.float()).norm() / ref.float().norm())
+    flop = 2.0 * m * n * k
+    warm = 3 if flop > 1e11 else 10
+    t_ours = median_ms(lambda: gemm(A, B, out=out, config=config), warm, reps)
+    t_torch = median_ms(lambda: torch.matmul(A, B, out=out), warm, reps)
+    ours, theirs = flop / t_ours / 1e9, flop / t_torch / 1e9
+    row = {
+        "m": m,
+        "n": n,
+        "k": k,
+        "dtype": str(dtype)[6:],
+        "a_major": "M" if a_col else "K",
+        "b_major": "K" if b_col else "N",
+        "cutemma_tflops": round(ours, 2),
+        "torch_tflops": round(theirs, 2),
+        "ratio": round(ours / theirs, 3),
+        "cutemma_ms": round(t_ours, 4),
+        "torch_ms": round(t_torch, 4),
+        "rel_err_vs_torch": err,
+        "config": (config or pick_config(m, n, k)).name,
+    }
+    print(
+        f"{m:>6} {n:>6} {k:>6} {row['dtype']:>9} {row['a_major']}{row['b_major']}  "
+        f"cutemma {ours:7.1f}  torch {theirs:7.1f}  ratio {ours / theirs:.3f}  err {err:.1e}",
+        flush=True,
+    )
+    return row
+
+
+def overhead_us(calls: int = 2000) -> dict:
+    """Host time per call: cutemma.gemm vs launching the same compiled kernel directly."""
+    A = torch.randn(64, 64, device="cuda", dtype=torch.bfloat16)
+    B = torch.randn(64, 64, device="cuda", dtype=torch.bfloat16)
+    out = torch.empty(64, 64, device="cuda", dtype=torch.bfloat16)
+    gemm(A, B, out=out)
+    from cutemma.cuda import device_arch
+    from cutemma.kernels.dispatch import _flat, pick_config
+
+    cfg = pick_config(64, 64, 64)
+    kern, shared, threads = compiled_kernel(
+        cfg, "bf16", "K", "N", "bf16", "bf16", True, True, device_arch(0)
+    )
+    args = (_flat(A), _flat(B), _flat(out), _flat(out), 64, 64, 64, 64, 64, 64, 1, 64, 1, 1.0, 0.0)
+
+    def direct():
+        kern(*args, grid=1, block=threads, shared_mem=shared)
+
+    res = {}
+    for name, fn in (("gemm", lambda: gemm(A, B, out=out)), ("kernel_launch", direct)):
+        for _ in range(100):
+            fn()
+        torch.cuda.synchronize()
+        t = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        res[name + "_us"] = (time.perf_counter() - t) / calls * 1e6
+        torch.cuda.synchronize()
+    res["gemm_overhead_us"] = res["gemm_us"] - res["kernel_launch_us"]
+    return res
+
+
+def cold_build_s() -> float:
+    """Plan + source + NVRTC compile of a config not compiled before (disk cache off)."""
+    from cutemma.cuda import compile, device_arch
+
+    cfg = GemmConfig(128, 64, 32, (2, 2), 3)
+    t = time.perf_counter()
+    compile(gemm_source(cfg, "f16", "M", "K", "f32"), device_arch(0), cache=False)
+    return time.perf_counter() - t
+
+
+def plot(rows, path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(13, 4.8))
+    sq = [
+        r
+        for r in rows
+        if r["m"] == r["n"] == r["k"]
+        and r["dtype"] == "bfloat16"
+        and (r["a_major"], r["b_major"]) == ("K", "N")
+    ]
+    xs = [r["m"] for r in sq]
+    ax1.plot(xs, [r["torch_tflops"] for r in sq], "o-", label="torch.matmul (cuBLAS)")
+    ax1.plot(xs, [r["cutemma_tflops"] for r in sq], "s-", label="cutemma.gemm (mma.sync)")
+    ax1.set_xlabel("M = N = K")
+    ax1.set_ylabel("TFLOP/s")
+    ax1.set_title("bf16 square")
+    ax1.legend()
+    ax1.grid(alpha=0.3)
+    tr = [r for r in rows if (r["m"], r["n"], r["k"]) in TRANSFORMER and r["dtype"] == "bfloat16"]
+    labels = [f"{r['m']}x{r['n']}x{r['k']}" for r in tr]
+    idx = range(len(tr))
+    ax2.bar([i - 0.2 for i in idx], [r["torch_tflops"] for r in tr], 0.4, label="torch")
+    ax2.bar([i + 0.2 for i in idx], [r["cutemma_tflops"] for r in tr], 0.4, label="cutemma")
+    ax2.set_xticks(list(idx))
+    ax2.set_xticklabels(labels, rotation=35, ha="right", fontsize=7)
+    ax2.set_ylabel("TFLOP/s")
+    ax2.set_title("bf16 transformer shapes (M x N x K)")
+    ax2.legend()
+    fig.suptitle(f"cutemma sm80 GEMM vs cuBLAS on {torch.cuda.get_device_name()}")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", default="bench/results/gemm-h100.json")
+    ap.add_argument("--png", default=None)
+    ap.add_argument("--reps", type=int, default=20)
+    ap.add_argument("--quick", action="store_true")
+    args = ap.parse_args()
+    cold = cold_build_s()
+    print(f"cold build + compile of a new config: {cold:.2f} s", flush=True)
+    rows = []
+    bf16, f16 = torch.bfloat16, torch.float16
+    for s in SQUARE[:2] if args.quick else SQUARE:
+        rows.append(measure(s, s, s, bf16, False, False, args.reps))
+    for s in (4096, 8192):
+        rows.append(measure(s, s, s, f16, False, False, args.reps))
+    for a_col, b_col in ((False, True), (True, False), (True, True)):
+        rows.append(measure(4096, 4096, 4096, bf16, a_col, b_col, args.reps))
+    for m, n, k in TRANSFORMER[:2] if args.quick else TRANSFORMER:
+        rows.append(measure(m, n, k, bf16, False, False, args.reps))
+    sweep = []
+    if not args.quick:
+        for s in (4096, 8192):
+            for cfg in SWEEP:
+                sweep.append(measure(s, s, s, bf16, False, False, args.reps, cfg))
+    over = overhead_us()
+    print(f"host time per call: {over}", flush=True)
+    result = {
+        "device": torch.cuda.get_device_name(),
+        "commit": os.environ.get("CUTEMMA_COMMIT") or _git_commit(),
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "torch": torch.__version__,
+        "method": f"CUDA events around each call, warm-up, median of {args.reps}; fresh randn inputs",
+        "cold_build_compile_s": round(cold, 3),
+        "overhead": {k: round(v, 2) for k, v in over.items()},
+        "rows": rows,
+        "config_sweep": sweep,
+    }
+    with open(args.out, "w") as f:
+        json.dump(result, f, indent=1)
+    if args.png:
+        plot(rows, args.png)
+    print("\n  m      n      k     dtype     AB  cutemma  torch  ratio")
+    for r in rows:
+        print(
+            f"{r['m']:>6} {r['n']:>6} {r['k']:>6} {r['dtype']:>9} {r['a_major']}{r['b_major']} "
+            f"{r['cutemma_tflops']:8.1f} {r['torch_tflops']:7.1f} {r['ratio']:6.3f}"
+        )
+
+
+def _git_commit() -> str:
+    try:
+        return subprocess.check_output(["git", "rev-parse", "--short", "HEAD"], text=True).strip()
+    except Exception:
+        return "unknown"
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,140 @@
+"""``cutemma gemm``: show a GEMM kernel's source and plan, compile it, or run it on the GPU.
+
+    cutemma gemm --show-source --dtype bf16 --a-major K --b-major N --config 128x128x32/2x2/4
+    cutemma gemm --plan --config small
+    cutemma gemm --sass --arch sm_90a
+    cutemma gemm --run 4096 4096 4096
+
+>>> from cutemma.cli import main
+>>> main(["gemm", "--plan", "--config", "64x64x32/2x2/3"])  # doctest: +ELLIPSIS
+config b64x64x32_w2x2_s3: 128 threads, 3 stages, 24576 B shared
+...
+0
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from cutemma.errors import TiledMmaError
+from cutemma.kernels.dispatch import BUILTIN_CONFIGS
+from cutemma.kernels.gemm_sm80 import gemm_source
+from cutemma.kernels.plan import GemmConfig, GemmPlan
+
+
+def parse_config(text: str) -> GemmConfig:
+    """A built-in name ('large', 'wide', 'small') or 'MxNxK/WMxWN/STAGES'.
+
+    >>> parse_config("128x256x32/2x4/3").name
+    'b128x256x32_w2x4_s3'
+    """
+    if text in BUILTIN_CONFIGS:
+        return BUILTIN_CONFIGS[text]
+    try:
+        tile, warps, stages = text.split("/")
+        m, n, k = (int(x) for x in tile.split("x"))
+        wm, wn = (int(x) for x in warps.split("x"))
+        stages = int(stages)
+    except ValueError:
+        raise TiledMmaError(
+            f"--config {text!r}: give one of {', '.join(BUILTIN_CONFIGS)} or "
+            "BMxBNxBK/WMxWN/STAGES, e.g. 128x128x32/2x2/4"
+        ) from None
+    return GemmConfig(m, n, k, (wm, wn), stages)
+
+
+def describe(plan: GemmPlan) -> str:
+    """The plan's layouts, one per line: what the kernel's constants come from."""
+    cfg = plan.config
+    (la, sa), (lb, sb) = plan.ldmatrix("A"), plan.ldmatrix("B")
+    m_t, n_t, _ = plan.epilogue
+    lines = [
+        f"config {cfg.name}: {plan.threads} threads, {cfg.stages} stages, "
+        f"{plan.shared_bytes} B shared",
+        f"TiledMMA {plan.tiled.atom.name} x {cfg.warps}: tile {plan.tiled.tile_size_mnk}",
+        f"  tv_layout_A_tiled {plan.tiled.tv_layout_A_tiled}",
+        f"  tv_layout_B_tiled {plan.tiled.tv_layout_B_tiled}",
+        f"  tv_layout_C_tiled {plan.tiled.tv_layout_C_tiled}",
+        f"smem A (m,k) {plan.smem_A}",
+        f"smem B (n,k) {plan.smem_B}",
+        f"ldmatrix A {la.atom.ptx}: lane rows {sa.thread.layout} then {sa.thread.swizzle}, "
+        f"values {sa.op} {list(sa.consts)}",
+        f"ldmatrix B {lb.atom.ptx}: lane rows {sb.thread.layout} then {sb.thread.swizzle}, "
+        f"values {sb.op} {list(sb.consts)}",
+        f"bank conflicts (rows per 16-byte group): A {plan.bank_conflicts('A')}, "
+        f"B {plan.bank_conflicts('B')}",
+        f"epilogue: m {m_t.layout}, n {n_t.layout} over tid",
+    ]
+    for which in ("A", "B"):
+        cp = plan.copy(which)
+        lines.append(
+            f"cp.async {which}: thr_layout {cp.thr_layout}, {cp.iters} x 16 B per thread, "
+            f"smem {cp.smem.thread.layout} then {cp.smem.thread.swizzle} {cp.smem.op} "
+            f"{list(cp.smem.consts)}"
+        )
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    cfg = parse_config(args.config)
+    if args.plan:
+        print(describe(GemmPlan(cfg, args.dtype, args.a_major, args.b_major)))
+    if args.show_source:
+        print(gemm_source(cfg, args.dtype, args.a_major, args.b_major, args.out))
+    if args.sass:
+        from cutemma.cuda import compile, count_instructions, local_memory_use, sass
+
+        cubin = compile(
+            gemm_source(cfg, args.dtype, args.a_major, args.b_major, args.out), args.arch
+        )
+        counts = count_instructions(sass(cubin))
+        keys = ("HMMA", "LDSM", "LDGSTS", "BAR", "LDL", "STL")
+        print(
+            ", ".join(f"{k} {counts.get(k, 0)}" for k in keys),
+            "| local memory:",
+            local_memory_use(cubin),
+        )
+    if args.run_mnk:
+        _run_gpu(args, cfg)
+    return 0
+
+
+def _run_gpu(args: argparse.Namespace, cfg: GemmConfig) -> None:
+    import torch
+
+    from cutemma.kernels import gemm
+
+    m, n, k = args.run_mnk
+    dt = {"f16": torch.float16, "bf16": torch.bfloat16}[args.dtype]
+    A = torch.randn(m, k, device="cuda", dtype=dt)
+    B = torch.randn(k, n, device="cuda", dtype=dt)
+    D = gemm(A, B, config=cfg if args.config_given else None)
+    ref = A.double() @ B.double()
+    err = float((D.double() - ref).norm() / ref.norm())
+    print(f"cutemma.gemm {m}x{n}x{k} {args.dtype}: rel err vs float64 {err:.2e}")
+
+
+def register(sub) -> None:
+    p = sub.add_parser("gemm", help="the sm80 GEMM kernel: source, plan, SASS, run")
+    p.add_argument("--config", default=None, help="large | wide | small | BMxBNxBK/WMxWN/S")
+    p.add_argument("--dtype", default="bf16", choices=["f16", "bf16"])
+    p.add_argument("--a-major", default="K", choices=["K", "M"])
+    p.add_argument("--b-major", default="N", choices=["K", "N"])
+    p.add_argument("--out", default=None, choices=["f16", "bf16", "f32"], help="output type")
+    p.add_argument("--show-source", action="store_true", help="print the CUDA C++")
+    p.add_argument("--plan", action="store_true", help="print the layouts behind the constants")
+    p.add_argument("--sass", action="store_true", help="compile and count key SASS instructions")
+    p.add_argument("--arch", default="sm_80")
+    p.add_argument(
+        "--run", dest="run_mnk", nargs=3, type=int, metavar=("M", "N", "K"), help="run on the GPU"
+    )
+
+    def _run(args):
+        args.config_given = args.config is not None
+        args.config = args.config or "large"
+        args.out = args.out or args.dtype
+        if not (args.plan or args.show_source or args.sass or args.run_mnk):
+            args.plan = True
+        return run(args)
+
+    p.set_defaults(run=_run)

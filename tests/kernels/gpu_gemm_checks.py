@@ -1,0 +1,150 @@
+"""GPU correctness of cutemma.gemm against torch in float64 (run as a script; imports torch first).
+
+    python tests/kernels/gpu_gemm_checks.py [OUT.json]
+
+Fresh random inputs per check; the output is poisoned with NaN before each run and
+must come back fully written; error is ||D - ref|| / ||ref|| on upcast inputs, within
+the output format's bound. Exits 1 if any check fails.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import torch  # before cutemma's CUDA modules (see notes/CUDA.md)
+
+from cutemma.kernels import BUILTIN_CONFIGS, gemm
+
+# ||D - ref|| / ||ref||: f32 accumulation of exact products, then one rounding to the output
+BOUND = {torch.float32: 1e-5, torch.float16: 1.5e-3, torch.bfloat16: 1e-2}
+SHAPES = [
+    (1, 1, 1),
+    (1, 37, 5),
+    (13, 1, 7),
+    (2, 3, 1),
+    (7, 11, 13),
+    (31, 17, 9),
+    (127, 129, 65),
+    (257, 131, 97),
+    (509, 1021, 263),
+    (64, 64, 64),
+    (128, 128, 32),
+    (200, 72, 8),
+    (1000, 999, 1001),
+    (1024, 1024, 1024),
+    (4099, 257, 640),
+]
+
+
+def operand(rows: int, cols: int, major_rows: bool, dtype, gen) -> torch.Tensor:
+    """(rows, cols) with rows contiguous (column-major) when major_rows, else row-major."""
+    if major_rows:
+        return torch.randn(cols, rows, generator=gen, device="cuda").to(dtype).t()
+    return torch.randn(rows, cols, generator=gen, device="cuda").to(dtype)
+
+
+def check(m, n, k, dtype, a_col, b_col, out_dtype=None, beta=0.0, alpha=1.0, config=None, gen=None):
+    A = operand(m, k, a_col, dtype, gen)
+    B = operand(k, n, b_col, dtype, gen)
+    C = torch.randn(m, n, generator=gen, device="cuda").to(out_dtype or dtype) if beta else None
+    out = torch.full((m, n), float("nan"), dtype=out_dtype or dtype, device="cuda")
+    gemm(A, B, C, alpha=alpha, beta=beta, out=out, config=config)
+    torch.cuda.synchronize()
+    ref = alpha * (A.double() @ B.double())
+    if C is not None:
+        ref += beta * C.double()
+    written = bool(torch.isfinite(out).all())
+    err = float((out.double() - ref).norm() / ref.norm().clamp_min(1e-30))
+    ok = written and err <= BOUND[out.dtype]
+    return {
+        "m": m,
+        "n": n,
+        "k": k,
+        "dtype": str(dtype)[6:],
+        "out": str(out.dtype)[6:],
+        "a_major": "M" if a_col else "K",
+        "b_major": "K" if b_col else "N",
+        "alpha": alpha,
+        "beta": beta,
+        "config": config.name if config else None,
+        "rel_err": err,
+        "fully_written": written,
+        "ok": ok,
+    }
+
+
+def main(path: str | None) -> int:
+    gen = torch.Generator(device="cuda").manual_seed(2026)
+    rows = []
+    for dtype in (torch.float16, torch.bfloat16):
+        for m, n, k in SHAPES:
+            for a_col in (False, True):
+                for b_col in (False, True):
+                    rows.append(check(m, n, k, dtype, a_col, b_col, gen=gen))
+        for cfg in BUILTIN_CONFIGS.values():
+            for m, n, k in [(300, 260, 200), (1, 513, 77), (256, 256, 256)]:
+                rows.append(check(m, n, k, dtype, False, False, config=cfg, gen=gen))
+                rows.append(check(m, n, k, dtype, True, True, config=cfg, gen=gen))
+        for out_dtype in (torch.float32,):
+            rows.append(check(333, 444, 555, dtype, False, True, out_dtype=out_dtype, gen=gen))
+        rows.append(check(300, 200, 100, dtype, True, False, alpha=0.5, beta=-2.0, gen=gen))
+        rows.append(
+            check(
+                300,
+                200,
+                100,
+                dtype,
+                False,
+                False,
+                out_dtype=torch.float32,
+                alpha=2.0,
+                beta=1.0,
+                gen=gen,
+            )
+        )
+    # views whose rows are not 16-byte aligned take the element-wise load path
+    big = torch.randn(300, 301, device="cuda", generator=gen).half()
+    A, B = big[3:200, 5:150], big[1:146, 7:300]
+    out = torch.full((197, 293), float("nan"), dtype=torch.half, device="cuda")
+    gemm(A, B, out=out)
+    ref = A.double() @ B.double()
+    err = float((out.double() - ref).norm() / ref.norm())
+    rows.append(
+        {
+            "m": 197,
+            "n": 293,
+            "k": 145,
+            "dtype": "float16",
+            "case": "unaligned views",
+            "rel_err": err,
+            "fully_written": bool(torch.isfinite(out).all()),
+            "ok": bool(torch.isfinite(out).all()) and err <= BOUND[torch.float16],
+        }
+    )
+    # NaN in A propagates to its row of D only
+    A = torch.randn(64, 48, device="cuda", generator=gen).half()
+    A[5, 7] = float("nan")
+    B = torch.randn(48, 40, device="cuda", generator=gen).half()
+    D = gemm(A, B)
+    nan_rows = torch.isnan(D).any(dim=1).nonzero().flatten().tolist()
+    rows.append(
+        {
+            "case": "nan propagation",
+            "nan_rows": nan_rows,
+            "ok": nan_rows == [5] and bool(torch.isnan(D[5]).all()),
+        }
+    )
+    bad = [r for r in rows if not r["ok"]]
+    worst = max((r.get("rel_err", 0) for r in rows), default=0)
+    print(f"gemm checks: {len(rows) - len(bad)}/{len(rows)} passed; worst rel err {worst:.3g}")
+    for r in bad[:20]:
+        print("FAIL", r)
+    if path:
+        with open(path, "w") as f:
+            json.dump({"device": torch.cuda.get_device_name(), "rows": rows}, f, indent=1)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1] if len(sys.argv) > 1 else None))

@@ -33,6 +33,11 @@ def register(subparsers) -> None:
     p.add_argument(
         "--family", action="append", help="only this family (repeatable), e.g. sm80.int8"
     )
+    p.add_argument(
+        "--k-major-only",
+        action="store_true",
+        help="GMMA as listed (K-major) only; default adds the MN-major variants the type allows",
+    )
     p.add_argument("--json", type=Path, metavar="FILE", help="write the JSON report here")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     p.set_defaults(run=run)
@@ -65,9 +70,11 @@ def run(args: argparse.Namespace) -> int:
             import torch  # noqa: F401
         except ImportError:
             pass
-    from cutemma.cuda.verify import verify
+    from cutemma.cuda.verify import verify, with_majors
 
     ops = select_ops(args.arch, args.family)
+    if not args.k_major_only:
+        ops = with_majors(ops)
     report = verify(ops, hardware=args.hardware, progress=not args.no_progress)
     print(report.table())
     if args.json:

@@ -545,6 +545,39 @@ def _check_case(case: _Case, d_tensor) -> tuple[bool, float, str]:
 # --- the sweep ----------------------------------------------------------------------------------
 
 
+def with_majors(ops: Iterable[Operation]) -> list[Operation]:
+    """``ops`` plus, for each GMMA op, its MN-major variants the catalog accepts.
+
+    The catalog lists each GMMA name once, K-major (its default parameters); A in
+    shared memory and B may also be MN-major where the type allows (PTX ISA
+    9.7.15.5.1: transposes only for .f16/.bf16). A variant the catalog refuses
+    (AtomError: type K-major only, or A in registers) is left out.
+
+    >>> from cutemma.mma import mma_op
+    >>> [op.name for op in with_majors([mma_op('SM90_64x8x16_F16F16F16_RS')])]
+    ['SM90_64x8x16_F16F16F16_RS', 'SM90_64x8x16_F16F16F16_RS<K,MN>']
+    """
+    from cutemma.errors import AtomError
+    from cutemma.mma import mma_op
+
+    out = []
+    for op in ops:
+        out.append(op)
+        if op.param("a_major") is None or op.ptx.startswith("tcgen05"):
+            continue
+        base = op.name.split("<", 1)[0]
+        for a_major, b_major in (("K", "MN"), ("MN", "K"), ("MN", "MN")):
+            if (a_major, b_major) == (op.param("a_major"), op.param("b_major")):
+                continue
+            try:
+                variant = mma_op(base, a_major=a_major, b_major=b_major)
+            except AtomError:
+                continue
+            if variant.name != op.name:
+                out.append(variant)
+    return out
+
+
 def _atoms(items: Iterable) -> list[MmaAtom]:
     out = []
     for x in items:

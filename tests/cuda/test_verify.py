@@ -144,3 +144,17 @@ def test_hardware_catches_swapped_strides():
     assert out["wrong_A"][:2] == ["fail", "fail"], out
     assert "differs from emulate_tiles" in out["wrong_A"][2]
     assert out["wrong_C"][:2] == ["fail", "fail"], out
+
+
+def test_with_majors_adds_only_allowed_mn_variants():
+    from cutemma.cuda.verify import with_majors
+
+    names = [op.name for op in with_majors([mma_op("SM90_64x16x16_F32BF16BF16_SS")])]
+    assert names == [
+        "SM90_64x16x16_F32BF16BF16_SS",
+        "SM90_64x16x16_F32BF16BF16_SS<K,MN>",
+        "SM90_64x16x16_F32BF16BF16_SS<MN,K>",
+        "SM90_64x16x16_F32BF16BF16_SS<MN,MN>",
+    ]
+    assert len(with_majors([mma_op("SM90_64x16x32_S32S8S8_SS_TN")])) == 1  # 8-bit: K-major only
+    assert len(with_majors([mma_op("SM80_16x8x8_F16F16F16F16_TN")])) == 1

@@ -26,7 +26,7 @@ import torch  # before cutemma's CUDA modules (see notes/CUDA.md)
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 from cutemma.kernels import GemmConfig, gemm, gemm_source  # noqa: E402
-from cutemma.kernels.dispatch import compiled_kernel, pick_config  # noqa: E402
+from cutemma.kernels.dispatch import compiled_kernel, pick_config, precompile  # noqa: E402
 
 SQUARE = [1024, 2048, 3072, 4096, 6144, 8192]
 TRANSFORMER = [
@@ -192,6 +192,11 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args()
+    if arch := os.environ.get("CUTEMMA_PRECOMPILE_ARCH"):  # before CUDA starts: forks compilers
+        t = time.perf_counter()
+        n = precompile(arch, configs=tuple(SWEEP), dtypes=("bf16",), outs=("same",))
+        n += precompile(arch, dtypes=("f16", "bf16"), outs=("same",))
+        print(f"precompiled {n} variants in {time.perf_counter() - t:.1f} s", flush=True)
     cold = cold_build_s()
     print(f"cold build + compile of a new config: {cold:.2f} s", flush=True)
     rows = []

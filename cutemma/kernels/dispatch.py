@@ -139,14 +139,14 @@ def gemm(
     else:
         if C.device != A.device:
             raise LaunchError(f"gemm: C on {C.device}, A on {A.device}; put both on one device")
+        if C.dtype != out.dtype:
+            C = C.to(out.dtype)  # before expand: a broadcast C keeps its zero strides
         try:
             C = C.expand(M, N)
         except RuntimeError:
             raise LaunchError(
                 f"gemm: C {tuple(C.shape)} does not broadcast to ({M}, {N})"
             ) from None
-        if C.dtype != out.dtype:
-            C = C.to(out.dtype)
     config = config or pick_config(M, N, K)
     vec_a = _aligned(A, lda, M if a_major == "K" else K)
     vec_b = _aligned(B, ldb, N if b_major == "K" else K)
@@ -200,3 +200,42 @@ def _flat(t: Any) -> Any:
 
 def _dtype_name(d: Any) -> str:
     return str(d).replace("torch.", "")
+
+
+def _compile_variant(key: tuple) -> str:
+    from cutemma.cuda import compile
+
+    config, dtype, a_major, b_major, out, c_type, vec_a, vec_b, arch = key
+    compile(gemm_source(config, dtype, a_major, b_major, out, c_type, vec_a, vec_b), arch)
+    return kernel_name(config, dtype, a_major, b_major, out, c_type, vec_a, vec_b)
+
+
+def precompile(
+    arch: str,
+    configs: tuple[GemmConfig, ...] | None = None,
+    dtypes: tuple[str, ...] = ("f16", "bf16"),
+    outs: tuple[str, ...] = ("same", "f32"),
+    processes: int | None = None,
+) -> int:
+    """Fill the disk cache with every variant (majors, alignments, outputs) of ``configs``.
+
+    Compiles in ``processes`` forked workers (call it before the process touches CUDA);
+    returns the number of variants. Later ``gemm`` calls then only load cubins.
+    """
+    import multiprocessing as mp
+    from itertools import product
+
+    configs = configs or tuple(BUILTIN_CONFIGS.values())
+    keys = []
+    for cfg, dt, (am, bm), (va, vb), out in product(
+        configs,
+        dtypes,
+        [("K", "K"), ("K", "N"), ("M", "K"), ("M", "N")],
+        [(True, True), (True, False), (False, True), (False, False)],
+        outs,
+    ):
+        o = dt if out == "same" else out
+        keys.append((cfg, dt, am, bm, o, o, va, vb, arch))
+    with mp.get_context("fork").Pool(processes) as pool:
+        pool.map(_compile_variant, keys, chunksize=1)
+    return len(keys)

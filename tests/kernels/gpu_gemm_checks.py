@@ -10,11 +10,14 @@ the output format's bound. Exits 1 if any check fails.
 from __future__ import annotations
 
 import json
+import os
 import sys
+import time
 
 import torch  # before cutemma's CUDA modules (see notes/CUDA.md)
 
 from cutemma.kernels import BUILTIN_CONFIGS, gemm
+from cutemma.kernels.dispatch import precompile
 
 # ||D - ref|| / ||ref||: f32 accumulation of exact products, then one rounding to the output
 BOUND = {torch.float32: 1e-5, torch.float16: 1.5e-3, torch.bfloat16: 1e-2}
@@ -75,6 +78,10 @@ def check(m, n, k, dtype, a_col, b_col, out_dtype=None, beta=0.0, alpha=1.0, con
 
 
 def main(path: str | None) -> int:
+    if arch := os.environ.get("CUTEMMA_PRECOMPILE_ARCH"):  # before CUDA starts: forks compilers
+        t = time.perf_counter()
+        n = precompile(arch)
+        print(f"precompiled {n} variants for {arch} in {time.perf_counter() - t:.1f} s", flush=True)
     gen = torch.Generator(device="cuda").manual_seed(2026)
     rows = []
     for dtype in (torch.float16, torch.bfloat16):
@@ -122,6 +129,14 @@ def main(path: str | None) -> int:
             "ok": bool(torch.isfinite(out).all()) and err <= BOUND[torch.float16],
         }
     )
+    # a bias row vector broadcast along M (C strides (0, 1)), f32 output
+    A = torch.randn(150, 70, device="cuda", generator=gen).bfloat16()
+    B = torch.randn(70, 90, device="cuda", generator=gen).bfloat16()
+    bias = torch.randn(90, device="cuda", generator=gen)
+    D = gemm(A, B, bias, beta=1.0, out_dtype=torch.float32)
+    ref = A.double() @ B.double() + bias.double()
+    err = float((D.double() - ref).norm() / ref.norm())
+    rows.append({"case": "broadcast bias", "rel_err": err, "ok": err <= BOUND[torch.float32]})
     # NaN in A propagates to its row of D only
     A = torch.randn(64, 48, device="cuda", generator=gen).half()
     A[5, 7] = float("nan")

@@ -138,6 +138,49 @@ def overhead_us(calls: int = 2000) -> dict:
     return res
 
 
+def mma_sync_ceiling() -> float:
+    """TFLOP/s of bf16 mma.sync.m16n8k16 from registers alone: the ceiling this kernel works under.
+
+    Every warp runs 8 independent accumulator chains (no memory in the loop); 4 blocks of
+    4 warps per SM; operands are bf16 values near 1 and 0.5 (not zeros).
+    """
+    from cutemma.cuda import compile, device_arch, load_kernel
+    from cutemma.cuda.codegen import mma_asm
+    from cutemma.cuda.source import FIXED_WIDTH_TYPES, Param, kernel, translation_unit
+    from cutemma.mma import mma_op
+
+    op = mma_op("SM80_16x8x16_F32BF16BF16F32_TN")
+    chains = 8
+    body = [
+        "uint32_t a[4], b[2];",
+        "for (int i = 0; i < 4; ++i) a[i] = 0x3F803F80u + (threadIdx.x % 61) * 0x00010001u + i;",
+        "for (int i = 0; i < 2; ++i) b[i] = 0x3F003F00u + (threadIdx.x % 53) * 0x00010001u + i;",
+        f"float acc[{chains * 4}];",
+        f"for (int i = 0; i < {chains * 4}; ++i) acc[i] = 0.f;",
+        "for (int it = 0; it < iters; ++it) {",
+    ]
+    for c in range(chains):
+        regs = [f"acc[{4 * c + v}]" for v in range(4)]
+        body.append(
+            mma_asm(op, d=regs, a=[f"a[{r}]" for r in range(4)], b=["b[0]", "b[1]"], c=regs)
+        )
+    body += [
+        "}",
+        "float s = 0.f;",
+        f"for (int i = 0; i < {chains * 4}; ++i) s += acc[i];",
+        "out[blockIdx.x * blockDim.x + threadIdx.x] = s;",
+    ]
+    params = [Param("float*", "out"), Param("int", "iters")]
+    src = translation_unit(FIXED_WIDTH_TYPES, kernel("hmma_ceiling", params, "\n".join(body), 128))
+    k = load_kernel(compile(src, device_arch(0)), "hmma_ceiling", params)
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    blocks, iters = 4 * sms, 4096
+    out = torch.empty(blocks * 128, device="cuda")
+    ms = median_ms(lambda: k(out, iters, grid=blocks, block=128), 3, 10)
+    flop = blocks * 4 * iters * chains * 2 * 16 * 8 * 16
+    return flop / ms / 1e9
+
+
 def cold_build_s() -> float:
     """Plan + source + NVRTC compile of a config not compiled before (disk cache off)."""
     from cutemma.cuda import compile, device_arch
@@ -199,6 +242,8 @@ def main() -> None:
         print(f"precompiled {n} variants in {time.perf_counter() - t:.1f} s", flush=True)
     cold = cold_build_s()
     print(f"cold build + compile of a new config: {cold:.2f} s", flush=True)
+    ceiling = mma_sync_ceiling()
+    print(f"mma.sync bf16 ceiling (registers only): {ceiling:.1f} TFLOP/s", flush=True)
     rows = []
     bf16, f16 = torch.bfloat16, torch.float16
     for s in SQUARE[:2] if args.quick else SQUARE:
@@ -223,6 +268,7 @@ def main() -> None:
         "torch": torch.__version__,
         "method": f"CUDA events around each call, warm-up, median of {args.reps}; fresh randn inputs",
         "cold_build_compile_s": round(cold, 3),
+        "mma_sync_ceiling_tflops": round(ceiling, 1),
         "overhead": {k: round(v, 2) for k, v in over.items()},
         "rows": rows,
         "config_sweep": sweep,

@@ -36,7 +36,7 @@ from __future__ import annotations
 from cutemma.cuda.codegen import element_container, mma_asm
 from cutemma.cuda.probe import Probe
 from cutemma.cuda.probe_gmma import SmemOperand, copy_to_smem, kernel_name
-from cutemma.cuda.source import Param, asm_volatile, block, comment, kernel
+from cutemma.cuda.source import Param, asm_volatile, block, comment, indent, kernel
 from cutemma.errors import CompileError
 from cutemma.layout import tile_to_shape
 from cutemma.mma.catalog import traits_of
@@ -208,7 +208,8 @@ def _tmem_inputs(op: Operation, tr) -> list[str]:
         unit = "0x7F7F7F7Fu" if dict(op.params).get("sf_type") == "ue8m0" else "0x38383838u"
         body += [_tmem_store(str(SFA_COL + j), unit) for j in range(4)]
         body += [_tmem_store(str(SFB_COL + j), unit) for j in range(4)]
-    return [block("", "\n".join(body))]
+    body.append('asm volatile("tcgen05.wait::st.sync.aligned;" ::: "memory");')
+    return ["{\n" + indent("\n".join(body)) + "\n}"]
 
 
 def umma_asm(op: Operation) -> str:

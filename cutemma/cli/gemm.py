@@ -105,9 +105,13 @@ def _run_gpu(args: argparse.Namespace, cfg: GemmConfig) -> None:
     from cutemma.kernels import gemm
 
     m, n, k = args.run_mnk
-    dt = {"f16": torch.float16, "bf16": torch.bfloat16}[args.dtype]
-    A = torch.randn(m, k, device="cuda", dtype=dt)
-    B = torch.randn(k, n, device="cuda", dtype=dt)
+    dt = {"f16": torch.float16, "bf16": torch.bfloat16, "tf32": torch.float32}.get(args.dtype)
+    if dt is None:
+        A = torch.randint(-128, 128, (m, k), device="cuda", dtype=torch.int8)
+        B = torch.randint(-128, 128, (k, n), device="cuda", dtype=torch.int8)
+    else:
+        A = torch.randn(m, k, device="cuda", dtype=dt)
+        B = torch.randn(k, n, device="cuda", dtype=dt)
     D = gemm(A, B, config=cfg if args.config_given else None)
     ref = A.double() @ B.double()
     err = float((D.double() - ref).norm() / ref.norm())
@@ -117,10 +121,10 @@ def _run_gpu(args: argparse.Namespace, cfg: GemmConfig) -> None:
 def register(sub) -> None:
     p = sub.add_parser("gemm", help="the sm80 GEMM kernel: source, plan, SASS, run")
     p.add_argument("--config", default=None, help="large | wide | small | BMxBNxBK/WMxWN/S")
-    p.add_argument("--dtype", default="bf16", choices=["f16", "bf16"])
-    p.add_argument("--a-major", default="K", choices=["K", "M"])
-    p.add_argument("--b-major", default="N", choices=["K", "N"])
-    p.add_argument("--out", default=None, choices=["f16", "bf16", "f32"], help="output type")
+    p.add_argument("--dtype", default="bf16", choices=["f16", "bf16", "tf32", "s8"])
+    p.add_argument("--a-major", default=None, choices=["K", "M"], help="default K")
+    p.add_argument("--b-major", default=None, choices=["K", "N"], help="default N (tf32/s8: K)")
+    p.add_argument("--out", default=None, choices=["f16", "bf16", "f32", "s32"], help="output type")
     p.add_argument("--show-source", action="store_true", help="print the CUDA C++")
     p.add_argument("--plan", action="store_true", help="print the layouts behind the constants")
     p.add_argument("--sass", action="store_true", help="compile and count key SASS instructions")
@@ -132,7 +136,10 @@ def register(sub) -> None:
     def _run(args):
         args.config_given = args.config is not None
         args.config = args.config or "large"
-        args.out = args.out or args.dtype
+        args.out = args.out or {"tf32": "f32", "s8": "s32"}.get(args.dtype, args.dtype)
+        narrow = args.dtype in ("tf32", "s8")  # read K-major only
+        args.a_major = args.a_major or "K"
+        args.b_major = args.b_major or ("K" if narrow else "N")
         if not (args.plan or args.show_source or args.sass or args.run_mnk):
             args.plan = True
         return run(args)

@@ -22,7 +22,14 @@ BUILTIN_CONFIGS = {
     "wide": GemmConfig(128, 256, 32, (2, 4), 3),
     "small": GemmConfig(64, 64, 32, (2, 2), 4),
 }
-_DTYPES = {"float16": "f16", "bfloat16": "bf16", "float32": "f32"}
+_DTYPES = {"float16": "f16", "bfloat16": "bf16", "float32": "f32", "int32": "s32"}
+# input dtype -> (kernel element type, output dtypes it may write; the first is the default)
+_INPUTS = {
+    "float16": ("f16", ("float16", "float32")),
+    "bfloat16": ("bf16", ("bfloat16", "float32")),
+    "float32": ("tf32", ("float32",)),
+    "int8": ("s8", ("int32",)),
+}
 
 
 def _dtype(t: Any) -> str:
@@ -48,7 +55,7 @@ def compiled_kernel(config, dtype, a_major, b_major, out, c_type, vec_a, vec_b, 
     cubin = compile(src, arch)
     name = kernel_name(config, dtype, a_major, b_major, out, c_type, vec_a, vec_b)
     plan = GemmPlan(config, dtype, a_major, b_major)
-    return load_kernel(cubin, name, params(out, c_type)), plan.shared_bytes, plan.threads
+    return load_kernel(cubin, name, params(out, c_type, dtype)), plan.shared_bytes, plan.threads
 
 
 def _major(t: Any, what: str, names: tuple[str, str]) -> tuple[Any, str, int]:
@@ -68,7 +75,7 @@ def _major(t: Any, what: str, names: tuple[str, str]) -> tuple[Any, str, int]:
 
 def _aligned(t: Any, ld: int, extent_outer: int) -> bool:
     """16-byte cp.async chunks stay aligned: pointer and leading stride (elements) allow it."""
-    return t.data_ptr() % 16 == 0 and (ld % 8 == 0 or extent_outer == 1)
+    return t.data_ptr() % 16 == 0 and (ld % (16 // t.element_size()) == 0 or extent_outer == 1)
 
 
 def _check(A: Any, B: Any) -> None:
@@ -82,9 +89,10 @@ def _check(A: Any, B: Any) -> None:
             f"gemm: A is {tuple(A.shape)} and B is {tuple(B.shape)}; A's columns ({A.shape[1]}) "
             f"must equal B's rows ({B.shape[0]})"
         )
-    if A.dtype != B.dtype or _dtype(A) not in ("float16", "bfloat16"):
+    if A.dtype != B.dtype or _dtype(A) not in _INPUTS:
         raise LaunchError(
-            f"gemm: A is {_dtype(A)} and B is {_dtype(B)}; both must be float16 or both bfloat16"
+            f"gemm: A is {_dtype(A)} and B is {_dtype(B)}; both must be one of "
+            f"{', '.join(_INPUTS)} (float32 runs as tf32, int8 accumulates in int32)"
         )
     for what, t in (("A", A), ("B", B)):
         if t.device.type != "cuda":
@@ -106,19 +114,27 @@ def gemm(
 ) -> Any:
     """D = alpha * A @ B + beta * C with an sm80 mma.sync kernel; returns D.
 
-    A (M, K) and B (K, N) are float16 or bfloat16 on one CUDA device, any
-    row/column-major strides; C broadcasts to (M, N); D is ``out`` or a new
-    (M, N) tensor of ``out_dtype`` (default: A's dtype; float32 allowed).
+    A (M, K) and B (K, N) are float16 or bfloat16 (any row/column-major strides),
+    float32 (multiplied as tf32) or int8 (int32 result; alpha and beta whole numbers),
+    on one CUDA device; C broadcasts to (M, N); D is ``out`` or a new (M, N) tensor of
+    ``out_dtype`` (default: A's dtype for 16-bit inputs, float32 for tf32, int32 for int8).
+    tf32 and int8 operands are read K-major (A row-major, B column-major); others are
+    copied to that order first.
     """
     import torch
 
     _check(A, B)
     M, K = A.shape
     N = B.shape[1]
-    dtype = _DTYPES[_dtype(A)]
-    out_dtype = out_dtype or (out.dtype if out is not None else A.dtype)
-    if _dtype_name(out_dtype) not in ("float16", "bfloat16", "float32"):
-        raise LaunchError(f"gemm: out_dtype {out_dtype}; choose float32 or A's dtype {A.dtype}")
+    dtype, outs = _INPUTS[_dtype(A)]
+    out_dtype = out_dtype or (out.dtype if out is not None else getattr(torch, outs[0]))
+    if _dtype_name(out_dtype) not in outs:
+        raise LaunchError(
+            f"gemm: out_dtype {_dtype_name(out_dtype)} for {_dtype(A)} inputs; choose "
+            + " or ".join(outs)
+        )
+    if dtype == "s8" and (float(alpha) != int(alpha) or float(beta) != int(beta)):
+        raise LaunchError(f"gemm: int8 takes whole-number alpha and beta, got {alpha}, {beta}")
     if out is None:
         out = torch.empty((M, N), dtype=out_dtype, device=A.device)
     if tuple(out.shape) != (M, N) or out.device != A.device or out.dtype != out_dtype:
@@ -132,8 +148,14 @@ def gemm(
         return out.copy_(
             beta * C.expand(M, N) if C is not None and beta != 0 else torch.zeros_like(out)
         )
-    A, a_major, lda = _major(A, "A", ("K", "M"))
-    B, b_major, ldb = _major(B, "B", ("K", "N"))
+    if dtype in ("tf32", "s8"):  # ldmatrix reads 32/8-bit elements only K-major
+        A = A if A.stride(1) == 1 or K == 1 else A.contiguous()
+        B = B if B.stride(0) == 1 or K == 1 else B.t().contiguous().t()
+        a_major, lda = "K", A.stride(0) if M > 1 else K
+        b_major, ldb = "K", B.stride(1) if N > 1 else K
+    else:
+        A, a_major, lda = _major(A, "A", ("K", "M"))
+        B, b_major, ldb = _major(B, "B", ("K", "N"))
     if C is None or beta == 0:
         C, beta = out, 0.0
     else:

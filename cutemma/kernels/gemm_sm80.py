@@ -27,10 +27,12 @@ from cutemma.cuda.source import (
     kernel,
     translation_unit,
 )
-from cutemma.kernels.plan import VEC, CopyPlan, GemmConfig, GemmPlan, ThreadValue, layout_terms
+from cutemma.kernels.plan import CopyPlan, GemmConfig, GemmPlan, ThreadValue, layout_terms
 from cutemma.layout import Swizzle
 
-OUT_TYPES = {"f32": "float", "f16": "uint16_t", "bf16": "uint16_t"}
+OUT_TYPES = {"f32": "float", "f16": "uint16_t", "bf16": "uint16_t", "s32": "int"}
+# input element containers: 16-bit floats as bits, tf32 as the fp32 bits the tensor core reads
+IN_TYPES = {"f16": "uint16_t", "bf16": "uint16_t", "tf32": "uint32_t", "s8": "int8_t"}
 
 HELPERS = r"""
 __device__ __forceinline__ uint32_t smem_addr(const void* p) {
@@ -59,8 +61,8 @@ __device__ __forceinline__ uint16_t f32_to_bf16(float f) {
 }
 """
 
-_LOAD = {"f32": "{x}", "f16": "f16_to_f32({x})", "bf16": "bf16_to_f32({x})"}
-_STORE = {"f32": "{x}", "f16": "f32_to_f16({x})", "bf16": "f32_to_bf16({x})"}
+_LOAD = {"f32": "{x}", "f16": "f16_to_f32({x})", "bf16": "bf16_to_f32({x})", "s32": "{x}"}
+_STORE = {"f32": "{x}", "f16": "f32_to_f16({x})", "bf16": "f32_to_bf16({x})", "s32": "{x}"}
 
 
 def kernel_name(config, dtype, a_major, b_major, out, c_type, vec_a, vec_b) -> str:
@@ -69,11 +71,11 @@ def kernel_name(config, dtype, a_major, b_major, out, c_type, vec_a, vec_b) -> s
     return f"cutemma_gemm_sm80_{dtype}_{a_major}{b_major}_{config.name}_o{out}_c{c_type}_{va}{vb}"
 
 
-def params(out: str, c_type: str) -> list[Param]:
+def params(out: str, c_type: str, dtype: str = "f16") -> list[Param]:
     """The kernel signature, shared by the generator and the launcher."""
     return [
-        Param("const uint16_t*", "A"),
-        Param("const uint16_t*", "B"),
+        Param(f"const {IN_TYPES[dtype]}*", "A"),
+        Param(f"const {IN_TYPES[dtype]}*", "B"),
         Param(f"const {OUT_TYPES[c_type]}*", "C", restrict=False),
         Param(f"{OUT_TYPES[out]}*", "D", restrict=False),
         Param("int", "M"),
@@ -154,20 +156,23 @@ def _copy_setup(plan: GemmPlan, cp: CopyPlan, vec: bool) -> str:
         extra = ""
     else:  # rows are k, chunks run along m (n): the m (n) edge clips this thread's column
         origin = f"(long long){X}_o * {ld} + {mn0} + {X}_c"
-        extra = f"\nconst int {X}_col_bytes = min(max(2 * ({ext} - ({mn0} + {X}_c)), 0), 16);"
-    return f"const uint16_t* {X}_src = {X} + {origin};  // this thread's first chunk{extra}"
+        extra = f"\nconst int {X}_col_bytes = min(max({plan.elem_bytes} * ({ext} - ({mn0} + {X}_c)), 0), 16);"
+    T = IN_TYPES[plan.dtype]
+    return f"const {T}* {X}_src = {X} + {origin};  // this thread's first chunk{extra}"
 
 
 def _copy_lines(plan: GemmPlan, cp: CopyPlan, vec: bool) -> str:
     """The body that loads k tile ``kt`` of one operand into ``stage`` (unrolled over chunks)."""
     r = _copy_roles(plan, cp)
     X, ld, mn0, ext, stage_elems = r["X"], r["ld"], r["mn0"], r["ext"], r["stage_elems"]
-    bk = plan.config.block_k
+    bk, eb, T = plan.config.block_k, plan.elem_bytes, IN_TYPES[plan.dtype]
     if vec:
         step = f"(long long)kt * {bk}" if cp.k_contiguous else f"(long long)kt * {bk} * {ld}"
-        lines = [f"const uint16_t* {X}_tile = {X}_src + {step};"]
+        lines = [f"const {T}* {X}_tile = {X}_src + {step};"]
         if cp.k_contiguous:
-            lines.append(f"const int {X}_k_bytes = min(max(2 * (K - (kt * {bk} + {X}_c)), 0), 16);")
+            lines.append(
+                f"const int {X}_k_bytes = min(max({eb} * (K - (kt * {bk} + {X}_c)), 0), 16);"
+            )
     else:
         lines = []
     for i, const in enumerate(cp.smem.consts):
@@ -182,10 +187,10 @@ def _copy_lines(plan: GemmPlan, cp: CopyPlan, vec: bool) -> str:
                 ok, nbytes = f"kt * {bk} + {X}_o + {o_off} < K", f"{X}_col_bytes"
             body = [
                 f"const int bytes = ({ok}) ? {nbytes} : 0;",
-                f"const uint16_t* src = {X}_tile + {o_off} * {ld};"
+                f"const {T}* src = {X}_tile + {o_off} * {ld};"
                 if o_off
-                else f"const uint16_t* src = {X}_tile;",
-                f"cp_async_16(s{X}_addr + 2 * ({smem_elem}), bytes ? src : {X}, bytes);",
+                else f"const {T}* src = {X}_tile;",
+                f"cp_async_16(s{X}_addr + {eb} * ({smem_elem}), bytes ? src : {X}, bytes);",
             ]
         else:
             if cp.k_contiguous:  # rows are m (n), chunks run along k
@@ -194,11 +199,11 @@ def _copy_lines(plan: GemmPlan, cp: CopyPlan, vec: bool) -> str:
                 row, col, ext_o, ext_c = f"kt * {bk} + {X}_o + {o_off}", f"{mn0} + {X}_c", "K", ext
             body = [
                 f"const int row = {row}, col = {col};",
-                f"uint16_t* dst = s{X} + {smem_elem};",
+                f"{T}* dst = s{X} + {smem_elem};",
                 f"const bool row_ok = row < {ext_o};",
-                f"#pragma unroll\nfor (int j = 0; j < {VEC}; ++j) "
+                f"#pragma unroll\nfor (int j = 0; j < {plan.vec}; ++j) "
                 f"dst[j] = (row_ok && col + j < {ext_c}) ? {X}[(long long)row * {ld} + col + j] "
-                ": (uint16_t)0;",
+                f": ({T})0;",
             ]
         lines.append(f"{head}\n{indent(chr(10).join(body))}\n}}")
     return "\n".join(lines)
@@ -217,7 +222,7 @@ def _compute_lines(plan: GemmPlan) -> str:
             regs = ", ".join(f'"=r"(a_frag[{im}][{r}])' for r in range(4))
             out.append(
                 f'asm volatile("{la.atom.ptx} {{%0, %1, %2, %3}}, [%4];\\n" : {regs} '
-                f': "r"(sA_addr + 2 * (stage * {plan.stage_elems_A} + {addr})));'
+                f': "r"(sA_addr + {plan.elem_bytes} * (stage * {plan.stage_elems_A} + {addr})));'
             )
         nb = lb.atom.num
         for ib in range(plan.ldmatrix_groups("B")):
@@ -227,7 +232,7 @@ def _compute_lines(plan: GemmPlan) -> str:
             ops = ", ".join(f"%{r}" for r in range(nb))
             out.append(
                 f'asm volatile("{lb.atom.ptx} {{{ops}}}, [%{nb}];\\n" : {outs} '
-                f': "r"(sB_addr + 2 * (stage * {plan.stage_elems_B} + {addr})));'
+                f': "r"(sB_addr + {plan.elem_bytes} * (stage * {plan.stage_elems_B} + {addr})));'
             )
         for im in range(plan.mma_m):
             order = range(plan.mma_n) if im % 2 == 0 else reversed(range(plan.mma_n))
@@ -245,7 +250,10 @@ def _epilogue_lines(plan: GemmPlan, out: str, c_type: str) -> str:
     lines = []
     for idx, dm, dn in consts:
         c_val = _LOAD[c_type].format(x="C[(long long)m * ldc_m + (long long)n * ldc_n]")
-        val = f"alpha * acc[{idx}] + (beta != 0.f ? beta * {c_val} : 0.f)"
+        if out == "s32":  # integer alpha, beta (the dispatcher checks they are whole numbers)
+            val = f"(int)alpha * acc[{idx}] + (beta != 0.f ? (int)beta * {c_val} : 0)"
+        else:
+            val = f"alpha * acc[{idx}] + (beta != 0.f ? beta * {c_val} : 0.f)"
         store = f"D[(long long)m * ldd_m + (long long)n * ldd_n] = {_STORE[out].format(x=val)};"
         lines.append(
             f"{{ const int m = m0 + C_m + {dm}, n = n0 + C_n + {dn}; if (m < M && n < N) {store} }}"
@@ -284,13 +292,15 @@ def gemm_source(
     (la, sa), (lb, sb) = plan.ldmatrix("A"), plan.ldmatrix("B")
     m_t, n_t, _ = plan.epilogue
     S = config.stages
+    T = IN_TYPES[dtype]
+    acc_t, acc_zero = ("int", "0") if dtype == "s8" else ("float", "0.f")
     setup = [
         "const int tid = threadIdx.x;",
         _raster(),
         "const int k_tiles = (K + BLOCK_K - 1) / BLOCK_K;",
-        "extern __shared__ __align__(128) uint16_t smem[];",
-        f"uint16_t* sA = smem;  // {S} stages of {plan.smem_A}",
-        f"uint16_t* sB = smem + {S * plan.stage_elems_A};  // {S} stages of {plan.smem_B}",
+        f"extern __shared__ __align__(128) {T} smem[];",
+        f"{T}* sA = smem;  // {S} stages of {plan.smem_A}",
+        f"{T}* sB = smem + {S * plan.stage_elems_A};  // {S} stages of {plan.smem_B}",
         "const uint32_t sA_addr = smem_addr(sA), sB_addr = smem_addr(sB);",
         comment("cp.async partition: thread -> (chunk c, row o) = idx2crd(tid, thr_layout)"),
     ]
@@ -298,7 +308,7 @@ def gemm_source(
         X = cp.which
         (cpr, rpp) = cp.thr_layout.shape
         setup.append(
-            f"const int {X}_c = (tid % {cpr}) * {VEC}, {X}_o = tid / {cpr};  "
+            f"const int {X}_c = (tid % {cpr}) * {plan.vec}, {X}_o = tid / {cpr};  "
             f"// thr_layout {cp.thr_layout}, {cp.iters} chunks per thread"
         )
         setup.append(thread_expr(f"{X}_copy_base", cp.smem.thread, tables))
@@ -311,8 +321,8 @@ def gemm_source(
         comment(f"partition_C: tv_layout_C_tiled {plan.tiled.tv_layout_C_tiled}"),
         thread_expr("C_m", m_t, tables),
         thread_expr("C_n", n_t, tables),
-        f"float acc[{plan.mma_m * plan.mma_n * 4}];",
-        f"#pragma unroll\nfor (int i = 0; i < {plan.mma_m * plan.mma_n * 4}; ++i) acc[i] = 0.f;",
+        f"{acc_t} acc[{plan.mma_m * plan.mma_n * 4}];",
+        f"#pragma unroll\nfor (int i = 0; i < {plan.mma_m * plan.mma_n * 4}; ++i) acc[i] = {acc_zero};",
         f"uint32_t a_frag[{plan.mma_m}][4];",
         f"uint32_t b_frag[{plan.mma_n}][2];",
     ]
@@ -369,5 +379,5 @@ cp_async_wait<0>();"""
         defines,
         HELPERS,
         *tables,
-        kernel(name, params(out, c_type), body, launch_bounds=plan.threads),
+        kernel(name, params(out, c_type, dtype), body, launch_bounds=plan.threads),
     )

@@ -33,16 +33,19 @@ from cutemma.tiled import make_tiled_mma
 ATOMS = {
     "f16": "SM80_16x8x16_F32F16F16F32_TN",
     "bf16": "SM80_16x8x16_F32BF16BF16F32_TN",
+    "tf32": "SM80_16x8x8_F32TF32TF32F32_TN",
+    "s8": "SM80_16x8x32_S32S8S8S32_TN",
 }
-VEC = 8  # 16-bit elements per 16-byte cp.async chunk
+ELEM_BYTES = {"f16": 2, "bf16": 2, "tf32": 4, "s8": 1}
+VEC = 8  # 16-bit elements per 16-byte cp.async chunk (16 // elem_bytes in general)
 
 
 @dataclass(frozen=True)
 class GemmConfig:
     """Block tile, warp layout, pipeline depth and swizzle width of an sm80 GEMM.
 
-    ``warps`` is the TiledMMA's atom layout (M, N); ``swizzle_elems`` the
-    contiguous width (elements) of one swizzle atom row, at most 64 (128 bytes).
+    ``warps`` is the TiledMMA's atom layout (M, N); ``swizzle_bytes`` the
+    contiguous width of one swizzle atom row, at most 128 bytes.
 
     >>> GemmConfig(block_m=64, block_n=64).name
     'b64x64x32_w2x2_s4'
@@ -53,7 +56,7 @@ class GemmConfig:
     block_k: int = 32
     warps: tuple[int, int] = (2, 2)
     stages: int = 4
-    swizzle_elems: int = 64
+    swizzle_bytes: int = 128
     group_m: int = 8
 
     def __post_init__(self) -> None:
@@ -61,9 +64,9 @@ class GemmConfig:
         rules = [
             (self.block_m % (16 * wm) == 0, f"block_m {self.block_m} a multiple of 16*{wm}"),
             (self.block_n % (8 * wn) == 0, f"block_n {self.block_n} a multiple of 8*{wn}"),
-            (self.block_k % 16 == 0, f"block_k {self.block_k} a multiple of 16"),
+            (self.block_k % 8 == 0, f"block_k {self.block_k} a multiple of 8"),
             (self.stages >= 2, f"stages {self.stages} >= 2"),
-            (self.swizzle_elems in (16, 32, 64), "swizzle_elems one of 16, 32, 64"),
+            (self.swizzle_bytes in (32, 64, 128), "swizzle_bytes one of 32, 64, 128"),
         ]
         bad = [what for ok, what in rules if not ok]
         if bad:
@@ -83,29 +86,36 @@ class GemmConfig:
         return 32 * self.warps[0] * self.warps[1]
 
 
-def smem_layout(extent: int, block_k: int, major: str, width: int) -> ComposedLayout:
-    """Swizzled (extent, block_k) shared-memory tile of 16-bit elements, ``major`` contiguous.
+def smem_layout(
+    extent: int, block_k: int, major: str, width_bytes: int = 128, elem_bytes: int = 2
+) -> ComposedLayout:
+    """Swizzled (extent, block_k) shared-memory tile, ``major`` contiguous.
 
-    The atom is 8 rows of ``w`` contiguous elements (w*2 bytes) under
-    ``Sw<log2(w/8), 3, 3>``: the 16-byte chunk index of a row is XORed with the
+    The atom is 8 rows of ``w`` contiguous elements (``w * elem_bytes`` <= ``width_bytes``)
+    under ``Sw<log2(row bytes / 16), log2(16 / elem_bytes), 3>``: the 16-byte chunk index of a row is XORed with the
     row index, so the 8 rows one ldmatrix phase reads fall in 8 different
     16-byte bank groups (32 banks x 4 bytes; CuTe's Swizzle<B,M,S>, see
     https://vjkrish.com/2026/02/22/Swizzling.html). ``major`` 'K': k contiguous;
     'MN': m (or n) contiguous.
 
-    >>> str(smem_layout(128, 32, "MN", 64))
+    >>> str(smem_layout(128, 32, "MN"))
     'Sw<3,3,3> o 0 o ((64,2),(8,4)):((1,512),(64,1024))'
+    >>> str(smem_layout(128, 32, "K", elem_bytes=4))
+    'Sw<3,2,3> o 0 o (128,32):(32,1)'
     """
+    vec = 16 // elem_bytes
     contiguous = block_k if major == "K" else extent
-    w = min(width, contiguous)
-    if w < 8 or contiguous % w:
+    w = min(width_bytes // elem_bytes, contiguous)
+    if w < vec or contiguous % w or w * elem_bytes < 32:
         raise TiledMmaError(
             f"shared tile ({extent}, {block_k}) {major}-major: its contiguous extent "
-            f"{contiguous} must be a multiple of the swizzle width {w} (>= 8)"
+            f"{contiguous} must be a multiple of the swizzle width {w} elements "
+            "(and a swizzle row at least 32 bytes)"
         )
     atom = Layout((8, w), (w, 1)) if major == "K" else Layout((w, 8), (1, w))
-    bits = (w // 8).bit_length() - 1
-    return ComposedLayout(Swizzle(bits, 3, 3), 0, tile_to_shape(atom, (extent, block_k)))
+    bits = (w * elem_bytes // 16).bit_length() - 1
+    base = vec.bit_length() - 1
+    return ComposedLayout(Swizzle(bits, base, 3), 0, tile_to_shape(atom, (extent, block_k)))
 
 
 @dataclass(frozen=True)
@@ -186,8 +196,21 @@ class GemmPlan:
                 f"majors A={a_major!r} B={b_major!r}: A is 'K' or 'M', B 'K' or 'N'"
             )
         self.config, self.dtype, self.a_major, self.b_major = config, dtype, a_major, b_major
+        self.elem_bytes = ELEM_BYTES[dtype]
+        self.vec = 16 // self.elem_bytes
+        if self.elem_bytes != 2 and (a_major, b_major) != ("K", "K"):
+            raise TiledMmaError(
+                f"{dtype}: ldmatrix reads {8 * self.elem_bytes}-bit elements only K-major (A row-"
+                f"major, B column-major); got A {a_major}-major, B {b_major}-major — copy the "
+                "operand to K-major first (cutemma.gemm does)"
+            )
         self.tiled = make_tiled_mma(ATOMS[dtype], (*config.warps, 1))
         self.tm, self.tn, self.tk = self.tiled.tile_size_mnk
+        if config.block_k % self.tk:
+            raise TiledMmaError(
+                f"{config.name}: block_k {config.block_k} must be a multiple of the {dtype} "
+                f"atom's K = {self.tk}"
+            )
         self.threads = self.tiled.size
         self.mma_m = config.block_m // self.tm
         self.mma_n = config.block_n // self.tn
@@ -202,17 +225,15 @@ class GemmPlan:
     def smem_A(self) -> ComposedLayout:
         """(m, k) -> element of one stage of A."""
         major = "K" if self.a_major == "K" else "MN"
-        return smem_layout(
-            self.config.block_m, self.config.block_k, major, self.config.swizzle_elems
-        )
+        cfg = self.config
+        return smem_layout(cfg.block_m, cfg.block_k, major, cfg.swizzle_bytes, self.elem_bytes)
 
     @cached_property
     def smem_B(self) -> ComposedLayout:
         """(n, k) -> element of one stage of B."""
         major = "K" if self.b_major == "K" else "MN"
-        return smem_layout(
-            self.config.block_n, self.config.block_k, major, self.config.swizzle_elems
-        )
+        cfg = self.config
+        return smem_layout(cfg.block_n, cfg.block_k, major, cfg.swizzle_bytes, self.elem_bytes)
 
     @cached_property
     def smem_tables(self) -> dict[str, np.ndarray]:
@@ -236,7 +257,7 @@ class GemmPlan:
 
     @property
     def shared_bytes(self) -> int:
-        return 2 * self.config.stages * (self.stage_elems_A + self.stage_elems_B)
+        return self.elem_bytes * self.config.stages * (self.stage_elems_A + self.stage_elems_B)
 
     # -------------------------------------------------------------- cp.async
     def copy(self, which: str) -> CopyPlan:
@@ -246,7 +267,14 @@ class GemmPlan:
         smem = self.smem_A if which == "A" else self.smem_B
         tab = self.smem_tables[which]
         return CopyPlan.make(
-            which, extent, self.config.block_k, major == "K", smem.outer, tab, self.threads
+            which,
+            extent,
+            self.config.block_k,
+            major == "K",
+            smem.outer,
+            tab,
+            self.threads,
+            self.vec,
         )
 
     # -------------------------------------------------------------- ldmatrix
@@ -262,18 +290,51 @@ class GemmPlan:
 
     def _fragment_coords(self, which: str, t: int, i: int, ik: int) -> list[tuple[int, int]]:
         """Tile coordinates of the values one ldmatrix of thread t fills (atom group i, k block ik)."""
-        if which == "A":
-            extent, groups, per = self.tm, [i], 8
-        else:
-            extent, per = self.tn, 4
-            groups = [2 * i, 2 * i + 1] if self.mma_n > 1 else [i]
         tv = self.tv_tables[which]
+        per = tv.shape[1]  # values of one atom (the tiled value mode's other modes are 1)
+        if which == "A":
+            extent, groups = self.tm, [i]
+        else:
+            extent = self.tn
+            groups = [2 * i, 2 * i + 1] if self.mma_n > 1 else [i]
         out = []
         for g in groups:
             for v in range(per):
                 off = int(tv[t, v])
                 out.append((off % extent + g * extent, off // extent + ik * self.tk))
         return out
+
+    def _b16_view(self, values: list[tuple[int, int]]) -> list[tuple[int, int]]:
+        """The 16-bit halves ldmatrix moves, as (mn, k16) coordinates, for this element width.
+
+        Registers hold 4 bytes: two f16 values, one tf32 value (two halves), four s8 values
+        (two halves of two); ldmatrix moves 16-bit halves, so k is counted in halves.
+        """
+        eb = self.elem_bytes
+        if eb == 2:
+            return values
+        if eb == 4:
+            return [(mn, 2 * k + h) for mn, k in values for h in (0, 1)]
+        out = []
+        for (mn, k), (mn1, k1) in zip(values[0::2], values[1::2]):
+            if k % 2 or (mn1, k1) != (mn, k + 1):  # pragma: no cover - s8 fragments pair up
+                raise TiledMmaError(f"8-bit values {(mn, k)}, {(mn1, k1)} do not share a half")
+            out.append((mn, k // 2))
+        return out
+
+    def _smem_b16(self, which: str) -> Callable[[tuple[int, int]], int]:
+        """(mn, k16) -> offset in 16-bit units of that half in one stage."""
+        tab, eb = self.smem_tables[which], self.elem_bytes
+        if eb == 2:
+            return lambda c: int(tab[c])
+        if eb == 4:
+            return lambda c: 2 * int(tab[c[0], c[1] // 2]) + c[1] % 2
+
+        def half(c):
+            lo = int(tab[c[0], 2 * c[1]])
+            return lo // 2 if lo % 2 == 0 and tab[c[0], 2 * c[1] + 1] == lo + 1 else -1
+
+        return half
 
     def ldmatrix_groups(self, which: str) -> int:
         """ldmatrix instructions per k block: one per A atom row, one per pair of B atoms."""
@@ -294,21 +355,20 @@ class GemmPlan:
         """
         smem_tab = self.smem_tables[which]
         smem_outer = (self.smem_A if which == "A" else self.smem_B).outer
+        smem16 = self._smem_b16(which)
         plan0 = None
         table = [[] for _ in range(self.threads)]
         for i in range(self.ldmatrix_groups(which)):
             for ik in range(self.k_blocks):
                 for w in range(self.threads // 32):
                     lanes = range(32 * w, 32 * w + 32)
-                    wanted = [self._fragment_coords(which, t, i, ik) for t in lanes]
-                    plan = plan_ldmatrix(
-                        wanted, lambda c: int(smem_tab[c]), f"{which} {self.config.name}"
-                    )
+                    wanted = [self._b16_view(self._fragment_coords(which, t, i, ik)) for t in lanes]
+                    plan = plan_ldmatrix(wanted, smem16, f"{which} {self.config.name}")
                     plan0 = plan0 or plan
                     if plan.atom != plan0.atom:  # pragma: no cover - same majors everywhere
                         raise TiledMmaError(f"{which}: ldmatrix atoms differ across the tile")
-                    for lane, row in enumerate(plan.rows):
-                        table[32 * w + lane].append(int(smem_tab[row]))
+                    for lane, (mn, k16) in enumerate(plan.rows):  # row start: an element
+                        table[32 * w + lane].append(int(smem_tab[mn, k16 * 2 // self.elem_bytes]))
         return plan0, split_offsets(table, smem_outer, f"ldmatrix {which}")
 
     def bank_conflicts(self, which: str) -> int:
@@ -318,7 +378,7 @@ class GemmPlan:
         for w in range(self.threads // 32):
             for j in range(len(split.consts)):
                 addrs = [_combine(split, 32 * w + lane, j) for lane in range(32)]
-                worst = max(worst, bank_phases(addrs, plan.atom.num))
+                worst = max(worst, bank_phases(addrs, plan.atom.num, self.elem_bytes))
         return worst
 
     # -------------------------------------------------------------- epilogue
@@ -363,7 +423,7 @@ class CopyPlan:
     """cp.async of one operand tile: 16-byte chunks along the contiguous mode.
 
     Thread t copies chunks ``(c_t, o_t + i * rows_per_pass)`` for i < iters,
-    ``(c, o) = idx2crd(t, (chunks_per_row, rows_per_pass))``: c counts 8-element
+    ``(c, o) = idx2crd(t, (chunks_per_row, rows_per_pass))``: c counts 16-byte
     chunks of the contiguous mode, o the other mode. ``smem`` splits the shared
     offset of each chunk into thread part and constant per i.
     """
@@ -376,9 +436,9 @@ class CopyPlan:
     smem: Split
 
     @staticmethod
-    def make(which, extent, block_k, k_contiguous, swizzle, smem_tab, threads) -> CopyPlan:
+    def make(which, extent, block_k, k_contiguous, swizzle, smem_tab, threads, vec) -> CopyPlan:
         contiguous, other = (block_k, extent) if k_contiguous else (extent, block_k)
-        cpr = contiguous // VEC
+        cpr = contiguous // vec
         if threads % cpr or other % (threads // cpr):
             raise TiledMmaError(
                 f"cp.async of {which} ({extent}x{block_k}): {threads} threads do not tile "
@@ -392,10 +452,10 @@ class CopyPlan:
             c, o = t % cpr, t // cpr
             row = []
             for i in range(other // rpp):
-                x, y = coord(c * VEC, o + i * rpp)
+                x, y = coord(c * vec, o + i * rpp)
                 start = int(smem_tab[x, y])
-                for j in range(VEC):  # the 16-byte chunk is contiguous in shared memory
-                    if smem_tab[coord(c * VEC + j, o + i * rpp)] != start + j:
+                for j in range(vec):  # the 16-byte chunk is contiguous in shared memory
+                    if smem_tab[coord(c * vec + j, o + i * rpp)] != start + j:
                         raise TiledMmaError(
                             f"cp.async {which}: chunk {(c, o)} not contiguous in smem"
                         )

@@ -12,7 +12,7 @@ import re
 
 import numpy as np
 
-from cutemma.kernels.plan import VEC, GemmPlan
+from cutemma.kernels.plan import GemmPlan
 
 _DECL = re.compile(r"^\s*const int (\w+) = (.+);", re.M)
 
@@ -27,17 +27,25 @@ def thread_values(source: str, names: list[str], threads: int) -> dict[str, list
     return out
 
 
-def ldmatrix_lane_values(rows: list[np.ndarray], num: int, trans: bool) -> np.ndarray:
-    """(32, 2*num) values each lane gets, from the 8*num rows the lanes addressed (PTX rule)."""
-    out = np.zeros((32, 2 * num), dtype=rows[0].dtype)
+def ldmatrix_lane_values(
+    rows: list[np.ndarray], num: int, trans: bool, elem_bytes: int = 2
+) -> np.ndarray:
+    """(32, values) each lane gets from the 8*num 16-byte rows the lanes addressed (PTX rule).
+
+    Register j of a lane holds bytes 4*(lane%4) .. +3 of row lane/4 of matrix j (plain), or
+    16-bit elements (2*(lane%4) + h, lane/4) of matrix j (.trans, 16-bit only); a register's
+    4 bytes are 4 // elem_bytes values.
+    """
+    per = 4 // elem_bytes
+    out = np.zeros((32, num * per), dtype=rows[0].dtype)
     for lane in range(32):
         for j in range(num):
-            mat = np.stack(rows[8 * j : 8 * j + 8])  # mat[row, col]
-            for h in range(2):
+            mat = np.stack(rows[8 * j : 8 * j + 8])  # mat[row, element]
+            for h in range(per):
                 if trans:
-                    out[lane, 2 * j + h] = mat[2 * (lane % 4) + h, lane // 4]
+                    out[lane, per * j + h] = mat[2 * (lane % 4) + h, lane // 4]
                 else:
-                    out[lane, 2 * j + h] = mat[lane // 4, 2 * (lane % 4) + h]
+                    out[lane, per * j + h] = mat[lane // 4, (lane % 4) * per + h]
     return out
 
 
@@ -49,7 +57,7 @@ def simulate(plan: GemmPlan, source: str, A: np.ndarray, B: np.ndarray) -> np.nd
     """D = A @ B as the kernel computes it (A (M,K), B (K,N) float arrays of exact values)."""
     M, K = A.shape
     N = B.shape[1]
-    cfg, T = plan.config, plan.threads
+    cfg, T, vec, eb = plan.config, plan.threads, plan.vec, plan.elem_bytes
     names = ["A_copy_base", "B_copy_base", "A_ldsm_base", "B_ldsm_base", "C_m", "C_n"]
     tv = thread_values(source, names, T)
     D = np.full((M, N), np.nan)
@@ -66,22 +74,22 @@ def simulate(plan: GemmPlan, source: str, A: np.ndarray, B: np.ndarray) -> np.nd
                     cp = plan.copy(X)
                     cpr, _ = cp.thr_layout.shape
                     for t in range(T):
-                        c, o = (t % cpr) * VEC, t // cpr
+                        c, o = (t % cpr) * vec, t // cpr
                         for i, const in enumerate(cp.smem.consts):
                             if cp.k_contiguous:
                                 mn, k = block_mn + o + i * cp.rows_per_pass, kt * cfg.block_k + c
                                 vals = [
                                     G[mn, k + j] if mn < ext and k + j < K else 0
-                                    for j in range(VEC)
+                                    for j in range(vec)
                                 ]
                             else:
                                 k, mn = kt * cfg.block_k + o + i * cp.rows_per_pass, block_mn + c
                                 vals = [
                                     G[mn + j, k] if k < K and mn + j < ext else 0
-                                    for j in range(VEC)
+                                    for j in range(vec)
                                 ]
                             at = _sign(tv[f"{X}_copy_base"][t], cp.smem.op, const)
-                            smem[at : at + VEC] = vals
+                            smem[at : at + vec] = vals
                 assert not np.isnan(sA).any() and not np.isnan(sB).any(), "smem not fully written"
                 kb = plan.k_blocks
                 for ik in range(kb):
@@ -93,17 +101,18 @@ def simulate(plan: GemmPlan, source: str, A: np.ndarray, B: np.ndarray) -> np.nd
                                 _sign(tv["A_ldsm_base"][t], sa.op, sa.consts[im * kb + ik])
                                 for t in lanes
                             ]
-                            rows = [sA[a : a + 8] for a in addrs[: 8 * la.atom.num]]
-                            afr.append(ldmatrix_lane_values(rows, la.atom.num, la.atom.trans))
+                            rows = [sA[a : a + vec] for a in addrs[: 8 * la.atom.num]]
+                            afr.append(ldmatrix_lane_values(rows, la.atom.num, la.atom.trans, eb))
                         bfr = []
                         for ib in range(plan.ldmatrix_groups("B")):
                             addrs = [
                                 _sign(tv["B_ldsm_base"][t], sb.op, sb.consts[ib * kb + ik])
                                 for t in lanes
                             ]
-                            rows = [sB[a : a + 8] for a in addrs[: 8 * lb.atom.num]]
-                            vals = ldmatrix_lane_values(rows, lb.atom.num, lb.atom.trans)
-                            bfr += [vals[:, 4 * h : 4 * h + 4] for h in range(lb.atom.num // 2)]
+                            rows = [sB[a : a + vec] for a in addrs[: 8 * lb.atom.num]]
+                            vals = ldmatrix_lane_values(rows, lb.atom.num, lb.atom.trans, eb)
+                            nb = vals.shape[1] // max(1, lb.atom.num // 2)  # values per B atom
+                            bfr += [vals[:, nb * h : nb * h + nb] for h in range(lb.atom.num // 2)]
                         for im in range(plan.mma_m):
                             for jn in range(plan.mma_n):
                                 sl = slice(

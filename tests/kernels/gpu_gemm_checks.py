@@ -40,26 +40,45 @@ SHAPES = [
 ]
 
 
+def _random(shape, dtype, gen) -> torch.Tensor:
+    if dtype == torch.int8:
+        return torch.randint(-128, 128, shape, generator=gen, device="cuda", dtype=torch.int8)
+    return torch.randn(shape, generator=gen, device="cuda").to(dtype)
+
+
 def operand(rows: int, cols: int, major_rows: bool, dtype, gen) -> torch.Tensor:
     """(rows, cols) with rows contiguous (column-major) when major_rows, else row-major."""
     if major_rows:
-        return torch.randn(cols, rows, generator=gen, device="cuda").to(dtype).t()
-    return torch.randn(rows, cols, generator=gen, device="cuda").to(dtype)
+        return _random((cols, rows), dtype, gen).t()
+    return _random((rows, cols), dtype, gen)
+
+
+def bound(in_dtype, out_dtype) -> float:
+    """tf32 keeps 10 mantissa bits (truncated as the tensor core reads fp32); int8 is exact."""
+    if in_dtype == torch.int8:
+        return 0.0
+    return 3e-3 if in_dtype == torch.float32 else BOUND[out_dtype]
 
 
 def check(m, n, k, dtype, a_col, b_col, out_dtype=None, beta=0.0, alpha=1.0, config=None, gen=None):
     A = operand(m, k, a_col, dtype, gen)
     B = operand(k, n, b_col, dtype, gen)
-    C = torch.randn(m, n, generator=gen, device="cuda").to(out_dtype or dtype) if beta else None
-    out = torch.full((m, n), float("nan"), dtype=out_dtype or dtype, device="cuda")
+    default_out = {torch.int8: torch.int32, torch.float32: torch.float32}.get(dtype, dtype)
+    out_dtype = out_dtype or default_out
+    C = _random((m, n), out_dtype, gen) if beta else None
+    poison = -(2**31) if out_dtype == torch.int32 else float("nan")
+    out = torch.full((m, n), poison, dtype=out_dtype, device="cuda")
     gemm(A, B, C, alpha=alpha, beta=beta, out=out, config=config)
     torch.cuda.synchronize()
     ref = alpha * (A.double() @ B.double())
     if C is not None:
         ref += beta * C.double()
-    written = bool(torch.isfinite(out).all())
+    if out.dtype == torch.int32:
+        written = bool((out != poison).all()) or bool((ref == poison).any())
+    else:
+        written = bool(torch.isfinite(out).all())
     err = float((out.double() - ref).norm() / ref.norm().clamp_min(1e-30))
-    ok = written and err <= BOUND[out.dtype]
+    ok = written and err <= bound(dtype, out.dtype)
     return {
         "m": m,
         "n": n,
@@ -110,6 +129,20 @@ def main(path: str | None) -> int:
                 gen=gen,
             )
         )
+    # tf32 (float32 inputs) and int8 -> int32: operands are read K-major (others copied first)
+    for dtype in (torch.float32, torch.int8):
+        for m, n, k in [
+            (1, 1, 1),
+            (67, 70, 45),
+            (257, 131, 97),
+            (1000, 999, 1001),
+            (512, 512, 512),
+        ]:
+            for a_col in (False, True):
+                for b_col in (False, True):
+                    rows.append(check(m, n, k, dtype, a_col, b_col, gen=gen))
+        beta = 3.0 if dtype == torch.int8 else 0.5
+        rows.append(check(300, 200, 100, dtype, False, True, alpha=2.0, beta=beta, gen=gen))
     # views whose rows are not 16-byte aligned take the element-wise load path
     big = torch.randn(300, 301, device="cuda", generator=gen).half()
     A, B = big[3:200, 5:150], big[1:146, 7:300]

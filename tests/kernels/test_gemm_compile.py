@@ -42,3 +42,18 @@ def test_unaligned_variant_has_no_cp_async():
     src = gemm_source(cfg, "f16", "K", "K", "f32", vec_a=False, vec_b=False)
     counts = count_instructions(sass(compile(src, "sm_80")))
     assert counts.get("LDGSTS", 0) == 0 and counts.get("HMMA", 0) > 0
+
+
+@needs_nvrtc
+@needs_cuobjdump
+@pytest.mark.parametrize("dtype,out,kind", [("tf32", "f32", "HMMA"), ("s8", "s32", "IMMA")])
+def test_tf32_and_int8_sass(dtype, out, kind):
+    from cutemma.cuda import compile, count_instructions, local_memory_use, sass
+
+    cfg = BUILTIN_CONFIGS["large"]
+    plan = GemmPlan(cfg, dtype, "K", "K")
+    cubin = compile(gemm_source(cfg, dtype, "K", "K", out), "sm_90a")
+    counts = count_instructions(sass(cubin))
+    assert counts.get(kind, 0) == plan.mma_m * plan.mma_n * plan.k_blocks
+    assert counts.get("LDSM", 0) > 0 and counts.get("LDGSTS", 0) > 0
+    assert not local_memory_use(cubin)

@@ -26,6 +26,24 @@ def test_simulated_kernel_computes_a_times_b(a_major, b_major):
     np.testing.assert_array_equal(D, A @ B)
 
 
+@pytest.mark.parametrize("dtype", ["tf32", "s8"])
+def test_simulated_kernel_32_and_8_bit(dtype):
+    """tf32 (one value per register) and s8 (four): ldmatrix moves their 16-bit halves."""
+    rng = np.random.default_rng(3)
+    cfg = GemmConfig(64, 64, 32, (2, 2), 3)
+    M, N, K = 70, 67, 75
+    A = rng.integers(-3, 4, (M, K)).astype(float)
+    B = rng.integers(-3, 4, (K, N)).astype(float)
+    plan = GemmPlan(cfg, dtype, "K", "K")
+    D = simulate(plan, gemm_source(cfg, dtype, "K", "K", "s32" if dtype == "s8" else "f32"), A, B)
+    np.testing.assert_array_equal(D, A @ B)
+
+
+def test_narrow_types_need_k_major():
+    with pytest.raises(TiledMmaError, match="tf32: ldmatrix reads 32-bit elements only K-major"):
+        GemmPlan(GemmConfig(), "tf32", "M", "K")
+
+
 def test_a_wrong_ldmatrix_rule_is_caught():
     """The simulation is a real witness: swapping plain/.trans for A gives a wrong product."""
     rng = np.random.default_rng(1)
@@ -90,7 +108,11 @@ def test_source_is_deterministic():
 def test_config_errors_name_the_rule():
     with pytest.raises(TiledMmaError, match="block_m 100 a multiple of 16\\*2"):
         GemmConfig(block_m=100)
-    with pytest.raises(TiledMmaError, match="takes f16, bf16"):
+    with pytest.raises(TiledMmaError, match="takes f16, bf16, tf32, s8"):
         GemmPlan(GemmConfig(), "f32", "K", "K")
+    with pytest.raises(
+        TiledMmaError, match="block_k 16 must be a multiple of the s8 atom's K = 32"
+    ):
+        GemmPlan(GemmConfig(block_k=16), "s8", "K", "K")
     with pytest.raises(TiledMmaError, match="A is 'K' or 'M'"):
         GemmPlan(GemmConfig(), "f16", "N", "K")

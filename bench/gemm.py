@@ -42,9 +42,19 @@ TRANSFORMER = [
 
 
 def operand(rows, cols, major_rows, dtype):
-    if major_rows:
-        return torch.randn(cols, rows, device="cuda", dtype=dtype).t()
-    return torch.randn(rows, cols, device="cuda", dtype=dtype)
+    shape = (cols, rows) if major_rows else (rows, cols)
+    if dtype == torch.int8:
+        t = torch.randint(-128, 128, shape, device="cuda", dtype=torch.int8)
+    else:
+        t = torch.randn(shape, device="cuda", dtype=dtype)
+    return t.t() if major_rows else t
+
+
+def torch_gemm(A, B, out):
+    """The peer: cuBLAS through torch (tf32 allowed for float32; torch._int_mm for int8)."""
+    if A.dtype == torch.int8:
+        return torch._int_mm(A, B, out=out)
+    return torch.matmul(A, B, out=out)
 
 
 def median_ms(fn, warmup: int, reps: int) -> float:
@@ -73,15 +83,16 @@ SWEEP = [
 
 def measure(m, n, k, dtype, a_col, b_col, reps, config=None):
     A, B = operand(m, k, a_col, dtype), operand(k, n, b_col, dtype)
-    out = torch.empty(m, n, device="cuda", dtype=dtype)
-    ref = A @ B
+    out_dtype = torch.int32 if dtype == torch.int8 else dtype
+    out = torch.empty(m, n, device="cuda", dtype=out_dtype)
+    ref = torch_gemm(A, B, torch.empty_like(out))
     gemm(A, B, out=out, config=config)
     torch.cuda.synchronize()
     err = float((out.float() - ref.float()).norm() / ref.float().norm())
     flop = 2.0 * m * n * k
     warm = 3 if flop > 1e11 else 10
     t_ours = median_ms(lambda: gemm(A, B, out=out, config=config), warm, reps)
-    t_torch = median_ms(lambda: torch.matmul(A, B, out=out), warm, reps)
+    t_torch = median_ms(lambda: torch_gemm(A, B, out), warm, reps)
     ours, theirs = flop / t_ours / 1e9, flop / t_torch / 1e9
     row = {
         "m": m,
@@ -90,7 +101,7 @@ def measure(m, n, k, dtype, a_col, b_col, reps, config=None):
         "dtype": str(dtype)[6:],
         "a_major": "M" if a_col else "K",
         "b_major": "K" if b_col else "N",
-        "cutemma_tflops": round(ours, 2),
+        "cutemma_tflops": round(ours, 2),  # TOP/s for int8
         "torch_tflops": round(theirs, 2),
         "ratio": round(ours / theirs, 3),
         "cutemma_ms": round(t_ours, 4),
@@ -259,6 +270,13 @@ def main() -> None:
         for s in (4096, 8192):
             for cfg in SWEEP:
                 sweep.append(measure(s, s, s, bf16, False, False, args.reps, cfg))
+    torch.backends.cuda.matmul.allow_tf32 = True  # cuBLAS's tf32 path is the peer for fp32
+    for dt in (torch.float32, torch.int8):
+        for s in (4096, 8192):
+            try:
+                rows.append(measure(s, s, s, dt, False, True, args.reps))
+            except Exception as exc:  # a peer that cannot run this case is noted, not fatal
+                print(f"{dt} {s}: skipped ({exc})", flush=True)
     over = overhead_us()
     print(f"host time per call: {over}", flush=True)
     result = {

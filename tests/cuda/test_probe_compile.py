@@ -140,3 +140,13 @@ def test_probe_for_reports_missing_module(monkeypatch):
     op = next(o for o in mma_ops(arch=100) if o.ptx.startswith("tcgen05"))
     with pytest.raises(ProbeUnavailable, match="cutemma.cuda.probe_umma"):
         probe_for(op)
+
+
+@pytest.mark.parametrize("name", ["codegen", "probe", "verify"])
+def test_docstring_examples(name):
+    import doctest
+    import importlib
+
+    module = importlib.import_module(f"cutemma.cuda.{name}")
+    result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted > 0 and result.failed == 0, (module.__name__, result)

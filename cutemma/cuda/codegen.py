@@ -78,36 +78,26 @@ def _check_count(op: Operation, which: str, reg: RegArray, exprs: Sequence[str])
         )
 
 
-def _group_text(op: Operation, numbers: list[int], scalar: bool) -> str:
-    names = [f"%{n}" for n in numbers]
-    if scalar:
-        return ", ".join(names)
-    return "{" + ", ".join(names) + "}"
+def _group_text(numbers: list[int], scalar: bool) -> str:
+    names = ", ".join(f"%{n}" for n in numbers)
+    return names if scalar else "{" + names + "}"
 
 
-def _operand_groups(op: Operation, exprs: Mapping[str, Sequence[str]], slots: _Slots):
-    """(placeholder refs, text kind) of D, A, B, C in ``op.operands`` order."""
+def _operand_groups(op: Operation, exprs: Mapping[str, Sequence[str]], slots: _Slots) -> dict:
+    """Placeholder references of D, A, B, C (outputs: D, or wgmma's read-write C)."""
     refs = {}
-    d_less = op.d is None  # wgmma / tcgen05: C is the accumulator (read-write or tmem address)
-    tmem_c = _head(op) == "tcgen05"
-    order = ["D"] if op.d is not None else []
-    order += [o for o in ("A", "B", "C") if o in op.operands or o == "C"]
-    for which in order:
-        reg = {"D": op.d, "A": op.a, "B": op.b, "C": op.c}[which]
+    read_write_c = op.d is None and _head(op) != "tcgen05"  # tcgen05's C: a tmem address
+    for which, reg in zip("DABC", op.registers, strict=True):
         if reg is None:
             continue
         ex = list(exprs[which])
         _check_count(op, which, reg, ex)
         if which == "D":
             refs[which] = slots.placeholders(ex, "=" + reg.constraint, True)
-        elif which == "C" and d_less and not tmem_c:
+        elif which == "C" and read_write_c:
             refs[which] = slots.placeholders(ex, "+" + reg.constraint, True)
-        else:
-            refs[which] = None  # inputs numbered after all outputs are known
-    for which in order:
-        if refs.get(which, 0) is None:
-            reg = {"A": op.a, "B": op.b, "C": op.c}[which]
-            refs[which] = slots.placeholders(list(exprs[which]), reg.constraint, False)
+        else:  # inputs: numbered after every output when rendered (_Slots.number)
+            refs[which] = slots.placeholders(ex, reg.constraint, False)
     return refs
 
 
@@ -222,7 +212,7 @@ def mma_asm(
         elif reg.cpp == "uint64_t" and reg.count == 1:  # a descriptor: one 64-bit scalar
             texts.append(f"%{numbers[0]}")
         else:
-            texts.append(_group_text(op, numbers, scalar))
+            texts.append(_group_text(numbers, scalar))
     texts += [_render_piece(p, slots) for p in pieces]
     line = f"{op.ptx} {', '.join(texts)};"
     if preds:

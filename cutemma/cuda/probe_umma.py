@@ -244,6 +244,8 @@ def _bracket_first_input(text: str, op: Operation) -> str:
     head, sep, tail = text.partition(op.ptx + " ")
     d_tmem, rest = tail.split(", ", 1)
     a_ref, rest = rest.split(", ", 1)
+    if a_ref.startswith("["):  # codegen already writes it as an address
+        return text
     if not a_ref.startswith("%"):
         raise CompileError(f"{op.name}: unexpected tcgen05 operand text {tail[:60]!r}")
     return f"{head}{sep}{d_tmem}, [{a_ref}], {rest}"

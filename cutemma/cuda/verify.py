@@ -335,10 +335,10 @@ def compile_probes(
         for i in range(0, len(ps), BATCH)
     ]
     results: dict[str, CompiledProbe] = {}
-    # NVRTC holds the GIL, so batches compile in worker processes (forked: they use
-    # NVRTC and cuobjdump only, never the CUDA driver the parent may have opened).
+    # NVRTC holds the GIL, so batches compile in worker processes. Forked where safe;
+    # once torch is loaded (its threads make fork risky) from a fresh forkserver.
     n = workers or min(16, os.cpu_count() or 1, len(jobs) or 1)
-    ctx = multiprocessing.get_context("fork")
+    ctx = multiprocessing.get_context("forkserver" if "torch" in sys.modules else "fork")
     with ProcessPoolExecutor(max_workers=n, mp_context=ctx) as pool:
         for batch_result in pool.map(_compile_job, jobs):
             for r in batch_result:
@@ -367,7 +367,7 @@ def _random_values(t: NumericType, shape: tuple[int, ...], rng: np.random.Genera
             out[part] = rng.standard_normal(shape)
         return out
     scale = 2.0 if t.bits <= 8 else 1.0
-    return t.quantize(rng.standard_normal(shape) * scale)
+    return t.quantize(np.clip(rng.standard_normal(shape) * scale, t.min, t.max))
 
 
 def to_container(t: NumericType, values: np.ndarray) -> np.ndarray:

@@ -21,6 +21,7 @@ BUILTIN_CONFIGS = {
     "large": GemmConfig(128, 128, 32, (2, 2), 4),
     "wide": GemmConfig(128, 256, 32, (2, 4), 3),
     "small": GemmConfig(64, 64, 32, (2, 2), 4),
+    "skinny": GemmConfig(32, 32, 64, (2, 2), 4),
 }
 _DTYPES = {"float16": "f16", "bfloat16": "bf16", "float32": "f32", "int32": "s32"}
 # input dtype -> (kernel element type, output dtypes it may write; the first is the default)
@@ -37,13 +38,18 @@ def _dtype(t: Any) -> str:
 
 
 def pick_config(m: int, n: int, k: int) -> GemmConfig:
-    """The built-in config for a problem shape: small tiles when big ones leave SMs idle.
+    """The built-in config for a problem shape: smaller tiles when big ones leave SMs idle.
 
-    >>> pick_config(64, 64, 64).name, pick_config(8192, 8192, 8192).name
+    >>> pick_config(1024, 1024, 64).name, pick_config(8192, 8192, 8192).name
     ('b64x64x32_w2x2_s4', 'b128x128x32_w2x2_s4')
+    >>> pick_config(16, 4096, 4096).name
+    'b32x32x64_w2x2_s4'
     """
-    tiles = -(-m // 128) * -(-n // 128)
-    return BUILTIN_CONFIGS["large"] if tiles >= 132 else BUILTIN_CONFIGS["small"]
+    for name in ("large", "small"):
+        cfg = BUILTIN_CONFIGS[name]
+        if -(-m // cfg.block_m) * -(-n // cfg.block_n) >= 132:  # H100: 132 SMs
+            return cfg
+    return BUILTIN_CONFIGS["skinny"]
 
 
 @cache

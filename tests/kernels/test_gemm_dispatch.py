@@ -40,5 +40,6 @@ def test_cpu_tensors_are_refused_with_the_fix():
 
 
 def test_small_problems_get_small_tiles():
-    assert pick_config(100, 100, 4096).block_m == 64
+    assert pick_config(100, 100, 4096).block_m == 32
+    assert pick_config(1024, 1024, 64).block_m == 64
     assert pick_config(8192, 8192, 64).block_m == 128

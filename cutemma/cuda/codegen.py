@@ -166,6 +166,12 @@ def _render_piece(piece, slots: _Slots) -> str:
     return "{" + ", ".join(_render_piece(p, slots) for p in val) + "}"
 
 
+def _in_tmem(op: Operation, which: str) -> bool:
+    """Tensor-memory operands are addresses in brackets: tcgen05's D/C, and a TS form's A."""
+    source = {"A": op.a_source, "B": op.b_source}.get(which)
+    return source == "tmem" or (which == "C" and _head(op) == "tcgen05")
+
+
 def _packed_pairs(op: Operation) -> bool:
     """fma.rn.f32x2 and kin: every operand is one .b64 register of two f32 lanes."""
     return op.ptx.split(".")[-1].endswith("x2")
@@ -207,7 +213,7 @@ def mma_asm(
         if reg is None:
             continue
         numbers = [slots.number(r) for r in refs[which]]
-        if which == "C" and _head(op) == "tcgen05":
+        if _in_tmem(op, which):
             texts.append(f"[%{numbers[0]}]")
         elif reg.cpp == "uint64_t" and reg.count == 1:  # a descriptor: one 64-bit scalar
             texts.append(f"%{numbers[0]}")

@@ -150,3 +150,10 @@ def test_docstring_examples(name):
     module = importlib.import_module(f"cutemma.cuda.{name}")
     result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 0 and result.failed == 0, (module.__name__, result)
+
+
+def test_mma_asm_tensor_memory_operands_are_addresses():
+    op = next(o for o in mma_ops(arch=100) if o.a_source == "tmem")
+    extras = {e.name: "x" if "[" not in e.cpp else ["x"] * 4 for e in op.extras}
+    text = mma_asm(op, a=["ta"], b=["db"], c=["td"], extras=extras)
+    assert f"{op.ptx} [%2], [%0], %1," in text

@@ -25,7 +25,12 @@ import torch  # before cutemma's CUDA modules (see notes/CUDA.md)
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from cutemma.kernels import GemmConfig, gemm, gemm_source  # noqa: E402
+from cutemma.kernels import (  # noqa: E402
+    GemmConfig,
+    dispatch,  # noqa: E402
+    gemm,
+    gemm_source,
+)
 from cutemma.kernels.dispatch import compiled_kernel, pick_config, precompile  # noqa: E402
 
 SQUARE = [1024, 2048, 3072, 4096, 6144, 8192]
@@ -132,11 +137,27 @@ def overhead_us(calls: int = 2000) -> dict:
     )
     args = (_flat(A), _flat(B), _flat(out), _flat(out), 64, 64, 64, 64, 64, 64, 1, 64, 1, 1.0, 0.0)
 
-    def direct():
+    def checked():
         kern(*args, grid=1, block=threads, shared_mem=shared)
 
+    import ctypes
+
+    boxed = [ctypes.c_uint64(A.data_ptr()), ctypes.c_uint64(B.data_ptr())]
+    boxed += [ctypes.c_uint64(out.data_ptr())] * 2
+    boxed += [ctypes.c_int32(64)] * 3 + [ctypes.c_int64(v) for v in (64, 64, 64, 1, 64, 1)]
+    boxed += [ctypes.c_float(1.0), ctypes.c_float(0.0)]
+    stream = torch.cuda.current_stream().cuda_stream
+
+    def lean():
+        kern.fast.launch(0, 1, stream, boxed)
+
     res = {}
-    for name, fn in (("gemm", lambda: gemm(A, B, out=out)), ("kernel_launch", direct)):
+    cases = (
+        ("gemm", lambda: gemm(A, B, out=out)),
+        ("kernel_launch", lean),
+        ("checked_launch", checked),
+    )
+    for name, fn in cases:
         for _ in range(100):
             fn()
         torch.cuda.synchronize()
@@ -288,6 +309,9 @@ def main() -> None:
         "cold_build_compile_s": round(cold, 3),
         "mma_sync_ceiling_tflops": round(ceiling, 1),
         "overhead": {k: round(v, 2) for k, v in over.items()},
+        "launch_path": "driver (lean)"
+        if dispatch._FAST["ok"]
+        else f"checked ({dispatch._FAST['why']})",
         "rows": rows,
         "config_sweep": sweep,
     }

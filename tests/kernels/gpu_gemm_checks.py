@@ -183,6 +183,12 @@ def main(path: str | None) -> int:
             "ok": nan_rows == [5] and bool(torch.isnan(D[5]).all()),
         }
     )
+    from cutemma.kernels.dispatch import _FAST
+
+    print(
+        f"launch path: {'lean driver' if _FAST['ok'] else 'checked, because ' + str(_FAST['why'])}"
+    )
+    rows.append({"case": "lean launch path used", "why_not": _FAST["why"], "ok": _FAST["ok"]})
     bad = [r for r in rows if not r["ok"]]
     worst = max((r.get("rel_err", 0) for r in rows), default=0)
     print(f"gemm checks: {len(rows) - len(bad)}/{len(rows)} passed; worst rel err {worst:.3g}")

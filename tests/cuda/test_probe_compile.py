@@ -8,8 +8,7 @@ results per family. Needs NVRTC and cuobjdump from the ``cuda`` extra.
 from __future__ import annotations
 
 import pytest
-
-from tests.cuda.cuda_skips import needs_cuobjdump, needs_nvrtc
+from cuda_skips import needs_cuobjdump, needs_nvrtc
 
 pytestmark = [needs_nvrtc, needs_cuobjdump]
 

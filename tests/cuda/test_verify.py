@@ -11,11 +11,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from cuda_skips import needs_cuobjdump, needs_nvrtc
 
 from cutemma.layout import Layout
 from cutemma.mma import make_mma_atom, mma_op
 from cutemma.mma.atom import MmaAtom
-from tests.cuda.cuda_skips import needs_cuobjdump, needs_nvrtc
 
 ROOT = Path(__file__).resolve().parents[2]
 ATOM = "SM80_16x8x16_F16F16F16F16_TN"
@@ -112,7 +112,7 @@ _GPU_CHECK = """
 import torch  # first: see notes/CUDA.md
 import json, sys
 sys.path.insert(0, {root!r})
-from tests.cuda.test_verify import swapped_atom, ATOM
+from test_verify import swapped_atom, ATOM
 from cutemma.mma import make_mma_atom
 from cutemma.cuda.verify import verify, layout_problem
 import cutemma.cuda.verify as v
@@ -132,7 +132,7 @@ print(json.dumps(out))
 def test_hardware_catches_swapped_strides():
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.run(
-        [sys.executable, "-c", _GPU_CHECK.format(root=str(ROOT))],
+        [sys.executable, "-c", _GPU_CHECK.format(root=str(ROOT / "tests" / "cuda"))],
         capture_output=True,
         text=True,
         env=env,

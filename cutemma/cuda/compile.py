@@ -157,6 +157,23 @@ def nvrtc_version() -> tuple[int, int]:
     return (int(major), int(minor))
 
 
+# The PTX ISA version each CUDA 13 NVRTC reads: 13.m shipped PTX ISA 9.m (CUDA and PTX
+# ISA release notes). CUDA 12 NVRTCs read 8.x, below every 9.x an Operation may need.
+_PTX_ISA_MAJOR = {12: 8, 13: 9}
+
+
+def ptx_isa_version() -> tuple[int, int]:
+    """The newest PTX ISA version this NVRTC compiles, as (major, minor).
+
+    >>> ptx_isa_version() >= (9, 0)
+    True
+    """
+    major, minor = nvrtc_version()
+    if major not in _PTX_ISA_MAJOR:
+        return (99, 0) if major > max(_PTX_ISA_MAJOR) else (0, 0)
+    return (_PTX_ISA_MAJOR[major], minor)
+
+
 def supported_archs() -> tuple[int, ...]:
     """The compute capabilities (as 80, 90, 100 ...) this NVRTC can compile for.
 

@@ -35,7 +35,7 @@ from cutemma.mma.operation import Operation
 
 
 class ProbeUnavailable(CompileError):
-    """The module that builds this kind of probe is not in this checkout."""
+    """No probe can be built here: its builder is missing, or NVRTC is too old for it."""
 
 
 @dataclass(frozen=True)
@@ -68,6 +68,7 @@ def probe_for(op: Operation) -> Probe:
     >>> probe_for(mma_op('SM61_DP4A')).sass_kinds
     ('IDP',)
     """
+    check_ptx_isa(op)
     if op.ptx.startswith("wgmma"):
         return _delegate("cutemma.cuda.probe_gmma", op)
     if op.ptx.startswith("tcgen05"):
@@ -75,6 +76,27 @@ def probe_for(op: Operation) -> Probe:
     from cutemma.cuda.codegen import warp_probe
 
     return warp_probe(op)
+
+
+def check_ptx_isa(op: Operation) -> None:
+    """Raise :class:`ProbeUnavailable` if ``op`` needs a newer PTX ISA than NVRTC reads.
+
+    >>> from cutemma.mma import mma_op
+    >>> check_ptx_isa(mma_op('SM80_16x8x16_F32F16F16F32_TN')) is None
+    True
+    """
+    if op.ptx_isa is None:
+        return
+    from cutemma.cuda.compile import nvrtc_version, ptx_isa_version
+
+    have = ptx_isa_version()
+    if have < op.ptx_isa:
+        need = ".".join(map(str, op.ptx_isa))
+        raise ProbeUnavailable(
+            f"{op.name}: `{op.ptx}` needs PTX ISA {need} (NVRTC {op.ptx_isa[0] + 4}."
+            f"{op.ptx_isa[1]} or newer); this NVRTC {'.'.join(map(str, nvrtc_version()))} "
+            f"reads PTX ISA {'.'.join(map(str, have))}"
+        )
 
 
 def _delegate(module: str, op: Operation) -> Probe:

@@ -95,7 +95,9 @@ class Operation:
     variations the emulator must honour: ``'satfinite'``, ``'xor.popc'``,
     ``'and.popc'``, ``'complex'``. ``params`` are the name's parameters (majors,
     scales) as sorted (key, value) pairs. ``family`` names the catalog family
-    that built it, which also knows its Traits.
+    that built it, which also knows its Traits. ``ptx_isa`` is the PTX ISA version
+    the instruction needs where that is newer than the NVRTC of the ``cuda`` extra
+    (13.0, PTX ISA 9.0) reads; None otherwise.
 
     >>> from cutemma.mma import mma_op
     >>> mma_op('SM80_16x8x32_S32S8S8S32_TN_SATURATE').modifiers
@@ -116,6 +118,7 @@ class Operation:
     extras: tuple[Extra, ...] = ()
     modifiers: tuple[str, ...] = ()
     params: tuple[tuple[str, object], ...] = ()
+    ptx_isa: tuple[int, int] | None = None
     note: str = field(default="", compare=False)
 
     def __post_init__(self):

@@ -30,6 +30,7 @@ one factor per ``vs`` K elements) and takes them as 1 otherwise.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from cutemma.errors import AtomError
 from cutemma.mma.arch import WARP, registers, sync_layouts
@@ -43,19 +44,33 @@ F8F6F4 = ("e4m3", "e5m2", "e3m2", "e2m3", "e2m1")
 _VS = {"1X": 32, "2X": 32, "4X": 16}  # scale_vec::NX -> elements of K per scale factor
 
 
+class Scale(NamedTuple):
+    """One way a family scales: PTX kind, scale type, K per factor, scale_vec, PTX ISA.
+
+    ``ptx_isa`` is the PTX ISA version that introduced the combination where it is
+    newer than the rest of the family (``.kind::mxf4nvf4.scale_vec::4X`` with
+    ``.ue8m0`` came in PTX ISA 9.1, CUDA 13.1; the release notes of PTX ISA 9.1).
+    """
+
+    ptx_kind: str
+    sf: str | None
+    vs: int | None
+    vec: str | None
+    ptx_isa: tuple[int, int] | None = None
+
+
 @dataclass(frozen=True)
 class Kind:
     """One family: the PTX kinds it emits, K, inputs, accumulators, scale options.
 
-    ``scales`` rows are (ptx kind, scale type, vector size, scale_vec); an unscaled
-    family has one row with no scale type.
+    ``scales`` rows are :class:`Scale`; an unscaled family has one row with no scale type.
     """
 
     short: str
     k: int
     inputs: tuple[str, ...]
     accums: tuple[str, ...]
-    scales: tuple[tuple[str, str | None, int | None, str | None], ...]
+    scales: tuple[Scale, ...]
 
     @property
     def scaled(self) -> bool:
@@ -63,17 +78,17 @@ class Kind:
 
 
 KINDS = (
-    Kind("f8f6f4", 32, F8F6F4, ("f32", "f16"), (("f8f6f4", None, None, None),)),
-    Kind("mxf8f6f4", 32, F8F6F4, ("f32",), (("mxf8f6f4", "ue8m0", 32, "1X"),)),
+    Kind("f8f6f4", 32, F8F6F4, ("f32", "f16"), (Scale("f8f6f4", None, None, None),)),
+    Kind("mxf8f6f4", 32, F8F6F4, ("f32",), (Scale("mxf8f6f4", "ue8m0", 32, "1X"),)),
     Kind(
         "mxf4",
         64,
         ("e2m1",),
         ("f32",),
         (
-            ("mxf4", "ue8m0", 32, "2X"),
-            ("mxf4nvf4", "ue8m0", 16, "4X"),
-            ("mxf4nvf4", "ue4m3", 16, "4X"),
+            Scale("mxf4", "ue8m0", 32, "2X"),
+            Scale("mxf4nvf4", "ue8m0", 16, "4X", ptx_isa=(9, 1)),
+            Scale("mxf4nvf4", "ue4m3", 16, "4X"),
         ),
     ),
 )
@@ -161,8 +176,8 @@ def _vs_token(text: str, rest: tuple[str, ...], kind: Kind) -> int | None:
 # --- building ------------------------------------------------------------------------------
 
 
-def _check(kind: Kind, text: str, f: _Fields) -> tuple[str, str | None]:
-    """Validate against the ISA; return (ptx kind, scale_vec)."""
+def _check(kind: Kind, text: str, f: _Fields) -> Scale:
+    """Validate against the ISA; return the scale row the name selects."""
     d, a, b, c = (t.name for t in f.types)
     m, n, k = f.shape
     if (m, n) != (16, 8) or k != kind.k:
@@ -182,10 +197,10 @@ def _check(kind: Kind, text: str, f: _Fields) -> tuple[str, str | None]:
             f"{', '.join(kind.accums)}"
         )
     sf = f.sf.name if f.sf is not None else None
-    for ptx_kind, s, vs, vec in kind.scales:
-        if (s, vs) == (sf, f.vs):
-            return ptx_kind, vec
-    allowed = ", ".join(f"{s} with VS{vs}" for _, s, vs, _ in kind.scales)
+    for row in kind.scales:
+        if (row.sf, row.vs) == (sf, f.vs):
+            return row
+    allowed = ", ".join(f"{row.sf} with VS{row.vs}" for row in kind.scales)
     raise AtomError(
         f"{text}: scale factors {sf} with vector size {f.vs} are not allowed for "
         f"kind::{kind.short}; allowed: {allowed}"
@@ -207,7 +222,7 @@ def _input_registers(t, values: int, k: int) -> RegArray:
 def _build(kind: Kind, name: MmaName, params: dict) -> tuple[Operation, Traits]:
     text = name.text
     f = _read(kind, name, params)
-    ptx_kind, vec = _check(kind, text, f)
+    scale = _check(kind, text, f)
     d, a, b, c = f.types
     la, lb, lc = sync_layouts(f.shape, 8 if kind.k == 32 else 4)
     traits = Traits(d, a, b, c, f.shape, WARP, la, lb, lc)
@@ -227,12 +242,13 @@ def _build(kind: Kind, name: MmaName, params: dict) -> tuple[Operation, Traits]:
         name=_canonical(f),
         arch=120,
         family=f"sm120.{kind.short}",
-        ptx=_ptx(f, ptx_kind, vec),
+        ptx=_ptx(f, scale.ptx_kind, scale.vec),
         d=registers(d, values["C"]),
         a=_input_registers(a, values["A"], kind.k),
         b=_input_registers(b, values["B"], kind.k),
         c=registers(c, values["C"]),
         extras=extras,
+        ptx_isa=scale.ptx_isa,
         note="block scale factors are extra operands; emulate_tiles takes them as scale_A/scale_B tiles"
         if f.sf is not None
         else "",
@@ -253,10 +269,10 @@ def _members(kind: Kind):
     for acc in kind.accums:
         for a in kind.inputs:
             for b in kind.inputs:
-                for _, sf, vs, _ in kind.scales:
+                for row in kind.scales:
                     types = tuple(numeric_type(x) for x in (acc, a, b, acc))
-                    sft = numeric_type(sf) if sf else None
-                    yield _canonical(_Fields((16, 8, kind.k), types, sft, vs))
+                    sft = numeric_type(row.sf) if row.sf else None
+                    yield _canonical(_Fields((16, 8, kind.k), types, sft, row.vs))
 
 
 def sm120_family(kind: Kind) -> Family:
@@ -266,7 +282,9 @@ def sm120_family(kind: Kind) -> Family:
     'sm120_family'
     """
     scales = (
-        "; scales " + ", ".join(f"{s}/VS{v}" for _, s, v, _ in kind.scales) if kind.scaled else ""
+        "; scales " + ", ".join(f"{row.sf}/VS{row.vs}" for row in kind.scales)
+        if kind.scaled
+        else ""
     )
     describe = (
         f"mma.sync kind::{kind.short} 16x8x{kind.k}: A, B in {'/'.join(kind.inputs)}, "

@@ -92,7 +92,7 @@ KINDS: dict[str, Kind] = {
     for k in (
         Kind("tf32", {"tf32": 2}, {"f32": 1}, mn_major_ok=("tf32",)),
         Kind("f16", {"f16": 0, "bf16": 1}, {"f16": 0, "f32": 1}, mn_major_ok=("f16", "bf16")),
-        Kind("f8f6f4", _F8F6F4, {"f32": 1}, mn_major_ok=("e4m3", "e5m2")),
+        Kind("f8f6f4", _F8F6F4, {"f16": 0, "f32": 1}, mn_major_ok=("e4m3", "e5m2")),
         Kind("i8", {"u8": 0, "s8": 1}, {"s32": 2}, mn_major_ok=("u8", "s8"),
              negate_ok=False, saturate_ok=True),
         Kind("mxf8f6f4", _F8F6F4, {"f32": 1}, {"ue8m0": 1}, mn_major_ok=("e4m3", "e5m2")),
@@ -236,7 +236,8 @@ def make_instr_desc(
         raise DescriptorError(f"kind::{k.name} cannot negate A or B")
     if saturate and not k.saturate_ok:
         raise DescriptorError(f"kind::{k.name} has no saturate; only kind::i8 does")
-    if _type_name(d_type) == "f16" and _type_name(a_type) != "f16":
+    # kind::f16 accumulates bf16 only in f32; kind::f8f6f4 takes an f16 D for any inputs.
+    if k.name == "f16" and _type_name(d_type) == "f16" and _type_name(a_type) != "f16":
         raise DescriptorError(f"kind::{k.name}: an f16 D needs f16 A and B, got A {a_type!r}")
     fields = {
         "sparse_id2": sparse_id2, "sparse": int(sparse),

@@ -37,6 +37,9 @@ def test_i8_saturate_and_max_shift():
 def test_f8f6f4_formats():
     d = make_instr_desc("f8f6f4", "e2m3", "e3m2", "f32", 128, 128)
     assert d.raw == word(d=(4, 1), a=(7, 3), b=(10, 4), n=(17, 16), m=(24, 8))
+    # kind::f8f6f4 accumulates in f16 too (PTX ISA 9.7.16.10 .dtype: .f16, .f32): dtype F16=0
+    d = make_instr_desc("f8f6f4", "e4m3", "e5m2", "f16", 128, 64)
+    assert d.raw == word(a=(7, 0), b=(10, 1), n=(17, 8), m=(24, 8))
 
 
 def test_block_scaled():

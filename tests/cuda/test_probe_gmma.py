@@ -135,7 +135,7 @@ def gmma_ops() -> list:
 @needs_nvrtc
 @needs_cuobjdump
 def test_every_gmma_probe_compiles_to_its_sass_kind():
-    from cutemma.cuda.verify import compile_probes
+    from cutemma.cuda.batch_compile import compile_probes
 
     ops = gmma_ops()
     assert len([o for o in ops if "<" not in o.name]) == 2148

@@ -72,7 +72,7 @@ def test_not_a_tcgen05_op():
 @needs_nvrtc
 @needs_cuobjdump
 def test_every_tcgen05_probe_compiles_to_its_sass_kind():
-    from cutemma.cuda.verify import compile_probes
+    from cutemma.cuda.batch_compile import compile_probes
 
     ops = umma_ops()
     results = compile_probes([probe_for(o) for o in ops])

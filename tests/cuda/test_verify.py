@@ -62,8 +62,8 @@ def test_verify_reports_the_layout_failure():
 @needs_nvrtc
 @needs_cuobjdump
 def test_compile_batch_isolates_a_broken_probe():
+    from cutemma.cuda.batch_compile import compile_batch
     from cutemma.cuda.probe import probe_for
-    from cutemma.cuda.verify import compile_batch
 
     good = [probe_for(mma_op(n)) for n in ("SM61_DP4A", "SM61_DP2A", "SM80_8x8x4_F64F64F64F64_TN")]
     broken = replace(
@@ -76,11 +76,11 @@ def test_compile_batch_isolates_a_broken_probe():
 
 @pytest.mark.parametrize("name", ["f16", "bf16", "e4m3", "e2m1", "s4", "b1", "tf32", "c64", "s16"])
 def test_containers_round_trip(name):
-    from cutemma.cuda.verify import _random_values, from_container, to_container
+    from cutemma.cuda.tile_values import from_container, random_values, to_container
     from cutemma.mma.types import numeric_type
 
     t = numeric_type(name)
-    x = _random_values(t, (4, 6), np.random.default_rng(1))
+    x = random_values(t, (4, 6), np.random.default_rng(1))
     back = from_container(t, to_container(t, x), 4, 6)
     want = t.quantize(x)
     if t.kind == "int" and not t.signed:
@@ -92,7 +92,7 @@ def test_containers_round_trip(name):
 
 
 def test_integer_atoms_compare_exactly_and_floats_within_tolerance():
-    from cutemma.cuda.verify import compare, tolerance
+    from cutemma.cuda.tile_values import compare, tolerance
 
     atom = make_mma_atom("SM80_16x8x32_S32S8S8S32_TN")
     A, B, C = np.ones((16, 32)), np.ones((8, 32)), np.zeros((16, 8))

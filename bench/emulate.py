@@ -42,7 +42,9 @@ def main() -> None:
         "numpy_f64_matmul_seconds": peer,
         "max_abs_diff_vs_unrounded_f64": err,
         "machine": platform.processor() or platform.machine(),
-        "commit": subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip(),
+        "commit": subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+        ).stdout.strip(),
         "date": time.strftime("%Y-%m-%d"),
     }
     print(json.dumps(row, indent=2))

@@ -61,8 +61,11 @@ class Probe:
     runnable_on: tuple[str, ...] = ()
 
 
-def probe_for(op: Operation) -> Probe:
+def probe_for(op: Operation, atom=None) -> Probe:
     """The probe kernel of ``op``: warp-level here, GMMA / tcgen05 in their modules.
+
+    ``atom`` (an MmaAtom of ``op``) overrides the catalog's traits, so a deliberately
+    altered layout reaches the kernel and the hardware can refute it.
 
     >>> from cutemma.mma import mma_op
     >>> probe_for(mma_op('SM61_DP4A')).sass_kinds
@@ -70,12 +73,12 @@ def probe_for(op: Operation) -> Probe:
     """
     check_ptx_isa(op)
     if op.ptx.startswith("wgmma"):
-        return _delegate("cutemma.cuda.probe_gmma", op)
+        return _delegate("cutemma.cuda.probe_gmma", op, atom)
     if op.ptx.startswith("tcgen05"):
-        return _delegate("cutemma.cuda.probe_umma", op)
+        return _delegate("cutemma.cuda.probe_umma", op, atom)
     from cutemma.cuda.codegen import warp_probe
 
-    return warp_probe(op)
+    return warp_probe(op, atom)
 
 
 def check_ptx_isa(op: Operation) -> None:
@@ -99,7 +102,7 @@ def check_ptx_isa(op: Operation) -> None:
         )
 
 
-def _delegate(module: str, op: Operation) -> Probe:
+def _delegate(module: str, op: Operation, atom) -> Probe:
     try:
         mod = importlib.import_module(module)
     except ModuleNotFoundError as e:
@@ -110,4 +113,4 @@ def _delegate(module: str, op: Operation) -> Probe:
             f"installed in this checkout; only register-sourced atoms "
             f"(mma.sync, dp4a/dp2a, fma) have probes here"
         ) from None
-    return mod.make_probe(op)
+    return mod.make_probe(op, atom)

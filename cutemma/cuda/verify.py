@@ -220,13 +220,9 @@ def _atoms(items: Iterable) -> list[MmaAtom]:
 
 
 def _probe(atom: MmaAtom):
-    from cutemma.cuda.codegen import warp_probe
-    from cutemma.cuda.probe import check_ptx_isa, probe_for
+    from cutemma.cuda.probe import probe_for
 
-    check_ptx_isa(atom.op)
-    if atom.op.a_source == "reg" and atom.op.b_source == "reg":
-        return warp_probe(atom.op, atom)  # honours a caller's (possibly altered) traits
-    return probe_for(atom.op)
+    return probe_for(atom.op, atom)  # honours a caller's (possibly altered) traits
 
 
 def verify(

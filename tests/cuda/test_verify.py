@@ -119,8 +119,12 @@ import cutemma.cuda.verify as v
 # Keep the wrong atom's probe but skip the layout stage, so the hardware must catch it.
 v.layout_problem = lambda atom: None
 out = {{}}
+GMMA = "SM90_64x16x16_F32BF16BF16_RS"
 for label, atom in (("right", make_mma_atom(ATOM)), ("wrong_A", swapped_atom()),
-                    ("wrong_C", swapped_atom(operand="C"))):
+                    ("wrong_C", swapped_atom(operand="C")),
+                    ("gmma_right", make_mma_atom(GMMA)),
+                    ("gmma_wrong_A", swapped_atom(GMMA)),
+                    ("gmma_wrong_C", swapped_atom(GMMA, operand="C"))):
     r = verify([atom], hardware=True, progress=False).atoms[0]
     out[label] = [r.status, r.stages.get("hardware"), r.detail]
 print(json.dumps(out))
@@ -144,6 +148,19 @@ def test_hardware_catches_swapped_strides():
     assert out["wrong_A"][:2] == ["fail", "fail"], out
     assert "differs from emulate_tiles" in out["wrong_A"][2]
     assert out["wrong_C"][:2] == ["fail", "fail"], out
+    assert out["gmma_right"][:2] == ["pass", "pass"], out
+    assert out["gmma_wrong_A"][:2] == ["fail", "fail"], out
+    assert out["gmma_wrong_C"][:2] == ["fail", "fail"], out
+
+
+@pytest.mark.parametrize("name", [ATOM, "SM90_64x16x16_F32BF16BF16_RS"])
+def test_the_probe_is_built_from_the_atom_given(name):
+    # The hardware can only refute a wrong layout if the kernel is built from it.
+    from cutemma.cuda.probe import probe_for
+
+    op = mma_op(name)
+    assert probe_for(op, make_mma_atom(name)).source == probe_for(op).source
+    assert probe_for(op, swapped_atom(name, "C")).source != probe_for(op).source
 
 
 def test_with_majors_adds_only_allowed_mn_variants():

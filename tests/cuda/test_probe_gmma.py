@@ -9,7 +9,6 @@ import os
 import re
 import subprocess
 import sys
-import time
 
 import numpy as np
 import pytest
@@ -134,19 +133,21 @@ def gmma_ops() -> list:
 
 @needs_nvrtc
 @needs_cuobjdump
-def test_every_gmma_probe_compiles_to_its_sass_kind():
+def test_mn_major_gmma_probes_compile_to_their_sass_kind():
+    # The K-major form of every GMMA atom (2148) is compiled, and its SASS kind checked,
+    # by the catalog-wide sweep in test_probe_compile.py; here the MN-major forms the
+    # catalog lists once under their K-major names, each checked for exactly its kind.
     from cutemma.cuda.batch_compile import compile_probes
 
     ops = gmma_ops()
     assert len([o for o in ops if "<" not in o.name]) == 2148
-    start = time.perf_counter()
-    results = compile_probes([probe_for(o) for o in ops])
-    wall = time.perf_counter() - start
+    extra = [o for o in ops if "<" in o.name]
+    assert len(extra) >= 100
+    results = compile_probes([probe_for(o) for o in extra])
     bad = [(r.probe.kernel_name, r.problem) for r in results if r.problem]
-    assert not bad, f"{len(bad)} of {len(ops)} failed, e.g. {bad[:3]}"
+    assert not bad, f"{len(bad)} of {len(extra)} failed, e.g. {bad[:3]}"
     for r in results:
         assert set(r.kinds) == set(r.probe.sass_kinds), (r.probe.kernel_name, r.kinds)
-    print(f"{len(ops)} GMMA probes compiled in {wall:.1f} s")
 
 
 # --- the GPU ---------------------------------------------------------------------------------

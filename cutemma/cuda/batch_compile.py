@@ -12,6 +12,7 @@ import re
 import sys
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from cutemma.cuda.report import Progress
@@ -125,10 +126,32 @@ def compile_probes(
     # once torch is loaded (its threads make fork risky) from a fresh forkserver.
     n = workers or min(16, os.cpu_count() or 1, len(jobs) or 1)
     ctx = multiprocessing.get_context("forkserver" if "torch" in sys.modules else "fork")
-    with ProcessPoolExecutor(max_workers=n, mp_context=ctx) as pool:
+    with _main_not_rerun(), ProcessPoolExecutor(max_workers=n, mp_context=ctx) as pool:
         for batch_result in pool.map(_compile_job, jobs):
             for r in batch_result:
                 results[r.probe.kernel_name] = r
             if progress:
                 progress.advance(len(batch_result))
     return [results[p.kernel_name] for p in probes]
+
+
+@contextmanager
+def _main_not_rerun():
+    """Hide the caller's main script from forkserver workers while they start.
+
+    A forkserver worker re-runs the parent's ``__main__`` file unless it is guarded by
+    ``if __name__ == "__main__"`` (multiprocessing's "safe importing of main module"),
+    so a plain script calling ``verify`` would recurse. The workers run
+    :func:`_compile_job` from this module and need nothing from ``__main__``.
+    """
+    main = sys.modules.get("__main__")
+    saved = {k: v for k, v in vars(main).items() if k in ("__file__", "__spec__")} if main else {}
+    if "__file__" in saved:
+        del main.__file__
+    if "__spec__" in saved:
+        main.__spec__ = None
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            setattr(main, k, v)

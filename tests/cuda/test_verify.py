@@ -175,3 +175,31 @@ def test_with_majors_adds_only_allowed_mn_variants():
     ]
     assert len(with_majors([mma_op("SM90_64x16x32_S32S8S8_SS_TN")])) == 1  # 8-bit: K-major only
     assert len(with_majors([mma_op("SM80_16x8x8_F16F16F16F16_TN")])) == 1
+
+
+_UNGUARDED_SCRIPT = """
+import sys, types
+sys.modules.setdefault("torch", types.ModuleType("torch"))  # what makes workers forkserver
+from cutemma.cuda.batch_compile import compile_probes
+from cutemma.cuda.probe import probe_for
+from cutemma.mma import mma_op
+done = compile_probes([probe_for(mma_op(n)) for n in ("SM61_DP4A", "SM61_DP2A")], workers=2)
+print([c.problem for c in done])
+"""
+
+
+@needs_nvrtc
+@needs_cuobjdump
+def test_compile_workers_do_not_rerun_an_unguarded_main_script(tmp_path):
+    # A forkserver worker re-runs the parent's main file unless told there is none.
+    script = tmp_path / "plain_script.py"
+    script.write_text(_UNGUARDED_SCRIPT)
+    proc = subprocess.run(
+        [sys.executable, str(script)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip().splitlines()[-1] == "[None, None]"

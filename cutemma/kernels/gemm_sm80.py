@@ -27,6 +27,7 @@ from cutemma.cuda.source import (
     kernel,
     translation_unit,
 )
+from cutemma.kernels.pipeline import mainloop_steps
 from cutemma.kernels.plan import CopyPlan, GemmConfig, GemmPlan, ThreadValue, layout_terms
 from cutemma.layout import Swizzle
 
@@ -42,6 +43,11 @@ __device__ __forceinline__ uint32_t smem_addr(const void* p) {
 // 16-byte cp.async; src_bytes < 16 zero-fills the rest of the chunk (0: all zeros)
 __device__ __forceinline__ void cp_async_16(uint32_t dst, const void* src, int src_bytes) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" :: "r"(dst), "l"(src), "r"(src_bytes));
+}
+
+// a whole 16-byte chunk, known inside the matrix
+__device__ __forceinline__ void cp_async_16_full(uint32_t dst, const void* src) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" :: "r"(dst), "l"(src));
 }
 
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
@@ -134,114 +140,231 @@ def _combine(base: str, op: str, const: int) -> str:
 
 
 def _copy_roles(plan: GemmPlan, cp: CopyPlan) -> dict[str, str]:
-    """C names of one operand's copy: its extent, block origin, leading stride."""
+    """C names of one operand's copy: its extent, block origin, leading stride, stage offset."""
     X = cp.which
     return {
         "X": X,
         "ext": "M" if X == "A" else "N",
         "mn0": "m0" if X == "A" else "n0",
         "ld": "lda" if X == "A" else "ldb",
-        "stage_elems": str(plan.stage_elems_A if X == "A" else plan.stage_elems_B),
+        "block": "BLOCK_M" if X == "A" else "BLOCK_N",
+        "off": "0" if X == "A" else str(plan.stage_elems_A),
     }
 
 
 def _copy_setup(plan: GemmPlan, cp: CopyPlan, vec: bool) -> str:
-    """Once per thread: where its first chunk starts in global memory, and what is in range."""
+    """Once per thread: its chunks' global pointers (advanced a k tile per copy), their
+    shared destinations, and whether the block's rows (columns) are all inside."""
+    r = _copy_roles(plan, cp)
+    X, ld, mn0, ext, eb = r["X"], r["ld"], r["mn0"], r["ext"], plan.elem_bytes
+    keys, parts = cp.smem.parts()
+    lines = [
+        f"const uint32_t {X}_dst{j} = smem_base + {eb} * ({r['off']} + "
+        f"{_combine(f'{X}_copy_base', '^', key)});"
+        for j, key in enumerate(keys)
+    ]
+    if not vec:
+        return "\n".join(lines)
+    if cp.k_contiguous:  # rows are m (n), chunks run along k: the k tail clips every row alike
+        origin, step = f"(long long)({mn0} + {X}_o) * {ld} + {X}_c", "BLOCK_K"
+    else:  # rows are k, chunks run along m (n): the m (n) edge clips this thread's column
+        origin, step = f"(long long){X}_o * {ld} + {mn0} + {X}_c", f"(long long)BLOCK_K * {ld}"
+        lines.append(
+            f"const int {X}_col_bytes = min(max({eb} * ({ext} - ({mn0} + {X}_c)), 0), 16);"
+        )
+    T = IN_TYPES[plan.dtype]
+    lines.append(f"const {T}* {X}_src = {X} + {origin};  // this thread's first chunk, k tile 0")
+    lines.append(f"const long long {X}_step = {step};  // one k tile, in elements")
+    lines.append(f"const long long {X}_rows = {cp.rows_per_pass} * {ld};  // chunk i+1 - chunk i")
+    lines.append(f"const bool {X}_inside = {mn0} + {r['block']} <= {ext};")
+    return "\n".join(lines)
+
+
+def _copy_lines(plan: GemmPlan, cp: CopyPlan, vec: bool, fast: bool) -> str:
+    """Copy k tile ``kt`` of one operand into the write stage ``wr`` (bytes), unrolled over
+    chunks. ``fast``: a full tile inside the matrix, no predicates; else each chunk is
+    clipped at the edges (zero fill). The chunk pointers then move on a k tile."""
     r = _copy_roles(plan, cp)
     X, ld, mn0, ext = r["X"], r["ld"], r["mn0"], r["ext"]
-    if not vec:
-        return ""
-    if cp.k_contiguous:  # rows are m (n), chunks run along k: the k tail clips every row alike
-        origin = f"(long long)({mn0} + {X}_o) * {ld} + {X}_c"
-        extra = ""
-    else:  # rows are k, chunks run along m (n): the m (n) edge clips this thread's column
-        origin = f"(long long){X}_o * {ld} + {mn0} + {X}_c"
-        extra = f"\nconst int {X}_col_bytes = min(max({plan.elem_bytes} * ({ext} - ({mn0} + {X}_c)), 0), 16);"
-    T = IN_TYPES[plan.dtype]
-    return f"const {T}* {X}_src = {X} + {origin};  // this thread's first chunk{extra}"
-
-
-def _copy_lines(plan: GemmPlan, cp: CopyPlan, vec: bool) -> str:
-    """The body that loads k tile ``kt`` of one operand into ``stage`` (unrolled over chunks)."""
-    r = _copy_roles(plan, cp)
-    X, ld, mn0, ext, stage_elems = r["X"], r["ld"], r["mn0"], r["ext"], r["stage_elems"]
-    bk, eb, T = plan.config.block_k, plan.elem_bytes, IN_TYPES[plan.dtype]
-    if vec:
-        step = f"(long long)kt * {bk}" if cp.k_contiguous else f"(long long)kt * {bk} * {ld}"
-        lines = [f"const {T}* {X}_tile = {X}_src + {step};"]
-        if cp.k_contiguous:
-            lines.append(
-                f"const int {X}_k_bytes = min(max({eb} * (K - (kt * {bk} + {X}_c)), 0), 16);"
-            )
-    else:
-        lines = []
-    for i, const in enumerate(cp.smem.consts):
+    eb, T = plan.elem_bytes, IN_TYPES[plan.dtype]
+    _, parts = cp.smem.parts()
+    lines = [f"const {T}* p = {X}_src;"] if vec else []
+    if vec and not fast and cp.k_contiguous:
+        lines.append(
+            f"const int {X}_k_bytes = min(max({eb} * (K - (kt * BLOCK_K + {X}_c)), 0), 16);"
+        )
+    for i, (j, add) in enumerate(parts):
         o_off = i * cp.rows_per_pass
-        dst = _combine(f"{X}_copy_base", cp.smem.op, const)
-        smem_elem = f"stage * {stage_elems} + {dst}"
-        head = f"{{  // {X} chunk {i}: row +{o_off}, smem offset thread {cp.smem.op} {const}"
+        dst = f"{X}_dst{j} + wr" + (f" + {eb * add}" if add else "")
+        if vec and i:
+            lines.append(f"p += {X}_rows;")
+        if fast:
+            lines.append(f"cp_async_16_full({dst}, p);  // chunk {i}: row +{o_off}")
+            continue
         if vec:
             if cp.k_contiguous:
                 ok, nbytes = f"{mn0} + {X}_o + {o_off} < {ext}", f"{X}_k_bytes"
             else:
-                ok, nbytes = f"kt * {bk} + {X}_o + {o_off} < K", f"{X}_col_bytes"
+                ok, nbytes = f"kt * BLOCK_K + {X}_o + {o_off} < K", f"{X}_col_bytes"
             body = [
                 f"const int bytes = ({ok}) ? {nbytes} : 0;",
-                f"const {T}* src = {X}_tile + {o_off} * {ld};"
-                if o_off
-                else f"const {T}* src = {X}_tile;",
-                f"cp_async_16(s{X}_addr + {eb} * ({smem_elem}), bytes ? src : {X}, bytes);",
+                f"cp_async_16({dst}, bytes ? p : {X}, bytes);",
             ]
         else:
             if cp.k_contiguous:  # rows are m (n), chunks run along k
-                row, col, ext_o, ext_c = f"{mn0} + {X}_o + {o_off}", f"kt * {bk} + {X}_c", ext, "K"
+                row, col = f"{mn0} + {X}_o + {o_off}", f"kt * BLOCK_K + {X}_c"
+                ext_o, ext_c = ext, "K"
             else:  # rows are k, chunks run along m (n)
-                row, col, ext_o, ext_c = f"kt * {bk} + {X}_o + {o_off}", f"{mn0} + {X}_c", "K", ext
+                row, col = f"kt * BLOCK_K + {X}_o + {o_off}", f"{mn0} + {X}_c"
+                ext_o, ext_c = "K", ext
+            elem = f"(({dst}) - smem_base) / {eb}"
             body = [
                 f"const int row = {row}, col = {col};",
-                f"{T}* dst = s{X} + {smem_elem};",
+                f"{T}* dst = smem + {elem};",
                 f"const bool row_ok = row < {ext_o};",
                 f"#pragma unroll\nfor (int j = 0; j < {plan.vec}; ++j) "
                 f"dst[j] = (row_ok && col + j < {ext_c}) ? {X}[(long long)row * {ld} + col + j] "
                 f": ({T})0;",
             ]
-        lines.append(f"{head}\n{indent(chr(10).join(body))}\n}}")
-    return "\n".join(lines)
+        lines.append(f"{{  // {X} chunk {i}: row +{o_off}\n{indent(chr(10).join(body))}\n}}")
+    if not vec:
+        return "\n".join(lines)
+    lines.append(f"{X}_src += {X}_step;")
+    return "\n".join([f"{{  // {X}", indent("\n".join(lines)), "}"])
 
 
-def _compute_lines(plan: GemmPlan) -> str:
-    """ldmatrix + mma.sync for the k blocks of one k tile in ``stage`` (fully unrolled)."""
+def _ldsm_setup(plan: GemmPlan, which: str) -> str:
+    """Shared addresses of the lane's ldmatrix rows: one per key of the split (see Split.parts)."""
+    _, split = plan.ldmatrix(which)
+    keys, _ = split.parts()
+    off = "0" if which == "A" else str(plan.stage_elems_A)
+    return "\n".join(
+        f"const uint32_t {which}_ldsm{j} = smem_base + {plan.elem_bytes} * ({off} + "
+        f"{_combine(f'{which}_ldsm_base', '^', key)});"
+        for j, key in enumerate(keys)
+    )
+
+
+def _ldsm_lines(plan: GemmPlan, ik: int, buf: int) -> str:
+    """ldmatrix of k block ``ik`` from the read stage ``rd`` into fragment buffer ``buf``."""
     (la, sa), (lb, sb) = plan.ldmatrix("A"), plan.ldmatrix("B")
-    op = plan.tiled.atom.op
-    out = []
-    kb = plan.k_blocks
-    for ik in range(kb):
-        out.append(f"// k block {ik}: ldmatrix A ({la.atom.ptx}), B ({lb.atom.ptx})")
-        for im in range(plan.mma_m):
-            addr = _combine("A_ldsm_base", sa.op, sa.consts[im * kb + ik])
-            regs = ", ".join(f'"=r"(a_frag[{im}][{r}])' for r in range(4))
-            out.append(
-                f'asm volatile("{la.atom.ptx} {{%0, %1, %2, %3}}, [%4];\\n" : {regs} '
-                f': "r"(sA_addr + {plan.elem_bytes} * (stage * {plan.stage_elems_A} + {addr})));'
-            )
-        nb = lb.atom.num
-        for ib in range(plan.ldmatrix_groups("B")):
-            addr = _combine("B_ldsm_base", sb.op, sb.consts[ib * kb + ik])
-            regs = [f"b_frag[{(ib * nb + r) // 2}][{r % 2}]" for r in range(nb)]
-            outs = ", ".join(f'"=r"({r})' for r in regs)
-            ops = ", ".join(f"%{r}" for r in range(nb))
-            out.append(
-                f'asm volatile("{lb.atom.ptx} {{{ops}}}, [%{nb}];\\n" : {outs} '
-                f': "r"(sB_addr + {plan.elem_bytes} * (stage * {plan.stage_elems_B} + {addr})));'
-            )
-        for im in range(plan.mma_m):
-            order = range(plan.mma_n) if im % 2 == 0 else reversed(range(plan.mma_n))
-            for jn in order:
-                acc = [f"acc[{(im * plan.mma_n + jn) * 4 + v}]" for v in range(4)]
-                a = [f"a_frag[{im}][{r}]" for r in range(4)]
-                b = [f"b_frag[{jn}][{r}]" for r in range(2)]
-                out.append(mma_asm(op, d=acc, a=a, b=b, c=acc))
+    kb, eb = plan.k_blocks, plan.elem_bytes
+    out = [f"// k block {ik} -> buffer {buf}: ldmatrix A ({la.atom.ptx}), B ({lb.atom.ptx})"]
+    _, pa = sa.parts()
+    for im in range(plan.mma_m):
+        j, add = pa[im * kb + ik]
+        regs = ", ".join(f'"=r"(a_frag[{buf}][{im}][{r}])' for r in range(4))
+        addr = f"A_ldsm{j} + rd" + (f" + {eb * add}" if add else "")
+        out.append(
+            f'asm volatile("{la.atom.ptx} {{%0, %1, %2, %3}}, [%4];\\n" : {regs} : "r"({addr}));'
+        )
+    _, pb = sb.parts()
+    nb = lb.atom.num
+    for ib in range(plan.ldmatrix_groups("B")):
+        j, add = pb[ib * kb + ik]
+        regs = [f"b_frag[{buf}][{(ib * nb + r) // 2}][{r % 2}]" for r in range(nb)]
+        outs = ", ".join(f'"=r"({r})' for r in regs)
+        ops = ", ".join(f"%{r}" for r in range(nb))
+        addr = f"B_ldsm{j} + rd" + (f" + {eb * add}" if add else "")
+        out.append(f'asm volatile("{lb.atom.ptx} {{{ops}}}, [%{nb}];\\n" : {outs} : "r"({addr}));')
     return "\n".join(out)
+
+
+def _mma_lines(plan: GemmPlan, ik: int, buf: int) -> str:
+    """mma.sync of one k block on fragment buffer ``buf`` (serpentine over n)."""
+    op = plan.tiled.atom.op
+    out = [f"// k block {ik}: mma from buffer {buf}"]
+    for im in range(plan.mma_m):
+        order = range(plan.mma_n) if im % 2 == 0 else reversed(range(plan.mma_n))
+        for jn in order:
+            acc = [f"acc[{(im * plan.mma_n + jn) * 4 + v}]" for v in range(4)]
+            a = [f"a_frag[{buf}][{im}][{r}]" for r in range(4)]
+            b = [f"b_frag[{buf}][{jn}][{r}]" for r in range(2)]
+            out.append(mma_asm(op, d=acc, a=a, b=b, c=acc))
+    return "\n".join(out)
+
+
+def _step_lines(plan: GemmPlan, step: tuple, where: str) -> str:
+    """CUDA of one step of :func:`cutemma.kernels.pipeline.mainloop_steps`, in the
+    'prologue', the 'full' (unpredicated copies) or the 'edge' loop."""
+    kind, S = step[0], plan.config.stages
+    stage_bytes = plan.elem_bytes * (plan.stage_elems_A + plan.stage_elems_B)
+    if kind == "copy":
+        if where == "full":
+            return f"copy_full();  // k tile kt + {step[1]}"
+        return f"copy_tile({step[1] if where == 'prologue' else f'kt + {step[1]}'});"
+    if kind == "commit":
+        return "cp_async_commit();"
+    if kind == "wait":
+        return f"cp_async_wait<{step[1]}>();  // at most {step[1]} copy groups pending"
+    if kind == "sync":
+        return "__syncthreads();"
+    if kind == "next_read":
+        return f"rd = (rd == {(S - 1) * stage_bytes}) ? 0 : rd + {stage_bytes};  // next read stage"
+    if kind == "ldsm":
+        return _ldsm_lines(plan, step[1], step[2])
+    if kind == "mma":
+        return _mma_lines(plan, step[1], step[2])
+    if kind == "move":
+        src, dst = step[1], step[2]
+        return (
+            f"#pragma unroll\nfor (int i = 0; i < {plan.mma_m * 4}; ++i) "
+            f"(&a_frag[{dst}][0][0])[i] = (&a_frag[{src}][0][0])[i];\n"
+            f"#pragma unroll\nfor (int i = 0; i < {plan.mma_n * 2}; ++i) "
+            f"(&b_frag[{dst}][0][0])[i] = (&b_frag[{src}][0][0])[i];"
+        )
+    raise ValueError(f"unknown mainloop step {step!r}")  # pragma: no cover
+
+
+def _mainloop(plan: GemmPlan, vec_a: bool, vec_b: bool) -> str:
+    """The copy lambdas, the prologue, then two k-tile loops: while the tile to copy is full
+    and the block inside the matrix, copies without predicates; then the rest, clipped."""
+    cpa, cpb = plan.copy("A"), plan.copy("B")
+    S = plan.config.stages
+    stage_bytes = plan.elem_bytes * (plan.stage_elems_A + plan.stage_elems_B)
+    pro, body = mainloop_steps(S, plan.k_blocks)
+    next_wr = f"wr = (wr == {(S - 1) * stage_bytes}) ? 0 : wr + {stage_bytes};"
+    edge = "\n".join([_copy_lines(plan, cpa, vec_a, False), _copy_lines(plan, cpb, vec_b, False)])
+    lines = [
+        f"uint32_t rd = 0, wr = 0;  // read and write stage, bytes from smem (stage = {stage_bytes})",
+        "// k tile kt into stage wr, each chunk clipped at the edges (nothing past the last tile)",
+        "auto copy_tile = [&](int kt) {",
+        indent("\n".join(["if (kt < k_tiles) {", indent(edge), "}", next_wr])),
+        "};",
+    ]
+    fast_loop = []
+    if vec_a and vec_b:
+        fast = "\n".join([_copy_lines(plan, cpa, True, True), _copy_lines(plan, cpb, True, True)])
+        lines += [
+            "// the next full k tile of a block inside the matrix into stage wr: no predicates",
+            "auto copy_full = [&]() {",
+            indent("\n".join([fast, next_wr])),
+            "};",
+            f"const int k_fast = (A_inside && B_inside) ? K / BLOCK_K - {S - 1} : 0;",
+        ]
+        fast_loop = [
+            "#pragma unroll 1",
+            "for (; kt < k_fast; ++kt) {  // steady state: the tile copied is full and inside",
+            indent("\n".join(_step_lines(plan, s, "full") for s in body)),
+            "}",
+        ]
+    lines += [
+        comment(f"prologue: k tiles 0..{S - 2} in flight; tile 0's k block 0 in fragments"),
+        *[_step_lines(plan, s, "prologue") for s in pro],
+        comment(
+            "k tile kt: ldmatrix k block kb+1 before the mma of kb; before the last k block,\n"
+            "wait for tile kt+1 and ldmatrix its k block 0 (fragments cross the barrier);\n"
+            f"tile kt+{S - 1} is copied into the stage tile kt-1 left"
+        ),
+        "int kt = 0;",
+        *fast_loop,
+        "#pragma unroll 1",
+        "for (; kt < k_tiles; ++kt) {  // the last tiles, or a block at the edge",
+        indent("\n".join(_step_lines(plan, s, "edge") for s in body)),
+        "}",
+        "cp_async_wait<0>();",
+    ]
+    return "\n".join(lines)
 
 
 def _epilogue_lines(plan: GemmPlan, out: str, c_type: str) -> str:
@@ -299,9 +422,8 @@ def gemm_source(
         _raster(),
         "const int k_tiles = (K + BLOCK_K - 1) / BLOCK_K;",
         f"extern __shared__ __align__(128) {T} smem[];",
-        f"{T}* sA = smem;  // {S} stages of {plan.smem_A}",
-        f"{T}* sB = smem + {S * plan.stage_elems_A};  // {S} stages of {plan.smem_B}",
-        "const uint32_t sA_addr = smem_addr(sA), sB_addr = smem_addr(sB);",
+        comment(f"{S} stages, each A {plan.smem_A} then B {plan.smem_B}; addresses in bytes"),
+        "const uint32_t smem_base = smem_addr(smem);",
         comment("cp.async partition: thread -> (chunk c, row o) = idx2crd(tid, thr_layout)"),
     ]
     for cp in (cpa, cpb):
@@ -316,45 +438,20 @@ def gemm_source(
     setup += [
         comment(f"ldmatrix row address of each lane (element offset in a stage); A {la.atom.ptx}"),
         thread_expr("A_ldsm_base", sa.thread, tables),
+        _ldsm_setup(plan, "A"),
         comment(f"B {lb.atom.ptx}"),
         thread_expr("B_ldsm_base", sb.thread, tables),
+        _ldsm_setup(plan, "B"),
         comment(f"partition_C: tv_layout_C_tiled {plan.tiled.tv_layout_C_tiled}"),
         thread_expr("C_m", m_t, tables),
         thread_expr("C_n", n_t, tables),
         f"{acc_t} acc[{plan.mma_m * plan.mma_n * 4}];",
         f"#pragma unroll\nfor (int i = 0; i < {plan.mma_m * plan.mma_n * 4}; ++i) acc[i] = {acc_zero};",
-        f"uint32_t a_frag[{plan.mma_m}][4];",
-        f"uint32_t b_frag[{plan.mma_n}][2];",
+        f"uint32_t a_frag[2][{plan.mma_m}][4];  // two buffers: k block kb+1 loads while kb runs",
+        f"uint32_t b_frag[2][{plan.mma_n}][2];",
     ]
-    load = "\n".join(
-        [
-            "auto load_tile = [&](int kt, int stage) {",
-            indent(_copy_lines(plan, cpa, vec_a)),
-            indent(_copy_lines(plan, cpb, vec_b)),
-            "};",
-        ]
-    )
-    mainloop = f"""\
-// prologue: the first {S - 1} k tiles in flight
-#pragma unroll
-for (int s = 0; s < {S - 1}; ++s) {{
-  if (s < k_tiles) load_tile(s, s);
-  cp_async_commit();
-}}
-int stage = 0, write_stage = {S - 1};
-for (int kt = 0; kt < k_tiles; ++kt) {{
-  cp_async_wait<{S - 2}>();  // k tile kt has landed
-  __syncthreads();           // ... for every thread; and stage kt-1 is free again
-  if (kt + {S - 1} < k_tiles) load_tile(kt + {S - 1}, write_stage);
-  cp_async_commit();
-{indent(_compute_lines(plan))}
-  stage = (stage + 1 == {S}) ? 0 : stage + 1;
-  write_stage = (write_stage + 1 == {S}) ? 0 : write_stage + 1;
-}}
-cp_async_wait<0>();"""
-    body = "\n".join(
-        setup + [load, mainloop, comment("epilogue"), _epilogue_lines(plan, out, c_type)]
-    )
+    mainloop = _mainloop(plan, vec_a, vec_b)
+    body = "\n".join(setup + [mainloop, comment("epilogue"), _epilogue_lines(plan, out, c_type)])
     header = comment(
         f"cutemma sm80 GEMM: D = alpha * A @ B + beta * C\n"
         f"config {config.name}; {dtype} in, f32 accumulate, {out} out; A {a_major}-major, "

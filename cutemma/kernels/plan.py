@@ -157,6 +157,31 @@ class Split:
     consts: tuple[int, ...]
     op: str  # '+' or '^'
 
+    def parts(self) -> tuple[tuple[int, ...], tuple[tuple[int, int], ...]]:
+        """Each constant as (key index, add): offset(t, i) = (thread(t) ^ keys[key]) + add.
+
+        A kernel keeps one register per key (few: the bits a constant shares with
+        some thread's part) and folds ``add`` into the instruction's immediate.
+        The bits of ``add`` are set in no thread's part, so there ``^`` is ``+``.
+
+        >>> s = split_offsets([[0, 16, 64, 80], [16, 0, 80, 64]], None, "x")
+        >>> s.op, s.parts()
+        ('^', ((0, 16), ((0, 0), (1, 0), (0, 64), (1, 64))))
+        """
+        if self.op == "+":
+            return (0,), tuple((0, c) for c in self.consts)
+        used = 0
+        for t in range(len(self.thread.table)):
+            used |= self.thread(t)
+        keys = tuple(sorted({c & used for c in self.consts}))
+        parts = tuple((keys.index(c & used), c & ~used) for c in self.consts)
+        for t in range(len(self.thread.table)):
+            b = self.thread(t)
+            for c, (j, add) in zip(self.consts, parts):
+                if (b ^ keys[j]) + add != b ^ c:  # pragma: no cover - true by construction
+                    raise TiledMmaError(f"offset {b} ^ {c} does not split at key {keys[j]}")
+        return keys, parts
+
 
 def split_offsets(table: list[list[int]], swizzle: Swizzle | None, what: str) -> Split:
     """Write ``table[t][i]`` as ``thread[t] + const[i]`` or, failing that, ``thread[t] ^ const[i]``.

@@ -116,3 +116,30 @@ def test_config_errors_name_the_rule():
         GemmPlan(GemmConfig(block_k=16), "s8", "K", "K")
     with pytest.raises(TiledMmaError, match="A is 'K' or 'M'"):
         GemmPlan(GemmConfig(), "f16", "N", "K")
+
+
+@pytest.mark.parametrize("a_major,b_major", [("K", "N"), ("M", "K")])
+def test_interior_fast_path_taken_and_not_taken(a_major, b_major):
+    """Inside blocks copy full k tiles past the prologue unpredicated; edge blocks never do."""
+    rng = np.random.default_rng(5)
+    cfg = GemmConfig(64, 64, 32, (2, 2), 3)
+    M, N, K = 64 + 5, 64 + 9, 5 * 32  # block (0, 0) inside; the other three at an edge
+    A = rng.integers(-3, 4, (M, K)).astype(float)
+    B = rng.integers(-3, 4, (K, N)).astype(float)
+    plan = GemmPlan(cfg, "bf16", a_major, b_major)
+    src = gemm_source(cfg, "bf16", a_major, b_major)
+    stats = {}
+    np.testing.assert_array_equal(simulate(plan, src, A, B, stats), A @ B)
+    assert stats == {"full": 5 - 2, "edge": 4 * 5 - 3}
+    # one more k element: the last tile is a K tail, so block (0, 0) copies one tile fewer
+    A, B = np.pad(A, ((0, 0), (0, 1)), constant_values=1), np.pad(B, ((0, 1), (0, 0)))
+    stats = {}
+    np.testing.assert_array_equal(simulate(plan, src, A, B, stats), A @ B)
+    assert stats["full"] == 5 - 2
+    full = src[src.index("auto copy_full") : src.index("const int k_fast")]
+    assert "bytes" not in full and full.count("cp_async_16_full(") == 2 + 2
+
+
+def test_unaligned_operands_have_no_fast_path():
+    src = gemm_source(GemmConfig(64, 64, 32, (2, 2), 3), "f16", "K", "K", vec_a=False)
+    assert "copy_full" not in src and "k_fast" not in src

@@ -136,6 +136,7 @@ def overhead_us(calls: int = 2000) -> dict:
         cfg, "bf16", "K", "N", "bf16", "bf16", True, True, device_arch(0)
     )
     args = (_flat(A), _flat(B), _flat(out), _flat(out), 64, 64, 64, 64, 64, 64, 1, 64, 1, 1.0, 0.0)
+    args += (0, 0, 0, 0)  # batch strides: one 2-D problem
 
     def checked():
         kern(*args, grid=1, block=threads, shared_mem=shared)
@@ -145,7 +146,7 @@ def overhead_us(calls: int = 2000) -> dict:
     boxed = [ctypes.c_uint64(A.data_ptr()), ctypes.c_uint64(B.data_ptr())]
     boxed += [ctypes.c_uint64(out.data_ptr())] * 2
     boxed += [ctypes.c_int32(64)] * 3 + [ctypes.c_int64(v) for v in (64, 64, 64, 1, 64, 1)]
-    boxed += [ctypes.c_float(1.0), ctypes.c_float(0.0)]
+    boxed += [ctypes.c_float(1.0), ctypes.c_float(0.0)] + [ctypes.c_int64(0)] * 4
     stream = torch.cuda.current_stream().cuda_stream
 
     def lean():

@@ -1,4 +1,6 @@
-"""``gemm(A, B, C=None, *, alpha, beta, out, out_dtype, config)`` on 2-D torch tensors.
+"""``gemm(A, B, C=None, *, alpha, beta, out, out_dtype, config, scale_a, scale_b)``.
+
+2-D or batched 3-D torch tensors; fp16, bf16, tf32, int8 and fp8 (e4m3/e5m2) inputs.
 
 Checks shapes, devices and dtypes, reads each operand's major from its strides,
 picks a config, and launches the sm80 kernel compiled (and cached, in memory
@@ -17,7 +19,8 @@ from typing import Any
 from cutemma.errors import LaunchError
 from cutemma.kernels.fastlaunch import DriverKernel
 from cutemma.kernels.gemm_sm80 import gemm_source, kernel_name, params
-from cutemma.kernels.plan import GemmConfig, GemmPlan
+from cutemma.kernels.plan import ELEM_BYTES, GemmConfig, GemmPlan
+from cutemma.kernels.tune import lookup_device as _tuned
 
 BUILTIN_CONFIGS = {
     "large": GemmConfig(128, 128, 32, (2, 2), 4),
@@ -25,32 +28,45 @@ BUILTIN_CONFIGS = {
     "small": GemmConfig(64, 64, 32, (2, 2), 4),
     "skinny": GemmConfig(32, 32, 64, (2, 2), 4),
 }
+# fp8 on sm_90a: ptxas turns each m16n8k32 fp8 mma.sync into F2FP conversions + two HMMA
+# + FADDs, whose temporaries make the 4-warp 128x128 tile spill; 8 warps halve the
+# accumulators per thread and spill nothing (SASS checked in tests/kernels).
+FP8_LARGE = GemmConfig(128, 128, 32, (4, 2), 4)
 _DTYPES = {"float16": "f16", "bfloat16": "bf16", "float32": "f32", "int32": "s32"}
+_FP8 = {"float8_e4m3fn": "e4m3", "float8_e5m2": "e5m2"}
 # input dtype -> (kernel element type, output dtypes it may write; the first is the default)
 _INPUTS = {
     "float16": ("f16", ("float16", "float32")),
     "bfloat16": ("bf16", ("bfloat16", "float32")),
     "float32": ("tf32", ("float32",)),
     "int8": ("s8", ("int32",)),
+    "float8_e4m3fn": ("e4m3", ("bfloat16", "float16", "float32")),
+    "float8_e5m2": ("e5m2", ("bfloat16", "float16", "float32")),
 }
+_MAX_BATCH = 65535  # gridDim.y
 
 
 def _dtype(t: Any) -> str:
     return str(t.dtype).replace("torch.", "")
 
 
-def pick_config(m: int, n: int, k: int) -> GemmConfig:
+def pick_config(m: int, n: int, k: int, batch: int = 1, dtype: str = "bf16") -> GemmConfig:
     """The built-in config for a problem shape: smaller tiles when big ones leave SMs idle.
+
+    ``batch`` problems of (m, n, k) fill the SMs together; ``dtype`` is the kernel's
+    element type ('bf16', 'e4m3', ...: fp8 takes an 8-warp large tile).
 
     >>> pick_config(1024, 1024, 64).name, pick_config(8192, 8192, 8192).name
     ('b64x64x32_w2x2_s4', 'b128x128x32_w2x2_s4')
-    >>> pick_config(16, 4096, 4096).name
-    'b32x32x64_w2x2_s4'
+    >>> pick_config(16, 4096, 4096).name, pick_config(1024, 1024, 64, batch=8).name
+    ('b32x32x64_w2x2_s4', 'b128x128x32_w2x2_s4')
+    >>> pick_config(8192, 8192, 8192, dtype="e4m3").name
+    'b128x128x32_w4x2_s4'
     """
     for name in ("large", "small"):
         cfg = BUILTIN_CONFIGS[name]
-        if -(-m // cfg.block_m) * -(-n // cfg.block_n) >= 132:  # H100: 132 SMs
-            return cfg
+        if -(-m // cfg.block_m) * -(-n // cfg.block_n) * batch >= 132:  # H100: 132 SMs
+            return FP8_LARGE if name == "large" and dtype in ELEM_BYTES and dtype[0] == "e" else cfg
     return BUILTIN_CONFIGS["skinny"]
 
 
@@ -69,9 +85,12 @@ def compiled_kernel(config, dtype, a_major, b_major, out, c_type, vec_a, vec_b, 
 
 
 def _major(t: Any, what: str, names: tuple[str, str]) -> tuple[Any, str, int]:
-    """(tensor, major, leading stride): 'K'-contiguous or the other mode contiguous."""
-    r, c = t.shape
-    s0, s1 = t.stride()
+    """(tensor, major, leading stride) of the last two modes: 'K'-contiguous or the other.
+
+    Neither mode contiguous: the operand is copied (a 3-D one as a whole).
+    """
+    r, c = t.shape[-2:]
+    s0, s1 = t.stride()[-2:]
     inner, outer = names
     if s1 == 1 or c == 1:
         major, ld = (inner if what == "A" else outer), s0 if r > 1 else max(c, 1)
@@ -83,32 +102,81 @@ def _major(t: Any, what: str, names: tuple[str, str]) -> tuple[Any, str, int]:
     return t, major, ld
 
 
-def _aligned(t: Any, ld: int, extent_outer: int) -> bool:
-    """16-byte cp.async chunks stay aligned: pointer and leading stride (elements) allow it."""
-    return t.data_ptr() % 16 == 0 and (ld % (16 // t.element_size()) == 0 or extent_outer == 1)
+def _k_major(A: Any, B: Any, M: int, N: int, K: int) -> tuple[Any, Any, int, int]:
+    """A row-major, B column-major (copies where not): how ldmatrix reads 8- and 32-bit types."""
+    A = A if A.stride(-1) == 1 or K == 1 else A.contiguous()
+    B = B if B.stride(-2) == 1 or K == 1 else B.transpose(-1, -2).contiguous().transpose(-1, -2)
+    return A, B, (A.stride(-2) if M > 1 else K), (B.stride(-1) if N > 1 else K)
 
 
-def _check(A: Any, B: Any) -> None:
-    """Shapes, then dtypes, then devices: each error names what would be accepted."""
+def _aligned(t: Any, ld: int, extent_outer: int, batch_stride: int = 0) -> bool:
+    """16-byte cp.async chunks stay aligned: pointer, leading and batch strides allow it."""
+    vec = 16 // t.element_size()
+    return (
+        t.data_ptr() % 16 == 0 and (ld % vec == 0 or extent_outer == 1) and batch_stride % vec == 0
+    )
+
+
+def _kernel_dtype(A: Any, B: Any) -> tuple[str, tuple[str, ...]]:
+    """(kernel element type, allowed outputs) of A and B, or a LaunchError naming both."""
+    a, b = _dtype(A), _dtype(B)
+    if a == b and a in _INPUTS:
+        return _INPUTS[a]
+    if a in _FP8 and b in _FP8:  # mixed e4m3 x e5m2: the catalog has both mixed atoms
+        mixed = f"{_FP8[a]}_{_FP8[b]}"
+        if mixed in ELEM_BYTES:
+            return mixed, _INPUTS[a][1]
+    raise LaunchError(
+        f"gemm: A is {a} and B is {b}; both must be one of {', '.join(_INPUTS)} "
+        "(float32 runs as tf32, int8 accumulates in int32; A and B may mix the two float8 types)"
+    )
+
+
+def _check(A: Any, B: Any) -> tuple[int | None, str, tuple[str, ...]]:
+    """Shapes, then dtypes, then devices: each error names what would be accepted.
+
+    Returns (batch, kernel dtype, allowed outputs): batch is the problem count of a 3-D
+    call (torch.matmul's broadcasting of the batch mode: a 2-D operand or a batch of 1
+    is shared), None for a 2-D one.
+    """
     for what, t in (("A", A), ("B", B)):
-        if not hasattr(t, "dim") or t.dim() != 2:
+        if not hasattr(t, "dim") or t.dim() not in (2, 3):
             shape = tuple(getattr(t, "shape", ())) or type(t).__name__
-            raise LaunchError(f"gemm: {what} must be a 2-D torch tensor, got {shape}")
-    if A.shape[1] != B.shape[0]:
+            raise LaunchError(
+                f"gemm: {what} must be a 2-D or 3-D (batch, rows, cols) torch tensor, got {shape}"
+            )
+    if A.shape[-1] != B.shape[-2]:
         raise LaunchError(
-            f"gemm: A is {tuple(A.shape)} and B is {tuple(B.shape)}; A's columns ({A.shape[1]}) "
-            f"must equal B's rows ({B.shape[0]})"
+            f"gemm: A is {tuple(A.shape)} and B is {tuple(B.shape)}; A's columns ({A.shape[-1]}) "
+            f"must equal B's rows ({B.shape[-2]})"
         )
-    if A.dtype != B.dtype or _dtype(A) not in _INPUTS:
-        raise LaunchError(
-            f"gemm: A is {_dtype(A)} and B is {_dtype(B)}; both must be one of "
-            f"{', '.join(_INPUTS)} (float32 runs as tf32, int8 accumulates in int32)"
-        )
+    batch = None
+    if A.dim() == 3 or B.dim() == 3:
+        ba = A.shape[0] if A.dim() == 3 else 1
+        bb = B.shape[0] if B.dim() == 3 else 1
+        if ba != bb and ba != 1 and bb != 1:
+            raise LaunchError(
+                f"gemm: A is {tuple(A.shape)} and B is {tuple(B.shape)}; their batch sizes "
+                f"{ba} and {bb} must be equal, or one of them 1 (or the operand 2-D) to broadcast"
+            )
+        batch = bb if ba == 1 else ba
+        if batch > _MAX_BATCH:
+            raise LaunchError(
+                f"gemm: batch {batch} exceeds the {_MAX_BATCH} problems one launch covers "
+                "(grid y); split the batch"
+            )
+    types = _kernel_dtype(A, B)
     for what, t in (("A", A), ("B", B)):
         if t.device.type != "cuda":
             raise LaunchError(f"gemm: {what} is on {t.device}; move it to a CUDA device")
     if A.device != B.device:
         raise LaunchError(f"gemm: A on {A.device}, B on {B.device}; put both on one device")
+    return batch, *types
+
+
+def _batch_stride(t: Any) -> int:
+    """Elements between the problems of a 3-D operand; 0 (shared) for 2-D or a batch of 1."""
+    return t.stride(0) if t.dim() == 3 and t.shape[0] > 1 else 0
 
 
 def gemm(
@@ -121,48 +189,77 @@ def gemm(
     out: Any = None,
     out_dtype: Any = None,
     config: GemmConfig | None = None,
+    scale_a: float = 1.0,
+    scale_b: float = 1.0,
 ) -> Any:
-    """D = alpha * A @ B + beta * C with an sm80 mma.sync kernel; returns D.
+    """D = alpha * scale_a * scale_b * A @ B + beta * C with an sm80 mma.sync kernel; returns D.
 
     A (M, K) and B (K, N) are float16 or bfloat16 (any row/column-major strides),
-    float32 (multiplied as tf32) or int8 (int32 result; alpha and beta whole numbers),
-    on one CUDA device; C broadcasts to (M, N); D is ``out`` or a new (M, N) tensor of
-    ``out_dtype`` (default: A's dtype for 16-bit inputs, float32 for tf32, int32 for int8).
-    tf32 and int8 operands are read K-major (A row-major, B column-major); others are
-    copied to that order first.
+    float32 (multiplied as tf32), int8 (int32 result; alpha and beta whole numbers) or
+    float8 (``float8_e4m3fn`` / ``float8_e5m2``, A and B may differ; sm_89 or newer;
+    fp32 accumulation; ``scale_a`` and ``scale_b`` are their per-tensor scales, folded
+    into alpha), on one CUDA device. C broadcasts to (M, N); D is ``out`` or a new (M, N)
+    tensor of ``out_dtype`` (default: A's dtype for 16-bit inputs, float32 for tf32,
+    int32 for int8, bfloat16 for float8; float8 may also write float16 or float32).
+    tf32, int8 and float8 operands are read K-major (A row-major, B column-major);
+    others are copied to that order first.
+
+    Batched: A (batch, M, K) and/or B (batch, K, N) give D (batch, M, N), with
+    torch.matmul's broadcasting (a 2-D operand, a batch of 1 or a batch stride of 0 is
+    shared by every problem; C broadcasts to (batch, M, N)). One launch covers the
+    batch (grid y), up to 65535 problems.
+
+    The config is ``config``, else one :func:`cutemma.tune` cached for this GPU and
+    shape class, else a built-in one (:func:`pick_config`).
+
+    >>> import torch, cutemma                                           # doctest: +SKIP
+    >>> A = torch.randn(4, 300, 200, device="cuda", dtype=torch.bfloat16)  # doctest: +SKIP
+    >>> B = torch.randn(200, 100, device="cuda", dtype=torch.bfloat16)     # doctest: +SKIP
+    >>> cutemma.gemm(A, B).shape                                        # doctest: +SKIP
+    torch.Size([4, 300, 100])
+    >>> A8, B8 = A.to(torch.float8_e4m3fn), B.to(torch.float8_e5m2)      # doctest: +SKIP
+    >>> cutemma.gemm(A8, B8, scale_a=0.5, out_dtype=torch.float32).dtype  # doctest: +SKIP
+    torch.float32
     """
     import torch
 
-    _check(A, B)
-    M, K = A.shape
-    N = B.shape[1]
-    dtype, outs = _INPUTS[_dtype(A)]
+    batch, dtype, outs = _check(A, B)
+    M, K = A.shape[-2:]
+    N = B.shape[-1]
     out_dtype = out_dtype or (out.dtype if out is not None else getattr(torch, outs[0]))
     if _dtype_name(out_dtype) not in outs:
         raise LaunchError(
             f"gemm: out_dtype {_dtype_name(out_dtype)} for {_dtype(A)} inputs; choose "
             + " or ".join(outs)
         )
+    if scale_a != 1.0 or scale_b != 1.0:
+        if dtype == "s8":
+            raise LaunchError(
+                f"gemm: scale_a={scale_a}, scale_b={scale_b} for int8 inputs; per-tensor "
+                "scales are for float8 (and float) inputs — fold them into alpha for int8"
+            )
+        alpha = float(alpha) * float(scale_a) * float(scale_b)
     if dtype == "s8" and (float(alpha) != int(alpha) or float(beta) != int(beta)):
         raise LaunchError(f"gemm: int8 takes whole-number alpha and beta, got {alpha}, {beta}")
+    if ELEM_BYTES[dtype] == 1 and dtype != "s8":
+        _needs_fp8(A.device.index or 0, _dtype(A), _dtype(B))
+    shape = (M, N) if batch is None else (batch, M, N)
     if out is None:
-        out = torch.empty((M, N), dtype=out_dtype, device=A.device)
-    if tuple(out.shape) != (M, N) or out.device != A.device or out.dtype != out_dtype:
+        out = torch.empty(shape, dtype=out_dtype, device=A.device)
+    if tuple(out.shape) != shape or out.device != A.device or out.dtype != out_dtype:
         raise LaunchError(
-            f"gemm: out is {tuple(out.shape)} {out.dtype} on {out.device}; need ({M}, {N}) "
+            f"gemm: out is {tuple(out.shape)} {out.dtype} on {out.device}; need {shape} "
             f"{out_dtype} on {A.device}"
         )
-    if M == 0 or N == 0:
+    if M == 0 or N == 0 or batch == 0:
         return out
     if K == 0:
         return out.copy_(
-            beta * C.expand(M, N) if C is not None and beta != 0 else torch.zeros_like(out)
+            beta * C.expand(shape) if C is not None and beta != 0 else torch.zeros_like(out)
         )
-    if dtype in ("tf32", "s8"):  # ldmatrix reads 32/8-bit elements only K-major
-        A = A if A.stride(1) == 1 or K == 1 else A.contiguous()
-        B = B if B.stride(0) == 1 or K == 1 else B.t().contiguous().t()
-        a_major, lda = "K", A.stride(0) if M > 1 else K
-        b_major, ldb = "K", B.stride(1) if N > 1 else K
+    if ELEM_BYTES[dtype] != 2:  # ldmatrix reads 32/8-bit elements only K-major
+        A, B, lda, ldb = _k_major(A, B, M, N, K)
+        a_major = b_major = "K"
     else:
         A, a_major, lda = _major(A, "A", ("K", "M"))
         B, b_major, ldb = _major(B, "B", ("K", "N"))
@@ -174,15 +271,22 @@ def gemm(
         if C.dtype != out.dtype:
             C = C.to(out.dtype)  # before expand: a broadcast C keeps its zero strides
         try:
-            C = C.expand(M, N)
+            C = C.expand(shape)
         except RuntimeError:
-            raise LaunchError(
-                f"gemm: C {tuple(C.shape)} does not broadcast to ({M}, {N})"
-            ) from None
-    config = config or pick_config(M, N, K)
-    vec_a = _aligned(A, lda, M if a_major == "K" else K)
-    vec_b = _aligned(B, ldb, N if b_major == "K" else K)
-    arch = _arch(A.device.index or 0)
+            raise LaunchError(f"gemm: C {tuple(C.shape)} does not broadcast to {shape}") from None
+    device = A.device.index or 0
+    if batch is not None:
+        strides = (_batch_stride(A), _batch_stride(B), _batch_stride(C), out.stride(0))
+        config = config or _tuned(device, M, N, K, dtype, a_major, b_major)
+        config = config or pick_config(M, N, K, batch, dtype)
+    else:
+        strides = None
+        config = config or _tuned(device, M, N, K, dtype, a_major, b_major)
+        config = config or pick_config(M, N, K, 1, dtype)
+    sa, sb = strides[:2] if strides else (0, 0)
+    vec_a = _aligned(A, lda, M if a_major == "K" else K, sa)
+    vec_b = _aligned(B, ldb, N if b_major == "K" else K, sb)
+    arch = _arch(device)
     out_t, c_t = _DTYPES[_dtype(out)], _DTYPES[_dtype(C)]
     kern, shared, threads = compiled_kernel(
         config, dtype, a_major, b_major, out_t, c_t, vec_a, vec_b, arch
@@ -190,10 +294,13 @@ def gemm(
     tiles = -(-M // config.block_m) * -(-N // config.block_n)
     if _FAST["ok"]:
         try:
-            _launch_fast(kern.fast, A, B, C, out, (M, N, K, lda, ldb), alpha, beta, tiles)
+            _launch_fast(
+                kern.fast, A, B, C, out, (M, N, K, lda, ldb), alpha, beta, tiles, strides, batch
+            )
             return out
         except Exception as exc:  # fall back to the checked launcher, once and for all
             _FAST["ok"], _FAST["why"] = False, f"{type(exc).__name__}: {exc}"
+    sc, sd = (strides[2], strides[3]) if strides else (0, 0)
     kern(
         _flat(A),
         _flat(B),
@@ -204,24 +311,41 @@ def gemm(
         K,
         lda,
         ldb,
-        C.stride(0),
-        C.stride(1),
-        out.stride(0),
-        out.stride(1),
+        C.stride(-2),
+        C.stride(-1),
+        out.stride(-2),
+        out.stride(-1),
         float(alpha),
         float(beta),
-        grid=tiles,
+        sa,
+        sb,
+        sc,
+        sd,
+        grid=(tiles, batch or 1),
         block=threads,
         shared_mem=shared,
     )
     return out
 
 
+def _needs_fp8(device: int, a: str, b: str) -> None:
+    """float8 mma.sync exists from sm_89 on: refuse older GPUs before compiling."""
+    arch = _arch(device)
+    if int(arch[3:].rstrip("a")) < 89:
+        raise LaunchError(
+            f"gemm: {a} x {b} needs an sm_89 or newer GPU (fp8 mma.sync); device {device} is "
+            f"{arch} — convert the operands to bfloat16 there"
+        )
+
+
 _FAST = {"ok": True, "why": None}  # the lean launch path works (else why not)
 _I32, _I64, _F32, _U64 = ctypes.c_int32, ctypes.c_int64, ctypes.c_float, ctypes.c_uint64
 
 
-def _launch_fast(fast, A, B, C, out, sizes, alpha, beta, tiles) -> None:
+_NO_BATCH = [_I64(0)] * 4  # a 2-D call's batch strides, boxed once (read, never written)
+
+
+def _launch_fast(fast, A, B, C, out, sizes, alpha, beta, tiles, strides, batch) -> None:
     """The same arguments as the checked path, boxed by hand, on torch's current stream."""
     import torch
 
@@ -237,14 +361,16 @@ def _launch_fast(fast, A, B, C, out, sizes, alpha, beta, tiles) -> None:
         _I32(K),
         _I64(lda),
         _I64(ldb),
-        _I64(C.stride(0)),
-        _I64(C.stride(1)),
-        _I64(out.stride(0)),
-        _I64(out.stride(1)),
+        _I64(C.stride(-2)),
+        _I64(C.stride(-1)),
+        _I64(out.stride(-2)),
+        _I64(out.stride(-1)),
         _F32(alpha),
         _F32(beta),
     ]
-    fast.launch(device, tiles, torch.cuda.current_stream(device).cuda_stream, args)
+    args += [_I64(s) for s in strides] if strides else _NO_BATCH
+    stream = torch.cuda.current_stream(device).cuda_stream
+    fast.launch(device, tiles, stream, args, grid_y=batch or 1)
 
 
 @cache

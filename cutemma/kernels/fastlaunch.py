@@ -53,8 +53,18 @@ class DriverKernel:
         hit = self._loaded[device] = (driver, ctx, module, fn)
         return hit
 
-    def launch(self, device: int, grid: int, stream: int, args: Sequence[ctypes._SimpleCData]):
-        """Launch on ``grid`` blocks of ``threads`` on CUstream ``stream`` (an int handle)."""
+    def launch(
+        self,
+        device: int,
+        grid: int,
+        stream: int,
+        args: Sequence[ctypes._SimpleCData],
+        grid_y: int = 1,
+    ):
+        """Launch on ``grid`` x ``grid_y`` blocks of ``threads`` on CUstream ``stream`` (an int).
+
+        ``grid_y`` counts the problems of a batched GEMM (at most 65535).
+        """
         driver, ctx, _, fn = self._function(device)
         _ok(driver.cuCtxSetCurrent(ctx), "cuCtxSetCurrent")
         ptrs = (ctypes.c_void_p * len(args))(*[ctypes.addressof(a) for a in args])
@@ -62,7 +72,7 @@ class DriverKernel:
             driver.cuLaunchKernel(
                 fn,
                 grid,
-                1,
+                grid_y,
                 1,
                 self.threads,
                 1,
@@ -72,5 +82,5 @@ class DriverKernel:
                 ctypes.addressof(ptrs),
                 0,
             ),
-            f"launching {self.name} (grid {grid}, block {self.threads}, {self.shared} B shared)",
+            f"launching {self.name} (grid {grid}x{grid_y}, block {self.threads}, {self.shared} B shared)",
         )

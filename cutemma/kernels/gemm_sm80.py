@@ -34,6 +34,7 @@ from cutemma.layout import Swizzle
 OUT_TYPES = {"f32": "float", "f16": "uint16_t", "bf16": "uint16_t", "s32": "int"}
 # input element containers: 16-bit floats as bits, tf32 as the fp32 bits the tensor core reads
 IN_TYPES = {"f16": "uint16_t", "bf16": "uint16_t", "tf32": "uint32_t", "s8": "int8_t"}
+IN_TYPES |= {fp8: "uint8_t" for fp8 in ("e4m3", "e5m2", "e4m3_e5m2", "e5m2_e4m3")}  # fp8 bits
 
 HELPERS = r"""
 __device__ __forceinline__ uint32_t smem_addr(const void* p) {
@@ -95,6 +96,11 @@ def params(out: str, c_type: str, dtype: str = "f16") -> list[Param]:
         Param("long long", "ldd_n"),
         Param("float", "alpha"),
         Param("float", "beta"),
+        # batched 3-D: element strides between the problems of blockIdx.y (0 broadcasts)
+        Param("long long", "batch_a"),
+        Param("long long", "batch_b"),
+        Param("long long", "batch_c"),
+        Param("long long", "batch_d"),
     ]
 
 
@@ -384,6 +390,14 @@ def _epilogue_lines(plan: GemmPlan, out: str, c_type: str) -> str:
     return "\n".join(lines)
 
 
+def _batch_offsets() -> str:
+    """blockIdx.y is the batch index: move every pointer to its problem (2-D: y = 0)."""
+    return """\
+// batch: problem blockIdx.y of a 3-D GEMM; a batch stride of 0 broadcasts that operand
+const long long batch = blockIdx.y;
+A += batch * batch_a; B += batch * batch_b; C += batch * batch_c; D += batch * batch_d;"""
+
+
 def _raster() -> str:
     return """\
 // grouped rasterization: group_m tile rows sweep the tile columns together (L2 reuse)
@@ -419,6 +433,7 @@ def gemm_source(
     acc_t, acc_zero = ("int", "0") if dtype == "s8" else ("float", "0.f")
     setup = [
         "const int tid = threadIdx.x;",
+        _batch_offsets(),
         _raster(),
         "const int k_tiles = (K + BLOCK_K - 1) / BLOCK_K;",
         f"extern __shared__ __align__(128) {T} smem[];",

@@ -35,8 +35,13 @@ ATOMS = {
     "bf16": "SM80_16x8x16_F32BF16BF16F32_TN",
     "tf32": "SM80_16x8x8_F32TF32TF32F32_TN",
     "s8": "SM80_16x8x32_S32S8S8S32_TN",
+    # fp8 (sm89 mma.sync): "<A type>" when A and B agree, "<A type>_<B type>" when they differ
+    "e4m3": "SM89_16x8x32_F32E4M3E4M3F32_TN",
+    "e5m2": "SM89_16x8x32_F32E5M2E5M2F32_TN",
+    "e4m3_e5m2": "SM89_16x8x32_F32E4M3E5M2F32_TN",
+    "e5m2_e4m3": "SM89_16x8x32_F32E5M2E4M3F32_TN",
 }
-ELEM_BYTES = {"f16": 2, "bf16": 2, "tf32": 4, "s8": 1}
+ELEM_BYTES = {"f16": 2, "bf16": 2, "tf32": 4, "s8": 1} | {fp8: 1 for fp8 in list(ATOMS)[4:]}
 VEC = 8  # 16-bit elements per 16-byte cp.async chunk (16 // elem_bytes in general)
 
 

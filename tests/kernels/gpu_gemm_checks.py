@@ -96,6 +96,119 @@ def check(m, n, k, dtype, a_col, b_col, out_dtype=None, beta=0.0, alpha=1.0, con
     }
 
 
+def _compare(case: dict, out, ref, out_bound: float) -> dict:
+    """rel err of a result against its float64 reference; every element written (finite)."""
+    written = bool(torch.isfinite(out.double()).all())
+    err = float((out.double() - ref).norm() / ref.norm().clamp_min(1e-30))
+    return {**case, "rel_err": err, "fully_written": written, "ok": written and err <= out_bound}
+
+
+def batched_rows(gen) -> list[dict]:
+    """3-D A/B with torch.matmul broadcasting (batch 1, 2-D operand, stride-0 expand), C
+    broadcast to (batch, M, N), column-major batched operands; one launch per call."""
+    rows = []
+    cases = [  # A shape, B shape, C shape (None: no C), A column-major, B expanded from 1
+        ((3, 67, 45), (3, 45, 70), None, False, False),
+        ((5, 129, 33), (1, 33, 17), (5, 129, 17), True, False),
+        ((4, 31, 64), (64, 40), (40,), False, False),
+        ((4, 200, 96), (4, 96, 72), (4, 1, 72), True, True),
+        ((2, 1, 1), (2, 1, 1), None, False, False),
+        ((7, 300, 257), (7, 257, 130), None, False, False),
+    ]
+    for dtype in (torch.bfloat16, torch.float16, torch.float32, torch.int8):
+        out_dtype = {torch.int8: torch.int32}.get(dtype, dtype)
+        for a_shape, b_shape, c_shape, a_col, b_expand in cases:
+            A = _random(a_shape, dtype, gen)
+            if a_col:  # same values, column-major storage per problem
+                A = A.transpose(-1, -2).contiguous().transpose(-1, -2)
+            B = _random(b_shape, dtype, gen)
+            if b_expand:  # one B shared through a stride-0 batch mode
+                B = B[:1].expand(b_shape)
+            C = _random(c_shape, out_dtype, gen) if c_shape else None
+            beta = (2.0 if dtype == torch.int8 else 0.5) if C is not None else 0.0
+            batch = max(a_shape[0], b_shape[0] if len(b_shape) == 3 else 1)
+            shape = (batch, a_shape[-2], b_shape[-1])
+            poison = -(2**31) if out_dtype == torch.int32 else float("nan")
+            out = torch.full(shape, poison, dtype=out_dtype, device="cuda")
+            gemm(A, B, C, beta=beta, out=out)
+            torch.cuda.synchronize()
+            ref = torch.matmul(A.double(), B.double())
+            if C is not None:
+                ref = ref + beta * C.double()
+            case = {"case": "batched", "a": a_shape, "b": b_shape, "c": c_shape,
+                    "dtype": str(dtype)[6:], "a_col": a_col, "b_expand": b_expand}  # fmt: skip
+            row = _compare(case, out, ref, bound(dtype, out_dtype))
+            if out_dtype == torch.int32:
+                row["fully_written"] = bool((out != poison).all()) or bool((ref == poison).any())
+                row["ok"] = row["fully_written"] and row["rel_err"] <= bound(dtype, out_dtype)
+            rows.append(row)
+    return rows
+
+
+def fp8_rows(gen) -> list[dict]:
+    """e4m3/e5m2 in every pairing, fp32 accumulation, bf16/f16/f32 out, per-tensor scales."""
+    rows = []
+    f8 = (torch.float8_e4m3fn, torch.float8_e5m2)
+    shapes = [(1, 1, 1), (67, 70, 45), (257, 131, 97), (1000, 999, 1001)]
+    for ta in f8:
+        for tb in f8:
+            for out_dtype in (torch.bfloat16, torch.float16, torch.float32):
+                more = out_dtype == torch.bfloat16  # other outputs: one shape, one layout
+                for m, n, k in shapes if more else shapes[2:3]:
+                    for a_col, b_col in (
+                        ((False, True), (True, False)) if more else ((False, True),)
+                    ):
+                        A = operand(m, k, a_col, torch.float32, gen).to(ta)
+                        B = operand(k, n, b_col, torch.float32, gen).to(tb)
+                        sa, sb, alpha = 0.5, 3.0, 1.5
+                        out = torch.full((m, n), float("nan"), dtype=out_dtype, device="cuda")
+                        gemm(A, B, alpha=alpha, scale_a=sa, scale_b=sb, out=out)
+                        torch.cuda.synchronize()
+                        ref = alpha * sa * sb * (A.float().double() @ B.float().double())
+                        case = {"case": "fp8", "m": m, "n": n, "k": k, "a": str(ta)[6:],
+                                "b": str(tb)[6:], "out": str(out_dtype)[6:], "a_col": a_col,
+                                "b_col": b_col}  # fmt: skip
+                        rows.append(_compare(case, out, ref, BOUND[out_dtype]))
+    # a batched fp8 call with a broadcast bias (default output: bfloat16)
+    A = torch.randn(3, 100, 64, device="cuda", generator=gen).to(torch.float8_e4m3fn)
+    B = torch.randn(64, 48, device="cuda", generator=gen).to(torch.float8_e4m3fn)
+    bias = torch.randn(48, device="cuda", generator=gen).bfloat16()
+    D = gemm(A, B, bias, beta=1.0, scale_b=0.25)
+    ref = 0.25 * torch.matmul(A.float().double(), B.float().double()) + bias.double()
+    row = _compare({"case": "fp8 batched bias", "dtype": str(D.dtype)}, D, ref, BOUND[D.dtype])
+    row["ok"] = row["ok"] and D.dtype == torch.bfloat16 and tuple(D.shape) == (3, 100, 48)
+    rows.append(row)
+    return rows
+
+
+def tune_rows(gen) -> list[dict]:
+    """cutemma.tune times two candidates on this GPU, writes its JSON cache, and gemm then
+    picks the winner for every shape of the class."""
+    import tempfile
+
+    from cutemma.kernels import tune as tuning
+    from cutemma.kernels.dispatch import _tuned
+
+    with tempfile.TemporaryDirectory() as tmp:
+        old = os.environ.get("CUTEMMA_CACHE_DIR")
+        os.environ["CUTEMMA_CACHE_DIR"] = tmp
+        tuning.reload()
+        try:
+            cands = [BUILTIN_CONFIGS["small"], BUILTIN_CONFIGS["skinny"]]
+            best = tuning.tune(300, 260, 200, torch.bfloat16, "K", "N", candidates=cands)
+            entries = json.loads((tuning.cache_path()).read_text())["entries"]
+            picked = _tuned(0, 257, 511, 129, "bf16", "K", "N")  # same class (512, 512, 256)
+            row = check(290, 500, 150, torch.bfloat16, False, False, gen=gen)
+        finally:
+            if old is None:
+                os.environ.pop("CUTEMMA_CACHE_DIR")
+            else:
+                os.environ["CUTEMMA_CACHE_DIR"] = old
+            tuning.reload()
+    ok = best in cands and picked == best and len(entries) == 1 and row["ok"]
+    return [{"case": "tune", "best": best.name, "entries": list(entries), "ok": ok}]
+
+
 def main(path: str | None) -> int:
     if arch := os.environ.get("CUTEMMA_PRECOMPILE_ARCH"):  # before CUDA starts: forks compilers
         t = time.perf_counter()
@@ -183,6 +296,9 @@ def main(path: str | None) -> int:
             "ok": nan_rows == [5] and bool(torch.isnan(D[5]).all()),
         }
     )
+    rows += batched_rows(gen)
+    rows += fp8_rows(gen)
+    rows += tune_rows(gen)
     from cutemma.kernels.dispatch import _FAST
 
     print(

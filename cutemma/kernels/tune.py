@@ -1,0 +1,353 @@
+"""``cutemma.tune``: time GemmConfigs on the present GPU, cache the winner per shape class.
+
+The winner is stored in ``gemm-tune.json`` in the cutemma cache folder
+(``$CUTEMMA_CACHE_DIR``, see :mod:`cutemma.cuda.cache`), keyed by
+
+    (device name, shape class, kernel dtype, A major, B major)
+
+and :func:`cutemma.gemm` consults it before its built-in table: the file is read
+once per process, then each call costs one dict look-up (none at all while nothing
+was tuned).
+
+Shape class: each of M, N and K rounded up to a power of two (:func:`shape_class`),
+so 1000 and 1024 share a class and 1025 starts the next. A config tuned for one
+shape serves every shape of its class; the batch count of a batched call is not
+part of the key. Majors are the kernel's: 8- and 32-bit types (int8, tf32, fp8)
+are always read K-major, so their key says 'KK' whatever the tensors' strides.
+
+>>> shape_class(1000, 1024, 1025)
+(1024, 1024, 2048)
+>>> entry_key("NVIDIA H100 80GB HBM3", 4096, 4096, 4096, "bf16", "K", "N")
+'NVIDIA H100 80GB HBM3|m4096,n4096,k4096|bf16|KN'
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import asdict
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from cutemma.errors import CutemmaError, LaunchError
+from cutemma.kernels.plan import ELEM_BYTES, GemmConfig, GemmPlan
+
+FILE_NAME = "gemm-tune.json"
+_FORMAT = 1  # bump when an entry's meaning changes: old files are then ignored
+# what tune() times besides the built-in configs (BK=64 s3 beat the default at 4096 on the H100)
+EXTRA_CANDIDATES = (
+    GemmConfig(128, 128, 64, (2, 2), 3),
+    GemmConfig(128, 128, 32, (4, 2), 4),
+    GemmConfig(128, 64, 32, (2, 2), 4),
+    GemmConfig(64, 128, 32, (2, 2), 4),
+)
+_SHARED_LIMIT = 227 * 1024  # opt-in shared memory per block on sm_80 / sm_90
+_TORCH_TYPES = {  # torch dtype name -> kernel dtype (what the cache key says)
+    "float16": "f16",
+    "bfloat16": "bf16",
+    "float32": "tf32",
+    "int8": "s8",
+    "float8_e4m3fn": "e4m3",
+    "float8_e5m2": "e5m2",
+}
+
+# key tuple -> GemmConfig, loaded from the file once (None: not yet read)
+_TABLE: dict[tuple, GemmConfig] | None = None
+
+
+def shape_class(m: int, n: int, k: int) -> tuple[int, int, int]:
+    """M, N, K each rounded up to a power of two (1 stays 1): the tuning cache's buckets.
+
+    >>> shape_class(1, 17, 4096)
+    (1, 32, 4096)
+    """
+    return tuple(1 << max(x - 1, 0).bit_length() for x in (m, n, k))
+
+
+def entry_key(device: str, m: int, n: int, k: int, dtype: str, a_major: str, b_major: str) -> str:
+    """The JSON key of one cache entry (the shape is bucketed here)."""
+    mb, nb, kb = shape_class(m, n, k)
+    return f"{device}|m{mb},n{nb},k{kb}|{dtype}|{a_major}{b_major}"
+
+
+def kernel_dtype(dtype: Any) -> str:
+    """'bf16', 'e4m3', ... from a torch dtype, its name, or a kernel dtype name.
+
+    >>> kernel_dtype("bfloat16"), kernel_dtype("float8_e4m3fn"), kernel_dtype("e4m3_e5m2")
+    ('bf16', 'e4m3', 'e4m3_e5m2')
+    """
+    name = str(dtype).replace("torch.", "")
+    name = _TORCH_TYPES.get(name, name)
+    if name not in ELEM_BYTES:
+        raise LaunchError(
+            f"tune: dtype {dtype!r}; give a torch dtype ({', '.join(_TORCH_TYPES)}) or a kernel "
+            f"dtype ({', '.join(ELEM_BYTES)})"
+        )
+    return name
+
+
+def kernel_majors(dtype: str, a_major: str, b_major: str) -> tuple[str, str]:
+    """The majors the kernel reads: as given for 16-bit types, 'K', 'K' for the others."""
+    if a_major not in ("K", "M") or b_major not in ("K", "N"):
+        raise LaunchError(
+            f"tune: a_major {a_major!r} is 'K' or 'M'; b_major {b_major!r} 'K' or 'N'"
+        )
+    return (a_major, b_major) if ELEM_BYTES[dtype] == 2 else ("K", "K")
+
+
+def cache_path() -> Path:
+    """Where the tuned configs live: ``gemm-tune.json`` in the cutemma cache folder."""
+    from cutemma.cuda.cache import cache_dir
+
+    return cache_dir() / FILE_NAME
+
+
+def _read_file() -> dict[str, dict]:
+    """The file's entries; {} when it is absent, unreadable or of another format."""
+    try:
+        data = json.loads(cache_path().read_text())
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict) or data.get("format") != _FORMAT:
+        return {}
+    entries = data.get("entries")
+    return entries if isinstance(entries, dict) else {}
+
+
+def _config_of(entry: dict) -> GemmConfig | None:
+    try:
+        cfg = dict(entry["config"])
+        cfg["warps"] = tuple(cfg["warps"])
+        return GemmConfig(**cfg)
+    except (KeyError, TypeError, ValueError, CutemmaError):
+        return None  # a damaged or foreign entry is a miss, never an error in gemm()
+
+
+def table() -> dict[tuple, GemmConfig]:
+    """{(device, mb, nb, kb, dtype, a_major, b_major): GemmConfig}, read once per process."""
+    global _TABLE
+    if _TABLE is None:
+        loaded = {}
+        for key, entry in _read_file().items():
+            parts = key.split("|")
+            cfg = _config_of(entry) if isinstance(entry, dict) else None
+            if len(parts) != 4 or cfg is None:
+                continue
+            device, shape, dtype, majors = parts
+            try:
+                mb, nb, kb = (int(x[1:]) for x in shape.split(","))
+            except ValueError:
+                continue
+            loaded[(device, mb, nb, kb, dtype, majors[:1], majors[1:])] = cfg
+        _TABLE = loaded
+    return _TABLE
+
+
+def reload() -> None:
+    """Forget the loaded table: the next look-up reads the file again (e.g. a new cache dir)."""
+    global _TABLE
+    _TABLE = None
+
+
+def lookup(
+    device: str, m: int, n: int, k: int, dtype: str, a_major: str, b_major: str
+) -> GemmConfig | None:
+    """The tuned config of this device name and shape class, or None.
+
+    >>> lookup("no such GPU", 64, 64, 64, "bf16", "K", "K") is None
+    True
+    """
+    tab = _TABLE if _TABLE is not None else table()
+    if not tab:
+        return None
+    mb, nb, kb = shape_class(m, n, k)
+    return tab.get((device, mb, nb, kb, dtype, a_major, b_major))
+
+
+def lookup_device(
+    device: int, m: int, n: int, k: int, dtype: str, a_major: str, b_major: str
+) -> GemmConfig | None:
+    """:func:`lookup` for a CUDA device index (gemm's hot path: nothing tuned, no work)."""
+    tab = _TABLE if _TABLE is not None else table()
+    if not tab:
+        return None
+    mb, nb, kb = shape_class(m, n, k)
+    return tab.get((device_name(device), mb, nb, kb, dtype, a_major, b_major))
+
+
+@cache
+def device_name(device: int) -> str:
+    """The GPU's name as torch reports it (asked once per device)."""
+    import torch
+
+    return torch.cuda.get_device_name(device)
+
+
+def store(
+    device: str,
+    m: int,
+    n: int,
+    k: int,
+    dtype: str,
+    a_major: str,
+    b_major: str,
+    config: GemmConfig,
+    timings: dict[str, float],
+) -> Path:
+    """Merge one winner into the file (atomic rename) and into the loaded table."""
+    path = cache_path()
+    entries = _read_file()
+    entries[entry_key(device, m, n, k, dtype, a_major, b_major)] = {
+        "config": asdict(config),
+        "seconds": timings.get(config.name),
+        "timings": timings,
+        "shape": [m, n, k],
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".gemm-tune-", suffix=".json")
+    with os.fdopen(fd, "w") as f:
+        json.dump({"format": _FORMAT, "entries": entries}, f, indent=1, sort_keys=True)
+    os.replace(tmp, path)  # readers see the old file or the new one, never half
+    mb, nb, kb = shape_class(m, n, k)
+    table()[(device, mb, nb, kb, dtype, a_major, b_major)] = config
+    return path
+
+
+def default_candidates(dtype: str, a_major: str = "K", b_major: str = "K") -> list[GemmConfig]:
+    """Built-in configs and a few more that build a valid plan for ``dtype`` and fit in smem.
+
+    >>> [c.name for c in default_candidates("s8")][:2]
+    ['b128x128x32_w2x2_s4', 'b128x256x32_w2x4_s3']
+    """
+    from cutemma.kernels.dispatch import BUILTIN_CONFIGS, FP8_LARGE
+
+    out = []
+    for cfg in (*BUILTIN_CONFIGS.values(), FP8_LARGE, *EXTRA_CANDIDATES):
+        if cfg in out:
+            continue
+        try:
+            plan = GemmPlan(cfg, dtype, a_major, b_major)
+        except CutemmaError:
+            continue  # e.g. block_k below the atom's K
+        if plan.shared_bytes <= _SHARED_LIMIT:
+            out.append(cfg)
+    return out
+
+
+def tune(
+    M: int,
+    N: int,
+    K: int,
+    dtype: Any,
+    a_major: str = "K",
+    b_major: str = "K",
+    candidates: Sequence[GemmConfig] | None = None,
+    device: int = 0,
+    *,
+    timer: Callable[[GemmConfig], float] | None = None,
+    device_name_: str | None = None,
+    warmup: int = 3,
+    reps: int = 10,
+) -> GemmConfig:
+    """Time ``candidates`` for one GEMM on GPU ``device``; cache and return the fastest.
+
+    ``dtype`` is a torch dtype (or its name, or a kernel dtype such as 'e4m3_e5m2');
+    ``a_major`` 'K' (A row-major) or 'M', ``b_major`` 'K' (B column-major) or 'N'.
+    Each candidate runs ``warmup`` times, then ``reps`` times between CUDA events; its
+    time is the median. A candidate that does not compile or launch is skipped. The
+    winner is written to the cache file (see the module doc for the key) and from then
+    on picked by :func:`cutemma.gemm` for every shape of the same class.
+
+    ``timer`` (seconds for a config) replaces the GPU timing and ``device_name_`` the
+    device's name, so the cache logic runs without a GPU (tests).
+
+    >>> import cutemma                                                  # doctest: +SKIP
+    >>> cutemma.tune(4096, 4096, 4096, "bfloat16", "K", "N").name        # doctest: +SKIP
+    'b128x128x64_w2x2_s3'
+    """
+    dt = kernel_dtype(dtype)
+    am, bm = kernel_majors(dt, a_major, b_major)
+    cands = list(candidates) if candidates is not None else default_candidates(dt, am, bm)
+    if not cands:
+        raise LaunchError(f"tune: no candidate config builds a {dt} {am}{bm} plan")
+    if timer is None:
+        reason = _no_gpu_reason(device)
+        if reason:
+            raise LaunchError(
+                f"tune: {reason}; tune times kernels on the GPU they will run on (pass "
+                "timer= to exercise the cache without one)"
+            )
+        timer = _event_timer(M, N, K, dt, am, bm, device, warmup, reps)
+    name = device_name_ if device_name_ is not None else device_name(device)
+    timings: dict[str, float] = {}
+    failures: dict[str, str] = {}
+    for cfg in cands:
+        try:
+            timings[cfg.name] = float(timer(cfg))
+        except CutemmaError as exc:  # does not build, compile or launch: not a candidate
+            failures[cfg.name] = f"{type(exc).__name__}: {exc}"
+    if not timings:
+        raise LaunchError(
+            f"tune: every candidate failed for {M}x{N}x{K} {dt}: "
+            + "; ".join(f"{k}: {v}" for k, v in failures.items())
+        )
+    best = min(cands, key=lambda c: timings.get(c.name, float("inf")))
+    store(name, M, N, K, dt, am, bm, best, timings)
+    return best
+
+
+def _no_gpu_reason(device: int) -> str | None:
+    try:
+        import torch
+    except ImportError:
+        return "torch is not installed (tune makes its operands with it)"
+    if not torch.cuda.is_available():
+        return "no CUDA GPU is available (torch.cuda.is_available() is False)"
+    if device >= torch.cuda.device_count():
+        return f"device {device} does not exist ({torch.cuda.device_count()} CUDA devices)"
+    return None
+
+
+def _event_timer(M, N, K, dtype, a_major, b_major, device, warmup, reps):
+    """A timer(config) -> median seconds of gemm on fresh operands of the tuned majors."""
+    import torch
+
+    from cutemma.kernels.dispatch import gemm
+
+    dev = torch.device("cuda", device)
+    name = {v: k for k, v in _TORCH_TYPES.items()}
+    parts = dtype.split("_")  # 'e4m3_e5m2': A e4m3, B e5m2
+    ta, tb = name[parts[0]], name[parts[-1]]
+
+    def make(rows, cols, contiguous_rows, tname):
+        shape = (cols, rows) if contiguous_rows else (rows, cols)
+        t = torch.randn(shape, device=dev)
+        t = t.clamp(-100, 100).round() if tname == "int8" else t
+        t = t.to(getattr(torch, tname))
+        return t.t() if contiguous_rows else t
+
+    A = make(M, K, a_major == "M", ta)
+    B = make(K, N, b_major == "K", tb)
+
+    def timer(cfg: GemmConfig) -> float:
+        with torch.cuda.device(dev):
+            for _ in range(warmup):
+                gemm(A, B, config=cfg)
+            times = []
+            for _ in range(reps):
+                start, end = (
+                    torch.cuda.Event(enable_timing=True),
+                    torch.cuda.Event(enable_timing=True),
+                )
+                start.record()
+                gemm(A, B, config=cfg)
+                end.record()
+                end.synchronize()
+                times.append(start.elapsed_time(end) / 1e3)
+        return statistics.median(times)
+
+    return timer

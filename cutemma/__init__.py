@@ -8,6 +8,13 @@ the CPU emulation are re-exported here; the CUDA backend lives in ``cutemma.cuda
 '(4,2):(2,1)'
 >>> cutemma.make_tiled_mma("SM80_16x8x16_F32F16F16F32_TN", (2, 2)).tile_size_mnk
 (32, 16, 16)
+
+The GEMM kernels (``cutemma.gemm``, ``cutemma.GemmConfig``, ``cutemma.tune``) load on
+first use; ``gemm`` and ``tune`` need a CUDA GPU and torch:
+
+>>> A = torch.randn(512, 256, device="cuda", dtype=torch.bfloat16)  # doctest: +SKIP
+>>> cutemma.gemm(A, A.T).shape                                       # doctest: +SKIP
+torch.Size([512, 512])
 """
 
 from cutemma import emulate
@@ -41,7 +48,37 @@ from cutemma.viz import print_latex, print_text, to_html, to_latex, to_svg, to_t
 
 __version__ = "0.1.0"
 
+# The GEMM kernels' public names, imported on first use: ``import cutemma`` stays free of
+# the kernel generator (and never imports torch or cuda-python).
+_LAZY = {
+    "gemm": "cutemma.kernels.dispatch",
+    "GemmConfig": "cutemma.kernels.plan",
+    "tune": "cutemma.kernels.tune",
+}
+
+
+def __getattr__(name: str):
+    """``cutemma.gemm``, ``cutemma.GemmConfig``, ``cutemma.tune``: loaded when first asked for.
+
+    >>> import cutemma
+    >>> cutemma.GemmConfig(64, 64, 32).name
+    'b64x64x32_w2x2_s4'
+    """
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'cutemma' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
+
 __all__ = [
+    "GemmConfig", "gemm", "tune",
     "AtomError", "CompileError", "CutemmaError", "DescriptorError", "LaunchError",
     "LayoutError", "LayoutParseError", "NotALayoutError", "TiledMmaError",
     "Tensor", "ThrMma", "TiledMma", "emulate", "infer_layout", "local_partition", "local_tile",

@@ -4,6 +4,11 @@
     cutemma gemm --plan --config small
     cutemma gemm --sass --arch sm_90a
     cutemma gemm --run 4096 4096 4096
+    cutemma gemm --show-source --dtype e4m3_e5m2 --out f32     (fp8: A e4m3, B e5m2)
+    cutemma gemm --run 512 512 512 --batch 8 --dtype e4m3
+
+Every kernel is batched: blockIdx.y picks the problem, ``batch_a`` ... ``batch_d`` are the
+element strides between problems (0 broadcasts; a 2-D call passes zeros).
 
 >>> from cutemma.cli import main
 >>> main(["gemm", "--plan", "--config", "64x64x32/2x2/3"])  # doctest: +ELLIPSIS
@@ -17,9 +22,11 @@ from __future__ import annotations
 import argparse
 
 from cutemma.errors import TiledMmaError
-from cutemma.kernels.dispatch import BUILTIN_CONFIGS
+from cutemma.kernels.dispatch import BUILTIN_CONFIGS, pick_config
 from cutemma.kernels.gemm_sm80 import gemm_source
-from cutemma.kernels.plan import GemmConfig, GemmPlan
+from cutemma.kernels.plan import ELEM_BYTES, GemmConfig, GemmPlan
+
+_FP8_TORCH = {"e4m3": "float8_e4m3fn", "e5m2": "float8_e5m2"}
 
 
 def parse_config(text: str) -> GemmConfig:
@@ -77,6 +84,8 @@ def describe(plan: GemmPlan) -> str:
 
 def run(args: argparse.Namespace) -> int:
     cfg = parse_config(args.config)
+    if not getattr(args, "config_given", True) and cfg == BUILTIN_CONFIGS["large"]:
+        cfg = pick_config(1 << 14, 1 << 14, 1 << 14, dtype=args.dtype)  # fp8: 8 warps
     if args.plan:
         print(describe(GemmPlan(cfg, args.dtype, args.a_major, args.b_major)))
     if args.show_source:
@@ -88,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
             gemm_source(cfg, args.dtype, args.a_major, args.b_major, args.out), args.arch
         )
         counts = count_instructions(sass(cubin))
-        keys = ("HMMA", "LDSM", "LDGSTS", "BAR", "LDL", "STL")
+        keys = ("HMMA", "IMMA", "QMMA", "F2FP", "LDSM", "LDGSTS", "BAR", "LDL", "STL")
         print(
             ", ".join(f"{k} {counts.get(k, 0)}" for k in keys),
             "| local memory:",
@@ -105,26 +114,41 @@ def _run_gpu(args: argparse.Namespace, cfg: GemmConfig) -> None:
     from cutemma.kernels import gemm
 
     m, n, k = args.run_mnk
+    lead = (args.batch,) if args.batch else ()
     dt = {"f16": torch.float16, "bf16": torch.bfloat16, "tf32": torch.float32}.get(args.dtype)
-    if dt is None:
-        A = torch.randint(-128, 128, (m, k), device="cuda", dtype=torch.int8)
-        B = torch.randint(-128, 128, (k, n), device="cuda", dtype=torch.int8)
+    if args.dtype == "s8":
+        A = torch.randint(-128, 128, (*lead, m, k), device="cuda", dtype=torch.int8)
+        B = torch.randint(-128, 128, (*lead, k, n), device="cuda", dtype=torch.int8)
+    elif dt is None:  # fp8: 'e4m3', 'e5m2' or a mixed 'e4m3_e5m2'
+        ta, tb = (getattr(torch, _FP8_TORCH[t]) for t in (args.dtype.split("_") * 2)[:2])
+        A = torch.randn(*lead, m, k, device="cuda").to(ta)
+        B = torch.randn(*lead, k, n, device="cuda").to(tb)
     else:
-        A = torch.randn(m, k, device="cuda", dtype=dt)
-        B = torch.randn(k, n, device="cuda", dtype=dt)
+        A = torch.randn(*lead, m, k, device="cuda", dtype=dt)
+        B = torch.randn(*lead, k, n, device="cuda", dtype=dt)
     D = gemm(A, B, config=cfg if args.config_given else None)
-    ref = A.double() @ B.double()
+    ref = torch.matmul(A.float().double(), B.float().double())
     err = float((D.double() - ref).norm() / ref.norm())
-    print(f"cutemma.gemm {m}x{n}x{k} {args.dtype}: rel err vs float64 {err:.2e}")
+    what = f"{args.batch} x " if args.batch else ""
+    print(f"cutemma.gemm {what}{m}x{n}x{k} {args.dtype}: rel err vs float64 {err:.2e}")
 
 
 def register(sub) -> None:
     p = sub.add_parser("gemm", help="the sm80 GEMM kernel: source, plan, SASS, run")
     p.add_argument("--config", default=None, help="large | wide | small | BMxBNxBK/WMxWN/S")
-    p.add_argument("--dtype", default="bf16", choices=["f16", "bf16", "tf32", "s8"])
+    p.add_argument(
+        "--dtype",
+        default="bf16",
+        choices=list(ELEM_BYTES),
+        help="element type; fp8 'e4m3'/'e5m2', mixed A_B as 'e4m3_e5m2' (default bf16)",
+    )
     p.add_argument("--a-major", default=None, choices=["K", "M"], help="default K")
-    p.add_argument("--b-major", default=None, choices=["K", "N"], help="default N (tf32/s8: K)")
-    p.add_argument("--out", default=None, choices=["f16", "bf16", "f32", "s32"], help="output type")
+    p.add_argument(
+        "--b-major", default=None, choices=["K", "N"], help="default N (8/32-bit types: K)"
+    )
+    p.add_argument(
+        "--out", default=None, choices=["f16", "bf16", "f32", "s32"], help="output (fp8: bf16)"
+    )
     p.add_argument("--show-source", action="store_true", help="print the CUDA C++")
     p.add_argument("--plan", action="store_true", help="print the layouts behind the constants")
     p.add_argument("--sass", action="store_true", help="compile and count key SASS instructions")
@@ -132,12 +156,13 @@ def register(sub) -> None:
     p.add_argument(
         "--run", dest="run_mnk", nargs=3, type=int, metavar=("M", "N", "K"), help="run on the GPU"
     )
+    p.add_argument("--batch", type=int, default=0, help="--run a batch of this many problems")
 
     def _run(args):
         args.config_given = args.config is not None
         args.config = args.config or "large"
-        args.out = args.out or {"tf32": "f32", "s8": "s32"}.get(args.dtype, args.dtype)
-        narrow = args.dtype in ("tf32", "s8")  # read K-major only
+        args.out = args.out or {"tf32": "f32", "s8": "s32", "f16": "f16"}.get(args.dtype, "bf16")
+        narrow = ELEM_BYTES[args.dtype] != 2  # 8- and 32-bit types: read K-major only
         args.a_major = args.a_major or "K"
         args.b_major = args.b_major or ("K" if narrow else "N")
         if not (args.plan or args.show_source or args.sass or args.run_mnk):

@@ -78,7 +78,7 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
-    "GemmConfig", "gemm", "tune",
+    *_LAZY,  # GemmConfig, gemm, tune
     "AtomError", "CompileError", "CutemmaError", "DescriptorError", "LaunchError",
     "LayoutError", "LayoutParseError", "NotALayoutError", "TiledMmaError",
     "Tensor", "ThrMma", "TiledMma", "emulate", "infer_layout", "local_partition", "local_tile",

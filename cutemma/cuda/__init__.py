@@ -4,7 +4,9 @@ read its SASS, and launch it on GPU tensors.
 Everything but the launch works on a machine without a GPU. The pieces:
 ``source`` (emitters of CUDA C++ text), ``compile`` (NVRTC and the cache),
 ``sass`` (disassembly, instruction counts, spills), ``launch`` (DLPack tensors),
-``probe`` (one kernel per atom) and ``verify`` (the sweep that proves the catalog).
+``probe`` (one kernel per atom) and ``verify`` (the sweep that proves the catalog:
+``from cutemma.cuda.verify import verify``; the module keeps its name, so it is not
+re-exported here as a function).
 
 >>> from cutemma.cuda import compile, sass, count_instructions
 >>> cubin = compile('extern "C" __global__ void k(int* x) { x[0] = 1; }', "sm_80")
@@ -38,7 +40,6 @@ from cutemma.cuda.sass import (
     tensor_core_counts,
 )
 from cutemma.cuda.source import Param
-from cutemma.cuda.verify import Report, verify
 
 __all__ = [
     "TARGETS",
@@ -47,7 +48,6 @@ __all__ = [
     "Param",
     "Probe",
     "ProbeUnavailable",
-    "Report",
     "cache_dir",
     "compile",
     "count_instructions",
@@ -64,5 +64,4 @@ __all__ = [
     "sass",
     "tensor_core_counts",
     "unavailable_reason",
-    "verify",
 ]

@@ -203,3 +203,15 @@ def test_compile_workers_do_not_rerun_an_unguarded_main_script(tmp_path):
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.strip().splitlines()[-1] == "[None, None]"
+
+
+def test_submodules_are_not_shadowed_by_functions():
+    # `import cutemma.cuda.verify as v` must give the module (the GPU check patches it).
+    import importlib
+    import inspect
+
+    for name in ("cutemma.cuda.verify", "cutemma.cuda.probe", "cutemma.kernels.tune"):
+        mod = importlib.import_module(name)
+        parent, _, leaf = name.rpartition(".")
+        assert inspect.ismodule(getattr(importlib.import_module(parent), leaf)), name
+        assert getattr(importlib.import_module(parent), leaf) is mod

@@ -275,14 +275,11 @@ def gemm(
         except RuntimeError:
             raise LaunchError(f"gemm: C {tuple(C.shape)} does not broadcast to {shape}") from None
     device = A.device.index or 0
+    strides = None
     if batch is not None:
         strides = (_batch_stride(A), _batch_stride(B), _batch_stride(C), out.stride(0))
-        config = config or _tuned(device, M, N, K, dtype, a_major, b_major)
-        config = config or pick_config(M, N, K, batch, dtype)
-    else:
-        strides = None
-        config = config or _tuned(device, M, N, K, dtype, a_major, b_major)
-        config = config or pick_config(M, N, K, 1, dtype)
+    config = config or _tuned(device, M, N, K, dtype, a_major, b_major)
+    config = config or pick_config(M, N, K, batch or 1, dtype)
     sa, sb = strides[:2] if strides else (0, 0)
     vec_a = _aligned(A, lda, M if a_major == "K" else K, sa)
     vec_b = _aligned(B, ldb, N if b_major == "K" else K, sb)

@@ -223,6 +223,18 @@ class MmaAtom:
         sf = self.op.param("sf_type") or self.op.ptx.rsplit(".", 1)[-1]
         return self.shape_mnk[2] // int(m.group(1)), numeric_type(sf)
 
+    @property
+    def sparsity(self):
+        """The :class:`cutemma.mma.sparse.SparseFormat` of a sparse GMMA atom, else None.
+
+        >>> from cutemma.mma import make_mma_atom
+        >>> make_mma_atom('SM90_SPARSE_64x8x32_F16F16F16_SS').sparsity.ratio
+        '2:4'
+        """
+        from cutemma.mma.sparse import sparse_format
+
+        return sparse_format(self.op)
+
     def emulate_tiles(self, A, B, C, scale_d: int = 1, scale_A=None, scale_B=None) -> np.ndarray:
         """D(M,N) = A(M,K) @ B(N,K)^T + C(M,N) with the instruction's arithmetic (see ``emulate``).
 
@@ -230,6 +242,9 @@ class MmaAtom:
         Block-scaled ops take ``scale_A`` (M, K/vs) and ``scale_B`` (N, K/vs) factors
         (rounded to the scale type; omitted means 1): each A[m, k] is multiplied by
         scale_A[m, k // vs] and each B[n, k] by scale_B[n, k // vs] before the products.
+        A sparse GMMA atom takes the dense logical A, which must have the 2:4 (tf32 1:2)
+        pattern along K the instruction can encode (``cutemma.mma.sparse``); otherwise
+        AtomError.
 
         >>> import numpy as np
         >>> from cutemma.mma import make_mma_atom
@@ -242,6 +257,11 @@ class MmaAtom:
         B = self.val_type_B.quantize(B)
         C = self.val_type_C.quantize(C)
         C = C if scale_d else np.zeros_like(C)
+        fmt = self.sparsity
+        if fmt is not None:  # PTX ISA 9.7.15.6.1: at most keep nonzeros per chunk of K
+            from cutemma.mma.sparse import check_pattern
+
+            check_pattern(A, fmt, self.name)
         mods = self.op.modifiers
         if "gauss" in mods:
             return _gauss_mma(A, B, C)

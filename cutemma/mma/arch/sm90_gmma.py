@@ -23,8 +23,10 @@ Facts and where they come from:
   uint32_t[N/4] for f16, uint32_t[N/2] for s32; a descriptor is uint64_t[1]).
 
 A sparse atom's A is the logical (dense) 64xK tile, as in CuTe: emulation
-multiplies it as given, so a 2:4 (tf32: 1:2) structured A gives the sparse
-product; the metadata operand is not modelled.
+multiplies it as given, after checking it has the 2:4 (tf32: 1:2) pattern the
+instruction encodes; :mod:`cutemma.mma.sparse` packs it to what the instruction
+reads (64x(K/2) values and each thread's ``sp-meta`` word) and holds the sparse
+facts (chunk, kept, valid ``sp-sel``: 0 or 1, 8-bit types only 0).
 
 >>> from cutemma.mma import make_mma_atom
 >>> atom = make_mma_atom('SM90_64x128x16_F16F16F16_SS')
@@ -44,6 +46,7 @@ from cutemma.mma.arch import registers
 from cutemma.mma.catalog import Family, register_family
 from cutemma.mma.names import MmaName, format_shape
 from cutemma.mma.operation import Extra, Operation, RegArray
+from cutemma.mma.sparse import format_of_type
 from cutemma.mma.traits import Traits
 from cutemma.mma.types import type_codes
 
@@ -350,8 +353,12 @@ def _settings(cls: GmmaClass, sparse: bool, text: str, name: MmaName, p: _Parsed
         if s not in (1, -1):
             raise AtomError(f"{text}: {which}={s!r}; imm-scale-a/b are 1 or -1 (negate)")
     sp_sel = params.get("sp_sel", 0)
-    if sp_sel not in (0, 1):
-        raise AtomError(f"{text}: sp_sel={sp_sel!r}; the sparsity selector is 0 or 1 here")
+    selectors = format_of_type(p.types[1].name).selectors if sparse else (0,)
+    if sp_sel not in selectors:  # PTX ISA 9.7.15.6.3, table of valid sp-meta / sp-sel
+        raise AtomError(
+            f"{text}: sp_sel={sp_sel!r}; the sparsity selector of {p.types[1].name} sparse "
+            f"GMMA is {' or '.join(map(str, selectors))}"
+        )
     return a_major, b_major, scale_a, scale_b, sp_sel, sat
 
 

@@ -37,9 +37,12 @@ Checked on an H100 (2026-11-22): all 1152 dense probes (every N, type, SS/RS, th
 K-major catalog atoms and MN-major f16/bf16 forms) gave D equal to ``emulate_tiles``
 within the verify tolerance (integers and b1 exact).
 
-Sparse GMMA (``wgmma.mma_async.sp``) probes are compile-only: the 2:4 metadata operand's
-per-thread layout is not modelled by the catalog, so the kernel passes a fixed
-metadata word and half of A; its result is not comparable with ``emulate_tiles``.
+Sparse GMMA (``wgmma.mma_async.sp``, PTX ISA 9.7.15.6) probes take the instruction's own
+operands, computed on the host by :mod:`cutemma.mma.sparse` from the dense 2:4 A:
+``NAME(A, B, C, D, E)`` where A is the packed 64 x K/2 tile (``m + k*64``; SS: copied to
+shared memory in the canonical layout of that half of K, RS: loaded through the packed
+register layout :func:`cutemma.mma.sparse.compressed_tv_layout` of ``tv_layout_A``) and E
+holds 128 ``uint32_t`` ``sp-meta`` words, thread t's at ``E[t]``.
 
 >>> from cutemma.mma import mma_op
 >>> p = make_probe(mma_op('SM90_64x8x16_F32F16F16_SS'))
@@ -58,6 +61,7 @@ from cutemma.errors import CompileError
 from cutemma.layout import ComposedLayout, Layout, Swizzle, flatten, tile_to_shape
 from cutemma.mma.catalog import traits_of
 from cutemma.mma.operation import Operation
+from cutemma.mma.sparse import compressed_tv_layout, sparse_format
 from cutemma.mma.types import NumericType
 from cutemma.smem import gmma_layout_atom, make_gmma_desc
 
@@ -262,7 +266,7 @@ def _value_offsets(tv: Layout) -> list[int]:
 def load_fragment(var: str, regs, tv: Layout, src: str, base: str, t: NumericType) -> str:
     """Pack values of tile ``src`` into the register array ``var`` through the TV layout:
     register r holds values ``r*per .. r*per+per-1`` in rising bit positions (a sparse
-    RS A fills its registers from the first values of the dense layout: compile-only).
+    RS A passes its packed layout, :func:`cutemma.mma.sparse.compressed_tv_layout`).
 
     >>> from cutemma.mma import make_mma_atom
     >>> a = make_mma_atom('SM90_64x8x16_F32F16F16_RS')
@@ -384,6 +388,12 @@ def _sparse(op: Operation) -> bool:
     return op.ptx.startswith("wgmma.mma_async.sp.")
 
 
+def _register_a_layout(op: Operation, tr) -> Layout:
+    """tv_layout_A, or for a sparse atom its packed form over the 64 x K/2 tile."""
+    fmt = sparse_format(op)
+    return tr.tv_layout_A if fmt is None else compressed_tv_layout(tr.tv_layout_A, fmt)
+
+
 def _load_lines(op: Operation, tr, smem: list[SmemOperand]) -> list[str]:
     """Shared-memory copies, descriptors, RS A registers and the accumulators."""
     cont = {x: element_container(getattr(tr, f"val_type_{x}")) for x in "ABCD"}
@@ -395,9 +405,10 @@ def _load_lines(op: Operation, tr, smem: list[SmemOperand]) -> list[str]:
     lines.append("__syncthreads();")
     lines += _descriptor_lines(smem)
     if op.a_source == "reg":
+        la = _register_a_layout(op, tr)
         lines.append(f"{op.a.cpp} a[{op.a.count}];")
-        lines.append(f"int a0 = {_thread_expr(tr.tv_layout_A)};  // A {tr.tv_layout_A}")
-        lines.append(load_fragment("a", op.a, tr.tv_layout_A, "vA", "a0", tr.val_type_A))
+        lines.append(f"int a0 = {_thread_expr(la)};  // A {la}")
+        lines.append(load_fragment("a", op.a, la, "vA", "a0", tr.val_type_A))
     lines.append(f"{op.c.cpp} acc[{op.c.count}];")
     lines.append(f"int c0 = {_thread_expr(tr.tv_layout_C)};  // C {tr.tv_layout_C}")
     lines.append(load_fragment("acc", op.c, tr.tv_layout_C, "vC", "c0", tr.val_type_C))
@@ -407,8 +418,9 @@ def _load_lines(op: Operation, tr, smem: list[SmemOperand]) -> list[str]:
 def _mma_lines(op: Operation) -> list[str]:
     """fence, the instruction, commit, wait (PTX ISA 9.7.15.6.1-9.7.15.6.3)."""
     lines = ["int scale_d = 1;  // D = A B + C"]
-    if _sparse(op):
-        lines.append("uint32_t sp_meta = 0x44444444u;  // each group of 4 keeps elements 0, 1")
+    fmt = sparse_format(op)
+    if fmt is not None:  # PTX ISA 9.7.15.6.2: one .b32 sp-meta register per thread
+        lines.append(f"uint32_t sp_meta = E[t];  // {fmt.ratio} metadata, layout {fmt.meta}")
     lines.append('asm volatile("wgmma.fence.sync.aligned;" ::: "memory");')
     lines.append(wgmma_asm(op))
     lines.append('asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");')
@@ -438,7 +450,7 @@ def make_probe(op: Operation, atom=None) -> Probe:
     >>> p.sass_kinds, p.threads, p.shared_bytes  # static __shared__ only
     (('IGMMA',), 128, 0)
     >>> make_probe(mma_op('SM90_SPARSE_64x8x32_F16F16F16_SS')).runnable_on
-    ()
+    ('sm_90a',)
     """
     if not op.ptx.startswith("wgmma.mma_async"):
         raise CompileError(f"{op.name}: not a GMMA atom (ptx {op.ptx!r}); use probe_for")
@@ -450,7 +462,10 @@ def make_probe(op: Operation, atom=None) -> Probe:
         Param(f"const {element_container(tr.val_type_C)}*", "C"),
         Param(f"{element_container(tr.val_type_D)}*", "D"),
     ]
-    note = "\ncompile-only: the sparsity metadata is a fixed word" if _sparse(op) else ""
+    note = ""
+    if _sparse(op):
+        params.append(Param("const uint32_t*", "E"))
+        note = "\nA: the packed 64 x K/2 tile; E: each thread's sp-meta word (cutemma.mma.sparse)"
     body = [comment(f"{op.name} {dict(op.params)}: {op.ptx}{note}")]
     body += _load_lines(op, tr, _smem_operands(op, tr))
     body += _mma_lines(op)
@@ -463,5 +478,5 @@ def make_probe(op: Operation, atom=None) -> Probe:
         sass_kinds=(sass_kind(op, tr),),
         threads=THREADS,
         shared_bytes=0,
-        runnable_on=() if _sparse(op) else (ARCH,),
+        runnable_on=(ARCH,),
     )

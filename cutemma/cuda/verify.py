@@ -44,6 +44,7 @@ from cutemma.mma import make_mma_atom
 from cutemma.mma.atom import MmaAtom
 from cutemma.mma.operation import Operation
 from cutemma.mma.ptx_spec import tables_for
+from cutemma.mma.sparse import random_pattern, sparse_operands
 from cutemma.mma.traits import mode_table
 
 __all__ = ["Report", "layout_problem", "run_on_gpu", "verify", "with_majors"]
@@ -111,6 +112,8 @@ class _Case:
 def _inputs(atom: MmaAtom, rng: np.random.Generator) -> tuple:
     m, n, k = atom.shape_mnk
     A = random_values(atom.val_type_A, (m, k), rng)
+    if atom.sparsity is not None:  # a dense A with the 2:4 (tf32 1:2) pattern it encodes
+        A = random_pattern(A, atom.sparsity, rng)
     B = random_values(atom.val_type_B, (n, k), rng)
     C = random_values(atom.val_type_C, (m, n), rng)
     return A, B, C
@@ -143,7 +146,12 @@ def run_on_gpu(cases: Sequence[_Case], progress: Progress | None, device: int = 
         d_host = np.zeros(
             m * n * parts(at.val_type_D), dtype=to_container(at.val_type_D, np.zeros((m, n))).dtype
         )
-        tensors = [_torch_tensor(torch, x, dev) for x in (*ins, d_host)]
+        extra = []
+        if at.sparsity is not None:  # the probe reads packed A and the sp-meta words
+            packed, meta = sparse_operands(at, A)
+            ins[0] = to_container(at.val_type_A, packed)
+            extra.append(meta.view(np.int32))
+        tensors = [_torch_tensor(torch, x, dev) for x in (*ins, d_host, *extra)]
         probe = case.compiled.probe
         try:
             kernel = load_kernel(case.compiled.cubin, probe.kernel_name)
@@ -172,8 +180,34 @@ def _check_case(case: _Case, d_tensor) -> tuple[bool, float, str]:
     got = from_container(at.val_type_D, raw, m, n)
     A, B, C = case.tiles
     want = at.emulate_tiles(A, B, C)
-    ok, max_err = compare(at, got, want, tolerance(at, A, B, C))
-    return ok, max_err, "" if ok else f"D differs from emulate_tiles (max |error| {max_err:.3g})"
+    tol = tolerance(at, A, B, C)
+    ok, max_err = compare(at, got, want, tol)
+    if ok:
+        return ok, max_err, ""
+    where = wrong_entries(got, want, tol) if at.val_type_D.kind != "gauss" else ""
+    return ok, max_err, f"D differs from emulate_tiles (max |error| {max_err:.3g}){where}"
+
+
+def wrong_entries(got, want, tol) -> str:
+    """Where a D tile is wrong, for the failure message: count, rows, columns, first (m, n).
+
+    >>> wrong_entries(np.eye(3), np.zeros((3, 3)), None)
+    '; wrong at 3 of 9 (m, n): rows [0, 1, 2], columns [0, 1, 2], first (0, 0)'
+    """
+    got, want = np.asarray(got), np.asarray(want)
+    if tol is None:
+        bad = got.astype(np.int64) != want.astype(np.int64)
+    else:
+        err = np.abs(np.asarray(got, np.complex128) - np.asarray(want, np.complex128))
+        bad = ~(np.where(np.isnan(got) & np.isnan(want), 0.0, err) <= tol)
+    pos = np.argwhere(bad)
+    if not len(pos):
+        return ""
+    rows, cols = sorted({int(r) for r in pos[:, 0]}), sorted({int(c) for c in pos[:, 1]})
+    return (
+        f"; wrong at {len(pos)} of {bad.size} (m, n): rows {rows}, columns {cols}, "
+        f"first {tuple(int(x) for x in pos[0])}"
+    )
 
 
 # --- the sweep ----------------------------------------------------------------------------------

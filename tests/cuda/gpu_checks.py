@@ -43,8 +43,12 @@ def check_launch_follows_torch_current_stream() -> None:
     y = torch.zeros(n, device="cuda")
     side = torch.cuda.Stream()
     kernel = _axpy()
+    # Warm up first: the first launch loads the module and the launch machinery, which can
+    # take longer than the sleep below and let it finish before the kernels are enqueued.
+    kernel(y, x, 0.0, n, grid=n // 256, block=256)
+    torch.cuda.synchronize()
     with torch.cuda.stream(side):
-        torch.cuda._sleep(1_000_000_000)  # ~0.5 s of GPU cycles ahead of the kernels
+        torch.cuda._sleep(2_000_000_000)  # ~1 s of GPU cycles ahead of the kernels
         for _ in range(3):
             kernel(y, x, 1.0, n, grid=n // 256, block=256)
     # Read on the default stream while the side stream still sleeps: had the

@@ -45,7 +45,9 @@ class Probe:
     ``source`` is one complete ``__global__`` definition without headers (the
     program prepends :data:`cutemma.cuda.source.FIXED_WIDTH_TYPES` once);
     ``runnable_on`` lists the NVRTC archs whose GPUs may launch it (empty:
-    compile-only).
+    compile-only). Its parameters are ``(A, B, C, D)`` tiles in the atom's formats,
+    plus ``E``, one sparsity-metadata word per thread, for sparse GMMA
+    (:mod:`cutemma.cuda.probe_gmma`).
 
     >>> Probe(None, 'k', 'extern "C" __global__ void k() {}', 'sm_80', ('HMMA',), 32).runnable_on
     ()

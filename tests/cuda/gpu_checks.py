@@ -43,9 +43,11 @@ def check_launch_follows_torch_current_stream() -> None:
     y = torch.zeros(n, device="cuda")
     side = torch.cuda.Stream()
     kernel = _axpy()
-    # Warm up first: the first launch loads the module and the launch machinery, which can
-    # take longer than the sleep below and let it finish before the kernels are enqueued.
+    # Warm up first: loading a module (ours at its first launch, torch's reduction at the
+    # first y.sum(): CUDA's lazy loading) synchronizes the whole context, which would make
+    # the read below wait for the side stream whatever stream the kernels went to.
     kernel(y, x, 0.0, n, grid=n // 256, block=256)
+    assert float(y.sum()) == 0.0
     torch.cuda.synchronize()
     with torch.cuda.stream(side):
         torch.cuda._sleep(2_000_000_000)  # ~1 s of GPU cycles ahead of the kernels

@@ -5,14 +5,12 @@ sample of probes matches emulate_tiles on an H100."""
 from __future__ import annotations
 
 import itertools
-import os
 import re
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 from cuda_skips import needs_cuobjdump, needs_nvrtc
+from gpu_verify import verify_on_gpu
 
 from cutemma.cuda import probe_gmma as pg
 from cutemma.cuda.probe import probe_for
@@ -170,36 +168,10 @@ GPU_SAMPLE = [
     ("SM90_64x64x256_S32U1U1_RS_TN_ANDPOPC", {}),
 ]
 
-_GPU_SCRIPT = r"""
-import json, sys
-import torch  # before cutemma (notes/CUDA.md)
-from cutemma.cuda.verify import verify
-from cutemma.mma import mma_op
-sample = json.loads(sys.argv[1])
-report = verify([mma_op(n, **kw) for n, kw in sample], hardware=True, progress=False)
-for a in report.atoms:
-    print(a.status, a.name, a.stages, a.max_err, getattr(a, "detail", ""))
-sys.exit(0 if report.failed == 0 else 1)
-"""
-
 
 @pytest.mark.gpu
 def test_gmma_probes_match_emulation_on_the_gpu(tmp_path):
-    import json
-
-    script = tmp_path / "gmma_probes.py"
-    script.write_text(_GPU_SCRIPT)
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    env = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    done = subprocess.run(
-        [sys.executable, str(script), json.dumps(GPU_SAMPLE)],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env=env,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert done.stdout.count("pass ") == len(GPU_SAMPLE)
+    verify_on_gpu(GPU_SAMPLE, tmp_path)
 
 
 def test_gpu_sample_is_runnable():

@@ -8,15 +8,12 @@ the readings of the ISA to suspect first are listed in cutemma/mma/sparse.py's d
 
 from __future__ import annotations
 
-import json
-import os
 import re
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 from cuda_skips import needs_cuobjdump, needs_nvrtc
+from gpu_verify import verify_on_gpu
 
 from cutemma.cuda.probe import probe_for
 from cutemma.cuda.tile_values import to_container
@@ -141,31 +138,7 @@ GPU_SAMPLE = [
     ("SM90_SPARSE_64x256x64_S32S8U8_SS_TN_SATURATE", {}),
 ]
 
-_GPU_SCRIPT = r"""
-import json, sys
-import torch  # before cutemma (notes/CUDA.md)
-from cutemma.cuda.verify import verify
-from cutemma.mma import mma_op
-sample = json.loads(sys.argv[1])
-report = verify([mma_op(n, **kw) for n, kw in sample], hardware=True, progress=False)
-for a in report.atoms:
-    print(a.status, a.name, a.stages, a.max_err, getattr(a, "detail", ""))
-sys.exit(0 if report.failed == 0 and report.passed == len(sample) else 1)
-"""
-
 
 @pytest.mark.gpu
 def test_sparse_gmma_probes_match_emulation_on_the_gpu(tmp_path):
-    script = tmp_path / "sparse_gmma_probes.py"
-    script.write_text(_GPU_SCRIPT)
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    env = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    done = subprocess.run(
-        [sys.executable, str(script), json.dumps(GPU_SAMPLE)],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env=env,
-    )
-    print(done.stdout)
-    assert done.returncode == 0, done.stdout + done.stderr
+    verify_on_gpu(GPU_SAMPLE, tmp_path)

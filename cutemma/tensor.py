@@ -120,7 +120,16 @@ def composition_tensor(tensor: Tensor, tiler) -> Tensor:
 
 
 def zipped_divide_tensor(tensor: Tensor, tiler) -> Tensor:
-    """``((tile), (rest))`` view of a tensor."""
+    """``((tile), (rest))`` view of a tensor: mode 0 walks one tile, mode 1 picks the tile.
+
+    Element (1, 1) of the 2x2 tile at tile coordinate (1, 0) of a 4x4 tensor:
+
+    >>> z = zipped_divide_tensor(make_identity_tensor((4, 4)), (2, 2))
+    >>> print(z.layout)
+    ((2,2),(2,2)):((1,4),(2,8))
+    >>> z((1, 1), (1, 0))
+    (3, 1)
+    """
     return Tensor(tensor.data, algebra.zipped_divide(tensor.layout, tiler), tensor.offset)
 
 

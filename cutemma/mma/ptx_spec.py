@@ -74,7 +74,13 @@ def _gt(lane):
 
 
 def m8n8k4_f16(operand: str, lane, i, variant: str):
-    """9.7.14.5.1 mma.m8n8k4 .f16 (seed 002): four quadpairs, low lanes <16, high >=16."""
+    """9.7.14.5.1 mma.m8n8k4 .f16 (seed 002): four quadpairs, low lanes <16, high >=16.
+
+    Lanes 16..31 work on rows 4..7: lane 16's a0 of a row-major A.
+
+    >>> tuple(map(int, m8n8k4_f16('A', 16, 0, 'row')))
+    (4, 0)
+    """
     hi4 = np.where(lane < 16, 0, 4)  # the high group works on rows/cols 4..7
     if operand == "A":
         if variant == "row":
@@ -91,7 +97,13 @@ def m8n8k4_f16(operand: str, lane, i, variant: str):
 
 
 def m8n8k4_f64(operand: str, lane, i, variant: str):
-    """9.7.14.5.2 mma.m8n8k4 .f64 (seed 002)."""
+    """9.7.14.5.2 mma.m8n8k4 .f64 (seed 002).
+
+    Lane 5 is group 1, thread 1 of its group; its c0 and c1:
+
+    >>> [tuple(map(int, m8n8k4_f64('C', 5, i, 'f32'))) for i in range(2)]
+    [(1, 2), (1, 3)]
+    """
     g, t = _gt(lane)
     if operand == "A":
         return g, t + 0 * i
@@ -124,7 +136,13 @@ def _c_m16n8(lane, i):
 
 
 def m16n8k4_tf32_f64(operand: str, lane, i, variant: str):
-    """9.7.14.5.6 mma.m16n8k4, .tf32 and .f64 alike."""
+    """9.7.14.5.6 mma.m16n8k4, .tf32 and .f64 alike.
+
+    Lane 5's a0 is on row g = 1, its a1 on row g + 8:
+
+    >>> [tuple(map(int, m16n8k4_tf32_f64('A', 5, i, 'row'))) for i in range(2)]
+    [(1, 1), (9, 1)]
+    """
     g, t = _gt(lane)
     if operand == "A":
         return np.where(i == 0, g, g + 8), t + 0 * i
@@ -134,7 +152,13 @@ def m16n8k4_tf32_f64(operand: str, lane, i, variant: str):
 
 
 def m16n8k8_f16(operand: str, lane, i, variant: str):
-    """9.7.14.5.7 mma.m16n8k8 .f16/.bf16."""
+    """9.7.14.5.7 mma.m16n8k8 .f16/.bf16.
+
+    Lane 5's b0 and b1: two consecutive K rows of column g = 1.
+
+    >>> [tuple(map(int, m16n8k8_f16('B', 5, i, 'col'))) for i in range(2)]
+    [(2, 1), (3, 1)]
+    """
     g, t = _gt(lane)
     if operand == "A":
         return np.where(i < 2, g, g + 8), t * 2 + (i & 0x1)
@@ -144,7 +168,13 @@ def m16n8k8_f16(operand: str, lane, i, variant: str):
 
 
 def m16n8k8_tf32_f64(operand: str, lane, i, variant: str):
-    """9.7.14.5.7 mma.m16n8k8 .tf32 and .f64 (same formulas, Figures 72/73, 75/76)."""
+    """9.7.14.5.7 mma.m16n8k8 .tf32 and .f64 (same formulas, Figures 72/73, 75/76).
+
+    Lane 5's a0..a3: rows g, g + 8, then the same at K column t + 4.
+
+    >>> [tuple(map(int, m16n8k8_tf32_f64('A', 5, i, 'row'))) for i in range(4)]
+    [(1, 1), (9, 1), (1, 5), (9, 5)]
+    """
     g, t = _gt(lane)
     if operand == "A":
         return np.where(i % 2 == 0, g, g + 8), np.where(i < 2, t, t + 4)
@@ -154,7 +184,13 @@ def m16n8k8_tf32_f64(operand: str, lane, i, variant: str):
 
 
 def m16n8k16_f16(operand: str, lane, i, variant: str):
-    """9.7.14.5.8 mma.m16n8k16 .f16/.bf16."""
+    """9.7.14.5.8 mma.m16n8k16 .f16/.bf16.
+
+    Lane 5's a0, and its a7 eight rows and eight K columns further on:
+
+    >>> [tuple(map(int, m16n8k16_f16('A', 5, i, 'row'))) for i in (0, 7)]
+    [(1, 2), (9, 11)]
+    """
     g, t = _gt(lane)
     if operand == "A":
         row = np.where((i < 2) | ((4 <= i) & (i < 6)), g, g + 8)
@@ -165,7 +201,13 @@ def m16n8k16_f16(operand: str, lane, i, variant: str):
 
 
 def m16n8k16_f64(operand: str, lane, i, variant: str):
-    """9.7.14.5.8 mma.m16n8k16 .f64 (Figures 80, 82)."""
+    """9.7.14.5.8 mma.m16n8k16 .f64 (Figures 80, 82).
+
+    Lane 5's a0..a3: rows alternate g, g + 8; K steps by 4 every two values.
+
+    >>> [tuple(map(int, m16n8k16_f64('A', 5, i, 'row'))) for i in range(4)]
+    [(1, 1), (9, 1), (1, 5), (9, 5)]
+    """
     g, t = _gt(lane)
     if operand == "A":
         even = i % 2 == 0
@@ -176,7 +218,13 @@ def m16n8k16_f64(operand: str, lane, i, variant: str):
 
 
 def m16n8k16_i8(operand: str, lane, i, variant: str):
-    """9.7.14.5.9 mma.m16n8k16 .s8/.u8 (and .e4m3/.e5m2)."""
+    """9.7.14.5.9 mma.m16n8k16 .s8/.u8 (and .e4m3/.e5m2).
+
+    Four bytes per register: lane 5's a0, and a4 (its second register) on row g + 8.
+
+    >>> [tuple(map(int, m16n8k16_i8('A', 5, i, 'row'))) for i in (0, 4)]
+    [(1, 4), (9, 4)]
+    """
     g, t = _gt(lane)
     if operand == "A":
         return np.where(i < 4, g, g + 8), t * 4 + (i & 0x3)
@@ -186,7 +234,13 @@ def m16n8k16_i8(operand: str, lane, i, variant: str):
 
 
 def m16n8k32_i4(operand: str, lane, i, variant: str):
-    """9.7.14.5.10 mma.m16n8k32 .s4/.u4 (Figures 87, 89)."""
+    """9.7.14.5.10 mma.m16n8k32 .s4/.u4 (Figures 87, 89).
+
+    Eight nibbles per register: lane 5's a0, and a8 (its second register) on row g + 8.
+
+    >>> [tuple(map(int, m16n8k32_i4('A', 5, i, 'row'))) for i in (0, 8)]
+    [(1, 8), (9, 8)]
+    """
     g, t = _gt(lane)
     if operand == "A":
         return np.where(i < 8, g, g + 8), t * 8 + (i & 0x7)
@@ -196,7 +250,13 @@ def m16n8k32_i4(operand: str, lane, i, variant: str):
 
 
 def m16n8k32_i8(operand: str, lane, i, variant: str):
-    """9.7.14.5.10 mma.m16n8k32 .s8/.u8/.e4m3/.e5m2/.e3m2/.e2m3/.e2m1 (Figures 88, 90, 91)."""
+    """9.7.14.5.10 mma.m16n8k32 .s8/.u8/.e4m3/.e5m2/.e3m2/.e2m3/.e2m1 (Figures 88, 90, 91).
+
+    Lane 5's a0, and a8 (its third register): back on row g, 16 K columns on.
+
+    >>> [tuple(map(int, m16n8k32_i8('A', 5, i, 'row'))) for i in (0, 8)]
+    [(1, 4), (1, 20)]
+    """
     g, t = _gt(lane)
     if operand == "A":
         row = np.where((i < 4) | ((8 <= i) & (i < 12)), g, g + 8)
@@ -207,7 +267,13 @@ def m16n8k32_i8(operand: str, lane, i, variant: str):
 
 
 def m16n8k64_i4(operand: str, lane, i, variant: str):
-    """9.7.14.5.11 mma.m16n8k64 .s4/.u4/.e2m1 (Figures 93-95)."""
+    """9.7.14.5.11 mma.m16n8k64 .s4/.u4/.e2m1 (Figures 93-95).
+
+    Lane 5's a0, and a16 (its third register): back on row g, 32 K columns on.
+
+    >>> [tuple(map(int, m16n8k64_i4('A', 5, i, 'row'))) for i in (0, 16)]
+    [(1, 8), (1, 40)]
+    """
     g, t = _gt(lane)
     if operand == "A":
         row = np.where((i < 8) | ((16 <= i) & (i < 24)), g, g + 8)
@@ -218,7 +284,13 @@ def m16n8k64_i4(operand: str, lane, i, variant: str):
 
 
 def m16n8k128_b1(operand: str, lane, i, variant: str):
-    """9.7.14.5.12 mma.m16n8k128 .b1 (Figures 97-99)."""
+    """9.7.14.5.12 mma.m16n8k128 .b1 (Figures 97-99).
+
+    32 bits per register: lane 5's a0, and a32 (its second register) on row g + 8.
+
+    >>> [tuple(map(int, m16n8k128_b1('A', 5, i, 'row'))) for i in (0, 32)]
+    [(1, 32), (9, 32)]
+    """
     g, t = _gt(lane)
     if operand == "A":
         return np.where(i < 32, g, g + 8), t * 32 + (i & 0x1F)
@@ -234,6 +306,11 @@ def m16n8k256_b1(operand: str, lane, i, variant: str):
     literally a1..a63 of lane 0 and a96..a127 would both reach columns 128..159
     of row g+8, so two lanes would hold one element. The figure and the i >= 64
     branch use ``i & 0x1F``, which we follow; tests check the table is a bijection.
+
+    Lane 5's a0, and a64 (its third register): back on row g, 128 K columns on.
+
+    >>> [tuple(map(int, m16n8k256_b1('A', 5, i, 'row'))) for i in (0, 64)]
+    [(1, 32), (1, 160)]
     """
     g, t = _gt(lane)
     if operand == "A":
@@ -262,7 +339,13 @@ def _wgmma_a(per_warp):
 
 
 def wgmma_d(thread, i):
-    """Accumulator D of every wgmma.mma_async.m64nNkK (Figures 149, 151, 153, 155)."""
+    """Accumulator D of every wgmma.mma_async.m64nNkK (Figures 149, 151, 153, 155).
+
+    Thread 37 is lane 5 of warp 1 (rows 16..31); its d5 is c1 of columns 8..15:
+
+    >>> tuple(map(int, wgmma_d(37, 5)))
+    (17, 11)
+    """
     row, col = _c_m16n8(thread % 32, i % 4)
     return row + 16 * (thread // 32), col + 8 * (i // 4)
 
@@ -288,6 +371,11 @@ def single_thread(rows: int, cols: int):
     """dp4a/dp2a (9.7.1.23, 9.7.1.24) and fma.f32x2: one thread holds the whole operand.
 
     dp4a: d = c + sum_i a.byte[i] * b.byte[i], so A is 1x4 (k = i), B is 4x1 (k = i).
+
+    dp4a's A is 1 x 4, and value i sits at column i:
+
+    >>> [single_thread(1, 4)(0, i) for i in range(4)]
+    [(0, 0), (0, 1), (0, 2), (0, 3)]
     """
 
     def fragment(lane, i):

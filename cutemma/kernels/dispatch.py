@@ -71,8 +71,26 @@ def pick_config(m: int, n: int, k: int, batch: int = 1, dtype: str = "bf16") -> 
 
 
 @cache
-def compiled_kernel(config, dtype, a_major, b_major, out, c_type, vec_a, vec_b, arch):
-    """(Kernel, shared bytes, threads) for one variant; compiled once per process (disk-cached)."""
+def compiled_kernel(
+    config: GemmConfig,
+    dtype: str,
+    a_major: str,
+    b_major: str,
+    out: str,
+    c_type: str,
+    vec_a: bool,
+    vec_b: bool,
+    arch: str,
+) -> tuple[Any, int, int]:
+    """(Kernel, shared bytes, threads) for one variant; compiled once per process (disk-cached).
+
+    Loading the kernel needs a GPU; the default config takes 64 KiB of shared memory:
+
+    >>> args = (GemmConfig(), "bf16", "K", "N", "bf16", "bf16", True, True, "sm_90a")
+    >>> kern, smem, threads = compiled_kernel(*args)  # doctest: +SKIP
+    >>> smem, threads  # doctest: +SKIP
+    (65536, 128)
+    """
     from cutemma.cuda import compile, load_kernel
 
     src = gemm_source(config, dtype, a_major, b_major, out, c_type, vec_a, vec_b)
@@ -412,6 +430,12 @@ def precompile(
 
     Compiles in ``processes`` forked workers (call it before the process touches CUDA);
     returns the number of variants. Later ``gemm`` calls then only load cubins.
+
+    One config and dtype: 4 major pairs x 4 alignments x 1 output (16 NVRTC compiles):
+
+    >>> small = (BUILTIN_CONFIGS["small"],)
+    >>> precompile("sm_90a", small, dtypes=("bf16",), outs=("same",))  # doctest: +SKIP
+    16
     """
     import multiprocessing as mp
     from itertools import product

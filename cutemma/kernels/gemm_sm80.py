@@ -72,14 +72,35 @@ _LOAD = {"f32": "{x}", "f16": "f16_to_f32({x})", "bf16": "bf16_to_f32({x})", "s3
 _STORE = {"f32": "{x}", "f16": "f32_to_f16({x})", "bf16": "f32_to_bf16({x})", "s32": "{x}"}
 
 
-def kernel_name(config, dtype, a_major, b_major, out, c_type, vec_a, vec_b) -> str:
-    """The kernel's symbol: every choice that changes the source is in it."""
+def kernel_name(
+    config: GemmConfig,
+    dtype: str,
+    a_major: str,
+    b_major: str,
+    out: str,
+    c_type: str,
+    vec_a: bool,
+    vec_b: bool,
+) -> str:
+    """The kernel's symbol: every choice that changes the source is in it.
+
+    An f16 kernel, A M-major, B K-major, f32 out and C, B read one element at a time:
+
+    >>> kernel_name(GemmConfig(64, 64, 32, (2, 2), 4), "f16", "M", "K", "f32", "f32", True, False)
+    'cutemma_gemm_sm80_f16_MK_b64x64x32_w2x2_s4_of32_cf32_v8v1'
+    """
     va, vb = ("v8" if vec_a else "v1"), ("v8" if vec_b else "v1")
     return f"cutemma_gemm_sm80_{dtype}_{a_major}{b_major}_{config.name}_o{out}_c{c_type}_{va}{vb}"
 
 
 def params(out: str, c_type: str, dtype: str = "f16") -> list[Param]:
-    """The kernel signature, shared by the generator and the launcher."""
+    """The kernel signature, shared by the generator and the launcher.
+
+    Inputs are ``__restrict__``; C and D are not (``D = C`` updates in place):
+
+    >>> [p.declaration for p in params("f32", "f32", "s8")[:4]]
+    ['const int8_t* __restrict__ A', 'const int8_t* __restrict__ B', 'const float* C', 'float* D']
+    """
     return [
         Param(f"const {IN_TYPES[dtype]}*", "A"),
         Param(f"const {IN_TYPES[dtype]}*", "B"),
@@ -420,7 +441,14 @@ def gemm_source(
     vec_a: bool = True,
     vec_b: bool = True,
 ) -> str:
-    """The CUDA C++ translation unit of one GEMM kernel (deterministic for its arguments)."""
+    """The CUDA C++ translation unit of one GEMM kernel (deterministic for its arguments).
+
+    An int8 kernel issues the k32 int8 mma.sync, accumulating in s32 (no k16 form):
+
+    >>> src = gemm_source(GemmConfig(), "s8", "K", "K", out="s32")
+    >>> "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32" in src, "m16n8k16" in src
+    (True, False)
+    """
     plan = GemmPlan(config, dtype, a_major, b_major)
     c_type = c_type or out
     name = kernel_name(config, dtype, a_major, b_major, out, c_type, vec_a, vec_b)

@@ -36,6 +36,12 @@ def mainloop_steps(stages: int, k_blocks: int) -> tuple[tuple[Step, ...], tuple[
     are pending; ``('sync',)``; ``('next_read',)``; ``('ldsm', kb, buf)`` k block kb of
     the read stage into fragment buffer buf; ``('mma', kb, buf)``; ``('move', src, dst)``
     fragment buffers.
+
+    With 3 stages the prologue puts k tiles 0 and 1 in flight, then waits until at most
+    one group is pending (tile 0 has landed):
+
+    >>> mainloop_steps(3, 2)[0][:5]
+    (('copy', 0), ('commit',), ('copy', 1), ('commit',), ('wait', 1))
     """
     S, KB = stages, k_blocks
     pro: list[Step] = []

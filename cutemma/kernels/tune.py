@@ -69,7 +69,11 @@ def shape_class(m: int, n: int, k: int) -> tuple[int, int, int]:
 
 
 def entry_key(device: str, m: int, n: int, k: int, dtype: str, a_major: str, b_major: str) -> str:
-    """The JSON key of one cache entry (the shape is bucketed here)."""
+    """The JSON key of one cache entry (the shape is bucketed here).
+
+    >>> entry_key("NVIDIA H100 80GB HBM3", 1000, 1000, 3000, "f16", "M", "K")
+    'NVIDIA H100 80GB HBM3|m1024,n1024,k4096|f16|MK'
+    """
     mb, nb, kb = shape_class(m, n, k)
     return f"{device}|m{mb},n{nb},k{kb}|{dtype}|{a_major}{b_major}"
 
@@ -91,7 +95,11 @@ def kernel_dtype(dtype: Any) -> str:
 
 
 def kernel_majors(dtype: str, a_major: str, b_major: str) -> tuple[str, str]:
-    """The majors the kernel reads: as given for 16-bit types, 'K', 'K' for the others."""
+    """The majors the kernel reads: as given for 16-bit types, 'K', 'K' for the others.
+
+    >>> kernel_majors("bf16", "M", "N"), kernel_majors("s8", "M", "N")
+    (('M', 'N'), ('K', 'K'))
+    """
     if a_major not in ("K", "M") or b_major not in ("K", "N"):
         raise LaunchError(
             f"tune: a_major {a_major!r} is 'K' or 'M'; b_major {b_major!r} 'K' or 'N'"
@@ -100,7 +108,12 @@ def kernel_majors(dtype: str, a_major: str, b_major: str) -> tuple[str, str]:
 
 
 def cache_path() -> Path:
-    """Where the tuned configs live: ``gemm-tune.json`` in the cutemma cache folder."""
+    """Where the tuned configs live: ``gemm-tune.json`` in the cutemma cache folder.
+
+    >>> from cutemma.cuda.cache import cache_dir
+    >>> cache_path() == cache_dir() / "gemm-tune.json"
+    True
+    """
     from cutemma.cuda.cache import cache_dir
 
     return cache_dir() / FILE_NAME
@@ -128,7 +141,17 @@ def _config_of(entry: dict) -> GemmConfig | None:
 
 
 def table() -> dict[tuple, GemmConfig]:
-    """{(device, mb, nb, kb, dtype, a_major, b_major): GemmConfig}, read once per process."""
+    """{(device, mb, nb, kb, dtype, a_major, b_major): GemmConfig}, read once per process.
+
+    One entry stored in an empty cache folder, read back from the file:
+
+    >>> import os, tempfile
+    >>> os.environ["CUTEMMA_CACHE_DIR"] = tempfile.mkdtemp()
+    >>> _ = store("some GPU", 1000, 64, 64, "bf16", "K", "N", GemmConfig(), {})
+    >>> reload()
+    >>> list(table())
+    [('some GPU', 1024, 64, 64, 'bf16', 'K', 'N')]
+    """
     global _TABLE
     if _TABLE is None:
         loaded = {}
@@ -148,7 +171,14 @@ def table() -> dict[tuple, GemmConfig]:
 
 
 def reload() -> None:
-    """Forget the loaded table: the next look-up reads the file again (e.g. a new cache dir)."""
+    """Forget the loaded table: the next look-up reads the file again (e.g. a new cache dir).
+
+    >>> import os, tempfile
+    >>> os.environ["CUTEMMA_CACHE_DIR"] = tempfile.mkdtemp()  # a new, empty cache folder
+    >>> reload()
+    >>> table()
+    {}
+    """
     global _TABLE
     _TABLE = None
 
@@ -171,7 +201,16 @@ def lookup(
 def lookup_device(
     device: int, m: int, n: int, k: int, dtype: str, a_major: str, b_major: str
 ) -> GemmConfig | None:
-    """:func:`lookup` for a CUDA device index (gemm's hot path: nothing tuned, no work)."""
+    """:func:`lookup` for a CUDA device index (gemm's hot path: nothing tuned, no work).
+
+    With nothing tuned it returns None without asking torch for the device's name:
+
+    >>> import os, tempfile
+    >>> os.environ["CUTEMMA_CACHE_DIR"] = tempfile.mkdtemp()
+    >>> reload()
+    >>> lookup_device(0, 4096, 4096, 4096, "bf16", "K", "N") is None
+    True
+    """
     tab = _TABLE if _TABLE is not None else table()
     if not tab:
         return None
@@ -181,7 +220,11 @@ def lookup_device(
 
 @cache
 def device_name(device: int) -> str:
-    """The GPU's name as torch reports it (asked once per device)."""
+    """The GPU's name as torch reports it (asked once per device).
+
+    >>> device_name(0)  # doctest: +SKIP
+    'NVIDIA H100 80GB HBM3'
+    """
     import torch
 
     return torch.cuda.get_device_name(device)
@@ -198,7 +241,19 @@ def store(
     config: GemmConfig,
     timings: dict[str, float],
 ) -> Path:
-    """Merge one winner into the file (atomic rename) and into the loaded table."""
+    """Merge one winner into the file (atomic rename) and into the loaded table.
+
+    The config then serves every shape of the class (here 1024 x 1024 x 1024):
+
+    >>> import os, tempfile
+    >>> os.environ["CUTEMMA_CACHE_DIR"] = tempfile.mkdtemp()
+    >>> reload()
+    >>> cfg = GemmConfig(128, 128, 64, (2, 2), 3)
+    >>> store("some GPU", 1000, 1000, 1000, "bf16", "K", "N", cfg, {cfg.name: 1e-4}).name
+    'gemm-tune.json'
+    >>> lookup("some GPU", 1024, 999, 513, "bf16", "K", "N").name
+    'b128x128x64_w2x2_s3'
+    """
     path = cache_path()
     entries = _read_file()
     entries[entry_key(device, m, n, k, dtype, a_major, b_major)] = {

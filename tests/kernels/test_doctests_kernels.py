@@ -16,6 +16,7 @@ MODULES = [
     "cutemma.kernels.fastlaunch",
     "cutemma.kernels.gemm_sm80",
     "cutemma.kernels.ldmatrix",
+    "cutemma.kernels.pipeline",
     "cutemma.kernels.plan",
     "cutemma.kernels.tune",
 ]

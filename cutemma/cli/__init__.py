@@ -75,7 +75,21 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def console_main() -> None:
-    """Entry point of the ``cutemma`` console script."""
+    """Entry point of the ``cutemma`` console script: :func:`main` on ``sys.argv``, then exit.
+
+    >>> from unittest import mock
+    >>> try:
+    ...     with mock.patch("sys.argv", ["cutemma", "layout", "2:1"]):
+    ...         console_main()
+    ... except SystemExit as e:
+    ...     print("exit status", e.code)
+    2:1
+    size 2  cosize 2
+        0  1
+    +--+--+
+      0| 1|
+    exit status 0
+    """
     try:
         sys.exit(main())
     except BrokenPipeError:  # output piped into `head` and closed early

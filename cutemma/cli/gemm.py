@@ -51,7 +51,12 @@ def parse_config(text: str) -> GemmConfig:
 
 
 def describe(plan: GemmPlan) -> str:
-    """The plan's layouts, one per line: what the kernel's constants come from."""
+    """The plan's layouts, one per line: what the kernel's constants come from.
+
+    >>> print("\\n".join(describe(GemmPlan(GemmConfig(), "bf16", "K", "N")).splitlines()[:2]))
+    config b128x128x32_w2x2_s4: 128 threads, 4 stages, 65536 B shared
+    TiledMMA SM80_16x8x16_F32BF16BF16F32_TN x (2, 2): tile (32, 16, 16)
+    """
     cfg = plan.config
     (la, sa), (lb, sb) = plan.ldmatrix("A"), plan.ldmatrix("B")
     m_t, n_t, _ = plan.epilogue
@@ -83,6 +88,18 @@ def describe(plan: GemmPlan) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Print the plan and/or the source, count SASS, or run on the GPU, as ``args`` ask.
+
+    ``args`` has every option filled in (the parser's ``run`` default does that first):
+
+    >>> args = argparse.Namespace(config="small", dtype="bf16", a_major="K", b_major="N",
+    ...                           out="bf16", plan=True, show_source=False, sass=False,
+    ...                           run_mnk=None)
+    >>> run(args)  # doctest: +ELLIPSIS
+    config b64x64x32_w2x2_s4: 128 threads, 4 stages, 32768 B shared
+    ...
+    0
+    """
     cfg = parse_config(args.config)
     if not getattr(args, "config_given", True) and cfg == BUILTIN_CONFIGS["large"]:
         cfg = pick_config(1 << 14, 1 << 14, 1 << 14, dtype=args.dtype)  # fp8: 8 warps
@@ -134,6 +151,19 @@ def _run_gpu(args: argparse.Namespace, cfg: GemmConfig) -> None:
 
 
 def register(sub) -> None:
+    """Add the ``gemm`` subcommand; unset options take defaults that suit ``--dtype``.
+
+    int8 writes s32 and reads B K-major:
+
+    >>> import contextlib, io
+    >>> sub = argparse.ArgumentParser(prog="cutemma").add_subparsers()
+    >>> register(sub)
+    >>> args = sub.choices["gemm"].parse_args(["--dtype", "s8"])
+    >>> with contextlib.redirect_stdout(io.StringIO()):
+    ...     status = args.run(args)
+    >>> status, args.out, args.a_major, args.b_major
+    (0, 's32', 'K', 'K')
+    """
     p = sub.add_parser("gemm", help="the sm80 GEMM kernel: source, plan, SASS, run")
     p.add_argument("--config", default=None, help="large | wide | small | BMxBNxBK/WMxWN/S")
     p.add_argument(

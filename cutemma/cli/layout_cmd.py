@@ -51,7 +51,17 @@ def grid_text(layout) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Print the layout named on the command line."""
+    """Print the layout named on the command line: itself, size and cosize, its grid.
+
+    >>> run(argparse.Namespace(layout="(2,2):(1,2)"))
+    (2,2):(1,2)
+    size 4  cosize 4
+          0  1
+        +--+--+
+     0  | 0| 2|
+     1  | 1| 3|
+    0
+    """
     layout = parse_layout(args.layout)
     print(layout)
     print(
@@ -65,7 +75,14 @@ def run(args: argparse.Namespace) -> int:
 
 
 def register(sub) -> None:
-    """Add the ``layout`` subcommand."""
+    """Add the ``layout`` subcommand (a layout in CuTe notation, and the picture options).
+
+    >>> sub = argparse.ArgumentParser(prog="cutemma").add_subparsers()
+    >>> register(sub)
+    >>> args = sub.choices["layout"].parse_args(["4:2", "--svg", "l.svg"])
+    >>> args.layout, args.svg
+    ('4:2', 'l.svg')
+    """
     p = sub.add_parser("layout", help="print a layout, its size/cosize and its index table")
     p.add_argument("layout", help='CuTe notation, e.g. "((2,2,2),(2,2,2)):((1,16,4),(8,2,32))"')
     from cutemma.cli.show_viz import add_picture_args

@@ -45,7 +45,16 @@ def table_text(rows: list[list[str]]) -> str:
 
 
 def run_list(args: argparse.Namespace) -> int:
-    """Print the catalog (optionally one arch / family) and its counts."""
+    """Print the catalog (optionally one arch / family) and its counts.
+
+    >>> run_list(argparse.Namespace(arch=None, family="sm80.f64"))  # doctest: +ELLIPSIS
+    name                        arch  family    MxNxK  D,A,B,C          ptx
+    ...
+    SM80_8x8x4_F64F64F64F64_TN  sm80  sm80.f64  8x8x4  f64,f64,f64,f64  mma.sync.aligned.m8n8k4...
+    <BLANKLINE>
+    1 operations: sm80.f64 1
+    0
+    """
     ops = mma_ops(args.arch, args.family)
     rows = [["name", "arch", "family", "MxNxK", "D,A,B,C", "ptx"]]
     for op in ops:
@@ -156,6 +165,16 @@ def run_show(args: argparse.Namespace) -> int:
 
     With ``--atom-layout`` or ``--tile`` the atom is composed into a TiledMMA first; with
     ``--svg/--html/--latex`` the picture is written to the file instead of the text.
+
+    >>> ns = argparse.Namespace(name="SM61_DP2A", param=None, no_grid=False, atom_layout=None,
+    ...                         tile=None)
+    >>> run_show(ns)  # doctest: +ELLIPSIS
+    SM61_DP2A  (sm61, family sm61.dp)
+    ...
+    C (M=1 x N=1)
+            0
+    0    T0V0
+    0
     """
     from cutemma.cli.show_viz import parse_atom_layout, parse_tile, terminal_text, write_from_args
     from cutemma.tiled import make_tiled_mma
@@ -176,7 +195,13 @@ def run_show(args: argparse.Namespace) -> int:
 
 
 def register(sub) -> None:
-    """Add the ``list`` and ``show`` subcommands."""
+    """Add the ``list`` and ``show`` subcommands.
+
+    >>> sub = argparse.ArgumentParser(prog="cutemma").add_subparsers()
+    >>> register(sub)
+    >>> sub.choices["show"].parse_args(["SM61_DP4A", "-p", "a=1", "-p", "b=2"]).param
+    ['a=1', 'b=2']
+    """
     p = sub.add_parser("list", help="list the MMA catalog with counts per family")
     p.add_argument("--arch", help="only this architecture, e.g. sm80")
     p.add_argument("--family", help="only this family, e.g. int8 or sm80.int8")

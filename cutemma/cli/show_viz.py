@@ -20,7 +20,14 @@ from cutemma.layout.notation import parse_layout
 
 
 def add_picture_args(parser: argparse.ArgumentParser) -> None:
-    """Add ``--svg F``, ``--html F`` and ``--latex F`` to a subcommand's parser."""
+    """Add ``--svg F``, ``--html F`` and ``--latex F`` to a subcommand's parser.
+
+    >>> p = argparse.ArgumentParser()
+    >>> add_picture_args(p)
+    >>> args = p.parse_args(["--html", "t.html"])
+    >>> args.html, args.svg, args.latex
+    ('t.html', None, None)
+    """
     parser.add_argument("--svg", metavar="FILE", help="write an SVG picture to FILE")
     parser.add_argument(
         "--html", metavar="FILE", help="write an interactive, self-contained HTML page to FILE"

@@ -18,7 +18,14 @@ from cutemma.errors import CutemmaError
 
 
 def register(subparsers) -> None:
-    """Add the ``verify`` subcommand."""
+    """Add the ``verify`` subcommand.
+
+    >>> sub = argparse.ArgumentParser(prog="cutemma").add_subparsers()
+    >>> register(sub)
+    >>> args = sub.choices["verify"].parse_args(["--family", "sm80.f16", "--family", "sm80.tf32"])
+    >>> args.family, args.hardware
+    (['sm80.f16', 'sm80.tf32'], False)
+    """
     p = subparsers.add_parser(
         "verify",
         help="check every atom: layouts vs the PTX ISA, probe compile + SASS, and on the GPU",
@@ -64,7 +71,18 @@ def select_ops(arch: str | None, families: list[str] | None) -> list:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run the sweep; exit status 0 when nothing failed, 1 otherwise."""
+    """Run the sweep; exit status 0 when nothing failed, 1 otherwise.
+
+    It compiles every probe, so the example needs NVRTC and cuobjdump (the cuda extra):
+
+    >>> ns = argparse.Namespace(arch="sm61", family=None, hardware=False, k_major_only=True,
+    ...                         json=None, no_progress=True)
+    >>> run(ns)  # doctest: +SKIP
+    family   pass  fail  skip
+    sm61.dp     2     0     0
+    total       2     0     0   (0.6 s)
+    0
+    """
     if args.hardware:
         try:  # torch before cuda.core touches the driver (notes/CUDA.md)
             import torch  # noqa: F401

@@ -112,6 +112,12 @@ def compile_probes(
 
     ``arch`` overrides every probe's own target (the hardware stage compiles for
     the GPU present). Results come back in the order of ``probes``.
+
+    >>> from cutemma.cuda.probe import probe_for
+    >>> from cutemma.mma import mma_ops
+    >>> probes = [probe_for(op) for op in mma_ops(family='sm61.dp')]
+    >>> [(c.probe.kernel_name, c.kinds, c.problem) for c in compile_probes(probes, workers=1)]
+    [('probe_SM61_DP4A', {'IDP': 1}, None), ('probe_SM61_DP2A', {'IDP': 1}, None)]
     """
     groups: dict[str, list] = {}
     for p in probes:

@@ -14,7 +14,16 @@ from cutemma.mma.types import NumericType
 
 
 def random_values(t: NumericType, shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
-    """Random values of format ``t``: full range for integers, a spread of magnitudes for floats."""
+    """Random values of format ``t``: full range for integers, a spread of magnitudes for floats.
+
+    Every value is already one of ``t``'s (quantizing changes nothing):
+
+    >>> from cutemma.mma.types import numeric_type
+    >>> e4m3 = numeric_type('e4m3')
+    >>> v = random_values(e4m3, (4, 4), np.random.default_rng(0))
+    >>> v.shape, bool(np.all(e4m3.quantize(v) == v))
+    ((4, 4), True)
+    """
     if t.kind == "bits":
         return rng.integers(0, 2, shape)
     if t.kind == "int":
@@ -59,7 +68,14 @@ def to_container(t: NumericType, values: np.ndarray) -> np.ndarray:
 
 
 def from_container(t: NumericType, data: np.ndarray, rows: int, cols: int) -> np.ndarray:
-    """The inverse of :func:`to_container` for a D tile: values in ``t``'s compute dtype."""
+    """The inverse of :func:`to_container` for a D tile: values in ``t``'s compute dtype.
+
+    The flat data is in m + n*M order, so it fills the tile column by column:
+
+    >>> from cutemma.mma.types import numeric_type
+    >>> from_container(numeric_type('f32'), np.arange(6, dtype=np.float32), 2, 3).tolist()
+    [[0.0, 2.0, 4.0], [1.0, 3.0, 5.0]]
+    """
     data = np.asarray(data)
     if t.kind in ("complex", "gauss"):
         vals = np.ascontiguousarray(data.astype(np.float64)).view(t.host)
@@ -82,6 +98,14 @@ def tolerance(atom: MmaAtom, A, B, C) -> np.ndarray | None:
 
     Each product and each partial sum may round once in D's format, so the bound
     is ``4 * K * eps * (sum_k |a b| + |c|)`` plus a subnormal floor.
+
+    f32 D, K = 16, all-ones A and B: 4 * 16 * 2**-23 * 16 = 2**-13 at every entry.
+
+    >>> from cutemma.mma import make_mma_atom
+    >>> atom = make_mma_atom('SM80_16x8x16_F32F16F16F32_TN')
+    >>> tol = tolerance(atom, np.ones((16, 16)), np.ones((8, 16)), np.zeros((16, 8)))
+    >>> tol.shape, float(tol.max()) == 2.0**-13
+    ((16, 8), True)
     """
     d = atom.val_type_D
     if d.kind in ("int", "bits"):
@@ -109,7 +133,14 @@ def _magnitude(atom: MmaAtom, A, B, C) -> np.ndarray:
 
 
 def compare(atom: MmaAtom, got, want, tol) -> tuple[bool, float]:
-    """(ok, max abs error) of a GPU D tile against the reference."""
+    """(ok, max abs error) of a GPU D tile against the reference.
+
+    Integer D (tolerance None) must match exactly:
+
+    >>> from cutemma.mma import make_mma_atom
+    >>> compare(make_mma_atom('SM61_DP4A'), np.array([[7]]), np.array([[5]]), None)
+    (False, 2.0)
+    """
     if atom.val_type_D.kind == "gauss":
         diffs = [np.abs(got[p] - want[p]) for p in ("t0", "t1", "t2")]
         err = np.maximum.reduce(diffs)

@@ -128,7 +128,16 @@ def _torch_tensor(torch, array: np.ndarray, device: str):
 
 
 def run_on_gpu(cases: Sequence[_Case], progress: Progress | None, device: int = 0) -> list:
-    """Launch every case once, then compare; returns [(ok, max_err, why)] in order."""
+    """Launch every case once, then compare; returns [(ok, max_err, why)] in order.
+
+    Needs torch and a GPU; :func:`verify` with ``hardware=True`` builds the cases:
+
+    >>> from cutemma.mma import mma_ops
+    >>> ops = list(mma_ops(family='sm80.f16'))
+    >>> report = verify(ops, hardware=True, progress=False)  # doctest: +SKIP
+    >>> report.failed  # doctest: +SKIP
+    0
+    """
     import torch  # before cuda.core touches the driver (notes/CUDA.md)
 
     from cutemma.cuda.launch import load_kernel

@@ -9,7 +9,17 @@ import importlib
 import pytest
 from cuda_skips import needs_cuobjdump, needs_nvrtc
 
-MODULES = ["cache", "compile", "sass", "source", "launch", "__init__"]
+MODULES = [
+    "cache",
+    "compile",
+    "sass",
+    "source",
+    "launch",
+    "tile_values",
+    "batch_compile",
+    "verify",
+    "__init__",
+]
 
 
 @needs_nvrtc

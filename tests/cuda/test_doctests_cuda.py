@@ -18,8 +18,12 @@ MODULES = [
     "tile_values",
     "batch_compile",
     "verify",
+    "probe_gmma",
+    "probe_umma",
+    "report",
     "__init__",
 ]
+# codegen and probe: their examples run in tests/cuda/test_probe_compile.py
 
 
 @needs_nvrtc

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from cutemma.display import RichDisplay
 from cutemma.errors import LayoutError
 from cutemma.layout.layout import Layout, as_layout, cosize
 
@@ -61,6 +62,9 @@ class Swizzle:
     def __str__(self) -> str:
         return f"Sw<{self.bits},{self.base},{self.shift}>"
 
+    def __repr__(self) -> str:
+        return self.__str__()
+
     def size(self) -> int:
         """The span the swizzle permutes within: 2**(base + bits + |shift|)."""
         return 1 << (self.base + self.bits + abs(self.shift))
@@ -70,7 +74,7 @@ class Swizzle:
         return self.size()
 
 
-class ComposedLayout:
+class ComposedLayout(RichDisplay):
     """``x -> outer(offset + inner(x))``; the algebra (composition with a tiler, divides,
     products, tile_to_shape) acts on ``inner``.
 
@@ -112,7 +116,8 @@ class ComposedLayout:
         return f"{self.outer} o {self.offset} o {self.inner}"
 
     def __repr__(self) -> str:
-        return f"ComposedLayout({self.outer!r}, {self.offset}, {self.inner!r})"
+        # CuTe's notation at the REPL too (issue 13), as Layout
+        return self.__str__()
 
     @property
     def shape(self):

@@ -237,3 +237,51 @@ def test_layout_repr_is_cute_notation():
     assert repr(sw) == "Sw<3,4,3> o 0 o (8,64):(64,1)"
     assert repr(cm.Swizzle(2, 3, 3)) == "Sw<2,3,3>"
     assert repr([cm.Layout(4), cm.Layout(2, 8)]) == "[4:1, 2:8]"
+
+
+# docs/descriptors.md "Swizzle units": CuTe prints byte swizzles next to a smem_ptr[Nb] and
+# element-unit ones when made position independent; cutemma's atoms are the element form.
+SMEM_ATOMS = [
+    ("K", "SW128", "f16", "half_t"),
+    ("K", "SW64", "tf32", "tfloat32_t"),
+    ("K", "INTER", "bf16", "bfloat16_t"),
+    ("K", "SW32", "u8", "uint8_t"),
+    ("MN", "SW64", "f32", "float"),
+    ("MN", "SW128", "bf16", "bfloat16_t"),
+    ("MN", "SW32", "e4m3", "float_e4m3_t"),
+]
+_SMEM_PTR = re.compile(r"^Sw<(\d+),(\d+),(\d+)> o smem_ptr\[(\d+)b\]\(unset\) o (.*)$")
+
+
+@pytest.fixture(scope="module")
+def cpp_smem_atoms():
+    cases = {}
+    for major, sw, _, ctype in SMEM_ATOMS:
+        atom = f"GMMA::Layout_{major}_{sw}_Atom<{ctype}>{{}}"
+        cases[f"{major}/{sw}/{ctype}/bytes"] = f"print({atom});"
+        cases[f"{major}/{sw}/{ctype}/elements"] = (
+            f"print(as_position_independent_swizzle_layout({atom}));"
+        )
+    reason = harness.unavailable_reason()
+    if reason:
+        pytest.skip(reason)
+    keys = list(cases)
+    body = "\n".join(f'{{ {cases[k]} }} printf("\\n{SEP}\\n");' for k in keys)
+    out = harness.run(body, headers=("cute/atom/mma_traits_sm90_gmma.hpp",))
+    return {k: _no_static(b).strip() for k, b in zip(keys, out.split(f"\n{SEP}\n"))}
+
+
+@pytest.mark.parametrize("major,sw,dtype,ctype", SMEM_ATOMS)
+def test_swizzle_atoms_are_cutes_element_form(cpp_smem_atoms, major, sw, dtype, ctype):
+    ours = cm.gmma_layout_atom(major, sw, dtype)
+    key = f"{major}/{sw}/{ctype}"
+    # CuTe's position-independent form is the element form, offset printed as _0 (CuTe drops
+    # a swizzle of 0 bits, the identity, altogether)
+    want = cpp_smem_atoms[f"{key}/elements"]
+    assert (str(ours) if ours.outer.bits else str(ours.inner)) == want
+    # and the byte form maps onto it by the rule the docs give: M - log2(bits / 8)
+    b, m, s, bits, inner = _SMEM_PTR.match(cpp_smem_atoms[f"{key}/bytes"]).groups()
+    b, m, s, bits = int(b), int(m), int(s), int(bits)
+    shift = (bits // 8).bit_length() - 1 if bits >= 8 else -((8 // bits).bit_length() - 1)
+    assert (ours.outer.bits, ours.outer.base, ours.outer.shift) == (b, m - shift, s)
+    assert str(ours.inner) == inner

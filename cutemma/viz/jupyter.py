@@ -37,7 +37,7 @@ from cutemma.viz.grid import Figure, figure_of
 from cutemma.viz.html import to_html
 from cutemma.viz.svg import to_svg
 
-MAX_CELLS = 1 << 16  # cells in a picture; past this a notebook shows the text only
+MAX_CELLS = 1 << 15  # cells in a picture (~2.5 MB of SVG); past this a notebook shows text only
 MAX_ELEMENTS = 4096  # tensor elements in an HTML table
 _MODE = {"pictures": "svg"}
 

@@ -285,3 +285,19 @@ def test_swizzle_atoms_are_cutes_element_form(cpp_smem_atoms, major, sw, dtype, 
     shift = (bits // 8).bit_length() - 1 if bits >= 8 else -((8 // bits).bit_length() - 1)
     assert (ours.outer.bits, ours.outer.base, ours.outer.shift) == (b, m - shift, s)
     assert str(ours.inner) == inner
+
+
+GMMA_RAWS = [0x4000004000010040, 0x8000004000200000, 0xC000000000000001, 0x0000002000080010,
+             0x40000040000100A0 | (3 << 49)]  # fmt: skip
+
+
+def test_print_gmma_descriptor_is_cutes():
+    reason = harness.unavailable_reason()
+    if reason:
+        pytest.skip(reason)
+    body = "\n".join(
+        f'print(GmmaDescriptor(uint64_t({raw:#x}ull))); printf("{SEP}\\n");' for raw in GMMA_RAWS
+    )
+    out = harness.run(body, headers=("cute/arch/mma_sm90_desc.hpp",)).split(f"{SEP}\n")
+    for raw, text in zip(GMMA_RAWS, out):
+        assert str(cm.decode_gmma_desc(raw)) == text.rstrip("\n")

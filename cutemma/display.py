@@ -15,6 +15,9 @@ module, so every layer may import it.
 >>> register(Box, lambda obj: {"image/svg+xml": "<svg/>"})
 >>> sorted(Box()._repr_mimebundle_())
 ['image/svg+xml', 'text/plain']
+>>> register(Box, lambda obj: 1 / 0)  # a renderer that fails leaves the text
+>>> Box()._repr_mimebundle_()
+{'text/plain': 'Box'}
 """
 
 from __future__ import annotations
@@ -74,7 +77,10 @@ class RichDisplay:
         bundle = {"text/plain": repr(self)}
         render = renderer(type(self))
         if render is not None:
-            bundle.update(render(self))
+            try:
+                bundle.update(render(self))
+            except Exception:  # a picture that cannot be drawn must not hide the text
+                pass
         return {k: v for k, v in bundle.items() if _keep(k, include, exclude)}
 
 

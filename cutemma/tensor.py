@@ -124,8 +124,8 @@ def layout_text(tensor: Tensor) -> str:
     >>> layout_text(zipped_divide_tensor(t, (2, 4)))
     '((2,4),(4,2)):((1@0,1@1),(2@0,4@1))'
     """
-    if not isinstance(tensor.data, CoordinateEngine):
-        return str(tensor.layout)
+    if not isinstance(tensor.data, CoordinateEngine) or not isinstance(tensor.layout, Layout):
+        return str(tensor.layout)  # arrays, and swizzled views: the layout as it prints
     shape = tensor.data.shape
 
     def step(d):

@@ -102,6 +102,7 @@ def sass(cubin: Cubin | bytes, raw: bool = False) -> str:
     >>> "EXIT" in sass(compile('extern "C" __global__ void k() {}', "sm_80"))
     True
     """
+    _cubin_bytes(cubin)  # refuse what is not a cubin before looking for the tools
     text = _run_tool(_disassembler(), cubin)
     if raw:
         return text

@@ -294,7 +294,10 @@ def _error_lines(source: str, name: str, options: tuple[str, ...], log: str) -> 
 def _compile_error(source: str, name: str, options: tuple[str, ...], log: str) -> CompileError:
     line, extra = _error_lines(source, name, options, log)
     excerpt = numbered_lines(source, line) if line else ""
-    parts = [f"NVRTC could not compile {name} with options {' '.join(options)}:", log]
+    # the first error leads (a log can open with warnings); the whole log follows
+    first = next((ln.strip() for ln in log.splitlines() if re.search(r"\berror\b", ln)), "")
+    head = f"NVRTC could not compile {name} with options {' '.join(options)}"
+    parts = [f"{head}: {first}" if first else f"{head}:", log]
     if extra:
         parts.append(extra)
     if excerpt:

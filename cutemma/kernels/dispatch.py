@@ -159,9 +159,12 @@ def _check(A: Any, B: Any) -> tuple[int | None, str, tuple[str, ...]]:
     """
     for what, t in (("A", A), ("B", B)):
         if not hasattr(t, "dim") or t.dim() not in (2, 3):
-            shape = tuple(getattr(t, "shape", ())) or type(t).__name__
+            kind = f"{type(t).__module__}.{type(t).__name__}".removeprefix("builtins.")
+            shape = tuple(getattr(t, "shape", ()))
+            got = f"a {kind} of shape {shape}" if hasattr(t, "shape") else f"a {kind}"
             raise LaunchError(
-                f"gemm: {what} must be a 2-D or 3-D (batch, rows, cols) torch tensor, got {shape}"
+                f"gemm: {what} must be a 2-D or 3-D (batch, rows, cols) torch tensor on a CUDA "
+                f"device, got {got} (for numpy arrays on the CPU use cutemma.emulate.gemm)"
             )
     if A.shape[-1] != B.shape[-2]:
         raise LaunchError(
@@ -239,9 +242,9 @@ def gemm(
     >>> cutemma.gemm(A8, B8, scale_a=0.5, out_dtype=torch.float32).dtype  # doctest: +SKIP
     torch.float32
     """
+    batch, dtype, outs = _check(A, B)  # before torch: a numpy array is named as one
     import torch
 
-    batch, dtype, outs = _check(A, B)
     M, K = A.shape[-2:]
     N = B.shape[-1]
     out_dtype = out_dtype or (out.dtype if out is not None else getattr(torch, outs[0]))

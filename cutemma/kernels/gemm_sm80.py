@@ -202,7 +202,8 @@ def _copy_setup(plan: GemmPlan, cp: CopyPlan, vec: bool) -> str:
     T = IN_TYPES[plan.dtype]
     lines.append(f"const {T}* {X}_src = {X} + {origin};  // this thread's first chunk, k tile 0")
     lines.append(f"const long long {X}_step = {step};  // one k tile, in elements")
-    lines.append(f"const long long {X}_rows = {cp.rows_per_pass} * {ld};  // chunk i+1 - chunk i")
+    if len(cp.smem.parts()[1]) > 1:  # only a second chunk steps by it (no unused variable)
+        lines.append(f"const long long {X}_rows = {cp.rows_per_pass} * {ld};  // chunk i+1 - chunk i")
     lines.append(f"const bool {X}_inside = {mn0} + {r['block']} <= {ext};")
     return "\n".join(lines)
 

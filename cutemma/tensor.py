@@ -17,8 +17,10 @@ import numpy as np
 
 from cutemma.errors import LayoutError
 from cutemma.layout import algebra
+from cutemma.layout import checks as ck
 from cutemma.layout.int_tuple import IntTuple, idx2crd, is_tuple, product, product_each
 from cutemma.layout.layout import Layout, _has_none, _modes, as_layout, slice_and_offset
+from cutemma.layout.swizzle import ComposedLayout
 
 
 class CoordinateEngine:
@@ -47,8 +49,11 @@ class Tensor:
 
     def __init__(self, data, layout, offset: int = 0):
         self.data = data if isinstance(data, CoordinateEngine) else np.asarray(data).reshape(-1)
-        self.layout = layout if not isinstance(layout, (int, tuple)) else Layout(layout)
-        self.offset = offset
+        if isinstance(layout, int | tuple):
+            layout = Layout(layout)
+        self.layout = ck.layout_arg(layout, "Tensor", composed=True, which="the layout")
+        self.offset = ck.int_arg(offset, "Tensor", "offset")
+        _check_span(self)
 
     @property
     def shape(self) -> IntTuple:
@@ -85,6 +90,23 @@ class Tensor:
         return f"Tensor({self.layout}, offset={self.offset})"
 
 
+def _check_span(t: Tensor) -> None:
+    """Every offset ``t.offset + t.layout(c)`` must index ``t.data`` (no wrap-around)."""
+    layout = getattr(t.layout, "inner", t.layout)  # a swizzle stays inside its span
+    lo = hi = t.offset
+    for s, d in zip(*layout.flat()):
+        lo, hi = (lo + (s - 1) * d, hi) if d < 0 else (lo, hi + (s - 1) * d)
+    if isinstance(t.layout, ComposedLayout):
+        hi = max(hi, t.offset + t.layout.cosize() - 1)
+    n = len(t.data)
+    if lo < 0 or hi >= n:
+        raise LayoutError(
+            f"Tensor: offset {t.offset} with layout {t.layout} reaches data offsets {lo}..{hi}, "
+            f"but data has {n} elements (offsets 0..{n - 1}); give more data, a smaller layout "
+            "or an offset that keeps inside it"
+        )
+
+
 def make_tensor(data, layout) -> Tensor:
     """A tensor over ``data`` with ``layout`` (a Layout or a shape).
 
@@ -92,6 +114,7 @@ def make_tensor(data, layout) -> Tensor:
     (2, 2)
     """
     layout = as_layout(layout) if isinstance(layout, (int, tuple)) else layout
+    layout = ck.layout_arg(layout, "make_tensor", composed=True, which="the layout")
     n = len(data) if isinstance(data, CoordinateEngine) else np.asarray(data).size
     if layout.cosize() > n:
         raise LayoutError(
@@ -106,7 +129,7 @@ def make_identity_tensor(shape: IntTuple) -> Tensor:
     >>> make_identity_tensor((2, 3))(5)
     (1, 2)
     """
-    layout = Layout(shape)
+    layout = Layout(ck.int_tuple_arg(shape, "make_identity_tensor", "shape", 1))
     return Tensor(CoordinateEngine(layout.shape), layout)
 
 
@@ -140,7 +163,8 @@ def local_tile(tensor: Tensor, tiler, coord) -> Tensor:
     >>> t(0, 0), t(3, 3)
     ((4, 0), (7, 3))
     """
-    z = zipped_divide_tensor(tensor, tiler)
+    _tensor_arg(tensor, "local_tile")
+    z = zipped_divide_tensor(tensor, ck.tiler_arg(tiler, "local_tile"))
     tile, rest = z.layout[0], z.layout[1]
     n_tile = len(tile) if is_tuple(tile.shape) else 1
     n_rest = len(rest) if is_tuple(rest.shape) else 1
@@ -160,7 +184,13 @@ def local_partition(tensor: Tensor, thr_layout, index: int) -> Tensor:
     >>> t.tolist()
     [(1, 0), (3, 0), (1, 2), (3, 2)]
     """
+    _tensor_arg(tensor, "local_partition")
+    if not isinstance(thr_layout, Layout | int | tuple):
+        raise LayoutError(
+            f"local_partition: thr_layout must be a Layout or a shape, got {thr_layout!r}"
+        )
     thr_layout = as_layout(thr_layout)
+    index = ck.int_arg(index, "local_partition", "index")
     tile = product_each(thr_layout.shape)
     tile = tile if is_tuple(tile) else (tile,)
     coord = _coord_of(thr_layout, index)
@@ -169,6 +199,13 @@ def local_partition(tensor: Tensor, thr_layout, index: int) -> Tensor:
     n_rest = len(rest) if is_tuple(rest.shape) else 1
     keep = tuple([None] * n_rest) if n_rest > 1 else None
     return z(coord if len(tile) > 1 else coord[0], keep)
+
+
+def _tensor_arg(x, func: str) -> None:
+    if not isinstance(x, Tensor):
+        raise LayoutError(
+            f"{func}: expected a Tensor (make_tensor or make_identity_tensor) first, got {x!r}"
+        )
 
 
 def _coord_of(layout: Layout, index: int) -> tuple:

@@ -14,6 +14,7 @@ mode by mode.
 from __future__ import annotations
 
 from cutemma.errors import LayoutError
+from cutemma.layout import checks as ck
 from cutemma.layout import int_tuple as it
 from cutemma.layout.int_tuple import IntTuple, is_int, is_tuple
 from cutemma.layout.layout import (
@@ -136,6 +137,7 @@ def composition(a, b):
     >>> str(composition(Layout((10, 2), (16, 4)), Layout((5, 4), (1, 5))))
     '(5,(2,2)):(16,(80,4))'
     """
+    b = b if b is None else ck.tiler_arg(b, "composition", a)
     if _is_composed(a):
         return a.compose_inner(b)
     if hasattr(a, "layout") and hasattr(a, "data"):  # a Tensor: compose its layout
@@ -173,6 +175,9 @@ def complement(layout: Layout, cotarget: IntTuple | None = None) -> Layout:
     >>> str(complement(Layout(4, 2), 24))
     '(2,3):(1,8)'
     """
+    layout = ck.layout_arg(layout, "complement")
+    if cotarget is not None:
+        cotarget = ck.int_tuple_arg(cotarget, "complement", "cotarget", 1, layout)
     if cotarget is None:
         cotarget = cosize(layout)
     target = cotarget if isinstance(cotarget, int) else it.product(cotarget)
@@ -206,6 +211,7 @@ def right_inverse(layout: Layout) -> Layout:
     >>> str(right_inverse(Layout((4, 2), (2, 1))))
     '(2,4):(4,1)'
     """
+    layout = ck.layout_arg(layout, "right_inverse", composed=True)
     shapes, strides = coalesce(layout).flat()
     index_strides = []
     n = 1
@@ -232,6 +238,7 @@ def left_inverse(layout: Layout) -> Layout:
     >>> str(left_inverse(Layout((4, 2), (2, 1))))
     '(2,4):(4,1)'
     """
+    layout = ck.layout_arg(layout, "left_inverse", composed=True)
     return right_inverse(make_layout(layout, complement(layout)))
 
 
@@ -258,6 +265,10 @@ def logical_divide(a, tiler):
     >>> str(logical_divide(Layout((4, 2, 3), (2, 1, 8)), Layout(4, 2)))
     '((2,2),(2,3)):((4,1),(2,8))'
     """
+    a, tiler = (
+        ck.layout_arg(a, "logical_divide", composed=True),
+        ck.tiler_arg(tiler, "logical_divide", a),
+    )
     if _is_composed(a):
         return a.with_inner(logical_divide(a.inner, tiler))
     if is_tuple(tiler) and not isinstance(tiler, Layout):
@@ -305,6 +316,10 @@ def zipped_divide(a, tiler):
     >>> str(zipped_divide(Layout((4, 6)), (2, 3)))
     '((2,3),(2,2)):((1,4),(2,12))'
     """
+    a, tiler = (
+        ck.layout_arg(a, "zipped_divide", composed=True),
+        ck.tiler_arg(tiler, "zipped_divide", a),
+    )
     if _is_composed(a):
         return a.with_inner(zipped_divide(a.inner, tiler))
     d = logical_divide(a, tiler)
@@ -320,6 +335,10 @@ def tiled_divide(a, tiler):
     >>> str(tiled_divide(Layout((4, 6)), (2, 3)))
     '((2,3),2,2):((1,4),2,12)'
     """
+    a, tiler = (
+        ck.layout_arg(a, "tiled_divide", composed=True),
+        ck.tiler_arg(tiler, "tiled_divide", a),
+    )
     if _is_composed(a):
         return a.with_inner(tiled_divide(a.inner, tiler))
     z = zipped_divide(a, tiler)
@@ -332,6 +351,7 @@ def flat_divide(a, tiler):
     >>> str(flat_divide(Layout((4, 6)), (2, 3)))
     '(2,3,2,2):(1,4,2,12)'
     """
+    a, tiler = ck.layout_arg(a, "flat_divide", composed=True), ck.tiler_arg(tiler, "flat_divide", a)
     if _is_composed(a):
         return a.with_inner(flat_divide(a.inner, tiler))
     z = zipped_divide(a, tiler)
@@ -355,6 +375,10 @@ def logical_product(a, tiler):
     >>> str(logical_product(Layout((2, 2), (4, 1)), Layout(6, 1)))
     '((2,2),(2,3)):((4,1),(2,8))'
     """
+    a, tiler = (
+        ck.layout_arg(a, "logical_product", composed=True),
+        ck.tiler_arg(tiler, "logical_product", a),
+    )
     if _is_composed(a):
         return a.with_inner(logical_product(a.inner, tiler))
     if is_tuple(tiler) and not isinstance(tiler, Layout):
@@ -368,6 +392,10 @@ def zipped_product(a, tiler):
     >>> str(zipped_product(Layout((2, 2)), (Layout(3), Layout(2))))
     '((2,2),(3,2)):((1,2),(2,1))'
     """
+    a, tiler = (
+        ck.layout_arg(a, "zipped_product", composed=True),
+        ck.tiler_arg(tiler, "zipped_product", a),
+    )
     if _is_composed(a):
         return a.with_inner(zipped_product(a.inner, tiler))
     p = logical_product(a, tiler)
@@ -383,6 +411,10 @@ def tiled_product(a, tiler):
     >>> str(tiled_product(Layout((2, 2)), (Layout(3), Layout(2))))
     '((2,2),3,2):((1,2),2,1)'
     """
+    a, tiler = (
+        ck.layout_arg(a, "tiled_product", composed=True),
+        ck.tiler_arg(tiler, "tiled_product", a),
+    )
     if _is_composed(a):
         return a.with_inner(tiled_product(a.inner, tiler))
     z = zipped_product(a, tiler)
@@ -395,6 +427,10 @@ def flat_product(a, tiler):
     >>> str(flat_product(Layout((2, 2)), (Layout(3), Layout(2))))
     '(2,2,3,2):(1,2,2,1)'
     """
+    a, tiler = (
+        ck.layout_arg(a, "flat_product", composed=True),
+        ck.tiler_arg(tiler, "flat_product", a),
+    )
     if _is_composed(a):
         return a.with_inner(flat_product(a.inner, tiler))
     z = zipped_product(a, tiler)
@@ -471,6 +507,7 @@ def blocked_product(block, tiler):
     >>> str(blocked_product(Layout((2, 2)), Layout((2, 3))))
     '((2,2),(2,3)):((1,4),(2,8))'
     """
+    tiler = ck.tiler_arg(tiler, "blocked_product", block)
     if _is_composed(block):
         return block.with_inner(blocked_product(block.inner, tiler))
     return _interleave(block, tiler, True)
@@ -482,6 +519,7 @@ def raked_product(block, tiler):
     >>> str(raked_product(Layout((2, 2)), Layout((2, 3))))
     '((2,2),(3,2)):((4,1),(8,2))'
     """
+    tiler = ck.tiler_arg(tiler, "raked_product", block)
     if _is_composed(block):
         return block.with_inner(raked_product(block.inner, tiler))
     return _interleave(block, tiler, False)
@@ -493,6 +531,9 @@ def make_ordered_layout(shape: IntTuple, order: IntTuple | None = None) -> Layou
     >>> str(make_ordered_layout((2, 3, 4), (1, 2, 0)))
     '(2,3,4):(4,8,1)'
     """
+    shape = ck.int_tuple_arg(shape, "make_ordered_layout", "shape", 1)
+    if order is not None:
+        order = ck.int_tuple_arg(order, "make_ordered_layout", "order")
     if order is None:
         return Layout(shape)
     if it.rank(order) != it.rank(shape):
@@ -517,6 +558,7 @@ def tile_to_shape(block, target: IntTuple, order: IntTuple | None = None):
     >>> str(tile_to_shape(Layout((2, 2), (2, 1)), (4, 6)))
     '(4,(2,3)):(2,(1,8))'
     """
+    target = ck.int_tuple_arg(target, "tile_to_shape", "target", 1, block)
     if _is_composed(block):
         return block.with_inner(tile_to_shape(block.inner, target, order))
     block = as_layout(block)
@@ -544,6 +586,8 @@ def max_common_layout(a: Layout, b: Layout) -> Layout:
     >>> str(max_common_layout(Layout((4, 8)), Layout((4, 8), (1, 8))))
     '4:1'
     """
+    a = ck.layout_arg(a, "max_common_layout", composed=True)
+    b = ck.layout_arg(b, "max_common_layout", composed=True, which="the second argument")
     inv_b = right_inverse(b)
     common = coalesce(composition(a, inv_b))
     first = common[0] if is_tuple(common.shape) else common
@@ -558,6 +602,8 @@ def max_common_vector(a: Layout, b: Layout) -> int:
     >>> max_common_vector(Layout((4, 8)), Layout((4, 8), (1, 8)))
     4
     """
+    a = ck.layout_arg(a, "max_common_vector", composed=True)
+    b = ck.layout_arg(b, "max_common_vector", composed=True, which="the second argument")
     inv_b = right_inverse(b)
     common = coalesce(composition(a, inv_b))
     first = common[0] if is_tuple(common.shape) else common
@@ -580,6 +626,8 @@ def upcast(layout: Layout, n: int) -> Layout:
     >>> str(upcast(Layout((8, 4), (1, 8)), 8))
     '(1,4):(1,1)'
     """
+    layout = ck.layout_arg(layout, "upcast")
+    n = ck.int_arg(n, "upcast", "n", 1, layout)
     if n < 1:
         raise LayoutError(f"upcast({layout}, {n}): the factor must be >= 1")
 
@@ -606,6 +654,8 @@ def downcast(layout: Layout, n: int) -> Layout:
     >>> str(downcast(Layout((2, 4), (1, 2)), 4))
     '(8,4):(1,8)'
     """
+    layout = ck.layout_arg(layout, "downcast")
+    n = ck.int_arg(n, "downcast", "n", 1, layout)
     if n < 1:
         raise LayoutError(f"downcast({layout}, {n}): the factor must be >= 1")
     return _scale_leaves(layout, lambda s, d: (s * n, 1) if d == 1 else (s, d * n))
@@ -617,7 +667,7 @@ def nullspace(layout: Layout) -> Layout:
     >>> str(nullspace(Layout((2, 4, 3), (1, 0, 2))))
     '4:2'
     """
-    flat = flatten_layout(layout)
+    flat = flatten_layout(ck.layout_arg(layout, "nullspace"))
     shapes, strides = it.flatten(flat.shape), it.flatten(flat.stride)
     idx = it.flatten(it.prefix_product(flat.shape))
     keep = [(s, i) for s, d, i in zip(shapes, strides, idx) if d == 0 and s != 1]

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from cutemma.errors import LayoutError
+from cutemma.layout import checks as ck
 from cutemma.layout import int_tuple as it
 from cutemma.layout.int_tuple import IntTuple, is_int, is_tuple
 
@@ -58,6 +59,7 @@ class Layout:
             ) from None
 
     def _init(self, shape, stride) -> None:
+        shape, stride = ck.ints_of(shape), ck.ints_of(stride)  # numpy ints are ints
         if isinstance(shape, list):
             shape = _to_tuple(shape)
         if isinstance(stride, list):
@@ -146,6 +148,7 @@ class Layout:
             yield self[i]
 
     def __getitem__(self, i: int) -> Layout:
+        i = ck.int_arg(i, f"layout {self}", "mode")
         if isinstance(self._shape, tuple):
             n = len(self._shape)
             if not -n <= i < n:
@@ -160,6 +163,7 @@ class Layout:
             crd = crd[0]
         elif len(crd) == 0:
             raise LayoutError(f"layout {self} called with no coordinate")
+        crd = ck.ints_of(crd)
         if _has_none(crd):
             sub, _ = slice_and_offset(crd, self)
             return sub
@@ -237,6 +241,8 @@ def slice_and_offset(crd: IntTuple, layout: Layout) -> tuple[Layout, int]:
     >>> slice_and_offset((None, 1), Layout((4, 2), (1, 4)))
     (Layout((4,), (1,)), 4)
     """
+    layout = ck.layout_arg(layout, "slice_and_offset", which="the second argument")
+    crd = ck.ints_of(crd)
     if crd is None:
         return layout, 0
 
@@ -305,6 +311,12 @@ def size(x, mode: int | None = None) -> int:
     >>> size(Layout((4, 2))), size((4, 2)), size(Layout((4, 2)), 1)
     (8, 8, 2)
     """
+    if not (isinstance(x, Layout | tuple) or ck.as_int(x) is not None or hasattr(x, "size")):
+        raise LayoutError(
+            f"size: expected a Layout, a shape (an int or tuple of ints) or an object with "
+            f".size(), got {x!r}"
+        )
+    x = ck.ints_of(x)
     if mode is not None:
         x = as_layout(x)[mode] if not hasattr(x, "layout") else x.layout[mode]
     if isinstance(x, Layout):
@@ -321,6 +333,10 @@ def cosize(layout) -> int:
     8
     """
     if not isinstance(layout, Layout):
+        if not hasattr(layout, "cosize"):
+            raise LayoutError(
+                f"cosize: expected a Layout (or a ComposedLayout, Swizzle), got {layout!r}"
+            )
         return layout.cosize()
     top = 1
     for s, d in zip(*layout.flat()):
@@ -334,7 +350,7 @@ def rank(x) -> int:
     >>> rank(Layout((4, (2, 2))))
     2
     """
-    return it.rank(x.shape if hasattr(x, "shape") else x)
+    return it.rank(x.shape if hasattr(x, "shape") else ck.int_tuple_arg(x, "rank", "shape"))
 
 
 def depth(x) -> int:
@@ -343,7 +359,7 @@ def depth(x) -> int:
     >>> depth(Layout((4, (2, 2))))
     2
     """
-    return it.depth(x.shape if hasattr(x, "shape") else x)
+    return it.depth(x.shape if hasattr(x, "shape") else ck.int_tuple_arg(x, "depth", "shape"))
 
 
 def shape(x, mode: int | None = None) -> IntTuple:
@@ -352,6 +368,8 @@ def shape(x, mode: int | None = None) -> IntTuple:
     >>> shape(Layout((4, (2, 2))), 1)
     (2, 2)
     """
+    if not hasattr(x, "shape"):
+        raise LayoutError(f"shape: expected a Layout (or anything with a shape), got {x!r}")
     s = x.shape
     return s if mode is None else as_layout(x)[mode].shape
 
@@ -362,6 +380,8 @@ def stride(x, mode: int | None = None) -> IntTuple:
     >>> stride(Layout((4, 2)), 1)
     4
     """
+    if not hasattr(x, "stride"):
+        raise LayoutError(f"stride: expected a Layout, got {x!r}")
     return x.stride if mode is None else x[mode].stride
 
 
@@ -371,6 +391,7 @@ def flatten_layout(layout: Layout) -> Layout:
     >>> flatten_layout(Layout(((2, 2), 2)))
     Layout((2, 2, 2), (1, 2, 4))
     """
+    layout = ck.layout_arg(layout, "flatten_layout", composed=True)
     s, d = it.flatten(layout.shape), it.flatten(layout.stride)
     if len(s) == 1:
         return Layout._raw(s[0], d[0])
@@ -389,7 +410,9 @@ def append(layout: Layout, x: Layout | None = None, n: int | None = None) -> Lay
     >>> str(append(Layout(4), Layout(2, 4)))
     '(4,2):(1,4)'
     """
-    x = Layout._raw(1, 0) if x is None else as_layout(x)
+    layout = ck.layout_arg(layout, "append")
+    x = Layout._raw(1, 0) if x is None else ck.layout_arg(x, "append", which="x")
+    n = None if n is None else ck.int_arg(n, "append", "n", 1)
     modes = _modes(layout)
     if n is None:
         modes.append(x)
@@ -410,7 +433,9 @@ def prepend(layout: Layout, x: Layout | None = None, n: int | None = None) -> La
     >>> str(prepend(Layout(4), Layout(2, 4)))
     '(2,4):(4,1)'
     """
-    x = Layout._raw(1, 0) if x is None else as_layout(x)
+    layout = ck.layout_arg(layout, "prepend")
+    x = Layout._raw(1, 0) if x is None else ck.layout_arg(x, "prepend", which="x")
+    n = None if n is None else ck.int_arg(n, "prepend", "n", 1)
     modes = _modes(layout)
     if n is None:
         modes.insert(0, x)
@@ -429,6 +454,8 @@ def group(layout: Layout, begin: int, end: int) -> Layout:
     >>> str(group(Layout((2, 3, 4)), 1, 3))
     '(2,(3,4)):(1,(2,6))'
     """
+    layout = ck.layout_arg(layout, "group")
+    begin, end = ck.int_arg(begin, "group", "begin"), ck.int_arg(end, "group", "end")
     modes = _modes(layout)
     if not 0 <= begin <= end <= len(modes):
         raise LayoutError(
@@ -446,6 +473,8 @@ def select(layout: Layout, *modes: int) -> Layout:
     >>> str(select(Layout((2, 3, 4)), 2, 0)), str(select(Layout((2, 3, 4)), 1))
     ('(4,2):(6,1)', '(3):(2)')
     """
+    layout = ck.layout_arg(layout, "select")
+    modes = tuple(ck.int_arg(m, "select", "mode") for m in modes)
     all_modes = _modes(layout)
     for m in modes:
         if not -len(all_modes) <= m < len(all_modes):
@@ -465,6 +494,9 @@ def coalesce(layout: Layout, profile: IntTuple | None = None) -> Layout:
     >>> str(coalesce(Layout((2, (2, 3)), (1, (2, 4))), (1, 1)))
     '(2,6):(1,2)'
     """
+    layout = ck.layout_arg(layout, "coalesce")
+    if profile is not None:
+        profile = ck.int_tuple_arg(profile, "coalesce", "profile")
     if profile is not None and is_tuple(profile):
         modes = _modes(layout)
         if len(profile) > len(modes):
@@ -520,4 +552,4 @@ def filter(layout: Layout) -> Layout:  # noqa: A001 - CuTe's name
     >>> str(filter(Layout((4, 2, 3), (0, 1, 2))))
     '6:1'
     """
-    return coalesce(filter_zeros(layout))
+    return coalesce(filter_zeros(ck.layout_arg(layout, "filter")))

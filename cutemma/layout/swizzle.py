@@ -16,7 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from cutemma.errors import LayoutError
-from cutemma.layout.layout import Layout, as_layout, cosize
+from cutemma.layout import checks as ck
+from cutemma.layout.layout import Layout, cosize
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,8 @@ class Swizzle:
     shift: int
 
     def __post_init__(self):
+        for name in ("bits", "base", "shift"):  # whole numbers first (numpy ints become ints)
+            object.__setattr__(self, name, ck.int_arg(getattr(self, name), "Swizzle", name))
         if self.bits < 0 or self.base < 0:
             raise LayoutError(
                 f"Swizzle{(self.bits, self.base, self.shift)}: bits and base must be >= 0"
@@ -54,6 +57,8 @@ class Swizzle:
         return ((1 << self.bits) - 1) << (self.base - min(0, self.shift))
 
     def __call__(self, x: int) -> int:
+        if type(x) is not int and getattr(x, "dtype", None) is None:  # numpy arrays pass
+            x = ck.int_arg(x, str(self), "offset (an integer)")
         if self.shift >= 0:
             return x ^ ((x & self.yyy_mask) >> self.shift)
         return x ^ ((x & self.yyy_mask) << -self.shift)
@@ -82,6 +87,11 @@ class ComposedLayout:
     __slots__ = ("outer", "offset", "inner")
 
     def __init__(self, outer, offset: int, inner: Layout):
+        if not isinstance(outer, Swizzle | Layout | ComposedLayout):
+            raise LayoutError(
+                f"ComposedLayout: outer must be a Swizzle, Layout or ComposedLayout, got {outer!r}"
+            )
+        offset = ck.int_arg(offset, "ComposedLayout", "offset")
         if not isinstance(inner, Layout):
             raise LayoutError(f"ComposedLayout: inner must be a Layout, got {inner!r}")
         self.outer = outer
@@ -155,4 +165,6 @@ def make_swizzled(sw: Swizzle, layout) -> ComposedLayout:
     >>> str(make_swizzled(Swizzle(1, 4, 3), Layout((8, 16), (16, 1))))
     'Sw<1,4,3> o 0 o (8,16):(16,1)'
     """
-    return ComposedLayout(sw, 0, as_layout(layout))
+    if not isinstance(sw, Swizzle):
+        raise LayoutError(f"make_swizzled: expected a Swizzle such as Swizzle(3, 4, 3), got {sw!r}")
+    return ComposedLayout(sw, 0, ck.layout_arg(layout, "make_swizzled", which="the layout"))

@@ -72,8 +72,8 @@ def write_pictures(
     return written
 
 
-# Above this many cells a grid is no longer readable and takes long to draw: the text grid
-# is left out (with a note) and a picture is refused.
+# Above this many cells a text grid is no longer readable: it is left out, with a note.
+# Pictures are refused above cutemma.viz.grid.MAX_CELLS.
 MAX_CELLS = 1 << 16
 
 
@@ -93,17 +93,19 @@ def cells_of(obj, tile: tuple[int, int] | None = None) -> int:
 
 
 def check_cells(obj, what: str, tile: tuple[int, int] | None = None) -> None:
-    """Refuse to draw more than :data:`MAX_CELLS` cells, naming the count and the limit.
+    """Refuse a picture of more than ``cutemma.viz.grid.MAX_CELLS`` cells, naming both.
 
-    >>> check_cells(Layout((1000, 1000)), "a picture")
+    >>> check_cells(Layout((10000, 1000)), "a picture")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    cutemma.errors.CliError: a picture of 1000000 cells is too large to draw (at most 65536); draw a smaller tile of it, e.g. with cutemma.composition or a slice
+    cutemma.errors.CliError: a picture of 10000000 cells is too large to draw (at most 1048576)...
     """
+    from cutemma.viz.grid import MAX_CELLS as limit
+
     n = cells_of(obj, tile)
-    if n > MAX_CELLS:
+    if n > limit:
         raise CliError(
-            f"{what} of {n} cells is too large to draw (at most {MAX_CELLS}); draw a smaller "
+            f"{what} of {n} cells is too large to draw (at most {limit}); draw a smaller "
             "tile of it, e.g. with cutemma.composition or a slice"
         )
 

@@ -340,6 +340,14 @@ def compile(
     >>> compile(src, "sm_80").key == compile(src, "sm_80").key
     True
     """
+    if not isinstance(source, str):
+        raise CompileError(f"compile: source must be CUDA C++ text (a str), got {source!r:.60}")
+    if not isinstance(arch, str):
+        raise CompileError(f"compile: arch must be a str like 'sm_80' or 'sm_90a', got {arch!r}")
+    if isinstance(options, str):
+        raise CompileError(
+            f"compile: options must be a list of option strings, e.g. ['{options}'], not a str"
+        )
     check_arch(arch)
     opts = compile_options(arch, options)
     key = disk.cache_key(source, opts, nvrtc_version())

@@ -116,6 +116,10 @@ def instructions(sass_text: str) -> list[str]:
     >>> instructions("  /*0000*/  HGMMA.64x8x16.F32 R24, gdesc[UR4], RZ ;")
     ['HGMMA.64x8x16.F32']
     """
+    if not isinstance(sass_text, str):
+        raise CompileError(
+            f"expected SASS text (a str from cutemma.cuda.sass(cubin)), got {type(sass_text).__name__}"
+        )
     return [m.group(1) for m in map(_INSTRUCTION.match, sass_text.splitlines()) if m]
 
 

@@ -16,7 +16,7 @@ import ctypes
 from functools import cache
 from typing import Any
 
-from cutemma.errors import LaunchError
+from cutemma.errors import LaunchError, TiledMmaError
 from cutemma.kernels.fastlaunch import DriverKernel
 from cutemma.kernels.gemm_sm80 import gemm_source, kernel_name, params
 from cutemma.kernels.plan import ELEM_BYTES, GemmConfig, GemmPlan
@@ -63,6 +63,14 @@ def pick_config(m: int, n: int, k: int, batch: int = 1, dtype: str = "bf16") -> 
     >>> pick_config(8192, 8192, 8192, dtype="e4m3").name
     'b128x128x32_w4x2_s4'
     """
+    from cutemma.layout.checks import as_int
+
+    for what, v in (("m", m), ("n", n), ("k", k), ("batch", batch)):
+        if as_int(v) is None or as_int(v) < 1:
+            raise TiledMmaError(f"pick_config: {what}={v!r} must be a whole number >= 1")
+    if dtype not in ELEM_BYTES:
+        raise TiledMmaError(f"pick_config: dtype {dtype!r}; choose one of {', '.join(ELEM_BYTES)}")
+    m, n, batch = as_int(m), as_int(n), as_int(batch)
     for name in ("large", "small"):
         cfg = BUILTIN_CONFIGS[name]
         if -(-m // cfg.block_m) * -(-n // cfg.block_n) * batch >= 132:  # H100: 132 SMs

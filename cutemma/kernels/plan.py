@@ -246,6 +246,8 @@ class GemmPlan:
     """
 
     def __init__(self, config: GemmConfig, dtype: str, a_major: str, b_major: str):
+        if not isinstance(config, GemmConfig):
+            raise TiledMmaError(f"GemmPlan: expected a GemmConfig first, got {config!r}")
         if dtype not in ATOMS:
             raise TiledMmaError(f"dtype {dtype!r}: the sm80 GEMM takes {', '.join(ATOMS)}")
         if a_major not in ("K", "M") or b_major not in ("K", "N"):

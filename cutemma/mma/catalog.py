@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 from cutemma.errors import AtomError
 from cutemma.mma.atom import MmaAtom
-from cutemma.mma.names import MmaName, parse_name, parse_shape
+from cutemma.mma.names import MmaName, format_name, parse_name, parse_shape
 from cutemma.mma.operation import Operation
 from cutemma.mma.traits import Traits
 from cutemma.mma.types import CODES, split_type_codes
@@ -131,6 +131,7 @@ def _arch_number(arch: int | str) -> int:
 def _resolve(name: str | MmaName, params: dict) -> tuple[Operation, Traits]:
     _load()
     parsed = name if isinstance(name, MmaName) else parse_name(name)
+    params = _checked_params(parsed, params)
     key = (parsed, tuple(sorted(params.items())))
     if key in _BUILT:
         return _BUILT[key]
@@ -157,6 +158,25 @@ def _resolve(name: str | MmaName, params: dict) -> tuple[Operation, Traits]:
     _BUILT[key] = built
     _TRAITS[built[0]] = built[1]
     return built
+
+
+def _checked_params(name: MmaName, params: dict) -> dict:
+    """Parameters are whole numbers (numpy ints too) or names; anything else is refused here,
+    naming the parameter, rather than deep inside a family's layout code."""
+    from cutemma.layout.checks import as_int
+
+    out = {}
+    for key, value in params.items():
+        if isinstance(value, str) or value is None:
+            out[key] = value
+        elif as_int(value) is not None:
+            out[key] = as_int(value)
+        else:
+            raise AtomError(
+                f"{format_name(name)}: parameter {key}={value!r} must be a whole number or a "
+                "name, e.g. m=128, n=256, a_major='K'"
+            )
+    return out
 
 
 def _elsewhere(name: MmaName, params: dict) -> str | None:

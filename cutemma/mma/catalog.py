@@ -167,14 +167,14 @@ def _checked_params(name: MmaName, params: dict) -> dict:
 
     out = {}
     for key, value in params.items():
-        if isinstance(value, str) or value is None:
+        if isinstance(value, str | bool) or value is None:  # flags such as saturate=True
             out[key] = value
         elif as_int(value) is not None:
             out[key] = as_int(value)
         else:
             raise AtomError(
                 f"{format_name(name)}: parameter {key}={value!r} must be a whole number or a "
-                "name, e.g. m=128, n=256, a_major='K'"
+                "name, e.g. m=128, n=256, a_major='K', saturate=True"
             )
     return out
 

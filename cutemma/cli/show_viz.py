@@ -181,8 +181,8 @@ def parse_tile(text: str) -> tuple:
     """Read ``--tile``: up to three comma-separated entries, each an int (a tile size), ``_``
     (none) or a layout (a permutation), e.g. ``"32,32,4"`` or ``"(4,4,2):(1,8,4),32,4"``.
 
-    >>> parse_tile("(4,4,2):(1,8,4),32,_")
-    (Layout((4, 4, 2), (1, 8, 4)), 32, None)
+    >>> [str(t) for t in parse_tile("(4,4,2):(1,8,4),32,_")]
+    ['(4,4,2):(1,8,4)', '32', 'None']
     """
     entries = [e.strip() for e in _split_top(text)]
     if not 1 <= len(entries) <= 3 or any(not e for e in entries):

@@ -103,8 +103,8 @@ def layout_arg(x: object, func: str, composed: bool = False, which: str = "the f
     LayoutError naming ``func`` and how to build a layout.
 
     >>> from cutemma.layout import Layout
-    >>> layout_arg(Layout(4), "coalesce")
-    Layout(4, 1)
+    >>> print(layout_arg(Layout(4), "coalesce"))
+    4:1
     """
     Layout, ComposedLayout = _layout_classes()
     if isinstance(x, Layout) or (composed and isinstance(x, ComposedLayout)):
@@ -149,8 +149,8 @@ def tiler_arg(t: object, func: str, of=None):
     """A tiler: a Layout, a positive int, or a tuple of tilers (``None`` keeps a mode).
 
     >>> from cutemma.layout import Layout
-    >>> tiler_arg((2, None, Layout(4)), "logical_divide")
-    (2, None, Layout(4, 1))
+    >>> [str(t) for t in tiler_arg((2, None, Layout(4)), "logical_divide")]
+    ['2', 'None', '4:1']
     """
     Layout, ComposedLayout = _layout_classes()
 

@@ -318,10 +318,10 @@ MAX_CELLS = 1 << 20
 def check_drawable_size(obj, tile: tuple[int, int] | None = None) -> None:
     """Refuse (LayoutError) a figure of more than :data:`MAX_CELLS` cells before building it.
 
-    >>> check_drawable_size(Layout((100000, 100000)))
+    >>> check_drawable_size(Layout((100000, 100000)))  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    cutemma.errors.LayoutError: a picture of Layout((100000, 100000), (1, 100000)) would have 10000000000 cells, too large to draw (at most 1048576); draw a tile of it (a composition or slice)
+    cutemma.errors.LayoutError: a picture of 10000000000 cells is too large to draw (at most 1048576)...
     """
     mnk = getattr(obj, "tile_size_mnk", None) or getattr(obj, "shape_mnk", None)
     if mnk is not None and len(mnk) == 3:
@@ -333,8 +333,8 @@ def check_drawable_size(obj, tile: tuple[int, int] | None = None) -> None:
         return
     if cells > MAX_CELLS:
         raise LayoutError(
-            f"a picture of {obj!r} would have {cells} cells, too large to draw (at most "
-            f"{MAX_CELLS}); draw a tile of it (a composition or slice)"
+            f"a picture of {cells} cells is too large to draw (at most {MAX_CELLS}); draw a "
+            "tile of it (a composition or slice)"
         )
 
 

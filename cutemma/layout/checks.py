@@ -23,18 +23,17 @@ from __future__ import annotations
 
 import operator
 
+# layout.py, algebra.py and swizzle.py import this module; it reaches their classes through
+# the module objects at call time (import cycles resolve through sys.modules)
+import cutemma.layout.layout as _layout_module  # noqa: E402
+import cutemma.layout.swizzle as _swizzle_module  # noqa: E402
 from cutemma.errors import LayoutError
 from cutemma.layout import int_tuple as it
 from cutemma.layout.int_tuple import IntTuple
 
-# layout.py, algebra.py and swizzle.py import this module, so it reaches their classes lazily
-
 
 def _layout_classes() -> tuple[type, type]:
-    from cutemma.layout.layout import Layout
-    from cutemma.layout.swizzle import ComposedLayout
-
-    return Layout, ComposedLayout
+    return _layout_module.Layout, _swizzle_module.ComposedLayout
 
 
 def _shown(x: object) -> str:
@@ -58,6 +57,18 @@ def as_int(x: object) -> int | None:
         return operator.index(x)
     except TypeError:
         return None
+
+
+def has_foreign_ints(x) -> bool:
+    """Whether ``x`` has an integer leaf that is not a plain int (a numpy int, say).
+
+    >>> import numpy as np
+    >>> has_foreign_ints((4, (2, np.int64(2)))), has_foreign_ints((4, 2.0))
+    (True, False)
+    """
+    if isinstance(x, tuple | list):
+        return any(has_foreign_ints(v) for v in x)
+    return type(x) is not int and not isinstance(x, bool) and as_int(x) is not None
 
 
 def ints_of(x):
@@ -88,6 +99,8 @@ def int_arg(x: object, func: str, name: str, minimum: int | None = None, of=None
     >>> int_arg(2, "upcast", "n", 1)
     2
     """
+    if type(x) is int and (minimum is None or x >= minimum):  # the common case, fast
+        return x
     n = as_int(x)
     if n is None:
         raise LayoutError(
@@ -106,6 +119,8 @@ def layout_arg(x: object, func: str, composed: bool = False, which: str = "the f
     >>> print(layout_arg(Layout(4), "coalesce"))
     4:1
     """
+    if type(x) is _layout_module.Layout:  # the common case, fast
+        return x
     Layout, ComposedLayout = _layout_classes()
     if isinstance(x, Layout) or (composed and isinstance(x, ComposedLayout)):
         return x
@@ -123,6 +138,9 @@ def int_tuple_arg(t: object, func: str, name: str, minimum: int | None = None, o
     >>> int_tuple_arg((4, (2, 2)), "make_identity_tensor", "shape", 1)
     (4, (2, 2))
     """
+
+    if type(t) is int and (minimum is None or t >= minimum):  # fast common case
+        return t
 
     def go(x):
         if isinstance(x, tuple):
@@ -145,6 +163,16 @@ def int_tuple_arg(t: object, func: str, name: str, minimum: int | None = None, o
         raise LayoutError(f"{func}: {name} is nested too deeply") from None
 
 
+def _plain_tiler(t: tuple) -> bool:
+    Layout = _layout_module.Layout
+    for x in t:
+        if type(x) is Layout or x is None or (type(x) is int and x >= 1):
+            continue
+        if type(x) is not tuple or not _plain_tiler(x):
+            return False
+    return True
+
+
 def tiler_arg(t: object, func: str, of=None):
     """A tiler: a Layout, a positive int, or a tuple of tilers (``None`` keeps a mode).
 
@@ -152,6 +180,10 @@ def tiler_arg(t: object, func: str, of=None):
     >>> [str(t) for t in tiler_arg((2, None, Layout(4)), "logical_divide")]
     ['2', 'None', '4:1']
     """
+    if type(t) is int and t >= 1 or type(t) is _layout_module.Layout:  # fast common cases
+        return t
+    if type(t) is tuple and _plain_tiler(t):  # a tuple of plain entries: nothing to rebuild
+        return t
     Layout, ComposedLayout = _layout_classes()
 
     def go(x, top: bool):

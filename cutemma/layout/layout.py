@@ -51,7 +51,12 @@ class Layout:
 
     def __init__(self, shape: IntTuple, stride: IntTuple | None = None):
         try:
-            self._init(shape, stride)
+            try:
+                self._init(shape, stride)
+            except LayoutError:  # numpy ints are ints: convert them (only then) and retry
+                if not (ck.has_foreign_ints(shape) or ck.has_foreign_ints(stride)):
+                    raise
+                self._init(ck.ints_of(shape), ck.ints_of(stride))
         except RecursionError:
             raise LayoutError(
                 "layout shape/stride is nested too deeply to process (Python recursion limit); "
@@ -59,7 +64,6 @@ class Layout:
             ) from None
 
     def _init(self, shape, stride) -> None:
-        shape, stride = ck.ints_of(shape), ck.ints_of(stride)  # numpy ints are ints
         if isinstance(shape, list):
             shape = _to_tuple(shape)
         if isinstance(stride, list):
@@ -148,7 +152,8 @@ class Layout:
             yield self[i]
 
     def __getitem__(self, i: int) -> Layout:
-        i = ck.int_arg(i, f"layout {self}", "mode")
+        if type(i) is not int:
+            i = ck.int_arg(i, f"layout {self}", "mode")
         if isinstance(self._shape, tuple):
             n = len(self._shape)
             if not -n <= i < n:
@@ -163,7 +168,8 @@ class Layout:
             crd = crd[0]
         elif len(crd) == 0:
             raise LayoutError(f"layout {self} called with no coordinate")
-        crd = ck.ints_of(crd)
+        if type(crd) is not int and ck.has_foreign_ints(crd):  # numpy ints are ints
+            crd = ck.ints_of(crd)
         if _has_none(crd):
             sub, _ = slice_and_offset(crd, self)
             return sub

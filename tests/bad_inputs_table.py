@@ -584,6 +584,8 @@ CLI: list[tuple[str, str]] = [
     ("layout 4:1 --bogus", "unrecognized"),
     ("layout 4:1 --svg", "expected one argument"),
     ("layout 'Sw<3,4> o (8,64):(64,1)'", "column"),
+    ("layout '(" + "9" * 5000 + ",2):(1,2)'", "at most 4000 digits"),
+    ("layout '" + "(" * 5000 + "4" + ")" * 5000 + "'", "nested too deeply"),
     # list
     ("list --arch sm999", "sm999"),
     ("list --arch 999", "sm999"),

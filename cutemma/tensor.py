@@ -20,7 +20,6 @@ from cutemma.layout import algebra
 from cutemma.layout import checks as ck
 from cutemma.layout.int_tuple import IntTuple, idx2crd, is_tuple, product, product_each
 from cutemma.layout.layout import Layout, _has_none, _modes, as_layout, slice_and_offset
-from cutemma.layout.swizzle import ComposedLayout
 
 
 class CoordinateEngine:
@@ -53,7 +52,6 @@ class Tensor:
             layout = Layout(layout)
         self.layout = ck.layout_arg(layout, "Tensor", composed=True, which="the layout")
         self.offset = ck.int_arg(offset, "Tensor", "offset")
-        _check_span(self)
 
     @property
     def shape(self) -> IntTuple:
@@ -72,7 +70,16 @@ class Tensor:
         if _has_none(c):
             sub, off = slice_and_offset(c, self.layout)
             return Tensor(self.data, sub, self.offset + off)
-        v = self.data[self.offset + self.layout(c)]
+        i = self.offset + self.layout(c)
+        if not isinstance(self.data, CoordinateEngine) and not 0 <= i < len(self.data):
+            # numpy would wrap a negative index around: a view past its data (a padded tile,
+            # a bad offset) is read only where it lands inside, as CuTe code predicates
+            raise LayoutError(
+                f"Tensor element {c}: data offset {self.offset} + {i - self.offset} = {i} is "
+                f"outside the data (offsets 0..{len(self.data) - 1}); read only the elements "
+                "inside it (predicate a padded tile) or give more data / another offset"
+            )
+        v = self.data[i]
         return v.item() if isinstance(v, np.generic) else v
 
     def __getitem__(self, crd):
@@ -88,23 +95,6 @@ class Tensor:
 
     def __repr__(self) -> str:
         return f"Tensor({self.layout}, offset={self.offset})"
-
-
-def _check_span(t: Tensor) -> None:
-    """Every offset ``t.offset + t.layout(c)`` must index ``t.data`` (no wrap-around)."""
-    layout = getattr(t.layout, "inner", t.layout)  # a swizzle stays inside its span
-    lo = hi = t.offset
-    for s, d in zip(*layout.flat()):
-        lo, hi = (lo + (s - 1) * d, hi) if d < 0 else (lo, hi + (s - 1) * d)
-    if isinstance(t.layout, ComposedLayout):
-        hi = max(hi, t.offset + t.layout.cosize() - 1)
-    n = len(t.data)
-    if lo < 0 or hi >= n:
-        raise LayoutError(
-            f"Tensor: offset {t.offset} with layout {t.layout} reaches data offsets {lo}..{hi}, "
-            f"but data has {n} elements (offsets 0..{n - 1}); give more data, a smaller layout "
-            "or an offset that keeps inside it"
-        )
 
 
 def make_tensor(data, layout) -> Tensor:

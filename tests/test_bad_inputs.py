@@ -166,7 +166,7 @@ def test_silent_nonsense_of_the_issue_is_refused(names):
         "cm.Swizzle(3.5, 4, 4)",
         "cm.ComposedLayout('nope', 0, cm.Layout(4))",
         "cm.make_tiled_mma(atom, cm.Layout((2, 2), (1, 1)))",
-        "cm.Tensor(np.arange(8), cm.Layout(8), -3)",
+        "cm.Tensor(np.arange(8), cm.Layout(8), -3)(0)",
         "cm.crd2idx((1, 2), (2, 3), (1,))",
         "cm.Layout.parse('(٤,2):(1,4)')",
         "cm.decode_gmma_desc(True)",

@@ -185,9 +185,10 @@ def tiler_arg(t: object, func: str, of=None):
     if type(t) is tuple and _plain_tiler(t):  # a tuple of plain entries: nothing to rebuild
         return t
     Layout, ComposedLayout = _layout_classes()
+    Swizzle = _swizzle_module.Swizzle  # a function too: composition(L, Swizzle) is defined
 
     def go(x, top: bool):
-        if isinstance(x, Layout | ComposedLayout):
+        if isinstance(x, Layout | ComposedLayout | Swizzle):
             return x
         if isinstance(x, tuple):
             return tuple(go(v, False) for v in x)

@@ -44,6 +44,11 @@ def _as_atom_layout(x) -> Layout:
                 f"atom layout {x!r}: atom_layout_mnk must be an int-tuple or a Layout, of whole "
                 "numbers >= 1, e.g. (2, 2, 1) or Layout((2, 2), (2, 1))"
             ) from None
+    if 0 in flatten(layout.shape):
+        raise TiledMmaError(
+            f"atom layout {layout} has an extent 0: every mode needs at least one atom, "
+            "e.g. (2, 1, 1)"
+        )
     _check_injective(layout)
     r = len(layout) if is_tuple(layout.shape) else 1
     if r > 3:

@@ -36,4 +36,4 @@ def test_ci_runs_the_readme_block_itself():
     ci = (ROOT / ".ci" / "run").read_text()
     assert "## Quickstart" in ci and "python3 -m venv" in ci
     # the test command itself comes from the README, never written into the script
-    assert "pytest -q" not in ci and "pip install -e \".[test" not in ci
+    assert "pytest -q" not in ci and 'pip install -e ".[test' not in ci

@@ -710,12 +710,38 @@ def tile_to_shape(block, target: IntTuple, order: IntTuple | None = None):
     return blocked_product(padded, make_ordered_layout(reps, order))
 
 
+def _swizzle_base(x) -> int | None:
+    """``2**M`` of a swizzled layout's Swizzle<B,M,S> (the run it leaves contiguous), else None."""
+    from cutemma.layout.swizzle import Swizzle
+
+    if _is_composed(x) and isinstance(x.outer, Swizzle):
+        return 1 << x.outer.base
+    if _is_composed(x):
+        raise LayoutError(
+            f"{x}: only a swizzled layout (Swizzle o offset o Layout) is supported here"
+        )
+    return None
+
+
 def max_common_layout(a: Layout, b: Layout) -> Layout:
     """The largest layout ``R`` such that ``a o R`` and ``b o R`` are both contiguous (stride 1).
+
+    A swizzled operand keeps at most its swizzle's ``2**M`` contiguous elements (CuTe).
 
     >>> str(max_common_layout(Layout((4, 8)), Layout((4, 8), (1, 8))))
     '4:1'
     """
+    base_a, base_b = _swizzle_base(a), _swizzle_base(b)
+    if base_a is not None or base_b is not None:
+        if base_a is not None and base_b is not None:
+            raise LayoutError(f"max_common_layout({a}, {b}): CuTe has no case for two swizzles")
+        # CuTe swaps a plain left operand to the right: mcl(a, Sw o B) = mcl(B, a)
+        base, common = (
+            (base_a, max_common_layout(a.inner, b))
+            if base_a is not None
+            else (base_b, max_common_layout(b.inner, a))
+        )
+        return composition(common, base) if base < it.product(common.shape) else common
     inv_b = right_inverse(b)
     common = coalesce(composition(a, inv_b))
     first = common[0] if is_tuple(common.shape) else common
@@ -727,9 +753,21 @@ def max_common_layout(a: Layout, b: Layout) -> Layout:
 def max_common_vector(a: Layout, b: Layout) -> int:
     """Number of elements contiguous in both ``a`` and ``b`` from offset 0 (vector width).
 
+    A swizzled operand caps it at its swizzle's ``2**M`` (CuTe); two swizzled operands with
+    the same swizzle compare their inner layouts.
+
     >>> max_common_vector(Layout((4, 8)), Layout((4, 8), (1, 8)))
     4
     """
+    base_a, base_b = _swizzle_base(a), _swizzle_base(b)
+    if base_a is not None or base_b is not None:
+        if base_a is not None and base_b is not None:
+            vec = max_common_vector(a.inner, b.inner)
+            return vec if a.outer == b.outer else min(vec, base_a, base_b)
+        # CuTe swaps a plain left operand to the right: mcv(a, Sw o B) = mcv(B, a)
+        if base_a is not None:
+            return min(max_common_vector(a.inner, b), base_a)
+        return min(max_common_vector(b.inner, a), base_b)
     inv_b = right_inverse(b)
     common = coalesce(composition(a, inv_b))
     first = common[0] if is_tuple(common.shape) else common

@@ -471,11 +471,12 @@ def _pack(modes: list[Layout]) -> Layout:
     return make_layout(*modes)
 
 
-def _flat_modes(modes: list[Layout]) -> list[Layout]:
-    out = []
-    for m in modes:
-        out.extend(_modes(m) if is_tuple(m.shape) else [m])
-    return out
+def _unpacked(part: Layout) -> list[Layout]:
+    """The modes a slice with ``repeat<rank>(_)`` splices in: CuTe's ``repeat<1>(_)`` is a bare
+    ``_``, so a rank-1 part stays one (wrapped) mode."""
+    if isinstance(part.shape, tuple) and len(part.shape) > 1:
+        return _modes(part)
+    return [part]
 
 
 def zipped_divide(a, tiler):
@@ -502,7 +503,7 @@ def tiled_divide(a, tiler):
     if _is_composed(a):
         return a.with_inner(tiled_divide(a.inner, tiler))
     z = zipped_divide(a, tiler)
-    return make_layout(z[0], *_modes(z[1]))
+    return _rebuild([z[0], *_unpacked(z[1])])
 
 
 def flat_divide(a, tiler):
@@ -514,7 +515,7 @@ def flat_divide(a, tiler):
     if _is_composed(a):
         return a.with_inner(flat_divide(a.inner, tiler))
     z = zipped_divide(a, tiler)
-    return make_layout(*_modes(z[0]), *_modes(z[1]))
+    return _rebuild([*_unpacked(z[0]), *_unpacked(z[1])])
 
 
 def _product_1(a: Layout, b) -> Layout:
@@ -566,7 +567,7 @@ def tiled_product(a, tiler):
     if _is_composed(a):
         return a.with_inner(tiled_product(a.inner, tiler))
     z = zipped_product(a, tiler)
-    return make_layout(z[0], *_modes(z[1]))
+    return _rebuild([z[0], *_unpacked(z[1])])
 
 
 def flat_product(a, tiler):
@@ -578,7 +579,7 @@ def flat_product(a, tiler):
     if _is_composed(a):
         return a.with_inner(flat_product(a.inner, tiler))
     z = zipped_product(a, tiler)
-    return make_layout(*_modes(z[0]), *_modes(z[1]))
+    return _rebuild([*_unpacked(z[0]), *_unpacked(z[1])])
 
 
 def _append_to(layout: Layout, r: int) -> Layout:

@@ -186,7 +186,7 @@ class ComposedLayout:
         with a swizzle at offset 0 passed through to the left.
 
         >>> str(ComposedLayout(Swizzle(2, 0, 2), 0, Layout((4, 4), (4, 1))).right_inverse())
-        'Sw<2,0,2> o 0 o (4,4):(4,1)'
+        'Sw<2,0,-2> o 0 o (4,4):(4,1)'
         """
         from cutemma.layout.algebra import right_inverse
 
@@ -195,8 +195,8 @@ class ComposedLayout:
     def left_inverse(self):
         """CuTe's left_inverse, built like ``right_inverse`` from the parts' left inverses.
 
-        >>> str(ComposedLayout(Swizzle(2, 0, 2), 0, Layout((4, 4), (4, 1))).left_inverse())
-        'Sw<2,0,2> o 0 o (4,4):(4,1)'
+        >>> str(ComposedLayout(Swizzle(2, 1, 3), 4, Layout(32)).left_inverse())
+        '32:1 o -4 o Sw<2,1,3>'
         """
         from cutemma.layout.algebra import left_inverse
 

@@ -51,30 +51,26 @@ def parse_config(text: str) -> GemmConfig:
         raise TiledMmaError(f"--config {text!r}: {err}") from None
 
 
-_FP8 = ("e4m3", "e5m2")
-
-
 def gemm_arch(arch: str | None, dtype: str) -> str:
-    """The NVRTC target for ``--arch`` (any spelling) and ``--dtype``: by default sm_80,
-    or sm_89 for fp8, whose mma.sync needs sm_89; an explicit older arch is refused.
+    """The NVRTC target for ``--arch`` (any spelling) and ``--dtype``: by default the oldest
+    architecture with the dtype's mma.sync (sm_80; sm_89 for fp8); an older one is refused.
 
     >>> gemm_arch(None, "bf16"), gemm_arch(None, "e4m3"), gemm_arch("90a", "e4m3_e5m2")
     ('sm_80', 'sm_89', 'sm_90a')
     """
     from cutemma.cli.args import nvrtc_target, parse_arch
+    from cutemma.kernels.plan import ATOMS
+    from cutemma.mma import mma_op
 
-    fp8 = dtype.split("_")[0] in _FP8
+    atom = mma_op(ATOMS[dtype])
+    need = max(80, atom.arch)  # cp.async and ldmatrix: sm_80, whatever the atom
     if arch is None:
-        return "sm_89" if fp8 else "sm_80"
+        return f"sm_{need}"
     number, _ = parse_arch(arch)
-    if number < 80:
+    if number < need:
         raise CliError(
-            f"--arch {arch}: the sm80 GEMM kernel needs sm_80 or newer (mma.sync, cp.async)"
-        )
-    if fp8 and number < 89:
-        raise CliError(
-            f"--arch {arch} with --dtype {dtype}: fp8 mma.sync needs sm_89 or newer; "
-            "use --arch sm89 or sm90a (the default for fp8 is sm89)"
+            f"--arch {arch} with --dtype {dtype}: the kernel's atom {atom.name} needs "
+            f"sm_{need} or newer; use --arch sm{need} or newer, or leave --arch out"
         )
     return nvrtc_target(arch)
 

@@ -120,7 +120,7 @@ def test_gemm_picks_an_arch_that_supports_the_dtype():
     assert gemm_arch(None, "e4m3") == "sm_89" and gemm_arch(None, "bf16") == "sm_80"
     assert gemm_arch("sm89", "bf16") == "sm_89" and gemm_arch("90a", "e5m2") == "sm_90a"
     status, _, err = run_main("gemm", "--sass", "--arch", "sm80", "--dtype", "e4m3")
-    assert status == 2 and "fp8 mma.sync needs sm_89" in err
+    assert status == 2 and "SM89_16x8x32_F32E4M3E4M3F32_TN needs sm_89" in err
 
 
 def test_compile_errors_lead_with_the_first_error_line():

@@ -148,6 +148,7 @@ def resource_usage(cubin: Cubin | bytes) -> dict[str, dict[str, int]]:
     >>> resource_usage(compile('extern "C" __global__ void k() {}', "sm_80"))["k"]["LOCAL"]
     0
     """
+    _cubin_bytes(cubin)  # refuse what is not a cubin before looking for the tool
     report = _run_tool([str(find_tool("cuobjdump")), "-res-usage"], cubin)
     usage: dict[str, dict[str, int]] = {}
     kernel = None

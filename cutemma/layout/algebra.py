@@ -206,12 +206,17 @@ def _compose_layouts(a: Layout, b: Layout) -> Layout:
     if not shapes:
         raise LayoutError(f"composition({a}, {b}): the left operand has no modes")
     walk = _Walk(shapes, strides, track=len(shapes) > 1)
+    leaf = walk.leaf
 
     def go(s, d):
         if isinstance(s, tuple):
-            parts = [go(x, y) for x, y in zip(s, d)]
-            return tuple(p[0] for p in parts), tuple(p[1] for p in parts)
-        return walk.leaf(a, s, d)
+            out_s, out_d = [], []
+            for x, y in zip(s, d):
+                rs, rd = go(x, y) if isinstance(x, tuple) else leaf(a, x, y)
+                out_s.append(rs)
+                out_d.append(rd)
+            return tuple(out_s), tuple(out_d)
+        return leaf(a, s, d)
 
     result = Layout._raw(*go(b.shape, b.stride))
     if not walk.exact or walk.overflows():
@@ -230,6 +235,8 @@ def composition(a, b):
     >>> str(composition(Layout((10, 2), (16, 4)), Layout((5, 4), (1, 5))))
     '(5,(2,2)):(16,(80,4))'
     """
+    if type(a) is Layout and type(b) is Layout:  # the common case first
+        return _compose_checked(a, b)
     if _is_composed(a):
         return a.compose_inner(b)
     if hasattr(a, "layout") and hasattr(a, "data"):  # a Tensor: compose its layout
@@ -252,6 +259,10 @@ def composition(a, b):
         if _is_composed(b) or isinstance(b, Swizzle):
             return layout_after_swizzled(a, b)
         raise LayoutError(f"composition({a}, {b!r}): right operand must be a Layout, int or tuple")
+    return _compose_checked(a, b)
+
+
+def _compose_checked(a: Layout, b: Layout) -> Layout:
     try:
         return _compose_layouts(a, b)
     except LayoutError as e:
@@ -448,6 +459,17 @@ def left_inverse(layout: Layout) -> Layout:
     return _from_lists(res_s, res_d)
 
 
+def _coalesced_shape(a: Layout) -> IntTuple:
+    """``coalesce(a).shape`` without building the layout."""
+    shapes: list[int] = []
+    strides: list[int] = []
+    for s, d in zip(*a.flat()):
+        _push(shapes, strides, s, d)
+    if len(shapes) > 1:
+        return tuple(shapes)
+    return shapes[0] if shapes else 1
+
+
 def _divide_1(a: Layout, b) -> Layout:
     if _is_tiler_tuple(b):
         return _by_mode(_divide_1, a, b, "logical_divide")
@@ -457,7 +479,8 @@ def _divide_1(a: Layout, b) -> Layout:
     try:
         # the complement fills coalesce(a)'s shape mode by mode; a tile that does not divide
         # size(a) gets a rest mode that runs past it (CuTe's padded divide)
-        return composition(a, make_layout(b, complement(b, coalesce(a).shape)))
+        tile = complement(b, _coalesced_shape(a))
+        return _compose_checked(a, Layout._raw((b.shape, tile.shape), (b.stride, tile.stride)))
     except LayoutError as e:
         raise LayoutError(f"logical_divide({a}, {b}) is not defined: {e}") from None
 
@@ -476,7 +499,7 @@ def logical_divide(a, tiler):
 
 
 def _is_tiler_tuple(t) -> bool:
-    return is_tuple(t) and not isinstance(t, Layout)
+    return isinstance(t, tuple) and not isinstance(t, Layout)
 
 
 def _zip2_by(t, guide):

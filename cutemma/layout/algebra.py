@@ -181,24 +181,33 @@ def _extended(shapes, strides, x: int) -> int:
 
 def _check_function(a: Layout, b: Layout, result: Layout, walk: _Walk) -> None:
     """Raise if CuTe's by-mode answer is not ``i -> a(b(i))`` (CuTe accepts a few such inputs)."""
+    import numpy as np
+
     from cutemma.layout.offsets import offsets
 
     bs, rs = offsets(b), offsets(result)
-    for i, (x, got) in enumerate(zip(bs.tolist(), rs.tolist())):
-        want = _extended(walk.shapes, walk.strides, x)
-        if got != want:
-            why = (
-                "a mode of the right operand steps over an extent of the left one that its "
-                "stride does not divide"
-                if not walk.exact
-                else "the right operand's modes overlap inside one mode of the left one, so "
-                "the left one is not additive over them"
-            )
-            raise LayoutError(
-                f"composition({a}, {b}): CuTe's algorithm gives {result}, which is not {a} o {b}: "
-                f"at index {i} it gives {got} but {a} at {b}({i}) = {x} is {want} ({why}; C++ "
-                "accepts this input because its divisibility check is the weak one)"
-            )
+    x = np.abs(bs)
+    want = np.zeros_like(x)
+    for c, d in zip(walk.shapes[:-1], walk.strides[:-1]):
+        want += (x % c) * d
+        x //= c
+    want = np.where(bs < 0, -1, 1) * (want + x * walk.strides[-1])
+    wrong = np.flatnonzero(want != rs)
+    if wrong.size:
+        i = int(wrong[0])
+        why = (
+            "a mode of the right operand steps over an extent of the left one that its "
+            "stride does not divide"
+            if not walk.exact
+            else "the right operand's modes overlap inside one mode of the left one, so "
+            "the left one is not additive over them"
+        )
+        raise LayoutError(
+            f"composition({a}, {b}): CuTe's algorithm gives {result}, which is not {a} o {b}: "
+            f"at index {i} it gives {int(rs[i])}, but b({i}) = {int(bs[i])} and a({int(bs[i])}) = "
+            f"{_extended(walk.shapes, walk.strides, int(bs[i]))} ({why}; C++ accepts this "
+            "input because its divisibility check is the weak one)"
+        )
 
 
 def _compose_layouts(a: Layout, b: Layout) -> Layout:

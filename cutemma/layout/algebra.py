@@ -182,24 +182,33 @@ def _extended(shapes, strides, x: int) -> int:
 
 def _check_function(a: Layout, b: Layout, result: Layout, walk: _Walk) -> None:
     """Raise if CuTe's by-mode answer is not ``i -> a(b(i))`` (CuTe accepts a few such inputs)."""
+    import numpy as np
+
     from cutemma.layout.offsets import offsets
 
     bs, rs = offsets(b), offsets(result)
-    for i, (x, got) in enumerate(zip(bs.tolist(), rs.tolist())):
-        want = _extended(walk.shapes, walk.strides, x)
-        if got != want:
-            why = (
-                "a mode of the right operand steps over an extent of the left one that its "
-                "stride does not divide"
-                if not walk.exact
-                else "the right operand's modes overlap inside one mode of the left one, so "
-                "the left one is not additive over them"
-            )
-            raise LayoutError(
-                f"composition({a}, {b}): CuTe's algorithm gives {result}, which is not {a} o {b}: "
-                f"at index {i} it gives {got} but {a} at {b}({i}) = {x} is {want} ({why}; C++ "
-                "accepts this input because its divisibility check is the weak one)"
-            )
+    x = np.abs(bs)
+    want = np.zeros_like(x)
+    for c, d in zip(walk.shapes[:-1], walk.strides[:-1]):
+        want += (x % c) * d
+        x //= c
+    want = np.where(bs < 0, -1, 1) * (want + x * walk.strides[-1])
+    wrong = np.flatnonzero(want != rs)
+    if wrong.size:
+        i = int(wrong[0])
+        why = (
+            "a mode of the right operand steps over an extent of the left one that its "
+            "stride does not divide"
+            if not walk.exact
+            else "the right operand's modes overlap inside one mode of the left one, so "
+            "the left one is not additive over them"
+        )
+        raise LayoutError(
+            f"composition({a}, {b}): CuTe's algorithm gives {result}, which is not {a} o {b}: "
+            f"at index {i} it gives {int(rs[i])}, but b({i}) = {int(bs[i])} and a({int(bs[i])}) = "
+            f"{_extended(walk.shapes, walk.strides, int(bs[i]))} ({why}; C++ accepts this "
+            "input because its divisibility check is the weak one)"
+        )
 
 
 def _compose_layouts(a: Layout, b: Layout) -> Layout:
@@ -207,12 +216,17 @@ def _compose_layouts(a: Layout, b: Layout) -> Layout:
     if not shapes:
         raise LayoutError(f"composition({a}, {b}): the left operand has no modes")
     walk = _Walk(shapes, strides, track=len(shapes) > 1)
+    leaf = walk.leaf
 
     def go(s, d):
         if isinstance(s, tuple):
-            parts = [go(x, y) for x, y in zip(s, d)]
-            return tuple(p[0] for p in parts), tuple(p[1] for p in parts)
-        return walk.leaf(a, s, d)
+            out_s, out_d = [], []
+            for x, y in zip(s, d):
+                rs, rd = go(x, y) if isinstance(x, tuple) else leaf(a, x, y)
+                out_s.append(rs)
+                out_d.append(rd)
+            return tuple(out_s), tuple(out_d)
+        return leaf(a, s, d)
 
     result = Layout._raw(*go(b.shape, b.stride))
     if not walk.exact or walk.overflows():
@@ -231,6 +245,8 @@ def composition(a, b):
     >>> str(composition(Layout((10, 2), (16, 4)), Layout((5, 4), (1, 5))))
     '(5,(2,2)):(16,(80,4))'
     """
+    if type(a) is Layout and type(b) is Layout:  # the common case first
+        return _compose_checked(a, b)
     b = b if b is None else ck.tiler_arg(b, "composition", a)
     if _is_composed(a):
         return a.compose_inner(b)
@@ -254,6 +270,10 @@ def composition(a, b):
         if _is_composed(b) or isinstance(b, Swizzle):
             return layout_after_swizzled(a, b)
         raise LayoutError(f"composition({a}, {b!r}): right operand must be a Layout, int or tuple")
+    return _compose_checked(a, b)
+
+
+def _compose_checked(a: Layout, b: Layout) -> Layout:
     try:
         return _compose_layouts(a, b)
     except LayoutError as e:
@@ -455,6 +475,17 @@ def left_inverse(layout: Layout) -> Layout:
     return _from_lists(res_s, res_d)
 
 
+def _coalesced_shape(a: Layout) -> IntTuple:
+    """``coalesce(a).shape`` without building the layout."""
+    shapes: list[int] = []
+    strides: list[int] = []
+    for s, d in zip(*a.flat()):
+        _push(shapes, strides, s, d)
+    if len(shapes) > 1:
+        return tuple(shapes)
+    return shapes[0] if shapes else 1
+
+
 def _divide_1(a: Layout, b) -> Layout:
     if _is_tiler_tuple(b):
         return _by_mode(_divide_1, a, b, "logical_divide")
@@ -464,7 +495,8 @@ def _divide_1(a: Layout, b) -> Layout:
     try:
         # the complement fills coalesce(a)'s shape mode by mode; a tile that does not divide
         # size(a) gets a rest mode that runs past it (CuTe's padded divide)
-        return composition(a, make_layout(b, complement(b, coalesce(a).shape)))
+        tile = complement(b, _coalesced_shape(a))
+        return _compose_checked(a, Layout._raw((b.shape, tile.shape), (b.stride, tile.stride)))
     except LayoutError as e:
         raise LayoutError(f"logical_divide({a}, {b}) is not defined: {e}") from None
 
@@ -487,7 +519,7 @@ def logical_divide(a, tiler):
 
 
 def _is_tiler_tuple(t) -> bool:
-    return is_tuple(t) and not isinstance(t, Layout)
+    return isinstance(t, tuple) and not isinstance(t, Layout)
 
 
 def _zip2_by(t, guide):

@@ -23,6 +23,7 @@ from cutemma.layout import (
     coalesce,
     complement,
     composition,
+    flat_divide,
     flatten_layout,
     left_inverse,
     logical_divide,
@@ -34,6 +35,7 @@ from cutemma.layout import (
     raked_product,
     right_inverse,
     tile_to_shape,
+    tiled_product,
     upcast,
     zipped_divide,
 )
@@ -67,6 +69,8 @@ OPS = {
     "nullspace": nullspace,
     "make_layout": lambda *a: make_layout(*a) if isinstance(a[0], Layout) else Layout(*a),
     "upcast4": lambda x: upcast(x, 4),
+    "flat_divide": flat_divide,
+    "tiled_product": tiled_product,
 }
 
 # (item of issue 11 part 2, function, arguments, what CuTe C++ prints)
@@ -152,6 +156,10 @@ CASES = [
     (11, "make_layout", (0, 1), "0:1"),
     (11, "coalesce", (P("(2,0,3):(1,2,0)"),), "0:1"),
     (11, "complement", (P("4:1"), 0), "0:4"),
+    (11, "make_layout", (Shape(()), Shape(())), "():()"),
+    # found by the random comparison: a rank-1 part of a tiled/flat divide stays wrapped
+    (2, "flat_divide", (P("(8,6):(1,8)"), (2,)), "((2),4,6):((1),2,8)"),
+    (2, "tiled_product", (P("(3):(10)"), (3,)), "((3),(3)):((10),(1))"),
 ]
 
 # C++ refuses these (static_assert) or prints something that is not the answer

@@ -131,6 +131,17 @@ def layout_arg(x: object, func: str, composed: bool = False, which: str = "the f
     )
 
 
+def _plain_ints(t: tuple, minimum: int) -> bool:
+    """Every leaf a plain int >= ``minimum`` (-1: any int)."""
+    for x in t:
+        if type(x) is int:
+            if minimum >= 0 and x < minimum:
+                return False
+        elif type(x) is not tuple or not _plain_ints(x, minimum):
+            return False
+    return True
+
+
 def int_tuple_arg(t: object, func: str, name: str, minimum: int | None = None, of=None) -> IntTuple:
     """``t`` as an int-tuple (ints, nested tuples of ints; numpy ints become ints), else a
     LayoutError; ``minimum`` bounds every leaf.
@@ -138,9 +149,10 @@ def int_tuple_arg(t: object, func: str, name: str, minimum: int | None = None, o
     >>> int_tuple_arg((4, (2, 2)), "make_identity_tensor", "shape", 1)
     (4, (2, 2))
     """
-
     if type(t) is int and (minimum is None or t >= minimum):  # fast common case
         return t
+    if type(t) is tuple and _plain_ints(t, -1 if minimum is None else minimum):
+        return t  # already plain ints in range: nothing to rebuild
 
     def go(x):
         if isinstance(x, tuple):

@@ -44,3 +44,7 @@ class CompileError(CutemmaError, RuntimeError):
 
 class LaunchError(CutemmaError, RuntimeError):
     """A kernel could not be launched: no GPU, wrong device, dtype or memory layout."""
+
+
+class CliError(CutemmaError, ValueError):
+    """A command-line argument or option is not valid; the message names it and what is accepted."""

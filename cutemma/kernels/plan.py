@@ -12,11 +12,12 @@ and value, combining by ``+`` or, where a swizzle makes the bits overlap, ``^``.
 
 >>> p = GemmPlan(GemmConfig(), "bf16", "K", "K")
 >>> p.threads, p.mma_m, p.mma_n, str(p.smem_A)
-(128, 4, 8, 'Sw<2,3,3> o 0 o (128,32):(32,1)')
+(128, 4, 8, 'Sw<2,3,3> o 0 o ((8,16),(32,1)):((32,256),(1,0))')
 """
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -65,6 +66,7 @@ class GemmConfig:
     group_m: int = 8
 
     def __post_init__(self) -> None:
+        _check_config_ints(self)  # whole positive numbers first: the rules below divide by them
         wm, wn = self.warps
         rules = [
             (self.block_m % (16 * wm) == 0, f"block_m {self.block_m} a multiple of 16*{wm}"),
@@ -91,6 +93,31 @@ class GemmConfig:
         return 32 * self.warps[0] * self.warps[1]
 
 
+def _check_config_ints(cfg: GemmConfig) -> None:
+    """Every GemmConfig field a positive whole number (numpy ints too), warps a pair."""
+    warps = cfg.warps
+    if not (isinstance(warps, tuple | list) and len(warps) == 2):
+        raise TiledMmaError(
+            f"GemmConfig warps={warps!r}: give the warp layout as a pair (WM, WN), e.g. (2, 2)"
+        )
+    fields = ["block_m", "block_n", "block_k", "stages", "swizzle_bytes", "group_m"]
+    values = [(f, getattr(cfg, f)) for f in fields] + [
+        ("warps[0]", warps[0]),
+        ("warps[1]", warps[1]),
+    ]
+    for name, v in values:
+        try:
+            n = operator.index(v)
+        except TypeError:
+            n = None
+        if n is None or isinstance(v, bool) or n < 1:
+            raise TiledMmaError(f"GemmConfig {name}={v!r}: must be a positive whole number")
+        if name.startswith("warps"):
+            continue
+        object.__setattr__(cfg, name, n)  # frozen: store the plain int
+    object.__setattr__(cfg, "warps", (operator.index(warps[0]), operator.index(warps[1])))
+
+
 def smem_layout(
     extent: int, block_k: int, major: str, width_bytes: int = 128, elem_bytes: int = 2
 ) -> ComposedLayout:
@@ -106,7 +133,7 @@ def smem_layout(
     >>> str(smem_layout(128, 32, "MN"))
     'Sw<3,3,3> o 0 o ((64,2),(8,4)):((1,512),(64,1024))'
     >>> str(smem_layout(128, 32, "K", elem_bytes=4))
-    'Sw<3,2,3> o 0 o (128,32):(32,1)'
+    'Sw<3,2,3> o 0 o ((8,16),(32,1)):((32,256),(1,0))'
     """
     vec = 16 // elem_bytes
     contiguous = block_k if major == "K" else extent
@@ -219,6 +246,8 @@ class GemmPlan:
     """
 
     def __init__(self, config: GemmConfig, dtype: str, a_major: str, b_major: str):
+        if not isinstance(config, GemmConfig):
+            raise TiledMmaError(f"GemmPlan: expected a GemmConfig first, got {config!r}")
         if dtype not in ATOMS:
             raise TiledMmaError(f"dtype {dtype!r}: the sm80 GEMM takes {', '.join(ATOMS)}")
         if a_major not in ("K", "M") or b_major not in ("K", "N"):

@@ -102,19 +102,21 @@ class _Walk:
     divisibility check lets that through).
     """
 
-    __slots__ = ("shapes", "strides", "digits", "exact")
+    __slots__ = ("shapes", "strides", "digits", "exact", "signs")
 
     def __init__(self, shapes, strides, track: bool):
         self.shapes = shapes
         self.strides = strides
         self.digits = [0] * len(shapes) if track else None
         self.exact = True
+        self.signs = 0  # bit 0: a leaf with a positive stride, bit 1: a negative one
 
     def leaf(self, a: Layout, s: int, d: int):
         """CuTe's ``composition_impl`` for one integral mode ``s:d`` of the right operand."""
         shapes, strides = self.shapes, self.strides
         if d == 0:  # a broadcast mode stays a broadcast mode
             return s, 0
+        self.signs |= 2 if d < 0 else 1
         if len(shapes) == 1:
             return s, d * strides[0]
         out_s: list[int] = []
@@ -164,8 +166,11 @@ class _Walk:
         return tuple(out_s), tuple(out_d)
 
     def overflows(self) -> bool:
+        """Leaves may carry into each other (or, of both signs, borrow from each other)."""
         d, s = self.digits, self.shapes
-        return d is not None and any(d[i] > s[i] - 1 for i in range(len(s) - 1))
+        if d is None:
+            return False
+        return self.signs == 3 or any(d[i] > s[i] - 1 for i in range(len(s) - 1))
 
 
 def _extended(shapes, strides, x: int) -> int:
@@ -195,13 +200,21 @@ def _check_function(a: Layout, b: Layout, result: Layout, walk: _Walk) -> None:
     wrong = np.flatnonzero(want != rs)
     if wrong.size:
         i = int(wrong[0])
-        why = (
-            "a mode of the right operand steps over an extent of the left one that its "
-            "stride does not divide"
-            if not walk.exact
-            else "the right operand's modes overlap inside one mode of the left one, so "
-            "the left one is not additive over them"
-        )
+        if not walk.exact:
+            why = (
+                "a mode of the right operand steps over an extent of the left one that its "
+                "stride does not divide"
+            )
+        elif walk.signs == 3:
+            why = (
+                "the right operand's modes have strides of both signs, so their offsets borrow "
+                "across the left one's modes"
+            )
+        else:
+            why = (
+                "the right operand's modes overlap inside one mode of the left one, so the "
+                "left one is not additive over them"
+            )
         raise LayoutError(
             f"composition({a}, {b}): CuTe's algorithm gives {result}, which is not {a} o {b}: "
             f"at index {i} it gives {int(rs[i])}, but b({i}) = {int(bs[i])} and a({int(bs[i])}) = "

@@ -878,6 +878,8 @@ def upcast(layout: Layout, n: int) -> Layout:
     """
     if not is_int(n) or n < 1:
         raise LayoutError(f"upcast({layout}, {n!r}): the factor must be an int >= 1")
+    if not isinstance(layout, Layout):
+        return _cast_function(layout, n, upcast)
 
     def leaf(s, d):
         if d == 0:
@@ -893,6 +895,30 @@ def upcast(layout: Layout, n: int) -> Layout:
     return _scale_leaves(layout, leaf)
 
 
+def _cast_function(x, n: int, cast):
+    """upcast/downcast of a Swizzle or ComposedLayout, part by part (CuTe's swizzle_layout.hpp):
+    a swizzle's base bit moves by log2(n), the offset is divided (exactly) or multiplied."""
+    from cutemma.layout.swizzle import ComposedLayout, Swizzle
+
+    if n & (n - 1):
+        raise LayoutError(f"{cast.__name__}({x}, {n}): a swizzle scales only by a power of two")
+    log2 = n.bit_length() - 1
+    if isinstance(x, Swizzle):
+        if cast is downcast:
+            return Swizzle(x.bits, x.base + log2, x.shift)
+        if x.base >= log2:
+            return Swizzle(x.bits, x.base - log2, x.shift)
+        return Swizzle(max(x.bits + x.base - log2, 0), 0, x.shift)
+    if not _is_composed(x):
+        raise LayoutError(f"{cast.__name__}: expected a Layout or ComposedLayout, got {x!r}")
+    if cast is upcast and x.offset % n:
+        raise LayoutError(f"upcast({x}, {n}): the offset {x.offset} is not a multiple of {n}")
+    offset = x.offset // n if cast is upcast else x.offset * n
+    # no identity-swizzle collapse here: C++'s scaled offset is a C<0>, not the Int<0> that
+    # the collapsing overload takes (upcast<8>(Sw<2,1,3> o 0 o L) prints Sw<0,0,3> o 0 o ...)
+    return ComposedLayout(cast(x.outer, n), offset, cast(x.inner, n))
+
+
 def downcast(layout: Layout, n: int) -> Layout:
     """The layout in units ``n`` times smaller: unit-stride modes grow, others scale their stride.
 
@@ -903,6 +929,8 @@ def downcast(layout: Layout, n: int) -> Layout:
     """
     if not is_int(n) or n < 1:
         raise LayoutError(f"downcast({layout}, {n!r}): the factor must be an int >= 1")
+    if not isinstance(layout, Layout):
+        return _cast_function(layout, n, downcast)
     if 1 not in layout.flat()[1]:
         raise LayoutError(
             f"downcast({layout}, {n}): the layout has no stride-1 mode to widen (CuTe: "

@@ -23,6 +23,7 @@ from cutemma.layout import (
     coalesce,
     complement,
     composition,
+    downcast,
     flat_divide,
     flatten_layout,
     left_inverse,
@@ -69,6 +70,8 @@ OPS = {
     "nullspace": nullspace,
     "make_layout": lambda *a: make_layout(*a) if isinstance(a[0], Layout) else Layout(*a),
     "upcast4": lambda x: upcast(x, 4),
+    "upcast8": lambda x: upcast(x, 8),
+    "downcast2": lambda x: downcast(x, 2),
     "flat_divide": flat_divide,
     "tiled_product": tiled_product,
 }
@@ -151,6 +154,13 @@ CASES = [
         "flatten",
         (sw(3, 4, 3, "((8,2),(4,16)):((64,512),(1,4))"),),
         "Sw<3,4,3> o 0 o (8,2,4,16):(64,512,1,4)",
+    ),
+    (10, "upcast8", (sw(2, 1, 3, "(8,32):(32,1)"),), "Sw<0,0,3> o 0 o (8,4):(4,1)"),
+    (
+        10,
+        "downcast2",
+        (sw(3, 3, 3, "(8,64):(64,1)", offset=16),),
+        "Sw<3,4,3> o 32 o (8,128):(128,1)",
     ),
     # 11. zero-size layouts
     (11, "make_layout", (0, 1), "0:1"),
@@ -267,7 +277,7 @@ def _cpp(x) -> str:
 
 
 def _cpp_call(fn, args) -> str:
-    name = {"upcast4": "upcast<4>"}.get(fn, fn)
+    name = {"upcast4": "upcast<4>", "upcast8": "upcast<8>", "downcast2": "downcast<2>"}.get(fn, fn)
     if fn == "make_layout" and not isinstance(args[0], Layout):
         return (
             f"make_layout({', '.join(_cpp(Shape(a) if isinstance(a, tuple) else a) for a in args)})"

@@ -606,7 +606,41 @@ def logical_product(a, tiler):
         return a.with_inner(logical_product(a.inner, tiler))
     if is_tuple(tiler) and not isinstance(tiler, Layout):
         return _by_mode(_product_1, a, tiler, "logical_product")
+    if _is_composed(tiler):
+        return _product_swizzled_tiler(a, tiler)
     return _product_1(a, tiler)
+
+
+def _product_swizzled_tiler(a: Layout, tiler):
+    """logical_product(a, Sw o 0 o T): the product with T, under the swizzle that acts on the
+    product's strides as Sw acts on T's (CuTe's swizzle_layout.hpp: the swizzle's active Y and Z
+    bits, found through a projection of T, are carried through T and the new layout)."""
+    from cutemma.layout.swizzle import Swizzle, make_swizzle
+
+    sw, t = tiler.outer, tiler.inner
+    if not isinstance(sw, Swizzle) or not isinstance(t, Layout) or tiler.offset != 0:
+        raise LayoutError(
+            f"logical_product({a}, {tiler}): a composed tiler must be Swizzle o 0 o Layout "
+            "(CuTe: 'Require Swizzle offset == 0.')"
+        )
+    new = _product_1(a, t)
+    b, m, sh = sw.bits, sw.base, abs(sw.shift)
+    # keeps only the index bits the swizzle reads (Y) and writes (Z)
+    zy = Layout._raw((1 << m, 1 << b, 1 << (sh - b), 1 << b, 1), (0, 1 << m, 0, 1 << (m + sh), 0))
+    only_zy = composition(zy, t)
+    active = it.crd2idx(it.product(only_zy.shape) - 1, only_zy.shape, only_zy.stride)
+
+    def carried(bits: int) -> int:  # new(0, t(bits)), t called past its domain as CuTe does
+        return it.crd2idx((0, it.crd2idx(bits, t.shape, t.stride)), new.shape, new.stride)
+
+    swz = make_swizzle(carried(active & sw.yyy_mask), carried(active & sw.zzz_mask))
+    return _compose_swizzle(swz, new)
+
+
+def _compose_swizzle(sw, layout: Layout):
+    from cutemma.layout.swizzle import compose_functions
+
+    return compose_functions(sw, 0, layout)
 
 
 def zipped_product(a, tiler):

@@ -776,7 +776,7 @@ def upcast(layout: Layout, n: int) -> Layout:
     >>> str(upcast(Layout((8, 4), (1, 8)), 8)), str(upcast(Layout(6, 1), 4))
     ('(1,4):(1,1)', '2:1')
     """
-    layout = ck.layout_arg(layout, "upcast")
+    layout = ck.layout_arg(layout, "upcast", composed=True)
     n = ck.int_arg(n, "upcast", "n", 1, layout)
     if not is_int(n) or n < 1:
         raise LayoutError(f"upcast({layout}, {n!r}): the factor must be an int >= 1")
@@ -797,6 +797,12 @@ def upcast(layout: Layout, n: int) -> Layout:
     return _scale_leaves(layout, leaf)
 
 
+def _cast_part(x, n: int, cast):
+    """One part of a ComposedLayout cast: a Swizzle or nested ComposedLayout by the swizzle
+    rules, a Layout by ``cast`` itself."""
+    return cast(x, n) if isinstance(x, Layout) else _cast_function(x, n, cast)
+
+
 def _cast_function(x, n: int, cast):
     """upcast/downcast of a Swizzle or ComposedLayout, part by part (CuTe's swizzle_layout.hpp):
     a swizzle's base bit moves by log2(n), the offset is divided (exactly) or multiplied."""
@@ -811,6 +817,8 @@ def _cast_function(x, n: int, cast):
         if x.base >= log2:
             return Swizzle(x.bits, x.base - log2, x.shift)
         return Swizzle(max(x.bits + x.base - log2, 0), 0, x.shift)
+    if isinstance(x, Layout):
+        return cast(x, n)
     if not _is_composed(x):
         raise LayoutError(f"{cast.__name__}: expected a Layout or ComposedLayout, got {x!r}")
     if cast is upcast and x.offset % n:
@@ -818,7 +826,7 @@ def _cast_function(x, n: int, cast):
     offset = x.offset // n if cast is upcast else x.offset * n
     # no identity-swizzle collapse here: C++'s scaled offset is a C<0>, not the Int<0> that
     # the collapsing overload takes (upcast<8>(Sw<2,1,3> o 0 o L) prints Sw<0,0,3> o 0 o ...)
-    return ComposedLayout(cast(x.outer, n), offset, cast(x.inner, n))
+    return ComposedLayout(_cast_part(x.outer, n, cast), offset, _cast_part(x.inner, n, cast))
 
 
 def downcast(layout: Layout, n: int) -> Layout:
@@ -829,7 +837,7 @@ def downcast(layout: Layout, n: int) -> Layout:
     >>> str(downcast(Layout((2, 4), (1, 2)), 4))
     '(8,4):(1,8)'
     """
-    layout = ck.layout_arg(layout, "downcast")
+    layout = ck.layout_arg(layout, "downcast", composed=True)
     n = ck.int_arg(n, "downcast", "n", 1, layout)
     if not is_int(n) or n < 1:
         raise LayoutError(f"downcast({layout}, {n!r}): the factor must be an int >= 1")

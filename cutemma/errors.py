@@ -44,3 +44,7 @@ class CompileError(CutemmaError, RuntimeError):
 
 class LaunchError(CutemmaError, RuntimeError):
     """A kernel could not be launched: no GPU, wrong device, dtype or memory layout."""
+
+
+class TmaError(CutemmaError, ValueError):
+    """A shared-memory layout TMA cannot fill, or tensor-map arguments break the driver's rules."""

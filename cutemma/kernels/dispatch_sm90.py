@@ -1,0 +1,182 @@
+"""``gemm_sm90(A, B, C=None, *, alpha, beta, out, out_dtype, config)``: the Hopper kernel's host side.
+
+2-D torch tensors of float16 or bfloat16 (either major each), on an sm_90 GPU, with
+TMA's rules met (16-byte aligned base pointers and leading strides); else a LaunchError
+says which rule failed (``cutemma.gemm`` then keeps the sm80 kernel). The tensor maps
+come from :mod:`cutemma.copy.tma` (boxes and swizzle from the plan's stage layouts),
+cached per (pointer, shape, strides, box); the kernel is persistent: one CTA per SM.
+
+>>> supports_sm90("bfloat16", "bfloat16")
+True
+"""
+
+from __future__ import annotations
+
+import ctypes
+from functools import cache
+from typing import Any
+
+from cutemma.copy.tma import encode_tensor_map, tensor_map_args, tensor_map_param
+from cutemma.errors import LaunchError, TmaError
+from cutemma.kernels.dispatch import _arch, _check, _dtype, _dtype_name, _major
+from cutemma.kernels.fastlaunch import DriverKernel
+from cutemma.kernels.gemm_sm90 import gemm_sm90_source, kernel_name_sm90
+from cutemma.kernels.plan_sm90 import Sm90Config, Sm90Plan
+
+SM90_DTYPES = {"float16": "f16", "bfloat16": "bf16"}
+_OUT = {"float16": "f16", "bfloat16": "bf16", "float32": "f32"}
+DEFAULT_SM90 = Sm90Config(128, 256)
+SMALL_SM90 = Sm90Config(128, 128)
+
+
+def supports_sm90(a_dtype: str, b_dtype: str) -> bool:
+    """Whether the sm90 kernel takes these input dtypes (torch names, no 'torch.').
+
+    >>> supports_sm90("float32", "float32")
+    False
+    """
+    return a_dtype == b_dtype and a_dtype in SM90_DTYPES
+
+
+def pick_sm90_config(m: int, n: int, sms: int = 132) -> Sm90Config:
+    """128x256 tiles when they fill the SMs, else 128x128.
+
+    >>> pick_sm90_config(8192, 8192).name, pick_sm90_config(1024, 1024).name
+    ('b128x256_c2_sauto', 'b128x128_c2_sauto')
+    """
+    tiles = -(-m // 128) * -(-n // 256)
+    return DEFAULT_SM90 if tiles >= sms else SMALL_SM90
+
+
+@cache
+def compiled_sm90(
+    config: Sm90Config, dtype: str, a_major: str, b_major: str, out: str, c_type: str, arch: str
+) -> tuple[DriverKernel, Sm90Plan]:
+    """(DriverKernel, plan) for one variant, compiled once per process (disk-cached).
+
+    >>> k, plan = compiled_sm90(Sm90Config(), "bf16", "K", "K", "bf16", "bf16", "sm_90a")  # doctest: +SKIP
+    """
+    from cutemma.cuda import compile
+
+    plan = Sm90Plan(config, dtype, a_major, b_major)
+    cubin = compile(gemm_sm90_source(config, dtype, a_major, b_major, out, c_type), arch)
+    name = kernel_name_sm90(config, dtype, a_major, b_major, out, c_type)
+    return DriverKernel(cubin.data, name, plan.shared_bytes, config.threads), plan
+
+
+@cache
+def sm_count(device: int) -> int:
+    """Multiprocessors of a device (read once)."""
+    import torch
+
+    return torch.cuda.get_device_properties(device).multi_processor_count
+
+
+def operand_map(plan: Sm90Plan, which: str, t: Any, major: str, ld: int) -> bytes:
+    """The encoded tensor map of operand ``which`` (dims contiguous mode first).
+
+    A is (M, K): 'K'-major -> dims (K, M); 'M'-major -> (M, K). B is (K, N): 'K'-major
+    (column-major) -> dims (K, N); 'N'-major -> (N, K). Raises LaunchError naming the
+    TMA rule a tensor breaks.
+    """
+    rows, cols = t.shape[-2:]
+    if which == "A":
+        dims = (cols, rows) if major == "K" else (rows, cols)
+    else:
+        dims = (rows, cols) if major == "K" else (cols, rows)
+    try:
+        args = tensor_map_args(plan.tma[which], t.data_ptr(), dims, (ld,))
+    except TmaError as exc:
+        raise LaunchError(f"gemm (sm90): operand {which}: {exc}") from None
+    return encode_tensor_map(args)
+
+
+_I32, _I64, _F32, _U64 = ctypes.c_int32, ctypes.c_int64, ctypes.c_float, ctypes.c_uint64
+
+
+def gemm_sm90(
+    A: Any,
+    B: Any,
+    C: Any = None,
+    *,
+    alpha: float = 1.0,
+    beta: float = 0.0,
+    out: Any = None,
+    out_dtype: Any = None,
+    config: Sm90Config | None = None,
+    persistent: bool = True,
+) -> Any:
+    """D = alpha * A @ B + beta * C with the sm90 (wgmma + TMA, warp-specialised) kernel.
+
+    A (M, K) and B (K, N): float16 or bfloat16, 2-D, any row/column-major strides whose
+    leading dimension is a multiple of 8 elements (TMA: 16-byte strides), base pointers
+    16-byte aligned. ``out_dtype`` is A's dtype or float32. ``persistent=False`` launches one
+    CTA per tile (the ablation's "no persistent scheduler").
+
+    >>> import torch                                                  # doctest: +SKIP
+    >>> A = torch.randn(300, 256, device="cuda", dtype=torch.bfloat16)  # doctest: +SKIP
+    >>> B = torch.randn(256, 136, device="cuda", dtype=torch.bfloat16)  # doctest: +SKIP
+    >>> gemm_sm90(A, B).shape                                         # doctest: +SKIP
+    torch.Size([300, 136])
+    """
+    import torch
+
+    batch, _, _ = _check(A, B)
+    if batch is not None or A.dim() != 2:
+        raise LaunchError("gemm (sm90): batched 3-D operands are not supported yet; use 2-D")
+    a_name, b_name = _dtype(A), _dtype(B)
+    if not supports_sm90(a_name, b_name):
+        raise LaunchError(
+            f"gemm (sm90): A is {a_name}, B is {b_name}; the sm90 kernel takes float16 or "
+            "bfloat16 for both (so far)"
+        )
+    dtype = SM90_DTYPES[a_name]
+    M, K = A.shape
+    N = B.shape[1]
+    out_dtype = out_dtype or (out.dtype if out is not None else A.dtype)
+    if _dtype_name(out_dtype) not in (a_name, "float32"):
+        raise LaunchError(f"gemm (sm90): out_dtype {out_dtype}; choose {a_name} or float32")
+    if out is None:
+        out = torch.empty((M, N), dtype=out_dtype, device=A.device)
+    if tuple(out.shape) != (M, N) or out.dtype != out_dtype or out.device != A.device:
+        raise LaunchError(f"gemm (sm90): out is {tuple(out.shape)} {out.dtype}; need {(M, N)}")
+    if M == 0 or N == 0:
+        return out
+    if K == 0:
+        return out.copy_(beta * C.expand(M, N) if C is not None and beta else torch.zeros_like(out))
+    A, a_major, lda = _major(A, "A", ("K", "M"))
+    B, b_major, ldb = _major(B, "B", ("K", "N"))
+    if C is None or beta == 0:
+        C, beta = out, 0.0
+    else:
+        C = (C if C.dtype == out.dtype else C.to(out.dtype)).expand(M, N)
+    device = A.device.index or 0
+    arch = _arch(device)
+    if arch != "sm_90a":
+        raise LaunchError(f"gemm (sm90): device {device} is {arch}; the kernel needs sm_90a")
+    config = config or pick_sm90_config(M, N, sm_count(device))
+    kern, plan = compiled_sm90(
+        config, dtype, a_major, b_major, _OUT[_dtype(out)], _OUT[_dtype(C)], arch
+    )
+    map_a = operand_map(plan, "A", A, a_major, lda)
+    map_b = operand_map(plan, "B", B, b_major, ldb)
+    tiles = -(-M // config.block_m) * -(-N // config.block_n)
+    grid = min(tiles, sm_count(device)) if persistent else tiles
+    args = [
+        tensor_map_param(map_a),
+        tensor_map_param(map_b),
+        _U64(C.data_ptr()),
+        _U64(out.data_ptr()),
+        _I32(M),
+        _I32(N),
+        _I32(K),
+        _I64(C.stride(0)),
+        _I64(C.stride(1)),
+        _I64(out.stride(0)),
+        _I64(out.stride(1)),
+        _F32(alpha),
+        _F32(beta),
+    ]
+    stream = torch.cuda.current_stream(device).cuda_stream
+    kern.launch(device, grid, stream, args)
+    return out

@@ -1,0 +1,370 @@
+"""CUDA C++ of the Hopper GEMM, D = alpha * A @ B + beta * C, generated from an Sm90Plan.
+
+A warp-specialised, persistent kernel (everything inline PTX: NVRTC has no headers):
+
+- warpgroup 0 is the producer: it gives registers back (``setmaxnreg.dec``) and one
+  thread loops over the CTA's tiles and their k tiles, waiting on each stage's *empty*
+  mbarrier, arming its *full* mbarrier with the stage's byte count (``expect_tx``) and
+  issuing the TMA loads (``cp.async.bulk.tensor``) of A and B into it;
+- warpgroups 1..C are consumers (``setmaxnreg.inc``): for each k tile they wait on the
+  stage's full barrier, issue the wgmma of every k block (descriptors = shared bits from
+  ``make_gmma_desc`` | stage address + the slice's offset), ``commit_group``, then
+  ``wait_group 1`` so one batch stays in flight, and release the *previous* stage;
+- tiles: persistent CTAs (grid = SMs) walk tile indices blockIdx.x, +gridDim.x, ...
+  in grouped raster order (GROUP_M tile rows sweep the columns together, L2 reuse);
+- epilogue: the consumers write alpha * acc + beta * C from registers through
+  partition_C (pairs of adjacent n as one 32-bit store for 16-bit outputs), predicated at
+  the edges; meanwhile the producer already loads the next tile's stages.
+
+The ring protocol (phases, parities, who arrives where) is :mod:`cutemma.kernels.ring`,
+which a CPU model runs in the tests.
+
+>>> from cutemma.kernels.plan_sm90 import Sm90Config
+>>> src = gemm_sm90_source(Sm90Config(), "bf16", "K", "K", "bf16")
+>>> "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16" in src, "cp.async.bulk.tensor.2d" in src
+(True, True)
+"""
+
+from __future__ import annotations
+
+from cutemma.cuda.codegen import mma_asm
+from cutemma.cuda.source import FIXED_WIDTH_TYPES, Param, block, comment, indent, translation_unit
+from cutemma.kernels.gemm_sm80 import OUT_TYPES, thread_expr
+from cutemma.kernels.plan_sm90 import CONSUMER_REGS, PRODUCER_REGS, Sm90Config, Sm90Plan
+from cutemma.kernels.ring import CONSUMER, PRODUCER
+
+HELPERS_SM90 = r"""
+struct __align__(64) TmaMap { uint64_t words[16]; };  // CUtensorMap: 128 opaque bytes
+
+__device__ __forceinline__ uint32_t smem_addr(const void* p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+// mbarrier (PTX ISA 9.7.13.15): init with an arrival count; a phase completes when the
+// pending arrivals and the expected transaction bytes both reach zero.
+__device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" :: "r"(bar), "r"(count) : "memory");
+}
+__device__ __forceinline__ void mbar_expect_tx(uint32_t bar, uint32_t bytes) {
+  asm volatile("{\n.reg .b64 st;\nmbarrier.arrive.expect_tx.shared::cta.b64 st, [%0], %1;\n}\n"
+               :: "r"(bar), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void mbar_arrive(uint32_t bar) {
+  asm volatile("{\n.reg .b64 st;\nmbarrier.arrive.shared::cta.b64 st, [%0];\n}\n"
+               :: "r"(bar) : "memory");
+}
+// wait until the phase of parity `parity` has completed (try_wait suspends a while)
+__device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
+  uint32_t done;
+  do {
+    asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+                 "selp.u32 %0, 1, 0, p;\n}\n" : "=r"(done) : "r"(bar), "r"(parity) : "memory");
+  } while (!done);
+}
+// TMA: a 2-D box of the tensor map at (c0, c1) into shared memory, completing on `bar`
+__device__ __forceinline__ void tma_load_2d(uint32_t dst, const TmaMap* map, int c0, int c1,
+                                            uint32_t bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%2, %3}], [%4];\n"
+      :: "r"(dst), "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(bar) : "memory");
+}
+__device__ __forceinline__ void tma_prefetch(const TmaMap* map) {
+  asm volatile("prefetch.tensormap [%0];\n" :: "l"(reinterpret_cast<uint64_t>(map)) : "memory");
+}
+__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void wgmma_wait() { asm volatile("wgmma.wait_group.sync.aligned %0;\n" :: "n"(N) : "memory"); }
+// keep the compiler from moving accumulator reads/writes across the async wgmma
+__device__ __forceinline__ void fence_acc(float& x) { asm volatile("" : "+f"(x) :: "memory"); }
+
+__device__ __forceinline__ float f16_to_f32(uint16_t h) {
+  float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h)); return f;
+}
+__device__ __forceinline__ float bf16_to_f32(uint16_t h) { return __uint_as_float(((uint32_t)h) << 16); }
+__device__ __forceinline__ uint16_t f32_to_f16(float f) {
+  uint16_t h; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h;
+}
+__device__ __forceinline__ uint16_t f32_to_bf16(float f) {
+  uint16_t h; asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h;
+}
+__device__ __forceinline__ uint32_t pack_f16x2(float lo, float hi) {
+  uint32_t r; asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo)); return r;
+}
+__device__ __forceinline__ uint32_t pack_bf16x2(float lo, float hi) {
+  uint32_t r; asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo)); return r;
+}
+"""
+
+_LOAD = {"f32": "{x}", "f16": "f16_to_f32({x})", "bf16": "bf16_to_f32({x})"}
+_STORE = {"f32": "{x}", "f16": "f32_to_f16({x})", "bf16": "f32_to_bf16({x})"}
+_PACK = {"f16": "pack_f16x2", "bf16": "pack_bf16x2"}
+
+
+def kernel_name_sm90(
+    config: Sm90Config, dtype: str, a_major: str, b_major: str, out: str, c_type: str
+) -> str:
+    """The kernel's symbol: every choice that changes the source is in it.
+
+    >>> kernel_name_sm90(Sm90Config(), "bf16", "K", "N", "bf16", "bf16")
+    'cutemma_gemm_sm90_bf16_KN_b128x128_c2_sauto_obf16_cbf16'
+    """
+    return f"cutemma_gemm_sm90_{dtype}_{a_major}{b_major}_{config.name}_o{out}_c{c_type}"
+
+
+def params_sm90(out: str, c_type: str) -> list[Param]:
+    """The kernel signature: two tensor maps by value, then C, D and the scalars.
+
+    >>> [p.name for p in params_sm90("bf16", "bf16")][:4]
+    ['tmap_a', 'tmap_b', 'C', 'D']
+    """
+    return [
+        Param("const __grid_constant__ TmaMap", "tmap_a"),
+        Param("const __grid_constant__ TmaMap", "tmap_b"),
+        Param(f"const {OUT_TYPES[c_type]}*", "C", restrict=False),
+        Param(f"{OUT_TYPES[out]}*", "D", restrict=False),
+        Param("int", "M"),
+        Param("int", "N"),
+        Param("int", "K"),
+        Param("long long", "ldc_m"),
+        Param("long long", "ldc_n"),
+        Param("long long", "ldd_m"),
+        Param("long long", "ldd_n"),
+        Param("float", "alpha"),
+        Param("float", "beta"),
+    ]
+
+
+def _raster() -> str:
+    return """\
+// grouped raster of tile index `tile`: GROUP_M tile rows sweep the tile columns together
+const int per_group = GROUP_M * tiles_n;
+const int group = tile / per_group, first_m = group * GROUP_M;
+const int rows_in_group = min(tiles_m - first_m, GROUP_M);
+const int m0 = (first_m + (tile % per_group) % rows_in_group) * BLOCK_M;
+const int n0 = ((tile % per_group) / rows_in_group) * BLOCK_N;"""
+
+
+def _tma_lines(plan: Sm90Plan) -> str:
+    """The loads of one k tile (index kt) into stage `stage`, completing on its full barrier."""
+    out = []
+    for which, mn0 in (("A", "m0"), ("B", "n0")):
+        box = plan.tma[which]
+        base = "a_dst" if which == "A" else "b_dst"
+        for dc, do, off in box.copies:
+            if box.contiguous == "K":  # tensor dims (K, MN): coordinates (k, mn)
+                c0, c1 = f"kt * BLOCK_K + {dc}", f"{mn0} + {do}"
+            else:  # tensor dims (MN, K)
+                c0, c1 = f"{mn0} + {dc}", f"kt * BLOCK_K + {do}"
+            c0, c1 = c0.replace(" + 0", ""), c1.replace(" + 0", "")
+            dst = f"{base} + {off * plan.elem_bytes}" if off else base
+            out.append(f"tma_load_2d({dst}, &tmap_{which.lower()}, {c0}, {c1}, full);")
+    return "\n".join(out)
+
+
+def _wgmma_lines(plan: Sm90Plan) -> str:
+    """Every k block of one k tile: one wgmma per (im, kb), descriptors from the plan."""
+    op = plan.tiled.atom.op
+    n_acc = op.c.count
+    (common_a, _), (common_b, offs_b) = plan.descriptors["A"], plan.descriptors["B"]
+    out = []
+    for kb in range(plan.k_blocks):
+        for im in range(plan.mma_m):
+            acc = [f"acc[{im * n_acc + i}]" for i in range(n_acc)]
+            da = f"desc_a{im}_{kb}"
+            db = f"DESC_B | ((b_addr + {offs_b[0, 0, kb]}) >> 4)"
+            out.append(f"const uint64_t {da} = DESC_A | ((a_addr + a_off[{im}][{kb}]) >> 4);")
+            scale = "scale_d" if kb == 0 and im == 0 else ("scale_d" if kb == 0 else "1")
+            out.append(mma_asm(op, a=[da], b=[f"({db})"], c=acc, extras={"scale_D": scale}))
+    return "\n".join(out)
+
+
+def _epilogue_lines(plan: Sm90Plan, out: str, c_type: str) -> str:
+    """D = alpha * acc + beta * C through partition_C; adjacent n pairs stored as one word."""
+    _, _, consts = plan.epilogue
+    lines = []
+    i = 0
+    while i < len(consts):
+        idx, dm, dn = consts[i]
+        pair = (
+            out in _PACK
+            and i + 1 < len(consts)
+            and consts[i + 1][1:] == (dm, dn + 1)
+            and consts[i + 1][0] == idx + 1
+        )
+        vals = []
+        for j, (ix, _, dn_j) in enumerate(consts[i : i + (2 if pair else 1)]):
+            c_val = _LOAD[c_type].format(x=f"C[m * ldc_m + (long long)(n + {j}) * ldc_n]")
+            vals.append(f"alpha * acc[{ix}] + (beta != 0.f ? beta * {c_val} : 0.f)")
+        if pair:
+            body = (
+                f"if (vec_d && n + 1 < N) {{ const uint32_t w = {_PACK[out]}({vals[0]}, {vals[1]});"
+                f" *reinterpret_cast<uint32_t*>(&D[m * ldd_m + n]) = w; }}\n"
+                f"else {{ if (n < N) D[m * ldd_m + n * ldd_n] = {_STORE[out].format(x=vals[0])};"
+                f" if (n + 1 < N) D[m * ldd_m + (n + 1) * ldd_n] = "
+                f"{_STORE[out].format(x=vals[1])}; }}"
+            )
+        else:
+            body = f"if (n < N) D[m * ldd_m + n * ldd_n] = {_STORE[out].format(x=vals[0])};"
+        lines.append(
+            f"{{ const long long m = m0 + C_m + {dm}; const int n = n0 + C_n + {dn};\n"
+            f"  if (m < M) {{ {body} }} }}"
+        )
+        i += 2 if pair else 1
+    return "\n".join(lines)
+
+
+def gemm_sm90_source(
+    config: Sm90Config, dtype: str, a_major: str, b_major: str, out: str = "f32", c_type=None
+) -> str:
+    """The CUDA C++ translation unit of one sm90 GEMM kernel (deterministic).
+
+    >>> src = gemm_sm90_source(Sm90Config(128, 256), "f16", "M", "N", "f32")
+    >>> "setmaxnreg.inc.sync.aligned.u32" in src, "m64n256k16.f32.f16.f16" in src
+    (True, True)
+    """
+    plan = Sm90Plan(config, dtype, a_major, b_major)
+    c_type = c_type or out
+    name = kernel_name_sm90(config, dtype, a_major, b_major, out, c_type)
+    S, C = plan.stages, config.consumers
+    common_a, _ = plan.descriptors["A"]
+    common_b, _ = plan.descriptors["B"]
+    offs_a = plan.desc_offsets("A")
+    n_acc = plan.tiled.atom.op.c.count * plan.mma_m
+    tables: list[str] = []
+    m_t, n_t, _ = plan.epilogue
+    bar_base = S * plan.stage_bytes
+    # a_off[im][kb] of this warpgroup: the slice offsets, chosen once by warpgroup index
+    a_rows = []
+    for im in range(plan.mma_m):
+        row = []
+        for kb in range(plan.k_blocks):
+            o = [plan.descriptors["A"][1][w, im, kb] for w in range(C)]
+            row.append(f"{o[0]}u" if C == 1 else f"(wg ? {o[1]}u : {o[0]}u)")
+        a_rows.append("{" + ", ".join(map(str, row)) + "}")
+    producer = [
+        f'asm volatile("setmaxnreg.dec.sync.aligned.u32 {PRODUCER_REGS};\\n" ::: "memory");',
+        "if (threadIdx.x == 0) {  // one thread issues every TMA load",
+        indent(
+            "\n".join(
+                [
+                    "tma_prefetch(&tmap_a); tma_prefetch(&tmap_b);",
+                    f"int stage = 0; uint32_t phase = {PRODUCER.start_phase};",
+                    "for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {",
+                    indent(_raster()),
+                    "  for (int kt = 0; kt < k_tiles; ++kt) {",
+                    indent(
+                        "\n".join(
+                            [
+                                f"const uint32_t full = bars + {8} * stage, "
+                                f"empty = bars + {8 * S} + 8 * stage;",
+                                f"mbar_wait(empty, phase ^ {PRODUCER.wait_flip});"
+                                "  // the consumers released it",
+                                f"mbar_expect_tx(full, {plan.tma['A'].bytes + plan.tma['B'].bytes});",
+                                f"const uint32_t a_dst = smem + stage * {plan.stage_bytes}, "
+                                f"b_dst = a_dst + {plan.bytes_A};",
+                                _tma_lines(plan),
+                                f"if (++stage == {S}) {{ stage = 0; phase ^= 1; }}",
+                            ]
+                        ),
+                        2,
+                    ),
+                    "  }",
+                    "}",
+                ]
+            )
+        ),
+        "}",
+    ]
+    consumer = [
+        f'asm volatile("setmaxnreg.inc.sync.aligned.u32 {CONSUMER_REGS};\\n" ::: "memory");',
+        f"const int tid = threadIdx.x - {128}, wg = tid / 128;  // TiledMMA thread, consumer",
+        comment(f"partition_C: tv_layout_C_tiled {plan.tiled.tv_layout_C_tiled}"),
+        thread_expr("C_m", m_t, tables),
+        thread_expr("C_n", n_t, tables),
+        f"const uint32_t a_off[{plan.mma_m}][{plan.k_blocks}] = {{{', '.join(a_rows)}}};",
+        f"float acc[{n_acc}];",
+        f"int stage = 0; uint32_t phase = {CONSUMER.start_phase};",
+        "for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {",
+        indent(_raster()),
+        "  uint32_t prev_empty = 0;",
+        "  for (int kt = 0; kt < k_tiles; ++kt) {",
+        indent(
+            "\n".join(
+                [
+                    f"const uint32_t full = bars + 8 * stage, empty = bars + {8 * S} + 8 * stage;",
+                    f"mbar_wait(full, phase ^ {CONSUMER.wait_flip});  // the stage's bytes landed",
+                    f"const uint32_t a_addr = smem + stage * {plan.stage_bytes}, "
+                    f"b_addr = a_addr + {plan.bytes_A};",
+                    "const int scale_d = kt > 0;  // the first k block of a tile overwrites acc",
+                    f"#pragma unroll\nfor (int i = 0; i < {n_acc}; ++i) fence_acc(acc[i]);",
+                    "wgmma_fence();",
+                    _wgmma_lines(plan),
+                    "wgmma_commit();",
+                    "wgmma_wait<1>();  // the previous k tile's batch is done: release its stage",
+                    f"#pragma unroll\nfor (int i = 0; i < {n_acc}; ++i) fence_acc(acc[i]);",
+                    "if (kt > 0) mbar_arrive(prev_empty);",
+                    "prev_empty = empty;",
+                    f"if (++stage == {S}) {{ stage = 0; phase ^= 1; }}",
+                ]
+            ),
+            2,
+        ),
+        "  }",
+        "  wgmma_wait<0>();",
+        f"  #pragma unroll\n  for (int i = 0; i < {n_acc}; ++i) fence_acc(acc[i]);",
+        "  mbar_arrive(prev_empty);  // k_tiles >= 1: the last stage of the tile",
+        indent(comment("epilogue: alpha * acc + beta * C, partition_C, predicated at the edges")),
+        indent(_epilogue_lines(plan, out, c_type)),
+        "}",
+    ]
+    body = [
+        "extern __shared__ __align__(1024) uint8_t smem_raw[];",
+        "const uint32_t smem = (smem_addr(smem_raw) + 1023u) & ~1023u;  // SW128 pattern",
+        f"const uint32_t bars = smem + {bar_base};  // full[{S}] then empty[{S}]",
+        "const int tiles_m = (M + BLOCK_M - 1) / BLOCK_M, tiles_n = (N + BLOCK_N - 1) / BLOCK_N;",
+        "const int tiles = tiles_m * tiles_n, k_tiles = (K + BLOCK_K - 1) / BLOCK_K;",
+        "const bool vec_d = ldd_n == 1 && (ldd_m % 2) == 0 && "
+        "(reinterpret_cast<uint64_t>(D) % 4) == 0;",
+        "if (threadIdx.x == 0) {",
+        f"  for (int s = 0; s < {S}; ++s) {{",
+        f"    mbar_init(bars + 8 * s, {PRODUCER.arrivals});  // full: the producer's expect_tx",
+        f"    mbar_init(bars + {8 * S} + 8 * s, {C * 128 // CONSUMER.arrive_every});"
+        "  // empty: every consumer thread",
+        "  }",
+        '  asm volatile("fence.mbarrier_init.release.cluster;\\n" ::: "memory");',
+        '  asm volatile("fence.proxy.async.shared::cta;\\n" ::: "memory");',
+        "}",
+        "__syncthreads();",
+        block("if (threadIdx.x < 128)", "\n".join(producer)) + " else {",
+        indent("\n".join(consumer)),
+        "}",
+    ]
+    header = comment(
+        f"cutemma sm90 GEMM: D = alpha * A @ B + beta * C; config {config.name}, {S} stages\n"
+        f"{dtype} in, f32 accumulate, {out} out; A {a_major}-major, B {b_major}-major\n"
+        f"TiledMMA {plan.atom_name} x ({C},1,1): tile {plan.tiled.tile_size_mnk}, "
+        f"{plan.mma_m} x {plan.k_blocks} wgmma per k tile per warpgroup\n"
+        f"smem A {plan.smem_A} (desc {common_a:#018x} | addr>>4)\n"
+        f"smem B {plan.smem_B} (desc {common_b:#018x} | addr>>4)\n"
+        f"TMA A box {plan.tma['A'].box} x {len(plan.tma['A'].copies)} {plan.tma['A'].swizzle}; "
+        f"B box {plan.tma['B'].box} x {len(plan.tma['B'].copies)} {plan.tma['B'].swizzle}\n"
+        f"A slice offsets per warpgroup {offs_a}"
+    )
+    defines = "\n".join(
+        f"#define {k} {v}"
+        for k, v in (
+            ("BLOCK_M", config.block_m),
+            ("BLOCK_N", config.block_n),
+            ("BLOCK_K", plan.block_k),
+            ("GROUP_M", config.group_m),
+            ("DESC_A", f"{common_a:#x}ull"),
+            ("DESC_B", f"{common_b:#x}ull"),
+        )
+    )
+    signature = ", ".join(p.declaration for p in params_sm90(out, c_type))
+    kern = block(
+        f'extern "C" __global__ void __launch_bounds__({config.threads}, 1) {name}({signature})',
+        "\n".join(body),
+    )
+    return translation_unit(header, FIXED_WIDTH_TYPES, defines, HELPERS_SM90, *tables, kern)

@@ -166,7 +166,7 @@ def _wgmma_lines(plan: Sm90Plan) -> str:
     """Every k block of one k tile: one wgmma per (im, kb), descriptors from the plan."""
     op = plan.tiled.atom.op
     n_acc = op.c.count
-    (common_a, _), (common_b, offs_b) = plan.descriptors["A"], plan.descriptors["B"]
+    _, offs_b = plan.descriptors["B"]
     out = []
     for kb in range(plan.k_blocks):
         for im in range(plan.mma_m):
@@ -193,7 +193,7 @@ def _epilogue_lines(plan: Sm90Plan, out: str, c_type: str) -> str:
             and consts[i + 1][0] == idx + 1
         )
         vals = []
-        for j, (ix, _, dn_j) in enumerate(consts[i : i + (2 if pair else 1)]):
+        for j, (ix, _, _) in enumerate(consts[i : i + (2 if pair else 1)]):
             c_val = _LOAD[c_type].format(x=f"C[m * ldc_m + (long long)(n + {j}) * ldc_n]")
             vals.append(f"alpha * acc[{ix}] + (beta != 0.f ? beta * {c_val} : 0.f)")
         if pair:

@@ -23,7 +23,14 @@ from cutemma.kernels.fastlaunch import DriverKernel
 from cutemma.kernels.gemm_sm90 import gemm_sm90_source, kernel_name_sm90
 from cutemma.kernels.plan_sm90 import Sm90Config, Sm90Plan
 
-SM90_DTYPES = {"float16": "f16", "bfloat16": "bf16"}
+# torch input dtype -> (kernel dtype, output dtypes it may write; the first is the default)
+SM90_DTYPES = {
+    "float16": ("f16", ("float16", "float32")),
+    "bfloat16": ("bf16", ("bfloat16", "float32")),
+    "float32": ("tf32", ("float32",)),
+    "float8_e4m3fn": ("e4m3", ("bfloat16", "float16", "float32")),
+    "float8_e5m2": ("e5m2", ("bfloat16", "float16", "float32")),
+}
 _OUT = {"float16": "f16", "bfloat16": "bf16", "float32": "f32"}
 DEFAULT_SM90 = Sm90Config(128, 256)
 SMALL_SM90 = Sm90Config(128, 128)
@@ -32,10 +39,40 @@ SMALL_SM90 = Sm90Config(128, 128)
 def supports_sm90(a_dtype: str, b_dtype: str) -> bool:
     """Whether the sm90 kernel takes these input dtypes (torch names, no 'torch.').
 
-    >>> supports_sm90("float32", "float32")
-    False
+    >>> supports_sm90("float32", "float32"), supports_sm90("int8", "int8")
+    (True, False)
     """
     return a_dtype == b_dtype and a_dtype in SM90_DTYPES
+
+
+def sm90_refusal(A: Any, B: Any, config: Any = None) -> str | None:
+    """Why ``cutemma.gemm`` cannot run (A, B) on the sm90 kernel, or None when it can.
+
+    The rules: a 2-D call on an sm_90a device, A and B of one sm90 dtype, 16-bit types in
+    either major and others K-major (A row-major, B column-major), every base pointer and
+    leading stride 16-byte aligned (TMA), and no sm80 ``GemmConfig`` asked for.
+
+    >>> sm90_refusal(None, None, config=object())
+    'an sm80 config was asked for'
+    """
+    if config is not None and not isinstance(config, Sm90Config):
+        return "an sm80 config was asked for"
+    if A.dim() != 2 or B.dim() != 2:
+        return "batched 3-D operands (not yet on sm90)"
+    a, b = _dtype(A), _dtype(B)
+    if not supports_sm90(a, b):
+        return f"dtypes {a} x {b}"
+    if _arch(A.device.index or 0) != "sm_90a":
+        return "the device is not sm_90"
+    eb = A.element_size()
+    a_t, a_major, lda = _major(A, "A", ("K", "M"))
+    b_t, b_major, ldb = _major(B, "B", ("K", "N"))
+    if SM90_DTYPES[a][0] in ("tf32", "e4m3", "e5m2") and (a_major, b_major) != ("K", "K"):
+        return "an 8- or 32-bit operand that is not K-major"
+    for t, ld in ((a_t, lda), (b_t, ldb)):
+        if t.data_ptr() % 16 or (ld * eb) % 16:
+            return "an operand TMA cannot read (base or leading stride not 16-byte aligned)"
+    return None
 
 
 def pick_sm90_config(m: int, n: int, sms: int = 132) -> Sm90Config:
@@ -92,6 +129,31 @@ def operand_map(plan: Sm90Plan, which: str, t: Any, major: str, ld: int) -> byte
 
 
 _I32, _I64, _F32, _U64 = ctypes.c_int32, ctypes.c_int64, ctypes.c_float, ctypes.c_uint64
+# prepared launches (kernel, grid, tensor-map argument boxes, sizes) per argument signature:
+# a repeated call with the same operands only boxes C, D, their strides and alpha/beta
+_PREPARED: dict[tuple, tuple] = {}
+_PREPARED_MAX = 256
+
+
+def _prepare(A: Any, B: Any, majors: tuple, out: Any, C: Any, config, persistent: bool) -> tuple:
+    """(kernel, grid, map_a, map_b, (M, N, K) boxes, device) for one argument signature."""
+    M, K = A.shape
+    N = B.shape[1]
+    a_major, lda, b_major, ldb = majors
+    device = A.device.index or 0
+    arch = _arch(device)
+    if arch != "sm_90a":
+        raise LaunchError(f"gemm (sm90): device {device} is {arch}; the kernel needs sm_90a")
+    dtype = SM90_DTYPES[_dtype(A)][0]
+    config = config or pick_sm90_config(M, N, sm_count(device))
+    kern, plan = compiled_sm90(
+        config, dtype, a_major, b_major, _OUT[_dtype(out)], _OUT[_dtype(C)], arch
+    )
+    map_a = tensor_map_param(operand_map(plan, "A", A, a_major, lda))
+    map_b = tensor_map_param(operand_map(plan, "B", B, b_major, ldb))
+    tiles = -(-M // config.block_m) * -(-N // config.block_n)
+    grid = min(tiles, sm_count(device)) if persistent else tiles
+    return kern, grid, map_a, map_b, (_I32(M), _I32(N), _I32(K)), device
 
 
 def gemm_sm90(
@@ -127,15 +189,15 @@ def gemm_sm90(
     a_name, b_name = _dtype(A), _dtype(B)
     if not supports_sm90(a_name, b_name):
         raise LaunchError(
-            f"gemm (sm90): A is {a_name}, B is {b_name}; the sm90 kernel takes float16 or "
-            "bfloat16 for both (so far)"
+            f"gemm (sm90): A is {a_name}, B is {b_name}; the sm90 kernel takes one of "
+            f"{', '.join(SM90_DTYPES)} for both"
         )
-    dtype = SM90_DTYPES[a_name]
+    dtype, outs = SM90_DTYPES[a_name]
     M, K = A.shape
     N = B.shape[1]
-    out_dtype = out_dtype or (out.dtype if out is not None else A.dtype)
-    if _dtype_name(out_dtype) not in (a_name, "float32"):
-        raise LaunchError(f"gemm (sm90): out_dtype {out_dtype}; choose {a_name} or float32")
+    out_dtype = out_dtype or (out.dtype if out is not None else getattr(torch, outs[0]))
+    if _dtype_name(out_dtype) not in outs:
+        raise LaunchError(f"gemm (sm90): out_dtype {out_dtype}; choose {' or '.join(outs)}")
     if out is None:
         out = torch.empty((M, N), dtype=out_dtype, device=A.device)
     if tuple(out.shape) != (M, N) or out.dtype != out_dtype or out.device != A.device:
@@ -144,39 +206,24 @@ def gemm_sm90(
         return out
     if K == 0:
         return out.copy_(beta * C.expand(M, N) if C is not None and beta else torch.zeros_like(out))
-    A, a_major, lda = _major(A, "A", ("K", "M"))
-    B, b_major, ldb = _major(B, "B", ("K", "N"))
     if C is None or beta == 0:
         C, beta = out, 0.0
     else:
         C = (C if C.dtype == out.dtype else C.to(out.dtype)).expand(M, N)
-    device = A.device.index or 0
-    arch = _arch(device)
-    if arch != "sm_90a":
-        raise LaunchError(f"gemm (sm90): device {device} is {arch}; the kernel needs sm_90a")
-    config = config or pick_sm90_config(M, N, sm_count(device))
-    kern, plan = compiled_sm90(
-        config, dtype, a_major, b_major, _OUT[_dtype(out)], _OUT[_dtype(C)], arch
-    )
-    map_a = operand_map(plan, "A", A, a_major, lda)
-    map_b = operand_map(plan, "B", B, b_major, ldb)
-    tiles = -(-M // config.block_m) * -(-N // config.block_n)
-    grid = min(tiles, sm_count(device)) if persistent else tiles
-    args = [
-        tensor_map_param(map_a),
-        tensor_map_param(map_b),
-        _U64(C.data_ptr()),
-        _U64(out.data_ptr()),
-        _I32(M),
-        _I32(N),
-        _I32(K),
-        _I64(C.stride(0)),
-        _I64(C.stride(1)),
-        _I64(out.stride(0)),
-        _I64(out.stride(1)),
-        _F32(alpha),
-        _F32(beta),
-    ]
+    A, a_major, lda = _major(A, "A", ("K", "M"))  # a copy if neither mode is contiguous
+    B, b_major, ldb = _major(B, "B", ("K", "N"))
+    key = (A.data_ptr(), A.shape, A.stride(), A.dtype, B.data_ptr(), B.shape, B.stride(),
+           B.dtype, out.dtype, C.dtype, config, persistent, A.device)  # fmt: skip
+    prepared = _PREPARED.get(key)
+    if prepared is None:
+        prepared = _prepare(A, B, (a_major, lda, b_major, ldb), out, C, config, persistent)
+        if len(_PREPARED) >= _PREPARED_MAX:
+            _PREPARED.pop(next(iter(_PREPARED)))
+        _PREPARED[key] = prepared
+    kern, grid, map_a, map_b, sizes, device = prepared
+    args = [map_a, map_b, _U64(C.data_ptr()), _U64(out.data_ptr()), *sizes]
+    args += [_I64(C.stride(0)), _I64(C.stride(1)), _I64(out.stride(0)), _I64(out.stride(1))]
+    args += [_F32(alpha), _F32(beta)]
     stream = torch.cuda.current_stream(device).cuda_stream
     kern.launch(device, grid, stream, args)
     return out

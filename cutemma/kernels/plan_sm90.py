@@ -89,7 +89,8 @@ class Sm90Config:
     def name(self) -> str:
         k = "" if self.block_k is None else f"x{self.block_k}"
         s = "auto" if self.stages is None else str(self.stages)
-        return f"b{self.block_m}x{self.block_n}{k}_c{self.consumers}_s{s}"
+        g = "" if self.group_m == 8 else f"_g{self.group_m}"
+        return f"b{self.block_m}x{self.block_n}{k}_c{self.consumers}_s{s}{g}"
 
     @property
     def threads(self) -> int:

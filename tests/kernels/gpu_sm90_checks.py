@@ -26,6 +26,7 @@ from cutemma.kernels.dispatch_sm90 import gemm_sm90
 from cutemma.kernels.plan_sm90 import Sm90Config
 
 BOUND = {torch.float32: 1e-5, torch.float16: 1.5e-3, torch.bfloat16: 1e-2}
+TF32_BOUND = 3e-3  # tf32 keeps 10 mantissa bits of each fp32 input (truncated)
 CONFIGS = [Sm90Config(128, 128), Sm90Config(128, 256)]
 MAJORS = [("K", "K"), ("K", "N"), ("M", "K"), ("M", "N")]
 
@@ -54,15 +55,21 @@ def shapes_for(am, bm, rng, count):
     return out
 
 
-def check(m, n, k, dtype, am, bm, config, gen, out_dtype=None, beta=0.0, alpha=1.0, nan=False):
-    A = operand(m, k, am == "M", dtype, gen)
-    B = operand(k, n, bm == "K", dtype, gen)
-    out_dtype = out_dtype or dtype
+def check(m, n, k, dtype, am, bm, config, gen, out_dtype=None, beta=0.0, alpha=1.0, nan=False,
+          via_gemm=False):  # fmt: skip
+    A = operand(m, k, am == "M", torch.float32, gen).to(dtype)
+    B = operand(k, n, bm == "K", torch.float32, gen).to(dtype)
+    out_dtype = out_dtype or (torch.bfloat16 if dtype.itemsize == 1 else dtype)
     C = torch.randn((m, n), generator=gen, device="cuda").to(out_dtype) if beta else None
     if nan:
         A[m // 2, k // 2] = float("nan")
     out = torch.full((m, n), float("nan"), dtype=out_dtype, device="cuda")
-    gemm_sm90(A, B, C, alpha=alpha, beta=beta, out=out, config=config)
+    if via_gemm:
+        import cutemma
+
+        cutemma.gemm(A, B, C, alpha=alpha, beta=beta, out=out)
+    else:
+        gemm_sm90(A, B, C, alpha=alpha, beta=beta, out=out, config=config)
     torch.cuda.synchronize()
     ref = alpha * (A.double() @ B.double())
     if C is not None:
@@ -77,7 +84,7 @@ def check(m, n, k, dtype, am, bm, config, gen, out_dtype=None, beta=0.0, alpha=1
     written = bool(torch.isfinite(out.double()).all())
     err = float((out.double() - ref).norm() / ref.norm().clamp_min(1e-30))
     return {**case, "rel_err": err, "fully_written": written,
-            "ok": written and err <= BOUND[out_dtype]}  # fmt: skip
+            "ok": written and err <= (TF32_BOUND if dtype == torch.float32 else BOUND[out_dtype])}  # fmt: skip
 
 
 def correctness(quick: bool) -> list[dict]:
@@ -93,6 +100,21 @@ def correctness(quick: bool) -> list[dict]:
                 rows.append(check(m, n, k, dtype, am, bm, cfg, gen, torch.float32, 0.5, 1.5))
                 rows.append(check(m, n, k, dtype, am, bm, cfg, gen, dtype, -1.0, 0.75))
                 rows.append(check(m, n, k, dtype, am, bm, cfg, gen, nan=True))
+    # tf32 and fp8: K-major A and B (the only majors their GMMA reads)
+    for dtype in (torch.float32, torch.float8_e4m3fn, torch.float8_e5m2):
+        outs = (torch.float32,) if dtype == torch.float32 else (torch.bfloat16, torch.float32)
+        for cfg in CONFIGS:
+            for m, n, k in shapes_for("K", "K", rng, 2 if quick else 6):
+                if dtype.itemsize == 1:
+                    k = -(-k // 16) * 16  # 16-byte rows of 1-byte elements
+                for out_dtype in outs:
+                    rows.append(check(m, n, k, dtype, "K", "K", cfg, gen, out_dtype))
+            rows.append(check(300, 200, 512, dtype, "K", "K", cfg, gen, outs[-1], 0.5, 2.0))
+    # through cutemma.gemm: the dispatcher picks sm90 for aligned 2-D calls
+    for dtype in (torch.bfloat16, torch.float16):
+        for am, bm in MAJORS:
+            for m, n, k in [(8192, 8192, 256), (333, 4104, 1000), (5, 8, 16)]:
+                rows.append(check(m, n, k, dtype, am, bm, None, gen, via_gemm=True))
     return rows
 
 
@@ -160,6 +182,111 @@ def bench(quick: bool) -> dict:
     return out
 
 
+def rounds(cases: dict, flop: float, n: int = 5) -> dict:
+    """Each case timed in ``n`` interleaved rounds (clocks drift): TFLOP/s per round."""
+    import triton.testing as tt
+
+    out = {name: [] for name in cases}
+    for _ in range(n):
+        for name, fn in cases.items():
+            t = tt.do_bench(fn, warmup=25, rep=60, return_mode="median")
+            out[name].append(flop / t / 1e9)
+    return out
+
+
+def summarize(r: dict) -> dict:
+    import statistics
+
+    return {k: {"median": statistics.median(v), "max": max(v), "min": min(v)} for k, v in r.items()}
+
+
+def bench2() -> dict:
+    """Interleaved rounds (the figures to quote), transformer shapes, fp8, tf32, host cost."""
+    import cutemma
+    from cutemma.kernels.dispatch import gemm as gemm_any
+
+    gen = torch.Generator(device="cuda").manual_seed(3)
+    res = {}
+    for s in (4096, 8192):
+        A = operand(s, s, False, torch.bfloat16, gen)
+        B = operand(s, s, False, torch.bfloat16, gen)  # the usual torch layout: B row-major
+        D = torch.empty((s, s), dtype=torch.bfloat16, device="cuda")
+        cases = {"cublas": lambda A=A, B=B, D=D: torch.matmul(A, B, out=D)}
+        for cfg in (Sm90Config(128, 256), Sm90Config(128, 256, stages=3), Sm90Config(128, 128)):
+            cases[cfg.name] = lambda cfg=cfg, A=A, B=B, D=D: gemm_sm90(A, B, out=D, config=cfg)
+        if s == 8192:
+            for cfg in (Sm90Config(128, 256, group_m=16), Sm90Config(128, 256, group_m=4)):
+                cases[f"{cfg.name}_g{cfg.group_m}"] = lambda cfg=cfg, A=A, B=B, D=D: gemm_sm90(
+                    A, B, out=D, config=cfg
+                )
+            cases["non_persistent"] = lambda A=A, B=B, D=D: gemm_sm90(
+                A, B, out=D, config=Sm90Config(128, 256), persistent=False
+            )
+        r = summarize(rounds(cases, 2.0 * s**3))
+        res[f"bf16_{s}_KN"] = r
+        print(s, json.dumps({k: round(v["median"], 1) for k, v in r.items()}), flush=True)
+    # transformer shapes (bench/gemm.py's list), A row-major, B row-major, cutemma.gemm
+    rows = []
+    for m, n, k in [(16, 4096, 4096), (128, 4096, 4096), (1024, 4096, 4096), (4096, 4096, 14336),
+                    (4096, 14336, 4096), (8192, 4096, 4096), (16384, 4096, 4096),
+                    (16384, 14336, 4096)]:  # fmt: skip
+        A = operand(m, k, False, torch.bfloat16, gen)
+        B = operand(k, n, False, torch.bfloat16, gen)
+        D = torch.empty((m, n), dtype=torch.bfloat16, device="cuda")
+        cases = {
+            "cublas": lambda A=A, B=B, D=D: torch.matmul(A, B, out=D),
+            "cutemma": lambda A=A, B=B, D=D: gemm_any(A, B, out=D),
+        }
+        r = summarize(rounds(cases, 2.0 * m * n * k, 3))
+        rows.append({"m": m, "n": n, "k": k, **r})
+        print(m, n, k, json.dumps({k_: round(v["median"], 1) for k_, v in r.items()}), flush=True)
+    res["transformer_bf16_KN"] = rows
+    # fp8 e4m3 8192^3 vs torch._scaled_mm (per-tensor scales), tf32 vs cuBLAS tf32
+    s = 8192
+    A8 = operand(s, s, False, torch.float32, gen).to(torch.float8_e4m3fn)
+    B8 = operand(s, s, True, torch.float32, gen).to(torch.float8_e4m3fn)
+    D8 = torch.empty((s, s), dtype=torch.bfloat16, device="cuda")
+    one = torch.tensor(1.0, device="cuda")
+    cases = {
+        "torch_scaled_mm": lambda: torch._scaled_mm(A8, B8, one, one, out_dtype=torch.bfloat16),
+        "cutemma": lambda: cutemma.gemm(A8, B8, out=D8, scale_a=1.0, scale_b=1.0),
+    }
+    try:
+        res["e4m3_8192"] = summarize(rounds(cases, 2.0 * s**3, 3))
+    except Exception as exc:
+        res["e4m3_8192"] = {"error": f"{type(exc).__name__}: {exc}"}
+    print("e4m3", res["e4m3_8192"], flush=True)
+    torch.backends.cuda.matmul.allow_tf32 = True
+    Af = operand(s, s, False, torch.float32, gen)
+    Bf = operand(s, s, True, torch.float32, gen)
+    Df = torch.empty((s, s), dtype=torch.float32, device="cuda")
+    cases = {
+        "cublas_tf32": lambda: torch.matmul(Af, Bf, out=Df),
+        "cutemma": lambda: cutemma.gemm(Af, Bf, out=Df),
+    }
+    res["tf32_8192"] = summarize(rounds(cases, 2.0 * s**3, 3))
+    print("tf32", res["tf32_8192"], flush=True)
+    # host time per call: a 128^3 call repeated (GPU work ~ nothing), vs torch.matmul
+    A = operand(128, 128, False, torch.bfloat16, gen)
+    B = operand(128, 128, False, torch.bfloat16, gen)
+    D = torch.empty((128, 128), dtype=torch.bfloat16, device="cuda")
+    host = {}
+    for name, fn in (("cutemma.gemm", lambda: gemm_any(A, B, out=D)),
+                     ("gemm_sm90", lambda: gemm_sm90(A, B, out=D)),
+                     ("torch.matmul", lambda: torch.matmul(A, B, out=D))):  # fmt: skip
+        for _ in range(50):
+            fn()
+        torch.cuda.synchronize()
+        t = time.perf_counter()
+        for _ in range(2000):
+            fn()
+        host[name] = (time.perf_counter() - t) / 2000 * 1e6
+        torch.cuda.synchronize()
+    res["host_us_per_call"] = host
+    print("host us/call", host, flush=True)
+    return res
+
+
 def main() -> None:
     path = sys.argv[1] if len(sys.argv) > 1 else "gpu_sm90.json"
     quick = "--quick" in sys.argv
@@ -181,7 +308,13 @@ def main() -> None:
         print("FAIL", json.dumps(r)[:400])
     json.dump(result, open(path, "w"), indent=1)
     if not bad and "--no-bench" not in sys.argv:
-        result["bench"] = bench(quick)
+        for name, fn in (("bench2", bench2), ("bench", lambda: bench(quick))):
+            try:
+                result[name] = fn()
+            except Exception:
+                traceback.print_exc()
+                result[name] = {"error": traceback.format_exc()}
+            json.dump(result, open(path, "w"), indent=1)
     result["all_checks"] = rows
     json.dump(result, open(path, "w"), indent=1)
     sys.exit(1 if bad else 0)

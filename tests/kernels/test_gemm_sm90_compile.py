@@ -24,6 +24,7 @@ CASES = [
     (DEFAULT_SM90, "f16", "M", "N", "f32"),
     (SMALL_SM90, "bf16", "K", "N", "bf16"),
     (SMALL_SM90, "f16", "M", "K", "f16"),
+    (SMALL_SM90, "e4m3", "K", "K", "bf16"),
 ]
 
 
@@ -37,7 +38,8 @@ def test_sm90_sass(case):
     plan = Sm90Plan(config, dtype, am, bm)
     cubin = compile(gemm_sm90_source(config, dtype, am, bm, out), "sm_90a")
     counts = count_instructions(sass(cubin))
-    assert counts.get("HGMMA", 0) == plan.k_blocks * plan.mma_m
+    kind = "QGMMA" if dtype in ("e4m3", "e5m2") else "HGMMA"  # fp8 wgmma's SASS name
+    assert counts.get(kind, 0) == plan.k_blocks * plan.mma_m
     assert counts.get("UTMALDG", 0) == len(plan.tma["A"].copies) + len(plan.tma["B"].copies)
     assert counts.get("SYNCS", 0) > 0 and counts.get("USETMAXREG", 0) == 2
     assert counts.get("HMMA", 0) == 0  # no fallback to mma.sync

@@ -213,11 +213,12 @@ def gemm(
 ) -> Any:
     """D = alpha * scale_a * scale_b * A @ B + beta * C on the GPU; returns D.
 
-    On an sm_90 device a 2-D call of float16, bfloat16 (either major), float32 (tf32) or
-    float8 (K-major) operands whose base pointers and leading strides are 16-byte aligned
-    runs the Hopper kernel (wgmma + TMA, :mod:`cutemma.kernels.gemm_sm90`); everything
-    else runs the sm80 ``mma.sync`` kernel. ``config`` picks the family: an ``Sm90Config``
-    (an error when the sm90 rules fail) or a ``GemmConfig`` (sm80).
+    On an sm_90 device a 2-D call of float16, bfloat16 (either major) or float32 (tf32,
+    K-major) operands whose base pointers and leading strides are 16-byte aligned runs the
+    Hopper kernel (wgmma + TMA, :mod:`cutemma.kernels.gemm_sm90`); everything else runs
+    the sm80 ``mma.sync`` kernel. ``config`` picks the family: an ``Sm90Config`` (an error
+    when the sm90 rules fail; float8 runs there only when asked, since fp8 wgmma
+    accumulates with reduced precision) or a ``GemmConfig`` (sm80).
 
     A (M, K) and B (K, N) are float16 or bfloat16 (any row/column-major strides),
     float32 (multiplied as tf32), int8 (int32 result; alpha and beta whole numbers) or

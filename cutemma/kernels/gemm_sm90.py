@@ -279,6 +279,7 @@ def gemm_sm90_source(
     consumer = [
         f'asm volatile("setmaxnreg.inc.sync.aligned.u32 {CONSUMER_REGS};\\n" ::: "memory");',
         f"const int tid = threadIdx.x - {128}, wg = tid / 128;  // TiledMMA thread, consumer",
+        f"const bool signals = tid % {CONSUMER.arrive_every} == 0;  // arrives on empty",
         comment(f"partition_C: tv_layout_C_tiled {plan.tiled.tv_layout_C_tiled}"),
         thread_expr("C_m", m_t, tables),
         thread_expr("C_n", n_t, tables),
@@ -303,7 +304,7 @@ def gemm_sm90_source(
                     "wgmma_commit();",
                     "wgmma_wait<1>();  // the previous k tile's batch is done: release its stage",
                     f"#pragma unroll\nfor (int i = 0; i < {n_acc}; ++i) fence_acc(acc[i]);",
-                    "if (kt > 0) mbar_arrive(prev_empty);",
+                    "if (kt > 0 && signals) mbar_arrive(prev_empty);",
                     "prev_empty = empty;",
                     f"if (++stage == {S}) {{ stage = 0; phase ^= 1; }}",
                 ]
@@ -313,7 +314,7 @@ def gemm_sm90_source(
         "  }",
         "  wgmma_wait<0>();",
         f"  #pragma unroll\n  for (int i = 0; i < {n_acc}; ++i) fence_acc(acc[i]);",
-        "  mbar_arrive(prev_empty);  // k_tiles >= 1: the last stage of the tile",
+        "  if (signals) mbar_arrive(prev_empty);  // k_tiles >= 1: the tile's last stage",
         indent(comment("epilogue: alpha * acc + beta * C, partition_C, predicated at the edges")),
         indent(_epilogue_lines(plan, out, c_type)),
         "}",
@@ -330,7 +331,7 @@ def gemm_sm90_source(
         f"  for (int s = 0; s < {S}; ++s) {{",
         f"    mbar_init(bars + 8 * s, {PRODUCER.arrivals});  // full: the producer's expect_tx",
         f"    mbar_init(bars + {8 * S} + 8 * s, {C * 128 // CONSUMER.arrive_every});"
-        "  // empty: every consumer thread",
+        "  // empty: the consumers' signalling threads",
         "  }",
         '  asm volatile("fence.mbarrier_init.release.cluster;\\n" ::: "memory");',
         '  asm volatile("fence.proxy.async.shared::cta;\\n" ::: "memory");',

@@ -36,8 +36,10 @@ class Role:
     """One side of the ring: its barrier waits and arrivals.
 
     ``wait_flip``: the parity waited for is ``phase ^ wait_flip``. ``arrivals``: the
-    barrier arrivals this role contributes per stage use (per thread for consumers).
-    ``release_lag``: k tiles between reading a stage and releasing it.
+    barrier arrivals this role contributes per stage use. ``arrive_every``: consumers
+    arrive once per this many threads (128: one thread per warpgroup, after
+    ``wgmma.wait_group``, which retires the warpgroup's whole wgmma and so all its shared
+    reads). ``release_lag``: k tiles between reading a stage and releasing it.
     """
 
     name: str
@@ -50,7 +52,9 @@ class Role:
 
 
 PRODUCER = Role("producer", "empty", start_phase=0, wait_flip=1, arrivals=1)
-CONSUMER = Role("consumer", "full", start_phase=0, wait_flip=0, arrivals=1, release_lag=1)
+CONSUMER = Role(
+    "consumer", "full", start_phase=0, wait_flip=0, arrivals=1, arrive_every=128, release_lag=1
+)
 
 
 def advance(stage: int, phase: int, stages: int) -> tuple[int, int]:

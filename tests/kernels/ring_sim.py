@@ -55,13 +55,16 @@ class Barrier:
         return self.phase % 2 != parity
 
 
-def run_ring(ops_p, ops_c, stages, consumers, copies, seed=0, max_steps=10**6) -> list:
+def run_ring(
+    ops_p, ops_c, stages, consumers, copies, seed=0, max_steps=10**6, arrive_every=128
+) -> list:
     """Run one producer and ``consumers`` consumer warpgroups; returns the mma order.
 
-    ``copies``: the bytes of each TMA load of one stage (A's boxes then B's).
+    ``copies``: the bytes of each TMA load of one stage (A's boxes then B's);
+    ``arrive_every``: a warpgroup's 128 threads arrive on empty once per this many.
     """
     rng = random.Random(seed)
-    threads = 128
+    threads = 128 // arrive_every  # arrivals per warpgroup
     full = [Barrier(1) for _ in range(stages)]
     empty = [Barrier(threads * consumers) for _ in range(stages)]
     landed = [dict() for _ in range(stages)]  # copy index -> (tile, kt) written

@@ -52,4 +52,4 @@ def test_source_follows_the_ring():
     """The loops wait with the ring's parities: producer phase ^ 1 on empty, consumers phase."""
     src = gemm_sm90_source(SMALL_SM90, "bf16", "K", "K", "bf16")
     assert "mbar_wait(empty, phase ^ 1)" in src and "mbar_wait(full, phase ^ 0)" in src
-    assert "wgmma_wait<1>()" in src and "if (kt > 0) mbar_arrive(prev_empty);" in src
+    assert "wgmma_wait<1>()" in src and "if (kt > 0 && signals) mbar_arrive(prev_empty);" in src

@@ -19,7 +19,7 @@ from ring_sim import RingError, run_ring  # noqa: E402
 
 from cutemma.kernels.dispatch_sm90 import DEFAULT_SM90, SMALL_SM90  # noqa: E402
 from cutemma.kernels.plan_sm90 import Sm90Config, Sm90Plan  # noqa: E402
-from cutemma.kernels.ring import consumer_ops, producer_ops  # noqa: E402
+from cutemma.kernels.ring import CONSUMER, consumer_ops, producer_ops  # noqa: E402
 
 CONFIGS = [
     DEFAULT_SM90,
@@ -47,6 +47,7 @@ def test_ring_runs_every_config(config, majors):
             config.consumers,
             _copies(plan),
             seed=seed,
+            arrive_every=CONSUMER.arrive_every,
         )
         for c in range(config.consumers):
             mine = [(t, kt) for name, t, kt in mmas if name == f"C{c}"]

@@ -1,4 +1,8 @@
-"""cutemma.gemm (sm80 mma.sync kernel) against torch.matmul (cuBLAS), in the same process.
+"""cutemma.gemm against torch.matmul (cuBLAS), in the same process; each row names its family.
+
+On an sm_90 GPU cutemma.gemm runs the sm90 kernel (wgmma + TMA) where its rules hold and the
+sm80 kernel (mma.sync + cp.async) elsewhere: each row's ``family`` says which ran. The sm90
+kernel's own checks, ablation and interleaved-round ratios: tests/kernels/gpu_sm90_checks.py.
 
 Usage: python bench/gemm.py [--out bench/results/gemm-h100.json] [--png ...] [--quick]
 
@@ -32,6 +36,7 @@ from cutemma.kernels import (  # noqa: E402
     gemm_source,
 )
 from cutemma.kernels.dispatch import compiled_kernel, pick_config, precompile  # noqa: E402
+from cutemma.kernels.dispatch_sm90 import pick_sm90_config, sm90_refusal  # noqa: E402
 
 SQUARE = [1024, 2048, 3072, 4096, 6144, 8192]
 TRANSFORMER = [
@@ -86,6 +91,11 @@ SWEEP = [
 ]
 
 
+def _family(A, B, config) -> str:
+    """Which kernel family cutemma.gemm runs for these operands: 'sm90' or 'sm80'."""
+    return "sm90" if sm90_refusal(A, B, config) is None else "sm80"
+
+
 def measure(m, n, k, dtype, a_col, b_col, reps, config=None):
     A, B = operand(m, k, a_col, dtype), operand(k, n, b_col, dtype)
     out_dtype = torch.int32 if dtype == torch.int8 else dtype
@@ -113,7 +123,10 @@ def measure(m, n, k, dtype, a_col, b_col, reps, config=None):
         "torch_ms": round(t_torch, 4),
         "rel_err_vs_torch": err,
         "config": (config or pick_config(m, n, k)).name,
+        "family": _family(A, B, config),
     }
+    if row["family"] == "sm90":
+        row["config"] = (config or pick_sm90_config(m, n)).name
     print(
         f"{m:>6} {n:>6} {k:>6} {row['dtype']:>9} {row['a_major']}{row['b_major']}  "
         f"cutemma {ours:7.1f}  torch {theirs:7.1f}  ratio {ours / theirs:.3f}  err {err:.1e}",

@@ -157,8 +157,9 @@ def _prepare(A: Any, B: Any, majors: tuple, out: Any, C: Any, config, persistent
     )
     map_a = tensor_map_param(operand_map(plan, "A", A, a_major, lda))
     map_b = tensor_map_param(operand_map(plan, "B", B, b_major, ldb))
-    tiles = -(-M // config.block_m) * -(-N // config.block_n)
-    grid = min(tiles, sm_count(device)) if persistent else tiles
+    cl = config.cluster  # a cluster walks cl M tiles at once; the grid is whole clusters
+    tiles = -(-M // (config.block_m * cl)) * -(-N // config.block_n)
+    grid = cl * (min(tiles, sm_count(device) // cl) if persistent else tiles)
     return kern, grid, map_a, map_b, (_I32(M), _I32(N), _I32(K)), device
 
 

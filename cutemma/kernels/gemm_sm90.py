@@ -68,6 +68,28 @@ __device__ __forceinline__ void tma_load_2d(uint32_t dst, const TmaMap* map, int
       " [%0], [%1, {%2, %3}], [%4];\n"
       :: "r"(dst), "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(bar) : "memory");
 }
+// the same box into every CTA of `mask` (same shared offset; each CTA's barrier at `bar`)
+__device__ __forceinline__ void tma_load_2d_multicast(uint32_t dst, const TmaMap* map, int c0,
+                                                      int c1, uint32_t bar, uint16_t mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+      ".multicast::cluster [%0], [%1, {%2, %3}], [%4], %5;\n"
+      :: "r"(dst), "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(bar), "h"(mask)
+      : "memory");
+}
+__device__ __forceinline__ uint32_t cluster_rank() {
+  uint32_t r; asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r)); return r;
+}
+// arrive on the barrier at the same offset in CTA `rank` of the cluster (PTX ISA: mapa)
+__device__ __forceinline__ void mbar_arrive_cluster(uint32_t bar, uint32_t rank) {
+  asm volatile("{\n.reg .b32 remote;\nmapa.shared::cluster.u32 remote, %0, %1;\n"
+               "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}\n"
+               :: "r"(bar), "r"(rank) : "memory");
+}
+__device__ __forceinline__ void cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n"
+               ::: "memory");
+}
 __device__ __forceinline__ void tma_prefetch(const TmaMap* map) {
   asm volatile("prefetch.tensormap [%0];\n" :: "l"(reinterpret_cast<uint64_t>(map)) : "memory");
 }
@@ -135,22 +157,38 @@ def params_sm90(out: str, c_type: str) -> list[Param]:
     ]
 
 
-def _raster() -> str:
-    return """\
+def _raster(cluster: int = 1) -> str:
+    if cluster == 1:
+        return """\
 // grouped raster of tile index `tile`: GROUP_M tile rows sweep the tile columns together
 const int per_group = GROUP_M * tiles_n;
 const int group = tile / per_group, first_m = group * GROUP_M;
 const int rows_in_group = min(tiles_m - first_m, GROUP_M);
 const int m0 = (first_m + (tile % per_group) % rows_in_group) * BLOCK_M;
 const int n0 = ((tile % per_group) / rows_in_group) * BLOCK_N;"""
+    return f"""\
+// grouped raster of cluster tile `tile` over ({cluster} M tiles) x N: this CTA takes M tile
+// {cluster} * row + rank (past M: TMA fills zeros, the epilogue stores nothing)
+const int per_group = GROUP_M * tiles_n;
+const int group = tile / per_group, first_m = group * GROUP_M;
+const int rows_in_group = min(tiles_mc - first_m, GROUP_M);
+const int m0 = (({cluster} * (first_m + (tile % per_group) % rows_in_group)) + rank) * BLOCK_M;
+const int n0 = ((tile % per_group) / rows_in_group) * BLOCK_N;"""
 
 
 def _tma_lines(plan: Sm90Plan) -> str:
-    """The loads of one k tile (index kt) into stage `stage`, completing on its full barrier."""
+    """The loads of one k tile (index kt) into stage `stage`, completing on its full barrier.
+
+    In a cluster, this CTA loads its share of B (rank r: rows r * block_n / cluster on)
+    and multicasts it to every CTA of the cluster (same stage offset, their full barrier).
+    """
     out = []
+    cl = plan.config.cluster
+    sc, so, se = plan.b_share_shift
     for which, mn0 in (("A", "m0"), ("B", "n0")):
         box = plan.tma[which]
         base = "a_dst" if which == "A" else "b_dst"
+        multicast = which == "B" and cl > 1
         for dc, do, off in box.copies:
             if box.contiguous == "K":  # tensor dims (K, MN): coordinates (k, mn)
                 c0, c1 = f"kt * BLOCK_K + {dc}", f"{mn0} + {do}"
@@ -158,7 +196,14 @@ def _tma_lines(plan: Sm90Plan) -> str:
                 c0, c1 = f"{mn0} + {dc}", f"kt * BLOCK_K + {do}"
             c0, c1 = c0.replace(" + 0", ""), c1.replace(" + 0", "")
             dst = f"{base} + {off * plan.elem_bytes}" if off else base
-            out.append(f"tma_load_2d({dst}, &tmap_{which.lower()}, {c0}, {c1}, full);")
+            if multicast:
+                c0 += f" + rank * {sc}" if sc else ""
+                c1 += f" + rank * {so}" if so else ""
+                dst += f" + rank * {se * plan.elem_bytes}"
+                mask = (1 << cl) - 1
+                out.append(f"tma_load_2d_multicast({dst}, &tmap_b, {c0}, {c1}, full, {mask});")
+            else:
+                out.append(f"tma_load_2d({dst}, &tmap_{which.lower()}, {c0}, {c1}, full);")
     return "\n".join(out)
 
 
@@ -226,7 +271,11 @@ def gemm_sm90_source(
     plan = Sm90Plan(config, dtype, a_major, b_major)
     c_type = c_type or out
     name = kernel_name_sm90(config, dtype, a_major, b_major, out, c_type)
-    S, C = plan.stages, config.consumers
+    S, C, CL = plan.stages, config.consumers, config.cluster
+    if CL == 1:
+        loop = "for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {"
+    else:  # a cluster of CL consecutive blocks walks the cluster tiles together
+        loop = f"for (int tile = blockIdx.x / {CL}; tile < tiles; tile += gridDim.x / {CL}) {{"
     common_a, _ = plan.descriptors["A"]
     common_b, _ = plan.descriptors["B"]
     offs_a = plan.desc_offsets("A")
@@ -242,6 +291,12 @@ def gemm_sm90_source(
             o = [plan.descriptors["A"][1][w, im, kb] for w in range(C)]
             row.append(f"{o[0]}u" if C == 1 else f"(wg ? {o[1]}u : {o[0]}u)")
         a_rows.append("{" + ", ".join(map(str, row)) + "}")
+    # release a stage: this CTA's empty barrier, and in a cluster every peer's (their
+    # producers multicast B into this CTA's stage too)
+    release_stmt = "mbar_arrive(prev_empty);"
+    if CL > 1:
+        peers = " ".join(f"mbar_arrive_cluster(prev_empty, rank ^ {p});" for p in range(1, CL))
+        release_stmt = f"{{ mbar_arrive(prev_empty); {peers} }}"
     producer = [
         f'asm volatile("setmaxnreg.dec.sync.aligned.u32 {PRODUCER_REGS};\\n" ::: "memory");',
         "if (threadIdx.x == 0) {  // one thread issues every TMA load",
@@ -250,8 +305,8 @@ def gemm_sm90_source(
                 [
                     "tma_prefetch(&tmap_a); tma_prefetch(&tmap_b);",
                     f"int stage = 0; uint32_t phase = {PRODUCER.start_phase};",
-                    "for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {",
-                    indent(_raster()),
+                    loop,
+                    indent(_raster(CL)),
                     "  for (int kt = 0; kt < k_tiles; ++kt) {",
                     indent(
                         "\n".join(
@@ -260,7 +315,7 @@ def gemm_sm90_source(
                                 f"empty = bars + {8 * S} + 8 * stage;",
                                 f"mbar_wait(empty, phase ^ {PRODUCER.wait_flip});"
                                 "  // the consumers released it",
-                                f"mbar_expect_tx(full, {plan.tma['A'].bytes + plan.tma['B'].bytes});",
+                                f"mbar_expect_tx(full, {plan.bytes_A + plan.bytes_B});",
                                 f"const uint32_t a_dst = smem + stage * {plan.stage_bytes}, "
                                 f"b_dst = a_dst + {plan.bytes_A};",
                                 _tma_lines(plan),
@@ -286,8 +341,8 @@ def gemm_sm90_source(
         f"const uint32_t a_off[{plan.mma_m}][{plan.k_blocks}] = {{{', '.join(a_rows)}}};",
         f"float acc[{n_acc}];",
         f"int stage = 0; uint32_t phase = {CONSUMER.start_phase};",
-        "for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {",
-        indent(_raster()),
+        loop,
+        indent(_raster(CL)),
         "  uint32_t prev_empty = 0;",
         "  for (int kt = 0; kt < k_tiles; ++kt) {",
         indent(
@@ -304,7 +359,7 @@ def gemm_sm90_source(
                     "wgmma_commit();",
                     "wgmma_wait<1>();  // the previous k tile's batch is done: release its stage",
                     f"#pragma unroll\nfor (int i = 0; i < {n_acc}; ++i) fence_acc(acc[i]);",
-                    "if (kt > 0 && signals) mbar_arrive(prev_empty);",
+                    f"if (kt > 0 && signals) {release_stmt}",
                     "prev_empty = empty;",
                     f"if (++stage == {S}) {{ stage = 0; phase ^= 1; }}",
                 ]
@@ -314,7 +369,7 @@ def gemm_sm90_source(
         "  }",
         "  wgmma_wait<0>();",
         f"  #pragma unroll\n  for (int i = 0; i < {n_acc}; ++i) fence_acc(acc[i]);",
-        "  if (signals) mbar_arrive(prev_empty);  // k_tiles >= 1: the tile's last stage",
+        f"  if (signals) {release_stmt}  // k_tiles >= 1: the tile's last stage",
         indent(comment("epilogue: alpha * acc + beta * C, partition_C, predicated at the edges")),
         indent(_epilogue_lines(plan, out, c_type)),
         "}",
@@ -324,23 +379,29 @@ def gemm_sm90_source(
         "const uint32_t smem = (smem_addr(smem_raw) + 1023u) & ~1023u;  // SW128 pattern",
         f"const uint32_t bars = smem + {bar_base};  // full[{S}] then empty[{S}]",
         "const int tiles_m = (M + BLOCK_M - 1) / BLOCK_M, tiles_n = (N + BLOCK_N - 1) / BLOCK_N;",
-        "const int tiles = tiles_m * tiles_n, k_tiles = (K + BLOCK_K - 1) / BLOCK_K;",
+        "const int tiles = tiles_m * tiles_n, k_tiles = (K + BLOCK_K - 1) / BLOCK_K;"
+        if CL == 1
+        else f"const int tiles_mc = (tiles_m + {CL - 1}) / {CL}, tiles = tiles_mc * tiles_n, "
+        "k_tiles = (K + BLOCK_K - 1) / BLOCK_K;\n"
+        "const uint32_t rank = cluster_rank();  // this CTA's place in its cluster",
         "const bool vec_d = ldd_n == 1 && (ldd_m % 2) == 0 && "
         "(reinterpret_cast<uint64_t>(D) % 4) == 0;",
         "if (threadIdx.x == 0) {",
         f"  for (int s = 0; s < {S}; ++s) {{",
         f"    mbar_init(bars + 8 * s, {PRODUCER.arrivals});  // full: the producer's expect_tx",
-        f"    mbar_init(bars + {8 * S} + 8 * s, {C * 128 // CONSUMER.arrive_every});"
+        f"    mbar_init(bars + {8 * S} + 8 * s, {CL * C * 128 // CONSUMER.arrive_every});"
         "  // empty: the consumers' signalling threads",
         "  }",
         '  asm volatile("fence.mbarrier_init.release.cluster;\\n" ::: "memory");',
         '  asm volatile("fence.proxy.async.shared::cta;\\n" ::: "memory");',
         "}",
-        "__syncthreads();",
+        "__syncthreads();" if CL == 1 else "cluster_sync();  // peers' barriers are initialised",
         block("if (threadIdx.x < 128)", "\n".join(producer)) + " else {",
         indent("\n".join(consumer)),
         "}",
     ]
+    if CL > 1:
+        body += ["cluster_sync();  // no CTA leaves while a peer may still arrive on its barriers"]
     header = comment(
         f"cutemma sm90 GEMM: D = alpha * A @ B + beta * C; config {config.name}, {S} stages\n"
         f"{dtype} in, f32 accumulate, {out} out; A {a_major}-major, B {b_major}-major\n"
@@ -364,8 +425,10 @@ def gemm_sm90_source(
         )
     )
     signature = ", ".join(p.declaration for p in params_sm90(out, c_type))
+    cluster_attr = "" if CL == 1 else f"__cluster_dims__({CL}, 1, 1) "
     kern = block(
-        f'extern "C" __global__ void __launch_bounds__({config.threads}, 1) {name}({signature})',
+        f'extern "C" __global__ void {cluster_attr}__launch_bounds__({config.threads}, 1) '
+        f"{name}({signature})",
         "\n".join(body),
     )
     return translation_unit(header, FIXED_WIDTH_TYPES, defines, HELPERS_SM90, *tables, kern)

@@ -58,7 +58,8 @@ class Sm90Config:
     """Block tile, consumer warpgroups, ring depth and raster group of the sm90 GEMM.
 
     ``block_k`` None: one 128-byte swizzle row of K (64 for 16-bit types). ``stages``
-    None: as many as fit in shared memory (at most 8).
+    None: as many as fit in shared memory (at most 8). ``cluster`` 2: CTA pairs along M
+    (``__cluster_dims__(2,1,1)``) share the B tile: each loads half and multicasts it.
 
     >>> Sm90Config(128, 256).name
     'b128x256_c2_sauto'
@@ -70,9 +71,11 @@ class Sm90Config:
     consumers: int = 2
     stages: int | None = None
     group_m: int = 8
+    cluster: int = 1
 
     def __post_init__(self) -> None:
         rules = [
+            (self.cluster in (1, 2), f"cluster {self.cluster} is 1 or 2 CTAs"),
             (self.consumers in (1, 2), f"consumers {self.consumers} is 1 or 2 warpgroups"),
             (
                 self.block_m % (64 * self.consumers) == 0,
@@ -90,7 +93,8 @@ class Sm90Config:
         k = "" if self.block_k is None else f"x{self.block_k}"
         s = "auto" if self.stages is None else str(self.stages)
         g = "" if self.group_m == 8 else f"_g{self.group_m}"
-        return f"b{self.block_m}x{self.block_n}{k}_c{self.consumers}_s{s}{g}"
+        x = "" if self.cluster == 1 else f"_x{self.cluster}"
+        return f"b{self.block_m}x{self.block_n}{k}_c{self.consumers}_s{s}{g}{x}"
 
     @property
     def threads(self) -> int:
@@ -261,11 +265,52 @@ class Sm90Plan:
     # ------------------------------------------------------------------ TMA
     @cached_property
     def tma(self) -> dict[str, TmaBox]:
-        """The TMA boxes filling a stage of each operand (global-contiguous mode first)."""
+        """The TMA boxes of each operand (global-contiguous mode first): A's fill a stage;
+        B's fill one CTA's share of the B stage (all of it without a cluster)."""
+        share = self.config.block_n // self.config.cluster
+        b_share = stage_layout(share, self.block_k, self.mn_major["B"], self.dtype)
         return {
             "A": tma_box(self.smem_A, self.dtype, self.mn_major["A"]),
-            "B": tma_box(self.smem_B, self.dtype, self.mn_major["B"]),
+            "B": tma_box(b_share, self.dtype, self.mn_major["B"]),
         }
+
+    @cached_property
+    def b_share_shift(self) -> tuple[int, int, int]:
+        """(d_contig, d_other, d_elements): CTA rank r's B copies are rank 0's moved by r
+        times this (rows block_n / cluster further along N, in the stage layout too).
+
+        Checked: the stage layout at row (r * share + x, k) is the share layout at (x, k)
+        plus the shift, for every element.
+        """
+        cl, n = self.config.cluster, self.config.block_n
+        if cl == 1:
+            return (0, 0, 0)
+        share = n // cl
+        half = stage_layout(share, self.block_k, self.mn_major["B"], self.dtype)
+        full = self.smem_B
+        shift = int(full.inner(share, 0)) - int(half.inner(0, 0))
+        for x in range(share):
+            for k in range(self.block_k):
+                for r in range(cl):
+                    if full.inner(r * share + x, k) != half.inner(x, k) + r * shift:
+                        raise TiledMmaError(f"B stage rows {r * share}.. are not a shifted share")
+        if shift * self.elem_bytes % 1024:
+            raise TiledMmaError(f"B share offset {shift} elements is off the 1024-byte pattern")
+        along_contig = self.mn_major["B"] == "MN"
+        return (share if along_contig else 0, 0 if along_contig else share, shift)
+
+    def stage_copies(self, which: str) -> list[tuple[int, int, int, int | None]]:
+        """Every TMA copy that lands in one stage: (d_contig, d_other, element offset, the
+        CTA rank issuing it, None for the CTA's own A)."""
+        box = self.tma[which]
+        if which == "A":
+            return [(dc, do, off, None) for dc, do, off in box.copies]
+        sc, so, se = self.b_share_shift
+        return [
+            (dc + r * sc, do + r * so, off + r * se, r)
+            for r in range(self.config.cluster)
+            for dc, do, off in box.copies
+        ]
 
     # ------------------------------------------------------------------ epilogue
     @cached_property

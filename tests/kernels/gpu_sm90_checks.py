@@ -31,6 +31,7 @@ TF32_BOUND = 3e-3  # tf32 keeps 10 mantissa bits of each fp32 input (truncated)
 # with f32 output); the bound of this "fast accumulation" until the kernel promotes sums
 FP8_F32_BOUND = 3e-3
 CONFIGS = [Sm90Config(128, 128), Sm90Config(128, 256)]
+CLUSTER_CONFIGS = [Sm90Config(128, 256, cluster=2), Sm90Config(128, 128, cluster=2)]
 MAJORS = [("K", "K"), ("K", "N"), ("M", "K"), ("M", "N")]
 
 
@@ -111,6 +112,14 @@ def correctness(quick: bool) -> list[dict]:
                 rows.append(check(m, n, k, dtype, am, bm, cfg, gen, torch.float32, 0.5, 1.5))
                 rows.append(check(m, n, k, dtype, am, bm, cfg, gen, dtype, -1.0, 0.75))
                 rows.append(check(m, n, k, dtype, am, bm, cfg, gen, nan=True))
+    # clusters of 2 CTAs along M sharing B by multicast (odd tile rows: a CTA past M)
+    for dtype in (torch.bfloat16,):
+        for am, bm in MAJORS:
+            for cfg in CLUSTER_CONFIGS:
+                for m, n, k in shapes_for(am, bm, rng, 2 if quick else 6):
+                    rows.append(check(m, n, k, dtype, am, bm, cfg, gen))
+                rows.append(check(136, 520, 200, dtype, am, bm, cfg, gen, torch.float32, 0.5, 1.5))
+                rows.append(check(136, 520, 200, dtype, am, bm, cfg, gen, nan=True))
     # tf32 and fp8: K-major A and B (the only majors their GMMA reads)
     for dtype in (torch.float32, torch.float8_e4m3fn, torch.float8_e5m2):
         outs = (torch.float32,) if dtype == torch.float32 else (torch.bfloat16, torch.float32)
@@ -178,6 +187,7 @@ def bench(quick: bool) -> dict:
         ("128x256 2 stages", Sm90Config(128, 256, stages=2), True),
         ("128x256 3 stages", Sm90Config(128, 256, stages=3), True),
         ("128x128 persistent auto stages", Sm90Config(128, 128), True),
+        ("128x256 cluster 2x1, B multicast", Sm90Config(128, 256, cluster=2), True),
         ("128x128 1 consumer warpgroup (64x128 tiles)", Sm90Config(64, 128, consumers=1), True),
     ]
     t_cublas = ms(lambda: torch.matmul(A, B, out=D))  # noqa: B023
@@ -223,7 +233,8 @@ def bench2() -> dict:
         B = operand(s, s, False, torch.bfloat16, gen)  # the usual torch layout: B row-major
         D = torch.empty((s, s), dtype=torch.bfloat16, device="cuda")
         cases = {"cublas": lambda A=A, B=B, D=D: torch.matmul(A, B, out=D)}
-        for cfg in (Sm90Config(128, 256), Sm90Config(128, 256, stages=3), Sm90Config(128, 128)):
+        for cfg in (Sm90Config(128, 256), Sm90Config(128, 256, stages=3), Sm90Config(128, 128),
+                    Sm90Config(128, 256, cluster=2), Sm90Config(128, 128, cluster=2)):  # fmt: skip
             cases[cfg.name] = lambda cfg=cfg, A=A, B=B, D=D: gemm_sm90(A, B, out=D, config=cfg)
         if s == 8192:
             for cfg in (Sm90Config(128, 256, group_m=16), Sm90Config(128, 256, group_m=4)):

@@ -56,35 +56,53 @@ class Barrier:
 
 
 def run_ring(
-    ops_p, ops_c, stages, consumers, copies, seed=0, max_steps=10**6, arrive_every=128
+    ops_p,
+    ops_c,
+    stages,
+    consumers,
+    copies,
+    seed=0,
+    max_steps=10**6,
+    arrive_every=128,
+    cluster=1,
+    release_peers=True,
 ) -> list:
-    """Run one producer and ``consumers`` consumer warpgroups; returns the mma order.
+    """Run ``cluster`` CTAs, each one producer and ``consumers`` consumer warpgroups; returns
+    the mma order as (agent, tile, k tile).
 
-    ``copies``: the bytes of each TMA load of one stage (A's boxes then B's);
-    ``arrive_every``: a warpgroup's 128 threads arrive on empty once per this many.
+    ``copies``: (bytes, multicast) of each TMA load a producer issues per stage; a multicast
+    load lands in the same stage of every CTA of the cluster and completes bytes on each
+    one's full barrier. ``arrive_every``: a warpgroup's 128 threads arrive once per this
+    many; a consumer releases a stage on the empty barrier of every CTA of its cluster
+    (``release_peers=False``: only its own, twice, the bug a test plants).
     """
     rng = random.Random(seed)
-    threads = 128 // arrive_every  # arrivals per warpgroup
-    full = [Barrier(1) for _ in range(stages)]
-    empty = [Barrier(threads * consumers) for _ in range(stages)]
-    landed = [dict() for _ in range(stages)]  # copy index -> (tile, kt) written
-    readers = [0] * stages  # wgmmas that may still read the stage
-    flying = []  # (stage, copy index, tile, kt, bytes)
-    agents = [("P", list(ops_p), 0, {})] + [
-        (f"C{i}", list(ops_c), 0, {"groups": [], "open": []}) for i in range(consumers)
-    ]
+    per_wg = 128 // arrive_every  # arrivals per warpgroup
+    total = sum(b * (cluster if mc else 1) for b, mc in copies)  # bytes landing per CTA
+    full = [[Barrier(1) for _ in range(stages)] for _ in range(cluster)]
+    empty = [[Barrier(per_wg * consumers * cluster) for _ in range(stages)] for _ in range(cluster)]
+    landed = [[dict() for _ in range(stages)] for _ in range(cluster)]  # copy id -> (tile, kt)
+    want = len([1 for _, mc in copies for _ in range(cluster if mc else 1)])
+    readers = [[0] * stages for _ in range(cluster)]  # wgmmas that may still read the stage
+    flying = []  # (cta, stage, copy id, tile, kt, bytes)
+    agents = []
+    for r in range(cluster):
+        agents.append((f"P{r}", r, list(ops_p), 0, {}))
+        agents += [
+            (f"C{r}.{i}", r, list(ops_c), 0, {"groups": [], "open": []}) for i in range(consumers)
+        ]
     seen_uses: dict[tuple, int] = {}  # (agent, barrier, stage) -> waits done
     mmas = []
 
     def step(i) -> bool:
-        name, ops, pc, st = agents[i]
+        name, r, ops, pc, st = agents[i]
         if pc == len(ops):
             return False
         op = ops[pc]
         kind = op[0]
         if kind == "wait":
             which, s, parity = op[1], op[2], op[3]
-            bar = (full if which == "full" else empty)[s]
+            bar = (full if which == "full" else empty)[r][s]
             if not bar.try_wait(parity):
                 return False
             key = (name, which, s)
@@ -99,23 +117,26 @@ def run_ring(
                     f"meant for phase {need} (parity aliasing)"
                 )
         elif kind == "expect_tx":
-            full[op[1]].expect_tx(sum(copies))
+            full[r][op[1]].expect_tx(total)
         elif kind == "load":
             s, tile, kt = op[1], op[2], op[3]
-            if readers[s]:
-                raise RingError(f"load of tile {tile} k tile {kt} into stage {s} while a "
-                                "wgmma may still read it")  # fmt: skip
-            landed[s] = {}
-            for c, nbytes in enumerate(copies):
-                flying.append((s, c, tile, kt, nbytes))
+            for c, (nbytes, mc) in enumerate(copies):
+                for q in range(cluster) if mc else (r,):
+                    if readers[q][s]:
+                        raise RingError(f"{name}: load of {(tile, kt)} into stage {s} of CTA {q} "
+                                        "while a wgmma may still read it")  # fmt: skip
+                    old = landed[q][s]
+                    if any(v != (tile, kt) for v in old.values()):
+                        landed[q][s] = {}
+                    flying.append((q, s, (r, c), tile, kt, nbytes))
         elif kind == "mma":
             s, tile, kt = op[1], op[2], op[3]
-            got = set(landed[s].values())
-            if len(landed[s]) != len(copies) or got != {(tile, kt)}:
+            got = set(landed[r][s].values())
+            if len(landed[r][s]) != want or got != {(tile, kt)}:
                 raise RingError(
-                    f"{name}: wgmma of {(tile, kt)} reads stage {s} holding {landed[s]}"
+                    f"{name}: wgmma of {(tile, kt)} reads stage {s} holding {landed[r][s]}"
                 )
-            readers[s] += 1
+            readers[r][s] += 1
             st["open"].append(s)
             mmas.append((name, tile, kt))
         elif kind == "commit":
@@ -124,26 +145,30 @@ def run_ring(
         elif kind == "wait_group":
             while len(st["groups"]) > op[1]:
                 for s in st["groups"].pop(0):
-                    readers[s] -= 1
+                    readers[r][s] -= 1
         elif kind == "arrive":
             s = op[2]
             mine = [x for g in st["groups"] for x in g] + st["open"]
             if s in mine:
                 raise RingError(f"{name}: releases stage {s} while its wgmma may read it")
-            empty[s].arrive(threads)
+            for q in range(cluster):
+                empty[q if release_peers else r][s].arrive(per_wg)
         elif kind == "epilogue":
             pass
-        agents[i] = (name, ops, pc + 1, st)
+        agents[i] = (name, r, ops, pc + 1, st)
         return True
+
+    def land(k):
+        q, s, cid, tile, kt, nbytes = flying.pop(k)
+        landed[q][s][cid] = (tile, kt)
+        full[q][s].complete_tx(nbytes)
 
     for _ in range(max_steps):
         order = list(range(len(agents)))
         rng.shuffle(order)
         moved = False
         if flying and rng.random() < 0.5:
-            s, c, tile, kt, nbytes = flying.pop(rng.randrange(len(flying)))
-            landed[s][c] = (tile, kt)
-            full[s].complete_tx(nbytes)
+            land(rng.randrange(len(flying)))
             moved = True
         else:
             for i in order:
@@ -151,13 +176,11 @@ def run_ring(
                     moved = True
                     break
         if not moved and flying:
-            s, c, tile, kt, nbytes = flying.pop(0)
-            landed[s][c] = (tile, kt)
-            full[s].complete_tx(nbytes)
+            land(0)
             moved = True
-        if all(pc == len(ops) for _, ops, pc, _ in agents) and not flying:
+        if all(pc == len(ops) for _, _, ops, pc, _ in agents) and not flying:
             return mmas
         if not moved:
-            where = {name: ops[pc] if pc < len(ops) else "done" for name, ops, pc, _ in agents}
+            where = {a[0]: a[2][a[3]] if a[3] < len(a[2]) else "done" for a in agents}
             raise RingError(f"deadlock: {where}")
     raise RingError("no end after max_steps")  # pragma: no cover

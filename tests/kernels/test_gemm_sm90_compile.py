@@ -17,7 +17,7 @@ from cuda_skips import needs_cuobjdump, needs_nvrtc  # noqa: E402
 
 from cutemma.kernels.dispatch_sm90 import DEFAULT_SM90, SMALL_SM90  # noqa: E402
 from cutemma.kernels.gemm_sm90 import gemm_sm90_source  # noqa: E402
-from cutemma.kernels.plan_sm90 import Sm90Plan  # noqa: E402
+from cutemma.kernels.plan_sm90 import Sm90Config, Sm90Plan  # noqa: E402
 
 CASES = [
     (DEFAULT_SM90, "bf16", "K", "K", "bf16"),
@@ -25,6 +25,7 @@ CASES = [
     (SMALL_SM90, "bf16", "K", "N", "bf16"),
     (SMALL_SM90, "f16", "M", "K", "f16"),
     (SMALL_SM90, "e4m3", "K", "K", "bf16"),
+    (Sm90Config(128, 256, cluster=2), "bf16", "M", "N", "bf16"),
 ]
 
 
@@ -33,6 +34,7 @@ CASES = [
 @pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c[0].name}-{c[1]}-{c[2]}{c[3]}-{c[4]}")
 def test_sm90_sass(case):
     from cutemma.cuda import compile, count_instructions, local_memory_use, sass
+    from cutemma.cuda.sass import instructions
 
     config, dtype, am, bm, out = case
     plan = Sm90Plan(config, dtype, am, bm)
@@ -43,6 +45,10 @@ def test_sm90_sass(case):
     assert counts.get("UTMALDG", 0) == len(plan.tma["A"].copies) + len(plan.tma["B"].copies)
     assert counts.get("SYNCS", 0) > 0 and counts.get("USETMAXREG", 0) == 2
     assert counts.get("HMMA", 0) == 0  # no fallback to mma.sync
+    if config.cluster > 1:  # B multicast to the pair; cluster barriers at start and end
+        ops = instructions(sass(cubin))
+        assert sum(op.startswith("UTMALDG.2D.MULTICAST") for op in ops) == len(plan.tma["B"].copies)
+        assert counts.get("UCGABAR_ARV", 0) == 2
     assert not local_memory_use(cubin), local_memory_use(cubin)
     assert "C7508" not in cubin.log and "C7510" not in cubin.log  # setmaxnreg / wgmma kept
 

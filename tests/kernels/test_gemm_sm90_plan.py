@@ -36,7 +36,7 @@ def tma_image(plan: Sm90Plan, which: str, base: int) -> dict[int, tuple[int, int
     b0, b1 = box.box
     assert box.swizzle == "SW128" and b0 * eb == 128
     image = {}
-    for dc, do, off in box.copies:
+    for dc, do, off, _rank in plan.stage_copies(which):
         for j in range(b1):
             for i in range(b0):
                 c, o = dc + i, do + j
@@ -70,6 +70,9 @@ CASES = [
     (Sm90Config(64, 128, consumers=1), "bf16", "M", "N"),
     (Sm90Config(128, 64), "tf32", "K", "K"),
     (Sm90Config(128, 128), "e4m3", "K", "K"),
+    (Sm90Config(128, 256, cluster=2), "bf16", "K", "K"),
+    (Sm90Config(128, 256, cluster=2), "f16", "M", "N"),
+    (Sm90Config(128, 128, cluster=2), "bf16", "K", "N"),
 ]
 
 
@@ -97,6 +100,8 @@ def test_stage_bytes_and_expect_tx():
     """expect_tx counts every byte the stage's boxes write (zero fill included)."""
     plan = Sm90Plan(Sm90Config(128, 256), "bf16", "M", "N")
     assert plan.tma["A"].bytes == 128 * 64 * 2 and plan.tma["B"].bytes == 256 * 64 * 2
+    two = Sm90Plan(Sm90Config(128, 256, cluster=2), "bf16", "M", "N")
+    assert two.tma["B"].bytes == 128 * 64 * 2  # each CTA of the pair loads half of B
     assert plan.stage_bytes == plan.tma["A"].bytes + plan.tma["B"].bytes
     assert plan.shared_bytes <= 227 * 1024
     assert plan.stages == 4  # 48 KiB stages: 4 fit in 227 KiB, 5 do not

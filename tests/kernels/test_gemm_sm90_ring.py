@@ -26,11 +26,17 @@ CONFIGS = [
     SMALL_SM90,
     Sm90Config(128, 256, stages=2),
     Sm90Config(64, 128, consumers=1),
+    Sm90Config(128, 256, cluster=2),
+    Sm90Config(128, 128, stages=2, cluster=2),
 ]
 
 
-def _copies(plan: Sm90Plan) -> list[int]:
-    return [plan.tma[w].box_bytes for w in ("A", "B") for _ in plan.tma[w].copies]
+def _copies(plan: Sm90Plan) -> list[tuple[int, bool]]:
+    """(bytes, multicast) of each load one producer issues per stage."""
+    mc = plan.config.cluster > 1
+    return [
+        (plan.tma[w].box_bytes, w == "B" and mc) for w in ("A", "B") for _ in plan.tma[w].copies
+    ]
 
 
 @pytest.mark.parametrize("config", CONFIGS, ids=lambda c: c.name)
@@ -48,10 +54,12 @@ def test_ring_runs_every_config(config, majors):
             _copies(plan),
             seed=seed,
             arrive_every=CONSUMER.arrive_every,
+            cluster=config.cluster,
         )
-        for c in range(config.consumers):
-            mine = [(t, kt) for name, t, kt in mmas if name == f"C{c}"]
-            assert mine == [(t, kt) for t, n in enumerate(k_tiles) for kt in range(n)]
+        for r in range(config.cluster):
+            for c in range(config.consumers):
+                mine = [(t, kt) for name, t, kt in mmas if name == f"C{r}.{c}"]
+                assert mine == [(t, kt) for t, n in enumerate(k_tiles) for kt in range(n)]
 
 
 def test_model_catches_a_wrong_parity():
@@ -62,7 +70,7 @@ def test_model_catches_a_wrong_parity():
         for op in consumer_ops(k_tiles, 2)
     ]
     with pytest.raises(RingError):
-        run_ring(producer_ops(k_tiles, 2), bad, 2, 1, [16384], seed=1)
+        run_ring(producer_ops(k_tiles, 2), bad, 2, 1, [(16384, False)], seed=1)
 
 
 def test_model_catches_an_early_release():
@@ -77,7 +85,21 @@ def test_model_catches_an_early_release():
         if op[0] == "mma":
             early.append(("arrive", "empty", op[1]))
     with pytest.raises(RingError, match="may read"):
-        run_ring(producer_ops(k_tiles, 2), early, 2, 1, [16384], seed=0)
+        run_ring(producer_ops(k_tiles, 2), early, 2, 1, [(16384, False)], seed=0)
+
+
+def test_cluster_needs_the_peer_release():
+    """With B multicast, a consumer must release the stage on its peer's empty barrier too:
+    releasing only its own (twice, so the counts still add up) lets a producer overwrite
+    a stage the other CTA still reads, which the model catches."""
+    k_tiles = [7, 3, 5]
+    copies = [(16384, False), (16384, True)]
+    args = (producer_ops(k_tiles, 2), consumer_ops(k_tiles, 2), 2, 1, copies)
+    for seed in range(10):  # the kernel's protocol runs
+        run_ring(*args, seed=seed, arrive_every=64, cluster=2)
+    with pytest.raises(RingError):
+        for seed in range(50):
+            run_ring(*args, seed=seed, arrive_every=64, cluster=2, release_peers=False)
 
 
 def test_model_catches_a_deadlock():
@@ -85,4 +107,4 @@ def test_model_catches_a_deadlock():
     k_tiles = [5]
     ops = [op for op in consumer_ops(k_tiles, 2) if op[0] != "arrive"]
     with pytest.raises(RingError, match="deadlock"):
-        run_ring(producer_ops(k_tiles, 2), ops, 2, 1, [16384], seed=0)
+        run_ring(producer_ops(k_tiles, 2), ops, 2, 1, [(16384, False)], seed=0)

@@ -86,9 +86,8 @@ __device__ __forceinline__ void mbar_arrive_cluster(uint32_t bar, uint32_t rank)
                "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}\n"
                :: "r"(bar), "r"(rank) : "memory");
 }
-__device__ __forceinline__ void cluster_sync() {
-  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n"
-               ::: "memory");
+__device__ __forceinline__ void cluster_sync() {  // every thread; may follow divergent code
+  asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n" ::: "memory");
 }
 __device__ __forceinline__ void tma_prefetch(const TmaMap* map) {
   asm volatile("prefetch.tensormap [%0];\n" :: "l"(reinterpret_cast<uint64_t>(map)) : "memory");

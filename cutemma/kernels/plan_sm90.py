@@ -154,6 +154,14 @@ class Sm90Plan:
         self.consumer_threads = WARPGROUP * config.consumers
         if self.tiled.size != self.consumer_threads:  # pragma: no cover - GMMA is a warpgroup
             raise TiledMmaError(f"TiledMMA of {self.tiled.size} threads")
+        if config.cluster > 1 and b_major != "K":
+            # run 6 on the H100: with B N-major (two multicast boxes per CTA) the tiles of the
+            # pair's second CTA came out wrong whenever M > block_m, while K-major B was
+            # right in every shape; refused until that is understood (see kernels/NOTES.md)
+            raise TiledMmaError(
+                f"{config.name}: a cluster multicasts B only K-major (B column-major) so far; "
+                f"B is {b_major}-major — use cluster=1"
+            )
         self.stages  # noqa: B018 - checks the ring fits in shared memory now
 
     # ------------------------------------------------------------------ smem

@@ -25,7 +25,7 @@ CASES = [
     (SMALL_SM90, "bf16", "K", "N", "bf16"),
     (SMALL_SM90, "f16", "M", "K", "f16"),
     (SMALL_SM90, "e4m3", "K", "K", "bf16"),
-    (Sm90Config(128, 256, cluster=2), "bf16", "M", "N", "bf16"),
+    (Sm90Config(128, 256, cluster=2), "bf16", "M", "K", "bf16"),
 ]
 
 

@@ -71,8 +71,8 @@ CASES = [
     (Sm90Config(128, 64), "tf32", "K", "K"),
     (Sm90Config(128, 128), "e4m3", "K", "K"),
     (Sm90Config(128, 256, cluster=2), "bf16", "K", "K"),
-    (Sm90Config(128, 256, cluster=2), "f16", "M", "N"),
-    (Sm90Config(128, 128, cluster=2), "bf16", "K", "N"),
+    (Sm90Config(128, 256, cluster=2), "f16", "M", "K"),
+    (Sm90Config(128, 128, cluster=2), "bf16", "K", "K"),
 ]
 
 
@@ -100,7 +100,7 @@ def test_stage_bytes_and_expect_tx():
     """expect_tx counts every byte the stage's boxes write (zero fill included)."""
     plan = Sm90Plan(Sm90Config(128, 256), "bf16", "M", "N")
     assert plan.tma["A"].bytes == 128 * 64 * 2 and plan.tma["B"].bytes == 256 * 64 * 2
-    two = Sm90Plan(Sm90Config(128, 256, cluster=2), "bf16", "M", "N")
+    two = Sm90Plan(Sm90Config(128, 256, cluster=2), "bf16", "M", "K")
     assert two.tma["B"].bytes == 128 * 64 * 2  # each CTA of the pair loads half of B
     assert plan.stage_bytes == plan.tma["A"].bytes + plan.tma["B"].bytes
     assert plan.shared_bytes <= 227 * 1024
@@ -112,5 +112,7 @@ def test_bad_plans_are_named():
         Sm90Plan(Sm90Config(), "tf32", "M", "K")
     with pytest.raises(TiledMmaError, match="do not fit"):
         Sm90Plan(Sm90Config(128, 256, stages=6), "bf16", "K", "K")
+    with pytest.raises(TiledMmaError, match="only K-major"):
+        Sm90Plan(Sm90Config(128, 256, cluster=2), "bf16", "K", "N")
     with pytest.raises(TiledMmaError, match="multiple of 64"):
         Sm90Config(96, 128)

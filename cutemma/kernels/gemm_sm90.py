@@ -80,10 +80,13 @@ __device__ __forceinline__ void tma_load_2d_multicast(uint32_t dst, const TmaMap
 __device__ __forceinline__ uint32_t cluster_rank() {
   uint32_t r; asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r)); return r;
 }
-// arrive on the barrier at the same offset in CTA `rank` of the cluster (PTX ISA: mapa)
+// arrive on the barrier at the same offset in CTA `rank` of the cluster (PTX ISA: mapa).
+// Default semantics (.release at .cta scope): the arrival only says our wgmma reads are
+// done (wait_group retired them); .release.cluster made ptxas put MEMBAR.ALL.GPU before
+// every arrival, in the mainloop.
 __device__ __forceinline__ void mbar_arrive_cluster(uint32_t bar, uint32_t rank) {
   asm volatile("{\n.reg .b32 remote;\nmapa.shared::cluster.u32 remote, %0, %1;\n"
-               "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}\n"
+               "mbarrier.arrive.shared::cluster.b64 _, [remote];\n}\n"
                :: "r"(bar), "r"(rank) : "memory");
 }
 __device__ __forceinline__ void cluster_sync() {  // every thread; may follow divergent code

@@ -434,3 +434,26 @@ def gemm_sm90_source(
         "\n".join(body),
     )
     return translation_unit(header, FIXED_WIDTH_TYPES, defines, HELPERS_SM90, *tables, kern)
+
+
+def sass_summary(
+    config: Sm90Config, dtype: str, a_major: str, b_major: str, out: str = "f32"
+) -> dict[str, int]:
+    """Compile one sm90 kernel (NVRTC, sm_90a, no GPU needed) and count what matters in its
+    SASS: tensor-core ops, TMA loads, mbarrier ops, registers, local memory bytes.
+
+    >>> s = sass_summary(Sm90Config(), "bf16", "K", "K", "bf16")  # doctest: +SKIP
+    >>> s["HGMMA"], s["UTMALDG"], s["local_bytes"]  # doctest: +SKIP
+    (4, 2, 0)
+    """
+    from cutemma.cuda import compile, count_instructions, local_memory_use, resource_usage, sass
+
+    cubin = compile(gemm_sm90_source(config, dtype, a_major, b_major, out), "sm_90a")
+    counts = count_instructions(sass(cubin))
+    usage = next(iter(resource_usage(cubin).values()))
+    local = local_memory_use(cubin)
+    keys = ("HGMMA", "QGMMA", "UTMALDG", "SYNCS", "USETMAXREG", "STG", "LDG")
+    return {k: counts.get(k, 0) for k in keys} | {
+        "registers": usage.get("REG", 0),
+        "local_bytes": (local.local_bytes or 0) + (local.stack_bytes or 0),
+    }

@@ -52,6 +52,16 @@ def test_sm90_sass(case):
 
 
 @needs_nvrtc
+@needs_cuobjdump
+def test_sass_summary():
+    from cutemma.kernels.gemm_sm90 import sass_summary
+
+    s = sass_summary(DEFAULT_SM90, "bf16", "K", "K", "bf16")
+    assert s["HGMMA"] == 4 and s["UTMALDG"] == 2 and s["local_bytes"] == 0
+    assert s["USETMAXREG"] == 2 and 0 < s["registers"] <= 255
+
+
+@needs_nvrtc
 def test_source_follows_the_ring():
     """The loops wait with the ring's parities: producer phase ^ 1 on empty, consumers phase."""
     src = gemm_sm90_source(SMALL_SM90, "bf16", "K", "K", "bf16")

@@ -15,8 +15,10 @@ each k tile into a ring of shared-memory stages), warpgroups 1..C consume (each 
   layouts), and the partition of the accumulators (``partition_C``) for the epilogue.
 
 >>> p = Sm90Plan(Sm90Config(), "bf16", "K", "K")
->>> p.atom_name, p.consumer_threads, str(p.smem_A)
-('SM90_64x128x16_F32BF16BF16_SS', 256, 'Sw<3,3,3> o 0 o (128,64):(64,1)')
+>>> p.atom_name, p.consumer_threads
+('SM90_64x128x16_F32BF16BF16_SS', 256)
+>>> p.smem_A(1, 0), p.smem_A(8, 0), p.smem_A(0, 8)  # 128-byte rows, 16-byte chunks swizzled
+(72, 512, 8)
 >>> p.desc_offsets("A")[1], p.desc_offsets("B")
 ((8192, 8224, 8256, 8288), (0, 32, 64, 96))
 """
@@ -110,8 +112,9 @@ def stage_layout(extent: int, block_k: int, major: str, dtype: str) -> ComposedL
     K-major atoms are one swizzle row of K; MN-major atoms one row of MN by 8 K, tiled along
     K first (order (1, 0)) so that the 64 (128-byte) MN rows of a TMA box are one block.
 
-    >>> str(stage_layout(128, 64, "MN", "bf16"))
-    'Sw<3,3,3> o 0 o ((64,2),64):((1,4096),64)'
+    >>> lay = stage_layout(128, 64, "MN", "bf16")
+    >>> lay(64, 0), lay(0, 8), lay(1, 1)  # 64-row blocks 8 KiB apart; K rows of 128 bytes
+    (4096, 512, 73)
     """
     for sw in SWIZZLES:
         atom = gmma_layout_atom(major, sw, dtype)

@@ -29,7 +29,8 @@ from __future__ import annotations
 
 from cutemma.cuda.codegen import mma_asm
 from cutemma.cuda.source import FIXED_WIDTH_TYPES, Param, block, comment, indent, translation_unit
-from cutemma.kernels.gemm_sm80 import OUT_TYPES, thread_expr
+from cutemma.errors import TiledMmaError
+from cutemma.kernels.gemm_sm80 import OUT_TYPES, swizzle_expr, thread_expr
 from cutemma.kernels.plan_sm90 import CONSUMER_REGS, PRODUCER_REGS, Sm90Config, Sm90Plan
 from cutemma.kernels.ring import CONSUMER, PRODUCER
 
@@ -95,6 +96,25 @@ __device__ __forceinline__ void cluster_sync() {  // every thread; may follow di
 __device__ __forceinline__ void tma_prefetch(const TmaMap* map) {
   asm volatile("prefetch.tensormap [%0];\n" :: "l"(reinterpret_cast<uint64_t>(map)) : "memory");
 }
+// TMA-store epilogue (PTX ISA 9.7.9.25-27): the consumers write the staging tile with
+// ordinary stores, make them visible to the async proxy, sync, and one thread stores it
+__device__ __forceinline__ void named_sync(uint32_t id, uint32_t n) {
+  asm volatile("bar.sync %0, %1;\n" :: "r"(id), "r"(n) : "memory");
+}
+__device__ __forceinline__ void st_shared_b32(uint32_t a, uint32_t v) {
+  asm volatile("st.shared.b32 [%0], %1;\n" :: "r"(a), "r"(v) : "memory");
+}
+__device__ __forceinline__ void fence_async_smem() {
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+__device__ __forceinline__ void tma_store_2d(const TmaMap* map, uint32_t src, int c0, int c1) {
+  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];\n"
+               :: "l"(reinterpret_cast<uint64_t>(map)), "r"(src), "r"(c0), "r"(c1) : "memory");
+}
+__device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
+// .read: the stores have read their shared source (it may be overwritten)
+__device__ __forceinline__ void bulk_wait_read0() { asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory"); }
+__device__ __forceinline__ void bulk_wait0() { asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); }
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 __device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
 template <int N>
@@ -136,15 +156,18 @@ def kernel_name_sm90(
     return f"cutemma_gemm_sm90_{dtype}_{a_major}{b_major}_{config.name}_o{out}_c{c_type}"
 
 
-def params_sm90(out: str, c_type: str) -> list[Param]:
-    """The kernel signature: two tensor maps by value, then C, D and the scalars.
+def params_sm90(out: str, c_type: str, tma_store: bool = False) -> list[Param]:
+    """The kernel signature: the tensor maps by value (D's with the TMA-store epilogue),
+    then C, D and the scalars (``tma_d`` nonzero: store D through its map).
 
     >>> [p.name for p in params_sm90("bf16", "bf16")][:4]
     ['tmap_a', 'tmap_b', 'C', 'D']
+    >>> [p.name for p in params_sm90("bf16", "bf16", True)][-1]
+    'tma_d'
     """
+    maps = ["tmap_a", "tmap_b"] + (["tmap_d"] if tma_store else [])
     return [
-        Param("const __grid_constant__ TmaMap", "tmap_a"),
-        Param("const __grid_constant__ TmaMap", "tmap_b"),
+        *(Param("const __grid_constant__ TmaMap", m) for m in maps),
         Param(f"const {OUT_TYPES[c_type]}*", "C", restrict=False),
         Param(f"{OUT_TYPES[out]}*", "D", restrict=False),
         Param("int", "M"),
@@ -156,6 +179,7 @@ def params_sm90(out: str, c_type: str) -> list[Param]:
         Param("long long", "ldd_n"),
         Param("float", "alpha"),
         Param("float", "beta"),
+        *([Param("int", "tma_d")] if tma_store else []),
     ]
 
 
@@ -261,6 +285,37 @@ def _epilogue_lines(plan: Sm90Plan, out: str, c_type: str) -> str:
     return "\n".join(lines)
 
 
+def _tma_store_lines(plan: Sm90Plan, out: str) -> str:
+    """alpha * acc packed in pairs into the swizzled staging tile, then one thread stores
+    it with TMA (the boxes of ``plan.tma_D``; TMA clips at the tensor's edges)."""
+    _, _, consts = plan.epilogue
+    _, offs = plan.epilogue_smem
+    sw = plan.smem_D.outer
+    eb = 2
+    lines = [
+        "if (tid == 0) bulk_wait_read0();  // the previous tile's store has read the tile",
+        f"named_sync(1, {plan.consumer_threads});",
+    ]
+    for i in range(0, len(consts), 2):
+        (ia, dm, dn), (ib, dm1, dn1) = consts[i], consts[i + 1]
+        if (ib, dm1, dn1) != (ia + 1, dm, dn + 1) or offs[i + 1] != offs[i] + 1:
+            raise TiledMmaError("TMA-store epilogue: accumulators do not come in n pairs")
+        addr = swizzle_expr(sw, f"(d_thr + {offs[i]})")
+        lines.append(
+            f"st_shared_b32(d_smem + {eb} * ({addr}), "
+            f"{_PACK[out]}(alpha * acc[{ia}], alpha * acc[{ib}]));"
+        )
+    lines += [
+        "fence_async_smem();  // generic-proxy writes -> the TMA engine's reads",
+        f"named_sync(1, {plan.consumer_threads});",
+        "if (tid == 0) {",
+    ]
+    for dc, do, off in plan.tma_D.copies:
+        lines.append(f"  tma_store_2d(&tmap_d, d_smem + {off * eb}, n0 + {dc}, m0 + {do});")
+    lines += ["  bulk_commit();", "}"]
+    return "\n".join(lines)
+
+
 def gemm_sm90_source(
     config: Sm90Config, dtype: str, a_major: str, b_major: str, out: str = "f32", c_type=None
 ) -> str:
@@ -270,7 +325,7 @@ def gemm_sm90_source(
     >>> "setmaxnreg.inc.sync.aligned.u32" in src, "m64n256k16.f32.f16.f16" in src
     (True, True)
     """
-    plan = Sm90Plan(config, dtype, a_major, b_major)
+    plan = Sm90Plan(config, dtype, a_major, b_major, out)
     c_type = c_type or out
     name = kernel_name_sm90(config, dtype, a_major, b_major, out, c_type)
     S, C, CL = plan.stages, config.consumers, config.cluster
@@ -284,7 +339,8 @@ def gemm_sm90_source(
     n_acc = plan.tiled.atom.op.c.count * plan.mma_m
     tables: list[str] = []
     m_t, n_t, _ = plan.epilogue
-    bar_base = S * plan.stage_bytes
+    d_base = S * plan.stage_bytes  # the staging tile (if any) after the stages: 1024-aligned
+    bar_base = d_base + plan.bytes_D
     # a_off[im][kb] of this warpgroup: the slice offsets, chosen once by warpgroup index
     a_rows = []
     for im in range(plan.mma_m):
@@ -342,6 +398,14 @@ def gemm_sm90_source(
         thread_expr("C_n", n_t, tables),
         f"const uint32_t a_off[{plan.mma_m}][{plan.k_blocks}] = {{{', '.join(a_rows)}}};",
         f"float acc[{n_acc}];",
+        *(
+            [
+                f"const uint32_t d_smem = smem + {d_base};  // staging tile {plan.smem_D}",
+                thread_expr("d_thr", plan.epilogue_smem[0], tables),
+            ]
+            if plan.tma_store
+            else []
+        ),
         f"int stage = 0; uint32_t phase = {CONSUMER.start_phase};",
         loop,
         indent(_raster(CL)),
@@ -373,8 +437,20 @@ def gemm_sm90_source(
         f"  #pragma unroll\n  for (int i = 0; i < {n_acc}; ++i) fence_acc(acc[i]);",
         f"  if (signals) {release_stmt}  // k_tiles >= 1: the tile's last stage",
         indent(comment("epilogue: alpha * acc + beta * C, partition_C, predicated at the edges")),
-        indent(_epilogue_lines(plan, out, c_type)),
+        indent(
+            block("if (tma_d)", _tma_store_lines(plan, out))
+            + " else {\n"
+            + indent(_epilogue_lines(plan, out, c_type))
+            + "\n}"
+            if plan.tma_store
+            else _epilogue_lines(plan, out, c_type)
+        ),
         "}",
+        *(
+            ["if (tid == 0) bulk_wait0();  // the last store is done before the CTA leaves"]
+            if plan.tma_store
+            else []
+        ),
     ]
     body = [
         "extern __shared__ __align__(1024) uint8_t smem_raw[];",
@@ -426,7 +502,7 @@ def gemm_sm90_source(
             ("DESC_B", f"{common_b:#x}ull"),
         )
     )
-    signature = ", ".join(p.declaration for p in params_sm90(out, c_type))
+    signature = ", ".join(p.declaration for p in params_sm90(out, c_type, plan.tma_store))
     cluster_attr = "" if CL == 1 else f"__cluster_dims__({CL}, 1, 1) "
     kern = block(
         f'extern "C" __global__ void {cluster_attr}__launch_bounds__({config.threads}, 1) '
@@ -452,7 +528,7 @@ def sass_summary(
     counts = count_instructions(sass(cubin))
     usage = next(iter(resource_usage(cubin).values()))
     local = local_memory_use(cubin)
-    keys = ("HGMMA", "QGMMA", "UTMALDG", "SYNCS", "USETMAXREG", "STG", "LDG")
+    keys = ("HGMMA", "QGMMA", "UTMALDG", "UTMASTG", "SYNCS", "USETMAXREG", "STG", "LDG", "STS")
     return {k: counts.get(k, 0) for k in keys} | {
         "registers": usage.get("REG", 0),
         "local_bytes": (local.local_bytes or 0) + (local.stack_bytes or 0),

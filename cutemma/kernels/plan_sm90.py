@@ -56,6 +56,11 @@ CONSUMER_REGS = 232
 # a diagnostic switch for the open cluster bug (kernels/NOTES.md): N-major B with cluster=2
 # gave wrong tiles on the H100, so plans refuse it unless a GPU experiment sets this
 ALLOW_CLUSTER_N_MAJOR_B = False
+# "tma": 16-bit outputs go registers -> a swizzled smem tile -> TMA store (asynchronous: the
+# consumers start the next tile's mainloop while it drains); f32 outputs and beta != 0 keep
+# "regs": alpha * acc + beta * C stored from registers
+EPILOGUES = ("tma", "regs")
+TMA_STORE_OUTS = ("bf16", "f16")
 
 
 @dataclass(frozen=True)
@@ -77,9 +82,11 @@ class Sm90Config:
     stages: int | None = None
     group_m: int = 8
     cluster: int = 1
+    epilogue: str = "tma"
 
     def __post_init__(self) -> None:
         rules = [
+            (self.epilogue in EPILOGUES, f"epilogue {self.epilogue!r} in {EPILOGUES}"),
             (self.cluster in (1, 2), f"cluster {self.cluster} is 1 or 2 CTAs"),
             (self.consumers in (1, 2), f"consumers {self.consumers} is 1 or 2 warpgroups"),
             (
@@ -99,7 +106,8 @@ class Sm90Config:
         s = "auto" if self.stages is None else str(self.stages)
         g = "" if self.group_m == 8 else f"_g{self.group_m}"
         x = "" if self.cluster == 1 else f"_x{self.cluster}"
-        return f"b{self.block_m}x{self.block_n}{k}_c{self.consumers}_s{s}{g}{x}"
+        e = "" if self.epilogue == "tma" else f"_e{self.epilogue}"
+        return f"b{self.block_m}x{self.block_n}{k}_c{self.consumers}_s{s}{g}{x}{e}"
 
     @property
     def threads(self) -> int:
@@ -131,9 +139,13 @@ class Sm90Plan:
     """The layouts, descriptors, TMA boxes and partitions of one sm90 GEMM kernel.
 
     ``a_major`` 'K' (A row-major) or 'M'; ``b_major`` 'K' (B column-major) or 'N'.
+    ``out`` (the output dtype, when known) decides whether the TMA-store epilogue's
+    staging tile (``smem_D``) takes shared memory.
     """
 
-    def __init__(self, config: Sm90Config, dtype: str, a_major: str, b_major: str):
+    def __init__(
+        self, config: Sm90Config, dtype: str, a_major: str, b_major: str, out: str | None = None
+    ):
         if dtype not in ATOMS_SM90:
             raise TiledMmaError(f"dtype {dtype!r}: the sm90 GEMM takes {', '.join(ATOMS_SM90)}")
         if a_major not in ("K", "M") or b_major not in ("K", "N"):
@@ -145,6 +157,8 @@ class Sm90Plan:
                 f"B {b_major}-major: copy the operand to K-major first"
             )
         self.config, self.dtype, self.a_major, self.b_major = config, dtype, a_major, b_major
+        self.out = out
+        self.tma_store = config.epilogue == "tma" and out in TMA_STORE_OUTS
         self.mn_major = {"A": "K" if a_major == "K" else "MN", "B": "K" if b_major == "K" else "MN"}
         name = pattern.format(n=config.block_n)
         if any_major:
@@ -196,7 +210,8 @@ class Sm90Plan:
     @cached_property
     def stages(self) -> int:
         """The ring depth: the config's, or as many stages as fit (2..8)."""
-        room = (SMEM_LIMIT - ALIGN_SLACK) // (self.stage_bytes + 2 * BARRIER_BYTES)
+        free = SMEM_LIMIT - ALIGN_SLACK - self.bytes_D
+        room = free // (self.stage_bytes + 2 * BARRIER_BYTES)
         s = self.config.stages or min(room, 8)
         if s < 2 or s > room:
             raise TiledMmaError(
@@ -208,7 +223,46 @@ class Sm90Plan:
     @property
     def shared_bytes(self) -> int:
         """Dynamic shared memory: the stages, the full/empty barriers, alignment slack."""
-        return self.stages * (self.stage_bytes + 2 * BARRIER_BYTES) + ALIGN_SLACK
+        return self.stages * (self.stage_bytes + 2 * BARRIER_BYTES) + self.bytes_D + ALIGN_SLACK
+
+    # ------------------------------------------------------------------ TMA-store epilogue
+    @property
+    def bytes_D(self) -> int:
+        """Shared bytes of the output staging tile (0 without the TMA-store epilogue)."""
+        return self.config.block_m * self.config.block_n * 2 if self.tma_store else 0
+
+    @cached_property
+    def smem_D(self) -> ComposedLayout:
+        """(m, n) -> element of the output staging tile: n contiguous (D row-major), the
+        widest GMMA K-major swizzle atom tiled over it, so TMA stores it box by box and the
+        accumulator pairs a warp writes (8 rows x 4 threads) hit 32 different banks."""
+        if not self.tma_store:
+            raise TiledMmaError(f"{self.config.name}: no TMA-store epilogue for out={self.out}")
+        return stage_layout(self.config.block_m, self.config.block_n, "K", self.out)
+
+    @cached_property
+    def tma_D(self) -> TmaBox:
+        """The TMA boxes that store the staging tile (global dims (N, M), n contiguous)."""
+        return tma_box(self.smem_D, self.out, "K")
+
+    @cached_property
+    def epilogue_smem(self) -> tuple[ThreadValue, tuple[int, ...]]:
+        """Where each accumulator lands in the staging tile, before the swizzle:
+        (thread part, per-value constants), checked for every thread and value to add up
+        to ``smem_D.inner(m, n)`` (so the kernel computes swizzle(thread + const))."""
+        m_t, n_t, consts = self.epilogue
+        inner = self.smem_D.inner
+        thr = [int(inner(m, n)) for m, n in zip(m_t.table, n_t.table)]
+        out = []
+        for _, dm, dn in consts:
+            c = int(inner(dm, dn))
+            for t, (m, n) in enumerate(zip(m_t.table, n_t.table)):
+                if int(inner(m + dm, n + dn)) != thr[t] + c:
+                    raise TiledMmaError(
+                        f"staging tile offset of C({m}+{dm}, {n}+{dn}) is not thread + const"
+                    )
+            out.append(c)
+        return ThreadValue.of(thr), tuple(out)
 
     # ------------------------------------------------------------------ descriptors
     def _rows_of(self, which: str) -> list[int]:

@@ -30,7 +30,7 @@ TF32_BOUND = 3e-3  # tf32 keeps 10 mantissa bits of each fp32 input (truncated)
 # fp8 wgmma accumulates with fewer bits than f32 (seen here: 3e-5 at K=16, 1.3e-3 at K=4096
 # with f32 output); the bound of this "fast accumulation" until the kernel promotes sums
 FP8_F32_BOUND = 3e-3
-CONFIGS = [Sm90Config(128, 128), Sm90Config(128, 256)]
+CONFIGS = [Sm90Config(128, 128), Sm90Config(128, 256), Sm90Config(128, 256, epilogue="regs")]
 CLUSTER_CONFIGS = [Sm90Config(128, 256, cluster=2), Sm90Config(128, 128, cluster=2)]
 MAJORS = [("K", "K"), ("K", "N"), ("M", "K"), ("M", "N")]
 
@@ -111,6 +111,7 @@ def correctness(quick: bool) -> list[dict]:
                 m, n, k = shapes_for(am, bm, rng, 0)[4]
                 rows.append(check(m, n, k, dtype, am, bm, cfg, gen, torch.float32, 0.5, 1.5))
                 rows.append(check(m, n, k, dtype, am, bm, cfg, gen, dtype, -1.0, 0.75))
+                rows.append(check(m, n, k, dtype, am, bm, cfg, gen, dtype, 0.0, -0.5))
                 rows.append(check(m, n, k, dtype, am, bm, cfg, gen, nan=True))
     # clusters of 2 CTAs along M sharing B by multicast (odd tile rows: a CTA past M)
     for dtype in (torch.bfloat16,):

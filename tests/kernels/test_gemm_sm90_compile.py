@@ -35,7 +35,7 @@ def test_sm90_sass(case):
     from cutemma.cuda.sass import instructions
 
     config, dtype, am, bm, out = case
-    plan = Sm90Plan(config, dtype, am, bm)
+    plan = Sm90Plan(config, dtype, am, bm, out)
     cubin = compile(gemm_sm90_source(config, dtype, am, bm, out), "sm_90a")
     counts = count_instructions(sass(cubin))
     kind = "QGMMA" if dtype in ("e4m3", "e5m2") else "HGMMA"  # fp8 wgmma's SASS name
@@ -43,6 +43,10 @@ def test_sm90_sass(case):
     assert counts.get("UTMALDG", 0) == len(plan.tma["A"].copies) + len(plan.tma["B"].copies)
     assert counts.get("SYNCS", 0) > 0 and counts.get("USETMAXREG", 0) == 2
     assert counts.get("HMMA", 0) == 0  # no fallback to mma.sync
+    # 16-bit outputs: one TMA store per box of the staging tile, one 32-bit STS per acc pair
+    stores = len(plan.tma_D.copies) if plan.tma_store else 0
+    assert counts.get("UTMASTG", 0) == stores
+    assert counts.get("STS", 0) == (plan.acc_per_thread // 2 if stores else 0)
     if config.cluster > 1:  # B multicast to the pair; cluster barriers at start and end
         ops = instructions(sass(cubin))
         assert sum(op.startswith("UTMALDG.2D.MULTICAST") for op in ops) == len(plan.tma["B"].copies)

@@ -116,3 +116,59 @@ def test_bad_plans_are_named():
         Sm90Plan(Sm90Config(128, 256, cluster=2), "bf16", "K", "N")
     with pytest.raises(TiledMmaError, match="multiple of 64"):
         Sm90Config(96, 128)
+
+
+def wgmma_c_coords(t: int, v: int) -> tuple[int, int]:
+    """(m, n) of accumulator v of thread t in a 64xN wgmma warpgroup (PTX ISA 9.7.15.5.1.1,
+    the f32 D fragment: row = 16 * warp + lane / 4 + 8 * (v / 2 % 2), col = 8 * (v / 4) +
+    2 * (lane % 4) + v % 2)."""
+    warp, lane = t // 32, t % 32
+    return 16 * warp + lane // 4 + 8 * (v // 2 % 2), 8 * (v // 4) + 2 * (lane % 4) + v % 2
+
+
+@pytest.mark.parametrize(
+    "config,out", [(Sm90Config(128, 256), "bf16"), (Sm90Config(128, 128), "f16")], ids=str
+)
+def test_staging_tile_is_what_tma_stores(config, out):
+    """The TMA-store epilogue: each thread writes acc v at swizzle(thread part + constant);
+    the TMA store boxes (dense rows of 128 bytes, SW128 on the shared address) read the
+    element (m, n) of the block tile from exactly there; a warp's 32-bit stores hit 32
+    different banks."""
+    plan = Sm90Plan(config, "bf16", "K", "N", out)
+    assert plan.tma_store and plan.tma_D.swizzle == "SW128"
+    base = 1024 * 48
+    thr, consts = plan.epilogue_smem
+    sw = plan.smem_D.outer
+    # TMA store model: box (b0 n, b1 m) read dense from off, byte-swizzled
+    b0, b1 = plan.tma_D.box
+    where = {}
+    for dc, do, off in plan.tma_D.copies:
+        for j in range(b1):
+            for i in range(b0):
+                addr = int(byte_swizzle(np.array(base + (off + i + b0 * j) * 2), 3))
+                where[do + j, dc + i] = addr  # (m, n) -> shared byte
+    assert len(set(where.values())) == config.block_m * config.block_n
+    per_wg = plan.acc_per_thread
+    for t in range(plan.consumer_threads):
+        for v in range(per_wg):
+            im, vv = divmod(v, per_wg // plan.mma_m)
+            m, n = wgmma_c_coords(t % 128, vv)
+            m += 64 * (t // 128) + im * 64 * config.consumers  # the TiledMMA's M repeats
+            got = base + 2 * sw(thr(t) + consts[v])
+            assert got == where[m, n], (t, v, m, n)
+    for warp in range(plan.consumer_threads // 32):
+        for v in range(0, per_wg, 2):
+            banks = {
+                (2 * sw(thr(t) + consts[v]) // 4) % 32 for t in range(32 * warp, 32 * warp + 32)
+            }
+            assert len(banks) == 32, (warp, v)
+
+
+def test_staging_tile_takes_smem_from_the_ring():
+    """128x256 bf16 out: the 64 KiB staging tile leaves room for 3 stages of 48 KiB;
+    f32 outputs and epilogue='regs' keep 4 stages and no staging tile."""
+    assert Sm90Plan(Sm90Config(128, 256), "bf16", "K", "K", "bf16").stages == 3
+    assert Sm90Plan(Sm90Config(128, 256), "bf16", "K", "K", "f32").stages == 4
+    regs = Sm90Plan(Sm90Config(128, 256, epilogue="regs"), "bf16", "K", "K", "bf16")
+    assert regs.stages == 4 and regs.bytes_D == 0
+    assert Sm90Plan(Sm90Config(128, 256), "bf16", "K", "K", "bf16").shared_bytes <= 227 * 1024

@@ -13,13 +13,20 @@ True
 from __future__ import annotations
 
 import ctypes
+import hashlib
+import json
+import os
+import tempfile
+from dataclasses import asdict, dataclass
 from functools import cache
+from pathlib import Path
 from typing import Any
 
-from cutemma.copy.tma import encode_tensor_map, tensor_map_args, tensor_map_param
+from cutemma.copy.tma import TmaBox, encode_tensor_map, tensor_map_args, tensor_map_param
 from cutemma.errors import LaunchError, TmaError
 from cutemma.kernels.dispatch import _arch, _check, _dtype, _dtype_name, _major
 from cutemma.kernels.fastlaunch import DriverKernel
+from cutemma.kernels.fastpath_sm90 import PreparedLaunch, fast_key, remember
 from cutemma.kernels.gemm_sm90 import gemm_sm90_source, kernel_name_sm90
 from cutemma.kernels.plan_sm90 import Sm90Config, Sm90Plan
 
@@ -50,7 +57,8 @@ def sm90_refusal(A: Any, B: Any, config: Any = None) -> str | None:
 
     The rules: a 2-D call on an sm_90a device, A and B of one sm90 dtype, 16-bit types in
     either major and others K-major (A row-major, B column-major), every base pointer and
-    leading stride 16-byte aligned (TMA), and no sm80 ``GemmConfig`` asked for.
+    leading stride 16-byte aligned (TMA), and no sm80 ``GemmConfig`` asked for. (float8
+    runs here by default: its k-tile sums are promoted into f32, ``Sm90Config.promote``.)
 
     >>> sm90_refusal(None, None, config=object())
     'an sm80 config was asked for'
@@ -62,12 +70,6 @@ def sm90_refusal(A: Any, B: Any, config: Any = None) -> str | None:
     a, b = _dtype(A), _dtype(B)
     if not supports_sm90(a, b):
         return f"dtypes {a} x {b}"
-    if SM90_DTYPES[a][0] in ("e4m3", "e5m2") and config is None:
-        # measured on the H100: fp8 wgmma keeps fewer accumulator bits than f32 (rel. err
-        # 3e-5 at K=16, 1e-3 at K=4096 for f32 output); sm80 accumulates in full f32. The
-        # sm90 kernel takes fp8 when asked (config=Sm90Config), until it promotes partial
-        # sums into f32 registers every few k tiles.
-        return "float8 (its wgmma accumulation is reduced-precision; ask with an Sm90Config)"
     if _arch(A.device.index or 0) != "sm_90a":
         return "the device is not sm_90"
     eb = A.element_size()
@@ -81,30 +83,112 @@ def sm90_refusal(A: Any, B: Any, config: Any = None) -> str | None:
     return None
 
 
-def pick_sm90_config(m: int, n: int, sms: int = 132) -> Sm90Config:
-    """128x256 tiles when they fill the SMs, else 128x128.
+def pick_sm90_config(m: int, n: int, sms: int = 132, dtype: str = "bf16") -> Sm90Config:
+    """128x256 tiles when they fill the SMs, else 128x128; fp8 128x128 (its promoted
+    accumulation keeps two accumulator sets).
 
     >>> pick_sm90_config(8192, 8192).name, pick_sm90_config(1024, 1024).name
     ('b128x256_c2_sauto', 'b128x128_c2_sauto')
+    >>> pick_sm90_config(8192, 8192, dtype="e4m3").name
+    'b128x128_c2_sauto'
     """
+    if dtype in ("e4m3", "e5m2"):
+        return SMALL_SM90
     tiles = -(-m // 128) * -(-n // 256)
     return DEFAULT_SM90 if tiles >= sms else SMALL_SM90
+
+
+@dataclass(frozen=True)
+class Sm90Launch:
+    """What the host needs of a compiled variant's plan: TMA boxes, shared bytes, the
+    TMA-store flag (kept beside the cubin, so a new process need not rebuild the plan)."""
+
+    tma: dict
+    tma_D: TmaBox | None
+    tma_store: bool
+    shared_bytes: int
+
+    def to_json(self) -> str:
+        boxes = {k: asdict(v) for k, v in self.tma.items()}
+        d = None if self.tma_D is None else asdict(self.tma_D)
+        return json.dumps({"tma": boxes, "tma_D": d, "tma_store": self.tma_store,
+                           "shared_bytes": self.shared_bytes})  # fmt: skip
+
+    @staticmethod
+    def from_json(text: str) -> Sm90Launch:
+        def box(d):
+            return TmaBox(d["dtype"], d["contiguous"], tuple(d["box"]), d["swizzle"],
+                          tuple(tuple(c) for c in d["copies"]))  # fmt: skip
+
+        r = json.loads(text)
+        tma_d = None if r["tma_D"] is None else box(r["tma_D"])
+        return Sm90Launch({k: box(v) for k, v in r["tma"].items()}, tma_d, r["tma_store"],
+                          r["shared_bytes"])  # fmt: skip
+
+    @staticmethod
+    def of(plan: Sm90Plan) -> Sm90Launch:
+        tma_d = plan.tma_D if plan.tma_store else None
+        return Sm90Launch(dict(plan.tma), tma_d, plan.tma_store, plan.shared_bytes)
+
+
+@cache
+def _package_fingerprint() -> str:
+    """Sizes and mtimes of cutemma's sources: any edit changes the generated kernels' index."""
+    root = Path(__file__).resolve().parents[1]
+    h = hashlib.sha256()
+    for p in sorted(root.rglob("*.py")):
+        st = p.stat()
+        h.update(f"{p.relative_to(root)}:{st.st_size}:{st.st_mtime_ns};".encode())
+    return h.hexdigest()
+
+
+def _index_path(name: str, arch: str) -> Path | None:
+    from cutemma.cuda import cache as disk
+    from cutemma.cuda.compile import nvrtc_version_hint
+
+    hint = nvrtc_version_hint()
+    if hint is None:
+        return None
+    key = hashlib.sha256(f"{name}|{arch}|{hint}|{_package_fingerprint()}".encode()).hexdigest()
+    return disk.cache_dir() / f"{key}.sm90"
 
 
 @cache
 def compiled_sm90(
     config: Sm90Config, dtype: str, a_major: str, b_major: str, out: str, c_type: str, arch: str
-) -> tuple[DriverKernel, Sm90Plan]:
-    """(DriverKernel, plan) for one variant, compiled once per process (disk-cached).
+) -> tuple[DriverKernel, Sm90Launch]:
+    """(DriverKernel, launch record) for one variant, compiled once per process.
 
-    >>> k, plan = compiled_sm90(Sm90Config(), "bf16", "K", "K", "bf16", "bf16", "sm_90a")  # doctest: +SKIP
+    Disk-cached twice: the cubin by its source (:func:`cutemma.cuda.compile`), and an index
+    by kernel name + cutemma's source fingerprint holding the cubin and the launch record,
+    so a new process loads a known kernel without generating its source or loading NVRTC.
+
+    >>> k, launch = compiled_sm90(Sm90Config(), "bf16", "K", "K", "bf16", "bf16", "sm_90a")  # doctest: +SKIP
     """
+    name = kernel_name_sm90(config, dtype, a_major, b_major, out, c_type)
+    index = _index_path(name, arch)
+    if index is not None:
+        try:
+            cubin, record = index.read_bytes().split(b"\n--cutemma-sm90--\n", 1)
+            launch = Sm90Launch.from_json(record.decode())
+            return DriverKernel(cubin, name, launch.shared_bytes, config.threads), launch
+        except (OSError, ValueError, KeyError, TypeError):
+            pass  # absent or damaged: build it
     from cutemma.cuda import compile
 
     plan = Sm90Plan(config, dtype, a_major, b_major, out)
     cubin = compile(gemm_sm90_source(config, dtype, a_major, b_major, out, c_type), arch)
-    name = kernel_name_sm90(config, dtype, a_major, b_major, out, c_type)
-    return DriverKernel(cubin.data, name, plan.shared_bytes, config.threads), plan
+    launch = Sm90Launch.of(plan)
+    if index is not None:
+        try:
+            index.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=index.parent, prefix=".tmp-", suffix=".sm90")
+            with os.fdopen(fd, "wb") as f:
+                f.write(cubin.data + b"\n--cutemma-sm90--\n" + launch.to_json().encode())
+            os.replace(tmp, index)
+        except OSError:
+            pass  # a read-only cache only makes the next process slower
+    return DriverKernel(cubin.data, name, launch.shared_bytes, config.threads), launch
 
 
 @cache
@@ -115,7 +199,7 @@ def sm_count(device: int) -> int:
     return torch.cuda.get_device_properties(device).multi_processor_count
 
 
-def operand_map(plan: Sm90Plan, which: str, t: Any, major: str, ld: int) -> bytes:
+def operand_map(plan: Sm90Plan | Sm90Launch, which: str, t: Any, major: str, ld: int) -> bytes:
     """The encoded tensor map of operand ``which`` (dims contiguous mode first).
 
     A is (M, K): 'K'-major -> dims (K, M); 'M'-major -> (M, K). B is (K, N): 'K'-major
@@ -134,7 +218,7 @@ def operand_map(plan: Sm90Plan, which: str, t: Any, major: str, ld: int) -> byte
     return encode_tensor_map(args)
 
 
-_I32, _I64, _F32, _U64 = ctypes.c_int32, ctypes.c_int64, ctypes.c_float, ctypes.c_uint64
+_I32 = ctypes.c_int32
 # prepared launches (kernel, grid, tensor-map argument boxes, sizes) per argument signature:
 # a repeated call with the same operands only boxes C, D, their strides and alpha/beta
 _PREPARED: dict[tuple, tuple] = {}
@@ -151,7 +235,7 @@ def _prepare(A: Any, B: Any, majors: tuple, out: Any, C: Any, config, persistent
     if arch != "sm_90a":
         raise LaunchError(f"gemm (sm90): device {device} is {arch}; the kernel needs sm_90a")
     dtype = SM90_DTYPES[_dtype(A)][0]
-    config = config or pick_sm90_config(M, N, sm_count(device))
+    config = config or pick_sm90_config(M, N, sm_count(device), dtype)
     kern, plan = compiled_sm90(
         config, dtype, a_major, b_major, _OUT[_dtype(out)], _OUT[_dtype(C)], arch
     )
@@ -166,10 +250,10 @@ def _prepare(A: Any, B: Any, majors: tuple, out: Any, C: Any, config, persistent
 # tensor maps of outputs D (the TMA-store epilogue), per (pointer, shape, row stride, box):
 # torch's caching allocator hands a repeated call the same output block, so this hits
 _DMAPS: dict[tuple, Any] = {}
-_NO_MAP = tensor_map_param(bytes(128))  # passed (unused) when D is stored from registers
+NO_MAP = tensor_map_param(bytes(128))  # passed (unused) when D is stored from registers
 
 
-def output_map(plan: Sm90Plan, out: Any) -> Any:
+def output_map(plan: Sm90Plan | Sm90Launch, out: Any) -> Any:
     """The tensor-map argument storing ``out`` (row-major, TMA-aligned) box by box, or None
     when TMA cannot write it (the kernel then stores from registers)."""
     ptr, (M, N), (ld, unit) = out.data_ptr(), out.shape, out.stride()
@@ -200,13 +284,16 @@ def gemm_sm90(
     out_dtype: Any = None,
     config: Sm90Config | None = None,
     persistent: bool = True,
+    _remember: Any = None,
 ) -> Any:
     """D = alpha * A @ B + beta * C with the sm90 (wgmma + TMA, warp-specialised) kernel.
 
     A (M, K) and B (K, N): float16 or bfloat16, 2-D, any row/column-major strides whose
     leading dimension is a multiple of 8 elements (TMA: 16-byte strides), base pointers
     16-byte aligned. ``out_dtype`` is A's dtype or float32. ``persistent=False`` launches one
-    CTA per tile (the ablation's "no persistent scheduler").
+    CTA per tile (the ablation's "no persistent scheduler"). ``_remember`` (cutemma.gemm's
+    use): ``(out dtype or None,)``, the slot of the fast-path key under which this call's
+    launch is kept for the next call with the same operands.
 
     >>> import torch                                                  # doctest: +SKIP
     >>> A = torch.randn(300, 256, device="cuda", dtype=torch.bfloat16)  # doctest: +SKIP
@@ -243,26 +330,23 @@ def gemm_sm90(
         C, beta = out, 0.0
     else:
         C = (C if C.dtype == out.dtype else C.to(out.dtype)).expand(M, N)
+    A_in, B_in = A, B
     A, a_major, lda = _major(A, "A", ("K", "M"))  # a copy if neither mode is contiguous
     B, b_major, ldb = _major(B, "B", ("K", "N"))
     key = (A.data_ptr(), A.shape, A.stride(), A.dtype, B.data_ptr(), B.shape, B.stride(),
            B.dtype, out.dtype, C.dtype, config, persistent, A.device)  # fmt: skip
     prepared = _PREPARED.get(key)
     if prepared is None:
-        prepared = _prepare(A, B, (a_major, lda, b_major, ldb), out, C, config, persistent)
+        kern, grid, map_a, map_b, sizes, device, plan = _prepare(
+            A, B, (a_major, lda, b_major, ldb), out, C, config, persistent
+        )
+        prepared = PreparedLaunch(kern, device, grid, (map_a, map_b), sizes, plan, out.dtype,
+                                  (M, N))  # fmt: skip
         if len(_PREPARED) >= _PREPARED_MAX:
             _PREPARED.pop(next(iter(_PREPARED)))
         _PREPARED[key] = prepared
-    kern, grid, map_a, map_b, sizes, device, plan = prepared
-    maps = [map_a, map_b]
-    if plan.tma_store:  # 16-bit D through smem + TMA when beta == 0 and TMA can write D
-        map_d = output_map(plan, out) if beta == 0 else None
-        maps.append(_NO_MAP if map_d is None else map_d)
-    args = [*maps, _U64(C.data_ptr()), _U64(out.data_ptr()), *sizes]
-    args += [_I64(C.stride(0)), _I64(C.stride(1)), _I64(out.stride(0)), _I64(out.stride(1))]
-    args += [_F32(alpha), _F32(beta)]
-    if plan.tma_store:
-        args.append(_I32(0 if map_d is None else 1))
-    stream = torch.cuda.current_stream(device).cuda_stream
-    kern.launch(device, grid, stream, args)
+    if _remember is not None and C is out and persistent and A is A_in and B is B_in:
+        remember(fast_key(A, B, _remember[0], config), prepared)  # cutemma.gemm's next call
+    prepared.set_operands(C, out, alpha, beta)
+    prepared.launch()
     return out

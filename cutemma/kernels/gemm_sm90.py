@@ -233,24 +233,25 @@ def _tma_lines(plan: Sm90Plan) -> str:
     return "\n".join(out)
 
 
-def _wgmma_lines(plan: Sm90Plan) -> str:
-    """Every k block of one k tile: one wgmma per (im, kb), descriptors from the plan."""
+def _wgmma_lines(plan: Sm90Plan, acc_name: str = "acc", first: str = "scale_d") -> str:
+    """Every k block of one k tile: one wgmma per (im, kb), descriptors from the plan;
+    ``first`` is the scale-d of k block 0 (0: overwrite the accumulators)."""
     op = plan.tiled.atom.op
     n_acc = op.c.count
     _, offs_b = plan.descriptors["B"]
     out = []
     for kb in range(plan.k_blocks):
         for im in range(plan.mma_m):
-            acc = [f"acc[{im * n_acc + i}]" for i in range(n_acc)]
+            acc = [f"{acc_name}[{im * n_acc + i}]" for i in range(n_acc)]
             da = f"desc_a{im}_{kb}"
             db = f"DESC_B | ((b_addr + {offs_b[0, 0, kb]}) >> 4)"
             out.append(f"const uint64_t {da} = DESC_A | ((a_addr + a_off[{im}][{kb}]) >> 4);")
-            scale = "scale_d" if kb == 0 and im == 0 else ("scale_d" if kb == 0 else "1")
+            scale = first if kb == 0 else "1"
             out.append(mma_asm(op, a=[da], b=[f"({db})"], c=acc, extras={"scale_D": scale}))
     return "\n".join(out)
 
 
-def _epilogue_lines(plan: Sm90Plan, out: str, c_type: str) -> str:
+def _epilogue_lines(plan: Sm90Plan, out: str, c_type: str, acc_name: str = "acc") -> str:
     """D = alpha * acc + beta * C through partition_C; adjacent n pairs stored as one word."""
     _, _, consts = plan.epilogue
     lines = []
@@ -266,7 +267,7 @@ def _epilogue_lines(plan: Sm90Plan, out: str, c_type: str) -> str:
         vals = []
         for j, (ix, _, _) in enumerate(consts[i : i + (2 if pair else 1)]):
             c_val = _LOAD[c_type].format(x=f"C[m * ldc_m + (long long)(n + {j}) * ldc_n]")
-            vals.append(f"alpha * acc[{ix}] + (beta != 0.f ? beta * {c_val} : 0.f)")
+            vals.append(f"alpha * {acc_name}[{ix}] + (beta != 0.f ? beta * {c_val} : 0.f)")
         if pair:
             body = (
                 f"if (vec_d && n + 1 < N) {{ const uint32_t w = {_PACK[out]}({vals[0]}, {vals[1]});"
@@ -285,7 +286,7 @@ def _epilogue_lines(plan: Sm90Plan, out: str, c_type: str) -> str:
     return "\n".join(lines)
 
 
-def _tma_store_lines(plan: Sm90Plan, out: str) -> str:
+def _tma_store_lines(plan: Sm90Plan, out: str, acc_name: str = "acc") -> str:
     """alpha * acc packed in pairs into the swizzled staging tile, then one thread stores
     it with TMA (the boxes of ``plan.tma_D``; TMA clips at the tensor's edges)."""
     _, _, consts = plan.epilogue
@@ -303,7 +304,7 @@ def _tma_store_lines(plan: Sm90Plan, out: str) -> str:
         addr = swizzle_expr(sw, f"(d_thr + {offs[i]})")
         lines.append(
             f"st_shared_b32(d_smem + {eb} * ({addr}), "
-            f"{_PACK[out]}(alpha * acc[{ia}], alpha * acc[{ib}]));"
+            f"{_PACK[out]}(alpha * {acc_name}[{ia}], alpha * {acc_name}[{ib}]));"
         )
     lines += [
         "fence_async_smem();  // generic-proxy writes -> the TMA engine's reads",
@@ -314,6 +315,69 @@ def _tma_store_lines(plan: Sm90Plan, out: str) -> str:
         lines.append(f"  tma_store_2d(&tmap_d, d_smem + {off * eb}, n0 + {dc}, m0 + {do});")
     lines += ["  bulk_commit();", "}"]
     return "\n".join(lines)
+
+
+def _fence(name: str, n: int) -> str:
+    return f"#pragma unroll\nfor (int i = 0; i < {n}; ++i) fence_acc({name}[i]);"
+
+
+def _mainloop(plan: Sm90Plan, release_stmt: str) -> str:
+    """The consumers' k-tile loop of one tile, ending with every wgmma retired.
+
+    Plain: one accumulator set, ``scale_d = kt > 0``, one batch in flight. Promoted (fp8):
+    each k tile's batch starts from zero and, once retired (``wait_group 0``), is added
+    into the f32 set ``accf``, so wgmma's reduced-precision fp8 accumulation spans one k
+    tile only. (Two sets alternating with ``wait_group 1`` would keep a batch in flight,
+    but ptxas then serialises every wgmma: C7514, non-wgmma reads of accumulators inside
+    the pipeline stage.) The other consumer warpgroup keeps the tensor cores busy while
+    one waits.
+    """
+    S, n = plan.stages, plan.acc_per_thread
+    head = [
+        f"const uint32_t full = bars + 8 * stage, empty = bars + {8 * S} + 8 * stage;",
+        f"mbar_wait(full, phase ^ {CONSUMER.wait_flip});  // the stage's bytes landed",
+        f"const uint32_t a_addr = smem + stage * {plan.stage_bytes}, b_addr = a_addr + {plan.bytes_A};",
+    ]
+    tail = [f"prev_empty = empty;\nif (++stage == {S}) {{ stage = 0; phase ^= 1; }}"]
+    if not plan.promote:
+        body = head + [
+            "const int scale_d = kt > 0;  // the first k block of a tile overwrites acc",
+            _fence("acc", n),
+            "wgmma_fence();",
+            _wgmma_lines(plan),
+            "wgmma_commit();",
+            "wgmma_wait<1>();  // the previous k tile's batch is done: release its stage",
+            _fence("acc", n),
+            f"if (kt > 0 && signals) {release_stmt}",
+            *tail,
+        ]
+        return "\n".join(
+            [
+                "uint32_t prev_empty = 0;",
+                block("for (int kt = 0; kt < k_tiles; ++kt)", "\n".join(body)),
+                "wgmma_wait<0>();",
+                _fence("acc", n),
+            ]  # fmt: skip
+        )
+
+    body = head + [
+        _fence("acc", n),
+        "wgmma_fence();",
+        _wgmma_lines(plan, "acc", "0"),
+        "wgmma_commit();",
+        "wgmma_wait<0>();  // this k tile's sums are final: promote them into f32",
+        _fence("acc", n),
+        f"#pragma unroll\nfor (int i = 0; i < {n}; ++i) accf[i] += acc[i];",
+        f"if (kt > 0 && signals) {release_stmt}",
+        *tail,
+    ]
+    return "\n".join(
+        [
+            "uint32_t prev_empty = 0;",
+            f"#pragma unroll\nfor (int i = 0; i < {n}; ++i) accf[i] = 0.f;",
+            block("for (int kt = 0; kt < k_tiles; ++kt)", "\n".join(body)),
+        ]  # fmt: skip
+    )
 
 
 def gemm_sm90_source(
@@ -337,6 +401,7 @@ def gemm_sm90_source(
     common_b, _ = plan.descriptors["B"]
     offs_a = plan.desc_offsets("A")
     n_acc = plan.tiled.atom.op.c.count * plan.mma_m
+    acc_name = "accf" if plan.promote else "acc"
     tables: list[str] = []
     m_t, n_t, _ = plan.epilogue
     d_base = S * plan.stage_bytes  # the staging tile (if any) after the stages: 1024-aligned
@@ -397,7 +462,11 @@ def gemm_sm90_source(
         thread_expr("C_m", m_t, tables),
         thread_expr("C_n", n_t, tables),
         f"const uint32_t a_off[{plan.mma_m}][{plan.k_blocks}] = {{{', '.join(a_rows)}}};",
-        f"float acc[{n_acc}];",
+        *(
+            [f"float acc[{n_acc}], accf[{n_acc}];  // fp8: each k tile's sums promoted into accf"]
+            if plan.promote
+            else [f"float acc[{n_acc}];"]
+        ),
         *(
             [
                 f"const uint32_t d_smem = smem + {d_base};  // staging tile {plan.smem_D}",
@@ -409,41 +478,16 @@ def gemm_sm90_source(
         f"int stage = 0; uint32_t phase = {CONSUMER.start_phase};",
         loop,
         indent(_raster(CL)),
-        "  uint32_t prev_empty = 0;",
-        "  for (int kt = 0; kt < k_tiles; ++kt) {",
-        indent(
-            "\n".join(
-                [
-                    f"const uint32_t full = bars + 8 * stage, empty = bars + {8 * S} + 8 * stage;",
-                    f"mbar_wait(full, phase ^ {CONSUMER.wait_flip});  // the stage's bytes landed",
-                    f"const uint32_t a_addr = smem + stage * {plan.stage_bytes}, "
-                    f"b_addr = a_addr + {plan.bytes_A};",
-                    "const int scale_d = kt > 0;  // the first k block of a tile overwrites acc",
-                    f"#pragma unroll\nfor (int i = 0; i < {n_acc}; ++i) fence_acc(acc[i]);",
-                    "wgmma_fence();",
-                    _wgmma_lines(plan),
-                    "wgmma_commit();",
-                    "wgmma_wait<1>();  // the previous k tile's batch is done: release its stage",
-                    f"#pragma unroll\nfor (int i = 0; i < {n_acc}; ++i) fence_acc(acc[i]);",
-                    f"if (kt > 0 && signals) {release_stmt}",
-                    "prev_empty = empty;",
-                    f"if (++stage == {S}) {{ stage = 0; phase ^= 1; }}",
-                ]
-            ),
-            2,
-        ),
-        "  }",
-        "  wgmma_wait<0>();",
-        f"  #pragma unroll\n  for (int i = 0; i < {n_acc}; ++i) fence_acc(acc[i]);",
+        indent(_mainloop(plan, release_stmt)),
         f"  if (signals) {release_stmt}  // k_tiles >= 1: the tile's last stage",
         indent(comment("epilogue: alpha * acc + beta * C, partition_C, predicated at the edges")),
         indent(
-            block("if (tma_d)", _tma_store_lines(plan, out))
+            block("if (tma_d)", _tma_store_lines(plan, out, acc_name))
             + " else {\n"
-            + indent(_epilogue_lines(plan, out, c_type))
+            + indent(_epilogue_lines(plan, out, c_type, acc_name))
             + "\n}"
             if plan.tma_store
-            else _epilogue_lines(plan, out, c_type)
+            else _epilogue_lines(plan, out, c_type, acc_name)
         ),
         "}",
         *(

@@ -61,12 +61,19 @@ ALLOW_CLUSTER_N_MAJOR_B = False
 # "regs": alpha * acc + beta * C stored from registers
 EPILOGUES = ("tma", "regs")
 TMA_STORE_OUTS = ("bf16", "f16")
+FP8 = ("e4m3", "e5m2")
+# promoted fp8 keeps 2 accumulator sets (the wgmma target, the f32 sum) in the consumers'
+# CONSUMER_REGS registers beside addresses: at most this many accumulators per set
+PROMOTE_MAX_ACC = 64
 
 
 @dataclass(frozen=True)
 class Sm90Config:
     """Block tile, consumer warpgroups, ring depth and raster group of the sm90 GEMM.
 
+    ``promote`` (fp8 only): add each k tile's wgmma sums into f32 registers (a second
+    accumulator set, so at most 64 accumulators per thread: 128x128); False keeps wgmma's
+    reduced-precision fp8 accumulation over all of K (like ``use_fast_accum``).
     ``block_k`` None: one 128-byte swizzle row of K (64 for 16-bit types). ``stages``
     None: as many as fit in shared memory (at most 8). ``cluster`` 2: CTA pairs along M
     (``__cluster_dims__(2,1,1)``) share the B tile: each loads half and multicasts it.
@@ -83,6 +90,7 @@ class Sm90Config:
     group_m: int = 8
     cluster: int = 1
     epilogue: str = "tma"
+    promote: bool = True
 
     def __post_init__(self) -> None:
         rules = [
@@ -107,7 +115,8 @@ class Sm90Config:
         g = "" if self.group_m == 8 else f"_g{self.group_m}"
         x = "" if self.cluster == 1 else f"_x{self.cluster}"
         e = "" if self.epilogue == "tma" else f"_e{self.epilogue}"
-        return f"b{self.block_m}x{self.block_n}{k}_c{self.consumers}_s{s}{g}{x}{e}"
+        p = "" if self.promote else "_fastacc"
+        return f"b{self.block_m}x{self.block_n}{k}_c{self.consumers}_s{s}{g}{x}{e}{p}"
 
     @property
     def threads(self) -> int:
@@ -159,6 +168,7 @@ class Sm90Plan:
         self.config, self.dtype, self.a_major, self.b_major = config, dtype, a_major, b_major
         self.out = out
         self.tma_store = config.epilogue == "tma" and out in TMA_STORE_OUTS
+        self.promote = config.promote and dtype in FP8
         self.mn_major = {"A": "K" if a_major == "K" else "MN", "B": "K" if b_major == "K" else "MN"}
         name = pattern.format(n=config.block_n)
         if any_major:
@@ -181,6 +191,12 @@ class Sm90Plan:
             raise TiledMmaError(
                 f"{config.name}: a cluster multicasts B only K-major (B column-major) so far; "
                 f"B is {b_major}-major — use cluster=1"
+            )
+        if self.promote and self.acc_per_thread > PROMOTE_MAX_ACC:
+            raise TiledMmaError(
+                f"{config.name} {dtype}: promoted fp8 accumulation keeps 2 sets of "
+                f"{self.acc_per_thread} accumulators per thread (at most {PROMOTE_MAX_ACC} fit "
+                f"in {CONSUMER_REGS} registers); use 128x128 tiles or promote=False"
             )
         self.stages  # noqa: B018 - checks the ring fits in shared memory now
 

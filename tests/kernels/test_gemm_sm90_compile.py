@@ -22,7 +22,8 @@ from cutemma.kernels.plan_sm90 import Sm90Config, Sm90Plan  # noqa: E402
 CASES = [
     (DEFAULT_SM90, "bf16", "K", "K", "bf16"),
     (DEFAULT_SM90, "f16", "M", "N", "f32"),
-    (SMALL_SM90, "e4m3", "K", "K", "bf16"),
+    (SMALL_SM90, "e4m3", "K", "K", "bf16"),  # promoted accumulation
+    (Sm90Config(128, 256, promote=False), "e4m3", "K", "K", "f32"),
     (Sm90Config(128, 256, cluster=2), "bf16", "M", "K", "bf16"),
 ]
 
@@ -53,6 +54,11 @@ def test_sm90_sass(case):
         assert counts.get("UCGABAR_ARV", 0) == 2
     assert not local_memory_use(cubin), local_memory_use(cubin)
     assert "C7508" not in cubin.log and "C7510" not in cubin.log  # setmaxnreg / wgmma kept
+    assert "C7514" not in cubin.log  # wgmma not serialised (non-wgmma reads of accumulators)
+    # the batch of a k tile is issued back to back: no wait between its wgmmas (a
+    # serialised pipeline waits after each); fp8 promotion waits once per k tile
+    waits = sass(cubin).count("WARPGROUP.DEPBAR.LE gsb0, 0x0")
+    assert waits <= 2, waits
 
 
 @needs_nvrtc

@@ -116,6 +116,11 @@ def test_bad_plans_are_named():
         Sm90Plan(Sm90Config(128, 256, cluster=2), "bf16", "K", "N")
     with pytest.raises(TiledMmaError, match="multiple of 64"):
         Sm90Config(96, 128)
+    with pytest.raises(TiledMmaError, match="promoted fp8 accumulation"):
+        Sm90Plan(Sm90Config(128, 256), "e4m3", "K", "K")  # 2 x 128 accumulators per thread
+    assert not Sm90Plan(Sm90Config(128, 256, promote=False), "e4m3", "K", "K").promote
+    assert Sm90Plan(Sm90Config(128, 128), "e4m3", "K", "K").promote
+    assert not Sm90Plan(Sm90Config(128, 256), "bf16", "K", "K").promote  # 16-bit: f32 already
 
 
 def wgmma_c_coords(t: int, v: int) -> tuple[int, int]:

@@ -244,10 +244,10 @@ def overhead_sm90_us(calls: int = 2000) -> dict:
 
 _LOAD_PROBE = """
 import time, torch, cutemma
+from cutemma.kernels.dispatch_sm90 import compiled_sm90, Sm90Config
 A = torch.randn(256, 256, device="cuda", dtype=torch.bfloat16)
 torch.cuda.synchronize()
 t = time.perf_counter()
-from cutemma.kernels.dispatch_sm90 import compiled_sm90, Sm90Config
 k, launch = compiled_sm90(Sm90Config(128, 128), "bf16", "K", "N", "bf16", "bf16", "sm_90a")
 t1 = time.perf_counter()
 cutemma.gemm(A, A)
@@ -258,9 +258,10 @@ print(f"{(t1 - t) * 1e3:.1f} {(t2 - t) * 1e3:.1f}")
 
 
 def load_ms() -> dict:
-    """A cached kernel in a new process: ms to get it from the disk cache (compiled_sm90),
-    and ms of the whole first cutemma.gemm call (load + module + tensor maps + launch);
-    torch and cutemma already imported. The first probe fills the cache."""
+    """A cached kernel in a new process (torch and cutemma imported, CUDA started): ms to
+    get it from the disk cache (compiled_sm90: no plan, source or NVRTC), and ms until the
+    first cutemma.gemm call has run (+ driver bindings, module load, tensor maps). The
+    first probe fills the cache when the parent has not."""
     out = {}
     for attempt in ("fill", "cached"):
         r = subprocess.run([sys.executable, "-c", _LOAD_PROBE], capture_output=True, text=True)

@@ -169,14 +169,19 @@ def nvrtc_version_hint() -> tuple[int, int] | None:
     >>> v is None or v >= (12, 0)
     True
     """
-    from importlib import metadata
+    import sys
+    from pathlib import Path
 
-    for dist in ("nvidia-cuda-nvrtc", "nvidia-cuda-nvrtc-cu13", "nvidia-cuda-nvrtc-cu12"):
-        try:
-            major, minor = metadata.version(dist).split(".")[:2]
-            return int(major), int(minor)
-        except (metadata.PackageNotFoundError, ValueError):
-            continue
+    # the dist-info folder's name holds the version: a glob per path entry is ~1 ms, while
+    # importlib.metadata scans every installed distribution (~100 ms in a large env)
+    for entry in sys.path:
+        for pattern in ("nvidia_cuda_nvrtc-*.dist-info", "nvidia_cuda_nvrtc_cu1?-*.dist-info"):
+            for info in Path(entry or ".").glob(pattern):
+                try:
+                    major, minor = info.name.split("-")[1].split(".")[:2]
+                    return int(major), int(minor)
+                except (IndexError, ValueError):
+                    continue
     return None
 
 

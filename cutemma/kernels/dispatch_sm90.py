@@ -83,19 +83,31 @@ def sm90_refusal(A: Any, B: Any, config: Any = None) -> str | None:
     return None
 
 
-def pick_sm90_config(m: int, n: int, sms: int = 132, dtype: str = "bf16") -> Sm90Config:
-    """128x256 tiles when they fill the SMs, else 128x128; fp8 128x128 (its promoted
-    accumulation keeps two accumulator sets).
+# per-tile speed of 128x128 relative to 128x256 tiles (run 9, 8192^3: 643 vs 711 TFLOP/s)
+SMALL_TILE_SPEED = 0.92
 
-    >>> pick_sm90_config(8192, 8192).name, pick_sm90_config(1024, 1024).name
-    ('b128x256_c2_sauto', 'b128x128_c2_sauto')
+
+def pick_sm90_config(m: int, n: int, sms: int = 132, dtype: str = "bf16") -> Sm90Config:
+    """The built-in tile for an (m, n) output: 128x256 or 128x128, whichever finishes first
+    counting whole waves of tiles over the SMs (the last wave's idle SMs cost time) and the
+    smaller tile's lower speed (under one wave of 128x256 tiles: 128x128); fp8 128x128 (its promoted accumulation keeps two
+    accumulator sets).
+
+    >>> [pick_sm90_config(s, s).name for s in (8192, 4096, 3072, 1024)]
+    ['b128x256_c2_sauto', 'b128x256_c2_sauto', 'b128x128_c2_sauto', 'b128x128_c2_sauto']
     >>> pick_sm90_config(8192, 8192, dtype="e4m3").name
     'b128x128_c2_sauto'
     """
     if dtype in ("e4m3", "e5m2"):
         return SMALL_SM90
-    tiles = -(-m // 128) * -(-n // 256)
-    return DEFAULT_SM90 if tiles >= sms else SMALL_SM90
+
+    def cost(bn: int, speed: float) -> float:  # time in units of a 128x256 tile
+        tiles = -(-m // 128) * -(-n // bn)
+        return -(-tiles // sms) * (bn / 256) / speed
+
+    if -(-m // 128) * -(-n // 256) < sms:  # under one wave: more, smaller tiles (measured)
+        return SMALL_SM90
+    return DEFAULT_SM90 if cost(256, 1.0) <= cost(128, SMALL_TILE_SPEED) else SMALL_SM90
 
 
 @dataclass(frozen=True)

@@ -64,7 +64,7 @@ class PreparedLaunch:
 
     __slots__ = ("kern", "device", "grid", "shape", "out_dtype", "tma_store", "plan", "args",
                  "ptrs", "c", "d", "ldc_m", "ldc_n", "ldd_m", "ldd_n", "alpha", "beta",
-                 "tma_d", "map_d", "fn", "stream_of", "launch_ptrs")  # fmt: skip
+                 "tma_d", "map_d", "fn", "stream_of", "launch_ptrs", "d_maps")  # fmt: skip
 
     def __init__(self, kern, device, grid, maps, sizes, plan, out_dtype, shape):
         self.kern, self.device, self.grid, self.plan = kern, device, grid, plan
@@ -73,6 +73,7 @@ class PreparedLaunch:
         self.ldc_m, self.ldc_n, self.ldd_m, self.ldd_n = _I64(), _I64(), _I64(), _I64()
         self.alpha, self.beta, self.tma_d = _F32(), _F32(), _I32()
         self.map_d = None
+        self.d_maps: dict[tuple, Any] = {}  # (D pointer, row stride) -> map box or None
         args = [*maps]
         if self.tma_store:
             from cutemma.kernels.dispatch_sm90 import NO_MAP
@@ -99,6 +100,32 @@ class PreparedLaunch:
             self.map_d = NO_MAP if m is None else m  # keep the box alive while it is used
             self.ptrs[2] = ctypes.addressof(self.map_d)
             self.tma_d.value = 0 if m is None else 1
+
+    def set_out(self, out: Any, alpha: float) -> None:
+        """``set_operands(out, out, alpha, 0)`` with fewer tensor queries (the fast path)."""
+        ptr, st = out.data_ptr(), out.stride()
+        self.c.value = self.d.value = ptr
+        self.ldc_m.value, self.ldc_n.value = self.ldd_m.value, self.ldd_n.value = st
+        self.alpha.value, self.beta.value = alpha, 0.0
+        if self.tma_store:
+            key = (ptr, st)
+            m = self.d_maps.get(key, self)
+            if m is self:  # first time at this address: encode (or refuse) its map
+                from cutemma.kernels.dispatch_sm90 import output_map
+
+                m = self.d_maps[key] = output_map(self.plan, out)
+                if len(self.d_maps) > 64:
+                    self.d_maps.pop(next(iter(self.d_maps)))
+            if m is None:
+                from cutemma.kernels.dispatch_sm90 import NO_MAP
+
+                m = NO_MAP
+                self.tma_d.value = 0
+            else:
+                self.tma_d.value = 1
+            if m is not self.map_d:
+                self.map_d = m
+                self.ptrs[2] = ctypes.addressof(m)
 
     def launch(self) -> None:
         """``cuLaunchKernel`` on torch's current stream of the device."""
@@ -147,8 +174,8 @@ def try_fast(A: Any, B: Any, out: Any, alpha: float, config: Any) -> Any:
         import torch
 
         out = torch.empty(hit.shape, dtype=hit.out_dtype, device=A.device)
-    elif out.shape != hit.shape or out.device != A.device:
-        return None
-    hit.set_operands(out, out, alpha, 0.0)
+    elif out.shape != hit.shape or out.get_device() != hit.device:
+        return None  # the checked path names what is wrong (out's dtype is in the key)
+    hit.set_out(out, alpha)
     hit.launch()
     return out

@@ -70,6 +70,7 @@ CASES = [
     (Sm90Config(64, 128, consumers=1), "bf16", "M", "N"),
     (Sm90Config(128, 64), "tf32", "K", "K"),
     (Sm90Config(128, 128), "e4m3", "K", "K"),
+    (Sm90Config(128, 128, block_k=256), "e4m3", "K", "K"),  # two swizzle atoms along K
     (Sm90Config(128, 256, cluster=2), "bf16", "K", "K"),
     (Sm90Config(128, 256, cluster=2), "f16", "M", "K"),
     (Sm90Config(128, 128, cluster=2), "bf16", "K", "K"),

@@ -282,9 +282,14 @@ def gemm(
         from cutemma.kernels.dispatch_sm90 import gemm_sm90, sm90_refusal
 
         why = sm90_refusal(A, B, config)
+        chosen = config
+        if why is None and config is None:  # cutemma.tune's winner for this class, if any
+            chosen = _tuned_2d(A, B, M, N, K, dtype)
+            if isinstance(chosen, GemmConfig):  # sm80 won the tuning
+                why, config = "cutemma.tune found the sm80 kernel faster", chosen
         if why is None:
             kw = {"alpha": alpha, "beta": beta, "out": out, "out_dtype": out_dtype}
-            return gemm_sm90(A, B, C, config=config, _remember=remember, **kw)
+            return gemm_sm90(A, B, C, config=chosen, _remember=remember, **kw)
         if isinstance(config, Sm90Config):
             raise LaunchError(f"gemm: config {config.name} is an sm90 config, but {why}")
     shape = (M, N) if batch is None else (batch, M, N)
@@ -322,7 +327,9 @@ def gemm(
     strides = None
     if batch is not None:
         strides = (_batch_stride(A), _batch_stride(B), _batch_stride(C), out.stride(0))
-    config = config or _tuned(device, M, N, K, dtype, a_major, b_major)
+    if config is None:
+        tuned = _tuned(device, M, N, K, dtype, a_major, b_major)
+        config = tuned if isinstance(tuned, GemmConfig) else None  # an sm90 winner: not here
     config = config or pick_config(M, N, K, batch or 1, dtype)
     sa, sb = strides[:2] if strides else (0, 0)
     vec_a = _aligned(A, lda, M if a_major == "K" else K, sa)
@@ -415,6 +422,19 @@ def _launch_fast(fast, A, B, C, out, sizes, alpha, beta, tiles, strides, batch) 
 
 
 @cache
+def _tuned_2d(A: Any, B: Any, M: int, N: int, K: int, dtype: str) -> Any:
+    """The tuned config (either family) of a 2-D call's shape class and majors, or None;
+    no work at all while nothing was tuned."""
+    from cutemma.kernels import tune
+
+    if not (tune._TABLE if tune._TABLE is not None else tune.table()):
+        return None
+    a_major = "K" if A.stride(-1) == 1 else "M"
+    b_major = "N" if B.stride(-1) == 1 else "K"
+    am, bm = tune.kernel_majors(dtype, a_major, b_major) if dtype in ELEM_BYTES else ("K", "K")
+    return _tuned(A.device.index or 0, M, N, K, dtype, am, bm)
+
+
 def _arch(device: int) -> str:
     """The compile target of a device (read once: it is a driver query)."""
     from cutemma.cuda import device_arch

@@ -29,6 +29,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 import cutemma.layout as cm  # noqa: E402
+from cutemma.errors import LayoutError  # noqa: E402
 
 SEED = 2026
 N = 300  # inputs per operation
@@ -247,24 +248,33 @@ def _commit():
 # ---------------------------------------------------------------------------
 
 
+# CPU time of this process by default: on a shared machine wall time also counts the moments
+# other processes hold the core, which made ratios swing by 2-10x under load
+CLOCKS = {"process": time.process_time, "wall": time.perf_counter}
+CLOCK = time.process_time
+
+
 def time_op(fn, inputs, repeat):
     best = math.inf
     for _ in range(repeat):
-        t0 = time.perf_counter()
+        t0 = CLOCK()
         for args in inputs:
             fn(*args)
-        best = min(best, time.perf_counter() - t0)
+        best = min(best, CLOCK() - t0)
     return best
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--clock", choices=sorted(CLOCKS), default="process")
     ap.add_argument("--check", type=int, default=40, help="inputs compared across libraries")
     ap.add_argument(
         "--out", default=os.path.join(os.path.dirname(__file__), "results", "algebra-cpu.json")
     )
     args = ap.parse_args(argv)
+    global CLOCK
+    CLOCK = CLOCKS[args.clock]
 
     w = workload()
     libs, notes = [cutemma_lib()], []
@@ -282,7 +292,20 @@ def main(argv=None):
     ref_name, (ref_conv, ref_ops), ref_vals = libs[0]
     results = {}
     for op, inputs in w.items():
-        row = {"inputs": len(inputs)}
+        # inputs cutemma refuses (C++ answers them with something that is not the result:
+        # a non-injective tiler whose modes carry into each other, docs/cpp_defects.md) are
+        # left out for every library alike
+        defined = []
+        for a in inputs:
+            try:
+                ref_ops[op](*ref_conv(op, a))
+            except LayoutError:
+                continue
+            defined.append(a)
+        row = {"inputs": len(defined)}
+        if len(defined) < len(inputs):
+            row["refused"] = len(inputs) - len(defined)
+        inputs = defined
         ref_inputs = [ref_conv(op, a) for a in inputs]
         ref_out = [ref_ops[op](*a) for a in ref_inputs[: args.check]]
         row["cutemma_s"] = time_op(ref_ops[op], ref_inputs, args.repeat)
@@ -339,6 +362,7 @@ def main(argv=None):
         "cpu_count": os.cpu_count(),
         "seed": SEED,
         "repeat": args.repeat,
+        "clock": args.clock,
         "versions": {
             "pycute (nvidia-cutlass)": _version("nvidia-cutlass"),
             "tensor-layouts": _version("tensor-layouts"),

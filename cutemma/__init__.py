@@ -20,6 +20,7 @@ torch.Size([512, 512])
 from cutemma import emulate
 from cutemma.errors import (
     AtomError,
+    CliError,
     CompileError,
     CutemmaError,
     DescriptorError,
@@ -81,7 +82,7 @@ def __dir__() -> list[str]:
 
 __all__ = [
     *_LAZY,  # GemmConfig, gemm, tune
-    "AtomError", "CompileError", "CutemmaError", "DescriptorError", "LaunchError",
+    "AtomError", "CliError", "CompileError", "CutemmaError", "DescriptorError", "LaunchError",
     "LayoutError", "LayoutParseError", "NotALayoutError", "TiledMmaError",
     "Tensor", "ThrMma", "TiledMma", "emulate", "infer_layout", "local_partition", "local_tile",
     "make_identity_tensor", "make_tensor", "make_tiled_mma", "print_tensor",

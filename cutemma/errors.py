@@ -48,3 +48,7 @@ class LaunchError(CutemmaError, RuntimeError):
 
 class TmaError(CutemmaError, ValueError):
     """A shared-memory layout TMA cannot fill, or tensor-map arguments break the driver's rules."""
+
+
+class CliError(CutemmaError, ValueError):
+    """A command-line argument or option is not valid; the message names it and what is accepted."""

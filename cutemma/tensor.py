@@ -18,6 +18,7 @@ import numpy as np
 from cutemma.display import RichDisplay
 from cutemma.errors import LayoutError
 from cutemma.layout import algebra
+from cutemma.layout import checks as ck
 from cutemma.layout.int_tuple import IntTuple, idx2crd, is_tuple, product, product_each
 from cutemma.layout.layout import Layout, _has_none, _modes, as_layout, slice_and_offset
 
@@ -48,8 +49,10 @@ class Tensor(RichDisplay):
 
     def __init__(self, data, layout, offset: int = 0):
         self.data = data if isinstance(data, CoordinateEngine) else np.asarray(data).reshape(-1)
-        self.layout = layout if not isinstance(layout, (int, tuple)) else Layout(layout)
-        self.offset = offset
+        if isinstance(layout, int | tuple):
+            layout = Layout(layout)
+        self.layout = ck.layout_arg(layout, "Tensor", composed=True, which="the layout")
+        self.offset = ck.int_arg(offset, "Tensor", "offset")
 
     @property
     def shape(self) -> IntTuple:
@@ -68,7 +71,16 @@ class Tensor(RichDisplay):
         if _has_none(c):
             sub, off = slice_and_offset(c, self.layout)
             return Tensor(self.data, sub, self.offset + off)
-        v = self.data[self.offset + self.layout(c)]
+        i = self.offset + self.layout(c)
+        if not isinstance(self.data, CoordinateEngine) and not 0 <= i < len(self.data):
+            # numpy would wrap a negative index around: a view past its data (a padded tile,
+            # a bad offset) is read only where it lands inside, as CuTe code predicates
+            raise LayoutError(
+                f"Tensor element {c}: data offset {self.offset} + {i - self.offset} = {i} is "
+                f"outside the data (offsets 0..{len(self.data) - 1}); read only the elements "
+                "inside it (predicate a padded tile) or give more data / another offset"
+            )
+        v = self.data[i]
         return v.item() if isinstance(v, np.generic) else v
 
     def __getitem__(self, crd):
@@ -256,6 +268,7 @@ def make_tensor(data, layout) -> Tensor:
     (2, 2)
     """
     layout = as_layout(layout) if isinstance(layout, (int, tuple)) else layout
+    layout = ck.layout_arg(layout, "make_tensor", composed=True, which="the layout")
     n = len(data) if isinstance(data, CoordinateEngine) else np.asarray(data).size
     if layout.cosize() > n:
         raise LayoutError(
@@ -270,7 +283,7 @@ def make_identity_tensor(shape: IntTuple) -> Tensor:
     >>> make_identity_tensor((2, 3))(5)
     (1, 2)
     """
-    layout = Layout(shape)
+    layout = Layout(ck.int_tuple_arg(shape, "make_identity_tensor", "shape", 1))
     return Tensor(CoordinateEngine(layout.shape), layout)
 
 
@@ -304,7 +317,8 @@ def local_tile(tensor: Tensor, tiler, coord) -> Tensor:
     >>> t(0, 0), t(3, 3)
     ((4, 0), (7, 3))
     """
-    z = zipped_divide_tensor(tensor, tiler)
+    _tensor_arg(tensor, "local_tile")
+    z = zipped_divide_tensor(tensor, ck.tiler_arg(tiler, "local_tile"))
     tile, rest = z.layout[0], z.layout[1]
     n_tile = len(tile) if is_tuple(tile.shape) else 1
     n_rest = len(rest) if is_tuple(rest.shape) else 1
@@ -324,7 +338,13 @@ def local_partition(tensor: Tensor, thr_layout, index: int) -> Tensor:
     >>> t.tolist()
     [(1, 0), (3, 0), (1, 2), (3, 2)]
     """
+    _tensor_arg(tensor, "local_partition")
+    if not isinstance(thr_layout, Layout | int | tuple):
+        raise LayoutError(
+            f"local_partition: thr_layout must be a Layout or a shape, got {thr_layout!r}"
+        )
     thr_layout = as_layout(thr_layout)
+    index = ck.int_arg(index, "local_partition", "index")
     tile = product_each(thr_layout.shape)
     tile = tile if is_tuple(tile) else (tile,)
     coord = _coord_of(thr_layout, index)
@@ -333,6 +353,13 @@ def local_partition(tensor: Tensor, thr_layout, index: int) -> Tensor:
     n_rest = len(rest) if is_tuple(rest.shape) else 1
     keep = tuple([None] * n_rest) if n_rest > 1 else None
     return z(coord if len(tile) > 1 else coord[0], keep)
+
+
+def _tensor_arg(x, func: str) -> None:
+    if not isinstance(x, Tensor):
+        raise LayoutError(
+            f"{func}: expected a Tensor (make_tensor or make_identity_tensor) first, got {x!r}"
+        )
 
 
 def _coord_of(layout: Layout, index: int) -> tuple:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 from cutemma.errors import CutemmaError
@@ -33,15 +34,19 @@ _COMMANDS = (
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser with every available subcommand.
+    """The argument parser with every available subcommand (usage errors raise CliError).
 
     >>> "layout" in build_parser().format_help()
     True
     """
-    parser = argparse.ArgumentParser(
+    from cutemma import __version__
+    from cutemma.cli.args import Parser
+
+    parser = Parser(
         prog="cutemma", description="CuTe's MMA system: layouts, atoms, descriptors, kernels."
     )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    parser.add_argument("--version", action="version", version=f"cutemma {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     for name in _COMMANDS:
         try:
             mod = importlib.import_module(name)
@@ -51,8 +56,21 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def one_line(err: BaseException) -> str:
+    """The first line of an error's message: a CLI error is one line on stderr.
+
+    >>> one_line(ValueError("first" + chr(10) + "second"))
+    'first'
+    """
+    lines = str(err).strip().splitlines()
+    return lines[0] if lines else type(err).__name__
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the exit status (0 ok, 2 bad input).
+
+    Bad input of any kind is one line on stderr, ``cutemma: error: ...``, and status 2; no
+    traceback (``CUTEMMA_TRACEBACK=1`` shows one for an internal error).
 
     >>> main(["layout", "4:2"]) == 0
     4:2
@@ -62,16 +80,35 @@ def main(argv: list[str] | None = None) -> int:
      0| 2| 4| 6|
     True
     """
+    from cutemma.cli.args import join_dash_values
+
     parser = build_parser()
-    args = parser.parse_args(argv)
-    if not getattr(args, "run", None):
-        parser.print_help()
-        return 0
+    argv = sys.argv[1:] if argv is None else list(argv)
     try:
+        args = parser.parse_args(join_dash_values(parser, argv))
+        if not getattr(args, "run", None):
+            parser.print_help()
+            return 0
         return args.run(args) or 0
+    except SystemExit as e:  # --help and --version print, then exit 0
+        return e.code if isinstance(e.code, int) else 0
     except CutemmaError as e:
-        print(f"cutemma: error: {e}", file=sys.stderr)
+        print(f"cutemma: error: {one_line(e)}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("cutemma: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        raise
+    except Exception as e:  # a bug: still one line, never a traceback unless asked for
+        if os.environ.get("CUTEMMA_TRACEBACK"):
+            raise
+        print(
+            f"cutemma: internal error: {type(e).__name__}: {one_line(e)} (a bug in cutemma; "
+            "CUTEMMA_TRACEBACK=1 shows the traceback)",
+            file=sys.stderr,
+        )
+        return 1
 
 
 def console_main() -> None:

@@ -27,8 +27,9 @@ raw: 0x8000004000200000
 from __future__ import annotations
 
 import argparse
+import re
 
-from cutemma.errors import DescriptorError
+from cutemma.errors import CliError, DescriptorError
 from cutemma.layout import tile_to_shape
 from cutemma.smem import (
     decode_gmma_desc,
@@ -50,17 +51,33 @@ _VERSION_BIT = 1 << 46  # tcgen05 descriptors hold 0b001 in bits 46-48; wgmma ke
 
 
 def _int(text: str) -> int:
-    try:
-        return int(text, 0)
-    except ValueError:
-        raise DescriptorError(f"{text!r} is not an integer (decimal or 0x... hex)") from None
+    # ASCII only: int() would also read other scripts' digits
+    if len(text) > 80 or not re.fullmatch(r"[0-9]+|0[xX][0-9a-fA-F]+|0[bB][01]+", text.strip()):
+        raise DescriptorError(
+            f"{text[:80]!r} is not a non-negative integer (decimal, 0x... hex or 0b... binary)"
+        )
+    return int(text, 0)
 
 
 def _tile(text: str) -> tuple[int, int]:
-    parts = text.lower().replace(",", "x").split("x")
-    if len(parts) != 2 or not all(p.strip().isdigit() for p in parts):
-        raise DescriptorError(f"--tile {text!r} must be MNxK, e.g. 64x64")
-    return int(parts[0]), int(parts[1])
+    from cutemma.cli.args import positive_ints
+
+    return positive_ints(text, "--tile", 2, example="64x64 (MN x K)")
+
+
+def _arch(text: str | None) -> str | None:
+    """``--arch`` in any spelling (sm90, 90, sm_90a, sm100a) as 'sm90' or 'sm100'."""
+    if text is None:
+        return None
+    from cutemma.cli.args import parse_arch
+
+    number, _ = parse_arch(text)
+    if f"sm{number}" not in _ARCH:
+        raise CliError(
+            f"--arch {text}: shared-memory descriptors exist for sm90 (wgmma) and sm100 "
+            "(tcgen05); give one of them"
+        )
+    return f"sm{number}"
 
 
 def _words(form, bits: int) -> str:
@@ -83,7 +100,7 @@ def build(args: argparse.Namespace) -> int:
     raw: 0xc000000000010000
     0
     """
-    atom_fn, make, _ = _ARCH[args.arch_given or "sm90"]
+    atom_fn, make, _ = _ARCH[_arch(args.arch_given) or "sm90"]
     if not (args.major and args.swizzle is not None and args.dtype and args.tile):
         raise DescriptorError("give --major, --swizzle, --dtype and --tile, or --decode RAW")
     atom = atom_fn(args.major, args.swizzle, args.dtype)
@@ -111,7 +128,7 @@ def decode(args: argparse.Namespace) -> int:
     if args.kind:
         print(decode_instr_desc(raw, args.kind).describe())
         return 0
-    arch = args.arch_given or ("sm100" if raw & _VERSION_BIT else "sm90")
+    arch = _arch(args.arch_given) or ("sm100" if raw & _VERSION_BIT else "sm90")
     print(_ARCH[arch][2](raw, args.major).describe())
     return 0
 
@@ -141,9 +158,7 @@ def register(sub) -> None:
     p.add_argument("--dtype", help="element type: tf32, bf16, f16, e4m3, s8, e2m1, ...")
     p.add_argument("--tile", help="MNxK, e.g. 64x64")
     p.add_argument("--start", default="0", help="byte address of the tile (default 0)")
-    p.add_argument(
-        "--arch", dest="arch_given", choices=sorted(_ARCH), help="sm90 (default) or sm100"
-    )
+    p.add_argument("--arch", dest="arch_given", help="sm90 (default) or sm100")
     p.add_argument("--decode", metavar="RAW", help="explain this raw descriptor instead")
     p.add_argument("--kind", help="with --decode: a tcgen05 instruction descriptor of this kind")
     p.set_defaults(run=run)

@@ -2,7 +2,7 @@
 
     cutemma gemm --show-source --dtype bf16 --a-major K --b-major N --config 128x128x32/2x2/4
     cutemma gemm --plan --config small
-    cutemma gemm --sass --arch sm_90a
+    cutemma gemm --sass --arch sm90a
     cutemma gemm --run 4096 4096 4096
     cutemma gemm --show-source --dtype e4m3_e5m2 --out f32     (fp8: A e4m3, B e5m2)
     cutemma gemm --run 512 512 512 --batch 8 --dtype e4m3
@@ -20,8 +20,9 @@ config b64x64x32_w2x2_s3: 128 threads, 3 stages, 24576 B shared
 from __future__ import annotations
 
 import argparse
+import re
 
-from cutemma.errors import TiledMmaError
+from cutemma.errors import CliError, LaunchError, TiledMmaError
 from cutemma.kernels.dispatch import BUILTIN_CONFIGS, pick_config
 from cutemma.kernels.gemm_sm80 import gemm_source
 from cutemma.kernels.plan import ELEM_BYTES, GemmConfig, GemmPlan
@@ -37,17 +38,41 @@ def parse_config(text: str) -> GemmConfig:
     """
     if text in BUILTIN_CONFIGS:
         return BUILTIN_CONFIGS[text]
-    try:
-        tile, warps, stages = text.split("/")
-        m, n, k = (int(x) for x in tile.split("x"))
-        wm, wn = (int(x) for x in warps.split("x"))
-        stages = int(stages)
-    except ValueError:
+    m = re.fullmatch(r"(\d{1,6})x(\d{1,6})x(\d{1,6})/(\d{1,3})x(\d{1,3})/(\d{1,3})", text.strip())
+    if not m:
         raise TiledMmaError(
             f"--config {text!r}: give one of {', '.join(BUILTIN_CONFIGS)} or "
             "BMxBNxBK/WMxWN/STAGES, e.g. 128x128x32/2x2/4"
-        ) from None
-    return GemmConfig(m, n, k, (wm, wn), stages)
+        )
+    bm, bn, bk, wm, wn, stages = (int(x) for x in m.groups())
+    try:
+        return GemmConfig(bm, bn, bk, (wm, wn), stages)
+    except TiledMmaError as err:
+        raise TiledMmaError(f"--config {text!r}: {err}") from None
+
+
+def gemm_arch(arch: str | None, dtype: str) -> str:
+    """The NVRTC target for ``--arch`` (any spelling) and ``--dtype``: by default the oldest
+    architecture with the dtype's mma.sync (sm_80; sm_89 for fp8); an older one is refused.
+
+    >>> gemm_arch(None, "bf16"), gemm_arch(None, "e4m3"), gemm_arch("90a", "e4m3_e5m2")
+    ('sm_80', 'sm_89', 'sm_90a')
+    """
+    from cutemma.cli.args import nvrtc_target, parse_arch
+    from cutemma.kernels.plan import ATOMS
+    from cutemma.mma import mma_op
+
+    atom = mma_op(ATOMS[dtype])
+    need = max(80, atom.arch)  # cp.async and ldmatrix: sm_80, whatever the atom
+    if arch is None:
+        return f"sm_{need}"
+    number, _ = parse_arch(arch)
+    if number < need:
+        raise CliError(
+            f"--arch {arch} with --dtype {dtype}: the kernel's atom {atom.name} needs "
+            f"sm_{need} or newer; use --arch sm{need} or newer, or leave --arch out"
+        )
+    return nvrtc_target(arch)
 
 
 def describe(plan: GemmPlan) -> str:
@@ -111,7 +136,8 @@ def run(args: argparse.Namespace) -> int:
         from cutemma.cuda import compile, count_instructions, local_memory_use, sass
 
         cubin = compile(
-            gemm_source(cfg, args.dtype, args.a_major, args.b_major, args.out), args.arch
+            gemm_source(cfg, args.dtype, args.a_major, args.b_major, args.out),
+            gemm_arch(args.arch, args.dtype),
         )
         counts = count_instructions(sass(cubin))
         keys = ("HMMA", "IMMA", "QMMA", "F2FP", "LDSM", "LDGSTS", "BAR", "LDL", "STL")
@@ -125,12 +151,33 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _run_gpu(args: argparse.Namespace, cfg: GemmConfig) -> None:
-    import torch
+def _torch_on_gpu():
+    """torch with a CUDA GPU, or a LaunchError saying which is missing and how to get it."""
+    try:
+        import torch
+    except ImportError:
+        raise LaunchError(
+            "gemm --run needs PyTorch and an NVIDIA GPU: torch is not installed (pip install "
+            "torch); --show-source, --plan and --sass work without them"
+        ) from None
+    if not torch.cuda.is_available():
+        raise LaunchError(
+            "gemm --run needs an NVIDIA GPU and torch sees none (torch.cuda.is_available() is "
+            "False); --show-source, --plan and --sass work without one"
+        )
+    return torch
 
+
+def _run_gpu(args: argparse.Namespace, cfg: GemmConfig) -> None:
+    m, n, k = args.run_mnk
+    if min(m, n, k) < 1 or args.batch < 0:
+        raise CliError(
+            f"--run {m} {n} {k} --batch {args.batch}: M, N and K must be at least 1 and the "
+            "batch at least 0 (0: one 2-D problem)"
+        )
+    torch = _torch_on_gpu()
     from cutemma.kernels import gemm
 
-    m, n, k = args.run_mnk
     lead = (args.batch,) if args.batch else ()
     dt = {"f16": torch.float16, "bf16": torch.bfloat16, "tf32": torch.float32}.get(args.dtype)
     if args.dtype == "s8":
@@ -182,7 +229,9 @@ def register(sub) -> None:
     p.add_argument("--show-source", action="store_true", help="print the CUDA C++")
     p.add_argument("--plan", action="store_true", help="print the layouts behind the constants")
     p.add_argument("--sass", action="store_true", help="compile and count key SASS instructions")
-    p.add_argument("--arch", default="sm_80")
+    p.add_argument(
+        "--arch", default=None, help="--sass target, e.g. sm80, sm_90a (default sm80; fp8 sm89)"
+    )
     p.add_argument(
         "--run", dest="run_mnk", nargs=3, type=int, metavar=("M", "N", "K"), help="run on the GPU"
     )

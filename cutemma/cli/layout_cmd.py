@@ -62,14 +62,18 @@ def run(args: argparse.Namespace) -> int:
      1  | 1| 3|
     0
     """
+    from cutemma.cli.show_viz import MAX_CELLS, check_outputs, write_from_args
+
+    check_outputs(args)
     layout = parse_layout(args.layout)
     print(layout)
     print(
         f"size {size(layout)}  cosize {layout.cosize() if not isinstance(layout, Layout) else cosize(layout)}"
     )
-    print(grid_text(layout))
-    from cutemma.cli.show_viz import write_from_args
-
+    if size(layout) > MAX_CELLS:  # a 10^10-cell grid would never finish printing
+        print(f"(index table of {size(layout)} cells not printed: more than {MAX_CELLS})")
+    else:
+        print(grid_text(layout))
     write_from_args(layout, args)
     return 0
 

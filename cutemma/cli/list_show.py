@@ -3,7 +3,8 @@
 ``cutemma list [--arch sm80] [--family int8]`` prints one row per operation and the
 counts per architecture and family; ``cutemma show NAME [-p key=value ...]`` prints
 the Operation (PTX, registers), the traits (types, shape, ThrID, layouts) and the
-atom's thread-value table as text grids.
+atom's thread-value grids as :func:`cutemma.print_text` draws them (CuTe's ``print_latex``
+picture: A is M x K, B is drawn K x N above C, C is M x N).
 
 >>> import argparse
 >>> parser = argparse.ArgumentParser(prog='cutemma')
@@ -22,12 +23,11 @@ SM61_DP2A  sm61  sm61.dp  1x1x2  s32,s16,s8,s32  dp2a.lo.s32.s32
 from __future__ import annotations
 
 import argparse
+import re
 from collections import Counter
 
-import numpy as np
-
 from cutemma.errors import AtomError
-from cutemma.mma import MmaAtom, make_mma_atom, mma_ops, traits_of, tv_table
+from cutemma.mma import MmaAtom, make_mma_atom, mma_ops, traits_of
 
 
 def table_text(rows: list[list[str]]) -> str:
@@ -55,7 +55,9 @@ def run_list(args: argparse.Namespace) -> int:
     1 operations: sm80.f64 1
     0
     """
-    ops = mma_ops(args.arch, args.family)
+    from cutemma.cli.args import catalog_arch
+
+    ops = mma_ops(catalog_arch(args.arch) if args.arch else None, args.family)
     rows = [["name", "arch", "family", "MxNxK", "D,A,B,C", "ptx"]]
     for op in ops:
         t = traits_of(op)
@@ -68,33 +70,6 @@ def run_list(args: argparse.Namespace) -> int:
     per_family = ", ".join(f"{f} {n}" for f, n in counts.items())
     print(f"\n{len(ops)} operations: {per_family}")
     return 0
-
-
-def tv_grid(atom: MmaAtom, which: str) -> str:
-    """The (row, col) tile of A, B or C with the ``T<t>V<v>`` that holds each element.
-
-    A is M x K, B is N x K and C is M x N, as in the layouts' coordinates. An element
-    several threads hold (broadcast layouts) shows its first holder.
-
-    >>> from cutemma.mma import make_mma_atom
-    >>> print(tv_grid(make_mma_atom('SM61_DP4A'), 'A'))
-    A (M=1 x K=4)
-            0     1     2     3
-    0    T0V0  T0V1  T0V2  T0V3
-    """
-    m, n, k = atom.shape_mnk
-    rows, cols = {"A": (m, k), "B": (n, k), "C": (m, n)}[which]
-    names = {"A": ("M", "K"), "B": ("N", "K"), "C": ("M", "N")}[which]
-    table = tv_table(getattr(atom, f"tv_layout_{which}"))
-    cell = np.full(rows * cols, "", dtype=object)
-    for (t, v), idx in reversed(list(np.ndenumerate(table))):
-        cell[idx] = f"T{t}V{v}"
-    grid = cell.reshape((rows, cols), order="F")
-    w = max(len(str(c)) for c in cell) + 2
-    head = " " * 3 + "".join(str(j).rjust(w) for j in range(cols))
-    body = [str(i).ljust(3) + "".join(str(c).rjust(w) for c in grid[i]) for i in range(rows)]
-    title = f"{which} ({names[0]}={rows} x {names[1]}={cols})"
-    return "\n".join([title, head, *body])
 
 
 def show_text(atom: MmaAtom, grids: bool = True) -> str:
@@ -144,9 +119,10 @@ def show_text(atom: MmaAtom, grids: bool = True) -> str:
         f"  B layout   {t.tv_layout_B}",
         f"  C layout   {t.tv_layout_C}",
     ]
-    if grids:
-        for which in "ABC":
-            lines += ["", tv_grid(atom, which)]
+    if grids:  # the grids of print_text: CuTe's print_latex picture, B drawn K x N above C
+        from cutemma.viz import to_text
+
+        lines += ["", to_text(atom)]
     return "\n".join(lines)
 
 
@@ -154,9 +130,9 @@ def _params(pairs: list[str]) -> dict:
     out = {}
     for p in pairs or []:
         key, eq, value = p.partition("=")
-        if not eq or not key:
+        if not eq or not key or not value:
             raise AtomError(f"parameter {p!r}: write key=value, e.g. -p a_major=K")
-        out[key] = int(value) if value.lstrip("-").isdigit() else value
+        out[key] = int(value) if re.fullmatch(r"-?\d{1,9}", value) else value
     return out
 
 
@@ -171,14 +147,24 @@ def run_show(args: argparse.Namespace) -> int:
     >>> run_show(ns)  # doctest: +ELLIPSIS
     SM61_DP2A  (sm61, family sm61.dp)
     ...
-    C (M=1 x N=1)
+    C  (T,V) -> (m,n)  (1,1):(0,0)
             0
-    0    T0V0
+        +----+
+     0  |T0V0|
     0
     """
-    from cutemma.cli.show_viz import parse_atom_layout, parse_tile, terminal_text, write_from_args
+    from cutemma.cli.show_viz import (
+        MAX_CELLS,
+        cells_of,
+        check_outputs,
+        parse_atom_layout,
+        parse_tile,
+        terminal_text,
+        write_from_args,
+    )
     from cutemma.tiled import make_tiled_mma
 
+    check_outputs(args)
     atom = make_mma_atom(args.name, **_params(args.param))
     obj = atom
     if args.atom_layout or args.tile:
@@ -190,7 +176,12 @@ def run_show(args: argparse.Namespace) -> int:
         print(show_text(atom, grids=not args.no_grid))
     else:
         print(obj)
-        print(terminal_text(obj))
+        if args.no_grid:
+            pass
+        elif cells_of(obj) > MAX_CELLS:
+            print(f"(grids of {cells_of(obj)} cells not printed: more than {MAX_CELLS})")
+        else:
+            print(terminal_text(obj))
     return 0
 
 

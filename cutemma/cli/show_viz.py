@@ -13,8 +13,9 @@ calls :func:`write_pictures`; without any file option it prints :func:`terminal_
 from __future__ import annotations
 
 import argparse
+import os
 
-from cutemma.errors import LayoutError
+from cutemma.errors import CliError, LayoutError
 from cutemma.layout import Layout
 from cutemma.layout.notation import parse_layout
 
@@ -53,14 +54,85 @@ def write_pictures(
     """
     from cutemma.viz import to_html, to_latex, to_svg
 
+    wanted = [(o, p, r) for o, p, r in (("--svg", svg, to_svg), ("--html", html, to_html),
+                                        ("--latex", latex, to_latex)) if p]  # fmt: skip
+    for option, path, _ in wanted:  # every path checked before anything is drawn
+        _check_writable(option, path)
+    if wanted:
+        check_cells(obj, "a picture", tile)
     written = []
-    for path, render in ((svg, to_svg), (html, to_html), (latex, to_latex)):
-        if path:
-            text = render(obj, tile=tile)
+    for option, path, render in wanted:
+        text = render(obj, tile=tile)
+        try:
             with open(path, "w", encoding="utf-8") as f:
                 f.write(text)
-            written.append(path)
+        except OSError as e:
+            raise CliError(f"{option} {path}: cannot write it ({e.strerror})") from None
+        written.append(path)
     return written
+
+
+# Above this many cells a text grid is no longer readable: it is left out, with a note.
+# Pictures are refused above cutemma.viz.grid.MAX_CELLS.
+MAX_CELLS = 1 << 16
+
+
+def cells_of(obj, tile: tuple[int, int] | None = None) -> int:
+    """How many cells a picture or text grid of ``obj`` has (A, B and C for an atom).
+
+    >>> cells_of(Layout((8, 8))), cells_of(__import__("cutemma").make_mma_atom("SM61_DP4A"))
+    (64, 9)
+    """
+    mnk = getattr(obj, "tile_size_mnk", None) or getattr(obj, "shape_mnk", None)
+    if mnk is not None:
+        m, n, k = mnk
+        return m * k + n * k + m * n
+    if tile is not None:
+        return tile[0] * tile[1]
+    return obj.size() if hasattr(obj, "size") else 0
+
+
+def check_cells(obj, what: str, tile: tuple[int, int] | None = None) -> None:
+    """Refuse a picture of more than ``cutemma.viz.grid.MAX_CELLS`` cells, naming both.
+
+    >>> check_cells(Layout((10000, 1000)), "a picture")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    cutemma.errors.CliError: a picture of 10000000 cells is too large to draw (at most 1048576)...
+    """
+    from cutemma.viz.grid import MAX_CELLS as limit
+
+    n = cells_of(obj, tile)
+    if n > limit:
+        raise CliError(
+            f"{what} of {n} cells is too large to draw (at most {limit}); draw a smaller "
+            "tile of it, e.g. with cutemma.composition or a slice"
+        )
+
+
+def check_outputs(args: argparse.Namespace) -> None:
+    """Refuse, before any work, an --svg/--html/--latex path whose folder does not exist.
+
+    >>> check_outputs(argparse.Namespace(svg="/nonexistent/x.svg", html=None, latex=None))
+    Traceback (most recent call last):
+    ...
+    cutemma.errors.CliError: --svg /nonexistent/x.svg: the folder /nonexistent does not exist; create it first or write to an existing folder
+    """
+    for option in ("svg", "html", "latex"):
+        path = getattr(args, option, None)
+        if path:
+            _check_writable(f"--{option}", path)
+
+
+def _check_writable(option: str, path: str) -> None:
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise CliError(f"{option} {path}: is a folder; give a file name, e.g. {path}/picture")
+    if not os.path.isdir(folder):
+        raise CliError(
+            f"{option} {path}: the folder {folder} does not exist; create it first or "
+            "write to an existing folder"
+        )
 
 
 def write_from_args(obj, args: argparse.Namespace, tile: tuple[int, int] | None = None) -> bool:
@@ -109,8 +181,8 @@ def parse_tile(text: str) -> tuple:
     """Read ``--tile``: up to three comma-separated entries, each an int (a tile size), ``_``
     (none) or a layout (a permutation), e.g. ``"32,32,4"`` or ``"(4,4,2):(1,8,4),32,4"``.
 
-    >>> parse_tile("(4,4,2):(1,8,4),32,_")
-    ((4,4,2):(1,8,4), 32, None)
+    >>> [str(t) for t in parse_tile("(4,4,2):(1,8,4),32,_")]
+    ['(4,4,2):(1,8,4)', '32', 'None']
     """
     entries = [e.strip() for e in _split_top(text)]
     if not 1 <= len(entries) <= 3 or any(not e for e in entries):
@@ -122,10 +194,21 @@ def parse_tile(text: str) -> tuple:
     for e in entries:
         if e == "_":
             out.append(None)
-        elif e.isdigit():
+        elif e.lstrip("+-").isdigit():
+            if not e.isdigit() or int(e) < 1 or len(e) > 9:
+                raise LayoutError(
+                    f"--tile {text!r}: the tile size {e} must be a whole number from 1 to "
+                    "999999999, e.g. --tile 32,32,16"
+                )
             out.append(int(e))
         else:
-            out.append(parse_layout(e))
+            try:
+                out.append(parse_layout(e))
+            except LayoutError as err:
+                raise LayoutError(
+                    f"--tile {text!r}: {e!r} is neither a tile size, '_' nor a layout ({err}); "
+                    "e.g. --tile 32,32,16 or --tile (4,4,2):(1,8,4),32,4"
+                ) from None
     return tuple(out)
 
 
@@ -138,10 +221,11 @@ def parse_atom_layout(text: str) -> Layout:
     text = text.strip()
     if ":" in text:
         return parse_layout(text)
-    try:
-        shape = tuple(int(x) for x in text.strip("()").split(","))
-    except ValueError:
+    inner = text[1:-1] if text.startswith("(") and text.endswith(")") else text
+    parts = inner.split(",")
+    if not all(p.strip().isdigit() and 1 <= int(p) and len(p.strip()) <= 9 for p in parts):
         raise LayoutError(
-            f"--atom-layout {text!r}: expected a layout like (2,2):(2,1) or a shape like 2,2,1"
-        ) from None
-    return Layout(shape)
+            f"--atom-layout {text!r}: expected a layout like (2,2):(2,1) or a shape of whole "
+            "numbers >= 1 like 2,2,1 or (2,2,1)"
+        )
+    return Layout(tuple(int(p) for p in parts))

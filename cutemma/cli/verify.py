@@ -14,7 +14,7 @@ import json
 import sys
 from pathlib import Path
 
-from cutemma.errors import CutemmaError
+from cutemma.errors import CliError, CutemmaError
 
 
 def register(subparsers) -> None:
@@ -53,10 +53,13 @@ def register(subparsers) -> None:
 def select_ops(arch: str | None, families: list[str] | None) -> list:
     """The catalog operations named by ``--arch`` / ``--family`` (all without either).
 
-    >>> len(select_ops('sm61', None))
-    2
+    >>> len(select_ops('sm61', None)), len(select_ops('61', None))
+    (2, 2)
     """
+    from cutemma.cli.args import catalog_arch
     from cutemma.mma import mma_ops
+
+    arch = catalog_arch(arch) if arch else None
 
     if families:
         ops = [op for fam in families for op in mma_ops(arch=arch, family=fam)]
@@ -68,6 +71,26 @@ def select_ops(arch: str | None, families: list[str] | None) -> list:
             "`cutemma list` shows the architectures and families"
         )
     return ops
+
+
+def compile_unavailable() -> str | None:
+    """Why probes cannot be compiled and read here (NVRTC, cuobjdump or nvdisasm missing),
+    or None when they can.
+
+    >>> compile_unavailable() is None or "not" in compile_unavailable()
+    True
+    """
+    from cutemma.cuda.compile import unavailable_reason
+    from cutemma.cuda.sass import find_tool
+
+    if unavailable_reason() is not None:
+        return "NVRTC is not installed"
+    for tool in ("cuobjdump", "nvdisasm"):
+        try:
+            find_tool(tool)
+        except CutemmaError:
+            return f"{tool} is not installed"
+    return None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -93,10 +116,23 @@ def run(args: argparse.Namespace) -> int:
     ops = select_ops(args.arch, args.family)
     if not args.k_major_only:
         ops = with_majors(ops)
-    report = verify(ops, hardware=args.hardware, progress=not args.no_progress)
+    missing = compile_unavailable()
+    if missing:  # no cuda extra: the layout stage still runs and decides the exit status
+        print(
+            f"compile and hardware stages skipped: {missing}; install them with "
+            "pip install 'cutemma[cuda]' (or pip install -e '.[cuda]' in a clone)",
+            file=sys.stderr,
+        )
+    report = verify(
+        ops, hardware=args.hardware and not missing, progress=not args.no_progress,
+        compile=not missing,
+    )  # fmt: skip
     print(report.table())
     if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(report.to_json(), indent=1) + "\n")
+        try:
+            args.json.parent.mkdir(parents=True, exist_ok=True)
+            args.json.write_text(json.dumps(report.to_json(), indent=1) + "\n")
+        except OSError as e:
+            raise CliError(f"--json {args.json}: cannot write it ({e.strerror})") from None
         print(f"wrote {args.json}", file=sys.stderr)
     return 1 if report.failed else 0

@@ -322,7 +322,10 @@ def _error_lines(source: str, name: str, options: tuple[str, ...], log: str) -> 
 def _compile_error(source: str, name: str, options: tuple[str, ...], log: str) -> CompileError:
     line, extra = _error_lines(source, name, options, log)
     excerpt = numbered_lines(source, line) if line else ""
-    parts = [f"NVRTC could not compile {name} with options {' '.join(options)}:", log]
+    # the first error leads (a log can open with warnings); the whole log follows
+    first = next((ln.strip() for ln in log.splitlines() if re.search(r"\berror\b", ln)), "")
+    head = f"NVRTC could not compile {name} with options {' '.join(options)}"
+    parts = [f"{head}: {first}" if first else f"{head}:", log]
     if extra:
         parts.append(extra)
     if excerpt:
@@ -365,6 +368,14 @@ def compile(
     >>> compile(src, "sm_80").key == compile(src, "sm_80").key
     True
     """
+    if not isinstance(source, str):
+        raise CompileError(f"compile: source must be CUDA C++ text (a str), got {source!r:.60}")
+    if not isinstance(arch, str):
+        raise CompileError(f"compile: arch must be a str like 'sm_80' or 'sm_90a', got {arch!r}")
+    if isinstance(options, str):
+        raise CompileError(
+            f"compile: options must be a list of option strings, e.g. ['{options}'], not a str"
+        )
     check_arch(arch)
     opts = compile_options(arch, options)
     hint = nvrtc_version_hint()

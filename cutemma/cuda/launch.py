@@ -349,6 +349,11 @@ def device_arch(device: int = 0) -> str:
     >>> device_arch() if device_count() else "sm_90a"  # doctest: +ELLIPSIS
     'sm_...'
     """
+    from cutemma.layout.checks import as_int
+
+    if as_int(device) is None or as_int(device) < 0:
+        raise LaunchError(f"device={device!r}: a device is a GPU index 0, 1, ... (an int)")
+    device = as_int(device)
     if (reason := gpu_unavailable_reason()) is not None:
         raise LaunchError(f"cannot read the architecture of device {device}: {reason}")
     driver = _driver()
@@ -533,7 +538,9 @@ def load_kernel(cubin: Cubin | bytes, name: str, params: Sequence[Param] | None 
     >>> load_kernel(b"\\x7fELF", "probe").name
     'probe'
     """
-    data = cubin.data if isinstance(cubin, Cubin) else bytes(cubin)
+    from cutemma.cuda.sass import _cubin_bytes
+
+    data = _cubin_bytes(cubin)  # refuses what is not a cubin (no ELF magic) now, not at launch
     return Kernel(data, name, list(params) if params is not None else None)
 
 

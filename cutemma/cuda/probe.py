@@ -73,6 +73,10 @@ def probe_for(op: Operation, atom=None) -> Probe:
     >>> probe_for(mma_op('SM61_DP4A')).sass_kinds
     ('IDP',)
     """
+    if not isinstance(op, Operation):
+        from cutemma.errors import AtomError
+
+        raise AtomError(f"probe_for: expected an Operation (cutemma.mma_op(name)), got {op!r}")
     check_ptx_isa(op)
     if op.ptx.startswith("wgmma"):
         return _delegate("cutemma.cuda.probe_gmma", op, atom)

@@ -53,6 +53,7 @@ class Report:
     device: str = "cpu (no hardware stage)"
     hardware: bool = False
     stage_s: dict = field(default_factory=dict)
+    stages_run: tuple = ("layout", "compile")  # plus "hardware" when run
 
     def _count(self, status: str) -> int:
         return sum(a.status == status for a in self.atoms)
@@ -83,6 +84,8 @@ class Report:
             f"{'total':<{width}}  {self.passed:4d}  {self.failed:4d}  {self.skipped:4d}"
             f"   ({self.wall_s:.1f} s)"
         )
+        ran = self.stages_run + (("hardware",) if self.hardware else ())
+        lines.append(f"stages run: {', '.join(ran)}")
         failures = [a for a in self.atoms if a.status == "fail"]
         lines += [f"FAIL {a.name}: {a.detail}" for a in failures[:50]]
         if len(failures) > 50:
@@ -101,6 +104,7 @@ class Report:
             "skipped": self.skipped,
             "wall_s": round(self.wall_s, 2),
             "stage_s": {k: round(v, 2) for k, v in self.stage_s.items()},
+            "stages_run": list(self.stages_run + (("hardware",) if self.hardware else ())),
             "atoms": [
                 {
                     "name": a.name,

@@ -102,6 +102,7 @@ def sass(cubin: Cubin | bytes, raw: bool = False) -> str:
     >>> "EXIT" in sass(compile('extern "C" __global__ void k() {}', "sm_80"))
     True
     """
+    _cubin_bytes(cubin)  # refuse what is not a cubin before looking for the tools
     text = _run_tool(_disassembler(), cubin)
     if raw:
         return text
@@ -115,6 +116,10 @@ def instructions(sass_text: str) -> list[str]:
     >>> instructions("  /*0000*/  HGMMA.64x8x16.F32 R24, gdesc[UR4], RZ ;")
     ['HGMMA.64x8x16.F32']
     """
+    if not isinstance(sass_text, str):
+        raise CompileError(
+            f"expected SASS text (a str from cutemma.cuda.sass(cubin)), got {type(sass_text).__name__}"
+        )
     return [m.group(1) for m in map(_INSTRUCTION.match, sass_text.splitlines()) if m]
 
 
@@ -143,6 +148,7 @@ def resource_usage(cubin: Cubin | bytes) -> dict[str, dict[str, int]]:
     >>> resource_usage(compile('extern "C" __global__ void k() {}', "sm_80"))["k"]["LOCAL"]
     0
     """
+    _cubin_bytes(cubin)  # refuse what is not a cubin before looking for the tool
     report = _run_tool([str(find_tool("cuobjdump")), "-res-usage"], cubin)
     usage: dict[str, dict[str, int]] = {}
     kernel = None

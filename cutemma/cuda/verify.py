@@ -275,6 +275,7 @@ def verify(
     device: int = 0,
     seed: int = 0,
     on_stage: Callable[[str], None] | None = None,
+    compile: bool = True,
 ) -> Report:
     """Check layouts and compiled probes of ``ops`` (Operations or atoms); with ``hardware``, run them.
 
@@ -282,6 +283,11 @@ def verify(
     >>> r = verify([mma_op('SM80_16x8x8_F32TF32TF32F32_TN')], progress=False)
     >>> r.atoms[0].stages
     {'layout': 'pass', 'compile': 'pass'}
+
+    ``compile=False`` runs the layout stage alone (for a machine without NVRTC):
+
+    >>> verify([mma_op('SM61_DP4A')], progress=False, compile=False).stages_run
+    ('layout',)
     """
     start = time.perf_counter()
     clock = _StageClock()
@@ -297,6 +303,14 @@ def verify(
         else:
             res.stages["layout"] = "pass"
     clock.lap("layout")
+    if not compile:  # layouts only (no NVRTC here): the other stages are not run at all
+        for res in results.values():
+            if res.stages.get("layout") == "skip":  # nothing at all was checked
+                res.status, res.detail = "skip", "layout: the PTX ISA gives no fragments"
+        report = Report(list(results.values()), stages_run=("layout",))
+        report.wall_s = time.perf_counter() - start
+        report.stage_s = clock.laps
+        return report
     probes = {}
     for atom in atoms:
         try:

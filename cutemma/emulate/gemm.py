@@ -59,6 +59,20 @@ def _atom_table(layout: Layout) -> np.ndarray:
     return offsets(layout).reshape((t, v), order="F")
 
 
+def _check_numbers(what: str, x, tiled_mma) -> None:
+    """Real numbers only: complex values would lose their imaginary part, objects are not
+    numbers (the atoms' arithmetic is real; complex atoms take real and imaginary parts)."""
+    if x is None or x.dtype.kind in "biuf":
+        return
+    kind = {"c": "complex", "O": "object", "U": "text", "S": "bytes"}.get(
+        x.dtype.kind, str(x.dtype)
+    )
+    raise TiledMmaError(
+        f"gemm: {what} holds {kind} values (dtype {x.dtype}); {tiled_mma.atom.name} multiplies "
+        "real numbers: pass a numeric (bool, int or float) array"
+    )
+
+
 def gemm(tiled_mma, A, B, C=None) -> np.ndarray:
     """``D = A @ B.T + C`` computed through ``tiled_mma`` exactly as its threads would.
 
@@ -72,7 +86,15 @@ def gemm(tiled_mma, A, B, C=None) -> np.ndarray:
     >>> int(gemm(t, A, B)[3, 5])
     192
     """
+    from cutemma.tiled import TiledMma
+
+    if not isinstance(tiled_mma, TiledMma):
+        raise TiledMmaError(
+            f"gemm: expected a TiledMma (make_tiled_mma(...)) first, got {tiled_mma!r}"
+        )
     A, B = np.asarray(A), np.asarray(B)
+    for what, x in (("A", A), ("B", B), ("C", None if C is None else np.asarray(C))):
+        _check_numbers(what, x, tiled_mma)
     if A.ndim != 2 or B.ndim != 2:
         raise TiledMmaError(
             f"gemm needs 2-D A (M x K) and B (N x K); got shapes {A.shape} and {B.shape}"

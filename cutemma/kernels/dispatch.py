@@ -16,7 +16,7 @@ import ctypes
 from functools import cache
 from typing import Any
 
-from cutemma.errors import LaunchError
+from cutemma.errors import LaunchError, TiledMmaError
 from cutemma.kernels.fastlaunch import DriverKernel
 from cutemma.kernels.fastpath_sm90 import try_fast
 from cutemma.kernels.gemm_sm80 import gemm_source, kernel_name, params
@@ -65,6 +65,14 @@ def pick_config(m: int, n: int, k: int, batch: int = 1, dtype: str = "bf16") -> 
     >>> pick_config(8192, 8192, 8192, dtype="e4m3").name
     'b128x128x32_w4x2_s4'
     """
+    from cutemma.layout.checks import as_int
+
+    for what, v in (("m", m), ("n", n), ("k", k), ("batch", batch)):
+        if as_int(v) is None or as_int(v) < 1:
+            raise TiledMmaError(f"pick_config: {what}={v!r} must be a whole number >= 1")
+    if dtype not in ELEM_BYTES:
+        raise TiledMmaError(f"pick_config: dtype {dtype!r}; choose one of {', '.join(ELEM_BYTES)}")
+    m, n, batch = as_int(m), as_int(n), as_int(batch)
     for name in ("large", "small"):
         cfg = BUILTIN_CONFIGS[name]
         if -(-m // cfg.block_m) * -(-n // cfg.block_n) * batch >= 132:  # H100: 132 SMs
@@ -161,9 +169,12 @@ def _check(A: Any, B: Any) -> tuple[int | None, str, tuple[str, ...]]:
     """
     for what, t in (("A", A), ("B", B)):
         if not hasattr(t, "dim") or t.dim() not in (2, 3):
-            shape = tuple(getattr(t, "shape", ())) or type(t).__name__
+            kind = f"{type(t).__module__}.{type(t).__name__}".removeprefix("builtins.")
+            shape = tuple(getattr(t, "shape", ()))
+            got = f"a {kind} of shape {shape}" if hasattr(t, "shape") else f"a {kind}"
             raise LaunchError(
-                f"gemm: {what} must be a 2-D or 3-D (batch, rows, cols) torch tensor, got {shape}"
+                f"gemm: {what} must be a 2-D or 3-D (batch, rows, cols) torch tensor on a CUDA "
+                f"device, got {got} (for numpy arrays on the CPU use cutemma.emulate.gemm)"
             )
     if A.shape[-1] != B.shape[-2]:
         raise LaunchError(
@@ -248,8 +259,6 @@ def gemm(
     >>> cutemma.gemm(A8, B8, scale_a=0.5, out_dtype=torch.float32).dtype  # doctest: +SKIP
     torch.float32
     """
-    import torch
-
     if C is None and out_dtype is None and scale_a == 1.0 and scale_b == 1.0:
         # a repeat of an sm90 call: its prepared launch (kernels/fastpath_sm90.py)
         done = try_fast(A, B, out, alpha, config)
@@ -258,7 +267,9 @@ def gemm(
         remember = (None if out is None else out.dtype,)
     else:
         remember = None
-    batch, dtype, outs = _check(A, B)
+    batch, dtype, outs = _check(A, B)  # before torch: a numpy array is named as one
+    import torch
+
     M, K = A.shape[-2:]
     N = B.shape[-1]
     out_dtype = out_dtype or (out.dtype if out is not None else getattr(torch, outs[0]))

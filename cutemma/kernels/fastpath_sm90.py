@@ -176,6 +176,9 @@ def try_fast(A: Any, B: Any, out: Any, alpha: float, config: Any) -> Any:
         out = torch.empty(hit.shape, dtype=hit.out_dtype, device=A.device)
     elif out.shape != hit.shape or out.get_device() != hit.device:
         return None  # the checked path names what is wrong (out's dtype is in the key)
-    hit.set_out(out, alpha)
+    try:
+        hit.set_out(out, alpha)
+    except (TypeError, ValueError):  # e.g. alpha not a number: the checked path names it
+        return None
     hit.launch()
     return out

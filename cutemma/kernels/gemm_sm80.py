@@ -27,6 +27,7 @@ from cutemma.cuda.source import (
     kernel,
     translation_unit,
 )
+from cutemma.errors import TiledMmaError
 from cutemma.kernels.pipeline import mainloop_steps
 from cutemma.kernels.plan import CopyPlan, GemmConfig, GemmPlan, ThreadValue, layout_terms
 from cutemma.layout import Swizzle
@@ -202,7 +203,10 @@ def _copy_setup(plan: GemmPlan, cp: CopyPlan, vec: bool) -> str:
     T = IN_TYPES[plan.dtype]
     lines.append(f"const {T}* {X}_src = {X} + {origin};  // this thread's first chunk, k tile 0")
     lines.append(f"const long long {X}_step = {step};  // one k tile, in elements")
-    lines.append(f"const long long {X}_rows = {cp.rows_per_pass} * {ld};  // chunk i+1 - chunk i")
+    if len(cp.smem.parts()[1]) > 1:  # only a second chunk steps by it (no unused variable)
+        lines.append(
+            f"const long long {X}_rows = {cp.rows_per_pass} * {ld};  // chunk i+1 - chunk i"
+        )
     lines.append(f"const bool {X}_inside = {mn0} + {r['block']} <= {ext};")
     return "\n".join(lines)
 
@@ -451,6 +455,9 @@ def gemm_source(
     """
     plan = GemmPlan(config, dtype, a_major, b_major)
     c_type = c_type or out
+    for what, t in (("out", out), ("c_type", c_type)):
+        if t not in OUT_TYPES:
+            raise TiledMmaError(f"gemm_source: {what}={t!r}; choose one of {', '.join(OUT_TYPES)}")
     name = kernel_name(config, dtype, a_major, b_major, out, c_type, vec_a, vec_b)
     tables: list[str] = []
     cpa, cpb = plan.copy("A"), plan.copy("B")

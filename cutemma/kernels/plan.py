@@ -17,6 +17,7 @@ and value, combining by ``+`` or, where a swizzle makes the bits overlap, ``^``.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -65,6 +66,7 @@ class GemmConfig:
     group_m: int = 8
 
     def __post_init__(self) -> None:
+        _check_config_ints(self)  # whole positive numbers first: the rules below divide by them
         wm, wn = self.warps
         rules = [
             (self.block_m % (16 * wm) == 0, f"block_m {self.block_m} a multiple of 16*{wm}"),
@@ -89,6 +91,31 @@ class GemmConfig:
     @property
     def threads(self) -> int:
         return 32 * self.warps[0] * self.warps[1]
+
+
+def _check_config_ints(cfg: GemmConfig) -> None:
+    """Every GemmConfig field a positive whole number (numpy ints too), warps a pair."""
+    warps = cfg.warps
+    if not (isinstance(warps, tuple | list) and len(warps) == 2):
+        raise TiledMmaError(
+            f"GemmConfig warps={warps!r}: give the warp layout as a pair (WM, WN), e.g. (2, 2)"
+        )
+    fields = ["block_m", "block_n", "block_k", "stages", "swizzle_bytes", "group_m"]
+    values = [(f, getattr(cfg, f)) for f in fields] + [
+        ("warps[0]", warps[0]),
+        ("warps[1]", warps[1]),
+    ]
+    for name, v in values:
+        try:
+            n = operator.index(v)
+        except TypeError:
+            n = None
+        if n is None or isinstance(v, bool) or n < 1:
+            raise TiledMmaError(f"GemmConfig {name}={v!r}: must be a positive whole number")
+        if name.startswith("warps"):
+            continue
+        object.__setattr__(cfg, name, n)  # frozen: store the plain int
+    object.__setattr__(cfg, "warps", (operator.index(warps[0]), operator.index(warps[1])))
 
 
 def smem_layout(
@@ -219,6 +246,8 @@ class GemmPlan:
     """
 
     def __init__(self, config: GemmConfig, dtype: str, a_major: str, b_major: str):
+        if not isinstance(config, GemmConfig):
+            raise TiledMmaError(f"GemmPlan: expected a GemmConfig first, got {config!r}")
         if dtype not in ATOMS:
             raise TiledMmaError(f"dtype {dtype!r}: the sm80 GEMM takes {', '.join(ATOMS)}")
         if a_major not in ("K", "M") or b_major not in ("K", "N"):

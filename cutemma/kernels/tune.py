@@ -357,6 +357,11 @@ def tune(
     >>> cutemma.tune(4096, 4096, 4096, "bfloat16", "K", "N").name        # doctest: +SKIP
     'b128x128x64_w2x2_s3'
     """
+    from cutemma.layout.checks import as_int
+
+    for what, v in (("M", M), ("N", N), ("K", K)):
+        if as_int(v) is None or as_int(v) < 1:
+            raise LaunchError(f"tune: {what}={v!r} must be a whole number >= 1")
     dt = kernel_dtype(dtype)
     am, bm = kernel_majors(dt, a_major, b_major)
     if candidates is None:

@@ -28,7 +28,9 @@ from cutemma.layout.algebra import (
     zipped_divide,
     zipped_product,
 )
-from cutemma.layout.int_tuple import (
+
+# the int-tuple functions, with their arguments checked (the algebra uses unchecked ones)
+from cutemma.layout.checks import (
     congruent,
     crd2crd,
     crd2idx,
@@ -37,10 +39,8 @@ from cutemma.layout.int_tuple import (
     prefix_product,
     product,
     shape_div,
+    tuple_depth,
     weakly_congruent,
-)
-from cutemma.layout.int_tuple import (
-    depth as tuple_depth,
 )
 from cutemma.layout.layout import (
     Layout,

@@ -14,6 +14,7 @@ mode by mode.
 from __future__ import annotations
 
 from cutemma.errors import LayoutError
+from cutemma.layout import checks as ck
 from cutemma.layout import int_tuple as it
 from cutemma.layout.int_tuple import IntTuple, is_int, is_tuple
 from cutemma.layout.layout import (
@@ -181,24 +182,33 @@ def _extended(shapes, strides, x: int) -> int:
 
 def _check_function(a: Layout, b: Layout, result: Layout, walk: _Walk) -> None:
     """Raise if CuTe's by-mode answer is not ``i -> a(b(i))`` (CuTe accepts a few such inputs)."""
+    import numpy as np
+
     from cutemma.layout.offsets import offsets
 
     bs, rs = offsets(b), offsets(result)
-    for i, (x, got) in enumerate(zip(bs.tolist(), rs.tolist())):
-        want = _extended(walk.shapes, walk.strides, x)
-        if got != want:
-            why = (
-                "a mode of the right operand steps over an extent of the left one that its "
-                "stride does not divide"
-                if not walk.exact
-                else "the right operand's modes overlap inside one mode of the left one, so "
-                "the left one is not additive over them"
-            )
-            raise LayoutError(
-                f"composition({a}, {b}): CuTe's algorithm gives {result}, which is not {a} o {b}: "
-                f"at index {i} it gives {got} but {a} at {b}({i}) = {x} is {want} ({why}; C++ "
-                "accepts this input because its divisibility check is the weak one)"
-            )
+    x = np.abs(bs)
+    want = np.zeros_like(x)
+    for c, d in zip(walk.shapes[:-1], walk.strides[:-1]):
+        want += (x % c) * d
+        x //= c
+    want = np.where(bs < 0, -1, 1) * (want + x * walk.strides[-1])
+    wrong = np.flatnonzero(want != rs)
+    if wrong.size:
+        i = int(wrong[0])
+        why = (
+            "a mode of the right operand steps over an extent of the left one that its "
+            "stride does not divide"
+            if not walk.exact
+            else "the right operand's modes overlap inside one mode of the left one, so "
+            "the left one is not additive over them"
+        )
+        raise LayoutError(
+            f"composition({a}, {b}): CuTe's algorithm gives {result}, which is not {a} o {b}: "
+            f"at index {i} it gives {int(rs[i])}, but b({i}) = {int(bs[i])} and a({int(bs[i])}) = "
+            f"{_extended(walk.shapes, walk.strides, int(bs[i]))} ({why}; C++ accepts this "
+            "input because its divisibility check is the weak one)"
+        )
 
 
 def _compose_layouts(a: Layout, b: Layout) -> Layout:
@@ -206,12 +216,17 @@ def _compose_layouts(a: Layout, b: Layout) -> Layout:
     if not shapes:
         raise LayoutError(f"composition({a}, {b}): the left operand has no modes")
     walk = _Walk(shapes, strides, track=len(shapes) > 1)
+    leaf = walk.leaf
 
     def go(s, d):
         if isinstance(s, tuple):
-            parts = [go(x, y) for x, y in zip(s, d)]
-            return tuple(p[0] for p in parts), tuple(p[1] for p in parts)
-        return walk.leaf(a, s, d)
+            out_s, out_d = [], []
+            for x, y in zip(s, d):
+                rs, rd = go(x, y) if isinstance(x, tuple) else leaf(a, x, y)
+                out_s.append(rs)
+                out_d.append(rd)
+            return tuple(out_s), tuple(out_d)
+        return leaf(a, s, d)
 
     result = Layout._raw(*go(b.shape, b.stride))
     if not walk.exact or walk.overflows():
@@ -230,6 +245,9 @@ def composition(a, b):
     >>> str(composition(Layout((10, 2), (16, 4)), Layout((5, 4), (1, 5))))
     '(5,(2,2)):(16,(80,4))'
     """
+    if type(a) is Layout and type(b) is Layout:  # the common case first
+        return _compose_checked(a, b)
+    b = b if b is None else ck.tiler_arg(b, "composition", a)
     if _is_composed(a):
         return a.compose_inner(b)
     if hasattr(a, "layout") and hasattr(a, "data"):  # a Tensor: compose its layout
@@ -252,6 +270,10 @@ def composition(a, b):
         if _is_composed(b) or isinstance(b, Swizzle):
             return layout_after_swizzled(a, b)
         raise LayoutError(f"composition({a}, {b!r}): right operand must be a Layout, int or tuple")
+    return _compose_checked(a, b)
+
+
+def _compose_checked(a: Layout, b: Layout) -> Layout:
     try:
         return _compose_layouts(a, b)
     except LayoutError as e:
@@ -260,23 +282,16 @@ def composition(a, b):
         raise LayoutError(f"composition({a}, {b}) is not defined: {e}") from None
 
 
-def _filtered(layout: Layout) -> tuple[list, list]:
-    """CuTe's ``filter``: the flat modes left after dropping broadcasts and merging."""
-    shapes: list[int] = []
-    strides: list[int] = []
-    for s, d in zip(*layout.flat()):
-        _push(shapes, strides, 1 if d == 0 else s, d)
-    return shapes, strides
-
-
 def _ceil_div_shape(target: IntTuple, n: int) -> int:
     """CuTe's ``coalesce(ceil_div(target, n))`` for static ints: ``n`` divides mode by mode."""
-    if not is_tuple(target):
-        return -(-target // n)
     total = 1
     for t in it.flatten(target):
+        if not is_int(t) or t < 0:
+            raise LayoutError(f"the cotarget {target!r} must be an int or a shape of ints >= 0")
+        if t == 0 and is_tuple(target):
+            raise LayoutError(f"the cotarget {target!r} has an extent 0 (C++ divides by it)")
         total *= -(-t // n)
-        n = -(-n // t)
+        n = -(-n // t) if t else 1
     return total
 
 
@@ -290,44 +305,74 @@ def complement(layout: Layout, cotarget: IntTuple | None = None) -> Layout:
     >>> str(complement(Layout(4, 2), 24)), str(complement(Layout((4, 6), (1, 6))))
     ('(2,3):(1,8)', '1:0')
     """
-    shapes, strides = _filtered(layout)
+    layout = ck.layout_arg(layout, "complement")
+    if cotarget is not None:
+        cotarget = ck.int_tuple_arg(cotarget, "complement", "cotarget", 0, layout)
+    # CuTe's filter: broadcast and extent-1 modes dropped, contiguous ones merged
+    shapes: list[int] = []
+    strides: list[int] = []
+    odd = False  # a negative stride or an extent-0 mode
+    for s, d in zip(*layout.flat()):
+        if s == 1 or d == 0:
+            continue
+        if d < 0 or s == 0:
+            odd = True
+        if shapes and strides[-1] * shapes[-1] == d:
+            shapes[-1] *= s
+        else:
+            shapes.append(s)
+            strides.append(d)
     if cotarget is None:
-        cotarget = 1 + sum((s - 1) * abs(d) for s, d in zip(shapes, strides))
-    else:
-        it.check_int_tuple(cotarget, "complement cotarget")
-        if any(t < 0 for t in it.flatten(cotarget)):
-            raise LayoutError(f"complement({layout}, {cotarget}): the cotarget must be >= 0")
-    if not shapes:  # nothing reached: the whole cotarget is the complement
-        return Layout(it.product(cotarget))
-    if any(d < 0 for d in strides):
+        cotarget = 1
+        for s, d in zip(shapes, strides):
+            cotarget += (s - 1) * (d if d > 0 else -d)
+    if odd:
         raise LayoutError(
-            f"complement({layout}, {cotarget}) is not defined for negative strides (CuTe "
-            "returns a layout with negative extents)"
+            f"complement({layout}, {cotarget}) is not defined: "
+            + (
+                "negative strides are not supported (CuTe returns a layout with negative extents)"
+                if min(strides) < 0
+                else "the layout has an extent-0 mode"
+            )
         )
-    if any(s == 0 for s in shapes):
-        raise LayoutError(f"complement({layout}, {cotarget}): the layout has an extent-0 mode")
-    # take the modes by increasing stride (the first of equal ones first, as CuTe's find)
-    modes = sorted(zip(strides, range(len(strides)), shapes))
-    out_s: list[int] = []
-    out_d: list[int] = [1]
-    for d, _, s in modes:
-        gap = d // out_d[-1]
+    if not shapes:  # nothing reached: the whole cotarget is the complement
+        _ceil_div_shape(cotarget, 1)  # validates it
+        return Layout(it.product(cotarget))
+    # take the modes by increasing stride (the first of equal ones first, as CuTe's find);
+    # each contributes the gap below it, truncated as CuTe's static division does
+    order = sorted(range(len(strides)), key=strides.__getitem__) if len(strides) > 1 else (0,)
+    res_s: list[int] = []
+    res_d: list[int] = []
+    span = 1
+    for i in order:
+        d = strides[i]
+        gap = d // span
         if gap == 0:
             raise LayoutError(
                 f"complement({layout}, {cotarget}) is not defined: the layout is not "
-                f"injective (stride {d} lies inside the span {out_d[-1]} already covered; "
+                f"injective (stride {d} lies inside the span {span} already covered; "
                 "CuTe: 'Non-injective Layout detected in complement')"
             )
-        out_s.append(gap)
-        out_d.append(d * s)
-    rest = _ceil_div_shape(cotarget, out_d[-1])
-    out_s.append(rest)
-    if rest == 1:
-        out_d[-1] = 0
-    res_s: list[int] = []
-    res_d: list[int] = []
-    for s, d in zip(out_s, out_d):
-        _push(res_s, res_d, s, d)
+        if gap != 1:
+            if res_s and res_d[-1] * res_s[-1] == span:
+                res_s[-1] *= gap
+            else:
+                res_s.append(gap)
+                res_d.append(span)
+        span = d * shapes[i]
+    if type(cotarget) is int and cotarget >= 0:
+        rest = -(-cotarget // span)
+    else:
+        try:
+            rest = _ceil_div_shape(cotarget, span)
+        except LayoutError as e:
+            raise LayoutError(f"complement({layout}, {cotarget!r}): {e}") from None
+    if rest != 1:
+        if res_s and res_d[-1] * res_s[-1] == span:
+            res_s[-1] *= rest
+        else:
+            res_s.append(rest)
+            res_d.append(span)
     return _from_lists(res_s, res_d)
 
 
@@ -346,12 +391,23 @@ def _exchange_order(keys: list) -> list[int]:
 
 
 def _wrapped_coalesce(layout: Layout) -> tuple[list, list, list]:
-    c = coalesce(layout)
-    shapes, strides = c.flat()
+    """The coalesced flat modes and the prefix products of their extents."""
+    shapes: list[int] = []
+    strides: list[int] = []
+    for s, d in zip(*layout.flat()):
+        _push(shapes, strides, s, d)
+    if not shapes:
+        shapes, strides = [1], [0]
     pre = [1]
     for s in shapes:
         pre.append(pre[-1] * s)
-    return list(shapes), list(strides), pre
+    return shapes, strides, pre
+
+
+def _stride_order(strides: list) -> list[int]:
+    if len(set(strides)) == len(strides):  # no ties: the exchange sort is a plain sort
+        return sorted(range(len(strides)), key=strides.__getitem__)
+    return _exchange_order(strides)
 
 
 def right_inverse(layout: Layout) -> Layout:
@@ -363,13 +419,14 @@ def right_inverse(layout: Layout) -> Layout:
     >>> str(right_inverse(Layout((4, 2), (2, 1)))), str(right_inverse(Layout((3, 1, 2), (1, 0, 1))))
     ('(2,4):(4,1)', '3:1')
     """
+    layout = ck.layout_arg(layout, "right_inverse", composed=True)
     if _is_composed(layout):
         return layout.right_inverse()
     shapes, strides, pre = _wrapped_coalesce(layout)
     out_s: list[int] = []
     out_d: list[int] = []
     current = 1
-    for i in _exchange_order(strides):
+    for i in _stride_order(strides):
         if strides[i] == current:
             _push(out_s, out_d, shapes[i], pre[i])
             current = shapes[i] * strides[i]
@@ -385,6 +442,7 @@ def left_inverse(layout: Layout) -> Layout:
     >>> str(left_inverse(Layout((4, 2), (2, 1)))), str(left_inverse(Layout((4, 8), (1, 5))))
     ('(2,4):(4,1)', '(5,8):(1,4)')
     """
+    layout = ck.layout_arg(layout, "left_inverse", composed=True)
     if _is_composed(layout):
         return layout.left_inverse()
     shapes, strides, pre = _wrapped_coalesce(layout)
@@ -393,7 +451,7 @@ def left_inverse(layout: Layout) -> Layout:
             f"left_inverse({layout}) is not defined for negative strides (CuTe returns a "
             "layout with a negative extent)"
         )
-    order = _exchange_order(strides)
+    order = _stride_order(strides)
     out_s: list[int] = []
     out_d: list[int] = [0]
     span = 1
@@ -417,6 +475,17 @@ def left_inverse(layout: Layout) -> Layout:
     return _from_lists(res_s, res_d)
 
 
+def _coalesced_shape(a: Layout) -> IntTuple:
+    """``coalesce(a).shape`` without building the layout."""
+    shapes: list[int] = []
+    strides: list[int] = []
+    for s, d in zip(*a.flat()):
+        _push(shapes, strides, s, d)
+    if len(shapes) > 1:
+        return tuple(shapes)
+    return shapes[0] if shapes else 1
+
+
 def _divide_1(a: Layout, b) -> Layout:
     if _is_tiler_tuple(b):
         return _by_mode(_divide_1, a, b, "logical_divide")
@@ -426,7 +495,8 @@ def _divide_1(a: Layout, b) -> Layout:
     try:
         # the complement fills coalesce(a)'s shape mode by mode; a tile that does not divide
         # size(a) gets a rest mode that runs past it (CuTe's padded divide)
-        return composition(a, make_layout(b, complement(b, coalesce(a).shape)))
+        tile = complement(b, _coalesced_shape(a))
+        return _compose_checked(a, Layout._raw((b.shape, tile.shape), (b.stride, tile.stride)))
     except LayoutError as e:
         raise LayoutError(f"logical_divide({a}, {b}) is not defined: {e}") from None
 
@@ -437,6 +507,10 @@ def logical_divide(a, tiler):
     >>> str(logical_divide(Layout((4, 2, 3), (2, 1, 8)), Layout(4, 2)))
     '((2,2),(2,3)):((4,1),(2,8))'
     """
+    a, tiler = (
+        ck.layout_arg(a, "logical_divide", composed=True),
+        ck.tiler_arg(tiler, "logical_divide", a),
+    )
     if _is_composed(a):
         return a.with_inner(logical_divide(a.inner, tiler))
     if is_tuple(tiler) and not isinstance(tiler, Layout):
@@ -445,37 +519,32 @@ def logical_divide(a, tiler):
 
 
 def _is_tiler_tuple(t) -> bool:
-    return is_tuple(t) and not isinstance(t, Layout)
+    return isinstance(t, tuple) and not isinstance(t, Layout)
 
 
-def _unzip(mode: Layout, t) -> tuple[Layout, Layout]:
-    """Split a divided/multiplied mode into its (tile, rest) parts, following the tiler's nesting."""
-    if _is_tiler_tuple(t):
-        subs = _modes(mode)
-        parts = [_unzip(m, x) for m, x in zip(subs, t)]
-        firsts = [p[0] for p in parts]
-        seconds = [p[1] for p in parts] + subs[len(t) :]
-        return _pack(firsts), _pack(seconds)
-    return mode[0], mode[1]
+def _zip2_by(t, guide):
+    """CuTe's ``zip2_by``: gather the (tile, rest) pairs at the guide's leaves into
+    ``((tiles...), (rests..., untouched modes...))``, on a shape or a stride tuple."""
+    if _is_tiler_tuple(guide):
+        if not isinstance(t, tuple) or len(t) < len(guide):
+            raise LayoutError(f"tiler {_tstr(guide)} has more modes than {_tstr(t)}")
+        split = [_zip2_by(x, g) for x, g in zip(t, guide)]
+        return tuple(p[0] for p in split), tuple(p[1] for p in split) + t[len(guide) :]
+    if not isinstance(t, tuple) or len(t) != 2:
+        raise LayoutError(f"{_tstr(t)} is not a (tile, rest) pair")
+    return t
 
 
-def _zip_split(result: Layout, tiler) -> tuple[list[Layout], list[Layout]]:
-    """For a by-mode divide/product result, the list of tile parts and of rest parts."""
-    modes = _modes(result)
-    parts = [_unzip(m, t) for m, t in zip(modes, tiler)]
-    return [p[0] for p in parts], [p[1] for p in parts] + modes[len(tiler) :]
+def _tile_unzip(result: Layout, tiler) -> Layout:
+    return Layout._raw(_zip2_by(result.shape, tiler), _zip2_by(result.stride, tiler))
 
 
-def _pack(modes: list[Layout]) -> Layout:
-    # CuTe: the tile and rest parts are make_layout(...) of their modes, rank-1 included
-    return make_layout(*modes)
-
-
-def _flat_modes(modes: list[Layout]) -> list[Layout]:
-    out = []
-    for m in modes:
-        out.extend(_modes(m) if is_tuple(m.shape) else [m])
-    return out
+def _unpacked(part: Layout) -> list[Layout]:
+    """The modes a slice with ``repeat<rank>(_)`` splices in: CuTe's ``repeat<1>(_)`` is a bare
+    ``_``, so a rank-1 part stays one (wrapped) mode."""
+    if isinstance(part.shape, tuple) and len(part.shape) > 1:
+        return _modes(part)
+    return [part]
 
 
 def zipped_divide(a, tiler):
@@ -484,13 +553,13 @@ def zipped_divide(a, tiler):
     >>> str(zipped_divide(Layout((4, 6)), (2, 3)))
     '((2,3),(2,2)):((1,4),(2,12))'
     """
+    a, tiler = (
+        ck.layout_arg(a, "zipped_divide", composed=True),
+        ck.tiler_arg(tiler, "zipped_divide", a),
+    )
     if _is_composed(a):
         return a.with_inner(zipped_divide(a.inner, tiler))
-    d = logical_divide(a, tiler)
-    if not (is_tuple(tiler) and not isinstance(tiler, Layout)):
-        return d
-    firsts, seconds = _zip_split(d, tiler)
-    return make_layout(_pack(firsts), _pack(seconds))
+    return _tile_unzip(logical_divide(a, tiler), tiler)
 
 
 def tiled_divide(a, tiler):
@@ -499,10 +568,14 @@ def tiled_divide(a, tiler):
     >>> str(tiled_divide(Layout((4, 6)), (2, 3)))
     '((2,3),2,2):((1,4),2,12)'
     """
+    a, tiler = (
+        ck.layout_arg(a, "tiled_divide", composed=True),
+        ck.tiler_arg(tiler, "tiled_divide", a),
+    )
     if _is_composed(a):
         return a.with_inner(tiled_divide(a.inner, tiler))
     z = zipped_divide(a, tiler)
-    return make_layout(z[0], *_modes(z[1]))
+    return _rebuild([z[0], *_unpacked(z[1])])
 
 
 def flat_divide(a, tiler):
@@ -511,10 +584,11 @@ def flat_divide(a, tiler):
     >>> str(flat_divide(Layout((4, 6)), (2, 3)))
     '(2,3,2,2):(1,4,2,12)'
     """
+    a, tiler = ck.layout_arg(a, "flat_divide", composed=True), ck.tiler_arg(tiler, "flat_divide", a)
     if _is_composed(a):
         return a.with_inner(flat_divide(a.inner, tiler))
     z = zipped_divide(a, tiler)
-    return make_layout(*_modes(z[0]), *_modes(z[1]))
+    return _rebuild([*_unpacked(z[0]), *_unpacked(z[1])])
 
 
 def _product_1(a: Layout, b) -> Layout:
@@ -535,6 +609,10 @@ def logical_product(a, tiler):
     >>> str(logical_product(Layout((2, 2), (4, 1)), Layout(6, 1)))
     '((2,2),(2,3)):((4,1),(2,8))'
     """
+    a, tiler = (
+        ck.layout_arg(a, "logical_product", composed=True),
+        ck.tiler_arg(tiler, "logical_product", a),
+    )
     if _is_composed(a):
         return a.with_inner(logical_product(a.inner, tiler))
     if is_tuple(tiler) and not isinstance(tiler, Layout):
@@ -548,13 +626,13 @@ def zipped_product(a, tiler):
     >>> str(zipped_product(Layout((2, 2)), (Layout(3), Layout(2))))
     '((2,2),(3,2)):((1,2),(2,1))'
     """
+    a, tiler = (
+        ck.layout_arg(a, "zipped_product", composed=True),
+        ck.tiler_arg(tiler, "zipped_product", a),
+    )
     if _is_composed(a):
         return a.with_inner(zipped_product(a.inner, tiler))
-    p = logical_product(a, tiler)
-    if not (is_tuple(tiler) and not isinstance(tiler, Layout)):
-        return p
-    firsts, seconds = _zip_split(p, tiler)
-    return make_layout(_pack(firsts), _pack(seconds))
+    return _tile_unzip(logical_product(a, tiler), tiler)
 
 
 def tiled_product(a, tiler):
@@ -563,10 +641,14 @@ def tiled_product(a, tiler):
     >>> str(tiled_product(Layout((2, 2)), (Layout(3), Layout(2))))
     '((2,2),3,2):((1,2),2,1)'
     """
+    a, tiler = (
+        ck.layout_arg(a, "tiled_product", composed=True),
+        ck.tiler_arg(tiler, "tiled_product", a),
+    )
     if _is_composed(a):
         return a.with_inner(tiled_product(a.inner, tiler))
     z = zipped_product(a, tiler)
-    return make_layout(z[0], *_modes(z[1]))
+    return _rebuild([z[0], *_unpacked(z[1])])
 
 
 def flat_product(a, tiler):
@@ -575,10 +657,14 @@ def flat_product(a, tiler):
     >>> str(flat_product(Layout((2, 2)), (Layout(3), Layout(2))))
     '(2,2,3,2):(1,2,2,1)'
     """
+    a, tiler = (
+        ck.layout_arg(a, "flat_product", composed=True),
+        ck.tiler_arg(tiler, "flat_product", a),
+    )
     if _is_composed(a):
         return a.with_inner(flat_product(a.inner, tiler))
     z = zipped_product(a, tiler)
-    return make_layout(*_modes(z[0]), *_modes(z[1]))
+    return _rebuild([*_unpacked(z[0]), *_unpacked(z[1])])
 
 
 def _append_to(layout: Layout, r: int) -> Layout:
@@ -602,15 +688,35 @@ def _zip(x: Layout, y: Layout) -> Layout:
     return Layout._raw(tuple(zip(x.shape, y.shape)), tuple(zip(x.stride, y.stride)))
 
 
+def _compact_size(shapes, strides) -> int:
+    """n if these modes map their domain one-to-one onto [0, n), else 0."""
+    current = 1
+    for d, x in sorted((d, x) for x, d in zip(shapes, strides) if x != 1):
+        if d != current:
+            return 0
+        current *= x
+    return current
+
+
+def _scaled(d, n):
+    return tuple(_scaled(x, n) for x in d) if isinstance(d, tuple) else d * n
+
+
 def _rank_product(block, tiler, block_first: bool, name: str) -> Layout:
     """logical_product of both padded to a common rank, zipped mode by mode (CuTe's layout.hpp)."""
     block, tiler = as_layout(block), as_layout(tiler)
     r = max(it.rank(block.shape), it.rank(tiler.shape))
     a, b = _append_to(block, r), _append_to(tiler, r)
-    try:
-        rest = composition(complement(a, it.product(a.shape) * cosize(b)), b)
-    except LayoutError as e:
-        raise LayoutError(f"{name}({block}, {tiler}) is not defined: {e}") from None
+    n = _compact_size(*a.flat())
+    if n:
+        # a is a bijection onto [0, n): its complement up to n * cosize(b) is cosize(b):n, and
+        # that single mode composed with b scales b's strides by n (0 when cosize(b) is 1)
+        rest = Layout._raw(b.shape, _scaled(b.stride, n if cosize(b) > 1 else 0))
+    else:
+        try:
+            rest = composition(complement(a, it.product(a.shape) * cosize(b)), b)
+        except LayoutError as e:
+            raise LayoutError(f"{name}({block}, {tiler}) is not defined: {e}") from None
     return _zip(a, rest) if block_first else _zip(rest, a)
 
 
@@ -622,6 +728,7 @@ def blocked_product(block, tiler):
     >>> str(blocked_product(Layout((3, 4), (4, 1)), Layout((2, 5), (1, 2))))
     '((3,2),(4,5)):((4,12),(1,24))'
     """
+    tiler = ck.tiler_arg(tiler, "blocked_product", block)
     if _is_composed(block):
         return block.with_inner(blocked_product(block.inner, tiler))
     return _rank_product(block, tiler, True, "blocked_product")
@@ -633,6 +740,7 @@ def raked_product(block, tiler):
     >>> str(raked_product(Layout((2, 2)), Layout((2, 3))))
     '((2,2),(3,2)):((4,1),(8,2))'
     """
+    tiler = ck.tiler_arg(tiler, "raked_product", block)
     if _is_composed(block):
         return block.with_inner(raked_product(block.inner, tiler))
     return _rank_product(block, tiler, False, "raked_product")
@@ -647,6 +755,9 @@ def make_ordered_layout(shape: IntTuple, order: IntTuple | None = None) -> Layou
     >>> str(make_ordered_layout((2, 3, 4), (1, 2, 0)))
     '(2,3,4):(4,8,1)'
     """
+    shape = ck.int_tuple_arg(shape, "make_ordered_layout", "shape", 0)
+    if order is not None:
+        order = ck.int_tuple_arg(order, "make_ordered_layout", "order")
     if order is None:
         return Layout(shape)
     it.check_int_tuple(shape, "make_ordered_layout shape")
@@ -689,6 +800,7 @@ def tile_to_shape(block, target: IntTuple, order: IntTuple | None = None):
     >>> str(tile_to_shape(Layout((8, 8), (8, 1)), (16, 32)))
     '((8,2),(8,4)):((8,64),(1,128))'
     """
+    target = ck.int_tuple_arg(target, "tile_to_shape", "target", 1, block)
     if _is_composed(block):
         return block.with_inner(tile_to_shape(block.inner, target, order))
     block = as_layout(block)
@@ -710,12 +822,40 @@ def tile_to_shape(block, target: IntTuple, order: IntTuple | None = None):
     return blocked_product(padded, make_ordered_layout(reps, order))
 
 
+def _swizzle_base(x) -> int | None:
+    """``2**M`` of a swizzled layout's Swizzle<B,M,S> (the run it leaves contiguous), else None."""
+    from cutemma.layout.swizzle import Swizzle
+
+    if _is_composed(x) and isinstance(x.outer, Swizzle):
+        return 1 << x.outer.base
+    if _is_composed(x):
+        raise LayoutError(
+            f"{x}: only a swizzled layout (Swizzle o offset o Layout) is supported here"
+        )
+    return None
+
+
 def max_common_layout(a: Layout, b: Layout) -> Layout:
     """The largest layout ``R`` such that ``a o R`` and ``b o R`` are both contiguous (stride 1).
+
+    A swizzled operand keeps at most its swizzle's ``2**M`` contiguous elements (CuTe).
 
     >>> str(max_common_layout(Layout((4, 8)), Layout((4, 8), (1, 8))))
     '4:1'
     """
+    a = ck.layout_arg(a, "max_common_layout", composed=True)
+    b = ck.layout_arg(b, "max_common_layout", composed=True, which="the second argument")
+    base_a, base_b = _swizzle_base(a), _swizzle_base(b)
+    if base_a is not None or base_b is not None:
+        if base_a is not None and base_b is not None:
+            raise LayoutError(f"max_common_layout({a}, {b}): CuTe has no case for two swizzles")
+        # CuTe swaps a plain left operand to the right: mcl(a, Sw o B) = mcl(B, a)
+        base, common = (
+            (base_a, max_common_layout(a.inner, b))
+            if base_a is not None
+            else (base_b, max_common_layout(b.inner, a))
+        )
+        return composition(common, base) if base < it.product(common.shape) else common
     inv_b = right_inverse(b)
     common = coalesce(composition(a, inv_b))
     first = common[0] if is_tuple(common.shape) else common
@@ -727,9 +867,23 @@ def max_common_layout(a: Layout, b: Layout) -> Layout:
 def max_common_vector(a: Layout, b: Layout) -> int:
     """Number of elements contiguous in both ``a`` and ``b`` from offset 0 (vector width).
 
+    A swizzled operand caps it at its swizzle's ``2**M`` (CuTe); two swizzled operands with
+    the same swizzle compare their inner layouts.
+
     >>> max_common_vector(Layout((4, 8)), Layout((4, 8), (1, 8)))
     4
     """
+    a = ck.layout_arg(a, "max_common_vector", composed=True)
+    b = ck.layout_arg(b, "max_common_vector", composed=True, which="the second argument")
+    base_a, base_b = _swizzle_base(a), _swizzle_base(b)
+    if base_a is not None or base_b is not None:
+        if base_a is not None and base_b is not None:
+            vec = max_common_vector(a.inner, b.inner)
+            return vec if a.outer == b.outer else min(vec, base_a, base_b)
+        # CuTe swaps a plain left operand to the right: mcv(a, Sw o B) = mcv(B, a)
+        if base_a is not None:
+            return min(max_common_vector(a.inner, b), base_a)
+        return min(max_common_vector(b.inner, a), base_b)
     inv_b = right_inverse(b)
     common = coalesce(composition(a, inv_b))
     first = common[0] if is_tuple(common.shape) else common
@@ -755,6 +909,8 @@ def upcast(layout: Layout, n: int) -> Layout:
     >>> str(upcast(Layout((8, 4), (1, 8)), 8)), str(upcast(Layout(6, 1), 4))
     ('(1,4):(1,1)', '2:1')
     """
+    layout = ck.layout_arg(layout, "upcast")
+    n = ck.int_arg(n, "upcast", "n", 1, layout)
     if not is_int(n) or n < 1:
         raise LayoutError(f"upcast({layout}, {n!r}): the factor must be an int >= 1")
 
@@ -780,6 +936,8 @@ def downcast(layout: Layout, n: int) -> Layout:
     >>> str(downcast(Layout((2, 4), (1, 2)), 4))
     '(8,4):(1,8)'
     """
+    layout = ck.layout_arg(layout, "downcast")
+    n = ck.int_arg(n, "downcast", "n", 1, layout)
     if not is_int(n) or n < 1:
         raise LayoutError(f"downcast({layout}, {n!r}): the factor must be an int >= 1")
     if 1 not in layout.flat()[1]:
@@ -799,6 +957,7 @@ def nullspace(layout: Layout) -> Layout:
     >>> str(nullspace(Layout((2, 4, 3), (1, 0, 2)))), str(nullspace(Layout((2, 3), (0, 0))))
     ('4:2', '(2,3):(1,2)')
     """
+    layout = ck.layout_arg(layout, "nullspace")
     shapes, strides = layout.flat()
     index = it.compact_col_major(tuple(shapes))
     keep = [(s, i) for s, d, i in zip(shapes, strides, index) if d == 0]

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 
 from cutemma.display import RichDisplay
 from cutemma.errors import LayoutError
+from cutemma.layout import checks as ck
 from cutemma.layout import int_tuple as it
 from cutemma.layout.int_tuple import IntTuple, is_int, is_tuple
 
@@ -52,7 +53,12 @@ class Layout(RichDisplay):
 
     def __init__(self, shape: IntTuple, stride: IntTuple | None = None):
         try:
-            self._init(shape, stride)
+            try:
+                self._init(shape, stride)
+            except LayoutError:  # numpy ints are ints: convert them (only then) and retry
+                if not (ck.has_foreign_ints(shape) or ck.has_foreign_ints(stride)):
+                    raise
+                self._init(ck.ints_of(shape), ck.ints_of(stride))
         except RecursionError:
             raise LayoutError(
                 "layout shape/stride is nested too deeply to process (Python recursion limit); "
@@ -150,6 +156,8 @@ class Layout(RichDisplay):
             yield self[i]
 
     def __getitem__(self, i: int) -> Layout:
+        if type(i) is not int:
+            i = ck.int_arg(i, f"layout {self}", "mode")
         if isinstance(self._shape, tuple):
             n = len(self._shape)
             if not -n <= i < n:
@@ -164,6 +172,8 @@ class Layout(RichDisplay):
             crd = crd[0]
         elif len(crd) == 0:
             raise LayoutError(f"layout {self} called with no coordinate")
+        if type(crd) is not int and ck.has_foreign_ints(crd):  # numpy ints are ints
+            crd = ck.ints_of(crd)
         if _has_none(crd):
             sub, _ = slice_and_offset(crd, self)
             return sub
@@ -231,6 +241,8 @@ def slice_and_offset(crd: IntTuple, layout: Layout) -> tuple[Layout, int]:
     >>> slice_and_offset((None, 1), Layout((4, 2), (1, 4)))
     ((4):(1), 4)
     """
+    layout = ck.layout_arg(layout, "slice_and_offset", which="the second argument")
+    crd = ck.ints_of(crd)
     if crd is None:
         return layout, 0
 
@@ -299,6 +311,12 @@ def size(x, mode: int | None = None) -> int:
     >>> size(Layout((4, 2))), size((4, 2)), size(Layout((4, 2)), 1)
     (8, 8, 2)
     """
+    if not (isinstance(x, Layout | tuple) or ck.as_int(x) is not None or hasattr(x, "size")):
+        raise LayoutError(
+            f"size: expected a Layout, a shape (an int or tuple of ints) or an object with "
+            f".size(), got {x!r}"
+        )
+    x = ck.ints_of(x)
     if mode is not None:
         x = as_layout(x)[mode] if not hasattr(x, "layout") else x.layout[mode]
     if isinstance(x, Layout):
@@ -315,6 +333,10 @@ def cosize(layout) -> int:
     8
     """
     if not isinstance(layout, Layout):
+        if not hasattr(layout, "cosize"):
+            raise LayoutError(
+                f"cosize: expected a Layout (or a ComposedLayout, Swizzle), got {layout!r}"
+            )
         return layout.cosize()
     top = 1
     for s, d in zip(*layout.flat()):
@@ -328,7 +350,7 @@ def rank(x) -> int:
     >>> rank(Layout((4, (2, 2))))
     2
     """
-    return it.rank(x.shape if hasattr(x, "shape") else x)
+    return it.rank(x.shape if hasattr(x, "shape") else ck.int_tuple_arg(x, "rank", "shape"))
 
 
 def depth(x) -> int:
@@ -337,7 +359,7 @@ def depth(x) -> int:
     >>> depth(Layout((4, (2, 2))))
     2
     """
-    return it.depth(x.shape if hasattr(x, "shape") else x)
+    return it.depth(x.shape if hasattr(x, "shape") else ck.int_tuple_arg(x, "depth", "shape"))
 
 
 def shape(x, mode: int | None = None) -> IntTuple:
@@ -346,6 +368,8 @@ def shape(x, mode: int | None = None) -> IntTuple:
     >>> shape(Layout((4, (2, 2))), 1)
     (2, 2)
     """
+    if not hasattr(x, "shape"):
+        raise LayoutError(f"shape: expected a Layout (or anything with a shape), got {x!r}")
     s = x.shape
     return s if mode is None else as_layout(x)[mode].shape
 
@@ -356,6 +380,8 @@ def stride(x, mode: int | None = None) -> IntTuple:
     >>> stride(Layout((4, 2)), 1)
     4
     """
+    if not hasattr(x, "stride"):
+        raise LayoutError(f"stride: expected a Layout, got {x!r}")
     return x.stride if mode is None else x[mode].stride
 
 
@@ -365,7 +391,8 @@ def flatten_layout(layout: Layout) -> Layout:
     >>> flatten_layout(Layout(((2, 2), 2)))
     (2,2,2):(1,2,4)
     """
-    if hasattr(layout, "with_inner"):  # a swizzled layout keeps its swizzle (CuTe's flatten)
+    layout = ck.layout_arg(layout, "flatten_layout", composed=True)
+    if type(layout) is not Layout and hasattr(layout, "with_inner"):  # keeps its swizzle (CuTe)
         return layout.with_inner(flatten_layout(layout.inner))
     s, d = it.flatten(layout.shape), it.flatten(layout.stride)
     if len(s) == 1:
@@ -385,7 +412,9 @@ def append(layout: Layout, x: Layout | None = None, n: int | None = None) -> Lay
     >>> str(append(Layout(4), Layout(2, 4)))
     '(4,2):(1,4)'
     """
-    x = Layout._raw(1, 0) if x is None else as_layout(x)
+    layout = ck.layout_arg(layout, "append")
+    x = Layout._raw(1, 0) if x is None else ck.layout_arg(x, "append", which="x")
+    n = None if n is None else ck.int_arg(n, "append", "n", 1)
     modes = _modes(layout)
     if n is None:
         modes.append(x)
@@ -406,7 +435,9 @@ def prepend(layout: Layout, x: Layout | None = None, n: int | None = None) -> La
     >>> str(prepend(Layout(4), Layout(2, 4)))
     '(2,4):(4,1)'
     """
-    x = Layout._raw(1, 0) if x is None else as_layout(x)
+    layout = ck.layout_arg(layout, "prepend")
+    x = Layout._raw(1, 0) if x is None else ck.layout_arg(x, "prepend", which="x")
+    n = None if n is None else ck.int_arg(n, "prepend", "n", 1)
     modes = _modes(layout)
     if n is None:
         modes.insert(0, x)
@@ -425,6 +456,8 @@ def group(layout: Layout, begin: int, end: int) -> Layout:
     >>> str(group(Layout((2, 3, 4)), 1, 3))
     '(2,(3,4)):(1,(2,6))'
     """
+    layout = ck.layout_arg(layout, "group")
+    begin, end = ck.int_arg(begin, "group", "begin"), ck.int_arg(end, "group", "end")
     modes = _modes(layout)
     if not 0 <= begin <= end <= len(modes):
         raise LayoutError(
@@ -442,6 +475,8 @@ def select(layout: Layout, *modes: int) -> Layout:
     >>> str(select(Layout((2, 3, 4)), 2, 0)), str(select(Layout((2, 3, 4)), 1))
     ('(4,2):(6,1)', '(3):(2)')
     """
+    layout = ck.layout_arg(layout, "select")
+    modes = tuple(ck.int_arg(m, "select", "mode") for m in modes)
     all_modes = _modes(layout)
     for m in modes:
         if not -len(all_modes) <= m < len(all_modes):
@@ -461,8 +496,11 @@ def coalesce(layout: Layout, profile: IntTuple | None = None) -> Layout:
     >>> str(coalesce(Layout((2, (2, 3)), (1, (2, 4))), (1, 1)))
     '(2,6):(1,2)'
     """
-    if hasattr(layout, "with_inner"):  # a swizzled layout: coalesce the inner one (CuTe)
-        return layout.with_inner(coalesce(layout.inner, profile))
+    layout = ck.layout_arg(layout, "coalesce", composed=True)
+    if profile is not None:
+        profile = ck.int_tuple_arg(profile, "coalesce", "profile")
+    if type(layout) is not Layout and hasattr(layout, "with_inner"):
+        return layout.with_inner(coalesce(layout.inner, profile))  # swizzled: the inner one
     if profile is not None and is_tuple(profile):
         modes = _modes(layout)
         if len(profile) > len(modes):
@@ -471,8 +509,14 @@ def coalesce(layout: Layout, profile: IntTuple | None = None) -> Layout:
         return make_layout(*out) if len(out) > 1 else Layout._raw((out[0].shape,), (out[0].stride,))
     shapes: list[int] = []
     strides: list[int] = []
-    for s, d in zip(*layout.flat()):
-        _push(shapes, strides, s, d)
+    for s, d in zip(*layout.flat()):  # _push, inlined: this loop is the hot path
+        if s == 1:
+            continue
+        if shapes and strides[-1] * shapes[-1] == d:
+            shapes[-1] *= s
+        else:
+            shapes.append(s)
+            strides.append(d)
     return _from_lists(shapes, strides)
 
 
@@ -518,4 +562,4 @@ def filter(layout: Layout) -> Layout:  # noqa: A001 - CuTe's name
     >>> str(filter(Layout((4, 2, 3), (0, 1, 2))))
     '6:1'
     """
-    return coalesce(filter_zeros(layout))
+    return coalesce(filter_zeros(ck.layout_arg(layout, "filter")))

@@ -24,6 +24,9 @@ from cutemma.layout.layout import Layout
 _CPP_TUPLES = ("Shape", "Stride", "Coord", "Step", "Tile", "tuple", "cute::tuple")
 
 
+_MAX_DIGITS = 4000  # below Python's int-from-text limit (4300 digits)
+
+
 class _Reader:
     def __init__(self, text: str):
         self.text = text
@@ -40,8 +43,9 @@ class _Reader:
     def fail(self, expected: str):
         self.skip()
         found = self.text[self.pos : self.pos + 10] or "end of text"
+        shown = self.text if len(self.text) <= 80 else self.text[:77] + "..."
         raise LayoutParseError(
-            f"cannot read layout {self.text!r}: at column {self.pos + 1} expected {expected}, "
+            f"cannot read layout {shown!r}: at column {self.pos + 1} expected {expected}, "
             f"found {found!r}"
         )
 
@@ -62,9 +66,11 @@ class _Reader:
             v = self.integer()
             self.expect(">")
             return v
-        m = re.compile(r"_?(-?\d+)").match(self.text, self.pos)
+        m = re.compile(r"_?(-?[0-9]+)").match(self.text, self.pos)  # ASCII digits only
         if not m:
             self.fail("an integer")
+        if len(m.group(1)) > _MAX_DIGITS:  # int() refuses past 4300 digits; say so first
+            self.fail(f"an integer of at most {_MAX_DIGITS} digits (not {len(m.group(1))})")
         self.pos = m.end()
         return int(m.group(1))
 
@@ -185,7 +191,14 @@ def parse_int_tuple(text: str):
     >>> parse_int_tuple("Shape<_4, Shape<_2,_2>>")
     (4, (2, 2))
     """
+    if not isinstance(text, str):
+        raise LayoutParseError(f"int-tuple text must be a str such as '(4,(2,2))', got {text!r}")
     r = _Reader(text)
-    t = r.int_tuple()
+    try:
+        t = r.int_tuple()
+    except RecursionError:
+        raise LayoutParseError(
+            f"int-tuple text of {len(text)} characters is nested too deeply"
+        ) from None
     r.end()
     return t

@@ -17,8 +17,9 @@ from dataclasses import dataclass
 
 from cutemma.display import RichDisplay
 from cutemma.errors import LayoutError
+from cutemma.layout import checks as ck
 from cutemma.layout.int_tuple import crd2idx
-from cutemma.layout.layout import Layout, as_layout, cosize, slice_and_offset
+from cutemma.layout.layout import Layout, cosize, slice_and_offset
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,8 @@ class Swizzle:
     shift: int
 
     def __post_init__(self):
+        for name in ("bits", "base", "shift"):  # whole numbers first (numpy ints become ints)
+            object.__setattr__(self, name, ck.int_arg(getattr(self, name), "Swizzle", name))
         if self.bits < 0 or self.base < 0:
             raise LayoutError(
                 f"Swizzle{(self.bits, self.base, self.shift)}: bits and base must be >= 0"
@@ -56,6 +59,8 @@ class Swizzle:
         return ((1 << self.bits) - 1) << (self.base - min(0, self.shift))
 
     def __call__(self, x: int) -> int:
+        if type(x) is not int and getattr(x, "dtype", None) is None:  # numpy arrays pass
+            x = ck.int_arg(x, str(self), "offset (an integer)")
         if self.shift >= 0:
             return x ^ ((x & self.yyy_mask) >> self.shift)
         return x ^ ((x & self.yyy_mask) << -self.shift)
@@ -110,8 +115,7 @@ class ComposedLayout(RichDisplay):
             raise LayoutError(
                 f"ComposedLayout: outer must be a Swizzle, Layout or ComposedLayout, got {outer!r}"
             )
-        if not (isinstance(offset, int) and not isinstance(offset, bool)):
-            raise LayoutError(f"ComposedLayout: offset must be an int, got {offset!r}")
+        offset = ck.int_arg(offset, "ComposedLayout", "offset")  # numpy ints are ints
         self.outer = outer
         self.offset = offset
         self.inner = inner
@@ -187,7 +191,7 @@ class ComposedLayout(RichDisplay):
         with a swizzle at offset 0 passed through to the left.
 
         >>> str(ComposedLayout(Swizzle(2, 0, 2), 0, Layout((4, 4), (4, 1))).right_inverse())
-        'Sw<2,0,2> o 0 o (4,4):(4,1)'
+        'Sw<2,0,-2> o 0 o (4,4):(4,1)'
         """
         from cutemma.layout.algebra import right_inverse
 
@@ -196,8 +200,8 @@ class ComposedLayout(RichDisplay):
     def left_inverse(self):
         """CuTe's left_inverse, built like ``right_inverse`` from the parts' left inverses.
 
-        >>> str(ComposedLayout(Swizzle(2, 0, 2), 0, Layout((4, 4), (4, 1))).left_inverse())
-        'Sw<2,0,2> o 0 o (4,4):(4,1)'
+        >>> str(ComposedLayout(Swizzle(2, 1, 3), 4, Layout(32)).left_inverse())
+        '32:1 o -4 o Sw<2,1,3>'
         """
         from cutemma.layout.algebra import left_inverse
 
@@ -293,4 +297,6 @@ def make_swizzled(sw: Swizzle, layout) -> ComposedLayout:
     >>> str(make_swizzled(Swizzle(1, 4, 3), Layout((8, 16), (16, 1))))
     'Sw<1,4,3> o 0 o (8,16):(16,1)'
     """
-    return ComposedLayout(sw, 0, as_layout(layout))
+    if not isinstance(sw, Swizzle):
+        raise LayoutError(f"make_swizzled: expected a Swizzle such as Swizzle(3, 4, 3), got {sw!r}")
+    return ComposedLayout(sw, 0, ck.layout_arg(layout, "make_swizzled", which="the layout"))

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 from cutemma.errors import AtomError
 from cutemma.mma.atom import MmaAtom
-from cutemma.mma.names import MmaName, parse_name, parse_shape
+from cutemma.mma.names import MmaName, format_name, parse_name, parse_shape
 from cutemma.mma.operation import Operation
 from cutemma.mma.traits import Traits
 from cutemma.mma.types import CODES, split_type_codes
@@ -77,6 +77,8 @@ def register_family(family: Family) -> Family:
     >>> register_family(families(61)[0]).arch
     61
     """
+    if not isinstance(family, Family):
+        raise AtomError(f"register_family: expected a Family, got {family!r}")
     old = _FAMILIES.get(family.name)
     if old is not None and old is not family:
         raise AtomError(f"family {family.name!r} is registered twice; family names must be unique")
@@ -102,6 +104,15 @@ def families(arch: int | str | None = None) -> list[Family]:
     >>> [f.short for f in families('sm70')]
     ['quadpair']
     """
+    found = _families(arch)
+    if arch is not None and not found:
+        known = ", ".join(f"sm{a}" for a in sorted({f.arch for f in _families(None)}))
+        raise AtomError(f"no MMA families for sm{_arch_number(arch)}; the catalog has {known}")
+    return found
+
+
+def _families(arch: int | str | None) -> list[Family]:
+    """families() without the check: an empty list for an architecture with none."""
     _load()
     want = None if arch is None else _arch_number(arch)
     found = [f for f in _FAMILIES.values() if want is None or f.arch == want]
@@ -109,7 +120,9 @@ def families(arch: int | str | None = None) -> list[Family]:
 
 
 def _arch_number(arch: int | str) -> int:
-    m = re.fullmatch(r"(?:sm_?)?(\d+)[a-z]?", str(arch).strip(), re.IGNORECASE)
+    if isinstance(arch, bool) or not isinstance(arch, int | str):
+        raise AtomError(f"architecture {arch!r}: write it as 80, 'sm80' or 'sm_80'")
+    m = re.fullmatch(r"(?:sm_?)?([0-9]+)[a-z]?", str(arch).strip(), re.IGNORECASE)
     if not m:
         raise AtomError(f"architecture {arch!r}: write it as 80, 'sm80' or 'sm_80'")
     return int(m.group(1))
@@ -118,23 +131,52 @@ def _arch_number(arch: int | str) -> int:
 def _resolve(name: str | MmaName, params: dict) -> tuple[Operation, Traits]:
     _load()
     parsed = name if isinstance(name, MmaName) else parse_name(name)
+    params = _checked_params(parsed, params)
     key = (parsed, tuple(sorted(params.items())))
     if key in _BUILT:
         return _BUILT[key]
     text = parsed.text
-    mine = [f for f in families(parsed.arch) if f.claims(parsed)]
+    mine = [f for f in _families(parsed.arch) if f.claims(parsed)]
     if mine:
         try:
             built = mine[0].build(parsed, dict(params))
         except AtomError as err:
             hint = _elsewhere(parsed, params)
-            raise AtomError(f"{err}; {hint}" if hint else str(err)) from None
+            raise AtomError(
+                (f"{err}; {hint}" if hint else str(err)) + _did_you_mean(text)
+            ) from None
+        except (TypeError, ValueError) as err:  # a parameter of the wrong type
+            raise AtomError(
+                f"{text}: parameters {params} are not valid ({err}); parameters are whole "
+                "numbers or names, e.g. m=128, n=256, a_major='K'"
+            ) from None
     else:
-        hint = _elsewhere(parsed, params) or _unknown_type(parsed) or _no_family(parsed)
+        hint = _elsewhere(parsed, params)
+        if hint is None:
+            hint = (_unknown_type(parsed) or _no_family(parsed)) + _did_you_mean(text)
         raise AtomError(f"{text}: {hint}")
     _BUILT[key] = built
     _TRAITS[built[0]] = built[1]
     return built
+
+
+def _checked_params(name: MmaName, params: dict) -> dict:
+    """Parameters are whole numbers (numpy ints too) or names; anything else is refused here,
+    naming the parameter, rather than deep inside a family's layout code."""
+    from cutemma.layout.checks import as_int
+
+    out = {}
+    for key, value in params.items():
+        if isinstance(value, str | bool) or value is None:  # flags such as saturate=True
+            out[key] = value
+        elif as_int(value) is not None:
+            out[key] = as_int(value)
+        else:
+            raise AtomError(
+                f"{format_name(name)}: parameter {key}={value!r} must be a whole number or a "
+                "name, e.g. m=128, n=256, a_major='K', saturate=True"
+            )
+    return out
 
 
 def _elsewhere(name: MmaName, params: dict) -> str | None:
@@ -172,12 +214,38 @@ _KEYWORDS = {"DP4A", "DP2A", "F8F6F4", "MXF8F6F4", "MXF4", "MXF4NVF4", "F16BF16"
 
 
 def _no_family(name: MmaName) -> str:
-    fams = families(name.arch)
+    fams = _families(name.arch)
     if not fams:
-        archs = sorted({f.arch for f in families()})
-        return f"no MMA families for sm{name.arch}; known architectures: {archs}"
-    forms = "; ".join(f"{f.name}: {f.description}" for f in fams)
-    return f"no sm{name.arch} family takes this name. sm{name.arch} has {forms}"
+        archs = ", ".join(f"sm{a}" for a in sorted({f.arch for f in _families(None)}))
+        return f"no MMA families for sm{name.arch}; the catalog has {archs}"
+    names = ", ".join(f.short for f in fams)
+    return (
+        f"no sm{name.arch} family takes this name (families: {names}; "
+        f"`cutemma list --arch sm{name.arch}` lists their operations)"
+    )
+
+
+_NAMES: list[str] = []
+
+
+def _did_you_mean(text: str) -> str:
+    """'; did you mean X, Y or Z?' with the catalog names closest to ``text`` (difflib), or ''
+    when ``text`` is itself a catalog name or nothing is close."""
+    import difflib
+
+    if not _NAMES:
+        _NAMES.extend(n for f in _families(None) for n in f.members())
+    if text in _NAMES:
+        return ""
+    close = difflib.get_close_matches(text, _NAMES, n=3, cutoff=0.6)
+    if not close:
+        return ""
+    return (
+        "; did you mean "
+        + (", ".join(close[:-1]) + " or " if len(close) > 1 else "")
+        + close[-1]
+        + "?"
+    )
 
 
 def mma_op(name: str | MmaName, **params) -> Operation:
@@ -195,6 +263,8 @@ def traits_of(op: Operation) -> Traits:
     >>> traits_of(mma_op('SM61_DP4A')).shape_mnk
     (1, 1, 4)
     """
+    if not isinstance(op, Operation):
+        raise AtomError(f"traits_of: expected an Operation (e.g. mma_op(name)), got {op!r}")
     if op not in _TRAITS:
         _resolve(op.name, dict(op.params))
     return _TRAITS[op]

@@ -175,5 +175,7 @@ def format_name(name: MmaName) -> str:
     >>> format_name(MmaName(100, ('MMA', 'F16BF16', 'SS')))
     'SM100_MMA_F16BF16_SS'
     """
+    if not isinstance(name, MmaName):
+        raise AtomError(f"format_name: expected an MmaName (from parse_name), got {name!r}")
     text = f"SM{name.arch}_" + "_".join(name.tokens)
     return text + (f"<{','.join(name.template)}>" if name.template else "")

@@ -110,6 +110,8 @@ def tv_table(layout: Layout) -> np.ndarray:
     >>> tv_table(Layout(((4, 2), 4), ((8, 4), 1))).tolist()[4]
     [4, 5, 6, 7]
     """
+    if not isinstance(layout, Layout):
+        raise AtomError(f"tv_table: expected a rank-2 (thread, value) Layout, got {layout!r}")
     shape, stride = layout.shape, layout.stride
     if isinstance(shape, int) or len(shape) != 2:
         raise AtomError(f"a thread-value layout has rank 2 (thread, value); got {layout}")

@@ -123,7 +123,7 @@ def check_raw(table: tuple[Field, ...], raw: int, total_bits: int, what: str) ->
     ...
     cutemma.errors.DescriptorError: demo: raw 0x4 sets bit(s) [2] that no field owns (reserved, must be 0)
     """
-    if not isinstance(raw, int) or not 0 <= raw < (1 << total_bits):
+    if isinstance(raw, bool) or not isinstance(raw, int) or not 0 <= raw < (1 << total_bits):
         raise DescriptorError(f"{what}: raw value {raw!r} is not a {total_bits}-bit unsigned int")
     owned = 0
     for f in table:

@@ -122,6 +122,8 @@ def decode_gmma_desc(raw: int, major: str | None = None) -> GmmaDescriptor:
     >>> decode_gmma_desc(0x4000004000010040).stride_byte_offset
     64
     """
-    if not isinstance(raw, int):
+    from cutemma.layout.checks import as_int
+
+    if as_int(raw) is None:  # numpy ints are ints; True is not a descriptor
         raise DescriptorError(f"raw descriptor {raw!r} must be an int")
-    return GmmaDescriptor.decode(raw, major)
+    return GmmaDescriptor.decode(as_int(raw), major)

@@ -219,7 +219,12 @@ def make_instr_desc(
     >>> make_instr_desc("mxf4nvf4", "e2m1", "e2m1", "f32", 128, 128, scale_type="ue4m3").raw == 0x8200480
     True
     """
+    from cutemma.layout.checks import as_int
+
     k = _kind(kind)
+    if as_int(M) is None or as_int(N) is None:
+        raise DescriptorError(f"M = {M!r}, N = {N!r}: M and N must be whole numbers (ints)")
+    M, N = as_int(M), as_int(N)
     if M % 16 or not 16 <= M <= 256 or N % 8 or not 8 <= N <= 256:
         raise DescriptorError(
             f"M = {M}, N = {N}: M must be a multiple of 16 in [16, 256] and N a multiple of 8 "
@@ -266,6 +271,9 @@ def decode_instr_desc(raw: int, kind: str) -> InstrDescriptor:
     >>> decode_instr_desc(0x8400490, "f16").N
     256
     """
+    from cutemma.layout.checks import as_int
+
     k = _kind(kind)
+    raw = raw if as_int(raw) is None else as_int(raw)  # numpy ints are ints
     check_raw(k.table, raw, 32, f"kind::{k.name} instruction descriptor")
     return InstrDescriptor(k.name, unpack(k.table, raw))

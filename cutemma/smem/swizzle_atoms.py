@@ -114,7 +114,13 @@ def swizzle_mode(x: str | int | SwizzleMode) -> SwizzleMode:
     """
     if isinstance(x, SwizzleMode):
         return x
-    key = str(x).upper()
+    from cutemma.layout.checks import as_int
+
+    if not isinstance(x, str) and as_int(x) is None:  # None, True, 128.0 are no swizzle
+        raise DescriptorError(
+            f"unknown swizzle {x!r}; use one of {', '.join(_BY_NAME)} (or 0/16, 32, 64, 128)"
+        )
+    key = x.upper() if isinstance(x, str) else str(as_int(x))
     key = _ALIASES.get(key, key)
     if key not in _BY_NAME:
         raise DescriptorError(
@@ -143,6 +149,8 @@ def element_bits(dtype) -> int:
     (32, 8)
     """
     if isinstance(dtype, int) and not isinstance(dtype, bool):
+        if dtype < 1:
+            raise DescriptorError(f"element width {dtype} bits: a width must be >= 1 bit")
         return dtype
     if hasattr(dtype, "bits"):
         return int(dtype.bits)

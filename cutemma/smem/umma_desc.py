@@ -161,6 +161,8 @@ def decode_umma_desc(raw: int, major: str | None = None) -> UmmaDescriptor:
     >>> decode_umma_desc(0x2000400000000000).swizzle_mode().name
     'SW128_32B'
     """
-    if not isinstance(raw, int):
+    from cutemma.layout.checks import as_int
+
+    if as_int(raw) is None:  # numpy ints are ints; True is not a descriptor
         raise DescriptorError(f"raw descriptor {raw!r} must be an int")
-    return UmmaDescriptor.decode(raw, major)
+    return UmmaDescriptor.decode(as_int(raw), major)

@@ -37,10 +37,20 @@ def _as_atom(x, **params):
 def _as_atom_layout(x) -> Layout:
     if isinstance(x, Layout):
         layout = x
-    elif is_int(x) or is_tuple(x):
-        layout = Layout(x)
     else:
-        raise TiledMmaError(f"atom_layout_mnk must be an int-tuple or a Layout, got {x!r}")
+        try:
+            layout = Layout(x)
+        except LayoutError:
+            raise TiledMmaError(
+                f"atom layout {x!r}: atom_layout_mnk must be an int-tuple or a Layout, of whole "
+                "numbers >= 1, e.g. (2, 2, 1) or Layout((2, 2), (2, 1))"
+            ) from None
+    if 0 in flatten(layout.shape):
+        raise TiledMmaError(
+            f"atom layout {layout} has an extent 0: every mode needs at least one atom, "
+            "e.g. (2, 1, 1)"
+        )
+    _check_injective(layout)
     r = len(layout) if is_tuple(layout.shape) else 1
     if r > 3:
         raise TiledMmaError(
@@ -53,6 +63,18 @@ def _as_atom_layout(x) -> Layout:
             else append(Layout((layout.shape,), (layout.stride,)), Layout(1, 0), 3)
         )
     return layout
+
+
+def _check_injective(layout: Layout) -> None:
+    """Distinct atoms get distinct thread groups: the atom layout must be injective."""
+    n = size(layout)
+    reached = {layout(i) for i in range(n)}
+    if len(reached) != n:
+        raise TiledMmaError(
+            f"atom layout {layout} is not injective: its {n} atoms reach only {len(reached)} "
+            "distinct thread groups, so threads would be shared; use strides that give each "
+            "atom its own index, e.g. the compact Layout((2, 2)) or Layout((2, 2), (2, 1))"
+        )
 
 
 def _check_bijection(layout: Layout, what: str) -> None:
@@ -282,6 +304,9 @@ class ThrMma(RichDisplay):
     """
 
     def __init__(self, tiled: TiledMma, thr_idx: int):
+        if not isinstance(tiled, TiledMma):
+            raise TiledMmaError(f"ThrMma: expected a TiledMma (make_tiled_mma(...)), got {tiled!r}")
+        tiled.thr_coord(thr_idx)  # refuses a thread index out of range
         self.tiled = tiled
         self.thr_idx = thr_idx
 
@@ -369,7 +394,13 @@ class ThrMma(RichDisplay):
         >>> make_tiled_mma("SM80_16x8x16_F32F16F16F32_TN").get_slice(0).partition_shape((32, 64), "A")
         ((2, 2, 2), 2, 4)
         """
-        sub, _ = self._partition_layout(Layout(tuple(shape)), which)
+        try:
+            layout = Layout(tuple(shape))
+        except (LayoutError, TypeError):
+            raise TiledMmaError(
+                f"partition_shape_{which}: shape {shape!r} must be a tuple of whole numbers >= 1"
+            ) from None
+        sub, _ = self._partition_layout(layout, which)
         return sub.shape
 
     def partition_shape_A(self, shape: tuple) -> tuple:

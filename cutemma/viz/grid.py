@@ -311,6 +311,33 @@ def tv_figure(layout: Layout, tile: tuple[int, int]) -> Figure:
     return Figure("tv", f"TV layout {layout} over {M}x{N}", (panel,))
 
 
+# Beyond this many cells a picture is unreadable and its arrays take gigabytes: refuse.
+MAX_CELLS = 1 << 20
+
+
+def check_drawable_size(obj, tile: tuple[int, int] | None = None) -> None:
+    """Refuse (LayoutError) a figure of more than :data:`MAX_CELLS` cells before building it.
+
+    >>> check_drawable_size(Layout((100000, 100000)))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    cutemma.errors.LayoutError: a picture of 10000000000 cells is too large to draw (at most 1048576)...
+    """
+    mnk = getattr(obj, "tile_size_mnk", None) or getattr(obj, "shape_mnk", None)
+    if mnk is not None and len(mnk) == 3:
+        m, n, k = mnk
+        cells = m * k + n * k + m * n
+    elif isinstance(obj, Layout | ComposedLayout):
+        cells = obj.size()
+    else:
+        return
+    if cells > MAX_CELLS:
+        raise LayoutError(
+            f"a picture of {cells} cells is too large to draw (at most {MAX_CELLS}); draw a "
+            "tile of it (a composition or slice)"
+        )
+
+
 def figure_of(obj, tile: tuple[int, int] | None = None) -> Figure:
     """The figure of anything cutemma can draw (a Figure passes through).
 
@@ -321,6 +348,7 @@ def figure_of(obj, tile: tuple[int, int] | None = None) -> Figure:
     """
     if isinstance(obj, Figure):
         return obj
+    check_drawable_size(obj, tile)
     if isinstance(obj, (Layout, ComposedLayout)):
         if tile is not None:
             if not isinstance(obj, Layout):

@@ -20,7 +20,7 @@ from html import escape
 import numpy as np
 
 from cutemma.viz.grid import Figure, Panel, figure_of, hex_table
-from cutemma.viz.svg import cell_size, layout_lines, svg_parts
+from cutemma.viz.svg import cell_size, check_cell, layout_lines, svg_parts
 
 BANKS = 32  # shared-memory banks of 4 bytes on every NVIDIA GPU since Kepler
 
@@ -213,7 +213,7 @@ def to_html(obj, tile: tuple[int, int] | None = None, cell: int | None = None) -
     (16, True)
     """
     fig = figure_of(obj, tile)
-    s = cell or cell_size(fig)
+    s = cell_size(fig) if cell is None else check_cell(cell)
     body, width, height = svg_parts(fig, s)
     # '</' inside JSON would end the script element early
     data = json.dumps(figure_data(fig), separators=(",", ":")).replace("</", "<\\/")

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from html import escape
 
+from cutemma.errors import LayoutError
 from cutemma.viz.grid import Figure, Panel, figure_of, hex_table, index_labels, placements
 
 TITLE_H = 22  # px above the drawing for the title
@@ -175,6 +176,21 @@ def svg_parts(fig: Figure, s: int) -> tuple[list[str], int, int]:
     return body, width, height
 
 
+def check_cell(cell) -> int:
+    """A cell edge in px: a whole number from 1 to 1000.
+
+    >>> check_cell(12)
+    12
+    """
+    from cutemma.layout.checks import as_int
+
+    if as_int(cell) is None or not 1 <= as_int(cell) <= 1000:
+        raise LayoutError(
+            f"cell={cell!r}: the cell edge must be a whole number of px from 1 to 1000"
+        )
+    return as_int(cell)
+
+
 def to_svg(obj, tile: tuple[int, int] | None = None, cell: int | None = None) -> str:
     """An SVG picture of a Layout, swizzled ComposedLayout, TV layout (``tile=(M, N)``),
     MmaAtom or TiledMma.
@@ -187,7 +203,7 @@ def to_svg(obj, tile: tuple[int, int] | None = None, cell: int | None = None) ->
     (128, True)
     """
     fig = figure_of(obj, tile)
-    s = cell or cell_size(fig)
+    s = cell_size(fig) if cell is None else check_cell(cell)
     body, width, height = svg_parts(fig, s)
     head = (
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '

@@ -31,7 +31,7 @@ from cutemma.cuda.codegen import mma_asm
 from cutemma.cuda.source import FIXED_WIDTH_TYPES, Param, block, comment, indent, translation_unit
 from cutemma.errors import TiledMmaError
 from cutemma.kernels.gemm_sm80 import OUT_TYPES, swizzle_expr, thread_expr
-from cutemma.kernels.plan_sm90 import CONSUMER_REGS, PRODUCER_REGS, Sm90Config, Sm90Plan
+from cutemma.kernels.plan_sm90 import Sm90Config, Sm90Plan, register_split
 from cutemma.kernels.ring import CONSUMER, PRODUCER
 
 HELPERS_SM90 = r"""
@@ -402,6 +402,7 @@ def gemm_sm90_source(
     offs_a = plan.desc_offsets("A")
     n_acc = plan.tiled.atom.op.c.count * plan.mma_m
     acc_name = "accf" if plan.promote else "acc"
+    prod_regs, cons_regs = register_split(C)
     tables: list[str] = []
     m_t, n_t, _ = plan.epilogue
     d_base = S * plan.stage_bytes  # the staging tile (if any) after the stages: 1024-aligned
@@ -412,7 +413,10 @@ def gemm_sm90_source(
         row = []
         for kb in range(plan.k_blocks):
             o = [plan.descriptors["A"][1][w, im, kb] for w in range(C)]
-            row.append(f"{o[0]}u" if C == 1 else f"(wg ? {o[1]}u : {o[0]}u)")
+            pick = f"{o[0]}u"
+            for w in range(1, C):  # the warpgroup's offset, chosen without a table in memory
+                pick = f"(wg == {w} ? {o[w]}u : {pick})"
+            row.append(pick)
         a_rows.append("{" + ", ".join(map(str, row)) + "}")
     # release a stage: this CTA's empty barrier, and in a cluster every peer's (their
     # producers multicast B into this CTA's stage too)
@@ -421,7 +425,7 @@ def gemm_sm90_source(
         peers = " ".join(f"mbar_arrive_cluster(prev_empty, rank ^ {p});" for p in range(1, CL))
         release_stmt = f"{{ mbar_arrive(prev_empty); {peers} }}"
     producer = [
-        f'asm volatile("setmaxnreg.dec.sync.aligned.u32 {PRODUCER_REGS};\\n" ::: "memory");',
+        f'asm volatile("setmaxnreg.dec.sync.aligned.u32 {prod_regs};\\n" ::: "memory");',
         "if (threadIdx.x == 0) {  // one thread issues every TMA load",
         indent(
             "\n".join(
@@ -455,7 +459,7 @@ def gemm_sm90_source(
         "}",
     ]
     consumer = [
-        f'asm volatile("setmaxnreg.inc.sync.aligned.u32 {CONSUMER_REGS};\\n" ::: "memory");',
+        f'asm volatile("setmaxnreg.inc.sync.aligned.u32 {cons_regs};\\n" ::: "memory");',
         f"const int tid = threadIdx.x - {128}, wg = tid / 128;  // TiledMMA thread, consumer",
         f"const bool signals = tid % {CONSUMER.arrive_every} == 0;  // arrives on empty",
         comment(f"partition_C: tv_layout_C_tiled {plan.tiled.tv_layout_C_tiled}"),

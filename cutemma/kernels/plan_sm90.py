@@ -53,6 +53,20 @@ SWIZZLES = ("SW128", "SW64", "SW32")  # widest first
 # 40 + 2 x 232 per thread-of-warpgroup x 128 = 64512 <= 65536 registers per SM.
 PRODUCER_REGS = 40
 CONSUMER_REGS = 232
+# 3 consumer warpgroups (512 threads): 24 + 3 x 160 per thread-of-warpgroup x 128 = 64512
+REGS_3_CONSUMERS = (24, 160)
+
+
+def register_split(consumers: int) -> tuple[int, int]:
+    """(producer, consumer) registers per thread after setmaxnreg, by consumer warpgroups:
+    the warpgroups' total stays within the SM's 65536 (multiples of 8, PTX ISA setmaxnreg).
+
+    >>> register_split(2), register_split(3)
+    ((40, 232), (24, 160))
+    """
+    return REGS_3_CONSUMERS if consumers == 3 else (PRODUCER_REGS, CONSUMER_REGS)
+
+
 # a diagnostic switch for the open cluster bug (kernels/NOTES.md): N-major B with cluster=2
 # gave wrong tiles on the H100, so plans refuse it unless a GPU experiment sets this
 ALLOW_CLUSTER_N_MAJOR_B = False
@@ -96,13 +110,18 @@ class Sm90Config:
         rules = [
             (self.epilogue in EPILOGUES, f"epilogue {self.epilogue!r} in {EPILOGUES}"),
             (self.cluster in (1, 2), f"cluster {self.cluster} is 1 or 2 CTAs"),
-            (self.consumers in (1, 2), f"consumers {self.consumers} is 1 or 2 warpgroups"),
+            (self.consumers in (1, 2, 3), f"consumers {self.consumers} is 1, 2 or 3 warpgroups"),
             (
                 self.block_m % (64 * self.consumers) == 0,
                 f"block_m {self.block_m} a multiple of 64 x {self.consumers} consumers",
             ),
             (self.block_n % 8 == 0 and 8 <= self.block_n <= 256, "block_n in 8..256, mult. of 8"),
             (self.stages is None or self.stages >= 2, f"stages {self.stages} >= 2"),
+            (
+                self.consumers < 3 or self.block_n <= 128,
+                f"block_n {self.block_n} <= 128 with 3 consumers (512 threads enter with 128 "
+                "registers each; ptxas needs more for a 64x256 wgmma)",
+            ),
         ]
         bad = [what for ok, what in rules if not ok]
         if bad:

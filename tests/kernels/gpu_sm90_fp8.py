@@ -22,7 +22,7 @@ from cutemma.kernels.plan_sm90 import Sm90Config
 VARIANTS = {
     "promoted_128x128": Sm90Config(128, 128),
     "promoted_128x128_x2": Sm90Config(128, 128, cluster=2),
-    "promoted_128x128_k256": Sm90Config(128, 128, block_k=256),
+    "promoted_192x128_c3": Sm90Config(192, 128, consumers=3),
     "fastacc_128x256": Sm90Config(128, 256, promote=False),
     "fastacc_128x128": Sm90Config(128, 128, promote=False),
 }

@@ -24,6 +24,7 @@ CASES = [
     (DEFAULT_SM90, "f16", "M", "N", "f32"),
     (SMALL_SM90, "e4m3", "K", "K", "bf16"),  # promoted accumulation
     (Sm90Config(128, 256, promote=False), "e4m3", "K", "K", "f32"),
+    (Sm90Config(192, 128, consumers=3), "e4m3", "K", "K", "bf16"),  # 3 consumers, 24/160 regs
     (Sm90Config(128, 256, cluster=2), "bf16", "M", "K", "bf16"),
 ]
 

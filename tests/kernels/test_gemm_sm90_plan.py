@@ -71,6 +71,7 @@ CASES = [
     (Sm90Config(128, 64), "tf32", "K", "K"),
     (Sm90Config(128, 128), "e4m3", "K", "K"),
     (Sm90Config(128, 128, block_k=256), "e4m3", "K", "K"),  # two swizzle atoms along K
+    (Sm90Config(192, 128, consumers=3), "e4m3", "K", "K"),  # 3 consumer warpgroups
     (Sm90Config(128, 256, cluster=2), "bf16", "K", "K"),
     (Sm90Config(128, 256, cluster=2), "f16", "M", "K"),
     (Sm90Config(128, 128, cluster=2), "bf16", "K", "K"),

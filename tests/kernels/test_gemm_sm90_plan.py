@@ -133,9 +133,15 @@ def wgmma_c_coords(t: int, v: int) -> tuple[int, int]:
     return 16 * warp + lane // 4 + 8 * (v // 2 % 2), 8 * (v // 4) + 2 * (lane % 4) + v % 2
 
 
-@pytest.mark.parametrize(
-    "config,out", [(Sm90Config(128, 256), "bf16"), (Sm90Config(128, 128), "f16")], ids=str
-)
+STAGING_CASES = [
+    (Sm90Config(128, 256), "bf16"),
+    (Sm90Config(128, 128), "f16"),
+    (Sm90Config(256, 128), "bf16"),  # 2 M repeats per warpgroup
+    (Sm90Config(192, 128, consumers=3), "bf16"),
+]
+
+
+@pytest.mark.parametrize("config,out", STAGING_CASES, ids=str)
 def test_staging_tile_is_what_tma_stores(config, out):
     """The TMA-store epilogue: each thread writes acc v at swizzle(thread part + constant);
     the TMA store boxes (dense rows of 128 bytes, SW128 on the shared address) read the

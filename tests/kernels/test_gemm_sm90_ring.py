@@ -28,6 +28,7 @@ CONFIGS = [
     Sm90Config(64, 128, consumers=1),
     Sm90Config(128, 256, cluster=2),
     Sm90Config(128, 128, stages=2, cluster=2),
+    Sm90Config(192, 128, consumers=3),  # 3 consumer warpgroups arrive on each empty barrier
 ]
 
 

@@ -107,6 +107,20 @@ class Sm90Config:
     promote: bool = True
 
     def __post_init__(self) -> None:
+        ints = ("block_m", "block_n", "consumers", "group_m", "cluster")
+        bad_type = [
+            f"{f} an int (got {getattr(self, f)!r})"
+            for f in ints
+            if not isinstance(getattr(self, f), int) or isinstance(getattr(self, f), bool)
+        ]
+        bad_type += [
+            f"{f} None or an int (got {getattr(self, f)!r})"
+            for f in ("block_k", "stages")
+            if getattr(self, f) is not None
+            and (not isinstance(getattr(self, f), int) or isinstance(getattr(self, f), bool))
+        ]
+        if bad_type:
+            raise TiledMmaError("Sm90Config: need " + "; ".join(bad_type))
         rules = [
             (self.epilogue in EPILOGUES, f"epilogue {self.epilogue!r} in {EPILOGUES}"),
             (self.cluster in (1, 2), f"cluster {self.cluster} is 1 or 2 CTAs"),

@@ -55,6 +55,7 @@ __version__ = "0.1.0"
 _LAZY = {
     "gemm": "cutemma.kernels.dispatch",
     "GemmConfig": "cutemma.kernels.plan",
+    "Sm90Config": "cutemma.kernels.plan_sm90",
     "tune": "cutemma.kernels.tune",
 }
 

@@ -46,5 +46,9 @@ class LaunchError(CutemmaError, RuntimeError):
     """A kernel could not be launched: no GPU, wrong device, dtype or memory layout."""
 
 
+class TmaError(CutemmaError, ValueError):
+    """A shared-memory layout TMA cannot fill, or tensor-map arguments break the driver's rules."""
+
+
 class CliError(CutemmaError, ValueError):
     """A command-line argument or option is not valid; the message names it and what is accepted."""

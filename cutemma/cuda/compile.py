@@ -157,6 +157,34 @@ def nvrtc_version() -> tuple[int, int]:
     return (int(major), int(minor))
 
 
+@_memoize
+def nvrtc_version_hint() -> tuple[int, int] | None:
+    """(major, minor) of the nvidia-cuda-nvrtc pip package, read from its metadata without
+    loading the library; None when no such package is installed.
+
+    A cubin cached under this version was compiled by an NVRTC of this version, so
+    :func:`compile` may return it without loading NVRTC to ask.
+
+    >>> v = nvrtc_version_hint()
+    >>> v is None or v >= (12, 0)
+    True
+    """
+    import sys
+    from pathlib import Path
+
+    # the dist-info folder's name holds the version: a glob per path entry is ~1 ms, while
+    # importlib.metadata scans every installed distribution (~100 ms in a large env)
+    for entry in sys.path:
+        for pattern in ("nvidia_cuda_nvrtc-*.dist-info", "nvidia_cuda_nvrtc_cu1?-*.dist-info"):
+            for info in Path(entry or ".").glob(pattern):
+                try:
+                    major, minor = info.name.split("-")[1].split(".")[:2]
+                    return int(major), int(minor)
+                except (IndexError, ValueError):
+                    continue
+    return None
+
+
 # The PTX ISA version each CUDA 13 NVRTC reads: 13.m shipped PTX ISA 9.m (CUDA and PTX
 # ISA release notes). CUDA 12 NVRTCs read 8.x, below every 9.x an Operation may need.
 _PTX_ISA_MAJOR = {12: 8, 13: 9}
@@ -350,6 +378,11 @@ def compile(
         )
     check_arch(arch)
     opts = compile_options(arch, options)
+    hint = nvrtc_version_hint()
+    if cache and hint is not None:  # a hit needs no NVRTC (loading it costs ~0.3 s)
+        key = disk.cache_key(source, opts, hint)
+        if (data := disk.load(key)) is not None:
+            return Cubin(data, arch, key, cache_hit=True, source=source, options=opts)
     key = disk.cache_key(source, opts, nvrtc_version())
     if cache and (data := disk.load(key)) is not None:
         return Cubin(data, arch, key, cache_hit=True, source=source, options=opts)

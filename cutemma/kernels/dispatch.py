@@ -18,8 +18,10 @@ from typing import Any
 
 from cutemma.errors import LaunchError, TiledMmaError
 from cutemma.kernels.fastlaunch import DriverKernel
+from cutemma.kernels.fastpath_sm90 import try_fast
 from cutemma.kernels.gemm_sm80 import gemm_source, kernel_name, params
 from cutemma.kernels.plan import ELEM_BYTES, GemmConfig, GemmPlan
+from cutemma.kernels.plan_sm90 import Sm90Config
 from cutemma.kernels.tune import lookup_device as _tuned
 
 BUILTIN_CONFIGS = {
@@ -217,11 +219,18 @@ def gemm(
     beta: float = 0.0,
     out: Any = None,
     out_dtype: Any = None,
-    config: GemmConfig | None = None,
+    config: GemmConfig | Sm90Config | None = None,
     scale_a: float = 1.0,
     scale_b: float = 1.0,
 ) -> Any:
-    """D = alpha * scale_a * scale_b * A @ B + beta * C with an sm80 mma.sync kernel; returns D.
+    """D = alpha * scale_a * scale_b * A @ B + beta * C on the GPU; returns D.
+
+    On an sm_90 device a 2-D call of float16, bfloat16 (either major) or float32 (tf32,
+    K-major) operands whose base pointers and leading strides are 16-byte aligned runs the
+    Hopper kernel (wgmma + TMA, :mod:`cutemma.kernels.gemm_sm90`; float8 K-major too, its
+    k-tile sums promoted into f32); everything else runs the sm80 ``mma.sync`` kernel.
+    ``config`` picks the family: an ``Sm90Config`` (an error when the sm90 rules fail) or
+    a ``GemmConfig`` (sm80).
 
     A (M, K) and B (K, N) are float16 or bfloat16 (any row/column-major strides),
     float32 (multiplied as tf32), int8 (int32 result; alpha and beta whole numbers) or
@@ -250,6 +259,14 @@ def gemm(
     >>> cutemma.gemm(A8, B8, scale_a=0.5, out_dtype=torch.float32).dtype  # doctest: +SKIP
     torch.float32
     """
+    if C is None and out_dtype is None and scale_a == 1.0 and scale_b == 1.0:
+        # a repeat of an sm90 call: its prepared launch (kernels/fastpath_sm90.py)
+        done = try_fast(A, B, out, alpha, config)
+        if done is not None:
+            return done
+        remember = (None if out is None else out.dtype,)
+    else:
+        remember = None
     batch, dtype, outs = _check(A, B)  # before torch: a numpy array is named as one
     import torch
 
@@ -272,6 +289,20 @@ def gemm(
         raise LaunchError(f"gemm: int8 takes whole-number alpha and beta, got {alpha}, {beta}")
     if ELEM_BYTES[dtype] == 1 and dtype != "s8":
         _needs_fp8(A.device.index or 0, _dtype(A), _dtype(B))
+    if batch is None:  # Hopper: the wgmma + TMA kernel when its rules hold
+        from cutemma.kernels.dispatch_sm90 import gemm_sm90, sm90_refusal
+
+        why = sm90_refusal(A, B, config)
+        chosen = config
+        if why is None and config is None:  # cutemma.tune's winner for this class, if any
+            chosen = _tuned_2d(A, B, M, N, K, dtype)
+            if isinstance(chosen, GemmConfig):  # sm80 won the tuning
+                why, config = "cutemma.tune found the sm80 kernel faster", chosen
+        if why is None:
+            kw = {"alpha": alpha, "beta": beta, "out": out, "out_dtype": out_dtype}
+            return gemm_sm90(A, B, C, config=chosen, _remember=remember, **kw)
+        if isinstance(config, Sm90Config):
+            raise LaunchError(f"gemm: config {config.name} is an sm90 config, but {why}")
     shape = (M, N) if batch is None else (batch, M, N)
     if out is None:
         out = torch.empty(shape, dtype=out_dtype, device=A.device)
@@ -307,7 +338,9 @@ def gemm(
     strides = None
     if batch is not None:
         strides = (_batch_stride(A), _batch_stride(B), _batch_stride(C), out.stride(0))
-    config = config or _tuned(device, M, N, K, dtype, a_major, b_major)
+    if config is None:
+        tuned = _tuned(device, M, N, K, dtype, a_major, b_major)
+        config = tuned if isinstance(tuned, GemmConfig) else None  # an sm90 winner: not here
     config = config or pick_config(M, N, K, batch or 1, dtype)
     sa, sb = strides[:2] if strides else (0, 0)
     vec_a = _aligned(A, lda, M if a_major == "K" else K, sa)
@@ -400,6 +433,19 @@ def _launch_fast(fast, A, B, C, out, sizes, alpha, beta, tiles, strides, batch) 
 
 
 @cache
+def _tuned_2d(A: Any, B: Any, M: int, N: int, K: int, dtype: str) -> Any:
+    """The tuned config (either family) of a 2-D call's shape class and majors, or None;
+    no work at all while nothing was tuned."""
+    from cutemma.kernels import tune
+
+    if not (tune._TABLE if tune._TABLE is not None else tune.table()):
+        return None
+    a_major = "K" if A.stride(-1) == 1 else "M"
+    b_major = "N" if B.stride(-1) == 1 else "K"
+    am, bm = tune.kernel_majors(dtype, a_major, b_major) if dtype in ELEM_BYTES else ("K", "K")
+    return _tuned(A.device.index or 0, M, N, K, dtype, am, bm)
+
+
 def _arch(device: int) -> str:
     """The compile target of a device (read once: it is a driver query)."""
     from cutemma.cuda import device_arch

@@ -1,4 +1,5 @@
-"""``cutemma.tune``: time GemmConfigs on the present GPU, cache the winner per shape class.
+"""``cutemma.tune``: time GemmConfigs (and, on sm_90, Sm90Configs) on the present GPU,
+cache the winner per shape class.
 
 The winner is stored in ``gemm-tune.json`` in the cutemma cache folder
 (``$CUTEMMA_CACHE_DIR``, see :mod:`cutemma.cuda.cache`), keyed by
@@ -35,6 +36,7 @@ from typing import Any
 
 from cutemma.errors import CutemmaError, LaunchError
 from cutemma.kernels.plan import ELEM_BYTES, GemmConfig, GemmPlan
+from cutemma.kernels.plan_sm90 import Sm90Config, Sm90Plan
 
 FILE_NAME = "gemm-tune.json"
 _FORMAT = 1  # bump when an entry's meaning changes: old files are then ignored
@@ -46,6 +48,16 @@ EXTRA_CANDIDATES = (
     GemmConfig(64, 128, 32, (2, 2), 4),
 )
 _SHARED_LIMIT = 227 * 1024  # opt-in shared memory per block on sm_80 / sm_90
+# the sm90 configs tune() times on an sm_90 GPU (fast fp8 accumulation is never tried: it
+# changes the numbers, not only the speed; clusters only where they run: B K-major)
+SM90_CANDIDATES = (
+    Sm90Config(128, 256),
+    Sm90Config(128, 128),
+    Sm90Config(256, 128),
+    Sm90Config(128, 256, group_m=16),
+    Sm90Config(128, 256, cluster=2),
+    Sm90Config(128, 128, cluster=2),
+)
 _TORCH_TYPES = {  # torch dtype name -> kernel dtype (what the cache key says)
     "float16": "f16",
     "bfloat16": "bf16",
@@ -55,8 +67,8 @@ _TORCH_TYPES = {  # torch dtype name -> kernel dtype (what the cache key says)
     "float8_e5m2": "e5m2",
 }
 
-# key tuple -> GemmConfig, loaded from the file once (None: not yet read)
-_TABLE: dict[tuple, GemmConfig] | None = None
+# key tuple -> GemmConfig or Sm90Config, loaded from the file once (None: not yet read)
+_TABLE: dict[tuple, GemmConfig | Sm90Config] | None = None
 
 
 def shape_class(m: int, n: int, k: int) -> tuple[int, int, int]:
@@ -131,9 +143,11 @@ def _read_file() -> dict[str, dict]:
     return entries if isinstance(entries, dict) else {}
 
 
-def _config_of(entry: dict) -> GemmConfig | None:
+def _config_of(entry: dict) -> GemmConfig | Sm90Config | None:
     try:
         cfg = dict(entry["config"])
+        if entry.get("family") == "sm90":
+            return Sm90Config(**cfg)
         cfg["warps"] = tuple(cfg["warps"])
         return GemmConfig(**cfg)
     except (KeyError, TypeError, ValueError, CutemmaError):
@@ -257,6 +271,7 @@ def store(
     path = cache_path()
     entries = _read_file()
     entries[entry_key(device, m, n, k, dtype, a_major, b_major)] = {
+        "family": "sm90" if isinstance(config, Sm90Config) else "sm80",
         "config": asdict(config),
         "seconds": timings.get(config.name),
         "timings": timings,
@@ -269,18 +284,27 @@ def store(
     os.replace(tmp, path)  # readers see the old file or the new one, never half
     mb, nb, kb = shape_class(m, n, k)
     table()[(device, mb, nb, kb, dtype, a_major, b_major)] = config
+    from cutemma.kernels.fastpath_sm90 import FAST
+
+    FAST.clear()  # prepared launches chose their config before this winner existed
     return path
 
 
-def default_candidates(dtype: str, a_major: str = "K", b_major: str = "K") -> list[GemmConfig]:
-    """Built-in configs and a few more that build a valid plan for ``dtype`` and fit in smem.
+def default_candidates(
+    dtype: str, a_major: str = "K", b_major: str = "K", sm90: bool = False
+) -> list[GemmConfig | Sm90Config]:
+    """Built-in configs and a few more that build a valid plan for ``dtype`` and fit in smem;
+    with ``sm90`` (an sm_90 GPU) also the sm90 configs whose plan builds (fp8: promoted
+    accumulation only, 128x128).
 
     >>> [c.name for c in default_candidates("s8")][:2]
     ['b128x128x32_w2x2_s4', 'b128x256x32_w2x4_s3']
+    >>> [c.name for c in default_candidates("bf16", "K", "N", sm90=True) if isinstance(c, Sm90Config)]
+    ['b128x256_c2_sauto', 'b128x128_c2_sauto', 'b256x128_c2_sauto', 'b128x256_c2_sauto_g16']
     """
     from cutemma.kernels.dispatch import BUILTIN_CONFIGS, FP8_LARGE
 
-    out = []
+    out: list[GemmConfig | Sm90Config] = []
     for cfg in (*BUILTIN_CONFIGS.values(), FP8_LARGE, *EXTRA_CANDIDATES):
         if cfg in out:
             continue
@@ -289,6 +313,13 @@ def default_candidates(dtype: str, a_major: str = "K", b_major: str = "K") -> li
         except CutemmaError:
             continue  # e.g. block_k below the atom's K
         if plan.shared_bytes <= _SHARED_LIMIT:
+            out.append(cfg)
+    if sm90:
+        for cfg in SM90_CANDIDATES:
+            try:
+                Sm90Plan(cfg, dtype, a_major, b_major, "bf16")
+            except CutemmaError:
+                continue  # a dtype sm90 does not take, a cluster with N-major B, ...
             out.append(cfg)
     return out
 
@@ -312,7 +343,9 @@ def tune(
 
     ``dtype`` is a torch dtype (or its name, or a kernel dtype such as 'e4m3_e5m2');
     ``a_major`` 'K' (A row-major) or 'M', ``b_major`` 'K' (B column-major) or 'N'.
-    Each candidate runs ``warmup`` times, then ``reps`` times between CUDA events; its
+    On an sm_90 GPU the candidates include sm90 configs (:data:`SM90_CANDIDATES`): the
+    winner's family is what cutemma.gemm then runs for the class (an sm80 winner sends
+    those calls to sm80). Each candidate runs ``warmup`` times, then ``reps`` times between CUDA events; its
     time is the median. A candidate that does not compile or launch is skipped. The
     winner is written to the cache file (see the module doc for the key) and from then
     on picked by :func:`cutemma.gemm` for every shape of the same class.
@@ -331,7 +364,11 @@ def tune(
             raise LaunchError(f"tune: {what}={v!r} must be a whole number >= 1")
     dt = kernel_dtype(dtype)
     am, bm = kernel_majors(dt, a_major, b_major)
-    cands = list(candidates) if candidates is not None else default_candidates(dt, am, bm)
+    if candidates is None:
+        sm90 = timer is None and _no_gpu_reason(device) is None and _is_sm90(device)
+        cands = default_candidates(dt, am, bm, sm90)
+    else:
+        cands = list(candidates)
     if not cands:
         raise LaunchError(f"tune: no candidate config builds a {dt} {am}{bm} plan")
     if timer is None:
@@ -358,6 +395,12 @@ def tune(
     best = min(cands, key=lambda c: timings.get(c.name, float("inf")))
     store(name, M, N, K, dt, am, bm, best, timings)
     return best
+
+
+def _is_sm90(device: int) -> bool:
+    from cutemma.kernels.dispatch import _arch
+
+    return _arch(device) == "sm_90a"
 
 
 def _no_gpu_reason(device: int) -> str | None:

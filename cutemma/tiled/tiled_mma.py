@@ -6,6 +6,13 @@ Semantics follow CuTe's ``TiledMMA`` (``include/cute/atom/mma_atom.hpp``): the t
 cut into atom-sized tiles, each tile re-indexed by the atom's (thread, value) layout, and the
 tiles dealt out to the atom positions.
 
+The TV layouts (``tv_layout_A/B/C_tiled``, CuTe's ``get_layoutA/B/C_TV``) are indexed by
+thread index, built exactly as C++ builds them: ``thr_layout_vmnk`` completed by its
+complement and inverted. When the threads are not 0..size-1 (a lone SM70 quadpair atom:
+threads 0-3 and 16-19) the thread mode spans the completed range (0..31) and the threads
+outside the TiledMMA get the rows CuTe gives them (aliases of real threads' rows);
+``get_slice(t)`` takes any such index, as C++ does (``get_flat_coord``).
+
 >>> from cutemma.mma import make_mma_atom
 >>> t = make_tiled_mma("SM70_8x8x4_F32F16F16F32_NT", Layout((2, 2), (2, 1)))
 >>> t.size, t.tile_size_mnk

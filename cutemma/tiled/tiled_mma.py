@@ -21,12 +21,14 @@ outside the TiledMMA get the rows CuTe gives them (aliases of real threads' rows
 
 from __future__ import annotations
 
+import operator
 from functools import cached_property
 
 from cutemma.errors import LayoutError, TiledMmaError
 from cutemma.layout import algebra
 from cutemma.layout.int_tuple import flatten, is_int, is_tuple
 from cutemma.layout.layout import Layout, _modes, append, make_layout, size
+from cutemma.layout.swizzle import ComposedLayout
 from cutemma.tensor import Tensor
 
 # which of (M, N, K) each operand spans, as indices into shape_mnk
@@ -141,7 +143,13 @@ class TiledMma:
         >>> make_tiled_mma("SM70_8x8x4_F32F16F16F32_NT").thr_coord(17)
         (5, 0, 0, 0)
         """
-        if not is_int(thr_idx) or not 0 <= thr_idx < self.thread_count:
+        try:
+            thr_idx = operator.index(thr_idx)  # numpy ints are thread indices too
+        except TypeError:
+            raise TiledMmaError(
+                f"thread {thr_idx!r} must be an int thread index (0..{self.thread_count - 1})"
+            ) from None
+        if not 0 <= thr_idx < self.thread_count:
             raise TiledMmaError(
                 f"thread {thr_idx!r} is not a thread of this TiledMMA: its TV layouts take "
                 f"thread indices 0..{self.thread_count - 1}"
@@ -252,7 +260,7 @@ class TiledMma:
         3
         """
         self.thr_coord(thr_idx)
-        return ThrMma(self, thr_idx)
+        return ThrMma(self, operator.index(thr_idx))
 
     get_thread_slice = get_slice
 
@@ -320,7 +328,14 @@ class ThrMma:
             raise TiledMmaError(
                 f"partition_{which} expects a cutemma Tensor, got {type(tensor).__name__}"
             )
-        sub, off = self._partition_layout(tensor.layout, which)
+        layout = tensor.layout
+        if isinstance(layout, ComposedLayout):
+            # partition the inner layout; the thread's offset goes inside the swizzle
+            # (outer(offset + off + sub(i))), as CuTe slices a swizzled tensor
+            sub, off = self._partition_layout(layout.inner, which)
+            return Tensor(tensor.data, ComposedLayout(layout.outer, layout.offset + off, sub),
+                          tensor.offset)  # fmt: skip
+        sub, off = self._partition_layout(layout, which)
         return Tensor(tensor.data, sub, tensor.offset + off)
 
     def partition_A(self, tensor: Tensor) -> Tensor:

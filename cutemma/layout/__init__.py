@@ -60,10 +60,14 @@ from cutemma.layout.layout import (
     slice_and_offset,
     stride,
 )
+from cutemma.layout.basis import BasisLayout, ScaledBasis, make_identity_layout
 from cutemma.layout.notation import parse_int_tuple, parse_layout
 from cutemma.layout.swizzle import ComposedLayout, Swizzle, make_swizzled
 
 __all__ = [
+    "BasisLayout",
+    "ScaledBasis",
+    "make_identity_layout",
     "ComposedLayout",
     "Layout",
     "Swizzle",

@@ -6,12 +6,33 @@ Accepted forms (whitespace anywhere between tokens):
   static ints (``(_4,_2):(_1,_4)``); a shape alone (``(4,2)``) gets column-major strides;
 - C++ spelling ``Layout<Shape<Shape<_4,_8>,_2>, Stride<Stride<_16,_1>,_8>>`` (``Int<4>`` too);
 - swizzled layouts ``Sw<3,4,3> o 0 o (8,64):(64,1)`` (also ``Swizzle<3,4,3> o ...``, and
-  without the offset, ``Swizzle<1,4,3> o ((8,2),(4,4)):((8,64),(1,4))``, as the PTX ISA writes).
+  without the offset, ``Swizzle<1,4,3> o ((8,2),(4,4)):((8,64),(1,4))``, as the PTX ISA writes);
+- CuTe's GMMA/UMMA shared-memory atoms, ``Sw<3,4,3> o smem_ptr[16b](unset) o (_8,_64):(_64,_1)``
+  (see below: the swizzle is converted to element units);
+- basis strides of identity-tensor layouts, ``(_64,_64):(_1@0,_1@1)``, and a tensor view's
+  ``ArithTuple(4,1) o (_4,_2):(_1@0,_8@0)``: a :class:`cutemma.layout.basis.BasisLayout`;
+- the empty layout ``():()``.
+
+Swizzle units. In ``Sw<B,M,S> o smem_ptr[Nb](unset) o L`` (how CuTe prints
+``GMMA::Layout_K_SW128_Atom<T>`` and the other ``ComposedLayout<Swizzle, smem_ptr_flag_bits<N>,
+Layout>`` atoms) ``L`` is in elements of N bits but the swizzle acts on *byte* addresses: when
+such a layout meets a pointer, CuTe moves the swizzle into the pointer (``make_tensor``,
+cute/pointer_flagged.hpp) and swizzle_ptr XORs the byte address (cute/pointer_swizzle.hpp);
+``as_position_independent_swizzle_layout`` recasts it from uint8_t to the N-bit type. cutemma's
+swizzles act on the layout's own (element) offsets, so the parse does that recast:
+``Sw<B,M,S>`` on bytes is ``Sw<B, M - log2(N/8), S>`` on N-bit elements (``M + log2(8/N)`` for
+sub-byte types): ``Sw<3,4,3> o smem_ptr[16b](unset) o (8,64):(64,1)`` reads as
+``Sw<3,3,3> o 0 o (8,64):(64,1)``, ``smem_ptr[8b]`` keeps ``Sw<3,4,3>``, ``smem_ptr[32b]`` gives
+``Sw<3,2,3>``. An ``Sw<...> o 0 o L`` (no pointer) is already in element units and is kept.
 
 >>> str(parse_layout("Layout<Shape<_4,_2>, Stride<_2,_1>>"))
 '(4,2):(2,1)'
 >>> str(parse_layout("Sw<3,4,3> o 0 o (8,64):(64,1)"))
 'Sw<3,4,3> o 0 o (8,64):(64,1)'
+>>> str(parse_layout("Sw<3,4,3> o smem_ptr[16b](unset) o (_8,_64):(_64,_1)"))
+'Sw<3,3,3> o 0 o (8,64):(64,1)'
+>>> str(parse_layout("(_64,_64):(_1@0,_1@1)")), str(parse_layout("():()"))
+('(64,64):(1@0,1@1)', '():()')
 """
 
 from __future__ import annotations
@@ -20,6 +41,7 @@ import re
 
 from cutemma.errors import LayoutError, LayoutParseError
 from cutemma.layout.layout import Layout
+from cutemma.layout.swizzle import Swizzle
 
 _CPP_TUPLES = ("Shape", "Stride", "Coord", "Step", "Tile", "tuple", "cute::tuple")
 
@@ -77,6 +99,9 @@ class _Reader:
     def int_tuple(self):
         if self.peek("("):
             self.expect("(")
+            if self.peek(")"):  # the empty tuple: Layout(()) prints ():()
+                self.expect(")")
+                return ()
             items = [self.int_tuple()]
             while self.peek(","):
                 self.expect(",")
@@ -86,7 +111,16 @@ class _Reader:
         w = self.word()
         if w in _CPP_TUPLES:
             return self.cpp_tuple()
-        return self.integer()
+        v = self.integer()
+        if not self.peek("@"):
+            return v
+        modes = []  # CuTe prints a basis innermost mode first: v@inner@...@outer
+        while self.peek("@"):
+            self.expect("@")
+            modes.append(self.integer())
+        from cutemma.layout.basis import ScaledBasis
+
+        return ScaledBasis(v, tuple(reversed(modes)))
 
     def cpp_tuple(self):
         w = self.word()
@@ -117,6 +151,14 @@ class _Reader:
                 self.expect(":")
                 stride = self.int_tuple()
         try:
+            if _has_basis(shape):
+                raise LayoutParseError(
+                    f"layout {self.text!r}: basis elements (v@i) belong in the stride, not the shape"
+                )
+            if stride is not None and _has_basis(stride):
+                from cutemma.layout.basis import BasisLayout
+
+                return BasisLayout(shape, stride)
             return Layout(shape, stride)
         except LayoutParseError:
             raise
@@ -142,6 +184,15 @@ class _Reader:
         except LayoutError as e:
             raise LayoutParseError(f"swizzle in {self.text!r} is not valid: {e}") from None
 
+    def smem_ptr_bits(self) -> int:
+        """``smem_ptr[16b](unset)``: the element bits of CuTe's unset shared-memory pointer."""
+        self.expect("smem_ptr")
+        self.expect("[")
+        bits = self.integer()
+        self.expect("b]")
+        self.expect("(unset)")
+        return bits
+
     def end(self) -> None:
         self.skip()
         if self.pos != len(self.text):
@@ -165,6 +216,35 @@ def parse_layout(text: str):
         ) from None
 
 
+def _has_basis(t) -> bool:
+    from cutemma.layout.basis import ScaledBasis
+
+    if isinstance(t, tuple):
+        return any(_has_basis(x) for x in t)
+    return isinstance(t, ScaledBasis)
+
+
+def byte_swizzle_to_elements(sw, bits: int, text: str = ""):
+    """The element-unit swizzle of a byte-address swizzle for ``bits``-wide elements (CuTe's
+    recast_layout<uint8_t, T> of a swizzle): the base moves down by log2(bits / 8).
+
+    >>> str(byte_swizzle_to_elements(Swizzle(3, 4, 3), 16))
+    'Sw<3,3,3>'
+    """
+    if bits < 1 or bits & (bits - 1):
+        raise LayoutParseError(
+            f"{text or sw}: a {bits}-bit element is not a power-of-two width, so a byte-address "
+            "swizzle has no element-unit form; write the layout in bytes (smem_ptr[8b])"
+        )
+    shift = (bits.bit_length() - 1) - 3  # log2(bits / 8), negative for sub-byte elements
+    if sw.bits and sw.base - shift < 0:
+        raise LayoutParseError(
+            f"{text or sw}: {sw} on bytes XORs bits below one {bits}-bit element; it has no "
+            f"element-unit form (needs base >= {shift})"
+        )
+    return Swizzle(sw.bits, max(0, sw.base - shift), sw.shift)
+
+
 def _parse(text: str):
     r = _Reader(text)
     if r.word() in ("Sw", "Swizzle", "cute::Swizzle"):
@@ -174,15 +254,37 @@ def _parse(text: str):
         r.expect("o")
         # seed 001 writes ``Swizzle<1,4,3> o ((8,2),(4,4)):(...)`` with no offset
         offset = 0
-        if not r.peek("(") and r.word() not in ("Layout", "cute::Layout"):
+        if r.peek("smem_ptr"):  # CuTe's GMMA/UMMA atoms: the swizzle is on byte addresses
+            sw = byte_swizzle_to_elements(sw, r.smem_ptr_bits(), text)
+            r.expect("o")
+        elif not r.peek("(") and r.word() not in ("Layout", "cute::Layout"):
             offset = r.integer()
             r.expect("o")
         inner = r.layout()
         r.end()
         return ComposedLayout(sw, offset, inner)
+    if r.word() == "ArithTuple":  # a tensor view over coordinates: start o basis layout
+        r.pos += len("ArithTuple")
+        start = r.int_tuple()
+        r.expect("o")
+        inner = r.layout()
+        r.end()
+        from cutemma.layout.basis import BasisLayout
+
+        if isinstance(inner, Layout) and not _all_zero(inner.stride):
+            raise LayoutParseError(
+                f"cannot read {text!r}: after ArithTuple(...) o the strides must be basis "
+                f"elements (v@i) or 0; {inner} has int strides"
+            )
+        start = start if isinstance(start, tuple) else (start,)
+        return BasisLayout(inner.shape, inner.stride, start)
     result = r.layout()
     r.end()
     return result
+
+
+def _all_zero(t) -> bool:
+    return all(_all_zero(x) for x in t) if isinstance(t, tuple) else t == 0
 
 
 def parse_int_tuple(text: str):

@@ -14,6 +14,12 @@ K      SWxx      ``((8,m),(T,2k)):((sT,SBO),(1,T))``  (LBO unused, encoded 1)
 ====== ========= =====================================================
 
 In 128-bit units the same forms hold with ``T = 1`` and offsets in 16-byte units.
+
+An MN-major block narrower than one swizzle row (fewer than ``sT`` elements of MN, a whole
+number of 16-byte units, no MN repeat) is the first columns of the form with ``m = 1``: the
+instruction reads only as far along MN as its own M or N, so it is a valid block, and CuTe's
+make_gmma_desc accepts it (its logical_divide by the row pads the MN mode; LBO is then 0).
+E.g. 64 fp8 elements of a 128-byte SW128 row, ``(64,32):(1,128)``: SBO 1024 bytes, LBO 0.
 :func:`match_canonical` reads a layout back into (major, swizzle, T, m, k, LBO, SBO) and says
 which rule fails when it cannot.
 
@@ -59,6 +65,7 @@ class CanonicalForm:
     lbo: int | None
     sbo: int | None
     offset: int = 0
+    row_elems: int | None = None  # MN-major: MN covers only this prefix of one swizzle row
 
     @property
     def mode(self):
@@ -75,18 +82,28 @@ class CanonicalForm:
         >>> str(CanonicalForm("MN", "INTER", 8, 2, 1, None, 64).layout())
         'Sw<0,3,3> o 0 o ((8,1,2),(8,1)):((1,8,64),(8,0))'
         """
+        units_used = None if self.row_elems is None else self.row_elems // self.T
         return canonical_layout(
-            self.major, self.swizzle, self.T, self.m, self.k, self.lbo or 0, self.sbo or 0, units
+            self.major,
+            self.swizzle,
+            self.T,
+            self.m,
+            self.k,
+            self.lbo or 0,
+            self.sbo or 0,
+            units,
+            units_used,
         )
 
 
-def _form_strides(major: str, mode, T: int, m, k, lbo: int, sbo: int):
-    """Shape and stride of the table form (one place for the seed-001 table)."""
+def _form_strides(major: str, mode, T: int, m, k, lbo: int, sbo: int, used: int | None = None):
+    """Shape and stride of the table form (one place for the seed-001 table); ``used``: the
+    16-byte units of the swizzle row an MN-major block covers (all ``s`` when None)."""
     s, g = mode.row_bytes // 16, mode.rows
     if major == "MN":
         if mode.name == "INTER":
             return ((T, 1, m), (8, k)), ((1, T, sbo), (T, lbo))
-        return ((T, s, m), (g, k)), ((1, T, lbo), (s * T, sbo))
+        return ((T, used or s, m), (g, k)), ((1, T, lbo), (s * T, sbo))
     cols = int(2 * k)
     if mode.name == "INTER":
         return ((8, m), (T, cols)), ((T, sbo), (1, lbo))
@@ -102,8 +119,12 @@ def canonical_layout(
     lbo: int = 0,
     sbo: int = 0,
     units: str = "element",
+    row_units: int | None = None,
 ) -> ComposedLayout:
     """The canonical layout of the seed-001 table for the given parameters.
+
+    ``row_units`` (MN-major swizzled only): how many 16-byte units of the swizzle row the MN
+    mode covers, fewer than the row's when the block is narrower than a row (then ``m = 1``).
 
     ``units='element'``: strides and LBO/SBO in elements of a type with ``T`` per 16 bytes, the
     swizzle in element units. ``units='u128'``: ``T`` is taken as 1, LBO/SBO are in 16-byte
@@ -126,7 +147,14 @@ def canonical_layout(
         T = 1
     if 2 * k != int(2 * k) or k <= 0 or m <= 0:
         raise DescriptorError(f"m = {m} and k = {k} must be positive (2k an integer)")
-    shape, stride = _form_strides(major, mode, T, m, k, lbo, sbo)
+    if row_units is not None:
+        s = mode.row_bytes // 16
+        if major != "MN" or not mode.bits or m != 1 or not 0 < row_units <= s:
+            raise DescriptorError(
+                f"row_units = {row_units}: a partial swizzle row is an MN-major swizzled block "
+                f"of m = 1 with 1..{s} 16-byte units"
+            )
+    shape, stride = _form_strides(major, mode, T, m, k, lbo, sbo, row_units)
     sw_base = mode.base + (T.bit_length() - 1) - 4
     return ComposedLayout(Swizzle(mode.bits, sw_base, mode.shift), 0, Layout(shape, stride))
 
@@ -186,6 +214,19 @@ def _repeat(pairs: Pairs, what: str) -> tuple[int, int | None]:
         txt = ", ".join(f"{s}:{d}" for s, d in pairs)
         raise DescriptorError(f"{what}: expected one repeat with one stride, found {txt}")
     return pairs[0]
+
+
+def _partial_row(mn: Pairs, row: int, T: int, mode) -> int | None:
+    """The MN extent when the MN mode is one contiguous run shorter than a swizzle row."""
+    if len(mn) != 1 or mn[0][1] != 1 or mn[0][0] >= row:
+        return None
+    if mn[0][0] % T:
+        raise DescriptorError(
+            f"MN mode of {mn[0][0]} contiguous elements is part of a {mode.row_bytes}-byte "
+            f"{mode.name} row but not a whole number of 16-byte units ({T} elements); "
+            f"use a multiple of {T} elements, up to {row}"
+        )
+    return mn[0][0]
 
 
 def split_swizzle(layout) -> tuple[Swizzle | None, int, Layout]:
@@ -279,6 +320,13 @@ def _match(inner: Layout, mode, T: int, major: str, offset: int) -> CanonicalFor
     kk = mode_pairs(inner.shape[1], inner.stride[1])
     s = mode.row_bytes // 16
     if major == "MN":
+        row = _partial_row(mn, s * T, T, mode) if mode.bits else None
+        if row is not None:  # narrower than one swizzle row: m = 1, no MN repeat (LBO 0)
+            rest = _take(
+                kk, mode.rows, s * T, f"K mode ({mode.rows} rows, one row = {s * T} elems)"
+            )
+            k, k_stride = _repeat(rest, f"K mode after {mode.rows} rows")
+            return CanonicalForm(major, mode.name, T, 1, k, None, k_stride, offset, row)
         rest = _take(mn, s * T, 1, f"MN mode (one {mode.row_bytes}-byte row of {s * T} elements)")
         m, mn_stride = _repeat(rest, "MN mode after the first row")
         rest = _take(kk, mode.rows, s * T, f"K mode ({mode.rows} rows, one row = {s * T} elems)")

@@ -6,6 +6,13 @@ Semantics follow CuTe's ``TiledMMA`` (``include/cute/atom/mma_atom.hpp``): the t
 cut into atom-sized tiles, each tile re-indexed by the atom's (thread, value) layout, and the
 tiles dealt out to the atom positions.
 
+The TV layouts (``tv_layout_A/B/C_tiled``, CuTe's ``get_layoutA/B/C_TV``) are indexed by
+thread index, built exactly as C++ builds them: ``thr_layout_vmnk`` completed by its
+complement and inverted. When the threads are not 0..size-1 (a lone SM70 quadpair atom:
+threads 0-3 and 16-19) the thread mode spans the completed range (0..31) and the threads
+outside the TiledMMA get the rows CuTe gives them (aliases of real threads' rows);
+``get_slice(t)`` takes any such index, as C++ does (``get_flat_coord``).
+
 >>> from cutemma.mma import make_mma_atom
 >>> t = make_tiled_mma("SM70_8x8x4_F32F16F16F32_NT", Layout((2, 2), (2, 1)))
 >>> t.size, t.tile_size_mnk
@@ -14,6 +21,7 @@ tiles dealt out to the atom positions.
 
 from __future__ import annotations
 
+import operator
 from functools import cached_property
 
 from cutemma.display import RichDisplay
@@ -21,6 +29,7 @@ from cutemma.errors import LayoutError, TiledMmaError
 from cutemma.layout import algebra
 from cutemma.layout.int_tuple import flatten, is_int, is_tuple
 from cutemma.layout.layout import Layout, _modes, append, make_layout, size
+from cutemma.layout.swizzle import ComposedLayout
 from cutemma.tensor import Tensor
 
 # which of (M, N, K) each operand spans, as indices into shape_mnk
@@ -139,31 +148,56 @@ class TiledMma(RichDisplay):
 
     @cached_property
     def _thr_coords(self) -> dict:
-        """thread index -> its (v, m, n, k) coordinate, v as an index into the atom's threads."""
+        """thread index -> its (v, m, n, k) coordinate, for the threads of ``thr_layout_vmnk``."""
         lay = self.thr_layout_vmnk
-        shapes = [size(m) for m in _modes(lay)]
-        out = {}
-        for i in range(size(lay)):
-            c, r = [], i
-            for s in shapes:
-                c.append(r % s)
-                r //= s
-            out[lay(i)] = tuple(c)
-        return out
+        return {lay(i): self.thr_coord(lay(i)) for i in range(size(lay))}
 
     def thr_coord(self, thr_idx: int) -> tuple[int, int, int, int]:
-        """The (v, m, n, k) coordinate of a thread index.
+        """The (v, m, n, k) coordinate of a thread index, as CuTe's ``get_flat_coord``.
+
+        Each leaf of ``thr_layout_vmnk`` reads ``(thr_idx // stride) % extent`` (0 for an
+        extent of 1), and each of the four modes turns its leaves into one index. On the
+        threads of the layout this inverts it; any other index of the TV layouts' thread
+        range (threads 4-15 of a lone SM70 quadpair atom) gets the coordinate CuTe gives it,
+        the one its TV rows alias.
 
         >>> make_tiled_mma("SM80_16x8x16_F32F16F16F32_TN", (2, 2)).thr_coord(97)
         (1, 1, 1, 0)
+        >>> make_tiled_mma("SM70_8x8x4_F32F16F16F32_NT").thr_coord(17)
+        (5, 0, 0, 0)
         """
         try:
-            return self._thr_coords[thr_idx]
-        except KeyError:
+            thr_idx = operator.index(thr_idx)  # numpy ints are thread indices too
+        except TypeError:
             raise TiledMmaError(
-                f"thread {thr_idx} is not a thread of this TiledMMA (threads "
-                f"{sorted(self._thr_coords)[:4]}... of {self.size})"
+                f"thread {thr_idx!r} must be an int thread index (0..{self.thread_count - 1})"
             ) from None
+        if not 0 <= thr_idx < self.thread_count:
+            raise TiledMmaError(
+                f"thread {thr_idx!r} is not a thread of this TiledMMA: its TV layouts take "
+                f"thread indices 0..{self.thread_count - 1}"
+            )
+        out = []
+        for mode in _modes(self.thr_layout_vmnk):
+            shapes, strides = mode.flat()
+            idx, scale = 0, 1
+            for s, d in zip(shapes, strides):
+                if s != 1:  # CuTe skips the division for extent-1 leaves (stride may be 0)
+                    idx += (thr_idx // d) % s * scale if d else 0
+                scale *= s
+            out.append(idx)
+        return tuple(out)
+
+    @cached_property
+    def thread_count(self) -> int:
+        """How many thread indices the TV layouts take: ``size`` when the threads of
+        ``thr_layout_vmnk`` are 0..size-1, else its span rounded up by CuTe's complement (32
+        for a lone SM70 quadpair atom, whose threads are 0-3 and 16-19).
+
+        >>> make_tiled_mma("SM70_8x8x4_F32F16F16F32_NT").thread_count
+        32
+        """
+        return size(self._thridx_2_thrid)
 
     # ------------------------------------------------------------------ tile
     @cached_property
@@ -195,42 +229,37 @@ class TiledMma(RichDisplay):
         thr_tile = (None, (Layout(size(thr[1 + i0])), Layout(size(thr[1 + i1]))))
         return algebra.zipped_divide(tv, thr_tile)
 
+    @cached_property
+    def _thridx_2_thrid(self) -> Layout:
+        """thread index -> index into ``thr_layout_vmnk``'s domain, as CuTe's get_layoutX_TV
+        builds it: the right inverse of the thread layout completed by its complement, folded
+        onto the domain by ``(size,1):(1,0)`` (indices past it wrap, as in C++)."""
+        thr = self.thr_layout_vmnk
+        full = make_layout(thr, algebra.complement(thr))
+        return algebra.composition(Layout((size(thr), 1), (1, 0)), algebra.right_inverse(full))
+
     def _tv_tiled(self, which: str) -> Layout:
+        # CuTe's get_layoutA/B/C_TV (include/cute/atom/mma_atom.hpp), step by step
         i0, i1 = _OPERAND_MODES[which]
-        m, n, k = (size(self.thr_layout_vmnk[j]) for j in (1, 2, 3))
+        m, n = (size(self.thr_layout_vmnk[j]) for j in (1, 2))
         ref = Layout((self.tile_size_mnk[i0], self.tile_size_mnk[i1]))
         tv = self._thrfrg(ref, which)
-        # give the thread mode the missing dimension with stride 0, so its domain is the
-        # linear (v, m, n, k) order of thr_layout_vmnk
-        fill = {
-            "A": (Layout((m, n), (1, 0)), None),
-            "B": (Layout((m, n), (0, 1)), None),
-            "C": (None, Layout((n, k), (1, 0))),
-        }[which]
-        tv = algebra.composition(tv, ((None, fill), None))
-        if not self._threads_contiguous:
-            return tv  # thread mode stays logical; thr_id maps it to thread indices
-        inv = algebra.right_inverse(self.thr_layout_vmnk)
-        return algebra.composition(tv, (inv, None))
-
-    @cached_property
-    def _threads_contiguous(self) -> bool:
-        return size(algebra.right_inverse(self.thr_layout_vmnk)) == self.size
+        # A and B: (ThrV,(ThrM,ThrK)) -> (ThrV,(ThrM,ThrN,ThrK)), the other operand's threads
+        # broadcast (stride 0), so the thread mode's domain follows thr_layout_vmnk
+        widen = {"A": Layout((m, n), (1, 0)), "B": Layout((m, n), (0, 1))}.get(which)
+        if widen is not None:
+            tv = algebra.composition(tv, ((None, (widen, None)), None))
+        return algebra.composition(tv, (self._thridx_2_thrid, None))
 
     @cached_property
     def thr_id(self) -> Layout:
-        """Thread mode of ``tv_layout_*_tiled`` -> thread index.
-
-        The identity when the threads are 0..size-1 (then the TV layouts are CuTe's
-        get_layoutX_TV exactly); otherwise (a lone SM70 quadpair atom: threads 0-3, 16-19)
-        the TV layouts are indexed by logical thread and this is ``thr_layout_vmnk``.
+        """Thread mode of ``tv_layout_*_tiled`` -> thread index: the identity over
+        ``thread_count`` threads (the TV layouts are indexed by thread index, as CuTe's).
 
         >>> str(make_tiled_mma("SM70_8x8x4_F32F16F16F32_NT").thr_id)
-        '((4,2),1,1,1):((1,16),4,4,4)'
+        '32:1'
         """
-        if self._threads_contiguous:
-            return Layout(self.size)
-        return self.thr_layout_vmnk
+        return Layout(self.thread_count)
 
     @cached_property
     def tv_layout_A_tiled(self) -> Layout:
@@ -248,13 +277,13 @@ class TiledMma(RichDisplay):
         return self._tv_tiled("C")
 
     def get_slice(self, thr_idx: int) -> ThrMma:
-        """The view of thread ``thr_idx``.
+        """The view of thread ``thr_idx`` (any of the ``thread_count`` indices, as in CuTe).
 
         >>> make_tiled_mma("SM80_16x8x16_F32F16F16F32_TN").get_slice(3).thr_idx
         3
         """
         self.thr_coord(thr_idx)
-        return ThrMma(self, thr_idx)
+        return ThrMma(self, operator.index(thr_idx))
 
     get_thread_slice = get_slice
 
@@ -373,7 +402,14 @@ class ThrMma(RichDisplay):
             raise TiledMmaError(
                 f"partition_{which} expects a cutemma Tensor, got {type(tensor).__name__}"
             )
-        sub, off = self._partition_layout(tensor.layout, which)
+        layout = tensor.layout
+        if isinstance(layout, ComposedLayout):
+            # partition the inner layout; the thread's offset goes inside the swizzle
+            # (outer(offset + off + sub(i))), as CuTe slices a swizzled tensor
+            sub, off = self._partition_layout(layout.inner, which)
+            return Tensor(tensor.data, ComposedLayout(layout.outer, layout.offset + off, sub),
+                          tensor.offset)  # fmt: skip
+        sub, off = self._partition_layout(layout, which)
         return Tensor(tensor.data, sub, tensor.offset + off)
 
     def partition_A(self, tensor: Tensor) -> Tensor:

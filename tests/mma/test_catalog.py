@@ -39,11 +39,11 @@ CUTE = {
         "((4,8),(4,2)):((32,1),(8,128))",
         R16x8,
     ),
-    # CuTe's B here is ((4,8),8):((32,1),8), which holds some elements twice; the ISA's
-    # B fragment (k = 8*threadID_in_group + i) is below.
+    # CuTe's B here is ((4,8),(8)):((32,1),(8)), which holds some elements twice; the ISA's
+    # B fragment (k = 8*threadID_in_group + i) is below, nested as CuTe nests it.
     "SM80_16x8x32_S32S4S4S32_TN": (
         "((4,8),(8,2)):((128,1),(16,8))",
-        "((4,8),8):((64,1),8)",
+        "((4,8),(8)):((64,1),(8))",
         R16x8,
     ),
     "SM80_16x8x64_S32U4U4S32_TN_SATURATE": (
@@ -120,7 +120,7 @@ MINE = [
 MY_OPS = [op for fam in MINE for op in mma_ops(family=fam)]
 
 
-COUNTS = {61: 2, 70: 8, 75: 2, 80: 65, 89: 8, 90: 6}
+COUNTS = {61: 2, 70: 8, 75: 3, 80: 65, 89: 8, 90: 6}
 FAMILY_COUNTS = {
     "sm80.f16": 6, "sm80.tf32": 2, "sm80.f64": 1, "sm80.c64": 2, "sm80.int8": 24,
     "sm80.int4": 24, "sm80.b1": 6, "sm89.fp8": 8, "sm90.f64": 3, "sm90.c64": 3,

@@ -34,7 +34,11 @@ def test_seed004_thread_id_and_c_layout_of_64x128x16_f16():
 
 def test_seed004_c_layout_64x8_and_ss_a_layout():
     atom = make_mma_atom("SM90_64x8x16_F16F16F16_SS")
-    assert str(atom.tv_layout_C) == "((4,8,4),(2,2)):((128,1,16),(64,8))"
+    # seed 004 prints ((4,8,4),(2,2)):((128,1,16),(64,8)); CuTe's CLayout_64xN<8> keeps the
+    # N/8 = 1 mode (the same function), and so does cutemma, so TiledMMA views match C++
+    seed = Layout.parse("((4,8,4),(2,2)):((128,1,16),(64,8))")
+    assert [atom.tv_layout_C(i) for i in range(512)] == [seed(i) for i in range(512)]
+    assert str(atom.tv_layout_C) == "((4,8,4),(2,2,1)):((128,1,16),(64,8,512))"
     assert str(atom.tv_layout_A) == "(128,(64,16)):(0,(1,64))"
 
 

@@ -10,7 +10,7 @@ from cutemma.mma import format_name, mma_op, mma_ops, parse_name
 def test_every_catalog_name_round_trips():
     names = [op.name for arch in (61, 70, 75, 80, 89) for op in mma_ops(arch)]
     names += [op.name for fam in ("sm90.f64", "sm90.c64") for op in mma_ops(family=fam)]
-    assert len(names) == len(set(names)) == 91
+    assert len(names) == len(set(names)) == 92
     for name in names:
         assert format_name(parse_name(name)) == name
         assert mma_op(name).name == name

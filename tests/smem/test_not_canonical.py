@@ -37,7 +37,11 @@ CASES = [
      "LBO .* not a multiple of 16"),
     ("four-rows", sw128((4, 64), (64, 1)), "K", "bf16", 0, "8 rows.*extent 4 is not a multiple of 8"),
     ("twelve-rows", Layout((12, 8), (8, 1)), "K", "bf16", 0, "extent 12 is not a multiple of 8"),
-    ("mn-not-a-whole-row", sw128((32, 8), (1, 64)), "MN", "bf16", 0, "row of 64 elements.*found 32:1"),
+    # (32,8):(1,64) (half a row) is valid, as in C++ (tests/cute_cpp/test_desc_vs_cpp.py);
+    # a partial row must still be whole 16-byte units
+    ("mn-partial-16-byte-unit", sw128((12, 8), (1, 64)), "MN", "bf16", 0,
+     "12 contiguous elements.*not a whole number of 16-byte units"),
+    ("mn-more-than-a-row", sw128((96, 8), (1, 64)), "MN", "bf16", 0, "row of 64 elements.*found 96:1"),
     ("mn-four-k-rows", sw128((64, 4), (1, 64)), "MN", "bf16", 0, "K mode .8 rows.*found 4:64"),
     ("k-column-not-contiguous", Layout((8, (8, 2)), (8, (2, 64))), "K", "bf16", 0,
      "16-byte column of 8 elements.*found 8:2"),

@@ -26,13 +26,16 @@ def test_atom_alone_equals_tiled_with_trivial_layout_and_natural_tile():
     tiled = make_tiled_mma(atom, Layout((1, 1, 1)), (8, 8, 4))
     assert tiled.tile_size_mnk == (8, 8, 4) == atom.shape_mnk
     assert make_tiled_mma(atom).tile_size_mnk == (8, 8, 4)
+    # CuTe's TiledMMA TV layouts are indexed by thread index (0..31 here: the quadpair's
+    # ThrID (4,2):(1,16) is inverted): the row of thread ThrID(l) is the atom's row l
+    assert tiled.thread_count == 32
     for which in "ABC":
         a = getattr(atom, f"tv_layout_{which}")
         t = getattr(tiled, f"tv_layout_{which}_tiled")
-        for thr in range(8):
-            assert tiled.thr_id(thr) == atom.thr_id(thr)
+        for logical in range(8):
+            thr = atom.thr_id(logical)
             for v in range(size(a[1])):
-                assert t(thr, v) == a(thr, v)
+                assert t(thr, v) == a(logical, v)
 
 
 def test_2x2_n_major_atom_layout_is_16x16x4_with_new_threads():

@@ -9,9 +9,9 @@ which equal CuTe's (cute/atom/mma_traits_sm80.hpp) except one: CuTe writes the
 A layout of SM80_16x8x128_S32U1U1S32 with stride ``((512,1),((16,8)))``, nested one
 level deeper than its shape ``((4,8),(32,2))`` so it cannot be evaluated; we use
 the ISA's ``((4,8),(32,2)):((512,1),(16,8))``. And CuTe's B layout of
-SM80_16x8x32_S32{S4,U4}{S4,U4}S32, ``((4,8),8):((32,1),8)``, holds some B elements twice
+SM80_16x8x32_S32{S4,U4}{S4,U4}S32, ``((4,8),(8)):((32,1),(8))``, holds some B elements twice
 and misses others; the ISA (9.7.14.5.10: k = 8*threadID_in_group + i) gives
-``((4,8),8):((64,1),8)``, which we use.
+``((4,8),(8)):((64,1),(8))``, which we use (with CuTe's 1-tuple value mode).
 
 >>> from cutemma.mma import make_mma_atom
 >>> str(make_mma_atom('SM80_16x8x128_S32U1U1S32_TN_XORPOPC').tv_layout_A)
@@ -20,7 +20,35 @@ and misses others; the ISA (9.7.14.5.10: k = 8*threadID_in_group + i) gives
 
 from __future__ import annotations
 
-from cutemma.mma.arch import INT_MODIFIERS, INT_SUFFIXES, SyncSpec, int_types, sync_family
+from cutemma.layout import Layout
+from cutemma.mma.arch import (
+    INT_MODIFIERS,
+    INT_SUFFIXES,
+    WARP,
+    SyncSpec,
+    int_types,
+    sync_family,
+    sync_layouts,
+)
+
+
+def _wrap_values(layout: Layout) -> Layout:
+    """``(T,V):(t,v)`` with a lone value mode written as the 1-tuple ``(V)``."""
+    if isinstance(layout.shape[1], tuple):
+        return layout
+    return Layout((layout.shape[0], (layout.shape[1],)), (layout.stride[0], (layout.stride[1],)))
+
+
+def _int4_layouts(shape, types, majors):
+    # CuTe spells the lone value mode of the m8n8k32 A/B and the m16n8k32 B layouts as
+    # Shape<_8> (cute/atom/mma_traits_sm80.hpp); keeping that nesting makes every TiledMMA
+    # view print as C++'s. The strides stay the ISA's (see the module docstring).
+    a, b, c = sync_layouts(shape, 4)
+    if shape[2] == 32:
+        b = _wrap_values(b)
+        a = _wrap_values(a) if shape[0] == 8 else a
+    return WARP, a, b, c
+
 
 F16 = sync_family(
     SyncSpec(
@@ -70,6 +98,7 @@ INT4 = sync_family(
         int_types("s4", "u4"),
         suffixes=INT_SUFFIXES,
         modifiers=INT_MODIFIERS,
+        layouts=_int4_layouts,
     )
 )
 B1 = sync_family(

@@ -139,11 +139,14 @@ def c_layout(n: int) -> Layout:
     and each lane holds 2 adjacent columns; the 64x8 pattern repeats every 8
     columns (offset 512 = 8 * 64). Seed 004 builds it step by step.
 
+    The value mode keeps its N/8 repeat even when it is 1, as CuTe's ``CLayout_64xN<8>``
+    writes it (seed 004 prints the 64x8 one without it: the same function, but the nesting
+    shows in every TiledMMA view).
+
     >>> str(c_layout(8))
-    '((4,8,4),(2,2)):((128,1,16),(64,8))'
+    '((4,8,4),(2,2,1)):((128,1,16),(64,8,512))'
     """
-    vshape, vstride = _drop_unit((2, 2, n // 8), (64, 8, 512))
-    return Layout(((4, 8, 4), vshape), ((128, 1, 16), vstride))
+    return Layout(((4, 8, 4), (2, 2, n // 8)), ((128, 1, 16), (64, 8, 512)))
 
 
 def rs_a_layout(k: int) -> Layout:

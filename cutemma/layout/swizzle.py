@@ -222,7 +222,7 @@ def compose_functions(outer, offset: int, inner):
     An identity swizzle (no bits) at offset 0 is dropped, as CuTe does.
 
     >>> compose_functions(Swizzle(0, 4, 3), 0, Layout(8))
-    Layout(8, 1)
+    8:1
     """
     if isinstance(outer, Swizzle) and outer.bits == 0 and offset == 0 and isinstance(inner, Layout):
         return inner

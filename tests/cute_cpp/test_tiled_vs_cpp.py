@@ -316,22 +316,16 @@ def test_tiled_mma_computes_what_cpp_computes(key):
     # and each partition's coordinates in order
     wrong, alias, _ = _compare(key)
     assert not wrong, f"{key}:\n" + "\n".join(wrong)
-    if alias:  # a lone SM70 atom: threads 4-15, 20-31 alias other rows differently
-        pytest.xfail(
-            "[algebra] rows of threads outside the TiledMMA differ: composition((n,1):(1,0), "
-            "R) keeps stride 0 past n in C++ (notes/divergences.md):\n" + "\n".join(alias)
-        )
+    # a lone SM70 atom: threads 4-15, 20-31 are outside the atom; C++ gives their rows too
+    assert not alias, f"{key}: rows of threads outside the TiledMMA differ:\n" + "\n".join(alias)
 
 
 @pytest.mark.parametrize("key", CASE_KEYS)
 def test_tiled_mma_prints_what_cpp_prints(key):
-    # shapes and strides exactly. Where only the nesting differs, the cause is in the layout
-    # algebra (composition keeping C++'s extent-1 modes and coalescing as C++ does: issue 11
-    # items 3 and 8, notes/divergences.md [algebra]); those cases xfail until it lands
+    # shapes and strides exactly, nesting included
     wrong, alias, nesting = _compare(key)
     assert not wrong, f"{key}:\n" + "\n".join(wrong)
-    if alias or nesting:
-        pytest.xfail("[algebra] nested differently:\n" + "\n".join(alias + nesting))
+    assert not (alias or nesting), f"{key} nested differently:\n" + "\n".join(alias + nesting)
 
 
 @pytest.mark.parametrize(

@@ -221,6 +221,18 @@ def _execute(exe: Path, cases: list[tuple[str, str]], out: dict[str, Verdict]) -
         start = idx + 1
 
 
+def _save(path: Path, known: dict) -> None:
+    """Merge with what another process may have written meanwhile; replace atomically."""
+    if path.is_file():
+        try:
+            known.update({k: v for k, v in json.loads(path.read_text()).items() if k not in known})
+        except ValueError:  # a torn file from a killed writer: ours replaces it
+            pass
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(known))
+    tmp.replace(path)
+
+
 def _case_hash(expr: str) -> str:
     return hashlib.sha256(expr.encode()).hexdigest()[:20]
 
@@ -249,17 +261,18 @@ def verdicts(
             for part in (likely_ok, likely_bad)
             for i in range(0, len(part), per_program)
         ]
-        new: dict[str, Verdict] = {}
+        lock = threading.Lock()
+
+        def one(chunk):
+            new: dict[str, Verdict] = {}
+            _run(chunk, prelude, new)
+            with lock:  # save as each program finishes: an interrupted run keeps its work
+                for key, _ in chunk:
+                    verdict = new.get(key, Verdict(refused="printed nothing"))
+                    known[hashes[key]] = verdict.to_json()
+                _save(path, known)
+
         workers = max(1, min(len(chunks), os.cpu_count() or 1))
         with ThreadPoolExecutor(max_workers=workers) as pool:
-            list(pool.map(lambda chunk: _run(chunk, prelude, new), chunks))
-        for key, _ in todo:
-            verdict = new.get(key, Verdict(refused="printed nothing"))
-            known[hashes[key]] = verdict.to_json()
-        # merge with what another process may have written meanwhile, then replace atomically
-        if path.is_file():
-            known = {**json.loads(path.read_text()), **known}
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(known))
-        tmp.replace(path)
+            list(pool.map(one, chunks))
     return {key: Verdict.from_json(known[hashes[key]]) for key in cases}

@@ -1,7 +1,7 @@
 """Deciding, by evaluating functions, whether a C++ result is a correct answer.
 
 A layout's function is evaluated here directly from its definition (CuTe's 1-D index: every
-leaf but the last takes ``i % extent``, the last takes the rest), not through cutemma, so a C++
+leaf but the last takes ``i % extent``, the last takes the rest, with C++'s truncating ``/``), not through cutemma, so a C++
 result can be checked against what the operation means: ``(A o B)(i) == A(B(i))`` for
 composition (by mode for tuple tilers, with a Swizzle or ComposedLayout on either side), and
 the tile mode of a divide is ``A o tile``. docs/cpp_defects.md lists the defects this finds.
@@ -23,9 +23,10 @@ def evaluate(f, x: int) -> int:
         for k, (s, d) in enumerate(zip(shapes, strides)):
             if k == len(shapes) - 1:
                 off += x * d
-            else:
-                off += (x % s) * d
-                x //= s
+            else:  # C++'s / and % (truncating), as CuTe computes a negative index
+                q = abs(x) // s * (1 if x >= 0 else -1)
+                off += (x - q * s) * d
+                x = q
         return off
     if isinstance(f, Swizzle):
         mask = ((1 << f.bits) - 1) << (f.base + max(0, f.shift))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from cute_cpp import batch, cases, harness
-from cute_cpp.compare import judge, report
+from cute_cpp.compare import cutemma_outcome, judge, report
 from cute_cpp.open_divergences import OPEN
 
 REASON = harness.unavailable_reason()
@@ -47,10 +47,10 @@ def test_cases_are_reproducible():
 
 
 @pytest.mark.parametrize("group", sorted(BY_GROUP))
-def test_agrees_with_cpp(group, verdicts):
+def test_agrees_with_cpp(group, verdicts, outcomes):
     mismatches, open_ones = [], []
     for case in BY_GROUP[group]:
-        why = judge(case, verdicts[case.key])
+        why = judge(case, verdicts[case.key], outcomes[case.key])
         if why is None:
             continue
         (open_ones if case.key in OPEN else mismatches).append((case, why))

@@ -29,6 +29,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 import cutemma.layout as cm  # noqa: E402
+from cutemma.errors import LayoutError  # noqa: E402
 
 SEED = 2026
 N = 300  # inputs per operation
@@ -282,7 +283,20 @@ def main(argv=None):
     ref_name, (ref_conv, ref_ops), ref_vals = libs[0]
     results = {}
     for op, inputs in w.items():
-        row = {"inputs": len(inputs)}
+        # inputs cutemma refuses (C++ answers them with something that is not the result:
+        # a non-injective tiler whose modes carry into each other, docs/cpp_defects.md) are
+        # left out for every library alike
+        defined = []
+        for a in inputs:
+            try:
+                ref_ops[op](*ref_conv(op, a))
+            except LayoutError:
+                continue
+            defined.append(a)
+        row = {"inputs": len(defined)}
+        if len(defined) < len(inputs):
+            row["refused"] = len(inputs) - len(defined)
+        inputs = defined
         ref_inputs = [ref_conv(op, a) for a in inputs]
         ref_out = [ref_ops[op](*a) for a in ref_inputs[: args.check]]
         row["cutemma_s"] = time_op(ref_ops[op], ref_inputs, args.repeat)

@@ -20,8 +20,9 @@ def _check_shape(shape: IntTuple, whole: IntTuple) -> None:
             _check_shape(s, whole)
     elif not is_int(shape):
         raise LayoutError(f"shape {whole!r} has {shape!r}, which is not an int")
-    elif shape < 1:
-        raise LayoutError(f"shape {whole!r} has extent {shape}; every extent must be >= 1")
+    elif shape < 0:
+        # CuTe allows extent 0 (an empty layout, make_layout(0, 1)); a negative one is nonsense
+        raise LayoutError(f"shape {whole!r} has extent {shape}; every extent must be >= 0")
 
 
 def _fmt(t: IntTuple) -> str:
@@ -64,7 +65,8 @@ class Layout:
             stride = _to_tuple(stride)
         _check_shape(shape, shape)
         if stride is None:
-            stride = it.prefix_product(shape)
+            # CuTe's compact_major<LayoutLeft>: an extent-1 mode gets stride 0 (static ints)
+            stride = it.compact_col_major(shape)
         else:
             it.check_int_tuple(stride, "stride")
             if not it.congruent(shape, stride):
@@ -371,6 +373,8 @@ def flatten_layout(layout: Layout) -> Layout:
     >>> flatten_layout(Layout(((2, 2), 2)))
     Layout((2, 2, 2), (1, 2, 4))
     """
+    if hasattr(layout, "with_inner"):  # a swizzled layout keeps its swizzle (CuTe's flatten)
+        return layout.with_inner(flatten_layout(layout.inner))
     s, d = it.flatten(layout.shape), it.flatten(layout.stride)
     if len(s) == 1:
         return Layout._raw(s[0], d[0])
@@ -465,6 +469,8 @@ def coalesce(layout: Layout, profile: IntTuple | None = None) -> Layout:
     >>> str(coalesce(Layout((2, (2, 3)), (1, (2, 4))), (1, 1)))
     '(2,6):(1,2)'
     """
+    if hasattr(layout, "with_inner"):  # a swizzled layout: coalesce the inner one (CuTe)
+        return layout.with_inner(coalesce(layout.inner, profile))
     if profile is not None and is_tuple(profile):
         modes = _modes(layout)
         if len(profile) > len(modes):

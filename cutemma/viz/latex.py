@@ -123,7 +123,7 @@ def print_latex(obj, tile: tuple[int, int] | None = None) -> None:
     """Print :func:`to_latex` of ``obj`` (CuTe's ``print_latex``).
 
     >>> from cutemma.layout import Layout
-    >>> print_latex(Layout(1))  # doctest: +ELLIPSIS
+    >>> print_latex(Layout(1, 1))  # doctest: +ELLIPSIS
     % Layout 1:1, drawn by cutemma
     ...
     """

@@ -239,7 +239,7 @@ def _case_hash(expr: str) -> str:
 
 def verdicts(
     cases: dict[str, str],
-    per_program: int = 200,
+    per_program: int = 100,
     prelude: str = LAYOUT_PRELUDE,
     predicted_refused: set[str] | None = None,
 ) -> dict[str, Verdict]:
@@ -256,11 +256,11 @@ def verdicts(
         guess = predicted_refused or set()
         likely_bad = [c for c in todo if c[0] in guess]
         likely_ok = [c for c in todo if c[0] not in guess]
-        chunks = [
-            part[i : i + per_program]
-            for part in (likely_ok, likely_bad)
-            for i in range(0, len(part), per_program)
-        ]
+        # Likely refusals go in small programs: g++ reports a failed template instantiation
+        # once, for the first case that needs it, so cases sharing one take a round each.
+        small = max(1, per_program // 8)
+        chunks = [likely_ok[i : i + per_program] for i in range(0, len(likely_ok), per_program)]
+        chunks += [likely_bad[i : i + small] for i in range(0, len(likely_bad), small)]
         lock = threading.Lock()
 
         def one(chunk):

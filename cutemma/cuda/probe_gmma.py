@@ -190,7 +190,7 @@ def smem_operand(name: str, rows: int, k: int, t, major: str) -> SmemOperand:
 
     >>> op = smem_operand("A", 64, 16, "f16", "K")
     >>> op.swizzle, str(op.layout), hex(op.desc)
-    ('SW32', 'Sw<1,3,3> o 0 o (64,16):(16,1)', '0xc000001000010000')
+    ('SW32', 'Sw<1,3,3> o 0 o ((8,8),(16,1)):((16,128),(1,0))', '0xc000001000010000')
     """
     from cutemma.mma.types import numeric_type
 
@@ -206,6 +206,8 @@ def smem_operand(name: str, rows: int, k: int, t, major: str) -> SmemOperand:
 
 
 def _split(layout: ComposedLayout) -> tuple[Swizzle, Layout]:
+    if isinstance(layout, Layout):  # an INTER atom's identity swizzle collapses (as in CuTe)
+        return Swizzle(0, 4, 3), layout
     if layout.offset != 0:
         raise CompileError(f"smem layout {layout} has an offset; probes place tiles at 0")
     return layout.outer, layout.inner
@@ -215,7 +217,7 @@ def smem_offset_expr(op: SmemOperand, row: str, col: str) -> str:
     """The smem element offset of (row, col) as C: the layout's two modes, then its swizzle.
 
     >>> smem_offset_expr(smem_operand("A", 64, 16, "f16", "K"), "r", "c")
-    '((r * 16 + c) ^ (((r * 16 + c) & 64) >> 3))'
+    '((r % 8 * 16 + r / 8 * 128 + c) ^ (((r % 8 * 16 + r / 8 * 128 + c) & 64) >> 3))'
     """
     sw, inner = _split(op.layout)
     rows = layout_expr(inner.shape[0], inner.stride[0], row)

@@ -12,7 +12,7 @@ and value, combining by ``+`` or, where a swizzle makes the bits overlap, ``^``.
 
 >>> p = GemmPlan(GemmConfig(), "bf16", "K", "K")
 >>> p.threads, p.mma_m, p.mma_n, str(p.smem_A)
-(128, 4, 8, 'Sw<2,3,3> o 0 o (128,32):(32,1)')
+(128, 4, 8, 'Sw<2,3,3> o 0 o ((8,16),(32,1)):((32,256),(1,0))')
 """
 
 from __future__ import annotations
@@ -106,7 +106,7 @@ def smem_layout(
     >>> str(smem_layout(128, 32, "MN"))
     'Sw<3,3,3> o 0 o ((64,2),(8,4)):((1,512),(64,1024))'
     >>> str(smem_layout(128, 32, "K", elem_bytes=4))
-    'Sw<3,2,3> o 0 o (128,32):(32,1)'
+    'Sw<3,2,3> o 0 o ((8,16),(32,1)):((32,256),(1,0))'
     """
     vec = 16 // elem_bytes
     contiguous = block_k if major == "K" else extent

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from cutemma.errors import LayoutError
 from cutemma.layout import int_tuple as it
+from cutemma.layout.compose_impl import _cmod, compose_layouts
 from cutemma.layout.int_tuple import IntTuple, is_int, is_tuple
 from cutemma.layout.layout import (
     Layout,
@@ -65,160 +66,6 @@ def _tstr(t) -> str:
     return str(t)
 
 
-def _cmod(a: int, b: int) -> int:
-    """C++'s ``%`` (the sign of the dividend): CuTe's static checks are written with it."""
-    r = abs(a) % abs(b)
-    return -r if a < 0 else r
-
-
-def _cdiv(a: int, b: int) -> int:
-    """C++'s integer ``/`` (truncates toward zero)."""
-    q = abs(a) // abs(b)
-    return -q if (a < 0) != (b < 0) else q
-
-
-def _coalesce_x(a: Layout) -> tuple[list, list]:
-    """The flat modes of ``a`` merged where contiguous, keeping ``a``'s function past its domain.
-
-    CuTe's ``detail::coalesce_x``: like coalesce, but a trailing extent-1 mode keeps its
-    stride (as if it had extent 2), since composition extends ``a`` along its last mode.
-    """
-    shapes, strides = a.flat()
-    out_s: list[int] = []
-    out_d: list[int] = []
-    last = len(shapes) - 1
-    for i, (s, d) in enumerate(zip(shapes, strides)):
-        _push(out_s, out_d, 2 if i == last and s == 1 else s, d)
-    return out_s, out_d
-
-
-class _Walk:
-    """State of one composition ``a o b``: ``a``'s coalesced modes and what the leaves used.
-
-    ``digits[i]`` sums, over the leaves of ``b``, the largest index step each places inside
-    mode ``i`` of ``a``; when two leaves together overflow a mode, ``a`` is not additive over
-    ``b``'s modes and CuTe's by-mode answer must be checked. ``exact`` turns False when a leaf
-    crosses a mode boundary with a stride that does not divide the extent (CuTe's weak
-    divisibility check lets that through).
-    """
-
-    __slots__ = ("shapes", "strides", "digits", "exact")
-
-    def __init__(self, shapes, strides, track: bool):
-        self.shapes = shapes
-        self.strides = strides
-        self.digits = [0] * len(shapes) if track else None
-        self.exact = True
-
-    def leaf(self, a: Layout, s: int, d: int):
-        """CuTe's ``composition_impl`` for one integral mode ``s:d`` of the right operand."""
-        shapes, strides = self.shapes, self.strides
-        if d == 0:  # a broadcast mode stays a broadcast mode
-            return s, 0
-        if len(shapes) == 1:
-            return s, d * strides[0]
-        out_s: list[int] = []
-        out_d: list[int] = []
-        rest_s, rest_d = s, d
-        for i in range(len(shapes) - 1):
-            c = shapes[i]
-            if c == 0:
-                raise LayoutError(
-                    f"composition({a}, {s}:{d}) is not defined: mode {i} of {a} has extent 0 "
-                    "and cannot be stepped over"
-                )
-            # CuTe's weak stride divisibility: rest_d % c == 0 or rest_d < c (C++ %)
-            if _cmod(rest_d, c) != 0 and not rest_d < c:
-                raise LayoutError(
-                    f"composition({a}, {s}:{d}) is not defined: stride {rest_d} and extent {c} "
-                    f"of {a}: {c} must divide {rest_d} (CuTe's stride divisibility condition)"
-                )
-            step = abs(rest_d)
-            next_s = -(-c // step)
-            next_d = -(-step // c) * (1 if rest_d > 0 else -1)
-            if rest_s != 1 and step % c and c % step and (step >= c or next_s < rest_s):
-                self.exact = False  # steps off the end of mode i at a non-multiple of its extent
-            if next_s == 1 or rest_s == 1:
-                rest_d = next_d
-                continue
-            new_s = min(next_s, rest_s)
-            if new_s == 0 or rest_s % new_s:
-                raise LayoutError(
-                    f"composition({a}, {s}:{d}) is not defined: {rest_s} elements do not split "
-                    f"into whole runs of {new_s} in mode {i} of {a} (CuTe's shape divisibility "
-                    "condition)"
-                )
-            out_s.append(new_s)
-            out_d.append(rest_d * strides[i])
-            if self.digits is not None:
-                self.digits[i] += step * (new_s - 1)
-            rest_s //= new_s
-            rest_d = next_d
-        if not out_s:
-            return rest_s, rest_d * strides[-1]
-        if rest_s != 1:
-            out_s.append(rest_s)
-            out_d.append(rest_d * strides[-1])
-        if len(out_s) == 1:
-            return out_s[0], out_d[0]
-        return tuple(out_s), tuple(out_d)
-
-    def overflows(self) -> bool:
-        d, s = self.digits, self.shapes
-        return d is not None and any(d[i] > s[i] - 1 for i in range(len(s) - 1))
-
-
-def _extended(shapes, strides, x: int) -> int:
-    """``a(x)`` for any integer: the last mode absorbs what is past ``a``'s domain; odd for x < 0."""
-    if x < 0:
-        return -_extended(shapes, strides, -x)
-    total = 0
-    for c, d in zip(shapes[:-1], strides[:-1]):
-        total += (x % c) * d
-        x //= c
-    return total + x * strides[-1]
-
-
-def _check_function(a: Layout, b: Layout, result: Layout, walk: _Walk) -> None:
-    """Raise if CuTe's by-mode answer is not ``i -> a(b(i))`` (CuTe accepts a few such inputs)."""
-    from cutemma.layout.offsets import offsets
-
-    bs, rs = offsets(b), offsets(result)
-    for i, (x, got) in enumerate(zip(bs.tolist(), rs.tolist())):
-        want = _extended(walk.shapes, walk.strides, x)
-        if got != want:
-            why = (
-                "a mode of the right operand steps over an extent of the left one that its "
-                "stride does not divide"
-                if not walk.exact
-                else "the right operand's modes overlap inside one mode of the left one, so "
-                "the left one is not additive over them"
-            )
-            raise LayoutError(
-                f"composition({a}, {b}): CuTe's algorithm gives {result}, which is not {a} o {b}: "
-                f"at index {i} it gives {got} but {a} at {b}({i}) = {x} is {want} ({why}; C++ "
-                "accepts this input because its divisibility check is the weak one)"
-            )
-
-
-def _compose_layouts(a: Layout, b: Layout) -> Layout:
-    shapes, strides = _coalesce_x(a)
-    if not shapes:
-        raise LayoutError(f"composition({a}, {b}): the left operand has no modes")
-    walk = _Walk(shapes, strides, track=len(shapes) > 1)
-
-    def go(s, d):
-        if isinstance(s, tuple):
-            parts = [go(x, y) for x, y in zip(s, d)]
-            return tuple(p[0] for p in parts), tuple(p[1] for p in parts)
-        return walk.leaf(a, s, d)
-
-    result = Layout._raw(*go(b.shape, b.stride))
-    if not walk.exact or walk.overflows():
-        _check_function(a, b, result, walk)
-    return result
-
-
 def composition(a, b):
     """``a o b``: the layout ``i -> a(b(i))`` on ``b``'s domain.
 
@@ -230,6 +77,8 @@ def composition(a, b):
     >>> str(composition(Layout((10, 2), (16, 4)), Layout((5, 4), (1, 5))))
     '(5,(2,2)):(16,(80,4))'
     """
+    if type(a) is Layout and type(b) is Layout:  # the common case first
+        return _compose_checked(a, b)
     if _is_composed(a):
         return a.compose_inner(b)
     if hasattr(a, "layout") and hasattr(a, "data"):  # a Tensor: compose its layout
@@ -252,8 +101,12 @@ def composition(a, b):
         if _is_composed(b) or isinstance(b, Swizzle):
             return layout_after_swizzled(a, b)
         raise LayoutError(f"composition({a}, {b!r}): right operand must be a Layout, int or tuple")
+    return _compose_checked(a, b)
+
+
+def _compose_checked(a: Layout, b: Layout) -> Layout:
     try:
-        return _compose_layouts(a, b)
+        return compose_layouts(a, b)
     except LayoutError as e:
         if str(b) in str(e):
             raise
@@ -448,6 +301,17 @@ def left_inverse(layout: Layout) -> Layout:
     return _from_lists(res_s, res_d)
 
 
+def _coalesced_shape(a: Layout) -> IntTuple:
+    """``coalesce(a).shape`` without building the layout."""
+    shapes: list[int] = []
+    strides: list[int] = []
+    for s, d in zip(*a.flat()):
+        _push(shapes, strides, s, d)
+    if len(shapes) > 1:
+        return tuple(shapes)
+    return shapes[0] if shapes else 1
+
+
 def _divide_1(a: Layout, b) -> Layout:
     if _is_tiler_tuple(b):
         return _by_mode(_divide_1, a, b, "logical_divide")
@@ -457,7 +321,8 @@ def _divide_1(a: Layout, b) -> Layout:
     try:
         # the complement fills coalesce(a)'s shape mode by mode; a tile that does not divide
         # size(a) gets a rest mode that runs past it (CuTe's padded divide)
-        return composition(a, make_layout(b, complement(b, coalesce(a).shape)))
+        tile = complement(b, _coalesced_shape(a))
+        return _compose_checked(a, Layout._raw((b.shape, tile.shape), (b.stride, tile.stride)))
     except LayoutError as e:
         raise LayoutError(f"logical_divide({a}, {b}) is not defined: {e}") from None
 
@@ -476,7 +341,7 @@ def logical_divide(a, tiler):
 
 
 def _is_tiler_tuple(t) -> bool:
-    return is_tuple(t) and not isinstance(t, Layout)
+    return isinstance(t, tuple) and not isinstance(t, Layout)
 
 
 def _zip2_by(t, guide):
@@ -561,7 +426,41 @@ def logical_product(a, tiler):
         return a.with_inner(logical_product(a.inner, tiler))
     if is_tuple(tiler) and not isinstance(tiler, Layout):
         return _by_mode(_product_1, a, tiler, "logical_product")
+    if _is_composed(tiler):
+        return _product_swizzled_tiler(a, tiler)
     return _product_1(a, tiler)
+
+
+def _product_swizzled_tiler(a: Layout, tiler):
+    """logical_product(a, Sw o 0 o T): the product with T, under the swizzle that acts on the
+    product's strides as Sw acts on T's (CuTe's swizzle_layout.hpp: the swizzle's active Y and Z
+    bits, found through a projection of T, are carried through T and the new layout)."""
+    from cutemma.layout.swizzle import Swizzle, make_swizzle
+
+    sw, t = tiler.outer, tiler.inner
+    if not isinstance(sw, Swizzle) or not isinstance(t, Layout) or tiler.offset != 0:
+        raise LayoutError(
+            f"logical_product({a}, {tiler}): a composed tiler must be Swizzle o 0 o Layout "
+            "(CuTe: 'Require Swizzle offset == 0.')"
+        )
+    new = _product_1(a, t)
+    b, m, sh = sw.bits, sw.base, abs(sw.shift)
+    # keeps only the index bits the swizzle reads (Y) and writes (Z)
+    zy = Layout._raw((1 << m, 1 << b, 1 << (sh - b), 1 << b, 1), (0, 1 << m, 0, 1 << (m + sh), 0))
+    only_zy = composition(zy, t)
+    active = it.crd2idx(it.product(only_zy.shape) - 1, only_zy.shape, only_zy.stride)
+
+    def carried(bits: int) -> int:  # new(0, t(bits)), t called past its domain as CuTe does
+        return it.crd2idx((0, it.crd2idx(bits, t.shape, t.stride)), new.shape, new.stride)
+
+    swz = make_swizzle(carried(active & sw.yyy_mask), carried(active & sw.zzz_mask))
+    return _compose_swizzle(swz, new)
+
+
+def _compose_swizzle(sw, layout: Layout):
+    from cutemma.layout.swizzle import compose_functions
+
+    return compose_functions(sw, 0, layout)
 
 
 def zipped_product(a, tiler):
@@ -833,6 +732,8 @@ def upcast(layout: Layout, n: int) -> Layout:
     """
     if not is_int(n) or n < 1:
         raise LayoutError(f"upcast({layout}, {n!r}): the factor must be an int >= 1")
+    if not isinstance(layout, Layout):
+        return _cast_function(layout, n, upcast)
 
     def leaf(s, d):
         if d == 0:
@@ -848,6 +749,30 @@ def upcast(layout: Layout, n: int) -> Layout:
     return _scale_leaves(layout, leaf)
 
 
+def _cast_function(x, n: int, cast):
+    """upcast/downcast of a Swizzle or ComposedLayout, part by part (CuTe's swizzle_layout.hpp):
+    a swizzle's base bit moves by log2(n), the offset is divided (exactly) or multiplied."""
+    from cutemma.layout.swizzle import ComposedLayout, Swizzle
+
+    if n & (n - 1):
+        raise LayoutError(f"{cast.__name__}({x}, {n}): a swizzle scales only by a power of two")
+    log2 = n.bit_length() - 1
+    if isinstance(x, Swizzle):
+        if cast is downcast:
+            return Swizzle(x.bits, x.base + log2, x.shift)
+        if x.base >= log2:
+            return Swizzle(x.bits, x.base - log2, x.shift)
+        return Swizzle(max(x.bits + x.base - log2, 0), 0, x.shift)
+    if not _is_composed(x):
+        raise LayoutError(f"{cast.__name__}: expected a Layout or ComposedLayout, got {x!r}")
+    if cast is upcast and x.offset % n:
+        raise LayoutError(f"upcast({x}, {n}): the offset {x.offset} is not a multiple of {n}")
+    offset = x.offset // n if cast is upcast else x.offset * n
+    # no identity-swizzle collapse here: C++'s scaled offset is a C<0>, not the Int<0> that
+    # the collapsing overload takes (upcast<8>(Sw<2,1,3> o 0 o L) prints Sw<0,0,3> o 0 o ...)
+    return ComposedLayout(cast(x.outer, n), offset, cast(x.inner, n))
+
+
 def downcast(layout: Layout, n: int) -> Layout:
     """The layout in units ``n`` times smaller: unit-stride modes grow, others scale their stride.
 
@@ -858,6 +783,8 @@ def downcast(layout: Layout, n: int) -> Layout:
     """
     if not is_int(n) or n < 1:
         raise LayoutError(f"downcast({layout}, {n!r}): the factor must be an int >= 1")
+    if not isinstance(layout, Layout):
+        return _cast_function(layout, n, downcast)
     if 1 not in layout.flat()[1]:
         raise LayoutError(
             f"downcast({layout}, {n}): the layout has no stride-1 mode to widen (CuTe: "

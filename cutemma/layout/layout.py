@@ -373,7 +373,7 @@ def flatten_layout(layout: Layout) -> Layout:
     >>> flatten_layout(Layout(((2, 2), 2)))
     Layout((2, 2, 2), (1, 2, 4))
     """
-    if hasattr(layout, "with_inner"):  # a swizzled layout keeps its swizzle (CuTe's flatten)
+    if type(layout) is not Layout and hasattr(layout, "with_inner"):  # keeps its swizzle (CuTe)
         return layout.with_inner(flatten_layout(layout.inner))
     s, d = it.flatten(layout.shape), it.flatten(layout.stride)
     if len(s) == 1:
@@ -469,8 +469,8 @@ def coalesce(layout: Layout, profile: IntTuple | None = None) -> Layout:
     >>> str(coalesce(Layout((2, (2, 3)), (1, (2, 4))), (1, 1)))
     '(2,6):(1,2)'
     """
-    if hasattr(layout, "with_inner"):  # a swizzled layout: coalesce the inner one (CuTe)
-        return layout.with_inner(coalesce(layout.inner, profile))
+    if type(layout) is not Layout and hasattr(layout, "with_inner"):
+        return layout.with_inner(coalesce(layout.inner, profile))  # swizzled: the inner one
     if profile is not None and is_tuple(profile):
         modes = _modes(layout)
         if len(profile) > len(modes):
@@ -479,8 +479,14 @@ def coalesce(layout: Layout, profile: IntTuple | None = None) -> Layout:
         return make_layout(*out) if len(out) > 1 else Layout._raw((out[0].shape,), (out[0].stride,))
     shapes: list[int] = []
     strides: list[int] = []
-    for s, d in zip(*layout.flat()):
-        _push(shapes, strides, s, d)
+    for s, d in zip(*layout.flat()):  # _push, inlined: this loop is the hot path
+        if s == 1:
+            continue
+        if shapes and strides[-1] * shapes[-1] == d:
+            shapes[-1] *= s
+        else:
+            shapes.append(s)
+            strides.append(d)
     return _from_lists(shapes, strides)
 
 

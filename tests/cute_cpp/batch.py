@@ -63,7 +63,7 @@ using namespace cute;
 # -O1 compiles CuTe's static layouts twice as fast as -O0 (far fewer functions emitted);
 # -g0 and no unwind tables save a little more.
 FLAGS = ("-std=c++17", "-O1", "-w", "-fno-exceptions", "-g0", "-fno-asynchronous-unwind-tables")
-VERSION = "2"
+VERSION = "3"
 RUN_TIMEOUT_S = 60
 
 
@@ -118,8 +118,8 @@ def _source(cases: list[tuple[str, str]], prelude: str) -> tuple[str, list[tuple
     spans, line = [], 2
     for n, (key, expr) in enumerate(cases):
         text = f'static void case_{n}() {{\n  show("{key}", {expr});\n}}\n'
-        spans.append((line, line + 2))
-        line += 4
+        spans.append((line, line + 2))  # the three lines of case_n
+        line += 3
         parts.append(text)
     calls = "".join(f"  if (start <= {n}) case_{n}();\n" for n in range(len(cases)))
     parts.append(

@@ -63,7 +63,7 @@ using namespace cute;
 # -O1 compiles CuTe's static layouts twice as fast as -O0 (far fewer functions emitted);
 # -g0 and no unwind tables save a little more.
 FLAGS = ("-std=c++17", "-O1", "-w", "-fno-exceptions", "-g0", "-fno-asynchronous-unwind-tables")
-VERSION = "2"
+VERSION = "3"
 RUN_TIMEOUT_S = 60
 
 
@@ -118,8 +118,8 @@ def _source(cases: list[tuple[str, str]], prelude: str) -> tuple[str, list[tuple
     spans, line = [], 2
     for n, (key, expr) in enumerate(cases):
         text = f'static void case_{n}() {{\n  show("{key}", {expr});\n}}\n'
-        spans.append((line, line + 2))
-        line += 4
+        spans.append((line, line + 2))  # the three lines of case_n
+        line += 3
         parts.append(text)
     calls = "".join(f"  if (start <= {n}) case_{n}();\n" for n in range(len(cases)))
     parts.append(
@@ -221,13 +221,25 @@ def _execute(exe: Path, cases: list[tuple[str, str]], out: dict[str, Verdict]) -
         start = idx + 1
 
 
+def _save(path: Path, known: dict) -> None:
+    """Merge with what another process may have written meanwhile; replace atomically."""
+    if path.is_file():
+        try:
+            known.update({k: v for k, v in json.loads(path.read_text()).items() if k not in known})
+        except ValueError:  # a torn file from a killed writer: ours replaces it
+            pass
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(known))
+    tmp.replace(path)
+
+
 def _case_hash(expr: str) -> str:
     return hashlib.sha256(expr.encode()).hexdigest()[:20]
 
 
 def verdicts(
     cases: dict[str, str],
-    per_program: int = 200,
+    per_program: int = 100,
     prelude: str = LAYOUT_PRELUDE,
     predicted_refused: set[str] | None = None,
 ) -> dict[str, Verdict]:
@@ -244,22 +256,23 @@ def verdicts(
         guess = predicted_refused or set()
         likely_bad = [c for c in todo if c[0] in guess]
         likely_ok = [c for c in todo if c[0] not in guess]
-        chunks = [
-            part[i : i + per_program]
-            for part in (likely_ok, likely_bad)
-            for i in range(0, len(part), per_program)
-        ]
-        new: dict[str, Verdict] = {}
+        # Likely refusals go in small programs: g++ reports a failed template instantiation
+        # once, for the first case that needs it, so cases sharing one take a round each.
+        small = max(1, per_program // 8)
+        chunks = [likely_ok[i : i + per_program] for i in range(0, len(likely_ok), per_program)]
+        chunks += [likely_bad[i : i + small] for i in range(0, len(likely_bad), small)]
+        lock = threading.Lock()
+
+        def one(chunk):
+            new: dict[str, Verdict] = {}
+            _run(chunk, prelude, new)
+            with lock:  # save as each program finishes: an interrupted run keeps its work
+                for key, _ in chunk:
+                    verdict = new.get(key, Verdict(refused="printed nothing"))
+                    known[hashes[key]] = verdict.to_json()
+                _save(path, known)
+
         workers = max(1, min(len(chunks), os.cpu_count() or 1))
         with ThreadPoolExecutor(max_workers=workers) as pool:
-            list(pool.map(lambda chunk: _run(chunk, prelude, new), chunks))
-        for key, _ in todo:
-            verdict = new.get(key, Verdict(refused="printed nothing"))
-            known[hashes[key]] = verdict.to_json()
-        # merge with what another process may have written meanwhile, then replace atomically
-        if path.is_file():
-            known = {**json.loads(path.read_text()), **known}
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(known))
-        tmp.replace(path)
+            list(pool.map(one, chunks))
     return {key: Verdict.from_json(known[hashes[key]]) for key in cases}

@@ -1,13 +1,15 @@
 """Deciding, by evaluating functions, whether a C++ result is a correct answer.
 
 A layout's function is evaluated here directly from its definition (CuTe's 1-D index: every
-leaf but the last takes ``i % extent``, the last takes the rest), not through cutemma, so a C++
+leaf but the last takes ``i % extent``, the last takes the rest, with C++'s truncating ``/``), not through cutemma, so a C++
 result can be checked against what the operation means: ``(A o B)(i) == A(B(i))`` for
 composition (by mode for tuple tilers, with a Swizzle or ComposedLayout on either side), and
 the tile mode of a divide is ``A o tile``. docs/cpp_defects.md lists the defects this finds.
 """
 
 from __future__ import annotations
+
+import re
 
 from cutemma.layout import ComposedLayout, Layout, Swizzle
 from cutemma.layout.int_tuple import flatten
@@ -21,11 +23,12 @@ def evaluate(f, x: int) -> int:
         strides = strides if isinstance(strides, tuple) else (strides,)
         off = 0
         for k, (s, d) in enumerate(zip(shapes, strides)):
-            if k == len(shapes) - 1:
+            if k == len(shapes) - 1 or s == 0:
                 off += x * d
-            else:
-                off += (x % s) * d
-                x //= s
+            else:  # C++'s / and % (truncating), as CuTe computes a negative index
+                q = abs(x) // s * (1 if x >= 0 else -1)
+                off += (x - q * s) * d
+                x = q
         return off
     if isinstance(f, Swizzle):
         mask = ((1 << f.bits) - 1) << (f.base + max(0, f.shift))
@@ -73,9 +76,35 @@ def _by_mode(a: Layout, tiler: tuple, result: Layout) -> str | None:
     return None
 
 
+def _negative_extent(text: str) -> str | None:
+    shape = text.rsplit(" o ", 1)[-1].split(":")[0]
+    if re.search(r"(^|[(,])-\d", shape):
+        return f"its shape {shape} has a negative extent, which no layout has"
+    return None
+
+
+def _not_divide(a: Layout, b: Layout, values) -> str | None:
+    """A 1-D divide by a Layout is ``a o (b, complement(b, size(a)))`` (CuTe's definition)."""
+    from cutemma.layout import complement, make_layout
+
+    try:
+        m = make_layout(b, complement(b, a.size()))
+    except Exception:  # noqa: BLE001 - no complement to compare with: not decided here
+        return None
+    why = _not_composition(a, m, values)
+    return f"not A o (B, complement(B, size(A))): {why}" if why else None
+
+
 def cpp_defect(case, text: str, values) -> str | None:
     """Why C++'s ``text``/``values`` for ``case`` is not a correct answer, or None."""
     fn, args = case.fn, case.args
+    why = _negative_extent(text)
+    if why:
+        return why
+    if fn.endswith("_divide") and isinstance(args[0], Layout) and isinstance(args[1], Layout):
+        why = _not_divide(args[0], args[1], values)
+        if why:
+            return why
     if fn == "composition":
         a, b = args
         if isinstance(b, tuple):

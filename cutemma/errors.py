@@ -44,3 +44,7 @@ class CompileError(CutemmaError, RuntimeError):
 
 class LaunchError(CutemmaError, RuntimeError):
     """A kernel could not be launched: no GPU, wrong device, dtype or memory layout."""
+
+
+class CopyError(CutemmaError, ValueError):
+    """A copy operation name, value type, TiledCopy construction or copied tensor is not valid."""

@@ -1,0 +1,37 @@
+"""Helpers for comparing copy atoms with CuTe C++ (through tests/cute_cpp/harness.py)."""
+
+from __future__ import annotations
+
+import pytest
+from cute_cpp import harness
+
+HEADERS = (
+    "cute/atom/copy_traits_sm50.hpp",
+    "cute/atom/copy_traits_sm75.hpp",
+    "cute/atom/copy_traits_sm80.hpp",
+    "cute/atom/copy_traits_sm90.hpp",
+    "cute/atom/copy_traits_sm100.hpp",
+)
+
+
+def need_cpp() -> None:
+    reason = harness.unavailable_reason()
+    if reason:
+        pytest.skip(reason)
+
+
+def cpp_name(name: str) -> str:
+    """The C++ spelling of a catalog name (UTCCP lives in a namespace without a using)."""
+    if name.startswith("SM100_UTCCP_"):
+        return "SM100::TMEM::UTCCP::" + name
+    return name
+
+
+def cute_text(text: str) -> str:
+    """CuTe's printed layout without the underscores of static integers."""
+    return text.replace("_", "")
+
+
+def run(cases: dict[str, str]) -> dict[str, str]:
+    need_cpp()
+    return harness.run_cases(cases, headers=HEADERS, per_program=120)

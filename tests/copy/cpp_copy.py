@@ -32,6 +32,18 @@ def cute_text(text: str) -> str:
     return text.replace("_", "")
 
 
-def run(cases: dict[str, str]) -> dict[str, str]:
+_FAILED: dict[int, Exception] = {}
+
+
+def run(cases: dict[str, str], per_program: int = 120) -> dict[str, str]:
+    """Run C++ cases; a compile failure is remembered, so that callers caching the result
+    with functools.cache do not recompile it for every test."""
     need_cpp()
-    return harness.run_cases(cases, headers=HEADERS, per_program=120)
+    key = hash(tuple(sorted(cases.items())))
+    if key in _FAILED:
+        raise _FAILED[key]
+    try:
+        return harness.run_cases(cases, headers=HEADERS, per_program=per_program)
+    except Exception as err:
+        _FAILED[key] = err
+        raise

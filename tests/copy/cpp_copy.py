@@ -11,6 +11,7 @@ HEADERS = (
     "cute/atom/copy_traits_sm80.hpp",
     "cute/atom/copy_traits_sm90.hpp",
     "cute/atom/copy_traits_sm100.hpp",
+    "cute/atom/copy_traits_sm90_tma.hpp",
 )
 
 
@@ -21,9 +22,17 @@ def need_cpp() -> None:
 
 
 def cpp_name(name: str) -> str:
-    """The C++ spelling of a catalog name (UTCCP lives in a namespace without a using)."""
+    """The C++ Copy_Traits arguments of a catalog name.
+
+    UTCCP lives in a namespace without a using; TMA and bulk copies carry their bit count as
+    ``Int<N>`` (TMA traits also take an auxiliary-parameter type, any type for the layouts).
+    """
     if name.startswith("SM100_UTCCP_"):
         return "SM100::TMEM::UTCCP::" + name
+    if name.startswith(("SM90_TMA_", "SM90_BULK_COPY_")) and "<" in name:
+        base, bits = name[:-1].split("<")
+        aux = ", int" if name.startswith("SM90_TMA_") else ""
+        return f"{base}, Int<{bits}>{aux}"
     return name
 
 

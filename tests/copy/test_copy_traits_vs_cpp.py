@@ -46,7 +46,8 @@ def test_catalog_size():
     # 3 8-bit STSM, 12 UTCCP and 148 TMEM load/store (5 shapes x 6, 7, 8, 8, 8 repetitions
     # x plain/16b x load/store). Besides them: 7 neutral copies (5 UniversalCopy widths,
     # AutoVectorizingCopy, DefaultCopy), 2 shuffles, 6 LDSM + 1 MOVM, 8 cp.async, 6 STSM.
-    assert len(OPS) == 173 + 7 + 2 + 7 + 8 + 6
+    # and 7 sm90 TMA/bulk copies (one bit count each here; the family takes any).
+    assert len(OPS) == 173 + 7 + 2 + 7 + 8 + 6 + 7
 
 
 # One natural element type per atom (the widths CuTe kernels use them with).
@@ -70,7 +71,7 @@ _MINE_T = {"half_t": "f16", "float": "f32", "uint8_t": "u8"}
 def _cpp_atoms() -> dict[str, str]:
     cases = {}
     for n in OPS:
-        a = f"Copy_Atom<{cpp_name(n)}, {_CPP_T[_dtype(n)]}>"
+        a = f"Copy_Atom<Copy_Traits<{cpp_name(n)}>, {_CPP_T[_dtype(n)]}>"
         cases[n] = " ".join(f'CASE("{n}", {a}::ValLayout{w}{{}});' for w in ("Src", "Dst", "Ref"))
     return run(cases)
 

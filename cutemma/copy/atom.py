@@ -158,22 +158,28 @@ class CopyAtom:
         want = (self.traits.threads, self.num_val_src)
         if src.shape != want:
             raise CopyError(f"{self.name}.move: source values shaped {src.shape}; expected {want}")
+        return src.reshape(-1)[self.route]
+
+    @cached_property
+    def route(self) -> np.ndarray:
+        """(threads, num_val_dst) table: flat index ``t * num_val_src + v`` of the source value
+        each destination value takes (what :meth:`move` gathers).
+
+        >>> from cutemma.copy import make_copy_atom
+        >>> make_copy_atom('SM75_U16x2_LDSM_T', 'f16').route[1].tolist()   # lane 1: rows 2, 3
+        [16, 24]
+        """
         s_tab, d_tab = tv_table(self.layout_src_tv), tv_table(self.layout_dst_tv)
-        by_index: dict[int, object] = {}
-        for t in range(want[0]):
-            for v in range(want[1]):
-                by_index.setdefault(int(s_tab[t, v]), src[t, v])
+        by_index: dict[int, int] = {}
+        for flat, i in enumerate(s_tab.ravel()):  # row-major: lowest thread first
+            by_index.setdefault(int(i), flat)
         missing = sorted({int(i) for i in d_tab.ravel()} - set(by_index))
         if missing:
             raise CopyError(
                 f"{self.name}.move: destination elements {missing[:6]} are supplied by no source "
                 "thread (this atom's source and destination index spaces differ)"
             )
-        out = np.empty((self.traits.threads, self.num_val_dst), dtype=src.dtype)
-        for t in range(out.shape[0]):
-            for v in range(out.shape[1]):
-                out[t, v] = by_index[int(d_tab[t, v])]
-        return out
+        return np.vectorize(lambda i: by_index[int(i)], otypes=[np.int64])(d_tab)
 
     def __repr__(self) -> str:
         return f"CopyAtom({self.name}, {self.val_type.name})"

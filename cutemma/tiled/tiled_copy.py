@@ -25,6 +25,7 @@ from cutemma.errors import CopyError, LayoutError
 from cutemma.layout import algebra
 from cutemma.layout.int_tuple import is_int, is_tuple, product_each
 from cutemma.layout.layout import Layout, _modes, coalesce, make_layout, size
+from cutemma.layout.swizzle import ComposedLayout
 from cutemma.tensor import Tensor
 
 
@@ -128,14 +129,14 @@ class TiledCopy:
     def _tile2thrfrg(self, layout, ref2trg: Layout):
         """(Thr, Val, Rest) view of a layout already divided as ((tile...), (rest...))."""
         tv = algebra.composition(layout, (self._thrval2mn(ref2trg), None))
-        inner = tv.inner if hasattr(tv, "inner") else tv
-        thrval, rest = _modes(inner)
+        swizzled = isinstance(tv, ComposedLayout)
+        thrval, rest = _modes(tv.inner if swizzled else tv)
         thr, val = _modes(thrval)
         out = make_layout(thr, val, rest)
-        return tv.with_inner(out) if hasattr(tv, "with_inner") else out
+        return tv.with_inner(out) if swizzled else out
 
     def _tidfrg(self, layout, ref2trg: Layout, what: str):
-        shape = (layout.inner if hasattr(layout, "inner") else layout).shape
+        shape = (layout.inner if isinstance(layout, ComposedLayout) else layout).shape
         rank = len(shape) if is_tuple(shape) else 1
         if rank < len(self.tiler_mn):
             raise CopyError(
@@ -246,15 +247,14 @@ class ThrCopy:
         self.thr_idx = thr_idx
 
     def _slice(self, frg, tensor: Tensor) -> Tensor:
-        inner = frg.inner if hasattr(frg, "inner") else frg
-        thr, val, rest = _modes(inner)
+        swizzled = isinstance(frg, ComposedLayout)
+        thr, val, rest = _modes(frg.inner if swizzled else frg)
         off = thr(self.thr_idx)
         sub = make_layout(val, *_modes(rest)) if is_tuple(rest.shape) else make_layout(val, rest)
-        if hasattr(frg, "with_inner"):
-            sub = frg.with_inner(sub)
-            # the swizzle sees the thread's offset inside the composed layout's inner offset
-            sub = type(frg)(frg.swizzle, frg.offset + off, sub.inner)
-            return Tensor(tensor.data, sub, tensor.offset)
+        if swizzled:  # the thread's offset goes inside, where the swizzle sees it
+            return Tensor(
+                tensor.data, ComposedLayout(frg.outer, frg.offset + off, sub), tensor.offset
+            )
         return Tensor(tensor.data, sub, tensor.offset + off)
 
     def _check(self, tensor, what: str) -> None:

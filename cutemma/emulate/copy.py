@@ -18,7 +18,7 @@ exchange, ...) and scatters them to the destinations.
 >>> src = Tensor(np.arange(128.0), Layout((8, 16), (16, 1)))
 >>> dst = Tensor(np.zeros(128), Layout((8, 16), (1, 8)))
 >>> copy_tensors(tc, src, dst)
->>> dst(3, 5) == src(3, 5), dst.data[5 * 8 + 3]
+>>> dst(3, 5) == src(3, 5), float(dst.data[5 * 8 + 3])
 (True, 53.0)
 """
 

@@ -5,6 +5,7 @@
 128
 """
 
+from cutemma.tiled.copy_analysis import bank_conflicts, coalescing, explain, vector_bits
 from cutemma.tiled.tiled_copy import (
     ThrCopy,
     TiledCopy,
@@ -18,6 +19,10 @@ from cutemma.tiled.tiled_copy import (
 from cutemma.tiled.tiled_mma import ThrMma, TiledMma, make_tiled_mma, tv_offsets
 
 __all__ = [
+    "bank_conflicts",
+    "coalescing",
+    "explain",
+    "vector_bits",
     "ThrCopy",
     "ThrMma",
     "TiledCopy",

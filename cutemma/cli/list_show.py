@@ -177,7 +177,13 @@ def run_show(args: argparse.Namespace) -> int:
     0
     """
     from cutemma.cli.show_viz import parse_atom_layout, parse_tile, terminal_text, write_from_args
+    from cutemma.copy import is_copy_name
     from cutemma.tiled import make_tiled_mma
+
+    if is_copy_name(args.name):  # copy atoms: cutemma.cli.copy_show
+        from cutemma.cli.copy_show import show_copy
+
+        return show_copy(args)
 
     atom = make_mma_atom(args.name, **_params(args.param))
     obj = atom

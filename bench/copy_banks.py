@@ -145,10 +145,32 @@ def run() -> dict:
     return checks
 
 
+def _first(measured: dict, keys: tuple[str, ...]):
+    """The counter whose name ends with the first matching key (l1tex__ names before smsp__)."""
+    for key in keys:
+        hits = sorted(n for n in measured if n.endswith(key + ".sum"))
+        hits.sort(key=lambda n: not n.startswith("l1tex__"))
+        if hits:
+            return measured[hits[0]]
+    return None
+
+
 def under_ncu(out_dir: Path) -> dict:
     query = subprocess.run(["ncu", "--query-metrics"], capture_output=True, text=True)
     known = query.stdout
-    metrics = [m for m in METRICS if m.rsplit(".", 1)[0] in known]
+    (out_dir / "ncu-shared-metrics.txt").write_text(
+        "\n".join(ln for ln in known.splitlines() if "shared" in ln or "ldsm" in ln)
+    )
+    # every shared-memory wavefront / bank-conflict counter this ncu knows, plus ours
+    names = {ln.split()[0] for ln in known.splitlines() if ln.strip()}
+    found = sorted(
+        n + ".sum"
+        for n in names
+        if "mem_shared" in n and ("wavefronts" in n or "bank_conflicts" in n)
+    )
+    metrics = [m for m in METRICS if m.rsplit(".", 1)[0] in names] + [
+        m for m in found if m not in METRICS
+    ]
     cmd = [
         "ncu", "--csv", "--metrics", ",".join(metrics), "--kernel-name", "regex:bank_",
         sys.executable, __file__, "run",
@@ -178,8 +200,15 @@ def under_ncu(out_dir: Path) -> dict:
     }
     for case in result["cases"].values():
         m = case["measured"] or {}
-        wf = m.get(METRICS[0])
-        bc = m.get(METRICS[1])
+        wf = _first(m, ("wavefronts_mem_shared_op_ldsm", "wavefronts_mem_shared_op_ld"))
+        bc = _first(
+            m,
+            (
+                "bank_conflicts_pipe_lsu_mem_shared_op_ldsm",
+                "bank_conflicts_pipe_lsu_mem_shared_op_ld",
+            ),
+        )
+        case["wavefronts_measured"], case["bank_conflicts_measured"] = wf, bc
         case["agrees"] = (
             wf == case["predicted"]["wavefronts"] and bc == case["predicted"]["bank_conflicts"]
         )

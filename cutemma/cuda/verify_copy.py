@@ -21,13 +21,15 @@ import numpy as np
 from cutemma.cuda.probe_copy import CopyProbe, copy_probe, copy_probes
 
 
-def _check_compiled(p: CopyProbe) -> dict:
+def _check_compiled(p: CopyProbe, arch: str | None = None) -> dict:
+    """Compile for ``arch`` (default the probe's own: the oldest that has the instruction)."""
     from cutemma.cuda.compile import compile as nvrtc_compile
     from cutemma.cuda.sass import count_instructions, local_memory_use, sass
 
-    out = {"name": p.name, "arch": p.arch, "expect_sass": p.sass_kind}
+    arch = arch or p.arch
+    out = {"name": p.name, "arch": arch, "expect_sass": p.sass_kind}
     try:
-        cubin = nvrtc_compile(p.source, p.arch)
+        cubin = nvrtc_compile(p.source, arch)
     except Exception as err:  # report, do not stop the sweep
         return {**out, "compiled": False, "why": str(err)[:400]}
     counts = count_instructions(sass(cubin))
@@ -75,7 +77,8 @@ def verify_copy(names: Sequence[str] | None = None, hardware: bool = False) -> d
             raise RuntimeError(f"--hardware: {reason}")
         device = device_arch(0)
     for p in probes:
-        r = _check_compiled(p)
+        # a cubin runs only on its own major architecture: compile for the GPU present
+        r = _check_compiled(p, device)
         cubin = r.pop("_cubin", None)
         if hardware and cubin is not None:
             try:

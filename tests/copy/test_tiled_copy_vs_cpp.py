@@ -231,7 +231,7 @@ def _cpp() -> dict[str, str]:
     for case in TV_CASES:
         tc = _mine_tv(case)
         cases[case[0]] = _cpp_body(case[0], _tv_cpp(case), tc.tiler_mn)
-    return run(cases)
+    return run(cases, per_program=28)  # two programs: the two cores compile in parallel
 
 
 # CuTe's composition coalesces its left operand first (cute/layout.hpp, detail::coalesce_x);

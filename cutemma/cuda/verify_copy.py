@@ -63,8 +63,14 @@ def _run(p: CopyProbe, cubin, device: int = 0) -> dict:
     }
 
 
-def verify_copy(names: Sequence[str] | None = None, hardware: bool = False) -> dict:
-    """Compile (and with ``hardware`` run) the copy probes; a JSON-ready report."""
+def verify_copy(
+    names: Sequence[str] | None = None, hardware: bool = False, sm100: bool = True
+) -> dict:
+    """Compile (and with ``hardware`` run) the copy probes; a JSON-ready report.
+
+    Without ``names``, and with ``sm100``, every sm100 copy atom is also compiled for
+    sm_100a and its SASS kind checked (:mod:`cutemma.cuda.probe_copy_sm100`; not run).
+    """
     t0 = time.time()
     probes = [copy_probe(n) for n in names] if names else copy_probes()
     results = []
@@ -87,6 +93,10 @@ def verify_copy(names: Sequence[str] | None = None, hardware: bool = False) -> d
                 r.update({"ran": False, "pass": False, "why": f"launch: {str(err)[:300]}"})
         r["ok"] = bool(r.get("sass_ok")) and (r.get("pass", True) if hardware else True)
         results.append(r)
+    if sm100 and not names:
+        from cutemma.cuda.probe_copy_sm100 import check_all
+
+        results += check_all()
     return {
         "what": "cutemma verify --copy" + (" --hardware" if hardware else ""),
         "device": device,
@@ -108,12 +118,25 @@ def table(report: dict) -> str:
     copy atoms: 1 pass, 0 fail (0.1 s)
     """
     rows = []
+    compile_only = [r for r in report["results"] if r.get("compile_only")]
     for r in report["results"]:
+        if r.get("compile_only") and r["ok"]:
+            continue
         sass = " ".join(f"{k}={v}" for k, v in (r.get("sass") or {}).items()) or "-"
         state = "ok" if r["ok"] else f"FAIL {r.get('why') or r.get('first_bad')}"
         if r.get("ran"):
             state += " (ran)"
         rows.append(f"{r['name']}  {sass}  {state}")
+    if compile_only:
+        kinds: dict[str, int] = {}
+        for r in compile_only:
+            for k, v in (r.get("sass") or {}).items():
+                kinds[k] = kinds.get(k, 0) + (v > 0)
+        rows.append(
+            f"sm100 (compile only, {compile_only[0]['arch']}): "
+            f"{sum(r['ok'] for r in compile_only)} ok of {len(compile_only)}; "
+            + " ".join(f"{k} {v}" for k, v in sorted(kinds.items()))
+        )
     rows.append(
         f"copy atoms: {report['passed']} pass, {report['failed']} fail ({report['seconds']} s)"
     )

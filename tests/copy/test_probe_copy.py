@@ -58,3 +58,17 @@ def test_probe_compiles_to_its_sass(name):
     r = _check_compiled(copy_probe(name))
     assert r["compiled"] and r["sass_ok"], r.get("why")
     assert np.sum(list(r["sass"].values())) >= 1
+
+
+def test_sm100_sources_and_one_family_compiles():
+    from cutemma.cuda.probe_copy_sm100 import check_family, family_source
+
+    src, kernels = family_source("sm100.tmem_load")
+    assert len(kernels) == 74
+    # 16x32bx2 carries immHalfSplitoff = R (the second half R columns on, as CuTe's layouts)
+    assert "tcgen05.ld.sync.aligned.16x32bx2.x8.b32" in src and "[%8], 8;" in src
+    compile_mod = pytest.importorskip("cutemma.cuda.compile")
+    if compile_mod.unavailable_reason():
+        pytest.skip(compile_mod.unavailable_reason())
+    results = check_family("sm100.utccp")
+    assert len(results) == 12 and all(r["ok"] and r["sass"]["UTCCP"] >= 1 for r in results)

@@ -78,7 +78,9 @@ def _tmem(store: bool, shape: str, r: int, pack: bool):
             regs if store else mem,
             mem if store else regs,
             modifiers=("pack16",) if pack else (),
-            params=(("shape", shape), ("reps", r), ("pack16", pack)),
+            # 16x32bx2 takes immHalfSplitoff, the column of its second half: R (as CuTe)
+            params=(("shape", shape), ("reps", r), ("pack16", pack))
+            + ((("half_split", r),) if shape == "16dp32b" else ()),
             ptx_isa=(8, 6),
         )
         tmem_side = Layout((32, total), (0, 1))

@@ -78,6 +78,24 @@ def copy_show_text(atom: CopyAtom) -> str:
     return "\n".join(lines)
 
 
+def run_show_any(args: argparse.Namespace) -> int:
+    """``cutemma show``: copy atom names here, every other name to the MMA ``run_show``.
+
+    >>> ns = argparse.Namespace(name="SM90_U32x1_STSM_N", param=None, no_grid=True, svg=None)
+    >>> run_show_any(ns)  # doctest: +ELLIPSIS
+    SM90_U32x1_STSM_N  (sm90.stsm, reg -> smem)
+    ...
+    0
+    """
+    from cutemma.copy import is_copy_name
+
+    if is_copy_name(args.name):
+        return show_copy(args)
+    from cutemma.cli.list_show import run_show
+
+    return run_show(args)
+
+
 def show_copy(args: argparse.Namespace) -> int:
     """Run ``cutemma show`` for a copy atom name (see the module text)."""
     from cutemma.viz.copy import copy_svg, copy_text

@@ -177,13 +177,7 @@ def run_show(args: argparse.Namespace) -> int:
     0
     """
     from cutemma.cli.show_viz import parse_atom_layout, parse_tile, terminal_text, write_from_args
-    from cutemma.copy import is_copy_name
     from cutemma.tiled import make_tiled_mma
-
-    if is_copy_name(args.name):  # copy atoms: cutemma.cli.copy_show
-        from cutemma.cli.copy_show import show_copy
-
-        return show_copy(args)
 
     atom = make_mma_atom(args.name, **_params(args.param))
     obj = atom
@@ -223,4 +217,6 @@ def register(sub) -> None:
     from cutemma.cli.show_viz import add_picture_args
 
     add_picture_args(s)
-    s.set_defaults(run=run_show)
+    from cutemma.cli.copy_show import run_show_any  # copy atom names: cutemma.cli.copy_show
+
+    s.set_defaults(run=run_show_any)

@@ -1,5 +1,8 @@
 """Copy atoms: CopyOperation + CopyTraits = CopyAtom, and the catalog of CuTe's copies.
 
+:mod:`cutemma.copy.tma` (hopper) holds the TMA host side (tensor maps, box derivation);
+:mod:`cutemma.copy.tma_atoms` sizes the TMA copy atoms from it.
+
 >>> atom = make_copy_atom('SM75_U32x4_LDSM_N', 'f16')
 >>> atom.num_val_src, atom.num_val_dst
 (8, 8)

@@ -25,6 +25,7 @@ from cutemma.errors import CopyError, LayoutError
 from cutemma.layout import algebra
 from cutemma.layout.int_tuple import is_int, is_tuple, product_each
 from cutemma.layout.layout import Layout, _modes, coalesce, make_layout, size
+from cutemma.layout.layout import filter as filter_layout
 from cutemma.layout.swizzle import ComposedLayout
 from cutemma.tensor import Tensor
 
@@ -405,6 +406,57 @@ def make_tiled_copy_D(atom, tiled_copy: TiledCopy) -> TiledCopy:
     return TiledCopy(_as_copy_atom(atom), tiled_copy.layout_dst_tv_tiled, tiled_copy.tiler_mn)
 
 
+def make_cotiled_copy(atom, atom_tv_layout: Layout, data_layout: Layout) -> TiledCopy:
+    """A TiledCopy from the atom's (thread, value) -> data address map and the data's layout.
+
+    CuTe's ``make_cotiled_copy``: the addresses are read back into data coordinates
+    (``left_inverse`` of the data layout), the tiler is the part of each data mode they touch
+    and the TV layout indexes that tile.
+
+    >>> from cutemma.copy import make_copy_atom
+    >>> tc = make_cotiled_copy(make_copy_atom("UniversalCopy<uint32_t>", "f32"),
+    ...                        Layout((32, 2), (2, 1)), Layout((8, 8), (8, 1)))
+    >>> tc.size, [str(t) for t in tc.tiler_mn]
+    (32, ['8:1', '(4,2):(2,1)'])
+    """
+    atom = _as_copy_atom(atom)
+    inv = make_layout(algebra.left_inverse(data_layout), Layout(1, 0))
+    tv_data = algebra.composition(inv, atom_tv_layout)
+    flat = _flat_tuple(product_each(data_layout.shape))
+    tiler = []
+    for i in range(len(flat)):
+        unit = Layout(flat, tuple(1 if j == i else 0 for j in range(len(flat))))
+        tiler.append(filter_layout(algebra.composition(unit, tv_data)))
+    tile2data = algebra.composition(Layout(flat), tuple(tiler))
+    layout_tv = algebra.composition(algebra.left_inverse(tile2data), tv_data)
+    return TiledCopy(atom, layout_tv, tuple(tiler))
+
+
+def make_tmem_copy(atom, tmem_layout: Layout) -> TiledCopy:
+    """The TiledCopy of a tcgen05.ld/st atom over a tensor-memory layout (CuTe's make_tmem_copy).
+
+    Four warps, each on its own 32 data-path lanes; every lane of a warp names the same
+    address (the instruction takes one), and the atom's values walk its ``val_id``.
+
+    >>> from cutemma.copy import make_copy_atom
+    >>> tc = make_tmem_copy(make_copy_atom("SM100_TMEM_LOAD_32dp32b8x", "f32"),
+    ...                     Layout((128, 64), (65536, 1)))
+    >>> str(tc.layout_tv_tiled), [str(t) for t in tc.tiler_mn]
+    ('((32,4),(8,32)):((0,1),(128,4))', ['(4,32):(32,1)', '8:1'])
+    """
+    atom = _as_copy_atom(atom)
+    val_id = atom.traits.val_id
+    if val_id is None:
+        raise CopyError(f"make_tmem_copy needs a tcgen05.ld/st atom; {atom.name} has no val_id")
+    from cutemma.copy.arch.sm100_tmem import DP_BITS
+
+    bits = atom.val_type.bits
+    lane = DP_BITS // bits  # one data-path lane in value units (CuTe's TMEM::DP<T>)
+    thr = Layout((32, 4), (0, 32 * lane))
+    val = coalesce(algebra.upcast(val_id, bits))
+    return make_cotiled_copy(atom, make_layout(thr, val), tmem_layout)
+
+
 __all__ = [
     "ThrCopy",
     "TiledCopy",
@@ -415,4 +467,6 @@ __all__ = [
     "make_tiled_copy_D",
     "make_tiled_copy_S",
     "make_tiled_copy_impl",
+    "make_cotiled_copy",
+    "make_tmem_copy",
 ]

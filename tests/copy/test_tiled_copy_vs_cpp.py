@@ -13,12 +13,11 @@ from functools import cache
 
 import numpy as np
 import pytest
+from cpp_copy import assert_same_layout as _assert_same_layout
 from cpp_copy import cute_text, run
 
 from cutemma.copy import make_copy_atom
 from cutemma.layout import Layout
-from cutemma.layout.algebra import composition
-from cutemma.layout.layout import _modes, size
 from cutemma.tensor import Tensor, make_identity_tensor
 from cutemma.tiled import (
     make_tiled_copy,
@@ -232,24 +231,6 @@ def _cpp() -> dict[str, str]:
         tc = _mine_tv(case)
         cases[case[0]] = _cpp_body(case[0], _tv_cpp(case), tc.tiler_mn)
     return run(cases, per_program=28)  # two programs: the two cores compile in parallel
-
-
-# CuTe's composition coalesces its left operand first (cute/layout.hpp, detail::coalesce_x);
-# where cutemma's algebra does not yet (the algebra branch does), layouts can differ in
-# nesting while equal as functions. Then the check is: same top-level mode sizes, same offsets.
-_ALGEBRA_LIKE_CUTE = (
-    str(composition(Layout(((2, 2, 2), 1, 1), ((1, 2, 4), 0, 0)), Layout((8, 1), (1, 0))))
-    == "(8,1):(1,0)"
-)
-
-
-def _assert_same_layout(mine: str, cpp: str) -> None:
-    if _ALGEBRA_LIKE_CUTE or mine == cpp:
-        assert mine == cpp
-        return
-    a, b = Layout.parse(mine), Layout.parse(cpp)
-    assert [size(m) for m in _modes(a)] == [size(m) for m in _modes(b)], (mine, cpp)
-    assert [a(i) for i in range(size(a))] == [b(i) for i in range(size(b))], (mine, cpp)
 
 
 def _assert_lines(mine: list[str], cpp: list[str]) -> None:

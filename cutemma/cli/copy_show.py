@@ -78,6 +78,20 @@ def copy_show_text(atom: CopyAtom) -> str:
     return "\n".join(lines)
 
 
+_COPY_WORDS = (
+    "LDSM",
+    "STSM",
+    "MOVM",
+    "CP_ASYNC",
+    "TMEM_",
+    "UTCCP",
+    "Copy",
+    "TMA_",
+    "BULK_",
+    "Shuffle",
+)
+
+
 def run_show_any(args: argparse.Namespace) -> int:
     """``cutemma show``: copy atom names here, every other name to the MMA ``run_show``.
 
@@ -89,7 +103,8 @@ def run_show_any(args: argparse.Namespace) -> int:
     """
     from cutemma.copy import is_copy_name
 
-    if is_copy_name(args.name):
+    # a name of a copy form that the catalog refuses gets the copy catalog's error
+    if is_copy_name(args.name) or any(w in args.name for w in _COPY_WORDS):
         return show_copy(args)
     from cutemma.cli.list_show import run_show
 

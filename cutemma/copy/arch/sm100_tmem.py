@@ -73,7 +73,7 @@ def _tmem(store: bool, shape: str, r: int, pack: bool):
         op = CopyOperation(
             name,
             100,
-            "sm100.tmem",
+            f"sm100.tmem_{verb.lower()}",
             f"tcgen05.{'st' if store else 'ld'}.sync.aligned.{ptx_shape}.x{r}{packing}.b32",
             regs if store else mem,
             mem if store else regs,

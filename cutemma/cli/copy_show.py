@@ -4,7 +4,8 @@
 and destination spaces), CuTe's bit layouts and the element layouts for the value type, and
 the source/destination grids. ``-p thr=(32,4):(4,1) -p val=(1,8)`` composes a TiledCopy
 (``make_tiled_copy``) first; ``-p smem=...`` adds its bank picture and conflict count;
-``--svg FILE`` writes the picture instead.
+``--svg FILE`` / ``--html FILE`` (hover a cell: its thread is outlined in both panels)
+write the picture instead.
 
 >>> import argparse
 >>> ns = argparse.Namespace(name="UniversalCopy<uint64_t>", param=["dtype=f32"], no_grid=True,
@@ -113,7 +114,7 @@ def run_show_any(args: argparse.Namespace) -> int:
 
 def show_copy(args: argparse.Namespace) -> int:
     """Run ``cutemma show`` for a copy atom name (see the module text)."""
-    from cutemma.viz.copy import copy_svg, copy_text
+    from cutemma.viz.copy import copy_html, copy_svg, copy_text
 
     params = {}
     for p in args.param or []:
@@ -137,8 +138,13 @@ def show_copy(args: argparse.Namespace) -> int:
             f.write(copy_svg(obj, smem))
         print(f"wrote {args.svg}")
         return 0
-    if getattr(args, "html", None) or getattr(args, "latex", None):
-        raise CopyError("copy atoms are drawn as SVG (--svg FILE); HTML and LaTeX are for MMAs")
+    if getattr(args, "html", None):
+        with open(args.html, "w", encoding="utf-8") as f:
+            f.write(copy_html(obj, smem))
+        print(f"wrote {args.html}")
+        return 0
+    if getattr(args, "latex", None):
+        raise CopyError("copy atoms are drawn as SVG (--svg FILE) or HTML (--html FILE), not LaTeX")
     print(copy_show_text(atom))
     if obj is not atom:
         print(obj)

@@ -140,6 +140,42 @@ def copy_svg(obj, smem=None, cell: int | None = None, side: str | None = None) -
     return "\n".join([head, f"<title>{escape(fig.title)}</title>", *body, "</svg>"]) + "\n"
 
 
+_HOVER_JS = """
+const info = document.getElementById('info');
+document.querySelectorAll('rect[data-t]').forEach(r => {
+  r.addEventListener('mouseenter', () => {
+    const t = r.dataset.t;
+    document.querySelectorAll('rect[data-t]').forEach(o => {
+      o.setAttribute('stroke-width', o.dataset.t === t ? 3 : 1);
+      o.setAttribute('stroke', o.dataset.t === t ? '#d00' : '#000');
+    });
+    const g = r.parentNode;
+    info.textContent = g.dataset.panel + ': thread ' + t + ', value ' + r.dataset.v +
+      ' (every cell of thread ' + t + ' outlined in both panels)';
+  });
+});
+"""
+
+
+def copy_html(obj, smem=None, side: str | None = None) -> str:
+    """A self-contained HTML page: the SVG, and hovering a cell outlines every cell of its thread
+    in the source and destination panels.
+
+    >>> from cutemma.copy import make_copy_atom
+    >>> page = copy_html(make_copy_atom("SM75_U16x2_LDSM_T", "f16"))
+    >>> page.startswith("<!DOCTYPE html>"), "mouseenter" in page, page.count("<rect ")
+    (True, True, 128)
+    """
+    svg = copy_svg(obj, smem, side=side)
+    title = escape(copy_figure(obj, smem, side).title)
+    return (
+        f"<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>{title}</title></head>"
+        f"<body style='font-family: Helvetica, Arial, sans-serif'>\n{svg}"
+        "<p id='info'>hover a cell</p>\n"
+        f"<script>{_HOVER_JS}</script>\n</body></html>\n"
+    )
+
+
 def copy_text(obj, smem=None) -> str:
     """The panels as text grids (what ``cutemma show`` prints for a copy atom).
 
@@ -154,4 +190,4 @@ def copy_text(obj, smem=None) -> str:
     return "\n".join(parts)
 
 
-__all__ = ["copy_figure", "copy_svg", "copy_text"]
+__all__ = ["copy_figure", "copy_html", "copy_svg", "copy_text"]

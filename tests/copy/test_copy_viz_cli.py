@@ -65,3 +65,11 @@ def test_cli_show_copy(capsys, tmp_path):
     assert "conflict-free" in capsys.readouterr().out
     assert main(["show", "SM75_U32x4_LDSM_N", "-p", "a_major=K"]) == 2
     assert "a copy atom takes -p dtype" in capsys.readouterr().err
+
+
+def test_cli_show_copy_html(tmp_path):
+    path = tmp_path / "c.html"
+    assert main(["show", "SM90_U32x2_STSM_N", "--html", str(path)]) == 0
+    page = path.read_text()
+    assert page.startswith("<!DOCTYPE html>") and "mouseenter" in page
+    assert page.count('data-t="31"') >= 2  # thread 31 appears in the source and destination

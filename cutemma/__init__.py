@@ -42,6 +42,7 @@ from cutemma.tensor import (
     local_tile,
     make_identity_tensor,
     make_tensor,
+    print_tensor,
 )
 from cutemma.tiled import ThrMma, TiledMma, make_tiled_mma
 from cutemma.viz import print_latex, print_text, to_html, to_latex, to_svg, to_text
@@ -82,7 +83,7 @@ __all__ = [
     "AtomError", "CompileError", "CutemmaError", "DescriptorError", "LaunchError",
     "LayoutError", "LayoutParseError", "NotALayoutError", "TiledMmaError",
     "Tensor", "ThrMma", "TiledMma", "emulate", "infer_layout", "local_partition", "local_tile",
-    "make_identity_tensor", "make_tensor", "make_tiled_mma",
+    "make_identity_tensor", "make_tensor", "make_tiled_mma", "print_tensor",
     "print_latex", "print_text", "to_html", "to_latex", "to_svg", "to_text",
     *_layout_all, *_mma_all, *_smem_all,
 ]  # fmt: skip

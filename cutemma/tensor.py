@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from cutemma.display import RichDisplay
 from cutemma.errors import LayoutError
 from cutemma.layout import algebra
 from cutemma.layout.int_tuple import IntTuple, idx2crd, is_tuple, product, product_each
@@ -34,7 +35,7 @@ class CoordinateEngine:
         return product(self.shape)
 
 
-class Tensor:
+class Tensor(RichDisplay):
     """A layout over data: ``T(c)`` is ``data[offset + layout(c)]``.
 
     ``data`` is a numpy array (read flat, in C order) or a CoordinateEngine; ``None`` in a
@@ -81,8 +82,171 @@ class Tensor:
         """The data offset of every element, in the layout's order."""
         return np.array([self.offset + self.layout(i) for i in range(self.size())])
 
+    def __str__(self) -> str:
+        """CuTe's ``print_tensor``: ``engine o layout:`` and then the elements, up to
+        ``PRINT_LIMIT`` of them (``print_tensor(t)`` prints all).
+
+        >>> print(make_identity_tensor((2, 3)))
+        ArithTuple(0,0) o (2,3):(1@0,1@1):
+          (0,0)  (0,1)  (0,2)
+          (1,0)  (1,1)  (1,2)
+        """
+        return format_tensor(self, limit=PRINT_LIMIT)
+
     def __repr__(self) -> str:
-        return f"Tensor({self.layout}, offset={self.offset})"
+        return self.__str__()
+
+
+PRINT_LIMIT = 1024  # elements str(tensor) shows; above, the header and a count
+
+
+def engine_text(tensor: Tensor) -> str:
+    """The part of CuTe's ``print(tensor)`` before `` o layout``.
+
+    An identity tensor is CuTe's ``ArithTuple(origin)`` (a partition's origin is its first
+    coordinate); an array is ``ptr[Nb](data+offset)``: N bits per element and the element
+    offset where the address would be in C++.
+
+    >>> engine_text(make_identity_tensor((4, 4))), engine_text(make_tensor(np.zeros(4), 4))
+    ('ArithTuple(0,0)', 'ptr[64b](data+0)')
+    """
+    if isinstance(tensor.data, CoordinateEngine):
+        origin = idx2crd(tensor.offset, tensor.data.shape)
+        return f"ArithTuple{_crd_text(origin if is_tuple(origin) else (origin,))}"
+    return f"ptr[{tensor.data.dtype.itemsize * 8}b](data+{tensor.offset})"
+
+
+def layout_text(tensor: Tensor) -> str:
+    """The tensor's layout as CuTe prints it; an identity tensor's integer strides are shown
+    as the coordinate steps they are, ``8@0`` (8 along mode 0), as CuTe's ``ScaledBasis``.
+
+    >>> t = make_identity_tensor((8, 8))
+    >>> layout_text(zipped_divide_tensor(t, (2, 4)))
+    '((2,4),(4,2)):((1@0,1@1),(2@0,4@1))'
+    """
+    if not isinstance(tensor.data, CoordinateEngine) or not isinstance(tensor.layout, Layout):
+        return str(tensor.layout)  # arrays, and swizzled views: the layout as it prints
+    shape = tensor.data.shape
+
+    def step(d):
+        if is_tuple(d):
+            return "(" + ",".join(step(x) for x in d) + ")"
+        return _basis_text(idx2crd(d, shape))
+
+    return f"{_shape_text(tensor.layout.shape)}:{step(tensor.layout.stride)}"
+
+
+def _shape_text(s) -> str:
+    return "(" + ",".join(_shape_text(x) for x in s) + ")" if is_tuple(s) else str(s)
+
+
+def _crd_text(c) -> str:
+    return "(" + ",".join(_crd_text(x) for x in c) + ")" if is_tuple(c) else str(c)
+
+
+def _basis_text(crd) -> str:
+    """``v@i`` for a step of v along mode i (``v@j@i`` for sub-mode j of mode i), like CuTe's
+    ScaledBasis; a step along several modes prints as the coordinate tuple."""
+    if not is_tuple(crd):
+        return str(crd)  # a rank-1 identity: CuTe counts with plain ints
+    hits = []
+
+    def walk(c, path):
+        if is_tuple(c):
+            for i, x in enumerate(c):
+                walk(x, path + (i,))
+        elif c:
+            hits.append((c, path))
+
+    walk(crd, ())
+    if not hits:
+        return "0"
+    if len(hits) > 1:
+        return _crd_text(crd)
+    v, path = hits[0]
+    return str(v) + "".join(f"@{i}" for i in reversed(path))
+
+
+def _element_format(tensor: Tensor):
+    """CuTe's ``pretty_print`` widths (cute/util/print.hpp): ints ``%5d``, float ``%10.2e``,
+    double ``%11.3e``, 16- and 8-bit floats ``%8.2f``, bool ``%3d``, tuples ``"  (m,n)"``."""
+    if isinstance(tensor.data, CoordinateEngine):
+        return lambda v: "  " + _crd_text(v)
+    dt = tensor.data.dtype
+    if dt == np.bool_:
+        return lambda v: f"{int(v):3d}"
+    if np.issubdtype(dt, np.integer):
+        return lambda v: f"{int(v):5d}"
+    if dt == np.float64:
+        return lambda v: f"{float(v):11.3e}"
+    if dt == np.float32:
+        return lambda v: f"{float(v):10.2e}"
+    if dt.kind == "V" or dt.itemsize <= 2:  # half, bf16, fp8 (ml_dtypes)
+        return lambda v: f"{float(v):8.2f}"
+    return lambda v: "  " + str(v)
+
+
+def format_tensor(tensor: Tensor, limit: int | None = None) -> str:
+    """The text of CuTe's ``print_tensor``: the header ``engine o layout:``, then the elements.
+
+    Rank 1 prints a column; rank 2 rows of mode 0 by columns of mode 1; rank 3 one such table
+    per index of mode 2, separated by ``-`` lines; rank 4 groups those by mode 3 with ``=``
+    lines (modes past the fourth are folded into it). Above ``limit`` elements only the
+    header and a count print.
+
+    >>> print(format_tensor(make_tensor(np.arange(8, dtype=np.int32), Layout((2, 2, 2)))))
+    ptr[32b](data+0) o (2,2,2):(1,2,4):
+        0    2
+        1    3
+    ----------
+        4    6
+        5    7
+    """
+    head = f"{engine_text(tensor)} o {layout_text(tensor)}:"
+    n = tensor.size()
+    if limit is not None and n > limit:
+        return f"{head}\n  ... {n} elements (print_tensor shows them all)"
+    fmt = _element_format(tensor)
+    shape = tensor.layout.shape
+    sizes = [product(m) for m in shape] if is_tuple(shape) else [product(shape)]
+    if len(sizes) > 4:
+        sizes = sizes[:3] + [product(tuple(sizes[3:]))]
+    rows = []
+
+    def table(base: int) -> None:
+        # element (m, n, ...) sits at linear index m + M*n + base (colexicographic)
+        if len(sizes) == 1:
+            rows.extend(fmt(tensor(m)) for m in range(sizes[0]))
+            return
+        M, N = sizes[0], sizes[1]
+        for m in range(M):
+            rows.append("".join(fmt(tensor(base + m + M * c)) for c in range(N)))
+
+    plane = sizes[0] * (sizes[1] if len(sizes) > 1 else 1)
+    K = sizes[2] if len(sizes) > 2 else 1
+    P = sizes[3] if len(sizes) > 3 else 1
+    width = 5 * sizes[1] if len(sizes) > 1 else 5
+    for p in range(P):
+        if p:
+            rows.append("=" * width)
+        for k in range(K):
+            if k:
+                rows.append("-" * width)
+            table((p * K + k) * plane)
+    return "\n".join([head, *rows])
+
+
+def print_tensor(tensor: Tensor) -> None:
+    """Print every element of ``tensor`` as CuTe's ``print_tensor`` does.
+
+    A thread's partition of an identity tensor shows which (m, n) coordinates it holds:
+
+    >>> print_tensor(local_partition(make_identity_tensor((4, 4)), Layout((2, 2)), 1))
+    ArithTuple(1,0) o (2,2):(2@0,2@1):
+      (1,0)  (1,2)
+      (3,0)  (3,2)
+    """
+    print(format_tensor(tensor))
 
 
 def make_tensor(data, layout) -> Tensor:
@@ -190,6 +354,8 @@ __all__ = [
     "local_tile",
     "make_identity_tensor",
     "make_tensor",
+    "print_tensor",
+    "format_tensor",
     "zipped_divide_tensor",
     "_modes",
 ]

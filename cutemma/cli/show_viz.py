@@ -110,7 +110,7 @@ def parse_tile(text: str) -> tuple:
     (none) or a layout (a permutation), e.g. ``"32,32,4"`` or ``"(4,4,2):(1,8,4),32,4"``.
 
     >>> parse_tile("(4,4,2):(1,8,4),32,_")
-    (Layout((4, 4, 2), (1, 8, 4)), 32, None)
+    ((4,4,2):(1,8,4), 32, None)
     """
     entries = [e.strip() for e in _split_top(text)]
     if not 1 <= len(entries) <= 3 or any(not e for e in entries):

@@ -131,7 +131,7 @@ class ThreadValue:
     ``layout`` is None when no layout reproduces the table (a constant table is emitted).
 
     >>> ThreadValue.of([0, 8, 16, 24]).layout
-    Layout(4, 8)
+    4:8
     """
 
     table: tuple[int, ...]

@@ -19,13 +19,11 @@ from cutemma.layout.int_tuple import IntTuple, is_int, is_tuple
 from cutemma.layout.layout import (
     Layout,
     _from_lists,
-    _leaves,
     _modes,
     _push,
     as_layout,
     coalesce,
     cosize,
-    flatten_layout,
     make_layout,
 )
 
@@ -37,15 +35,13 @@ def _is_composed(x) -> bool:
 
 
 def _rebuild(modes: list[Layout]) -> Layout:
-    return (
-        make_layout(*modes)
-        if len(modes) > 1
-        else Layout._raw((modes[0].shape,), (modes[0].stride,))
-    )
+    """CuTe's make_layout of these modes: a tuple of them, rank 0 and 1 included."""
+    return Layout._raw(tuple(m.shape for m in modes), tuple(m.stride for m in modes))
 
 
-def _by_mode(fn, a: Layout, tiler: tuple, name: str) -> Layout:
-    """Apply ``fn(mode_i, tiler_i)`` to the first ``len(tiler)`` modes, keep the others."""
+def _by_mode(fn, a: Layout, tiler: tuple, name: str, keep_rest: bool = True) -> Layout:
+    """Apply ``fn(mode_i, tiler_i)`` to the first ``len(tiler)`` modes; keep the others
+    (divides, products) or drop them (composition: CuTe drops the modes a tiler misses)."""
     modes = _modes(a)
     if len(tiler) > len(modes):
         raise LayoutError(
@@ -53,7 +49,9 @@ def _by_mode(fn, a: Layout, tiler: tuple, name: str) -> Layout:
             f"{len(modes)}; give at most one tiler entry per mode"
         )
     try:
-        out = [m if t is None else fn(m, t) for m, t in zip(modes, tiler)] + modes[len(tiler) :]
+        out = [m if t is None else fn(m, t) for m, t in zip(modes, tiler)]
+        if keep_rest:
+            out += modes[len(tiler) :]
     except LayoutError as e:
         if str(a) in str(e):
             raise
@@ -67,71 +65,167 @@ def _tstr(t) -> str:
     return str(t)
 
 
-def _composition_1d(a: Layout, shapes: tuple, strides: tuple, s: int, d: int):
-    """``a`` (flattened to ``shapes``/``strides``, size-1 modes dropped) composed with ``s:d``.
+def _cmod(a: int, b: int) -> int:
+    """C++'s ``%`` (the sign of the dividend): CuTe's static checks are written with it."""
+    r = abs(a) % abs(b)
+    return -r if a < 0 else r
 
-    CuTe's conditions are checked on the flattened, not coalesced, ``a``: the stride ``d`` and
-    each mode extent it steps over must divide one another, and so must the elements still
-    to place and the extent left in each mode it lands in. They are what makes composition
-    distribute over the modes of a multi-mode right operand.
+
+def _cdiv(a: int, b: int) -> int:
+    """C++'s integer ``/`` (truncates toward zero)."""
+    q = abs(a) // abs(b)
+    return -q if (a < 0) != (b < 0) else q
+
+
+def _coalesce_x(a: Layout) -> tuple[list, list]:
+    """The flat modes of ``a`` merged where contiguous, keeping ``a``'s function past its domain.
+
+    CuTe's ``detail::coalesce_x``: like coalesce, but a trailing extent-1 mode keeps its
+    stride (as if it had extent 2), since composition extends ``a`` along its last mode.
     """
-    if d == 0:
-        return s, 0
-    if not shapes:
-        return s, 0
+    shapes, strides = a.flat()
     out_s: list[int] = []
     out_d: list[int] = []
-    rest_s, rest_d = s, d
     last = len(shapes) - 1
-    for i in range(last):
-        if rest_s == 1:
-            break
-        sa = shapes[i]
-        if rest_d % sa != 0 and sa % rest_d != 0:
-            raise LayoutError(
-                f"composition({a}, {s}:{d}) is not defined: stride {rest_d} and mode extent {sa} "
-                f"of {a} must divide one another (CuTe's stride divisibility condition)"
-            )
-        curr = -(-sa // rest_d)
-        if curr > 1:
-            if rest_s % curr != 0 and curr % rest_s != 0:
+    for i, (s, d) in enumerate(zip(shapes, strides)):
+        _push(out_s, out_d, 2 if i == last and s == 1 else s, d)
+    return out_s, out_d
+
+
+class _Walk:
+    """State of one composition ``a o b``: ``a``'s coalesced modes and what the leaves used.
+
+    ``digits[i]`` sums, over the leaves of ``b``, the largest index step each places inside
+    mode ``i`` of ``a``; when two leaves together overflow a mode, ``a`` is not additive over
+    ``b``'s modes and CuTe's by-mode answer must be checked. ``exact`` turns False when a leaf
+    crosses a mode boundary with a stride that does not divide the extent (CuTe's weak
+    divisibility check lets that through).
+    """
+
+    __slots__ = ("shapes", "strides", "digits", "exact")
+
+    def __init__(self, shapes, strides, track: bool):
+        self.shapes = shapes
+        self.strides = strides
+        self.digits = [0] * len(shapes) if track else None
+        self.exact = True
+
+    def leaf(self, a: Layout, s: int, d: int):
+        """CuTe's ``composition_impl`` for one integral mode ``s:d`` of the right operand."""
+        shapes, strides = self.shapes, self.strides
+        if d == 0:  # a broadcast mode stays a broadcast mode
+            return s, 0
+        if len(shapes) == 1:
+            return s, d * strides[0]
+        out_s: list[int] = []
+        out_d: list[int] = []
+        rest_s, rest_d = s, d
+        for i in range(len(shapes) - 1):
+            c = shapes[i]
+            if c == 0:
+                raise LayoutError(
+                    f"composition({a}, {s}:{d}) is not defined: mode {i} of {a} has extent 0 "
+                    "and cannot be stepped over"
+                )
+            # CuTe's weak stride divisibility: rest_d % c == 0 or rest_d < c (C++ %)
+            if _cmod(rest_d, c) != 0 and not rest_d < c:
+                raise LayoutError(
+                    f"composition({a}, {s}:{d}) is not defined: stride {rest_d} and extent {c} "
+                    f"of {a}: {c} must divide {rest_d} (CuTe's stride divisibility condition)"
+                )
+            step = abs(rest_d)
+            next_s = -(-c // step)
+            next_d = -(-step // c) * (1 if rest_d > 0 else -1)
+            if rest_s != 1 and step % c and c % step and (step >= c or next_s < rest_s):
+                self.exact = False  # steps off the end of mode i at a non-multiple of its extent
+            if next_s == 1 or rest_s == 1:
+                rest_d = next_d
+                continue
+            new_s = min(next_s, rest_s)
+            if new_s == 0 or rest_s % new_s:
                 raise LayoutError(
                     f"composition({a}, {s}:{d}) is not defined: {rest_s} elements do not split "
-                    f"evenly against the {curr} left in a mode of {a} (shape divisibility)"
+                    f"into whole runs of {new_s} in mode {i} of {a} (CuTe's shape divisibility "
+                    "condition)"
                 )
-            new_s = curr if curr < rest_s else rest_s
             out_s.append(new_s)
             out_d.append(rest_d * strides[i])
+            if self.digits is not None:
+                self.digits[i] += step * (new_s - 1)
             rest_s //= new_s
-        rest_d = -(-rest_d // sa)
-    if rest_s != 1 or not out_s:
-        out_s.append(rest_s)
-        out_d.append(rest_d * strides[last])
-    if len(out_s) == 1:
-        return out_s[0], out_d[0]
-    return tuple(out_s), tuple(out_d)
+            rest_d = next_d
+        if not out_s:
+            return rest_s, rest_d * strides[-1]
+        if rest_s != 1:
+            out_s.append(rest_s)
+            out_d.append(rest_d * strides[-1])
+        if len(out_s) == 1:
+            return out_s[0], out_d[0]
+        return tuple(out_s), tuple(out_d)
+
+    def overflows(self) -> bool:
+        d, s = self.digits, self.shapes
+        return d is not None and any(d[i] > s[i] - 1 for i in range(len(s) - 1))
+
+
+def _extended(shapes, strides, x: int) -> int:
+    """``a(x)`` for any integer: the last mode absorbs what is past ``a``'s domain; odd for x < 0."""
+    if x < 0:
+        return -_extended(shapes, strides, -x)
+    total = 0
+    for c, d in zip(shapes[:-1], strides[:-1]):
+        total += (x % c) * d
+        x //= c
+    return total + x * strides[-1]
+
+
+def _check_function(a: Layout, b: Layout, result: Layout, walk: _Walk) -> None:
+    """Raise if CuTe's by-mode answer is not ``i -> a(b(i))`` (CuTe accepts a few such inputs)."""
+    from cutemma.layout.offsets import offsets
+
+    bs, rs = offsets(b), offsets(result)
+    for i, (x, got) in enumerate(zip(bs.tolist(), rs.tolist())):
+        want = _extended(walk.shapes, walk.strides, x)
+        if got != want:
+            why = (
+                "a mode of the right operand steps over an extent of the left one that its "
+                "stride does not divide"
+                if not walk.exact
+                else "the right operand's modes overlap inside one mode of the left one, so "
+                "the left one is not additive over them"
+            )
+            raise LayoutError(
+                f"composition({a}, {b}): CuTe's algorithm gives {result}, which is not {a} o {b}: "
+                f"at index {i} it gives {got} but {a} at {b}({i}) = {x} is {want} ({why}; C++ "
+                "accepts this input because its divisibility check is the weak one)"
+            )
 
 
 def _compose_layouts(a: Layout, b: Layout) -> Layout:
-    pairs = [(x, y) for x, y in zip(it.flatten(a.shape), it.flatten(a.stride)) if x != 1]
-    shapes = tuple(p[0] for p in pairs)
-    strides = tuple(p[1] for p in pairs)
+    shapes, strides = _coalesce_x(a)
+    if not shapes:
+        raise LayoutError(f"composition({a}, {b}): the left operand has no modes")
+    walk = _Walk(shapes, strides, track=len(shapes) > 1)
 
     def go(s, d):
         if isinstance(s, tuple):
             parts = [go(x, y) for x, y in zip(s, d)]
             return tuple(p[0] for p in parts), tuple(p[1] for p in parts)
-        return _composition_1d(a, shapes, strides, s, d)
+        return walk.leaf(a, s, d)
 
-    return Layout._raw(*go(b.shape, b.stride))
+    result = Layout._raw(*go(b.shape, b.stride))
+    if not walk.exact or walk.overflows():
+        _check_function(a, b, result, walk)
+    return result
 
 
 def composition(a, b):
     """``a o b``: the layout ``i -> a(b(i))`` on ``b``'s domain.
 
-    ``b`` may be a Layout, an int, or a tuple tiler (applied mode by mode). A Swizzle or
-    ComposedLayout ``a`` gives a ComposedLayout; a Tensor ``a`` gives the tensor over the
-    composed layout.
+    ``b`` may be a Layout, an int ``n`` (the first ``n`` offsets of ``a``), a ComposedLayout,
+    or a tuple tiler applied mode by mode (modes of ``a`` the tiler does not reach are
+    dropped, as in CuTe). A Swizzle or ComposedLayout ``a`` gives a ComposedLayout; a Tensor
+    ``a`` gives the tensor over the composed layout.
 
     >>> str(composition(Layout((10, 2), (16, 4)), Layout((5, 4), (1, 5))))
     '(5,(2,2)):(16,(80,4))'
@@ -141,20 +235,22 @@ def composition(a, b):
     if hasattr(a, "layout") and hasattr(a, "data"):  # a Tensor: compose its layout
         return type(a)(a.data, composition(a.layout, b), a.offset)
     if not isinstance(a, Layout):
-        from cutemma.layout.swizzle import ComposedLayout, Swizzle
+        from cutemma.layout.swizzle import Swizzle, compose_functions
 
         if isinstance(a, Swizzle):
-            return ComposedLayout(a, 0, as_layout(b))
+            return compose_functions(a, 0, as_layout(b))
         raise LayoutError(f"composition: left operand {a!r} is not a Layout or Swizzle")
     if b is None:
         return a
     if is_tuple(b) and not isinstance(b, Layout):
-        return _by_mode(composition, a, b, "composition")
+        return _by_mode(composition, a, b, "composition", keep_rest=False)
     if is_int(b):
         b = Layout._raw(b, 1)
-    if _is_composed(b):
-        raise LayoutError(f"composition({a}, {b}): a swizzled right operand is not supported")
     if not isinstance(b, Layout):
+        from cutemma.layout.swizzle import Swizzle, layout_after_swizzled
+
+        if _is_composed(b) or isinstance(b, Swizzle):
+            return layout_after_swizzled(a, b)
         raise LayoutError(f"composition({a}, {b!r}): right operand must be a Layout, int or tuple")
     try:
         return _compose_layouts(a, b)
@@ -164,90 +260,173 @@ def composition(a, b):
         raise LayoutError(f"composition({a}, {b}) is not defined: {e}") from None
 
 
+def _filtered(layout: Layout) -> tuple[list, list]:
+    """CuTe's ``filter``: the flat modes left after dropping broadcasts and merging."""
+    shapes: list[int] = []
+    strides: list[int] = []
+    for s, d in zip(*layout.flat()):
+        _push(shapes, strides, 1 if d == 0 else s, d)
+    return shapes, strides
+
+
+def _ceil_div_shape(target: IntTuple, n: int) -> int:
+    """CuTe's ``coalesce(ceil_div(target, n))`` for static ints: ``n`` divides mode by mode."""
+    if not is_tuple(target):
+        return -(-target // n)
+    total = 1
+    for t in it.flatten(target):
+        total *= -(-t // n)
+        n = -(-n // t)
+    return total
+
+
 def complement(layout: Layout, cotarget: IntTuple | None = None) -> Layout:
     """The layout of the offsets ``layout`` does not reach, ordered after it, up to ``cotarget``.
 
     ``cotarget`` (an int or a shape, default ``cosize(layout)``) is the size of the codomain
-    to fill.
+    to fill; a shape is divided mode by mode. As in CuTe, a layout whose strides do not nest
+    gets a partial complement (the gaps its strides divide evenly).
 
-    >>> str(complement(Layout(4, 2), 24))
-    '(2,3):(1,8)'
+    >>> str(complement(Layout(4, 2), 24)), str(complement(Layout((4, 6), (1, 6))))
+    ('(2,3):(1,8)', '1:0')
     """
+    shapes, strides = _filtered(layout)
     if cotarget is None:
-        cotarget = cosize(layout)
-    target = cotarget if isinstance(cotarget, int) else it.product(cotarget)
-    if target < 1:
-        raise LayoutError(f"complement({layout}, {cotarget}): the cotarget must be >= 1")
-    # the reached modes, by increasing stride; broadcast (stride 0) and size-1 modes reach nothing
-    pairs = sorted((d, s) for s, d in zip(*layout.flat()) if s != 1 and d != 0)
-    shapes: list[int] = []
-    strides: list[int] = []
-    current = 1
-    for d, s in pairs:
-        if d < 0:
+        cotarget = 1 + sum((s - 1) * abs(d) for s, d in zip(shapes, strides))
+    else:
+        it.check_int_tuple(cotarget, "complement cotarget")
+        if any(t < 0 for t in it.flatten(cotarget)):
+            raise LayoutError(f"complement({layout}, {cotarget}): the cotarget must be >= 0")
+    if not shapes:  # nothing reached: the whole cotarget is the complement
+        return Layout(it.product(cotarget))
+    if any(d < 0 for d in strides):
+        raise LayoutError(
+            f"complement({layout}, {cotarget}) is not defined for negative strides (CuTe "
+            "returns a layout with negative extents)"
+        )
+    if any(s == 0 for s in shapes):
+        raise LayoutError(f"complement({layout}, {cotarget}): the layout has an extent-0 mode")
+    # take the modes by increasing stride (the first of equal ones first, as CuTe's find)
+    modes = sorted(zip(strides, range(len(strides)), shapes))
+    out_s: list[int] = []
+    out_d: list[int] = [1]
+    for d, _, s in modes:
+        gap = d // out_d[-1]
+        if gap == 0:
             raise LayoutError(
-                f"complement({layout}, {cotarget}): negative stride {d} is not supported"
+                f"complement({layout}, {cotarget}) is not defined: the layout is not "
+                f"injective (stride {d} lies inside the span {out_d[-1]} already covered; "
+                "CuTe: 'Non-injective Layout detected in complement')"
             )
-        if d % current != 0:
-            raise LayoutError(
-                f"complement({layout}, {cotarget}) is not defined: the layout is not injective "
-                f"or its strides do not nest (stride {d} is not a multiple of {current})"
-            )
-        if d != current:
-            _push(shapes, strides, d // current, current)
-        current = s * d
-    _push(shapes, strides, -(-target // current), current)
-    return _from_lists(shapes, strides)
+        out_s.append(gap)
+        out_d.append(d * s)
+    rest = _ceil_div_shape(cotarget, out_d[-1])
+    out_s.append(rest)
+    if rest == 1:
+        out_d[-1] = 0
+    res_s: list[int] = []
+    res_d: list[int] = []
+    for s, d in zip(out_s, out_d):
+        _push(res_s, res_d, s, d)
+    return _from_lists(res_s, res_d)
+
+
+def _exchange_order(keys: list) -> list[int]:
+    """The indices of ``keys`` in the order CuTe's compile-time exchange sort leaves them.
+
+    The sort is not stable: equal strides can come out in a different order than given,
+    which decides which of two equal-stride modes an inverse uses.
+    """
+    a = list(enumerate(keys))
+    for i in range(len(a)):
+        for j in range(i + 1, len(a)):
+            if a[j][1] < a[i][1]:
+                a[i], a[j] = a[j], a[i]
+    return [i for i, _ in a]
+
+
+def _wrapped_coalesce(layout: Layout) -> tuple[list, list, list]:
+    c = coalesce(layout)
+    shapes, strides = c.flat()
+    pre = [1]
+    for s in shapes:
+        pre.append(pre[-1] * s)
+    return list(shapes), list(strides), pre
 
 
 def right_inverse(layout: Layout) -> Layout:
     """A layout ``R`` with ``layout(R(i)) == i`` for ``i`` in the largest contiguous range reached.
 
-    >>> str(right_inverse(Layout((4, 2), (2, 1))))
-    '(2,4):(4,1)'
+    Follows CuTe: walk the coalesced modes by increasing stride and keep each whose stride is
+    the span reached so far.
+
+    >>> str(right_inverse(Layout((4, 2), (2, 1)))), str(right_inverse(Layout((3, 1, 2), (1, 0, 1))))
+    ('(2,4):(4,1)', '3:1')
     """
-    shapes, strides = coalesce(layout).flat()
-    index_strides = []
-    n = 1
-    for x in shapes:
-        index_strides.append(n)
-        n *= x
-    order = sorted(range(len(shapes)), key=lambda i: (strides[i], shapes[i]))
+    if _is_composed(layout):
+        return layout.right_inverse()
+    shapes, strides, pre = _wrapped_coalesce(layout)
     out_s: list[int] = []
     out_d: list[int] = []
     current = 1
-    for i in order:
-        if strides[i] == 0:
-            continue
-        if strides[i] != current:
-            break
-        _push(out_s, out_d, shapes[i], index_strides[i])
-        current *= shapes[i]
+    for i in _exchange_order(strides):
+        if strides[i] == current:
+            _push(out_s, out_d, shapes[i], pre[i])
+            current = shapes[i] * strides[i]
     return _from_lists(out_s, out_d)
 
 
 def left_inverse(layout: Layout) -> Layout:
     """A layout ``L`` with ``L(layout(i)) == i`` for every ``i`` of an injective ``layout``.
 
-    >>> str(left_inverse(Layout((4, 2), (2, 1))))
-    '(2,4):(4,1)'
+    Follows CuTe's direct algorithm (modes by increasing stride, each stride a multiple of
+    the span before it); for a non-injective layout it is CuTe's quasi-inverse.
+
+    >>> str(left_inverse(Layout((4, 2), (2, 1)))), str(left_inverse(Layout((4, 8), (1, 5))))
+    ('(2,4):(4,1)', '(5,8):(1,4)')
     """
-    return right_inverse(make_layout(layout, complement(layout)))
+    if _is_composed(layout):
+        return layout.left_inverse()
+    shapes, strides, pre = _wrapped_coalesce(layout)
+    if any(d < 0 for d in strides):
+        raise LayoutError(
+            f"left_inverse({layout}) is not defined for negative strides (CuTe returns a "
+            "layout with a negative extent)"
+        )
+    order = _exchange_order(strides)
+    out_s: list[int] = []
+    out_d: list[int] = [0]
+    span = 1
+    for i in order:
+        d = strides[i]
+        if d == 0:
+            continue
+        if d % span:
+            raise LayoutError(
+                f"left_inverse({layout}) is not defined: stride {d} is not a multiple of the "
+                f"span {span} below it (CuTe's left inverse divisibility condition)"
+            )
+        out_s.append(d // span)
+        out_d.append(pre[i])
+        span *= d // span
+    out_s.append(shapes[order[-1]])
+    res_s: list[int] = []
+    res_d: list[int] = []
+    for s, d in zip(out_s, out_d):
+        _push(res_s, res_d, s, d)
+    return _from_lists(res_s, res_d)
 
 
 def _divide_1(a: Layout, b) -> Layout:
     if _is_tiler_tuple(b):
         return _by_mode(_divide_1, a, b, "logical_divide")
+    if b is None:
+        return a
     b = as_layout(b)
-    n = it.product(a.shape)
     try:
-        comp = complement(b, n)
-        if it.product(b.shape) * it.product(comp.shape) != n:
-            raise LayoutError(
-                f"the tile {b} does not divide {n} elements into whole tiles "
-                f"(tile and its complement cover {it.product(b.shape) * it.product(comp.shape)})"
-            )
-        return composition(a, make_layout(b, comp))
+        # the complement fills coalesce(a)'s shape mode by mode; a tile that does not divide
+        # size(a) gets a rest mode that runs past it (CuTe's padded divide)
+        return composition(a, make_layout(b, complement(b, coalesce(a).shape)))
     except LayoutError as e:
         raise LayoutError(f"logical_divide({a}, {b}) is not defined: {e}") from None
 
@@ -341,10 +520,11 @@ def flat_divide(a, tiler):
 def _product_1(a: Layout, b) -> Layout:
     if _is_tiler_tuple(b):
         return _by_mode(_product_1, a, b, "logical_product")
+    if b is None:
+        return a
     b = as_layout(b)
-    n = it.product(a.shape) * cosize(b)
     try:
-        return make_layout(a, composition(complement(a, n), b))
+        return make_layout(a, composition(complement(a, it.product(a.shape) * cosize(b)), b))
     except LayoutError as e:
         raise LayoutError(f"logical_product({a}, {b}) is not defined: {e}") from None
 
@@ -401,79 +581,50 @@ def flat_product(a, tiler):
     return make_layout(*_modes(z[0]), *_modes(z[1]))
 
 
-def _pad(layout: Layout, r: int) -> list[Layout]:
-    modes = _modes(layout) if is_tuple(layout.shape) else [layout]
-    return modes + [Layout._raw(1, 0)] * (r - len(modes))
-
-
-def _mode_pairs(layout: Layout, r: int) -> list[tuple]:
-    """Top-level (shape, stride) modes, padded with 1:0 up to rank ``r``."""
-    if isinstance(layout.shape, tuple):
-        pairs = list(zip(layout.shape, layout.stride))
+def _append_to(layout: Layout, r: int) -> Layout:
+    """CuTe's ``append<r>``: pad with ``1:0`` modes up to rank ``r`` (rank 1 stays as it is)."""
+    if not isinstance(layout.shape, tuple):
+        if r == 1:
+            return layout
+        shapes, strides = (layout.shape,), (layout.stride,)
     else:
-        pairs = [(layout.shape, layout.stride)]
-    return pairs + [(1, 0)] * (r - len(pairs))
+        shapes, strides = layout.shape, layout.stride
+    pad = r - len(shapes)
+    return Layout._raw(shapes + (1,) * pad, strides + (0,) * pad)
 
 
-def _coalesced_pair(s, d) -> tuple:
-    shapes: list[int] = []
-    strides: list[int] = []
-    for x, y in zip(_leaves(s), _leaves(d)):
-        _push(shapes, strides, x, y)
-    if not shapes:
-        return 1, 0
-    if len(shapes) == 1:
-        return shapes[0], strides[0]
-    return tuple(shapes), tuple(strides)
+def _zip(x: Layout, y: Layout) -> Layout:
+    """CuTe's ``zip`` of two layouts: mode i of the result is ``(x_i, y_i)``."""
+    if not isinstance(x.shape, tuple):
+        return Layout._raw(((x.shape, y.shape),), ((x.stride, y.stride),))
+    if not isinstance(y.shape, tuple) or len(y.shape) != len(x.shape):
+        raise LayoutError(f"zip({x}, {y}): the two layouts must have the same rank")
+    return Layout._raw(tuple(zip(x.shape, y.shape)), tuple(zip(x.stride, y.stride)))
 
 
-def _compact_size(layout: Layout) -> int:
-    """size(layout) if it maps its domain one-to-one onto [0, size), else 0."""
-    current = 1
-    for d, x in sorted((d, x) for x, d in zip(*layout.flat()) if x != 1):
-        if d != current:
-            return 0
-        current *= x
-    return current
-
-
-def _scale(d, n):
-    return tuple(_scale(x, n) for x in d) if isinstance(d, tuple) else d * n
-
-
-def _interleave(block, tiler, block_first: bool) -> Layout:
-    """Mode i of the result is (block_i, repeat_i) or (repeat_i, block_i), each coalesced."""
+def _rank_product(block, tiler, block_first: bool, name: str) -> Layout:
+    """logical_product of both padded to a common rank, zipped mode by mode (CuTe's layout.hpp)."""
     block, tiler = as_layout(block), as_layout(tiler)
     r = max(it.rank(block.shape), it.rank(tiler.shape))
-    bp, tp = _mode_pairs(block, r), _mode_pairs(tiler, r)
-    a = Layout._raw(tuple(p[0] for p in bp), tuple(p[1] for p in bp))
-    b = Layout._raw(tuple(p[0] for p in tp), tuple(p[1] for p in tp))
-    n = _compact_size(a)
-    if n:
-        # a is a bijection onto [0, n): its complement is cosize(b):n, so the repeats are b * n
-        rest_pairs = [(ys, _scale(yd, n)) for ys, yd in tp]
-    else:
-        try:
-            rest = composition(complement(a, it.product(a.shape) * cosize(b)), b)
-        except LayoutError as e:
-            raise LayoutError(f"product of {block} by {tiler} is not defined: {e}") from None
-        rest_pairs = _mode_pairs(rest, r)
-    modes = []
-    for (xs, xd), (ys, yd) in zip(bp, rest_pairs):
-        pair = ((xs, ys), (xd, yd)) if block_first else ((ys, xs), (yd, xd))
-        modes.append(_coalesced_pair(*pair))
-    return Layout._raw(tuple(m[0] for m in modes), tuple(m[1] for m in modes))
+    a, b = _append_to(block, r), _append_to(tiler, r)
+    try:
+        rest = composition(complement(a, it.product(a.shape) * cosize(b)), b)
+    except LayoutError as e:
+        raise LayoutError(f"{name}({block}, {tiler}) is not defined: {e}") from None
+    return _zip(a, rest) if block_first else _zip(rest, a)
 
 
 def blocked_product(block, tiler):
     """Mode by mode ``(block_i, repeat_i)``: copies of ``block`` arranged as ``tiler``.
 
-    >>> str(blocked_product(Layout((2, 2)), Layout((2, 3))))
-    '((2,2),(2,3)):((1,4),(2,8))'
+    As in CuTe the modes are zipped, not coalesced.
+
+    >>> str(blocked_product(Layout((3, 4), (4, 1)), Layout((2, 5), (1, 2))))
+    '((3,2),(4,5)):((4,12),(1,24))'
     """
     if _is_composed(block):
         return block.with_inner(blocked_product(block.inner, tiler))
-    return _interleave(block, tiler, True)
+    return _rank_product(block, tiler, True, "blocked_product")
 
 
 def raked_product(block, tiler):
@@ -484,58 +635,79 @@ def raked_product(block, tiler):
     """
     if _is_composed(block):
         return block.with_inner(raked_product(block.inner, tiler))
-    return _interleave(block, tiler, False)
+    return _rank_product(block, tiler, False, "raked_product")
 
 
 def make_ordered_layout(shape: IntTuple, order: IntTuple | None = None) -> Layout:
     """Compact layout of ``shape`` whose modes get strides in increasing ``order`` rank.
+
+    CuTe's ``make_ordered_layout``: ``order`` is weakly congruent to ``shape``; a mode of
+    extent 1 gets stride 0.
 
     >>> str(make_ordered_layout((2, 3, 4), (1, 2, 0)))
     '(2,3,4):(4,8,1)'
     """
     if order is None:
         return Layout(shape)
-    if it.rank(order) != it.rank(shape):
-        raise LayoutError(f"order {order} must have one entry per mode of shape {shape}")
-    shapes = list(shape) if is_tuple(shape) else [shape]
-    ords = list(order) if is_tuple(order) else [order]
-    strides = [None] * len(shapes)
-    current = 1
-    for i in sorted(range(len(shapes)), key=lambda i: ords[i]):
-        strides[i] = it.prefix_product(shapes[i], current)
-        current *= it.product(shapes[i])
-    if not is_tuple(shape):
-        return Layout(shape, strides[0])
-    return Layout(shape, tuple(strides))
+    it.check_int_tuple(shape, "make_ordered_layout shape")
+    it.check_int_tuple(order, "make_ordered_layout order")
+    if not it.weakly_congruent(order, shape):
+        raise LayoutError(
+            f"make_ordered_layout: order {_tstr(order)} must have one entry per mode of shape "
+            f"{_tstr(shape)} (or one int for a whole mode)"
+        )
+    flat_order = it.flatten(order)
+    sizes: list[int] = []
+
+    def sizes_at(s, o):
+        if is_tuple(o):
+            for x, y in zip(s, o):
+                sizes_at(x, y)
+        else:
+            sizes.append(it.product(s))
+
+    sizes_at(shape, order)
+
+    def strides(s, o):
+        if is_tuple(o):
+            return tuple(strides(x, y) for x, y in zip(s, o))
+        start = 1
+        for n, k in zip(sizes, flat_order):
+            if k < o:
+                start *= n
+        return it.compact_col_major(s, start)
+
+    return Layout(shape, strides(shape, order))
 
 
 def tile_to_shape(block, target: IntTuple, order: IntTuple | None = None):
     """Repeat ``block`` (blocked, in ``order``) until it has shape ``target``.
 
-    Each mode of ``target`` must be a multiple of the matching mode of ``block``.
+    Each mode of ``target`` must be a multiple of the matching mode of ``block``. As in CuTe
+    the result is the blocked product, its modes zipped, not coalesced.
 
-    >>> str(tile_to_shape(Layout((2, 2), (2, 1)), (4, 6)))
-    '(4,(2,3)):(2,(1,8))'
+    >>> str(tile_to_shape(Layout((8, 8), (8, 1)), (16, 32)))
+    '((8,2),(8,4)):((8,64),(1,128))'
     """
     if _is_composed(block):
         return block.with_inner(tile_to_shape(block.inner, target, order))
     block = as_layout(block)
+    it.check_int_tuple(target, "tile_to_shape target")
     r = it.rank(target)
     if len(block) > r:
         raise LayoutError(f"tile_to_shape: block {block} has more modes than target {target}")
-    padded = _rebuild(_pad(block, r))
+    padded = _append_to(block, r)
     bshape = it.product_each(padded.shape)
-    tshape = it.product_each(target) if is_tuple(target) else (target,)
     bshape = bshape if is_tuple(bshape) else (bshape,)
+    tshape = it.product_each(target) if is_tuple(target) else (target,)
     for b, t in zip(bshape, tshape):
-        if t % b != 0:
+        if b == 0 or t % b != 0:
             raise LayoutError(
                 f"tile_to_shape({block}, {target}): target extent {t} is not a multiple of the "
                 f"block extent {b}"
             )
     reps = tuple(t // b for b, t in zip(bshape, tshape))
-    result = blocked_product(padded, make_ordered_layout(reps, order))
-    return coalesce(result, reps)
+    return blocked_product(padded, make_ordered_layout(reps, order))
 
 
 def max_common_layout(a: Layout, b: Layout) -> Layout:
@@ -577,50 +749,61 @@ def _scale_leaves(layout: Layout, fn) -> Layout:
 def upcast(layout: Layout, n: int) -> Layout:
     """The layout in units ``n`` times larger (e.g. from 16-bit elements to 128-bit vectors).
 
-    >>> str(upcast(Layout((8, 4), (1, 8)), 8))
-    '(1,4):(1,1)'
+    CuTe's ``upcast<N>``: a stride that ``n`` divides is divided; a smaller stride (which must
+    divide ``n``) becomes +-1 and its extent shrinks by ``n / |stride|``, rounded up.
+
+    >>> str(upcast(Layout((8, 4), (1, 8)), 8)), str(upcast(Layout(6, 1), 4))
+    ('(1,4):(1,1)', '2:1')
     """
-    if n < 1:
-        raise LayoutError(f"upcast({layout}, {n}): the factor must be >= 1")
+    if not is_int(n) or n < 1:
+        raise LayoutError(f"upcast({layout}, {n!r}): the factor must be an int >= 1")
 
     def leaf(s, d):
         if d == 0:
             return s, 0
-        if abs(d) % n == 0:
-            return s, d // n
-        if n % abs(d) != 0:
+        if _cmod(d, n) != 0 and _cmod(n, d) != 0:
             raise LayoutError(
-                f"upcast({layout}, {n}): stride {d} and {n} do not divide one another"
+                f"upcast({layout}, {n}) is not defined: stride {d} and {n} do not divide one "
+                "another (CuTe's divisibility condition)"
             )
-        return it.shape_div(s, n // abs(d)), (1 if d > 0 else -1)
+        step = -(-n // abs(d))
+        return -(-s // step), (1 if d > 0 else -1) * -(-abs(d) // n)
 
-    try:
-        return _scale_leaves(layout, leaf)
-    except LayoutError as e:
-        raise LayoutError(f"upcast({layout}, {n}) is not defined: {e}") from None
+    return _scale_leaves(layout, leaf)
 
 
 def downcast(layout: Layout, n: int) -> Layout:
     """The layout in units ``n`` times smaller: unit-stride modes grow, others scale their stride.
 
+    CuTe requires a stride-1 mode ("Downcast requires adjacent elements").
+
     >>> str(downcast(Layout((2, 4), (1, 2)), 4))
     '(8,4):(1,8)'
     """
-    if n < 1:
-        raise LayoutError(f"downcast({layout}, {n}): the factor must be >= 1")
-    return _scale_leaves(layout, lambda s, d: (s * n, 1) if d == 1 else (s, d * n))
+    if not is_int(n) or n < 1:
+        raise LayoutError(f"downcast({layout}, {n!r}): the factor must be an int >= 1")
+    if 1 not in layout.flat()[1]:
+        raise LayoutError(
+            f"downcast({layout}, {n}): the layout has no stride-1 mode to widen (CuTe: "
+            "'Downcast requires adjacent elements')"
+        )
+    return _scale_leaves(layout, lambda s, d: (s * n, d) if d in (1, -1) else (s, d * n))
 
 
 def nullspace(layout: Layout) -> Layout:
     """The layout of the indices that ``layout`` maps to offset 0 (its stride-0 modes).
 
-    >>> str(nullspace(Layout((2, 4, 3), (1, 0, 2))))
-    '4:2'
+    CuTe's ``nullspace``: one mode per stride-0 leaf, strided by that leaf's compact index
+    stride, not coalesced.
+
+    >>> str(nullspace(Layout((2, 4, 3), (1, 0, 2)))), str(nullspace(Layout((2, 3), (0, 0))))
+    ('4:2', '(2,3):(1,2)')
     """
-    flat = flatten_layout(layout)
-    shapes, strides = it.flatten(flat.shape), it.flatten(flat.stride)
-    idx = it.flatten(it.prefix_product(flat.shape))
-    keep = [(s, i) for s, d, i in zip(shapes, strides, idx) if d == 0 and s != 1]
+    shapes, strides = layout.flat()
+    index = it.compact_col_major(tuple(shapes))
+    keep = [(s, i) for s, d, i in zip(shapes, strides, index) if d == 0]
     if not keep:
         return Layout._raw(1, 0)
-    return coalesce(Layout._raw(tuple(s for s, _ in keep), tuple(i for _, i in keep)))
+    if len(keep) == 1:
+        return Layout._raw(*keep[0])
+    return Layout._raw(tuple(s for s, _ in keep), tuple(i for _, i in keep))

@@ -158,6 +158,24 @@ def prefix_product(t: IntTuple, init: int = 1) -> IntTuple:
     return init
 
 
+def compact_col_major(t: IntTuple, current: int = 1) -> IntTuple:
+    """CuTe's ``compact_major<LayoutLeft>``: column-major strides, a size-1 mode gets stride 0.
+
+    With static ints CuTe gives an extent-1 mode stride ``_0`` (it can never be stepped), which
+    is where this differs from ``prefix_product``.
+
+    >>> compact_col_major(((2, 1), 4))
+    ((1, 0), 2)
+    """
+    if is_tuple(t):
+        out = []
+        for x in t:
+            out.append(compact_col_major(x, current))
+            current *= product(x)
+        return tuple(out)
+    return 0 if t == 1 else current
+
+
 def suffix_product(t: IntTuple, init: int = 1) -> IntTuple:
     """Exclusive suffix product over the leaves (compact row-major strides).
 

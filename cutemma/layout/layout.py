@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from cutemma.display import RichDisplay
 from cutemma.errors import LayoutError
 from cutemma.layout import int_tuple as it
 from cutemma.layout.int_tuple import IntTuple, is_int, is_tuple
@@ -20,8 +21,9 @@ def _check_shape(shape: IntTuple, whole: IntTuple) -> None:
             _check_shape(s, whole)
     elif not is_int(shape):
         raise LayoutError(f"shape {whole!r} has {shape!r}, which is not an int")
-    elif shape < 1:
-        raise LayoutError(f"shape {whole!r} has extent {shape}; every extent must be >= 1")
+    elif shape < 0:
+        # CuTe allows extent 0 (an empty layout, make_layout(0, 1)); a negative one is nonsense
+        raise LayoutError(f"shape {whole!r} has extent {shape}; every extent must be >= 0")
 
 
 def _fmt(t: IntTuple) -> str:
@@ -30,7 +32,7 @@ def _fmt(t: IntTuple) -> str:
     return str(t)
 
 
-class Layout:
+class Layout(RichDisplay):
     """A CuTe layout ``shape:stride``; immutable and hashable, equal by shape and stride.
 
     ``stride`` defaults to compact column-major. ``str`` prints CuTe's form without the
@@ -64,7 +66,8 @@ class Layout:
             stride = _to_tuple(stride)
         _check_shape(shape, shape)
         if stride is None:
-            stride = it.prefix_product(shape)
+            # CuTe's compact_major<LayoutLeft>: an extent-1 mode gets stride 0 (static ints)
+            stride = it.compact_col_major(shape)
         else:
             it.check_int_tuple(stride, "stride")
             if not it.congruent(shape, stride):
@@ -94,7 +97,7 @@ class Layout:
         Swizzled text (``Sw<3,4,3> o 0 o (8,64):(64,1)``) gives a ComposedLayout.
 
         >>> Layout.parse("Layout<Shape<_4,_2>, Stride<_1,_4>>")
-        Layout((4, 2), (1, 4))
+        (4,2):(1,4)
         """
         from cutemma.layout.notation import parse_layout
 
@@ -136,7 +139,8 @@ class Layout:
         return f"{_fmt(self._shape)}:{_fmt(self._stride)}"
 
     def __repr__(self) -> str:
-        return f"Layout({self._shape!r}, {self._stride!r})"
+        # CuTe's notation at the REPL too (issue 13); Layout.parse(repr(L)) == L
+        return self.__str__()
 
     def __len__(self) -> int:
         return it.rank(self._shape)
@@ -173,16 +177,6 @@ class Layout:
     def cosize(self) -> int:
         """One past the largest offset: the size of the codomain."""
         return cosize(self)
-
-    def _repr_svg_(self) -> str:  # pragma: no cover - Jupyter hook
-        from cutemma.viz import to_svg
-
-        return to_svg(self)
-
-    def _repr_html_(self) -> str:  # pragma: no cover - Jupyter hook
-        from cutemma.viz import to_html
-
-        return to_html(self)
 
 
 def _leaves(t) -> tuple:
@@ -235,7 +229,7 @@ def slice_and_offset(crd: IntTuple, layout: Layout) -> tuple[Layout, int]:
     """Split a coordinate with ``None`` entries into the sub-layout it keeps and the offset it fixes.
 
     >>> slice_and_offset((None, 1), Layout((4, 2), (1, 4)))
-    (Layout((4,), (1,)), 4)
+    ((4):(1), 4)
     """
     if crd is None:
         return layout, 0
@@ -266,7 +260,7 @@ def as_layout(x) -> Layout:
     """A Layout from a Layout, an int ``n`` (``n:1``) or a shape tuple (compact column-major).
 
     >>> as_layout(4), as_layout((2, 3))
-    (Layout(4, 1), Layout((2, 3), (1, 2)))
+    (4:1, (2,3):(1,2))
     """
     if isinstance(x, Layout):
         return x
@@ -369,8 +363,10 @@ def flatten_layout(layout: Layout) -> Layout:
     """The same function with every mode at the top level.
 
     >>> flatten_layout(Layout(((2, 2), 2)))
-    Layout((2, 2, 2), (1, 2, 4))
+    (2,2,2):(1,2,4)
     """
+    if hasattr(layout, "with_inner"):  # a swizzled layout keeps its swizzle (CuTe's flatten)
+        return layout.with_inner(flatten_layout(layout.inner))
     s, d = it.flatten(layout.shape), it.flatten(layout.stride)
     if len(s) == 1:
         return Layout._raw(s[0], d[0])
@@ -465,6 +461,8 @@ def coalesce(layout: Layout, profile: IntTuple | None = None) -> Layout:
     >>> str(coalesce(Layout((2, (2, 3)), (1, (2, 4))), (1, 1)))
     '(2,6):(1,2)'
     """
+    if hasattr(layout, "with_inner"):  # a swizzled layout: coalesce the inner one (CuTe)
+        return layout.with_inner(coalesce(layout.inner, profile))
     if profile is not None and is_tuple(profile):
         modes = _modes(layout)
         if len(profile) > len(modes):
@@ -502,7 +500,7 @@ def filter_zeros(layout: Layout) -> Layout:
     """Replace every stride-0 mode by size 1 (keeps the hierarchy).
 
     >>> filter_zeros(Layout((4, 2), (0, 1)))
-    Layout((1, 2), (0, 1))
+    (1,2):(0,1)
     """
 
     def go(s, d):

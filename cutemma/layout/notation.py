@@ -146,7 +146,7 @@ def parse_layout(text: str):
     """Parse a Layout or a swizzled ComposedLayout from CuTe or C++ notation.
 
     >>> parse_layout("(_4,_2):(_2,_1)")
-    Layout((4, 2), (2, 1))
+    (4,2):(2,1)
     """
     if not isinstance(text, str):
         raise LayoutParseError(f"layout text must be a str, got {text!r}")

@@ -15,8 +15,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from cutemma.display import RichDisplay
 from cutemma.errors import LayoutError
-from cutemma.layout.layout import Layout, as_layout, cosize
+from cutemma.layout.int_tuple import crd2idx
+from cutemma.layout.layout import Layout, as_layout, cosize, slice_and_offset
 
 
 @dataclass(frozen=True)
@@ -61,6 +63,9 @@ class Swizzle:
     def __str__(self) -> str:
         return f"Sw<{self.bits},{self.base},{self.shift}>"
 
+    def __repr__(self) -> str:
+        return self.__str__()
+
     def size(self) -> int:
         """The span the swizzle permutes within: 2**(base + bits + |shift|)."""
         return 1 << (self.base + self.bits + abs(self.shift))
@@ -70,9 +75,24 @@ class Swizzle:
         return self.size()
 
 
-class ComposedLayout:
+def _is_function(x) -> bool:
+    return isinstance(x, (Swizzle, Layout, ComposedLayout))
+
+
+def _apply(fn, x: int) -> int:
+    """``fn(x)`` for a Swizzle, a ComposedLayout, or a Layout called past its domain (CuTe
+    extends a layout along its last mode)."""
+    if isinstance(fn, Layout):
+        return crd2idx(x, fn.shape, fn.stride)
+    return fn(x)
+
+
+class ComposedLayout(RichDisplay):
     """``x -> outer(offset + inner(x))``; the algebra (composition with a tiler, divides,
     products, tile_to_shape) acts on ``inner``.
+
+    As in CuTe, ``outer`` and ``inner`` may be a Swizzle, a Layout or another ComposedLayout
+    (a right inverse of a swizzled layout with an offset is ``Layout o offset o Swizzle``).
 
     >>> c = ComposedLayout(Swizzle(1, 0, 1), 0, Layout(4))
     >>> [c(i) for i in range(4)], c.size()
@@ -81,22 +101,34 @@ class ComposedLayout:
 
     __slots__ = ("outer", "offset", "inner")
 
-    def __init__(self, outer, offset: int, inner: Layout):
-        if not isinstance(inner, Layout):
-            raise LayoutError(f"ComposedLayout: inner must be a Layout, got {inner!r}")
+    def __init__(self, outer, offset: int, inner):
+        if not _is_function(inner):
+            raise LayoutError(
+                f"ComposedLayout: inner must be a Layout, Swizzle or ComposedLayout, got {inner!r}"
+            )
+        if not _is_function(outer):
+            raise LayoutError(
+                f"ComposedLayout: outer must be a Swizzle, Layout or ComposedLayout, got {outer!r}"
+            )
+        if not (isinstance(offset, int) and not isinstance(offset, bool)):
+            raise LayoutError(f"ComposedLayout: offset must be an int, got {offset!r}")
         self.outer = outer
         self.offset = offset
         self.inner = inner
 
     def __call__(self, *crd):
+        if isinstance(self.inner, Swizzle):
+            if len(crd) != 1 or not isinstance(crd[0], int):
+                raise LayoutError(f"{self} takes one int index, got {crd!r}")
+            return _apply(self.outer, self.offset + self.inner(crd[0]))
         r = self.inner(*crd)
-        if isinstance(r, Layout):
-            from cutemma.layout.layout import slice_and_offset
-
+        if not isinstance(r, int):  # a slice: keep the part the coordinate fixes as offset
             c = crd[0] if len(crd) == 1 else crd
-            sub, off = slice_and_offset(c, self.inner)
-            return ComposedLayout(self.outer, self.offset + off, sub)
-        return self.outer(self.offset + r)
+            if isinstance(self.inner, Layout):
+                sub, off = slice_and_offset(c, self.inner)
+                return ComposedLayout(self.outer, self.offset + off, sub)
+            return ComposedLayout(self.outer, self.offset, r)
+        return _apply(self.outer, self.offset + r)
 
     def __eq__(self, other) -> bool:
         return isinstance(other, ComposedLayout) and (self.outer, self.offset, self.inner) == (
@@ -112,7 +144,8 @@ class ComposedLayout:
         return f"{self.outer} o {self.offset} o {self.inner}"
 
     def __repr__(self) -> str:
-        return f"ComposedLayout({self.outer!r}, {self.offset}, {self.inner!r})"
+        # CuTe's notation at the REPL too (issue 13), as Layout
+        return self.__str__()
 
     @property
     def shape(self):
@@ -138,15 +171,120 @@ class ComposedLayout:
         """Cosize of the inner layout (a swizzle permutes within aligned blocks)."""
         return cosize(self.inner)
 
-    def with_inner(self, inner: Layout) -> ComposedLayout:
-        """The same outer function and offset over a new inner layout."""
-        return ComposedLayout(self.outer, self.offset, inner)
+    def with_inner(self, inner):
+        """The same outer function and offset over a new inner layout (CuTe's
+        ``composition(A, O, B)``: an identity swizzle at offset 0 leaves just ``inner``)."""
+        return compose_functions(self.outer, self.offset, inner)
 
-    def compose_inner(self, tiler) -> ComposedLayout:
+    def compose_inner(self, tiler):
         """``self o tiler``: composition acts on the inner layout."""
         from cutemma.layout.algebra import composition
 
         return self.with_inner(composition(self.inner, tiler))
+
+    def right_inverse(self):
+        """CuTe's right_inverse of ``outer o offset o inner``: ``rinv(inner) o -offset o rinv(outer)``,
+        with a swizzle at offset 0 passed through to the left.
+
+        >>> str(ComposedLayout(Swizzle(2, 0, 2), 0, Layout((4, 4), (4, 1))).right_inverse())
+        'Sw<2,0,2> o 0 o (4,4):(4,1)'
+        """
+        from cutemma.layout.algebra import right_inverse
+
+        return self._inverse(right_inverse)
+
+    def left_inverse(self):
+        """CuTe's left_inverse, built like ``right_inverse`` from the parts' left inverses.
+
+        >>> str(ComposedLayout(Swizzle(2, 0, 2), 0, Layout((4, 4), (4, 1))).left_inverse())
+        'Sw<2,0,2> o 0 o (4,4):(4,1)'
+        """
+        from cutemma.layout.algebra import left_inverse
+
+        return self._inverse(left_inverse)
+
+    def _inverse(self, inv):
+        def part(x):
+            return x if isinstance(x, Swizzle) else inv(x)
+
+        if isinstance(self.outer, Swizzle) and self.offset == 0:
+            return swizzle_after_layout(part(self.inner), self.outer)
+        return compose_functions(part(self.inner), -self.offset, part(self.outer))
+
+
+def compose_functions(outer, offset: int, inner):
+    """CuTe's three-argument ``composition(A, O, B)``: ``x -> A(O + B(x))``.
+
+    An identity swizzle (no bits) at offset 0 is dropped, as CuTe does.
+
+    >>> compose_functions(Swizzle(0, 4, 3), 0, Layout(8))
+    Layout(8, 1)
+    """
+    if isinstance(outer, Swizzle) and outer.bits == 0 and offset == 0 and isinstance(inner, Layout):
+        return inner
+    return ComposedLayout(outer, offset, inner)
+
+
+def make_swizzle(yyy: int, zzz: int) -> Swizzle:
+    """The Swizzle whose read bits are ``yyy`` and flipped bits ``zzz`` (CuTe's
+    ``make_swizzle<Y, Z>``); both must be runs of the same number of bits.
+
+    >>> str(make_swizzle(0b11000000, 0b00000110))
+    'Sw<2,1,5>'
+    """
+    if yyy < 0 or zzz < 0:
+        raise LayoutError(f"make_swizzle({yyy}, {zzz}): the bit masks must be >= 0")
+    bits = bin(yyy).count("1")
+    if bits != bin(zzz).count("1"):
+        raise LayoutError(
+            f"make_swizzle({yyy:#b}, {zzz:#b}): the read and flipped masks have different "
+            "numbers of bits (CuTe: 'Number of bits in Y and Z don't match')"
+        )
+
+    def tz(x):
+        return (x & -x).bit_length() - 1 if x else 32
+
+    base = min(tz(yyy), tz(zzz)) % 32
+    sw = Swizzle(bits, base, tz(yyy) - tz(zzz))
+    if (yyy | zzz) != (sw.yyy_mask | sw.zzz_mask):
+        raise LayoutError(
+            f"make_swizzle({yyy:#b}, {zzz:#b}): the masks are not two runs of contiguous bits, "
+            "so no Swizzle<B,M,S> reads and flips them"
+        )
+    return sw
+
+
+def swizzle_after_layout(layout, sw: Swizzle):
+    """``layout o sw`` written as ``sw' o layout`` (CuTe's ``composition(Layout, Swizzle)``):
+    the swizzle whose bits are the layout's images of ``sw``'s bits.
+
+    >>> str(swizzle_after_layout(Layout(32, 2), Swizzle(2, 1, 3)))
+    'Sw<2,2,3> o 0 o 32:2'
+    """
+    if not isinstance(layout, Layout):
+        raise LayoutError(f"{layout} o {sw}: only a Layout can be moved past a swizzle")
+    return compose_functions(
+        make_swizzle(_apply(layout, sw.yyy_mask), _apply(layout, sw.zzz_mask)), 0, layout
+    )
+
+
+def layout_after_swizzled(a: Layout, b):
+    """``a o b`` for a Layout ``a`` and a Swizzle or swizzled ComposedLayout ``b`` (CuTe:
+    ``composition(composition(a, b.outer), b.inner)``, which needs offset 0).
+
+    >>> str(layout_after_swizzled(Layout(32, 2), ComposedLayout(Swizzle(2, 1, 3), 0, Layout(32))))
+    'Sw<2,2,3> o 0 o 32:2'
+    """
+    from cutemma.layout.algebra import composition
+
+    if isinstance(b, Swizzle):
+        return swizzle_after_layout(a, b)
+    if b.offset != 0:
+        raise LayoutError(
+            f"composition({a}, {b}): the right operand's offset must be 0 (CuTe: 'Require "
+            "offset == 0.')"
+        )
+    return composition(composition(a, b.outer), b.inner)
 
 
 def make_swizzled(sw: Swizzle, layout) -> ComposedLayout:

@@ -22,14 +22,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from cutemma.display import RichDisplay
 from cutemma.errors import AtomError
 from cutemma.mma.operation import Operation
 from cutemma.mma.traits import Traits, tv_table
 from cutemma.mma.types import NumericType, numeric_type
 
 
-@dataclass(frozen=True)
-class MmaAtom:
+@dataclass(frozen=True, repr=False)
+class MmaAtom(RichDisplay):
     """One MMA instruction as a Python object: ``.op`` + ``.traits``.
 
     >>> from cutemma.mma import make_mma_atom
@@ -86,17 +87,36 @@ class MmaAtom:
     def name(self) -> str:
         return self.op.name
 
+    # --- printing (CuTe's print(MMA_Atom), cute/atom/mma_atom.hpp) ------------
+    def __str__(self) -> str:
+        """CuTe's ``print(MMA_Atom)`` without the underscores of static ints, the header
+        naming the operation (C++ prints the bare word ``MMA_Atom``).
+
+        >>> from cutemma.mma import make_mma_atom
+        >>> print(make_mma_atom('SM70_8x8x4_F32F16F16F32_NT'))
+        MMA_Atom SM70_8x8x4_F32F16F16F32_NT
+          ThrID:      (4,2):(1,16)
+          Shape_MNK:  (8,8,4)
+          LayoutA_TV: ((4,2),4):((8,4),1)
+          LayoutB_TV: ((4,2),4):((8,4),1)
+          LayoutC_TV: ((2,2,2),(2,2,2)):((1,16,4),(8,2,32))
+        """
+        mnk = ",".join(str(x) for x in self.shape_mnk)
+        return "\n".join(
+            [
+                f"MMA_Atom {self.name}",
+                f"  ThrID:      {self.thr_id}",
+                f"  Shape_MNK:  ({mnk})",
+                f"  LayoutA_TV: {self.tv_layout_A}",
+                f"  LayoutB_TV: {self.tv_layout_B}",
+                f"  LayoutC_TV: {self.tv_layout_C}",
+            ]
+        )
+
+    def __repr__(self) -> str:
+        return self.__str__()
+
     # --- fragments -----------------------------------------------------------
-    def _repr_svg_(self) -> str:  # pragma: no cover - Jupyter hook
-        from cutemma.viz import to_svg
-
-        return to_svg(self)
-
-    def _repr_html_(self) -> str:  # pragma: no cover - Jupyter hook
-        from cutemma.viz import to_html
-
-        return to_html(self)
-
     def make_fragment_A(self) -> np.ndarray:
         """Zeros shaped (threads, values of A), in A's host dtype.
 

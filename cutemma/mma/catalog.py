@@ -226,7 +226,7 @@ def make_mma_atom(op_or_name: Operation | str, **params) -> MmaAtom:
     """The MmaAtom (Operation + Traits) of an Operation or a name.
 
     >>> make_mma_atom('SM80_16x8x8_F16F16F16F16_TN').thr_id
-    Layout(32, 1)
+    32:1
     """
     if isinstance(op_or_name, Operation):
         if params:

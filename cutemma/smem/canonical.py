@@ -48,7 +48,7 @@ class CanonicalForm:
     composed layout's offset (elements before the swizzle).
 
     >>> CanonicalForm("K", "SW128", 8, 8, 1, None, 512).layout()
-    ComposedLayout(Swizzle(bits=3, base=3, shift=3), 0, Layout(((8, 8), (8, 2)), ((64, 512), (1, 8))))
+    Sw<3,3,3> o 0 o ((8,8),(8,2)):((64,512),(1,8))
     """
 
     major: str
@@ -192,7 +192,7 @@ def split_swizzle(layout) -> tuple[Swizzle | None, int, Layout]:
     """``(swizzle or None, offset, inner Layout)`` of a Layout or ComposedLayout.
 
     >>> split_swizzle(Layout((8, 8), (8, 1)))
-    (None, 0, Layout((8, 8), (8, 1)))
+    (None, 0, (8,8):(8,1))
     """
     if isinstance(layout, ComposedLayout):
         if not isinstance(layout.outer, Swizzle) or not isinstance(layout.inner, Layout):

@@ -18,6 +18,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from cutemma.display import RichDisplay
 from cutemma.errors import DescriptorError
 from cutemma.smem.bitfield import Field, check_raw, field_lines, pack, unpack
 from cutemma.smem.canonical import CanonicalForm, mode_pairs, split_swizzle
@@ -140,7 +141,7 @@ _MEANING = {
 
 
 @dataclass(frozen=True)
-class SmemDescriptor:
+class SmemDescriptor(RichDisplay):
     """Base of :class:`GmmaDescriptor` and :class:`UmmaDescriptor`: the field values as stored
     in the bitfields, ``.raw``, ``.describe()`` and ``decode(raw)``. Subclasses give ``TABLE``
     (one ``Field`` row per field), ``ARCH`` and the layout-type codes.

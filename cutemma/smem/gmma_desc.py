@@ -74,6 +74,32 @@ class GmmaDescriptor(SmemDescriptor):
         """
         return _BY_CODE[self.layout_type]
 
+    def __str__(self) -> str:
+        """CuTe's ``print(GmmaDescriptor)`` (cute/arch/mma_sm90_desc.hpp): raw value, then each
+        field in hex; ``describe()`` says what the numbers mean.
+
+        >>> print(GmmaDescriptor(start_address=0x40, leading_byte_offset=1,
+        ...                      stride_byte_offset=64, layout_type=1))
+        GmmaDescriptor: 0x4000004000010040
+          start_addr :  0x0040
+          leading_off:  0x0001 (1)
+          stride_off :  0x0040 (64)
+          base_offset:  0x0
+          layout_type:  0x1 (B128)
+        """
+        mode = self.swizzle_mode()
+        name = f"B{mode.row_bytes}" if mode.bits else "INTERLEAVE"  # CuTe's LayoutType names
+        return "\n".join(
+            [
+                f"GmmaDescriptor: {self.raw:#018x}",
+                f"  start_addr :  {self.start_address:#06x}",
+                f"  leading_off:  {self.leading_byte_offset:#06x} ({self.leading_byte_offset})",
+                f"  stride_off :  {self.stride_byte_offset:#06x} ({self.stride_byte_offset})",
+                f"  base_offset:  {self.base_offset:#03x}",
+                f"  layout_type:  {self.layout_type:#03x} ({name})",
+            ]
+        )
+
 
 def make_gmma_desc(layout, major: str, dtype, start_address: int = 0) -> GmmaDescriptor:
     """The wgmma descriptor of a shared-memory block ``layout`` (shape (MN, K), element units,

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from cutemma.display import RichDisplay
 from cutemma.errors import DescriptorError
 from cutemma.smem.bitfield import Field, check_raw, check_table, field_lines, pack, unpack
 from cutemma.smem.swizzle_atoms import check_major
@@ -127,7 +128,7 @@ def _code(kind: Kind, table: dict[str, int], t, role: str) -> int:
 
 
 @dataclass(frozen=True)
-class InstrDescriptor:
+class InstrDescriptor(RichDisplay):
     """A tcgen05 instruction descriptor: its kind and field values (as stored).
 
     >>> InstrDescriptor("tf32", {"d_format": 1, "a_format": 2, "b_format": 2,

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from functools import cached_property
 
+from cutemma.display import RichDisplay
 from cutemma.errors import LayoutError, TiledMmaError
 from cutemma.layout import algebra
 from cutemma.layout.int_tuple import flatten, is_int, is_tuple
@@ -77,7 +78,7 @@ def _as_permutation(p, i: int):
     raise TiledMmaError(f"permutation_mnk[{i}] must be None, an int or a Layout, got {p!r}")
 
 
-class TiledMma:
+class TiledMma(RichDisplay):
     """Atoms tiled over threads (``atom_layout_mnk``) and values (``permutation_mnk``).
 
     ``tv_layout_A_tiled`` etc. are CuTe's ``get_layoutA/B/C_TV``: (thread, value) -> offset in
@@ -235,25 +236,42 @@ class TiledMma:
 
     get_thread_slice = get_slice
 
-    def __repr__(self) -> str:
-        perm = ",".join("_" if p is None else str(p) for p in self.permutation_mnk)
-        return (
-            f"TiledMMA({self.atom.name}, atom_layout={self.atom_layout_mnk}, "
-            f"permutation=({perm}), threads={self.size}, tile={self.tile_size_mnk})"
+    def __str__(self) -> str:
+        """CuTe's ``print(TiledMMA)`` (cute/atom/mma_atom.hpp) without the underscores of static
+        ints; the header adds what C++ leaves to the reader: threads and the MNK tile.
+
+        A permutation given as a tile size prints as that size (``32``), as C++ prints
+        ``Tile<_32,...>``; no permutation prints ``_``.
+
+        >>> t = make_tiled_mma("SM70_8x8x4_F32F16F16F32_NT", Layout((2, 2), (2, 1)),
+        ...                    (Layout((4, 4, 2), (1, 8, 4)), 32, 4))
+        >>> print(t)
+        TiledMMA 32 threads, Tile_MNK (32,32,4)
+          ThrLayoutVMNK:  ((4,2),2,2,1):((1,16),8,4,0)
+          PermutationMNK: ((4,4,2):(1,8,4),32,4)
+        MMA_Atom SM70_8x8x4_F32F16F16F32_NT
+          ThrID:      (4,2):(1,16)
+          Shape_MNK:  (8,8,4)
+          LayoutA_TV: ((4,2),4):((8,4),1)
+          LayoutB_TV: ((4,2),4):((8,4),1)
+          LayoutC_TV: ((2,2,2),(2,2,2)):((1,16,4),(8,2,32))
+        """
+        perm = ",".join(_perm_text(p) for p in self.permutation_mnk)
+        tile = ",".join(str(x) for x in self.tile_size_mnk)
+        return "\n".join(
+            [
+                f"TiledMMA {self.size} threads, Tile_MNK ({tile})",
+                f"  ThrLayoutVMNK:  {self.thr_layout_vmnk}",
+                f"  PermutationMNK: ({perm})",
+                str(self.atom),
+            ]
         )
 
-    def _repr_svg_(self) -> str:  # pragma: no cover - drawn by cutemma.viz
-        from cutemma.viz import to_svg
-
-        return to_svg(self)
-
-    def _repr_html_(self) -> str:  # pragma: no cover - drawn by cutemma.viz
-        from cutemma.viz import to_html
-
-        return to_html(self)
+    def __repr__(self) -> str:
+        return self.__str__()
 
 
-class ThrMma:
+class ThrMma(RichDisplay):
     """One thread's view of a TiledMma: its partitions of A, B and C tensors.
 
     >>> from cutemma.tensor import make_identity_tensor
@@ -266,6 +284,37 @@ class ThrMma:
     def __init__(self, tiled: TiledMma, thr_idx: int):
         self.tiled = tiled
         self.thr_idx = thr_idx
+
+    @property
+    def thr_vmnk(self) -> tuple[int, int, int, int]:
+        """This thread's (v, m, n, k) coordinate in ``tiled.thr_layout_vmnk``.
+
+        >>> make_tiled_mma("SM80_16x8x16_F32F16F16F32_TN", (2, 2)).get_slice(37).thr_vmnk
+        (5, 1, 0, 0)
+        """
+        return self.tiled.thr_coord(self.thr_idx)
+
+    def __str__(self) -> str:
+        """CuTe's ``print(ThrMMA)``: this thread's VMNK coordinate, then its TiledMMA.
+
+        >>> print(make_tiled_mma("SM80_16x8x16_F32F16F16F32_TN", (2, 2)).get_slice(5))
+        ThrMMA thread 5
+          Thr VMNK: (5,0,0,0)
+        TiledMMA 128 threads, Tile_MNK (32,16,16)
+          ThrLayoutVMNK:  (32,2,2,1):(1,32,64,0)
+          PermutationMNK: (_,_,_)
+        MMA_Atom SM80_16x8x16_F32F16F16F32_TN
+          ThrID:      32:1
+          Shape_MNK:  (16,8,16)
+          LayoutA_TV: ((4,8),(2,2,2)):((32,1),(16,8,128))
+          LayoutB_TV: ((4,8),(2,2)):((16,1),(8,64))
+          LayoutC_TV: ((4,8),(2,2)):((32,1),(16,8))
+        """
+        vmnk = ",".join(str(x) for x in self.thr_vmnk)
+        return f"ThrMMA thread {self.thr_idx}\n  Thr VMNK: ({vmnk})\n{self.tiled}"
+
+    def __repr__(self) -> str:
+        return self.__str__()
 
     def _partition_layout(self, layout: Layout, which: str) -> tuple[Layout, int]:
         t = self.tiled
@@ -356,6 +405,14 @@ class ThrMma:
     def partition_fragment_C(self, tensor) -> Tensor:
         """A fresh register fragment shaped like this thread's C partition."""
         return self._fragment(tensor, "C")
+
+
+def _perm_text(p) -> str:
+    if p is None:
+        return "_"
+    if is_int(p.shape) and p.stride == 1:
+        return str(p.shape)  # a plain tile size, C++'s Tile<_32,...>
+    return str(p)
 
 
 def make_tiled_mma(

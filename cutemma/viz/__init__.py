@@ -9,6 +9,7 @@ in which cell of A, B and C, computed from the layouts with numpy.
 (128, 128)
 """
 
+from cutemma.viz import jupyter  # registers the Jupyter renderings (cutemma.display)
 from cutemma.viz.grid import Figure, Panel, figure_of
 from cutemma.viz.html import to_html
 from cutemma.viz.latex import print_latex, to_latex
@@ -19,6 +20,7 @@ __all__ = [
     "Figure",
     "Panel",
     "figure_of",
+    "jupyter",
     "print_latex",
     "print_text",
     "to_html",

@@ -6,6 +6,9 @@ name every operand (a layout by its CuTe text, a shape by its tuple, a coordinat
 component that is out of range, parse errors by the column). Where CuTe requires divisibility the reason is cited from CuTe's
 02_layout_algebra.md ("stride divisibility condition", "shape divisibility condition") or
 its complement post-conditions (the complement of a non-injective layout does not exist).
+Since issue 11 the table holds only inputs CuTe C++ refuses (a static_assert) or answers
+wrongly (docs/cpp_defects.md); what C++ computes, cutemma computes
+(tests/layout/test_cpp_divergences.py).
 """
 
 from __future__ import annotations
@@ -21,7 +24,6 @@ from cutemma.layout import (
     coalesce,
     complement,
     composition,
-    flat_divide,
     group,
     left_inverse,
     logical_divide,
@@ -30,9 +32,7 @@ from cutemma.layout import (
     select,
     slice_and_offset,
     tile_to_shape,
-    tiled_divide,
     upcast,
-    zipped_divide,
 )
 from cutemma.tensor import make_tensor
 
@@ -64,7 +64,9 @@ def names(x):
 CASES = [
     # --- composition: CuTe's stride / shape divisibility conditions -------------------
     (
-        "composition stride-divisibility",
+        # C++ accepts this (its stride check is the weak one) and answers (2,2):(8,1), which is
+        # not the composition; cutemma says why (docs/cpp_defects.md)
+        "composition that C++ answers wrongly",
         lambda: composition(L((6, 2), (2, 1)), L(4, 4)),
         [L((6, 2), (2, 1)), L(4, 4)],
     ),
@@ -90,24 +92,34 @@ CASES = [
     ),
     # --- divides and products that need divisibility or an injective operand -----------
     (
-        "logical_divide 6 by 4",
-        lambda: logical_divide(L((6,), (2,)), L(4, 1)),
-        [L((6,), (2,)), L(4, 1)],
+        "logical_divide whose composition is not defined",
+        lambda: logical_divide(L((3, 2), (2, 1)), L(4, 1)),
+        [L((3, 2), (2, 1)), L(4, 1)],
     ),
     (
-        "zipped_divide (6,4) by (4,2)",
-        lambda: zipped_divide(L((6, 4), (4, 1)), (4, 2)),
-        [L((6, 4), (4, 1)), (4, 2)],
+        "complement with a negative stride",
+        lambda: complement(L(4, -1)),
+        [L(4, -1)],
     ),
     (
-        "tiled_divide (8,6) by (3,4)",
-        lambda: tiled_divide(L((8, 6), (1, 8)), (3, 4)),
-        [L((8, 6), (1, 8)), (3, 4)],
+        "left_inverse with a negative stride",
+        lambda: left_inverse(L(4, -1)),
+        [L(4, -1)],
     ),
     (
-        "flat_divide 10 by 4",
-        lambda: flat_divide(L((5, 2), (2, 1)), L(4, 1)),
-        [L((5, 2), (2, 1)), L(4, 1)],
+        "complement of an extent-0 layout",
+        lambda: complement(L(0, 1)),
+        [L(0, 1)],
+    ),
+    (
+        "raked_product with a non-injective tile",
+        lambda: raked_product(L((2, 2), (1, 1)), L((2, 2))),
+        [L((2, 2), (1, 1)), L((2, 2))],
+    ),
+    (
+        "upcast 6:3 by 4",
+        lambda: upcast(L(6, 3), 4),
+        [L(6, 3), 4],
     ),
     (
         "logical_divide tiler with a zero extent",
@@ -120,39 +132,14 @@ CASES = [
         [L((2, 2), (1, 1)), 8],
     ),
     (
-        "complement strides not divisible",
-        lambda: complement(L((2, 2), (1, 3)), 12),
-        [L((2, 2), (1, 3)), 12],
-    ),
-    (
-        "complement with a zero cotarget",
-        lambda: complement(L(4, 1), 0),
-        [L(4, 1), 0],
-    ),
-    (
-        "left_inverse of a non-injective layout",
-        lambda: left_inverse(L((2, 2), (1, 1))),
-        [L((2, 2), (1, 1))],
-    ),
-    (
         "logical_product with a non-injective tile",
         lambda: logical_product(L((2, 2), (1, 1)), L(2)),
         [L((2, 2), (1, 1)), L(2)],
     ),
     (
-        "raked_product with a non-complementable tile",
-        lambda: raked_product(L((2, 2), (1, 3)), L((2, 2))),
-        [L((2, 2), (1, 3)), L((2, 2))],
-    ),
-    (
         "blocked_product with a non-injective tile",
         lambda: blocked_product(L((2, 2), (1, 1)), L((2, 2))),
         [L((2, 2), (1, 1)), L((2, 2))],
-    ),
-    (
-        "upcast 6:1 by 4",
-        lambda: upcast(L(6, 1), 4),
-        [L(6, 1), 4],
     ),
     (
         "tile_to_shape 5 not a multiple of 2",
@@ -169,9 +156,7 @@ CASES = [
     ("group past the last mode", lambda: group(L((2, 3, 5)), 0, 5), [L((2, 3, 5))]),
     ("select a missing mode", lambda: select(L((2, 3)), 5), [L((2, 3)), 5]),
     ("mode index out of range", lambda: L((2, 3))[5], [L((2, 3)), 5]),
-    # --- negative or zero extents, incongruent strides ---------------------------------
-    ("zero extent", lambda: L(0), [0]),
-    ("zero extent in a tuple", lambda: L((2, 0)), [(2, 0)]),
+    # --- negative extents, incongruent strides (extent 0 is valid, as in CuTe) ----------
     ("negative extent", lambda: L(-4), [-4]),
     ("negative nested extent", lambda: L((2, (3, -1))), [(2, (3, -1))]),
     ("stride rank differs", lambda: L((2, 3), (1,)), [(2, 3), (1,)]),
@@ -218,7 +203,6 @@ CASES = [
     ("parse unbalanced", lambda: L.parse("((4,2):(1,4)"), ["((4,2):(1,4)"]),
     ("parse underscore alone", lambda: L.parse("_:1"), ["_:1"]),
     ("parse incongruent", lambda: L.parse("(4,2):(1,4,8)"), ["(4,2)", "(1,4,8)"]),
-    ("parse zero extent", lambda: L.parse("(4,0):(1,4)"), ["(4,0)"]),
     (
         "parse C++ unterminated",
         lambda: L.parse("Layout<Shape<_4,_2>"),

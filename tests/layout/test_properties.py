@@ -15,6 +15,7 @@ import math
 import os
 import random
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -356,7 +357,8 @@ def _is_prefix_tile(Am, B):
 
 
 def _as_layout(t):
-    return t if isinstance(t, Layout) else Layout(t, 1)
+    # CuTe: an int tiler t is make_layout(t), compact: 1 is 1:0 (static ints)
+    return t if isinstance(t, Layout) else Layout(t)
 
 
 def check_divides_by_mode_agree_with_logical_divide(AT):
@@ -387,8 +389,16 @@ def product_pair(p):
 
 def check_logical_product_is_its_definition(AB):
     A, B = AB
+    try:
+        expect = make_layout(A, composition(complement(A, size(A) * cosize(B)), B))
+    except LayoutError as e:
+        # C++ returns a by-mode answer that is not the composition (B's modes carry into each
+        # other inside a mode of the complement): cutemma refuses, and so must the product
+        assert "CuTe's algorithm gives" in str(e)
+        with pytest.raises(LayoutError):
+            logical_product(A, B)
+        return
     P = logical_product(A, B)
-    expect = make_layout(A, composition(complement(A, size(A) * cosize(B)), B))
     assert P == expect
     assert size(P) == size(A) * size(B)
     # P(a, b) for a in A's domain: the tile is A itself

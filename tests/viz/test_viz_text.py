@@ -90,18 +90,3 @@ def test_tile_and_atom_layout_options():
 def test_cannot_draw_a_non_layout():
     with pytest.raises(LayoutError, match="expected a Layout, ComposedLayout, MmaAtom"):
         to_text(42)
-
-
-def test_jupyter_hooks_draw_through_viz(seeds):
-    from cutemma.viz import to_html, to_svg
-
-    L = Layout((4, 2), (2, 1))
-    assert L._repr_svg_() == to_svg(L)
-    tiled = seeds["2x2"]
-    assert tiled._repr_svg_() == to_svg(tiled)
-    assert tiled._repr_html_() == to_html(tiled)
-    atom = seeds["atom"]
-    for hook, render in (("_repr_svg_", to_svg), ("_repr_html_", to_html)):
-        if not hasattr(atom, hook):
-            pytest.skip(f"MmaAtom has no {hook} yet (cutemma.mma owns it)")
-        assert getattr(atom, hook)() == render(atom)

@@ -1,0 +1,180 @@
+"""Jupyter renderings, registered with :mod:`cutemma.display` (the lower layers never import viz).
+
+Each object gets exactly one rich rendering besides its CuTe-style text, so a notebook stores
+one picture per output:
+
+- Layout, ComposedLayout, MmaAtom, TiledMma: SVG (``use("html")`` switches to the interactive
+  explorer of :func:`cutemma.viz.to_html`, which embeds the same SVG plus a script);
+- ThrMma: the TiledMMA's SVG with only this thread's cells coloured;
+- Tensor: an HTML table of its elements, as CuTe's ``print_tensor`` lays them out;
+- GmmaDescriptor, UmmaDescriptor, InstrDescriptor: an SVG of the bitfields.
+
+Objects larger than ``MAX_CELLS`` cells (or tensors above ``MAX_ELEMENTS``) show their text only.
+
+>>> from cutemma.layout import Layout
+>>> sorted(Layout((2, 2))._repr_mimebundle_())
+['image/svg+xml', 'text/plain']
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from html import escape
+
+import numpy as np
+
+from cutemma.display import register
+from cutemma.errors import CutemmaError
+from cutemma.layout import ComposedLayout, Layout
+from cutemma.layout.int_tuple import product
+from cutemma.mma.atom import MmaAtom
+from cutemma.smem.descriptor import SmemDescriptor
+from cutemma.smem.instr_desc import InstrDescriptor
+from cutemma.tensor import Tensor, engine_text, format_tensor, layout_text
+from cutemma.tiled.tiled_mma import ThrMma, TiledMma
+from cutemma.viz.bitfield import descriptor_svg
+from cutemma.viz.grid import Figure, figure_of
+from cutemma.viz.html import to_html
+from cutemma.viz.svg import to_svg
+
+MAX_CELLS = 1 << 15  # cells in a picture (~2.5 MB of SVG); past this a notebook shows text only
+MAX_ELEMENTS = 4096  # tensor elements in an HTML table
+_MODE = {"pictures": "svg"}
+
+
+def use(kind: str) -> None:
+    """Choose how layouts, atoms and TiledMMAs draw in Jupyter: ``"svg"`` (default, static,
+    renders everywhere notebooks render) or ``"html"`` (the interactive explorer: hover a cell
+    to see its thread's other cells; needs a trusted notebook to run its script).
+
+    >>> use("html"); use("svg")
+    """
+    if kind not in ("svg", "html"):
+        raise CutemmaError(f"use({kind!r}): expected 'svg' (static) or 'html' (interactive)")
+    _MODE["pictures"] = kind
+
+
+def _cells(obj) -> int:
+    """How many cells a picture of ``obj`` has, computed from sizes alone (no drawing)."""
+    if isinstance(obj, (Layout, ComposedLayout)):
+        return product(obj.shape)
+    if isinstance(obj, ThrMma):
+        obj = obj.tiled
+    m, n, k = obj.tile_size_mnk if isinstance(obj, TiledMma) else obj.shape_mnk
+    return m * n + m * k + n * k
+
+
+def _picture(fig_or_obj) -> dict:
+    if _MODE["pictures"] == "html":
+        return {"text/html": to_html(fig_or_obj)}
+    return {"image/svg+xml": to_svg(fig_or_obj)}
+
+
+def picture_bundle(obj) -> dict:
+    """The one rich rendering of a Layout, ComposedLayout, MmaAtom or TiledMma ({} if huge).
+
+    >>> from cutemma.layout import Layout
+    >>> list(picture_bundle(Layout(4))), picture_bundle(Layout((1000, 1000)))
+    (['image/svg+xml'], {})
+    """
+    if _cells(obj) > MAX_CELLS:
+        return {}
+    return _picture(obj)
+
+
+def thread_figure(thr: ThrMma) -> Figure:
+    """The TiledMMA's figure with only thread ``thr.thr_idx``'s cells coloured and labelled.
+
+    >>> from cutemma.tiled import make_tiled_mma
+    >>> fig = thread_figure(make_tiled_mma("SM80_16x8x16_F32F16F16F32_TN").get_slice(5))
+    >>> int((fig.panel("C").thread == 5).sum()), int((fig.panel("C").thread == -1).sum())
+    (4, 124)
+    """
+    fig = figure_of(thr.tiled)
+    panels = []
+    for p in fig.panels:
+        thread = np.full(p.area, -1, dtype=np.int64)
+        value = np.full(p.area, -1, dtype=np.int64)
+        for row in np.flatnonzero(p.thread_ids == thr.thr_idx):
+            thread[p.tv[row]] = thr.thr_idx
+            value[p.tv[row]] = np.arange(p.tv.shape[1])
+        panels.append(
+            replace(p, thread=thread.reshape(p.rows, p.cols), value=value.reshape(p.rows, p.cols))
+        )
+    vmnk = ",".join(str(x) for x in thr.thr_vmnk)
+    title = f"ThrMMA thread {thr.thr_idx} (VMNK ({vmnk})) of {fig.title}"
+    return replace(fig, title=title, panels=tuple(panels), notes=())
+
+
+def thread_bundle(thr: ThrMma) -> dict:
+    """ThrMma's rendering: :func:`thread_figure` as SVG ({} when too large)."""
+    if _cells(thr) > MAX_CELLS:
+        return {}
+    return {"image/svg+xml": to_svg(thread_figure(thr))}
+
+
+def tensor_html(tensor: Tensor) -> str:
+    """An HTML table of a tensor's elements in ``print_tensor``'s arrangement: rows are mode 0,
+    columns mode 1, one table per index of modes 2 and 3.
+
+    >>> from cutemma.tensor import make_identity_tensor
+    >>> html = tensor_html(make_identity_tensor((2, 3)))
+    >>> html.count("<td"), "(1,2)" in html
+    (6, True)
+    """
+    text = format_tensor(tensor).splitlines()
+    head = f"{engine_text(tensor)} o {layout_text(tensor)}"
+    tables, rows = [], []
+    for line in text[1:]:
+        if set(line) <= {"-", "="}:
+            tables.append(rows)
+            rows = []
+            continue
+        # print_tensor pads each element on its left: elements are the runs without spaces
+        rows.append(line.split())
+    tables.append(rows)
+    out = [f'<div class="cutemma-tensor"><code>{escape(head)}</code>']
+    for rows in tables:
+        out.append('<table style="font-family:monospace;border-collapse:collapse;margin:4px 0">')
+        for cells in rows:
+            tds = "".join(
+                f'<td style="border:1px solid #ccc;padding:1px 6px;text-align:right">'
+                f"{escape(c)}</td>"
+                for c in cells
+            )
+            out.append(f"<tr>{tds}</tr>")
+        out.append("</table>")
+    out.append("</div>")
+    return "\n".join(out)
+
+
+def tensor_bundle(tensor: Tensor) -> dict:
+    """Tensor's rendering: :func:`tensor_html` ({} above ``MAX_ELEMENTS`` elements)."""
+    if tensor.size() > MAX_ELEMENTS:
+        return {}
+    return {"text/html": tensor_html(tensor)}
+
+
+def descriptor_bundle(desc) -> dict:
+    """A descriptor's rendering: the bitfield SVG of :func:`cutemma.viz.bitfield.descriptor_svg`."""
+    return {"image/svg+xml": descriptor_svg(desc)}
+
+
+for _cls in (Layout, ComposedLayout, MmaAtom, TiledMma):
+    register(_cls, picture_bundle)
+register(ThrMma, thread_bundle)
+register(Tensor, tensor_bundle)
+register(SmemDescriptor, descriptor_bundle)
+register(InstrDescriptor, descriptor_bundle)
+
+__all__ = [
+    "MAX_CELLS",
+    "MAX_ELEMENTS",
+    "descriptor_bundle",
+    "picture_bundle",
+    "tensor_bundle",
+    "tensor_html",
+    "thread_bundle",
+    "thread_figure",
+    "use",
+]

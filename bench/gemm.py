@@ -1,4 +1,8 @@
-"""cutemma.gemm (sm80 mma.sync kernel) against torch.matmul (cuBLAS), in the same process.
+"""cutemma.gemm against torch.matmul (cuBLAS), in the same process; each row names its family.
+
+On an sm_90 GPU cutemma.gemm runs the sm90 kernel (wgmma + TMA) where its rules hold and the
+sm80 kernel (mma.sync + cp.async) elsewhere: each row's ``family`` says which ran. The sm90
+kernel's own checks, ablation and interleaved-round ratios: tests/kernels/gpu_sm90_checks.py.
 
 Usage: python bench/gemm.py [--out bench/results/gemm-h100.json] [--png ...] [--quick]
 
@@ -32,6 +36,7 @@ from cutemma.kernels import (  # noqa: E402
     gemm_source,
 )
 from cutemma.kernels.dispatch import compiled_kernel, pick_config, precompile  # noqa: E402
+from cutemma.kernels.dispatch_sm90 import pick_sm90_config, sm90_refusal  # noqa: E402
 
 SQUARE = [1024, 2048, 3072, 4096, 6144, 8192]
 TRANSFORMER = [
@@ -63,6 +68,14 @@ def torch_gemm(A, B, out):
 
 
 def median_ms(fn, warmup: int, reps: int) -> float:
+    """Median ms of ``fn``: triton's do_bench (L2 flushed between runs) when available,
+    else CUDA events around each call after a warm-up."""
+    try:
+        import triton.testing as tt
+
+        return tt.do_bench(fn, warmup=25, rep=100, return_mode="median")
+    except ImportError:
+        pass
     for _ in range(warmup):
         fn()
     times = []
@@ -86,18 +99,38 @@ SWEEP = [
 ]
 
 
+def _family(A, B, config) -> str:
+    """Which kernel family cutemma.gemm runs for these operands: 'sm90' or 'sm80'."""
+    if A.dim() != 2 or B.dim() != 2:
+        return "sm80"
+    return "sm90" if sm90_refusal(A, B, config) is None else "sm80"
+
+
+def torch_fp8(A, B, out):
+    """The fp8 peer: torch._scaled_mm with per-tensor scales (cuBLASLt; its default, not
+    the fast-accumulation mode)."""
+    one = torch.ones((), device="cuda")
+    return torch._scaled_mm(A, B, one, one, out_dtype=out.dtype)
+
+
 def measure(m, n, k, dtype, a_col, b_col, reps, config=None):
-    A, B = operand(m, k, a_col, dtype), operand(k, n, b_col, dtype)
-    out_dtype = torch.int32 if dtype == torch.int8 else dtype
+    fp8 = dtype == torch.float8_e4m3fn
+    if fp8:
+        A = operand(m, k, a_col, torch.float32).to(dtype)
+        B = operand(k, n, b_col, torch.float32).to(dtype)
+    else:
+        A, B = operand(m, k, a_col, dtype), operand(k, n, b_col, dtype)
+    out_dtype = {torch.int8: torch.int32, torch.float8_e4m3fn: torch.bfloat16}.get(dtype, dtype)
     out = torch.empty(m, n, device="cuda", dtype=out_dtype)
-    ref = torch_gemm(A, B, torch.empty_like(out))
+    peer = torch_fp8 if fp8 else torch_gemm
+    ref = peer(A, B, torch.empty_like(out))
     gemm(A, B, out=out, config=config)
     torch.cuda.synchronize()
     err = float((out.float() - ref.float()).norm() / ref.float().norm())
     flop = 2.0 * m * n * k
     warm = 3 if flop > 1e11 else 10
     t_ours = median_ms(lambda: gemm(A, B, out=out, config=config), warm, reps)
-    t_torch = median_ms(lambda: torch_gemm(A, B, out), warm, reps)
+    t_torch = median_ms(lambda: peer(A, B, out), warm, reps)
     ours, theirs = flop / t_ours / 1e9, flop / t_torch / 1e9
     row = {
         "m": m,
@@ -113,9 +146,15 @@ def measure(m, n, k, dtype, a_col, b_col, reps, config=None):
         "torch_ms": round(t_torch, 4),
         "rel_err_vs_torch": err,
         "config": (config or pick_config(m, n, k)).name,
+        "family": _family(A, B, config),
+        "peer": "torch._scaled_mm" if fp8 else "torch.matmul",
     }
+    if row["family"] == "sm90":
+        kdt = {torch.float8_e4m3fn: "e4m3"}.get(dtype, "bf16")
+        row["config"] = (config or pick_sm90_config(m, n, 132, kdt)).name
     print(
-        f"{m:>6} {n:>6} {k:>6} {row['dtype']:>9} {row['a_major']}{row['b_major']}  "
+        f"{m:>6} {n:>6} {k:>6} {row['dtype']:>9} {row['a_major']}{row['b_major']} "
+        f"{row['family']} "
         f"cutemma {ours:7.1f}  torch {theirs:7.1f}  ratio {ours / theirs:.3f}  err {err:.1e}",
         flush=True,
     )
@@ -123,7 +162,8 @@ def measure(m, n, k, dtype, a_col, b_col, reps, config=None):
 
 
 def overhead_us(calls: int = 2000) -> dict:
-    """Host time per call: cutemma.gemm vs launching the same compiled kernel directly."""
+    """Host time per call on the sm80 path (config given): cutemma.gemm vs launching the
+    same compiled kernel directly."""
     A = torch.randn(64, 64, device="cuda", dtype=torch.bfloat16)
     B = torch.randn(64, 64, device="cuda", dtype=torch.bfloat16)
     out = torch.empty(64, 64, device="cuda", dtype=torch.bfloat16)
@@ -154,7 +194,7 @@ def overhead_us(calls: int = 2000) -> dict:
 
     res = {}
     cases = (
-        ("gemm", lambda: gemm(A, B, out=out)),
+        ("gemm", lambda: gemm(A, B, out=out, config=cfg)),
         ("kernel_launch", lean),
         ("checked_launch", checked),
     )
@@ -169,6 +209,66 @@ def overhead_us(calls: int = 2000) -> dict:
         torch.cuda.synchronize()
     res["gemm_overhead_us"] = res["gemm_us"] - res["kernel_launch_us"]
     return res
+
+
+def overhead_sm90_us(calls: int = 2000) -> dict:
+    """Host time per repeated call on the sm90 path: cutemma.gemm, the bare launch of its
+    prepared kernel (argument boxes ready, cuLaunchKernel only), torch.matmul."""
+    from cutemma.kernels.fastpath_sm90 import FAST, fast_key
+
+    A = torch.randn(128, 128, device="cuda", dtype=torch.bfloat16)
+    B = torch.randn(128, 128, device="cuda", dtype=torch.bfloat16)
+    out = torch.empty(128, 128, device="cuda", dtype=torch.bfloat16)
+    gemm(A, B, out=out)
+    prepared = FAST[fast_key(A, B, out.dtype, None)]
+    prepared.set_operands(out, out, 1.0, 0.0)
+    res = {}
+    cases = (
+        ("gemm", lambda: gemm(A, B, out=out)),
+        ("gemm_new_out", lambda: gemm(A, B)),
+        ("kernel_launch", prepared.launch),
+        ("torch_matmul", lambda: torch.matmul(A, B, out=out)),
+    )
+    for name, fn in cases:
+        for _ in range(100):
+            fn()
+        torch.cuda.synchronize()
+        t = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        res[name + "_us"] = (time.perf_counter() - t) / calls * 1e6
+        torch.cuda.synchronize()
+    res["gemm_overhead_us"] = res["gemm_us"] - res["kernel_launch_us"]
+    return res
+
+
+_LOAD_PROBE = """
+import time, torch, cutemma
+A = torch.randn(256, 256, device="cuda", dtype=torch.bfloat16)
+torch.cuda.synchronize()
+t = time.perf_counter()
+from cutemma.kernels.dispatch_sm90 import compiled_sm90, Sm90Config
+k, launch = compiled_sm90(Sm90Config(128, 128), "bf16", "K", "N", "bf16", "bf16", "sm_90a")
+t1 = time.perf_counter()
+cutemma.gemm(A, A)
+torch.cuda.synchronize()
+t2 = time.perf_counter()
+print(f"{(t1 - t) * 1e3:.1f} {(t2 - t) * 1e3:.1f}")
+"""
+
+
+def load_ms() -> dict:
+    """A cached kernel in a new process: ms to get it from the disk cache (compiled_sm90),
+    and ms of the whole first cutemma.gemm call (load + module + tensor maps + launch);
+    torch and cutemma already imported. The first probe fills the cache."""
+    out = {}
+    for attempt in ("fill", "cached"):
+        r = subprocess.run([sys.executable, "-c", _LOAD_PROBE], capture_output=True, text=True)
+        if r.returncode:
+            return {"error": r.stderr[-500:]}
+        kernel_ms, first_call_ms = map(float, r.stdout.split()[-2:])
+        out[attempt] = {"kernel_from_cache_ms": kernel_ms, "first_call_ms": first_call_ms}
+    return out
 
 
 def mma_sync_ceiling() -> float:
@@ -231,32 +331,49 @@ def plot(rows, path):
     import matplotlib.pyplot as plt
 
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(13, 4.8))
-    sq = [
-        r
-        for r in rows
-        if r["m"] == r["n"] == r["k"]
-        and r["dtype"] == "bfloat16"
-        and (r["a_major"], r["b_major"]) == ("K", "N")
-    ]
-    xs = [r["m"] for r in sq]
-    ax1.plot(xs, [r["torch_tflops"] for r in sq], "o-", label="torch.matmul (cuBLAS)")
-    ax1.plot(xs, [r["cutemma_tflops"] for r in sq], "s-", label="cutemma.gemm (mma.sync)")
+
+    def square(family):
+        return [
+            r
+            for r in rows
+            if r["m"] == r["n"] == r["k"]
+            and r["dtype"] == "bfloat16"
+            and (r["a_major"], r["b_major"]) == ("K", "N")
+            and r["family"] == family
+        ]
+
+    sq90, sq80 = square("sm90"), square("sm80")
+    ax1.plot([r["m"] for r in sq90], [r["torch_tflops"] for r in sq90], "o-",
+             label="torch.matmul (cuBLAS)")  # fmt: skip
+    ax1.plot([r["m"] for r in sq90], [r["cutemma_tflops"] for r in sq90], "s-",
+             label="cutemma sm90 (wgmma + TMA)")  # fmt: skip
+    ax1.plot([r["m"] for r in sq80], [r["cutemma_tflops"] for r in sq80], "^-",
+             label="cutemma sm80 (mma.sync)")  # fmt: skip
     ax1.set_xlabel("M = N = K")
     ax1.set_ylabel("TFLOP/s")
-    ax1.set_title("bf16 square")
+    ax1.set_title("bf16 square (A, B row-major)")
     ax1.legend()
     ax1.grid(alpha=0.3)
-    tr = [r for r in rows if (r["m"], r["n"], r["k"]) in TRANSFORMER and r["dtype"] == "bfloat16"]
+    tr = [
+        r
+        for r in rows
+        if (r["m"], r["n"], r["k"]) in TRANSFORMER
+        and r["dtype"] == "bfloat16"
+        and r.get("role") != "sm80"
+    ]
     labels = [f"{r['m']}x{r['n']}x{r['k']}" for r in tr]
     idx = range(len(tr))
-    ax2.bar([i - 0.2 for i in idx], [r["torch_tflops"] for r in tr], 0.4, label="torch")
-    ax2.bar([i + 0.2 for i in idx], [r["cutemma_tflops"] for r in tr], 0.4, label="cutemma")
+    ax2.bar([i - 0.2 for i in idx], [r["torch_tflops"] for r in tr], 0.4, label="cuBLAS")
+    ax2.bar([i + 0.2 for i in idx], [r["cutemma_tflops"] for r in tr], 0.4,
+            label="cutemma.gemm (" + "/".join(sorted({r["family"] for r in tr})) + ")")  # fmt: skip
     ax2.set_xticks(list(idx))
     ax2.set_xticklabels(labels, rotation=35, ha="right", fontsize=7)
     ax2.set_ylabel("TFLOP/s")
     ax2.set_title("bf16 transformer shapes (M x N x K)")
     ax2.legend()
-    fig.suptitle(f"cutemma sm80 GEMM vs cuBLAS on {torch.cuda.get_device_name()}")
+    fig.suptitle(
+        f"cutemma GEMM (sm90 and sm80 families) vs cuBLAS on {torch.cuda.get_device_name()}"
+    )
     fig.tight_layout()
     fig.savefig(path, dpi=110)
 
@@ -267,6 +384,8 @@ def main() -> None:
     ap.add_argument("--png", default=None)
     ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--sweep", action="store_true", help="also the sm80 config sweep")
+    ap.add_argument("--ceiling", action="store_true", help="also the mma.sync roof")
     args = ap.parse_args()
     if arch := os.environ.get("CUTEMMA_PRECOMPILE_ARCH"):  # before CUDA starts: forks compilers
         t = time.perf_counter()
@@ -275,20 +394,26 @@ def main() -> None:
         print(f"precompiled {n} variants in {time.perf_counter() - t:.1f} s", flush=True)
     cold = cold_build_s()
     print(f"cold build + compile of a new config: {cold:.2f} s", flush=True)
-    ceiling = mma_sync_ceiling()
-    print(f"mma.sync bf16 ceiling (registers only): {ceiling:.1f} TFLOP/s", flush=True)
+    ceiling = mma_sync_ceiling() if args.ceiling else None
     rows = []
     bf16, f16 = torch.bfloat16, torch.float16
+    sm80 = GemmConfig()  # the sm80 family's default config, for the side-by-side
     for s in SQUARE[:2] if args.quick else SQUARE:
         rows.append(measure(s, s, s, bf16, False, False, args.reps))
+        rows.append({**measure(s, s, s, bf16, False, False, args.reps, sm80), "role": "sm80"})
     for s in (4096, 8192):
         rows.append(measure(s, s, s, f16, False, False, args.reps))
     for a_col, b_col in ((False, True), (True, False), (True, True)):
         rows.append(measure(4096, 4096, 4096, bf16, a_col, b_col, args.reps))
     for m, n, k in TRANSFORMER[:2] if args.quick else TRANSFORMER:
         rows.append(measure(m, n, k, bf16, False, False, args.reps))
+    for s in (4096, 8192):
+        try:
+            rows.append(measure(s, s, s, torch.float8_e4m3fn, False, True, args.reps))
+        except Exception as exc:  # a peer that cannot run this case is noted, not fatal
+            print(f"e4m3 {s}: skipped ({exc})", flush=True)
     sweep = []
-    if not args.quick:
+    if args.sweep:
         for s in (4096, 8192):
             for cfg in SWEEP:
                 sweep.append(measure(s, s, s, bf16, False, False, args.reps, cfg))
@@ -299,6 +424,10 @@ def main() -> None:
                 rows.append(measure(s, s, s, dt, False, True, args.reps))
             except Exception as exc:  # a peer that cannot run this case is noted, not fatal
                 print(f"{dt} {s}: skipped ({exc})", flush=True)
+    over90 = overhead_sm90_us()
+    print(f"sm90 host time per call: {over90}", flush=True)
+    loads = load_ms()
+    print(f"cached kernel in a new process: {loads}", flush=True)
     over = overhead_us()
     print(f"host time per call: {over}", flush=True)
     result = {
@@ -308,8 +437,10 @@ def main() -> None:
         "torch": torch.__version__,
         "method": f"CUDA events around each call, warm-up, median of {args.reps}; fresh randn inputs",
         "cold_build_compile_s": round(cold, 3),
-        "mma_sync_ceiling_tflops": round(ceiling, 1),
+        "mma_sync_ceiling_tflops": None if ceiling is None else round(ceiling, 1),
         "overhead": {k: round(v, 2) for k, v in over.items()},
+        "overhead_sm90": {k: round(v, 2) for k, v in over90.items()},
+        "load_cached_kernel_new_process": loads,
         "launch_path": "driver (lean)"
         if dispatch._FAST["ok"]
         else f"checked ({dispatch._FAST['why']})",
@@ -320,11 +451,11 @@ def main() -> None:
         json.dump(result, f, indent=1)
     if args.png:
         plot(rows, args.png)
-    print("\n  m      n      k     dtype     AB  cutemma  torch  ratio")
+    print("\n  m      n      k     dtype     AB  fam  cutemma  torch  ratio")
     for r in rows:
         print(
             f"{r['m']:>6} {r['n']:>6} {r['k']:>6} {r['dtype']:>9} {r['a_major']}{r['b_major']} "
-            f"{r['cutemma_tflops']:8.1f} {r['torch_tflops']:7.1f} {r['ratio']:6.3f}"
+            f"{r['family']} {r['cutemma_tflops']:8.1f} {r['torch_tflops']:7.1f} {r['ratio']:6.3f}"
         )
 
 

@@ -54,6 +54,7 @@ __version__ = "0.1.0"
 _LAZY = {
     "gemm": "cutemma.kernels.dispatch",
     "GemmConfig": "cutemma.kernels.plan",
+    "Sm90Config": "cutemma.kernels.plan_sm90",
     "tune": "cutemma.kernels.tune",
 }
 

@@ -48,3 +48,7 @@ class LaunchError(CutemmaError, RuntimeError):
 
 class CopyError(CutemmaError, ValueError):
     """A copy operation name, value type, TiledCopy construction or copied tensor is not valid."""
+
+
+class TmaError(CutemmaError, ValueError):
+    """A shared-memory layout TMA cannot fill, or tensor-map arguments break the driver's rules."""

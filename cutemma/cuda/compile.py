@@ -157,6 +157,29 @@ def nvrtc_version() -> tuple[int, int]:
     return (int(major), int(minor))
 
 
+@_memoize
+def nvrtc_version_hint() -> tuple[int, int] | None:
+    """(major, minor) of the nvidia-cuda-nvrtc pip package, read from its metadata without
+    loading the library; None when no such package is installed.
+
+    A cubin cached under this version was compiled by an NVRTC of this version, so
+    :func:`compile` may return it without loading NVRTC to ask.
+
+    >>> v = nvrtc_version_hint()
+    >>> v is None or v >= (12, 0)
+    True
+    """
+    from importlib import metadata
+
+    for dist in ("nvidia-cuda-nvrtc", "nvidia-cuda-nvrtc-cu13", "nvidia-cuda-nvrtc-cu12"):
+        try:
+            major, minor = metadata.version(dist).split(".")[:2]
+            return int(major), int(minor)
+        except (metadata.PackageNotFoundError, ValueError):
+            continue
+    return None
+
+
 # The PTX ISA version each CUDA 13 NVRTC reads: 13.m shipped PTX ISA 9.m (CUDA and PTX
 # ISA release notes). CUDA 12 NVRTCs read 8.x, below every 9.x an Operation may need.
 _PTX_ISA_MAJOR = {12: 8, 13: 9}
@@ -339,6 +362,11 @@ def compile(
     """
     check_arch(arch)
     opts = compile_options(arch, options)
+    hint = nvrtc_version_hint()
+    if cache and hint is not None:  # a hit needs no NVRTC (loading it costs ~0.3 s)
+        key = disk.cache_key(source, opts, hint)
+        if (data := disk.load(key)) is not None:
+            return Cubin(data, arch, key, cache_hit=True, source=source, options=opts)
     key = disk.cache_key(source, opts, nvrtc_version())
     if cache and (data := disk.load(key)) is not None:
         return Cubin(data, arch, key, cache_hit=True, source=source, options=opts)

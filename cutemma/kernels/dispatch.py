@@ -18,8 +18,10 @@ from typing import Any
 
 from cutemma.errors import LaunchError
 from cutemma.kernels.fastlaunch import DriverKernel
+from cutemma.kernels.fastpath_sm90 import try_fast
 from cutemma.kernels.gemm_sm80 import gemm_source, kernel_name, params
 from cutemma.kernels.plan import ELEM_BYTES, GemmConfig, GemmPlan
+from cutemma.kernels.plan_sm90 import Sm90Config
 from cutemma.kernels.tune import lookup_device as _tuned
 
 BUILTIN_CONFIGS = {
@@ -206,11 +208,18 @@ def gemm(
     beta: float = 0.0,
     out: Any = None,
     out_dtype: Any = None,
-    config: GemmConfig | None = None,
+    config: GemmConfig | Sm90Config | None = None,
     scale_a: float = 1.0,
     scale_b: float = 1.0,
 ) -> Any:
-    """D = alpha * scale_a * scale_b * A @ B + beta * C with an sm80 mma.sync kernel; returns D.
+    """D = alpha * scale_a * scale_b * A @ B + beta * C on the GPU; returns D.
+
+    On an sm_90 device a 2-D call of float16, bfloat16 (either major) or float32 (tf32,
+    K-major) operands whose base pointers and leading strides are 16-byte aligned runs the
+    Hopper kernel (wgmma + TMA, :mod:`cutemma.kernels.gemm_sm90`; float8 K-major too, its
+    k-tile sums promoted into f32); everything else runs the sm80 ``mma.sync`` kernel.
+    ``config`` picks the family: an ``Sm90Config`` (an error when the sm90 rules fail) or
+    a ``GemmConfig`` (sm80).
 
     A (M, K) and B (K, N) are float16 or bfloat16 (any row/column-major strides),
     float32 (multiplied as tf32), int8 (int32 result; alpha and beta whole numbers) or
@@ -241,6 +250,14 @@ def gemm(
     """
     import torch
 
+    if C is None and out_dtype is None and scale_a == 1.0 and scale_b == 1.0:
+        # a repeat of an sm90 call: its prepared launch (kernels/fastpath_sm90.py)
+        done = try_fast(A, B, out, alpha, config)
+        if done is not None:
+            return done
+        remember = (None if out is None else out.dtype,)
+    else:
+        remember = None
     batch, dtype, outs = _check(A, B)
     M, K = A.shape[-2:]
     N = B.shape[-1]
@@ -261,6 +278,15 @@ def gemm(
         raise LaunchError(f"gemm: int8 takes whole-number alpha and beta, got {alpha}, {beta}")
     if ELEM_BYTES[dtype] == 1 and dtype != "s8":
         _needs_fp8(A.device.index or 0, _dtype(A), _dtype(B))
+    if batch is None:  # Hopper: the wgmma + TMA kernel when its rules hold
+        from cutemma.kernels.dispatch_sm90 import gemm_sm90, sm90_refusal
+
+        why = sm90_refusal(A, B, config)
+        if why is None:
+            kw = {"alpha": alpha, "beta": beta, "out": out, "out_dtype": out_dtype}
+            return gemm_sm90(A, B, C, config=config, _remember=remember, **kw)
+        if isinstance(config, Sm90Config):
+            raise LaunchError(f"gemm: config {config.name} is an sm90 config, but {why}")
     shape = (M, N) if batch is None else (batch, M, N)
     if out is None:
         out = torch.empty(shape, dtype=out_dtype, device=A.device)

@@ -12,7 +12,7 @@ and value, combining by ``+`` or, where a swizzle makes the bits overlap, ``^``.
 
 >>> p = GemmPlan(GemmConfig(), "bf16", "K", "K")
 >>> p.threads, p.mma_m, p.mma_n, str(p.smem_A)
-(128, 4, 8, 'Sw<2,3,3> o 0 o (128,32):(32,1)')
+(128, 4, 8, 'Sw<2,3,3> o 0 o ((8,16),(32,1)):((32,256),(1,0))')
 """
 
 from __future__ import annotations
@@ -106,7 +106,7 @@ def smem_layout(
     >>> str(smem_layout(128, 32, "MN"))
     'Sw<3,3,3> o 0 o ((64,2),(8,4)):((1,512),(64,1024))'
     >>> str(smem_layout(128, 32, "K", elem_bytes=4))
-    'Sw<3,2,3> o 0 o (128,32):(32,1)'
+    'Sw<3,2,3> o 0 o ((8,16),(32,1)):((32,256),(1,0))'
     """
     vec = 16 // elem_bytes
     contiguous = block_k if major == "K" else extent
@@ -418,29 +418,41 @@ class GemmPlan:
 
         Accumulator ``acc[(im * mma_n + in) * 4 + v]`` holds C(m_t + dm, n_t + dn).
         """
-        tv = self.tv_tables["C"]
-        values = []
-        for im in range(self.mma_m):
-            for jn in range(self.mma_n):
-                for v in range(4):
-                    values.append((im, jn, v))
+        return c_partition(self.tv_tables["C"], self.tm, self.tn, self.mma_m, self.mma_n)
 
-        def coord(t, im, jn, v):
-            off = int(tv[t, v])
-            return off % self.tm + im * self.tm, off // self.tm + jn * self.tn
 
-        m_t = [coord(t, 0, 0, 0)[0] for t in range(self.threads)]
-        n_t = [coord(t, 0, 0, 0)[1] for t in range(self.threads)]
-        consts = []
-        for idx, (im, jn, v) in enumerate(values):
-            dm, dn = coord(0, im, jn, v)[0] - m_t[0], coord(0, im, jn, v)[1] - n_t[0]
-            for t in range(self.threads):
-                if coord(t, im, jn, v) != (m_t[t] + dm, n_t[t] + dn):
-                    raise TiledMmaError(
-                        f"C value {(im, jn, v)} of thread {t} is not thread + const"
-                    )
-            consts.append((idx, dm, dn))
-        return ThreadValue.of(m_t), ThreadValue.of(n_t), tuple(consts)
+def c_partition(
+    tv: np.ndarray, tm: int, tn: int, mma_m: int, mma_n: int
+) -> tuple[ThreadValue, ThreadValue, tuple[tuple[int, int, int], ...]]:
+    """partition_C of a TiledMMA repeated ``mma_m`` x ``mma_n`` times over a block tile.
+
+    ``tv`` is the (thread, value) table of ``tv_layout_C_tiled`` (offsets in the
+    ``tm`` x ``tn`` tile, column-major). Returns (m of thread, n of thread,
+    [(acc index, dm, dn)]): accumulator ``acc[(im * mma_n + jn) * V + v]`` holds
+    C(m_t + dm, n_t + dn); checked for every thread to be thread part + constant.
+
+    >>> tv = np.array([[0, 4], [1, 5]])  # 2 threads, 2 values over a 2x4 tile (m + 2n)
+    >>> m_t, n_t, consts = c_partition(tv, 2, 4, 1, 1)
+    >>> m_t.table, n_t.table, consts
+    ((0, 1), (0, 0), ((0, 0, 0), (1, 0, 2)))
+    """
+    threads, per = tv.shape
+    values = [(im, jn, v) for im in range(mma_m) for jn in range(mma_n) for v in range(per)]
+
+    def coord(t, im, jn, v):
+        off = int(tv[t, v])
+        return off % tm + im * tm, off // tm + jn * tn
+
+    m_t = [coord(t, 0, 0, 0)[0] for t in range(threads)]
+    n_t = [coord(t, 0, 0, 0)[1] for t in range(threads)]
+    consts = []
+    for idx, (im, jn, v) in enumerate(values):
+        dm, dn = coord(0, im, jn, v)[0] - m_t[0], coord(0, im, jn, v)[1] - n_t[0]
+        for t in range(threads):
+            if coord(t, im, jn, v) != (m_t[t] + dm, n_t[t] + dn):
+                raise TiledMmaError(f"C value {(im, jn, v)} of thread {t} is not thread + const")
+        consts.append((idx, dm, dn))
+    return ThreadValue.of(m_t), ThreadValue.of(n_t), tuple(consts)
 
 
 def _combine(split: Split, t: int, i: int) -> int:

@@ -13,11 +13,15 @@ MODULES = [
     "cutemma",
     "cutemma.kernels",
     "cutemma.kernels.dispatch",
+    "cutemma.kernels.dispatch_sm90",
     "cutemma.kernels.fastlaunch",
     "cutemma.kernels.gemm_sm80",
+    "cutemma.kernels.gemm_sm90",
     "cutemma.kernels.ldmatrix",
     "cutemma.kernels.pipeline",
     "cutemma.kernels.plan",
+    "cutemma.kernels.plan_sm90",
+    "cutemma.kernels.ring",
     "cutemma.kernels.tune",
 ]
 

@@ -1,0 +1,461 @@
+"""TMA on the host: the box a shared-memory layout needs, and the ``CUtensorMap`` that loads it.
+
+A TMA load (``cp.async.bulk.tensor``) copies a *box* of a global tensor into shared memory as
+a dense array, innermost global dimension fastest, and applies its swizzle to the shared
+byte addresses. :func:`tma_box` reads a cutemma shared-memory layout (``gmma_layout_atom`` +
+``tile_to_shape``, a swizzled ``ComposedLayout`` over an (MN, K) tile) back into the box
+dimensions, the swizzle mode and the list of boxes (with their shared offsets) that fill
+it, and checks element by element that those copies produce exactly the layout: a layout
+TMA cannot produce raises :class:`~cutemma.errors.TmaError` naming why.
+:func:`tensor_map_args` derives the ``cuTensorMapEncodeTiled`` arguments for a global
+tensor (pure Python, checked against the driver's rules), and :func:`encode_tensor_map`
+calls the driver (GPU machines only) and caches the 128-byte map per argument tuple.
+
+Every hardware number used here is in :data:`TMA_RULES` and :data:`TMA_SWIZZLES`.
+
+>>> from cutemma.layout import tile_to_shape
+>>> from cutemma.smem import gmma_layout_atom
+>>> box = tma_box(tile_to_shape(gmma_layout_atom("K", "SW128", "bf16"), (128, 64)), "bf16", "K")
+>>> box.box, box.swizzle, box.copies, box.bytes
+((64, 128), 'SW128', ((0, 0, 0),), 16384)
+"""
+
+from __future__ import annotations
+
+import ctypes
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from cutemma.errors import TmaError
+from cutemma.layout import ComposedLayout, Layout, flatten
+from cutemma.layout.swizzle import Swizzle
+
+
+@dataclass(frozen=True)
+class TmaRules:
+    """The limits of ``cuTensorMapEncodeTiled`` and of the TMA copy instruction.
+
+    Sources: the CUDA driver API reference of ``cuTensorMapEncodeTiled`` (its docstring in
+    cuda-bindings 13: rank 1-5; global address 16-byte aligned; globalDim in [1, 2^32];
+    globalStrides multiples of 16 bytes below 2^40; boxDim in [1, 256] with boxDim[0] x
+    element size a multiple of 16 bytes; elementStrides in [1, 8]; a swizzled box's inner
+    dimension at most the swizzle span; the tensor map itself 64-byte aligned, 128 bytes);
+    PTX ISA 9.7.9.25.5.1 ``cp.async.bulk.tensor``: the shared destination 128-byte aligned.
+    """
+
+    max_rank: int = 5
+    max_box: int = 256
+    global_align: int = 16
+    stride_multiple: int = 16
+    max_stride: int = 1 << 40
+    max_dim: int = 1 << 32
+    box_inner_multiple: int = 16
+    max_element_stride: int = 8
+    smem_align: int = 128
+    map_bytes: int = 128
+    map_align: int = 64
+
+
+TMA_RULES = TmaRules()
+
+
+@dataclass(frozen=True)
+class TmaSwizzle:
+    """One TMA swizzle mode: the driver enum, its span and the byte-address swizzle it applies.
+
+    The byte swizzles are the ones wgmma reads (PTX ISA 9.7.15.5.1.2 "Shared Memory Matrix
+    Layout": 128B XORs address bits [4,7) with [7,10), 64B bits [4,6) with [7,9), 32B bit 4
+    with bit 7), which is why one shared layout serves both; ``pattern_bytes`` is where the
+    pattern repeats, so a swizzled box starts on a multiple of it.
+    """
+
+    name: str  # the cutemma.smem SwizzleMode name
+    enum: str  # CUtensorMapSwizzle member
+    value: int  # its integer value (cuda.h)
+    span_bytes: int  # largest inner box dimension in bytes
+    byte_swizzle: Swizzle
+
+    @property
+    def pattern_bytes(self) -> int:
+        """Bytes after which the XOR pattern repeats (16 for no swizzle).
+
+        >>> TMA_SWIZZLES["SW64"].pattern_bytes
+        512
+        """
+        sw = self.byte_swizzle
+        return 1 << (sw.base + sw.bits + sw.shift) if sw.bits else 16
+
+
+TMA_SWIZZLES: dict[str, TmaSwizzle] = {
+    "INTER": TmaSwizzle("INTER", "CU_TENSOR_MAP_SWIZZLE_NONE", 0, 256 * 16, Swizzle(0, 4, 3)),
+    "SW32": TmaSwizzle("SW32", "CU_TENSOR_MAP_SWIZZLE_32B", 1, 32, Swizzle(1, 4, 3)),
+    "SW64": TmaSwizzle("SW64", "CU_TENSOR_MAP_SWIZZLE_64B", 2, 64, Swizzle(2, 4, 3)),
+    "SW128": TmaSwizzle("SW128", "CU_TENSOR_MAP_SWIZZLE_128B", 3, 128, Swizzle(3, 4, 3)),
+}
+
+# cutemma element type -> (CUtensorMapDataType member, value, bytes). tf32 is loaded as its
+# fp32 bits (the tensor core reads the top 19); 8-bit floats and ints as raw bytes.
+TMA_DTYPES: dict[str, tuple[str, int, int]] = {
+    "f16": ("CU_TENSOR_MAP_DATA_TYPE_FLOAT16", 6, 2),
+    "bf16": ("CU_TENSOR_MAP_DATA_TYPE_BFLOAT16", 9, 2),
+    "tf32": ("CU_TENSOR_MAP_DATA_TYPE_FLOAT32", 7, 4),
+    "f32": ("CU_TENSOR_MAP_DATA_TYPE_FLOAT32", 7, 4),
+    "e4m3": ("CU_TENSOR_MAP_DATA_TYPE_UINT8", 0, 1),
+    "e5m2": ("CU_TENSOR_MAP_DATA_TYPE_UINT8", 0, 1),
+    "s8": ("CU_TENSOR_MAP_DATA_TYPE_UINT8", 0, 1),
+    "u8": ("CU_TENSOR_MAP_DATA_TYPE_UINT8", 0, 1),
+}
+
+
+def _elem_bytes(dtype: str) -> int:
+    if dtype not in TMA_DTYPES:
+        raise TmaError(f"TMA: element type {dtype!r}; give one of {', '.join(TMA_DTYPES)}")
+    return TMA_DTYPES[dtype][2]
+
+
+@dataclass(frozen=True)
+class TmaBox:
+    """How TMA fills one shared-memory tile (shape (MN, K)).
+
+    ``box`` is the box in global dimension order: (elements along the contiguous global
+    mode, rows along the other). ``copies`` holds one ``(d_contig, d_other, smem_elem)``
+    per box: its origin relative to the tile's origin, in the same order, and where it
+    lands (element offset in the tile, before the swizzle). ``contiguous`` says which tile
+    mode is contiguous in global memory ('K' or 'MN').
+
+    >>> b = TmaBox("bf16", "MN", (64, 64), "SW128", ((0, 0, 0), (64, 0, 4096)))
+    >>> b.bytes, b.box_bytes, b.swizzle_enum
+    (16384, 8192, 3)
+    """
+
+    dtype: str
+    contiguous: str
+    box: tuple[int, int]
+    swizzle: str
+    copies: tuple[tuple[int, int, int], ...]
+
+    @property
+    def elem_bytes(self) -> int:
+        return _elem_bytes(self.dtype)
+
+    @property
+    def box_bytes(self) -> int:
+        """Bytes one copy moves: what its mbarrier's expect-tx counts (zero fill included)."""
+        return self.box[0] * self.box[1] * self.elem_bytes
+
+    @property
+    def bytes(self) -> int:
+        """Bytes of the whole tile (every copy)."""
+        return self.box_bytes * len(self.copies)
+
+    @property
+    def swizzle_enum(self) -> int:
+        """The ``CUtensorMapSwizzle`` value."""
+        return TMA_SWIZZLES[self.swizzle].value
+
+
+def element_swizzle(mode: TmaSwizzle, elem_bytes: int) -> Swizzle:
+    """The byte swizzle of ``mode`` acting on element offsets of ``elem_bytes``-byte elements.
+
+    >>> str(element_swizzle(TMA_SWIZZLES["SW128"], 2))
+    'Sw<3,3,3>'
+    """
+    sw = mode.byte_swizzle
+    return Swizzle(sw.bits, sw.base - (elem_bytes.bit_length() - 1), sw.shift)
+
+
+def _swizzle_of(layout, dtype: str) -> tuple[TmaSwizzle, Layout, int]:
+    """The TMA swizzle whose byte pattern is the layout's element-unit swizzle."""
+    if isinstance(layout, Layout):
+        return TMA_SWIZZLES["INTER"], layout, 0
+    if not isinstance(layout, ComposedLayout) or not isinstance(layout.inner, Layout):
+        raise TmaError(f"TMA: expected a Layout or Swizzle o offset o Layout, got {layout!r}")
+    sw = layout.outer
+    if not isinstance(sw, Swizzle):
+        raise TmaError(f"TMA: the outer function of {layout} is not a Swizzle")
+    if not isinstance(layout.offset, int):
+        raise TmaError(f"TMA: the offset of {layout} must be an int")
+    eb = _elem_bytes(dtype)
+    if sw.bits == 0:
+        return TMA_SWIZZLES["INTER"], layout.inner, layout.offset
+    for mode in TMA_SWIZZLES.values():
+        if mode.byte_swizzle.bits and element_swizzle(mode, eb) == sw:
+            return mode, layout.inner, layout.offset
+    known = ", ".join(
+        f"{element_swizzle(m, eb)} ({m.name})" for m in TMA_SWIZZLES.values() if m.byte_swizzle.bits
+    )
+    raise TmaError(
+        f"TMA cannot produce the swizzle {sw} of {layout}: for {8 * eb}-bit elements TMA "
+        f"swizzles are {known}"
+    )
+
+
+def _pairs(mode: Layout) -> list[tuple[int, int]]:
+    shapes, strides = flatten(mode.shape), flatten(mode.stride)
+    shapes = shapes if isinstance(shapes, tuple) else (shapes,)
+    strides = strides if isinstance(strides, tuple) else (strides,)
+    out: list[tuple[int, int]] = []
+    for s, d in zip(shapes, strides):
+        if s == 1:
+            continue
+        if out and out[-1][0] * out[-1][1] == d:
+            out[-1] = (out[-1][0] * s, out[-1][1])
+        else:
+            out.append((s, d))
+    return out
+
+
+def _extent(mode: Layout) -> int:
+    n = 1
+    for s, _ in _pairs(mode):
+        n *= s
+    return n
+
+
+def tma_box(layout, dtype: str, contiguous: str) -> TmaBox:
+    """The TMA boxes that fill shared tile ``layout`` (shape (MN, K), element units).
+
+    ``contiguous`` names the tile mode that is contiguous in global memory: 'K' (a K-major
+    operand) or 'MN'. The box's inner extent is the run of that mode at stride 1 in the
+    layout (cut to the swizzle span and to 256); its outer extent is the run of the other
+    mode at stride (inner extent), up to 256; the rest of the tile is covered by more
+    boxes. The result is checked element by element against a model of the copy (dense
+    box, then the byte swizzle on the shared address).
+
+    An MN-major SW128 tile of 128 x 64 bf16 (tile_to_shape along K first) takes two boxes
+    of 64 x 64, 8 KiB apart:
+
+    >>> from cutemma.layout import tile_to_shape
+    >>> from cutemma.smem import gmma_layout_atom
+    >>> atom = gmma_layout_atom("MN", "SW128", "bf16")
+    >>> tma_box(tile_to_shape(atom, (128, 64), (1, 0)), "bf16", "MN").copies
+    ((0, 0, 0), (64, 0, 4096))
+    """
+    eb = _elem_bytes(dtype)
+    if contiguous not in ("K", "MN"):
+        raise TmaError(f"TMA: contiguous={contiguous!r}; the global-contiguous mode is 'K' or 'MN'")
+    sw, inner, offset = _swizzle_of(layout, dtype)
+    if len(inner) != 2:
+        raise TmaError(f"TMA: layout {layout} must have rank 2, (MN, K); it has {len(inner)}")
+    ci = 1 if contiguous == "K" else 0
+    cmode, omode = inner[ci], inner[1 - ci]
+    cp, op = _pairs(cmode), _pairs(omode)
+    if not cp or cp[0][1] != 1:
+        raise TmaError(
+            f"TMA: layout {layout} has no stride-1 run along its {contiguous} mode, which is "
+            "contiguous in global memory; a TMA box lands dense in shared memory, innermost "
+            "global dimension fastest (choose the smem atom of the operand's major)"
+        )
+    inner_cap = min(TMA_RULES.max_box, sw.span_bytes // eb) if sw.byte_swizzle.bits else 256
+    b0 = min(cp[0][0], inner_cap)
+    if cp[0][0] % b0:
+        raise TmaError(f"TMA: the contiguous run {cp[0][0]} of {layout} does not split by {b0}")
+    if sw.byte_swizzle.bits and b0 * eb != sw.span_bytes:
+        raise TmaError(
+            f"TMA: layout {layout} has {sw.name} rows of {b0 * eb} bytes; TMA's {sw.name} box "
+            f"rows are its span, {sw.span_bytes} bytes (use the {sw.name} layout atom)"
+        )
+    if (b0 * eb) % TMA_RULES.box_inner_multiple:
+        raise TmaError(
+            f"TMA: the box's inner extent {b0} x {eb} bytes is not a multiple of "
+            f"{TMA_RULES.box_inner_multiple} bytes"
+        )
+    b1 = 1
+    if op and op[0][1] == b0:
+        b1 = min(op[0][0], TMA_RULES.max_box)
+    box = (b0, b1)
+    # every box origin: the tile coordinates not inside the box, in the layout's order
+    c_ext, o_ext = _extent(cmode), _extent(omode)
+    if c_ext % b0 or o_ext % b1:
+        raise TmaError(f"TMA: box {box} does not tile the {c_ext} x {o_ext} tile of {layout}")
+    coords = [(c, o) for o in range(0, o_ext, b1) for c in range(0, c_ext, b0)]
+    copies = []
+    for c, o in coords:
+        crd = (o, c) if ci == 1 else (c, o)
+        start = int(inner(*crd)) + offset
+        copies.append((c, o, start))
+    copies.sort(key=lambda x: x[2])
+    result = TmaBox(dtype, contiguous, box, sw.name, tuple(copies))
+    _check_model(result, layout, inner, offset, sw, ci, (c_ext, o_ext))
+    return result
+
+
+def _table(inner: Layout) -> np.ndarray:
+    """[mn, k] -> offset of a rank-2 layout (numpy; the layout evaluated everywhere)."""
+    from cutemma.mma.traits import mode_table
+
+    rows = mode_table(inner.shape[0], inner.stride[0])
+    cols = mode_table(inner.shape[1], inner.stride[1])
+    return rows[:, None] + cols[None, :]
+
+
+def _apply(sw: Swizzle, x: np.ndarray) -> np.ndarray:
+    if sw.shift >= 0:
+        return x ^ ((x & sw.yyy_mask) >> sw.shift)
+    return x ^ ((x & sw.yyy_mask) << -sw.shift)
+
+
+def _check_model(box: TmaBox, layout, inner: Layout, offset: int, sw: TmaSwizzle, ci, ext):
+    """Every element lands where the layout says: dense box + byte swizzle = layout."""
+    eb = box.elem_bytes
+    b0, b1 = box.box
+    sws = layout.outer if isinstance(layout, ComposedLayout) else None
+    bsw = sw.byte_swizzle
+    table = _table(inner)
+    i = np.arange(b0)[None, :]
+    j = np.arange(b1)[:, None]
+    for c0, o0, start in box.copies:
+        sbytes = start * eb
+        align = max(TMA_RULES.smem_align, sw.pattern_bytes)
+        if sbytes % align:
+            raise TmaError(
+                f"TMA: a box of {layout} starts at byte {sbytes} of the tile, not on "
+                f"{align} bytes (the copy's destination alignment and the {sw.name} pattern)"
+            )
+        dense = sbytes + (i + b0 * j) * eb
+        model = _apply(bsw, dense)
+        ii, jj = np.broadcast_arrays(c0 + i, o0 + j)
+        mn, kk = (jj, ii) if ci == 1 else (ii, jj)
+        e = table[mn, kk] + offset
+        want = (_apply(sws, e) if sws is not None else e) * eb
+        if not np.array_equal(model, want):
+            jj, ii = np.argwhere(model != want)[0]
+            raise TmaError(
+                f"TMA: box {box.box} at {(c0, o0)} puts element {(int(ii), int(jj))} at byte "
+                f"{int(model[jj, ii])}, the layout {layout} at {int(want[jj, ii])}: the layout's "
+                "rows are not dense box rows (TMA cannot produce it)"
+            )
+
+
+@dataclass(frozen=True)
+class TensorMapArgs:
+    """The arguments of ``cuTensorMapEncodeTiled``, as plain ints (enums by value).
+
+    >>> a = TensorMapArgs(9, 2, 0x1000, (64, 128), (128,), (64, 128), (1, 1), 0, 3, 3, 0)
+    >>> a.rank, a.global_strides
+    (2, (128,))
+    """
+
+    data_type: int
+    rank: int
+    global_address: int
+    global_dim: tuple[int, ...]
+    global_strides: tuple[int, ...]  # bytes, dims 1 .. rank-1
+    box_dim: tuple[int, ...]
+    element_strides: tuple[int, ...]
+    interleave: int  # CU_TENSOR_MAP_INTERLEAVE_NONE
+    swizzle: int
+    l2_promotion: int  # CU_TENSOR_MAP_L2_PROMOTION_L2_256B = 3
+    oob_fill: int  # CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE: zeros past the edges
+
+
+L2_PROMOTION_256B = 3
+
+
+def tensor_map_args(
+    box: TmaBox, address: int, dims: tuple[int, ...], strides: tuple[int, ...]
+) -> TensorMapArgs:
+    """``cuTensorMapEncodeTiled`` arguments for a global tensor loaded by ``box``.
+
+    ``dims`` are the global extents in TMA order (the contiguous one first: for a K-major
+    A that is (K, M[, batch])); ``strides`` the element strides of dims 1.. (the first
+    dim has stride 1). Boxes past the tensor's edge are filled with zeros.
+
+    >>> from cutemma.layout import tile_to_shape
+    >>> from cutemma.smem import gmma_layout_atom
+    >>> b = tma_box(tile_to_shape(gmma_layout_atom("K", "SW128", "bf16"), (128, 64)), "bf16", "K")
+    >>> a = tensor_map_args(b, 0x7F0000000000, (4096, 8192), (4096,))
+    >>> a.global_dim, a.global_strides, a.box_dim, a.swizzle
+    ((4096, 8192), (8192,), (64, 128), 3)
+    >>> tensor_map_args(b, 0x7F0000000000, (100, 8192), (100,))
+    Traceback (most recent call last):
+    ...
+    cutemma.errors.TmaError: TMA: stride 100 elements = 200 bytes of dim 1 must be a multiple of 16 bytes (pad the leading dimension to a multiple of 8 elements)
+    """
+    eb = box.elem_bytes
+    rank = len(dims)
+    if not 2 <= rank <= TMA_RULES.max_rank or len(strides) != rank - 1:
+        raise TmaError(
+            f"TMA: dims {dims} and strides {strides}: give 2 to {TMA_RULES.max_rank} dims and "
+            "one stride for each dim after the first"
+        )
+    if address % TMA_RULES.global_align:
+        raise TmaError(
+            f"TMA: global address {address:#x} is not {TMA_RULES.global_align}-byte aligned"
+        )
+    for i, d in enumerate(dims):
+        if not 1 <= d <= TMA_RULES.max_dim:
+            raise TmaError(f"TMA: dim {i} = {d} must be in [1, 2^32]")
+    for i, s in enumerate(strides, start=1):
+        nbytes = s * eb
+        if nbytes % TMA_RULES.stride_multiple or not 0 < nbytes < TMA_RULES.max_stride:
+            raise TmaError(
+                f"TMA: stride {s} elements = {nbytes} bytes of dim {i} must be a multiple of "
+                f"{TMA_RULES.stride_multiple} bytes (pad the leading dimension to a multiple "
+                f"of {TMA_RULES.stride_multiple // eb} elements)"
+                + ("" if nbytes > 0 else "; a zero (broadcast) stride is not allowed")
+            )
+    box_dim = tuple(box.box) + (1,) * (rank - 2)
+    return TensorMapArgs(
+        data_type=TMA_DTYPES[box.dtype][1],
+        rank=rank,
+        global_address=int(address),
+        global_dim=tuple(int(d) for d in dims),
+        global_strides=tuple(int(s) * eb for s in strides),
+        box_dim=box_dim,
+        element_strides=(1,) * rank,
+        interleave=0,
+        swizzle=box.swizzle_enum,
+        l2_promotion=L2_PROMOTION_256B,
+        oob_fill=0,
+    )
+
+
+class TensorMap(ctypes.Structure):
+    """The opaque 128-byte ``CUtensorMap``, 64-byte aligned, passed to kernels by value."""
+
+    _pack_ = 1
+    _fields_ = [("words", ctypes.c_uint64 * 16)]
+
+
+@lru_cache(maxsize=4096)
+def encode_tensor_map(args: TensorMapArgs) -> bytes:
+    """The 128 bytes of ``cuTensorMapEncodeTiled(args)`` (needs the driver; cached per args).
+
+    >>> encode_tensor_map(TensorMapArgs(9, 2, 0, (64, 64), (128,), (64, 64), (1, 1), 0, 3, 3, 0))  # doctest: +SKIP
+    b'...'
+    """
+    try:
+        from cuda.bindings import driver
+    except ImportError as exc:  # pragma: no cover - the cuda extra is missing
+        raise TmaError(f"TMA: cuda.bindings is needed to encode a tensor map ({exc})") from None
+    u64, u32 = driver.cuuint64_t, driver.cuuint32_t
+    status, tmap = driver.cuTensorMapEncodeTiled(
+        driver.CUtensorMapDataType(args.data_type),
+        args.rank,
+        args.global_address,
+        [u64(d) for d in args.global_dim],
+        [u64(s) for s in args.global_strides],
+        [u32(b) for b in args.box_dim],
+        [u32(e) for e in args.element_strides],
+        driver.CUtensorMapInterleave(args.interleave),
+        driver.CUtensorMapSwizzle(args.swizzle),
+        driver.CUtensorMapL2promotion(args.l2_promotion),
+        driver.CUtensorMapFloatOOBfill(args.oob_fill),
+    )
+    if int(status) != 0:
+        raise TmaError(f"cuTensorMapEncodeTiled refused {args}: {status!r}")
+    return ctypes.string_at(tmap.getPtr(), TMA_RULES.map_bytes)
+
+
+def tensor_map_param(raw: bytes) -> TensorMap:
+    """A ctypes kernel-argument box holding a tensor map (for ``cuLaunchKernel``).
+
+    >>> bytes(tensor_map_param(bytes(range(128))))[:4]
+    b'\\x00\\x01\\x02\\x03'
+    """
+    if len(raw) != TMA_RULES.map_bytes:
+        raise TmaError(f"a tensor map is {TMA_RULES.map_bytes} bytes, got {len(raw)}")
+    return TensorMap.from_buffer_copy(raw)

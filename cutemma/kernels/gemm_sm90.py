@@ -1,0 +1,579 @@
+"""CUDA C++ of the Hopper GEMM, D = alpha * A @ B + beta * C, generated from an Sm90Plan.
+
+A warp-specialised, persistent kernel (everything inline PTX: NVRTC has no headers):
+
+- warpgroup 0 is the producer: it gives registers back (``setmaxnreg.dec``) and one
+  thread loops over the CTA's tiles and their k tiles, waiting on each stage's *empty*
+  mbarrier, arming its *full* mbarrier with the stage's byte count (``expect_tx``) and
+  issuing the TMA loads (``cp.async.bulk.tensor``) of A and B into it;
+- warpgroups 1..C are consumers (``setmaxnreg.inc``): for each k tile they wait on the
+  stage's full barrier, issue the wgmma of every k block (descriptors = shared bits from
+  ``make_gmma_desc`` | stage address + the slice's offset), ``commit_group``, then
+  ``wait_group 1`` so one batch stays in flight, and release the *previous* stage;
+- tiles: persistent CTAs (grid = SMs) walk tile indices blockIdx.x, +gridDim.x, ...
+  in grouped raster order (GROUP_M tile rows sweep the columns together, L2 reuse);
+- epilogue: the consumers write alpha * acc + beta * C from registers through
+  partition_C (pairs of adjacent n as one 32-bit store for 16-bit outputs), predicated at
+  the edges; meanwhile the producer already loads the next tile's stages.
+
+The ring protocol (phases, parities, who arrives where) is :mod:`cutemma.kernels.ring`,
+which a CPU model runs in the tests.
+
+>>> from cutemma.kernels.plan_sm90 import Sm90Config
+>>> src = gemm_sm90_source(Sm90Config(), "bf16", "K", "K", "bf16")
+>>> "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16" in src, "cp.async.bulk.tensor.2d" in src
+(True, True)
+"""
+
+from __future__ import annotations
+
+from cutemma.cuda.codegen import mma_asm
+from cutemma.cuda.source import FIXED_WIDTH_TYPES, Param, block, comment, indent, translation_unit
+from cutemma.errors import TiledMmaError
+from cutemma.kernels.gemm_sm80 import OUT_TYPES, swizzle_expr, thread_expr
+from cutemma.kernels.plan_sm90 import CONSUMER_REGS, PRODUCER_REGS, Sm90Config, Sm90Plan
+from cutemma.kernels.ring import CONSUMER, PRODUCER
+
+HELPERS_SM90 = r"""
+struct __align__(64) TmaMap { uint64_t words[16]; };  // CUtensorMap: 128 opaque bytes
+
+__device__ __forceinline__ uint32_t smem_addr(const void* p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+// mbarrier (PTX ISA 9.7.13.15): init with an arrival count; a phase completes when the
+// pending arrivals and the expected transaction bytes both reach zero.
+__device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" :: "r"(bar), "r"(count) : "memory");
+}
+__device__ __forceinline__ void mbar_expect_tx(uint32_t bar, uint32_t bytes) {
+  asm volatile("{\n.reg .b64 st;\nmbarrier.arrive.expect_tx.shared::cta.b64 st, [%0], %1;\n}\n"
+               :: "r"(bar), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void mbar_arrive(uint32_t bar) {
+  asm volatile("{\n.reg .b64 st;\nmbarrier.arrive.shared::cta.b64 st, [%0];\n}\n"
+               :: "r"(bar) : "memory");
+}
+// wait until the phase of parity `parity` has completed (try_wait suspends a while)
+__device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
+  uint32_t done;
+  do {
+    asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+                 "selp.u32 %0, 1, 0, p;\n}\n" : "=r"(done) : "r"(bar), "r"(parity) : "memory");
+  } while (!done);
+}
+// TMA: a 2-D box of the tensor map at (c0, c1) into shared memory, completing on `bar`
+__device__ __forceinline__ void tma_load_2d(uint32_t dst, const TmaMap* map, int c0, int c1,
+                                            uint32_t bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%2, %3}], [%4];\n"
+      :: "r"(dst), "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(bar) : "memory");
+}
+// the same box into every CTA of `mask` (same shared offset; each CTA's barrier at `bar`)
+__device__ __forceinline__ void tma_load_2d_multicast(uint32_t dst, const TmaMap* map, int c0,
+                                                      int c1, uint32_t bar, uint16_t mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+      ".multicast::cluster [%0], [%1, {%2, %3}], [%4], %5;\n"
+      :: "r"(dst), "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(bar), "h"(mask)
+      : "memory");
+}
+__device__ __forceinline__ uint32_t cluster_rank() {
+  uint32_t r; asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r)); return r;
+}
+// arrive on the barrier at the same offset in CTA `rank` of the cluster (PTX ISA: mapa).
+// Default semantics (.release at .cta scope): the arrival only says our wgmma reads are
+// done (wait_group retired them); .release.cluster made ptxas put MEMBAR.ALL.GPU before
+// every arrival, in the mainloop.
+__device__ __forceinline__ void mbar_arrive_cluster(uint32_t bar, uint32_t rank) {
+  asm volatile("{\n.reg .b32 remote;\nmapa.shared::cluster.u32 remote, %0, %1;\n"
+               "mbarrier.arrive.shared::cluster.b64 _, [remote];\n}\n"
+               :: "r"(bar), "r"(rank) : "memory");
+}
+__device__ __forceinline__ void cluster_sync() {  // every thread; may follow divergent code
+  asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n" ::: "memory");
+}
+__device__ __forceinline__ void tma_prefetch(const TmaMap* map) {
+  asm volatile("prefetch.tensormap [%0];\n" :: "l"(reinterpret_cast<uint64_t>(map)) : "memory");
+}
+// TMA-store epilogue (PTX ISA 9.7.9.25-27): the consumers write the staging tile with
+// ordinary stores, make them visible to the async proxy, sync, and one thread stores it
+__device__ __forceinline__ void named_sync(uint32_t id, uint32_t n) {
+  asm volatile("bar.sync %0, %1;\n" :: "r"(id), "r"(n) : "memory");
+}
+__device__ __forceinline__ void st_shared_b32(uint32_t a, uint32_t v) {
+  asm volatile("st.shared.b32 [%0], %1;\n" :: "r"(a), "r"(v) : "memory");
+}
+__device__ __forceinline__ void fence_async_smem() {
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+__device__ __forceinline__ void tma_store_2d(const TmaMap* map, uint32_t src, int c0, int c1) {
+  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];\n"
+               :: "l"(reinterpret_cast<uint64_t>(map)), "r"(src), "r"(c0), "r"(c1) : "memory");
+}
+__device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
+// .read: the stores have read their shared source (it may be overwritten)
+__device__ __forceinline__ void bulk_wait_read0() { asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory"); }
+__device__ __forceinline__ void bulk_wait0() { asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); }
+__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void wgmma_wait() { asm volatile("wgmma.wait_group.sync.aligned %0;\n" :: "n"(N) : "memory"); }
+// keep the compiler from moving accumulator reads/writes across the async wgmma
+__device__ __forceinline__ void fence_acc(float& x) { asm volatile("" : "+f"(x) :: "memory"); }
+
+__device__ __forceinline__ float f16_to_f32(uint16_t h) {
+  float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h)); return f;
+}
+__device__ __forceinline__ float bf16_to_f32(uint16_t h) { return __uint_as_float(((uint32_t)h) << 16); }
+__device__ __forceinline__ uint16_t f32_to_f16(float f) {
+  uint16_t h; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h;
+}
+__device__ __forceinline__ uint16_t f32_to_bf16(float f) {
+  uint16_t h; asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h;
+}
+__device__ __forceinline__ uint32_t pack_f16x2(float lo, float hi) {
+  uint32_t r; asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo)); return r;
+}
+__device__ __forceinline__ uint32_t pack_bf16x2(float lo, float hi) {
+  uint32_t r; asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo)); return r;
+}
+"""
+
+_LOAD = {"f32": "{x}", "f16": "f16_to_f32({x})", "bf16": "bf16_to_f32({x})"}
+_STORE = {"f32": "{x}", "f16": "f32_to_f16({x})", "bf16": "f32_to_bf16({x})"}
+_PACK = {"f16": "pack_f16x2", "bf16": "pack_bf16x2"}
+
+
+def kernel_name_sm90(
+    config: Sm90Config, dtype: str, a_major: str, b_major: str, out: str, c_type: str
+) -> str:
+    """The kernel's symbol: every choice that changes the source is in it.
+
+    >>> kernel_name_sm90(Sm90Config(), "bf16", "K", "N", "bf16", "bf16")
+    'cutemma_gemm_sm90_bf16_KN_b128x128_c2_sauto_obf16_cbf16'
+    """
+    return f"cutemma_gemm_sm90_{dtype}_{a_major}{b_major}_{config.name}_o{out}_c{c_type}"
+
+
+def params_sm90(out: str, c_type: str, tma_store: bool = False) -> list[Param]:
+    """The kernel signature: the tensor maps by value (D's with the TMA-store epilogue),
+    then C, D and the scalars (``tma_d`` nonzero: store D through its map).
+
+    >>> [p.name for p in params_sm90("bf16", "bf16")][:4]
+    ['tmap_a', 'tmap_b', 'C', 'D']
+    >>> [p.name for p in params_sm90("bf16", "bf16", True)][-1]
+    'tma_d'
+    """
+    maps = ["tmap_a", "tmap_b"] + (["tmap_d"] if tma_store else [])
+    return [
+        *(Param("const __grid_constant__ TmaMap", m) for m in maps),
+        Param(f"const {OUT_TYPES[c_type]}*", "C", restrict=False),
+        Param(f"{OUT_TYPES[out]}*", "D", restrict=False),
+        Param("int", "M"),
+        Param("int", "N"),
+        Param("int", "K"),
+        Param("long long", "ldc_m"),
+        Param("long long", "ldc_n"),
+        Param("long long", "ldd_m"),
+        Param("long long", "ldd_n"),
+        Param("float", "alpha"),
+        Param("float", "beta"),
+        *([Param("int", "tma_d")] if tma_store else []),
+    ]
+
+
+def _raster(cluster: int = 1) -> str:
+    if cluster == 1:
+        return """\
+// grouped raster of tile index `tile`: GROUP_M tile rows sweep the tile columns together
+const int per_group = GROUP_M * tiles_n;
+const int group = tile / per_group, first_m = group * GROUP_M;
+const int rows_in_group = min(tiles_m - first_m, GROUP_M);
+const int m0 = (first_m + (tile % per_group) % rows_in_group) * BLOCK_M;
+const int n0 = ((tile % per_group) / rows_in_group) * BLOCK_N;"""
+    return f"""\
+// grouped raster of cluster tile `tile` over ({cluster} M tiles) x N: this CTA takes M tile
+// {cluster} * row + rank (past M: TMA fills zeros, the epilogue stores nothing)
+const int per_group = GROUP_M * tiles_n;
+const int group = tile / per_group, first_m = group * GROUP_M;
+const int rows_in_group = min(tiles_mc - first_m, GROUP_M);
+const int m0 = (({cluster} * (first_m + (tile % per_group) % rows_in_group)) + rank) * BLOCK_M;
+const int n0 = ((tile % per_group) / rows_in_group) * BLOCK_N;"""
+
+
+def _tma_lines(plan: Sm90Plan) -> str:
+    """The loads of one k tile (index kt) into stage `stage`, completing on its full barrier.
+
+    In a cluster, this CTA loads its share of B (rank r: rows r * block_n / cluster on)
+    and multicasts it to every CTA of the cluster (same stage offset, their full barrier).
+    """
+    out = []
+    cl = plan.config.cluster
+    sc, so, se = plan.b_share_shift
+    for which, mn0 in (("A", "m0"), ("B", "n0")):
+        box = plan.tma[which]
+        base = "a_dst" if which == "A" else "b_dst"
+        multicast = which == "B" and cl > 1
+        for dc, do, off in box.copies:
+            if box.contiguous == "K":  # tensor dims (K, MN): coordinates (k, mn)
+                c0, c1 = f"kt * BLOCK_K + {dc}", f"{mn0} + {do}"
+            else:  # tensor dims (MN, K)
+                c0, c1 = f"{mn0} + {dc}", f"kt * BLOCK_K + {do}"
+            c0, c1 = c0.replace(" + 0", ""), c1.replace(" + 0", "")
+            dst = f"{base} + {off * plan.elem_bytes}" if off else base
+            if multicast:
+                c0 += f" + rank * {sc}" if sc else ""
+                c1 += f" + rank * {so}" if so else ""
+                dst += f" + rank * {se * plan.elem_bytes}"
+                mask = (1 << cl) - 1
+                out.append(f"tma_load_2d_multicast({dst}, &tmap_b, {c0}, {c1}, full, {mask});")
+            else:
+                out.append(f"tma_load_2d({dst}, &tmap_{which.lower()}, {c0}, {c1}, full);")
+    return "\n".join(out)
+
+
+def _wgmma_lines(plan: Sm90Plan, acc_name: str = "acc", first: str = "scale_d") -> str:
+    """Every k block of one k tile: one wgmma per (im, kb), descriptors from the plan;
+    ``first`` is the scale-d of k block 0 (0: overwrite the accumulators)."""
+    op = plan.tiled.atom.op
+    n_acc = op.c.count
+    _, offs_b = plan.descriptors["B"]
+    out = []
+    for kb in range(plan.k_blocks):
+        for im in range(plan.mma_m):
+            acc = [f"{acc_name}[{im * n_acc + i}]" for i in range(n_acc)]
+            da = f"desc_a{im}_{kb}"
+            db = f"DESC_B | ((b_addr + {offs_b[0, 0, kb]}) >> 4)"
+            out.append(f"const uint64_t {da} = DESC_A | ((a_addr + a_off[{im}][{kb}]) >> 4);")
+            scale = first if kb == 0 else "1"
+            out.append(mma_asm(op, a=[da], b=[f"({db})"], c=acc, extras={"scale_D": scale}))
+    return "\n".join(out)
+
+
+def _epilogue_lines(plan: Sm90Plan, out: str, c_type: str, acc_name: str = "acc") -> str:
+    """D = alpha * acc + beta * C through partition_C; adjacent n pairs stored as one word."""
+    _, _, consts = plan.epilogue
+    lines = []
+    i = 0
+    while i < len(consts):
+        idx, dm, dn = consts[i]
+        pair = (
+            out in _PACK
+            and i + 1 < len(consts)
+            and consts[i + 1][1:] == (dm, dn + 1)
+            and consts[i + 1][0] == idx + 1
+        )
+        vals = []
+        for j, (ix, _, _) in enumerate(consts[i : i + (2 if pair else 1)]):
+            c_val = _LOAD[c_type].format(x=f"C[m * ldc_m + (long long)(n + {j}) * ldc_n]")
+            vals.append(f"alpha * {acc_name}[{ix}] + (beta != 0.f ? beta * {c_val} : 0.f)")
+        if pair:
+            body = (
+                f"if (vec_d && n + 1 < N) {{ const uint32_t w = {_PACK[out]}({vals[0]}, {vals[1]});"
+                f" *reinterpret_cast<uint32_t*>(&D[m * ldd_m + n]) = w; }}\n"
+                f"else {{ if (n < N) D[m * ldd_m + n * ldd_n] = {_STORE[out].format(x=vals[0])};"
+                f" if (n + 1 < N) D[m * ldd_m + (n + 1) * ldd_n] = "
+                f"{_STORE[out].format(x=vals[1])}; }}"
+            )
+        else:
+            body = f"if (n < N) D[m * ldd_m + n * ldd_n] = {_STORE[out].format(x=vals[0])};"
+        lines.append(
+            f"{{ const long long m = m0 + C_m + {dm}; const int n = n0 + C_n + {dn};\n"
+            f"  if (m < M) {{ {body} }} }}"
+        )
+        i += 2 if pair else 1
+    return "\n".join(lines)
+
+
+def _tma_store_lines(plan: Sm90Plan, out: str, acc_name: str = "acc") -> str:
+    """alpha * acc packed in pairs into the swizzled staging tile, then one thread stores
+    it with TMA (the boxes of ``plan.tma_D``; TMA clips at the tensor's edges)."""
+    _, _, consts = plan.epilogue
+    _, offs = plan.epilogue_smem
+    sw = plan.smem_D.outer
+    eb = 2
+    lines = [
+        "if (tid == 0) bulk_wait_read0();  // the previous tile's store has read the tile",
+        f"named_sync(1, {plan.consumer_threads});",
+    ]
+    for i in range(0, len(consts), 2):
+        (ia, dm, dn), (ib, dm1, dn1) = consts[i], consts[i + 1]
+        if (ib, dm1, dn1) != (ia + 1, dm, dn + 1) or offs[i + 1] != offs[i] + 1:
+            raise TiledMmaError("TMA-store epilogue: accumulators do not come in n pairs")
+        addr = swizzle_expr(sw, f"(d_thr + {offs[i]})")
+        lines.append(
+            f"st_shared_b32(d_smem + {eb} * ({addr}), "
+            f"{_PACK[out]}(alpha * {acc_name}[{ia}], alpha * {acc_name}[{ib}]));"
+        )
+    lines += [
+        "fence_async_smem();  // generic-proxy writes -> the TMA engine's reads",
+        f"named_sync(1, {plan.consumer_threads});",
+        "if (tid == 0) {",
+    ]
+    for dc, do, off in plan.tma_D.copies:
+        lines.append(f"  tma_store_2d(&tmap_d, d_smem + {off * eb}, n0 + {dc}, m0 + {do});")
+    lines += ["  bulk_commit();", "}"]
+    return "\n".join(lines)
+
+
+def _fence(name: str, n: int) -> str:
+    return f"#pragma unroll\nfor (int i = 0; i < {n}; ++i) fence_acc({name}[i]);"
+
+
+def _mainloop(plan: Sm90Plan, release_stmt: str) -> str:
+    """The consumers' k-tile loop of one tile, ending with every wgmma retired.
+
+    Plain: one accumulator set, ``scale_d = kt > 0``, one batch in flight. Promoted (fp8):
+    each k tile's batch starts from zero and, once retired (``wait_group 0``), is added
+    into the f32 set ``accf``, so wgmma's reduced-precision fp8 accumulation spans one k
+    tile only. (Two sets alternating with ``wait_group 1`` would keep a batch in flight,
+    but ptxas then serialises every wgmma: C7514, non-wgmma reads of accumulators inside
+    the pipeline stage.) The other consumer warpgroup keeps the tensor cores busy while
+    one waits.
+    """
+    S, n = plan.stages, plan.acc_per_thread
+    head = [
+        f"const uint32_t full = bars + 8 * stage, empty = bars + {8 * S} + 8 * stage;",
+        f"mbar_wait(full, phase ^ {CONSUMER.wait_flip});  // the stage's bytes landed",
+        f"const uint32_t a_addr = smem + stage * {plan.stage_bytes}, b_addr = a_addr + {plan.bytes_A};",
+    ]
+    tail = [f"prev_empty = empty;\nif (++stage == {S}) {{ stage = 0; phase ^= 1; }}"]
+    if not plan.promote:
+        body = head + [
+            "const int scale_d = kt > 0;  // the first k block of a tile overwrites acc",
+            _fence("acc", n),
+            "wgmma_fence();",
+            _wgmma_lines(plan),
+            "wgmma_commit();",
+            "wgmma_wait<1>();  // the previous k tile's batch is done: release its stage",
+            _fence("acc", n),
+            f"if (kt > 0 && signals) {release_stmt}",
+            *tail,
+        ]
+        return "\n".join(
+            [
+                "uint32_t prev_empty = 0;",
+                block("for (int kt = 0; kt < k_tiles; ++kt)", "\n".join(body)),
+                "wgmma_wait<0>();",
+                _fence("acc", n),
+            ]  # fmt: skip
+        )
+
+    body = head + [
+        _fence("acc", n),
+        "wgmma_fence();",
+        _wgmma_lines(plan, "acc", "0"),
+        "wgmma_commit();",
+        "wgmma_wait<0>();  // this k tile's sums are final: promote them into f32",
+        _fence("acc", n),
+        f"#pragma unroll\nfor (int i = 0; i < {n}; ++i) accf[i] += acc[i];",
+        f"if (kt > 0 && signals) {release_stmt}",
+        *tail,
+    ]
+    return "\n".join(
+        [
+            "uint32_t prev_empty = 0;",
+            f"#pragma unroll\nfor (int i = 0; i < {n}; ++i) accf[i] = 0.f;",
+            block("for (int kt = 0; kt < k_tiles; ++kt)", "\n".join(body)),
+        ]  # fmt: skip
+    )
+
+
+def gemm_sm90_source(
+    config: Sm90Config, dtype: str, a_major: str, b_major: str, out: str = "f32", c_type=None
+) -> str:
+    """The CUDA C++ translation unit of one sm90 GEMM kernel (deterministic).
+
+    >>> src = gemm_sm90_source(Sm90Config(128, 256), "f16", "M", "N", "f32")
+    >>> "setmaxnreg.inc.sync.aligned.u32" in src, "m64n256k16.f32.f16.f16" in src
+    (True, True)
+    """
+    plan = Sm90Plan(config, dtype, a_major, b_major, out)
+    c_type = c_type or out
+    name = kernel_name_sm90(config, dtype, a_major, b_major, out, c_type)
+    S, C, CL = plan.stages, config.consumers, config.cluster
+    if CL == 1:
+        loop = "for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {"
+    else:  # a cluster of CL consecutive blocks walks the cluster tiles together
+        loop = f"for (int tile = blockIdx.x / {CL}; tile < tiles; tile += gridDim.x / {CL}) {{"
+    common_a, _ = plan.descriptors["A"]
+    common_b, _ = plan.descriptors["B"]
+    offs_a = plan.desc_offsets("A")
+    n_acc = plan.tiled.atom.op.c.count * plan.mma_m
+    acc_name = "accf" if plan.promote else "acc"
+    tables: list[str] = []
+    m_t, n_t, _ = plan.epilogue
+    d_base = S * plan.stage_bytes  # the staging tile (if any) after the stages: 1024-aligned
+    bar_base = d_base + plan.bytes_D
+    # a_off[im][kb] of this warpgroup: the slice offsets, chosen once by warpgroup index
+    a_rows = []
+    for im in range(plan.mma_m):
+        row = []
+        for kb in range(plan.k_blocks):
+            o = [plan.descriptors["A"][1][w, im, kb] for w in range(C)]
+            row.append(f"{o[0]}u" if C == 1 else f"(wg ? {o[1]}u : {o[0]}u)")
+        a_rows.append("{" + ", ".join(map(str, row)) + "}")
+    # release a stage: this CTA's empty barrier, and in a cluster every peer's (their
+    # producers multicast B into this CTA's stage too)
+    release_stmt = "mbar_arrive(prev_empty);"
+    if CL > 1:
+        peers = " ".join(f"mbar_arrive_cluster(prev_empty, rank ^ {p});" for p in range(1, CL))
+        release_stmt = f"{{ mbar_arrive(prev_empty); {peers} }}"
+    producer = [
+        f'asm volatile("setmaxnreg.dec.sync.aligned.u32 {PRODUCER_REGS};\\n" ::: "memory");',
+        "if (threadIdx.x == 0) {  // one thread issues every TMA load",
+        indent(
+            "\n".join(
+                [
+                    "tma_prefetch(&tmap_a); tma_prefetch(&tmap_b);",
+                    f"int stage = 0; uint32_t phase = {PRODUCER.start_phase};",
+                    loop,
+                    indent(_raster(CL)),
+                    "  for (int kt = 0; kt < k_tiles; ++kt) {",
+                    indent(
+                        "\n".join(
+                            [
+                                f"const uint32_t full = bars + {8} * stage, "
+                                f"empty = bars + {8 * S} + 8 * stage;",
+                                f"mbar_wait(empty, phase ^ {PRODUCER.wait_flip});"
+                                "  // the consumers released it",
+                                f"mbar_expect_tx(full, {plan.bytes_A + plan.bytes_B});",
+                                f"const uint32_t a_dst = smem + stage * {plan.stage_bytes}, "
+                                f"b_dst = a_dst + {plan.bytes_A};",
+                                _tma_lines(plan),
+                                f"if (++stage == {S}) {{ stage = 0; phase ^= 1; }}",
+                            ]
+                        ),
+                        2,
+                    ),
+                    "  }",
+                    "}",
+                ]
+            )
+        ),
+        "}",
+    ]
+    consumer = [
+        f'asm volatile("setmaxnreg.inc.sync.aligned.u32 {CONSUMER_REGS};\\n" ::: "memory");',
+        f"const int tid = threadIdx.x - {128}, wg = tid / 128;  // TiledMMA thread, consumer",
+        f"const bool signals = tid % {CONSUMER.arrive_every} == 0;  // arrives on empty",
+        comment(f"partition_C: tv_layout_C_tiled {plan.tiled.tv_layout_C_tiled}"),
+        thread_expr("C_m", m_t, tables),
+        thread_expr("C_n", n_t, tables),
+        f"const uint32_t a_off[{plan.mma_m}][{plan.k_blocks}] = {{{', '.join(a_rows)}}};",
+        *(
+            [f"float acc[{n_acc}], accf[{n_acc}];  // fp8: each k tile's sums promoted into accf"]
+            if plan.promote
+            else [f"float acc[{n_acc}];"]
+        ),
+        *(
+            [
+                f"const uint32_t d_smem = smem + {d_base};  // staging tile {plan.smem_D}",
+                thread_expr("d_thr", plan.epilogue_smem[0], tables),
+            ]
+            if plan.tma_store
+            else []
+        ),
+        f"int stage = 0; uint32_t phase = {CONSUMER.start_phase};",
+        loop,
+        indent(_raster(CL)),
+        indent(_mainloop(plan, release_stmt)),
+        f"  if (signals) {release_stmt}  // k_tiles >= 1: the tile's last stage",
+        indent(comment("epilogue: alpha * acc + beta * C, partition_C, predicated at the edges")),
+        indent(
+            block("if (tma_d)", _tma_store_lines(plan, out, acc_name))
+            + " else {\n"
+            + indent(_epilogue_lines(plan, out, c_type, acc_name))
+            + "\n}"
+            if plan.tma_store
+            else _epilogue_lines(plan, out, c_type, acc_name)
+        ),
+        "}",
+        *(
+            ["if (tid == 0) bulk_wait0();  // the last store is done before the CTA leaves"]
+            if plan.tma_store
+            else []
+        ),
+    ]
+    body = [
+        "extern __shared__ __align__(1024) uint8_t smem_raw[];",
+        "const uint32_t smem = (smem_addr(smem_raw) + 1023u) & ~1023u;  // SW128 pattern",
+        f"const uint32_t bars = smem + {bar_base};  // full[{S}] then empty[{S}]",
+        "const int tiles_m = (M + BLOCK_M - 1) / BLOCK_M, tiles_n = (N + BLOCK_N - 1) / BLOCK_N;",
+        "const int tiles = tiles_m * tiles_n, k_tiles = (K + BLOCK_K - 1) / BLOCK_K;"
+        if CL == 1
+        else f"const int tiles_mc = (tiles_m + {CL - 1}) / {CL}, tiles = tiles_mc * tiles_n, "
+        "k_tiles = (K + BLOCK_K - 1) / BLOCK_K;\n"
+        "const uint32_t rank = cluster_rank();  // this CTA's place in its cluster",
+        "const bool vec_d = ldd_n == 1 && (ldd_m % 2) == 0 && "
+        "(reinterpret_cast<uint64_t>(D) % 4) == 0;",
+        "if (threadIdx.x == 0) {",
+        f"  for (int s = 0; s < {S}; ++s) {{",
+        f"    mbar_init(bars + 8 * s, {PRODUCER.arrivals});  // full: the producer's expect_tx",
+        f"    mbar_init(bars + {8 * S} + 8 * s, {CL * C * 128 // CONSUMER.arrive_every});"
+        "  // empty: the consumers' signalling threads",
+        "  }",
+        '  asm volatile("fence.mbarrier_init.release.cluster;\\n" ::: "memory");',
+        '  asm volatile("fence.proxy.async.shared::cta;\\n" ::: "memory");',
+        "}",
+        "__syncthreads();" if CL == 1 else "cluster_sync();  // peers' barriers are initialised",
+        block("if (threadIdx.x < 128)", "\n".join(producer)) + " else {",
+        indent("\n".join(consumer)),
+        "}",
+    ]
+    if CL > 1:
+        body += ["cluster_sync();  // no CTA leaves while a peer may still arrive on its barriers"]
+    header = comment(
+        f"cutemma sm90 GEMM: D = alpha * A @ B + beta * C; config {config.name}, {S} stages\n"
+        f"{dtype} in, f32 accumulate, {out} out; A {a_major}-major, B {b_major}-major\n"
+        f"TiledMMA {plan.atom_name} x ({C},1,1): tile {plan.tiled.tile_size_mnk}, "
+        f"{plan.mma_m} x {plan.k_blocks} wgmma per k tile per warpgroup\n"
+        f"smem A {plan.smem_A} (desc {common_a:#018x} | addr>>4)\n"
+        f"smem B {plan.smem_B} (desc {common_b:#018x} | addr>>4)\n"
+        f"TMA A box {plan.tma['A'].box} x {len(plan.tma['A'].copies)} {plan.tma['A'].swizzle}; "
+        f"B box {plan.tma['B'].box} x {len(plan.tma['B'].copies)} {plan.tma['B'].swizzle}\n"
+        f"A slice offsets per warpgroup {offs_a}"
+    )
+    defines = "\n".join(
+        f"#define {k} {v}"
+        for k, v in (
+            ("BLOCK_M", config.block_m),
+            ("BLOCK_N", config.block_n),
+            ("BLOCK_K", plan.block_k),
+            ("GROUP_M", config.group_m),
+            ("DESC_A", f"{common_a:#x}ull"),
+            ("DESC_B", f"{common_b:#x}ull"),
+        )
+    )
+    signature = ", ".join(p.declaration for p in params_sm90(out, c_type, plan.tma_store))
+    cluster_attr = "" if CL == 1 else f"__cluster_dims__({CL}, 1, 1) "
+    kern = block(
+        f'extern "C" __global__ void {cluster_attr}__launch_bounds__({config.threads}, 1) '
+        f"{name}({signature})",
+        "\n".join(body),
+    )
+    return translation_unit(header, FIXED_WIDTH_TYPES, defines, HELPERS_SM90, *tables, kern)
+
+
+def sass_summary(
+    config: Sm90Config, dtype: str, a_major: str, b_major: str, out: str = "f32"
+) -> dict[str, int]:
+    """Compile one sm90 kernel (NVRTC, sm_90a, no GPU needed) and count what matters in its
+    SASS: tensor-core ops, TMA loads, mbarrier ops, registers, local memory bytes.
+
+    >>> s = sass_summary(Sm90Config(), "bf16", "K", "K", "bf16")  # doctest: +SKIP
+    >>> s["HGMMA"], s["UTMALDG"], s["local_bytes"]  # doctest: +SKIP
+    (4, 2, 0)
+    """
+    from cutemma.cuda import compile, count_instructions, local_memory_use, resource_usage, sass
+
+    cubin = compile(gemm_sm90_source(config, dtype, a_major, b_major, out), "sm_90a")
+    counts = count_instructions(sass(cubin))
+    usage = next(iter(resource_usage(cubin).values()))
+    local = local_memory_use(cubin)
+    keys = ("HGMMA", "QGMMA", "UTMALDG", "UTMASTG", "SYNCS", "USETMAXREG", "STG", "LDG", "STS")
+    return {k: counts.get(k, 0) for k in keys} | {
+        "registers": usage.get("REG", 0),
+        "local_bytes": (local.local_bytes or 0) + (local.stack_bytes or 0),
+    }

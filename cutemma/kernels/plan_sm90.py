@@ -1,0 +1,408 @@
+"""Sm90Config and Sm90Plan: every number the Hopper (wgmma + TMA) GEMM kernel uses, from layouts.
+
+The kernel is warp-specialised: warpgroup 0 produces (one thread issues the TMA loads of
+each k tile into a ring of shared-memory stages), warpgroups 1..C consume (each runs
+``wgmma`` on its rows of the block tile). The plan holds:
+
+- the TiledMMA: a GMMA SS atom ``SM90_64xNxK_F32..._SS`` from the catalog, N = block_n,
+  repeated over the consumer warpgroups along M;
+- the stage layouts of A and B: ``tile_to_shape(gmma_layout_atom(major, swizzle, dtype),
+  (extent, block_k))`` (MN-major tiles along K first, so one TMA box fills 64 MN rows);
+- every wgmma descriptor, from ``make_gmma_desc`` on the (64, K-atom) slice each
+  warpgroup reads in each k block: the bits the descriptors share, and the byte offset
+  of each slice in the stage (what the kernel adds to the stage address);
+- the TMA boxes that fill each stage (:func:`cutemma.copy.tma.tma_box` of the same
+  layouts), and the partition of the accumulators (``partition_C``) for the epilogue.
+
+>>> p = Sm90Plan(Sm90Config(), "bf16", "K", "K")
+>>> p.atom_name, p.consumer_threads
+('SM90_64x128x16_F32BF16BF16_SS', 256)
+>>> p.smem_A(1, 0), p.smem_A(8, 0), p.smem_A(0, 8)  # 128-byte rows, 16-byte chunks swizzled
+(72, 512, 8)
+>>> p.desc_offsets("A")[1], p.desc_offsets("B")
+((8192, 8224, 8256, 8288), (0, 32, 64, 96))
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+from cutemma.copy.tma import TmaBox, tma_box
+from cutemma.errors import TiledMmaError
+from cutemma.kernels.plan import ThreadValue, c_partition
+from cutemma.layout import ComposedLayout, slice_and_offset, tile_to_shape, zipped_divide
+from cutemma.mma.traits import tv_table
+from cutemma.smem import gmma_layout_atom, make_gmma_desc
+from cutemma.tiled import make_tiled_mma
+
+# kernel dtype -> (GMMA SS atom name with N and K left open, element bytes, A/B majors free?)
+ATOMS_SM90 = {
+    "bf16": ("SM90_64x{n}x16_F32BF16BF16_SS", 2, True),
+    "f16": ("SM90_64x{n}x16_F32F16F16_SS", 2, True),
+    "tf32": ("SM90_64x{n}x8_F32TF32TF32_SS_TN", 4, False),
+    "e4m3": ("SM90_64x{n}x32_F32E4M3E4M3_SS_TN", 1, False),
+    "e5m2": ("SM90_64x{n}x32_F32E5M2E5M2_SS_TN", 1, False),
+}
+WARPGROUP = 128
+SMEM_LIMIT = 227 * 1024  # opt-in dynamic shared memory per block on sm_90 (CUDA guide, H100)
+ALIGN_SLACK = 1024  # the kernel rounds its shared base up to the 1024-byte SW128 pattern
+BARRIER_BYTES = 8  # one mbarrier object (PTX ISA: .b64)
+SWIZZLES = ("SW128", "SW64", "SW32")  # widest first
+# setmaxnreg (PTX ISA 9.7.19.x): the producer gives registers back, consumers take them;
+# 40 + 2 x 232 per thread-of-warpgroup x 128 = 64512 <= 65536 registers per SM.
+PRODUCER_REGS = 40
+CONSUMER_REGS = 232
+# a diagnostic switch for the open cluster bug (kernels/NOTES.md): N-major B with cluster=2
+# gave wrong tiles on the H100, so plans refuse it unless a GPU experiment sets this
+ALLOW_CLUSTER_N_MAJOR_B = False
+# "tma": 16-bit outputs go registers -> a swizzled smem tile -> TMA store (asynchronous: the
+# consumers start the next tile's mainloop while it drains); f32 outputs and beta != 0 keep
+# "regs": alpha * acc + beta * C stored from registers
+EPILOGUES = ("tma", "regs")
+TMA_STORE_OUTS = ("bf16", "f16")
+FP8 = ("e4m3", "e5m2")
+# promoted fp8 keeps 2 accumulator sets (the wgmma target, the f32 sum) in the consumers'
+# CONSUMER_REGS registers beside addresses: at most this many accumulators per set
+PROMOTE_MAX_ACC = 64
+
+
+@dataclass(frozen=True)
+class Sm90Config:
+    """Block tile, consumer warpgroups, ring depth and raster group of the sm90 GEMM.
+
+    ``promote`` (fp8 only): add each k tile's wgmma sums into f32 registers (a second
+    accumulator set, so at most 64 accumulators per thread: 128x128); False keeps wgmma's
+    reduced-precision fp8 accumulation over all of K (like ``use_fast_accum``).
+    ``block_k`` None: one 128-byte swizzle row of K (64 for 16-bit types). ``stages``
+    None: as many as fit in shared memory (at most 8). ``cluster`` 2: CTA pairs along M
+    (``__cluster_dims__(2,1,1)``) share the B tile: each loads half and multicasts it.
+
+    >>> Sm90Config(128, 256).name
+    'b128x256_c2_sauto'
+    """
+
+    block_m: int = 128
+    block_n: int = 128
+    block_k: int | None = None
+    consumers: int = 2
+    stages: int | None = None
+    group_m: int = 8
+    cluster: int = 1
+    epilogue: str = "tma"
+    promote: bool = True
+
+    def __post_init__(self) -> None:
+        rules = [
+            (self.epilogue in EPILOGUES, f"epilogue {self.epilogue!r} in {EPILOGUES}"),
+            (self.cluster in (1, 2), f"cluster {self.cluster} is 1 or 2 CTAs"),
+            (self.consumers in (1, 2), f"consumers {self.consumers} is 1 or 2 warpgroups"),
+            (
+                self.block_m % (64 * self.consumers) == 0,
+                f"block_m {self.block_m} a multiple of 64 x {self.consumers} consumers",
+            ),
+            (self.block_n % 8 == 0 and 8 <= self.block_n <= 256, "block_n in 8..256, mult. of 8"),
+            (self.stages is None or self.stages >= 2, f"stages {self.stages} >= 2"),
+        ]
+        bad = [what for ok, what in rules if not ok]
+        if bad:
+            raise TiledMmaError(f"Sm90Config {self.name}: need " + "; ".join(bad))
+
+    @property
+    def name(self) -> str:
+        k = "" if self.block_k is None else f"x{self.block_k}"
+        s = "auto" if self.stages is None else str(self.stages)
+        g = "" if self.group_m == 8 else f"_g{self.group_m}"
+        x = "" if self.cluster == 1 else f"_x{self.cluster}"
+        e = "" if self.epilogue == "tma" else f"_e{self.epilogue}"
+        p = "" if self.promote else "_fastacc"
+        return f"b{self.block_m}x{self.block_n}{k}_c{self.consumers}_s{s}{g}{x}{e}{p}"
+
+    @property
+    def threads(self) -> int:
+        return WARPGROUP * (1 + self.consumers)
+
+
+def stage_layout(extent: int, block_k: int, major: str, dtype: str) -> ComposedLayout:
+    """One stage of an operand: (extent, block_k), widest GMMA swizzle atom that tiles it.
+
+    K-major atoms are one swizzle row of K; MN-major atoms one row of MN by 8 K, tiled along
+    K first (order (1, 0)) so that the 64 (128-byte) MN rows of a TMA box are one block.
+
+    >>> lay = stage_layout(128, 64, "MN", "bf16")
+    >>> lay(64, 0), lay(0, 8), lay(1, 1)  # 64-row blocks 8 KiB apart; K rows of 128 bytes
+    (4096, 512, 73)
+    """
+    for sw in SWIZZLES:
+        atom = gmma_layout_atom(major, sw, dtype)
+        r, c = atom.shape
+        if extent % r == 0 and block_k % c == 0:
+            order = (1, 0) if major == "MN" else None
+            return tile_to_shape(atom, (extent, block_k), order)
+    raise TiledMmaError(
+        f"no swizzled GMMA atom tiles a {extent} x {block_k} {major}-major {dtype} stage"
+    )
+
+
+class Sm90Plan:
+    """The layouts, descriptors, TMA boxes and partitions of one sm90 GEMM kernel.
+
+    ``a_major`` 'K' (A row-major) or 'M'; ``b_major`` 'K' (B column-major) or 'N'.
+    ``out`` (the output dtype, when known) decides whether the TMA-store epilogue's
+    staging tile (``smem_D``) takes shared memory.
+    """
+
+    def __init__(
+        self, config: Sm90Config, dtype: str, a_major: str, b_major: str, out: str | None = None
+    ):
+        if dtype not in ATOMS_SM90:
+            raise TiledMmaError(f"dtype {dtype!r}: the sm90 GEMM takes {', '.join(ATOMS_SM90)}")
+        if a_major not in ("K", "M") or b_major not in ("K", "N"):
+            raise TiledMmaError(f"majors A={a_major!r} B={b_major!r}: A 'K' or 'M', B 'K' or 'N'")
+        pattern, self.elem_bytes, any_major = ATOMS_SM90[dtype]
+        if not any_major and (a_major, b_major) != ("K", "K"):
+            raise TiledMmaError(
+                f"{dtype} GMMA reads A and B K-major only (no imm-trans); got A {a_major}-major, "
+                f"B {b_major}-major: copy the operand to K-major first"
+            )
+        self.config, self.dtype, self.a_major, self.b_major = config, dtype, a_major, b_major
+        self.out = out
+        self.tma_store = config.epilogue == "tma" and out in TMA_STORE_OUTS
+        self.promote = config.promote and dtype in FP8
+        self.mn_major = {"A": "K" if a_major == "K" else "MN", "B": "K" if b_major == "K" else "MN"}
+        name = pattern.format(n=config.block_n)
+        if any_major:
+            name += f"<{self.mn_major['A']},{self.mn_major['B']}>"
+        self.tiled = make_tiled_mma(name, (config.consumers, 1, 1))
+        self.atom_name = self.tiled.atom.name
+        self.tm, self.tn, self.tk = self.tiled.tile_size_mnk
+        self.block_k = config.block_k or 128 // self.elem_bytes
+        if self.block_k % self.tk:
+            raise TiledMmaError(f"block_k {self.block_k}: a multiple of the atom's K {self.tk}")
+        self.mma_m = config.block_m // self.tm
+        self.k_blocks = self.block_k // self.tk
+        self.consumer_threads = WARPGROUP * config.consumers
+        if self.tiled.size != self.consumer_threads:  # pragma: no cover - GMMA is a warpgroup
+            raise TiledMmaError(f"TiledMMA of {self.tiled.size} threads")
+        if config.cluster > 1 and b_major != "K" and not ALLOW_CLUSTER_N_MAJOR_B:
+            # run 6 on the H100: with B N-major (two multicast boxes per CTA) the tiles of the
+            # pair's second CTA came out wrong whenever M > block_m, while K-major B was
+            # right in every shape; refused until that is understood (see kernels/NOTES.md)
+            raise TiledMmaError(
+                f"{config.name}: a cluster multicasts B only K-major (B column-major) so far; "
+                f"B is {b_major}-major — use cluster=1"
+            )
+        if self.promote and self.acc_per_thread > PROMOTE_MAX_ACC:
+            raise TiledMmaError(
+                f"{config.name} {dtype}: promoted fp8 accumulation keeps 2 sets of "
+                f"{self.acc_per_thread} accumulators per thread (at most {PROMOTE_MAX_ACC} fit "
+                f"in {CONSUMER_REGS} registers); use 128x128 tiles or promote=False"
+            )
+        self.stages  # noqa: B018 - checks the ring fits in shared memory now
+
+    # ------------------------------------------------------------------ smem
+    @cached_property
+    def smem_A(self) -> ComposedLayout:
+        """(m, k) -> element of one stage of A."""
+        return stage_layout(self.config.block_m, self.block_k, self.mn_major["A"], self.dtype)
+
+    @cached_property
+    def smem_B(self) -> ComposedLayout:
+        """(n, k) -> element of one stage of B."""
+        return stage_layout(self.config.block_n, self.block_k, self.mn_major["B"], self.dtype)
+
+    @property
+    def bytes_A(self) -> int:
+        return self.config.block_m * self.block_k * self.elem_bytes
+
+    @property
+    def bytes_B(self) -> int:
+        return self.config.block_n * self.block_k * self.elem_bytes
+
+    @property
+    def stage_bytes(self) -> int:
+        return self.bytes_A + self.bytes_B
+
+    @cached_property
+    def stages(self) -> int:
+        """The ring depth: the config's, or as many stages as fit (2..8)."""
+        free = SMEM_LIMIT - ALIGN_SLACK - self.bytes_D
+        room = free // (self.stage_bytes + 2 * BARRIER_BYTES)
+        s = self.config.stages or min(room, 8)
+        if s < 2 or s > room:
+            raise TiledMmaError(
+                f"{self.config.name}: {s} stages of {self.stage_bytes} bytes do not fit in "
+                f"{SMEM_LIMIT} bytes of shared memory (room for {room}); use a smaller tile"
+            )
+        return s
+
+    @property
+    def shared_bytes(self) -> int:
+        """Dynamic shared memory: the stages, the full/empty barriers, alignment slack."""
+        return self.stages * (self.stage_bytes + 2 * BARRIER_BYTES) + self.bytes_D + ALIGN_SLACK
+
+    # ------------------------------------------------------------------ TMA-store epilogue
+    @property
+    def bytes_D(self) -> int:
+        """Shared bytes of the output staging tile (0 without the TMA-store epilogue)."""
+        return self.config.block_m * self.config.block_n * 2 if self.tma_store else 0
+
+    @cached_property
+    def smem_D(self) -> ComposedLayout:
+        """(m, n) -> element of the output staging tile: n contiguous (D row-major), the
+        widest GMMA K-major swizzle atom tiled over it, so TMA stores it box by box and the
+        accumulator pairs a warp writes (8 rows x 4 threads) hit 32 different banks."""
+        if not self.tma_store:
+            raise TiledMmaError(f"{self.config.name}: no TMA-store epilogue for out={self.out}")
+        return stage_layout(self.config.block_m, self.config.block_n, "K", self.out)
+
+    @cached_property
+    def tma_D(self) -> TmaBox:
+        """The TMA boxes that store the staging tile (global dims (N, M), n contiguous)."""
+        return tma_box(self.smem_D, self.out, "K")
+
+    @cached_property
+    def epilogue_smem(self) -> tuple[ThreadValue, tuple[int, ...]]:
+        """Where each accumulator lands in the staging tile, before the swizzle:
+        (thread part, per-value constants), checked for every thread and value to add up
+        to ``smem_D.inner(m, n)`` (so the kernel computes swizzle(thread + const))."""
+        m_t, n_t, consts = self.epilogue
+        inner = self.smem_D.inner
+        thr = [int(inner(m, n)) for m, n in zip(m_t.table, n_t.table)]
+        out = []
+        for _, dm, dn in consts:
+            c = int(inner(dm, dn))
+            for t, (m, n) in enumerate(zip(m_t.table, n_t.table)):
+                if int(inner(m + dm, n + dn)) != thr[t] + c:
+                    raise TiledMmaError(
+                        f"staging tile offset of C({m}+{dm}, {n}+{dn}) is not thread + const"
+                    )
+            out.append(c)
+        return ThreadValue.of(thr), tuple(out)
+
+    # ------------------------------------------------------------------ descriptors
+    def _rows_of(self, which: str) -> list[int]:
+        """First row each consumer warpgroup reads of a ``tm``-row (A) slice, from the
+        TiledMMA: the smallest m among warpgroup w's A values."""
+        if which == "B":
+            return [0] * self.config.consumers
+        tv = tv_table(self.tiled.tv_layout_A_tiled)
+        out = []
+        for w in range(self.config.consumers):
+            ms = sorted({int(o) % self.tm for o in tv[w * WARPGROUP]})
+            if ms != list(range(ms[0], ms[0] + 64)):  # pragma: no cover - GMMA A is 64 rows
+                raise TiledMmaError(f"warpgroup {w} does not read 64 consecutive rows of A")
+            out.append(ms[0])
+        return out
+
+    def _slices(self, which: str):
+        """(warpgroup, im, kb) -> the (64 or N, K-atom) slice of a stage, with its offset."""
+        lay = self.smem_A if which == "A" else self.smem_B
+        rows = 64 if which == "A" else self.config.block_n
+        tiles = zipped_divide(lay.inner, (rows, self.tk))
+        out = {}
+        reps_m = self.mma_m if which == "A" else 1
+        for w, r0 in enumerate(self._rows_of(which)):
+            for im in range(reps_m):
+                for kb in range(self.k_blocks):
+                    row = (im * self.tm + r0) // rows
+                    sub, off = slice_and_offset(((None, None), (row, kb)), tiles)
+                    out[w, im, kb] = ComposedLayout(lay.outer, lay.offset + off, sub)
+        return out
+
+    @cached_property
+    def descriptors(self) -> dict[str, tuple[int, dict]]:
+        """Per operand: (the bits every descriptor shares, {(w, im, kb): start byte offset}).
+
+        Each slice's descriptor is ``make_gmma_desc`` of that slice at stage address 0;
+        they must differ only in the start address, which the kernel sets to the stage's
+        shared address plus the offset (the stage starts on the 1024-byte pattern).
+        """
+        out = {}
+        for which in ("A", "B"):
+            major = self.mn_major[which]
+            common, offs = None, {}
+            for key, sub in self._slices(which).items():
+                d = make_gmma_desc(sub, major, self.dtype, start_address=0)
+                bits = d.raw & ~0x3FFF
+                if common is not None and bits != common:  # pragma: no cover - one form
+                    raise TiledMmaError(f"{which}: descriptors differ beyond the start address")
+                common = bits
+                offs[key] = d.start_address << 4
+            out[which] = (common, offs)
+        return out
+
+    def desc_offsets(self, which: str) -> dict:
+        """{warpgroup: (byte offset of k block 0, 1, ...)} (A; for im = 0), or B's tuple.
+
+        >>> Sm90Plan(Sm90Config(), "bf16", "M", "N").desc_offsets("B")
+        (0, 2048, 4096, 6144)
+        """
+        _, offs = self.descriptors[which]
+        if which == "B":
+            return tuple(offs[0, 0, kb] for kb in range(self.k_blocks))
+        return {
+            w: tuple(offs[w, 0, kb] for kb in range(self.k_blocks))
+            for w in range(self.config.consumers)
+        }
+
+    # ------------------------------------------------------------------ TMA
+    @cached_property
+    def tma(self) -> dict[str, TmaBox]:
+        """The TMA boxes of each operand (global-contiguous mode first): A's fill a stage;
+        B's fill one CTA's share of the B stage (all of it without a cluster)."""
+        share = self.config.block_n // self.config.cluster
+        b_share = stage_layout(share, self.block_k, self.mn_major["B"], self.dtype)
+        return {
+            "A": tma_box(self.smem_A, self.dtype, self.mn_major["A"]),
+            "B": tma_box(b_share, self.dtype, self.mn_major["B"]),
+        }
+
+    @cached_property
+    def b_share_shift(self) -> tuple[int, int, int]:
+        """(d_contig, d_other, d_elements): CTA rank r's B copies are rank 0's moved by r
+        times this (rows block_n / cluster further along N, in the stage layout too).
+
+        Checked: the stage layout at row (r * share + x, k) is the share layout at (x, k)
+        plus the shift, for every element.
+        """
+        cl, n = self.config.cluster, self.config.block_n
+        if cl == 1:
+            return (0, 0, 0)
+        share = n // cl
+        half = stage_layout(share, self.block_k, self.mn_major["B"], self.dtype)
+        full = self.smem_B
+        shift = int(full.inner(share, 0)) - int(half.inner(0, 0))
+        for x in range(share):
+            for k in range(self.block_k):
+                for r in range(cl):
+                    if full.inner(r * share + x, k) != half.inner(x, k) + r * shift:
+                        raise TiledMmaError(f"B stage rows {r * share}.. are not a shifted share")
+        if shift * self.elem_bytes % 1024:
+            raise TiledMmaError(f"B share offset {shift} elements is off the 1024-byte pattern")
+        along_contig = self.mn_major["B"] == "MN"
+        return (share if along_contig else 0, 0 if along_contig else share, shift)
+
+    def stage_copies(self, which: str) -> list[tuple[int, int, int, int | None]]:
+        """Every TMA copy that lands in one stage: (d_contig, d_other, element offset, the
+        CTA rank issuing it, None for the CTA's own A)."""
+        box = self.tma[which]
+        if which == "A":
+            return [(dc, do, off, None) for dc, do, off in box.copies]
+        sc, so, se = self.b_share_shift
+        return [
+            (dc + r * sc, do + r * so, off + r * se, r)
+            for r in range(self.config.cluster)
+            for dc, do, off in box.copies
+        ]
+
+    # ------------------------------------------------------------------ epilogue
+    @cached_property
+    def epilogue(self) -> tuple[ThreadValue, ThreadValue, tuple[tuple[int, int, int], ...]]:
+        """partition_C over the consumer threads: (m of thread, n of thread, [(acc, dm, dn)])."""
+        tv = tv_table(self.tiled.tv_layout_C_tiled)
+        return c_partition(tv, self.tm, self.tn, self.mma_m, 1)
+
+    @property
+    def acc_per_thread(self) -> int:
+        return len(self.epilogue[2])

@@ -1,0 +1,117 @@
+"""The stage ring of the sm90 GEMM as data: who waits on which mbarrier with which parity.
+
+Each stage ``s`` has a *full* barrier (the producer arms it with ``expect_tx`` of the
+stage's bytes; the TMA loads complete the transaction) and an *empty* barrier (every
+consumer thread arrives once it no longer reads the stage). Both sides walk the ring
+in the same order — tile after tile, k tile after k tile — with ``(stage, phase)``
+advancing by :func:`advance`: the phase bit flips each time the stage index wraps.
+
+A barrier's phase of parity ``q`` counts as complete for ``try_wait.parity q`` once it
+has completed, and the phase *before* the first (parity 1) counts as complete from the
+start (PTX ISA 9.7.13.15.16 ``mbarrier.test_wait/try_wait``: "the phase indicated by
+phaseParity ... of the current or the immediately preceding phase"). Hence the producer
+waits on ``empty`` with parity ``phase ^ 1`` (its first pass over the ring finds every
+stage free) and consumers wait on ``full`` with parity ``phase``.
+
+Consumers keep one wgmma batch in flight (``wait_group 1``), so a stage is released one
+k tile late (``release_lag``); the last stage of a tile after ``wait_group 0``.
+
+:func:`producer_ops` and :func:`consumer_ops` spell these orders out for a list of tiles;
+the generated kernel's loops do the same (``cutemma.kernels.gemm_sm90``), and
+``tests/kernels/ring_sim.py`` runs them on a model of mbarriers, TMA and wgmma.
+
+>>> advance(3, 0, 4), advance(1, 1, 4)
+((0, 1), (2, 1))
+>>> producer_ops([1], 2)
+[('wait', 'empty', 0, 1), ('expect_tx', 0), ('load', 0, 0, 0)]
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Role:
+    """One side of the ring: its barrier waits and arrivals.
+
+    ``wait_flip``: the parity waited for is ``phase ^ wait_flip``. ``arrivals``: the
+    barrier arrivals this role contributes per stage use. ``arrive_every``: consumers
+    arrive once per this many threads (128: one thread per warpgroup, after
+    ``wgmma.wait_group``, which retires the warpgroup's whole wgmma and so all its shared
+    reads). ``release_lag``: k tiles between reading a stage and releasing it.
+    """
+
+    name: str
+    waits_on: str
+    start_phase: int
+    wait_flip: int
+    arrivals: int
+    arrive_every: int = 1
+    release_lag: int = 0
+
+
+PRODUCER = Role("producer", "empty", start_phase=0, wait_flip=1, arrivals=1)
+CONSUMER = Role(
+    "consumer", "full", start_phase=0, wait_flip=0, arrivals=1, arrive_every=128, release_lag=1
+)
+
+
+def advance(stage: int, phase: int, stages: int) -> tuple[int, int]:
+    """The next ring slot: stage + 1, the phase bit flipped on wrapping.
+
+    >>> advance(0, 0, 2)
+    (1, 0)
+    """
+    stage += 1
+    if stage == stages:
+        return 0, phase ^ 1
+    return stage, phase
+
+
+def producer_ops(k_tiles: list[int], stages: int) -> list[tuple]:
+    """The producer's order over tiles with ``k_tiles[i]`` k tiles each.
+
+    ``('wait', 'empty', s, parity)``, ``('expect_tx', s)``, ``('load', s, tile, kt)``.
+
+    >>> producer_ops([2], 1)
+    [('wait', 'empty', 0, 1), ('expect_tx', 0), ('load', 0, 0, 0), ('wait', 'empty', 0, 0), ('expect_tx', 0), ('load', 0, 0, 1)]
+    """
+    ops, stage, phase = [], 0, PRODUCER.start_phase
+    for tile, kts in enumerate(k_tiles):
+        for kt in range(kts):
+            ops += [
+                ("wait", "empty", stage, phase ^ PRODUCER.wait_flip),
+                ("expect_tx", stage),
+                ("load", stage, tile, kt),
+            ]
+            stage, phase = advance(stage, phase, stages)
+    return ops
+
+
+def consumer_ops(k_tiles: list[int], stages: int) -> list[tuple]:
+    """One consumer warpgroup's order: wait full, wgmma batch, keep one batch in flight,
+    release the stage read one k tile earlier; after a tile, drain and release the last.
+
+    ``('wait', 'full', s, parity)``, ``('mma', s, tile, kt)``, ``('commit',)``,
+    ``('wait_group', n)``, ``('arrive', 'empty', s)``, ``('epilogue', tile)``.
+
+    >>> consumer_ops([1], 2)
+    [('wait', 'full', 0, 0), ('mma', 0, 0, 0), ('commit',), ('wait_group', 1), ('wait_group', 0), ('arrive', 'empty', 0), ('epilogue', 0)]
+    """
+    ops, stage, phase = [], 0, CONSUMER.start_phase
+    for tile, kts in enumerate(k_tiles):
+        prev = None
+        for kt in range(kts):
+            ops += [
+                ("wait", "full", stage, phase ^ CONSUMER.wait_flip),
+                ("mma", stage, tile, kt),
+                ("commit",),
+                ("wait_group", CONSUMER.release_lag),
+            ]
+            if prev is not None:
+                ops.append(("arrive", "empty", prev))
+            prev = stage
+            stage, phase = advance(stage, phase, stages)
+        ops += [("wait_group", 0), ("arrive", "empty", prev), ("epilogue", tile)]
+    return ops

@@ -1,0 +1,85 @@
+"""fp8 e4m3 on sm90: promoted vs fast accumulation, against torch._scaled_mm (a script).
+
+    python tests/kernels/gpu_sm90_fp8.py OUT.json [SIZE ...]
+
+Per square size (default 8192 4096), A row-major, B column-major (K-major both, what fp8
+wgmma reads), bf16 output: torch._scaled_mm with per-tensor scales of 1 (its default
+accumulation, and use_fast_accum=True) and cutemma's sm90 variants, 5 interleaved rounds
+of do_bench medians. Precision: rel. error of f32 output against float64 at 4096^3.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import sys
+
+import torch  # before cutemma's CUDA modules (see notes/CUDA.md)
+
+from cutemma.kernels.dispatch_sm90 import gemm_sm90
+from cutemma.kernels.plan_sm90 import Sm90Config
+
+VARIANTS = {
+    "promoted_128x128": Sm90Config(128, 128),
+    "promoted_128x128_x2": Sm90Config(128, 128, cluster=2),
+    "fastacc_128x256": Sm90Config(128, 256, promote=False),
+    "fastacc_128x128": Sm90Config(128, 128, promote=False),
+}
+
+
+def main() -> None:
+    import triton.testing as tt
+
+    path = sys.argv[1]
+    sizes = [int(s) for s in sys.argv[2:]] or [8192, 4096]
+    gen = torch.Generator(device="cuda").manual_seed(8)
+    one = torch.ones((), device="cuda")
+    res = {"device": torch.cuda.get_device_name(), "rows": [], "precision": {}}
+    # precision at 4096^3, f32 out
+    s = 4096
+    A = torch.randn((s, s), generator=gen, device="cuda").to(torch.float8_e4m3fn)
+    B = torch.randn((s, s), generator=gen, device="cuda").to(torch.float8_e4m3fn).t()
+    ref = A.double() @ B.double()
+    for name, cfg in VARIANTS.items():
+        D = gemm_sm90(A, B, out_dtype=torch.float32, config=cfg)
+        res["precision"][name] = float((D.double() - ref).norm() / ref.norm())
+    for fast in (False, True):
+        D = torch._scaled_mm(A, B, one, one, out_dtype=torch.float32, use_fast_accum=fast)
+        res["precision"][f"scaled_mm_fast{int(fast)}"] = float(
+            (D.double() - ref).norm() / ref.norm()
+        )
+    print(
+        "rel err f32 out, 4096^3:", json.dumps({k: f"{v:.1e}" for k, v in res["precision"].items()})
+    )
+    for s in sizes:
+        A = torch.randn((s, s), generator=gen, device="cuda").to(torch.float8_e4m3fn)
+        B = torch.randn((s, s), generator=gen, device="cuda").to(torch.float8_e4m3fn).t()
+        D = torch.empty((s, s), dtype=torch.bfloat16, device="cuda")
+        cases = {
+            "scaled_mm": lambda A=A, B=B: torch._scaled_mm(
+                A, B, one, one, out_dtype=torch.bfloat16
+            ),
+            "scaled_mm_fastacc": lambda A=A, B=B: torch._scaled_mm(
+                A, B, one, one, out_dtype=torch.bfloat16, use_fast_accum=True
+            ),
+        }
+        for name, cfg in VARIANTS.items():
+            cases[name] = lambda A=A, B=B, D=D, cfg=cfg: gemm_sm90(A, B, out=D, config=cfg)
+        rounds = {k: [] for k in cases}
+        for _ in range(5):
+            for k, fn in cases.items():
+                rounds[k].append(
+                    2.0 * s**3 / tt.do_bench(fn, warmup=25, rep=60, return_mode="median") / 1e9
+                )
+        med = {k: statistics.median(v) for k, v in rounds.items()}
+        res["rows"].append({"size": s, "rounds": rounds, "median": med})
+        base = med["scaled_mm"]
+        print(
+            f"e4m3 {s}^3: " + ", ".join(f"{k} {v:.0f} ({v / base:.3f})" for k, v in med.items()),
+            flush=True,
+        )
+        json.dump(res, open(path, "w"), indent=1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,41 @@
+"""A few edge-shape sm90 GEMMs for compute-sanitizer (memcheck, racecheck, synccheck).
+
+compute-sanitizer --tool memcheck python tests/kernels/gpu_sm90_sanitize.py
+"""
+
+from __future__ import annotations
+
+import torch  # before cutemma's CUDA modules (see notes/CUDA.md)
+
+from cutemma.kernels.dispatch_sm90 import gemm_sm90
+from cutemma.kernels.plan_sm90 import Sm90Config
+
+CONFIGS = [Sm90Config(128, 128), Sm90Config(128, 256), Sm90Config(128, 256, cluster=2)]
+
+
+def main() -> None:
+    torch.manual_seed(0)
+    worst = 0.0
+    for cfg in CONFIGS:
+        for m, n, k in [(1, 8, 8), (136, 264, 200), (304, 128, 72)]:
+            for a_col, b_col in ((False, True), (True, True)):  # B K-major (clusters)
+                A = (
+                    torch.randn(k, m).bfloat16().cuda().t()
+                    if a_col
+                    else torch.randn(m, k).bfloat16().cuda()
+                )
+                B = (
+                    torch.randn(n, k).bfloat16().cuda().t()
+                    if b_col
+                    else torch.randn(k, n).bfloat16().cuda()
+                )
+                ref = A.double() @ B.double()
+                for out_dtype in (torch.float32, torch.bfloat16):  # regs / TMA-store epilogue
+                    D = gemm_sm90(A, B, out_dtype=out_dtype, config=cfg)
+                    worst = max(worst, float((D.double() - ref).norm() / ref.norm()))
+    torch.cuda.synchronize()
+    print(f"sm90 sanitize run done; worst rel err {worst:.2e}")
+
+
+if __name__ == "__main__":
+    main()

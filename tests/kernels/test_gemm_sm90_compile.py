@@ -1,0 +1,79 @@
+"""The sm90 GEMM compiles with NVRTC for sm_90a to HGMMA + UTMALDG + SYNCS, no local memory.
+
+Counts expected from the plan (independent of the generator): one HGMMA per k block per
+M repeat (the k-tile loop is not unrolled), one UTMALDG per TMA box of A and B, and
+register reconfiguration (USETMAXREG) that ptxas did not drop (no C7508 warning).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "cuda"))
+from cuda_skips import needs_cuobjdump, needs_nvrtc  # noqa: E402
+
+from cutemma.kernels.dispatch_sm90 import DEFAULT_SM90, SMALL_SM90  # noqa: E402
+from cutemma.kernels.gemm_sm90 import gemm_sm90_source  # noqa: E402
+from cutemma.kernels.plan_sm90 import Sm90Config, Sm90Plan  # noqa: E402
+
+CASES = [
+    (DEFAULT_SM90, "bf16", "K", "K", "bf16"),
+    (DEFAULT_SM90, "f16", "M", "N", "f32"),
+    (SMALL_SM90, "e4m3", "K", "K", "bf16"),  # promoted accumulation
+    (Sm90Config(128, 256, promote=False), "e4m3", "K", "K", "f32"),
+    (Sm90Config(128, 256, cluster=2), "bf16", "M", "K", "bf16"),
+]
+
+
+@needs_nvrtc
+@needs_cuobjdump
+@pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c[0].name}-{c[1]}-{c[2]}{c[3]}-{c[4]}")
+def test_sm90_sass(case):
+    from cutemma.cuda import compile, count_instructions, local_memory_use, sass
+    from cutemma.cuda.sass import instructions
+
+    config, dtype, am, bm, out = case
+    plan = Sm90Plan(config, dtype, am, bm, out)
+    cubin = compile(gemm_sm90_source(config, dtype, am, bm, out), "sm_90a")
+    counts = count_instructions(sass(cubin))
+    kind = "QGMMA" if dtype in ("e4m3", "e5m2") else "HGMMA"  # fp8 wgmma's SASS name
+    assert counts.get(kind, 0) == plan.k_blocks * plan.mma_m
+    assert counts.get("UTMALDG", 0) == len(plan.tma["A"].copies) + len(plan.tma["B"].copies)
+    assert counts.get("SYNCS", 0) > 0 and counts.get("USETMAXREG", 0) == 2
+    assert counts.get("HMMA", 0) == 0  # no fallback to mma.sync
+    # 16-bit outputs: one TMA store per box of the staging tile, one 32-bit STS per acc pair
+    stores = len(plan.tma_D.copies) if plan.tma_store else 0
+    assert counts.get("UTMASTG", 0) == stores
+    assert counts.get("STS", 0) == (plan.acc_per_thread // 2 if stores else 0)
+    if config.cluster > 1:  # B multicast to the pair; cluster barriers at start and end
+        ops = instructions(sass(cubin))
+        assert sum(op.startswith("UTMALDG.2D.MULTICAST") for op in ops) == len(plan.tma["B"].copies)
+        assert counts.get("UCGABAR_ARV", 0) == 2
+    assert not local_memory_use(cubin), local_memory_use(cubin)
+    assert "C7508" not in cubin.log and "C7510" not in cubin.log  # setmaxnreg / wgmma kept
+    assert "C7514" not in cubin.log  # wgmma not serialised (non-wgmma reads of accumulators)
+    # the batch of a k tile is issued back to back: no wait between its wgmmas (a
+    # serialised pipeline waits after each); fp8 promotion waits once per k tile
+    waits = sass(cubin).count("WARPGROUP.DEPBAR.LE gsb0, 0x0")
+    assert waits <= 2, waits
+
+
+@needs_nvrtc
+@needs_cuobjdump
+def test_sass_summary():
+    from cutemma.kernels.gemm_sm90 import sass_summary
+
+    s = sass_summary(DEFAULT_SM90, "bf16", "K", "K", "bf16")
+    assert s["HGMMA"] == 4 and s["UTMALDG"] == 2 and s["local_bytes"] == 0
+    assert s["USETMAXREG"] == 2 and 0 < s["registers"] <= 255
+
+
+@needs_nvrtc
+def test_source_follows_the_ring():
+    """The loops wait with the ring's parities: producer phase ^ 1 on empty, consumers phase."""
+    src = gemm_sm90_source(SMALL_SM90, "bf16", "K", "K", "bf16")
+    assert "mbar_wait(empty, phase ^ 1)" in src and "mbar_wait(full, phase ^ 0)" in src
+    assert "wgmma_wait<1>()" in src and "if (kt > 0 && signals) mbar_arrive(prev_empty);" in src

@@ -1,0 +1,68 @@
+"""The sm90 GEMM's host side without a GPU: the launch record beside the cubin, the index
+that lets a new process skip plan, source and NVRTC, and the fast path's refusals."""
+
+from __future__ import annotations
+
+import pytest
+
+from cutemma.kernels import dispatch_sm90 as d
+from cutemma.kernels.fastpath_sm90 import FAST, try_fast
+from cutemma.kernels.plan_sm90 import Sm90Config, Sm90Plan
+
+
+@pytest.mark.parametrize("out", ["bf16", "f32"])
+def test_launch_record_round_trips(out):
+    plan = Sm90Plan(Sm90Config(128, 256), "bf16", "K", "N", out)
+    rec = d.Sm90Launch.of(plan)
+    assert d.Sm90Launch.from_json(rec.to_json()) == rec
+    assert rec.tma_store == (out == "bf16") and rec.shared_bytes == plan.shared_bytes
+    assert rec.tma["A"] == plan.tma["A"] and rec.tma["B"] == plan.tma["B"]
+
+
+def test_index_hit_builds_nothing(tmp_path, monkeypatch):
+    """Second process (here: the in-process cache cleared): the kernel comes from the index
+    with no plan, no source and no NVRTC."""
+    import cutemma.cuda as cuda_pkg
+
+    monkeypatch.setenv("CUTEMMA_CACHE_DIR", str(tmp_path))
+    import sys
+
+    comp = sys.modules["cutemma.cuda.compile"]  # the module (the package exports a function)
+    monkeypatch.setattr(comp, "nvrtc_version_hint", lambda: (13, 0))
+
+    class FakeCubin:
+        data = b"\x7fELF-not-a-real-cubin"
+
+    monkeypatch.setattr(cuda_pkg, "compile", lambda src, arch: FakeCubin())
+    d.compiled_sm90.cache_clear()
+    args = (Sm90Config(128, 128), "bf16", "K", "K", "bf16", "bf16", "sm_90a")
+    k1, rec1 = d.compiled_sm90(*args)
+    d.compiled_sm90.cache_clear()
+
+    def boom(*a, **k):
+        raise AssertionError("the index hit rebuilt the plan or the source")
+
+    monkeypatch.setattr(d, "Sm90Plan", boom)
+    monkeypatch.setattr(d, "gemm_sm90_source", boom)
+    monkeypatch.setattr(cuda_pkg, "compile", boom)
+    k2, rec2 = d.compiled_sm90(*args)
+    d.compiled_sm90.cache_clear()
+    assert k2.cubin == k1.cubin == FakeCubin.data and rec2 == rec1
+    assert k2.shared == k1.shared and k2.name == k1.name
+
+
+def test_nvrtc_hint_matches_the_library():
+    from cutemma.cuda.compile import nvrtc_version, nvrtc_version_hint
+
+    hint = nvrtc_version_hint()
+    if hint is None:
+        pytest.skip("no nvidia-cuda-nvrtc pip package")
+    assert hint == nvrtc_version()
+
+
+def test_fast_path_declines_unknown_calls():
+    FAST.clear()
+    assert try_fast(object(), object(), None, 1.0, None) is None  # not tensors
+    torch = pytest.importorskip("torch")
+    a = torch.zeros(8, 8)
+    assert try_fast(a, a, None, 1.0, None) is None  # no prepared launch for this signature

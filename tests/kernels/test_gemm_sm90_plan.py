@@ -1,0 +1,179 @@
+"""The sm90 GEMM's data path on the CPU: what TMA writes is what every wgmma descriptor reads.
+
+A model of each side, written from the documents rather than from cutemma's layouts:
+- TMA (CUDA driver API, cuTensorMapEncodeTiled; PTX ISA cp.async.bulk.tensor): a box of
+  (b0 contiguous, b1 rows) lands dense at its shared destination, element (i, j) at byte
+  (i + b0 j) * size, then the shared byte address is swizzled (128B: bits [4,7) ^= [7,10)).
+- wgmma (PTX ISA 9.7.15.5.1.2 canonical layouts, in bytes): K-major swizzled, row r, k:
+  start + (r % 8) * row + (r / 8) * SBO + k * size; MN-major swizzled, (mn, k):
+  start + (mn % E) * size + (mn / E) * LBO + (k % 8) * row + (k / 8) * SBO with E elements
+  per swizzle row; then the same byte swizzle of the absolute address.
+Every element each warpgroup's descriptor reads, in every k block, must be the element of
+A (or B) the TiledMMA says it multiplies.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from cutemma.errors import TiledMmaError
+from cutemma.kernels.plan_sm90 import Sm90Config, Sm90Plan
+from cutemma.smem import decode_gmma_desc
+
+ROW_BYTES = {1: 128, 2: 64, 3: 32}  # wgmma descriptor layout_type -> swizzle row bytes
+SWZ_BITS = {1: 3, 2: 2, 3: 1}
+
+
+def byte_swizzle(addr: np.ndarray, bits: int) -> np.ndarray:
+    return addr ^ ((addr >> 7) & ((1 << bits) - 1)) << 4
+
+
+def tma_image(plan: Sm90Plan, which: str, base: int) -> dict[int, tuple[int, int]]:
+    """Shared byte address -> (mn, k) of the tile element TMA put there (stage at ``base``)."""
+    box = plan.tma[which]
+    eb = plan.elem_bytes
+    b0, b1 = box.box
+    assert box.swizzle == "SW128" and b0 * eb == 128
+    image = {}
+    for dc, do, off, _rank in plan.stage_copies(which):
+        for j in range(b1):
+            for i in range(b0):
+                c, o = dc + i, do + j
+                mn, k = (o, c) if box.contiguous == "K" else (c, o)
+                addr = int(byte_swizzle(np.array(base + off * eb + (i + b0 * j) * eb), 3))
+                assert addr not in image, "two elements land on one address"
+                image[addr] = (mn, k)
+    return image
+
+
+def wgmma_reads(raw: int, major: str, rows: int, kdim: int, eb: int) -> np.ndarray:
+    """[r, k] -> shared byte address a wgmma reads through descriptor ``raw``."""
+    d = decode_gmma_desc(raw)
+    start, lbo, sbo = d.start_address << 4, d.leading_byte_offset << 4, d.stride_byte_offset << 4
+    row = ROW_BYTES[d.layout_type]
+    r = np.arange(rows)[:, None]
+    k = np.arange(kdim)[None, :]
+    if major == "K":
+        addr = start + (r % 8) * row + (r // 8) * sbo + k * eb
+    else:
+        e = row // eb
+        addr = start + (r % e) * eb + (r // e) * lbo + (k % 8) * row + (k // 8) * sbo
+    return byte_swizzle(addr, SWZ_BITS[d.layout_type])
+
+
+CASES = [
+    (Sm90Config(128, 128), "bf16", "K", "K"),
+    (Sm90Config(128, 256), "bf16", "K", "N"),
+    (Sm90Config(128, 128), "f16", "M", "K"),
+    (Sm90Config(128, 256), "f16", "M", "N"),
+    (Sm90Config(64, 128, consumers=1), "bf16", "M", "N"),
+    (Sm90Config(128, 64), "tf32", "K", "K"),
+    (Sm90Config(128, 128), "e4m3", "K", "K"),
+    (Sm90Config(128, 256, cluster=2), "bf16", "K", "K"),
+    (Sm90Config(128, 256, cluster=2), "f16", "M", "K"),
+    (Sm90Config(128, 128, cluster=2), "bf16", "K", "K"),
+]
+
+
+@pytest.mark.parametrize("config,dtype,am,bm", CASES, ids=lambda x: str(getattr(x, "name", x)))
+def test_tma_writes_what_wgmma_reads(config, dtype, am, bm):
+    plan = Sm90Plan(config, dtype, am, bm)
+    base = 3 * 1024 * 16  # a stage on the 1024-byte pattern
+    for which in ("A", "B"):
+        image = tma_image(plan, which, base)
+        common, offs = plan.descriptors[which]
+        major = plan.mn_major[which]
+        rows = 64 if which == "A" else config.block_n
+        for (w, im, kb), off in offs.items():
+            raw = common | ((base + off) >> 4)
+            addrs = wgmma_reads(raw, major, rows, plan.tk, plan.elem_bytes)
+            # the TiledMMA: warpgroup w's wgmma multiplies A rows 64 w + im * tm (all of B)
+            r0 = (64 * w + im * plan.tm) if which == "A" else 0
+            for r in range(rows):
+                for k in range(plan.tk):
+                    got = image.get(int(addrs[r, k]))
+                    assert got == (r0 + r, kb * plan.tk + k), (which, w, kb, r, k, got)
+
+
+def test_stage_bytes_and_expect_tx():
+    """expect_tx counts every byte the stage's boxes write (zero fill included)."""
+    plan = Sm90Plan(Sm90Config(128, 256), "bf16", "M", "N")
+    assert plan.tma["A"].bytes == 128 * 64 * 2 and plan.tma["B"].bytes == 256 * 64 * 2
+    two = Sm90Plan(Sm90Config(128, 256, cluster=2), "bf16", "M", "K")
+    assert two.tma["B"].bytes == 128 * 64 * 2  # each CTA of the pair loads half of B
+    assert plan.stage_bytes == plan.tma["A"].bytes + plan.tma["B"].bytes
+    assert plan.shared_bytes <= 227 * 1024
+    assert plan.stages == 4  # 48 KiB stages: 4 fit in 227 KiB, 5 do not
+
+
+def test_bad_plans_are_named():
+    with pytest.raises(TiledMmaError, match="K-major only"):
+        Sm90Plan(Sm90Config(), "tf32", "M", "K")
+    with pytest.raises(TiledMmaError, match="do not fit"):
+        Sm90Plan(Sm90Config(128, 256, stages=6), "bf16", "K", "K")
+    with pytest.raises(TiledMmaError, match="only K-major"):
+        Sm90Plan(Sm90Config(128, 256, cluster=2), "bf16", "K", "N")
+    with pytest.raises(TiledMmaError, match="multiple of 64"):
+        Sm90Config(96, 128)
+    with pytest.raises(TiledMmaError, match="promoted fp8 accumulation"):
+        Sm90Plan(Sm90Config(128, 256), "e4m3", "K", "K")  # 2 x 128 accumulators per thread
+    assert not Sm90Plan(Sm90Config(128, 256, promote=False), "e4m3", "K", "K").promote
+    assert Sm90Plan(Sm90Config(128, 128), "e4m3", "K", "K").promote
+    assert not Sm90Plan(Sm90Config(128, 256), "bf16", "K", "K").promote  # 16-bit: f32 already
+
+
+def wgmma_c_coords(t: int, v: int) -> tuple[int, int]:
+    """(m, n) of accumulator v of thread t in a 64xN wgmma warpgroup (PTX ISA 9.7.15.5.1.1,
+    the f32 D fragment: row = 16 * warp + lane / 4 + 8 * (v / 2 % 2), col = 8 * (v / 4) +
+    2 * (lane % 4) + v % 2)."""
+    warp, lane = t // 32, t % 32
+    return 16 * warp + lane // 4 + 8 * (v // 2 % 2), 8 * (v // 4) + 2 * (lane % 4) + v % 2
+
+
+@pytest.mark.parametrize(
+    "config,out", [(Sm90Config(128, 256), "bf16"), (Sm90Config(128, 128), "f16")], ids=str
+)
+def test_staging_tile_is_what_tma_stores(config, out):
+    """The TMA-store epilogue: each thread writes acc v at swizzle(thread part + constant);
+    the TMA store boxes (dense rows of 128 bytes, SW128 on the shared address) read the
+    element (m, n) of the block tile from exactly there; a warp's 32-bit stores hit 32
+    different banks."""
+    plan = Sm90Plan(config, "bf16", "K", "N", out)
+    assert plan.tma_store and plan.tma_D.swizzle == "SW128"
+    base = 1024 * 48
+    thr, consts = plan.epilogue_smem
+    sw = plan.smem_D.outer
+    # TMA store model: box (b0 n, b1 m) read dense from off, byte-swizzled
+    b0, b1 = plan.tma_D.box
+    where = {}
+    for dc, do, off in plan.tma_D.copies:
+        for j in range(b1):
+            for i in range(b0):
+                addr = int(byte_swizzle(np.array(base + (off + i + b0 * j) * 2), 3))
+                where[do + j, dc + i] = addr  # (m, n) -> shared byte
+    assert len(set(where.values())) == config.block_m * config.block_n
+    per_wg = plan.acc_per_thread
+    for t in range(plan.consumer_threads):
+        for v in range(per_wg):
+            im, vv = divmod(v, per_wg // plan.mma_m)
+            m, n = wgmma_c_coords(t % 128, vv)
+            m += 64 * (t // 128) + im * 64 * config.consumers  # the TiledMMA's M repeats
+            got = base + 2 * sw(thr(t) + consts[v])
+            assert got == where[m, n], (t, v, m, n)
+    for warp in range(plan.consumer_threads // 32):
+        for v in range(0, per_wg, 2):
+            banks = {
+                (2 * sw(thr(t) + consts[v]) // 4) % 32 for t in range(32 * warp, 32 * warp + 32)
+            }
+            assert len(banks) == 32, (warp, v)
+
+
+def test_staging_tile_takes_smem_from_the_ring():
+    """128x256 bf16 out: the 64 KiB staging tile leaves room for 3 stages of 48 KiB;
+    f32 outputs and epilogue='regs' keep 4 stages and no staging tile."""
+    assert Sm90Plan(Sm90Config(128, 256), "bf16", "K", "K", "bf16").stages == 3
+    assert Sm90Plan(Sm90Config(128, 256), "bf16", "K", "K", "f32").stages == 4
+    regs = Sm90Plan(Sm90Config(128, 256, epilogue="regs"), "bf16", "K", "K", "bf16")
+    assert regs.stages == 4 and regs.bytes_D == 0
+    assert Sm90Plan(Sm90Config(128, 256), "bf16", "K", "K", "bf16").shared_bytes <= 227 * 1024

@@ -1,9 +1,11 @@
 """``cutemma verify --copy``: every probed copy atom compiled, its SASS checked, and run on a GPU.
 
-For each probe (:mod:`cutemma.cuda.probe_copy`): compile with NVRTC, require the SASS kind the
-instruction must become (LDSM, STSM, LDGSTS, SHFL) and no local memory; with ``hardware``,
-launch one warp on the GPU and compare every output word with the CPU emulation of the atom
-(:meth:`cutemma.copy.CopyAtom.move`, fed through the atom's own layouts).
+For each probe (:mod:`cutemma.cuda.probe_copy`, :mod:`cutemma.cuda.probe_copy_tma`): compile
+with NVRTC, require the SASS kind the instruction must become (LDSM, STSM, LDGSTS, SHFL,
+UTMALDG, UTMASTG, UTMAREDG, UBLKCP) and no local memory; with ``hardware``, launch it on the
+GPU and compare every output word with the CPU emulation of the atom
+(:meth:`cutemma.copy.CopyAtom.move` fed through the atom's own layouts; for TMA,
+:mod:`cutemma.emulate.tma` fed the same tensor-map arguments the driver encoded).
 
 >>> r = verify_copy(["SM50_Shuffle_U32_2x2Trans_XOR4"], hardware=False)  # doctest: +SKIP
 >>> r["results"][0]["compiled"], r["results"][0]["sass"]                  # doctest: +SKIP
@@ -19,6 +21,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from cutemma.cuda.probe_copy import CopyProbe, copy_probe, copy_probes
+from cutemma.cuda.probe_copy_tma import TmaProbe, expected, probe_buffers, tma_probes
 
 
 def _check_compiled(p: CopyProbe, arch: str | None = None) -> dict:
@@ -63,6 +66,43 @@ def _run(p: CopyProbe, cubin, device: int = 0) -> dict:
     }
 
 
+def _run_tma(p: TmaProbe, cubin, device: int = 0) -> dict:
+    """Launch a TMA / bulk probe on buffers from :func:`probe_buffers`; the tensor map is
+    encoded by the driver for the global buffer and copied to the GPU."""
+    import torch
+
+    from cutemma.copy.tma import encode_tensor_map
+    from cutemma.cuda.launch import load_kernel
+
+    x, out0 = probe_buffers(p)
+    dev = f"cuda:{device}"
+    t_in = torch.from_numpy(x.copy()).to(dev)
+    t_out = torch.from_numpy(out0.copy()).to(dev)
+    raw = bytes(128)
+    if not p.kind.startswith("BULK"):
+        g = t_in if p.kind.startswith("LOAD") else t_out
+        raw = encode_tensor_map(p.map_args(g.data_ptr()))
+    t_map = torch.frombuffer(bytearray(raw), dtype=torch.uint8).to(dev)
+    load_kernel(cubin, p.kernel_name)(t_in, t_out, t_map, grid=p.grid, block=p.threads)
+    torch.cuda.synchronize(device)
+    got = t_out.cpu().numpy()
+    want = expected(p, x, out0)
+    bad = np.flatnonzero(got != want)
+    return {
+        "ran": True,
+        "pass": bad.size == 0,
+        "mismatches": int(bad.size),
+        "first_bad": [(int(i), int(got[i]), int(want[i])) for i in bad[:4]],
+    }
+
+
+def _probe_named(name: str):
+    for p in tma_probes():
+        if p.name == name or p.name.split(" ")[0] == name:
+            return p
+    return copy_probe(name)
+
+
 def verify_copy(
     names: Sequence[str] | None = None, hardware: bool = False, sm100: bool = True
 ) -> dict:
@@ -72,7 +112,7 @@ def verify_copy(
     sm_100a and its SASS kind checked (:mod:`cutemma.cuda.probe_copy_sm100`; not run).
     """
     t0 = time.time()
-    probes = [copy_probe(n) for n in names] if names else copy_probes()
+    probes = [_probe_named(n) for n in names] if names else copy_probes() + tma_probes()
     results = []
     device = None
     if hardware:
@@ -88,7 +128,8 @@ def verify_copy(
         cubin = r.pop("_cubin", None)
         if hardware and cubin is not None:
             try:
-                r.update(_run(p, cubin))
+                run = _run_tma if isinstance(p, TmaProbe) else _run
+                r.update(run(p, cubin))
             except Exception as err:
                 r.update({"ran": False, "pass": False, "why": f"launch: {str(err)[:300]}"})
         r["ok"] = bool(r.get("sass_ok")) and (r.get("pass", True) if hardware else True)

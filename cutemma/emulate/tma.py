@@ -115,6 +115,7 @@ def tma_store(
     >>> tma_store(a, np.array([1, 2, 3, 4], dtype=np.float32), g, (2, 1)); g.tolist()
     [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 2.0]
     """
+    _check_store(args, coords)
     sidx, gidx, inside = box_addresses(args, coords)
     flat = gmem.reshape(-1)
     vals = smem.reshape(-1)[sidx[inside]]
@@ -122,6 +123,24 @@ def tma_store(
         np.add.at(flat, gidx[inside], vals)
     else:
         flat[gidx[inside]] = vals
+
+
+def _check_store(args: TensorMapArgs, coords: Sequence[int]) -> None:
+    """Refuse the stores this model does not describe (both seen on the H100 by the probes of
+    :mod:`cutemma.cuda.probe_copy_tma`)."""
+    if any(c < 0 for c in coords):
+        raise TmaError(
+            f"TMA store/reduce at coordinates {tuple(coords)}: a negative coordinate trapped "
+            "(illegal instruction) on the H100; start stored boxes at coordinates >= 0"
+        )
+    eb = _BYTES_BY_ENUM[args.data_type]
+    row = args.global_dim[0] * eb
+    if row % 16 and coords[0] + args.box_dim[0] > args.global_dim[0]:
+        raise TmaError(
+            f"TMA store/reduce of a box crossing dim 0 = {args.global_dim[0]} elements "
+            f"({row} bytes, not a multiple of 16): the H100 wrote past the edge, which this "
+            "model does not describe; pad dim 0 to a multiple of 16 bytes"
+        )
 
 
 def tma_reduce_add(

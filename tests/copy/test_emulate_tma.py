@@ -9,6 +9,7 @@ row index bits [7,10), masked to 3 bits for 128B, 2 for 64B, 1 for 32B).
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 
 import numpy as np
@@ -55,35 +56,51 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("dtype, mode, box, dims, strides, coords", CASES)
-def test_load_store_reduce_equal_the_model(dtype, mode, box, dims, strides, coords):
-    eb = EB[dtype]
+def _setup(dtype, mode, box, dims, strides):
     args = tensor_map_args(TmaBox(dtype, "K", box[:2], mode, ((0, 0, 0),)), 0, dims, strides)
-    args = args.__class__(**{**args.__dict__, "box_dim": box})
+    args = dataclasses.replace(args, box_dim=box)
     n_g = gflat(tuple(d - 1 for d in dims), strides) + 1
     rng = np.random.default_rng(1)
-    g = rng.integers(1, 50, n_g).astype(NP[dtype])
-    nbox = int(np.prod(box))
-    # load: zeros outside, swizzled positions
-    want = np.zeros(nbox, dtype=g.dtype)
-    for s, gc in model_elements(box, dims, coords, mode, eb):
+    return args, rng, rng.integers(1, 50, n_g).astype(NP[dtype])
+
+
+@pytest.mark.parametrize("dtype, mode, box, dims, strides, coords", CASES)
+def test_load_equals_the_model(dtype, mode, box, dims, strides, coords):
+    args, _, g = _setup(dtype, mode, box, dims, strides)
+    want = np.zeros(int(np.prod(box)), dtype=g.dtype)  # zeros outside, swizzled positions
+    for s, gc in model_elements(box, dims, coords, mode, EB[dtype]):
         want[s] = 0 if gc is None else g[gflat(gc, strides)]
     assert np.array_equal(tma_load(args, g, coords), want)
-    # store: in-bound elements only; the rest of global memory untouched
-    smem = rng.integers(50, 100, nbox).astype(g.dtype)
-    got, ref = g.copy(), g.copy()
-    tma_store(args, smem, got, coords)
-    for s, gc in model_elements(box, dims, coords, mode, eb):
-        if gc is not None:
-            ref[gflat(gc, strides)] = smem[s]
-    assert np.array_equal(got, ref)
-    # reduce-add
-    got, ref = g.copy(), g.copy()
-    tma_reduce_add(args, smem, got, coords)
-    for s, gc in model_elements(box, dims, coords, mode, eb):
-        if gc is not None:
-            ref[gflat(gc, strides)] += smem[s]
-    assert np.array_equal(got, ref)
+
+
+STORE_CASES = [
+    ("bf16", "SW128", (64, 8), (96, 20), (104,), (64, 16)),
+    ("bf16", "SW64", (32, 8), (40, 9), (48,), (16, 4)),
+    ("f32", "SW128", (32, 4, 2), (52, 6, 3), (56, 56 * 6), (20, 3, 2)),
+    ("u8", "INTER", (48, 3), (48, 5), (64,), (16, 4)),
+    ("u8", "INTER", (48, 3), (50, 5), (64,), (0, 4)),  # crosses dim 1 only
+]
+
+
+@pytest.mark.parametrize("dtype, mode, box, dims, strides, coords", STORE_CASES)
+def test_store_and_reduce_equal_the_model(dtype, mode, box, dims, strides, coords):
+    args, rng, g = _setup(dtype, mode, box, dims, strides)
+    smem = rng.integers(50, 100, int(np.prod(box))).astype(g.dtype)
+    for add in (False, True):  # in-bound elements only; the rest of global memory untouched
+        got, ref = g.copy(), g.copy()
+        (tma_reduce_add if add else tma_store)(args, smem, got, coords)
+        for s, gc in model_elements(box, dims, coords, mode, EB[dtype]):
+            if gc is not None:
+                ref[gflat(gc, strides)] = smem[s] + (ref[gflat(gc, strides)] if add else 0)
+        assert np.array_equal(got, ref)
+
+
+def test_stores_the_h100_does_otherwise_are_refused():
+    args, _, g = _setup("u8", "INTER", (48, 3), (50, 5), (64,))
+    with pytest.raises(TmaError, match="negative coordinate trapped"):
+        tma_store(args, np.zeros(144, np.uint8), g, (-16, 0))
+    with pytest.raises(TmaError, match="wrote past the edge"):
+        tma_reduce_add(args, np.zeros(144, np.uint8), g, (16, 0))
 
 
 @pytest.mark.parametrize(

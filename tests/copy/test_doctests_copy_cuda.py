@@ -7,8 +7,18 @@ import importlib
 import pytest
 
 
-@pytest.mark.parametrize("name", ["probe_copy", "probe_copy_sm100", "verify_copy"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "cuda.probe_copy",
+        "cuda.probe_copy_sm100",
+        "cuda.probe_copy_tma",
+        "cuda.verify_copy",
+        "emulate.tma",
+        "emulate.copy",
+    ],
+)
 def test_copy_cuda_doctests(name):
-    module = importlib.import_module(f"cutemma.cuda.{name}")
+    module = importlib.import_module(f"cutemma.{name}")
     result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 0 and result.failed == 0

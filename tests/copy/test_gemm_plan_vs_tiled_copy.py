@@ -1,90 +1,123 @@
-"""The sm80 GEMM's private ldmatrix / cp.async plans (cutemma.kernels.plan) address exactly what
-this layer's TiledCopy partitions say: make_tiled_copy_A(LDSM, its TiledMMA) for A's ldmatrix
-rows, make_tiled_copy(cp.async 128-bit, thread layout, 1x8 values) for the cp.async chunks.
-
-Each plan entry (thread t, instruction j) is a shared-memory offset; the TiledCopy gives the
-tile coordinate of the first value of thread t's instruction j (partition_S of an identity
-tile), and the smem layout maps that coordinate to the offset. Equal everywhere = the kernel's
-address constants could be generated from the TiledCopy without changing its source.
+"""The sm80 GEMM takes its ldmatrix and cp.async addresses from TiledCopy partitions
+(GemmPlan.ldmatrix_copy: make_tiled_copy_A/B of its TiledMMA; CopyPlan.make: make_tiled_copy of
+the cp.async atom). This checks them against the GEMM's former private derivation, kept here as
+the reference: ldmatrix rows found by inverting the instruction's destination layout against
+the MMA fragment each lane must receive (kernels.ldmatrix.plan_ldmatrix), cp.async chunks
+walked by hand. Every (thread, instruction) offset equal = the same generated kernel source
+(the source writes only these tables; checked by hash of 47 sources when the switch was made).
 """
 
 from __future__ import annotations
 
 import pytest
 
-from cutemma.copy import make_copy_atom
+from cutemma.kernels.ldmatrix import plan_ldmatrix
 from cutemma.kernels.plan import GemmConfig, GemmPlan, _combine
-from cutemma.layout import Layout
-from cutemma.tensor import make_identity_tensor
-from cutemma.tiled import make_tiled_copy, make_tiled_copy_A
+from cutemma.mma.traits import tv_table
 
 CONFIGS = [
     GemmConfig(64, 64, 32, (2, 2), 4),
-    GemmConfig(128, 128, 32, (2, 2), 4),
     GemmConfig(128, 128, 32, (4, 2), 4),
     GemmConfig(128, 64, 64, (2, 2), 3, swizzle_bytes=64),
+    GemmConfig(32, 16, 64, (2, 2), 4),  # one N atom: B by ldmatrix.x2
+]
+COMBOS = [
+    ("f16", "K", "K"),
+    ("f16", "M", "N"),
+    ("bf16", "K", "N"),
+    ("f16", "M", "K"),
+    ("tf32", "K", "K"),
+    ("s8", "K", "K"),
+    ("e4m3", "K", "K"),
 ]
 
 
-def _first_values(tc, t, shape, nval):
-    """Tile coordinate of the first value of each instruction of thread t (instruction order
-    colexicographic over the partition's rest modes)."""
-    coords = tc.get_slice(t).partition_S(make_identity_tensor(shape)).tolist()
-    return coords[::nval]
+def _fragment(plan, which, t, i, ik):
+    """Tile coordinates of the values one ldmatrix of thread t fills (group i, k block ik)."""
+    tv = tv_table(plan.tiled.tv_layout_A_tiled if which == "A" else plan.tiled.tv_layout_B_tiled)
+    if which == "A":
+        extent, groups = plan.tm, [i]
+    else:
+        extent, groups = plan.tn, ([2 * i, 2 * i + 1] if plan.mma_n > 1 else [i])
+    return [
+        (int(tv[t, v]) % extent + g * extent, int(tv[t, v]) // extent + ik * plan.tk)
+        for g in groups
+        for v in range(tv.shape[1])
+    ]
 
 
-@pytest.mark.parametrize("cfg", CONFIGS, ids=lambda c: c.name)
-def test_ldmatrix_rows_of_A_are_make_tiled_copy_A(cfg):
-    plan = GemmPlan(cfg, "f16", "K", "K")
-    lp, split = plan.ldmatrix("A")
-    assert lp.atom.copy_atom.name == "SM75_U32x4_LDSM_N"
-    tc = make_tiled_copy_A(make_copy_atom("SM75_U32x4_LDSM_N", "f16"), plan.tiled)
-    tab = plan.smem_tables["A"]
-    for t in range(0, plan.threads, 5):
-        firsts = _first_values(tc, t, (cfg.block_m, cfg.block_k), 8)
-        assert len(firsts) == plan.mma_m * plan.k_blocks
-        for i in range(plan.mma_m):
-            for ik in range(plan.k_blocks):
-                m, k = firsts[i + ik * plan.mma_m]  # rest modes (CPY_M, CPY_K), M fastest
-                assert _combine(split, t, i * plan.k_blocks + ik) == tab[m, k]
+def _b16(plan, values):
+    """ldmatrix moves 16-bit halves: (mn, k) values as (mn, k16) halves."""
+    eb = plan.elem_bytes
+    if eb == 2:
+        return values
+    if eb == 4:
+        return [(mn, 2 * k + h) for mn, k in values for h in (0, 1)]
+    return [(mn, k // 2) for mn, k in values[0::2]]
 
 
-@pytest.mark.parametrize("cfg", CONFIGS, ids=lambda c: c.name)
-@pytest.mark.parametrize("which", ["A", "B"])
-def test_cp_async_chunks_are_make_tiled_copy(cfg, which):
-    plan = GemmPlan(cfg, "f16", "K", "K")
+def former_ldmatrix_table(plan, which):
+    tab, eb = plan.smem_tables[which], plan.elem_bytes
+
+    def smem16(c):
+        if eb == 2:
+            return int(tab[c])
+        if eb == 4:
+            return 2 * int(tab[c[0], c[1] // 2]) + c[1] % 2
+        lo = int(tab[c[0], 2 * c[1]])
+        return lo // 2 if lo % 2 == 0 and tab[c[0], 2 * c[1] + 1] == lo + 1 else -1
+
+    table = [[] for _ in range(plan.threads)]
+    atom = None
+    for i in range(plan.ldmatrix_groups(which)):
+        for ik in range(plan.k_blocks):
+            for w in range(plan.threads // 32):
+                lanes = range(32 * w, 32 * w + 32)
+                wanted = [_b16(plan, _fragment(plan, which, t, i, ik)) for t in lanes]
+                p = plan_ldmatrix(wanted, smem16, which)
+                atom = p.atom
+                for lane, (mn, k16) in enumerate(p.rows):
+                    table[32 * w + lane].append(int(tab[mn, k16 * 2 // eb]))
+    return atom, table
+
+
+def former_cp_async_table(plan, which):
     cp = plan.copy(which)
     cpr, rpp = cp.thr_layout.shape
-    extent = cfg.block_m if which == "A" else cfg.block_n
-    atom = make_copy_atom("SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>", "f16")
-    # threads row-major over (rows, 16-byte chunks); each copies 8 consecutive k
-    tc = make_tiled_copy(atom, Layout((rpp, cpr), (cpr, 1)), Layout((1, 8)))
-    tab = plan.smem_tables[which]
+    tab, vec = plan.smem_tables[which], plan.vec
+    major = plan.a_major if which == "A" else plan.b_major
+    out = []
     for t in range(plan.threads):
-        firsts = _first_values(tc, t, (extent, cfg.block_k), 8)
-        assert len(firsts) == cp.iters
-        for i, (mn, k) in enumerate(firsts):
-            assert _combine(cp.smem, t, i) == tab[mn, k]
+        c, o = t % cpr, t // cpr
+        crds = [
+            (o + i * rpp, c * vec) if major == "K" else (c * vec, o + i * rpp)
+            for i in range(cp.iters)
+        ]
+        out.append([int(tab[x]) for x in crds])
+    return out
 
 
 @pytest.mark.parametrize("cfg", CONFIGS, ids=lambda c: c.name)
-def test_ldmatrix_rows_of_B_are_make_tiled_copy_B(cfg):
-    """B's ldmatrix.x4 serves two N atoms (tn apart): CuTe's TiledMMA with its N tile doubled
-    (permutation N = 2 tn, values repeated) and make_tiled_copy_B of the x4 atom."""
-    from cutemma.tiled import make_tiled_copy_B, make_tiled_mma
+@pytest.mark.parametrize("dtype, a_major, b_major", COMBOS)
+def test_gemm_copies_equal_the_former_private_plan(cfg, dtype, a_major, b_major):
+    plan = GemmPlan(cfg, dtype, a_major, b_major)
+    if cfg.block_n == 16 and plan.elem_bytes == 1:
+        pytest.skip("128 threads do not tile 16 x 64 8-bit elements in 16-byte chunks")
+    for which in ("A", "B"):
+        lp, split = plan.ldmatrix(which)
+        atom, table = former_ldmatrix_table(plan, which)
+        assert lp.atom == atom
+        for t in range(plan.threads):
+            assert [_combine(split, t, j) for j in range(len(table[t]))] == table[t]
+        cp_table = former_cp_async_table(plan, which)
+        cp = plan.copy(which)
+        for t in range(plan.threads):
+            assert [_combine(cp.smem, t, i) for i in range(cp.iters)] == cp_table[t]
 
-    plan = GemmPlan(cfg, "f16", "K", "K")
-    if plan.mma_n < 2:
-        pytest.skip("one N atom: an x2 ldmatrix")
-    lp, split = plan.ldmatrix("B")
-    assert lp.atom.copy_atom.name == "SM75_U32x4_LDSM_N"
-    tm = make_tiled_mma(plan.tiled.atom, (*cfg.warps, 1), (None, 2 * plan.tn, None))
-    tc = make_tiled_copy_B(make_copy_atom("SM75_U32x4_LDSM_N", "f16"), tm)
-    tab, groups = plan.smem_tables["B"], plan.ldmatrix_groups("B")
-    for t in range(0, plan.threads, 3):
-        firsts = _first_values(tc, t, (cfg.block_n, cfg.block_k), 8)
-        assert len(firsts) == groups * plan.k_blocks
-        for i in range(groups):
-            for ik in range(plan.k_blocks):
-                n, k = firsts[i + ik * groups]
-                assert _combine(split, t, i * plan.k_blocks + ik) == tab[n, k]
+
+def test_the_ldmatrix_copies_are_cute_constructions():
+    plan = GemmPlan(GemmConfig(128, 128, 32, (2, 2), 4), "f16", "M", "K")
+    a, b = plan.ldmatrix_copy("A"), plan.ldmatrix_copy("B")
+    assert (a.atom.name, b.atom.name) == ("SM75_U16x8_LDSM_T", "SM75_U32x4_LDSM_N")
+    # A: the TiledMMA's (M, K) tile; B: two N atoms per warp (N tile 2 x 16)
+    assert a.tiler_mn == (32, 16) and b.tiler_mn == (32, 16)

@@ -15,6 +15,7 @@ import pytest
         "cuda.probe_copy_tma",
         "cuda.verify_copy",
         "emulate.tma",
+        "emulate.tmem",
         "emulate.copy",
     ],
 )

@@ -81,8 +81,8 @@ def former_ldmatrix_table(plan, which):
     return atom, table
 
 
-def former_cp_async_table(plan, which):
-    cp = plan.copy(which)
+def former_cp_async_table(plan, which, cp=None):
+    cp = cp or plan.copy(which)  # its thread layout (cpr, rpp) and passes; offsets walked here
     cpr, rpp = cp.thr_layout.shape
     tab, vec = plan.smem_tables[which], plan.vec
     major = plan.a_major if which == "A" else plan.b_major
@@ -121,3 +121,50 @@ def test_the_ldmatrix_copies_are_cute_constructions():
     assert (a.atom.name, b.atom.name) == ("SM75_U16x8_LDSM_T", "SM75_U32x4_LDSM_N")
     # A: the TiledMMA's (M, K) tile; B: two N atoms per warp (N tile 2 x 16)
     assert a.tiler_mn == (32, 16) and b.tiler_mn == (32, 16)
+
+
+@pytest.mark.parametrize(
+    "cfg, dtype, a_major, b_major",
+    [
+        (CONFIGS[0], "f16", "K", "K"),
+        (CONFIGS[1], "f16", "M", "N"),
+        (CONFIGS[2], "tf32", "K", "K"),
+        (CONFIGS[3], "bf16", "M", "K"),
+        (GemmConfig(128, 128, 64, (2, 2), 3), "e4m3", "K", "K"),
+    ],
+    ids=lambda x: getattr(x, "name", x),
+)
+def test_generated_source_is_byte_identical_to_the_former_plan(
+    monkeypatch, cfg, dtype, a_major, b_major
+):
+    """gemm_source with the TiledCopy partitions = gemm_source with the former private plan
+    patched back in (same generator, only the planning differs)."""
+    from cutemma.kernels import plan as plan_mod
+    from cutemma.kernels.gemm_sm80 import gemm_source
+
+    new = gemm_source(cfg, dtype, a_major, b_major)
+
+    def former_ldmatrix(self, which):
+        atom, table = former_ldmatrix_table(self, which)
+        rows = tuple((0, 0) for _ in range(32))  # not read by the generator
+        outer = (self.smem_A if which == "A" else self.smem_B).outer
+        return plan_mod.LdmatrixPlan(atom, rows), plan_mod.split_offsets(
+            table, outer, f"ldmatrix {which}"
+        )
+
+    real_copy = plan_mod.GemmPlan.copy
+
+    def former_copy(self, which):
+        cp = real_copy(self, which)  # its thread layout and pass count; its table replaced
+        outer = (self.smem_A if which == "A" else self.smem_B).outer
+        split = plan_mod.split_offsets(
+            former_cp_async_table(self, which, cp), outer, f"cp.async {which}"
+        )
+        return plan_mod.CopyPlan(
+            cp.which, cp.k_contiguous, cp.thr_layout, cp.iters, cp.rows_per_pass, split
+        )
+
+    monkeypatch.setattr(plan_mod.GemmPlan, "_plan_ldmatrix", former_ldmatrix)
+    monkeypatch.setattr(plan_mod.GemmPlan, "copy", former_copy)
+    old = gemm_source(cfg, dtype, a_major, b_major)
+    assert old == new

@@ -25,6 +25,7 @@ import numpy as np
 
 from cutemma.copy.operation import CPP_BITS, CopyOperation
 from cutemma.copy.traits import CopyTraits
+from cutemma.display import RichDisplay
 from cutemma.errors import AtomError, CopyError, LayoutError
 from cutemma.layout import Layout, size, upcast
 from cutemma.mma.traits import tv_table
@@ -71,7 +72,7 @@ def value_type(dtype) -> ValueType:
 
 
 @dataclass(frozen=True)
-class CopyAtom:
+class CopyAtom(RichDisplay):
     """One copy instruction for one value type: ``.op``, ``.traits``, ``.val_type``.
 
     >>> from cutemma.copy import make_copy_atom
@@ -183,11 +184,6 @@ class CopyAtom:
 
     def __repr__(self) -> str:
         return f"CopyAtom({self.name}, {self.val_type.name})"
-
-    def _repr_svg_(self) -> str:  # pragma: no cover - Jupyter hook
-        from cutemma.viz.copy import copy_svg
-
-        return copy_svg(self)
 
 
 def _widest_unit(bit_layout: Layout) -> int:

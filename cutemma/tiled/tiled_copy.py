@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from functools import cached_property
 
+from cutemma.display import RichDisplay
 from cutemma.errors import CopyError, LayoutError
 from cutemma.layout import algebra
 from cutemma.layout.int_tuple import is_int, is_tuple, product_each
@@ -60,7 +61,7 @@ def _zip2(layout: Layout) -> Layout:
     return make_layout(make_layout(a, c), make_layout(b, d))
 
 
-class TiledCopy:
+class TiledCopy(RichDisplay):
     """A copy atom tiled by a (thread, value) -> coordinate layout over a tile ``tiler_mn``.
 
     >>> from cutemma.copy import make_copy_atom
@@ -220,11 +221,6 @@ class TiledCopy:
             f"TiledCopy({self.atom.name}, {self.atom.val_type.name}, threads={self.size}, "
             f"tiler={_tiler_shape(self.tiler_mn)}, layout_tv={self.layout_tv_tiled})"
         )
-
-    def _repr_svg_(self) -> str:  # pragma: no cover - drawn by cutemma.viz
-        from cutemma.viz.copy import copy_svg
-
-        return copy_svg(self)
 
 
 def _flat_tuple(t) -> tuple:

@@ -191,3 +191,20 @@ def copy_text(obj, smem=None) -> str:
 
 
 __all__ = ["copy_figure", "copy_html", "copy_svg", "copy_text"]
+
+
+def _copy_bundle(obj) -> dict:
+    """Jupyter: a CopyAtom or TiledCopy draws as :func:`copy_svg` (cutemma.display)."""
+    return {"image/svg+xml": copy_svg(obj)}
+
+
+def _register() -> None:
+    from cutemma.copy.atom import CopyAtom
+    from cutemma.display import register
+    from cutemma.tiled.tiled_copy import TiledCopy
+
+    register(CopyAtom, _copy_bundle)
+    register(TiledCopy, _copy_bundle)
+
+
+_register()

@@ -46,6 +46,10 @@ class LaunchError(CutemmaError, RuntimeError):
     """A kernel could not be launched: no GPU, wrong device, dtype or memory layout."""
 
 
+class CopyError(CutemmaError, ValueError):
+    """A copy operation name, value type, TiledCopy construction or copied tensor is not valid."""
+
+
 class TmaError(CutemmaError, ValueError):
     """A shared-memory layout TMA cannot fill, or tensor-map arguments break the driver's rules."""
 

@@ -208,4 +208,6 @@ def register(sub) -> None:
     from cutemma.cli.show_viz import add_picture_args
 
     add_picture_args(s)
-    s.set_defaults(run=run_show)
+    from cutemma.cli.copy_show import run_show_any  # copy atom names: cutemma.cli.copy_show
+
+    s.set_defaults(run=run_show_any)

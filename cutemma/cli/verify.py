@@ -46,6 +46,7 @@ def register(subparsers) -> None:
         help="GMMA as listed (K-major) only; default adds the MN-major variants the type allows",
     )
     p.add_argument("--json", type=Path, metavar="FILE", help="write the JSON report here")
+    p.add_argument("--copy", action="store_true", help="verify the copy atoms instead")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     p.set_defaults(run=run)
 
@@ -111,6 +112,15 @@ def run(args: argparse.Namespace) -> int:
             import torch  # noqa: F401
         except ImportError:
             pass
+    if getattr(args, "copy", False):  # copy atoms: cutemma.cuda.verify_copy
+        from cutemma.cuda.verify_copy import table, verify_copy
+
+        report = verify_copy(hardware=args.hardware)
+        print(table(report))
+        if args.json:
+            args.json.parent.mkdir(parents=True, exist_ok=True)
+            args.json.write_text(json.dumps(report, indent=1) + "\n")
+        return 1 if report["failed"] else 0
     from cutemma.cuda.verify import verify, with_majors
 
     ops = select_ops(args.arch, args.family)

@@ -13,12 +13,14 @@ Like an MMA atom, the copy atom is two thread-value layouts over one index
 space, the ``64*num`` elements read as ``8*num`` rows of 8: ``src_tv``
 (lane, element of its row) -> index, and ``dst_tv`` (lane, value) -> index,
 value ``v`` living in register ``v // 2``, half ``v % 2``, the packing of
-``mma.sync`` operand registers. :func:`plan_ldmatrix` inverts ``dst_tv`` against
+``mma.sync`` operand registers; both are the copy catalog's layouts of
+``SM75_U32x<n>_LDSM_N`` / ``SM75_U16x<2n>_LDSM_T`` (:mod:`cutemma.copy`, equal to CuTe's
+Copy_Traits). :func:`plan_ldmatrix` inverts ``dst_tv`` against
 where an MMA fragment wants each value, and so finds which tile element each
 lane's row starts at.
 
 >>> str(LdMatrix(4).dst_tv), str(LdMatrix(4, trans=True).dst_tv)
-('((4,8),(2,4)):((2,8),(1,64))', '((4,8),(2,4)):((16,1),(8,64))')
+('(32,(2,4)):(2,(1,64))', '((4,8),(1,2,4)):((16,1),(1,8,64))')
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ class LdMatrix:
 
     >>> a = LdMatrix(2)
     >>> a.ptx, str(a.src_tv), a.values
-    ('ldmatrix.sync.aligned.m8n8.x2.shared.b16', '(16,8):(8,1)', 4)
+    ('ldmatrix.sync.aligned.m8n8.x2.shared.b16', '((16,2),8):((8,0),1)', 4)
     """
 
     num: int
@@ -53,8 +55,20 @@ class LdMatrix:
             raise TiledMmaError(f"ldmatrix loads 1, 2 or 4 matrices, not {self.num}")
 
     @property
+    def copy_atom(self):
+        """The copy catalog's atom of this instruction, in 16-bit values (cutemma.copy).
+
+        >>> LdMatrix(4, trans=True).copy_atom.name
+        'SM75_U16x8_LDSM_T'
+        """
+        from cutemma.copy import make_copy_atom
+
+        name = f"SM75_U16x{2 * self.num}_LDSM_T" if self.trans else f"SM75_U32x{self.num}_LDSM_N"
+        return make_copy_atom(name, "f16")
+
+    @property
     def ptx(self) -> str:
-        return f"ldmatrix.sync.aligned.m8n8.x{self.num}{'.trans' if self.trans else ''}.shared.b16"
+        return self.copy_atom.op.ptx
 
     @property
     def values(self) -> int:
@@ -63,15 +77,13 @@ class LdMatrix:
 
     @property
     def src_tv(self) -> Layout:
-        """(addressing lane, element of its row) -> index: lane r gives row r."""
-        return Layout((8 * self.num, 8), (8, 1))
+        """(lane, element of its row) -> index: lane r < 8*num gives row r (the copy atom's)."""
+        return self.copy_atom.layout_src_tv
 
     @property
     def dst_tv(self) -> Layout:
-        """(lane, value) -> index, value v in register v // 2, half v % 2."""
-        if self.trans:  # row 2*(lane%4) + v%2, column lane/4 of matrix v/2
-            return Layout(((4, 8), (2, self.num)), ((16, 1), (8, 64)))
-        return Layout(((4, 8), (2, self.num)), ((2, 8), (1, 64)))
+        """(lane, value) -> index, value v in register v // 2, half v % 2 (the copy atom's)."""
+        return self.copy_atom.layout_dst_tv
 
 
 @dataclass(frozen=True)

@@ -24,12 +24,19 @@ from functools import cached_property
 
 import numpy as np
 
+from cutemma.copy import make_copy_atom
 from cutemma.errors import NotALayoutError, TiledMmaError
-from cutemma.kernels.ldmatrix import LdmatrixPlan, bank_phases, plan_ldmatrix
+from cutemma.kernels.ldmatrix import LdMatrix, LdmatrixPlan, bank_phases
 from cutemma.layout import ComposedLayout, Layout, Swizzle, flatten, tile_to_shape
 from cutemma.mma.infer import infer_layout
 from cutemma.mma.traits import mode_table, tv_table
-from cutemma.tiled import make_tiled_mma
+from cutemma.tiled import (
+    TiledCopy,
+    make_tiled_copy,
+    make_tiled_copy_A,
+    make_tiled_copy_B,
+    make_tiled_mma,
+)
 
 ATOMS = {
     "f16": "SM80_16x8x16_F32F16F16F32_TN",
@@ -347,54 +354,6 @@ class GemmPlan:
             "C": tv_table(t.tv_layout_C_tiled),
         }
 
-    def _fragment_coords(self, which: str, t: int, i: int, ik: int) -> list[tuple[int, int]]:
-        """Tile coordinates of the values one ldmatrix of thread t fills (atom group i, k block ik)."""
-        tv = self.tv_tables[which]
-        per = tv.shape[1]  # values of one atom (the tiled value mode's other modes are 1)
-        if which == "A":
-            extent, groups = self.tm, [i]
-        else:
-            extent = self.tn
-            groups = [2 * i, 2 * i + 1] if self.mma_n > 1 else [i]
-        out = []
-        for g in groups:
-            for v in range(per):
-                off = int(tv[t, v])
-                out.append((off % extent + g * extent, off // extent + ik * self.tk))
-        return out
-
-    def _b16_view(self, values: list[tuple[int, int]]) -> list[tuple[int, int]]:
-        """The 16-bit halves ldmatrix moves, as (mn, k16) coordinates, for this element width.
-
-        Registers hold 4 bytes: two f16 values, one tf32 value (two halves), four s8 values
-        (two halves of two); ldmatrix moves 16-bit halves, so k is counted in halves.
-        """
-        eb = self.elem_bytes
-        if eb == 2:
-            return values
-        if eb == 4:
-            return [(mn, 2 * k + h) for mn, k in values for h in (0, 1)]
-        out = []
-        for (mn, k), (mn1, k1) in zip(values[0::2], values[1::2]):
-            if k % 2 or (mn1, k1) != (mn, k + 1):  # pragma: no cover - s8 fragments pair up
-                raise TiledMmaError(f"8-bit values {(mn, k)}, {(mn1, k1)} do not share a half")
-            out.append((mn, k // 2))
-        return out
-
-    def _smem_b16(self, which: str) -> Callable[[tuple[int, int]], int]:
-        """(mn, k16) -> offset in 16-bit units of that half in one stage."""
-        tab, eb = self.smem_tables[which], self.elem_bytes
-        if eb == 2:
-            return lambda c: int(tab[c])
-        if eb == 4:
-            return lambda c: 2 * int(tab[c[0], c[1] // 2]) + c[1] % 2
-
-        def half(c):
-            lo = int(tab[c[0], 2 * c[1]])
-            return lo // 2 if lo % 2 == 0 and tab[c[0], 2 * c[1] + 1] == lo + 1 else -1
-
-        return half
-
     def ldmatrix_groups(self, which: str) -> int:
         """ldmatrix instructions per k block: one per A atom row, one per pair of B atoms."""
         return self.mma_m if which == "A" else max(1, self.mma_n // 2)
@@ -406,29 +365,69 @@ class GemmPlan:
     def _ldmatrix(self) -> dict:
         return {w: self._plan_ldmatrix(w) for w in ("A", "B")}
 
+    def ldmatrix_copy(self, which: str) -> TiledCopy:
+        """The TiledCopy (cutemma.tiled) whose ``partition_S`` is ``which``'s ldmatrix rows.
+
+        The atom is ``ldmatrix`` of the operand's major (K: plain, MN: ``.trans``), x4, or x2
+        for a B of one N atom; A's copy is ``make_tiled_copy_A`` of the TiledMMA; B's x4 serves
+        two N atoms, so it is ``make_tiled_copy_B`` of the TiledMMA with its N tile doubled.
+
+        >>> p = GemmPlan(GemmConfig(), "f16", "K", "N")
+        >>> p.ldmatrix_copy("A").atom.name, p.ldmatrix_copy("B").atom.name
+        ('SM75_U32x4_LDSM_N', 'SM75_U16x8_LDSM_T')
+        """
+        major = self.a_major if which == "A" else self.b_major
+        num = 4 if which == "A" or self.mma_n > 1 else 2
+        name = f"SM75_U32x{num}_LDSM_N" if major == "K" else f"SM75_U16x{2 * num}_LDSM_T"
+        atom = make_copy_atom(name, 8 * self.elem_bytes)
+        if which == "A":
+            return make_tiled_copy_A(atom, self.tiled)
+        tiled = self.tiled
+        if self.mma_n > 1:
+            warps = (*self.config.warps, 1)
+            tiled = make_tiled_mma(self.tiled.atom, warps, (None, 2 * self.tn, None))
+        return make_tiled_copy_B(atom, tiled)
+
     def _plan_ldmatrix(self, which: str) -> tuple[LdmatrixPlan, Split]:
         """The ldmatrix atom of ``which`` and its lane row offsets (element offset in one stage).
 
         Entry ``i * k_blocks + ik`` of the split's constants is the ldmatrix of
-        group ``i`` in k block ``ik``.
+        group ``i`` in k block ``ik``: the first value of instruction ``(i, ik)`` of the
+        TiledCopy's ``partition_S`` over the tile (rest modes (groups, k blocks)).
         """
-        smem_tab = self.smem_tables[which]
+        tc = self.ldmatrix_copy(which)
+        tab = self.smem_tables[which]
+        extent = self.config.block_m if which == "A" else self.config.block_n
+        nv, groups = tc.atom.num_val_src, self.ldmatrix_groups(which)
+        table, rows = [], []
+        coords = _partition_coords(tc, extent, self.config.block_k)
+        for t in range(self.threads):
+            crd = coords[t]
+            offs_all = tab[crd[:, 0], crd[:, 1]]
+            if t < 32:
+                rows.append(tuple(int(x) for x in crd[0]))
+            row = []
+            for i in range(groups):
+                for ik in range(self.k_blocks):
+                    j = (i + ik * groups) * nv
+                    offs = [int(x) for x in offs_all[j : j + nv]]
+                    if (offs[0] * self.elem_bytes) % 16 or offs != list(
+                        range(offs[0], offs[0] + nv)
+                    ):
+                        raise TiledMmaError(
+                            f"{which} {self.config.name}: {tc.atom.name} reads 16-byte rows but "
+                            f"thread {t}'s row {tuple(crd[j])} is not 16 contiguous aligned bytes in the "
+                            "smem layout; make its contiguous mode the fragment's K (plain) or "
+                            "M/N (.trans) mode"
+                        )
+                    row.append(offs[0])
+            table.append(row)
+        op = tc.atom.op
+        atom = LdMatrix(op.param("num"), "trans" in op.modifiers)
         smem_outer = (self.smem_A if which == "A" else self.smem_B).outer
-        smem16 = self._smem_b16(which)
-        plan0 = None
-        table = [[] for _ in range(self.threads)]
-        for i in range(self.ldmatrix_groups(which)):
-            for ik in range(self.k_blocks):
-                for w in range(self.threads // 32):
-                    lanes = range(32 * w, 32 * w + 32)
-                    wanted = [self._b16_view(self._fragment_coords(which, t, i, ik)) for t in lanes]
-                    plan = plan_ldmatrix(wanted, smem16, f"{which} {self.config.name}")
-                    plan0 = plan0 or plan
-                    if plan.atom != plan0.atom:  # pragma: no cover - same majors everywhere
-                        raise TiledMmaError(f"{which}: ldmatrix atoms differ across the tile")
-                    for lane, (mn, k16) in enumerate(plan.rows):  # row start: an element
-                        table[32 * w + lane].append(int(smem_tab[mn, k16 * 2 // self.elem_bytes]))
-        return plan0, split_offsets(table, smem_outer, f"ldmatrix {which}")
+        return LdmatrixPlan(atom, tuple(rows)), split_offsets(
+            table, smem_outer, f"ldmatrix {which}"
+        )
 
     def bank_conflicts(self, which: str) -> int:
         """Worst rows per 16-byte bank group over every ldmatrix phase of ``which`` (1 = none)."""
@@ -517,23 +516,51 @@ class CopyPlan:
             )
         rpp = threads // cpr
         thr = Layout((cpr, rpp))
-        coord = _tile_coord(k_contiguous)
+        # the TiledCopy of the kernel's cp.async: thread t at chunk t % cpr of row t // cpr,
+        # each moving vec contiguous elements (16 bytes); its instructions in partition order
+        atom = make_copy_atom("SM80_CP_ASYNC_CACHEGLOBAL_ZFILL<uint128_t>", 128 // vec)
+        if k_contiguous:
+            tc = make_tiled_copy(atom, Layout((rpp, cpr), (cpr, 1)), Layout((1, vec)))
+        else:
+            tc = make_tiled_copy(atom, Layout((cpr, rpp), (1, cpr)), Layout((vec, 1)))
         table = []
+        coords = _partition_coords(tc, extent, block_k)
         for t in range(threads):
-            c, o = t % cpr, t // cpr
+            crd = coords[t]
+            offs_all = smem_tab[crd[:, 0], crd[:, 1]]
             row = []
             for i in range(other // rpp):
-                x, y = coord(c * vec, o + i * rpp)
-                start = int(smem_tab[x, y])
-                for j in range(vec):  # the 16-byte chunk is contiguous in shared memory
-                    if smem_tab[coord(c * vec + j, o + i * rpp)] != start + j:
-                        raise TiledMmaError(
-                            f"cp.async {which}: chunk {(c, o)} not contiguous in smem"
-                        )
-                row.append(start)
+                offs = [int(x) for x in offs_all[i * vec : (i + 1) * vec]]
+                if offs != list(range(offs[0], offs[0] + vec)):
+                    raise TiledMmaError(
+                        f"cp.async {which}: thread {t}'s chunk at {tuple(crd[i * vec])} is not "
+                        "contiguous in smem"
+                    )
+                row.append(offs[0])
             table.append(row)
         split = split_offsets(table, swizzle, f"cp.async {which}")
         return CopyPlan(which, k_contiguous, thr, other // rpp, rpp, split)
+
+
+def _partition_coords(tc: TiledCopy, extent: int, block_k: int) -> np.ndarray:
+    """(threads, values, 2): the (mn, k) tile coordinate of every value of each thread's
+    ``partition_S`` of an (extent, block_k) tile, in partition order. The TiledCopy's
+    (thread, value, rest) view of the tile (``tidfrg_S``, what ``partition_S`` slices) is
+    evaluated once with numpy.
+
+    >>> from cutemma.copy import make_copy_atom
+    >>> from cutemma.tiled import make_tiled_copy
+    >>> tc = make_tiled_copy(make_copy_atom("SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>", 16),
+    ...                      Layout((32, 4), (4, 1)), Layout((1, 8)))
+    >>> _partition_coords(tc, 32, 32)[5, :2].tolist()
+    [[1, 8], [1, 9]]
+    """
+    frg = tc.tidfrg_S(Layout((extent, block_k)))
+    shape, stride = frg.shape, frg.stride
+    thr = mode_table(shape[0], stride[0])
+    rest = mode_table(tuple(shape[1:]), tuple(stride[1:]))
+    idx = thr[:, None] + rest[None, :]
+    return np.stack([idx % extent, idx // extent], axis=2)
 
 
 def _tile_coord(k_contiguous: bool) -> Callable[[int, int], tuple[int, int]]:

@@ -9,6 +9,7 @@ in which cell of A, B and C, computed from the layouts with numpy.
 (128, 128)
 """
 
+from cutemma.viz import copy as _copy  # noqa: F401  (registers copy atoms' pictures)
 from cutemma.viz import jupyter  # registers the Jupyter renderings (cutemma.display)
 from cutemma.viz.grid import Figure, Panel, figure_of
 from cutemma.viz.html import to_html

@@ -426,6 +426,12 @@ def placements(fig: Figure) -> tuple[dict[str, tuple[int, int]], int, int]:
         M, N, K = fig.shape_mnk
         at = {"A": (1, K + 2), "B": (K + 2, 1), "C": (K + 2, K + 2)}
         return at, K + 2 + N, K + 2 + M
+    if fig.kind == "copy":  # CuTe's print_latex_copy: S, then D (then banks) side by side
+        at, x = {}, 1
+        for p in fig.panels:
+            at[p.name] = (x, 1)
+            x += p.cols + 2
+        return at, x - 1, 1 + max(p.rows for p in fig.panels)
     p = fig.panels[0]
     return {p.name: (1, 1)}, 1 + p.cols, 1 + p.rows
 

@@ -76,14 +76,20 @@ def _preamble(w: int, h: int, lines: int, chars: int) -> list[str]:
 
 def to_latex(obj, tile: tuple[int, int] | None = None) -> str:
     """A standalone TikZ document of a Layout, swizzled layout, TV layout (``tile=(M, N)``),
-    MmaAtom or TiledMma, in CuTe's print_latex conventions.
+    MmaAtom, TiledMma, CopyAtom or TiledCopy, in CuTe's print_latex conventions (a copy: its
+    source panel S and destination panel D side by side, as CuTe's ``print_latex_copy``).
 
     >>> from cutemma.mma import make_mma_atom
     >>> tex = to_latex(make_mma_atom('SM70_8x8x4_F32F16F16F32_NT'))
     >>> tex.count('\\\\node[cell'), 'T16\\\\\\\\V0' in tex
     (128, True)
     """
-    fig = figure_of(obj, tile)
+    if hasattr(obj, "layout_src_tv") or hasattr(obj, "layout_src_tv_tiled"):
+        from cutemma.viz.copy import copy_figure  # copies: the same S | D panels as the SVG
+
+        fig = copy_figure(obj)
+    else:
+        fig = figure_of(obj, tile)
     nodes, used = _cell_nodes(fig)
     _, w, h = placements(fig)
     keys = sorted(k for k in used if k >= 0)

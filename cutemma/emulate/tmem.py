@@ -1,0 +1,88 @@
+"""Tensor-memory copies on the CPU: ``tcgen05.ld`` / ``tcgen05.st`` of one warp.
+
+Tensor memory is modelled as a (128 lanes, 512 columns) array of 32-bit words. A TMEM atom's
+traits (:mod:`cutemma.copy.arch.sm100_tmem`) say which logical bit each register bit is (its
+register-side layout) and where each logical bit lives in tensor memory (``val_id``: a bit
+address, one lane ``DP_BITS`` on, columns 32 bits wide). A load gathers every register value
+from the address its logical bits map to, relative to the instruction's address (lane, column);
+a store scatters them back. With ``.pack::16b`` / ``.unpack::16b`` (the ``_16b`` atoms, read in
+16-bit values) a column holds one 16-bit value in its low half.
+
+>>> import numpy as np
+>>> from cutemma.copy import make_copy_atom
+>>> tmem = np.arange(128 * 512, dtype=np.uint32).reshape(128, 512)
+>>> regs = tmem_load(make_copy_atom("SM100_TMEM_LOAD_32dp32b2x", 32), tmem, 32, 8)
+>>> regs[3].tolist(), int(tmem[35, 8]), int(tmem[35, 9])   # lane 3: row 32 + 3, columns 8, 9
+([17928, 17929], 17928, 17929)
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+import numpy as np
+
+from cutemma.copy.arch.sm100_tmem import DP_BITS
+from cutemma.errors import CopyError
+from cutemma.mma.traits import mode_table, tv_table
+
+LANES, COLUMNS = 128, 512
+
+
+@cache
+def _addresses(atom) -> tuple[np.ndarray, np.ndarray]:
+    """(lane, column) offsets, each (32, values), of every register value of a TMEM atom."""
+    traits = atom.traits
+    if traits.val_id is None:
+        raise CopyError(f"{atom.name} is not a tensor-memory load or store (no val_id)")
+    reg = atom.layout_dst_tv if atom.op.dst.space == "reg" else atom.layout_src_tv
+    if atom.op.src.space != "tmem" and atom.op.dst.space != "tmem":
+        raise CopyError(f"{atom.name}: neither side is tensor memory")
+    bits = atom.val_type.bits
+    addr_of_bit = mode_table(traits.val_id.shape, traits.val_id.stride)
+    first = addr_of_bit[tv_table(reg) * bits]  # tensor-memory bit address of each value
+    if bits == 16 and "pack16" not in atom.op.modifiers:
+        raise CopyError(f"{atom.name}: read it in 32-bit values (16-bit ones need a _16b atom)")
+    lane, bit = first // DP_BITS, first % DP_BITS
+    if (bit % 32).any():
+        raise CopyError(f"{atom.name}: values of {bits} bits do not start on a column")
+    return lane, bit // 32
+
+
+def _check(tmem: np.ndarray, lane0: int, col0: int, lane: np.ndarray, col: np.ndarray, what):
+    if tmem.shape != (LANES, COLUMNS):
+        raise CopyError(f"{what}: tensor memory is ({LANES}, {COLUMNS}) words, got {tmem.shape}")
+    if lane0 % 16 or not 0 <= lane0 < LANES:
+        raise CopyError(f"{what}: lane {lane0}; give a multiple of 16 below {LANES}")
+    if col0 < 0 or col0 + int(col.max()) >= COLUMNS or lane0 + int(lane.max()) >= LANES:
+        raise CopyError(f"{what}: columns {col0}..{col0 + int(col.max())} run past {COLUMNS}")
+
+
+def tmem_load(atom, tmem: np.ndarray, lane0: int, col0: int) -> np.ndarray:
+    """``tcgen05.ld`` of one warp at tensor-memory address (``lane0``, ``col0``): (32, values).
+
+    16-bit atoms (``_16b``) return the low halves of the columns they read.
+    """
+    lane, col = _addresses(atom)
+    _check(tmem, lane0, col0, lane, col, f"{atom.name} load")
+    words = tmem[lane0 + lane, col0 + col]
+    return (words & 0xFFFF).astype(np.uint16) if atom.val_type.bits == 16 else words.copy()
+
+
+def tmem_store(atom, regs: np.ndarray, tmem: np.ndarray, lane0: int, col0: int) -> None:
+    """``tcgen05.st`` of one warp: register values (32, values) into tensor memory.
+
+    >>> import numpy as np
+    >>> from cutemma.copy import make_copy_atom
+    >>> st = make_copy_atom("SM100_TMEM_STORE_32dp32b1x", 32)
+    >>> tmem = np.zeros((128, 512), dtype=np.uint32)
+    >>> tmem_store(st, np.arange(32, dtype=np.uint32).reshape(32, 1), tmem, 0, 4)
+    >>> tmem[:3, 4].tolist()
+    [0, 1, 2]
+    """
+    lane, col = _addresses(atom)
+    _check(tmem, lane0, col0, lane, col, f"{atom.name} store")
+    regs = np.asarray(regs)
+    if regs.shape != lane.shape:
+        raise CopyError(f"{atom.name} store: registers shaped {regs.shape}; expected {lane.shape}")
+    tmem[lane0 + lane, col0 + col] = regs.astype(np.uint32)

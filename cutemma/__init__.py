@@ -1,7 +1,7 @@
 """cutemma: CuTe's MMA system in Python.
 
-The layout algebra, MMA atoms (Operation + Traits), TiledMMA, shared-memory descriptors and
-the CPU emulation are re-exported here; the CUDA backend lives in ``cutemma.cuda``.
+The layout algebra, MMA atoms (Operation + Traits), copy atoms (Operation + Copy_Traits),
+TiledMMA and TiledCopy, shared-memory descriptors and the CPU emulation are re-exported here; the CUDA backend lives in ``cutemma.cuda``.
 
 >>> import cutemma
 >>> str(cutemma.Layout((4, 2), (2, 1)))
@@ -18,10 +18,12 @@ torch.Size([512, 512])
 """
 
 from cutemma import emulate
+from cutemma.copy import CopyAtom, copy_ops, copy_traits, make_copy_atom
 from cutemma.errors import (
     AtomError,
     CliError,
     CompileError,
+    CopyError,
     CutemmaError,
     DescriptorError,
     LaunchError,
@@ -29,6 +31,7 @@ from cutemma.errors import (
     LayoutParseError,
     NotALayoutError,
     TiledMmaError,
+    TmaError,
 )
 from cutemma.layout import *  # noqa: F403
 from cutemma.layout import __all__ as _layout_all
@@ -45,7 +48,19 @@ from cutemma.tensor import (
     make_tensor,
     print_tensor,
 )
-from cutemma.tiled import ThrMma, TiledMma, make_tiled_mma
+from cutemma.tiled import (
+    ThrCopy,
+    ThrMma,
+    TiledCopy,
+    TiledMma,
+    make_tiled_copy,
+    make_tiled_copy_A,
+    make_tiled_copy_B,
+    make_tiled_copy_C,
+    make_tiled_copy_D,
+    make_tiled_copy_S,
+    make_tiled_mma,
+)
 from cutemma.viz import print_latex, print_text, to_html, to_latex, to_svg, to_text
 
 __version__ = "0.1.0"
@@ -83,7 +98,10 @@ def __dir__() -> list[str]:
 __all__ = [
     *_LAZY,  # GemmConfig, gemm, tune
     "AtomError", "CliError", "CompileError", "CutemmaError", "DescriptorError", "LaunchError",
-    "LayoutError", "LayoutParseError", "NotALayoutError", "TiledMmaError",
+    "LayoutError", "LayoutParseError", "NotALayoutError", "TiledMmaError", "CopyError", "TmaError",
+    "CopyAtom", "copy_ops", "copy_traits", "make_copy_atom",
+    "ThrCopy", "TiledCopy", "make_tiled_copy", "make_tiled_copy_A", "make_tiled_copy_B",
+    "make_tiled_copy_C", "make_tiled_copy_D", "make_tiled_copy_S",
     "Tensor", "ThrMma", "TiledMma", "emulate", "infer_layout", "local_partition", "local_tile",
     "make_identity_tensor", "make_tensor", "make_tiled_mma", "print_tensor",
     "print_latex", "print_text", "to_html", "to_latex", "to_svg", "to_text",

@@ -28,6 +28,7 @@ from cutemma.layout.algebra import (
     zipped_divide,
     zipped_product,
 )
+from cutemma.layout.basis import BasisLayout, ScaledBasis, make_identity_layout
 
 # the int-tuple functions, with their arguments checked (the algebra uses unchecked ones)
 from cutemma.layout.checks import (
@@ -60,7 +61,6 @@ from cutemma.layout.layout import (
     slice_and_offset,
     stride,
 )
-from cutemma.layout.basis import BasisLayout, ScaledBasis, make_identity_layout
 from cutemma.layout.notation import parse_int_tuple, parse_layout
 from cutemma.layout.swizzle import ComposedLayout, Swizzle, make_swizzled
 

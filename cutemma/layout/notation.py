@@ -253,16 +253,17 @@ def _parse(text: str):
         sw = r.swizzle()
         r.expect("o")
         # seed 001 writes ``Swizzle<1,4,3> o ((8,2),(4,4)):(...)`` with no offset
-        offset = 0
+        offset, pinned = 0, False
         if r.peek("smem_ptr"):  # CuTe's GMMA/UMMA atoms: the swizzle is on byte addresses
             sw = byte_swizzle_to_elements(sw, r.smem_ptr_bits(), text)
             r.expect("o")
+            pinned = True  # on a pointer, as the atoms cutemma builds
         elif not r.peek("(") and r.word() not in ("Layout", "cute::Layout"):
             offset = r.integer()
             r.expect("o")
         inner = r.layout()
         r.end()
-        return ComposedLayout(sw, offset, inner)
+        return ComposedLayout(sw, offset, inner, pinned)
     if r.word() == "ArithTuple":  # a tensor view over coordinates: start o basis layout
         r.pos += len("ArithTuple")
         start = r.int_tuple()

@@ -99,14 +99,20 @@ class ComposedLayout(RichDisplay):
     As in CuTe, ``outer`` and ``inner`` may be a Swizzle, a Layout or another ComposedLayout
     (a right inverse of a swizzled layout with an offset is ``Layout o offset o Swizzle``).
 
+    ``pinned=True`` marks a shared-memory layout whose offset stands for a pointer (CuTe's
+    ``smem_ptr_flag``): the algebra keeps it composed even with an identity swizzle, as C++
+    keeps its GMMA/UMMA INTER atoms composed, so slicing a tile keeps the slice's offset (a
+    plain Layout's slice drops it). ``gmma_layout_atom`` and ``umma_layout_atom`` pin theirs.
+    It changes neither the function, the printing nor equality.
+
     >>> c = ComposedLayout(Swizzle(1, 0, 1), 0, Layout(4))
     >>> [c(i) for i in range(4)], c.size()
     ([0, 1, 3, 2], 4)
     """
 
-    __slots__ = ("outer", "offset", "inner")
+    __slots__ = ("outer", "offset", "inner", "pinned")
 
-    def __init__(self, outer, offset: int, inner):
+    def __init__(self, outer, offset: int, inner, pinned: bool = False):
         if not _is_function(inner):
             raise LayoutError(
                 f"ComposedLayout: inner must be a Layout, Swizzle or ComposedLayout, got {inner!r}"
@@ -119,6 +125,7 @@ class ComposedLayout(RichDisplay):
         self.outer = outer
         self.offset = offset
         self.inner = inner
+        self.pinned = bool(pinned)
 
     def __call__(self, *crd):
         if isinstance(self.inner, Swizzle):
@@ -130,8 +137,8 @@ class ComposedLayout(RichDisplay):
             c = crd[0] if len(crd) == 1 else crd
             if isinstance(self.inner, Layout):
                 sub, off = slice_and_offset(c, self.inner)
-                return ComposedLayout(self.outer, self.offset + off, sub)
-            return ComposedLayout(self.outer, self.offset, r)
+                return ComposedLayout(self.outer, self.offset + off, sub, self.pinned)
+            return ComposedLayout(self.outer, self.offset, r, self.pinned)
         return _apply(self.outer, self.offset + r)
 
     def __eq__(self, other) -> bool:
@@ -165,7 +172,7 @@ class ComposedLayout(RichDisplay):
         return len(self.inner)
 
     def __getitem__(self, i: int) -> ComposedLayout:
-        return ComposedLayout(self.outer, self.offset, self.inner[i])
+        return ComposedLayout(self.outer, self.offset, self.inner[i], self.pinned)
 
     def size(self) -> int:
         """Size of the domain."""
@@ -177,7 +184,10 @@ class ComposedLayout(RichDisplay):
 
     def with_inner(self, inner):
         """The same outer function and offset over a new inner layout (CuTe's
-        ``composition(A, O, B)``: an identity swizzle at offset 0 leaves just ``inner``)."""
+        ``composition(A, O, B)``: an identity swizzle at offset 0 leaves just ``inner``, unless
+        the layout is pinned to a pointer)."""
+        if self.pinned:
+            return ComposedLayout(self.outer, self.offset, inner, pinned=True)
         return compose_functions(self.outer, self.offset, inner)
 
     def compose_inner(self, tiler):

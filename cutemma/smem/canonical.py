@@ -156,7 +156,9 @@ def canonical_layout(
             )
     shape, stride = _form_strides(major, mode, T, m, k, lbo, sbo, row_units)
     sw_base = mode.base + (T.bit_length() - 1) - 4
-    return ComposedLayout(Swizzle(mode.bits, sw_base, mode.shift), 0, Layout(shape, stride))
+    return ComposedLayout(
+        Swizzle(mode.bits, sw_base, mode.shift), 0, Layout(shape, stride), pinned=True
+    )
 
 
 # ---------------------------------------------------------------- recognising a layout

@@ -209,7 +209,8 @@ def _atom(major: str, swizzle, dtype, sm: str) -> ComposedLayout:
         inner = Layout((mode.rows, row), (row, 1))
     else:
         inner = Layout((row, mode.rows), (1, row))
-    return ComposedLayout(mode.element_swizzle(dtype), 0, inner)
+    # pinned: C++'s atoms sit on an smem_ptr_flag, so even INTER stays composed when tiled
+    return ComposedLayout(mode.element_swizzle(dtype), 0, inner, pinned=True)
 
 
 def gmma_layout_atom(major: str, swizzle, dtype) -> ComposedLayout:

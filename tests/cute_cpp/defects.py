@@ -10,6 +10,7 @@ the tile mode of a divide is ``A o tile``. docs/cpp_defects.md lists the defects
 from __future__ import annotations
 
 import re
+from collections import Counter
 
 from cutemma.layout import ComposedLayout, Layout, Swizzle
 from cutemma.layout.int_tuple import flatten
@@ -105,6 +106,9 @@ def cpp_defect(case, text: str, values) -> str | None:
         why = _not_divide(args[0], args[1], values)
         if why:
             return why
+    why = _not_product_values(case, values)
+    if why:
+        return why
     if fn == "composition":
         a, b = args
         if isinstance(b, tuple):
@@ -142,3 +146,139 @@ def _tile_modes(result: Layout, tiler: tuple) -> Layout:
     modes = _modes(result)
     parts = [modes[j] if t is None else modes[j][0] for j, t in enumerate(tiler) if j < len(modes)]
     return make_layout(*parts)
+
+
+# --- products, tile_to_shape and divides by a tiler: the multiset of values -------------------
+#
+# logical_product(A, B) = (A, complement(A, size(A)*cosize(B)) o B) and
+# logical_divide(A, B) = A o (B, complement(B, size(A))) (CuTe's definitions), by mode for a tuple
+# tiler. zipped/tiled/flat_* and blocked_product/tile_to_shape only rearrange those modes, which
+# permutes the coordinates: whatever the arrangement, a correct result takes each value as many
+# times as the definition does. So C++'s values, as a multiset, must equal the definition's,
+# evaluated here index by index with a correct composition (A(B(i)), never CuTe's by-mode walk).
+
+_PRODUCTS = ("logical_product", "zipped_product", "tiled_product", "flat_product")
+_DIVIDES = ("logical_divide", "zipped_divide", "tiled_divide", "flat_divide")
+
+
+def _vals(f, n: int | None = None) -> list[int]:
+    return [evaluate(f, i) for i in range(f.size() if n is None else n)]
+
+
+def _negative(L: Layout) -> bool:
+    s = flatten(L.stride)
+    return any(d < 0 for d in (s if isinstance(s, tuple) else (s,)))
+
+
+def _product_mode(a: Layout, b: Layout) -> list[int] | None:
+    """Values of logical_product(a, b) (a 1-D b), or None where the definition does not apply."""
+    from cutemma.layout import complement
+
+    if _negative(a) or _negative(b):
+        return None  # complement of a negative stride / a negative cosize: no definition to check
+    try:
+        c = complement(a, a.size() * b.cosize())
+    except Exception:  # noqa: BLE001 - no complement to compare with: not decided here
+        return None
+    return _sum(_vals(a), [evaluate(c, evaluate(b, i)) for i in range(b.size())])
+
+
+def _divide_mode(a: Layout, b: Layout) -> list[int] | None:
+    from cutemma.layout import complement, make_layout
+
+    if _negative(b):
+        return None
+    try:
+        m = make_layout(b, complement(b, a.size()))
+    except Exception:  # noqa: BLE001
+        return None
+    return [evaluate(a, evaluate(m, i)) for i in range(m.size())]
+
+
+def _sum(xs: list[int], ys: list[int]) -> list[int]:
+    return [x + y for y in ys for x in xs]
+
+
+def _expected_values(case) -> list[int] | None:
+    fn, args = case.fn, case.args
+    if fn == "tile_to_shape":
+        block, target = args[0], args[1]
+        if not isinstance(block, Layout) or _negative(block):
+            return None
+        modes = _modes(block)
+        tmodes = list(target) if isinstance(target, tuple) else [target]
+        if len(modes) > len(tmodes):
+            return None
+        reps = 1
+        for j, t in enumerate(tmodes):
+            b = modes[j].size() if j < len(modes) else 1
+            t = _prod(t)
+            if b == 0 or t % b:
+                return None
+            reps *= t // b
+        # blocked_product(block, ordered layout of the repeats): any compact ordered layout
+        # takes the values 0..reps-1 once each, so the multiset does not depend on the order
+        return _product_mode(block, Layout(reps, 1))
+    if fn not in _PRODUCTS and fn not in _DIVIDES:
+        return None
+    a, t = args
+    if not isinstance(a, Layout):
+        return None
+    one = _product_mode if fn in _PRODUCTS else _divide_mode
+    if isinstance(t, Layout):
+        return one(a, t)
+    if not isinstance(t, tuple):
+        return None
+    modes = _modes(a)
+    if len(t) > len(modes):
+        return None
+    out = [0]
+    for j, m in enumerate(modes):
+        tj = t[j] if j < len(t) else None
+        if tj is None:
+            got = _vals(m)
+        else:
+            if not isinstance(tj, (Layout, int)):
+                return None
+            got = one(m, _as_layout(tj))
+        if got is None:
+            return None
+        out = _sum(out, got)
+    return out
+
+
+def _prod(t) -> int:
+    if isinstance(t, tuple):
+        r = 1
+        for x in t:
+            r *= _prod(x)
+        return r
+    return int(t)
+
+
+def _not_product_values(case, values) -> str | None:
+    """Why C++'s values are not those of the product/divide's definition (as a multiset)."""
+    if values is None:
+        return None
+    want = _expected_values(case)
+    if want is None:
+        return None
+    what = "divide" if case.fn in _DIVIDES else "product"
+    if len(values) != len(want):
+        return (
+            f"it has {len(values)} elements but the {what}'s definition has {len(want)} "
+            "(A o (B, complement(B, size(A))) by mode)"
+            if what == "divide"
+            else f"it has {len(values)} elements but the product's definition has {len(want)}"
+        )
+    extra = Counter(values) - Counter(want)
+    if extra:
+        v = min(extra)
+        i = values.index(v)
+        return (
+            f"not the {what}'s values: at i={i} it gives {v}, which the definition "
+            f"({'A o (B, complement(B, size(A)))' if what == 'divide' else '(A, complement(A, size(A)*cosize(B)) o B)'}, "
+            f"by mode, evaluated with A(B(i))) takes {Counter(want)[v]} time(s) but C++ takes "
+            f"{Counter(values)[v]}"
+        )
+    return None

@@ -106,7 +106,7 @@ def cpp_defect(case, text: str, values) -> str | None:
         why = _not_divide(args[0], args[1], values)
         if why:
             return why
-    why = _not_product_values(case, values)
+    why = _not_product_values(case, values) or _undefined_product(case)
     if why:
         return why
     if fn == "composition":
@@ -166,8 +166,10 @@ def _vals(f, n: int | None = None) -> list[int]:
 
 
 def _negative(L: Layout) -> bool:
-    s = flatten(L.stride)
-    return any(d < 0 for d in (s if isinstance(s, tuple) else (s,)))
+    """A negative stride on a mode that moves (extent > 1; an extent-1 mode's stride is never used)."""
+    s, e = flatten(L.stride), flatten(L.shape)
+    s, e = (s, e) if isinstance(s, tuple) else ((s,), (e,))
+    return any(d < 0 and n > 1 for d, n in zip(s, e))
 
 
 def _product_mode(a: Layout, b: Layout) -> list[int] | None:
@@ -281,4 +283,35 @@ def _not_product_values(case, values) -> str | None:
             f"by mode, evaluated with A(B(i))) takes {Counter(want)[v]} time(s) but C++ takes "
             f"{Counter(values)[v]}"
         )
+    return None
+
+
+def _undefined_product(case) -> str | None:
+    """A product whose definition needs ``complement(A, size(A)*cosize(B))`` where ``A`` has a
+    negative stride or ``cosize(B) <= 0`` (``B`` has one): no such complement exists (CuTe's has
+    negative extents, defect 2), so the product has no defined value, whatever C++ prints."""
+    if case.fn not in _PRODUCTS:
+        return None
+    a, t = case.args
+    if not isinstance(a, Layout):
+        return None
+    pairs = [(a, t)] if isinstance(t, Layout) else []
+    if isinstance(t, tuple):
+        modes = _modes(a)
+        pairs = [
+            (modes[j], _as_layout(x)) for j, x in enumerate(t) if j < len(modes) and x is not None
+        ]
+    for m, b in pairs:
+        if not isinstance(b, Layout):
+            continue
+        if _negative(m):
+            return (
+                f"undefined: it needs complement({m}, {m.size() * b.cosize()}) of a layout with a "
+                "negative stride, which has no complement (C++'s has negative extents, defect 2)"
+            )
+        if _negative(b):
+            return (
+                f"undefined: it needs complement({m}, size*cosize({b})) but cosize({b}) = "
+                f"{b.cosize()} <= 0 (a negative stride), so there is no such complement"
+            )
     return None

@@ -7,12 +7,4 @@ mismatches are listed here; anything else that differs fails the test.
 
 OPEN: dict[str, str] = {
     "divide_tiler/zipped_divide/0068": "notes/divergences.md#cpp-suite-zipped-divide-underscore",
-    "product_layout/flat_product/0030": "notes/divergences.md#cpp-suite-negative-strides",
-    "product_layout/logical_product/0030": "notes/divergences.md#cpp-suite-negative-strides",
-    "product_layout/tiled_product/0030": "notes/divergences.md#cpp-suite-negative-strides",
-    "product_layout/zipped_product/0030": "notes/divergences.md#cpp-suite-negative-strides",
-    "product_tiler/flat_product/0049": "notes/divergences.md#cpp-suite-negative-strides",
-    "product_tiler/logical_product/0049": "notes/divergences.md#cpp-suite-negative-strides",
-    "product_tiler/tiled_product/0049": "notes/divergences.md#cpp-suite-negative-strides",
-    "product_tiler/zipped_product/0049": "notes/divergences.md#cpp-suite-negative-strides",
 }

@@ -430,6 +430,15 @@ def _product_1(a: Layout, b) -> Layout:
     if b is None:
         return a
     b = as_layout(b)
+    if any(d < 0 and n > 1 for n, d in zip(it.flatten(b.shape), it.flatten(b.stride))):
+        # b places copies of a at negative tile indices: complement(a, size(a)*cosize(b)) would
+        # be evaluated below 0, where it is not defined (docs/cpp_defects.md #2)
+        raise LayoutError(
+            f"logical_product({a}, {b}) is not defined: {b} has a negative stride, so it asks "
+            f"for copies of {a} before the first one (cosize({b}) = {cosize(b)}); the product's "
+            "complement(a, size(a)*cosize(b)) exists only for strides >= 0 (CuTe C++ computes a "
+            "value that is no product here). Reverse the tiler with positive strides"
+        )
     try:
         return make_layout(a, composition(complement(a, it.product(a.shape) * cosize(b)), b))
     except LayoutError as e:

@@ -88,7 +88,10 @@ def _apply(fn, x: int) -> int:
     """``fn(x)`` for a Swizzle, a ComposedLayout, or a Layout called past its domain (CuTe
     extends a layout along its last mode)."""
     if isinstance(fn, Layout):
-        return crd2idx(x, fn.shape, fn.stride)
+        # every layout sends 0 to 0, also one with an extent-0 mode (which has no index to split)
+        return 0 if x == 0 else crd2idx(x, fn.shape, fn.stride)
+    if isinstance(fn, ComposedLayout):  # an outer ComposedLayout: C++ extends its inner too
+        return _apply(fn.outer, fn.offset + _apply(fn.inner, x))
     return fn(x)
 
 
@@ -298,7 +301,32 @@ def layout_after_swizzled(a: Layout, b):
             f"composition({a}, {b}): the right operand's offset must be 0 (CuTe: 'Require "
             "offset == 0.')"
         )
-    return composition(composition(a, b.outer), b.inner)
+    result = composition(composition(a, b.outer), b.inner)
+    _check_moved_swizzle(a, b, result)
+    return result
+
+
+def _check_moved_swizzle(a: Layout, b, result) -> None:
+    """Raise unless ``result(i) == a(b(i))`` on ``b``'s domain.
+
+    CuTe moves the swizzle past ``a`` by mapping its bit masks through ``a`` (swizzle_layout.hpp:
+    "Works in simple cases"); that is ``a o b`` only when ``a`` sends each swizzled bit to one bit
+    with no carries. Where it is not, C++ returns a wrong layout (docs/cpp_defects.md #3).
+    """
+    inner = b.inner
+    n = inner.size() if isinstance(inner, Layout) else 0
+    for i in range(min(n, 1 << 16)):
+        want = _apply(a, _apply(b, i))
+        got = _apply(result, i)
+        if got != want:
+            raise LayoutError(
+                f"composition({a}, {b}) is not defined as a swizzled layout: moving the swizzle "
+                f"past {a} (CuTe maps its bit masks through the layout) gives {result}, which at "
+                f"i={i} is {got} but {a}({b}({i})) = {want}; {a} does not map the swizzle's bits "
+                "to single bits (a CuTe C++ defect, docs/cpp_defects.md #3). Compose with a "
+                "layout whose strides are powers of two on the swizzled bits, or compose the "
+                "inner layout first"
+            )
 
 
 def make_swizzled(sw: Swizzle, layout) -> ComposedLayout:

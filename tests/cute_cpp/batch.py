@@ -84,7 +84,7 @@ class Verdict:
 
 
 def _digest(*parts: str) -> str:
-    ids = (VERSION, *FLAGS, harness._compiler_id(), *harness.include_dirs())
+    ids = (VERSION, *FLAGS, harness._compiler_id(), *harness.headers_id())
     return hashlib.sha256("\0".join((*ids, *parts)).encode()).hexdigest()[:24]
 
 
@@ -99,7 +99,8 @@ _pch_lock = threading.Lock()
 def _pch(prelude: str) -> Path:
     """The prelude and helper as a header, precompiled once (saves ~1 s per compile)."""
     with _pch_lock:
-        folder = harness.cache_dir() / f"pch_{_digest(prelude, HELPER)}"
+        # the PCH by path too: it is rebuilt per venv (seconds), the case verdicts are not
+        folder = harness.cache_dir() / f"pch_{_digest(prelude, HELPER, *harness.include_dirs())}"
         header = folder / "cute_cases_prelude.h"
         gch = folder / (header.name + ".gch")
         if not gch.is_file():

@@ -96,6 +96,21 @@ def _compiler_id() -> str:
     return out.stdout.splitlines()[0] if out.stdout else compiler()
 
 
+@cache
+def headers_id() -> tuple[str, ...]:
+    """What the headers are, for cache keys: the pip distributions' versions, not their paths
+    (CI makes a fresh venv in a new temporary folder each run; the headers are the same)."""
+    from importlib import metadata
+
+    ids = []
+    for dist in ("nvidia-cutlass", "nvidia-cuda-runtime", "nvidia-cuda-crt", "nvidia-cuda-cccl"):
+        try:
+            ids.append(f"{dist}=={metadata.version(dist)}")
+        except metadata.PackageNotFoundError:
+            return include_dirs()  # found some other way: the paths are all we know
+    return tuple(ids)
+
+
 def program(body: str, headers: tuple[str, ...] = ()) -> str:
     """A whole translation unit: the prelude, extra ``#include``s, ``main`` around ``body``."""
     includes = "".join(f"#include <{h}>\n" for h in headers)
@@ -105,7 +120,7 @@ def program(body: str, headers: tuple[str, ...] = ()) -> str:
 def build(source: str) -> Path:
     """Compile ``source`` (cached by its hash, the flags, the compiler and the headers)."""
     key = hashlib.sha256(
-        "\0".join((source, *CXX_FLAGS, _compiler_id(), *include_dirs())).encode()
+        "\0".join((source, *CXX_FLAGS, _compiler_id(), *headers_id())).encode()
     ).hexdigest()[:24]
     exe = cache_dir() / f"case_{key}"
     if exe.is_file():

@@ -345,6 +345,19 @@ def cold_build_s() -> float:
     return time.perf_counter() - t
 
 
+def cold_build_sm90_s() -> float:
+    """The same for an sm90 config: Sm90Plan + source + NVRTC compile for sm_90a."""
+    from cutemma.cuda import compile
+    from cutemma.kernels.gemm_sm90 import gemm_sm90_source
+    from cutemma.kernels.plan_sm90 import Sm90Config, Sm90Plan
+
+    cfg = Sm90Config(128, 192, group_m=4)  # a config no default or bench row uses
+    t = time.perf_counter()
+    Sm90Plan(cfg, "f16", "M", "K", "f32")
+    compile(gemm_sm90_source(cfg, "f16", "M", "K", "f32", "f32"), "sm_90a", cache=False)
+    return time.perf_counter() - t
+
+
 def plot(rows, path):
     import matplotlib
 
@@ -413,8 +426,8 @@ def main() -> None:
         n = precompile(arch, configs=tuple(SWEEP), dtypes=("bf16",), outs=("same",))
         n += precompile(arch, dtypes=("f16", "bf16"), outs=("same",))
         print(f"precompiled {n} variants in {time.perf_counter() - t:.1f} s", flush=True)
-    cold = cold_build_s()
-    print(f"cold build + compile of a new config: {cold:.2f} s", flush=True)
+    cold, cold90 = cold_build_s(), cold_build_sm90_s()
+    print(f"cold build + compile of a new config: sm80 {cold:.2f} s, sm90 {cold90:.2f} s")
     ceiling = mma_sync_ceiling() if args.ceiling else None
     rows = []
     bf16, f16 = torch.bfloat16, torch.float16
@@ -459,6 +472,7 @@ def main() -> None:
         "method": f"triton do_bench medians (L2 flushed; else CUDA events, median of {args.reps}), "
         f"{ROUNDS} rounds, cutemma and the peer alternating first; fresh randn inputs",
         "cold_build_compile_s": round(cold, 3),
+        "cold_build_compile_sm90_s": round(cold90, 3),
         "mma_sync_ceiling_tflops": None if ceiling is None else round(ceiling, 1),
         "overhead": {k: round(v, 2) for k, v in over.items()},
         "overhead_sm90": {k: round(v, 2) for k, v in over90.items()},

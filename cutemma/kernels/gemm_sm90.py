@@ -33,6 +33,7 @@ from cutemma.errors import TiledMmaError
 from cutemma.kernels.gemm_sm80 import OUT_TYPES, swizzle_expr, thread_expr
 from cutemma.kernels.plan_sm90 import Sm90Config, Sm90Plan, register_split
 from cutemma.kernels.ring import CONSUMER, PRODUCER
+from cutemma.smem.descriptor import SMEM_WINDOW
 
 HELPERS_SM90 = r"""
 struct __align__(64) TmaMap { uint64_t words[16]; };  // CUtensorMap: 128 opaque bytes
@@ -336,7 +337,12 @@ def _mainloop(plan: Sm90Plan, release_stmt: str) -> str:
     head = [
         f"const uint32_t full = bars + 8 * stage, empty = bars + {8 * S} + 8 * stage;",
         f"mbar_wait(full, phase ^ {CONSUMER.wait_flip});  // the stage's bytes landed",
-        f"const uint32_t a_addr = smem + stage * {plan.stage_bytes}, b_addr = a_addr + {plan.bytes_A};",
+        # descriptor start addresses keep only address bits [4, 18) (PTX ISA
+        # matrix-descriptor-encode): mask the window-relative part, since in a cluster the
+        # shared::cta address carries the CTA's rank at bit 24 (SASS: SR_CgaCtaId << 24),
+        # which an unmasked OR would add to LBO (the N-major-B cluster bug, kernels/NOTES.md)
+        f"const uint32_t a_addr = (smem & {SMEM_WINDOW - 1:#x}u) + stage * {plan.stage_bytes}, "
+        f"b_addr = a_addr + {plan.bytes_A};  // window-relative, for descriptors only",
     ]
     tail = [f"prev_empty = empty;\nif (++stage == {S}) {{ stage = 0; phase ^= 1; }}"]
     if not plan.promote:

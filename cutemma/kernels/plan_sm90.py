@@ -67,9 +67,6 @@ def register_split(consumers: int) -> tuple[int, int]:
     return REGS_3_CONSUMERS if consumers == 3 else (PRODUCER_REGS, CONSUMER_REGS)
 
 
-# a diagnostic switch for the open cluster bug (kernels/NOTES.md): N-major B with cluster=2
-# gave wrong tiles on the H100, so plans refuse it unless a GPU experiment sets this
-ALLOW_CLUSTER_N_MAJOR_B = False
 # "tma": 16-bit outputs go registers -> a swizzled smem tile -> TMA store (asynchronous: the
 # consumers start the next tile's mainloop while it drains); f32 outputs and beta != 0 keep
 # "regs": alpha * acc + beta * C stored from registers
@@ -217,14 +214,6 @@ class Sm90Plan:
         self.consumer_threads = WARPGROUP * config.consumers
         if self.tiled.size != self.consumer_threads:  # pragma: no cover - GMMA is a warpgroup
             raise TiledMmaError(f"TiledMMA of {self.tiled.size} threads")
-        if config.cluster > 1 and b_major != "K" and not ALLOW_CLUSTER_N_MAJOR_B:
-            # run 6 on the H100: with B N-major (two multicast boxes per CTA) the tiles of the
-            # pair's second CTA came out wrong whenever M > block_m, while K-major B was
-            # right in every shape; refused until that is understood (see kernels/NOTES.md)
-            raise TiledMmaError(
-                f"{config.name}: a cluster multicasts B only K-major (B column-major) so far; "
-                f"B is {b_major}-major — use cluster=1"
-            )
         if self.promote and self.acc_per_thread > PROMOTE_MAX_ACC:
             raise TiledMmaError(
                 f"{config.name} {dtype}: promoted fp8 accumulation keeps 2 sets of "

@@ -49,7 +49,7 @@ EXTRA_CANDIDATES = (
 )
 _SHARED_LIMIT = 227 * 1024  # opt-in shared memory per block on sm_80 / sm_90
 # the sm90 configs tune() times on an sm_90 GPU (fast fp8 accumulation is never tried: it
-# changes the numbers, not only the speed; clusters only where they run: B K-major)
+# changes the numbers, not only the speed; clusters of 2 with either B major)
 SM90_CANDIDATES = (
     Sm90Config(128, 256),
     Sm90Config(128, 128),
@@ -319,7 +319,7 @@ def default_candidates(
             try:
                 Sm90Plan(cfg, dtype, a_major, b_major, "bf16")
             except CutemmaError:
-                continue  # a dtype sm90 does not take, a cluster with N-major B, ...
+                continue  # a dtype sm90 does not take (fp8 with an MN-major operand), ...
             out.append(cfg)
     return out
 

@@ -43,8 +43,6 @@ def _copies(plan: Sm90Plan) -> list[tuple[int, bool]]:
 @pytest.mark.parametrize("config", CONFIGS, ids=lambda c: c.name)
 @pytest.mark.parametrize("majors", [("K", "K"), ("M", "N")])
 def test_ring_runs_every_config(config, majors):
-    if config.cluster > 1:
-        majors = (majors[0], "K")  # clusters multicast B only K-major so far
     plan = Sm90Plan(config, "bf16", *majors)
     rng = random.Random(config.name)
     for seed in range(6):

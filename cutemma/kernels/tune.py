@@ -300,7 +300,7 @@ def default_candidates(
     >>> [c.name for c in default_candidates("s8")][:2]
     ['b128x128x32_w2x2_s4', 'b128x256x32_w2x4_s3']
     >>> [c.name for c in default_candidates("bf16", "K", "N", sm90=True) if isinstance(c, Sm90Config)]
-    ['b128x256_c2_sauto', 'b128x128_c2_sauto', 'b256x128_c2_sauto', 'b128x256_c2_sauto_g16']
+    ['b128x256_c2_sauto', 'b128x128_c2_sauto', 'b256x128_c2_sauto', 'b128x256_c2_sauto_g16', 'b128x256_c2_sauto_x2', 'b128x128_c2_sauto_x2']
     """
     from cutemma.kernels.dispatch import BUILTIN_CONFIGS, FP8_LARGE
 

@@ -80,6 +80,8 @@ CASES = [
     (Sm90Config(128, 128, cluster=2), "bf16", "K", "K"),
     (Sm90Config(128, 256, cluster=2), "bf16", "K", "N"),
     (Sm90Config(128, 128, cluster=2), "f16", "M", "N"),
+    (Sm90Config(128, 256, cluster=2, multicast="A"), "bf16", "K", "N"),  # pairs along N
+    (Sm90Config(128, 128, cluster=2, multicast="A"), "f16", "M", "K"),
 ]
 
 
@@ -181,6 +183,8 @@ CTA_CASES = [
     (Sm90Config(128, 128, cluster=2), "f16", "M", "N"),
     (Sm90Config(128, 256, cluster=2), "bf16", "M", "K"),
     (Sm90Config(128, 128), "bf16", "K", "N"),
+    (Sm90Config(128, 256, cluster=2, multicast="A"), "bf16", "M", "N"),
+    (Sm90Config(128, 128, cluster=2, multicast="A"), "bf16", "K", "K"),
 ]
 
 

@@ -28,15 +28,15 @@ CONFIGS = [
     Sm90Config(64, 128, consumers=1),
     Sm90Config(128, 256, cluster=2),
     Sm90Config(128, 128, stages=2, cluster=2),
+    Sm90Config(128, 256, cluster=2, multicast="A"),  # pairs along N share A
     Sm90Config(192, 128, consumers=3),  # 3 consumer warpgroups arrive on each empty barrier
 ]
 
 
 def _copies(plan: Sm90Plan) -> list[tuple[int, bool]]:
     """(bytes, multicast) of each load one producer issues per stage."""
-    mc = plan.config.cluster > 1
     return [
-        (plan.tma[w].box_bytes, w == "B" and mc) for w in ("A", "B") for _ in plan.tma[w].copies
+        (plan.tma[w].box_bytes, plan.split(w) > 1) for w in ("A", "B") for _ in plan.tma[w].copies
     ]
 
 

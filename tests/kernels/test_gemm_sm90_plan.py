@@ -251,6 +251,10 @@ def test_bad_plans_are_named():
         Sm90Plan(Sm90Config(128, 256, stages=6), "bf16", "K", "K")
     with pytest.raises(TiledMmaError, match="multiple of 64"):
         Sm90Config(96, 128)
+    with pytest.raises(TiledMmaError, match="'A' with cluster=2"):
+        Sm90Config(128, 128, multicast="A")  # nothing to share without a pair
+    with pytest.raises(TiledMmaError, match="multicast 'C'"):
+        Sm90Config(128, 128, cluster=2, multicast="C")
     with pytest.raises(TiledMmaError, match="promoted fp8 accumulation"):
         Sm90Plan(Sm90Config(128, 256), "e4m3", "K", "K")  # 2 x 128 accumulators per thread
     assert not Sm90Plan(Sm90Config(128, 256, promote=False), "e4m3", "K", "K").promote

@@ -253,8 +253,9 @@ def _prepare(A: Any, B: Any, majors: tuple, out: Any, C: Any, config, persistent
     )
     map_a = tensor_map_param(operand_map(plan, "A", A, a_major, lda))
     map_b = tensor_map_param(operand_map(plan, "B", B, b_major, ldb))
-    cl = config.cluster  # a cluster walks cl M tiles at once; the grid is whole clusters
-    tiles = -(-M // (config.block_m * cl)) * -(-N // config.block_n)
+    cl = config.cluster  # a cluster walks cl M (or N) tiles at once; the grid is whole clusters
+    cm, cn = (1, cl) if config.multicast == "A" else (cl, 1)
+    tiles = -(-M // (config.block_m * cm)) * -(-N // (config.block_n * cn))
     grid = cl * (min(tiles, sm_count(device) // cl) if persistent else tiles)
     return kern, grid, map_a, map_b, (_I32(M), _I32(N), _I32(K)), device, plan
 

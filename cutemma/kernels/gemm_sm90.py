@@ -33,6 +33,7 @@ from cutemma.errors import TiledMmaError
 from cutemma.kernels.gemm_sm80 import OUT_TYPES, swizzle_expr, thread_expr
 from cutemma.kernels.plan_sm90 import Sm90Config, Sm90Plan, register_split
 from cutemma.kernels.ring import CONSUMER, PRODUCER
+from cutemma.smem.descriptor import SMEM_WINDOW
 
 HELPERS_SM90 = r"""
 struct __align__(64) TmaMap { uint64_t words[16]; };  // CUtensorMap: 128 opaque bytes
@@ -183,7 +184,9 @@ def params_sm90(out: str, c_type: str, tma_store: bool = False) -> list[Param]:
     ]
 
 
-def _raster(cluster: int = 1) -> str:
+def _raster(cluster: int = 1, along: str = "M") -> str:
+    """Tile index -> (m0, n0). ``along``: the pairs of a cluster share an N tile ('M': they
+    take M tiles 2i, 2i+1; B multicast) or an M tile ('N': N tiles 2j, 2j+1; A multicast)."""
     if cluster == 1:
         return """\
 // grouped raster of tile index `tile`: GROUP_M tile rows sweep the tile columns together
@@ -192,6 +195,15 @@ const int group = tile / per_group, first_m = group * GROUP_M;
 const int rows_in_group = min(tiles_m - first_m, GROUP_M);
 const int m0 = (first_m + (tile % per_group) % rows_in_group) * BLOCK_M;
 const int n0 = ((tile % per_group) / rows_in_group) * BLOCK_N;"""
+    if along == "N":
+        return f"""\
+// grouped raster of cluster tile `tile` over M x ({cluster} N tiles): this CTA takes N tile
+// {cluster} * column + rank (past N: TMA fills zeros, the epilogue stores nothing)
+const int per_group = GROUP_M * tiles_nc;
+const int group = tile / per_group, first_m = group * GROUP_M;
+const int rows_in_group = min(tiles_m - first_m, GROUP_M);
+const int m0 = (first_m + (tile % per_group) % rows_in_group) * BLOCK_M;
+const int n0 = ({cluster} * ((tile % per_group) / rows_in_group) + rank) * BLOCK_N;"""
     return f"""\
 // grouped raster of cluster tile `tile` over ({cluster} M tiles) x N: this CTA takes M tile
 // {cluster} * row + rank (past M: TMA fills zeros, the epilogue stores nothing)
@@ -205,16 +217,17 @@ const int n0 = ((tile % per_group) / rows_in_group) * BLOCK_N;"""
 def _tma_lines(plan: Sm90Plan) -> str:
     """The loads of one k tile (index kt) into stage `stage`, completing on its full barrier.
 
-    In a cluster, this CTA loads its share of B (rank r: rows r * block_n / cluster on)
-    and multicasts it to every CTA of the cluster (same stage offset, their full barrier).
+    In a cluster, this CTA loads its share of the shared operand (rank r: rows
+    r * extent / cluster on) and multicasts it to every CTA of the cluster (same stage
+    offset, their full barrier); the other operand it loads alone.
     """
     out = []
     cl = plan.config.cluster
-    sc, so, se = plan.b_share_shift
     for which, mn0 in (("A", "m0"), ("B", "n0")):
         box = plan.tma[which]
         base = "a_dst" if which == "A" else "b_dst"
-        multicast = which == "B" and cl > 1
+        multicast = plan.split(which) > 1
+        sc, so, se = plan.share_shift(which)
         for dc, do, off in box.copies:
             if box.contiguous == "K":  # tensor dims (K, MN): coordinates (k, mn)
                 c0, c1 = f"kt * BLOCK_K + {dc}", f"{mn0} + {do}"
@@ -222,14 +235,15 @@ def _tma_lines(plan: Sm90Plan) -> str:
                 c0, c1 = f"{mn0} + {dc}", f"kt * BLOCK_K + {do}"
             c0, c1 = c0.replace(" + 0", ""), c1.replace(" + 0", "")
             dst = f"{base} + {off * plan.elem_bytes}" if off else base
+            tmap = f"&tmap_{which.lower()}"
             if multicast:
                 c0 += f" + rank * {sc}" if sc else ""
                 c1 += f" + rank * {so}" if so else ""
                 dst += f" + rank * {se * plan.elem_bytes}"
                 mask = (1 << cl) - 1
-                out.append(f"tma_load_2d_multicast({dst}, &tmap_b, {c0}, {c1}, full, {mask});")
+                out.append(f"tma_load_2d_multicast({dst}, {tmap}, {c0}, {c1}, full, {mask});")
             else:
-                out.append(f"tma_load_2d({dst}, &tmap_{which.lower()}, {c0}, {c1}, full);")
+                out.append(f"tma_load_2d({dst}, {tmap}, {c0}, {c1}, full);")
     return "\n".join(out)
 
 
@@ -336,7 +350,12 @@ def _mainloop(plan: Sm90Plan, release_stmt: str) -> str:
     head = [
         f"const uint32_t full = bars + 8 * stage, empty = bars + {8 * S} + 8 * stage;",
         f"mbar_wait(full, phase ^ {CONSUMER.wait_flip});  // the stage's bytes landed",
-        f"const uint32_t a_addr = smem + stage * {plan.stage_bytes}, b_addr = a_addr + {plan.bytes_A};",
+        # descriptor start addresses keep only address bits [4, 18) (PTX ISA
+        # matrix-descriptor-encode): mask the window-relative part, since in a cluster the
+        # shared::cta address carries the CTA's rank at bit 24 (SASS: SR_CgaCtaId << 24),
+        # which an unmasked OR would add to LBO (the N-major-B cluster bug, kernels/NOTES.md)
+        f"const uint32_t a_addr = (smem & {SMEM_WINDOW - 1:#x}u) + stage * {plan.stage_bytes}, "
+        f"b_addr = a_addr + {plan.bytes_A};  // window-relative, for descriptors only",
     ]
     tail = [f"prev_empty = empty;\nif (++stage == {S}) {{ stage = 0; phase ^= 1; }}"]
     if not plan.promote:
@@ -433,7 +452,7 @@ def gemm_sm90_source(
                     "tma_prefetch(&tmap_a); tma_prefetch(&tmap_b);",
                     f"int stage = 0; uint32_t phase = {PRODUCER.start_phase};",
                     loop,
-                    indent(_raster(CL)),
+                    indent(_raster(CL, "N" if config.multicast == "A" else "M")),
                     "  for (int kt = 0; kt < k_tiles; ++kt) {",
                     indent(
                         "\n".join(
@@ -481,7 +500,7 @@ def gemm_sm90_source(
         ),
         f"int stage = 0; uint32_t phase = {CONSUMER.start_phase};",
         loop,
-        indent(_raster(CL)),
+        indent(_raster(CL, "N" if config.multicast == "A" else "M")),
         indent(_mainloop(plan, release_stmt)),
         f"  if (signals) {release_stmt}  // k_tiles >= 1: the tile's last stage",
         indent(comment("epilogue: alpha * acc + beta * C, partition_C, predicated at the edges")),
@@ -500,6 +519,11 @@ def gemm_sm90_source(
             else []
         ),
     ]
+    cluster_tiles = (  # pairs along N (A multicast) or along M (B multicast)
+        f"const int tiles_nc = (tiles_n + {CL - 1}) / {CL}, tiles = tiles_m * tiles_nc, "
+        if config.multicast == "A"
+        else f"const int tiles_mc = (tiles_m + {CL - 1}) / {CL}, tiles = tiles_mc * tiles_n, "
+    )
     body = [
         "extern __shared__ __align__(1024) uint8_t smem_raw[];",
         "const uint32_t smem = (smem_addr(smem_raw) + 1023u) & ~1023u;  // SW128 pattern",
@@ -507,8 +531,7 @@ def gemm_sm90_source(
         "const int tiles_m = (M + BLOCK_M - 1) / BLOCK_M, tiles_n = (N + BLOCK_N - 1) / BLOCK_N;",
         "const int tiles = tiles_m * tiles_n, k_tiles = (K + BLOCK_K - 1) / BLOCK_K;"
         if CL == 1
-        else f"const int tiles_mc = (tiles_m + {CL - 1}) / {CL}, tiles = tiles_mc * tiles_n, "
-        "k_tiles = (K + BLOCK_K - 1) / BLOCK_K;\n"
+        else f"{cluster_tiles}k_tiles = (K + BLOCK_K - 1) / BLOCK_K;\n"
         "const uint32_t rank = cluster_rank();  // this CTA's place in its cluster",
         "const bool vec_d = ldd_n == 1 && (ldd_m % 2) == 0 && "
         "(reinterpret_cast<uint64_t>(D) % 4) == 0;",
@@ -533,8 +556,8 @@ def gemm_sm90_source(
         f"{dtype} in, f32 accumulate, {out} out; A {a_major}-major, B {b_major}-major\n"
         f"TiledMMA {plan.atom_name} x ({C},1,1): tile {plan.tiled.tile_size_mnk}, "
         f"{plan.mma_m} x {plan.k_blocks} wgmma per k tile per warpgroup\n"
-        f"smem A {plan.smem_A} (desc {common_a:#018x} | addr>>4)\n"
-        f"smem B {plan.smem_B} (desc {common_b:#018x} | addr>>4)\n"
+        f"smem A {plan.smem_A} (desc {common_a:#018x} | window addr >> 4)\n"
+        f"smem B {plan.smem_B} (desc {common_b:#018x} | window addr >> 4)\n"
         f"TMA A box {plan.tma['A'].box} x {len(plan.tma['A'].copies)} {plan.tma['A'].swizzle}; "
         f"B box {plan.tma['B'].box} x {len(plan.tma['B'].copies)} {plan.tma['B'].swizzle}\n"
         f"A slice offsets per warpgroup {offs_a}"

@@ -67,9 +67,6 @@ def register_split(consumers: int) -> tuple[int, int]:
     return REGS_3_CONSUMERS if consumers == 3 else (PRODUCER_REGS, CONSUMER_REGS)
 
 
-# a diagnostic switch for the open cluster bug (kernels/NOTES.md): N-major B with cluster=2
-# gave wrong tiles on the H100, so plans refuse it unless a GPU experiment sets this
-ALLOW_CLUSTER_N_MAJOR_B = False
 # "tma": 16-bit outputs go registers -> a swizzled smem tile -> TMA store (asynchronous: the
 # consumers start the next tile's mainloop while it drains); f32 outputs and beta != 0 keep
 # "regs": alpha * acc + beta * C stored from registers
@@ -89,8 +86,9 @@ class Sm90Config:
     accumulator set, so at most 64 accumulators per thread: 128x128); False keeps wgmma's
     reduced-precision fp8 accumulation over all of K (like ``use_fast_accum``).
     ``block_k`` None: one 128-byte swizzle row of K (64 for 16-bit types). ``stages``
-    None: as many as fit in shared memory (at most 8). ``cluster`` 2: CTA pairs along M
-    (``__cluster_dims__(2,1,1)``) share the B tile: each loads half and multicasts it.
+    None: as many as fit in shared memory (at most 8). ``cluster`` 2: CTA pairs
+    (``__cluster_dims__(2,1,1)``) share one operand tile: each loads half and multicasts it;
+    ``multicast`` 'B' (pairs along M share B) or 'A' (pairs along N share A).
 
     >>> Sm90Config(128, 256).name
     'b128x256_c2_sauto'
@@ -105,6 +103,7 @@ class Sm90Config:
     cluster: int = 1
     epilogue: str = "tma"
     promote: bool = True
+    multicast: str = "B"
 
     def __post_init__(self) -> None:
         ints = ("block_m", "block_n", "consumers", "group_m", "cluster")
@@ -124,6 +123,10 @@ class Sm90Config:
         rules = [
             (self.epilogue in EPILOGUES, f"epilogue {self.epilogue!r} in {EPILOGUES}"),
             (self.cluster in (1, 2), f"cluster {self.cluster} is 1 or 2 CTAs"),
+            (
+                self.multicast == "B" or (self.multicast == "A" and self.cluster > 1),
+                f"multicast {self.multicast!r}: 'B', or 'A' with cluster=2",
+            ),
             (self.consumers in (1, 2, 3), f"consumers {self.consumers} is 1, 2 or 3 warpgroups"),
             (
                 self.block_m % (64 * self.consumers) == 0,
@@ -146,7 +149,11 @@ class Sm90Config:
         k = "" if self.block_k is None else f"x{self.block_k}"
         s = "auto" if self.stages is None else str(self.stages)
         g = "" if self.group_m == 8 else f"_g{self.group_m}"
-        x = "" if self.cluster == 1 else f"_x{self.cluster}"
+        x = (
+            ""
+            if self.cluster == 1
+            else f"_x{self.cluster}" + ("a" if self.multicast == "A" else "")
+        )
         e = "" if self.epilogue == "tma" else f"_e{self.epilogue}"
         p = "" if self.promote else "_fastacc"
         return f"b{self.block_m}x{self.block_n}{k}_c{self.consumers}_s{s}{g}{x}{e}{p}"
@@ -217,14 +224,6 @@ class Sm90Plan:
         self.consumer_threads = WARPGROUP * config.consumers
         if self.tiled.size != self.consumer_threads:  # pragma: no cover - GMMA is a warpgroup
             raise TiledMmaError(f"TiledMMA of {self.tiled.size} threads")
-        if config.cluster > 1 and b_major != "K" and not ALLOW_CLUSTER_N_MAJOR_B:
-            # run 6 on the H100: with B N-major (two multicast boxes per CTA) the tiles of the
-            # pair's second CTA came out wrong whenever M > block_m, while K-major B was
-            # right in every shape; refused until that is understood (see kernels/NOTES.md)
-            raise TiledMmaError(
-                f"{config.name}: a cluster multicasts B only K-major (B column-major) so far; "
-                f"B is {b_major}-major — use cluster=1"
-            )
         if self.promote and self.acc_per_thread > PROMOTE_MAX_ACC:
             raise TiledMmaError(
                 f"{config.name} {dtype}: promoted fp8 accumulation keeps 2 sets of "
@@ -382,47 +381,66 @@ class Sm90Plan:
     # ------------------------------------------------------------------ TMA
     @cached_property
     def tma(self) -> dict[str, TmaBox]:
-        """The TMA boxes of each operand (global-contiguous mode first): A's fill a stage;
-        B's fill one CTA's share of the B stage (all of it without a cluster)."""
-        share = self.config.block_n // self.config.cluster
-        b_share = stage_layout(share, self.block_k, self.mn_major["B"], self.dtype)
-        return {
-            "A": tma_box(self.smem_A, self.dtype, self.mn_major["A"]),
-            "B": tma_box(b_share, self.dtype, self.mn_major["B"]),
-        }
+        """The TMA boxes of each operand (global-contiguous mode first): each fills one CTA's
+        share of its stage (all of it, but for the operand a cluster multicasts)."""
+        out = {}
+        for which, lay, extent in (("A", self.smem_A, self.config.block_m),
+                                   ("B", self.smem_B, self.config.block_n)):  # fmt: skip
+            share = extent // self.split(which)
+            if share != extent:
+                lay = stage_layout(share, self.block_k, self.mn_major[which], self.dtype)
+            out[which] = tma_box(lay, self.dtype, self.mn_major[which])
+        return out
 
-    @cached_property
+    def split(self, which: str) -> int:
+        """Into how many shares the CTAs of a cluster split operand ``which`` (1: not shared).
+
+        >>> Sm90Plan(Sm90Config(cluster=2, multicast="A"), "bf16", "K", "K").split("A")
+        2
+        """
+        return self.config.cluster if which == self.config.multicast else 1
+
+    @property
     def b_share_shift(self) -> tuple[int, int, int]:
-        """(d_contig, d_other, d_elements): CTA rank r's B copies are rank 0's moved by r
-        times this (rows block_n / cluster further along N, in the stage layout too).
+        return self.share_shift("B")
+
+    def share_shift(self, which: str) -> tuple[int, int, int]:
+        """(d_contig, d_other, d_elements): CTA rank r's copies of a multicast operand are
+        rank 0's moved by r times this (rows extent / cluster further along M or N, in the
+        stage layout too); (0, 0, 0) for an operand each CTA loads alone.
 
         Checked: the stage layout at row (r * share + x, k) is the share layout at (x, k)
         plus the shift, for every element.
         """
-        cl, n = self.config.cluster, self.config.block_n
+        cl = self.split(which)
         if cl == 1:
             return (0, 0, 0)
-        share = n // cl
-        half = stage_layout(share, self.block_k, self.mn_major["B"], self.dtype)
-        full = self.smem_B
+        full = self.smem_A if which == "A" else self.smem_B
+        extent = self.config.block_m if which == "A" else self.config.block_n
+        share = extent // cl
+        half = stage_layout(share, self.block_k, self.mn_major[which], self.dtype)
         shift = int(full.inner(share, 0)) - int(half.inner(0, 0))
         for x in range(share):
             for k in range(self.block_k):
                 for r in range(cl):
                     if full.inner(r * share + x, k) != half.inner(x, k) + r * shift:
-                        raise TiledMmaError(f"B stage rows {r * share}.. are not a shifted share")
+                        raise TiledMmaError(
+                            f"{which} stage rows {r * share}.. are not a shifted share"
+                        )
         if shift * self.elem_bytes % 1024:
-            raise TiledMmaError(f"B share offset {shift} elements is off the 1024-byte pattern")
-        along_contig = self.mn_major["B"] == "MN"
+            raise TiledMmaError(
+                f"{which} share offset {shift} elements is off the 1024-byte pattern"
+            )
+        along_contig = self.mn_major[which] == "MN"
         return (share if along_contig else 0, 0 if along_contig else share, shift)
 
     def stage_copies(self, which: str) -> list[tuple[int, int, int, int | None]]:
         """Every TMA copy that lands in one stage: (d_contig, d_other, element offset, the
-        CTA rank issuing it, None for the CTA's own A)."""
+        CTA rank issuing it, None for the CTA's own operand)."""
         box = self.tma[which]
-        if which == "A":
+        if self.split(which) == 1:
             return [(dc, do, off, None) for dc, do, off in box.copies]
-        sc, so, se = self.b_share_shift
+        sc, so, se = self.share_shift(which)
         return [
             (dc + r * sc, do + r * so, off + r * se, r)
             for r in range(self.config.cluster)

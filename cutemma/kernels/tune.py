@@ -49,7 +49,7 @@ EXTRA_CANDIDATES = (
 )
 _SHARED_LIMIT = 227 * 1024  # opt-in shared memory per block on sm_80 / sm_90
 # the sm90 configs tune() times on an sm_90 GPU (fast fp8 accumulation is never tried: it
-# changes the numbers, not only the speed; clusters only where they run: B K-major)
+# changes the numbers, not only the speed; clusters of 2 with either B major)
 SM90_CANDIDATES = (
     Sm90Config(128, 256),
     Sm90Config(128, 128),
@@ -300,7 +300,7 @@ def default_candidates(
     >>> [c.name for c in default_candidates("s8")][:2]
     ['b128x128x32_w2x2_s4', 'b128x256x32_w2x4_s3']
     >>> [c.name for c in default_candidates("bf16", "K", "N", sm90=True) if isinstance(c, Sm90Config)]
-    ['b128x256_c2_sauto', 'b128x128_c2_sauto', 'b256x128_c2_sauto', 'b128x256_c2_sauto_g16']
+    ['b128x256_c2_sauto', 'b128x128_c2_sauto', 'b256x128_c2_sauto', 'b128x256_c2_sauto_g16', 'b128x256_c2_sauto_x2', 'b128x128_c2_sauto_x2']
     """
     from cutemma.kernels.dispatch import BUILTIN_CONFIGS, FP8_LARGE
 
@@ -319,7 +319,7 @@ def default_candidates(
             try:
                 Sm90Plan(cfg, dtype, a_major, b_major, "bf16")
             except CutemmaError:
-                continue  # a dtype sm90 does not take, a cluster with N-major B, ...
+                continue  # a dtype sm90 does not take (fp8 with an MN-major operand), ...
             out.append(cfg)
     return out
 

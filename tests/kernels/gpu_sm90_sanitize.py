@@ -5,20 +5,34 @@ compute-sanitizer --tool memcheck python tests/kernels/gpu_sm90_sanitize.py
 
 from __future__ import annotations
 
+import sys
+
 import torch  # before cutemma's CUDA modules (see notes/CUDA.md)
 
 from cutemma.kernels.dispatch_sm90 import gemm_sm90
 from cutemma.kernels.plan_sm90 import Sm90Config
 
 CONFIGS = [Sm90Config(128, 128), Sm90Config(128, 256), Sm90Config(128, 256, cluster=2)]
+# `python gpu_sm90_sanitize.py cluster`: only clusters of 2, both A and both B majors
+CLUSTER_CONFIGS = [
+    Sm90Config(128, 256, cluster=2),
+    Sm90Config(128, 128, cluster=2),
+    Sm90Config(128, 256, cluster=2, multicast="A"),
+]
 
 
 def main() -> None:
     torch.manual_seed(0)
     worst = 0.0
-    for cfg in CONFIGS:
-        for m, n, k in [(1, 8, 8), (136, 264, 200), (304, 128, 72)]:
-            for a_col, b_col in ((False, True), (True, True)):  # B K-major (clusters)
+    cluster = "cluster" in sys.argv[1:]
+    majors = [(a, b) for a in (False, True) for b in (False, True)] if cluster else None
+    for cfg in CLUSTER_CONFIGS if cluster else CONFIGS:
+        for m, n, k in (
+            [(8, 8, 8), (136, 264, 200)]
+            if cluster
+            else [(1, 8, 8), (136, 264, 200), (304, 128, 72)]
+        ):
+            for a_col, b_col in majors or ((False, True), (True, True)):
                 A = (
                     torch.randn(k, m).bfloat16().cuda().t()
                     if a_col

@@ -7,6 +7,7 @@ register reconfiguration (USETMAXREG) that ptxas did not drop (no C7508 warning)
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -26,6 +27,8 @@ CASES = [
     (Sm90Config(128, 256, promote=False), "e4m3", "K", "K", "f32"),
     (Sm90Config(192, 128, consumers=3), "e4m3", "K", "K", "bf16"),  # 3 consumers, 24/160 regs
     (Sm90Config(128, 256, cluster=2), "bf16", "M", "K", "bf16"),
+    (Sm90Config(128, 128, cluster=2), "bf16", "K", "N", "bf16"),  # N-major B multicast
+    (Sm90Config(128, 256, cluster=2, multicast="A"), "bf16", "M", "N", "bf16"),  # A multicast
 ]
 
 
@@ -51,8 +54,14 @@ def test_sm90_sass(case):
     assert counts.get("STS", 0) == (plan.acc_per_thread // 2 if stores else 0)
     if config.cluster > 1:  # B multicast to the pair; cluster barriers at start and end
         ops = instructions(sass(cubin))
-        assert sum(op.startswith("UTMALDG.2D.MULTICAST") for op in ops) == len(plan.tma["B"].copies)
+        assert sum(op.startswith("UTMALDG.2D.MULTICAST") for op in ops) == len(
+            plan.tma[config.multicast].copies
+        )
         assert counts.get("UCGABAR_ARV", 0) == 2
+        # the shared base is (CTA rank in the cluster << 24) + 0x400: the rank sits above the
+        # descriptors' 18-bit window (test_gemm_sm90_plan's per-CTA model assumes this)
+        text = sass(cubin)
+        assert "SR_CgaCtaId" in text and re.search(r"\bU?LEA \w+, \w+, \w+, 0x18 ;", text)
     assert not local_memory_use(cubin), local_memory_use(cubin)
     assert "C7508" not in cubin.log and "C7510" not in cubin.log  # setmaxnreg / wgmma kept
     assert "C7514" not in cubin.log  # wgmma not serialised (non-wgmma reads of accumulators)

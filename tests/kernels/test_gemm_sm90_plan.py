@@ -14,10 +14,13 @@ A (or B) the TiledMMA says it multiplies.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
 from cutemma.errors import TiledMmaError
+from cutemma.kernels.gemm_sm90 import gemm_sm90_source
 from cutemma.kernels.plan_sm90 import Sm90Config, Sm90Plan
 from cutemma.smem import decode_gmma_desc
 
@@ -75,6 +78,10 @@ CASES = [
     (Sm90Config(128, 256, cluster=2), "bf16", "K", "K"),
     (Sm90Config(128, 256, cluster=2), "f16", "M", "K"),
     (Sm90Config(128, 128, cluster=2), "bf16", "K", "K"),
+    (Sm90Config(128, 256, cluster=2), "bf16", "K", "N"),
+    (Sm90Config(128, 128, cluster=2), "f16", "M", "N"),
+    (Sm90Config(128, 256, cluster=2, multicast="A"), "bf16", "K", "N"),  # pairs along N
+    (Sm90Config(128, 128, cluster=2, multicast="A"), "f16", "M", "K"),
 ]
 
 
@@ -98,6 +105,134 @@ def test_tma_writes_what_wgmma_reads(config, dtype, am, bm):
                     assert got == (r0 + r, kb * plan.tk + k), (which, w, kb, r, k, got)
 
 
+# The generated kernel, CTA by CTA. In a cluster, a CTA's shared::cta addresses carry its
+# rank above the 256 KiB window (SASS of these kernels: S2UR SR_CgaCtaId; ULEA base,
+# CgaCtaId, 0x400, 0x18, i.e. (rank << 24) + 0x400; test_gemm_sm90_compile checks it).
+# A multicast box lands "at the same CTA-relative offset as dstMem" in every CTA of the mask
+# (PTX ISA, cp.async.bulk.tensor), and a descriptor keeps address bits [4, 18) of its start
+# ("matrix-descriptor-encode(x) = (x & 0x3FFFF) >> 4"): both are CTA-relative.
+CTA_WINDOW = 1 << 24
+
+
+def _c(expr: str, env: dict) -> int:
+    """One unsigned 32-bit C expression of the generated source, evaluated."""
+    py = re.sub(r"\b(0x[0-9a-fA-F]+|\d+)u(ll)?\b", r"\1", expr)
+    py = py.replace("{", "[").replace("}", "]")
+    while "?" in py:  # innermost (wg == i ? x : y) first
+        py = re.sub(
+            r"\((\w+) == (\d+) \? ([^()?:]+) : ([^()?:]+)\)", r"(\3 if \1 == \2 else \4)", py
+        )
+    value = eval(py, {"__builtins__": {}}, env)  # noqa: S307 - our own generated text
+    return value if isinstance(value, list) else value & 0xFFFFFFFF
+
+
+def _balanced(src: str, start: int) -> str:
+    """The parenthesised expression of ``src`` opening at index ``start``."""
+    depth = 0
+    for i in range(start, len(src)):
+        depth += {"(": 1, ")": -1}.get(src[i], 0)
+        if depth == 0:
+            return src[start : i + 1]
+    raise AssertionError("unbalanced")
+
+
+def _decl(src: str, name: str) -> str:
+    """The initialiser of ``const uint32_t <name> = ...`` (up to ',' or ';' at depth 0)."""
+    i = src.index(f" {name} = ") + len(name) + 4
+    depth, j = 0, i
+    while depth or src[j] not in ",;":
+        depth += {"(": 1, ")": -1, "{": 1, "}": -1}.get(src[j], 0)
+        j += 1
+    return src[i:j]
+
+
+def cta_images(src: str, plan: Sm90Plan, stage: int) -> dict[int, dict[int, tuple]]:
+    """rank -> {CTA-relative byte: (operand, mn, k)}: what the producers' TMA lines of
+    ``src`` (k tile 0 of the tile at m0 = n0 = 0) write into stage ``stage`` of each CTA."""
+    cl = plan.config.cluster
+    eb = plan.elem_bytes
+    images = {r: {} for r in range(cl)}
+    producer = src.split("setmaxnreg.dec")[1].split("setmaxnreg.inc")[0]
+    loads = re.findall(r"tma_load_2d(_multicast)?\(([^;]*)\);", producer)
+    assert len(loads) == len(plan.tma["A"].copies) + len(plan.tma["B"].copies)
+    for q in range(cl):  # the issuing CTA
+        env = {"rank": q, "stage": stage, "kt": 0, "m0": 0, "n0": 0, "BLOCK_K": plan.block_k}
+        env["smem"] = _c(_decl(src, "smem").replace("smem_addr(smem_raw)", "raw"),
+                         {"raw": q * CTA_WINDOW + 0x400})  # fmt: skip
+        env["a_dst"] = _c(_decl(src, "a_dst"), env)
+        env["b_dst"] = _c(_decl(src, "b_dst"), env)
+        for multicast, args in loads:
+            dst, tmap, c0, c1, _bar, *mask = (a.strip() for a in args.split(","))
+            which = tmap[-1].upper()
+            box = plan.tma[which]
+            b0, b1 = box.box
+            c0, c1, dst = _c(c0, env), _c(c1, env), _c(dst, env) % CTA_WINDOW
+            receivers = [r for r in range(cl) if _c(mask[0], env) >> r & 1] if multicast else [q]
+            for j in range(b1):
+                for i in range(b0):
+                    mn, k = (c1 + j, c0 + i) if box.contiguous == "K" else (c0 + i, c1 + j)
+                    addr = int(byte_swizzle(np.array(dst + (i + b0 * j) * eb), 3))
+                    for r in receivers:
+                        assert addr not in images[r], "two elements land on one address"
+                        images[r][addr] = (which, mn, k)
+    return images
+
+
+CTA_CASES = [
+    (Sm90Config(128, 256, cluster=2), "bf16", "K", "N"),
+    (Sm90Config(128, 128, cluster=2), "f16", "M", "N"),
+    (Sm90Config(128, 256, cluster=2), "bf16", "M", "K"),
+    (Sm90Config(128, 128), "bf16", "K", "N"),
+    (Sm90Config(128, 256, cluster=2, multicast="A"), "bf16", "M", "N"),
+    (Sm90Config(128, 128, cluster=2, multicast="A"), "bf16", "K", "K"),
+]
+
+
+@pytest.mark.parametrize("config,dtype,am,bm", CTA_CASES, ids=lambda x: str(getattr(x, "name", x)))
+def test_every_cta_reads_what_the_cluster_wrote(config, dtype, am, bm):
+    """The generated source, evaluated CTA by CTA (each at its cluster address): the TMA
+    lines of every producer (multicast included) and the descriptors of every consumer
+    warpgroup agree on where each element of the tile sits, and each CTA's full barrier
+    expects the bytes that land in it. The N-major-B cluster bug (rank 1's descriptors ORed
+    the rank bit 24 into LBO) fails this; K-major descriptors ignore LBO and passed."""
+    plan = Sm90Plan(config, dtype, am, bm, "bf16")
+    src = gemm_sm90_source(config, dtype, am, bm, "bf16")
+    stage = plan.stages - 1
+    images = cta_images(src, plan, stage)
+    expect = int(re.search(r"mbar_expect_tx\(full, (\d+)\)", src).group(1))
+    defines = dict(re.findall(r"#define (DESC_[AB]) (0x[0-9a-f]+)ull", src))
+    desc = {k: int(v, 16) for k, v in defines.items()}
+    consumer = src.split("setmaxnreg.inc")[1]
+    a_off_name = re.search(r"const uint32_t (a_off\[\d+\]\[\d+\]) = ", consumer).group(1)
+    # every wgmma's operands: "l"(desc_a<im>_<kb>), "l"((DESC_B | <start expr>))
+    mmas = [
+        (int(m.group(1)), int(m.group(2)), _balanced(consumer, m.end()))
+        for m in re.finditer(r'"l"\(desc_a(\d+)_(\d+)\), "l"\(\(DESC_B \| ', consumer)
+    ]
+    assert len(mmas) == plan.mma_m * plan.k_blocks
+    for r, image in images.items():
+        assert len(image) * plan.elem_bytes == expect, (r, len(image))
+        for w in range(config.consumers):
+            env = {"rank": r, "stage": stage, "wg": w}
+            env["smem"] = _c(_decl(src, "smem").replace("smem_addr(smem_raw)", "raw"),
+                             {"raw": r * CTA_WINDOW + 0x400})  # fmt: skip
+            env["a_addr"] = _c(_decl(consumer, "a_addr"), env)
+            env["b_addr"] = _c(_decl(consumer, "b_addr"), env)
+            env["a_off"] = _c(_decl(consumer, a_off_name), env)
+            for im, kb, b_expr in mmas:
+                a_decl = re.search(rf"desc_a{im}_{kb} = DESC_A \| ", consumer)
+                starts = {"A": _balanced(consumer, a_decl.end()), "B": b_expr}
+                for which, expr in starts.items():
+                    raw = desc[f"DESC_{which}"] | _c(expr, env)
+                    rows = 64 if which == "A" else config.block_n
+                    addrs = wgmma_reads(raw, plan.mn_major[which], rows, plan.tk, plan.elem_bytes)
+                    r0 = (64 * w + im * plan.tm) if which == "A" else 0
+                    for i in range(rows):
+                        for k in range(plan.tk):
+                            got = image.get(int(addrs[i, k]))
+                            assert got == (which, r0 + i, kb * plan.tk + k), (r, w, im, kb, i, k)
+
+
 def test_stage_bytes_and_expect_tx():
     """expect_tx counts every byte the stage's boxes write (zero fill included)."""
     plan = Sm90Plan(Sm90Config(128, 256), "bf16", "M", "N")
@@ -114,10 +249,12 @@ def test_bad_plans_are_named():
         Sm90Plan(Sm90Config(), "tf32", "M", "K")
     with pytest.raises(TiledMmaError, match="do not fit"):
         Sm90Plan(Sm90Config(128, 256, stages=6), "bf16", "K", "K")
-    with pytest.raises(TiledMmaError, match="only K-major"):
-        Sm90Plan(Sm90Config(128, 256, cluster=2), "bf16", "K", "N")
     with pytest.raises(TiledMmaError, match="multiple of 64"):
         Sm90Config(96, 128)
+    with pytest.raises(TiledMmaError, match="'A' with cluster=2"):
+        Sm90Config(128, 128, multicast="A")  # nothing to share without a pair
+    with pytest.raises(TiledMmaError, match="multicast 'C'"):
+        Sm90Config(128, 128, cluster=2, multicast="C")
     with pytest.raises(TiledMmaError, match="promoted fp8 accumulation"):
         Sm90Plan(Sm90Config(128, 256), "e4m3", "K", "K")  # 2 x 128 accumulators per thread
     assert not Sm90Plan(Sm90Config(128, 256, promote=False), "e4m3", "K", "K").promote

@@ -28,23 +28,21 @@ CONFIGS = [
     Sm90Config(64, 128, consumers=1),
     Sm90Config(128, 256, cluster=2),
     Sm90Config(128, 128, stages=2, cluster=2),
+    Sm90Config(128, 256, cluster=2, multicast="A"),  # pairs along N share A
     Sm90Config(192, 128, consumers=3),  # 3 consumer warpgroups arrive on each empty barrier
 ]
 
 
 def _copies(plan: Sm90Plan) -> list[tuple[int, bool]]:
     """(bytes, multicast) of each load one producer issues per stage."""
-    mc = plan.config.cluster > 1
     return [
-        (plan.tma[w].box_bytes, w == "B" and mc) for w in ("A", "B") for _ in plan.tma[w].copies
+        (plan.tma[w].box_bytes, plan.split(w) > 1) for w in ("A", "B") for _ in plan.tma[w].copies
     ]
 
 
 @pytest.mark.parametrize("config", CONFIGS, ids=lambda c: c.name)
 @pytest.mark.parametrize("majors", [("K", "K"), ("M", "N")])
 def test_ring_runs_every_config(config, majors):
-    if config.cluster > 1:
-        majors = (majors[0], "K")  # clusters multicast B only K-major so far
     plan = Sm90Plan(config, "bf16", *majors)
     rng = random.Random(config.name)
     for seed in range(6):

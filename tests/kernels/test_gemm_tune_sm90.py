@@ -38,8 +38,8 @@ def test_sm80_winner_stays_an_sm80_config(fresh_cache):
 
 
 def test_sm90_candidates_build_plans():
-    """On sm_90 the candidates add the sm90 configs whose plans build: clusters only with
-    B K-major, fp8 only promoted 128x128 tiles."""
+    """On sm_90 the candidates add the sm90 configs whose plans build: clusters with either
+    B major, fp8 only promoted 128x128 tiles."""
     kn = [
         c for c in tune.default_candidates("bf16", "K", "N", sm90=True) if isinstance(c, Sm90Config)
     ]
@@ -49,6 +49,6 @@ def test_sm90_candidates_build_plans():
     fp8 = [
         c for c in tune.default_candidates("e4m3", "K", "K", sm90=True) if isinstance(c, Sm90Config)
     ]
-    assert all(c.cluster == 1 for c in kn) and any(c.cluster == 2 for c in kk)
+    assert any(c.cluster == 2 for c in kn) and any(c.cluster == 2 for c in kk)
     assert fp8 and all(c.block_n == 128 and c.promote for c in fp8)
     assert not any(isinstance(c, Sm90Config) for c in tune.default_candidates("bf16"))

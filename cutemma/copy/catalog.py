@@ -1,8 +1,9 @@
 """The copy catalog: families of copy operations, found by name.
 
-Like the MMA catalog (:mod:`cutemma.mma.catalog`): an arch module under
-``cutemma/copy/arch/`` registers :class:`CopyFamily` objects, each a generator from one
-description that *claims* the names of its form and *builds* their Operation and Traits.
+Like the MMA catalog (:mod:`cutemma.mma.catalog`), through the same registry
+(:mod:`cutemma.mma.registry`): an arch module under ``cutemma/copy/arch/`` registers
+families (:class:`CopyFamily`), each a generator from one description that *claims* the
+names of its form and *builds* their Operation and Traits.
 Names are CuTe's struct names, with template arguments where CuTe has them:
 ``SM75_U32x4_LDSM_N``, ``SM80_CP_ASYNC_CACHEALWAYS<uint128_t>``, ``UniversalCopy<uint64_t>``,
 ``SM100_TMEM_LOAD_16dp256b4x_16b``.
@@ -18,12 +19,9 @@ SM80_U32x4_LDSM_N: CuTe names an instruction by its first architecture: write SM
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 import re
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 
+from cutemma.copy.arch import FAMILIES, CopyFamily, register_copy_family  # noqa: F401  (re-exported)
 from cutemma.copy.atom import CopyAtom, value_type
 from cutemma.copy.operation import CopyOperation
 from cutemma.copy.traits import CopyTraits
@@ -37,64 +35,16 @@ _NEUTRAL = re.compile(
 )
 
 
-@dataclass(frozen=True)
-class CopyFamily:
-    """A generated family of copy operations, registered by an arch module.
-
-    ``claims(name)`` says whether a parsed name has this family's form (never raises);
-    ``build(name)`` returns ``(CopyOperation, CopyTraits)`` or raises CopyError naming the
-    broken rule; ``members()`` yields every canonical name of the family.
-
-    >>> [f.name for f in copy_families(75)]
-    ['sm75.ldsm', 'sm75.movm']
-    """
-
-    name: str
-    arch: int
-    description: str
-    claims: Callable[[MmaName], bool]
-    build: Callable[[MmaName], tuple[CopyOperation, CopyTraits]]
-    members: Callable[[], Iterable[str]]
-
-
-_FAMILIES: dict[str, CopyFamily] = {}
-_BUILT: dict[MmaName, tuple[CopyOperation, CopyTraits]] = {}
-_LOADED = False
-
-
-def register_copy_family(family: CopyFamily) -> CopyFamily:
-    """Add a family (called by ``cutemma.copy.arch`` modules at import).
-
-    >>> register_copy_family(copy_families(50)[0]).arch
-    50
-    """
-    old = _FAMILIES.get(family.name)
-    if old is not None and old is not family:
-        raise CopyError(f"copy family {family.name!r} is registered twice")
-    _FAMILIES[family.name] = family
-    return family
-
-
-def _load() -> None:
-    global _LOADED
-    if _LOADED:
-        return
-    _LOADED = True
-    from cutemma.copy import arch
-
-    for mod in sorted(m.name for m in pkgutil.iter_modules(arch.__path__)):
-        importlib.import_module(f"cutemma.copy.arch.{mod}")
-
-
 def copy_families(arch: int | None = None) -> list[CopyFamily]:
     """Registered copy families, optionally of one architecture (0: architecture-neutral).
 
     >>> [f.name for f in copy_families(80)]
     ['sm80.cp_async']
     """
-    _load()
-    found = [f for f in _FAMILIES.values() if arch is None or f.arch == int(arch)]
-    return sorted(found, key=lambda f: (f.arch, f.name))
+    return FAMILIES.families(None if arch is None else int(arch))
+
+
+_BUILT: dict[MmaName, tuple[CopyOperation, CopyTraits]] = {}
 
 
 def parse_copy_name(text: str) -> MmaName:
@@ -123,7 +73,6 @@ def parse_copy_name(text: str) -> MmaName:
 
 
 def _resolve(name) -> tuple[CopyOperation, CopyTraits]:
-    _load()
     parsed = name if isinstance(name, MmaName) else parse_copy_name(name)
     if parsed in _BUILT:
         return _BUILT[parsed]
@@ -145,22 +94,7 @@ def _text(name: MmaName) -> str:
 
 
 def _elsewhere(name: MmaName) -> str | None:
-    if name.arch == 0:
-        return None
-    for fam in copy_families():
-        if fam.arch in (0, name.arch):
-            continue
-        alt = name.with_arch(fam.arch)
-        if not fam.claims(alt):
-            continue
-        try:
-            op, _ = fam.build(alt)
-        except CopyError:
-            continue
-        if fam.arch > name.arch:
-            return f"arch too old: {op.name} first appears on sm{fam.arch} (family {fam.name})"
-        return f"CuTe names an instruction by its first architecture: write {op.name}"
-    return None
+    return FAMILIES.elsewhere(name, lambda fam, alt: fam.build(alt)[0])
 
 
 def _no_family(name: MmaName) -> str:

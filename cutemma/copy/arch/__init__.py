@@ -1,5 +1,7 @@
-"""One module per architecture; each registers its copy families at import.
+"""One module per architecture; each registers its copy families in :data:`FAMILIES`.
 
+The registry imports every module here on the first lookup; the catalog
+(:mod:`cutemma.copy.catalog`) looks names up in it and this package never imports it.
 Shared pieces: :func:`tv` builds a (thread, value) bit layout from lists of
 (extent, stride) pairs the way CuTe writes them (extent-1 pairs dropped, a lone pair
 unwrapped), :func:`simple_family` turns a dict of name -> builder into a family, and
@@ -14,13 +16,29 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from cutemma.copy.catalog import CopyFamily, register_copy_family
 from cutemma.copy.operation import CopyOperation
 from cutemma.copy.traits import CopyTraits
 from cutemma.errors import CopyError
 from cutemma.layout import Layout
 from cutemma.layout.layout import coalesce
 from cutemma.mma.names import MmaName
+from cutemma.mma.registry import Family, FamilyRegistry
+
+# A copy family has the MMA family's shape; its build takes the name alone.
+CopyFamily = Family
+
+# Every copy family of every architecture, filled by this package's modules.
+FAMILIES = FamilyRegistry("copy", __name__, CopyError)
+
+
+def register_copy_family(family: CopyFamily) -> CopyFamily:
+    """Add a family (called by ``cutemma.copy.arch`` modules at import).
+
+    >>> register_copy_family(FAMILIES.families(50)[0]).arch
+    50
+    """
+    return FAMILIES.register(family)
+
 
 Pairs = list[tuple[int, int]]
 

@@ -507,17 +507,26 @@ def coalesce(layout: Layout, profile: IntTuple | None = None) -> Layout:
             raise LayoutError(f"coalesce: profile {profile} has more modes than layout {layout}")
         out = [coalesce(m, p) for m, p in zip(modes, profile)] + modes[len(profile) :]
         return make_layout(*out) if len(out) > 1 else Layout._raw((out[0].shape,), (out[0].stride,))
-    shapes: list[int] = []
-    strides: list[int] = []
+    pairs = coalesced_pairs(layout)
+    return _from_lists([s for s, _ in pairs], [d for _, d in pairs])
+
+
+def coalesced_pairs(layout: Layout) -> list[tuple[int, int]]:
+    """The flat ``(size, stride)`` modes of :func:`coalesce`: size-1 modes dropped, each mode
+    merged into the one before it when it continues it (``[]`` for a layout of size 1).
+
+    >>> coalesced_pairs(Layout((8, 2, 1, 2), (1, 8, 5, 64)))
+    [(16, 1), (2, 64)]
+    """
+    out: list[tuple[int, int]] = []
     for s, d in zip(*layout.flat()):  # _push, inlined: this loop is the hot path
         if s == 1:
             continue
-        if shapes and strides[-1] * shapes[-1] == d:
-            shapes[-1] *= s
+        if out and out[-1][0] * out[-1][1] == d:
+            out[-1] = (out[-1][0] * s, out[-1][1])
         else:
-            shapes.append(s)
-            strides.append(d)
-    return _from_lists(shapes, strides)
+            out.append((s, d))
+    return out
 
 
 def _push(shapes: list, strides: list, s: int, d: int) -> None:

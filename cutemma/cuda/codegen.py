@@ -478,7 +478,7 @@ def _mma_statements(op: Operation, plans: dict) -> list[str]:
 
 
 def warp_probe(op: Operation, atom=None):
-    """The :class:`~cutemma.cuda.probe.Probe` of a register-sourced atom (mma.sync, dp4a, fma).
+    """The :class:`~cutemma.cuda.probe_kernel.Probe` of a register-sourced atom (mma.sync, dp4a, fma).
 
     Each thread finds its logical thread through the inverted ThrID, reads its A,
     B, C values at the traits layouts' offsets (thread part from a ``__constant__``
@@ -492,7 +492,7 @@ def warp_probe(op: Operation, atom=None):
     >>> p.kernel_name, p.threads, 'const uint16_t* __restrict__ A' in p.source
     ('probe_SM80_16x8x8_F16F16F16F16_TN', 32, True)
     """
-    from cutemma.cuda.probe import Probe
+    from cutemma.cuda.probe_kernel import Probe
     from cutemma.mma import make_mma_atom
 
     if op.a_source != "reg" or op.b_source != "reg":

@@ -55,7 +55,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from cutemma.cuda.codegen import element_container, mma_asm
-from cutemma.cuda.probe import Probe
+from cutemma.cuda.probe_kernel import Probe
 from cutemma.cuda.source import Param, block, comment, kernel
 from cutemma.errors import CompileError
 from cutemma.layout import ComposedLayout, Layout, Swizzle, flatten, tile_to_shape

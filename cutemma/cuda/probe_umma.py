@@ -34,8 +34,8 @@ case). ``runnable_on`` is empty.
 from __future__ import annotations
 
 from cutemma.cuda.codegen import element_container, mma_asm
-from cutemma.cuda.probe import Probe
 from cutemma.cuda.probe_gmma import SmemOperand, copy_to_smem, kernel_name
+from cutemma.cuda.probe_kernel import Probe
 from cutemma.cuda.source import Param, asm_volatile, block, comment, indent, kernel
 from cutemma.errors import CompileError
 from cutemma.layout import tile_to_shape

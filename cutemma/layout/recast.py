@@ -110,9 +110,7 @@ def upcast(layout: Layout, n: int) -> Layout:
     ('(1,4):(1,1)', '2:1')
     """
     layout = ck.layout_arg(layout, "upcast", composed=True)
-    n = ck.int_arg(n, "upcast", "n", 1, layout)
-    if not is_int(n) or n < 1:
-        raise LayoutError(f"upcast({layout}, {n!r}): the factor must be an int >= 1")
+    n = ck.int_arg(n, "upcast", "n", 1, layout)  # a whole number >= 1, else a LayoutError
     if not isinstance(layout, Layout):
         return _cast_function(layout, n, upcast)
 
@@ -171,9 +169,7 @@ def downcast(layout: Layout, n: int) -> Layout:
     '(8,4):(1,8)'
     """
     layout = ck.layout_arg(layout, "downcast", composed=True)
-    n = ck.int_arg(n, "downcast", "n", 1, layout)
-    if not is_int(n) or n < 1:
-        raise LayoutError(f"downcast({layout}, {n!r}): the factor must be an int >= 1")
+    n = ck.int_arg(n, "downcast", "n", 1, layout)  # a whole number >= 1, else a LayoutError
     if not isinstance(layout, Layout):
         return _cast_function(layout, n, downcast)
     if 1 not in layout.flat()[1]:

@@ -27,6 +27,7 @@ from cutemma.copy.operation import CopyOperation
 from cutemma.copy.traits import CopyTraits
 from cutemma.errors import AtomError, CopyError
 from cutemma.mma.names import MmaName, parse_name
+from cutemma.mma.registry import arch_number
 
 # Names without an SM<arch> prefix: CuTe's architecture-neutral copies (cute/arch/copy.hpp).
 _NEUTRAL = re.compile(
@@ -35,13 +36,22 @@ _NEUTRAL = re.compile(
 )
 
 
-def copy_families(arch: int | None = None) -> list[CopyFamily]:
+def copy_families(arch: int | str | None = None) -> list[CopyFamily]:
     """Registered copy families, optionally of one architecture (0: architecture-neutral).
 
-    >>> [f.name for f in copy_families(80)]
+    >>> [f.name for f in copy_families('sm80')]
     ['sm80.cp_async']
     """
-    return FAMILIES.families(None if arch is None else int(arch))
+    if arch is None:
+        return FAMILIES.families()
+    found = FAMILIES.families(arch_number(arch, CopyError))
+    if not found:
+        archs = sorted({f.arch for f in FAMILIES.families()})
+        raise CopyError(
+            f"no copy families for sm{arch_number(arch, CopyError)}; copy atoms exist for "
+            f"archs {archs} (0: the architecture-neutral UniversalCopy and friends)"
+        )
+    return found
 
 
 _BUILT: dict[MmaName, tuple[CopyOperation, CopyTraits]] = {}
@@ -77,7 +87,7 @@ def _resolve(name) -> tuple[CopyOperation, CopyTraits]:
     if parsed in _BUILT:
         return _BUILT[parsed]
     text = _text(parsed)
-    mine = [f for f in copy_families(parsed.arch) if f.claims(parsed)]
+    mine = [f for f in FAMILIES.families(parsed.arch) if f.claims(parsed)]
     if not mine:
         hint = _elsewhere(parsed) or _no_family(parsed)
         raise CopyError(f"{text}: {hint}")
@@ -98,7 +108,7 @@ def _elsewhere(name: MmaName) -> str | None:
 
 
 def _no_family(name: MmaName) -> str:
-    fams = copy_families(name.arch)
+    fams = FAMILIES.families(name.arch)
     if not fams:
         archs = sorted({f.arch for f in copy_families()})
         return f"no copy families for sm{name.arch}; copy atoms exist for archs {archs}"
@@ -124,7 +134,7 @@ def copy_traits(name: str | CopyOperation) -> CopyTraits:
     return _resolve(name.name if isinstance(name, CopyOperation) else name)[1]
 
 
-def copy_ops(arch: int | None = None, family: str | None = None) -> list[CopyOperation]:
+def copy_ops(arch: int | str | None = None, family: str | None = None) -> list[CopyOperation]:
     """Every copy operation in the catalog, optionally of one arch and/or family.
 
     ``family`` matches the full name (``'sm75.ldsm'``) or its short part (``'ldsm'``).
@@ -134,7 +144,7 @@ def copy_ops(arch: int | None = None, family: str | None = None) -> list[CopyOpe
     """
     out = []
     for fam in copy_families(arch):
-        if family is not None and family not in (fam.name, fam.name.split(".", 1)[-1]):
+        if family is not None and family not in (fam.name, fam.short):
             continue
         out.extend(copy_op(n) for n in fam.members())
     if family is not None and not out:
@@ -143,13 +153,18 @@ def copy_ops(arch: int | None = None, family: str | None = None) -> list[CopyOpe
     return out
 
 
-def make_copy_atom(op_or_name: str | CopyOperation, dtype) -> CopyAtom:
+def make_copy_atom(op_or_name: str | CopyOperation, dtype=None) -> CopyAtom:
     """The CopyAtom of an operation for one value type (CuTe's ``Copy_Atom<Op, T>``).
 
     >>> str(make_copy_atom('SM75_U32x4_LDSM_N', 'f16').layout_dst_tv)
     '(32,(2,4)):(2,(1,64))'
     """
     op = op_or_name if isinstance(op_or_name, CopyOperation) else copy_op(op_or_name)
+    if dtype is None:  # CuTe's Copy_Atom<Op, T> has no default T either
+        raise CopyError(
+            f"make_copy_atom({op.name!r}): give the value type it moves, e.g. "
+            f"make_copy_atom({op.name!r}, 'f16')"
+        )
     return CopyAtom(op, copy_traits(op), value_type(dtype))
 
 

@@ -27,7 +27,7 @@ from cutemma.mma.arch import FAMILIES, register_family  # noqa: F401  (re-export
 from cutemma.mma.atom import MmaAtom
 from cutemma.mma.names import MmaName, format_name, parse_name, parse_shape
 from cutemma.mma.operation import Operation
-from cutemma.mma.registry import Family
+from cutemma.mma.registry import Family, arch_number
 from cutemma.mma.traits import Traits
 from cutemma.mma.types import CODES, split_type_codes
 
@@ -41,22 +41,13 @@ def families(arch: int | str | None = None) -> list[Family]:
     found = _families(arch)
     if arch is not None and not found:
         known = ", ".join(f"sm{a}" for a in sorted({f.arch for f in _families(None)}))
-        raise AtomError(f"no MMA families for sm{_arch_number(arch)}; the catalog has {known}")
+        raise AtomError(f"no MMA families for sm{arch_number(arch)}; the catalog has {known}")
     return found
 
 
 def _families(arch: int | str | None) -> list[Family]:
     """families() without the check: an empty list for an architecture with none."""
-    return FAMILIES.families(None if arch is None else _arch_number(arch))
-
-
-def _arch_number(arch: int | str) -> int:
-    if isinstance(arch, bool) or not isinstance(arch, int | str):
-        raise AtomError(f"architecture {arch!r}: write it as 80, 'sm80' or 'sm_80'")
-    m = re.fullmatch(r"(?:sm_?)?([0-9]+)[a-z]?", str(arch).strip(), re.IGNORECASE)
-    if not m:
-        raise AtomError(f"architecture {arch!r}: write it as 80, 'sm80' or 'sm_80'")
-    return int(m.group(1))
+    return FAMILIES.families(None if arch is None else arch_number(arch))
 
 
 _BUILT: dict[tuple, tuple[Operation, Traits]] = {}

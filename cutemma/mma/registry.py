@@ -17,11 +17,26 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from cutemma.errors import AtomError, CutemmaError  # noqa: F401  (AtomError: the doctest)
 from cutemma.mma.names import MmaName
+
+
+def arch_number(arch: int | str, error: type[CutemmaError] = AtomError) -> int:
+    """An architecture written as ``80``, ``'sm80'``, ``'sm_80'`` or ``'sm90a'``, as a number.
+
+    >>> arch_number('sm_90a'), arch_number(80)
+    (90, 80)
+    """
+    if isinstance(arch, bool) or not isinstance(arch, int | str):
+        raise error(f"architecture {arch!r}: write it as 80, 'sm80' or 'sm_80'")
+    m = re.fullmatch(r"(?:sm_?)?([0-9]+)[a-z]?", str(arch).strip(), re.IGNORECASE)
+    if not m:
+        raise error(f"architecture {arch!r}: write it as 80, 'sm80' or 'sm_80'")
+    return int(m.group(1))
 
 
 @dataclass(frozen=True)

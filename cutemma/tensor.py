@@ -214,6 +214,10 @@ def format_tensor(tensor: Tensor, limit: int | None = None) -> str:
         4    6
         5    7
     """
+    if not isinstance(tensor, Tensor):
+        raise LayoutError(
+            f"print_tensor: expected a cutemma Tensor (make_tensor(data, layout)), got {tensor!r}"
+        )
     head = f"{engine_text(tensor)} o {layout_text(tensor)}:"
     n = tensor.size()
     if limit is not None and n > limit:

@@ -54,6 +54,13 @@ def copy(tiled_copy, src_parts: Sequence[Tensor], dst_parts: Sequence[Tensor]) -
     >>> out[0].data.tolist(), out[1].data.tolist()
     ([0.0, 2.0], [1.0, 3.0])
     """
+    from cutemma.tiled.tiled_copy import TiledCopy
+
+    if not isinstance(tiled_copy, TiledCopy):
+        raise CopyError(f"copy: expected a TiledCopy (make_tiled_copy(...)), got {tiled_copy!r}")
+    bad = [p for p in (*src_parts, *dst_parts) if not isinstance(p, Tensor)]
+    if bad:
+        raise CopyError(f"copy: every partition must be a cutemma Tensor, got {bad[0]!r}")
     atom = tiled_copy.atom
     n_thr, a_thr = tiled_copy.size, atom.traits.threads
     if len(src_parts) != n_thr or len(dst_parts) != n_thr:
@@ -93,6 +100,12 @@ def copy_tensors(tiled_copy, src: Tensor, dst: Tensor) -> None:
     Each thread's parts are ``partition_S(src)`` and ``partition_D(dst)`` (e.g. global to
     shared memory with cp.async; either side may be swizzled).
     """
+    from cutemma.tiled.tiled_copy import TiledCopy
+
+    if not isinstance(tiled_copy, TiledCopy):
+        raise CopyError(
+            f"copy_tensors: expected a TiledCopy (make_tiled_copy(...)), got {tiled_copy!r}"
+        )
     slices = [tiled_copy.get_slice(t) for t in range(tiled_copy.size)]
     copy(
         tiled_copy,

@@ -99,6 +99,17 @@ def copy_tensors(tiled_copy, src: Tensor, dst: Tensor) -> None:
 
     Each thread's parts are ``partition_S(src)`` and ``partition_D(dst)`` (e.g. global to
     shared memory with cp.async; either side may be swizzled).
+
+    >>> import numpy as np
+    >>> from cutemma.copy import make_copy_atom
+    >>> from cutemma.layout import Layout
+    >>> from cutemma.tiled import make_tiled_copy
+    >>> tc = make_tiled_copy(make_copy_atom("UniversalCopy<uint32_t>", "f32"), Layout((4, 8)))
+    >>> src = Tensor(np.arange(32.0), Layout((4, 8)))               # column-major
+    >>> dst = Tensor(np.zeros(32), Layout((4, 8), (8, 1)))          # row-major
+    >>> copy_tensors(tc, src, dst)
+    >>> dst.data[:8].tolist()                                        # row 0: 0, 4, 8, ...
+    [0.0, 4.0, 8.0, 12.0, 16.0, 20.0, 24.0, 28.0]
     """
     from cutemma.tiled.tiled_copy import TiledCopy
 

@@ -77,7 +77,15 @@ def _check(tmem: np.ndarray, lane0: int, col0: int, lane: np.ndarray, col: np.nd
 def tmem_load(atom, tmem: np.ndarray, lane0: int, col0: int) -> np.ndarray:
     """``tcgen05.ld`` of one warp at tensor-memory address (``lane0``, ``col0``): (32, values).
 
-    16-bit atoms (``_16b``) return the low halves of the columns they read.
+    16-bit atoms (``_16b``) return the low halves of the columns they read. With the 32dp32b1x
+    shape, thread t reads lane ``lane0 + t`` of column ``col0`` (PTX ISA, tcgen05 data-path
+    layout 32x32b):
+
+    >>> import numpy as np
+    >>> from cutemma.copy import make_copy_atom
+    >>> tmem = np.arange(128 * 512, dtype=np.uint32).reshape(128, 512)  # word = 512*lane + col
+    >>> tmem_load(make_copy_atom("SM100_TMEM_LOAD_32dp32b1x", 32), tmem, 32, 4)[:3].tolist()
+    [[16388], [16900], [17412]]
     """
     lane, col = _addresses(_checked_atom(atom))
     _check(tmem, lane0, col0, lane, col, f"{atom.name} load")

@@ -189,6 +189,18 @@ def bank_conflicts(tiled_copy, smem, side: str | None = None) -> BankReport:
 
     ``smem`` is the tile's layout in elements (a Layout or a swizzled ComposedLayout), its
     shape a multiple of the TiledCopy's tile; ``side`` defaults to the atom's shared side.
+    16-byte cp.async stores go 8 lanes per phase: 8 threads filling one 128-byte row cost one
+    wavefront, 8 threads starting 8 different 128-byte rows hit the same 4 banks 8 times.
+
+    >>> from cutemma.copy import make_copy_atom
+    >>> from cutemma.layout import Layout
+    >>> from cutemma.tiled import make_tiled_copy
+    >>> atom = make_copy_atom("SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>", "f16")
+    >>> smem = Layout((16, 64), (64, 1))  # 128-byte rows
+    >>> along_rows = make_tiled_copy(atom, Layout((16, 8), (8, 1)), Layout((1, 8)))
+    >>> down_columns = make_tiled_copy(atom, Layout((16, 8), (1, 16)), Layout((1, 8)))
+    >>> bank_conflicts(along_rows, smem).worst, bank_conflicts(down_columns, smem).worst
+    (1, 8)
     """
     tiled_copy = _checked(tiled_copy, "bank_conflicts")
     if tiled_copy.size % WARP:

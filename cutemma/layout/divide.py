@@ -9,7 +9,7 @@ from __future__ import annotations
 from cutemma.errors import LayoutError
 from cutemma.layout import checks as ck
 from cutemma.layout.compose import _compose_checked
-from cutemma.layout.int_tuple import IntTuple, is_tuple
+from cutemma.layout.int_tuple import IntTuple
 from cutemma.layout.inverse import complement
 from cutemma.layout.layout import (
     Layout,
@@ -52,9 +52,7 @@ def logical_divide(a, tiler):
     )
     if _is_composed(a):
         return a.with_inner(logical_divide(a.inner, tiler))
-    if is_tuple(tiler) and not isinstance(tiler, Layout):
-        return _by_mode(_divide_1, a, tiler, "logical_divide")
-    return _divide_1(a, tiler)
+    return _divide_1(a, tiler)  # a tuple tiler goes mode by mode there
 
 
 def zipped_divide(a, tiler):

@@ -58,11 +58,9 @@ def logical_product(a, tiler):
     )
     if _is_composed(a):
         return a.with_inner(logical_product(a.inner, tiler))
-    if is_tuple(tiler) and not isinstance(tiler, Layout):
-        return _by_mode(_product_1, a, tiler, "logical_product")
     if _is_composed(tiler):
         return _product_swizzled_tiler(a, tiler)
-    return _product_1(a, tiler)
+    return _product_1(a, tiler)  # a tuple tiler goes mode by mode there
 
 
 def _product_swizzled_tiler(a: Layout, tiler):

@@ -411,12 +411,7 @@ def make_tiled_copy_S(atom, tiled_copy: TiledCopy) -> TiledCopy:
     >>> make_tiled_copy_S(make_copy_atom("UniversalCopy<uint32_t>", "f32"), tc).tiler_mn
     (32,)
     """
-    if not isinstance(tiled_copy, TiledCopy):
-        raise CopyError(
-            f"make_tiled_copy_S needs a TiledCopy (make_tiled_copy(...)), "
-            f"got {type(tiled_copy).__name__}"
-        )
-    return TiledCopy(_as_copy_atom(atom), tiled_copy.layout_src_tv_tiled, tiled_copy.tiler_mn)
+    return _retargeted(atom, tiled_copy, "S")
 
 
 def make_tiled_copy_D(atom, tiled_copy: TiledCopy) -> TiledCopy:
@@ -427,12 +422,18 @@ def make_tiled_copy_D(atom, tiled_copy: TiledCopy) -> TiledCopy:
     >>> make_tiled_copy_D(make_copy_atom("UniversalCopy<uint32_t>", "f32"), tc).size
     32
     """
+    return _retargeted(atom, tiled_copy, "D")
+
+
+def _retargeted(atom, tiled_copy: TiledCopy, side: str) -> TiledCopy:
+    """make_tiled_copy_S/D: ``atom`` over ``tiled_copy``'s source or destination TV layout."""
     if not isinstance(tiled_copy, TiledCopy):
         raise CopyError(
-            f"make_tiled_copy_D needs a TiledCopy (make_tiled_copy(...)), "
+            f"make_tiled_copy_{side} needs a TiledCopy (make_tiled_copy(...)), "
             f"got {type(tiled_copy).__name__}"
         )
-    return TiledCopy(_as_copy_atom(atom), tiled_copy.layout_dst_tv_tiled, tiled_copy.tiler_mn)
+    tv = tiled_copy.layout_src_tv_tiled if side == "S" else tiled_copy.layout_dst_tv_tiled
+    return TiledCopy(_as_copy_atom(atom), tv, tiled_copy.tiler_mn)
 
 
 def make_cotiled_copy(atom, atom_tv_layout: Layout, data_layout: Layout) -> TiledCopy:

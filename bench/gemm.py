@@ -181,6 +181,23 @@ def measure(m, n, k, dtype, a_col, b_col, reps, config=None):
     return row
 
 
+def _host_times(cases, calls: int) -> dict:
+    """Host microseconds per call of each (name, fn) after 100 warm-up calls, and the
+    overhead of cutemma.gemm over the bare kernel launch."""
+    res = {}
+    for name, fn in cases:
+        for _ in range(100):
+            fn()
+        torch.cuda.synchronize()
+        t = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        res[name + "_us"] = (time.perf_counter() - t) / calls * 1e6
+        torch.cuda.synchronize()
+    res["gemm_overhead_us"] = res["gemm_us"] - res["kernel_launch_us"]
+    return res
+
+
 def overhead_us(calls: int = 2000) -> dict:
     """Host time per call on the sm80 path (config given): cutemma.gemm vs launching the
     same compiled kernel directly."""
@@ -212,23 +229,12 @@ def overhead_us(calls: int = 2000) -> dict:
     def lean():
         kern.fast.launch(0, 1, stream, boxed)
 
-    res = {}
     cases = (
         ("gemm", lambda: gemm(A, B, out=out, config=cfg)),
         ("kernel_launch", lean),
         ("checked_launch", checked),
     )
-    for name, fn in cases:
-        for _ in range(100):
-            fn()
-        torch.cuda.synchronize()
-        t = time.perf_counter()
-        for _ in range(calls):
-            fn()
-        res[name + "_us"] = (time.perf_counter() - t) / calls * 1e6
-        torch.cuda.synchronize()
-    res["gemm_overhead_us"] = res["gemm_us"] - res["kernel_launch_us"]
-    return res
+    return _host_times(cases, calls)
 
 
 def overhead_sm90_us(calls: int = 2000) -> dict:
@@ -242,24 +248,13 @@ def overhead_sm90_us(calls: int = 2000) -> dict:
     gemm(A, B, out=out)
     prepared = FAST[fast_key(A, B, out.dtype, None)]
     prepared.set_operands(out, out, 1.0, 0.0)
-    res = {}
     cases = (
         ("gemm", lambda: gemm(A, B, out=out)),
         ("gemm_new_out", lambda: gemm(A, B)),
         ("kernel_launch", prepared.launch),
         ("torch_matmul", lambda: torch.matmul(A, B, out=out)),
     )
-    for name, fn in cases:
-        for _ in range(100):
-            fn()
-        torch.cuda.synchronize()
-        t = time.perf_counter()
-        for _ in range(calls):
-            fn()
-        res[name + "_us"] = (time.perf_counter() - t) / calls * 1e6
-        torch.cuda.synchronize()
-    res["gemm_overhead_us"] = res["gemm_us"] - res["kernel_launch_us"]
-    return res
+    return _host_times(cases, calls)
 
 
 _LOAD_PROBE = """

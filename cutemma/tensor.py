@@ -20,11 +20,16 @@ from cutemma.errors import LayoutError
 from cutemma.layout import algebra
 from cutemma.layout import checks as ck
 from cutemma.layout.int_tuple import IntTuple, idx2crd, is_tuple, product, product_each
-from cutemma.layout.layout import Layout, _has_none, _modes, as_layout, slice_and_offset
+from cutemma.layout.layout import Layout, _has_none, as_layout, slice_and_offset
 
 
 class CoordinateEngine:
-    """Data of an identity tensor: offset ``o`` holds the coordinate ``idx2crd(o, shape)``."""
+    """Data of an identity tensor: offset ``o`` holds the coordinate ``idx2crd(o, shape)``.
+
+    >>> e = CoordinateEngine((4, 3))
+    >>> e[5], len(e)
+    ((1, 1), 12)
+    """
 
     def __init__(self, shape: IntTuple):
         self.shape = shape
@@ -214,6 +219,10 @@ def format_tensor(tensor: Tensor, limit: int | None = None) -> str:
         4    6
         5    7
     """
+    if not isinstance(tensor, Tensor):
+        raise LayoutError(
+            f"print_tensor: expected a cutemma Tensor (make_tensor(data, layout)), got {tensor!r}"
+        )
     head = f"{engine_text(tensor)} o {layout_text(tensor)}:"
     n = tensor.size()
     if limit is not None and n > limit:
@@ -384,5 +393,4 @@ __all__ = [
     "print_tensor",
     "format_tensor",
     "zipped_divide_tensor",
-    "_modes",
 ]

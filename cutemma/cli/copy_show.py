@@ -93,27 +93,27 @@ _COPY_WORDS = (
 )
 
 
-def run_show_any(args: argparse.Namespace) -> int:
-    """``cutemma show``: copy atom names here, every other name to the MMA ``run_show``.
+def names_copy(name: str) -> bool:
+    """Whether ``cutemma show NAME`` is about a copy atom: a copy catalog name, or a name of a
+    copy form that the catalog refuses (it then gets the copy catalog's error).
+
+    >>> names_copy("SM90_U32x1_STSM_N"), names_copy("SM80_U32x4_LDSM_N"), names_copy("SM61_DP2A")
+    (True, True, False)
+    """
+    from cutemma.copy import is_copy_name
+
+    return is_copy_name(name) or any(w in name for w in _COPY_WORDS)
+
+
+def show_copy(args: argparse.Namespace) -> int:
+    """Run ``cutemma show`` for a copy atom name (see the module text).
 
     >>> ns = argparse.Namespace(name="SM90_U32x1_STSM_N", param=None, no_grid=True, svg=None)
-    >>> run_show_any(ns)  # doctest: +ELLIPSIS
+    >>> show_copy(ns)  # doctest: +ELLIPSIS
     SM90_U32x1_STSM_N  (sm90.stsm, reg -> smem)
     ...
     0
     """
-    from cutemma.copy import is_copy_name
-
-    # a name of a copy form that the catalog refuses gets the copy catalog's error
-    if is_copy_name(args.name) or any(w in args.name for w in _COPY_WORDS):
-        return show_copy(args)
-    from cutemma.cli.list_show import run_show
-
-    return run_show(args)
-
-
-def show_copy(args: argparse.Namespace) -> int:
-    """Run ``cutemma show`` for a copy atom name (see the module text)."""
     from cutemma.viz.copy import copy_html, copy_svg, copy_text
 
     params = {}

@@ -139,6 +139,8 @@ def _params(pairs: list[str]) -> dict:
 def run_show(args: argparse.Namespace) -> int:
     """Print one atom (Operation, traits, thread-value grids), or draw it / its TiledMMA.
 
+    A copy atom's name goes to :func:`cutemma.cli.copy_show.show_copy`.
+
     With ``--atom-layout`` or ``--tile`` the atom is composed into a TiledMMA first; with
     ``--svg/--html/--latex`` the picture is written to the file instead of the text.
 
@@ -153,6 +155,10 @@ def run_show(args: argparse.Namespace) -> int:
      0  |T0V0|
     0
     """
+    from cutemma.cli.copy_show import names_copy, show_copy
+
+    if names_copy(args.name):
+        return show_copy(args)
     from cutemma.cli.show_viz import (
         MAX_CELLS,
         cells_of,
@@ -208,6 +214,4 @@ def register(sub) -> None:
     from cutemma.cli.show_viz import add_picture_args
 
     add_picture_args(s)
-    from cutemma.cli.copy_show import run_show_any  # copy atom names: cutemma.cli.copy_show
-
-    s.set_defaults(run=run_show_any)
+    s.set_defaults(run=run_show)

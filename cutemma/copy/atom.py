@@ -86,6 +86,14 @@ class CopyAtom(RichDisplay):
     val_type: ValueType
 
     def __post_init__(self):
+        if not isinstance(self.op, CopyOperation) or not isinstance(self.traits, CopyTraits):
+            raise CopyError(
+                f"CopyAtom(op, traits, val_type) takes a CopyOperation and its CopyTraits, got "
+                f"{type(self.op).__name__} and {type(self.traits).__name__}; "
+                "make_copy_atom(name, dtype) builds one"
+            )
+        if not isinstance(self.val_type, ValueType):  # a name or bit count, as make_copy_atom
+            object.__setattr__(self, "val_type", value_type(self.val_type))
         for which in ("src", "dst", "ref"):
             lay = self._recast(getattr(self.traits, f"{which}_layout"), which)
             if size(lay[0]) != self.traits.threads:

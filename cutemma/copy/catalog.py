@@ -1,8 +1,9 @@
 """The copy catalog: families of copy operations, found by name.
 
-Like the MMA catalog (:mod:`cutemma.mma.catalog`): an arch module under
-``cutemma/copy/arch/`` registers :class:`CopyFamily` objects, each a generator from one
-description that *claims* the names of its form and *builds* their Operation and Traits.
+Like the MMA catalog (:mod:`cutemma.mma.catalog`), through the same registry
+(:mod:`cutemma.mma.registry`): an arch module under ``cutemma/copy/arch/`` registers
+families (:class:`CopyFamily`), each a generator from one description that *claims* the
+names of its form and *builds* their Operation and Traits.
 Names are CuTe's struct names, with template arguments where CuTe has them:
 ``SM75_U32x4_LDSM_N``, ``SM80_CP_ASYNC_CACHEALWAYS<uint128_t>``, ``UniversalCopy<uint64_t>``,
 ``SM100_TMEM_LOAD_16dp256b4x_16b``.
@@ -18,17 +19,15 @@ SM80_U32x4_LDSM_N: CuTe names an instruction by its first architecture: write SM
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 import re
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 
+from cutemma.copy.arch import FAMILIES, CopyFamily, register_copy_family  # noqa: F401  (re-exported)
 from cutemma.copy.atom import CopyAtom, value_type
 from cutemma.copy.operation import CopyOperation
 from cutemma.copy.traits import CopyTraits
 from cutemma.errors import AtomError, CopyError
 from cutemma.mma.names import MmaName, parse_name
+from cutemma.mma.registry import arch_number
 
 # Names without an SM<arch> prefix: CuTe's architecture-neutral copies (cute/arch/copy.hpp).
 _NEUTRAL = re.compile(
@@ -37,64 +36,25 @@ _NEUTRAL = re.compile(
 )
 
 
-@dataclass(frozen=True)
-class CopyFamily:
-    """A generated family of copy operations, registered by an arch module.
-
-    ``claims(name)`` says whether a parsed name has this family's form (never raises);
-    ``build(name)`` returns ``(CopyOperation, CopyTraits)`` or raises CopyError naming the
-    broken rule; ``members()`` yields every canonical name of the family.
-
-    >>> [f.name for f in copy_families(75)]
-    ['sm75.ldsm', 'sm75.movm']
-    """
-
-    name: str
-    arch: int
-    description: str
-    claims: Callable[[MmaName], bool]
-    build: Callable[[MmaName], tuple[CopyOperation, CopyTraits]]
-    members: Callable[[], Iterable[str]]
-
-
-_FAMILIES: dict[str, CopyFamily] = {}
-_BUILT: dict[MmaName, tuple[CopyOperation, CopyTraits]] = {}
-_LOADED = False
-
-
-def register_copy_family(family: CopyFamily) -> CopyFamily:
-    """Add a family (called by ``cutemma.copy.arch`` modules at import).
-
-    >>> register_copy_family(copy_families(50)[0]).arch
-    50
-    """
-    old = _FAMILIES.get(family.name)
-    if old is not None and old is not family:
-        raise CopyError(f"copy family {family.name!r} is registered twice")
-    _FAMILIES[family.name] = family
-    return family
-
-
-def _load() -> None:
-    global _LOADED
-    if _LOADED:
-        return
-    _LOADED = True
-    from cutemma.copy import arch
-
-    for mod in sorted(m.name for m in pkgutil.iter_modules(arch.__path__)):
-        importlib.import_module(f"cutemma.copy.arch.{mod}")
-
-
-def copy_families(arch: int | None = None) -> list[CopyFamily]:
+def copy_families(arch: int | str | None = None) -> list[CopyFamily]:
     """Registered copy families, optionally of one architecture (0: architecture-neutral).
 
-    >>> [f.name for f in copy_families(80)]
+    >>> [f.name for f in copy_families('sm80')]
     ['sm80.cp_async']
     """
-    _load()
-    found = [f for f in _FAMILIES.values() if arch is None or f.arch == int(arch)]
-    return sorted(found, key=lambda f: (f.arch, f.name))
+    if arch is None:
+        return FAMILIES.families()
+    found = FAMILIES.families(arch_number(arch, CopyError))
+    if not found:
+        archs = sorted({f.arch for f in FAMILIES.families()})
+        raise CopyError(
+            f"no copy families for sm{arch_number(arch, CopyError)}; copy atoms exist for "
+            f"archs {archs} (0: the architecture-neutral UniversalCopy and friends)"
+        )
+    return found
+
+
+_BUILT: dict[MmaName, tuple[CopyOperation, CopyTraits]] = {}
 
 
 def parse_copy_name(text: str) -> MmaName:
@@ -123,12 +83,11 @@ def parse_copy_name(text: str) -> MmaName:
 
 
 def _resolve(name) -> tuple[CopyOperation, CopyTraits]:
-    _load()
     parsed = name if isinstance(name, MmaName) else parse_copy_name(name)
     if parsed in _BUILT:
         return _BUILT[parsed]
     text = _text(parsed)
-    mine = [f for f in copy_families(parsed.arch) if f.claims(parsed)]
+    mine = [f for f in FAMILIES.families(parsed.arch) if f.claims(parsed)]
     if not mine:
         hint = _elsewhere(parsed) or _no_family(parsed)
         raise CopyError(f"{text}: {hint}")
@@ -145,26 +104,11 @@ def _text(name: MmaName) -> str:
 
 
 def _elsewhere(name: MmaName) -> str | None:
-    if name.arch == 0:
-        return None
-    for fam in copy_families():
-        if fam.arch in (0, name.arch):
-            continue
-        alt = name.with_arch(fam.arch)
-        if not fam.claims(alt):
-            continue
-        try:
-            op, _ = fam.build(alt)
-        except CopyError:
-            continue
-        if fam.arch > name.arch:
-            return f"arch too old: {op.name} first appears on sm{fam.arch} (family {fam.name})"
-        return f"CuTe names an instruction by its first architecture: write {op.name}"
-    return None
+    return FAMILIES.elsewhere(name, lambda fam, alt: fam.build(alt)[0])
 
 
 def _no_family(name: MmaName) -> str:
-    fams = copy_families(name.arch)
+    fams = FAMILIES.families(name.arch)
     if not fams:
         archs = sorted({f.arch for f in copy_families()})
         return f"no copy families for sm{name.arch}; copy atoms exist for archs {archs}"
@@ -190,7 +134,7 @@ def copy_traits(name: str | CopyOperation) -> CopyTraits:
     return _resolve(name.name if isinstance(name, CopyOperation) else name)[1]
 
 
-def copy_ops(arch: int | None = None, family: str | None = None) -> list[CopyOperation]:
+def copy_ops(arch: int | str | None = None, family: str | None = None) -> list[CopyOperation]:
     """Every copy operation in the catalog, optionally of one arch and/or family.
 
     ``family`` matches the full name (``'sm75.ldsm'``) or its short part (``'ldsm'``).
@@ -200,7 +144,7 @@ def copy_ops(arch: int | None = None, family: str | None = None) -> list[CopyOpe
     """
     out = []
     for fam in copy_families(arch):
-        if family is not None and family not in (fam.name, fam.name.split(".", 1)[-1]):
+        if family is not None and family not in (fam.name, fam.short):
             continue
         out.extend(copy_op(n) for n in fam.members())
     if family is not None and not out:
@@ -209,13 +153,18 @@ def copy_ops(arch: int | None = None, family: str | None = None) -> list[CopyOpe
     return out
 
 
-def make_copy_atom(op_or_name: str | CopyOperation, dtype) -> CopyAtom:
+def make_copy_atom(op_or_name: str | CopyOperation, dtype=None) -> CopyAtom:
     """The CopyAtom of an operation for one value type (CuTe's ``Copy_Atom<Op, T>``).
 
     >>> str(make_copy_atom('SM75_U32x4_LDSM_N', 'f16').layout_dst_tv)
     '(32,(2,4)):(2,(1,64))'
     """
     op = op_or_name if isinstance(op_or_name, CopyOperation) else copy_op(op_or_name)
+    if dtype is None:  # CuTe's Copy_Atom<Op, T> has no default T either
+        raise CopyError(
+            f"make_copy_atom({op.name!r}): give the value type it moves, e.g. "
+            f"make_copy_atom({op.name!r}, 'f16')"
+        )
     return CopyAtom(op, copy_traits(op), value_type(dtype))
 
 

@@ -46,7 +46,8 @@ class Operand:
     count: int = 1
 
     def __post_init__(self):
-        if self.space not in SPACES or self.cpp not in CPP_BITS or self.count < 1:
+        count_ok = isinstance(self.count, int) and not isinstance(self.count, bool)
+        if self.space not in SPACES or self.cpp not in CPP_BITS or not count_ok or self.count < 1:
             raise CopyError(
                 f"copy operand {self.space} {self.cpp}[{self.count}]: space must be one of "
                 f"{SPACES}, element type one of {', '.join(CPP_BITS)}, count >= 1"

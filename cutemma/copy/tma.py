@@ -29,7 +29,8 @@ from functools import lru_cache
 import numpy as np
 
 from cutemma.errors import TmaError
-from cutemma.layout import ComposedLayout, Layout, flatten
+from cutemma.layout import ComposedLayout, Layout
+from cutemma.layout.layout import coalesced_pairs as _pairs
 from cutemma.layout.swizzle import Swizzle
 
 
@@ -190,21 +191,6 @@ def _swizzle_of(layout, dtype: str) -> tuple[TmaSwizzle, Layout, int]:
         f"TMA cannot produce the swizzle {sw} of {layout}: for {8 * eb}-bit elements TMA "
         f"swizzles are {known}"
     )
-
-
-def _pairs(mode: Layout) -> list[tuple[int, int]]:
-    shapes, strides = flatten(mode.shape), flatten(mode.stride)
-    shapes = shapes if isinstance(shapes, tuple) else (shapes,)
-    strides = strides if isinstance(strides, tuple) else (strides,)
-    out: list[tuple[int, int]] = []
-    for s, d in zip(shapes, strides):
-        if s == 1:
-            continue
-        if out and out[-1][0] * out[-1][1] == d:
-            out[-1] = (out[-1][0] * s, out[-1][1])
-        else:
-            out.append((s, d))
-    return out
 
 
 def _extent(mode: Layout) -> int:

@@ -52,4 +52,10 @@ def tma_instructions(atom: CopyAtom, box) -> int:
     >>> tma_instructions(None, type("B", (), {"copies": ((0, 0, 0), (64, 0, 4096))})())
     2
     """
-    return len(box.copies)
+    copies = getattr(box, "copies", None)
+    if not isinstance(copies, tuple):
+        raise CopyError(
+            f"tma_instructions: expected the TmaBox of make_tma_atom(...) or tma_box(...), "
+            f"got {box!r}"
+        )
+    return len(copies)

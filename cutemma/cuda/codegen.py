@@ -267,6 +267,22 @@ def element_container(t: NumericType) -> str:
     return "uint16_t" if t.bits == 16 else "uint8_t"
 
 
+def tile_params(traits) -> list[Param]:
+    """The ``(A, B, C, D)`` tile parameters every probe kernel takes (:mod:`cutemma.cuda.probe`),
+    in the element containers of ``traits``' (or an atom's) value types.
+
+    >>> from cutemma.mma import make_mma_atom
+    >>> [f"{p.ctype} {p.name}" for p in tile_params(make_mma_atom('SM61_DP4A'))][1:]
+    ['const uint8_t* B', 'const int32_t* C', 'int32_t* D']
+    """
+    return [
+        Param(f"const {element_container(traits.val_type_A)}*", "A"),
+        Param(f"const {element_container(traits.val_type_B)}*", "B"),
+        Param(f"const {element_container(traits.val_type_C)}*", "C"),
+        Param(f"{element_container(traits.val_type_D)}*", "D"),
+    ]
+
+
 def element_parts(t: NumericType) -> tuple[str, ...]:
     """Names of the doubles one complex element is stored as (one part for real types).
 
@@ -478,7 +494,7 @@ def _mma_statements(op: Operation, plans: dict) -> list[str]:
 
 
 def warp_probe(op: Operation, atom=None):
-    """The :class:`~cutemma.cuda.probe.Probe` of a register-sourced atom (mma.sync, dp4a, fma).
+    """The :class:`~cutemma.cuda.probe_kernel.Probe` of a register-sourced atom (mma.sync, dp4a, fma).
 
     Each thread finds its logical thread through the inverted ThrID, reads its A,
     B, C values at the traits layouts' offsets (thread part from a ``__constant__``
@@ -492,7 +508,7 @@ def warp_probe(op: Operation, atom=None):
     >>> p.kernel_name, p.threads, 'const uint16_t* __restrict__ A' in p.source
     ('probe_SM80_16x8x8_F16F16F16F16_TN', 32, True)
     """
-    from cutemma.cuda.probe import Probe
+    from cutemma.cuda.probe_kernel import Probe
     from cutemma.mma import make_mma_atom
 
     if op.a_source != "reg" or op.b_source != "reg":
@@ -523,12 +539,7 @@ def warp_probe(op: Operation, atom=None):
         var = f"d_{part}" if part else "d"
         for r in range(dplan.reg.count):
             body += _store_register(dplan, f"{var}[{r}]", r, p)
-    params = [
-        Param(f"const {element_container(atom.val_type_A)}*", "A"),
-        Param(f"const {element_container(atom.val_type_B)}*", "B"),
-        Param(f"const {element_container(atom.val_type_C)}*", "C"),
-        Param(f"{element_container(atom.val_type_D)}*", "D"),
-    ]
+    params = tile_params(atom)
     head = comment(
         f"probe {op.name}: {op.ptx}\n"
         f"A {atom.tv_layout_A}  B {atom.tv_layout_B}  C {atom.tv_layout_C}  ThrID {atom.thr_id}"

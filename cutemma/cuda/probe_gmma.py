@@ -54,8 +54,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from cutemma.cuda.codegen import element_container, mma_asm
-from cutemma.cuda.probe import Probe
+from cutemma.cuda.codegen import element_container, mma_asm, tile_params
+from cutemma.cuda.probe_kernel import Probe
 from cutemma.cuda.source import Param, block, comment, kernel
 from cutemma.errors import CompileError
 from cutemma.layout import ComposedLayout, Layout, Swizzle, flatten, tile_to_shape
@@ -458,12 +458,7 @@ def make_probe(op: Operation, atom=None) -> Probe:
         raise CompileError(f"{op.name}: not a GMMA atom (ptx {op.ptx!r}); use probe_for")
     tr = atom.traits if atom is not None else traits_of(op)
     name = kernel_name(op)
-    params = [
-        Param(f"const {element_container(tr.val_type_A)}*", "A"),
-        Param(f"const {element_container(tr.val_type_B)}*", "B"),
-        Param(f"const {element_container(tr.val_type_C)}*", "C"),
-        Param(f"{element_container(tr.val_type_D)}*", "D"),
-    ]
+    params = tile_params(tr)
     note = ""
     if _sparse(op):
         params.append(Param("const uint32_t*", "E"))

@@ -33,10 +33,10 @@ case). ``runnable_on`` is empty.
 
 from __future__ import annotations
 
-from cutemma.cuda.codegen import element_container, mma_asm
-from cutemma.cuda.probe import Probe
+from cutemma.cuda.codegen import element_container, mma_asm, tile_params
 from cutemma.cuda.probe_gmma import SmemOperand, copy_to_smem, kernel_name
-from cutemma.cuda.source import Param, asm_volatile, block, comment, indent, kernel
+from cutemma.cuda.probe_kernel import Probe
+from cutemma.cuda.source import asm_volatile, block, comment, indent, kernel
 from cutemma.errors import CompileError
 from cutemma.layout import tile_to_shape
 from cutemma.mma.catalog import traits_of
@@ -319,12 +319,7 @@ def make_probe(op: Operation, atom=None) -> Probe:
         raise CompileError(f"{op.name}: not a tcgen05.mma atom (ptx {op.ptx!r}); use probe_for")
     tr = atom.traits if atom is not None else traits_of(op)
     name = kernel_name(op)
-    params = [
-        Param(f"const {element_container(tr.val_type_A)}*", "A"),
-        Param(f"const {element_container(tr.val_type_B)}*", "B"),
-        Param(f"const {element_container(tr.val_type_C)}*", "C"),
-        Param(f"{element_container(tr.val_type_D)}*", "D"),
-    ]
+    params = tile_params(tr)
     smem = _operands(op, tr)
     body = [comment(f"{op.name} {dict(op.params)}: {op.ptx}\ncompile-only (module doc)")]
     body += _setup_lines(op, tr, smem)

@@ -57,6 +57,11 @@ def _run(p: CopyProbe, cubin, device: int = 0) -> dict:
     torch.cuda.synchronize(device)
     got = t_out.cpu().numpy().view(x.dtype)
     want = p.expect(x)
+    return _verdict(got, want)
+
+
+def _verdict(got: np.ndarray, want: np.ndarray) -> dict:
+    """The result of one probe run: pass, the number of mismatches and the first few."""
     bad = np.flatnonzero(got != want)
     return {
         "ran": True,
@@ -87,13 +92,7 @@ def _run_tma(p: TmaProbe, cubin, device: int = 0) -> dict:
     torch.cuda.synchronize(device)
     got = t_out.cpu().numpy()
     want = expected(p, x, out0)
-    bad = np.flatnonzero(got != want)
-    return {
-        "ran": True,
-        "pass": bad.size == 0,
-        "mismatches": int(bad.size),
-        "first_bad": [(int(i), int(got[i]), int(want[i])) for i in bad[:4]],
-    }
+    return _verdict(got, want)
 
 
 def _probe_named(name: str):

@@ -54,6 +54,13 @@ def copy(tiled_copy, src_parts: Sequence[Tensor], dst_parts: Sequence[Tensor]) -
     >>> out[0].data.tolist(), out[1].data.tolist()
     ([0.0, 2.0], [1.0, 3.0])
     """
+    from cutemma.tiled.tiled_copy import TiledCopy
+
+    if not isinstance(tiled_copy, TiledCopy):
+        raise CopyError(f"copy: expected a TiledCopy (make_tiled_copy(...)), got {tiled_copy!r}")
+    bad = [p for p in (*src_parts, *dst_parts) if not isinstance(p, Tensor)]
+    if bad:
+        raise CopyError(f"copy: every partition must be a cutemma Tensor, got {bad[0]!r}")
     atom = tiled_copy.atom
     n_thr, a_thr = tiled_copy.size, atom.traits.threads
     if len(src_parts) != n_thr or len(dst_parts) != n_thr:
@@ -92,7 +99,24 @@ def copy_tensors(tiled_copy, src: Tensor, dst: Tensor) -> None:
 
     Each thread's parts are ``partition_S(src)`` and ``partition_D(dst)`` (e.g. global to
     shared memory with cp.async; either side may be swizzled).
+
+    >>> import numpy as np
+    >>> from cutemma.copy import make_copy_atom
+    >>> from cutemma.layout import Layout
+    >>> from cutemma.tiled import make_tiled_copy
+    >>> tc = make_tiled_copy(make_copy_atom("UniversalCopy<uint32_t>", "f32"), Layout((4, 8)))
+    >>> src = Tensor(np.arange(32.0), Layout((4, 8)))               # column-major
+    >>> dst = Tensor(np.zeros(32), Layout((4, 8), (8, 1)))          # row-major
+    >>> copy_tensors(tc, src, dst)
+    >>> dst.data[:8].tolist()                                        # row 0: 0, 4, 8, ...
+    [0.0, 4.0, 8.0, 12.0, 16.0, 20.0, 24.0, 28.0]
     """
+    from cutemma.tiled.tiled_copy import TiledCopy
+
+    if not isinstance(tiled_copy, TiledCopy):
+        raise CopyError(
+            f"copy_tensors: expected a TiledCopy (make_tiled_copy(...)), got {tiled_copy!r}"
+        )
     slices = [tiled_copy.get_slice(t) for t in range(tiled_copy.size)]
     copy(
         tiled_copy,

@@ -33,6 +33,7 @@ import numpy as np
 
 from cutemma.copy.tma import TMA_DTYPES, TMA_SWIZZLES, TensorMapArgs
 from cutemma.errors import TmaError
+from cutemma.layout.checks import as_int
 
 _SWIZZLE_BY_ENUM = {m.value: m for m in TMA_SWIZZLES.values()}
 _BYTES_BY_ENUM = {v: b for _, v, b in TMA_DTYPES.values()}
@@ -49,6 +50,34 @@ def _swizzle_bytes(enum: int, byte_offsets: np.ndarray) -> np.ndarray:
     return byte_offsets ^ ((byte_offsets & sw.yyy_mask) >> sw.shift)
 
 
+def _checked_args(args: TensorMapArgs, coords: Sequence[int]) -> tuple[int, ...]:
+    """The map and the coordinates checked; the coordinates as plain ints."""
+    if not isinstance(args, TensorMapArgs):
+        raise TmaError(
+            f"TMA emulation: expected the TensorMapArgs of cutemma.copy.tma.tensor_map_args(...), "
+            f"got {type(args).__name__}"
+        )
+    if isinstance(coords, str) or not isinstance(coords, Sequence | np.ndarray):
+        raise TmaError(f"TMA: coordinates {coords!r} must be a sequence of {args.rank} ints")
+    out = tuple(as_int(c) for c in coords)
+    if None in out:
+        raise TmaError(f"TMA: coordinates {tuple(coords)} must be whole numbers (ints)")
+    return out
+
+
+def _checked_array(x, what: str, need: int) -> np.ndarray:
+    """``x`` as a numpy array holding at least ``need`` elements, else a TmaError."""
+    if not isinstance(x, np.ndarray):
+        raise TmaError(f"TMA emulation: {what} must be a numpy array, got {type(x).__name__}")
+    if x.size < need:
+        raise TmaError(
+            f"TMA emulation: {what} holds {x.size} elements but the copy reaches element "
+            f"{need - 1}; pass the whole tensor (global memory from the map's base address, "
+            "shared memory from the box's start)"
+        )
+    return x
+
+
 def box_addresses(
     args: TensorMapArgs, coords: Sequence[int]
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -63,6 +92,7 @@ def box_addresses(
     >>> s[64:72].tolist()     # row 1: its 16-byte chunks XORed with 1 (8 bf16 per chunk)
     [72, 73, 74, 75, 76, 77, 78, 79]
     """
+    coords = _checked_args(args, coords)
     eb = _BYTES_BY_ENUM.get(args.data_type)
     if eb is None:
         raise TmaError(f"TMA data type value {args.data_type}: one of {sorted(_BYTES_BY_ENUM)}")
@@ -98,6 +128,7 @@ def tma_load(args: TensorMapArgs, gmem: np.ndarray, coords: Sequence[int]) -> np
     [0.0, 0.0, 4.0, 5.0]
     """
     sidx, gidx, inside = box_addresses(args, coords)
+    gmem = _checked_array(gmem, "gmem", int(gidx[inside].max(initial=-1)) + 1)
     out = np.zeros(sidx.size, dtype=gmem.dtype)
     out[sidx] = np.where(inside, gmem.reshape(-1)[gidx], 0)
     return out
@@ -115,8 +146,10 @@ def tma_store(
     >>> tma_store(a, np.array([1, 2, 3, 4], dtype=np.float32), g, (2, 1)); g.tolist()
     [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 2.0]
     """
-    _check_store(args, coords)
     sidx, gidx, inside = box_addresses(args, coords)
+    _check_store(args, _checked_args(args, coords))
+    smem = _checked_array(smem, "smem", sidx.size)
+    gmem = _checked_array(gmem, "gmem", int(gidx[inside].max(initial=-1)) + 1)
     flat = gmem.reshape(-1)
     vals = smem.reshape(-1)[sidx[inside]]
     if add:
@@ -167,7 +200,17 @@ def bulk_copy(src: np.ndarray, dst: np.ndarray, src_byte: int, dst_byte: int, nb
     [16, 17, 18]
     """
     for what, v in (("size", nbytes), ("source offset", src_byte), ("destination", dst_byte)):
+        if as_int(v) is None or v < 0:
+            raise TmaError(f"bulk copy: {what} {v!r} must be a whole number of bytes >= 0")
         if v % 16:
             raise TmaError(f"bulk copy: {what} {v} bytes is not a multiple of 16 (PTX ISA)")
+    for what, arr, start in (("source", src, src_byte), ("destination", dst, dst_byte)):
+        if not isinstance(arr, np.ndarray):
+            raise TmaError(f"bulk copy: the {what} must be a numpy array, got {type(arr).__name__}")
+        if start + nbytes > arr.nbytes:
+            raise TmaError(
+                f"bulk copy: {nbytes} bytes at {what} offset {start} run past its "
+                f"{arr.nbytes} bytes"
+            )
     sb, db = src.reshape(-1).view(np.uint8), dst.reshape(-1).view(np.uint8)
     db[dst_byte : dst_byte + nbytes] = sb[src_byte : src_byte + nbytes]

@@ -24,6 +24,7 @@ import numpy as np
 
 from cutemma.copy.arch.sm100_tmem import DP_BITS
 from cutemma.errors import CopyError
+from cutemma.layout.checks import as_int
 from cutemma.mma.traits import mode_table, tv_table
 
 LANES, COLUMNS = 128, 512
@@ -49,7 +50,22 @@ def _addresses(atom) -> tuple[np.ndarray, np.ndarray]:
     return lane, bit // 32
 
 
+def _checked_atom(atom):
+    from cutemma.copy.atom import CopyAtom
+
+    if not isinstance(atom, CopyAtom):
+        raise CopyError(
+            "tensor-memory emulation takes a CopyAtom of tcgen05.ld/st, e.g. "
+            f"make_copy_atom('SM100_TMEM_LOAD_32dp32b1x', 'f32'); got {atom!r}"
+        )
+    return atom
+
+
 def _check(tmem: np.ndarray, lane0: int, col0: int, lane: np.ndarray, col: np.ndarray, what):
+    if not isinstance(tmem, np.ndarray):
+        raise CopyError(f"{what}: tensor memory is a numpy array, got {type(tmem).__name__}")
+    if as_int(lane0) is None or as_int(col0) is None:
+        raise CopyError(f"{what}: lane {lane0!r} and column {col0!r} must be whole numbers")
     if tmem.shape != (LANES, COLUMNS):
         raise CopyError(f"{what}: tensor memory is ({LANES}, {COLUMNS}) words, got {tmem.shape}")
     if lane0 % 16 or not 0 <= lane0 < LANES:
@@ -61,9 +77,17 @@ def _check(tmem: np.ndarray, lane0: int, col0: int, lane: np.ndarray, col: np.nd
 def tmem_load(atom, tmem: np.ndarray, lane0: int, col0: int) -> np.ndarray:
     """``tcgen05.ld`` of one warp at tensor-memory address (``lane0``, ``col0``): (32, values).
 
-    16-bit atoms (``_16b``) return the low halves of the columns they read.
+    16-bit atoms (``_16b``) return the low halves of the columns they read. With the 32dp32b1x
+    shape, thread t reads lane ``lane0 + t`` of column ``col0`` (PTX ISA, tcgen05 data-path
+    layout 32x32b):
+
+    >>> import numpy as np
+    >>> from cutemma.copy import make_copy_atom
+    >>> tmem = np.arange(128 * 512, dtype=np.uint32).reshape(128, 512)  # word = 512*lane + col
+    >>> tmem_load(make_copy_atom("SM100_TMEM_LOAD_32dp32b1x", 32), tmem, 32, 4)[:3].tolist()
+    [[16388], [16900], [17412]]
     """
-    lane, col = _addresses(atom)
+    lane, col = _addresses(_checked_atom(atom))
     _check(tmem, lane0, col0, lane, col, f"{atom.name} load")
     words = tmem[lane0 + lane, col0 + col]
     return (words & 0xFFFF).astype(np.uint16) if atom.val_type.bits == 16 else words.copy()
@@ -80,7 +104,7 @@ def tmem_store(atom, regs: np.ndarray, tmem: np.ndarray, lane0: int, col0: int) 
     >>> tmem[:3, 4].tolist()
     [0, 1, 2]
     """
-    lane, col = _addresses(atom)
+    lane, col = _addresses(_checked_atom(atom))
     _check(tmem, lane0, col0, lane, col, f"{atom.name} store")
     regs = np.asarray(regs)
     if regs.shape != lane.shape:

@@ -137,7 +137,9 @@ class BasisLayout:
         if len(crd) == 1 and is_int(crd[0]):
             idx = crd[0]
         else:
-            c = crd[0] if len(crd) == 1 else tuple(crd)
+            from cutemma.layout.checks import int_tuple_arg
+
+            c = int_tuple_arg(crd[0] if len(crd) == 1 else tuple(crd), "BasisLayout", "coordinate")
             idx = it.crd2idx(c, self.shape)
         if not 0 <= idx < max(1, self.size()):
             raise LayoutError(f"index {idx} is out of range for {self} (size {self.size()})")

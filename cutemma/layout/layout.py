@@ -412,21 +412,7 @@ def append(layout: Layout, x: Layout | None = None, n: int | None = None) -> Lay
     >>> str(append(Layout(4), Layout(2, 4)))
     '(4,2):(1,4)'
     """
-    layout = ck.layout_arg(layout, "append")
-    x = Layout._raw(1, 0) if x is None else ck.layout_arg(x, "append", which="x")
-    n = None if n is None else ck.int_arg(n, "append", "n", 1)
-    modes = _modes(layout)
-    if n is None:
-        modes.append(x)
-    else:
-        if n < len(modes) and is_tuple(layout.shape):
-            raise LayoutError(f"append: layout {layout} already has rank > {n}")
-        modes += [x] * (n - len(modes))
-    return (
-        make_layout(*modes)
-        if len(modes) > 1
-        else Layout._raw((modes[0].shape,), (modes[0].stride,))
-    )
+    return _extend(layout, x, n, "append")
 
 
 def prepend(layout: Layout, x: Layout | None = None, n: int | None = None) -> Layout:
@@ -435,14 +421,19 @@ def prepend(layout: Layout, x: Layout | None = None, n: int | None = None) -> La
     >>> str(prepend(Layout(4), Layout(2, 4)))
     '(2,4):(4,1)'
     """
-    layout = ck.layout_arg(layout, "prepend")
-    x = Layout._raw(1, 0) if x is None else ck.layout_arg(x, "prepend", which="x")
-    n = None if n is None else ck.int_arg(n, "prepend", "n", 1)
+    return _extend(layout, x, n, "prepend")
+
+
+def _extend(layout: Layout, x: Layout | None, n: int | None, name: str) -> Layout:
+    """append / prepend: ``x`` added once, or repeated up to rank ``n``, at the end or front."""
+    layout = ck.layout_arg(layout, name)
+    x = Layout._raw(1, 0) if x is None else ck.layout_arg(x, name, which="x")
+    n = None if n is None else ck.int_arg(n, name, "n", 1)
     modes = _modes(layout)
-    if n is None:
-        modes.insert(0, x)
-    else:
-        modes = [x] * (n - len(modes)) + modes
+    if n is not None and n < len(modes) and is_tuple(layout.shape):
+        raise LayoutError(f"{name}: layout {layout} already has rank > {n}")
+    pad = [x] if n is None else [x] * (n - len(modes))
+    modes = modes + pad if name == "append" else pad + modes
     return (
         make_layout(*modes)
         if len(modes) > 1
@@ -507,17 +498,26 @@ def coalesce(layout: Layout, profile: IntTuple | None = None) -> Layout:
             raise LayoutError(f"coalesce: profile {profile} has more modes than layout {layout}")
         out = [coalesce(m, p) for m, p in zip(modes, profile)] + modes[len(profile) :]
         return make_layout(*out) if len(out) > 1 else Layout._raw((out[0].shape,), (out[0].stride,))
-    shapes: list[int] = []
-    strides: list[int] = []
+    pairs = coalesced_pairs(layout)
+    return _from_lists([s for s, _ in pairs], [d for _, d in pairs])
+
+
+def coalesced_pairs(layout: Layout) -> list[tuple[int, int]]:
+    """The flat ``(size, stride)`` modes of :func:`coalesce`: size-1 modes dropped, each mode
+    merged into the one before it when it continues it (``[]`` for a layout of size 1).
+
+    >>> coalesced_pairs(Layout((8, 2, 1, 2), (1, 8, 5, 64)))
+    [(16, 1), (2, 64)]
+    """
+    out: list[tuple[int, int]] = []
     for s, d in zip(*layout.flat()):  # _push, inlined: this loop is the hot path
         if s == 1:
             continue
-        if shapes and strides[-1] * shapes[-1] == d:
-            shapes[-1] *= s
+        if out and out[-1][0] * out[-1][1] == d:
+            out[-1] = (out[-1][0] * s, out[-1][1])
         else:
-            shapes.append(s)
-            strides.append(d)
-    return _from_lists(shapes, strides)
+            out.append((s, d))
+    return out
 
 
 def _push(shapes: list, strides: list, s: int, d: int) -> None:

@@ -195,7 +195,7 @@ class ComposedLayout(RichDisplay):
 
     def compose_inner(self, tiler):
         """``self o tiler``: composition acts on the inner layout."""
-        from cutemma.layout.algebra import composition
+        from cutemma.layout.compose import composition
 
         return self.with_inner(composition(self.inner, tiler))
 
@@ -206,7 +206,7 @@ class ComposedLayout(RichDisplay):
         >>> str(ComposedLayout(Swizzle(2, 0, 2), 0, Layout((4, 4), (4, 1))).right_inverse())
         'Sw<2,0,-2> o 0 o (4,4):(4,1)'
         """
-        from cutemma.layout.algebra import right_inverse
+        from cutemma.layout.inverse import right_inverse
 
         return self._inverse(right_inverse)
 
@@ -216,7 +216,7 @@ class ComposedLayout(RichDisplay):
         >>> str(ComposedLayout(Swizzle(2, 1, 3), 4, Layout(32)).left_inverse())
         '32:1 o -4 o Sw<2,1,3>'
         """
-        from cutemma.layout.algebra import left_inverse
+        from cutemma.layout.inverse import left_inverse
 
         return self._inverse(left_inverse)
 
@@ -292,7 +292,7 @@ def layout_after_swizzled(a: Layout, b):
     >>> str(layout_after_swizzled(Layout(32, 2), ComposedLayout(Swizzle(2, 1, 3), 0, Layout(32))))
     'Sw<2,2,3> o 0 o 32:2'
     """
-    from cutemma.layout.algebra import composition
+    from cutemma.layout.compose import composition
 
     if isinstance(b, Swizzle):
         return swizzle_after_layout(a, b)

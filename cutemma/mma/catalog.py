@@ -20,82 +20,16 @@ arch too old: SM80_16x8x16_F32BF16BF16F32_TN first appears on sm80 (family sm80.
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 import re
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 
 from cutemma.errors import AtomError
+from cutemma.mma.arch import FAMILIES, register_family  # noqa: F401  (re-exported)
 from cutemma.mma.atom import MmaAtom
 from cutemma.mma.names import MmaName, format_name, parse_name, parse_shape
 from cutemma.mma.operation import Operation
+from cutemma.mma.registry import Family, arch_number
 from cutemma.mma.traits import Traits
 from cutemma.mma.types import CODES, split_type_codes
-
-
-@dataclass(frozen=True)
-class Family:
-    """A generated family of operations, registered by an arch module.
-
-    ``name`` is ``'sm<arch>.<short>'`` (e.g. ``'sm80.f16'``). ``claims(name)`` says
-    whether an :class:`MmaName` has this family's form (it must not raise);
-    ``build(name, params)`` returns ``(Operation, Traits)`` or raises AtomError
-    naming the violated rule; ``members()`` yields every canonical name the
-    family accepts without parameters (parametric families yield their defaults).
-
-    >>> [f.name for f in families(61)]
-    ['sm61.dp']
-    """
-
-    name: str
-    arch: int
-    description: str
-    claims: Callable[[MmaName], bool]
-    build: Callable[[MmaName, dict], tuple[Operation, Traits]]
-    members: Callable[[], Iterable[str]]
-
-    @property
-    def short(self) -> str:
-        """The family name without its ``sm<arch>.`` prefix.
-
-        >>> families(61)[0].short
-        'dp'
-        """
-        return self.name.split(".", 1)[-1]
-
-
-_FAMILIES: dict[str, Family] = {}
-_BUILT: dict[tuple, tuple[Operation, Traits]] = {}
-_TRAITS: dict[Operation, Traits] = {}
-_LOADED = False
-
-
-def register_family(family: Family) -> Family:
-    """Add a family to the catalog (called by arch modules at import).
-
-    >>> register_family(families(61)[0]).arch
-    61
-    """
-    if not isinstance(family, Family):
-        raise AtomError(f"register_family: expected a Family, got {family!r}")
-    old = _FAMILIES.get(family.name)
-    if old is not None and old is not family:
-        raise AtomError(f"family {family.name!r} is registered twice; family names must be unique")
-    _FAMILIES[family.name] = family
-    return family
-
-
-def _load() -> None:
-    """Import every module of cutemma.mma.arch once; each registers its families."""
-    global _LOADED
-    if _LOADED:
-        return
-    _LOADED = True
-    from cutemma.mma import arch
-
-    for mod in sorted(m.name for m in pkgutil.iter_modules(arch.__path__)):
-        importlib.import_module(f"cutemma.mma.arch.{mod}")
 
 
 def families(arch: int | str | None = None) -> list[Family]:
@@ -107,29 +41,20 @@ def families(arch: int | str | None = None) -> list[Family]:
     found = _families(arch)
     if arch is not None and not found:
         known = ", ".join(f"sm{a}" for a in sorted({f.arch for f in _families(None)}))
-        raise AtomError(f"no MMA families for sm{_arch_number(arch)}; the catalog has {known}")
+        raise AtomError(f"no MMA families for sm{arch_number(arch)}; the catalog has {known}")
     return found
 
 
 def _families(arch: int | str | None) -> list[Family]:
     """families() without the check: an empty list for an architecture with none."""
-    _load()
-    want = None if arch is None else _arch_number(arch)
-    found = [f for f in _FAMILIES.values() if want is None or f.arch == want]
-    return sorted(found, key=lambda f: (f.arch, f.name))
+    return FAMILIES.families(None if arch is None else arch_number(arch))
 
 
-def _arch_number(arch: int | str) -> int:
-    if isinstance(arch, bool) or not isinstance(arch, int | str):
-        raise AtomError(f"architecture {arch!r}: write it as 80, 'sm80' or 'sm_80'")
-    m = re.fullmatch(r"(?:sm_?)?([0-9]+)[a-z]?", str(arch).strip(), re.IGNORECASE)
-    if not m:
-        raise AtomError(f"architecture {arch!r}: write it as 80, 'sm80' or 'sm_80'")
-    return int(m.group(1))
+_BUILT: dict[tuple, tuple[Operation, Traits]] = {}
+_TRAITS: dict[Operation, Traits] = {}
 
 
 def _resolve(name: str | MmaName, params: dict) -> tuple[Operation, Traits]:
-    _load()
     parsed = name if isinstance(name, MmaName) else parse_name(name)
     params = _checked_params(parsed, params)
     key = (parsed, tuple(sorted(params.items())))
@@ -181,18 +106,7 @@ def _checked_params(name: MmaName, params: dict) -> dict:
 
 def _elsewhere(name: MmaName, params: dict) -> str | None:
     """Say which architecture has this instruction, if another one does."""
-    for fam in families():
-        alt = name.with_arch(fam.arch)
-        if fam.arch == name.arch or not fam.claims(alt):
-            continue
-        try:
-            op, _ = fam.build(alt, dict(params))
-        except AtomError:
-            continue
-        if fam.arch > name.arch:
-            return f"arch too old: {op.name} first appears on sm{fam.arch} (family {fam.name})"
-        return f"CuTe names an instruction by its first architecture: write {op.name}"
-    return None
+    return FAMILIES.elsewhere(name, lambda fam, alt: fam.build(alt, dict(params))[0])
 
 
 def _unknown_type(name: MmaName) -> str | None:

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 
 from cutemma.errors import DescriptorError
 from cutemma.layout import ComposedLayout, Layout, Swizzle
+from cutemma.layout.layout import coalesced_pairs
 from cutemma.smem.swizzle_atoms import (
     SWIZZLE_MODES,
     check_major,
@@ -162,33 +163,6 @@ def canonical_layout(
 
 
 # ---------------------------------------------------------------- recognising a layout
-
-
-def _flat(shape, stride) -> Pairs:
-    if isinstance(shape, tuple):
-        out: Pairs = []
-        for s, d in zip(shape, stride):
-            out += _flat(s, d)
-        return out
-    return [(shape, stride)]
-
-
-def mode_pairs(shape, stride) -> Pairs:
-    """One mode flattened to ``(size, stride)`` pairs, size-1 pairs dropped, adjacent pairs
-    merged where the second continues the first.
-
-    >>> mode_pairs((8, 2, 2), (1, 8, 64))
-    [(16, 1), (2, 64)]
-    """
-    out: Pairs = []
-    for s, d in _flat(shape, stride):
-        if s == 1:
-            continue
-        if out and out[-1][0] * out[-1][1] == d:
-            out[-1] = (out[-1][0] * s, out[-1][1])
-        else:
-            out.append((s, d))
-    return out
 
 
 def _take(pairs: Pairs, n: int, stride: int, what: str) -> Pairs:
@@ -318,8 +292,7 @@ def match_canonical(
 
 
 def _match(inner: Layout, mode, T: int, major: str, offset: int) -> CanonicalForm:
-    mn = mode_pairs(inner.shape[0], inner.stride[0])
-    kk = mode_pairs(inner.shape[1], inner.stride[1])
+    mn, kk = coalesced_pairs(inner[0]), coalesced_pairs(inner[1])
     s = mode.row_bytes // 16
     if major == "MN":
         row = _partial_row(mn, s * T, T, mode) if mode.bits else None

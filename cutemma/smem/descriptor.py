@@ -20,8 +20,9 @@ import numpy as np
 
 from cutemma.display import RichDisplay
 from cutemma.errors import DescriptorError
+from cutemma.layout.layout import coalesced_pairs
 from cutemma.smem.bitfield import Field, check_raw, field_lines, pack, unpack
-from cutemma.smem.canonical import CanonicalForm, mode_pairs, split_swizzle
+from cutemma.smem.canonical import CanonicalForm, split_swizzle
 from cutemma.smem.swizzle_atoms import SwizzleMode, check_major
 
 SMEM_WINDOW = 1 << 18  # matrix-descriptor-encode keeps address bits [4, 18)
@@ -42,7 +43,7 @@ def encode_offset(nbytes: int, what: str) -> int:
 
 def _check_injective(inner, what: str) -> None:
     offs = np.zeros(1, dtype=np.int64)
-    for size, stride in mode_pairs(inner.shape, inner.stride):
+    for size, stride in coalesced_pairs(inner):
         offs = (offs[:, None] + np.arange(size, dtype=np.int64)[None, :] * stride).ravel()
     if len(np.unique(offs)) != len(offs):
         raise DescriptorError(

@@ -100,12 +100,27 @@ class CoalescingReport:
         return self.ideal / self.sectors if self.sectors else 1.0
 
 
+def _checked(tiled_copy, what: str):
+    """``tiled_copy`` if it is a TiledCopy, else a CopyError naming ``what`` needs one."""
+    from cutemma.tiled.tiled_copy import TiledCopy
+
+    if not isinstance(tiled_copy, TiledCopy):
+        raise CopyError(
+            f"{what} analyses a TiledCopy (make_tiled_copy(...)), got {type(tiled_copy).__name__}"
+        )
+    return tiled_copy
+
+
+def _checked_side(side: str) -> str:
+    if side not in ("S", "D"):
+        raise CopyError(f"side={side!r}: 'S' (the source partition) or 'D' (destination)")
+    return side
+
+
 def _side(tiled_copy, side: str | None, space: str) -> str:
     op = tiled_copy.atom.op
     if side is not None:
-        if side not in ("S", "D"):
-            raise CopyError(f"side={side!r}: 'S' (the source partition) or 'D' (destination)")
-        return side
+        return _checked_side(side)
     if op.src.space == space:
         return "S"
     if op.dst.space == space:
@@ -174,7 +189,20 @@ def bank_conflicts(tiled_copy, smem, side: str | None = None) -> BankReport:
 
     ``smem`` is the tile's layout in elements (a Layout or a swizzled ComposedLayout), its
     shape a multiple of the TiledCopy's tile; ``side`` defaults to the atom's shared side.
+    16-byte cp.async stores go 8 lanes per phase: 8 threads filling one 128-byte row cost one
+    wavefront, 8 threads starting 8 different 128-byte rows hit the same 4 banks 8 times.
+
+    >>> from cutemma.copy import make_copy_atom
+    >>> from cutemma.layout import Layout
+    >>> from cutemma.tiled import make_tiled_copy
+    >>> atom = make_copy_atom("SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>", "f16")
+    >>> smem = Layout((16, 64), (64, 1))  # 128-byte rows
+    >>> along_rows = make_tiled_copy(atom, Layout((16, 8), (8, 1)), Layout((1, 8)))
+    >>> down_columns = make_tiled_copy(atom, Layout((16, 8), (1, 16)), Layout((1, 8)))
+    >>> bank_conflicts(along_rows, smem).worst, bank_conflicts(down_columns, smem).worst
+    (1, 8)
     """
+    tiled_copy = _checked(tiled_copy, "bank_conflicts")
     if tiled_copy.size % WARP:
         raise CopyError(f"bank analysis needs whole warps; this TiledCopy has {tiled_copy.size}")
     side = _side(tiled_copy, side, "smem")
@@ -203,6 +231,7 @@ def coalescing(tiled_copy, gmem, side: str | None = None) -> CoalescingReport:
     >>> r.sectors, r.ideal, r.efficiency
     (64, 64, 1.0)
     """
+    tiled_copy = _checked(tiled_copy, "coalescing")
     side = _side(tiled_copy, side, "gmem")
     eb = tiled_copy.atom.val_type.bits // 8
     offs, nv = _lane_offsets(tiled_copy, gmem, side)
@@ -229,6 +258,8 @@ def vector_bits(tiled_copy, layout, side: str = "S") -> int:
     >>> vector_bits(tc, Layout((16, 64), (64, 1))), vector_bits(tc, Layout((16, 64), (1, 16)))
     (128, 16)
     """
+    tiled_copy = _checked(tiled_copy, "vector_bits")
+    side = _checked_side(side)
     eb = tiled_copy.atom.val_type.bits // 8
     t = Tensor(np.zeros(1), layout)
     best = 128 // 8 // max(eb, 1)
@@ -260,6 +291,7 @@ def explain(tiled_copy, smem=None, gmem=None) -> str:
     >>> print(explain(tc, smem=Layout((32, 64), (64, 1))).splitlines()[-1])
     worst: warp 0 instruction 0 needs 32 wavefronts for 4 phases (8-way): swizzle the rows (e.g. Sw<3,3,3> for 128-byte rows of 16-bit values) so that each 8-row group spans all 32 banks
     """
+    tiled_copy = _checked(tiled_copy, "explain")
     atom = tiled_copy.atom
     op = atom.op
     lines = [

@@ -24,6 +24,7 @@ from functools import cached_property
 from cutemma.display import RichDisplay
 from cutemma.errors import CopyError, LayoutError
 from cutemma.layout import algebra
+from cutemma.layout.checks import as_int
 from cutemma.layout.int_tuple import is_int, is_tuple, product_each
 from cutemma.layout.layout import Layout, _modes, coalesce, make_layout, size
 from cutemma.layout.layout import filter as filter_layout
@@ -73,6 +74,21 @@ class TiledCopy(RichDisplay):
     """
 
     def __init__(self, atom, layout_tv: Layout, tiler_mn: tuple):
+        from cutemma.copy.atom import CopyAtom
+
+        if not isinstance(atom, CopyAtom):
+            raise CopyError(
+                f"TiledCopy: the atom must be a CopyAtom (make_copy_atom(name, dtype)), got {atom!r}"
+            )
+        if not isinstance(layout_tv, Layout) or not is_tuple(layout_tv.shape):
+            raise CopyError(
+                f"TiledCopy: layout_tv must be a (thread, value) Layout of rank 2, got {layout_tv!r}"
+            )
+        if not isinstance(tiler_mn, tuple | list):
+            raise CopyError(
+                f"TiledCopy: tiler_mn must be a tuple of tile extents or Layouts, e.g. (8, 8); "
+                f"got {tiler_mn!r}"
+            )
         self.atom = atom
         self.layout_tv_tiled = layout_tv
         self.tiler_mn = tuple(tiler_mn)
@@ -138,6 +154,8 @@ class TiledCopy(RichDisplay):
         return tv.with_inner(out) if swizzled else out
 
     def _tidfrg(self, layout, ref2trg: Layout, what: str):
+        if not isinstance(layout, Layout | ComposedLayout):
+            raise CopyError(f"{what}: expected a Layout of the tensor, got {layout!r}")
         shape = (layout.inner if isinstance(layout, ComposedLayout) else layout).shape
         rank = len(shape) if is_tuple(shape) else 1
         if rank < len(self.tiler_mn):
@@ -208,10 +226,6 @@ class TiledCopy(RichDisplay):
         >>> tc.get_slice(3).thr_idx
         3
         """
-        if not isinstance(thr_idx, int) or not 0 <= thr_idx < self.size:
-            raise CopyError(
-                f"thread {thr_idx!r} is not a thread of this TiledCopy (0..{self.size - 1})"
-            )
         return ThrCopy(self, thr_idx)
 
     get_thread_slice = get_slice
@@ -240,8 +254,17 @@ class ThrCopy:
     """
 
     def __init__(self, tiled: TiledCopy, thr_idx: int):
+        if not isinstance(tiled, TiledCopy):
+            raise CopyError(
+                f"ThrCopy: expected a TiledCopy (make_tiled_copy(...)), got {type(tiled).__name__}"
+            )
+        idx = as_int(thr_idx)
+        if idx is None or not 0 <= idx < tiled.size:
+            raise CopyError(
+                f"thread {thr_idx!r} is not a thread of this TiledCopy (0..{tiled.size - 1})"
+            )
         self.tiled = tiled
-        self.thr_idx = thr_idx
+        self.thr_idx = idx
 
     def _slice(self, frg, tensor: Tensor) -> Tensor:
         swizzled = isinstance(frg, ComposedLayout)
@@ -388,7 +411,7 @@ def make_tiled_copy_S(atom, tiled_copy: TiledCopy) -> TiledCopy:
     >>> make_tiled_copy_S(make_copy_atom("UniversalCopy<uint32_t>", "f32"), tc).tiler_mn
     (32,)
     """
-    return TiledCopy(_as_copy_atom(atom), tiled_copy.layout_src_tv_tiled, tiled_copy.tiler_mn)
+    return _retargeted(atom, tiled_copy, "S")
 
 
 def make_tiled_copy_D(atom, tiled_copy: TiledCopy) -> TiledCopy:
@@ -399,7 +422,18 @@ def make_tiled_copy_D(atom, tiled_copy: TiledCopy) -> TiledCopy:
     >>> make_tiled_copy_D(make_copy_atom("UniversalCopy<uint32_t>", "f32"), tc).size
     32
     """
-    return TiledCopy(_as_copy_atom(atom), tiled_copy.layout_dst_tv_tiled, tiled_copy.tiler_mn)
+    return _retargeted(atom, tiled_copy, "D")
+
+
+def _retargeted(atom, tiled_copy: TiledCopy, side: str) -> TiledCopy:
+    """make_tiled_copy_S/D: ``atom`` over ``tiled_copy``'s source or destination TV layout."""
+    if not isinstance(tiled_copy, TiledCopy):
+        raise CopyError(
+            f"make_tiled_copy_{side} needs a TiledCopy (make_tiled_copy(...)), "
+            f"got {type(tiled_copy).__name__}"
+        )
+    tv = tiled_copy.layout_src_tv_tiled if side == "S" else tiled_copy.layout_dst_tv_tiled
+    return TiledCopy(_as_copy_atom(atom), tv, tiled_copy.tiler_mn)
 
 
 def make_cotiled_copy(atom, atom_tv_layout: Layout, data_layout: Layout) -> TiledCopy:

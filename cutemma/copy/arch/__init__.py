@@ -1,5 +1,7 @@
-"""One module per architecture; each registers its copy families at import.
+"""One module per architecture; each registers its copy families in :data:`FAMILIES`.
 
+The registry imports every module here on the first lookup; the catalog
+(:mod:`cutemma.copy.catalog`) looks names up in it and this package never imports it.
 Shared pieces: :func:`tv` builds a (thread, value) bit layout from lists of
 (extent, stride) pairs the way CuTe writes them (extent-1 pairs dropped, a lone pair
 unwrapped), :func:`simple_family` turns a dict of name -> builder into a family, and
@@ -14,13 +16,29 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from cutemma.copy.catalog import CopyFamily, register_copy_family
-from cutemma.copy.operation import CopyOperation
+from cutemma.copy.operation import CopyOperation, Operand
 from cutemma.copy.traits import CopyTraits
 from cutemma.errors import CopyError
 from cutemma.layout import Layout
 from cutemma.layout.layout import coalesce
 from cutemma.mma.names import MmaName
+from cutemma.mma.registry import Family, FamilyRegistry
+
+# A copy family has the MMA family's shape; its build takes the name alone.
+CopyFamily = Family
+
+# Every copy family of every architecture, filled by this package's modules.
+FAMILIES = FamilyRegistry("copy", __name__, CopyError)
+
+
+def register_copy_family(family: CopyFamily) -> CopyFamily:
+    """Add a family (called by ``cutemma.copy.arch`` modules at import).
+
+    >>> register_copy_family(FAMILIES.families(50)[0]).arch
+    50
+    """
+    return FAMILIES.register(family)
+
 
 Pairs = list[tuple[int, int]]
 
@@ -79,6 +97,51 @@ def m8n8_regs(n: int, trans: bool) -> Layout:
     if trans:
         return tv([(4, 256), (8, 16)], [(16, 1), (2, 128), (n, 1024)])
     return tv([(32, 32)], [(32, 1), (n, 1024)])
+
+
+def m8n8_family(arch: int, verb: str, ptx_isa: tuple[int, int]) -> CopyFamily:
+    """The six x1/x2/x4 m8n8 b16 names of ``ldmatrix`` (``verb='LDSM'``, smem -> registers)
+    or ``stmatrix`` (``'STSM'``, registers -> smem), plain (``_N``, U32 registers) and
+    ``.trans`` (``_T``, U16 pairs), registered as the family ``sm<arch>.<verb>``; the reference
+    is the register side.
+
+    >>> from cutemma.copy import copy_families
+    >>> [f.members()[:2] for f in copy_families(90) if f.name == 'sm90.stsm']
+    [['SM90_U32x1_STSM_N', 'SM90_U32x2_STSM_N']]
+    """
+    load = verb == "LDSM"
+    family = f"sm{arch}.{verb.lower()}"
+
+    def entry(n: int, trans: bool):
+        name = f"SM{arch}_U16x{2 * n}_{verb}_T" if trans else f"SM{arch}_U32x{n}_{verb}_N"
+
+        def build():
+            mem, regs = Operand("smem", "uint128_t", 1), Operand("reg", "uint32_t", n)
+            op = CopyOperation(
+                name,
+                arch,
+                family,
+                f"{'ld' if load else 'st'}matrix.sync.aligned.m8n8.x{n}"
+                f"{'.trans' if trans else ''}.shared.b16",
+                *((mem, regs) if load else (regs, mem)),
+                modifiers=("trans",) if trans else (),
+                params=(("num", n), ("trans", trans)),
+                ptx_isa=ptx_isa,
+            )
+            reg_side, rows = m8n8_regs(n, trans), rows_layout(8 * n)
+            src, dst = (rows, reg_side) if load else (reg_side, rows)
+            return op, CopyTraits(Layout(32), src, dst, reg_side)
+
+        return name, build
+
+    what = "ldmatrix" if load else "stmatrix"
+    return table_family(
+        family,
+        arch,
+        f"SM{arch}_U32x{{1,2,4}}_{verb}_N and SM{arch}_U16x{{2,4,8}}_{verb}_T "
+        f"({what} m8n8 b16, plain/.trans)",
+        dict(entry(n, t) for t in (False, True) for n in (1, 2, 4)),
+    )
 
 
 # ---------------------------------------------------------------- families from tables

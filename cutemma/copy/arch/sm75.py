@@ -18,39 +18,12 @@ places values as an identity register copy would.
 
 from __future__ import annotations
 
-from cutemma.copy.arch import m8n8_regs, rows_layout, table_family, tv
+from cutemma.copy.arch import m8n8_family, table_family, tv
 from cutemma.copy.operation import CopyOperation, Operand
 from cutemma.copy.traits import CopyTraits
 from cutemma.layout import Layout
 
-
-def _ldsm(n: int, trans: bool):
-    name = f"SM75_U16x{2 * n}_LDSM_T" if trans else f"SM75_U32x{n}_LDSM_N"
-
-    def build():
-        op = CopyOperation(
-            name,
-            75,
-            "sm75.ldsm",
-            f"ldmatrix.sync.aligned.m8n8.x{n}{'.trans' if trans else ''}.shared.b16",
-            Operand("smem", "uint128_t", 1),
-            Operand("reg", "uint32_t", n),
-            modifiers=("trans",) if trans else (),
-            params=(("num", n), ("trans", trans)),
-            ptx_isa=(6, 5),
-        )
-        dst = m8n8_regs(n, trans)
-        return op, CopyTraits(Layout(32), rows_layout(8 * n), dst, dst)
-
-    return name, build
-
-
-LDSM = table_family(
-    "sm75.ldsm",
-    75,
-    "SM75_U32x{1,2,4}_LDSM_N and SM75_U16x{2,4,8}_LDSM_T (ldmatrix m8n8 b16, plain/.trans)",
-    dict(_ldsm(n, t) for t in (False, True) for n in (1, 2, 4)),
-)
+LDSM = m8n8_family(75, "LDSM", (6, 5))
 
 
 def _movm():

@@ -13,8 +13,7 @@ source and destination ``(1,bits):(0,1)``.
 
 from __future__ import annotations
 
-from cutemma.copy.arch import reject
-from cutemma.copy.catalog import CopyFamily, register_copy_family
+from cutemma.copy.arch import CopyFamily, register_copy_family, reject
 from cutemma.copy.operation import CPP_BITS, CopyOperation, Operand
 from cutemma.copy.traits import CopyTraits
 from cutemma.layout import Layout

@@ -16,8 +16,7 @@ for TMA, the byte count for bulk copies. The name carries it as a template argum
 
 from __future__ import annotations
 
-from cutemma.copy.arch import reject
-from cutemma.copy.catalog import CopyFamily, register_copy_family
+from cutemma.copy.arch import CopyFamily, register_copy_family, reject
 from cutemma.copy.operation import CopyOperation, Operand
 from cutemma.copy.traits import CopyTraits
 from cutemma.layout import Layout

@@ -1,8 +1,10 @@
-"""One module per architecture; each registers its families with the catalog.
+"""One module per architecture; each registers its families in :data:`FAMILIES`.
 
-Every module in this package is imported by the catalog on first use, so a new
-architecture (or the GMMA families in ``sm90_gmma``) only adds a module. This
-file holds what the warp-level modules share: the thread-value layouts of
+Every module in this package is imported on the first lookup (the registry loads
+them), so a new architecture (or the GMMA families in ``sm90_gmma``) only adds a
+module; the catalog (:mod:`cutemma.mma.catalog`) looks names up here and this
+package never imports it. This file holds the registry and what the warp-level
+modules share: the thread-value layouts of
 ``mma.sync`` (named once, like CuTe's ``SM80_16x8_Row``) and :func:`sync_family`,
 which generates a family of ``SM<arch>_<M>x<N>x<K>_<DABC>_<majors>[_<suffix>]``
 operations from one :class:`SyncSpec`.
@@ -20,11 +22,24 @@ from dataclasses import dataclass
 
 from cutemma.errors import AtomError
 from cutemma.layout import Layout
-from cutemma.mma.catalog import Family, register_family
 from cutemma.mma.names import MmaName, format_shape
 from cutemma.mma.operation import Operation, RegArray
+from cutemma.mma.registry import Family, FamilyRegistry
 from cutemma.mma.traits import Traits, tv_table
 from cutemma.mma.types import NumericType, numeric_type, type_codes
+
+# Every MMA family of every architecture, filled by this package's modules.
+FAMILIES = FamilyRegistry("MMA", __name__, AtomError)
+
+
+def register_family(family: Family) -> Family:
+    """Add a family to the catalog (called by arch modules at import).
+
+    >>> register_family(FAMILIES.families(61)[0]).arch
+    61
+    """
+    return FAMILIES.register(family)
+
 
 WARP = Layout(32)
 

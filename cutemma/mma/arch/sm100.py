@@ -39,7 +39,7 @@ from dataclasses import dataclass
 
 from cutemma.errors import AtomError
 from cutemma.layout import Layout
-from cutemma.mma.catalog import Family, register_family
+from cutemma.mma.arch import Family, register_family
 from cutemma.mma.names import MmaName
 from cutemma.mma.operation import Extra, Operation, RegArray
 from cutemma.mma.traits import Traits

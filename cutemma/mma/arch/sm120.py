@@ -33,8 +33,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from cutemma.errors import AtomError
-from cutemma.mma.arch import WARP, registers, sync_layouts
-from cutemma.mma.catalog import Family, register_family
+from cutemma.mma.arch import WARP, Family, register_family, registers, sync_layouts
 from cutemma.mma.names import MmaName, format_shape
 from cutemma.mma.operation import Extra, Operation, RegArray
 from cutemma.mma.traits import Traits, tv_table

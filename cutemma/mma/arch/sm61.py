@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from cutemma.errors import AtomError
 from cutemma.layout import Layout
-from cutemma.mma.catalog import Family, register_family
+from cutemma.mma.arch import Family, register_family
 from cutemma.mma.names import MmaName
 from cutemma.mma.operation import Operation, RegArray
 from cutemma.mma.traits import Traits

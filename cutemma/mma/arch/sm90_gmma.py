@@ -42,8 +42,7 @@ from dataclasses import dataclass
 
 from cutemma.errors import AtomError
 from cutemma.layout import Layout
-from cutemma.mma.arch import registers
-from cutemma.mma.catalog import Family, register_family
+from cutemma.mma.arch import Family, register_family, registers
 from cutemma.mma.names import MmaName, format_shape
 from cutemma.mma.operation import Extra, Operation, RegArray
 from cutemma.mma.sparse import format_of_type

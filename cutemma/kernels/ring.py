@@ -16,6 +16,13 @@ stage free) and consumers wait on ``full`` with parity ``phase``.
 Consumers keep one wgmma batch in flight (``wait_group 1``), so a stage is released one
 k tile late (``release_lag``); the last stage of a tile after ``wait_group 0``.
 
+Pingpong (``Sm90Config(schedule="pingpong")``): the two consumer warpgroups take the
+CTA's tiles in turn (warpgroup w: tiles w, w + 2, ...), each releasing its stages alone
+(one arrival per stage use); each skips the k tiles of the other's tile in the ring, and
+an *order barrier* (two named barriers, one per warpgroup, counted over both) lets a
+warpgroup start a tile's mainloop only once the other has issued its previous tile's last
+wgmma: :func:`pingpong_consumer_ops`.
+
 :func:`producer_ops` and :func:`consumer_ops` spell these orders out for a list of tiles;
 the generated kernel's loops do the same (``cutemma.kernels.gemm_sm90``), and
 ``tests/kernels/ring_sim.py`` runs them on a model of mbarriers, TMA and wgmma.
@@ -113,5 +120,48 @@ def consumer_ops(k_tiles: list[int], stages: int) -> list[tuple]:
                 ops.append(("arrive", "empty", prev))
             prev = stage
             stage, phase = advance(stage, phase, stages)
+        ops += [("wait_group", 0), ("arrive", "empty", prev), ("epilogue", tile)]
+    return ops
+
+
+def ring_position(k_tiles: list[int], tile: int, stages: int) -> tuple[int, int]:
+    """(stage, phase) of the first k tile of ``tile``: the ring advanced by every k tile of
+    the tiles before it (what a pingpong warpgroup skips to).
+
+    >>> ring_position([3, 3, 3], 2, 4)
+    (2, 1)
+    """
+    pos = sum(k_tiles[:tile])
+    return pos % stages, (CONSUMER.start_phase + pos // stages) % 2
+
+
+def pingpong_consumer_ops(k_tiles: list[int], stages: int, warpgroup: int) -> list[tuple]:
+    """Pingpong warpgroup ``warpgroup`` (0 or 1): tiles ``warpgroup``, +2, ... of the CTA's
+    list. Before a tile (but the CTA's first) ``('bar_sync', w)``: wait for its turn on order
+    barrier w; after issuing the tile's last wgmma, if the CTA has a next tile,
+    ``('bar_arrive', 1 - w)``: the other warpgroup's turn. The rest as :func:`consumer_ops`.
+
+    >>> pingpong_consumer_ops([1, 1], 2, 1)
+    [('bar_sync', 1), ('wait', 'full', 1, 0), ('mma', 1, 1, 0), ('commit',), ('wait_group', 1), ('wait_group', 0), ('arrive', 'empty', 1), ('epilogue', 1)]
+    """
+    ops = []
+    for tile in range(warpgroup, len(k_tiles), 2):
+        if tile > 0:
+            ops.append(("bar_sync", warpgroup))
+        stage, phase = ring_position(k_tiles, tile, stages)
+        prev = None
+        for kt in range(k_tiles[tile]):
+            ops += [
+                ("wait", "full", stage, phase ^ CONSUMER.wait_flip),
+                ("mma", stage, tile, kt),
+                ("commit",),
+                ("wait_group", CONSUMER.release_lag),
+            ]
+            if prev is not None:
+                ops.append(("arrive", "empty", prev))
+            prev = stage
+            stage, phase = advance(stage, phase, stages)
+        if tile + 1 < len(k_tiles):
+            ops.append(("bar_arrive", 1 - warpgroup))
         ops += [("wait_group", 0), ("arrive", "empty", prev), ("epilogue", tile)]
     return ops

@@ -72,6 +72,9 @@ CASES = [
     (Sm90Config(128, 128), "e4m3", "K", "K"),
     (Sm90Config(128, 128, block_k=256), "e4m3", "K", "K"),  # two swizzle atoms along K
     (Sm90Config(192, 128, consumers=3), "e4m3", "K", "K"),  # 3 consumer warpgroups
+    (Sm90Config(128, 192), "e4m3", "K", "K"),  # promoted, 2 x 96 accumulators
+    (Sm90Config(128, 128, schedule="pingpong"), "bf16", "M", "N"),  # one warpgroup per tile
+    (Sm90Config(64, 128, schedule="pingpong"), "e4m3", "K", "K"),
     (Sm90Config(128, 256, cluster=2), "bf16", "K", "K"),
     (Sm90Config(128, 256, cluster=2), "f16", "M", "K"),
     (Sm90Config(128, 128, cluster=2), "bf16", "K", "K"),
@@ -138,6 +141,7 @@ STAGING_CASES = [
     (Sm90Config(128, 128), "f16"),
     (Sm90Config(256, 128), "bf16"),  # 2 M repeats per warpgroup
     (Sm90Config(192, 128, consumers=3), "bf16"),
+    (Sm90Config(128, 128, schedule="pingpong"), "bf16"),  # one warpgroup, 2 M repeats
 ]
 
 
@@ -166,7 +170,7 @@ def test_staging_tile_is_what_tma_stores(config, out):
         for v in range(per_wg):
             im, vv = divmod(v, per_wg // plan.mma_m)
             m, n = wgmma_c_coords(t % 128, vv)
-            m += 64 * (t // 128) + im * 64 * config.consumers  # the TiledMMA's M repeats
+            m += 64 * (t // 128) + im * 64 * plan.tile_wgs  # the TiledMMA's M repeats
             got = base + 2 * sw(thr(t) + consts[v])
             assert got == where[m, n], (t, v, m, n)
     for warp in range(plan.consumer_threads // 32):

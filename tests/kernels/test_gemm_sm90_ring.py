@@ -19,7 +19,13 @@ from ring_sim import RingError, run_ring  # noqa: E402
 
 from cutemma.kernels.dispatch_sm90 import DEFAULT_SM90, SMALL_SM90  # noqa: E402
 from cutemma.kernels.plan_sm90 import Sm90Config, Sm90Plan  # noqa: E402
-from cutemma.kernels.ring import CONSUMER, consumer_ops, producer_ops  # noqa: E402
+from cutemma.kernels.ring import (  # noqa: E402
+    CONSUMER,
+    consumer_ops,
+    pingpong_consumer_ops,
+    producer_ops,
+    ring_position,
+)
 
 CONFIGS = [
     DEFAULT_SM90,
@@ -29,6 +35,11 @@ CONFIGS = [
     Sm90Config(128, 256, cluster=2),
     Sm90Config(128, 128, stages=2, cluster=2),
     Sm90Config(192, 128, consumers=3),  # 3 consumer warpgroups arrive on each empty barrier
+]
+PINGPONG = [
+    Sm90Config(128, 128, schedule="pingpong"),
+    Sm90Config(64, 256, schedule="pingpong", stages=2),
+    Sm90Config(64, 128, schedule="pingpong"),
 ]
 
 
@@ -111,3 +122,110 @@ def test_model_catches_a_deadlock():
     ops = [op for op in consumer_ops(k_tiles, 2) if op[0] != "arrive"]
     with pytest.raises(RingError, match="deadlock"):
         run_ring(producer_ops(k_tiles, 2), ops, 2, 1, [(16384, False)], seed=0)
+
+
+def _pingpong(k_tiles, stages, copies, seed, ops=None, **kw):
+    """One pingpong CTA: the producer's order, each warpgroup's own order, 1 release each."""
+    ops = ops or [pingpong_consumer_ops(k_tiles, stages, w) for w in (0, 1)]
+    kw.setdefault("releasers", 1)
+    return run_ring(producer_ops(k_tiles, stages), ops, stages, 2, copies, seed=seed,
+                    arrive_every=CONSUMER.arrive_every, **kw)  # fmt: skip
+
+
+@pytest.mark.parametrize("config", PINGPONG, ids=lambda c: c.name)
+def test_pingpong_ring(config):
+    """Warpgroup w runs the CTA's tiles w, w + 2, ... in order, through any interleaving, with
+    tile counts odd and even (the last order-barrier arrival must match a wait) and k-tile
+    counts below, at and above the ring depth (one warpgroup's tile wraps the ring)."""
+    plan = Sm90Plan(config, "bf16", "K", "N", "bf16")
+    assert plan.tile_wgs == 1 and plan.d_tiles == 2
+    rng = random.Random(config.name)
+    for seed in range(8):
+        k_tiles = [rng.choice([1, 2, 3, plan.stages, plan.stages + 1, 9])
+                   for _ in range(rng.choice([1, 2, 7, 30, 31]))]  # fmt: skip
+        mmas = _pingpong(k_tiles, plan.stages, _copies(plan), seed)
+        for w in (0, 1):
+            mine = [(t, kt) for name, t, kt in mmas if name == f"C0.{w}"]
+            want = [(t, kt) for t in range(w, len(k_tiles), 2) for kt in range(k_tiles[t])]
+            assert mine == want
+
+
+def test_ring_position_counts_whole_passes():
+    """The phase bit flips once per pass over the ring: 9 k tiles over 4 stages = 2 passes
+    and 1 stage (phase back to 0), 12 = 3 passes."""
+    assert ring_position([4, 5, 1], 2, 4) == (1, 0)
+    assert ring_position([6, 6, 1], 2, 4) == (0, 1)
+
+
+def _mutate(k_tiles, stages, fn):
+    return [fn(w, pingpong_consumer_ops(k_tiles, stages, w)) for w in (0, 1)]
+
+
+def _raises(k_tiles, stages, ops, seeds=20, **kw):
+    with pytest.raises(RingError) as info:
+        for seed in range(seeds):
+            _pingpong(k_tiles, stages, [(8192, False), (8192, False)], seed, ops=ops, **kw)
+    return str(info.value)
+
+
+def test_pingpong_mutations_are_caught():
+    """Broken variants of the pingpong protocol, each caught by the model."""
+    k_tiles, S = [3, 2, 5, 3, 4], 3
+    copies = [(8192, False), (8192, False)]
+    for seed in range(10):  # the protocol itself runs
+        _pingpong(k_tiles, S, copies, seed)
+
+    # 1. warpgroup 1 does not skip warpgroup 0's k tiles: it waits on the wrong stages
+    def no_skip(w, ops):
+        if w == 0:
+            return ops
+        solo = consumer_ops([k_tiles[t] for t in range(1, len(k_tiles), 2)], S)
+        mmas = iter(o for o in ops if o[0] == "mma")  # keep the tile numbers it reads
+        out = []
+        for o in solo:
+            if o[0] == "mma":
+                o = ("mma", o[1], *next(mmas)[2:])
+            out.append(o)
+        return out
+
+    _raises(k_tiles, S, _mutate(k_tiles, S, no_skip))
+    # 2. the cooperative empty-barrier count (2 arrivals) with one releasing warpgroup
+    assert "deadlock" in _raises(k_tiles, S, None, releasers=2)
+
+    # 3. warpgroup 0 forgets to hand over after its tile: warpgroup 1 waits for ever
+    def no_handover(w, ops):
+        return [o for o in ops if not (w == 0 and o[0] == "bar_arrive")]
+
+    assert "deadlock" in _raises(k_tiles, S, _mutate(k_tiles, S, no_handover))
+
+    # 4. a hand-over after the CTA's last tile: an arrival nobody waits for
+    def extra_arrive(w, ops):
+        return ops + [("bar_arrive", 1 - w)] if w == (len(k_tiles) - 1) % 2 else ops
+
+    assert "left with arrivals" in _raises(k_tiles, S, _mutate(k_tiles, S, extra_arrive))
+
+    # 5. warpgroup 1 skips the stages but not the phase flips: a parity aliasing
+    def no_flip(w, ops):
+        if w == 0:
+            return ops
+        out = []
+        for o in ops:
+            if o[:2] == ("wait", "full"):
+                o = (*o[:3], o[3] ^ 1)
+            out.append(o)
+        return out
+
+    _raises(k_tiles, S, _mutate(k_tiles, S, no_flip))
+
+    # 6. releasing a stage as soon as its wgmma is issued (before wait_group retires it)
+    def early(w, ops):
+        out = []
+        for o in ops:
+            if o[0] == "arrive":
+                continue
+            out.append(o)
+            if o[0] == "mma":
+                out.append(("arrive", "empty", o[1]))
+        return out
+
+    assert "may read" in _raises(k_tiles, S, _mutate(k_tiles, S, early))

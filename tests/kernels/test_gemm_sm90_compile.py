@@ -26,6 +26,9 @@ CASES = [
     (Sm90Config(128, 256, promote=False), "e4m3", "K", "K", "f32"),
     (Sm90Config(192, 128, consumers=3), "e4m3", "K", "K", "bf16"),  # 3 consumers, 24/160 regs
     (Sm90Config(128, 256, cluster=2), "bf16", "M", "K", "bf16"),
+    (Sm90Config(128, 192), "e4m3", "K", "K", "bf16"),  # fp8's default: 2 x 96 accumulators
+    (Sm90Config(128, 128, schedule="pingpong"), "bf16", "K", "N", "bf16"),
+    (Sm90Config(64, 192, schedule="pingpong"), "e4m3", "K", "K", "f32"),  # promoted, regs epi.
 ]
 
 
@@ -53,6 +56,11 @@ def test_sm90_sass(case):
         ops = instructions(sass(cubin))
         assert sum(op.startswith("UTMALDG.2D.MULTICAST") for op in ops) == len(plan.tma["B"].copies)
         assert counts.get("UCGABAR_ARV", 0) == 2
+    if config.schedule == "pingpong":  # the order barrier: a wait before, a hand-over after
+        ops = instructions(sass(cubin))
+        assert sum(op.startswith("BAR.ARV") for op in ops) == 1
+        # __syncthreads, the turn wait, the epilogue's two (TMA store)
+        assert sum(op.startswith("BAR.SYNC") for op in ops) == 2 + (2 if stores else 0)
     assert not local_memory_use(cubin), local_memory_use(cubin)
     assert "C7508" not in cubin.log and "C7510" not in cubin.log  # setmaxnreg / wgmma kept
     assert "C7514" not in cubin.log  # wgmma not serialised (non-wgmma reads of accumulators)

@@ -341,7 +341,12 @@ def _mainloop(plan: Sm90Plan, release_stmt: str, after_issue: str = "") -> str:
     tile only. (Two sets alternating with ``wait_group 1`` would keep a batch in flight,
     but ptxas then serialises every wgmma: C7514, non-wgmma reads of accumulators inside
     the pipeline stage.) The other consumer warpgroup keeps the tensor cores busy while
-    one waits.
+    one waits. Promoted, a stage is released as soon as ``wait_group 0`` retires its reads
+    (ring release lag 0, before the FADDs): one stage more of the ring is free for the
+    producer than with the plain loop's lag of 1 (run 14: 3 stages instead of 4 cost a
+    fifth of the speed of 3-consumer 192x128). ``after_issue``: what runs once the tile's
+    last wgmma is issued (pingpong: the order barrier's arrival, handing the tensor cores
+    to the other warpgroup).
     """
     S, n = plan.stages, plan.acc_per_thread
     head = [
@@ -369,6 +374,7 @@ def _mainloop(plan: Sm90Plan, release_stmt: str, after_issue: str = "") -> str:
                 *([after_issue] if after_issue else []),
                 "wgmma_wait<0>();",
                 _fence("acc", n),
+                f"if (signals) {release_stmt}  // k_tiles >= 1: the tile's last stage",
             ]  # fmt: skip
         )
 
@@ -378,14 +384,13 @@ def _mainloop(plan: Sm90Plan, release_stmt: str, after_issue: str = "") -> str:
         _wgmma_lines(plan, "acc", "0"),
         "wgmma_commit();",
         "wgmma_wait<0>();  // this k tile's sums are final: promote them into f32",
+        f"if (signals) {release_stmt.replace('prev_empty', 'empty')}  // lag 0",
         _fence("acc", n),
         f"#pragma unroll\nfor (int i = 0; i < {n}; ++i) accf[i] += acc[i];",
-        f"if (kt > 0 && signals) {release_stmt}",
-        *tail,
+        f"if (++stage == {S}) {{ stage = 0; phase ^= 1; }}",
     ]
     return "\n".join(
         [
-            "uint32_t prev_empty = 0;",
             f"#pragma unroll\nfor (int i = 0; i < {n}; ++i) accf[i] = 0.f;",
             block("for (int kt = 0; kt < k_tiles; ++kt)", "\n".join(body)),
             *([after_issue] if after_issue else []),
@@ -536,7 +541,6 @@ def gemm_sm90_source(
                 else "",
             )
         ),
-        f"  if (signals) {release_stmt}  // k_tiles >= 1: the tile's last stage",
         indent(comment("epilogue: alpha * acc + beta * C, partition_C, predicated at the edges")),
         indent(
             block("if (tma_d)", _tma_store_lines(plan, out, acc_name))

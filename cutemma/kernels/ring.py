@@ -64,6 +64,16 @@ CONSUMER = Role(
 )
 
 
+def release_lag(promote: bool) -> int:
+    """k tiles between reading a stage and releasing it: promoted fp8 retires every batch
+    (``wait_group 0``) before adding it into f32, so it releases the stage just read.
+
+    >>> release_lag(False), release_lag(True)
+    (1, 0)
+    """
+    return 0 if promote else CONSUMER.release_lag
+
+
 def advance(stage: int, phase: int, stages: int) -> tuple[int, int]:
     """The next ring slot: stage + 1, the phase bit flipped on wrapping.
 
@@ -96,9 +106,11 @@ def producer_ops(k_tiles: list[int], stages: int) -> list[tuple]:
     return ops
 
 
-def consumer_ops(k_tiles: list[int], stages: int) -> list[tuple]:
+def consumer_ops(k_tiles: list[int], stages: int, release_lag: int | None = None) -> list[tuple]:
     """One consumer warpgroup's order: wait full, wgmma batch, keep one batch in flight,
     release the stage read one k tile earlier; after a tile, drain and release the last.
+    ``release_lag`` 0 (promoted fp8: ``wait_group 0`` every k tile): release the stage
+    just read, once its batch is retired.
 
     ``('wait', 'full', s, parity)``, ``('mma', s, tile, kt)``, ``('commit',)``,
     ``('wait_group', n)``, ``('arrive', 'empty', s)``, ``('epilogue', tile)``.
@@ -108,20 +120,33 @@ def consumer_ops(k_tiles: list[int], stages: int) -> list[tuple]:
     """
     ops, stage, phase = [], 0, CONSUMER.start_phase
     for tile, kts in enumerate(k_tiles):
-        prev = None
-        for kt in range(kts):
-            ops += [
-                ("wait", "full", stage, phase ^ CONSUMER.wait_flip),
-                ("mma", stage, tile, kt),
-                ("commit",),
-                ("wait_group", CONSUMER.release_lag),
-            ]
-            if prev is not None:
-                ops.append(("arrive", "empty", prev))
-            prev = stage
-            stage, phase = advance(stage, phase, stages)
-        ops += [("wait_group", 0), ("arrive", "empty", prev), ("epilogue", tile)]
+        tile_ops, stage, phase = _tile_ops(tile, kts, stage, phase, stages, release_lag)
+        ops += tile_ops + [("epilogue", tile)]
     return ops
+
+
+def _tile_ops(tile, kts, stage, phase, stages, release_lag=None):
+    """A consumer's mainloop of one tile from ring slot (stage, phase), ending with every
+    wgmma retired and every stage released; also returns the slot after it."""
+    lag = CONSUMER.release_lag if release_lag is None else release_lag
+    ops, prev = [], None
+    for kt in range(kts):
+        ops += [
+            ("wait", "full", stage, phase ^ CONSUMER.wait_flip),
+            ("mma", stage, tile, kt),
+            ("commit",),
+            ("wait_group", lag),
+        ]
+        if lag == 0:
+            ops.append(("arrive", "empty", stage))
+        elif prev is not None:
+            ops.append(("arrive", "empty", prev))
+        prev = stage
+        stage, phase = advance(stage, phase, stages)
+    ops.append(("wait_group", 0))
+    if lag:
+        ops.append(("arrive", "empty", prev))
+    return ops, stage, phase
 
 
 def ring_position(k_tiles: list[int], tile: int, stages: int) -> tuple[int, int]:
@@ -135,7 +160,9 @@ def ring_position(k_tiles: list[int], tile: int, stages: int) -> tuple[int, int]
     return pos % stages, (CONSUMER.start_phase + pos // stages) % 2
 
 
-def pingpong_consumer_ops(k_tiles: list[int], stages: int, warpgroup: int) -> list[tuple]:
+def pingpong_consumer_ops(
+    k_tiles: list[int], stages: int, warpgroup: int, release_lag: int | None = None
+) -> list[tuple]:
     """Pingpong warpgroup ``warpgroup`` (0 or 1): tiles ``warpgroup``, +2, ... of the CTA's
     list. Before a tile (but the CTA's first) ``('bar_sync', w)``: wait for its turn on order
     barrier w; after issuing the tile's last wgmma, if the CTA has a next tile,
@@ -149,19 +176,9 @@ def pingpong_consumer_ops(k_tiles: list[int], stages: int, warpgroup: int) -> li
         if tile > 0:
             ops.append(("bar_sync", warpgroup))
         stage, phase = ring_position(k_tiles, tile, stages)
-        prev = None
-        for kt in range(k_tiles[tile]):
-            ops += [
-                ("wait", "full", stage, phase ^ CONSUMER.wait_flip),
-                ("mma", stage, tile, kt),
-                ("commit",),
-                ("wait_group", CONSUMER.release_lag),
-            ]
-            if prev is not None:
-                ops.append(("arrive", "empty", prev))
-            prev = stage
-            stage, phase = advance(stage, phase, stages)
-        if tile + 1 < len(k_tiles):
-            ops.append(("bar_arrive", 1 - warpgroup))
-        ops += [("wait_group", 0), ("arrive", "empty", prev), ("epilogue", tile)]
+        tile_ops, _, _ = _tile_ops(tile, k_tiles[tile], stage, phase, stages, release_lag)
+        if tile + 1 < len(k_tiles):  # after the tile's last k tile, before the drain
+            drain = 1 if tile_ops[-1] == ("wait_group", 0) else 2  # (+ the last release)
+            tile_ops.insert(len(tile_ops) - drain, ("bar_arrive", 1 - warpgroup))
+        ops += tile_ops + [("epilogue", tile)]
     return ops

@@ -40,24 +40,24 @@ BF16_CHECKS = [
 ]
 SHAPES = [(1, 8, 16), (1, 136, 4096), (193, 136, 272), (577, 1000, 1040), (2000, 384, 4096),
           (3000, 2056, 256), (4096, 1024, 128), (130, 264, 48)]  # fmt: skip
+# run 14 timed more variants (c3 with 3 stages / group_m 16, pingpong 128x64, 64x192):
+# see raw/sm90-pingpong-run14.json; run 15 these (promoted loop with release lag 0)
 FP8_TIMED = {
     "promoted_128x128": Sm90Config(128, 128),
-    "c3_192x128": Sm90Config(192, 128, consumers=3),
-    "c3_192x128_s3": Sm90Config(192, 128, consumers=3, stages=3),
-    "c3_192x128_g16": Sm90Config(192, 128, consumers=3, group_m=16),
     "c2_128x192": Sm90Config(128, 192),
-    "pp_64x128": Sm90Config(64, 128, schedule=PP),
-    "pp_128x64": Sm90Config(128, 64, schedule=PP),
+    "c2_128x192_regs": Sm90Config(128, 192, epilogue="regs"),  # 5 stages
+    "c3_192x128": Sm90Config(192, 128, consumers=3),
+    "c3_192x128_regs": Sm90Config(192, 128, consumers=3, epilogue="regs"),  # 5 stages
+    "c2_128x192_g4": Sm90Config(128, 192, group_m=4),
     "pp_64x192": Sm90Config(64, 192, schedule=PP),
     "fastacc_128x256": Sm90Config(128, 256, promote=False),
-    "fastacc_pp_64x256": Sm90Config(64, 256, schedule=PP, promote=False),
 }
 BF16_TIMED = {
     "coop_128x256": Sm90Config(128, 256),
     "coop_128x128": Sm90Config(128, 128),
     "pp_128x128": Sm90Config(128, 128, schedule=PP),
-    "pp_64x256": Sm90Config(64, 256, schedule=PP),
     "pp_128x128_s4": Sm90Config(128, 128, schedule=PP, stages=4),
+    "pp_64x256": Sm90Config(64, 256, schedule=PP),
 }
 
 
@@ -130,7 +130,7 @@ def rounds(cases: dict, flop: float, n: int = 5) -> dict:
     return res
 
 
-def timing_fp8(gen, res, sizes=(8192, 4096)) -> None:
+def timing_fp8(gen, res, sizes=(8192, 4096, 6144)) -> None:
     one = torch.ones((), device="cuda")
     for s in sizes:
         A = torch.randn((s, s), generator=gen, device="cuda").to(torch.float8_e4m3fn)

@@ -86,3 +86,8 @@ def test_source_follows_the_ring():
     src = gemm_sm90_source(SMALL_SM90, "bf16", "K", "K", "bf16")
     assert "mbar_wait(empty, phase ^ 1)" in src and "mbar_wait(full, phase ^ 0)" in src
     assert "wgmma_wait<1>()" in src and "if (kt > 0 && signals) mbar_arrive(prev_empty);" in src
+    # promoted fp8: release lag 0, the stage read is released right after wait_group 0
+    fp8 = gemm_sm90_source(Sm90Config(128, 192), "e4m3", "K", "K", "bf16")
+    assert "prev_empty" not in fp8
+    at = fp8.index("wgmma_wait<0>();  // this k tile's sums")
+    assert fp8[at:].split("\n")[1].strip().startswith("if (signals) mbar_arrive(empty);")

@@ -24,6 +24,7 @@ from cutemma.kernels.ring import (  # noqa: E402
     consumer_ops,
     pingpong_consumer_ops,
     producer_ops,
+    release_lag,
     ring_position,
 )
 
@@ -229,3 +230,41 @@ def test_pingpong_mutations_are_caught():
         return out
 
     assert "may read" in _raises(k_tiles, S, _mutate(k_tiles, S, early))
+
+
+PROMOTED = [
+    Sm90Config(128, 192),
+    Sm90Config(192, 128, consumers=3),
+    Sm90Config(128, 128, cluster=2),
+]
+
+
+@pytest.mark.parametrize("config", PROMOTED, ids=lambda c: c.name)
+def test_promoted_ring_releases_at_once(config):
+    """Promoted fp8 releases each stage right after wait_group 0 (lag 0): the model runs it
+    (cooperative and pingpong), and every wgmma still reads its own, landed stage."""
+    plan = Sm90Plan(config, "e4m3", "K", "K", "bf16")
+    lag = release_lag(plan.promote)
+    assert lag == 0
+    rng = random.Random(config.name)
+    for seed in range(6):
+        k_tiles = [rng.choice([1, 2, plan.stages, plan.stages + 1, 9]) for _ in range(25)]
+        mmas = run_ring(producer_ops(k_tiles, plan.stages), consumer_ops(k_tiles, plan.stages, lag),
+                        plan.stages, config.consumers, _copies(plan), seed=seed,
+                        arrive_every=CONSUMER.arrive_every, cluster=config.cluster)  # fmt: skip
+        mine = [(t, kt) for name, t, kt in mmas if name == "C0.0"]
+        assert mine == [(t, kt) for t, n in enumerate(k_tiles) for kt in range(n)]
+    pp = Sm90Plan(Sm90Config(64, 192, schedule="pingpong"), "e4m3", "K", "K", "bf16")
+    ops = [pingpong_consumer_ops([3, 5, 1, 4, 2], pp.stages, w, lag) for w in (0, 1)]
+    for seed in range(6):
+        _pingpong([3, 5, 1, 4, 2], pp.stages, _copies(pp), seed, ops=ops)
+
+
+def test_lag0_release_before_the_wait_is_caught():
+    """Lag 0 releases only after wait_group 0: releasing the stage before its batch retires
+    (wait_group 1 kept) lets the producer overwrite what a wgmma may read."""
+    k_tiles = [5, 3]
+    bad = [("wait_group", 1) if op == ("wait_group", 0) else op
+           for op in consumer_ops(k_tiles, 2, release_lag=0)]  # fmt: skip
+    with pytest.raises(RingError, match="may read"):
+        run_ring(producer_ops(k_tiles, 2), bad, 2, 1, [(16384, False)], seed=0)

@@ -332,6 +332,25 @@ def _fence(name: str, n: int) -> str:
     return f"#pragma unroll\nfor (int i = 0; i < {n}; ++i) fence_acc({name}[i]);"
 
 
+def _turns(plan: Sm90Plan) -> tuple[str, str]:
+    """Schedule "alternate": (before, after) a k tile's wgmma batch. Warpgroup w waits for
+    its turn on named barrier ORDER_BAR + w (warpgroup 0 not before its first batch) and
+    then hands it to w + 1 (the last to 0, except after the CTA's last batch): arrivals
+    and waits pair one to one (ring.alternate_consumer_ops, run by the ring model)."""
+    if plan.config.schedule != "alternate":
+        return "", ""
+    C = plan.config.consumers
+    before = (
+        f"if (wg > 0 || turned) named_sync({ORDER_BAR} + wg, 256);  // my turn to issue\n"
+        "turned = true;"
+    )
+    after = (
+        f"if (wg < {C - 1} || kt + 1 < k_tiles || tile + gridDim.x < tiles)"
+        f" named_arrive({ORDER_BAR} + (wg + 1) % {C}, 256);  // the next warpgroup's turn"
+    )
+    return before, after
+
+
 def _mainloop(plan: Sm90Plan, release_stmt: str, after_issue: str = "") -> str:
     """The consumers' k-tile loop of one tile, ending with every wgmma retired.
 
@@ -355,6 +374,9 @@ def _mainloop(plan: Sm90Plan, release_stmt: str, after_issue: str = "") -> str:
         f"const uint32_t a_addr = smem + stage * {plan.stage_bytes}, b_addr = a_addr + {plan.bytes_A};",
     ]
     tail = [f"prev_empty = empty;\nif (++stage == {S}) {{ stage = 0; phase ^= 1; }}"]
+    turn_wait, turn_pass = _turns(plan)
+    head += [turn_wait] if turn_wait else []
+    issued = [turn_pass] if turn_pass else []
     if not plan.promote:
         body = head + [
             "const int scale_d = kt > 0;  // the first k block of a tile overwrites acc",
@@ -362,6 +384,7 @@ def _mainloop(plan: Sm90Plan, release_stmt: str, after_issue: str = "") -> str:
             "wgmma_fence();",
             _wgmma_lines(plan),
             "wgmma_commit();",
+            *issued,
             "wgmma_wait<1>();  // the previous k tile's batch is done: release its stage",
             _fence("acc", n),
             f"if (kt > 0 && signals) {release_stmt}",
@@ -383,6 +406,7 @@ def _mainloop(plan: Sm90Plan, release_stmt: str, after_issue: str = "") -> str:
         "wgmma_fence();",
         _wgmma_lines(plan, "acc", "0"),
         "wgmma_commit();",
+        *issued,
         "wgmma_wait<0>();  // this k tile's sums are final: promote them into f32",
         f"if (signals) {release_stmt.replace('prev_empty', 'empty')}  // lag 0",
         _fence("acc", n),
@@ -516,6 +540,11 @@ def gemm_sm90_source(
             else []
         ),
         f"int stage = 0; uint32_t phase = {CONSUMER.start_phase};",
+        *(
+            ["bool turned = false;  // alternate: issued a batch yet"]
+            if config.schedule == "alternate"
+            else []
+        ),
         *(
             [f"if (wg == 1) {skip}  // warpgroup 1 starts at the CTA's second tile"]
             if pingpong

@@ -83,7 +83,11 @@ NON_ACC_REGS = 32
 # "cooperative": the consumer warpgroups share each tile (64-row slices of it); "pingpong":
 # each warpgroup owns whole tiles (the CTA's tiles alternate between the two) and their
 # mainloops take turns (an order barrier), so one's epilogue runs under the other's wgmma
-SCHEDULES = ("cooperative", "pingpong")
+# "alternate": cooperative tiles, but the consumer warpgroups take turns issuing each k
+# tile's wgmma batch (round robin through named barriers), so the batches queue one after
+# another on the tensor cores instead of interleaving: each warpgroup's batch retires
+# early and its promotion (fp8) runs under the next warpgroup's batch
+SCHEDULES = ("cooperative", "pingpong", "alternate")
 
 
 @dataclass(frozen=True)
@@ -95,7 +99,9 @@ class Sm90Config:
     cooperative, 64 at 3); False keeps wgmma's reduced-precision fp8 accumulation over
     all of K (like ``use_fast_accum``). ``schedule`` "pingpong": 2 consumer warpgroups,
     each computing a whole block_m x block_n tile (every other tile of the CTA), their
-    mainloops ordered so one issues wgmma while the other runs its epilogue.
+    mainloops ordered so one issues wgmma while the other runs its epilogue. "alternate":
+    cooperative tiles, the warpgroups issuing their k-tile batches in turn (fp8 promotion
+    of one warpgroup under another's batch).
     ``block_k`` None: one 128-byte swizzle row of K (64 for 16-bit types). ``stages``
     None: as many as fit in shared memory (at most 8). ``cluster`` 2: CTA pairs along M
     (``__cluster_dims__(2,1,1)``) share the B tile: each loads half and multicasts it.
@@ -140,6 +146,10 @@ class Sm90Config:
                 "pingpong with consumers=2 and cluster=1 (two warpgroups take turns)",
             ),
             (
+                self.schedule != "alternate" or self.consumers >= 2,
+                "alternate with 2 or 3 consumer warpgroups (they take turns)",
+            ),
+            (
                 self.block_m % (64 * self.tile_warpgroups) == 0,
                 f"block_m {self.block_m} a multiple of 64 x {self.tile_warpgroups} warpgroups "
                 "per tile",
@@ -164,7 +174,7 @@ class Sm90Config:
         x = "" if self.cluster == 1 else f"_x{self.cluster}"
         e = "" if self.epilogue == "tma" else f"_e{self.epilogue}"
         p = "" if self.promote else "_fastacc"
-        pp = "" if self.schedule == "cooperative" else "_pp"
+        pp = {"cooperative": "", "pingpong": "_pp", "alternate": "_alt"}.get(self.schedule, "")
         return f"b{self.block_m}x{self.block_n}{k}_c{self.consumers}_s{s}{g}{x}{e}{p}{pp}"
 
     @property

@@ -182,3 +182,28 @@ def pingpong_consumer_ops(
             tile_ops.insert(len(tile_ops) - drain, ("bar_arrive", 1 - warpgroup))
         ops += tile_ops + [("epilogue", tile)]
     return ops
+
+
+def alternate_consumer_ops(
+    k_tiles: list[int], stages: int, warpgroup: int, consumers: int, release_lag: int | None = None
+) -> list[tuple]:
+    """Schedule "alternate": :func:`consumer_ops` (cooperative tiles) with the warpgroups
+    taking turns at each k tile's batch: ``('bar_sync', w)`` before warpgroup w's batch (not
+    warpgroup 0's first), ``('bar_arrive', (w + 1) % consumers)`` once it is issued (not
+    after the CTA's last batch of the last warpgroup).
+
+    >>> alternate_consumer_ops([1], 2, 1, 2)[:4]
+    [('wait', 'full', 0, 0), ('bar_sync', 1), ('mma', 0, 0, 0), ('commit',)]
+    """
+    ops = consumer_ops(k_tiles, stages, release_lag)
+    batches = sum(k_tiles)
+    out, done = [], 0
+    for op in ops:
+        if op[0] == "mma" and (warpgroup > 0 or done > 0):
+            out.append(("bar_sync", warpgroup))
+        out.append(op)
+        if op[0] == "commit":
+            done += 1
+            if warpgroup < consumers - 1 or done < batches:
+                out.append(("bar_arrive", (warpgroup + 1) % consumers))
+    return out

@@ -29,6 +29,7 @@ CASES = [
     (Sm90Config(128, 192), "e4m3", "K", "K", "bf16"),  # fp8's default: 2 x 96 accumulators
     (Sm90Config(128, 128, schedule="pingpong"), "bf16", "K", "N", "bf16"),
     (Sm90Config(64, 192, schedule="pingpong"), "e4m3", "K", "K", "f32"),  # promoted, regs epi.
+    (Sm90Config(128, 192, schedule="alternate"), "e4m3", "K", "K", "bf16"),  # turns per k tile
 ]
 
 
@@ -56,7 +57,7 @@ def test_sm90_sass(case):
         ops = instructions(sass(cubin))
         assert sum(op.startswith("UTMALDG.2D.MULTICAST") for op in ops) == len(plan.tma["B"].copies)
         assert counts.get("UCGABAR_ARV", 0) == 2
-    if config.schedule == "pingpong":  # the order barrier: a wait before, a hand-over after
+    if config.schedule != "cooperative":  # order barrier / turns: a wait, then a hand-over
         ops = instructions(sass(cubin))
         assert sum(op.startswith("BAR.ARV") for op in ops) == 1
         # __syncthreads, the turn wait, the epilogue's two (TMA store)

@@ -21,6 +21,7 @@ from cutemma.kernels.dispatch_sm90 import DEFAULT_SM90, SMALL_SM90  # noqa: E402
 from cutemma.kernels.plan_sm90 import Sm90Config, Sm90Plan  # noqa: E402
 from cutemma.kernels.ring import (  # noqa: E402
     CONSUMER,
+    alternate_consumer_ops,
     consumer_ops,
     pingpong_consumer_ops,
     producer_ops,
@@ -268,3 +269,38 @@ def test_lag0_release_before_the_wait_is_caught():
            for op in consumer_ops(k_tiles, 2, release_lag=0)]  # fmt: skip
     with pytest.raises(RingError, match="may read"):
         run_ring(producer_ops(k_tiles, 2), bad, 2, 1, [(16384, False)], seed=0)
+
+
+@pytest.mark.parametrize("consumers", [2, 3])
+def test_alternate_turns(consumers):
+    """Schedule "alternate": cooperative tiles, the warpgroups issuing each k tile's batch in
+    turn (round robin over named barriers): no deadlock, every turn wait paired with one
+    hand-over (none left at exit), each warpgroup reads every (tile, k tile) in order; the
+    model sees the turns (warpgroup w's batch k never before warpgroup w - 1's)."""
+    cfg = Sm90Config(64 * consumers, 128, consumers=consumers, schedule="alternate")
+    plan = Sm90Plan(cfg, "e4m3", "K", "K", "bf16")
+    rng = random.Random(consumers)
+    for lag in (0, 1):
+        for seed in range(5):
+            k_tiles = [rng.choice([1, 2, plan.stages, 9]) for _ in range(rng.choice([1, 6, 13]))]
+            ops = [alternate_consumer_ops(k_tiles, plan.stages, w, consumers, lag)
+                   for w in range(consumers)]  # fmt: skip
+            mmas = run_ring(producer_ops(k_tiles, plan.stages), ops, plan.stages, consumers,
+                            _copies(plan), seed=seed, arrive_every=CONSUMER.arrive_every)  # fmt: skip
+            want = [(t, kt) for t, n in enumerate(k_tiles) for kt in range(n)]
+            for w in range(consumers):
+                assert [(t, kt) for name, t, kt in mmas if name == f"C0.{w}"] == want
+            turns = [int(name[-1]) for name, _, _ in mmas]
+            assert turns == [i % consumers for i in range(len(turns))]
+    # a last warpgroup that hands over after the CTA's last batch leaves an arrival behind
+    k_tiles = [2, 3]
+    ops = [alternate_consumer_ops(k_tiles, 2, w, consumers) for w in range(consumers)]
+    ops[-1] = ops[-1] + [("bar_arrive", 0)]
+    with pytest.raises(RingError, match="left with arrivals"):
+        run_ring(producer_ops(k_tiles, 2), ops, 2, consumers, [(8192, False)], seed=0)
+    # warpgroup 0 waiting before its first batch too: nobody hands it the first turn
+    ops = [alternate_consumer_ops(k_tiles, 2, w, consumers) for w in range(consumers)]
+    first = next(i for i, o in enumerate(ops[0]) if o[0] == "mma")
+    ops[0] = ops[0][:first] + [("bar_sync", 0)] + ops[0][first:]
+    with pytest.raises(RingError, match="deadlock"):
+        run_ring(producer_ops(k_tiles, 2), ops, 2, consumers, [(8192, False)], seed=0)

@@ -12,6 +12,9 @@ A warp-specialised, persistent kernel (everything inline PTX: NVRTC has no heade
   ``wait_group 1`` so one batch stays in flight, and release the *previous* stage;
 - tiles: persistent CTAs (grid = SMs) walk tile indices blockIdx.x, +gridDim.x, ...
   in grouped raster order (GROUP_M tile rows sweep the columns together, L2 reuse);
+  schedule "pingpong": each consumer warpgroup takes every other tile of its CTA and the
+  two mainloops take turns (order barrier: named barriers 4 + warpgroup); "alternate":
+  the warpgroups of a shared tile issue each k tile's batch in turn;
 - epilogue: the consumers write alpha * acc + beta * C from registers through
   partition_C (pairs of adjacent n as one 32-bit store for 16-bit outputs), predicated at
   the edges; meanwhile the producer already loads the next tile's stages.

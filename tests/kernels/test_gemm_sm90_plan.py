@@ -126,6 +126,22 @@ def test_bad_plans_are_named():
     assert not Sm90Plan(Sm90Config(128, 256, promote=False), "e4m3", "K", "K").promote
     assert Sm90Plan(Sm90Config(128, 128), "e4m3", "K", "K").promote
     assert not Sm90Plan(Sm90Config(128, 256), "bf16", "K", "K").promote  # 16-bit: f32 already
+    # schedules: a named error for an unknown one, pingpong needs 2 warpgroups and no cluster
+    with pytest.raises(TiledMmaError, match="schedule 'turns' in"):
+        Sm90Config(schedule="turns")
+    with pytest.raises(TiledMmaError, match="pingpong with consumers=2 and cluster=1"):
+        Sm90Config(192, 128, consumers=3, schedule="pingpong")
+    with pytest.raises(TiledMmaError, match="pingpong with consumers=2 and cluster=1"):
+        Sm90Config(128, 128, cluster=2, schedule="pingpong")
+    with pytest.raises(TiledMmaError, match="alternate with 2 or 3"):
+        Sm90Config(64, 128, consumers=1, schedule="alternate")
+    # a pingpong warpgroup holds the whole tile: 128x256 bf16 is 256 accumulators per thread,
+    # 128x128 promoted fp8 2 x 128; both over 232 - 32 registers
+    with pytest.raises(TiledMmaError, match="at most 200 fit"):
+        Sm90Plan(Sm90Config(128, 256, schedule="pingpong"), "bf16", "K", "K")
+    with pytest.raises(TiledMmaError, match="at most 100 fit"):
+        Sm90Plan(Sm90Config(128, 128, schedule="pingpong"), "e4m3", "K", "K")
+    assert Sm90Plan(Sm90Config(128, 192), "e4m3", "K", "K").acc_per_thread == 96
 
 
 def wgmma_c_coords(t: int, v: int) -> tuple[int, int]:

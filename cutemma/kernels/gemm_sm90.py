@@ -12,6 +12,9 @@ A warp-specialised, persistent kernel (everything inline PTX: NVRTC has no heade
   ``wait_group 1`` so one batch stays in flight, and release the *previous* stage;
 - tiles: persistent CTAs (grid = SMs) walk tile indices blockIdx.x, +gridDim.x, ...
   in grouped raster order (GROUP_M tile rows sweep the columns together, L2 reuse);
+  schedule "pingpong": each consumer warpgroup takes every other tile of its CTA and the
+  two mainloops take turns (order barrier: named barriers 4 + warpgroup); "alternate":
+  the warpgroups of a shared tile issue each k tile's batch in turn;
 - epilogue: the consumers write alpha * acc + beta * C from registers through
   partition_C (pairs of adjacent n as one 32-bit store for 16-bit outputs), predicated at
   the edges; meanwhile the producer already loads the next tile's stages.
@@ -34,6 +37,11 @@ from cutemma.kernels.gemm_sm80 import OUT_TYPES, swizzle_expr, thread_expr
 from cutemma.kernels.plan_sm90 import Sm90Config, Sm90Plan, register_split
 from cutemma.kernels.ring import CONSUMER, PRODUCER
 from cutemma.smem.descriptor import SMEM_WINDOW
+
+# named barriers (bar.sync ids; 0 is __syncthreads): the TMA-store epilogue's (cooperative:
+# EPI_BAR; pingpong: EPI_BAR + warpgroup) and pingpong's order barrier (ORDER_BAR + the
+# warpgroup whose turn it is)
+EPI_BAR, ORDER_BAR = 1, 4
 
 HELPERS_SM90 = r"""
 struct __align__(64) TmaMap { uint64_t words[16]; };  // CUtensorMap: 128 opaque bytes
@@ -101,6 +109,10 @@ __device__ __forceinline__ void tma_prefetch(const TmaMap* map) {
 // ordinary stores, make them visible to the async proxy, sync, and one thread stores it
 __device__ __forceinline__ void named_sync(uint32_t id, uint32_t n) {
   asm volatile("bar.sync %0, %1;\n" :: "r"(id), "r"(n) : "memory");
+}
+// pingpong's order barrier: count n = both warpgroups; one syncs (waits), the other arrives
+__device__ __forceinline__ void named_arrive(uint32_t id, uint32_t n) {
+  asm volatile("bar.arrive %0, %1;\n" :: "r"(id), "r"(n) : "memory");
 }
 __device__ __forceinline__ void st_shared_b32(uint32_t a, uint32_t v) {
   asm volatile("st.shared.b32 [%0], %1;\n" :: "r"(a), "r"(v) : "memory");
@@ -302,14 +314,16 @@ def _epilogue_lines(plan: Sm90Plan, out: str, c_type: str, acc_name: str = "acc"
 
 def _tma_store_lines(plan: Sm90Plan, out: str, acc_name: str = "acc") -> str:
     """alpha * acc packed in pairs into the swizzled staging tile, then one thread stores
-    it with TMA (the boxes of ``plan.tma_D``; TMA clips at the tensor's edges)."""
+    it with TMA (the boxes of ``plan.tma_D``; TMA clips at the tensor's edges). Pingpong:
+    each warpgroup has its own staging tile and named barrier (``d_smem``, ``EPI_BAR``)."""
     _, _, consts = plan.epilogue
     _, offs = plan.epilogue_smem
     sw = plan.smem_D.outer
     eb = 2
+    sync = f"named_sync(EPI_BAR, {plan.consumer_threads});"
     lines = [
         "if (tid == 0) bulk_wait_read0();  // the previous tile's store has read the tile",
-        f"named_sync(1, {plan.consumer_threads});",
+        sync,
     ]
     for i in range(0, len(consts), 2):
         (ia, dm, dn), (ib, dm1, dn1) = consts[i], consts[i + 1]
@@ -322,7 +336,7 @@ def _tma_store_lines(plan: Sm90Plan, out: str, acc_name: str = "acc") -> str:
         )
     lines += [
         "fence_async_smem();  // generic-proxy writes -> the TMA engine's reads",
-        f"named_sync(1, {plan.consumer_threads});",
+        sync,
         "if (tid == 0) {",
     ]
     for dc, do, off in plan.tma_D.copies:
@@ -335,7 +349,26 @@ def _fence(name: str, n: int) -> str:
     return f"#pragma unroll\nfor (int i = 0; i < {n}; ++i) fence_acc({name}[i]);"
 
 
-def _mainloop(plan: Sm90Plan, release_stmt: str) -> str:
+def _turns(plan: Sm90Plan) -> tuple[str, str]:
+    """Schedule "alternate": (before, after) a k tile's wgmma batch. Warpgroup w waits for
+    its turn on named barrier ORDER_BAR + w (warpgroup 0 not before its first batch) and
+    then hands it to w + 1 (the last to 0, except after the CTA's last batch): arrivals
+    and waits pair one to one (ring.alternate_consumer_ops, run by the ring model)."""
+    if plan.config.schedule != "alternate":
+        return "", ""
+    C = plan.config.consumers
+    before = (
+        f"if (wg > 0 || turned) named_sync({ORDER_BAR} + wg, 256);  // my turn to issue\n"
+        "turned = true;"
+    )
+    after = (
+        f"if (wg < {C - 1} || kt + 1 < k_tiles || tile + gridDim.x < tiles)"
+        f" named_arrive({ORDER_BAR} + (wg + 1) % {C}, 256);  // the next warpgroup's turn"
+    )
+    return before, after
+
+
+def _mainloop(plan: Sm90Plan, release_stmt: str, after_issue: str = "") -> str:
     """The consumers' k-tile loop of one tile, ending with every wgmma retired.
 
     Plain: one accumulator set, ``scale_d = kt > 0``, one batch in flight. Promoted (fp8):
@@ -344,7 +377,12 @@ def _mainloop(plan: Sm90Plan, release_stmt: str) -> str:
     tile only. (Two sets alternating with ``wait_group 1`` would keep a batch in flight,
     but ptxas then serialises every wgmma: C7514, non-wgmma reads of accumulators inside
     the pipeline stage.) The other consumer warpgroup keeps the tensor cores busy while
-    one waits.
+    one waits. Promoted, a stage is released as soon as ``wait_group 0`` retires its reads
+    (ring release lag 0, before the FADDs): one stage more of the ring is free for the
+    producer than with the plain loop's lag of 1 (run 14: 3 stages instead of 4 cost a
+    fifth of the speed of 3-consumer 192x128). ``after_issue``: what runs once the tile's
+    last wgmma is issued (pingpong: the order barrier's arrival, handing the tensor cores
+    to the other warpgroup).
     """
     S, n = plan.stages, plan.acc_per_thread
     head = [
@@ -358,6 +396,9 @@ def _mainloop(plan: Sm90Plan, release_stmt: str) -> str:
         f"b_addr = a_addr + {plan.bytes_A};  // window-relative, for descriptors only",
     ]
     tail = [f"prev_empty = empty;\nif (++stage == {S}) {{ stage = 0; phase ^= 1; }}"]
+    turn_wait, turn_pass = _turns(plan)
+    head += [turn_wait] if turn_wait else []
+    issued = [turn_pass] if turn_pass else []
     if not plan.promote:
         body = head + [
             "const int scale_d = kt > 0;  // the first k block of a tile overwrites acc",
@@ -365,6 +406,7 @@ def _mainloop(plan: Sm90Plan, release_stmt: str) -> str:
             "wgmma_fence();",
             _wgmma_lines(plan),
             "wgmma_commit();",
+            *issued,
             "wgmma_wait<1>();  // the previous k tile's batch is done: release its stage",
             _fence("acc", n),
             f"if (kt > 0 && signals) {release_stmt}",
@@ -374,8 +416,10 @@ def _mainloop(plan: Sm90Plan, release_stmt: str) -> str:
             [
                 "uint32_t prev_empty = 0;",
                 block("for (int kt = 0; kt < k_tiles; ++kt)", "\n".join(body)),
+                *([after_issue] if after_issue else []),
                 "wgmma_wait<0>();",
                 _fence("acc", n),
+                f"if (signals) {release_stmt}  // k_tiles >= 1: the tile's last stage",
             ]  # fmt: skip
         )
 
@@ -384,17 +428,18 @@ def _mainloop(plan: Sm90Plan, release_stmt: str) -> str:
         "wgmma_fence();",
         _wgmma_lines(plan, "acc", "0"),
         "wgmma_commit();",
+        *issued,
         "wgmma_wait<0>();  // this k tile's sums are final: promote them into f32",
+        f"if (signals) {release_stmt.replace('prev_empty', 'empty')}  // lag 0",
         _fence("acc", n),
         f"#pragma unroll\nfor (int i = 0; i < {n}; ++i) accf[i] += acc[i];",
-        f"if (kt > 0 && signals) {release_stmt}",
-        *tail,
+        f"if (++stage == {S}) {{ stage = 0; phase ^= 1; }}",
     ]
     return "\n".join(
         [
-            "uint32_t prev_empty = 0;",
             f"#pragma unroll\nfor (int i = 0; i < {n}; ++i) accf[i] = 0.f;",
             block("for (int kt = 0; kt < k_tiles; ++kt)", "\n".join(body)),
+            *([after_issue] if after_issue else []),
         ]  # fmt: skip
     )
 
@@ -412,6 +457,7 @@ def gemm_sm90_source(
     c_type = c_type or out
     name = kernel_name_sm90(config, dtype, a_major, b_major, out, c_type)
     S, C, CL = plan.stages, config.consumers, config.cluster
+    pingpong = config.schedule == "pingpong"
     if CL == 1:
         loop = "for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {"
     else:  # a cluster of CL consecutive blocks walks the cluster tiles together
@@ -431,9 +477,10 @@ def gemm_sm90_source(
     for im in range(plan.mma_m):
         row = []
         for kb in range(plan.k_blocks):
-            o = [plan.descriptors["A"][1][w, im, kb] for w in range(C)]
+            o = [plan.descriptors["A"][1][w, im, kb] for w in range(plan.tile_wgs)]
             pick = f"{o[0]}u"
-            for w in range(1, C):  # the warpgroup's offset, chosen without a table in memory
+            # the warpgroup's offset, chosen without a table in memory
+            for w in range(1, plan.tile_wgs):
                 pick = f"(wg == {w} ? {o[w]}u : {pick})"
             row.append(pick)
         a_rows.append("{" + ", ".join(map(str, row)) + "}")
@@ -477,9 +524,23 @@ def gemm_sm90_source(
         ),
         "}",
     ]
+    # pingpong (cutemma.kernels.ring.pingpong_consumer_ops): warpgroup wg takes every other
+    # tile of the CTA; its ring position skips the other's tile's k tiles; the TiledMMA is
+    # one warpgroup's; the order barrier hands the tensor cores over after each mainloop
+    skip = f"{{ const int pos = stage + k_tiles; stage = pos % {S}; phase ^= (pos / {S}) & 1; }}"
+    consumer_loop = loop
+    if pingpong:
+        consumer_loop = (
+            "for (int tile = blockIdx.x + wg * gridDim.x; tile < tiles; tile += 2 * gridDim.x) {"
+        )
     consumer = [
         f'asm volatile("setmaxnreg.inc.sync.aligned.u32 {cons_regs};\\n" ::: "memory");',
-        f"const int tid = threadIdx.x - {128}, wg = tid / 128;  // TiledMMA thread, consumer",
+        (
+            "const int wg = (threadIdx.x - 128) / 128, tid = threadIdx.x % 128;"
+            "  // consumer warpgroup; TiledMMA thread (one warpgroup per tile)"
+            if pingpong
+            else f"const int tid = threadIdx.x - {128}, wg = tid / 128;  // TiledMMA thread, consumer"
+        ),
         f"const bool signals = tid % {CONSUMER.arrive_every} == 0;  // arrives on empty",
         comment(f"partition_C: tv_layout_C_tiled {plan.tiled.tv_layout_C_tiled}"),
         thread_expr("C_m", m_t, tables),
@@ -492,17 +553,45 @@ def gemm_sm90_source(
         ),
         *(
             [
-                f"const uint32_t d_smem = smem + {d_base};  // staging tile {plan.smem_D}",
+                f"const uint32_t d_smem = smem + {d_base}"
+                + (f" + wg * {plan.bytes_D // 2};" if pingpong else ";")
+                + f"  // staging tile {plan.smem_D}",
                 thread_expr("d_thr", plan.epilogue_smem[0], tables),
             ]
             if plan.tma_store
             else []
         ),
         f"int stage = 0; uint32_t phase = {CONSUMER.start_phase};",
-        loop,
+        *(
+            ["bool turned = false;  // alternate: issued a batch yet"]
+            if config.schedule == "alternate"
+            else []
+        ),
+        *(
+            [f"if (wg == 1) {skip}  // warpgroup 1 starts at the CTA's second tile"]
+            if pingpong
+            else []
+        ),
+        consumer_loop,
         indent(_raster(CL, "N" if config.multicast == "A" else "M")),
-        indent(_mainloop(plan, release_stmt)),
-        f"  if (signals) {release_stmt}  // k_tiles >= 1: the tile's last stage",
+        *(
+            [
+                f"  if (tile != blockIdx.x) named_sync({ORDER_BAR} + wg, 256);"
+                "  // my turn: the other warpgroup issued its tile's last wgmma"
+            ]
+            if pingpong
+            else []
+        ),
+        indent(
+            _mainloop(
+                plan,
+                release_stmt,
+                f"if (tile + gridDim.x < tiles) named_arrive({ORDER_BAR} + (wg ^ 1), 256);"
+                "  // its turn (it has a next tile)"
+                if pingpong
+                else "",
+            )
+        ),
         indent(comment("epilogue: alpha * acc + beta * C, partition_C, predicated at the edges")),
         indent(
             block("if (tma_d)", _tma_store_lines(plan, out, acc_name))
@@ -512,6 +601,7 @@ def gemm_sm90_source(
             if plan.tma_store
             else _epilogue_lines(plan, out, c_type, acc_name)
         ),
+        *([f"  {skip}  // the other warpgroup's tile"] if pingpong else []),
         "}",
         *(
             ["if (tid == 0) bulk_wait0();  // the last store is done before the CTA leaves"]
@@ -538,7 +628,7 @@ def gemm_sm90_source(
         "if (threadIdx.x == 0) {",
         f"  for (int s = 0; s < {S}; ++s) {{",
         f"    mbar_init(bars + 8 * s, {PRODUCER.arrivals});  // full: the producer's expect_tx",
-        f"    mbar_init(bars + {8 * S} + 8 * s, {CL * C * 128 // CONSUMER.arrive_every});"
+        f"    mbar_init(bars + {8 * S} + 8 * s, {CL * plan.tile_wgs * 128 // CONSUMER.arrive_every});"
         "  // empty: the consumers' signalling threads",
         "  }",
         '  asm volatile("fence.mbarrier_init.release.cluster;\\n" ::: "memory");',
@@ -569,6 +659,7 @@ def gemm_sm90_source(
             ("BLOCK_N", config.block_n),
             ("BLOCK_K", plan.block_k),
             ("GROUP_M", config.group_m),
+            ("EPI_BAR", f"({EPI_BAR} + wg)" if pingpong else EPI_BAR),
             ("DESC_A", f"{common_a:#x}ull"),
             ("DESC_B", f"{common_b:#x}ull"),
         )

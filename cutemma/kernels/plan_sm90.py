@@ -73,9 +73,18 @@ def register_split(consumers: int) -> tuple[int, int]:
 EPILOGUES = ("tma", "regs")
 TMA_STORE_OUTS = ("bf16", "f16")
 FP8 = ("e4m3", "e5m2")
-# promoted fp8 keeps 2 accumulator sets (the wgmma target, the f32 sum) in the consumers'
-# CONSUMER_REGS registers beside addresses: at most this many accumulators per set
-PROMOTE_MAX_ACC = 64
+# registers a consumer thread keeps beside its accumulators (addresses, loop state, the
+# epilogue's indices): promoted fp8 keeps 2 sets (the wgmma target, the f32 sum), so a set
+# holds at most (consumer registers - this) / 2 accumulators: 100 at 232, 64 at 160
+NON_ACC_REGS = 32
+# "cooperative": the consumer warpgroups share each tile (64-row slices of it); "pingpong":
+# each warpgroup owns whole tiles (the CTA's tiles alternate between the two) and their
+# mainloops take turns (an order barrier), so one's epilogue runs under the other's wgmma
+# "alternate": cooperative tiles, but the consumer warpgroups take turns issuing each k
+# tile's wgmma batch (round robin through named barriers), so the batches queue one after
+# another on the tensor cores instead of interleaving: each warpgroup's batch retires
+# early and its promotion (fp8) runs under the next warpgroup's batch
+SCHEDULES = ("cooperative", "pingpong", "alternate")
 
 
 @dataclass(frozen=True)
@@ -83,8 +92,13 @@ class Sm90Config:
     """Block tile, consumer warpgroups, ring depth and raster group of the sm90 GEMM.
 
     ``promote`` (fp8 only): add each k tile's wgmma sums into f32 registers (a second
-    accumulator set, so at most 64 accumulators per thread: 128x128); False keeps wgmma's
-    reduced-precision fp8 accumulation over all of K (like ``use_fast_accum``).
+    accumulator set, so at most 100 accumulators per thread at 2 consumers, e.g. 128x192
+    cooperative, 64 at 3); False keeps wgmma's reduced-precision fp8 accumulation over
+    all of K (like ``use_fast_accum``). ``schedule`` "pingpong": 2 consumer warpgroups,
+    each computing a whole block_m x block_n tile (every other tile of the CTA), their
+    mainloops ordered so one issues wgmma while the other runs its epilogue. "alternate":
+    cooperative tiles, the warpgroups issuing their k-tile batches in turn (fp8 promotion
+    of one warpgroup under another's batch).
     ``block_k`` None: one 128-byte swizzle row of K (64 for 16-bit types). ``stages``
     None: as many as fit in shared memory (at most 8). ``cluster`` 2: CTA pairs
     (``__cluster_dims__(2,1,1)``) share one operand tile: each loads half and multicasts it;
@@ -104,6 +118,7 @@ class Sm90Config:
     epilogue: str = "tma"
     promote: bool = True
     multicast: str = "B"
+    schedule: str = "cooperative"
 
     def __post_init__(self) -> None:
         ints = ("block_m", "block_n", "consumers", "group_m", "cluster")
@@ -128,9 +143,19 @@ class Sm90Config:
                 f"multicast {self.multicast!r}: 'B', or 'A' with cluster=2",
             ),
             (self.consumers in (1, 2, 3), f"consumers {self.consumers} is 1, 2 or 3 warpgroups"),
+            (self.schedule in SCHEDULES, f"schedule {self.schedule!r} in {SCHEDULES}"),
             (
-                self.block_m % (64 * self.consumers) == 0,
-                f"block_m {self.block_m} a multiple of 64 x {self.consumers} consumers",
+                self.schedule != "pingpong" or (self.consumers, self.cluster) == (2, 1),
+                "pingpong with consumers=2 and cluster=1 (two warpgroups take turns)",
+            ),
+            (
+                self.schedule != "alternate" or self.consumers >= 2,
+                "alternate with 2 or 3 consumer warpgroups (they take turns)",
+            ),
+            (
+                self.block_m % (64 * self.tile_warpgroups) == 0,
+                f"block_m {self.block_m} a multiple of 64 x {self.tile_warpgroups} warpgroups "
+                "per tile",
             ),
             (self.block_n % 8 == 0 and 8 <= self.block_n <= 256, "block_n in 8..256, mult. of 8"),
             (self.stages is None or self.stages >= 2, f"stages {self.stages} >= 2"),
@@ -156,11 +181,21 @@ class Sm90Config:
         )
         e = "" if self.epilogue == "tma" else f"_e{self.epilogue}"
         p = "" if self.promote else "_fastacc"
-        return f"b{self.block_m}x{self.block_n}{k}_c{self.consumers}_s{s}{g}{x}{e}{p}"
+        pp = {"cooperative": "", "pingpong": "_pp", "alternate": "_alt"}.get(self.schedule, "")
+        return f"b{self.block_m}x{self.block_n}{k}_c{self.consumers}_s{s}{g}{x}{e}{p}{pp}"
 
     @property
     def threads(self) -> int:
         return WARPGROUP * (1 + self.consumers)
+
+    @property
+    def tile_warpgroups(self) -> int:
+        """Consumer warpgroups computing one tile: all of them (cooperative) or 1 (pingpong).
+
+        >>> Sm90Config(128, 128).tile_warpgroups, Sm90Config(64, 128, schedule="pingpong").tile_warpgroups
+        (2, 1)
+        """
+        return 1 if self.schedule == "pingpong" else self.consumers
 
 
 def stage_layout(extent: int, block_k: int, major: str, dtype: str) -> ComposedLayout:
@@ -213,7 +248,8 @@ class Sm90Plan:
         name = pattern.format(n=config.block_n)
         if any_major:
             name += f"<{self.mn_major['A']},{self.mn_major['B']}>"
-        self.tiled = make_tiled_mma(name, (config.consumers, 1, 1))
+        self.tile_wgs = config.tile_warpgroups
+        self.tiled = make_tiled_mma(name, (self.tile_wgs, 1, 1))
         self.atom_name = self.tiled.atom.name
         self.tm, self.tn, self.tk = self.tiled.tile_size_mnk
         self.block_k = config.block_k or 128 // self.elem_bytes
@@ -221,14 +257,21 @@ class Sm90Plan:
             raise TiledMmaError(f"block_k {self.block_k}: a multiple of the atom's K {self.tk}")
         self.mma_m = config.block_m // self.tm
         self.k_blocks = self.block_k // self.tk
-        self.consumer_threads = WARPGROUP * config.consumers
+        # the threads of one tile's TiledMMA (the consumers that share a tile and its barriers)
+        self.consumer_threads = WARPGROUP * self.tile_wgs
         if self.tiled.size != self.consumer_threads:  # pragma: no cover - GMMA is a warpgroup
             raise TiledMmaError(f"TiledMMA of {self.tiled.size} threads")
-        if self.promote and self.acc_per_thread > PROMOTE_MAX_ACC:
+        regs = register_split(config.consumers)[1]
+        sets = 2 if self.promote else 1
+        if sets * self.acc_per_thread > regs - NON_ACC_REGS:
+            what = (
+                "promoted fp8 accumulation keeps 2 sets" if self.promote else "a tile needs 1 set"
+            )
             raise TiledMmaError(
-                f"{config.name} {dtype}: promoted fp8 accumulation keeps 2 sets of "
-                f"{self.acc_per_thread} accumulators per thread (at most {PROMOTE_MAX_ACC} fit "
-                f"in {CONSUMER_REGS} registers); use 128x128 tiles or promote=False"
+                f"{config.name} {dtype}: {what} of {self.acc_per_thread} accumulators per "
+                f"thread; at most {(regs - NON_ACC_REGS) // sets} fit beside {NON_ACC_REGS} "
+                f"others in {regs} registers: use a smaller tile"
+                + (" or promote=False" if self.promote else "")
             )
         self.stages  # noqa: B018 - checks the ring fits in shared memory now
 
@@ -275,9 +318,15 @@ class Sm90Plan:
 
     # ------------------------------------------------------------------ TMA-store epilogue
     @property
+    def d_tiles(self) -> int:
+        """Staging tiles: one per warpgroup that runs its own epilogue (pingpong: 2)."""
+        return self.config.consumers // self.tile_wgs
+
+    @property
     def bytes_D(self) -> int:
-        """Shared bytes of the output staging tile (0 without the TMA-store epilogue)."""
-        return self.config.block_m * self.config.block_n * 2 if self.tma_store else 0
+        """Shared bytes of the output staging tiles (0 without the TMA-store epilogue)."""
+        one = self.config.block_m * self.config.block_n * 2
+        return one * self.d_tiles if self.tma_store else 0
 
     @cached_property
     def smem_D(self) -> ComposedLayout:
@@ -317,10 +366,10 @@ class Sm90Plan:
         """First row each consumer warpgroup reads of a ``tm``-row (A) slice, from the
         TiledMMA: the smallest m among warpgroup w's A values."""
         if which == "B":
-            return [0] * self.config.consumers
+            return [0] * self.tile_wgs
         tv = tv_table(self.tiled.tv_layout_A_tiled)
         out = []
-        for w in range(self.config.consumers):
+        for w in range(self.tile_wgs):
             ms = sorted({int(o) % self.tm for o in tv[w * WARPGROUP]})
             if ms != list(range(ms[0], ms[0] + 64)):  # pragma: no cover - GMMA A is 64 rows
                 raise TiledMmaError(f"warpgroup {w} does not read 64 consecutive rows of A")
@@ -374,8 +423,7 @@ class Sm90Plan:
         if which == "B":
             return tuple(offs[0, 0, kb] for kb in range(self.k_blocks))
         return {
-            w: tuple(offs[w, 0, kb] for kb in range(self.k_blocks))
-            for w in range(self.config.consumers)
+            w: tuple(offs[w, 0, kb] for kb in range(self.k_blocks)) for w in range(self.tile_wgs)
         }
 
     # ------------------------------------------------------------------ TMA

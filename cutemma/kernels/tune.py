@@ -57,6 +57,9 @@ SM90_CANDIDATES = (
     Sm90Config(128, 256, group_m=16),
     Sm90Config(128, 256, cluster=2),
     Sm90Config(128, 128, cluster=2),
+    Sm90Config(128, 128, schedule="pingpong"),  # each warpgroup its own tile, mainloops in turn
+    Sm90Config(128, 192),  # fp8's default (promoted, 2 x 96 accumulators per thread)
+    Sm90Config(192, 128, consumers=3),  # promoted fp8's other fast tile (run 14: 0.996x)
 )
 _TORCH_TYPES = {  # torch dtype name -> kernel dtype (what the cache key says)
     "float16": "f16",
@@ -295,12 +298,15 @@ def default_candidates(
 ) -> list[GemmConfig | Sm90Config]:
     """Built-in configs and a few more that build a valid plan for ``dtype`` and fit in smem;
     with ``sm90`` (an sm_90 GPU) also the sm90 configs whose plan builds (fp8: promoted
-    accumulation only, 128x128).
+    accumulation only, so tiles of at most 2 x 96 accumulators per thread: 128x128,
+    128x192, 192x128 with 3 consumers; pingpong 128x128 is bf16/f16/tf32 only).
 
     >>> [c.name for c in default_candidates("s8")][:2]
     ['b128x128x32_w2x2_s4', 'b128x256x32_w2x4_s3']
-    >>> [c.name for c in default_candidates("bf16", "K", "N", sm90=True) if isinstance(c, Sm90Config)]
-    ['b128x256_c2_sauto', 'b128x128_c2_sauto', 'b256x128_c2_sauto', 'b128x256_c2_sauto_g16', 'b128x256_c2_sauto_x2', 'b128x128_c2_sauto_x2']
+    >>> [c.name for c in default_candidates("bf16", "K", "N", sm90=True) if isinstance(c, Sm90Config)][3:]
+    ['b128x256_c2_sauto_g16', 'b128x256_c2_sauto_x2', 'b128x128_c2_sauto_x2', 'b128x128_c2_sauto_pp', 'b128x192_c2_sauto', 'b192x128_c3_sauto']
+    >>> [c.name for c in default_candidates("e4m3", sm90=True) if isinstance(c, Sm90Config)]
+    ['b128x128_c2_sauto', 'b128x128_c2_sauto_x2', 'b128x192_c2_sauto', 'b192x128_c3_sauto']
     """
     from cutemma.kernels.dispatch import BUILTIN_CONFIGS, FP8_LARGE
 

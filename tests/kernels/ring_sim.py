@@ -11,12 +11,19 @@ Written from the PTX rules, not from the generator:
 - a wgmma may read its stage at any moment between its issue and the ``wait_group`` that
   retires its commit group.
 
+- a named barrier (``bar.sync``/``bar.arrive`` with a thread count) completes when that
+  many threads have arrived; ``bar.sync`` also waits for that (PTX ISA 9.7.13.1
+  "bar/barrier"). An agent is a warpgroup: 128 threads arrive together.
+
 The agents run the orders of :func:`cutemma.kernels.ring.producer_ops` and
-:func:`consumer_ops`; a random scheduler interleaves them with the TMA completions.
+:func:`consumer_ops` (or, per warpgroup, :func:`pingpong_consumer_ops`); a random
+scheduler interleaves them with the TMA completions.
 Checked: no deadlock; no load issued into a stage a wgmma may still read; no stage
 released while its wgmma may still read it; every wgmma reads the (tile, k tile) it
 expects, fully landed; every wait observes exactly the phase meant for it (not one
-two phases older or newer: the parity alone cannot tell those apart).
+two phases older or newer: the parity alone cannot tell those apart): a consumer's wait
+on a full barrier is meant for the use of the stage that holds the (tile, k tile) its
+next wgmma reads; no named barrier is left with arrivals when every agent is done.
 """
 
 from __future__ import annotations
@@ -66,9 +73,16 @@ def run_ring(
     arrive_every=128,
     cluster=1,
     release_peers=True,
+    releasers=None,
+    named_count=2,
 ) -> list:
     """Run ``cluster`` CTAs, each one producer and ``consumers`` consumer warpgroups; returns
     the mma order as (agent, tile, k tile).
+
+    ``ops_c``: one consumer order for all warpgroups, or a list of orders, one per
+    warpgroup (pingpong). ``releasers``: the warpgroups that release each stage use, the
+    empty barriers' count (default ``consumers``; pingpong 1). ``named_count``: the
+    warpgroups a named barrier waits for (pingpong's order barrier: both).
 
     ``copies``: (bytes, multicast) of each TMA load a producer issues per stage; a multicast
     load lands in the same stage of every CTA of the cluster and completes bytes on each
@@ -80,7 +94,12 @@ def run_ring(
     per_wg = 128 // arrive_every  # arrivals per warpgroup
     total = sum(b * (cluster if mc else 1) for b, mc in copies)  # bytes landing per CTA
     full = [[Barrier(1) for _ in range(stages)] for _ in range(cluster)]
-    empty = [[Barrier(per_wg * consumers * cluster) for _ in range(stages)] for _ in range(cluster)]
+    releasers = consumers if releasers is None else releasers
+    empty = [[Barrier(per_wg * releasers * cluster) for _ in range(stages)] for _ in range(cluster)]
+    per_agent = ops_c and isinstance(ops_c[0], list)
+    named = [{} for _ in range(cluster)]  # id -> [warpgroups arrived, completions]
+    loads_into = [[0] * stages for _ in range(cluster)]  # loads producer r issued per stage
+    use_of: dict[tuple, int] = {}  # (cta, tile, kt) -> the use of its stage it was loaded in
     landed = [[dict() for _ in range(stages)] for _ in range(cluster)]  # copy id -> (tile, kt)
     want = len([1 for _, mc in copies for _ in range(cluster if mc else 1)])
     readers = [[0] * stages for _ in range(cluster)]  # wgmmas that may still read the stage
@@ -89,7 +108,8 @@ def run_ring(
     for r in range(cluster):
         agents.append((f"P{r}", r, list(ops_p), 0, {}))
         agents += [
-            (f"C{r}.{i}", r, list(ops_c), 0, {"groups": [], "open": []}) for i in range(consumers)
+            (f"C{r}.{i}", r, list(ops_c[i] if per_agent else ops_c), 0, {"groups": [], "open": []})
+            for i in range(consumers)
         ]
     seen_uses: dict[tuple, int] = {}  # (agent, barrier, stage) -> waits done
     mmas = []
@@ -105,12 +125,14 @@ def run_ring(
             bar = (full if which == "full" else empty)[r][s]
             if not bar.try_wait(parity):
                 return False
-            key = (name, which, s)
-            n = seen_uses.get(key, 0)
-            seen_uses[key] = n + 1
-            # the phase this wait is meant for: the n-th use by a consumer completes phase
-            # n (phase n+1 reached); the producer's n-th wait on empty needs n phases done
-            need = n + 1 if which == "full" else n
+            if which == "empty":  # the producer's n-th wait on a stage needs n phases done
+                key = (name, which, s)
+                need = seen_uses.get(key, 0)
+                seen_uses[key] = need + 1
+            else:  # meant for the use of the stage its next wgmma reads: that phase done
+                nxt = next(o for o in ops[pc:] if o[0] == "mma")
+                use = use_of.get((r, nxt[2], nxt[3]), loads_into[r][s])
+                need = use + 1
             if bar.phase != need:
                 raise RingError(
                     f"{name}: wait {op} passed with the barrier at phase {bar.phase}, "
@@ -120,6 +142,8 @@ def run_ring(
             full[r][op[1]].expect_tx(total)
         elif kind == "load":
             s, tile, kt = op[1], op[2], op[3]
+            use_of[(r, tile, kt)] = loads_into[r][s]
+            loads_into[r][s] += 1
             for c, (nbytes, mc) in enumerate(copies):
                 for q in range(cluster) if mc else (r,):
                     if readers[q][s]:
@@ -153,6 +177,23 @@ def run_ring(
                 raise RingError(f"{name}: releases stage {s} while its wgmma may read it")
             for q in range(cluster):
                 empty[q if release_peers else r][s].arrive(per_wg)
+        elif kind in ("bar_arrive", "bar_sync"):
+            b = named[r].setdefault(op[1], [0, 0])
+            if kind == "bar_sync" and "synced" in st:  # arrived before: wait for completion
+                if b[1] <= st["synced"]:
+                    return False
+                del st["synced"]
+            else:
+                b[0] += 1
+                if b[0] > named_count:  # pragma: no cover - completes at named_count
+                    raise RingError(f"{name}: named barrier {op[1]} over its count")
+                gen = b[1]
+                if b[0] == named_count:
+                    b[0], b[1] = 0, b[1] + 1
+                if kind == "bar_sync":
+                    st["synced"] = gen
+                    agents[i] = (name, r, ops, pc, st)
+                    return True  # arrived; the same op then waits for the completion
         elif kind == "epilogue":
             pass
         agents[i] = (name, r, ops, pc + 1, st)
@@ -179,6 +220,9 @@ def run_ring(
             land(0)
             moved = True
         if all(pc == len(ops) for _, _, ops, pc, _ in agents) and not flying:
+            left = {(r, k): b[0] for r in range(cluster) for k, b in named[r].items() if b[0]}
+            if left:
+                raise RingError(f"named barriers left with arrivals at exit: {left}")
             return mmas
         if not moved:
             where = {a[0]: a[2][a[3]] if a[3] < len(a[2]) else "done" for a in agents}

@@ -29,6 +29,10 @@ CASES = [
     (Sm90Config(128, 256, cluster=2), "bf16", "M", "K", "bf16"),
     (Sm90Config(128, 128, cluster=2), "bf16", "K", "N", "bf16"),  # N-major B multicast
     (Sm90Config(128, 256, cluster=2, multicast="A"), "bf16", "M", "N", "bf16"),  # A multicast
+    (Sm90Config(128, 192), "e4m3", "K", "K", "bf16"),  # fp8's default: 2 x 96 accumulators
+    (Sm90Config(128, 128, schedule="pingpong"), "bf16", "K", "N", "bf16"),
+    (Sm90Config(64, 192, schedule="pingpong"), "e4m3", "K", "K", "f32"),  # promoted, regs epi.
+    (Sm90Config(128, 192, schedule="alternate"), "e4m3", "K", "K", "bf16"),  # turns per k tile
 ]
 
 
@@ -62,6 +66,11 @@ def test_sm90_sass(case):
         # descriptors' 18-bit window (test_gemm_sm90_plan's per-CTA model assumes this)
         text = sass(cubin)
         assert "SR_CgaCtaId" in text and re.search(r"\bU?LEA \w+, \w+, \w+, 0x18 ;", text)
+    if config.schedule != "cooperative":  # order barrier / turns: a wait, then a hand-over
+        ops = instructions(sass(cubin))
+        assert sum(op.startswith("BAR.ARV") for op in ops) == 1
+        # __syncthreads, the turn wait, the epilogue's two (TMA store)
+        assert sum(op.startswith("BAR.SYNC") for op in ops) == 2 + (2 if stores else 0)
     assert not local_memory_use(cubin), local_memory_use(cubin)
     assert "C7508" not in cubin.log and "C7510" not in cubin.log  # setmaxnreg / wgmma kept
     assert "C7514" not in cubin.log  # wgmma not serialised (non-wgmma reads of accumulators)
@@ -87,3 +96,8 @@ def test_source_follows_the_ring():
     src = gemm_sm90_source(SMALL_SM90, "bf16", "K", "K", "bf16")
     assert "mbar_wait(empty, phase ^ 1)" in src and "mbar_wait(full, phase ^ 0)" in src
     assert "wgmma_wait<1>()" in src and "if (kt > 0 && signals) mbar_arrive(prev_empty);" in src
+    # promoted fp8: release lag 0, the stage read is released right after wait_group 0
+    fp8 = gemm_sm90_source(Sm90Config(128, 192), "e4m3", "K", "K", "bf16")
+    assert "prev_empty" not in fp8
+    at = fp8.index("wgmma_wait<0>();  // this k tile's sums")
+    assert fp8[at:].split("\n")[1].strip().startswith("if (signals) mbar_arrive(empty);")

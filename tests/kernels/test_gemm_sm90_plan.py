@@ -75,6 +75,9 @@ CASES = [
     (Sm90Config(128, 128), "e4m3", "K", "K"),
     (Sm90Config(128, 128, block_k=256), "e4m3", "K", "K"),  # two swizzle atoms along K
     (Sm90Config(192, 128, consumers=3), "e4m3", "K", "K"),  # 3 consumer warpgroups
+    (Sm90Config(128, 192), "e4m3", "K", "K"),  # promoted, 2 x 96 accumulators
+    (Sm90Config(128, 128, schedule="pingpong"), "bf16", "M", "N"),  # one warpgroup per tile
+    (Sm90Config(64, 128, schedule="pingpong"), "e4m3", "K", "K"),
     (Sm90Config(128, 256, cluster=2), "bf16", "K", "K"),
     (Sm90Config(128, 256, cluster=2), "f16", "M", "K"),
     (Sm90Config(128, 128, cluster=2), "bf16", "K", "K"),
@@ -260,6 +263,22 @@ def test_bad_plans_are_named():
     assert not Sm90Plan(Sm90Config(128, 256, promote=False), "e4m3", "K", "K").promote
     assert Sm90Plan(Sm90Config(128, 128), "e4m3", "K", "K").promote
     assert not Sm90Plan(Sm90Config(128, 256), "bf16", "K", "K").promote  # 16-bit: f32 already
+    # schedules: a named error for an unknown one, pingpong needs 2 warpgroups and no cluster
+    with pytest.raises(TiledMmaError, match="schedule 'turns' in"):
+        Sm90Config(schedule="turns")
+    with pytest.raises(TiledMmaError, match="pingpong with consumers=2 and cluster=1"):
+        Sm90Config(192, 128, consumers=3, schedule="pingpong")
+    with pytest.raises(TiledMmaError, match="pingpong with consumers=2 and cluster=1"):
+        Sm90Config(128, 128, cluster=2, schedule="pingpong")
+    with pytest.raises(TiledMmaError, match="alternate with 2 or 3"):
+        Sm90Config(64, 128, consumers=1, schedule="alternate")
+    # a pingpong warpgroup holds the whole tile: 128x256 bf16 is 256 accumulators per thread,
+    # 128x128 promoted fp8 2 x 128; both over 232 - 32 registers
+    with pytest.raises(TiledMmaError, match="at most 200 fit"):
+        Sm90Plan(Sm90Config(128, 256, schedule="pingpong"), "bf16", "K", "K")
+    with pytest.raises(TiledMmaError, match="at most 100 fit"):
+        Sm90Plan(Sm90Config(128, 128, schedule="pingpong"), "e4m3", "K", "K")
+    assert Sm90Plan(Sm90Config(128, 192), "e4m3", "K", "K").acc_per_thread == 96
 
 
 def wgmma_c_coords(t: int, v: int) -> tuple[int, int]:
@@ -275,6 +294,7 @@ STAGING_CASES = [
     (Sm90Config(128, 128), "f16"),
     (Sm90Config(256, 128), "bf16"),  # 2 M repeats per warpgroup
     (Sm90Config(192, 128, consumers=3), "bf16"),
+    (Sm90Config(128, 128, schedule="pingpong"), "bf16"),  # one warpgroup, 2 M repeats
 ]
 
 
@@ -303,7 +323,7 @@ def test_staging_tile_is_what_tma_stores(config, out):
         for v in range(per_wg):
             im, vv = divmod(v, per_wg // plan.mma_m)
             m, n = wgmma_c_coords(t % 128, vv)
-            m += 64 * (t // 128) + im * 64 * config.consumers  # the TiledMMA's M repeats
+            m += 64 * (t // 128) + im * 64 * plan.tile_wgs  # the TiledMMA's M repeats
             got = base + 2 * sw(thr(t) + consts[v])
             assert got == where[m, n], (t, v, m, n)
     for warp in range(plan.consumer_threads // 32):

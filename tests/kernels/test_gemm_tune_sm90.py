@@ -39,7 +39,9 @@ def test_sm80_winner_stays_an_sm80_config(fresh_cache):
 
 def test_sm90_candidates_build_plans():
     """On sm_90 the candidates add the sm90 configs whose plans build: clusters with either
-    B major, fp8 only promoted 128x128 tiles."""
+    B major, fp8 only promoted tiles whose two f32 accumulator sets (block_m x block_n
+    over the tile's threads, each) fit in the consumer's registers (232 with 2 consumer
+    warpgroups, 160 with 3) beside 32 others; the 128x192 default and a pingpong among them."""
     kn = [
         c for c in tune.default_candidates("bf16", "K", "N", sm90=True) if isinstance(c, Sm90Config)
     ]
@@ -50,5 +52,11 @@ def test_sm90_candidates_build_plans():
         c for c in tune.default_candidates("e4m3", "K", "K", sm90=True) if isinstance(c, Sm90Config)
     ]
     assert any(c.cluster == 2 for c in kn) and any(c.cluster == 2 for c in kk)
-    assert fp8 and all(c.block_n == 128 and c.promote for c in fp8)
+    assert fp8 and all(c.promote for c in fp8)
+    for c in fp8:
+        threads = 128 * (1 if c.schedule == "pingpong" else c.consumers)
+        regs = 232 if c.consumers == 2 else 160
+        assert 2 * c.block_m * c.block_n // threads <= regs - 32, c.name
+    assert Sm90Config(128, 192) in fp8 and Sm90Config(128, 256) not in fp8
+    assert any(c.schedule == "pingpong" for c in kn)
     assert not any(isinstance(c, Sm90Config) for c in tune.default_candidates("bf16"))

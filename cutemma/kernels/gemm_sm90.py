@@ -140,31 +140,79 @@ __device__ __forceinline__ uint32_t pack_bf16x2(float lo, float hi) {
 }
 """
 
+# batched kernels only (the 2-D kernel's source stays as it was): rank-3 boxes, the batch
+# coordinate outermost (PTX ISA 9.7.9.25.5.1: .3d takes {c0, c1, c2}, innermost first)
+HELPERS_SM90_BATCHED = r"""
+__device__ __forceinline__ void tma_load_3d(uint32_t dst, const TmaMap* map, int c0, int c1,
+                                            int c2, uint32_t bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%2, %3, %4}], [%5];\n"
+      :: "r"(dst), "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(bar)
+      : "memory");
+}
+__device__ __forceinline__ void tma_load_3d_multicast(uint32_t dst, const TmaMap* map, int c0,
+                                                      int c1, int c2, uint32_t bar,
+                                                      uint16_t mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+      ".multicast::cluster [%0], [%1, {%2, %3, %4}], [%5], %6;\n"
+      :: "r"(dst), "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(bar),
+         "h"(mask) : "memory");
+}
+__device__ __forceinline__ void tma_store_3d(const TmaMap* map, uint32_t src, int c0, int c1,
+                                             int c2) {
+  asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%2, %3, %4}], [%1];\n"
+               :: "l"(reinterpret_cast<uint64_t>(map)), "r"(src), "r"(c0), "r"(c1), "r"(c2)
+               : "memory");
+}
+"""
+# bits of the batched kernel's `bat` argument: which operand has a rank-3 (batched) map;
+# a shared (broadcast) operand keeps its rank-2 map and gets no batch coordinate
+BAT_A, BAT_B = 1, 2
+
 _LOAD = {"f32": "{x}", "f16": "f16_to_f32({x})", "bf16": "bf16_to_f32({x})"}
 _STORE = {"f32": "{x}", "f16": "f32_to_f16({x})", "bf16": "f32_to_bf16({x})"}
 _PACK = {"f16": "pack_f16x2", "bf16": "pack_bf16x2"}
 
 
 def kernel_name_sm90(
-    config: Sm90Config, dtype: str, a_major: str, b_major: str, out: str, c_type: str
+    config: Sm90Config,
+    dtype: str,
+    a_major: str,
+    b_major: str,
+    out: str,
+    c_type: str,
+    batched: bool = False,
 ) -> str:
     """The kernel's symbol: every choice that changes the source is in it.
 
     >>> kernel_name_sm90(Sm90Config(), "bf16", "K", "N", "bf16", "bf16")
     'cutemma_gemm_sm90_bf16_KN_b128x128_c2_sauto_obf16_cbf16'
+    >>> kernel_name_sm90(Sm90Config(), "bf16", "K", "N", "bf16", "bf16", batched=True)[-8:]
+    '_batched'
     """
-    return f"cutemma_gemm_sm90_{dtype}_{a_major}{b_major}_{config.name}_o{out}_c{c_type}"
+    name = f"cutemma_gemm_sm90_{dtype}_{a_major}{b_major}_{config.name}_o{out}_c{c_type}"
+    return name + ("_batched" if batched else "")
 
 
-def params_sm90(out: str, c_type: str, tma_store: bool = False) -> list[Param]:
+def params_sm90(
+    out: str, c_type: str, tma_store: bool = False, batched: bool = False
+) -> list[Param]:
     """The kernel signature: the tensor maps by value (D's with the TMA-store epilogue),
-    then C, D and the scalars (``tma_d`` nonzero: store D through its map).
+    then C, D and the scalars (``tma_d`` nonzero: store D through its map); a batched
+    kernel appends the problem count, C's and D's batch strides and ``bat`` (BAT_A |
+    BAT_B: which operands have rank-3 maps).
 
     >>> [p.name for p in params_sm90("bf16", "bf16")][:4]
     ['tmap_a', 'tmap_b', 'C', 'D']
     >>> [p.name for p in params_sm90("bf16", "bf16", True)][-1]
     'tma_d'
+    >>> [p.name for p in params_sm90("bf16", "bf16", True, batched=True)][-5:]
+    ['tma_d', 'L', 'ldc_l', 'ldd_l', 'bat']
     """
+    batch = [Param("int", "L"), Param("long long", "ldc_l"), Param("long long", "ldd_l"),
+             Param("int", "bat")]  # fmt: skip
     maps = ["tmap_a", "tmap_b"] + (["tmap_d"] if tma_store else [])
     return [
         *(Param("const __grid_constant__ TmaMap", m) for m in maps),
@@ -180,38 +228,65 @@ def params_sm90(out: str, c_type: str, tma_store: bool = False) -> list[Param]:
         Param("float", "alpha"),
         Param("float", "beta"),
         *([Param("int", "tma_d")] if tma_store else []),
+        *(batch if batched else []),
     ]
 
 
-def _raster(cluster: int = 1) -> str:
+def _raster(cluster: int = 1, batched: bool = False) -> str:
+    """Tile index -> (m0, n0) (and the problem ``l`` of a batched kernel).
+
+    Batched: the problem is the outermost part of the index (``tiles_l`` tiles each), so
+    the CTAs running at one time work on one or two problems and the grouped raster
+    inside a problem keeps its L2 reuse (its A rows and B columns are read by the CTAs
+    of a group together); problem-innermost would spread a wave over many problems
+    whose operands share nothing.
+    """
+    t = "tile_l" if batched else "tile"
+    head = (
+        "// batch outermost: one problem's tiles are consecutive (its grouped raster's L2 reuse)\n"
+        "const int l = tile / tiles_l, tile_l = tile - l * tiles_l;\n"
+        if batched
+        else ""
+    )
     if cluster == 1:
-        return """\
-// grouped raster of tile index `tile`: GROUP_M tile rows sweep the tile columns together
+        return (
+            head
+            + f"""\
+// grouped raster of tile index `{t}`: GROUP_M tile rows sweep the tile columns together
 const int per_group = GROUP_M * tiles_n;
-const int group = tile / per_group, first_m = group * GROUP_M;
+const int group = {t} / per_group, first_m = group * GROUP_M;
 const int rows_in_group = min(tiles_m - first_m, GROUP_M);
-const int m0 = (first_m + (tile % per_group) % rows_in_group) * BLOCK_M;
-const int n0 = ((tile % per_group) / rows_in_group) * BLOCK_N;"""
-    return f"""\
-// grouped raster of cluster tile `tile` over ({cluster} M tiles) x N: this CTA takes M tile
+const int m0 = (first_m + ({t} % per_group) % rows_in_group) * BLOCK_M;
+const int n0 = (({t} % per_group) / rows_in_group) * BLOCK_N;"""
+        )
+    return (
+        head
+        + f"""\
+// grouped raster of cluster tile `{t}` over ({cluster} M tiles) x N: this CTA takes M tile
 // {cluster} * row + rank (past M: TMA fills zeros, the epilogue stores nothing)
 const int per_group = GROUP_M * tiles_n;
-const int group = tile / per_group, first_m = group * GROUP_M;
+const int group = {t} / per_group, first_m = group * GROUP_M;
 const int rows_in_group = min(tiles_mc - first_m, GROUP_M);
-const int m0 = (({cluster} * (first_m + (tile % per_group) % rows_in_group)) + rank) * BLOCK_M;
-const int n0 = ((tile % per_group) / rows_in_group) * BLOCK_N;"""
+const int m0 = (({cluster} * (first_m + ({t} % per_group) % rows_in_group)) + rank) * BLOCK_M;
+const int n0 = (({t} % per_group) / rows_in_group) * BLOCK_N;"""
+    )
 
 
-def _tma_lines(plan: Sm90Plan) -> str:
+def _tma_lines(plan: Sm90Plan, ops: str = "AB", rank3: bool = False) -> str:
     """The loads of one k tile (index kt) into stage `stage`, completing on its full barrier.
 
     In a cluster, this CTA loads its share of B (rank r: rows r * block_n / cluster on)
     and multicasts it to every CTA of the cluster (same stage offset, their full barrier).
+    ``ops``: the operands to load; ``rank3``: through rank-3 maps, problem ``l`` the third
+    coordinate (a batched kernel, :func:`_tma_lines_batched`).
     """
     out = []
     cl = plan.config.cluster
     sc, so, se = plan.b_share_shift
+    d, bl = ("3d", ", l") if rank3 else ("2d", "")
     for which, mn0 in (("A", "m0"), ("B", "n0")):
+        if which not in ops:
+            continue
         box = plan.tma[which]
         base = "a_dst" if which == "A" else "b_dst"
         multicast = which == "B" and cl > 1
@@ -227,9 +302,22 @@ def _tma_lines(plan: Sm90Plan) -> str:
                 c1 += f" + rank * {so}" if so else ""
                 dst += f" + rank * {se * plan.elem_bytes}"
                 mask = (1 << cl) - 1
-                out.append(f"tma_load_2d_multicast({dst}, &tmap_b, {c0}, {c1}, full, {mask});")
+                out.append(f"tma_load_{d}_multicast({dst}, &tmap_b, {c0}, {c1}{bl}, full, {mask});")
             else:
-                out.append(f"tma_load_2d({dst}, &tmap_{which.lower()}, {c0}, {c1}, full);")
+                out.append(f"tma_load_{d}({dst}, &tmap_{which.lower()}, {c0}, {c1}{bl}, full);")
+    return "\n".join(out)
+
+
+def _tma_lines_batched(plan: Sm90Plan) -> str:
+    """A batched kernel's loads of a k tile: an operand whose bit is set in ``bat`` has a
+    rank-3 map (problem ``l`` its third coordinate); a shared (broadcast) one keeps its
+    rank-2 map and loads as in the 2-D kernel (one thread; a uniform branch per operand)."""
+    out = []
+    for which, bit in (("A", BAT_A), ("B", BAT_B)):
+        out.append(
+            block(f"if (bat & {bit})", _tma_lines(plan, which, rank3=True))
+            + " else {\n" + indent(_tma_lines(plan, which)) + "\n}"
+        )  # fmt: skip
     return "\n".join(out)
 
 
@@ -286,9 +374,10 @@ def _epilogue_lines(plan: Sm90Plan, out: str, c_type: str, acc_name: str = "acc"
     return "\n".join(lines)
 
 
-def _tma_store_lines(plan: Sm90Plan, out: str, acc_name: str = "acc") -> str:
+def _tma_store_lines(plan: Sm90Plan, out: str, acc_name: str = "acc", batched=False) -> str:
     """alpha * acc packed in pairs into the swizzled staging tile, then one thread stores
-    it with TMA (the boxes of ``plan.tma_D``; TMA clips at the tensor's edges)."""
+    it with TMA (the boxes of ``plan.tma_D``; TMA clips at the tensor's edges; batched:
+    D's rank-3 map, problem ``l`` outermost)."""
     _, _, consts = plan.epilogue
     _, offs = plan.epilogue_smem
     sw = plan.smem_D.outer
@@ -312,9 +401,39 @@ def _tma_store_lines(plan: Sm90Plan, out: str, acc_name: str = "acc") -> str:
         "if (tid == 0) {",
     ]
     for dc, do, off in plan.tma_D.copies:
-        lines.append(f"  tma_store_2d(&tmap_d, d_smem + {off * eb}, n0 + {dc}, m0 + {do});")
+        crd = f"n0 + {dc}, m0 + {do}" + (", l" if batched else "")
+        lines.append(
+            f"  tma_store_{'3d' if batched else '2d'}(&tmap_d, d_smem + {off * eb}, {crd});"
+        )
     lines += ["  bulk_commit();", "}"]
     return "\n".join(lines)
+
+
+def _tile_counts(cluster: int, batched: bool) -> str:
+    """The tile count the persistent loop walks (batched: L problems of ``tiles_l``)."""
+    k_tiles = "k_tiles = (K + BLOCK_K - 1) / BLOCK_K;"
+    per = "tiles_m * tiles_n" if cluster == 1 else "tiles_mc * tiles_n"
+    tiles = f"tiles_l = {per}, tiles = L * tiles_l" if batched else f"tiles = {per}"
+    if cluster == 1:
+        return f"const int {tiles}, {k_tiles}"
+    return (
+        f"const int tiles_mc = (tiles_m + {cluster - 1}) / {cluster}, {tiles}, {k_tiles}\n"
+        "const uint32_t rank = cluster_rank();  // this CTA's place in its cluster"
+    )
+
+
+def _batch_epilogue(epilogue: str, out: str, c_type: str) -> str:
+    """A batched kernel's epilogue: the 2-D one inside a block where C and D name problem
+    ``l``'s matrices (C's batch stride may be 0: a shared C)."""
+    return (
+        f"const {OUT_TYPES[c_type]}* const C_l = C + l * ldc_l;\n"
+        f"{OUT_TYPES[out]}* const D_l = D + l * ldd_l;\n"
+        + block(
+            "",
+            f"const {OUT_TYPES[c_type]}* C = C_l;  // problem l's C and D (shadowing the bases)\n"
+            f"{OUT_TYPES[out]}* D = D_l;\n" + epilogue,
+        ).lstrip()
+    )
 
 
 def _fence(name: str, n: int) -> str:
@@ -381,17 +500,30 @@ def _mainloop(plan: Sm90Plan, release_stmt: str) -> str:
 
 
 def gemm_sm90_source(
-    config: Sm90Config, dtype: str, a_major: str, b_major: str, out: str = "f32", c_type=None
+    config: Sm90Config,
+    dtype: str,
+    a_major: str,
+    b_major: str,
+    out: str = "f32",
+    c_type=None,
+    batched: bool = False,
 ) -> str:
     """The CUDA C++ translation unit of one sm90 GEMM kernel (deterministic).
+
+    ``batched``: L problems in one launch (the tile index walks L x tiles, problem
+    outermost; rank-3 TMA maps for the operands with a batch, C and D offset by their
+    batch strides); False gives the 2-D kernel, its source unchanged by the option.
 
     >>> src = gemm_sm90_source(Sm90Config(128, 256), "f16", "M", "N", "f32")
     >>> "setmaxnreg.inc.sync.aligned.u32" in src, "m64n256k16.f32.f16.f16" in src
     (True, True)
+    >>> "cp.async.bulk.tensor.3d" in gemm_sm90_source(Sm90Config(), "bf16", "K", "N", "bf16",
+    ...                                               batched=True)
+    True
     """
     plan = Sm90Plan(config, dtype, a_major, b_major, out)
     c_type = c_type or out
-    name = kernel_name_sm90(config, dtype, a_major, b_major, out, c_type)
+    name = kernel_name_sm90(config, dtype, a_major, b_major, out, c_type, batched)
     S, C, CL = plan.stages, config.consumers, config.cluster
     if CL == 1:
         loop = "for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {"
@@ -402,6 +534,14 @@ def gemm_sm90_source(
     offs_a = plan.desc_offsets("A")
     n_acc = plan.tiled.atom.op.c.count * plan.mma_m
     acc_name = "accf" if plan.promote else "acc"
+    epilogue = (
+        block("if (tma_d)", _tma_store_lines(plan, out, acc_name, batched))
+        + " else {\n"
+        + indent(_epilogue_lines(plan, out, c_type, acc_name))
+        + "\n}"
+        if plan.tma_store
+        else _epilogue_lines(plan, out, c_type, acc_name)
+    )
     prod_regs, cons_regs = register_split(C)
     tables: list[str] = []
     m_t, n_t, _ = plan.epilogue
@@ -433,7 +573,7 @@ def gemm_sm90_source(
                     "tma_prefetch(&tmap_a); tma_prefetch(&tmap_b);",
                     f"int stage = 0; uint32_t phase = {PRODUCER.start_phase};",
                     loop,
-                    indent(_raster(CL)),
+                    indent(_raster(CL, batched)),
                     "  for (int kt = 0; kt < k_tiles; ++kt) {",
                     indent(
                         "\n".join(
@@ -445,7 +585,7 @@ def gemm_sm90_source(
                                 f"mbar_expect_tx(full, {plan.bytes_A + plan.bytes_B});",
                                 f"const uint32_t a_dst = smem + stage * {plan.stage_bytes}, "
                                 f"b_dst = a_dst + {plan.bytes_A};",
-                                _tma_lines(plan),
+                                _tma_lines_batched(plan) if batched else _tma_lines(plan),
                                 f"if (++stage == {S}) {{ stage = 0; phase ^= 1; }}",
                             ]
                         ),
@@ -481,18 +621,11 @@ def gemm_sm90_source(
         ),
         f"int stage = 0; uint32_t phase = {CONSUMER.start_phase};",
         loop,
-        indent(_raster(CL)),
+        indent(_raster(CL, batched)),
         indent(_mainloop(plan, release_stmt)),
         f"  if (signals) {release_stmt}  // k_tiles >= 1: the tile's last stage",
         indent(comment("epilogue: alpha * acc + beta * C, partition_C, predicated at the edges")),
-        indent(
-            block("if (tma_d)", _tma_store_lines(plan, out, acc_name))
-            + " else {\n"
-            + indent(_epilogue_lines(plan, out, c_type, acc_name))
-            + "\n}"
-            if plan.tma_store
-            else _epilogue_lines(plan, out, c_type, acc_name)
-        ),
+        indent(_batch_epilogue(epilogue, out, c_type) if batched else epilogue),
         "}",
         *(
             ["if (tid == 0) bulk_wait0();  // the last store is done before the CTA leaves"]
@@ -505,13 +638,10 @@ def gemm_sm90_source(
         "const uint32_t smem = (smem_addr(smem_raw) + 1023u) & ~1023u;  // SW128 pattern",
         f"const uint32_t bars = smem + {bar_base};  // full[{S}] then empty[{S}]",
         "const int tiles_m = (M + BLOCK_M - 1) / BLOCK_M, tiles_n = (N + BLOCK_N - 1) / BLOCK_N;",
-        "const int tiles = tiles_m * tiles_n, k_tiles = (K + BLOCK_K - 1) / BLOCK_K;"
-        if CL == 1
-        else f"const int tiles_mc = (tiles_m + {CL - 1}) / {CL}, tiles = tiles_mc * tiles_n, "
-        "k_tiles = (K + BLOCK_K - 1) / BLOCK_K;\n"
-        "const uint32_t rank = cluster_rank();  // this CTA's place in its cluster",
+        _tile_counts(CL, batched),
         "const bool vec_d = ldd_n == 1 && (ldd_m % 2) == 0 && "
-        "(reinterpret_cast<uint64_t>(D) % 4) == 0;",
+        + ("(ldd_l % 2) == 0 && " if batched else "")
+        + "(reinterpret_cast<uint64_t>(D) % 4) == 0;",
         "if (threadIdx.x == 0) {",
         f"  for (int s = 0; s < {S}; ++s) {{",
         f"    mbar_init(bars + 8 * s, {PRODUCER.arrivals});  // full: the producer's expect_tx",
@@ -550,14 +680,15 @@ def gemm_sm90_source(
             ("DESC_B", f"{common_b:#x}ull"),
         )
     )
-    signature = ", ".join(p.declaration for p in params_sm90(out, c_type, plan.tma_store))
+    signature = ", ".join(p.declaration for p in params_sm90(out, c_type, plan.tma_store, batched))
     cluster_attr = "" if CL == 1 else f"__cluster_dims__({CL}, 1, 1) "
     kern = block(
         f'extern "C" __global__ void {cluster_attr}__launch_bounds__({config.threads}, 1) '
         f"{name}({signature})",
         "\n".join(body),
     )
-    return translation_unit(header, FIXED_WIDTH_TYPES, defines, HELPERS_SM90, *tables, kern)
+    helpers = HELPERS_SM90 + (HELPERS_SM90_BATCHED if batched else "")
+    return translation_unit(header, FIXED_WIDTH_TYPES, defines, helpers, *tables, kern)
 
 
 def sass_summary(

@@ -294,7 +294,7 @@ def operand_map(plan: Sm90Plan | Sm90Launch, which: str, t: Any, major: str, ld:
     batch, bstride = (t.shape[0], t.stride(0)) if t.dim() == 3 else (None, 0)
     try:
         args = operand_map_args(
-            plan.tma[which], t.data_ptr(), rows, cols, major, ld, batch, bstride
+            plan.tma[which], which, t.data_ptr(), rows, cols, major, ld, batch, bstride
         )
     except TmaError as exc:
         raise LaunchError(f"gemm (sm90): operand {which}: {exc}") from None

@@ -71,6 +71,32 @@ def shared_operand(t: Any) -> Any:
     return t[0] if t.dim() == 3 and _batch_stride(t) == 0 else t
 
 
+def tma_major(t: Any, what: str, names: tuple[str, str]) -> tuple[Any, str, int]:
+    """(tensor, major, leading stride) as :func:`cutemma.kernels.dispatch._major` reads
+    them, except for a matrix with one row or one column whose other mode is contiguous:
+    its mode of extent 1 has no stride that matters (TMA never steps along it), so that
+    mode is the outer one and the leading stride is the contiguous extent rounded up to
+    16 bytes (``_major`` would take the stride of the degenerate mode, which TMA may
+    refuse, e.g. 1 element for a column vector). A column vector B (N = 1) is then K-major,
+    as float8 and tf32 need.
+
+    >>> class T:  # a (K, N) = (200, 1) column vector with contiguous rows, bf16
+    ...     shape, element_size = (200, 1), staticmethod(lambda: 2)
+    ...     def stride(self): return (1, 1)
+    >>> tma_major(T(), "B", ("K", "N"))[1:]
+    ('K', 200)
+    """
+    r, c = t.shape[-2:]
+    s0, s1 = t.stride()[-2:]
+    v = TMA_RULES.stride_multiple // t.element_size()
+    inner, outer = names
+    if c == 1 and r > 1 and s0 == 1:  # the rows' mode is contiguous
+        return t, (outer if what == "A" else inner), -(-r // v) * v
+    if r == 1 and c > 1 and s1 == 1:  # the columns' mode is contiguous
+        return t, (inner if what == "A" else outer), -(-c // v) * v
+    return _major(t, what, names)
+
+
 def sm90_refusal(A: Any, B: Any, config: Any = None) -> str | None:
     """Why ``cutemma.gemm`` cannot run (A, B) on the sm90 kernel, or None when it can.
 
@@ -94,8 +120,8 @@ def sm90_refusal(A: Any, B: Any, config: Any = None) -> str | None:
     if _arch(A.device.index or 0) != "sm_90a":
         return "the device is not sm_90"
     eb = A.element_size()
-    a_t, a_major, lda = _major(shared_operand(A), "A", ("K", "M"))
-    b_t, b_major, ldb = _major(shared_operand(B), "B", ("K", "N"))
+    a_t, a_major, lda = tma_major(shared_operand(A), "A", ("K", "M"))
+    b_t, b_major, ldb = tma_major(shared_operand(B), "B", ("K", "N"))
     if SM90_DTYPES[a][0] in ("tf32", "e4m3", "e5m2") and (a_major, b_major) != ("K", "K"):
         return "an 8- or 32-bit operand that is not K-major"
     for which, t, ld in (("A", a_t, lda), ("B", b_t, ldb)):
@@ -470,8 +496,8 @@ def gemm_sm90(
     if batch is not None:  # a shared operand: its one matrix, a rank-2 map
         A, B = shared_operand(A), shared_operand(B)
     A_v, B_v = A, B
-    A, a_major, lda = _major(A, "A", ("K", "M"))  # a copy if neither mode is contiguous
-    B, b_major, ldb = _major(B, "B", ("K", "N"))
+    A, a_major, lda = tma_major(A, "A", ("K", "M"))  # a copy if neither mode is contiguous
+    B, b_major, ldb = tma_major(B, "B", ("K", "N"))
     key = (A.data_ptr(), A.shape, A.stride(), A.dtype, B.data_ptr(), B.shape, B.stride(),
            B.dtype, out.dtype, C.dtype, config, persistent, A.device, batch)  # fmt: skip
     prepared = _PREPARED.get(key)

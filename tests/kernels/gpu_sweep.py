@@ -6,7 +6,10 @@ COUNT (default 1200) random cases through ``cutemma.gemm`` with its own dispatch
 where its rules hold, sm80 elsewhere; each row records which): M, N, K drawn from 1,
 primes, tile sizes +-1 and uniform 1..2500; bf16, f16, fp8 e4m3 and e5m2, f32 (tf32);
 either major for each operand; a third of the cases alpha/beta with a C; a sixth batched
-(3-D A and/or B, broadcast batches); 5% with a NaN or an Inf planted in A. The output is
+(3-D A and/or B, broadcast batches); 5% with a NaN or an Inf planted in A. Each row's
+``family`` is the family that ran it (observed: gemm_sm90 entered or an sm90 prepared
+launch reused), ``sm90_refusal`` why not sm90 (None: it must have been sm90, else the
+case fails). The output is
 poisoned with NaN first; the reference is float64 on the upcast inputs; pass =
 every element written (finite where the reference is) and ||D - ref|| / ||ref|| under
 the output format's bound; with a planted NaN/Inf, its row of D is non-finite and every
@@ -22,6 +25,7 @@ import time
 import traceback
 
 import torch  # before cutemma's CUDA modules (see notes/CUDA.md)
+from gpu_sm90_batched import install_family_probe, ran_family  # noqa: E402 - beside this
 
 import cutemma
 from cutemma.kernels.dispatch_sm90 import sm90_refusal
@@ -86,12 +90,14 @@ def one_case(i: int, rng: random.Random, gen) -> dict:
         planted = (m // 2, k // 2, rng.choice([float("nan"), float("inf")]))
         A[..., planted[0], planted[1]] = planted[2]
     out = torch.full(shape, float("nan"), dtype=out_dtype, device="cuda")
-    family = "sm80" if bm or sm90_refusal(A, B) is not None else "sm90"
+    why = sm90_refusal(A, B)
     case = {"i": i, "m": m, "n": n, "k": k, "dtype": str(dtype)[6:], "batch": batch,
             "a_shape": list(a_shape), "b_shape": list(b_shape), "a_major": "M" if a_col else "K",
             "b_major": "K" if b_col else "N", "alpha": alpha, "beta": beta, "C": with_c,
-            "planted": None if planted is None else str(planted[2]), "family": family}  # fmt: skip
-    cutemma.gemm(A, B, C, alpha=alpha, beta=beta, out=out)
+            "planted": None if planted is None else str(planted[2]), "sm90_refusal": why}  # fmt: skip
+    _, family = ran_family(lambda: cutemma.gemm(A, B, C, alpha=alpha, beta=beta, out=out))
+    case["family"] = family
+    right_family = family == ("sm90" if why is None else "sm80")
     torch.cuda.synchronize()
     Ad, Bd = A.double(), B.double()
     ref = alpha * torch.matmul(Ad, Bd)
@@ -102,11 +108,16 @@ def one_case(i: int, rng: random.Random, gen) -> dict:
         row = got[..., planted[0], :]
         rest = torch.cat([got[..., : planted[0], :], got[..., planted[0] + 1 :, :]], dim=-2)
         ok = bool((~torch.isfinite(row)).all()) and bool(torch.isfinite(rest).all())
-        return {**case, "ok": ok, "planted_row_nonfinite": bool((~torch.isfinite(row)).all())}
+        return {
+            **case,
+            "ok": ok and right_family,
+            "planted_row_nonfinite": bool((~torch.isfinite(row)).all()),
+        }
     written = bool(torch.isfinite(got).all())
     err = float((got - ref).norm() / ref.norm().clamp_min(1e-30))
     bound = TF32_BOUND if dtype == torch.float32 else BOUND[out_dtype]
-    return {**case, "rel_err": err, "fully_written": written, "ok": written and err <= bound}
+    ok = written and err <= bound and right_family
+    return {**case, "rel_err": err, "fully_written": written, "ok": ok}
 
 
 def main() -> None:
@@ -114,6 +125,7 @@ def main() -> None:
     count = int(sys.argv[2]) if len(sys.argv) > 2 else 1200
     rng = random.Random(1212)
     gen = torch.Generator(device="cuda").manual_seed(1212)
+    install_family_probe()
     rows, t = [], time.perf_counter()
     for i in range(count):
         try:
@@ -132,6 +144,10 @@ def main() -> None:
         "by_family": fam,
         "by_dtype": {str(d)[6:]: sum(r.get("dtype") == str(d)[6:] for r in rows) for d in DTYPES},
         "batched": sum(bool(r.get("batch")) for r in rows),
+        "batched_by_family": {
+            f: sum(bool(r.get("batch")) and r.get("family") == f for r in rows)
+            for f in ("sm90", "sm80")
+        },
         "with_C": sum(bool(r.get("C")) for r in rows),
         "planted_nan_inf": sum(r.get("planted") is not None for r in rows),
         "max_rel_err_by_dtype": {

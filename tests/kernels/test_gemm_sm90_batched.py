@@ -73,7 +73,7 @@ def captured_map(monkeypatch, plan, which, t, names):
     """The arguments operand_map hands the driver (encode replaced by a recorder)."""
     seen = []
     monkeypatch.setattr(d, "encode_tensor_map", lambda args: seen.append(args) or b"")
-    tt, major, ld = d._major(d.shared_operand(t), which, names)
+    tt, major, ld = d.tma_major(d.shared_operand(t), which, names)
     d.operand_map(plan, which, tt, major, ld)
     return seen[0], major
 
@@ -267,3 +267,29 @@ def test_batched_sass(case):
     assert not local_memory_use(cubin), local_memory_use(cubin)
     for warning in ("C7508", "C7510", "C7514"):
         assert warning not in cubin.log
+
+
+@pytest.mark.parametrize(
+    "which,shape,strides,major",
+    [
+        ("A", (L, 1, 200), (200, 200, 1), "K"),  # one row: K contiguous
+        ("A", (L, 300, 1), (304, 1, 1), "M"),  # one column, rows contiguous
+        ("B", (L, 200, 1), (200, 1, 1), "K"),  # N = 1 (torch's contiguous (K, 1))
+        ("B", (L, 1, 136), (136, 136, 1), "N"),  # K = 1, N contiguous
+        ("B", (L, 8, 1), (8, 1, 8), "K"),  # a transposed (1, K) row
+    ],
+)
+def test_vectors_take_a_legal_leading_stride(monkeypatch, which, shape, strides, major):
+    """A mode of extent 1 has no stride TMA uses; the map takes the contiguous mode first
+    and a leading stride of 16-byte multiple covering it (any would do, none is read)."""
+    t = FakeTensor(shape, strides)
+    names = ("K", "M") if which == "A" else ("K", "N")
+    plan = Sm90Plan(Sm90Config(128, 128), "bf16", "K" if which == "B" else major,
+                    major if which == "B" else "K", "bf16")  # fmt: skip
+    args, got = captured_map(monkeypatch, plan, which, t, names)
+    assert got == major
+    r, c = shape[1:]
+    contiguous = r if strides[1] == 1 and r > 1 else c  # the extent of the stride-1 mode
+    assert args.global_dim == (contiguous, r * c // contiguous, L)
+    lead, batch = args.global_strides
+    assert lead % 16 == 0 and lead >= contiguous * 2 and batch == strides[0] * 2

@@ -8,7 +8,8 @@ within the output format's bound; every major pair, both configs, f16/bf16, f32 
 alpha/beta with C, shapes with edges in M, N and K (TMA zero fill), a NaN in A reaching D.
 Batched 3-D calls (gpu_sm90_batched.py: broadcast/shared operands, L = 1 and 3..7, every
 dtype, through gemm_sm90 and cutemma.gemm, which must pick sm90) are part of the checks;
-``--batched`` runs only those (and, unless ``--no-bench``, L = 8 2048^3 against torch.bmm).
+``--batched`` runs only those (and, unless ``--no-bench``, L = 8 2048^3 against torch.bmm
+and, B shared, torch.matmul).
 Speed: L2-flushed medians (triton.testing.do_bench) of cutemma sm90, cutemma sm80 and
 torch.matmul (cuBLAS) on the same tensors in this process, reported as ratios.
 Exits 1 if any check fails.
@@ -361,7 +362,8 @@ def main() -> None:
     json.dump(result, open(path, "w"), indent=1)
     benches = (("bench2", bench2), ("bench", lambda: bench(quick)))
     if "--batched" in sys.argv:
-        benches = (("bench_batched", gpu_sm90_batched.bench),)
+        benches = (("bench_batched", gpu_sm90_batched.bench),
+                   ("bench_batched_shared_b", lambda: gpu_sm90_batched.bench(shared_b=True)))  # fmt: skip
     if not bad and "--no-bench" not in sys.argv:
         for name, fn in benches:
             try:

@@ -1,6 +1,6 @@
 """Correctness sweep of cutemma.gemm over random shapes (issue 12, acceptance 1; a script).
 
-    python tests/kernels/gpu_sweep.py OUT.json [COUNT]
+    python tests/kernels/gpu_sweep.py OUT.json [COUNT] [--shards=S]
 
 COUNT (default 1200) random cases through ``cutemma.gemm`` with its own dispatch (sm90
 where its rules hold, sm80 elsewhere; each row records which): M, N, K drawn from 1,
@@ -60,7 +60,9 @@ def operand(shape, contiguous_rows, dtype, gen):
     return t.to(dtype)
 
 
-def one_case(i: int, rng: random.Random, gen) -> dict:
+def draw(i: int, rng: random.Random) -> dict:
+    """Case i's parameters: every draw from ``rng`` (none from the GPU generator), so a
+    shard that skips a case draws the same later cases as the whole sweep."""
     dtype = rng.choice(DTYPES)
     m, n, k = dim(rng), dim(rng), dim(rng)
     if rng.random() < 0.15:  # keep a few large ones cheap: cap the volume
@@ -76,18 +78,28 @@ def one_case(i: int, rng: random.Random, gen) -> dict:
         m, n, k = min(m, 700), min(n, 700), min(k, 700)
     a_shape = (batch, m, k) if batch and rng.random() < 0.8 else (m, k)
     b_shape = (batch, k, n) if batch and (len(a_shape) == 2 or rng.random() < 0.6) else (k, n)
+    with_c = rng.random() < 1 / 3
+    alpha = rng.choice([1.0, 0.5, -1.25, 2.0]) if with_c or rng.random() < 0.2 else 1.0
+    beta = rng.choice([0.0, 1.0, -0.5]) if with_c else 0.0
+    planted = None
+    if rng.random() < 0.05 and m > 1 and k > 0:
+        planted = (m // 2, k // 2, rng.choice([float("nan"), float("inf")]))
+    return {"i": i, "dtype": dtype, "m": m, "n": n, "k": k, "a_col": a_col, "b_col": b_col,
+            "batch": batch, "a_shape": a_shape, "b_shape": b_shape, "with_c": with_c,
+            "alpha": alpha, "beta": beta, "planted": planted}  # fmt: skip
+
+
+def one_case(p: dict, gen) -> dict:
+    i, dtype, m, n, k, batch = (p[f] for f in ("i", "dtype", "m", "n", "k", "batch"))
+    a_col, b_col, a_shape, b_shape = p["a_col"], p["b_col"], p["a_shape"], p["b_shape"]
+    with_c, alpha, beta, planted = p["with_c"], p["alpha"], p["beta"], p["planted"]
     A = operand(a_shape, a_col, dtype, gen)
     B = operand(b_shape, b_col, dtype, gen)
     out_dtype = torch.bfloat16 if dtype.itemsize == 1 else dtype
     bm = len(a_shape) == 3 or len(b_shape) == 3
     shape = ((batch,) if bm else ()) + (m, n)
-    with_c = rng.random() < 1 / 3
-    alpha = rng.choice([1.0, 0.5, -1.25, 2.0]) if with_c or rng.random() < 0.2 else 1.0
-    beta = rng.choice([0.0, 1.0, -0.5]) if with_c else 0.0
     C = operand(shape, False, out_dtype, gen) if with_c else None
-    planted = None
-    if rng.random() < 0.05 and m > 1 and k > 0:
-        planted = (m // 2, k // 2, rng.choice([float("nan"), float("inf")]))
+    if planted is not None:
         A[..., planted[0], planted[1]] = planted[2]
     out = torch.full(shape, float("nan"), dtype=out_dtype, device="cuda")
     why = sm90_refusal(A, B)
@@ -120,19 +132,52 @@ def one_case(i: int, rng: random.Random, gen) -> dict:
     return {**case, "rel_err": err, "fully_written": written, "ok": ok}
 
 
-def main() -> None:
-    path = sys.argv[1]
-    count = int(sys.argv[2]) if len(sys.argv) > 2 else 1200
+def run_shard(count: int, shard: int = 0, shards: int = 1) -> list[dict]:
+    """Cases i with i % shards == shard (the GPU generator seeded per shard)."""
     rng = random.Random(1212)
-    gen = torch.Generator(device="cuda").manual_seed(1212)
+    gen = torch.Generator(device="cuda").manual_seed(1212 + shard)
     install_family_probe()
-    rows, t = [], time.perf_counter()
+    rows = []
     for i in range(count):
+        p = draw(i, rng)
+        if i % shards != shard:
+            continue
         try:
-            rows.append(one_case(i, rng, gen))
+            rows.append(one_case(p, gen))
         except Exception as exc:
             rows.append({"i": i, "ok": False, "error": f"{type(exc).__name__}: {exc}",
                          "trace": traceback.format_exc()[-800:]})  # fmt: skip
+    return rows
+
+
+def sharded(path: str, count: int, shards: int) -> list[dict]:
+    """The sweep in ``shards`` processes on the one GPU (NVRTC builds of new kernels run on
+    that many CPU cores at once); each writes PATH.shardN, merged here in case order."""
+    import subprocess
+
+    procs = [subprocess.Popen([sys.executable, __file__, f"{path}.shard{s}", str(count),
+                               f"--shard={s}/{shards}"]) for s in range(shards)]  # fmt: skip
+    rows = []
+    for s, pr in enumerate(procs):
+        pr.wait()
+        try:
+            rows += json.load(open(f"{path}.shard{s}"))
+        except (OSError, ValueError) as exc:
+            rows.append({"i": -1, "ok": False, "error": f"shard {s}: rc {pr.returncode}, {exc}"})
+    return sorted(rows, key=lambda r: r["i"])
+
+
+def main() -> None:
+    path = sys.argv[1]
+    count = int(sys.argv[2]) if len(sys.argv) > 2 and sys.argv[2].isdigit() else 1200
+    opts = dict(a.lstrip("-").split("=", 1) for a in sys.argv[2:] if "=" in a)
+    t = time.perf_counter()
+    if "shard" in opts:  # a worker of --shards: its rows only
+        s, n = map(int, opts["shard"].split("/"))
+        json.dump(run_shard(count, s, n), open(path, "w"))
+        return
+    shards = int(opts.get("shards", 1))
+    rows = sharded(path, count, shards) if shards > 1 else run_shard(count)
     bad = [r for r in rows if not r["ok"]]
     fam = {f: sum(r.get("family") == f for r in rows) for f in ("sm90", "sm80")}
     summary = {
@@ -141,6 +186,7 @@ def main() -> None:
         "cases": len(rows),
         "failed": len(bad),
         "seconds": round(time.perf_counter() - t, 1),
+        "shards": shards,
         "by_family": fam,
         "by_dtype": {str(d)[6:]: sum(r.get("dtype") == str(d)[6:] for r in rows) for d in DTYPES},
         "batched": sum(bool(r.get("batch")) for r in rows),

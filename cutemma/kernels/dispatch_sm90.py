@@ -39,7 +39,8 @@ from cutemma.errors import LaunchError, TmaError
 from cutemma.kernels.dispatch import _arch, _batch_stride, _check, _dtype, _dtype_name, _major
 from cutemma.kernels.fastlaunch import DriverKernel
 from cutemma.kernels.fastpath_sm90 import PreparedLaunch, fast_key, remember
-from cutemma.kernels.gemm_sm90 import BAT_A, BAT_B, gemm_sm90_source, kernel_name_sm90
+from cutemma.kernels.gemm_sm90 import gemm_sm90_source, kernel_name_sm90
+from cutemma.kernels.gemm_sm90_batched import BAT_A, BAT_B
 from cutemma.kernels.plan_sm90 import Sm90Config, Sm90Plan
 
 # torch input dtype -> (kernel dtype, output dtypes it may write; the first is the default)

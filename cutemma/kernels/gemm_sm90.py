@@ -31,6 +31,11 @@ from cutemma.cuda.codegen import mma_asm
 from cutemma.cuda.source import FIXED_WIDTH_TYPES, Param, block, comment, indent, translation_unit
 from cutemma.errors import TiledMmaError
 from cutemma.kernels.gemm_sm80 import OUT_TYPES, swizzle_expr, thread_expr
+from cutemma.kernels.gemm_sm90_batched import (
+    HELPERS_SM90_BATCHED,
+    batch_epilogue,
+    tma_lines_batched,
+)
 from cutemma.kernels.plan_sm90 import Sm90Config, Sm90Plan, register_split
 from cutemma.kernels.ring import CONSUMER, PRODUCER
 
@@ -140,37 +145,6 @@ __device__ __forceinline__ uint32_t pack_bf16x2(float lo, float hi) {
 }
 """
 
-# batched kernels only (the 2-D kernel's source stays as it was): rank-3 boxes, the batch
-# coordinate outermost (PTX ISA 9.7.9.25.5.1: .3d takes {c0, c1, c2}, innermost first)
-HELPERS_SM90_BATCHED = r"""
-__device__ __forceinline__ void tma_load_3d(uint32_t dst, const TmaMap* map, int c0, int c1,
-                                            int c2, uint32_t bar) {
-  asm volatile(
-      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
-      " [%0], [%1, {%2, %3, %4}], [%5];\n"
-      :: "r"(dst), "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(bar)
-      : "memory");
-}
-__device__ __forceinline__ void tma_load_3d_multicast(uint32_t dst, const TmaMap* map, int c0,
-                                                      int c1, int c2, uint32_t bar,
-                                                      uint16_t mask) {
-  asm volatile(
-      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
-      ".multicast::cluster [%0], [%1, {%2, %3, %4}], [%5], %6;\n"
-      :: "r"(dst), "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(bar),
-         "h"(mask) : "memory");
-}
-__device__ __forceinline__ void tma_store_3d(const TmaMap* map, uint32_t src, int c0, int c1,
-                                             int c2) {
-  asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%2, %3, %4}], [%1];\n"
-               :: "l"(reinterpret_cast<uint64_t>(map)), "r"(src), "r"(c0), "r"(c1), "r"(c2)
-               : "memory");
-}
-"""
-# bits of the batched kernel's `bat` argument: which operand has a rank-3 (batched) map;
-# a shared (broadcast) operand keeps its rank-2 map and gets no batch coordinate
-BAT_A, BAT_B = 1, 2
-
 _LOAD = {"f32": "{x}", "f16": "f16_to_f32({x})", "bf16": "bf16_to_f32({x})"}
 _STORE = {"f32": "{x}", "f16": "f32_to_f16({x})", "bf16": "f32_to_bf16({x})"}
 _PACK = {"f16": "pack_f16x2", "bf16": "pack_bf16x2"}
@@ -278,7 +252,7 @@ def _tma_lines(plan: Sm90Plan, ops: str = "AB", rank3: bool = False) -> str:
     In a cluster, this CTA loads its share of B (rank r: rows r * block_n / cluster on)
     and multicasts it to every CTA of the cluster (same stage offset, their full barrier).
     ``ops``: the operands to load; ``rank3``: through rank-3 maps, problem ``l`` the third
-    coordinate (a batched kernel, :func:`_tma_lines_batched`).
+    coordinate (a batched kernel, :func:`~cutemma.kernels.gemm_sm90_batched.tma_lines_batched`).
     """
     out = []
     cl = plan.config.cluster
@@ -305,19 +279,6 @@ def _tma_lines(plan: Sm90Plan, ops: str = "AB", rank3: bool = False) -> str:
                 out.append(f"tma_load_{d}_multicast({dst}, &tmap_b, {c0}, {c1}{bl}, full, {mask});")
             else:
                 out.append(f"tma_load_{d}({dst}, &tmap_{which.lower()}, {c0}, {c1}{bl}, full);")
-    return "\n".join(out)
-
-
-def _tma_lines_batched(plan: Sm90Plan) -> str:
-    """A batched kernel's loads of a k tile: an operand whose bit is set in ``bat`` has a
-    rank-3 map (problem ``l`` its third coordinate); a shared (broadcast) one keeps its
-    rank-2 map and loads as in the 2-D kernel (one thread; a uniform branch per operand)."""
-    out = []
-    for which, bit in (("A", BAT_A), ("B", BAT_B)):
-        out.append(
-            block(f"if (bat & {bit})", _tma_lines(plan, which, rank3=True))
-            + " else {\n" + indent(_tma_lines(plan, which)) + "\n}"
-        )  # fmt: skip
     return "\n".join(out)
 
 
@@ -419,20 +380,6 @@ def _tile_counts(cluster: int, batched: bool) -> str:
     return (
         f"const int tiles_mc = (tiles_m + {cluster - 1}) / {cluster}, {tiles}, {k_tiles}\n"
         "const uint32_t rank = cluster_rank();  // this CTA's place in its cluster"
-    )
-
-
-def _batch_epilogue(epilogue: str, out: str, c_type: str) -> str:
-    """A batched kernel's epilogue: the 2-D one inside a block where C and D name problem
-    ``l``'s matrices (C's batch stride may be 0: a shared C)."""
-    return (
-        f"const {OUT_TYPES[c_type]}* const C_l = C + l * ldc_l;\n"
-        f"{OUT_TYPES[out]}* const D_l = D + l * ldd_l;\n"
-        + block(
-            "",
-            f"const {OUT_TYPES[c_type]}* C = C_l;  // problem l's C and D (shadowing the bases)\n"
-            f"{OUT_TYPES[out]}* D = D_l;\n" + epilogue,
-        ).lstrip()
     )
 
 
@@ -585,7 +532,9 @@ def gemm_sm90_source(
                                 f"mbar_expect_tx(full, {plan.bytes_A + plan.bytes_B});",
                                 f"const uint32_t a_dst = smem + stage * {plan.stage_bytes}, "
                                 f"b_dst = a_dst + {plan.bytes_A};",
-                                _tma_lines_batched(plan) if batched else _tma_lines(plan),
+                                tma_lines_batched(plan, _tma_lines)
+                                if batched
+                                else _tma_lines(plan),
                                 f"if (++stage == {S}) {{ stage = 0; phase ^= 1; }}",
                             ]
                         ),
@@ -625,7 +574,7 @@ def gemm_sm90_source(
         indent(_mainloop(plan, release_stmt)),
         f"  if (signals) {release_stmt}  // k_tiles >= 1: the tile's last stage",
         indent(comment("epilogue: alpha * acc + beta * C, partition_C, predicated at the edges")),
-        indent(_batch_epilogue(epilogue, out, c_type) if batched else epilogue),
+        indent(batch_epilogue(epilogue, out, c_type) if batched else epilogue),
         "}",
         *(
             ["if (tid == 0) bulk_wait0();  // the last store is done before the CTA leaves"]

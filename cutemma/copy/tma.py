@@ -43,10 +43,14 @@ class TmaRules:
     globalStrides multiples of 16 bytes below 2^40; boxDim in [1, 256] with boxDim[0] x
     element size a multiple of 16 bytes; elementStrides in [1, 8]; a swizzled box's inner
     dimension at most the swizzle span; the tensor map itself 64-byte aligned, 128 bytes);
-    PTX ISA 9.7.9.25.5.1 ``cp.async.bulk.tensor``: the shared destination 128-byte aligned.
+    PTX ISA 9.7.9.25.5.1 ``cp.async.bulk.tensor``: the shared destination 128-byte aligned,
+    coordinates signed 32-bit (``.s32``). A zero stride (a broadcast batch) is not a
+    stride TMA can walk: such an operand keeps a map without that dimension
+    (:func:`batched_dims`).
     """
 
     max_rank: int = 5
+    min_rank: int = 2  # this module's maps: (contiguous, rows[, batch]); the driver takes 1
     max_box: int = 256
     global_align: int = 16
     stride_multiple: int = 16
@@ -54,6 +58,7 @@ class TmaRules:
     max_dim: int = 1 << 32
     box_inner_multiple: int = 16
     max_element_stride: int = 8
+    max_coord: int = (1 << 31) - 1  # the instruction's .s32 coordinates
     smem_align: int = 128
     map_bytes: int = 128
     map_align: int = 64
@@ -315,6 +320,44 @@ def _check_model(box: TmaBox, layout, inner: Layout, offset: int, sw: TmaSwizzle
             )
 
 
+def stride_refusal(elements: int, elem_bytes: int, dim: int = 1) -> str | None:
+    """Why a global stride of ``elements`` cannot be a TMA stride of ``dim``, or None if it can.
+
+    The driver's rule (:data:`TMA_RULES`): a positive multiple of 16 bytes below 2^40.
+
+    >>> stride_refusal(4096, 2) is None, stride_refusal(0, 2, dim=2)
+    (True, 'stride 0 elements = 0 bytes of dim 2 must be a positive multiple of 16 bytes below 2^40; a zero (broadcast) stride is not allowed')
+    """
+    nbytes = elements * elem_bytes
+    if nbytes % TMA_RULES.stride_multiple == 0 and 0 < nbytes < TMA_RULES.max_stride:
+        return None
+    return (
+        f"stride {elements} elements = {nbytes} bytes of dim {dim} must be a positive multiple "
+        f"of {TMA_RULES.stride_multiple} bytes below 2^{TMA_RULES.max_stride.bit_length() - 1}"
+        + ("; a zero (broadcast) stride is not allowed" if nbytes == 0 else "")
+    )
+
+
+def batched_dims(
+    dims: tuple[int, ...], strides: tuple[int, ...], batch: int | None, batch_stride: int
+) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """(dims, strides) of a tensor map over ``batch`` matrices ``batch_stride`` elements apart.
+
+    The batch is the outermost dimension (a rank-3 map of a rank-2 one); a shared operand
+    (``batch`` None or 1, or ``batch_stride`` 0: every problem reads the same matrix)
+    keeps its rank-2 map, since a TMA stride cannot be 0, and the kernel then passes no
+    batch coordinate for it.
+
+    >>> batched_dims((64, 300), (64,), 8, 64 * 300)
+    ((64, 300, 8), (64, 19200))
+    >>> batched_dims((64, 300), (64,), 8, 0)
+    ((64, 300), (64,))
+    """
+    if not batch or batch == 1 or batch_stride == 0:
+        return tuple(dims), tuple(strides)
+    return (*dims, batch), (*strides, batch_stride)
+
+
 @dataclass(frozen=True)
 class TensorMapArgs:
     """The arguments of ``cuTensorMapEncodeTiled``, as plain ints (enums by value).
@@ -358,14 +401,14 @@ def tensor_map_args(
     >>> tensor_map_args(b, 0x7F0000000000, (100, 8192), (100,))
     Traceback (most recent call last):
     ...
-    cutemma.errors.TmaError: TMA: stride 100 elements = 200 bytes of dim 1 must be a multiple of 16 bytes (pad the leading dimension to a multiple of 8 elements)
+    cutemma.errors.TmaError: TMA: stride 100 elements = 200 bytes of dim 1 must be a positive multiple of 16 bytes below 2^40 (pad the leading dimension to a multiple of 8 elements)
     """
     eb = box.elem_bytes
     rank = len(dims)
-    if not 2 <= rank <= TMA_RULES.max_rank or len(strides) != rank - 1:
+    if not TMA_RULES.min_rank <= rank <= TMA_RULES.max_rank or len(strides) != rank - 1:
         raise TmaError(
-            f"TMA: dims {dims} and strides {strides}: give 2 to {TMA_RULES.max_rank} dims and "
-            "one stride for each dim after the first"
+            f"TMA: dims {dims} and strides {strides}: give {TMA_RULES.min_rank} to "
+            f"{TMA_RULES.max_rank} dims and one stride for each dim after the first"
         )
     if address % TMA_RULES.global_align:
         raise TmaError(
@@ -375,13 +418,12 @@ def tensor_map_args(
         if not 1 <= d <= TMA_RULES.max_dim:
             raise TmaError(f"TMA: dim {i} = {d} must be in [1, 2^32]")
     for i, s in enumerate(strides, start=1):
-        nbytes = s * eb
-        if nbytes % TMA_RULES.stride_multiple or not 0 < nbytes < TMA_RULES.max_stride:
+        why = stride_refusal(s, eb, i)
+        if why is not None:
+            what = "leading dimension" if i == 1 else "batch stride"
             raise TmaError(
-                f"TMA: stride {s} elements = {nbytes} bytes of dim {i} must be a multiple of "
-                f"{TMA_RULES.stride_multiple} bytes (pad the leading dimension to a multiple "
-                f"of {TMA_RULES.stride_multiple // eb} elements)"
-                + ("" if nbytes > 0 else "; a zero (broadcast) stride is not allowed")
+                f"TMA: {why} (pad the {what} to a multiple of "
+                f"{TMA_RULES.stride_multiple // eb} elements)"
             )
     box_dim = tuple(box.box) + (1,) * (rank - 2)
     return TensorMapArgs(

@@ -225,10 +225,11 @@ def gemm(
 ) -> Any:
     """D = alpha * scale_a * scale_b * A @ B + beta * C on the GPU; returns D.
 
-    On an sm_90 device a 2-D call of float16, bfloat16 (either major) or float32 (tf32,
-    K-major) operands whose base pointers and leading strides are 16-byte aligned runs the
-    Hopper kernel (wgmma + TMA, :mod:`cutemma.kernels.gemm_sm90`; float8 K-major too, its
-    k-tile sums promoted into f32); everything else runs the sm80 ``mma.sync`` kernel.
+    On an sm_90 device a 2-D or batched 3-D call of float16, bfloat16 (either major) or
+    float32 (tf32, K-major) operands whose base pointers, leading strides and batch strides
+    are 16-byte aligned runs the Hopper kernel (wgmma + TMA, :mod:`cutemma.kernels.gemm_sm90`;
+    float8 K-major too, its k-tile sums promoted into f32); everything else runs the sm80
+    ``mma.sync`` kernel.
     ``config`` picks the family: an ``Sm90Config`` (an error when the sm90 rules fail) or
     a ``GemmConfig`` (sm80).
 
@@ -245,7 +246,9 @@ def gemm(
     Batched: A (batch, M, K) and/or B (batch, K, N) give D (batch, M, N), with
     torch.matmul's broadcasting (a 2-D operand, a batch of 1 or a batch stride of 0 is
     shared by every problem; C broadcasts to (batch, M, N)). One launch covers the
-    batch (grid y), up to 65535 problems.
+    batch, up to 65535 problems: on sm90 a persistent grid walks every problem's tiles
+    (rank-3 TMA maps, the batch outermost; a shared operand keeps a rank-2 map), on sm80
+    grid y holds the problems.
 
     The config is ``config``, else one :func:`cutemma.tune` cached for this GPU and
     shape class, else a built-in one (:func:`pick_config`).
@@ -289,20 +292,20 @@ def gemm(
         raise LaunchError(f"gemm: int8 takes whole-number alpha and beta, got {alpha}, {beta}")
     if ELEM_BYTES[dtype] == 1 and dtype != "s8":
         _needs_fp8(A.device.index or 0, _dtype(A), _dtype(B))
-    if batch is None:  # Hopper: the wgmma + TMA kernel when its rules hold
-        from cutemma.kernels.dispatch_sm90 import gemm_sm90, sm90_refusal
+    # Hopper: the wgmma + TMA kernel when its rules hold (2-D and batched calls)
+    from cutemma.kernels.dispatch_sm90 import gemm_sm90, sm90_refusal
 
-        why = sm90_refusal(A, B, config)
-        chosen = config
-        if why is None and config is None:  # cutemma.tune's winner for this class, if any
-            chosen = _tuned_2d(A, B, M, N, K, dtype)
-            if isinstance(chosen, GemmConfig):  # sm80 won the tuning
-                why, config = "cutemma.tune found the sm80 kernel faster", chosen
-        if why is None:
-            kw = {"alpha": alpha, "beta": beta, "out": out, "out_dtype": out_dtype}
-            return gemm_sm90(A, B, C, config=chosen, _remember=remember, **kw)
-        if isinstance(config, Sm90Config):
-            raise LaunchError(f"gemm: config {config.name} is an sm90 config, but {why}")
+    why = sm90_refusal(A, B, config)
+    chosen = config
+    if why is None and config is None and batch is None:  # cutemma.tune's winner, if any
+        chosen = _tuned_2d(A, B, M, N, K, dtype)
+        if isinstance(chosen, GemmConfig):  # sm80 won the tuning
+            why, config = "cutemma.tune found the sm80 kernel faster", chosen
+    if why is None:
+        kw = {"alpha": alpha, "beta": beta, "out": out, "out_dtype": out_dtype}
+        return gemm_sm90(A, B, C, config=chosen, _remember=remember, **kw)
+    if isinstance(config, Sm90Config):
+        raise LaunchError(f"gemm: config {config.name} is an sm90 config, but {why}")
     shape = (M, N) if batch is None else (batch, M, N)
     if out is None:
         out = torch.empty(shape, dtype=out_dtype, device=A.device)

@@ -1,10 +1,13 @@
 """``gemm_sm90(A, B, C=None, *, alpha, beta, out, out_dtype, config)``: the Hopper kernel's host side.
 
-2-D torch tensors of float16 or bfloat16 (either major each), on an sm_90 GPU, with
-TMA's rules met (16-byte aligned base pointers and leading strides); else a LaunchError
-says which rule failed (``cutemma.gemm`` then keeps the sm80 kernel). The tensor maps
-come from :mod:`cutemma.copy.tma` (boxes and swizzle from the plan's stage layouts),
-cached per (pointer, shape, strides, box); the kernel is persistent: one CTA per SM.
+2-D or batched 3-D torch tensors (torch.matmul's broadcasting) of float16 or bfloat16
+(either major each), float32 (tf32) or float8 (K-major), on an sm_90 GPU, with TMA's rules
+met (16-byte aligned base pointers, leading and batch strides); else a LaunchError says
+which rule failed (``cutemma.gemm`` then keeps the sm80 kernel). The tensor maps come from
+:mod:`cutemma.copy.tma` (boxes and swizzle from the plan's stage layouts), cached per
+(pointer, shape, strides, box): rank 3 (batch outermost) for an operand with a batch, rank
+2 for a shared one (a 2-D operand, a batch of 1 or a batch stride of 0). The kernel is
+persistent: one CTA per SM walking every problem's tiles.
 
 >>> supports_sm90("bfloat16", "bfloat16")
 True
@@ -22,12 +25,22 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from cutemma.copy.tma import TmaBox, encode_tensor_map, tensor_map_args, tensor_map_param
+from cutemma.copy.tma import (
+    TMA_RULES,
+    TensorMapArgs,
+    TmaBox,
+    batched_dims,
+    encode_tensor_map,
+    stride_refusal,
+    tensor_map_args,
+    tensor_map_param,
+)
 from cutemma.errors import LaunchError, TmaError
-from cutemma.kernels.dispatch import _arch, _check, _dtype, _dtype_name, _major
+from cutemma.kernels.dispatch import _arch, _batch_stride, _check, _dtype, _dtype_name, _major
 from cutemma.kernels.fastlaunch import DriverKernel
 from cutemma.kernels.fastpath_sm90 import PreparedLaunch, fast_key, remember
 from cutemma.kernels.gemm_sm90 import gemm_sm90_source, kernel_name_sm90
+from cutemma.kernels.gemm_sm90_batched import BAT_A, BAT_B
 from cutemma.kernels.plan_sm90 import Sm90Config, Sm90Plan
 
 # torch input dtype -> (kernel dtype, output dtypes it may write; the first is the default)
@@ -52,34 +65,79 @@ def supports_sm90(a_dtype: str, b_dtype: str) -> bool:
     return a_dtype == b_dtype and a_dtype in SM90_DTYPES
 
 
+def shared_operand(t: Any) -> Any:
+    """A 3-D operand every problem shares (a batch of 1 or a batch stride of 0) as its one
+    matrix (a view); anything else unchanged. Its tensor map is then rank 2: a TMA stride
+    cannot be 0."""
+    return t[0] if t.dim() == 3 and _batch_stride(t) == 0 else t
+
+
+def tma_major(t: Any, what: str, names: tuple[str, str]) -> tuple[Any, str, int]:
+    """(tensor, major, leading stride) as :func:`cutemma.kernels.dispatch._major` reads
+    them, except for a matrix with one row or one column whose other mode is contiguous:
+    its mode of extent 1 has no stride that matters (TMA never steps along it), so that
+    mode is the outer one and the leading stride is the contiguous extent rounded up to
+    16 bytes (``_major`` would take the stride of the degenerate mode, which TMA may
+    refuse, e.g. 1 element for a column vector). A column vector B (N = 1) is then K-major,
+    as float8 and tf32 need.
+
+    >>> class T:  # a (K, N) = (200, 1) column vector with contiguous rows, bf16
+    ...     shape, element_size = (200, 1), staticmethod(lambda: 2)
+    ...     def stride(self): return (1, 1)
+    >>> tma_major(T(), "B", ("K", "N"))[1:]
+    ('K', 200)
+    """
+    r, c = t.shape[-2:]
+    s0, s1 = t.stride()[-2:]
+    v = TMA_RULES.stride_multiple // t.element_size()
+    inner, outer = names
+    if c == 1 and r > 1 and s0 == 1:  # the rows' mode is contiguous
+        return t, (outer if what == "A" else inner), -(-r // v) * v
+    if r == 1 and c > 1 and s1 == 1:  # the columns' mode is contiguous
+        return t, (inner if what == "A" else outer), -(-c // v) * v
+    return _major(t, what, names)
+
+
 def sm90_refusal(A: Any, B: Any, config: Any = None) -> str | None:
     """Why ``cutemma.gemm`` cannot run (A, B) on the sm90 kernel, or None when it can.
 
-    The rules: a 2-D call on an sm_90a device, A and B of one sm90 dtype, 16-bit types in
-    either major and others K-major (A row-major, B column-major), every base pointer and
-    leading stride 16-byte aligned (TMA), and no sm80 ``GemmConfig`` asked for. (float8
-    runs here by default: its k-tile sums are promoted into f32, ``Sm90Config.promote``.)
+    The rules: a 2-D or batched 3-D call on an sm_90a device, A and B of one sm90 dtype,
+    16-bit types in either major and others K-major (A row-major, B column-major), what
+    TMA reads 16-byte aligned (base pointers; leading strides and the batch stride of an
+    operand with a batch: :func:`cutemma.copy.tma.stride_refusal`, the driver's rules in
+    ``TMA_RULES``), and no sm80 ``GemmConfig`` asked for. (float8 runs here by default: its
+    k-tile sums are promoted into f32, ``Sm90Config.promote``.)
 
     >>> sm90_refusal(None, None, config=object())
     'an sm80 config was asked for'
     """
     if config is not None and not isinstance(config, Sm90Config):
         return "an sm80 config was asked for"
-    if A.dim() != 2 or B.dim() != 2:
-        return "batched 3-D operands (not yet on sm90)"
+    if A.dim() not in (2, 3) or B.dim() not in (2, 3):
+        return f"operands of {A.dim()} and {B.dim()} dimensions (2-D or batched 3-D)"
     a, b = _dtype(A), _dtype(B)
     if not supports_sm90(a, b):
         return f"dtypes {a} x {b}"
     if _arch(A.device.index or 0) != "sm_90a":
         return "the device is not sm_90"
     eb = A.element_size()
-    a_t, a_major, lda = _major(A, "A", ("K", "M"))
-    b_t, b_major, ldb = _major(B, "B", ("K", "N"))
+    a_t, a_major, lda = tma_major(shared_operand(A), "A", ("K", "M"))
+    b_t, b_major, ldb = tma_major(shared_operand(B), "B", ("K", "N"))
     if SM90_DTYPES[a][0] in ("tf32", "e4m3", "e5m2") and (a_major, b_major) != ("K", "K"):
         return "an 8- or 32-bit operand that is not K-major"
-    for t, ld in ((a_t, lda), (b_t, ldb)):
-        if t.data_ptr() % 16 or (ld * eb) % 16:
-            return "an operand TMA cannot read (base or leading stride not 16-byte aligned)"
+    for which, t, ld in (("A", a_t, lda), ("B", b_t, ldb)):
+        if t.data_ptr() % TMA_RULES.global_align:
+            return (
+                f"operand {which} TMA cannot read: its base address is not "
+                f"{TMA_RULES.global_align}-byte aligned"
+            )
+        why = stride_refusal(ld, eb, 1)
+        if why is not None:
+            return f"operand {which} TMA cannot read: its leading {why}"
+        if t.dim() == 3:  # an operand with a batch (shared ones are 2-D views by now)
+            why = stride_refusal(t.stride(0), eb, 2)
+            if why is not None:
+                return f"operand {which} TMA cannot read: its batch {why}"
     return None
 
 
@@ -87,31 +145,35 @@ def sm90_refusal(A: Any, B: Any, config: Any = None) -> str | None:
 SMALL_TILE_SPEED = 0.92
 
 
-def pick_sm90_config(m: int, n: int, sms: int = 132, dtype: str = "bf16") -> Sm90Config:
-    """The built-in tile for an (m, n) output: 128x256 or 128x128, whichever finishes first
-    counting whole waves of tiles over the SMs (the last wave's idle SMs cost time) and the
-    smaller tile's lower speed (under one wave of 128x256 tiles: 128x128). fp8 (promoted
-    accumulation: two accumulator sets, at most 2 x 96 per thread) the same way between
-    128x192 and 128x128.
+def pick_sm90_config(
+    m: int, n: int, sms: int = 132, dtype: str = "bf16", batch: int = 1
+) -> Sm90Config:
+    """The built-in tile for an (m, n) output (``batch`` of them): 128x256 or 128x128,
+    whichever finishes first counting whole waves of tiles over the SMs (the last wave's
+    idle SMs cost time) and the smaller tile's lower speed (under one wave of 128x256
+    tiles: 128x128). fp8 (promoted accumulation: two accumulator sets, at most 2 x 96 per
+    thread) the same way between 128x192 and 128x128.
 
     >>> [pick_sm90_config(s, s).name for s in (8192, 4096, 3072, 1024)]
     ['b128x256_c2_sauto', 'b128x256_c2_sauto', 'b128x128_c2_sauto', 'b128x128_c2_sauto']
     >>> [pick_sm90_config(s, s, dtype="e4m3").name for s in (8192, 6144, 4096, 1024)]
     ['b128x192_c2_sauto', 'b128x192_c2_sauto', 'b128x128_c2_sauto', 'b128x128_c2_sauto']
+    >>> pick_sm90_config(2048, 2048, batch=8).name  # 8 x 64 tiles of 128x256: 3.9 waves
+    'b128x256_c2_sauto'
     """
 
     def cost(bn: int, speed: float) -> float:  # time in units of a 128-row, 1-column tile
-        tiles = -(-m // 128) * -(-n // bn)
+        tiles = batch * -(-m // 128) * -(-n // bn)
         return -(-tiles // sms) * bn / speed
 
     if dtype in ("e4m3", "e5m2"):
         # promoted fp8, runs 14-16 (e4m3 8192^3): 128x192 0.97-1.00x of _scaled_mm,
         # 128x128 0.88-0.94x of 128x192's speed (mean 0.915); at 4096^3 128x128 by waves
         big = Sm90Config(128, 192)
-        if -(-m // 128) * -(-n // 192) < sms:
+        if batch * -(-m // 128) * -(-n // 192) < sms:
             return SMALL_SM90
         return big if cost(192, 1.0) <= cost(128, 0.915) else SMALL_SM90
-    if -(-m // 128) * -(-n // 256) < sms:  # under one wave: more, smaller tiles (measured)
+    if batch * -(-m // 128) * -(-n // 256) < sms:  # under one wave: more, smaller tiles
         return SMALL_SM90
     return DEFAULT_SM90 if cost(256, 1.0) <= cost(128, SMALL_TILE_SPEED) else SMALL_SM90
 
@@ -173,9 +235,17 @@ def _index_path(name: str, arch: str) -> Path | None:
 
 @cache
 def compiled_sm90(
-    config: Sm90Config, dtype: str, a_major: str, b_major: str, out: str, c_type: str, arch: str
+    config: Sm90Config,
+    dtype: str,
+    a_major: str,
+    b_major: str,
+    out: str,
+    c_type: str,
+    arch: str,
+    batched: bool = False,
 ) -> tuple[DriverKernel, Sm90Launch]:
-    """(DriverKernel, launch record) for one variant, compiled once per process.
+    """(DriverKernel, launch record) for one variant (``batched``: the kernel of L problems),
+    compiled once per process.
 
     Disk-cached twice: the cubin by its source (:func:`cutemma.cuda.compile`), and an index
     by kernel name + cutemma's source fingerprint holding the cubin and the launch record,
@@ -183,7 +253,7 @@ def compiled_sm90(
 
     >>> k, launch = compiled_sm90(Sm90Config(), "bf16", "K", "K", "bf16", "bf16", "sm_90a")  # doctest: +SKIP
     """
-    name = kernel_name_sm90(config, dtype, a_major, b_major, out, c_type)
+    name = kernel_name_sm90(config, dtype, a_major, b_major, out, c_type, batched)
     index = _index_path(name, arch)
     if index is not None:
         try:
@@ -195,7 +265,7 @@ def compiled_sm90(
     from cutemma.cuda import compile
 
     plan = Sm90Plan(config, dtype, a_major, b_major, out)
-    cubin = compile(gemm_sm90_source(config, dtype, a_major, b_major, out, c_type), arch)
+    cubin = compile(gemm_sm90_source(config, dtype, a_major, b_major, out, c_type, batched), arch)
     launch = Sm90Launch.of(plan)
     if index is not None:
         try:
@@ -217,20 +287,48 @@ def sm_count(device: int) -> int:
     return torch.cuda.get_device_properties(device).multi_processor_count
 
 
-def operand_map(plan: Sm90Plan | Sm90Launch, which: str, t: Any, major: str, ld: int) -> bytes:
-    """The encoded tensor map of operand ``which`` (dims contiguous mode first).
+def operand_map_args(
+    box: TmaBox,
+    which: str,
+    address: int,
+    rows: int,
+    cols: int,
+    major: str,
+    ld: int,
+    batch: int | None = None,
+    batch_stride: int = 0,
+) -> TensorMapArgs:
+    """``cuTensorMapEncodeTiled`` arguments of operand ``which`` (pure: no GPU).
 
     A is (M, K): 'K'-major -> dims (K, M); 'M'-major -> (M, K). B is (K, N): 'K'-major
-    (column-major) -> dims (K, N); 'N'-major -> (N, K). Raises LaunchError naming the
-    TMA rule a tensor breaks.
+    (column-major) -> dims (K, N); 'N'-major -> (N, K). With a batch (``batch`` > 1
+    matrices ``batch_stride`` elements apart) the batch is a third, outermost dim; a
+    shared operand (no batch, or stride 0) keeps rank 2. Raises TmaError naming the rule
+    a tensor breaks.
+
+    >>> from cutemma.kernels.plan_sm90 import Sm90Plan, Sm90Config
+    >>> box = Sm90Plan(Sm90Config(), "bf16", "K", "N").tma["A"]
+    >>> a = operand_map_args(box, "A", 0x7F0000000000, 300, 64, "K", 64, 5, 300 * 64)
+    >>> a.global_dim, a.global_strides, a.box_dim
+    ((64, 300, 5), (128, 38400), (64, 128, 1))
     """
-    rows, cols = t.shape[-2:]
     if which == "A":
         dims = (cols, rows) if major == "K" else (rows, cols)
     else:
         dims = (rows, cols) if major == "K" else (cols, rows)
+    dims, strides = batched_dims(dims, (ld,), batch, batch_stride)
+    return tensor_map_args(box, address, dims, strides)
+
+
+def operand_map(plan: Sm90Plan | Sm90Launch, which: str, t: Any, major: str, ld: int) -> bytes:
+    """The encoded tensor map of operand ``which`` (2-D, or 3-D with a batch: rank 3; see
+    :func:`operand_map_args`). Raises LaunchError naming the TMA rule a tensor breaks."""
+    rows, cols = t.shape[-2:]
+    batch, bstride = (t.shape[0], t.stride(0)) if t.dim() == 3 else (None, 0)
     try:
-        args = tensor_map_args(plan.tma[which], t.data_ptr(), dims, (ld,))
+        args = operand_map_args(
+            plan.tma[which], which, t.data_ptr(), rows, cols, major, ld, batch, bstride
+        )
     except TmaError as exc:
         raise LaunchError(f"gemm (sm90): operand {which}: {exc}") from None
     return encode_tensor_map(args)
@@ -243,25 +341,31 @@ _PREPARED: dict[tuple, tuple] = {}
 _PREPARED_MAX = 256
 
 
-def _prepare(A: Any, B: Any, majors: tuple, out: Any, C: Any, config, persistent: bool) -> tuple:
-    """(kernel, grid, map_a, map_b, (M, N, K) boxes, device) for one argument signature."""
-    M, K = A.shape
-    N = B.shape[1]
+def _prepare(
+    A: Any, B: Any, majors: tuple, out: Any, C: Any, config, persistent: bool, batch=None
+) -> tuple:
+    """(kernel, grid, map_a, map_b, (M, N, K) boxes, device) for one argument signature
+    (``batch``: the problem count of a batched call; 2-D A/B are then shared by all)."""
+    M, K = A.shape[-2:]
+    N = B.shape[-1]
     a_major, lda, b_major, ldb = majors
     device = A.device.index or 0
     arch = _arch(device)
     if arch != "sm_90a":
         raise LaunchError(f"gemm (sm90): device {device} is {arch}; the kernel needs sm_90a")
     dtype = SM90_DTYPES[_dtype(A)][0]
-    config = config or pick_sm90_config(M, N, sm_count(device), dtype)
+    config = config or pick_sm90_config(M, N, sm_count(device), dtype, batch or 1)
     kern, plan = compiled_sm90(
-        config, dtype, a_major, b_major, _OUT[_dtype(out)], _OUT[_dtype(C)], arch
-    )
+        config, dtype, a_major, b_major, _OUT[_dtype(out)], _OUT[_dtype(C)], arch,
+        batch is not None,
+    )  # fmt: skip
     map_a = tensor_map_param(operand_map(plan, "A", A, a_major, lda))
     map_b = tensor_map_param(operand_map(plan, "B", B, b_major, ldb))
     cl = config.cluster  # a cluster walks cl M (or N) tiles at once; the grid is whole clusters
     cm, cn = (1, cl) if config.multicast == "A" else (cl, 1)
-    tiles = -(-M // (config.block_m * cm)) * -(-N // (config.block_n * cn))
+    tiles = (batch or 1) * -(-M // (config.block_m * cm)) * -(-N // (config.block_n * cn))
+    if tiles > TMA_RULES.max_coord:  # the kernel's tile index is a 32-bit int
+        raise LaunchError(f"gemm (sm90): {tiles} tiles exceed 2^31 - 1; split the batch")
     grid = cl * (min(tiles, sm_count(device) // cl) if persistent else tiles)
     return kern, grid, map_a, map_b, (_I32(M), _I32(N), _I32(K)), device, plan
 
@@ -272,19 +376,44 @@ _DMAPS: dict[tuple, Any] = {}
 NO_MAP = tensor_map_param(bytes(128))  # passed (unused) when D is stored from registers
 
 
+def output_map_args(
+    box: TmaBox, address: int, shape: tuple, strides: tuple
+) -> TensorMapArgs | None:
+    """``cuTensorMapEncodeTiled`` arguments storing an output of ``shape`` (M, N) or
+    (L, M, N) with element ``strides`` through ``box``, or None when TMA cannot write it
+    (not row-major, rows or problems overlapping, a TMA rule broken): the kernel then
+    stores from registers. A batched output is rank 3, the problem outermost.
+
+    >>> from cutemma.kernels.plan_sm90 import Sm90Plan, Sm90Config
+    >>> box = Sm90Plan(Sm90Config(), "bf16", "K", "N", "bf16").tma_D
+    >>> output_map_args(box, 0x7F0000000000, (3, 100, 72), (7200, 72, 1)).global_dim
+    (72, 100, 3)
+    >>> output_map_args(box, 0x7F0000000000, (3, 100, 72), (7201, 72, 1)) is None
+    True
+    """
+    *lb, M, N = shape
+    *lbs, ld, unit = strides
+    if unit != 1 or address % TMA_RULES.global_align or (M > 1 and ld < N):
+        return None
+    batch, bstride = (lb[0], lbs[0]) if lb else (None, 0)
+    if batch is not None and (batch < 2 or bstride < (M - 1) * ld + N):
+        return None  # one problem, or problems overlapping: not a rank-3 store
+    dims, st = batched_dims((N, M), (max(ld, N),), batch, bstride)
+    try:
+        return tensor_map_args(box, address, dims, st)
+    except TmaError:
+        return None
+
+
 def output_map(plan: Sm90Plan | Sm90Launch, out: Any) -> Any:
     """The tensor-map argument storing ``out`` (row-major, TMA-aligned) box by box, or None
     when TMA cannot write it (the kernel then stores from registers)."""
-    ptr, (M, N), (ld, unit) = out.data_ptr(), out.shape, out.stride()
-    eb = out.element_size()
-    if unit != 1 or ptr % 16 or (ld * eb) % 16 or (M > 1 and ld < N):
-        return None
-    key = (ptr, M, N, ld, plan.tma_D)
+    ptr, shape, st = out.data_ptr(), tuple(out.shape), out.stride()
+    key = (ptr, shape, st, plan.tma_D)
     param = _DMAPS.get(key)
     if param is None:
-        try:
-            args = tensor_map_args(plan.tma_D, ptr, (N, M), (max(ld, N),))
-        except TmaError:
+        args = output_map_args(plan.tma_D, ptr, shape, st)
+        if args is None:
             return None
         if len(_DMAPS) >= _PREPARED_MAX:
             _DMAPS.pop(next(iter(_DMAPS)))
@@ -307,24 +436,27 @@ def gemm_sm90(
 ) -> Any:
     """D = alpha * A @ B + beta * C with the sm90 (wgmma + TMA, warp-specialised) kernel.
 
-    A (M, K) and B (K, N): float16 or bfloat16, 2-D, any row/column-major strides whose
-    leading dimension is a multiple of 8 elements (TMA: 16-byte strides), base pointers
-    16-byte aligned. ``out_dtype`` is A's dtype or float32. ``persistent=False`` launches one
-    CTA per tile (the ablation's "no persistent scheduler"). ``_remember`` (cutemma.gemm's
+    A (M, K) and B (K, N): float16 or bfloat16 in any row/column-major strides whose
+    leading dimension is a multiple of 8 elements (TMA: 16-byte strides), float32 (tf32)
+    or float8 K-major (A row-major, B column-major); base pointers 16-byte aligned.
+    Batched: A (L, M, K) and/or B (L, K, N) give D (L, M, N) with torch.matmul's
+    broadcasting (a 2-D operand, a batch of 1 or a batch stride of 0 is shared; an
+    operand with a batch needs a 16-byte batch stride); one persistent launch covers every
+    problem (L == 1 runs the 2-D kernel on the matrices). ``out_dtype`` is A's dtype or
+    float32 (bfloat16/float16/float32 for float8). ``persistent=False`` launches one CTA
+    per tile (the ablation's "no persistent scheduler"). ``_remember`` (cutemma.gemm's
     use): ``(out dtype or None,)``, the slot of the fast-path key under which this call's
     launch is kept for the next call with the same operands.
 
     >>> import torch                                                  # doctest: +SKIP
     >>> A = torch.randn(300, 256, device="cuda", dtype=torch.bfloat16)  # doctest: +SKIP
-    >>> B = torch.randn(256, 136, device="cuda", dtype=torch.bfloat16)  # doctest: +SKIP
+    >>> B = torch.randn(4, 256, 136, device="cuda", dtype=torch.bfloat16)  # doctest: +SKIP
     >>> gemm_sm90(A, B).shape                                         # doctest: +SKIP
-    torch.Size([300, 136])
+    torch.Size([4, 300, 136])
     """
     import torch
 
     batch, _, _ = _check(A, B)
-    if batch is not None or A.dim() != 2:
-        raise LaunchError("gemm (sm90): batched 3-D operands are not supported yet; use 2-D")
     a_name, b_name = _dtype(A), _dtype(B)
     if not supports_sm90(a_name, b_name):
         raise LaunchError(
@@ -332,40 +464,65 @@ def gemm_sm90(
             f"{', '.join(SM90_DTYPES)} for both"
         )
     dtype, outs = SM90_DTYPES[a_name]
-    M, K = A.shape
-    N = B.shape[1]
+    M, K = A.shape[-2:]
+    N = B.shape[-1]
+    shape = (M, N) if batch is None else (batch, M, N)
     out_dtype = out_dtype or (out.dtype if out is not None else getattr(torch, outs[0]))
     if _dtype_name(out_dtype) not in outs:
         raise LaunchError(f"gemm (sm90): out_dtype {out_dtype}; choose {' or '.join(outs)}")
     if out is None:
-        out = torch.empty((M, N), dtype=out_dtype, device=A.device)
-    if tuple(out.shape) != (M, N) or out.dtype != out_dtype or out.device != A.device:
-        raise LaunchError(f"gemm (sm90): out is {tuple(out.shape)} {out.dtype}; need {(M, N)}")
-    if M == 0 or N == 0:
+        out = torch.empty(shape, dtype=out_dtype, device=A.device)
+    if tuple(out.shape) != shape or out.dtype != out_dtype or out.device != A.device:
+        raise LaunchError(
+            f"gemm (sm90): out is {tuple(out.shape)} {out.dtype}; need {shape} {out_dtype}"
+        )
+    if M == 0 or N == 0 or batch == 0:
         return out
+    if C is not None and beta != 0:
+        C = C if C.dtype == out.dtype else C.to(out.dtype)  # before expand: keeps 0 strides
+        try:
+            C = C.expand(shape)
+        except RuntimeError:
+            raise LaunchError(
+                f"gemm (sm90): C {tuple(C.shape)} does not broadcast to {shape}"
+            ) from None
     if K == 0:
-        return out.copy_(beta * C.expand(M, N) if C is not None and beta else torch.zeros_like(out))
+        return out.copy_(beta * C if C is not None and beta else torch.zeros_like(out))
+    if batch == 1:  # one problem: the 2-D kernel on the matrices (views)
+        one = lambda t: t[0] if t.dim() == 3 else t  # noqa: E731
+        kw = {"alpha": alpha, "beta": beta, "config": config, "persistent": persistent}
+        gemm_sm90(one(A), one(B), None if C is None else C[0], out=out[0], **kw)
+        return out
     if C is None or beta == 0:
         C, beta = out, 0.0
-    else:
-        C = (C if C.dtype == out.dtype else C.to(out.dtype)).expand(M, N)
+    if batch is not None and out.stride(0) == 0:
+        raise LaunchError(
+            f"gemm (sm90): out {tuple(out.shape)} has batch stride 0: its {batch} problems "
+            "would overwrite each other; give an output with a batch stride"
+        )
     A_in, B_in = A, B
-    A, a_major, lda = _major(A, "A", ("K", "M"))  # a copy if neither mode is contiguous
-    B, b_major, ldb = _major(B, "B", ("K", "N"))
+    if batch is not None:  # a shared operand: its one matrix, a rank-2 map
+        A, B = shared_operand(A), shared_operand(B)
+    A_v, B_v = A, B
+    A, a_major, lda = tma_major(A, "A", ("K", "M"))  # a copy if neither mode is contiguous
+    B, b_major, ldb = tma_major(B, "B", ("K", "N"))
     key = (A.data_ptr(), A.shape, A.stride(), A.dtype, B.data_ptr(), B.shape, B.stride(),
-           B.dtype, out.dtype, C.dtype, config, persistent, A.device)  # fmt: skip
+           B.dtype, out.dtype, C.dtype, config, persistent, A.device, batch)  # fmt: skip
     prepared = _PREPARED.get(key)
     if prepared is None:
         kern, grid, map_a, map_b, sizes, device, plan = _prepare(
-            A, B, (a_major, lda, b_major, ldb), out, C, config, persistent
+            A, B, (a_major, lda, b_major, ldb), out, C, config, persistent, batch
         )
+        bat = None
+        if batch is not None:
+            bat = (batch, (BAT_A if A.dim() == 3 else 0) | (BAT_B if B.dim() == 3 else 0))
         prepared = PreparedLaunch(kern, device, grid, (map_a, map_b), sizes, plan, out.dtype,
-                                  (M, N))  # fmt: skip
+                                  shape, bat)  # fmt: skip
         if len(_PREPARED) >= _PREPARED_MAX:
             _PREPARED.pop(next(iter(_PREPARED)))
         _PREPARED[key] = prepared
-    if _remember is not None and C is out and persistent and A is A_in and B is B_in:
-        remember(fast_key(A, B, _remember[0], config), prepared)  # cutemma.gemm's next call
+    if _remember is not None and C is out and persistent and A is A_v and B is B_v:
+        remember(fast_key(A_in, B_in, _remember[0], config), prepared)  # cutemma.gemm's next call
     prepared.set_operands(C, out, alpha, beta)
     prepared.launch()
     return out

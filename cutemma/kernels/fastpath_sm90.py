@@ -59,14 +59,17 @@ class PreparedLaunch:
     """Argument boxes, the function handle and the grid of one sm90 GEMM signature.
 
     ``maps`` are the tensor-map boxes of A and B; with the TMA-store epilogue the third
-    argument slot holds D's map, swapped per call (``out`` may move).
+    argument slot holds D's map, swapped per call (``out`` may move). ``batch`` (a batched
+    kernel): ``(L, bat)``, the problem count and which operands have rank-3 maps; C's and
+    D's batch strides are then written per call beside their row strides.
     """
 
     __slots__ = ("kern", "device", "grid", "shape", "out_dtype", "tma_store", "plan", "args",
                  "ptrs", "c", "d", "ldc_m", "ldc_n", "ldd_m", "ldd_n", "alpha", "beta",
-                 "tma_d", "map_d", "fn", "stream_of", "launch_ptrs", "d_maps")  # fmt: skip
+                 "tma_d", "map_d", "fn", "stream_of", "launch_ptrs", "d_maps", "batched",
+                 "ldc_l", "ldd_l")  # fmt: skip
 
-    def __init__(self, kern, device, grid, maps, sizes, plan, out_dtype, shape):
+    def __init__(self, kern, device, grid, maps, sizes, plan, out_dtype, shape, batch=None):
         self.kern, self.device, self.grid, self.plan = kern, device, grid, plan
         self.shape, self.out_dtype, self.tma_store = shape, out_dtype, plan.tma_store
         self.c, self.d = _U64(), _U64()
@@ -81,6 +84,10 @@ class PreparedLaunch:
             args.append(NO_MAP)
         args += [self.c, self.d, *sizes, self.ldc_m, self.ldc_n, self.ldd_m, self.ldd_n]
         args += [self.alpha, self.beta] + ([self.tma_d] if self.tma_store else [])
+        self.batched = batch is not None
+        self.ldc_l, self.ldd_l = _I64(), _I64()
+        if self.batched:  # the batched kernel's extra arguments (gemm_sm90.params_sm90)
+            args += [_I32(batch[0]), self.ldc_l, self.ldd_l, _I32(batch[1])]
         self.args = args
         self.ptrs = (ctypes.c_void_p * len(args))(*[ctypes.addressof(a) for a in args])
         self.launch_ptrs = ctypes.addressof(self.ptrs)
@@ -90,8 +97,12 @@ class PreparedLaunch:
     def set_operands(self, C: Any, out: Any, alpha: float, beta: float) -> None:
         """Write C, D, their strides, the scalars and D's map (or the register path)."""
         self.c.value, self.d.value = C.data_ptr(), out.data_ptr()
-        self.ldc_m.value, self.ldc_n.value = C.stride()
-        self.ldd_m.value, self.ldd_n.value = out.stride()
+        sc, sd = C.stride(), out.stride()
+        if self.batched:
+            self.ldc_l.value, self.ldd_l.value = sc[0], sd[0]
+            sc, sd = sc[1:], sd[1:]
+        self.ldc_m.value, self.ldc_n.value = sc
+        self.ldd_m.value, self.ldd_n.value = sd
         self.alpha.value, self.beta.value = alpha, beta
         if self.tma_store:
             from cutemma.kernels.dispatch_sm90 import NO_MAP, output_map
@@ -105,7 +116,13 @@ class PreparedLaunch:
         """``set_operands(out, out, alpha, 0)`` with fewer tensor queries (the fast path)."""
         ptr, st = out.data_ptr(), out.stride()
         self.c.value = self.d.value = ptr
-        self.ldc_m.value, self.ldc_n.value = self.ldd_m.value, self.ldd_n.value = st
+        if self.batched:
+            self.ldc_l.value = self.ldd_l.value = st[0]
+            if st[0] == 0:
+                raise ValueError("an output with batch stride 0")  # the checked path names it
+            self.ldc_m.value, self.ldc_n.value = self.ldd_m.value, self.ldd_n.value = st[1:]
+        else:
+            self.ldc_m.value, self.ldc_n.value = self.ldd_m.value, self.ldd_n.value = st
         self.alpha.value, self.beta.value = alpha, 0.0
         if self.tma_store:
             key = (ptr, st)

@@ -34,6 +34,11 @@ from cutemma.cuda.codegen import mma_asm
 from cutemma.cuda.source import FIXED_WIDTH_TYPES, Param, block, comment, indent, translation_unit
 from cutemma.errors import TiledMmaError
 from cutemma.kernels.gemm_sm80 import OUT_TYPES, swizzle_expr, thread_expr
+from cutemma.kernels.gemm_sm90_batched import (
+    HELPERS_SM90_BATCHED,
+    batch_epilogue,
+    tma_lines_batched,
+)
 from cutemma.kernels.plan_sm90 import Sm90Config, Sm90Plan, register_split
 from cutemma.kernels.ring import CONSUMER, PRODUCER
 from cutemma.smem.descriptor import SMEM_WINDOW
@@ -159,25 +164,42 @@ _PACK = {"f16": "pack_f16x2", "bf16": "pack_bf16x2"}
 
 
 def kernel_name_sm90(
-    config: Sm90Config, dtype: str, a_major: str, b_major: str, out: str, c_type: str
+    config: Sm90Config,
+    dtype: str,
+    a_major: str,
+    b_major: str,
+    out: str,
+    c_type: str,
+    batched: bool = False,
 ) -> str:
     """The kernel's symbol: every choice that changes the source is in it.
 
     >>> kernel_name_sm90(Sm90Config(), "bf16", "K", "N", "bf16", "bf16")
     'cutemma_gemm_sm90_bf16_KN_b128x128_c2_sauto_obf16_cbf16'
+    >>> kernel_name_sm90(Sm90Config(), "bf16", "K", "N", "bf16", "bf16", batched=True)[-8:]
+    '_batched'
     """
-    return f"cutemma_gemm_sm90_{dtype}_{a_major}{b_major}_{config.name}_o{out}_c{c_type}"
+    name = f"cutemma_gemm_sm90_{dtype}_{a_major}{b_major}_{config.name}_o{out}_c{c_type}"
+    return name + ("_batched" if batched else "")
 
 
-def params_sm90(out: str, c_type: str, tma_store: bool = False) -> list[Param]:
+def params_sm90(
+    out: str, c_type: str, tma_store: bool = False, batched: bool = False
+) -> list[Param]:
     """The kernel signature: the tensor maps by value (D's with the TMA-store epilogue),
-    then C, D and the scalars (``tma_d`` nonzero: store D through its map).
+    then C, D and the scalars (``tma_d`` nonzero: store D through its map); a batched
+    kernel appends the problem count, C's and D's batch strides and ``bat`` (BAT_A |
+    BAT_B: which operands have rank-3 maps).
 
     >>> [p.name for p in params_sm90("bf16", "bf16")][:4]
     ['tmap_a', 'tmap_b', 'C', 'D']
     >>> [p.name for p in params_sm90("bf16", "bf16", True)][-1]
     'tma_d'
+    >>> [p.name for p in params_sm90("bf16", "bf16", True, batched=True)][-5:]
+    ['tma_d', 'L', 'ldc_l', 'ldd_l', 'bat']
     """
+    batch = [Param("int", "L"), Param("long long", "ldc_l"), Param("long long", "ldd_l"),
+             Param("int", "bat")]  # fmt: skip
     maps = ["tmap_a", "tmap_b"] + (["tmap_d"] if tma_store else [])
     return [
         *(Param("const __grid_constant__ TmaMap", m) for m in maps),
@@ -193,49 +215,79 @@ def params_sm90(out: str, c_type: str, tma_store: bool = False) -> list[Param]:
         Param("float", "alpha"),
         Param("float", "beta"),
         *([Param("int", "tma_d")] if tma_store else []),
+        *(batch if batched else []),
     ]
 
 
-def _raster(cluster: int = 1, along: str = "M") -> str:
-    """Tile index -> (m0, n0). ``along``: the pairs of a cluster share an N tile ('M': they
-    take M tiles 2i, 2i+1; B multicast) or an M tile ('N': N tiles 2j, 2j+1; A multicast)."""
+def _raster(cluster: int = 1, along: str = "M", batched: bool = False) -> str:
+    """Tile index -> (m0, n0) (and the problem ``l`` of a batched kernel). ``along``: the
+    pairs of a cluster share an N tile ('M': they take M tiles 2i, 2i+1; B multicast) or an
+    M tile ('N': N tiles 2j, 2j+1; A multicast).
+
+    Batched: the problem is the outermost part of the index (``tiles_l`` tiles each), so
+    the CTAs running at one time work on one or two problems and the grouped raster
+    inside a problem keeps its L2 reuse (its A rows and B columns are read by the CTAs
+    of a group together); problem-innermost would spread a wave over many problems
+    whose operands share nothing.
+    """
+    t = "tile_l" if batched else "tile"
+    head = (
+        "// batch outermost: one problem's tiles are consecutive (its grouped raster's L2 reuse)\n"
+        "const int l = tile / tiles_l, tile_l = tile - l * tiles_l;\n"
+        if batched
+        else ""
+    )
     if cluster == 1:
-        return """\
-// grouped raster of tile index `tile`: GROUP_M tile rows sweep the tile columns together
+        return (
+            head
+            + f"""\
+// grouped raster of tile index `{t}`: GROUP_M tile rows sweep the tile columns together
 const int per_group = GROUP_M * tiles_n;
-const int group = tile / per_group, first_m = group * GROUP_M;
+const int group = {t} / per_group, first_m = group * GROUP_M;
 const int rows_in_group = min(tiles_m - first_m, GROUP_M);
-const int m0 = (first_m + (tile % per_group) % rows_in_group) * BLOCK_M;
-const int n0 = ((tile % per_group) / rows_in_group) * BLOCK_N;"""
+const int m0 = (first_m + ({t} % per_group) % rows_in_group) * BLOCK_M;
+const int n0 = (({t} % per_group) / rows_in_group) * BLOCK_N;"""
+        )
     if along == "N":
-        return f"""\
-// grouped raster of cluster tile `tile` over M x ({cluster} N tiles): this CTA takes N tile
+        return (
+            head
+            + f"""\
+// grouped raster of cluster tile `{t}` over M x ({cluster} N tiles): this CTA takes N tile
 // {cluster} * column + rank (past N: TMA fills zeros, the epilogue stores nothing)
 const int per_group = GROUP_M * tiles_nc;
-const int group = tile / per_group, first_m = group * GROUP_M;
+const int group = {t} / per_group, first_m = group * GROUP_M;
 const int rows_in_group = min(tiles_m - first_m, GROUP_M);
-const int m0 = (first_m + (tile % per_group) % rows_in_group) * BLOCK_M;
-const int n0 = ({cluster} * ((tile % per_group) / rows_in_group) + rank) * BLOCK_N;"""
-    return f"""\
-// grouped raster of cluster tile `tile` over ({cluster} M tiles) x N: this CTA takes M tile
+const int m0 = (first_m + ({t} % per_group) % rows_in_group) * BLOCK_M;
+const int n0 = ({cluster} * (({t} % per_group) / rows_in_group) + rank) * BLOCK_N;"""
+        )
+    return (
+        head
+        + f"""\
+// grouped raster of cluster tile `{t}` over ({cluster} M tiles) x N: this CTA takes M tile
 // {cluster} * row + rank (past M: TMA fills zeros, the epilogue stores nothing)
 const int per_group = GROUP_M * tiles_n;
-const int group = tile / per_group, first_m = group * GROUP_M;
+const int group = {t} / per_group, first_m = group * GROUP_M;
 const int rows_in_group = min(tiles_mc - first_m, GROUP_M);
-const int m0 = (({cluster} * (first_m + (tile % per_group) % rows_in_group)) + rank) * BLOCK_M;
-const int n0 = ((tile % per_group) / rows_in_group) * BLOCK_N;"""
+const int m0 = (({cluster} * (first_m + ({t} % per_group) % rows_in_group)) + rank) * BLOCK_M;
+const int n0 = (({t} % per_group) / rows_in_group) * BLOCK_N;"""
+    )
 
 
-def _tma_lines(plan: Sm90Plan) -> str:
+def _tma_lines(plan: Sm90Plan, ops: str = "AB", rank3: bool = False) -> str:
     """The loads of one k tile (index kt) into stage `stage`, completing on its full barrier.
 
     In a cluster, this CTA loads its share of the shared operand (rank r: rows
     r * extent / cluster on) and multicasts it to every CTA of the cluster (same stage
-    offset, their full barrier); the other operand it loads alone.
+    offset, their full barrier); the other operand it loads alone. ``ops``: the operands
+    to load; ``rank3``: through rank-3 maps, problem ``l`` the third coordinate (a batched
+    kernel, :func:`~cutemma.kernels.gemm_sm90_batched.tma_lines_batched`).
     """
     out = []
     cl = plan.config.cluster
+    d, bl = ("3d", ", l") if rank3 else ("2d", "")
     for which, mn0 in (("A", "m0"), ("B", "n0")):
+        if which not in ops:
+            continue
         box = plan.tma[which]
         base = "a_dst" if which == "A" else "b_dst"
         multicast = plan.split(which) > 1
@@ -253,9 +305,9 @@ def _tma_lines(plan: Sm90Plan) -> str:
                 c1 += f" + rank * {so}" if so else ""
                 dst += f" + rank * {se * plan.elem_bytes}"
                 mask = (1 << cl) - 1
-                out.append(f"tma_load_2d_multicast({dst}, {tmap}, {c0}, {c1}, full, {mask});")
+                out.append(f"tma_load_{d}_multicast({dst}, {tmap}, {c0}, {c1}{bl}, full, {mask});")
             else:
-                out.append(f"tma_load_2d({dst}, {tmap}, {c0}, {c1}, full);")
+                out.append(f"tma_load_{d}({dst}, {tmap}, {c0}, {c1}{bl}, full);")
     return "\n".join(out)
 
 
@@ -312,10 +364,11 @@ def _epilogue_lines(plan: Sm90Plan, out: str, c_type: str, acc_name: str = "acc"
     return "\n".join(lines)
 
 
-def _tma_store_lines(plan: Sm90Plan, out: str, acc_name: str = "acc") -> str:
+def _tma_store_lines(plan: Sm90Plan, out: str, acc_name: str = "acc", batched=False) -> str:
     """alpha * acc packed in pairs into the swizzled staging tile, then one thread stores
-    it with TMA (the boxes of ``plan.tma_D``; TMA clips at the tensor's edges). Pingpong:
-    each warpgroup has its own staging tile and named barrier (``d_smem``, ``EPI_BAR``)."""
+    it with TMA (the boxes of ``plan.tma_D``; TMA clips at the tensor's edges; batched:
+    D's rank-3 map, problem ``l`` outermost). Pingpong: each warpgroup has its own staging
+    tile and named barrier (``d_smem``, ``EPI_BAR``)."""
     _, _, consts = plan.epilogue
     _, offs = plan.epilogue_smem
     sw = plan.smem_D.outer
@@ -340,9 +393,31 @@ def _tma_store_lines(plan: Sm90Plan, out: str, acc_name: str = "acc") -> str:
         "if (tid == 0) {",
     ]
     for dc, do, off in plan.tma_D.copies:
-        lines.append(f"  tma_store_2d(&tmap_d, d_smem + {off * eb}, n0 + {dc}, m0 + {do});")
+        crd = f"n0 + {dc}, m0 + {do}" + (", l" if batched else "")
+        lines.append(
+            f"  tma_store_{'3d' if batched else '2d'}(&tmap_d, d_smem + {off * eb}, {crd});"
+        )
     lines += ["  bulk_commit();", "}"]
     return "\n".join(lines)
+
+
+def _tile_counts(cluster: int, multicast: str, batched: bool) -> str:
+    """The tile count the persistent loop walks (batched: L problems of ``tiles_l``); a
+    cluster's pairs run along N (``multicast`` 'A') or along M ('B')."""
+    k_tiles = "k_tiles = (K + BLOCK_K - 1) / BLOCK_K;"
+    if cluster == 1:
+        per, pairs = "tiles_m * tiles_n", ""
+    elif multicast == "A":
+        per, pairs = "tiles_m * tiles_nc", f"tiles_nc = (tiles_n + {cluster - 1}) / {cluster}, "
+    else:
+        per, pairs = "tiles_mc * tiles_n", f"tiles_mc = (tiles_m + {cluster - 1}) / {cluster}, "
+    tiles = f"tiles_l = {per}, tiles = L * tiles_l" if batched else f"tiles = {per}"
+    if cluster == 1:
+        return f"const int {tiles}, {k_tiles}"
+    return (
+        f"const int {pairs}{tiles}, {k_tiles}\n"
+        "const uint32_t rank = cluster_rank();  // this CTA's place in its cluster"
+    )
 
 
 def _fence(name: str, n: int) -> str:
@@ -445,17 +520,30 @@ def _mainloop(plan: Sm90Plan, release_stmt: str, after_issue: str = "") -> str:
 
 
 def gemm_sm90_source(
-    config: Sm90Config, dtype: str, a_major: str, b_major: str, out: str = "f32", c_type=None
+    config: Sm90Config,
+    dtype: str,
+    a_major: str,
+    b_major: str,
+    out: str = "f32",
+    c_type=None,
+    batched: bool = False,
 ) -> str:
     """The CUDA C++ translation unit of one sm90 GEMM kernel (deterministic).
+
+    ``batched``: L problems in one launch (the tile index walks L x tiles, problem
+    outermost; rank-3 TMA maps for the operands with a batch, C and D offset by their
+    batch strides); False gives the 2-D kernel, its source unchanged by the option.
 
     >>> src = gemm_sm90_source(Sm90Config(128, 256), "f16", "M", "N", "f32")
     >>> "setmaxnreg.inc.sync.aligned.u32" in src, "m64n256k16.f32.f16.f16" in src
     (True, True)
+    >>> "cp.async.bulk.tensor.3d" in gemm_sm90_source(Sm90Config(), "bf16", "K", "N", "bf16",
+    ...                                               batched=True)
+    True
     """
     plan = Sm90Plan(config, dtype, a_major, b_major, out)
     c_type = c_type or out
-    name = kernel_name_sm90(config, dtype, a_major, b_major, out, c_type)
+    name = kernel_name_sm90(config, dtype, a_major, b_major, out, c_type, batched)
     S, C, CL = plan.stages, config.consumers, config.cluster
     pingpong = config.schedule == "pingpong"
     if CL == 1:
@@ -467,6 +555,14 @@ def gemm_sm90_source(
     offs_a = plan.desc_offsets("A")
     n_acc = plan.tiled.atom.op.c.count * plan.mma_m
     acc_name = "accf" if plan.promote else "acc"
+    epilogue = (
+        block("if (tma_d)", _tma_store_lines(plan, out, acc_name, batched))
+        + " else {\n"
+        + indent(_epilogue_lines(plan, out, c_type, acc_name))
+        + "\n}"
+        if plan.tma_store
+        else _epilogue_lines(plan, out, c_type, acc_name)
+    )
     prod_regs, cons_regs = register_split(C)
     tables: list[str] = []
     m_t, n_t, _ = plan.epilogue
@@ -499,7 +595,7 @@ def gemm_sm90_source(
                     "tma_prefetch(&tmap_a); tma_prefetch(&tmap_b);",
                     f"int stage = 0; uint32_t phase = {PRODUCER.start_phase};",
                     loop,
-                    indent(_raster(CL, "N" if config.multicast == "A" else "M")),
+                    indent(_raster(CL, "N" if config.multicast == "A" else "M", batched)),
                     "  for (int kt = 0; kt < k_tiles; ++kt) {",
                     indent(
                         "\n".join(
@@ -511,7 +607,9 @@ def gemm_sm90_source(
                                 f"mbar_expect_tx(full, {plan.bytes_A + plan.bytes_B});",
                                 f"const uint32_t a_dst = smem + stage * {plan.stage_bytes}, "
                                 f"b_dst = a_dst + {plan.bytes_A};",
-                                _tma_lines(plan),
+                                tma_lines_batched(plan, _tma_lines)
+                                if batched
+                                else _tma_lines(plan),
                                 f"if (++stage == {S}) {{ stage = 0; phase ^= 1; }}",
                             ]
                         ),
@@ -573,7 +671,7 @@ def gemm_sm90_source(
             else []
         ),
         consumer_loop,
-        indent(_raster(CL, "N" if config.multicast == "A" else "M")),
+        indent(_raster(CL, "N" if config.multicast == "A" else "M", batched)),
         *(
             [
                 f"  if (tile != blockIdx.x) named_sync({ORDER_BAR} + wg, 256);"
@@ -593,14 +691,7 @@ def gemm_sm90_source(
             )
         ),
         indent(comment("epilogue: alpha * acc + beta * C, partition_C, predicated at the edges")),
-        indent(
-            block("if (tma_d)", _tma_store_lines(plan, out, acc_name))
-            + " else {\n"
-            + indent(_epilogue_lines(plan, out, c_type, acc_name))
-            + "\n}"
-            if plan.tma_store
-            else _epilogue_lines(plan, out, c_type, acc_name)
-        ),
+        indent(batch_epilogue(epilogue, out, c_type) if batched else epilogue),
         *([f"  {skip}  // the other warpgroup's tile"] if pingpong else []),
         "}",
         *(
@@ -609,22 +700,15 @@ def gemm_sm90_source(
             else []
         ),
     ]
-    cluster_tiles = (  # pairs along N (A multicast) or along M (B multicast)
-        f"const int tiles_nc = (tiles_n + {CL - 1}) / {CL}, tiles = tiles_m * tiles_nc, "
-        if config.multicast == "A"
-        else f"const int tiles_mc = (tiles_m + {CL - 1}) / {CL}, tiles = tiles_mc * tiles_n, "
-    )
     body = [
         "extern __shared__ __align__(1024) uint8_t smem_raw[];",
         "const uint32_t smem = (smem_addr(smem_raw) + 1023u) & ~1023u;  // SW128 pattern",
         f"const uint32_t bars = smem + {bar_base};  // full[{S}] then empty[{S}]",
         "const int tiles_m = (M + BLOCK_M - 1) / BLOCK_M, tiles_n = (N + BLOCK_N - 1) / BLOCK_N;",
-        "const int tiles = tiles_m * tiles_n, k_tiles = (K + BLOCK_K - 1) / BLOCK_K;"
-        if CL == 1
-        else f"{cluster_tiles}k_tiles = (K + BLOCK_K - 1) / BLOCK_K;\n"
-        "const uint32_t rank = cluster_rank();  // this CTA's place in its cluster",
+        _tile_counts(CL, config.multicast, batched),
         "const bool vec_d = ldd_n == 1 && (ldd_m % 2) == 0 && "
-        "(reinterpret_cast<uint64_t>(D) % 4) == 0;",
+        + ("(ldd_l % 2) == 0 && " if batched else "")
+        + "(reinterpret_cast<uint64_t>(D) % 4) == 0;",
         "if (threadIdx.x == 0) {",
         f"  for (int s = 0; s < {S}; ++s) {{",
         f"    mbar_init(bars + 8 * s, {PRODUCER.arrivals});  // full: the producer's expect_tx",
@@ -664,14 +748,15 @@ def gemm_sm90_source(
             ("DESC_B", f"{common_b:#x}ull"),
         )
     )
-    signature = ", ".join(p.declaration for p in params_sm90(out, c_type, plan.tma_store))
+    signature = ", ".join(p.declaration for p in params_sm90(out, c_type, plan.tma_store, batched))
     cluster_attr = "" if CL == 1 else f"__cluster_dims__({CL}, 1, 1) "
     kern = block(
         f'extern "C" __global__ void {cluster_attr}__launch_bounds__({config.threads}, 1) '
         f"{name}({signature})",
         "\n".join(body),
     )
-    return translation_unit(header, FIXED_WIDTH_TYPES, defines, HELPERS_SM90, *tables, kern)
+    helpers = HELPERS_SM90 + (HELPERS_SM90_BATCHED if batched else "")
+    return translation_unit(header, FIXED_WIDTH_TYPES, defines, helpers, *tables, kern)
 
 
 def sass_summary(

@@ -1,11 +1,15 @@
 """GPU correctness and speed of the sm90 GEMM against torch (run as a script; torch first).
 
-    python tests/kernels/gpu_sm90_checks.py OUT.json [--quick]
+    python tests/kernels/gpu_sm90_checks.py OUT.json [--quick] [--batched] [--no-bench]
 
 Correctness: fresh random inputs per check, the output poisoned with NaN before each run
 and required fully written, ||D - ref|| / ||ref|| against float64 on the upcast inputs
 within the output format's bound; every major pair, both configs, f16/bf16, f32 output,
 alpha/beta with C, shapes with edges in M, N and K (TMA zero fill), a NaN in A reaching D.
+Batched 3-D calls (gpu_sm90_batched.py: broadcast/shared operands, L = 1 and 3..7, every
+dtype, through gemm_sm90 and cutemma.gemm, which must pick sm90) are part of the checks;
+``--batched`` runs only those (and, unless ``--no-bench``, L = 8 2048^3 against torch.bmm
+and, B shared, torch.matmul).
 Speed: L2-flushed medians (triton.testing.do_bench) of cutemma sm90, cutemma sm80 and
 torch.matmul (cuBLAS) on the same tensors in this process, reported as ratios.
 Exits 1 if any check fails.
@@ -20,6 +24,7 @@ import sys
 import time
 import traceback
 
+import gpu_sm90_batched  # noqa: E402 - beside this script
 import torch  # before cutemma's CUDA modules (see notes/CUDA.md)
 
 from cutemma.kernels.dispatch_sm90 import gemm_sm90
@@ -146,6 +151,7 @@ def correctness(quick: bool) -> list[dict]:
         for am, bm in MAJORS:
             for m, n, k in [(8192, 8192, 256), (333, 4104, 1000), (5, 8, 16)]:
                 rows.append(check(m, n, k, dtype, am, bm, None, gen, via_gemm=True))
+    rows += gpu_sm90_batched.correctness(quick)  # batched 3-D (rank-3 TMA maps)
     return rows
 
 
@@ -331,10 +337,17 @@ def main() -> None:
     path = sys.argv[1] if len(sys.argv) > 1 else "gpu_sm90.json"
     quick = "--quick" in sys.argv
     faulthandler.dump_traceback_later(420, exit=True)  # a hung kernel: say where, then stop
-    result = {"device": torch.cuda.get_device_name(), "torch": torch.__version__}
     t = time.perf_counter()
+    pre = None
+    if "--batched" in sys.argv:  # only the batched checks (and their timing); compile
+        # their kernels in forked workers before this process touches CUDA
+        pre = gpu_sm90_batched.precompile(gpu_sm90_batched.cases(quick))
+        print("precompile", json.dumps(pre)[:600], flush=True)
+    result = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "precompile": pre}
     try:
-        rows = correctness(quick)
+        rows = (
+            gpu_sm90_batched.correctness(quick) if "--batched" in sys.argv else correctness(quick)
+        )
     except Exception:
         traceback.print_exc()
         rows = [{"ok": False, "error": traceback.format_exc()}]
@@ -347,8 +360,12 @@ def main() -> None:
     for r in bad[:10]:
         print("FAIL", json.dumps(r)[:400])
     json.dump(result, open(path, "w"), indent=1)
+    benches = (("bench2", bench2), ("bench", lambda: bench(quick)))
+    if "--batched" in sys.argv:
+        benches = (("bench_batched", gpu_sm90_batched.bench),
+                   ("bench_batched_shared_b", lambda: gpu_sm90_batched.bench(shared_b=True)))  # fmt: skip
     if not bad and "--no-bench" not in sys.argv:
-        for name, fn in (("bench2", bench2), ("bench", lambda: bench(quick))):
+        for name, fn in benches:
             try:
                 result[name] = fn()
             except Exception:

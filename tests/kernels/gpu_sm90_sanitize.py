@@ -1,10 +1,13 @@
 """A few edge-shape sm90 GEMMs for compute-sanitizer (memcheck, racecheck, synccheck).
 
-compute-sanitizer --tool memcheck python tests/kernels/gpu_sm90_sanitize.py [fp8]
+compute-sanitizer --tool memcheck python tests/kernels/gpu_sm90_sanitize.py [fp8 | cluster | --batched]
 
 ``fp8``: only the promoted fp8 configs (128x128, 3 consumers 192x128, 128x192; the
-last two also with schedule "alternate") and the pingpong ones (bf16 128x128, fp8 64x128), with one shape of more tiles than SMs so both
-pingpong warpgroups run several tiles and hand over through the order barrier.
+last two also with schedule "alternate") and the pingpong ones (bf16 128x128, fp8 64x128),
+with one shape of more tiles than SMs so both pingpong warpgroups run several tiles and
+hand over through the order barrier. ``cluster``: only clusters of 2, both A and both B
+majors. ``--batched``: only batched 3-D calls (rank-3 maps for A and B, a shared A, a
+shared B, the TMA-store and register epilogues, a cluster of 2, a beta with a shared C).
 """
 
 from __future__ import annotations
@@ -58,8 +61,34 @@ def fp8_main() -> None:
     print(f"sm90 fp8/pingpong sanitize run done; worst rel err {worst:.2e}")
 
 
+def batched() -> float:
+    """Small batched calls (L = 3): every map kind and both epilogues; worst rel. error."""
+    worst = 0.0
+    for cfg in CONFIGS:
+        for m, n, k in [(136, 264, 200), (1, 8, 8)]:
+            A3 = torch.randn(3, m, k).bfloat16().cuda()
+            B3 = torch.randn(3, n, k).bfloat16().cuda().transpose(-1, -2)  # K-major (clusters)
+            A2, B2 = A3[0], B3[1]
+            pairs = ((A3, B3), (A2, B3), (A3, B2), (A3[:1].expand(3, m, k), B3))
+            for A, B in pairs if m > 1 else pairs[:1]:
+                ref = torch.matmul(A.double(), B.double())
+                for out_dtype in (torch.float32, torch.bfloat16):
+                    D = gemm_sm90(A, B, out_dtype=out_dtype, config=cfg)
+                    worst = max(worst, float((D.double() - ref).norm() / ref.norm()))
+            C = torch.randn(m, n).bfloat16().cuda()
+            D = gemm_sm90(A3, B3, C, alpha=0.5, beta=2.0, config=cfg)
+            ref = 0.5 * torch.matmul(A3.double(), B3.double()) + 2.0 * C.double()
+            worst = max(worst, float((D.double() - ref).norm() / ref.norm()))
+    return worst
+
+
 def main() -> None:
     torch.manual_seed(0)
+    if "--batched" in sys.argv:
+        worst = batched()
+        torch.cuda.synchronize()
+        print(f"sm90 batched sanitize run done; worst rel err {worst:.2e}")
+        return
     worst = 0.0
     cluster = "cluster" in sys.argv[1:]
     majors = [(a, b) for a in (False, True) for b in (False, True)] if cluster else None
@@ -89,6 +118,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    import sys
-
     fp8_main() if sys.argv[1:] == ["fp8"] else main()

@@ -17,6 +17,7 @@ MODULES = [
     "cutemma.kernels.fastlaunch",
     "cutemma.kernels.gemm_sm80",
     "cutemma.kernels.gemm_sm90",
+    "cutemma.kernels.gemm_sm90_batched",
     "cutemma.kernels.ldmatrix",
     "cutemma.kernels.pipeline",
     "cutemma.kernels.plan",

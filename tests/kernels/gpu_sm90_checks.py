@@ -39,9 +39,12 @@ TF32_BOUND = 3e-3  # tf32 keeps 10 mantissa bits of each fp32 input (truncated)
 FP8_F32_BOUND = 3e-3
 FP8_PROMOTED_F32_BOUND = 3e-4
 FP8_CONFIGS = [Sm90Config(128, 128), Sm90Config(128, 128, cluster=2),
-               Sm90Config(128, 256, promote=False)]  # fmt: skip
-CONFIGS = [Sm90Config(128, 128), Sm90Config(128, 256), Sm90Config(128, 256, epilogue="regs")]
-CLUSTER_CONFIGS = [Sm90Config(128, 256, cluster=2), Sm90Config(128, 128, cluster=2)]
+               Sm90Config(128, 256, promote=False), Sm90Config(128, 192),
+               Sm90Config(192, 128, consumers=3), Sm90Config(64, 128, schedule="pingpong")]  # fmt: skip
+CONFIGS = [Sm90Config(128, 128), Sm90Config(128, 256), Sm90Config(128, 256, epilogue="regs"),
+           Sm90Config(128, 128, schedule="pingpong")]  # fmt: skip
+CLUSTER_CONFIGS = [Sm90Config(128, 256, cluster=2), Sm90Config(128, 128, cluster=2),
+                   Sm90Config(128, 256, cluster=2, multicast="A")]  # fmt: skip
 MAJORS = [("K", "K"), ("K", "N"), ("M", "K"), ("M", "N")]
 
 
@@ -125,9 +128,10 @@ def correctness(quick: bool) -> list[dict]:
                 rows.append(check(m, n, k, dtype, am, bm, cfg, gen, dtype, -1.0, 0.75))
                 rows.append(check(m, n, k, dtype, am, bm, cfg, gen, dtype, 0.0, -0.5))
                 rows.append(check(m, n, k, dtype, am, bm, cfg, gen, nan=True))
-    # clusters of 2 CTAs along M sharing B by multicast (odd tile rows: a CTA past M)
+    # clusters of 2 CTAs sharing B (pairs along M) or A (along N) by multicast (odd tile
+    # counts: a CTA past the edge)
     for dtype in (torch.bfloat16,):
-        for am, bm in (("K", "K"), ("M", "K")):  # B K-major: what clusters take so far
+        for am, bm in MAJORS:  # every major pair (the N-major-B bug is fixed, run 14)
             for cfg in CLUSTER_CONFIGS:
                 for m, n, k in shapes_for(am, bm, rng, 2 if quick else 6):
                     rows.append(check(m, n, k, dtype, am, bm, cfg, gen))
@@ -144,7 +148,7 @@ def correctness(quick: bool) -> list[dict]:
                     rows.append(check(m, n, k, dtype, "K", "K", cfg, gen, out_dtype))
             rows.append(check(300, 200, 512, dtype, "K", "K", cfg, gen, outs[-1], 0.5, 2.0))
     # through cutemma.gemm: the dispatcher picks sm90 for aligned 2-D calls (fp8 too)
-    for m, n, k in [(4096, 512, 4096), (333, 4104, 1008)]:
+    for m, n, k in [(4096, 512, 4096), (333, 4104, 1008), (8192, 8200, 256)]:  # last: 128x192
         for dtype in (torch.float8_e4m3fn, torch.float8_e5m2):
             rows.append(check(m, n, k, dtype, "K", "K", None, gen, torch.float32, via_gemm=True))
     for dtype in (torch.bfloat16, torch.float16):

@@ -3,7 +3,7 @@
 compute-sanitizer --tool memcheck python tests/kernels/gpu_sm90_sanitize.py [fp8]
 
 ``fp8``: only the promoted fp8 configs (128x128, 3 consumers 192x128, 128x192; the
-last two also with schedule "alternate"; 128x128 with promote="overlap") and the pingpong ones (bf16 128x128, fp8 64x128), with one shape of more tiles than SMs so both
+last two also with schedule "alternate") and the pingpong ones (bf16 128x128, fp8 64x128), with one shape of more tiles than SMs so both
 pingpong warpgroups run several tiles and hand over through the order barrier.
 """
 

@@ -498,6 +498,8 @@ def _mainloop(plan: Sm90Plan, release_stmt: str, after_issue: str = "") -> str:
             ]  # fmt: skip
         )
 
+    if plan.overlap:
+        return _overlap_loop(plan, head, release_stmt, after_issue)
     body = head + [
         _fence("acc", n),
         "wgmma_fence();",
@@ -514,6 +516,65 @@ def _mainloop(plan: Sm90Plan, release_stmt: str, after_issue: str = "") -> str:
         [
             f"#pragma unroll\nfor (int i = 0; i < {n}; ++i) accf[i] = 0.f;",
             block("for (int kt = 0; kt < k_tiles; ++kt)", "\n".join(body)),
+            *([after_issue] if after_issue else []),
+        ]  # fmt: skip
+    )
+
+
+def _overlap_loop(plan: Sm90Plan, head: list[str], release_stmt: str, after_issue: str) -> str:
+    """Promoted fp8 with one batch in flight (``Sm90Config(promote="overlap")``): k tiles
+    alternate between wgmma sets ``acc0`` and ``acc1``; after issuing k tile kt into one
+    set, ``wait_group 1`` retires kt - 1's batch, its stage is released (lag 1, the plain
+    loop's ring) and that set is added into ``accf`` while kt's batch runs.
+
+    The k-tile loop is unrolled by 2 by hand, so each wgmma and each FADD names one static
+    set, with an exit (drain: ``wait_group 0``, release, add) after each half. ptxas keeps
+    this shape pipelined; a rolled loop choosing the set at run time (a branch per parity
+    of kt, or a ternary in the FADDs) makes it serialise every wgmma (C7514: non-wgmma
+    instructions reading accumulators inside the pipeline stage) and spill
+    (kernels/NOTES.md, "fp8 promotion with one batch in flight").
+    """
+    S, n = plan.stages, plan.acc_per_thread
+
+    def add(s: str) -> str:
+        return _fence(s, n) + f"\n#pragma unroll\nfor (int i = 0; i < {n}; ++i) accf[i] += {s}[i];"
+
+    def issue(s: str) -> list[str]:  # k tile kt into set s (scale-d 0: a fresh sum)
+        return [
+            "{",
+            indent("\n".join(head)),
+            indent(_fence(s, n)),
+            "  wgmma_fence();",
+            indent(_wgmma_lines(plan, s, "0")),
+            "  wgmma_commit();",
+            "  cur_empty = empty;",
+            "}",
+            f"if (++stage == {S}) {{ stage = 0; phase ^= 1; }}",
+        ]
+
+    def step(cur: str, prev: str) -> list[str]:  # issue kt into cur, retire and add prev
+        return [
+            f"if (kt == k_tiles) {{  // drain: {prev} holds the tile's last k tile",
+            "  wgmma_wait<0>();",
+            f"  if (signals) {release_stmt.replace('prev_empty', 'cur_empty')}",
+            indent(add(prev)),
+            "  break;",
+            "}",
+            "prev_empty = cur_empty;",
+            *issue(cur),
+            f"wgmma_wait<1>();  // k tile kt - 1's batch ({prev}) retired; kt's runs",
+            f"if (signals) {release_stmt}  // lag 1",
+            add(prev),
+            "++kt;",
+        ]
+
+    return "\n".join(
+        [
+            f"#pragma unroll\nfor (int i = 0; i < {n}; ++i) accf[i] = 0.f;",
+            "uint32_t prev_empty, cur_empty;",
+            *issue("acc0"),  # k tile 0 (k_tiles >= 1)
+            "int kt = 1;",
+            block("for (;;)", "\n".join(step("acc1", "acc0") + step("acc0", "acc1"))),
             *([after_issue] if after_issue else []),
         ]  # fmt: skip
     )
@@ -645,7 +706,14 @@ def gemm_sm90_source(
         thread_expr("C_n", n_t, tables),
         f"const uint32_t a_off[{plan.mma_m}][{plan.k_blocks}] = {{{', '.join(a_rows)}}};",
         *(
-            [f"float acc[{n_acc}], accf[{n_acc}];  // fp8: each k tile's sums promoted into accf"]
+            [
+                f"float acc0[{n_acc}], acc1[{n_acc}], accf[{n_acc}];"
+                "  // fp8: k tiles alternate acc0/acc1, promoted into accf"
+            ]
+            if plan.overlap
+            else [
+                f"float acc[{n_acc}], accf[{n_acc}];  // fp8: each k tile's sums promoted into accf"
+            ]
             if plan.promote
             else [f"float acc[{n_acc}];"]
         ),

@@ -85,6 +85,10 @@ NON_ACC_REGS = 32
 # another on the tensor cores instead of interleaving: each warpgroup's batch retires
 # early and its promotion (fp8) runs under the next warpgroup's batch
 SCHEDULES = ("cooperative", "pingpong", "alternate")
+# Sm90Config.promote: True (each k tile's batch retired with wait_group 0, then added into
+# f32), False (fast accumulation), "overlap": two wgmma sets take turns by k tile, one
+# batch stays in flight while the retired set is added (3 sets of registers)
+PROMOTES = (True, False, "overlap")
 
 
 @dataclass(frozen=True)
@@ -94,7 +98,9 @@ class Sm90Config:
     ``promote`` (fp8 only): add each k tile's wgmma sums into f32 registers (a second
     accumulator set, so at most 100 accumulators per thread at 2 consumers, e.g. 128x192
     cooperative, 64 at 3); False keeps wgmma's reduced-precision fp8 accumulation over
-    all of K (like ``use_fast_accum``). ``schedule`` "pingpong": 2 consumer warpgroups,
+    all of K (like ``use_fast_accum``). ``"overlap"``: promoted, but two wgmma sets take
+    turns by k tile so one batch stays in flight while the retired one is added (3 sets:
+    128x128 at 2 consumers; cooperative only). ``schedule`` "pingpong": 2 consumer warpgroups,
     each computing a whole block_m x block_n tile (every other tile of the CTA), their
     mainloops ordered so one issues wgmma while the other runs its epilogue. "alternate":
     cooperative tiles, the warpgroups issuing their k-tile batches in turn (fp8 promotion
@@ -116,7 +122,7 @@ class Sm90Config:
     group_m: int = 8
     cluster: int = 1
     epilogue: str = "tma"
-    promote: bool = True
+    promote: bool | str = True
     multicast: str = "B"
     schedule: str = "cooperative"
 
@@ -144,6 +150,15 @@ class Sm90Config:
             ),
             (self.consumers in (1, 2, 3), f"consumers {self.consumers} is 1, 2 or 3 warpgroups"),
             (self.schedule in SCHEDULES, f"schedule {self.schedule!r} in {SCHEDULES}"),
+            (
+                isinstance(self.promote, bool) or self.promote == "overlap",
+                f"promote {self.promote!r} in {PROMOTES}",
+            ),
+            (
+                self.promote != "overlap" or self.schedule == "cooperative",
+                "promote='overlap' with schedule='cooperative' (its two wgmma sets are the "
+                "tile's; pingpong/alternate already hand the tensor cores over)",
+            ),
             (
                 self.schedule != "pingpong" or (self.consumers, self.cluster) == (2, 1),
                 "pingpong with consumers=2 and cluster=1 (two warpgroups take turns)",
@@ -180,7 +195,7 @@ class Sm90Config:
             else f"_x{self.cluster}" + ("a" if self.multicast == "A" else "")
         )
         e = "" if self.epilogue == "tma" else f"_e{self.epilogue}"
-        p = "" if self.promote else "_fastacc"
+        p = {True: "", False: "_fastacc", "overlap": "_ovl"}.get(self.promote, "")
         pp = {"cooperative": "", "pingpong": "_pp", "alternate": "_alt"}.get(self.schedule, "")
         return f"b{self.block_m}x{self.block_n}{k}_c{self.consumers}_s{s}{g}{x}{e}{p}{pp}"
 
@@ -243,7 +258,9 @@ class Sm90Plan:
         self.config, self.dtype, self.a_major, self.b_major = config, dtype, a_major, b_major
         self.out = out
         self.tma_store = config.epilogue == "tma" and out in TMA_STORE_OUTS
-        self.promote = config.promote and dtype in FP8
+        self.promote = bool(config.promote) and dtype in FP8
+        # promoted with one batch in flight: two wgmma sets alternate by k tile (+ the f32 set)
+        self.overlap = self.promote and config.promote == "overlap"
         self.mn_major = {"A": "K" if a_major == "K" else "MN", "B": "K" if b_major == "K" else "MN"}
         name = pattern.format(n=config.block_n)
         if any_major:
@@ -262,10 +279,12 @@ class Sm90Plan:
         if self.tiled.size != self.consumer_threads:  # pragma: no cover - GMMA is a warpgroup
             raise TiledMmaError(f"TiledMMA of {self.tiled.size} threads")
         regs = register_split(config.consumers)[1]
-        sets = 2 if self.promote else 1
+        sets = 3 if self.overlap else 2 if self.promote else 1
         if sets * self.acc_per_thread > regs - NON_ACC_REGS:
             what = (
-                "promoted fp8 accumulation keeps 2 sets" if self.promote else "a tile needs 1 set"
+                f"promoted fp8 accumulation keeps {sets} sets"
+                if self.promote
+                else "a tile needs 1 set"
             )
             raise TiledMmaError(
                 f"{config.name} {dtype}: {what} of {self.acc_per_thread} accumulators per "

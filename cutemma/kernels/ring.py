@@ -64,14 +64,16 @@ CONSUMER = Role(
 )
 
 
-def release_lag(promote: bool) -> int:
+def release_lag(promote: bool, overlap: bool = False) -> int:
     """k tiles between reading a stage and releasing it: promoted fp8 retires every batch
-    (``wait_group 0``) before adding it into f32, so it releases the stage just read.
+    (``wait_group 0``) before adding it into f32, so it releases the stage just read;
+    promoted with ``overlap`` (``Sm90Config(promote="overlap")``: two wgmma sets, one batch
+    in flight) releases a stage one k tile late, like the plain loop.
 
-    >>> release_lag(False), release_lag(True)
-    (1, 0)
+    >>> release_lag(False), release_lag(True), release_lag(True, overlap=True)
+    (1, 0, 1)
     """
-    return 0 if promote else CONSUMER.release_lag
+    return 0 if promote and not overlap else CONSUMER.release_lag
 
 
 def advance(stage: int, phase: int, stages: int) -> tuple[int, int]:

@@ -33,6 +33,7 @@ FP8_CONFIGS = [
     Sm90Config(64, 128, schedule="pingpong"),
     Sm90Config(128, 192, schedule="alternate"),
     Sm90Config(192, 128, consumers=3, schedule="alternate"),
+    Sm90Config(128, 128, promote="overlap"),  # two wgmma sets, one batch in flight
 ]
 PINGPONG_BF16 = [Sm90Config(128, 128, schedule="pingpong")]
 

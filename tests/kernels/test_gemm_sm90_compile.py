@@ -33,6 +33,8 @@ CASES = [
     (Sm90Config(128, 128, schedule="pingpong"), "bf16", "K", "N", "bf16"),
     (Sm90Config(64, 192, schedule="pingpong"), "e4m3", "K", "K", "f32"),  # promoted, regs epi.
     (Sm90Config(128, 192, schedule="alternate"), "e4m3", "K", "K", "bf16"),  # turns per k tile
+    (Sm90Config(128, 128, promote="overlap"), "e4m3", "K", "K", "bf16"),  # 3 sets, 1 in flight
+    (Sm90Config(128, 128, promote="overlap", cluster=2), "e5m2", "K", "K", "f32"),
 ]
 
 
@@ -48,7 +50,9 @@ def test_sm90_sass(case):
     cubin = compile(gemm_sm90_source(config, dtype, am, bm, out), "sm_90a")
     counts = count_instructions(sass(cubin))
     kind = "QGMMA" if dtype in ("e4m3", "e5m2") else "HGMMA"  # fp8 wgmma's SASS name
-    assert counts.get(kind, 0) == plan.k_blocks * plan.mma_m
+    # promote="overlap": the k-tile loop unrolled by 2 (one batch per set) after k tile 0's
+    batches = 3 if plan.overlap else 1
+    assert counts.get(kind, 0) == batches * plan.k_blocks * plan.mma_m
     assert counts.get("UTMALDG", 0) == len(plan.tma["A"].copies) + len(plan.tma["B"].copies)
     assert counts.get("SYNCS", 0) > 0 and counts.get("USETMAXREG", 0) == 2
     assert counts.get("HMMA", 0) == 0  # no fallback to mma.sync
@@ -101,3 +105,41 @@ def test_source_follows_the_ring():
     assert "prev_empty" not in fp8
     at = fp8.index("wgmma_wait<0>();  // this k tile's sums")
     assert fp8[at:].split("\n")[1].strip().startswith("if (signals) mbar_arrive(empty);")
+    # promote="overlap": lag 1 like the plain loop (wait_group 1, then the previous k
+    # tile's stage); each exit drains and releases the stage of the batch it retires
+    ovl = gemm_sm90_source(Sm90Config(128, 128, promote="overlap"), "e4m3", "K", "K", "bf16")
+    lines = [t.strip() for t in ovl.splitlines()]
+    ones = [i for i, t in enumerate(lines) if t.startswith("wgmma_wait<1>();")]
+    zeros = [i for i, t in enumerate(lines) if t.startswith("wgmma_wait<0>();")]
+    assert len(ones) == 2 and len(zeros) == 2
+    assert all(lines[i + 1].startswith("if (signals) mbar_arrive(prev_empty);") for i in ones)
+    assert all(lines[i + 1] == "if (signals) mbar_arrive(cur_empty);" for i in zeros)
+
+
+@needs_nvrtc
+@needs_cuobjdump
+def test_overlap_keeps_a_batch_in_flight():
+    """promote="overlap": one wait that keeps a batch in flight (``DEPBAR.LE gsb0, 0x1``) per
+    half of the unrolled loop, full drains (0x0) only at the two exits; the FADDs of the
+    promotion run between the wait and the next batch; still no C7514, no local memory.
+    The drain-every-k-tile loop (promote=True) has no 0x1 wait at all."""
+    from cutemma.cuda import compile, local_memory_use, sass
+
+    def build(promote):
+        cubin = compile(
+            gemm_sm90_source(Sm90Config(128, 128, promote=promote), "e4m3", "K", "K", "bf16"),
+            "sm_90a",
+        )
+        return cubin, sass(cubin)
+
+    cubin, text = build("overlap")
+    assert "C7514" not in cubin.log and not local_memory_use(cubin)
+    assert text.count("WARPGROUP.DEPBAR.LE gsb0, 0x1") == 2
+    assert text.count("WARPGROUP.DEPBAR.LE gsb0, 0x0") == 2  # the loop's two exits
+    lines = text.splitlines()
+    waits = [i for i, t in enumerate(lines) if "DEPBAR.LE gsb0, 0x1" in t]
+    for w in waits:  # between this wait and the next QGMMA or branch: the retired set's FADDs
+        nxt = next(i for i in range(w, len(lines)) if "QGMMA" in lines[i] or " BRA " in lines[i])
+        assert sum(" FADD " in t for t in lines[w:nxt]) >= 64
+    _, drained = build(True)
+    assert drained.count("WARPGROUP.DEPBAR.LE gsb0, 0x1") == 0

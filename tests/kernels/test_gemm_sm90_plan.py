@@ -279,6 +279,16 @@ def test_bad_plans_are_named():
     with pytest.raises(TiledMmaError, match="at most 100 fit"):
         Sm90Plan(Sm90Config(128, 128, schedule="pingpong"), "e4m3", "K", "K")
     assert Sm90Plan(Sm90Config(128, 192), "e4m3", "K", "K").acc_per_thread == 96
+    # promote="overlap": 3 sets (two wgmma targets + f32); 3 x 64 fits 200, 3 x 96 does not
+    assert Sm90Plan(Sm90Config(128, 128, promote="overlap"), "e4m3", "K", "K").overlap
+    with pytest.raises(TiledMmaError, match="keeps 3 sets of 96 .* at most 66 fit"):
+        Sm90Plan(Sm90Config(128, 192, promote="overlap"), "e4m3", "K", "K")
+    assert not Sm90Plan(Sm90Config(128, 256, promote="overlap"), "bf16", "K", "K").overlap
+    with pytest.raises(TiledMmaError, match="promote 'always' in"):
+        Sm90Config(promote="always")
+    with pytest.raises(TiledMmaError, match="promote='overlap' with schedule='cooperative'"):
+        Sm90Config(64, 128, promote="overlap", schedule="pingpong")
+    assert Sm90Config(128, 128, promote="overlap").name == "b128x128_c2_sauto_ovl"
 
 
 def wgmma_c_coords(t: int, v: int) -> tuple[int, int]:

@@ -259,6 +259,24 @@ def test_promoted_ring_releases_at_once(config):
         _pingpong([3, 5, 1, 4, 2], pp.stages, _copies(pp), seed, ops=ops)
 
 
+@pytest.mark.parametrize("cluster", [1, 2])
+def test_overlap_ring_releases_one_tile_late(cluster):
+    """promote="overlap" keeps a batch in flight: lag 1 (the plain loop's order), which the
+    model runs; releasing the stage just read at wait_group 1 (lag 0 there) is caught by
+    test_lag0_release_before_the_wait_is_caught."""
+    config = Sm90Config(128, 128, promote="overlap", cluster=cluster)
+    plan = Sm90Plan(config, "e4m3", "K", "K", "bf16")
+    assert plan.overlap and release_lag(plan.promote, plan.overlap) == 1
+    rng = random.Random(config.name)
+    for seed in range(6):
+        k_tiles = [rng.choice([1, 2, 3, plan.stages, plan.stages + 1, 9]) for _ in range(25)]
+        mmas = run_ring(producer_ops(k_tiles, plan.stages), consumer_ops(k_tiles, plan.stages, 1),
+                        plan.stages, config.consumers, _copies(plan), seed=seed,
+                        arrive_every=CONSUMER.arrive_every, cluster=cluster)  # fmt: skip
+        mine = [(t, kt) for name, t, kt in mmas if name == "C0.1"]
+        assert mine == [(t, kt) for t, n in enumerate(k_tiles) for kt in range(n)]
+
+
 def test_lag0_release_before_the_wait_is_caught():
     """Lag 0 releases only after wait_group 0: releasing the stage before its batch retires
     (wait_group 1 kept) lets the producer overwrite what a wgmma may read."""

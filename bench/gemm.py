@@ -181,19 +181,25 @@ def measure(m, n, k, dtype, a_col, b_col, reps, config=None):
     return row
 
 
-def _host_times(cases, calls: int) -> dict:
-    """Host microseconds per call of each (name, fn) after 100 warm-up calls, and the
-    overhead of cutemma.gemm over the bare kernel launch."""
-    res = {}
-    for name, fn in cases:
+def _host_times(cases, calls: int, rounds: int = 5) -> dict:
+    """Host microseconds per call of each (name, fn): the median over ``rounds`` rounds in
+    which every case runs ``calls`` calls in turn (after 100 warm-up calls each), and the
+    overhead of cutemma.gemm over the bare kernel launch. Rounds in turn, because the
+    device machine's host clock and queue state drift: one sequential measurement per case
+    moved the overhead between 4 and 7.5 us from run to run."""
+    for _, fn in cases:
         for _ in range(100):
             fn()
-        torch.cuda.synchronize()
-        t = time.perf_counter()
-        for _ in range(calls):
-            fn()
-        res[name + "_us"] = (time.perf_counter() - t) / calls * 1e6
-        torch.cuda.synchronize()
+    torch.cuda.synchronize()
+    per = {name: [] for name, _ in cases}
+    for _ in range(rounds):
+        for name, fn in cases:
+            t = time.perf_counter()
+            for _ in range(calls):
+                fn()
+            per[name].append((time.perf_counter() - t) / calls * 1e6)
+            torch.cuda.synchronize()
+    res = {name + "_us": statistics.median(v) for name, v in per.items()}
     res["gemm_overhead_us"] = res["gemm_us"] - res["kernel_launch_us"]
     return res
 

@@ -1,0 +1,75 @@
+"""Promoted fp8 tile shapes near cuBLAS's own (a script).
+
+    python tests/kernels/gpu_sm90_fp8_tiles.py OUT.json
+
+torch._scaled_mm at e4m3 8192^3 launches nvjet_sm90_qqtst_144x128_128x6_1x2_h_bz_coopA
+(run of 2026-11-24, raw/sm90-overlap-run17.json): a 144-wide tile, 6 stages, clusters of
+1x2, cooperative. This times cutemma's promoted tiles of 128 rows and 144/160/192 columns,
+alone and in clusters along N sharing A (``multicast="A"``), against _scaled_mm in 5
+interleaved rounds of do_bench medians (e4m3, bf16 out, 8192^3 and 6144^3), after
+checking each on edge shapes (NaN-poisoned output, f32 out, rel. error < 3e-4 against
+float64 of the upcast inputs).
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import sys
+
+import torch  # before cutemma's CUDA modules (see notes/CUDA.md)
+
+from cutemma.kernels.dispatch_sm90 import gemm_sm90
+from cutemma.kernels.plan_sm90 import Sm90Config
+
+VARIANTS = {
+    "128x192": Sm90Config(128, 192),
+    "128x192_x2a": Sm90Config(128, 192, cluster=2, multicast="A"),
+    "128x144": Sm90Config(128, 144),
+    "128x144_x2a": Sm90Config(128, 144, cluster=2, multicast="A"),
+    "128x160": Sm90Config(128, 160),
+}
+
+
+def main() -> None:
+    import triton.testing as tt
+
+    gen = torch.Generator(device="cuda").manual_seed(17)
+    one = torch.ones((), device="cuda")
+    e4m3 = torch.float8_e4m3fn
+    res = {"device": torch.cuda.get_device_name(), "checks": [], "rows": []}
+    for name, cfg in VARIANTS.items():
+        for m, n, k in [(1, 8, 16), (300, 290, 272), (1031, 1000, 1040)]:
+            A = torch.randn((m, k), generator=gen, device="cuda").to(e4m3)
+            B = torch.randn((n, k), generator=gen, device="cuda").to(e4m3).t()
+            D = torch.full((m, n), float("nan"), device="cuda")
+            gemm_sm90(A, B, out=D, config=cfg)
+            ref = A.double() @ B.double()
+            err = float((D.double() - ref).norm() / ref.norm())
+            ok = bool(torch.isfinite(D).all()) and err < 3e-4
+            res["checks"].append({"config": name, "mnk": [m, n, k], "rel_err": err, "ok": ok})
+    bad = [c for c in res["checks"] if not c["ok"]]
+    print(f"checks {len(res['checks']) - len(bad)} / {len(res['checks'])}; failed {bad}")
+    for s in (8192, 6144):
+        A = torch.randn((s, s), generator=gen, device="cuda").to(e4m3)
+        B = torch.randn((s, s), generator=gen, device="cuda").to(e4m3).t()
+        D = torch.empty((s, s), dtype=torch.bfloat16, device="cuda")
+        cases = {
+            "scaled_mm": lambda A=A, B=B: torch._scaled_mm(A, B, one, one, out_dtype=torch.bfloat16)
+        }
+        for name, cfg in VARIANTS.items():
+            cases[name] = lambda A=A, B=B, D=D, cfg=cfg: gemm_sm90(A, B, out=D, config=cfg)
+        rounds = {k: [] for k in cases}
+        for _ in range(5):
+            for k, fn in cases.items():
+                ms = tt.do_bench(fn, warmup=25, rep=60, return_mode="median")
+                rounds[k].append(2.0 * s**3 / ms / 1e9)
+        med = {k: statistics.median(v) for k, v in rounds.items()}
+        res["rows"].append({"size": s, "rounds": rounds, "median": med})
+        base = med["scaled_mm"]
+        print(f"e4m3 {s}^3: " + ", ".join(f"{k} {v:.0f} ({v / base:.3f})" for k, v in med.items()))
+    json.dump(res, open(sys.argv[1], "w"), indent=1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,6 +1,7 @@
 """GPU correctness and speed of the sm90 GEMM against torch (run as a script; torch first).
 
     python tests/kernels/gpu_sm90_checks.py OUT.json [--quick] [--batched] [--no-bench]
+        [--no-precompile]
 
 Correctness: fresh random inputs per check, the output poisoned with NaN before each run
 and required fully written, ||D - ref|| / ||ref|| against float64 on the upcast inputs
@@ -339,6 +340,37 @@ def bench2() -> dict:
     return res
 
 
+def variants_2d() -> set:
+    """Every (config, dtype, majors, out, c_type, arch) the 2-D checks compile, a superset
+    (precompile: NVRTC in forked workers, ~1 s a variant, instead of one by one)."""
+    got = set()
+    for dt in ("bf16", "f16"):
+        for am, bm in MAJORS:
+            for cfg in CONFIGS + (CLUSTER_CONFIGS if dt == "bf16" else []):
+                for o in (dt, "f32"):
+                    got.add((cfg, dt, am, bm, o, o, "sm_90a"))
+    for cfg in CONFIGS[:2]:
+        got.add((cfg, "tf32", "K", "K", "f32", "f32", "sm_90a"))
+    for dt in ("e4m3", "e5m2"):
+        for cfg in FP8_CONFIGS + [Sm90Config(128, 192)]:
+            for o in ("bf16", "f32"):
+                got.add((cfg, dt, "K", "K", o, o, "sm_90a"))
+    return got
+
+
+def precompile_2d(processes: int = 14) -> dict:
+    """Compile :func:`variants_2d` and the batched checks' kernels in forked workers,
+    before this process touches CUDA."""
+    import multiprocessing as mp
+
+    vs = sorted(variants_2d(), key=str)
+    t = time.perf_counter()
+    with mp.get_context("fork").Pool(processes) as pool:
+        res = pool.map(gpu_sm90_batched._build, vs, chunksize=1)
+    bad = [f"{v}: {r}" for v, r in zip(vs, res) if r != "ok"]
+    return {"variants": len(vs), "seconds": round(time.perf_counter() - t, 1), "failed": bad}
+
+
 def main() -> None:
     path = sys.argv[1] if len(sys.argv) > 1 else "gpu_sm90.json"
     quick = "--quick" in sys.argv
@@ -348,6 +380,10 @@ def main() -> None:
     if "--batched" in sys.argv:  # only the batched checks (and their timing); compile
         # their kernels in forked workers before this process touches CUDA
         pre = gpu_sm90_batched.precompile(gpu_sm90_batched.cases(quick))
+        print("precompile", json.dumps(pre)[:600], flush=True)
+    elif "--no-precompile" not in sys.argv:
+        pre = precompile_2d()
+        pre["batched"] = gpu_sm90_batched.precompile(gpu_sm90_batched.cases(quick))
         print("precompile", json.dumps(pre)[:600], flush=True)
     result = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "precompile": pre}
     try:

@@ -3,10 +3,6 @@
 Same contract as that table: ``(call, error class, message fragment)``; ``call`` is evaluated
 with :func:`namespace` and must raise the named cutemma error, its message holding the
 fragment (case-insensitive). The fragments name the bad input or what would be accepted.
-
-``KNOWN_BARE`` lists bad inputs that still escape as a bare Python error (or pass silently) in
-a module another branch owns; tests/test_bad_inputs_copy.py runs them as expected failures
-until that module checks them, then they move to ``COPY_API``.
 """
 
 from __future__ import annotations
@@ -221,6 +217,58 @@ COPY_API: list[tuple[str, type, str]] = [
     ("tma.tensor_map_args(box, 0, (64, -1), (128,))", ME, "dim 1 = -1"),
     ("tma.tensor_map_args(box, 0, (2**33, 64), (128,))", ME, "[1, 2^32]"),
     ("tma.tensor_map_param(b'x')", ME, "128 bytes"),
+    ("tma.tensor_map_args(box, 'x', (64, 64), (128,))", ME, "address 'x'"),
+    ("tma.tensor_map_args(box, 16.0, (64, 64), (128,))", ME, "whole number"),
+    ("tma.tensor_map_args(box, -16, (64, 64), (128,))", ME, "[0, 2^64)"),
+    ("tma.tensor_map_args(box, 2**64, (64, 64), (128,))", ME, "[0, 2^64)"),
+    ("tma.tensor_map_args(box, 0, (64, 64), 'x')", ME, "one stride for each dim"),
+    ("tma.tensor_map_args(box, 0, (64, 64), (128.0,))", ME, "strides entry 128.0"),
+    ("tma.tensor_map_args(box, 0, (64, 64.5), (128,))", ME, "64.5"),
+    ("tma.tensor_map_args(box, 0, (64, True), (128,))", ME, "not bool"),
+    ("tma.tensor_map_args(box, 0, None, (128,))", ME, "2 to 5 dims"),
+    ("tma.tensor_map_args('x', 0, (64, 64), (128,))", ME, "TmaBox"),
+    ("tma.tensor_map_args(None, 0, (64, 64), (128,))", ME, "tma_box(layout, dtype, major)"),
+    ("tma.encode_tensor_map('x')", ME, "TensorMapArgs"),
+    ("tma.encode_tensor_map([1])", ME, "tensor_map_args(...)"),
+    ("tma.tensor_map_param(None)", ME, "128 bytes"),
+    ("tma.tensor_map_param(bytes(64))", ME, "got 64 bytes"),
+    ("tma.tensor_map_param('x' * 128)", ME, "encode_tensor_map"),
+    ("tma.element_swizzle('x', 2)", ME, "swizzle"),
+    ("tma.element_swizzle('SW128', 2)", ME, "TMA_SWIZZLES['SW128']"),
+    ("tma.element_swizzle(None, 2)", ME, "TmaSwizzle"),
+    ("tma.element_swizzle(tma.TMA_SWIZZLES['SW128'], 3)", ME, "1, 2 or 4 bytes"),
+    ("tma.element_swizzle(tma.TMA_SWIZZLES['SW128'], 0)", ME, "element size 0"),
+    ("tma.element_swizzle(tma.TMA_SWIZZLES['SW128'], 2.0)", ME, "element size 2.0"),
+    ("tma.element_swizzle(tma.TMA_SWIZZLES['SW128'], 'bf16')", ME, "whole number"),
+    ("tma.stride_refusal('x', 2)", ME, "stride 'x'"),
+    ("tma.stride_refusal(64.0, 2)", ME, "stride 64.0"),
+    ("tma.stride_refusal(None, 2)", ME, "whole number"),
+    ("tma.stride_refusal(64, 0)", ME, "1, 2 or 4 bytes"),
+    ("tma.stride_refusal(64, -2)", ME, "element size -2"),
+    ("tma.stride_refusal(64, 3)", ME, "element size 3"),
+    ("tma.stride_refusal(64, 2.0)", ME, "element size 2.0"),
+    ("tma.stride_refusal(64, True)", ME, "not bool"),
+    ("tma.stride_refusal(64, 'bf16')", ME, "whole number"),
+    ("tma.stride_refusal(64, 2, 0)", ME, "dims 1 .. 4"),
+    ("tma.stride_refusal(64, 2, 5)", ME, "dims 1 .. 4"),
+    ("tma.stride_refusal(64, 2, -1)", ME, "dim -1"),
+    ("tma.stride_refusal(64, 2, 1.5)", ME, "dim 1.5"),
+    ("tma.batched_dims('x', (64,), 8, 64)", ME, "tuple of ints"),
+    ("tma.batched_dims(None, None, None, 0)", ME, "dims None"),
+    ("tma.batched_dims((64, 300), 'x', 8, 64)", ME, "strides 'x'"),
+    ("tma.batched_dims((64, 300), (), 8, 64)", ME, "one stride >= 0 for each dim"),
+    ("tma.batched_dims((64, 300), (64, 64), 8, 64)", ME, "strides (64, 64)"),
+    ("tma.batched_dims((64, 0), (64,), 8, 64)", ME, "dims >= 1"),
+    ("tma.batched_dims((64, -3), (64,), 8, 64)", ME, "(64, -3)"),
+    ("tma.batched_dims((64, 300.0), (64,), 8, 64)", ME, "300.0"),
+    ("tma.batched_dims((64, 300), (-64,), 8, 64)", ME, "stride >= 0"),
+    ("tma.batched_dims((64, 300), (64,), 0, 64)", ME, "batch 0"),
+    ("tma.batched_dims((64, 300), (64,), -2, 64)", ME, ">= 1"),
+    ("tma.batched_dims((64, 300), (64,), 2.5, 64)", ME, "batch 2.5"),
+    ("tma.batched_dims((64, 300), (64,), '8', 64)", ME, "whole number"),
+    ("tma.batched_dims((64, 300), (64,), 8, -64)", ME, "batch_stride -64"),
+    ("tma.batched_dims((64, 300), (64,), 8, 64.0)", ME, "batch_stride 64.0"),
+    ("tma.batched_dims((64, 300), (64,), 8, None)", ME, "batch_stride None"),
     ("tmaa.make_tma_atom('GATHER', sm, 'bf16')", CE, "LOAD, LOAD_MULTICAST, STORE"),
     ("tmaa.make_tma_atom(None, sm, 'bf16')", CE, "LOAD"),
     ("tmaa.make_tma_atom('LOAD', 'x', 'bf16')", ME, "Layout"),
@@ -275,18 +323,6 @@ COPY_API: list[tuple[str, type, str]] = [
     # append/prepend past the target rank (C++'s append<N>/prepend<N> refuse it too)
     ("cm.prepend(cm.Layout((2, 3, 4)), n=2)", LE, "rank > 2"),
     ("cm.append(cm.Layout((2, 3, 4)), n=2)", LE, "rank > 2"),
-]
-
-# In cutemma/copy/tma.py (the batch branch's file): still a bare error or a silent answer.
-KNOWN_BARE: list[tuple[str, type, str]] = [
-    ("tma.tensor_map_args(box, 'x', (64, 64), (128,))", ME, "address"),
-    ("tma.tensor_map_args(box, -16, (64, 64), (128,))", ME, "address"),
-    ("tma.tensor_map_args(box, 0, (64, 64), 'x')", ME, "stride"),
-    ("tma.tensor_map_args(box, 0, (64, 64.5), (128,))", ME, "64.5"),
-    ("tma.tensor_map_args('x', 0, (64, 64), (128,))", ME, "TmaBox"),
-    ("tma.encode_tensor_map('x')", ME, "TensorMapArgs"),
-    ("tma.tensor_map_param(None)", ME, "128 bytes"),
-    ("tma.element_swizzle('x', 2)", ME, "swizzle"),
 ]
 
 # Public callables with no bad input of their own: data records the library fills.

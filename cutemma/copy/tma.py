@@ -53,6 +53,7 @@ class TmaRules:
     min_rank: int = 2  # this module's maps: (contiguous, rows[, batch]); the driver takes 1
     max_box: int = 256
     global_align: int = 16
+    max_address: int = 1 << 64  # globalAddress is a 64-bit device pointer
     stride_multiple: int = 16
     max_stride: int = 1 << 40
     max_dim: int = 1 << 32
@@ -115,10 +116,38 @@ TMA_DTYPES: dict[str, tuple[str, int, int]] = {
 }
 
 
+# the element sizes of TMA_DTYPES (bytes), the only ones this module's maps move
+ELEM_SIZES: tuple[int, ...] = tuple(sorted({b for _, _, b in TMA_DTYPES.values()}))
+
+
 def _elem_bytes(dtype: str) -> int:
-    if dtype not in TMA_DTYPES:
+    if not isinstance(dtype, str) or dtype not in TMA_DTYPES:
         raise TmaError(f"TMA: element type {dtype!r}; give one of {', '.join(TMA_DTYPES)}")
     return TMA_DTYPES[dtype][2]
+
+
+def _int(x: object, what: str) -> int:
+    """``x`` as an int (a Python or numpy integer; not a bool, float or string)."""
+    if type(x) is int:
+        return x
+    if isinstance(x, np.integer):
+        return int(x)
+    raise TmaError(f"TMA: {what} {x!r} must be a whole number (an int), not {type(x).__name__}")
+
+
+def _ints(xs: object, what: str, hint: str) -> tuple[int, ...]:
+    """``xs`` as a tuple of ints; ``hint`` says what the caller should have given."""
+    if not isinstance(xs, (tuple, list)):
+        raise TmaError(f"TMA: {what} {xs!r}: {hint}")
+    return tuple(_int(x, f"{what} entry") for x in xs)
+
+
+def _size_check(elem_bytes: object) -> int:
+    eb = _int(elem_bytes, "element size")
+    if eb not in ELEM_SIZES:
+        sizes = f"{', '.join(map(str, ELEM_SIZES[:-1]))} or {ELEM_SIZES[-1]}"
+        raise TmaError(f"TMA: element size {eb} bytes; TMA elements here are {sizes} bytes")
+    return eb
 
 
 @dataclass(frozen=True)
@@ -168,8 +197,16 @@ def element_swizzle(mode: TmaSwizzle, elem_bytes: int) -> Swizzle:
     >>> str(element_swizzle(TMA_SWIZZLES["SW128"], 2))
     'Sw<3,3,3>'
     """
+    if not isinstance(mode, TmaSwizzle):
+        named = isinstance(mode, str) and mode in TMA_SWIZZLES
+        hint = f"TMA_SWIZZLES[{mode!r}]" if named else "TMA_SWIZZLES['SW128']"
+        raise TmaError(
+            f"TMA: element_swizzle takes a TmaSwizzle mode, got {mode!r}; give one of "
+            f"TMA_SWIZZLES ({', '.join(TMA_SWIZZLES)}), e.g. {hint}"
+        )
+    eb = _size_check(elem_bytes)
     sw = mode.byte_swizzle
-    return Swizzle(sw.bits, sw.base - (elem_bytes.bit_length() - 1), sw.shift)
+    return Swizzle(sw.bits, sw.base - (eb.bit_length() - 1), sw.shift)
 
 
 def _swizzle_of(layout, dtype: str) -> tuple[TmaSwizzle, Layout, int]:
@@ -320,14 +357,38 @@ def _check_model(box: TmaBox, layout, inner: Layout, offset: int, sw: TmaSwizzle
             )
 
 
+def _stride_question(elements: object, elem_bytes: object, dim: object) -> tuple[int, int, int]:
+    """stride_refusal's arguments as ints, or the TmaError naming the one that is wrong."""
+    elements, dim = _int(elements, "stride"), _int(dim, "stride's dim")
+    eb = _size_check(elem_bytes)
+    if not 0 < dim < TMA_RULES.max_rank:
+        raise TmaError(
+            f"TMA: stride of dim {dim}; strides belong to dims 1 .. {TMA_RULES.max_rank - 1} "
+            "(dim 0 is the contiguous one, stride 1)"
+        )
+    return elements, eb, dim
+
+
 def stride_refusal(elements: int, elem_bytes: int, dim: int = 1) -> str | None:
     """Why a global stride of ``elements`` cannot be a TMA stride of ``dim``, or None if it can.
 
     The driver's rule (:data:`TMA_RULES`): a positive multiple of 16 bytes below 2^40.
+    ``elem_bytes`` is one of :data:`ELEM_SIZES` and ``dim`` in 1 .. ``TMA_RULES.max_rank`` - 1
+    (dim 0 has no stride); anything else, or a non-int, raises TmaError.
 
     >>> stride_refusal(4096, 2) is None, stride_refusal(0, 2, dim=2)
     (True, 'stride 0 elements = 0 bytes of dim 2 must be a positive multiple of 16 bytes below 2^40; a zero (broadcast) stride is not allowed')
     """
+    # cutemma.gemm's checked path (sm90_refusal) asks this per call with Python ints: one
+    # test of the good case, the named error only past it
+    if (
+        type(elements) is not int
+        or type(elem_bytes) is not int
+        or type(dim) is not int
+        or elem_bytes not in ELEM_SIZES
+        or not 0 < dim < TMA_RULES.max_rank
+    ):
+        elements, elem_bytes, dim = _stride_question(elements, elem_bytes, dim)
     nbytes = elements * elem_bytes
     if nbytes % TMA_RULES.stride_multiple == 0 and 0 < nbytes < TMA_RULES.max_stride:
         return None
@@ -346,16 +407,33 @@ def batched_dims(
     The batch is the outermost dimension (a rank-3 map of a rank-2 one); a shared operand
     (``batch`` None or 1, or ``batch_stride`` 0: every problem reads the same matrix)
     keeps its rank-2 map, since a TMA stride cannot be 0, and the kernel then passes no
-    batch coordinate for it.
+    batch coordinate for it. ``dims`` (each >= 1) and ``strides`` (one per dim after the
+    first, each >= 0) are tuples of ints, ``batch`` None or an int >= 1, ``batch_stride``
+    an int >= 0; anything else raises TmaError. Whether TMA can walk the strides is
+    :func:`tensor_map_args`' call.
 
     >>> batched_dims((64, 300), (64,), 8, 64 * 300)
     ((64, 300, 8), (64, 19200))
     >>> batched_dims((64, 300), (64,), 8, 0)
     ((64, 300), (64,))
     """
-    if not batch or batch == 1 or batch_stride == 0:
-        return tuple(dims), tuple(strides)
-    return (*dims, batch), (*strides, batch_stride)
+    dims = _ints(dims, "dims", "give the matrix's dims as a tuple of ints, contiguous first")
+    strides = _ints(strides, "strides", "give the element strides of dims 1.. as a tuple of ints")
+    if len(strides) != len(dims) - 1 or any(d < 1 for d in dims) or any(s < 0 for s in strides):
+        raise TmaError(
+            f"TMA: dims {dims} and strides {strides}: give dims >= 1 and one stride >= 0 for "
+            "each dim after the first"
+        )
+    if batch is not None and _int(batch, "batch") < 1:
+        raise TmaError(f"TMA: batch {batch}; give a problem count >= 1 (or None: no batch)")
+    if _int(batch_stride, "batch_stride") < 0:
+        raise TmaError(
+            f"TMA: batch_stride {batch_stride}; give the element distance between problems, "
+            ">= 0 (0: one matrix shared by every problem)"
+        )
+    if batch is None or batch == 1 or batch_stride == 0:
+        return dims, strides
+    return (*dims, int(batch)), (*strides, int(batch_stride))
 
 
 @dataclass(frozen=True)
@@ -403,12 +481,24 @@ def tensor_map_args(
     ...
     cutemma.errors.TmaError: TMA: stride 100 elements = 200 bytes of dim 1 must be a positive multiple of 16 bytes below 2^40 (pad the leading dimension to a multiple of 8 elements)
     """
+    if not isinstance(box, TmaBox):
+        raise TmaError(
+            f"TMA: tensor_map_args takes the TmaBox of tma_box(layout, dtype, major), got {box!r}"
+        )
     eb = box.elem_bytes
+    shape_hint = (
+        f"give {TMA_RULES.min_rank} to {TMA_RULES.max_rank} dims and one stride for each dim "
+        "after the first, as tuples of ints"
+    )
+    dims = _ints(dims, "dims", shape_hint)
+    strides = _ints(strides, "strides", shape_hint)
     rank = len(dims)
     if not TMA_RULES.min_rank <= rank <= TMA_RULES.max_rank or len(strides) != rank - 1:
+        raise TmaError(f"TMA: dims {dims} and strides {strides}: {shape_hint}")
+    address = _int(address, "global address")
+    if not 0 <= address < TMA_RULES.max_address:
         raise TmaError(
-            f"TMA: dims {dims} and strides {strides}: give {TMA_RULES.min_rank} to "
-            f"{TMA_RULES.max_rank} dims and one stride for each dim after the first"
+            f"TMA: global address {address}; a device pointer is in [0, 2^64) (data_ptr())"
         )
     if address % TMA_RULES.global_align:
         raise TmaError(
@@ -448,13 +538,21 @@ class TensorMap(ctypes.Structure):
     _fields_ = [("words", ctypes.c_uint64 * 16)]
 
 
-@lru_cache(maxsize=4096)
 def encode_tensor_map(args: TensorMapArgs) -> bytes:
     """The 128 bytes of ``cuTensorMapEncodeTiled(args)`` (needs the driver; cached per args).
 
     >>> encode_tensor_map(TensorMapArgs(9, 2, 0, (64, 64), (128,), (64, 64), (1, 1), 0, 3, 3, 0))  # doctest: +SKIP
     b'...'
     """
+    if not isinstance(args, TensorMapArgs):  # checked before the cache: it hashes its key
+        raise TmaError(
+            f"TMA: encode_tensor_map takes the TensorMapArgs of tensor_map_args(...), got {args!r}"
+        )
+    return _encode(args)
+
+
+@lru_cache(maxsize=4096)
+def _encode(args: TensorMapArgs) -> bytes:
     try:
         from cuda.bindings import driver
     except ImportError as exc:  # pragma: no cover - the cuda extra is missing
@@ -484,6 +582,10 @@ def tensor_map_param(raw: bytes) -> TensorMap:
     >>> bytes(tensor_map_param(bytes(range(128))))[:4]
     b'\\x00\\x01\\x02\\x03'
     """
-    if len(raw) != TMA_RULES.map_bytes:
-        raise TmaError(f"a tensor map is {TMA_RULES.map_bytes} bytes, got {len(raw)}")
+    if not isinstance(raw, (bytes, bytearray)) or len(raw) != TMA_RULES.map_bytes:
+        got = f"{len(raw)} bytes" if isinstance(raw, (bytes, bytearray)) else repr(raw)[:60]
+        raise TmaError(
+            f"TMA: a tensor map is {TMA_RULES.map_bytes} bytes (encode_tensor_map's result), "
+            f"got {got}"
+        )
     return TensorMap.from_buffer_copy(raw)

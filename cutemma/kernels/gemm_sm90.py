@@ -30,23 +30,17 @@ which a CPU model runs in the tests.
 
 from __future__ import annotations
 
-from cutemma.cuda.codegen import mma_asm
 from cutemma.cuda.source import FIXED_WIDTH_TYPES, Param, block, comment, indent, translation_unit
-from cutemma.errors import TiledMmaError
-from cutemma.kernels.gemm_sm80 import OUT_TYPES, swizzle_expr, thread_expr
+from cutemma.kernels.epilogue_sm90 import epilogue_lines, tma_store_lines
+from cutemma.kernels.gemm_sm80 import OUT_TYPES, thread_expr
 from cutemma.kernels.gemm_sm90_batched import (
     HELPERS_SM90_BATCHED,
     batch_epilogue,
     tma_lines_batched,
 )
+from cutemma.kernels.mainloop_sm90 import mainloop
 from cutemma.kernels.plan_sm90 import Sm90Config, Sm90Plan, register_split
-from cutemma.kernels.ring import CONSUMER, PRODUCER
-from cutemma.smem.descriptor import SMEM_WINDOW
-
-# named barriers (bar.sync ids; 0 is __syncthreads): the TMA-store epilogue's (cooperative:
-# EPI_BAR; pingpong: EPI_BAR + warpgroup) and pingpong's order barrier (ORDER_BAR + the
-# warpgroup whose turn it is)
-EPI_BAR, ORDER_BAR = 1, 4
+from cutemma.kernels.ring import CONSUMER, EPI_BAR, ORDER_BAR, PRODUCER
 
 HELPERS_SM90 = r"""
 struct __align__(64) TmaMap { uint64_t words[16]; };  // CUtensorMap: 128 opaque bytes
@@ -157,10 +151,6 @@ __device__ __forceinline__ uint32_t pack_bf16x2(float lo, float hi) {
   uint32_t r; asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo)); return r;
 }
 """
-
-_LOAD = {"f32": "{x}", "f16": "f16_to_f32({x})", "bf16": "bf16_to_f32({x})"}
-_STORE = {"f32": "{x}", "f16": "f32_to_f16({x})", "bf16": "f32_to_bf16({x})"}
-_PACK = {"f16": "pack_f16x2", "bf16": "pack_bf16x2"}
 
 
 def kernel_name_sm90(
@@ -311,96 +301,6 @@ def _tma_lines(plan: Sm90Plan, ops: str = "AB", rank3: bool = False) -> str:
     return "\n".join(out)
 
 
-def _wgmma_lines(plan: Sm90Plan, acc_name: str = "acc", first: str = "scale_d") -> str:
-    """Every k block of one k tile: one wgmma per (im, kb), descriptors from the plan;
-    ``first`` is the scale-d of k block 0 (0: overwrite the accumulators)."""
-    op = plan.tiled.atom.op
-    n_acc = op.c.count
-    _, offs_b = plan.descriptors["B"]
-    out = []
-    for kb in range(plan.k_blocks):
-        for im in range(plan.mma_m):
-            acc = [f"{acc_name}[{im * n_acc + i}]" for i in range(n_acc)]
-            da = f"desc_a{im}_{kb}"
-            db = f"DESC_B | ((b_addr + {offs_b[0, 0, kb]}) >> 4)"
-            out.append(f"const uint64_t {da} = DESC_A | ((a_addr + a_off[{im}][{kb}]) >> 4);")
-            scale = first if kb == 0 else "1"
-            out.append(mma_asm(op, a=[da], b=[f"({db})"], c=acc, extras={"scale_D": scale}))
-    return "\n".join(out)
-
-
-def _epilogue_lines(plan: Sm90Plan, out: str, c_type: str, acc_name: str = "acc") -> str:
-    """D = alpha * acc + beta * C through partition_C; adjacent n pairs stored as one word."""
-    _, _, consts = plan.epilogue
-    lines = []
-    i = 0
-    while i < len(consts):
-        idx, dm, dn = consts[i]
-        pair = (
-            out in _PACK
-            and i + 1 < len(consts)
-            and consts[i + 1][1:] == (dm, dn + 1)
-            and consts[i + 1][0] == idx + 1
-        )
-        vals = []
-        for j, (ix, _, _) in enumerate(consts[i : i + (2 if pair else 1)]):
-            c_val = _LOAD[c_type].format(x=f"C[m * ldc_m + (long long)(n + {j}) * ldc_n]")
-            vals.append(f"alpha * {acc_name}[{ix}] + (beta != 0.f ? beta * {c_val} : 0.f)")
-        if pair:
-            body = (
-                f"if (vec_d && n + 1 < N) {{ const uint32_t w = {_PACK[out]}({vals[0]}, {vals[1]});"
-                f" *reinterpret_cast<uint32_t*>(&D[m * ldd_m + n]) = w; }}\n"
-                f"else {{ if (n < N) D[m * ldd_m + n * ldd_n] = {_STORE[out].format(x=vals[0])};"
-                f" if (n + 1 < N) D[m * ldd_m + (n + 1) * ldd_n] = "
-                f"{_STORE[out].format(x=vals[1])}; }}"
-            )
-        else:
-            body = f"if (n < N) D[m * ldd_m + n * ldd_n] = {_STORE[out].format(x=vals[0])};"
-        lines.append(
-            f"{{ const long long m = m0 + C_m + {dm}; const int n = n0 + C_n + {dn};\n"
-            f"  if (m < M) {{ {body} }} }}"
-        )
-        i += 2 if pair else 1
-    return "\n".join(lines)
-
-
-def _tma_store_lines(plan: Sm90Plan, out: str, acc_name: str = "acc", batched=False) -> str:
-    """alpha * acc packed in pairs into the swizzled staging tile, then one thread stores
-    it with TMA (the boxes of ``plan.tma_D``; TMA clips at the tensor's edges; batched:
-    D's rank-3 map, problem ``l`` outermost). Pingpong: each warpgroup has its own staging
-    tile and named barrier (``d_smem``, ``EPI_BAR``)."""
-    _, _, consts = plan.epilogue
-    _, offs = plan.epilogue_smem
-    sw = plan.smem_D.outer
-    eb = 2
-    sync = f"named_sync(EPI_BAR, {plan.consumer_threads});"
-    lines = [
-        "if (tid == 0) bulk_wait_read0();  // the previous tile's store has read the tile",
-        sync,
-    ]
-    for i in range(0, len(consts), 2):
-        (ia, dm, dn), (ib, dm1, dn1) = consts[i], consts[i + 1]
-        if (ib, dm1, dn1) != (ia + 1, dm, dn + 1) or offs[i + 1] != offs[i] + 1:
-            raise TiledMmaError("TMA-store epilogue: accumulators do not come in n pairs")
-        addr = swizzle_expr(sw, f"(d_thr + {offs[i]})")
-        lines.append(
-            f"st_shared_b32(d_smem + {eb} * ({addr}), "
-            f"{_PACK[out]}(alpha * {acc_name}[{ia}], alpha * {acc_name}[{ib}]));"
-        )
-    lines += [
-        "fence_async_smem();  // generic-proxy writes -> the TMA engine's reads",
-        sync,
-        "if (tid == 0) {",
-    ]
-    for dc, do, off in plan.tma_D.copies:
-        crd = f"n0 + {dc}, m0 + {do}" + (", l" if batched else "")
-        lines.append(
-            f"  tma_store_{'3d' if batched else '2d'}(&tmap_d, d_smem + {off * eb}, {crd});"
-        )
-    lines += ["  bulk_commit();", "}"]
-    return "\n".join(lines)
-
-
 def _tile_counts(cluster: int, multicast: str, batched: bool) -> str:
     """The tile count the persistent loop walks (batched: L problems of ``tiles_l``); a
     cluster's pairs run along N (``multicast`` 'A') or along M ('B')."""
@@ -417,166 +317,6 @@ def _tile_counts(cluster: int, multicast: str, batched: bool) -> str:
     return (
         f"const int {pairs}{tiles}, {k_tiles}\n"
         "const uint32_t rank = cluster_rank();  // this CTA's place in its cluster"
-    )
-
-
-def _fence(name: str, n: int) -> str:
-    return f"#pragma unroll\nfor (int i = 0; i < {n}; ++i) fence_acc({name}[i]);"
-
-
-def _turns(plan: Sm90Plan) -> tuple[str, str]:
-    """Schedule "alternate": (before, after) a k tile's wgmma batch. Warpgroup w waits for
-    its turn on named barrier ORDER_BAR + w (warpgroup 0 not before its first batch) and
-    then hands it to w + 1 (the last to 0, except after the CTA's last batch): arrivals
-    and waits pair one to one (ring.alternate_consumer_ops, run by the ring model)."""
-    if plan.config.schedule != "alternate":
-        return "", ""
-    C = plan.config.consumers
-    before = (
-        f"if (wg > 0 || turned) named_sync({ORDER_BAR} + wg, 256);  // my turn to issue\n"
-        "turned = true;"
-    )
-    after = (
-        f"if (wg < {C - 1} || kt + 1 < k_tiles || tile + gridDim.x < tiles)"
-        f" named_arrive({ORDER_BAR} + (wg + 1) % {C}, 256);  // the next warpgroup's turn"
-    )
-    return before, after
-
-
-def _mainloop(plan: Sm90Plan, release_stmt: str, after_issue: str = "") -> str:
-    """The consumers' k-tile loop of one tile, ending with every wgmma retired.
-
-    Plain: one accumulator set, ``scale_d = kt > 0``, one batch in flight. Promoted (fp8):
-    each k tile's batch starts from zero and, once retired (``wait_group 0``), is added
-    into the f32 set ``accf``, so wgmma's reduced-precision fp8 accumulation spans one k
-    tile only. (Two sets alternating with ``wait_group 1`` would keep a batch in flight,
-    but ptxas then serialises every wgmma: C7514, non-wgmma reads of accumulators inside
-    the pipeline stage.) The other consumer warpgroup keeps the tensor cores busy while
-    one waits. Promoted, a stage is released as soon as ``wait_group 0`` retires its reads
-    (ring release lag 0, before the FADDs): one stage more of the ring is free for the
-    producer than with the plain loop's lag of 1 (run 14: 3 stages instead of 4 cost a
-    fifth of the speed of 3-consumer 192x128). ``after_issue``: what runs once the tile's
-    last wgmma is issued (pingpong: the order barrier's arrival, handing the tensor cores
-    to the other warpgroup).
-    """
-    S, n = plan.stages, plan.acc_per_thread
-    head = [
-        f"const uint32_t full = bars + 8 * stage, empty = bars + {8 * S} + 8 * stage;",
-        f"mbar_wait(full, phase ^ {CONSUMER.wait_flip});  // the stage's bytes landed",
-        # descriptor start addresses keep only address bits [4, 18) (PTX ISA
-        # matrix-descriptor-encode): mask the window-relative part, since in a cluster the
-        # shared::cta address carries the CTA's rank at bit 24 (SASS: SR_CgaCtaId << 24),
-        # which an unmasked OR would add to LBO (the N-major-B cluster bug, kernels/NOTES.md)
-        f"const uint32_t a_addr = (smem & {SMEM_WINDOW - 1:#x}u) + stage * {plan.stage_bytes}, "
-        f"b_addr = a_addr + {plan.bytes_A};  // window-relative, for descriptors only",
-    ]
-    tail = [f"prev_empty = empty;\nif (++stage == {S}) {{ stage = 0; phase ^= 1; }}"]
-    turn_wait, turn_pass = _turns(plan)
-    head += [turn_wait] if turn_wait else []
-    issued = [turn_pass] if turn_pass else []
-    if not plan.promote:
-        body = head + [
-            "const int scale_d = kt > 0;  // the first k block of a tile overwrites acc",
-            _fence("acc", n),
-            "wgmma_fence();",
-            _wgmma_lines(plan),
-            "wgmma_commit();",
-            *issued,
-            "wgmma_wait<1>();  // the previous k tile's batch is done: release its stage",
-            _fence("acc", n),
-            f"if (kt > 0 && signals) {release_stmt}",
-            *tail,
-        ]
-        return "\n".join(
-            [
-                "uint32_t prev_empty = 0;",
-                block("for (int kt = 0; kt < k_tiles; ++kt)", "\n".join(body)),
-                *([after_issue] if after_issue else []),
-                "wgmma_wait<0>();",
-                _fence("acc", n),
-                f"if (signals) {release_stmt}  // k_tiles >= 1: the tile's last stage",
-            ]  # fmt: skip
-        )
-
-    if plan.overlap:
-        return _overlap_loop(plan, head, release_stmt, after_issue)
-    body = head + [
-        _fence("acc", n),
-        "wgmma_fence();",
-        _wgmma_lines(plan, "acc", "0"),
-        "wgmma_commit();",
-        *issued,
-        "wgmma_wait<0>();  // this k tile's sums are final: promote them into f32",
-        f"if (signals) {release_stmt.replace('prev_empty', 'empty')}  // lag 0",
-        _fence("acc", n),
-        f"#pragma unroll\nfor (int i = 0; i < {n}; ++i) accf[i] += acc[i];",
-        f"if (++stage == {S}) {{ stage = 0; phase ^= 1; }}",
-    ]
-    return "\n".join(
-        [
-            f"#pragma unroll\nfor (int i = 0; i < {n}; ++i) accf[i] = 0.f;",
-            block("for (int kt = 0; kt < k_tiles; ++kt)", "\n".join(body)),
-            *([after_issue] if after_issue else []),
-        ]  # fmt: skip
-    )
-
-
-def _overlap_loop(plan: Sm90Plan, head: list[str], release_stmt: str, after_issue: str) -> str:
-    """Promoted fp8 with one batch in flight (``Sm90Config(promote="overlap")``): k tiles
-    alternate between wgmma sets ``acc0`` and ``acc1``; after issuing k tile kt into one
-    set, ``wait_group 1`` retires kt - 1's batch, its stage is released (lag 1, the plain
-    loop's ring) and that set is added into ``accf`` while kt's batch runs.
-
-    The k-tile loop is unrolled by 2 by hand, so each wgmma and each FADD names one static
-    set, with an exit (drain: ``wait_group 0``, release, add) after each half. ptxas keeps
-    this shape pipelined; a rolled loop choosing the set at run time (a branch per parity
-    of kt, or a ternary in the FADDs) makes it serialise every wgmma (C7514: non-wgmma
-    instructions reading accumulators inside the pipeline stage) and spill
-    (kernels/NOTES.md, "fp8 promotion with one batch in flight").
-    """
-    S, n = plan.stages, plan.acc_per_thread
-
-    def add(s: str) -> str:
-        return _fence(s, n) + f"\n#pragma unroll\nfor (int i = 0; i < {n}; ++i) accf[i] += {s}[i];"
-
-    def issue(s: str) -> list[str]:  # k tile kt into set s (scale-d 0: a fresh sum)
-        return [
-            "{",
-            indent("\n".join(head)),
-            indent(_fence(s, n)),
-            "  wgmma_fence();",
-            indent(_wgmma_lines(plan, s, "0")),
-            "  wgmma_commit();",
-            "  cur_empty = empty;",
-            "}",
-            f"if (++stage == {S}) {{ stage = 0; phase ^= 1; }}",
-        ]
-
-    def step(cur: str, prev: str) -> list[str]:  # issue kt into cur, retire and add prev
-        return [
-            f"if (kt == k_tiles) {{  // drain: {prev} holds the tile's last k tile",
-            "  wgmma_wait<0>();",
-            f"  if (signals) {release_stmt.replace('prev_empty', 'cur_empty')}",
-            indent(add(prev)),
-            "  break;",
-            "}",
-            "prev_empty = cur_empty;",
-            *issue(cur),
-            f"wgmma_wait<1>();  // k tile kt - 1's batch ({prev}) retired; kt's runs",
-            f"if (signals) {release_stmt}  // lag 1",
-            add(prev),
-            "++kt;",
-        ]
-
-    return "\n".join(
-        [
-            f"#pragma unroll\nfor (int i = 0; i < {n}; ++i) accf[i] = 0.f;",
-            "uint32_t prev_empty, cur_empty;",
-            *issue("acc0"),  # k tile 0 (k_tiles >= 1)
-            "int kt = 1;",
-            block("for (;;)", "\n".join(step("acc1", "acc0") + step("acc0", "acc1"))),
-            *([after_issue] if after_issue else []),
-        ]  # fmt: skip
     )
 
 
@@ -617,12 +357,12 @@ def gemm_sm90_source(
     n_acc = plan.tiled.atom.op.c.count * plan.mma_m
     acc_name = "accf" if plan.promote else "acc"
     epilogue = (
-        block("if (tma_d)", _tma_store_lines(plan, out, acc_name, batched))
+        block("if (tma_d)", tma_store_lines(plan, out, acc_name, batched))
         + " else {\n"
-        + indent(_epilogue_lines(plan, out, c_type, acc_name))
+        + indent(epilogue_lines(plan, out, c_type, acc_name))
         + "\n}"
         if plan.tma_store
-        else _epilogue_lines(plan, out, c_type, acc_name)
+        else epilogue_lines(plan, out, c_type, acc_name)
     )
     prod_regs, cons_regs = register_split(C)
     tables: list[str] = []
@@ -749,7 +489,7 @@ def gemm_sm90_source(
             else []
         ),
         indent(
-            _mainloop(
+            mainloop(
                 plan,
                 release_stmt,
                 f"if (tile + gridDim.x < tiles) named_arrive({ORDER_BAR} + (wg ^ 1), 256);"

@@ -209,3 +209,9 @@ def alternate_consumer_ops(
             if warpgroup < consumers - 1 or done < batches:
                 out.append(("bar_arrive", (warpgroup + 1) % consumers))
     return out
+
+
+# named barriers (bar.sync ids; 0 is __syncthreads): the TMA-store epilogue's (cooperative:
+# EPI_BAR; pingpong: EPI_BAR + warpgroup) and pingpong's order barrier (ORDER_BAR + the
+# warpgroup whose turn it is)
+EPI_BAR, ORDER_BAR = 1, 4

@@ -1,0 +1,99 @@
+"""The sm90 GEMM's epilogues: D = alpha * acc + beta * C through partition_C from
+registers (predicated at the edges, adjacent n pairs stored as one word), or, for 16-bit
+D with beta = 0, through a swizzled shared-memory staging tile and TMA stores.
+
+"""
+
+from __future__ import annotations
+
+from cutemma.errors import TiledMmaError
+from cutemma.kernels.gemm_sm80 import swizzle_expr
+from cutemma.kernels.plan_sm90 import Sm90Plan
+
+_LOAD = {"f32": "{x}", "f16": "f16_to_f32({x})", "bf16": "bf16_to_f32({x})"}
+_STORE = {"f32": "{x}", "f16": "f32_to_f16({x})", "bf16": "f32_to_bf16({x})"}
+_PACK = {"f16": "pack_f16x2", "bf16": "pack_bf16x2"}
+
+
+def epilogue_lines(plan: Sm90Plan, out: str, c_type: str, acc_name: str = "acc") -> str:
+    """D = alpha * acc + beta * C through partition_C; adjacent n pairs stored as one word.
+
+    >>> from cutemma.kernels.plan_sm90 import Sm90Config, Sm90Plan
+    >>> plan = Sm90Plan(Sm90Config(128, 128), "bf16", "K", "N", "f32")
+    >>> epilogue_lines(plan, "f32", "f32").count("if (m < M)") == plan.acc_per_thread
+    True
+    """
+    _, _, consts = plan.epilogue
+    lines = []
+    i = 0
+    while i < len(consts):
+        idx, dm, dn = consts[i]
+        pair = (
+            out in _PACK
+            and i + 1 < len(consts)
+            and consts[i + 1][1:] == (dm, dn + 1)
+            and consts[i + 1][0] == idx + 1
+        )
+        vals = []
+        for j, (ix, _, _) in enumerate(consts[i : i + (2 if pair else 1)]):
+            c_val = _LOAD[c_type].format(x=f"C[m * ldc_m + (long long)(n + {j}) * ldc_n]")
+            vals.append(f"alpha * {acc_name}[{ix}] + (beta != 0.f ? beta * {c_val} : 0.f)")
+        if pair:
+            body = (
+                f"if (vec_d && n + 1 < N) {{ const uint32_t w = {_PACK[out]}({vals[0]}, {vals[1]});"
+                f" *reinterpret_cast<uint32_t*>(&D[m * ldd_m + n]) = w; }}\n"
+                f"else {{ if (n < N) D[m * ldd_m + n * ldd_n] = {_STORE[out].format(x=vals[0])};"
+                f" if (n + 1 < N) D[m * ldd_m + (n + 1) * ldd_n] = "
+                f"{_STORE[out].format(x=vals[1])}; }}"
+            )
+        else:
+            body = f"if (n < N) D[m * ldd_m + n * ldd_n] = {_STORE[out].format(x=vals[0])};"
+        lines.append(
+            f"{{ const long long m = m0 + C_m + {dm}; const int n = n0 + C_n + {dn};\n"
+            f"  if (m < M) {{ {body} }} }}"
+        )
+        i += 2 if pair else 1
+    return "\n".join(lines)
+
+
+def tma_store_lines(plan: Sm90Plan, out: str, acc_name: str = "acc", batched: bool = False) -> str:
+    """alpha * acc packed in pairs into the swizzled staging tile, then one thread stores
+    it with TMA (the boxes of ``plan.tma_D``; TMA clips at the tensor's edges; batched:
+    D's rank-3 map, problem ``l`` outermost). Pingpong: each warpgroup has its own staging
+    tile and named barrier (``d_smem``, ``EPI_BAR``).
+
+    >>> from cutemma.kernels.plan_sm90 import Sm90Config, Sm90Plan
+    >>> plan = Sm90Plan(Sm90Config(128, 256), "bf16", "K", "N", "bf16")
+    >>> tma_store_lines(plan, "bf16").count("tma_store_2d("), len(plan.tma_D.copies)
+    (4, 4)
+    """
+    _, _, consts = plan.epilogue
+    _, offs = plan.epilogue_smem
+    sw = plan.smem_D.outer
+    eb = 2
+    sync = f"named_sync(EPI_BAR, {plan.consumer_threads});"
+    lines = [
+        "if (tid == 0) bulk_wait_read0();  // the previous tile's store has read the tile",
+        sync,
+    ]
+    for i in range(0, len(consts), 2):
+        (ia, dm, dn), (ib, dm1, dn1) = consts[i], consts[i + 1]
+        if (ib, dm1, dn1) != (ia + 1, dm, dn + 1) or offs[i + 1] != offs[i] + 1:
+            raise TiledMmaError("TMA-store epilogue: accumulators do not come in n pairs")
+        addr = swizzle_expr(sw, f"(d_thr + {offs[i]})")
+        lines.append(
+            f"st_shared_b32(d_smem + {eb} * ({addr}), "
+            f"{_PACK[out]}(alpha * {acc_name}[{ia}], alpha * {acc_name}[{ib}]));"
+        )
+    lines += [
+        "fence_async_smem();  // generic-proxy writes -> the TMA engine's reads",
+        sync,
+        "if (tid == 0) {",
+    ]
+    for dc, do, off in plan.tma_D.copies:
+        crd = f"n0 + {dc}, m0 + {do}" + (", l" if batched else "")
+        lines.append(
+            f"  tma_store_{'3d' if batched else '2d'}(&tmap_d, d_smem + {off * eb}, {crd});"
+        )
+    lines += ["  bulk_commit();", "}"]
+    return "\n".join(lines)

@@ -1,0 +1,198 @@
+"""The consumers' k-tile loops of the sm90 GEMM: one wgmma batch per k tile, descriptors
+from the plan, the ring's waits and releases, fp8 promotion (plain, or with one batch in
+flight), the "alternate" schedule's turns. :func:`cutemma.kernels.gemm_sm90.gemm_sm90_source`
+places the loop text in the consumer warpgroups' tile loop.
+
+"""
+
+from __future__ import annotations
+
+from cutemma.cuda.codegen import mma_asm
+from cutemma.cuda.source import block, indent
+from cutemma.kernels.plan_sm90 import Sm90Plan
+from cutemma.kernels.ring import CONSUMER, ORDER_BAR
+from cutemma.smem.descriptor import SMEM_WINDOW
+
+
+def _wgmma_lines(plan: Sm90Plan, acc_name: str = "acc", first: str = "scale_d") -> str:
+    """Every k block of one k tile: one wgmma per (im, kb), descriptors from the plan;
+    ``first`` is the scale-d of k block 0 (0: overwrite the accumulators)."""
+    op = plan.tiled.atom.op
+    n_acc = op.c.count
+    _, offs_b = plan.descriptors["B"]
+    out = []
+    for kb in range(plan.k_blocks):
+        for im in range(plan.mma_m):
+            acc = [f"{acc_name}[{im * n_acc + i}]" for i in range(n_acc)]
+            da = f"desc_a{im}_{kb}"
+            db = f"DESC_B | ((b_addr + {offs_b[0, 0, kb]}) >> 4)"
+            out.append(f"const uint64_t {da} = DESC_A | ((a_addr + a_off[{im}][{kb}]) >> 4);")
+            scale = first if kb == 0 else "1"
+            out.append(mma_asm(op, a=[da], b=[f"({db})"], c=acc, extras={"scale_D": scale}))
+    return "\n".join(out)
+
+
+def _fence(name: str, n: int) -> str:
+    return f"#pragma unroll\nfor (int i = 0; i < {n}; ++i) fence_acc({name}[i]);"
+
+
+def _turns(plan: Sm90Plan) -> tuple[str, str]:
+    """Schedule "alternate": (before, after) a k tile's wgmma batch. Warpgroup w waits for
+    its turn on named barrier ORDER_BAR + w (warpgroup 0 not before its first batch) and
+    then hands it to w + 1 (the last to 0, except after the CTA's last batch): arrivals
+    and waits pair one to one (ring.alternate_consumer_ops, run by the ring model)."""
+    if plan.config.schedule != "alternate":
+        return "", ""
+    C = plan.config.consumers
+    before = (
+        f"if (wg > 0 || turned) named_sync({ORDER_BAR} + wg, 256);  // my turn to issue\n"
+        "turned = true;"
+    )
+    after = (
+        f"if (wg < {C - 1} || kt + 1 < k_tiles || tile + gridDim.x < tiles)"
+        f" named_arrive({ORDER_BAR} + (wg + 1) % {C}, 256);  // the next warpgroup's turn"
+    )
+    return before, after
+
+
+def mainloop(plan: Sm90Plan, release_stmt: str, after_issue: str = "") -> str:
+    """The consumers' k-tile loop of one tile, ending with every wgmma retired.
+
+    Plain: one accumulator set, ``scale_d = kt > 0``, one batch in flight. Promoted (fp8):
+    each k tile's batch starts from zero and, once retired (``wait_group 0``), is added
+    into the f32 set ``accf``, so wgmma's reduced-precision fp8 accumulation spans one k
+    tile only. (Two sets chosen at run time with ``wait_group 1`` make ptxas serialise
+    every wgmma, C7514; ``promote="overlap"`` keeps a batch in flight with the loop
+    unrolled by two over static sets, :func:`_overlap_loop`.) The other consumer warpgroup
+    keeps the tensor cores busy while one waits. Promoted, a stage is released as soon as ``wait_group 0`` retires its reads
+    (ring release lag 0, before the FADDs): one stage more of the ring is free for the
+    producer than with the plain loop's lag of 1 (run 14: 3 stages instead of 4 cost a
+    fifth of the speed of 3-consumer 192x128). ``after_issue``: what runs once the tile's
+    last wgmma is issued (pingpong: the order barrier's arrival, handing the tensor cores
+    to the other warpgroup).
+
+    >>> from cutemma.kernels.plan_sm90 import Sm90Config, Sm90Plan
+    >>> plan = Sm90Plan(Sm90Config(128, 256), "bf16", "K", "N", "bf16")
+    >>> text = mainloop(plan, "release();")
+    >>> text.count("wgmma.mma_async") == plan.mma_m * plan.k_blocks, "mbar_wait(full" in text
+    (True, True)
+    """
+    S, n = plan.stages, plan.acc_per_thread
+    head = [
+        f"const uint32_t full = bars + 8 * stage, empty = bars + {8 * S} + 8 * stage;",
+        f"mbar_wait(full, phase ^ {CONSUMER.wait_flip});  // the stage's bytes landed",
+        # descriptor start addresses keep only address bits [4, 18) (PTX ISA
+        # matrix-descriptor-encode): mask the window-relative part, since in a cluster the
+        # shared::cta address carries the CTA's rank at bit 24 (SASS: SR_CgaCtaId << 24),
+        # which an unmasked OR would add to LBO (the N-major-B cluster bug, kernels/NOTES.md)
+        f"const uint32_t a_addr = (smem & {SMEM_WINDOW - 1:#x}u) + stage * {plan.stage_bytes}, "
+        f"b_addr = a_addr + {plan.bytes_A};  // window-relative, for descriptors only",
+    ]
+    tail = [f"prev_empty = empty;\nif (++stage == {S}) {{ stage = 0; phase ^= 1; }}"]
+    turn_wait, turn_pass = _turns(plan)
+    head += [turn_wait] if turn_wait else []
+    issued = [turn_pass] if turn_pass else []
+    if not plan.promote:
+        body = head + [
+            "const int scale_d = kt > 0;  // the first k block of a tile overwrites acc",
+            _fence("acc", n),
+            "wgmma_fence();",
+            _wgmma_lines(plan),
+            "wgmma_commit();",
+            *issued,
+            "wgmma_wait<1>();  // the previous k tile's batch is done: release its stage",
+            _fence("acc", n),
+            f"if (kt > 0 && signals) {release_stmt}",
+            *tail,
+        ]
+        return "\n".join(
+            [
+                "uint32_t prev_empty = 0;",
+                block("for (int kt = 0; kt < k_tiles; ++kt)", "\n".join(body)),
+                *([after_issue] if after_issue else []),
+                "wgmma_wait<0>();",
+                _fence("acc", n),
+                f"if (signals) {release_stmt}  // k_tiles >= 1: the tile's last stage",
+            ]  # fmt: skip
+        )
+
+    if plan.overlap:
+        return _overlap_loop(plan, head, release_stmt, after_issue)
+    body = head + [
+        _fence("acc", n),
+        "wgmma_fence();",
+        _wgmma_lines(plan, "acc", "0"),
+        "wgmma_commit();",
+        *issued,
+        "wgmma_wait<0>();  // this k tile's sums are final: promote them into f32",
+        f"if (signals) {release_stmt.replace('prev_empty', 'empty')}  // lag 0",
+        _fence("acc", n),
+        f"#pragma unroll\nfor (int i = 0; i < {n}; ++i) accf[i] += acc[i];",
+        f"if (++stage == {S}) {{ stage = 0; phase ^= 1; }}",
+    ]
+    return "\n".join(
+        [
+            f"#pragma unroll\nfor (int i = 0; i < {n}; ++i) accf[i] = 0.f;",
+            block("for (int kt = 0; kt < k_tiles; ++kt)", "\n".join(body)),
+            *([after_issue] if after_issue else []),
+        ]  # fmt: skip
+    )
+
+
+def _overlap_loop(plan: Sm90Plan, head: list[str], release_stmt: str, after_issue: str) -> str:
+    """Promoted fp8 with one batch in flight (``Sm90Config(promote="overlap")``): k tiles
+    alternate between wgmma sets ``acc0`` and ``acc1``; after issuing k tile kt into one
+    set, ``wait_group 1`` retires kt - 1's batch, its stage is released (lag 1, the plain
+    loop's ring) and that set is added into ``accf`` while kt's batch runs.
+
+    The k-tile loop is unrolled by 2 by hand, so each wgmma and each FADD names one static
+    set, with an exit (drain: ``wait_group 0``, release, add) after each half. ptxas keeps
+    this shape pipelined; a rolled loop choosing the set at run time (a branch per parity
+    of kt, or a ternary in the FADDs) makes it serialise every wgmma (C7514: non-wgmma
+    instructions reading accumulators inside the pipeline stage) and spill
+    (kernels/NOTES.md, "fp8 promotion with one batch in flight").
+    """
+    S, n = plan.stages, plan.acc_per_thread
+
+    def add(s: str) -> str:
+        return _fence(s, n) + f"\n#pragma unroll\nfor (int i = 0; i < {n}; ++i) accf[i] += {s}[i];"
+
+    def issue(s: str) -> list[str]:  # k tile kt into set s (scale-d 0: a fresh sum)
+        return [
+            "{",
+            indent("\n".join(head)),
+            indent(_fence(s, n)),
+            "  wgmma_fence();",
+            indent(_wgmma_lines(plan, s, "0")),
+            "  wgmma_commit();",
+            "  cur_empty = empty;",
+            "}",
+            f"if (++stage == {S}) {{ stage = 0; phase ^= 1; }}",
+        ]
+
+    def step(cur: str, prev: str) -> list[str]:  # issue kt into cur, retire and add prev
+        return [
+            f"if (kt == k_tiles) {{  // drain: {prev} holds the tile's last k tile",
+            "  wgmma_wait<0>();",
+            f"  if (signals) {release_stmt.replace('prev_empty', 'cur_empty')}",
+            indent(add(prev)),
+            "  break;",
+            "}",
+            "prev_empty = cur_empty;",
+            *issue(cur),
+            f"wgmma_wait<1>();  // k tile kt - 1's batch ({prev}) retired; kt's runs",
+            f"if (signals) {release_stmt}  // lag 1",
+            add(prev),
+            "++kt;",
+        ]
+
+    return "\n".join(
+        [
+            f"#pragma unroll\nfor (int i = 0; i < {n}; ++i) accf[i] = 0.f;",
+            "uint32_t prev_empty, cur_empty;",
+            *issue("acc0"),  # k tile 0 (k_tiles >= 1)
+            "int kt = 1;",
+            block("for (;;)", "\n".join(step("acc1", "acc0") + step("acc0", "acc1"))),
+            *([after_issue] if after_issue else []),
+        ]  # fmt: skip
+    )

@@ -20,6 +20,7 @@ import subprocess
 import tempfile
 from collections import Counter
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 from cutemma.cuda.compile import Cubin, find_nvidia_files
@@ -95,6 +96,13 @@ def _disassembler() -> list[str]:
     )
 
 
+@lru_cache(maxsize=32)
+def _disassembled(data: bytes) -> str:
+    # the same cubin disassembles to the same text; tests and sass_summary ask several
+    # times per kernel, and each cuobjdump run costs ~0.5 s
+    return _run_tool(_disassembler(), data)
+
+
 def sass(cubin: Cubin | bytes, raw: bool = False) -> str:
     """The SASS disassembly of ``cubin``; encodings stripped unless ``raw``.
 
@@ -102,8 +110,7 @@ def sass(cubin: Cubin | bytes, raw: bool = False) -> str:
     >>> "EXIT" in sass(compile('extern "C" __global__ void k() {}', "sm_80"))
     True
     """
-    _cubin_bytes(cubin)  # refuse what is not a cubin before looking for the tools
-    text = _run_tool(_disassembler(), cubin)
+    text = _disassembled(_cubin_bytes(cubin))  # refuses what is not a cubin first
     if raw:
         return text
     lines = (_ENCODING.sub("", line).rstrip() for line in text.splitlines())

@@ -7,8 +7,10 @@ register reconfiguration (USETMAXREG) that ptxas did not drop (no C7508 warning)
 
 from __future__ import annotations
 
+import os
 import re
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -36,6 +38,28 @@ CASES = [
     (Sm90Config(128, 128, promote="overlap"), "e4m3", "K", "K", "bf16"),  # 3 sets, 1 in flight
     (Sm90Config(128, 128, promote="overlap", cluster=2), "e5m2", "K", "K", "f32"),
 ]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _compiled_two_at_a_time():
+    """NVRTC releases the GIL, so every case compiles up front on as many threads as there
+    are cores (a cold CI run on 2 cores spends ~2 s per kernel); the tests then read
+    :func:`cutemma.cuda.compile`'s disk cache. A case that fails to build fails in its test."""
+    from cutemma.cuda.compile import unavailable_reason
+
+    if unavailable_reason() is not None:
+        return
+
+    def build(case):
+        from cutemma.cuda import compile
+
+        try:
+            compile(gemm_sm90_source(*case), "sm_90a")
+        except Exception:  # noqa: BLE001 - reported by the case's own test
+            pass
+
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        list(pool.map(build, CASES))
 
 
 @needs_nvrtc

@@ -36,6 +36,7 @@ from cutemma.copy import make_copy_atom
 from cutemma.copy.tma import TMA_DTYPES, TensorMapArgs, TmaBox, tensor_map_args
 from cutemma.cuda.source import (
     FIXED_WIDTH_TYPES,
+    SMEM_ADDR,
     Param,
     comment,
     constant_table,
@@ -54,11 +55,10 @@ SASS_KIND = {
 THREADS = 128
 FILL = 0xAB  # shared memory before a load: a byte no box element may keep
 
-HELPERS = r"""
-__device__ __forceinline__ uint32_t smem_addr(const void* p) {
-  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
-// PTX ISA 9.7.13.15 mbarrier: init with one arrival; the phase completes when that arrival
+HELPERS = (
+    "\n"
+    + SMEM_ADDR
+    + r"""// PTX ISA 9.7.13.15 mbarrier: init with one arrival; the phase completes when that arrival
 // and the expected transaction bytes are both done
 __device__ __forceinline__ void arm(uint32_t bar, uint32_t bytes) {
   asm volatile("{\n.reg .b64 st;\nmbarrier.arrive.expect_tx.shared::cta.b64 st, [%0], %1;\n}\n"
@@ -80,6 +80,7 @@ __device__ __forceinline__ void cluster_sync() {
   asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n" ::: "memory");
 }
 """
+)
 
 
 @dataclass(frozen=True)

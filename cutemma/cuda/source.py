@@ -43,6 +43,31 @@ typedef unsigned int uint32_t;
 typedef long long int64_t;
 typedef unsigned long long uint64_t;"""
 
+# shared memory's 32-bit address of a generic pointer: what cp.async, ldmatrix, mbarrier and
+# the bulk/tensor copies take (every generated kernel that stages through shared memory)
+SMEM_ADDR = """\
+__device__ __forceinline__ uint32_t smem_addr(const void* p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+"""
+
+# f32 <-> 16-bit float conversions on the bits (16-bit floats travel as uint16_t, above);
+# TO_F32 / FROM_F32 name them per element type for generated loads and stores
+FLOAT_CONVERSIONS = """\
+__device__ __forceinline__ float f16_to_f32(uint16_t h) {
+  float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h)); return f;
+}
+__device__ __forceinline__ float bf16_to_f32(uint16_t h) { return __uint_as_float(((uint32_t)h) << 16); }
+__device__ __forceinline__ uint16_t f32_to_f16(float f) {
+  uint16_t h; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h;
+}
+__device__ __forceinline__ uint16_t f32_to_bf16(float f) {
+  uint16_t h; asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h;
+}
+"""
+TO_F32 = {"f32": "{x}", "f16": "f16_to_f32({x})", "bf16": "bf16_to_f32({x})", "s32": "{x}"}
+FROM_F32 = {"f32": "{x}", "f16": "f32_to_f16({x})", "bf16": "f32_to_bf16({x})", "s32": "{x}"}
+
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 

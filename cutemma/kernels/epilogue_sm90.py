@@ -6,12 +6,11 @@ D with beta = 0, through a swizzled shared-memory staging tile and TMA stores.
 
 from __future__ import annotations
 
+from cutemma.cuda.source import FROM_F32, TO_F32
 from cutemma.errors import TiledMmaError
 from cutemma.kernels.gemm_sm80 import swizzle_expr
 from cutemma.kernels.plan_sm90 import Sm90Plan
 
-_LOAD = {"f32": "{x}", "f16": "f16_to_f32({x})", "bf16": "bf16_to_f32({x})"}
-_STORE = {"f32": "{x}", "f16": "f32_to_f16({x})", "bf16": "f32_to_bf16({x})"}
 _PACK = {"f16": "pack_f16x2", "bf16": "pack_bf16x2"}
 
 
@@ -36,18 +35,18 @@ def epilogue_lines(plan: Sm90Plan, out: str, c_type: str, acc_name: str = "acc")
         )
         vals = []
         for j, (ix, _, _) in enumerate(consts[i : i + (2 if pair else 1)]):
-            c_val = _LOAD[c_type].format(x=f"C[m * ldc_m + (long long)(n + {j}) * ldc_n]")
+            c_val = TO_F32[c_type].format(x=f"C[m * ldc_m + (long long)(n + {j}) * ldc_n]")
             vals.append(f"alpha * {acc_name}[{ix}] + (beta != 0.f ? beta * {c_val} : 0.f)")
         if pair:
             body = (
                 f"if (vec_d && n + 1 < N) {{ const uint32_t w = {_PACK[out]}({vals[0]}, {vals[1]});"
                 f" *reinterpret_cast<uint32_t*>(&D[m * ldd_m + n]) = w; }}\n"
-                f"else {{ if (n < N) D[m * ldd_m + n * ldd_n] = {_STORE[out].format(x=vals[0])};"
+                f"else {{ if (n < N) D[m * ldd_m + n * ldd_n] = {FROM_F32[out].format(x=vals[0])};"
                 f" if (n + 1 < N) D[m * ldd_m + (n + 1) * ldd_n] = "
-                f"{_STORE[out].format(x=vals[1])}; }}"
+                f"{FROM_F32[out].format(x=vals[1])}; }}"
             )
         else:
-            body = f"if (n < N) D[m * ldd_m + n * ldd_n] = {_STORE[out].format(x=vals[0])};"
+            body = f"if (n < N) D[m * ldd_m + n * ldd_n] = {FROM_F32[out].format(x=vals[0])};"
         lines.append(
             f"{{ const long long m = m0 + C_m + {dm}; const int n = n0 + C_n + {dn};\n"
             f"  if (m < M) {{ {body} }} }}"

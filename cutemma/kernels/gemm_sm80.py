@@ -20,6 +20,10 @@ from __future__ import annotations
 from cutemma.cuda.codegen import mma_asm
 from cutemma.cuda.source import (
     FIXED_WIDTH_TYPES,
+    FLOAT_CONVERSIONS,
+    FROM_F32,
+    SMEM_ADDR,
+    TO_F32,
     Param,
     comment,
     constant_table,
@@ -37,11 +41,10 @@ OUT_TYPES = {"f32": "float", "f16": "uint16_t", "bf16": "uint16_t", "s32": "int"
 IN_TYPES = {"f16": "uint16_t", "bf16": "uint16_t", "tf32": "uint32_t", "s8": "int8_t"}
 IN_TYPES |= {fp8: "uint8_t" for fp8 in ("e4m3", "e5m2", "e4m3_e5m2", "e5m2_e4m3")}  # fp8 bits
 
-HELPERS = r"""
-__device__ __forceinline__ uint32_t smem_addr(const void* p) {
-  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
-
+HELPERS = (
+    "\n"
+    + SMEM_ADDR
+    + r"""
 // 16-byte cp.async; src_bytes < 16 zero-fills the rest of the chunk (0: all zeros)
 __device__ __forceinline__ void cp_async_16(uint32_t dst, const void* src, int src_bytes) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" :: "r"(dst), "l"(src), "r"(src_bytes));
@@ -57,20 +60,9 @@ __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commi
 template <int N>
 __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" :: "n"(N)); }
 
-__device__ __forceinline__ float f16_to_f32(uint16_t h) {
-  float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h)); return f;
-}
-__device__ __forceinline__ float bf16_to_f32(uint16_t h) { return __uint_as_float(((uint32_t)h) << 16); }
-__device__ __forceinline__ uint16_t f32_to_f16(float f) {
-  uint16_t h; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h;
-}
-__device__ __forceinline__ uint16_t f32_to_bf16(float f) {
-  uint16_t h; asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h;
-}
 """
-
-_LOAD = {"f32": "{x}", "f16": "f16_to_f32({x})", "bf16": "bf16_to_f32({x})", "s32": "{x}"}
-_STORE = {"f32": "{x}", "f16": "f32_to_f16({x})", "bf16": "f32_to_bf16({x})", "s32": "{x}"}
+    + FLOAT_CONVERSIONS
+)
 
 
 def kernel_name(
@@ -403,12 +395,12 @@ def _epilogue_lines(plan: GemmPlan, out: str, c_type: str) -> str:
     _, _, consts = plan.epilogue
     lines = []
     for idx, dm, dn in consts:
-        c_val = _LOAD[c_type].format(x="C[(long long)m * ldc_m + (long long)n * ldc_n]")
+        c_val = TO_F32[c_type].format(x="C[(long long)m * ldc_m + (long long)n * ldc_n]")
         if out == "s32":  # integer alpha, beta (the dispatcher checks they are whole numbers)
             val = f"(int)alpha * acc[{idx}] + (beta != 0.f ? (int)beta * {c_val} : 0)"
         else:
             val = f"alpha * acc[{idx}] + (beta != 0.f ? beta * {c_val} : 0.f)"
-        store = f"D[(long long)m * ldd_m + (long long)n * ldd_n] = {_STORE[out].format(x=val)};"
+        store = f"D[(long long)m * ldd_m + (long long)n * ldd_n] = {FROM_F32[out].format(x=val)};"
         lines.append(
             f"{{ const int m = m0 + C_m + {dm}, n = n0 + C_n + {dn}; if (m < M && n < N) {store} }}"
         )

@@ -30,7 +30,16 @@ which a CPU model runs in the tests.
 
 from __future__ import annotations
 
-from cutemma.cuda.source import FIXED_WIDTH_TYPES, Param, block, comment, indent, translation_unit
+from cutemma.cuda.source import (
+    FIXED_WIDTH_TYPES,
+    FLOAT_CONVERSIONS,
+    SMEM_ADDR,
+    Param,
+    block,
+    comment,
+    indent,
+    translation_unit,
+)
 from cutemma.kernels.epilogue_sm90 import epilogue_lines, tma_store_lines
 from cutemma.kernels.gemm_sm80 import OUT_TYPES, thread_expr
 from cutemma.kernels.gemm_sm90_batched import (
@@ -42,13 +51,13 @@ from cutemma.kernels.mainloop_sm90 import mainloop
 from cutemma.kernels.plan_sm90 import Sm90Config, Sm90Plan, register_split
 from cutemma.kernels.ring import CONSUMER, EPI_BAR, ORDER_BAR, PRODUCER
 
-HELPERS_SM90 = r"""
+HELPERS_SM90 = (
+    r"""
 struct __align__(64) TmaMap { uint64_t words[16]; };  // CUtensorMap: 128 opaque bytes
 
-__device__ __forceinline__ uint32_t smem_addr(const void* p) {
-  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
-// mbarrier (PTX ISA 9.7.13.15): init with an arrival count; a phase completes when the
+"""
+    + SMEM_ADDR
+    + r"""// mbarrier (PTX ISA 9.7.13.15): init with an arrival count; a phase completes when the
 // pending arrivals and the expected transaction bytes both reach zero.
 __device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t count) {
   asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" :: "r"(bar), "r"(count) : "memory");
@@ -134,23 +143,16 @@ __device__ __forceinline__ void wgmma_wait() { asm volatile("wgmma.wait_group.sy
 // keep the compiler from moving accumulator reads/writes across the async wgmma
 __device__ __forceinline__ void fence_acc(float& x) { asm volatile("" : "+f"(x) :: "memory"); }
 
-__device__ __forceinline__ float f16_to_f32(uint16_t h) {
-  float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h)); return f;
-}
-__device__ __forceinline__ float bf16_to_f32(uint16_t h) { return __uint_as_float(((uint32_t)h) << 16); }
-__device__ __forceinline__ uint16_t f32_to_f16(float f) {
-  uint16_t h; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h;
-}
-__device__ __forceinline__ uint16_t f32_to_bf16(float f) {
-  uint16_t h; asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h;
-}
-__device__ __forceinline__ uint32_t pack_f16x2(float lo, float hi) {
+"""
+    + FLOAT_CONVERSIONS
+    + r"""__device__ __forceinline__ uint32_t pack_f16x2(float lo, float hi) {
   uint32_t r; asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo)); return r;
 }
 __device__ __forceinline__ uint32_t pack_bf16x2(float lo, float hi) {
   uint32_t r; asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo)); return r;
 }
 """
+)
 
 
 def kernel_name_sm90(

@@ -25,6 +25,7 @@ import statistics
 import sys
 import time
 
+import gpu_timing  # beside this script
 import torch  # before cutemma's CUDA modules (see notes/CUDA.md)
 
 import cutemma
@@ -322,7 +323,6 @@ def bench(L: int = 8, s: int = 2048, rounds: int = 5, shared_b: bool = False) ->
     128x256 and 128x128, L separate 2-D cutemma.gemm calls, and torch (torch.bmm; with
     ``shared_b`` B is one 2-D matrix and torch.matmul runs one (L*s, s) x (s, s) GEMM);
     interleaved rounds of do_bench medians, TFLOP/s and the ratio to torch."""
-    import triton.testing as tt
 
     gen = torch.Generator(device="cuda").manual_seed(5)
     A = matrix(s, s, False, torch.bfloat16, gen, (L,))
@@ -338,10 +338,7 @@ def bench(L: int = 8, s: int = 2048, rounds: int = 5, shared_b: bool = False) ->
         "2d_loop": lambda: [cutemma.gemm(A[i], Bi(i), out=D[i]) for i in range(L)],
     }  # fmt: skip
     flop = 2.0 * L * s**3
-    res = {k: [] for k in fns}
-    for _ in range(rounds):
-        for name, fn in fns.items():
-            res[name].append(flop / tt.do_bench(fn, warmup=25, rep=60, return_mode="median") / 1e9)
+    res = gpu_timing.rounds(fns, flop, rounds)
     out = {k: {"median_tflops": statistics.median(v), "all": v} for k, v in res.items()}
     base = out["torch"]["median_tflops"]
     for v in out.values():

@@ -27,6 +27,7 @@ import traceback
 
 import gpu_sm90_batched  # noqa: E402 - beside this script
 import torch  # before cutemma's CUDA modules (see notes/CUDA.md)
+from gpu_timing import rounds  # beside this script
 
 from cutemma.kernels.dispatch_sm90 import gemm_sm90
 from cutemma.kernels.plan_sm90 import Sm90Config
@@ -227,18 +228,6 @@ def bench(quick: bool) -> dict:
             r = {"variant": what, "config": cfg.name, "error": f"{type(exc).__name__}: {exc}"}
         out["ablation"].append(r)
         print(json.dumps(r), flush=True)
-    return out
-
-
-def rounds(cases: dict, flop: float, n: int = 5) -> dict:
-    """Each case timed in ``n`` interleaved rounds (clocks drift): TFLOP/s per round."""
-    import triton.testing as tt
-
-    out = {name: [] for name in cases}
-    for _ in range(n):
-        for name, fn in cases.items():
-            t = tt.do_bench(fn, warmup=25, rep=60, return_mode="median")
-            out[name].append(flop / t / 1e9)
     return out
 
 

@@ -20,6 +20,7 @@ import re
 import statistics
 import sys
 
+import gpu_timing  # beside this script
 import torch  # before cutemma's CUDA modules (see notes/CUDA.md)
 
 import cutemma.kernels.dispatch_sm90 as ds
@@ -113,8 +114,6 @@ def correctness(gen) -> list[dict]:
 
 
 def speed(gen) -> dict:
-    import triton.testing as tt
-
     res_all = {}
     for s in (4096, 8192):
         for bm in ("N", "K"):
@@ -126,11 +125,7 @@ def speed(gen) -> dict:
                 cases[cfg.name] = lambda cfg=cfg, A=A, B=B, D=D: gemm_sm90(A, B, out=D, config=cfg)
             for fn in cases.values():
                 fn()
-            res = {name: [] for name in cases}
-            for _ in range(5):
-                for name, fn in cases.items():
-                    t = tt.do_bench(fn, warmup=25, rep=60, return_mode="median")
-                    res[name].append(2.0 * s**3 / t / 1e9)
+            res = gpu_timing.rounds(cases, 2.0 * s**3)
             med = {name: round(statistics.median(v), 1) for name, v in res.items()}
             key = f"{s}^3 K{bm}"
             res_all[key] = {"tflops": med, "rounds": res,

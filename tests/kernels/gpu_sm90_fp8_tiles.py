@@ -17,6 +17,7 @@ import json
 import statistics
 import sys
 
+import gpu_timing  # beside this script
 import torch  # before cutemma's CUDA modules (see notes/CUDA.md)
 
 from cutemma.kernels.dispatch_sm90 import gemm_sm90
@@ -32,8 +33,6 @@ VARIANTS = {
 
 
 def main() -> None:
-    import triton.testing as tt
-
     gen = torch.Generator(device="cuda").manual_seed(17)
     one = torch.ones((), device="cuda")
     e4m3 = torch.float8_e4m3fn
@@ -59,11 +58,7 @@ def main() -> None:
         }
         for name, cfg in VARIANTS.items():
             cases[name] = lambda A=A, B=B, D=D, cfg=cfg: gemm_sm90(A, B, out=D, config=cfg)
-        rounds = {k: [] for k in cases}
-        for _ in range(5):
-            for k, fn in cases.items():
-                ms = tt.do_bench(fn, warmup=25, rep=60, return_mode="median")
-                rounds[k].append(2.0 * s**3 / ms / 1e9)
+        rounds = gpu_timing.rounds(cases, 2.0 * s**3)
         med = {k: statistics.median(v) for k, v in rounds.items()}
         res["rows"].append({"size": s, "rounds": rounds, "median": med})
         base = med["scaled_mm"]

@@ -17,6 +17,7 @@ import json
 import statistics
 import sys
 
+import gpu_timing  # beside this script
 import torch  # before cutemma's CUDA modules (see notes/CUDA.md)
 
 from cutemma.kernels.dispatch_sm90 import gemm_sm90
@@ -76,8 +77,6 @@ def cublas_kernel(A, B, one) -> list[str]:
 
 
 def main(path: str) -> None:
-    import triton.testing as tt
-
     gen = torch.Generator(device="cuda").manual_seed(12)
     one = torch.ones((), device="cuda")
     res = {"device": torch.cuda.get_device_name(), "rows": [], "precision": {}}
@@ -112,11 +111,7 @@ def main(path: str) -> None:
             cases[f"scaled_mm_after_{name}"] = lambda A=A, B=B: torch._scaled_mm(
                 A, B, one, one, out_dtype=torch.bfloat16
             )
-        rounds = {k: [] for k in cases}
-        for _ in range(5):
-            for k, fn in cases.items():
-                ms = tt.do_bench(fn, warmup=25, rep=60, return_mode="median")
-                rounds[k].append(2.0 * s**3 / ms / 1e9)
+        rounds = gpu_timing.rounds(cases, 2.0 * s**3)
         med = {k: statistics.median(v) for k, v in rounds.items()}
         base = statistics.median(
             [v for k, vs in rounds.items() if k.startswith("scaled") for v in vs]

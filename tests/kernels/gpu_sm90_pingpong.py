@@ -19,6 +19,7 @@ import sys
 import traceback
 
 import torch  # before cutemma's CUDA modules (see notes/CUDA.md)
+from gpu_timing import rounds  # beside this script
 
 from cutemma.kernels.dispatch_sm90 import gemm_sm90
 from cutemma.kernels.plan_sm90 import Sm90Config
@@ -124,16 +125,6 @@ def checks(gen) -> list[dict]:
     return out
 
 
-def rounds(cases: dict, flop: float, n: int = 7) -> dict:
-    import triton.testing as tt
-
-    res = {name: [] for name in cases}
-    for _ in range(n):
-        for name, fn in cases.items():
-            res[name].append(flop / tt.do_bench(fn, warmup=25, rep=60, return_mode="median") / 1e9)
-    return res
-
-
 def timing_fp8(gen, res, sizes=(8192, 4096, 6144)) -> None:
     one = torch.ones((), device="cuda")
     for s in sizes:
@@ -155,7 +146,7 @@ def timing_fp8(gen, res, sizes=(8192, 4096, 6144)) -> None:
                 print(f"fp8 {s} {name}: {type(exc).__name__}: {exc}", flush=True)
                 continue
             cases[name] = lambda A=A, B=B, D=D, cfg=cfg: gemm_sm90(A, B, out=D, config=cfg)
-        r = rounds(cases, 2.0 * s**3)
+        r = rounds(cases, 2.0 * s**3, 7)
         med = {k: statistics.median(v) for k, v in r.items()}
         res["fp8"].append({"size": s, "rounds": r, "median": med})
         print(f"e4m3 {s}^3 vs scaled_mm {med['scaled_mm']:.0f}: " + ", ".join(
@@ -180,7 +171,7 @@ def timing_bf16(gen, res, sizes=(8192, 4096)) -> None:
                 print(f"bf16 {s} {name}: {type(exc).__name__}: {exc}", flush=True)
                 continue
             cases[name] = lambda A=A, B=B, D=D, cfg=cfg: gemm_sm90(A, B, out=D, config=cfg)
-        r = rounds(cases, 2.0 * s**3)
+        r = rounds(cases, 2.0 * s**3, 7)
         med = {k: statistics.median(v) for k, v in r.items()}
         res["bf16"].append({"size": s, "majors": "KN", "rounds": r, "median": med})
         print(f"bf16 {s}^3 KN vs cublas {med['cublas']:.0f}: " + ", ".join(

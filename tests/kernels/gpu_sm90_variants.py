@@ -15,6 +15,7 @@ import statistics
 import sys
 
 import torch  # before cutemma's CUDA modules (see notes/CUDA.md)
+from gpu_timing import rounds  # beside this script
 
 from cutemma.kernels.dispatch_sm90 import gemm_sm90
 from cutemma.kernels.plan_sm90 import Sm90Config
@@ -27,17 +28,6 @@ VARIANTS = {
     "tma_epi_128x128": Sm90Config(128, 128),
 }
 CLUSTER = {"tma_epi_128x256_x2": Sm90Config(128, 256, cluster=2)}  # B K-major only
-
-
-def rounds(cases: dict, flop: float, n: int = 5) -> dict:
-    import triton.testing as tt
-
-    out = {name: [] for name in cases}
-    for _ in range(n):
-        for name, fn in cases.items():
-            t = tt.do_bench(fn, warmup=25, rep=60, return_mode="median")
-            out[name].append(flop / t / 1e9)
-    return out
 
 
 def main() -> None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import ctypes
 import hashlib
 import json
+import numbers
 import os
 import tempfile
 from dataclasses import asdict, dataclass
@@ -35,7 +36,7 @@ from cutemma.copy.tma import (
     tensor_map_args,
     tensor_map_param,
 )
-from cutemma.errors import LaunchError, TmaError
+from cutemma.errors import LaunchError, TiledMmaError, TmaError
 from cutemma.kernels.dispatch import _arch, _batch_stride, _check, _dtype, _dtype_name, _major
 from cutemma.kernels.fastlaunch import DriverKernel
 from cutemma.kernels.fastpath_sm90 import PreparedLaunch, fast_key, remember
@@ -145,6 +146,10 @@ def sm90_refusal(A: Any, B: Any, config: Any = None) -> str | None:
 SMALL_TILE_SPEED = 0.92
 
 
+def _whole(v: Any) -> bool:
+    return isinstance(v, numbers.Integral) and not isinstance(v, bool)
+
+
 def pick_sm90_config(
     m: int, n: int, sms: int = 132, dtype: str = "bf16", batch: int = 1
 ) -> Sm90Config:
@@ -161,6 +166,15 @@ def pick_sm90_config(
     >>> pick_sm90_config(2048, 2048, batch=8).name  # 8 x 64 tiles of 128x256: 3.9 waves
     'b128x256_c2_sauto'
     """
+    counts = {"m": m, "n": n, "sms": sms, "batch": batch}
+    bad = [f"{k}={v!r}" for k, v in counts.items() if not _whole(v) or v < 1]
+    kinds = sorted({d for d, _ in SM90_DTYPES.values()})
+    if bad or dtype not in kinds:
+        wrong = bad + ([] if dtype in kinds else [f"dtype={dtype!r}"])
+        raise TiledMmaError(
+            f"pick_sm90_config: {', '.join(wrong)}; m, n, sms and batch are ints >= 1 and "
+            f"dtype one of {kinds}"
+        )
 
     def cost(bn: int, speed: float) -> float:  # time in units of a 128-row, 1-column tile
         tiles = batch * -(-m // 128) * -(-n // bn)

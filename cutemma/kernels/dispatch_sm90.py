@@ -55,6 +55,8 @@ SM90_DTYPES = {
 _OUT = {"float16": "f16", "bfloat16": "bf16", "float32": "f32"}
 DEFAULT_SM90 = Sm90Config(128, 256)
 SMALL_SM90 = Sm90Config(128, 128)
+# fp8's big tile: 2 x 96 accumulators per thread, the k-tile sums promoted by N halves
+FP8_SM90 = Sm90Config(128, 192, promote="split")
 
 
 def supports_sm90(a_dtype: str, b_dtype: str) -> bool:
@@ -157,12 +159,13 @@ def pick_sm90_config(
     whichever finishes first counting whole waves of tiles over the SMs (the last wave's
     idle SMs cost time) and the smaller tile's lower speed (under one wave of 128x256
     tiles: 128x128). fp8 (promoted accumulation: two accumulator sets, at most 2 x 96 per
-    thread) the same way between 128x192 and 128x128.
+    thread) the same way between 128x192 (promoted by N halves, ``promote="split"``) and
+    128x128.
 
     >>> [pick_sm90_config(s, s).name for s in (8192, 4096, 3072, 1024)]
     ['b128x256_c2_sauto', 'b128x256_c2_sauto', 'b128x128_c2_sauto', 'b128x128_c2_sauto']
     >>> [pick_sm90_config(s, s, dtype="e4m3").name for s in (8192, 6144, 4096, 1024)]
-    ['b128x192_c2_sauto', 'b128x192_c2_sauto', 'b128x128_c2_sauto', 'b128x128_c2_sauto']
+    ['b128x192_c2_sauto_spl', 'b128x192_c2_sauto_spl', 'b128x192_c2_sauto_spl', 'b128x128_c2_sauto']
     >>> pick_sm90_config(2048, 2048, batch=8).name  # 8 x 64 tiles of 128x256: 3.9 waves
     'b128x256_c2_sauto'
     """
@@ -181,12 +184,12 @@ def pick_sm90_config(
         return -(-tiles // sms) * bn / speed
 
     if dtype in ("e4m3", "e5m2"):
-        # promoted fp8, runs 14-16 (e4m3 8192^3): 128x192 0.97-1.00x of _scaled_mm,
-        # 128x128 0.88-0.94x of 128x192's speed (mean 0.915); at 4096^3 128x128 by waves
-        big = Sm90Config(128, 192)
+        # promoted fp8, run 22 (e4m3, ratio to _scaled_mm): 128x192 promoted by N halves
+        # 1.016 / 0.997 / 0.942 at 8192^3 / 6144^3 / 4096^3; 128x128 (runs 14-17: 0.87-0.91,
+        # 0.90, 0.93) is ~0.88 of its speed
         if batch * -(-m // 128) * -(-n // 192) < sms:
             return SMALL_SM90
-        return big if cost(192, 1.0) <= cost(128, 0.915) else SMALL_SM90
+        return FP8_SM90 if cost(192, 1.0) <= cost(128, 0.88) else SMALL_SM90
     if batch * -(-m // 128) * -(-n // 256) < sms:  # under one wave: more, smaller tiles
         return SMALL_SM90
     return DEFAULT_SM90 if cost(256, 1.0) <= cost(128, SMALL_TILE_SPEED) else SMALL_SM90

@@ -454,6 +454,11 @@ def gemm_sm90_source(
             ]
             if plan.overlap
             else [
+                f"float accL[{n_acc // 2}], accH[{n_acc // 2}], accf[{n_acc}];"
+                "  // fp8: the N halves' wgmma sums, promoted into accf"
+            ]
+            if plan.split_n
+            else [
                 f"float acc[{n_acc}], accf[{n_acc}];  // fp8: each k tile's sums promoted into accf"
             ]
             if plan.promote

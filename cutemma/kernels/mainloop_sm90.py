@@ -118,6 +118,8 @@ def mainloop(plan: Sm90Plan, release_stmt: str, after_issue: str = "") -> str:
 
     if plan.overlap:
         return _overlap_loop(plan, head, release_stmt, after_issue)
+    if plan.split_n:
+        return _split_loop(plan, release_stmt, after_issue)
     body = head + [
         _fence("acc", n),
         "wgmma_fence();",
@@ -193,6 +195,95 @@ def _overlap_loop(plan: Sm90Plan, head: list[str], release_stmt: str, after_issu
             *issue("acc0"),  # k tile 0 (k_tiles >= 1)
             "int kt = 1;",
             block("for (;;)", "\n".join(step("acc1", "acc0") + step("acc0", "acc1"))),
+            *([after_issue] if after_issue else []),
+        ]  # fmt: skip
+    )
+
+
+def _k_steps(plan: Sm90Plan) -> tuple[int, ...]:
+    """A's k-block offsets past k block 0, the same for every warpgroup (so a warpgroup
+    holds one offset register, not one per k block)."""
+    offs = plan.desc_offsets("A")
+    steps = {tuple(o - row[0] for o in row) for row in offs.values()}
+    if len(steps) != 1:  # pragma: no cover - the slices of every warpgroup are alike
+        raise ValueError(f"A's k-block steps differ by warpgroup: {offs}")
+    return steps.pop()
+
+
+def _half_lines(plan: Sm90Plan, h: int) -> str:
+    """Half ``h`` of one k tile: a 64 x N/2 wgmma per k block on B's rows of that half,
+    into ``accL`` (h = 0) or ``accH``, from zero (Sm90Plan.split_halves). B's stage
+    follows A's (``a_addr + bytes_A``), folded into the offset."""
+    op, offs_b = plan.split_halves
+    steps = _k_steps(plan)
+    out = []
+    for kb in range(plan.k_blocks):
+        acc = [f"acc{'LH'[h]}[{i}]" for i in range(op.c.count)]
+        da = f"DESC_A | ((a_addr + a_off[0][0] + {steps[kb]}) >> 4)"
+        db = f"DESC_B | ((a_addr + {plan.bytes_A + offs_b[h, kb]}) >> 4)"
+        scale = "0" if kb == 0 else "1"
+        out.append(mma_asm(op, a=[f"({da})"], b=[f"({db})"], c=acc, extras={"scale_D": scale}))
+    return "\n".join(out)
+
+
+def _split_loop(plan: Sm90Plan, release_stmt: str, after_issue: str) -> str:
+    """Promoted fp8 by N halves (``Sm90Config(promote="split")``): each k tile is two
+    half-width batches, lo (B's first N/2 rows, into ``accL``) then hi (``accH``). After
+    issuing hi(kt), ``wait_group 1`` retires lo(kt), whose sums are added into ``accf``
+    while hi(kt) runs; then lo(kt+1) is issued and ``wait_group 1`` retires hi(kt): stage
+    kt is read, so it is released (the plain loop's lag 1: after the next stage's wait),
+    and hi's sums are added while lo(kt+1) runs. A half batch is always queued behind the
+    FADDs, with the registers of ``promote=True`` (2 x N/2 wgmma values + the f32 set).
+
+    The k loop is unrolled by two k tiles: rolled, ptxas serialises every wgmma (C7514)
+    although each FADD names a static half (kernels/NOTES.md, run 22).
+    """
+    S, n = plan.stages, plan.acc_per_thread
+    half = n // 2
+    if plan.mma_m != 1:  # pragma: no cover - cooperative 2 x 64-row slices
+        raise ValueError("split promotion with one 64-row slice per warpgroup")
+
+    def add(h: int) -> str:
+        name = "accL" if h == 0 else "accH"
+        return (
+            _fence(name, half) + f"\n#pragma unroll\nfor (int i = 0; i < {half}; ++i)"
+            f" accf[{h * half} + i] += {name}[i];"
+        )
+
+    def issue(h: int) -> list[str]:
+        name = "accL" if h == 0 else "accH"
+        return [_fence(name, half), "wgmma_fence();", _half_lines(plan, h), "wgmma_commit();"]
+
+    at_stage = [  # wait for the stage's bytes; its window-relative address (mainloop)
+        f"mbar_wait(bars + 8 * stage, phase ^ {CONSUMER.wait_flip});  // the bytes landed",
+        f"a_addr = (smem & {SMEM_WINDOW - 1:#x}u) + stage * {plan.stage_bytes};",
+    ]
+    release = release_stmt.replace("prev_empty", "empty_kt")
+    step_hi = [  # hi(kt) from lo(kt)'s stage; add lo(kt)
+        *issue(1),
+        "wgmma_wait<1>();  // lo(kt) retired; hi(kt) runs",
+        add(0),
+        f"empty_kt = bars + {8 * S} + 8 * stage;",
+        f"if (++stage == {S}) {{ stage = 0; phase ^= 1; }}",
+        "++kt;",
+    ]
+    drain = ["wgmma_wait<0>();", f"if (signals) {release}  // the tile's last stage", add(1)]
+    step_lo = [  # lo(kt) from the next stage; release kt - 1's stage, add its hi
+        block("if (kt == k_tiles)", "\n".join([*drain, "break;"])),
+        *at_stage,
+        *issue(0),
+        "wgmma_wait<1>();  // hi(kt - 1) retired: its stage is read; lo(kt) runs",
+        f"if (signals) {release}",
+        add(1),
+    ]
+    return "\n".join(
+        [
+            f"#pragma unroll\nfor (int i = 0; i < {n}; ++i) accf[i] = 0.f;",
+            "uint32_t a_addr, empty_kt;",
+            "int kt = 0;",
+            *at_stage,
+            *issue(0),  # lo(0) (k_tiles >= 1)
+            block("for (;;)", "\n".join(step_hi + step_lo + step_hi + step_lo)),
             *([after_issue] if after_issue else []),
         ]  # fmt: skip
     )

@@ -87,8 +87,10 @@ NON_ACC_REGS = 32
 SCHEDULES = ("cooperative", "pingpong", "alternate")
 # Sm90Config.promote: True (each k tile's batch retired with wait_group 0, then added into
 # f32), False (fast accumulation), "overlap": two wgmma sets take turns by k tile, one
-# batch stays in flight while the retired set is added (3 sets of registers)
-PROMOTES = (True, False, "overlap")
+# batch stays in flight while the retired set is added (3 sets of registers); "split": the
+# tile's N halves are issued as two half-width batches per k tile, so one half's batch
+# runs while the other half's retired sums are added (2 sets, as True)
+PROMOTES = (True, False, "overlap", "split")
 
 
 @dataclass(frozen=True)
@@ -100,7 +102,10 @@ class Sm90Config:
     cooperative, 64 at 3); False keeps wgmma's reduced-precision fp8 accumulation over
     all of K (like ``use_fast_accum``). ``"overlap"``: promoted, but two wgmma sets take
     turns by k tile so one batch stays in flight while the retired one is added (3 sets:
-    128x128 at 2 consumers; cooperative only). ``schedule`` "pingpong": 2 consumer warpgroups,
+    128x128 at 2 consumers; cooperative only). ``"split"``: promoted, each k tile issued as
+    two half-width batches (the tile's N halves), so one half's batch runs while the other
+    half's sums are added (2 sets, as True; cooperative, clusters of 1; fp8's default
+    128x192, run 22: +4-6% over True). ``schedule`` "pingpong": 2 consumer warpgroups,
     each computing a whole block_m x block_n tile (every other tile of the CTA), their
     mainloops ordered so one issues wgmma while the other runs its epilogue. "alternate":
     cooperative tiles, the warpgroups issuing their k-tile batches in turn (fp8 promotion
@@ -151,13 +156,19 @@ class Sm90Config:
             (self.consumers in (1, 2, 3), f"consumers {self.consumers} is 1, 2 or 3 warpgroups"),
             (self.schedule in SCHEDULES, f"schedule {self.schedule!r} in {SCHEDULES}"),
             (
-                isinstance(self.promote, bool) or self.promote == "overlap",
+                isinstance(self.promote, bool) or self.promote in ("overlap", "split"),
                 f"promote {self.promote!r} in {PROMOTES}",
             ),
             (
-                self.promote != "overlap" or self.schedule == "cooperative",
-                "promote='overlap' with schedule='cooperative' (its two wgmma sets are the "
+                self.promote not in ("overlap", "split") or self.schedule == "cooperative",
+                f"promote={self.promote!r} with schedule='cooperative' (its wgmma sets are the "
                 "tile's; pingpong/alternate already hand the tensor cores over)",
+            ),
+            (
+                self.promote != "split" or (self.block_n % 16 == 0 and self.cluster == 1),
+                f"promote='split' with block_n {self.block_n} a multiple of 16 (two halves "
+                f"of a multiple of 8 columns) and cluster {self.cluster} = 1 (in clusters "
+                "ptxas spills its registers, and it was not faster: kernels/NOTES.md run 22)",
             ),
             (
                 self.schedule != "pingpong" or (self.consumers, self.cluster) == (2, 1),
@@ -195,7 +206,7 @@ class Sm90Config:
             else f"_x{self.cluster}" + ("a" if self.multicast == "A" else "")
         )
         e = "" if self.epilogue == "tma" else f"_e{self.epilogue}"
-        p = {True: "", False: "_fastacc", "overlap": "_ovl"}.get(self.promote, "")
+        p = {True: "", False: "_fastacc", "overlap": "_ovl", "split": "_spl"}.get(self.promote, "")
         pp = {"cooperative": "", "pingpong": "_pp", "alternate": "_alt"}.get(self.schedule, "")
         return f"b{self.block_m}x{self.block_n}{k}_c{self.consumers}_s{s}{g}{x}{e}{p}{pp}"
 
@@ -261,6 +272,9 @@ class Sm90Plan:
         self.promote = bool(config.promote) and dtype in FP8
         # promoted with one batch in flight: two wgmma sets alternate by k tile (+ the f32 set)
         self.overlap = self.promote and config.promote == "overlap"
+        # promoted by N halves: two half-width batches per k tile, one in flight while the
+        # other's sums are added
+        self.split_n = self.promote and config.promote == "split"
         self.mn_major = {"A": "K" if a_major == "K" else "MN", "B": "K" if b_major == "K" else "MN"}
         name = pattern.format(n=config.block_n)
         if any_major:
@@ -431,6 +445,40 @@ class Sm90Plan:
                 offs[key] = d.start_address << 4
             out[which] = (common, offs)
         return out
+
+    @cached_property
+    def split_halves(self) -> tuple[object, dict]:
+        """``promote="split"``: (the half-width GMMA Operation, {(half, kb): B's start byte
+        offset}). A 64 x N/2 wgmma on B's rows [h N/2, (h+1) N/2) writes exactly the
+        accumulators [h n/2, (h+1) n/2) of the 64 x N one (PTX ISA wgmma D fragments: value
+        i of a thread is column 8 (i / 4) + ..., so the first N/2 columns are the first half
+        of the values), so the halves share ``acc``, ``accf`` and the epilogue.
+
+        >>> plan = Sm90Plan(Sm90Config(128, 192, promote="split"), "e4m3", "K", "K")
+        >>> plan.split_halves[1][1, 0]  # B row 96 of a 128-byte-row (SW128, K-major) stage
+        12288
+        """
+        if not self.split_n:
+            raise TiledMmaError(f"{self.config.name}: not promote='split'")
+        pattern = ATOMS_SM90[self.dtype][0]
+        half = make_tiled_mma(pattern.format(n=self.config.block_n // 2), (1, 1, 1)).atom
+        lay = self.smem_B
+        tiles = zipped_divide(lay.inner, (self.config.block_n // 2, self.tk))
+        common, _ = self.descriptors["B"]
+        offs = {}
+        for h in range(2):
+            for kb in range(self.k_blocks):
+                sub, off = slice_and_offset(((None, None), (h, kb)), tiles)
+                d = make_gmma_desc(
+                    ComposedLayout(lay.outer, lay.offset + off, sub),
+                    self.mn_major["B"],
+                    self.dtype,
+                    start_address=0,
+                )
+                if d.raw & ~0x3FFF != common:  # pragma: no cover - one descriptor form
+                    raise TiledMmaError("B halves: descriptors differ beyond the start address")
+                offs[h, kb] = d.start_address << 4
+        return half.op, offs
 
     def desc_offsets(self, which: str) -> dict:
         """{warpgroup: (byte offset of k block 0, 1, ...)} (A; for im = 0), or B's tuple.

@@ -151,6 +151,30 @@ def _tile_ops(tile, kts, stage, phase, stages, release_lag=None):
     return ops, stage, phase
 
 
+def split_consumer_ops(k_tiles: list[int], stages: int) -> list[tuple]:
+    """``Sm90Config(promote="split")``: each k tile is two batches from one stage, lo then
+    hi. ``wait_group 1`` after hi(kt) retires lo(kt); after lo(kt + 1) it retires hi(kt),
+    and only then is stage kt released (the plain loop's lag 1); a tile ends with
+    ``wait_group 0`` and the release of its last stage.
+
+    >>> split_consumer_ops([1], 2)[:6]
+    [('wait', 'full', 0, 0), ('mma', 0, 0, 0), ('commit',), ('mma', 0, 0, 0), ('commit',), ('wait_group', 1)]
+    """
+    ops, stage, phase = [], 0, CONSUMER.start_phase
+    for tile, kts in enumerate(k_tiles):
+        prev = None
+        for kt in range(kts):
+            ops += [("wait", "full", stage, phase ^ CONSUMER.wait_flip), ("mma", stage, tile, kt),
+                    ("commit",)]  # fmt: skip
+            if prev is not None:  # hi(kt - 1) retired: its stage is read
+                ops += [("wait_group", 1), ("arrive", "empty", prev)]
+            ops += [("mma", stage, tile, kt), ("commit",), ("wait_group", 1)]
+            prev = stage
+            stage, phase = advance(stage, phase, stages)
+        ops += [("wait_group", 0), ("arrive", "empty", prev), ("epilogue", tile)]
+    return ops
+
+
 def ring_position(k_tiles: list[int], tile: int, stages: int) -> tuple[int, int]:
     """(stage, phase) of the first k tile of ``tile``: the ring advanced by every k tile of
     the tiles before it (what a pingpong warpgroup skips to).

@@ -36,7 +36,7 @@ from typing import Any
 
 from cutemma.errors import CutemmaError, LaunchError
 from cutemma.kernels.plan import ELEM_BYTES, GemmConfig, GemmPlan
-from cutemma.kernels.plan_sm90 import Sm90Config, Sm90Plan
+from cutemma.kernels.plan_sm90 import FP8, Sm90Config, Sm90Plan
 
 FILE_NAME = "gemm-tune.json"
 _FORMAT = 1  # bump when an entry's meaning changes: old files are then ignored
@@ -58,7 +58,8 @@ SM90_CANDIDATES = (
     Sm90Config(128, 256, cluster=2),
     Sm90Config(128, 128, cluster=2),
     Sm90Config(128, 128, schedule="pingpong"),  # each warpgroup its own tile, mainloops in turn
-    Sm90Config(128, 192),  # fp8's default (promoted, 2 x 96 accumulators per thread)
+    Sm90Config(128, 192, promote="split"),  # fp8's default: promoted by N halves (run 22)
+    Sm90Config(128, 192),  # promoted, both halves at once (2 x 96 accumulators per thread)
     Sm90Config(192, 128, consumers=3),  # promoted fp8's other fast tile (run 14: 0.996x)
 )
 _TORCH_TYPES = {  # torch dtype name -> kernel dtype (what the cache key says)
@@ -306,7 +307,7 @@ def default_candidates(
     >>> [c.name for c in default_candidates("bf16", "K", "N", sm90=True) if isinstance(c, Sm90Config)][3:]
     ['b128x256_c2_sauto_g16', 'b128x256_c2_sauto_x2', 'b128x128_c2_sauto_x2', 'b128x128_c2_sauto_pp', 'b128x192_c2_sauto', 'b192x128_c3_sauto']
     >>> [c.name for c in default_candidates("e4m3", sm90=True) if isinstance(c, Sm90Config)]
-    ['b128x128_c2_sauto', 'b128x128_c2_sauto_x2', 'b128x192_c2_sauto', 'b192x128_c3_sauto']
+    ['b128x128_c2_sauto', 'b128x128_c2_sauto_x2', 'b128x192_c2_sauto_spl', 'b128x192_c2_sauto', 'b192x128_c3_sauto']
     """
     from cutemma.kernels.dispatch import BUILTIN_CONFIGS, FP8_LARGE
 
@@ -322,6 +323,8 @@ def default_candidates(
             out.append(cfg)
     if sm90:
         for cfg in SM90_CANDIDATES:
+            if cfg.promote is not True and dtype not in FP8:
+                continue  # an fp8 accumulation variant: for other types its twin's kernel
             try:
                 Sm90Plan(cfg, dtype, a_major, b_major, "bf16")
             except CutemmaError:

@@ -49,7 +49,8 @@ CLUSTER_CONFIGS = [Sm90Config(128, 256, cluster=2), Sm90Config(128, 128, cluster
                    Sm90Config(128, 256, cluster=2, multicast="A")]  # fmt: skip
 MAJORS = [("K", "K"), ("K", "N"), ("M", "K"), ("M", "N")]
 # promoted fp8 with two wgmma sets and one batch in flight (kept apart from the list above)
-FP8_CONFIGS = [*FP8_CONFIGS, Sm90Config(128, 128, promote="overlap")]
+FP8_CONFIGS = [*FP8_CONFIGS, Sm90Config(128, 128, promote="overlap"),
+               Sm90Config(128, 192, promote="split"), Sm90Config(128, 128, promote="split")]  # fmt: skip
 
 
 def operand(rows, cols, contiguous_rows, dtype, gen):

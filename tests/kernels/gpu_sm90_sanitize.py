@@ -3,7 +3,8 @@
 compute-sanitizer --tool memcheck python tests/kernels/gpu_sm90_sanitize.py [fp8 | cluster | --batched]
 
 ``fp8``: only the promoted fp8 configs (128x128, 3 consumers 192x128, 128x192; the
-last two also with schedule "alternate") and the pingpong ones (bf16 128x128, fp8 64x128),
+last two also with schedule "alternate"; 128x192 also promoted by N halves) and the
+pingpong ones (bf16 128x128, fp8 64x128),
 with one shape of more tiles than SMs so both pingpong warpgroups run several tiles and
 hand over through the order barrier. ``cluster``: only clusters of 2, both A and both B
 majors. ``--batched``: only batched 3-D calls (rank-3 maps for A and B, a shared A, a
@@ -34,6 +35,7 @@ FP8_CONFIGS = [
     Sm90Config(128, 192, schedule="alternate"),
     Sm90Config(192, 128, consumers=3, schedule="alternate"),
     Sm90Config(128, 128, promote="overlap"),  # two wgmma sets, one batch in flight
+    Sm90Config(128, 192, promote="split"),  # fp8's default: N halves, one in flight
 ]
 PINGPONG_BF16 = [Sm90Config(128, 128, schedule="pingpong")]
 

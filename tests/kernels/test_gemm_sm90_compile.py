@@ -37,6 +37,8 @@ CASES = [
     (Sm90Config(128, 192, schedule="alternate"), "e4m3", "K", "K", "bf16"),  # turns per k tile
     (Sm90Config(128, 128, promote="overlap"), "e4m3", "K", "K", "bf16"),  # 3 sets, 1 in flight
     (Sm90Config(128, 128, promote="overlap", cluster=2), "e5m2", "K", "K", "f32"),
+    (Sm90Config(128, 192, promote="split"), "e4m3", "K", "K", "bf16"),  # fp8's default
+    (Sm90Config(128, 128, promote="split"), "e5m2", "K", "K", "f32"),
 ]
 
 
@@ -76,7 +78,11 @@ def test_sm90_sass(case):
     kind = "QGMMA" if dtype in ("e4m3", "e5m2") else "HGMMA"  # fp8 wgmma's SASS name
     # promote="overlap": the k-tile loop unrolled by 2 (one batch per set) after k tile 0's
     batches = 3 if plan.overlap else 1
-    assert counts.get(kind, 0) == batches * plan.k_blocks * plan.mma_m
+    if plan.split_n:  # half batches: k tile 0's lo, then two k tiles' hi + lo (unrolled by 2)
+        assert counts.get(kind, 0) % plan.k_blocks == 0
+        assert counts.get(kind, 0) >= 5 * plan.k_blocks
+    else:
+        assert counts.get(kind, 0) == batches * plan.k_blocks * plan.mma_m
     assert counts.get("UTMALDG", 0) == len(plan.tma["A"].copies) + len(plan.tma["B"].copies)
     assert counts.get("SYNCS", 0) > 0 and counts.get("USETMAXREG", 0) == 2
     assert counts.get("HMMA", 0) == 0  # no fallback to mma.sync
@@ -167,3 +173,28 @@ def test_overlap_keeps_a_batch_in_flight():
         assert sum(" FADD " in t for t in lines[w:nxt]) >= 64
     _, drained = build(True)
     assert drained.count("WARPGROUP.DEPBAR.LE gsb0, 0x1") == 0
+
+
+@needs_nvrtc
+@needs_cuobjdump
+def test_split_keeps_a_half_batch_in_flight():
+    """promote="split": every wgmma is half the tile's width (QGMMA 64x96 for 128x192), the
+    loop waits with one half batch in flight (``DEPBAR.LE gsb0, 0x1``) and adds the other
+    half's 48 sums right after each such wait; full drains (0x0) only at the loop's two
+    exits; no C7514 (ptxas did serialise a rolled version), no local memory."""
+    from cutemma.cuda import compile, local_memory_use, sass
+
+    cubin = compile(
+        gemm_sm90_source(Sm90Config(128, 192, promote="split"), "e4m3", "K", "K", "bf16"),
+        "sm_90a",
+    )
+    text = sass(cubin)
+    assert "C7514" not in cubin.log and not local_memory_use(cubin)
+    widths = set(re.findall(r"QGMMA\.64x(\d+)x32", text))
+    assert widths == {"96"}, widths
+    assert text.count("WARPGROUP.DEPBAR.LE gsb0, 0x1") >= 4  # two per k tile, 2 k tiles
+    assert text.count("WARPGROUP.DEPBAR.LE gsb0, 0x0") == 2
+    lines = text.splitlines()
+    for w in [i for i, t in enumerate(lines) if "DEPBAR.LE gsb0, 0x1" in t]:
+        nxt = next(i for i in range(w, len(lines)) if "QGMMA" in lines[i] or " BRA " in lines[i])
+        assert sum(" FADD " in t for t in lines[w:nxt]) >= 48

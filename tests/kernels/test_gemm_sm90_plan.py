@@ -352,3 +352,27 @@ def test_staging_tile_takes_smem_from_the_ring():
     regs = Sm90Plan(Sm90Config(128, 256, epilogue="regs"), "bf16", "K", "K", "bf16")
     assert regs.stages == 4 and regs.bytes_D == 0
     assert Sm90Plan(Sm90Config(128, 256), "bf16", "K", "K", "bf16").shared_bytes <= 227 * 1024
+
+
+@pytest.mark.parametrize("n", [192, 128, 64])
+def test_split_halves_are_the_accumulator_halves(n):
+    """promote="split" issues two 64 x n/2 wgmmas into the two halves of the 64 x n set:
+    by the catalog's C layouts (proven against the PTX ISA fragment tables), value i < v/2
+    of every thread of the half-width atom is value i of the full-width one, and the hi
+    atom's value i (B rows shifted by n/2) is full-width value v/2 + i. B's hi start is
+    row n/2 of the stage (128-byte K-major rows), k blocks 32 bytes apart."""
+    from cutemma.mma.traits import tv_table
+    from cutemma.tiled import make_tiled_mma
+
+    full = tv_table(make_tiled_mma(f"SM90_64x{n}x32_F32E4M3E4M3_SS_TN").tv_layout_C_tiled)
+    half = tv_table(make_tiled_mma(f"SM90_64x{n // 2}x32_F32E4M3E4M3_SS_TN").tv_layout_C_tiled)
+    v = len(full[0])
+    for t in range(128):
+        for i in range(v // 2):
+            m, c = half[t][i] % 64, half[t][i] // 64  # (m, n) of the half tile, col-major
+            assert full[t][i] == m + 64 * c
+            assert full[t][v // 2 + i] == m + 64 * (c + n // 2)
+    plan = Sm90Plan(Sm90Config(128, n, promote="split"), "e4m3", "K", "K", "bf16")
+    op, offs = plan.split_halves
+    assert op.c.count == v // 2
+    assert offs == {(h, kb): h * (n // 2) * 128 + 32 * kb for h in (0, 1) for kb in range(4)}

@@ -27,6 +27,7 @@ from cutemma.kernels.ring import (  # noqa: E402
     producer_ops,
     release_lag,
     ring_position,
+    split_consumer_ops,
 )
 
 CONFIGS = [
@@ -320,3 +321,43 @@ def test_alternate_turns(consumers):
     ops[0] = ops[0][:first] + [("bar_sync", 0)] + ops[0][first:]
     with pytest.raises(RingError, match="deadlock"):
         run_ring(producer_ops(k_tiles, 2), ops, 2, consumers, [(8192, False)], seed=0)
+
+
+def test_split_ring():
+    """promote="split": two batches per stage (lo, hi), the stage released only after
+    ``wait_group 1`` retires hi, one k tile late. The model runs it over random tiles (each
+    (tile, k tile) read twice, in order, by both warpgroups); releasing a stage as soon as
+    lo retires (hi still reading it) is caught."""
+    config = Sm90Config(128, 192, promote="split")
+    plan = Sm90Plan(config, "e4m3", "K", "K", "bf16")
+    S = plan.stages
+    rng = random.Random(config.name)
+    for seed in range(6):
+        k_tiles = [rng.choice([1, 2, 3, S, S + 1, 9]) for _ in range(25)]
+        mmas = run_ring(producer_ops(k_tiles, S), split_consumer_ops(k_tiles, S), S,
+                        config.consumers, _copies(plan), seed=seed,
+                        arrive_every=CONSUMER.arrive_every)  # fmt: skip
+        mine = [(t, kt) for name, t, kt in mmas if name == "C0.1"]
+        assert mine == [(t, kt) for t, n in enumerate(k_tiles) for kt in range(n) for _ in "lh"]
+
+    def early(ops):  # release each stage once lo is retired: hi may still read it
+        out, moved, last, hi_stage = [], set(), None, None
+        for o in ops:
+            if o[0] == "arrive" and o[2] in moved:
+                moved.discard(o[2])
+                continue
+            out.append(o)
+            if o[0] == "mma":
+                hi_stage = o[1] if o[2:] == last else None
+                last = o[2:]
+            elif o == ("wait_group", 1) and hi_stage is not None:
+                out.append(("arrive", "empty", hi_stage))
+                moved.add(hi_stage)
+                hi_stage = None
+        return out
+
+    assert early(split_consumer_ops([1], S))[5:7] == [("wait_group", 1), ("arrive", "empty", 0)]
+    k_tiles = [5, 3, 4]
+    with pytest.raises(RingError, match="may read"):
+        run_ring(producer_ops(k_tiles, S), early(split_consumer_ops(k_tiles, S)), S, 1,
+                 _copies(plan), seed=0, arrive_every=1)  # fmt: skip

@@ -58,5 +58,6 @@ def test_sm90_candidates_build_plans():
         regs = 232 if c.consumers == 2 else 160
         assert 2 * c.block_m * c.block_n // threads <= regs - 32, c.name
     assert Sm90Config(128, 192) in fp8 and Sm90Config(128, 256) not in fp8
+    assert Sm90Config(128, 192, promote="split") in fp8
     assert any(c.schedule == "pingpong" for c in kn)
     assert not any(isinstance(c, Sm90Config) for c in tune.default_candidates("bf16"))

@@ -88,21 +88,29 @@ class MetaGuard:
     (True, False, False)
     """
 
-    __slots__ = ("sig",)
+    __slots__ = ("sig", "n")
 
     def __init__(self, tensors: tuple) -> None:
-        self.sig = tuple((t.dtype, t.get_device(), tuple(t.shape), t.stride()) for t in tensors)
+        self.n = len(tensors)
+        self.sig = sum(((t.dtype, t.get_device(), tuple(t.shape), t.stride()) for t in tensors), ())
 
     def check(self, *tensors: Any) -> bool:
-        """Whether ``tensors`` match the signature (one per tensor of the construction)."""
-        if len(tensors) != len(self.sig):
+        """Whether ``tensors`` match the signature (one per tensor of the construction).
+        One flat tuple compared at once: the two- and three-tensor calls of the fast path
+        are spelled out (a loop costs more than the queries)."""
+        if len(tensors) != self.n:
             return False
-        for t, (dtype, device, shape, stride) in zip(tensors, self.sig):
-            if t.dtype != dtype or t.stride() != stride or t.shape != shape:
-                return False
-            if t.get_device() != device:
-                return False
-        return True
+        if self.n == 3:
+            a, b, c = tensors
+            return (a.dtype, a.get_device(), a.shape, a.stride(), b.dtype, b.get_device(),
+                    b.shape, b.stride(), c.dtype, c.get_device(), c.shape,
+                    c.stride()) == self.sig  # fmt: skip
+        if self.n == 2:
+            a, b = tensors
+            return (a.dtype, a.get_device(), a.shape, a.stride(), b.dtype, b.get_device(),
+                    b.shape, b.stride()) == self.sig  # fmt: skip
+        got = ((t.dtype, t.get_device(), t.shape, t.stride()) for t in tensors)
+        return sum(got, ()) == self.sig
 
 
 def _tensor_guards() -> Any:

@@ -10,7 +10,7 @@ changed. A change that makes the call invalid (shapes no longer match out) must 
 named cutemma error. Timing: bench/gemm.py's ``overhead_sm90_us`` and ``overhead_us``,
 rounds in turn; with BASE_DIR (a copy of an older tree whose package is renamed
 ``cutemma_base``, its bench/gemm.py as ``bench_base_gemm.py``) the old code's figures are
-taken in the same process, rounds interleaved with this tree's, so both see one host.
+taken too, each round in a fresh process right after this tree's round, so both see one host.
 """
 
 from __future__ import annotations
@@ -176,25 +176,56 @@ def query_costs() -> dict:
     return {s: min(timeit.repeat(s, globals=g, number=n, repeat=5)) / n * 1e9 for s in stmts}
 
 
-def host_times(base_dir: str | None, rounds: int = 3) -> dict:
-    benches = {"new": load(os.path.join(ROOT, "bench", "gemm.py"), "bench_new_gemm")}
-    if base_dir:
-        sys.path.insert(0, os.path.abspath(base_dir))
-        benches["base"] = load(os.path.join(base_dir, "bench_base_gemm.py"), "bench_base_gemm")
-    res = {name: {"sm90": [], "sm80": []} for name in benches}
-    for _ in range(rounds):
-        for name, b in benches.items():
-            res[name]["sm90"].append(b.overhead_sm90_us())
-            res[name]["sm80"].append(b.overhead_us())
+def canary() -> dict:
+    """Whether the interpreter's shared " " and b" " still hold a space (a C call that
+    writes into an immutable object shows here first: run 22's first try found both
+    zeroed after the old tree's NVRTC path had run)."""
+    return {"str": ord(chr(32)) == 32, "bytes": bytes([32]) == b" "}
+
+
+def base_round(base_dir: str, path: str) -> None:
+    """One round of the old tree's host costs, in this (fresh) process."""
+    sys.path.insert(0, os.path.abspath(base_dir))
+    b = load(os.path.join(base_dir, "bench_base_gemm.py"), "bench_base_gemm")
+    res = {"sm90": b.overhead_sm90_us(), "sm80": b.overhead_us(), "canary": canary()}
+    with open(path, "w") as f:
+        json.dump(res, f)
+
+
+def host_times(base_dir: str | None, log: list, rounds: int = 3) -> dict:
+    """Rounds in turn: this tree in this process, then the old tree (BASE_DIR) in a fresh
+    process (two trees in one process shared a corrupted interpreter on the first try)."""
+    new = load(os.path.join(ROOT, "bench", "gemm.py"), "bench_new_gemm")
+    res = {"new": {"sm90": [], "sm80": []}, "base": {"sm90": [], "sm80": []}}
+    for r in range(rounds):
+        res["new"]["sm90"].append(new.overhead_sm90_us())
+        res["new"]["sm80"].append(new.overhead_us())
+        log.append({"after": f"new round {r}", **canary()})
+        if base_dir:
+            tmp = os.path.join(os.path.dirname(os.path.abspath(__file__)), f".base{r}.json")
+            p = subprocess.run([sys.executable, __file__, "--base-round", base_dir, tmp],
+                               capture_output=True, text=True)  # fmt: skip
+            if p.returncode:
+                log.append({"after": f"base round {r}", "error": p.stderr[-1500:]})
+                continue
+            with open(tmp) as f:
+                got = json.load(f)
+            os.remove(tmp)
+            res["base"]["sm90"].append(got["sm90"])
+            res["base"]["sm80"].append(got["sm80"])
+            log.append({"after": f"base round {r}", **got["canary"]})
     summary = {}
-    for name, r in res.items():
-        for fam, runs in r.items():
-            for k in runs[0]:
+    for name, fams in res.items():
+        for fam, runs in fams.items():
+            for k in runs[0] if runs else ():
                 summary[f"{name}_{fam}_{k}_median"] = statistics.median(x[k] for x in runs)
     return {"runs": res, "summary": summary}
 
 
 def main() -> None:
+    if len(sys.argv) > 3 and sys.argv[1] == "--base-round":
+        base_round(sys.argv[2], sys.argv[3])
+        return
     path = sys.argv[1] if len(sys.argv) > 1 else "gpu_fastpath.json"
     base_dir = sys.argv[2] if len(sys.argv) > 2 else None
     t = time.perf_counter()
@@ -206,6 +237,7 @@ def main() -> None:
         print("FAIL", json.dumps(r)[:400])
     commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
                             capture_output=True, text=True).stdout.strip()  # fmt: skip
+    log = [{"after": "checks", **canary()}]
     result = {
         "device": torch.cuda.get_device_name(),
         "torch": torch.__version__,
@@ -214,19 +246,28 @@ def main() -> None:
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "method": "tests/kernels/gpu_fastpath.py: checks, then bench/gemm.py overhead_sm90_us "
         "(128^3 bf16, out given) and overhead_us (sm80 64^3): 3 rounds of each (5 x 2000 calls, "
-        "cases in turn, medians); 'base' = the unchanged tree (104cab5) in the same process, "
-        "rounds interleaved",
+        "cases in turn, medians); 'base' = the unchanged tree (104cab5), each round in a fresh "
+        "process right after this tree's round",
         "checks": len(rows),
         "failed": bad,
         "rows": rows,
-        "query_ns": query_costs(),
+        "canaries": log,
     }
-    result["host"] = host_times(base_dir)
-    result["seconds"] = round(time.perf_counter() - t, 1)
-    print(json.dumps(result["host"]["summary"], indent=1))
+
+    def save() -> None:
+        result["seconds"] = round(time.perf_counter() - t, 1)
+        with open(path, "w") as f:
+            json.dump(result, f, indent=1)
+
+    save()
+    result["query_ns"] = query_costs()
+    log.append({"after": "query costs", **canary()})
+    save()
     print(json.dumps(result["query_ns"], indent=1))
-    with open(path, "w") as f:
-        json.dump(result, f, indent=1)
+    result["host"] = host_times(base_dir, log)
+    save()
+    print(json.dumps(result["host"]["summary"], indent=1))
+    print(json.dumps(log))
     sys.exit(1 if bad else 0)
 
 

@@ -262,3 +262,17 @@ def test_launch_arguments_reach_cuLaunchKernel(monkeypatch):
     assert len(seen) == 2 and seen[0] == seen[1]
     ptrs = ctypes.addressof(p.ptrs)
     assert seen[0] == (0x7F12_3456_7890, 132, 1, 1, 384, 1, 1, 200 * 1024, stream, ptrs, None)
+
+
+def test_entries_keep_no_operand_alive(fast, torch_guard):
+    """FAST outlives the calls: its guards and entries hold metadata, never the tensors
+    (a kept tensor would pin its memory for as long as the entry lives)."""
+    torch = torch_guard
+    from torch.multiprocessing.reductions import StorageWeakRef
+
+    A, B, out = operands(torch)
+    refs = [StorageWeakRef(t.untyped_storage()) for t in (A, B, out)]
+    fp.remember(A, B, out, True, None, prepared())
+    fp.remember(A, B, out, False, None, prepared())
+    del A, B, out
+    assert [r.expired() for r in refs] == [True] * 3

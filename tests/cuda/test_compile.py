@@ -42,7 +42,8 @@ def test_nvrtc_writes_only_into_buffers_of_our_own(monkeypatch):
     """NVRTC writes its log (just a NUL when empty) and the cubin into buffers we hand it:
     they must be mutable objects of our own. An immutable b" " * n is not (for n = 1 it
     is the module's b" " constant, or the interpreter's one shared b" " when the module
-    was compiled from source: written, every later b" " read b"\\x00")."""
+    was compiled from source: written, every later b" " read b"\\x00", and on Python
+    3.12 every f-string compiled later had NULs for its single spaces)."""
     import sys
 
     comp = sys.modules["cutemma.cuda.compile"]

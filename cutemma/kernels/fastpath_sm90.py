@@ -306,7 +306,14 @@ class PreparedLaunch:
 
 def fast_key(A: Any, B: Any, given: bool, config: Any) -> tuple:
     """The key under which a call's entries are kept: the operands' pointers, whether
-    ``out`` was given, the config asked for (None: the built-in or tuned one)."""
+    ``out`` was given, the config asked for (None: the built-in or tuned one).
+
+    >>> class T:  # a stand-in: the key asks only for the pointer
+    ...     def __init__(self, ptr): self.ptr = ptr
+    ...     def data_ptr(self): return self.ptr
+    >>> fast_key(T(0x100), T(0x200), True, None)
+    (256, 512, True, None)
+    """
     return (A.data_ptr(), B.data_ptr(), given, config)
 
 
@@ -314,7 +321,7 @@ def remember(A: Any, B: Any, out: Any, given: bool, config: Any, prepared: Prepa
     """Keep ``prepared`` for later calls of ``cutemma.gemm(A, B, out=out if given, config=
     config)`` whose operands (and given out) match these in dtype, device, shape and
     strides. ``out`` is the call's output (a new one when not given): a hit makes new
-    outputs like it."""
+    outputs like it. Example: :func:`find`."""
     global _empty
     if _empty is None and type(out).__module__.startswith("torch"):
         import torch
@@ -330,7 +337,23 @@ def remember(A: Any, B: Any, out: Any, given: bool, config: Any, prepared: Prepa
 
 def find(A: Any, B: Any, out: Any, config: Any) -> FastEntry | None:
     """The entry a call ``gemm(A, B, out=out, config=config)`` would reuse, or None (what
-    :func:`try_fast` looks up, for benchmarks and tests)."""
+    :func:`try_fast` looks up, for benchmarks and tests).
+
+    >>> class T:  # a stand-in tensor: what the key and the guard ask
+    ...     def __init__(self, ptr, shape, stride):
+    ...         self.ptr, self.shape, self.st, self.dtype, self.device = ptr, shape, stride, "bf16", "cuda:0"
+    ...     def data_ptr(self): return self.ptr
+    ...     def stride(self): return self.st
+    ...     def get_device(self): return 0
+    >>> A, B, D = T(1 << 40, (64, 32), (32, 1)), T(2 << 40, (32, 16), (16, 1)), T(0, (64, 16), (16, 1))
+    >>> remember(A, B, D, True, None, "a prepared launch")
+    >>> find(A, B, D, None).prepared
+    'a prepared launch'
+    >>> A.st = (1, 64)  # restrided in place: the guard refuses it
+    >>> find(A, B, D, None) is None
+    True
+    >>> _ = FAST.clear()
+    """
     try:
         for e in FAST.get(fast_key(A, B, out is not None, config), ()):
             if e.check(A, B) if out is None else e.check(A, B, out):
@@ -343,7 +366,11 @@ def find(A: Any, B: Any, out: Any, config: Any) -> FastEntry | None:
 def try_fast(A: Any, B: Any, out: Any, alpha: float, config: Any) -> Any:
     """D = alpha * A @ B through a prepared launch, or None when this signature has none
     (the caller takes the checked path, which prepares one). Written flat: every line
-    here is host time of each repeated call."""
+    here is host time of each repeated call.
+
+    >>> try_fast(object(), object(), None, 1.0, None) is None  # not tensors: not here
+    True
+    """
     try:
         entries = FAST.get((A.data_ptr(), B.data_ptr(), out is not None, config))
         if entries is None:

@@ -184,7 +184,13 @@ def canary() -> dict:
 
 
 def base_round(base_dir: str, path: str) -> None:
-    """One round of the old tree's host costs, in this (fresh) process."""
+    """One round of the old tree's host costs, in this (fresh) process. Its modules are
+    byte-compiled first: the old tree's NVRTC call zeroes the shared b" ", after which
+    Python 3.12 compiles one-space f-string parts of any module still to be compiled as
+    NULs (and would cache them in .pyc files)."""
+    import compileall
+
+    compileall.compile_dir(base_dir, quiet=1)
     sys.path.insert(0, os.path.abspath(base_dir))
     b = load(os.path.join(base_dir, "bench_base_gemm.py"), "bench_base_gemm")
     res = {"sm90": b.overhead_sm90_us(), "sm80": b.overhead_us(), "canary": canary()}

@@ -246,13 +246,13 @@ def overhead_us(calls: int = 2000) -> dict:
 def overhead_sm90_us(calls: int = 2000) -> dict:
     """Host time per repeated call on the sm90 path: cutemma.gemm, the bare launch of its
     prepared kernel (argument boxes ready, cuLaunchKernel only), torch.matmul."""
-    from cutemma.kernels.fastpath_sm90 import FAST, fast_key
+    from cutemma.kernels.fastpath_sm90 import find
 
     A = torch.randn(128, 128, device="cuda", dtype=torch.bfloat16)
     B = torch.randn(128, 128, device="cuda", dtype=torch.bfloat16)
     out = torch.empty(128, 128, device="cuda", dtype=torch.bfloat16)
     gemm(A, B, out=out)
-    prepared = FAST[fast_key(A, B, out.dtype, None)]
+    prepared = find(A, B, out, None).prepared
     prepared.set_operands(out, out, 1.0, 0.0)
     cases = (
         ("gemm", lambda: gemm(A, B, out=out)),

@@ -236,9 +236,11 @@ def check_arch(arch: str) -> str:
 
 def _program_log(nvrtc: ModuleType, prog) -> str:
     (size,) = _check(nvrtc.nvrtcGetProgramLogSize(prog), "nvrtcGetProgramLogSize")
-    buf = b" " * size
+    # NVRTC writes into the buffer: a bytearray, never a bytes object (b" " * 1 is the
+    # interpreter's one shared b" ", which an empty log would turn into b"\x00")
+    buf = bytearray(size)
     _check(nvrtc.nvrtcGetProgramLog(prog, buf), "nvrtcGetProgramLog")
-    return buf.rstrip(b"\x00").decode(errors="replace").strip()
+    return bytes(buf).rstrip(b"\x00").decode(errors="replace").strip()
 
 
 def _run_nvrtc(
@@ -259,9 +261,9 @@ def _run_nvrtc(
             else (nvrtc.nvrtcGetCUBINSize, nvrtc.nvrtcGetCUBIN)
         )
         (size,) = _check(size_fn(prog), "get output size")
-        buf = b" " * size
+        buf = bytearray(size)  # written by NVRTC (see _program_log)
         _check(get_fn(prog, buf), "get output")
-        return True, buf.rstrip(b"\x00") if ptx else buf, log
+        return True, bytes(buf).rstrip(b"\x00") if ptx else bytes(buf), log
     finally:
         nvrtc.nvrtcDestroyProgram(prog)
 

@@ -39,7 +39,7 @@ from cutemma.copy.tma import (
 from cutemma.errors import LaunchError, TiledMmaError, TmaError
 from cutemma.kernels.dispatch import _arch, _batch_stride, _check, _dtype, _dtype_name, _major
 from cutemma.kernels.fastlaunch import DriverKernel
-from cutemma.kernels.fastpath_sm90 import PreparedLaunch, fast_key, remember
+from cutemma.kernels.fastpath_sm90 import PreparedLaunch, remember
 from cutemma.kernels.gemm_sm90 import gemm_sm90_source, kernel_name_sm90
 from cutemma.kernels.gemm_sm90_batched import BAT_A, BAT_B
 from cutemma.kernels.plan_sm90 import Sm90Config, Sm90Plan
@@ -462,8 +462,9 @@ def gemm_sm90(
     problem (L == 1 runs the 2-D kernel on the matrices). ``out_dtype`` is A's dtype or
     float32 (bfloat16/float16/float32 for float8). ``persistent=False`` launches one CTA
     per tile (the ablation's "no persistent scheduler"). ``_remember`` (cutemma.gemm's
-    use): ``(out dtype or None,)``, the slot of the fast-path key under which this call's
-    launch is kept for the next call with the same operands.
+    use): ``(out given, the config cutemma.gemm was asked for)``, the fast-path key's
+    slots under which this call's launch is kept for the next call with the same operands
+    (the config asked for, None, while the call may run a tuned one).
 
     >>> import torch                                                  # doctest: +SKIP
     >>> A = torch.randn(300, 256, device="cuda", dtype=torch.bfloat16)  # doctest: +SKIP
@@ -539,7 +540,7 @@ def gemm_sm90(
             _PREPARED.pop(next(iter(_PREPARED)))
         _PREPARED[key] = prepared
     if _remember is not None and C is out and persistent and A is A_v and B is B_v:
-        remember(fast_key(A_in, B_in, _remember[0], config), prepared)  # cutemma.gemm's next call
+        remember(A_in, B_in, out, *_remember, prepared)  # for cutemma.gemm's next call
     prepared.set_operands(C, out, alpha, beta)
     prepared.launch()
     return out

@@ -38,6 +38,32 @@ def test_wgmma_probe_is_one_hgmma_for_sm90a():
     assert not local_memory_use(cubin)
 
 
+def test_nvrtc_writes_only_into_buffers_of_our_own(monkeypatch):
+    """NVRTC writes its log (just a NUL when empty) and the cubin into buffers we hand it:
+    they must be mutable objects of our own. An immutable b" " * n is not (for n = 1 it
+    is the module's b" " constant, or the interpreter's one shared b" " when the module
+    was compiled from source: written, every later b" " read b"\\x00", and on Python
+    3.12 every f-string compiled later had NULs for its single spaces)."""
+    import sys
+
+    comp = sys.modules["cutemma.cuda.compile"]
+    real = comp._nvrtc()
+    handed = []
+
+    class Spy:
+        def __getattr__(self, name):
+            fn = getattr(real, name)
+            if name in ("nvrtcGetProgramLog", "nvrtcGetCUBIN", "nvrtcGetPTX"):
+                return lambda prog, buf: handed.append(type(buf)) or fn(prog, buf)
+            return fn
+
+    monkeypatch.setattr(comp, "_nvrtc", Spy)
+    ok, cubin, log = comp._run_nvrtc(mma_sync_probe(), "p.cu", ("--gpu-architecture=sm_80",), False)
+    assert ok and log == "" and cubin[:4] == b"\x7fELF" and type(cubin) is bytes
+    assert handed == [bytearray, bytearray]
+    assert bytes([32]) == b" "
+
+
 def test_wgmma_needs_the_arch_specific_target():
     # Without the 'a' suffix ptxas refuses wgmma: the target really matters.
     with pytest.raises(CompileError, match="wgmma"):

@@ -48,6 +48,9 @@ class FakeTensor:
     def data_ptr(self):
         return self._ptr
 
+    def get_device(self):
+        return 0
+
     def element_size(self):
         return EB[self.dtype]
 
@@ -203,11 +206,11 @@ def test_batched_tiles_change_the_built_in_tile():
 
 
 def test_fast_path_keys_and_boxes(monkeypatch):
-    """A batched call never reuses a 2-D launch: the keys differ; the batched launch's
-    argument boxes are the batched kernel's signature, C's and D's batch strides set."""
+    """A batched call never reuses a 2-D launch on the same pointers (the guard tells
+    them apart); the batched launch's argument boxes are the batched kernel's signature,
+    C's and D's batch strides set."""
     A3 = FakeTensor((L, M, K), (M * K, K, 1))
     B2 = FakeTensor((K, N), (N, 1))
-    assert fp.fast_key(A3, B2, None, None) != fp.fast_key(A3[0], B2, None, None)
     monkeypatch.setattr(fp, "_stream_getter", lambda: None)
 
     class Plan:
@@ -229,6 +232,10 @@ def test_fast_path_keys_and_boxes(monkeypatch):
         p.set_out(FakeTensor((L, M, N), (0, N, 1)), 1.0)
     p2 = fp.PreparedLaunch(None, 0, 132, maps, sizes, Plan, "bfloat16", (M, N))
     assert len(p2.args) == len(params_sm90("bf16", "bf16", False))
+    monkeypatch.setattr(fp, "FAST", {})
+    fp.remember(A3, B2, FakeTensor((L, M, N), (M * N, N, 1)), False, None, p)
+    assert fp.find(A3, B2, None, None).prepared is p
+    assert fp.find(A3[0], B2, None, None) is None  # same pointers, a 2-D call
 
 
 CASES = [

@@ -68,31 +68,38 @@ def tma_store_lines(plan: Sm90Plan, out: str, acc_name: str = "acc", batched: bo
     """
     _, _, consts = plan.epilogue
     _, offs = plan.epilogue_smem
+    passes = plan.epilogue_passes
     sw = plan.smem_D.outer
     eb = 2
     sync = f"named_sync(EPI_BAR, {plan.consumer_threads});"
-    lines = [
-        "if (tid == 0) bulk_wait_read0();  // the previous tile's store has read the tile",
-        sync,
-    ]
-    for i in range(0, len(consts), 2):
-        (ia, dm, dn), (ib, dm1, dn1) = consts[i], consts[i + 1]
-        if (ib, dm1, dn1) != (ia + 1, dm, dn + 1) or offs[i + 1] != offs[i] + 1:
-            raise TiledMmaError("TMA-store epilogue: accumulators do not come in n pairs")
-        addr = swizzle_expr(sw, f"(d_thr + {offs[i]})")
-        lines.append(
-            f"st_shared_b32(d_smem + {eb} * ({addr}), "
-            f"{_PACK[out]}(alpha * {acc_name}[{ia}], alpha * {acc_name}[{ib}]));"
-        )
-    lines += [
-        "fence_async_smem();  // generic-proxy writes -> the TMA engine's reads",
-        sync,
-        "if (tid == 0) {",
-    ]
-    for dc, do, off in plan.tma_D.copies:
-        crd = f"n0 + {dc}, m0 + {do}" + (", l" if batched else "")
-        lines.append(
-            f"  tma_store_{'3d' if batched else '2d'}(&tmap_d, d_smem + {off * eb}, {crd});"
-        )
+    lines = []
+    for h in range(plan.d_passes):  # "tma2": the second half waits for the first's read
+        lines += [
+            "if (tid == 0) bulk_wait_read0();  // the last store has read the staging tile",
+            sync,
+        ]
+        for i in range(0, len(consts), 2):
+            if passes[i] != h:
+                continue
+            (ia, dm, dn), (ib, dm1, dn1) = consts[i], consts[i + 1]
+            if (ib, dm1, dn1) != (ia + 1, dm, dn + 1) or offs[i + 1] != offs[i] + 1:
+                raise TiledMmaError("TMA-store epilogue: accumulators do not come in n pairs")
+            addr = swizzle_expr(sw, f"(d_thr + {offs[i]})")
+            lines.append(
+                f"st_shared_b32(d_smem + {eb} * ({addr}), "
+                f"{_PACK[out]}(alpha * {acc_name}[{ia}], alpha * {acc_name}[{ib}]));"
+            )
+        lines += [
+            "fence_async_smem();  // generic-proxy writes -> the TMA engine's reads",
+            sync,
+            "if (tid == 0) {",
+        ]
+        for dc, do, off in plan.tma_D.copies:
+            crd = f"n0 + {h * plan.d_width + dc}, m0 + {do}" + (", l" if batched else "")
+            lines.append(
+                f"  tma_store_{'3d' if batched else '2d'}(&tmap_d, d_smem + {off * eb}, {crd});"
+            )
+        if h + 1 < plan.d_passes:
+            lines += ["  bulk_commit();", "}"]
     lines += ["  bulk_commit();", "}"]
     return "\n".join(lines)

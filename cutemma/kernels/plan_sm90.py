@@ -69,8 +69,9 @@ def register_split(consumers: int) -> tuple[int, int]:
 
 # "tma": 16-bit outputs go registers -> a swizzled smem tile -> TMA store (asynchronous: the
 # consumers start the next tile's mainloop while it drains); f32 outputs and beta != 0 keep
-# "regs": alpha * acc + beta * C stored from registers
-EPILOGUES = ("tma", "regs")
+# "regs": alpha * acc + beta * C stored from registers; "tma2": as "tma" through a staging
+# tile of half the columns, stored in two passes (a ring stage more in the shared memory)
+EPILOGUES = ("tma", "regs", "tma2")
 TMA_STORE_OUTS = ("bf16", "f16")
 FP8 = ("e4m3", "e5m2")
 # registers a consumer thread keeps beside its accumulators (addresses, loop state, the
@@ -114,6 +115,9 @@ class Sm90Config:
     None: as many as fit in shared memory (at most 8). ``cluster`` 2: CTA pairs
     (``__cluster_dims__(2,1,1)``) share one operand tile: each loads half and multicasts it;
     ``multicast`` 'B' (pairs along M share B) or 'A' (pairs along N share A).
+    ``epilogue`` "tma" (16-bit D through a swizzled staging tile and TMA stores), "tma2"
+    (the same through a staging tile of half the columns, in two passes: the freed shared
+    memory holds one more ring stage), "regs" (stores from registers).
 
     >>> Sm90Config(128, 256).name
     'b128x256_c2_sauto'
@@ -185,6 +189,11 @@ class Sm90Config:
             ),
             (self.block_n % 8 == 0 and 8 <= self.block_n <= 256, "block_n in 8..256, mult. of 8"),
             (self.stages is None or self.stages >= 2, f"stages {self.stages} >= 2"),
+            (
+                self.epilogue != "tma2" or self.block_n % 16 == 0,
+                f"epilogue 'tma2' with block_n {self.block_n} a multiple of 16 (two passes of "
+                "a multiple of 8 columns)",
+            ),
             (
                 self.consumers < 3 or self.block_n <= 128,
                 f"block_n {self.block_n} <= 128 with 3 consumers (512 threads enter with 128 "
@@ -268,7 +277,9 @@ class Sm90Plan:
             )
         self.config, self.dtype, self.a_major, self.b_major = config, dtype, a_major, b_major
         self.out = out
-        self.tma_store = config.epilogue == "tma" and out in TMA_STORE_OUTS
+        self.tma_store = config.epilogue in ("tma", "tma2") and out in TMA_STORE_OUTS
+        # TMA-store passes per tile: the staging tile holds block_n / d_passes columns
+        self.d_passes = 2 if config.epilogue == "tma2" else 1
         self.promote = bool(config.promote) and dtype in FP8
         # promoted with one batch in flight: two wgmma sets alternate by k tile (+ the f32 set)
         self.overlap = self.promote and config.promote == "overlap"
@@ -358,8 +369,13 @@ class Sm90Plan:
     @property
     def bytes_D(self) -> int:
         """Shared bytes of the output staging tiles (0 without the TMA-store epilogue)."""
-        one = self.config.block_m * self.config.block_n * 2
+        one = self.config.block_m * self.d_width * 2
         return one * self.d_tiles if self.tma_store else 0
+
+    @property
+    def d_width(self) -> int:
+        """Columns of the staging tile (the block's, or half of them with "tma2")."""
+        return self.config.block_n // self.d_passes
 
     @cached_property
     def smem_D(self) -> ComposedLayout:
@@ -368,7 +384,7 @@ class Sm90Plan:
         accumulator pairs a warp writes (8 rows x 4 threads) hit 32 different banks."""
         if not self.tma_store:
             raise TiledMmaError(f"{self.config.name}: no TMA-store epilogue for out={self.out}")
-        return stage_layout(self.config.block_m, self.config.block_n, "K", self.out)
+        return stage_layout(self.config.block_m, self.d_width, "K", self.out)
 
     @cached_property
     def tma_D(self) -> TmaBox:
@@ -379,20 +395,32 @@ class Sm90Plan:
     def epilogue_smem(self) -> tuple[ThreadValue, tuple[int, ...]]:
         """Where each accumulator lands in the staging tile, before the swizzle:
         (thread part, per-value constants), checked for every thread and value to add up
-        to ``smem_D.inner(m, n)`` (so the kernel computes swizzle(thread + const))."""
+        to ``smem_D.inner(m, n)`` (so the kernel computes swizzle(thread + const)). With
+        "tma2" a value of column n lands at column n - pass * d_width of its pass's tile
+        (:attr:`epilogue_passes`)."""
         m_t, n_t, consts = self.epilogue
-        inner = self.smem_D.inner
+        inner, w = self.smem_D.inner, self.d_width
         thr = [int(inner(m, n)) for m, n in zip(m_t.table, n_t.table)]
         out = []
-        for _, dm, dn in consts:
-            c = int(inner(dm, dn))
+        for (_, dm, dn), h in zip(consts, self.epilogue_passes):
+            c = int(inner(dm, dn - h * w))
             for t, (m, n) in enumerate(zip(m_t.table, n_t.table)):
-                if int(inner(m + dm, n + dn)) != thr[t] + c:
+                if not 0 <= n + dn - h * w < w or int(inner(m + dm, n + dn - h * w)) != thr[t] + c:
                     raise TiledMmaError(
                         f"staging tile offset of C({m}+{dm}, {n}+{dn}) is not thread + const"
                     )
             out.append(c)
         return ThreadValue.of(thr), tuple(out)
+
+    @cached_property
+    def epilogue_passes(self) -> tuple[int, ...]:
+        """The TMA-store pass of each accumulator: its column's half with "tma2", else 0.
+
+        >>> plan = Sm90Plan(Sm90Config(128, 192, epilogue="tma2"), "e4m3", "K", "K", "bf16")
+        >>> plan.epilogue_passes[:2], plan.epilogue_passes[-2:], plan.bytes_D, plan.stages
+        ((0, 0), (1, 1), 24576, 5)
+        """
+        return tuple(dn // self.d_width for _, _, dn in self.epilogue[2])
 
     # ------------------------------------------------------------------ descriptors
     def _rows_of(self, which: str) -> list[int]:

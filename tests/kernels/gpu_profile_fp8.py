@@ -7,9 +7,13 @@
 e4m3 8192^3, bf16 out: cutemma's promoted 128x192 (fp8's default), its fast-accumulation
 128x256, and torch._scaled_mm (cuBLAS's nvjet kernel); then bf16 8192^3: cutemma's 128x256
 and torch.matmul. One launch each (ncu replays it per section, caches flushed).
+``split`` as the argument: e4m3 only, promoted by N halves (fp8's default since run 22),
+promoted with both halves at once, and torch._scaled_mm.
 """
 
 from __future__ import annotations
+
+import sys
 
 import torch  # before cutemma's CUDA modules (see notes/CUDA.md)
 
@@ -32,6 +36,13 @@ def main() -> None:
         ("cutemma bf16 128x256", lambda: gemm_sm90(A16, B16, out=D, config=Sm90Config(128, 256))),
         ("cuBLAS bf16", lambda: torch.matmul(A16, B16, out=D)),
     ]  # fmt: skip
+    if sys.argv[1:] == ["split"]:
+        split = Sm90Config(128, 192, promote="split")
+        runs = [
+            ("cutemma e4m3 promoted by halves 128x192", lambda: gemm_sm90(A8, B8, out=D, config=split)),
+            runs[0],
+            runs[2],
+        ]  # fmt: skip
     for name, fn in runs:
         fn()
         torch.cuda.synchronize()

@@ -20,7 +20,8 @@ import torch  # before cutemma's CUDA modules (see notes/CUDA.md)
 from cutemma.kernels.dispatch_sm90 import gemm_sm90
 from cutemma.kernels.plan_sm90 import Sm90Config
 
-CONFIGS = [Sm90Config(128, 128), Sm90Config(128, 256), Sm90Config(128, 256, cluster=2)]
+CONFIGS = [Sm90Config(128, 128), Sm90Config(128, 256), Sm90Config(128, 256, cluster=2),
+           Sm90Config(128, 256, epilogue="tma2")]  # fmt: skip
 # `python gpu_sm90_sanitize.py cluster`: only clusters of 2, both A and both B majors
 CLUSTER_CONFIGS = [
     Sm90Config(128, 256, cluster=2),
@@ -36,6 +37,7 @@ FP8_CONFIGS = [
     Sm90Config(192, 128, consumers=3, schedule="alternate"),
     Sm90Config(128, 128, promote="overlap"),  # two wgmma sets, one batch in flight
     Sm90Config(128, 192, promote="split"),  # fp8's default: N halves, one in flight
+    Sm90Config(128, 192, promote="split", epilogue="tma2"),  # two TMA-store passes
 ]
 PINGPONG_BF16 = [Sm90Config(128, 128, schedule="pingpong")]
 

@@ -267,7 +267,7 @@ def test_batched_sass(case):
     if config.cluster > 1:
         mc = sum(op.startswith("UTMALDG.3D.MULTICAST") for op in ops)
         assert mc == len(plan.tma["B"].copies)
-    stores = len(plan.tma_D.copies) if plan.tma_store else 0
+    stores = len(plan.tma_D.copies) * plan.d_passes if plan.tma_store else 0
     assert sum(op.startswith("UTMASTG.3D") for op in ops) == stores
     assert not any(op.startswith("UTMASTG.2D") for op in ops)
     assert counts.get("SYNCS", 0) > 0 and counts.get("USETMAXREG", 0) == 2

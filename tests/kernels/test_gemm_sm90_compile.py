@@ -39,6 +39,8 @@ CASES = [
     (Sm90Config(128, 128, promote="overlap", cluster=2), "e5m2", "K", "K", "f32"),
     (Sm90Config(128, 192, promote="split"), "e4m3", "K", "K", "bf16"),  # fp8's default
     (Sm90Config(128, 128, promote="split"), "e5m2", "K", "K", "f32"),
+    (Sm90Config(128, 192, promote="split", epilogue="tma2"), "e4m3", "K", "K", "f16"),
+    (Sm90Config(128, 256, epilogue="tma2"), "bf16", "M", "N", "bf16"),  # 4 stages, 2 passes
 ]
 
 
@@ -87,7 +89,7 @@ def test_sm90_sass(case):
     assert counts.get("SYNCS", 0) > 0 and counts.get("USETMAXREG", 0) == 2
     assert counts.get("HMMA", 0) == 0  # no fallback to mma.sync
     # 16-bit outputs: one TMA store per box of the staging tile, one 32-bit STS per acc pair
-    stores = len(plan.tma_D.copies) if plan.tma_store else 0
+    stores = len(plan.tma_D.copies) * plan.d_passes if plan.tma_store else 0
     assert counts.get("UTMASTG", 0) == stores
     assert counts.get("STS", 0) == (plan.acc_per_thread // 2 if stores else 0)
     if config.cluster > 1:  # B multicast to the pair; cluster barriers at start and end

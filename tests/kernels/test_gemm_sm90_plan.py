@@ -15,6 +15,7 @@ A (or B) the TiledMMA says it multiplies.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -376,3 +377,52 @@ def test_split_halves_are_the_accumulator_halves(n):
     op, offs = plan.split_halves
     assert op.c.count == v // 2
     assert offs == {(h, kb): h * (n // 2) * 128 + 32 * kb for h in (0, 1) for kb in range(4)}
+
+
+TMA2_CASES = [
+    (Sm90Config(128, 192, promote="split", epilogue="tma2"), "e4m3"),  # 96-column halves
+    (Sm90Config(128, 256, epilogue="tma2"), "bf16"),  # 128-column halves
+    (Sm90Config(128, 128, schedule="pingpong", epilogue="tma2"), "bf16"),
+]
+
+
+@pytest.mark.parametrize("config,dtype", TMA2_CASES, ids=str)
+def test_tma2_passes_store_every_element_once(config, dtype):
+    """epilogue="tma2": a staging tile of half the columns, stored in two passes; each
+    accumulator is written in its column's pass at swizzle(thread part + constant), where
+    the pass's TMA boxes (n offset pass x half) read C(m, n) of the block; no element is
+    stored twice or missed, and a warp's 32-bit stores of one value hit 32 banks. The
+    ring gets the freed shared memory."""
+    plan = Sm90Plan(config, dtype, "K", "K", "bf16")
+    full = Sm90Plan(replace(config, epilogue="tma"), dtype, "K", "K", "bf16")
+    w = config.block_n // 2
+    assert plan.d_passes == 2 and plan.d_width == w and plan.bytes_D * 2 == full.bytes_D
+    assert plan.stages >= full.stages
+    bits = {"SW128": 3, "SW64": 2, "SW32": 1}[plan.tma_D.swizzle]
+    base = 1024 * 48
+    thr, consts = plan.epilogue_smem
+    sw = plan.smem_D.outer
+    b0, b1 = plan.tma_D.box
+    where = {}
+    for h in range(2):
+        for dc, do, off in plan.tma_D.copies:
+            for j in range(b1):
+                for i in range(b0):
+                    addr = int(byte_swizzle(np.array(base + (off + i + b0 * j) * 2), bits))
+                    assert (do + j, h * w + dc + i) not in where
+                    where[do + j, h * w + dc + i] = (h, addr)
+    assert len(where) == config.block_m * config.block_n
+    per_wg = plan.acc_per_thread
+    for t in range(plan.consumer_threads):
+        for v in range(per_wg):
+            im, vv = divmod(v, per_wg // plan.mma_m)
+            m, n = wgmma_c_coords(t % 128, vv)
+            m += 64 * (t // 128) + im * 64 * plan.tile_wgs
+            got = (plan.epilogue_passes[v], base + 2 * sw(thr(t) + consts[v]))
+            assert got == where[m, n], (t, v, m, n)
+    for warp in range(plan.consumer_threads // 32):
+        for v in range(0, per_wg, 2):
+            banks = {
+                (2 * sw(thr(t) + consts[v]) // 4) % 32 for t in range(32 * warp, 32 * warp + 32)
+            }
+            assert len(banks) == 32, (warp, v)

@@ -11,7 +11,6 @@ of do_bench medians. Precision: rel. error of f32 output against float64 at 4096
 from __future__ import annotations
 
 import json
-import statistics
 import sys
 
 import gpu_timing  # beside this script
@@ -70,27 +69,7 @@ def main() -> None:
     res["checks_c3"] = checks
     print(f"c3 checks: {sum(c['ok'] for c in checks)} / {len(checks)}", flush=True)
     for s in sizes:
-        A = torch.randn((s, s), generator=gen, device="cuda").to(torch.float8_e4m3fn)
-        B = torch.randn((s, s), generator=gen, device="cuda").to(torch.float8_e4m3fn).t()
-        D = torch.empty((s, s), dtype=torch.bfloat16, device="cuda")
-        cases = {
-            "scaled_mm": lambda A=A, B=B: torch._scaled_mm(
-                A, B, one, one, out_dtype=torch.bfloat16
-            ),
-            "scaled_mm_fastacc": lambda A=A, B=B: torch._scaled_mm(
-                A, B, one, one, out_dtype=torch.bfloat16, use_fast_accum=True
-            ),
-        }
-        for name, cfg in VARIANTS.items():
-            cases[name] = lambda A=A, B=B, D=D, cfg=cfg: gemm_sm90(A, B, out=D, config=cfg)
-        rounds = gpu_timing.rounds(cases, 2.0 * s**3)
-        med = {k: statistics.median(v) for k, v in rounds.items()}
-        res["rows"].append({"size": s, "rounds": rounds, "median": med})
-        base = med["scaled_mm"]
-        print(
-            f"e4m3 {s}^3: " + ", ".join(f"{k} {v:.0f} ({v / base:.3f})" for k, v in med.items()),
-            flush=True,
-        )
+        res["rows"].append(gpu_timing.e4m3_square(s, VARIANTS, gen, fast_peer=True))
         json.dump(res, open(path, "w"), indent=1)
 
 

@@ -76,19 +76,9 @@ def more() -> None:
     gen = torch.Generator(device="cuda").manual_seed(23)
     res = {"device": torch.cuda.get_device_name(), "checks": []}
     check_16bit_out(gen, res)
-    one = torch.ones((), device="cuda")
-    e4m3, s = torch.float8_e4m3fn, 8192
-    A = torch.randn((s, s), generator=gen, device="cuda").to(e4m3)
-    B = torch.randn((s, s), generator=gen, device="cuda").to(e4m3).t()
+    s = 8192
+    res.update(gpu_timing.e4m3_square(s, MORE, gen, n=9))
     D = torch.empty((s, s), dtype=torch.bfloat16, device="cuda")
-    cases = {"scaled_mm": lambda: torch._scaled_mm(A, B, one, one, out_dtype=torch.bfloat16)}
-    for name, cfg in MORE.items():
-        cases[name] = lambda cfg=cfg: gemm_sm90(A, B, out=D, config=cfg)
-    rounds = gpu_timing.rounds(cases, 2.0 * s**3, n=9)
-    med = {k: statistics.median(v) for k, v in rounds.items()}
-    base = med["scaled_mm"]
-    print(f"e4m3 {s}^3: " + ", ".join(f"{k} {v:.0f} ({v / base:.3f})" for k, v in med.items()))
-    res.update({"size": s, "rounds": rounds, "median": med})
     A16 = torch.randn((s, s), generator=gen, device="cuda", dtype=torch.bfloat16)
     B16 = torch.randn((s, s), generator=gen, device="cuda", dtype=torch.bfloat16)
     cases = {"matmul": lambda: torch.matmul(A16, B16, out=D)}
@@ -138,19 +128,7 @@ def main() -> None:
     res["precision_4096_f32out"] = prec
     print("precision at 4096^3, f32 out:", {k: f"{v:.3e}" for k, v in prec.items()})
     for s in (8192, 6144, 4096):
-        A = torch.randn((s, s), generator=gen, device="cuda").to(e4m3)
-        B = torch.randn((s, s), generator=gen, device="cuda").to(e4m3).t()
-        D = torch.empty((s, s), dtype=torch.bfloat16, device="cuda")
-        cases = {
-            "scaled_mm": lambda A=A, B=B: torch._scaled_mm(A, B, one, one, out_dtype=torch.bfloat16)
-        }
-        for name, cfg in VARIANTS.items():
-            cases[name] = lambda A=A, B=B, D=D, cfg=cfg: gemm_sm90(A, B, out=D, config=cfg)
-        rounds = gpu_timing.rounds(cases, 2.0 * s**3)
-        med = {k: statistics.median(v) for k, v in rounds.items()}
-        res["rows"].append({"size": s, "rounds": rounds, "median": med})
-        base = med["scaled_mm"]
-        print(f"e4m3 {s}^3: " + ", ".join(f"{k} {v:.0f} ({v / base:.3f})" for k, v in med.items()))
+        res["rows"].append(gpu_timing.e4m3_square(s, VARIANTS, gen))
         json.dump(res, open(sys.argv[1], "w"), indent=1)
 
 

@@ -14,7 +14,6 @@ float64 of the upcast inputs).
 from __future__ import annotations
 
 import json
-import statistics
 import sys
 
 import gpu_timing  # beside this script
@@ -34,7 +33,6 @@ VARIANTS = {
 
 def main() -> None:
     gen = torch.Generator(device="cuda").manual_seed(17)
-    one = torch.ones((), device="cuda")
     e4m3 = torch.float8_e4m3fn
     res = {"device": torch.cuda.get_device_name(), "checks": [], "rows": []}
     for name, cfg in VARIANTS.items():
@@ -50,19 +48,7 @@ def main() -> None:
     bad = [c for c in res["checks"] if not c["ok"]]
     print(f"checks {len(res['checks']) - len(bad)} / {len(res['checks'])}; failed {bad}")
     for s in (8192, 6144):
-        A = torch.randn((s, s), generator=gen, device="cuda").to(e4m3)
-        B = torch.randn((s, s), generator=gen, device="cuda").to(e4m3).t()
-        D = torch.empty((s, s), dtype=torch.bfloat16, device="cuda")
-        cases = {
-            "scaled_mm": lambda A=A, B=B: torch._scaled_mm(A, B, one, one, out_dtype=torch.bfloat16)
-        }
-        for name, cfg in VARIANTS.items():
-            cases[name] = lambda A=A, B=B, D=D, cfg=cfg: gemm_sm90(A, B, out=D, config=cfg)
-        rounds = gpu_timing.rounds(cases, 2.0 * s**3)
-        med = {k: statistics.median(v) for k, v in rounds.items()}
-        res["rows"].append({"size": s, "rounds": rounds, "median": med})
-        base = med["scaled_mm"]
-        print(f"e4m3 {s}^3: " + ", ".join(f"{k} {v:.0f} ({v / base:.3f})" for k, v in med.items()))
+        res["rows"].append(gpu_timing.e4m3_square(s, VARIANTS, gen))
     json.dump(res, open(sys.argv[1], "w"), indent=1)
 
 

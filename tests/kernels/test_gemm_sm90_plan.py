@@ -300,6 +300,19 @@ def wgmma_c_coords(t: int, v: int) -> tuple[int, int]:
     return 16 * warp + lane // 4 + 8 * (v // 2 % 2), 8 * (v // 4) + 2 * (lane % 4) + v % 2
 
 
+def assert_32_banks(plan: Sm90Plan) -> None:
+    """Every warp's 32-bit stores of one accumulator pair into the staging tile hit 32
+    different banks."""
+    thr, consts = plan.epilogue_smem
+    sw = plan.smem_D.outer
+    for warp in range(plan.consumer_threads // 32):
+        for v in range(0, plan.acc_per_thread, 2):
+            banks = {
+                (2 * sw(thr(t) + consts[v]) // 4) % 32 for t in range(32 * warp, 32 * warp + 32)
+            }
+            assert len(banks) == 32, (warp, v)
+
+
 STAGING_CASES = [
     (Sm90Config(128, 256), "bf16"),
     (Sm90Config(128, 128), "f16"),
@@ -337,12 +350,7 @@ def test_staging_tile_is_what_tma_stores(config, out):
             m += 64 * (t // 128) + im * 64 * plan.tile_wgs  # the TiledMMA's M repeats
             got = base + 2 * sw(thr(t) + consts[v])
             assert got == where[m, n], (t, v, m, n)
-    for warp in range(plan.consumer_threads // 32):
-        for v in range(0, per_wg, 2):
-            banks = {
-                (2 * sw(thr(t) + consts[v]) // 4) % 32 for t in range(32 * warp, 32 * warp + 32)
-            }
-            assert len(banks) == 32, (warp, v)
+    assert_32_banks(plan)
 
 
 def test_staging_tile_takes_smem_from_the_ring():
@@ -420,9 +428,4 @@ def test_tma2_passes_store_every_element_once(config, dtype):
             m += 64 * (t // 128) + im * 64 * plan.tile_wgs
             got = (plan.epilogue_passes[v], base + 2 * sw(thr(t) + consts[v]))
             assert got == where[m, n], (t, v, m, n)
-    for warp in range(plan.consumer_threads // 32):
-        for v in range(0, per_wg, 2):
-            banks = {
-                (2 * sw(thr(t) + consts[v]) // 4) % 32 for t in range(32 * warp, 32 * warp + 32)
-            }
-            assert len(banks) == 32, (warp, v)
+    assert_32_banks(plan)

@@ -246,7 +246,7 @@ def overhead_us(calls: int = 2000) -> dict:
 def overhead_sm90_us(calls: int = 2000) -> dict:
     """Host time per repeated call on the sm90 path: cutemma.gemm, the bare launch of its
     prepared kernel (argument boxes ready, cuLaunchKernel only), torch.matmul."""
-    from cutemma.kernels.fastpath_sm90 import find
+    from cutemma.kernels.fastpath import find
 
     A = torch.randn(128, 128, device="cuda", dtype=torch.bfloat16)
     B = torch.randn(128, 128, device="cuda", dtype=torch.bfloat16)

@@ -30,7 +30,7 @@ import torch  # before cutemma's CUDA modules (see notes/CUDA.md)
 import cutemma
 from cutemma.errors import CutemmaError
 from cutemma.kernels import dispatch as dsp
-from cutemma.kernels import fastpath_sm90 as fp
+from cutemma.kernels import fastpath as fp
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 HITS = {"n": 0}

@@ -102,13 +102,13 @@ class Sm80Launch(BoxedLaunch):
         self.batch_c.value, self.batch_d.value = batch_cd
 
     def write_out(self, ptr: int, st: tuple, out: Any) -> None:
-        """C = D = ``out`` (at ``ptr``, element strides ``st``), beta 0: what the checked path
-        passes then (C's batch stride is D's, or 0 for a batch of one: dispatch's
-        ``_batch_stride``)."""
+        """C = D = ``out`` (at ``ptr``, element strides ``st``): what the checked path passes
+        then (C's batch stride is D's, or 0 for a batch of one: dispatch's
+        ``_batch_stride``). beta is 0 already: only calls without C are remembered, and
+        each checked call boxes its own launch."""
         self.c.value = self.d.value = ptr
         if self.problems is not None:
             self.batch_d.value = st[0]
             self.batch_c.value = st[0] if self.problems > 1 else 0
             st = st[1:]
         self.ldc_m.value, self.ldc_n.value = self.ldd_m.value, self.ldd_n.value = st
-        self.beta.value = 0.0

@@ -280,3 +280,28 @@ def test_stand_in_boxes_without_torch_queries(monkeypatch):
     assert [a.value for a in p.args] == [*vals[:2], 0x8000, 0x8000, *vals[4:13], 2.0, *vals[14:]]
     moved.st = (64 * 48, 48, 1)  # restrided in place: a miss
     assert fp.try_fast(A, B, moved, 2.0, None) is None
+
+
+H100_SM80 = {  # what an sm_90a device runs on the sm80 family (config None unless given)
+    "int8": lambda: (torch.randint(-8, 8, (64, 32), dtype=torch.int8),
+                     torch.randint(-8, 8, (48, 32), dtype=torch.int8).t(), None),
+    "bf16, leading stride not 16-byte aligned": lambda: (bf16(64, 33)[:, :32], bf16(32, 48), None),
+    "bf16, GemmConfig given": lambda: (bf16(64, 32), bf16(32, 48), CFG),
+    "tf32 M-major A": lambda: (torch.randn(32, 64).t(), torch.randn(48, 32).t(), None),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", H100_SM80, ids=str)
+def test_sm90_device_sm80_calls(sm80, monkeypatch, case):
+    """On an sm_90a device: int8, unaligned operands and an explicit GemmConfig run sm80,
+    and their repeats hit with the checked launcher's values (a copied operand: never)."""
+    monkeypatch.setattr(dsp, "_arch", lambda device: "sm_90a")
+    monkeypatch.setattr(d90, "_arch", lambda device: "sm_90a")
+    A, B, cfg = H100_SM80[case]()
+    copied = case.startswith("tf32")  # tf32 reads A K-major: a copy
+    for i in range(3):
+        if copied:
+            dsp.gemm(A, B, config=cfg)
+        else:
+            assert call(sm80, A, B, config=cfg)[1] == (i > 0)
+    assert (fp.FAST == {}) == copied

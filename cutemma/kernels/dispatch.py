@@ -412,10 +412,11 @@ def _needs_fp8(device: int, a: str, b: str) -> None:
 _FAST = {"ok": True, "why": None}  # the lean launch path works (else why not)
 
 
-@cache
 def _tuned_2d(A: Any, B: Any, M: int, N: int, K: int, dtype: str) -> Any:
     """The tuned config (either family) of a 2-D call's shape class and majors, or None;
-    no work at all while nothing was tuned."""
+    no work at all while nothing was tuned. Not memoised: a cache keyed by the operands
+    kept every tensor ever passed alive (tensors hash by identity), and repeats of a call
+    take the prepared launch before this runs."""
     from cutemma.kernels import tune
 
     if not (tune._TABLE if tune._TABLE is not None else tune.table()):

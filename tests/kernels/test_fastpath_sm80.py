@@ -305,3 +305,18 @@ def test_sm90_device_sm80_calls(sm80, monkeypatch, case):
         else:
             assert call(sm80, A, B, config=cfg)[1] == (i > 0)
     assert (fp.FAST == {}) == copied
+
+
+def test_calls_keep_no_operand_alive(sm80):
+    """Remembered sm80 launches and the tuned-config lookup hold no tensor: a dropped
+    operand's memory is freed (a cache keyed by the tensors once kept every one alive)."""
+    from torch.multiprocessing.reductions import StorageWeakRef
+
+    A, B = bf16(64, 32), bf16(32, 48)
+    out = dsp.gemm(A, B)
+    dsp.gemm(A, B, out=out, config=CFG)
+    dsp._tuned_2d(A, B, 64, 48, 32, "bf16")
+    refs = [StorageWeakRef(t.untyped_storage()) for t in (A, B, out)]
+    assert len(fp.FAST) == 2
+    del A, B, out
+    assert [r.expired() for r in refs] == [True] * 3

@@ -211,16 +211,22 @@ def _host_times(cases, calls: int, rounds: int = 5) -> dict:
 
 
 def overhead_us(calls: int = 2000) -> dict:
-    """Host time per call on the sm80 path (config given): cutemma.gemm vs launching the
-    same compiled kernel directly."""
+    """Host time per repeated call on the sm80 path (64^3 bf16, config given): cutemma.gemm
+    (out given, and a new output per call), the bare launch of its prepared kernel
+    (argument boxes ready, cuLaunchKernel only: ``kernel_launch``), the same kernel through
+    DriverKernel.launch (boxes made per call: ``driver_launch``) and through the general
+    checked launcher (``checked_launch``), torch.matmul."""
+    from cutemma.kernels.fastpath import find
+
     A = torch.randn(64, 64, device="cuda", dtype=torch.bfloat16)
     B = torch.randn(64, 64, device="cuda", dtype=torch.bfloat16)
     out = torch.empty(64, 64, device="cuda", dtype=torch.bfloat16)
-    gemm(A, B, out=out)
     from cutemma.cuda import device_arch
     from cutemma.kernels.dispatch import _flat, pick_config
 
     cfg = pick_config(64, 64, 64)
+    gemm(A, B, out=out, config=cfg)
+    prepared = find(A, B, out, cfg).prepared
     kern, shared, threads = compiled_kernel(
         cfg, "bf16", "K", "N", "bf16", "bf16", True, True, device_arch(0)
     )
@@ -238,13 +244,16 @@ def overhead_us(calls: int = 2000) -> dict:
     boxed += [ctypes.c_float(1.0), ctypes.c_float(0.0)] + [ctypes.c_int64(0)] * 4
     stream = torch.cuda.current_stream().cuda_stream
 
-    def lean():
+    def driver():
         kern.fast.launch(0, 1, stream, boxed)
 
     cases = (
         ("gemm", lambda: gemm(A, B, out=out, config=cfg)),
-        ("kernel_launch", lean),
+        ("gemm_new_out", lambda: gemm(A, B, config=cfg)),
+        ("kernel_launch", prepared.launch),
+        ("driver_launch", driver),
         ("checked_launch", checked),
+        ("torch_matmul", lambda: torch.matmul(A, B, out=out)),
     )
     return _host_times(cases, calls)
 
@@ -252,7 +261,7 @@ def overhead_us(calls: int = 2000) -> dict:
 def overhead_sm90_us(calls: int = 2000) -> dict:
     """Host time per repeated call on the sm90 path: cutemma.gemm, the bare launch of its
     prepared kernel (argument boxes ready, cuLaunchKernel only), torch.matmul."""
-    from cutemma.kernels.fastpath_sm90 import find
+    from cutemma.kernels.fastpath import find
 
     A = torch.randn(128, 128, device="cuda", dtype=torch.bfloat16)
     B = torch.randn(128, 128, device="cuda", dtype=torch.bfloat16)

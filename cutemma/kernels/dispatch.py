@@ -12,13 +12,14 @@ True
 
 from __future__ import annotations
 
-import ctypes
 from functools import cache
 from typing import Any
 
 from cutemma.errors import LaunchError, TiledMmaError
 from cutemma.kernels.fastlaunch import DriverKernel
-from cutemma.kernels.fastpath_sm90 import try_fast
+from cutemma.kernels.fastpath import remember as _remember_launch
+from cutemma.kernels.fastpath import try_fast
+from cutemma.kernels.fastpath_sm80 import Sm80Launch
 from cutemma.kernels.gemm_sm80 import gemm_source, kernel_name, params
 from cutemma.kernels.plan import ELEM_BYTES, GemmConfig, GemmPlan
 from cutemma.kernels.plan_sm90 import Sm90Config
@@ -263,7 +264,7 @@ def gemm(
     torch.float32
     """
     if C is None and out_dtype is None and scale_a == 1.0 and scale_b == 1.0:
-        # a repeat of an sm90 call: its prepared launch (kernels/fastpath_sm90.py)
+        # a repeat of a call with these operands: its prepared launch (kernels/fastpath.py)
         done = try_fast(A, B, out, alpha, config)
         if done is not None:
             return done
@@ -320,6 +321,7 @@ def gemm(
         return out.copy_(
             beta * C.expand(shape) if C is not None and beta != 0 else torch.zeros_like(out)
         )
+    A_in, B_in = A, B  # a launch is remembered only for operands used as given (no copy)
     if ELEM_BYTES[dtype] != 2:  # ldmatrix reads 32/8-bit elements only K-major
         A, B, lda, ldb = _k_major(A, B, M, N, K)
         a_major = b_major = "K"
@@ -355,13 +357,20 @@ def gemm(
     )
     tiles = -(-M // config.block_m) * -(-N // config.block_n)
     if _FAST["ok"]:
+        sa_sb = strides[:2] if strides else (0, 0)
+        sc_sd = strides[2:] if strides else (0, 0)
         try:
-            _launch_fast(
-                kern.fast, A, B, C, out, (M, N, K, lda, ldb), alpha, beta, tiles, strides, batch
-            )
-            return out
+            p = Sm80Launch(kern.fast, device, tiles, batch or 1, (A.data_ptr(), B.data_ptr()),
+                           (M, N, K, lda, ldb), sa_sb, dtype == "s8", batch is not None)  # fmt: skip
+            p.set_operands((C.data_ptr(), C.stride()), (out.data_ptr(), out.stride()),
+                           float(alpha), float(beta), sc_sd)  # fmt: skip
+            p.launch()
         except Exception as exc:  # fall back to the checked launcher, once and for all
             _FAST["ok"], _FAST["why"] = False, f"{type(exc).__name__}: {exc}"
+        else:
+            if remember is not None and C is out and A is A_in and B is B_in:
+                _remember_launch(A, B, out, *remember, p)  # for cutemma.gemm's next call
+            return out
     sc, sd = (strides[2], strides[3]) if strides else (0, 0)
     kern(
         _flat(A),
@@ -401,44 +410,13 @@ def _needs_fp8(device: int, a: str, b: str) -> None:
 
 
 _FAST = {"ok": True, "why": None}  # the lean launch path works (else why not)
-_I32, _I64, _F32, _U64 = ctypes.c_int32, ctypes.c_int64, ctypes.c_float, ctypes.c_uint64
 
 
-_NO_BATCH = [_I64(0)] * 4  # a 2-D call's batch strides, boxed once (read, never written)
-
-
-def _launch_fast(fast, A, B, C, out, sizes, alpha, beta, tiles, strides, batch) -> None:
-    """The same arguments as the checked path, boxed by hand, on torch's current stream."""
-    import torch
-
-    M, N, K, lda, ldb = sizes
-    device = A.device.index or 0
-    args = [
-        _U64(A.data_ptr()),
-        _U64(B.data_ptr()),
-        _U64(C.data_ptr()),
-        _U64(out.data_ptr()),
-        _I32(M),
-        _I32(N),
-        _I32(K),
-        _I64(lda),
-        _I64(ldb),
-        _I64(C.stride(-2)),
-        _I64(C.stride(-1)),
-        _I64(out.stride(-2)),
-        _I64(out.stride(-1)),
-        _F32(alpha),
-        _F32(beta),
-    ]
-    args += [_I64(s) for s in strides] if strides else _NO_BATCH
-    stream = torch.cuda.current_stream(device).cuda_stream
-    fast.launch(device, tiles, stream, args, grid_y=batch or 1)
-
-
-@cache
 def _tuned_2d(A: Any, B: Any, M: int, N: int, K: int, dtype: str) -> Any:
     """The tuned config (either family) of a 2-D call's shape class and majors, or None;
-    no work at all while nothing was tuned."""
+    no work at all while nothing was tuned. Not memoised: a cache keyed by the operands
+    kept every tensor ever passed alive (tensors hash by identity), and repeats of a call
+    take the prepared launch before this runs."""
     from cutemma.kernels import tune
 
     if not (tune._TABLE if tune._TABLE is not None else tune.table()):

@@ -39,7 +39,8 @@ from cutemma.copy.tma import (
 from cutemma.errors import LaunchError, TiledMmaError, TmaError
 from cutemma.kernels.dispatch import _arch, _batch_stride, _check, _dtype, _dtype_name, _major
 from cutemma.kernels.fastlaunch import DriverKernel
-from cutemma.kernels.fastpath_sm90 import PreparedLaunch, remember
+from cutemma.kernels.fastpath import remember
+from cutemma.kernels.fastpath_sm90 import PreparedLaunch
 from cutemma.kernels.gemm_sm90 import gemm_sm90_source, kernel_name_sm90
 from cutemma.kernels.gemm_sm90_batched import BAT_A, BAT_B
 from cutemma.kernels.plan_sm90 import Sm90Config, Sm90Plan

@@ -17,6 +17,7 @@ and value, combining by ``+`` or, where a swizzle makes the bits overlap, ``^``.
 
 from __future__ import annotations
 
+import dataclasses
 import operator
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -85,6 +86,12 @@ class GemmConfig:
         bad = [what for ok, what in rules if not ok]
         if bad:
             raise TiledMmaError(f"GemmConfig{self.name_tuple}: need " + "; ".join(bad))
+        # hashed once: a config is part of cutemma.gemm's repeated-call key (kernels/
+        # fastpath.py), and the generated field-by-field hash cost 0.1 us per call
+        object.__setattr__(self, "_hash", hash(dataclasses.astuple(self)))
+
+    def __hash__(self) -> int:
+        return self._hash
 
     @property
     def name_tuple(self) -> tuple:

@@ -288,7 +288,7 @@ def store(
     os.replace(tmp, path)  # readers see the old file or the new one, never half
     mb, nb, kb = shape_class(m, n, k)
     table()[(device, mb, nb, kb, dtype, a_major, b_major)] = config
-    from cutemma.kernels.fastpath_sm90 import FAST
+    from cutemma.kernels.fastpath import FAST
 
     FAST.clear()  # prepared launches chose their config before this winner existed
     return path

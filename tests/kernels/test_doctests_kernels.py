@@ -16,6 +16,8 @@ MODULES = [
     "cutemma.kernels.dispatch_sm90",
     "cutemma.kernels.epilogue_sm90",
     "cutemma.kernels.fastlaunch",
+    "cutemma.kernels.fastpath",
+    "cutemma.kernels.fastpath_sm80",
     "cutemma.kernels.fastpath_sm90",
     "cutemma.kernels.gemm_sm80",
     "cutemma.kernels.gemm_sm90",

@@ -21,7 +21,8 @@ from cuda_skips import needs_cuobjdump, needs_nvrtc  # noqa: E402
 from cutemma.copy.tma import TMA_RULES, tensor_map_args  # noqa: E402
 from cutemma.errors import TmaError  # noqa: E402
 from cutemma.kernels import dispatch_sm90 as d  # noqa: E402
-from cutemma.kernels import fastpath_sm90 as fp  # noqa: E402
+from cutemma.kernels import fastpath as fp  # noqa: E402
+from cutemma.kernels import fastpath_sm90 as fp90  # noqa: E402
 from cutemma.kernels.gemm_sm90 import (  # noqa: E402
     gemm_sm90_source,
     kernel_name_sm90,
@@ -218,7 +219,7 @@ def test_fast_path_keys_and_boxes(monkeypatch):
 
     sizes = [fp._I32(M), fp._I32(N), fp._I32(K)]
     maps = (d.NO_MAP, d.NO_MAP)
-    p = fp.PreparedLaunch(None, 0, 132, maps, sizes, Plan, "bfloat16", (L, M, N), (L, 3))
+    p = fp90.PreparedLaunch(None, 0, 132, maps, sizes, Plan, "bfloat16", (L, M, N), (L, 3))
     assert len(p.args) == len(params_sm90("bf16", "bf16", False, batched=True))
     assert p.args[-4].value == L and p.args[-1].value == 3
     out = FakeTensor((L, M, N), (M * N + 64, N, 1))
@@ -230,7 +231,7 @@ def test_fast_path_keys_and_boxes(monkeypatch):
     assert p.ldc_l.value == p.ldd_l.value == M * N + 64
     with pytest.raises(ValueError):  # an output whose problems overlap: the checked path
         p.set_out(FakeTensor((L, M, N), (0, N, 1)), 1.0)
-    p2 = fp.PreparedLaunch(None, 0, 132, maps, sizes, Plan, "bfloat16", (M, N))
+    p2 = fp90.PreparedLaunch(None, 0, 132, maps, sizes, Plan, "bfloat16", (M, N))
     assert len(p2.args) == len(params_sm90("bf16", "bf16", False))
     monkeypatch.setattr(fp, "FAST", {})
     fp.remember(A3, B2, FakeTensor((L, M, N), (M * N, N, 1)), False, None, p)

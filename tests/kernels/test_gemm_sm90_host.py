@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from cutemma.kernels import dispatch_sm90 as d
-from cutemma.kernels.fastpath_sm90 import FAST, try_fast
+from cutemma.kernels.fastpath import FAST, try_fast
 from cutemma.kernels.plan_sm90 import Sm90Config, Sm90Plan
 
 

@@ -14,7 +14,8 @@ import ctypes
 
 import pytest
 
-from cutemma.kernels import fastpath_sm90 as fp
+from cutemma.kernels import fastpath as fp
+from cutemma.kernels import fastpath_sm90 as fp90
 
 
 class Plan:
@@ -23,7 +24,7 @@ class Plan:
 
 def prepared(shape=(4, 6)):
     sizes = [fp._I32(v) for v in (4, 6, 8)]
-    return fp.PreparedLaunch(None, 0, 132, (fp._I32(), fp._I32()), sizes, Plan, "x", shape)
+    return fp90.PreparedLaunch(None, 0, 132, (fp._I32(), fp._I32()), sizes, Plan, "x", shape)
 
 
 @pytest.fixture
@@ -32,7 +33,7 @@ def fast(monkeypatch):
     monkeypatch.setattr(fp, "FAST", {})
     monkeypatch.setattr(fp, "_stream_getter", lambda: None)
     launched = []
-    monkeypatch.setattr(fp.PreparedLaunch, "launch", lambda self: launched.append(self))
+    monkeypatch.setattr(fp.BoxedLaunch, "launch", lambda self: launched.append(self))
     return launched
 
 
@@ -246,15 +247,15 @@ def test_launch_arguments_reach_cuLaunchKernel(monkeypatch):
     class Kern:
         threads, shared, name = 384, 200 * 1024, "k"
 
-        def _function(self, device):
-            return None, None, None, 0x7F12_3456_7890
+        def handle(self, device):
+            return ctypes.c_void_p(0x7F12_3456_7890)
 
     stream = 0x7FAB_CDEF_0123
     monkeypatch.setattr(
         fp, "_launcher", lambda: NoArgtypes(ctypes.cast(fake_launch, ctypes.c_void_p).value)
     )
     monkeypatch.setattr(fp, "_stream_getter", lambda: lambda device: stream)
-    p = fp.PreparedLaunch(
+    p = fp90.PreparedLaunch(
         Kern(), 0, 132, (fp._I32(), fp._I32()), [fp._I32(4)] * 3, Plan, "x", (4, 4)
     )
     p.launch()

@@ -1,0 +1,327 @@
+"""The repeated-call path of ``cutemma.gemm``: one prepared launch per argument signature,
+for both kernel families (sm90: wgmma + TMA; sm80: mma.sync).
+
+A call of ``cutemma.gemm`` that launched a kernel with its operands as given leaves
+behind a prepared launch (a :class:`BoxedLaunch`: the family's argument boxes) and a
+:class:`FastEntry` that says when a later call may reuse it. The entry is found by
+``(A's pointer, B's pointer, whether out was given, config asked for)`` and accepted
+only when its guard says that A, B (and ``out``, when given) still have the dtype,
+device, shape and strides they had: a tensor restrided, resized or re-pointed in place,
+or a new tensor at a freed one's address, is checked like any other. Everything the
+checked path decided from (family, config, majors, alignment, tensor maps) is a function
+of what the key and the guard pin, the device's arch and the tuned table (``cutemma.tune``
+clears :data:`FAST`). A hit skips the checks, the dispatch, the plan and the tensor-map
+encoding: it writes what may change (alpha; C's and D's pointers, strides and D's map
+when ``out`` moved) into argument boxes that already exist and calls ``cuLaunchKernel``
+of libcuda directly (ctypes), on torch's current stream.
+
+The guard is torch's own C++ tensor check (``torch._C._dynamo.guards.TensorGuards``: one
+call compares dtype, device, sizes and strides of every tensor, ~3x cheaper than asking
+each tensor from Python) when this torch has one that passes a self-test, else
+:class:`MetaGuard` (the same comparisons from Python).
+
+>>> fast_key_fields()
+('A.data_ptr', 'B.data_ptr', 'out given', 'config')
+>>> guard_fields()
+('dtype', 'device', 'shape', 'stride')
+"""
+
+from __future__ import annotations
+
+import ctypes
+from collections.abc import Callable
+from typing import Any
+
+from cutemma.kernels.fastlaunch import launcher as _launcher
+
+_I32, _I64, _F32, _U64 = ctypes.c_int32, ctypes.c_int64, ctypes.c_float, ctypes.c_uint64
+FAST: dict[tuple, tuple[FastEntry, ...]] = {}  # fast_key -> entries, newest first
+FAST_MAX = 256  # keys kept (oldest dropped)
+FAST_PER_KEY = 4  # entries per key: e.g. views of one buffer with different shapes
+_TENSOR_GUARDS: Any = None  # torch's TensorGuards once it passed its self-test, or False
+_empty: Any = None  # torch.empty, bound once torch is in use (a hit makes new outputs)
+
+
+def fast_key_fields() -> tuple[str, ...]:
+    """What the key of a prepared launch holds (documentation and a test's check)."""
+    return ("A.data_ptr", "B.data_ptr", "out given", "config")
+
+
+def guard_fields() -> tuple[str, ...]:
+    """What a guard compares per tensor (A, B, and out when given), beside the key."""
+    return ("dtype", "device", "shape", "stride")
+
+
+def _stream_getter():
+    import torch
+
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    if raw is not None:
+        return raw
+    return lambda device: torch.cuda.current_stream(device).cuda_stream
+
+
+class MetaGuard:
+    """``check(*tensors)``: True while each tensor has the dtype, device, shape and strides
+    the tensors given at construction had (tensor queries from Python: the fallback where
+    torch's C++ check is missing, and what a test's stand-in tensors get).
+
+    >>> class T:  # a stand-in with the four queries
+    ...     def __init__(self, shape, stride): self.shape, self._st = shape, stride
+    ...     def stride(self): return self._st
+    ...     dtype = "bfloat16"
+    ...     def get_device(self): return 0
+    >>> g = MetaGuard((T((4, 6), (6, 1)),))
+    >>> g.check(T((4, 6), (6, 1))), g.check(T((4, 6), (8, 1))), g.check(T((6, 4), (6, 1)))
+    (True, False, False)
+    """
+
+    __slots__ = ("sig", "n")
+
+    def __init__(self, tensors: tuple) -> None:
+        self.n = len(tensors)
+        self.sig = sum(((t.dtype, t.get_device(), tuple(t.shape), t.stride()) for t in tensors), ())
+
+    def check(self, *tensors: Any) -> bool:
+        """Whether ``tensors`` match the signature (one per tensor of the construction).
+        One flat tuple compared at once: the two- and three-tensor calls of the fast path
+        are spelled out (a loop costs more than the queries)."""
+        if len(tensors) != self.n:
+            return False
+        if self.n == 3:
+            a, b, c = tensors
+            return (a.dtype, a.get_device(), a.shape, a.stride(), b.dtype, b.get_device(),
+                    b.shape, b.stride(), c.dtype, c.get_device(), c.shape,
+                    c.stride()) == self.sig  # fmt: skip
+        if self.n == 2:
+            a, b = tensors
+            return (a.dtype, a.get_device(), a.shape, a.stride(), b.dtype, b.get_device(),
+                    b.shape, b.stride()) == self.sig  # fmt: skip
+        got = ((t.dtype, t.get_device(), t.shape, t.stride()) for t in tensors)
+        return sum(got, ()) == self.sig
+
+
+def _tensor_guards() -> Any:
+    """torch's C++ TensorGuards class when it exists and behaves as this module needs
+    (checked once per process on CPU tensors: equal metadata passes; another shape,
+    strides only, dtype, a transposed view, a restrided one, a count mismatch fail),
+    else None. It is internal to torch (dynamo's guards), hence the self-test."""
+    global _TENSOR_GUARDS
+    if _TENSOR_GUARDS is None:
+        _TENSOR_GUARDS = False
+        try:
+            import torch
+
+            tg = torch._C._dynamo.guards.TensorGuards
+            a = torch.zeros(4, 6)
+            g = tg(a, dynamic_dims_sizes=None, dynamic_dims_strides=None)
+            wrong = (torch.zeros(4, 7), torch.zeros(4, 8)[:, :6], torch.zeros(4, 6).double(),
+                     torch.zeros(6, 4).t(), torch.zeros(24).as_strided((4, 6), (1, 4)),
+                     torch.zeros(1, 4, 6))  # fmt: skip
+            if g.check(torch.zeros(4, 6)) and not any(g.check(w) for w in wrong):
+                _TENSOR_GUARDS = tg
+        except Exception:  # no dynamo in this torch, another signature: the Python guard
+            pass
+    return _TENSOR_GUARDS or None
+
+
+def make_guard(*tensors: Any) -> Callable[..., bool]:
+    """The cheapest check(*tensors) -> bool available for these tensors: True while each
+    has the dtype, device, shape and strides it has now (never on other tensor counts).
+
+    >>> import torch                                                  # doctest: +SKIP
+    >>> a = torch.zeros(4, 6); check = make_guard(a)                  # doctest: +SKIP
+    >>> check(a), check(a.t()), check(torch.zeros(4, 6))              # doctest: +SKIP
+    (True, False, True)
+    """
+    tg = _tensor_guards()
+    if tg is not None:
+        try:
+            g = tg(*tensors, dynamic_dims_sizes=None, dynamic_dims_strides=None)
+            if g.check(*tensors):
+                return g.check
+        except Exception:  # a tensor kind it does not take: the Python guard
+            pass
+    return MetaGuard(tensors).check
+
+
+class FastEntry:
+    """When a call may reuse ``prepared``: ``check`` (the guard of A, B and a given out),
+    and what a hit needs of the output without asking it: its strides (pinned by the
+    guard, or those of a new output) and, for new outputs, shape, dtype and device."""
+
+    __slots__ = ("check", "prepared", "strides", "shape", "dtype", "device")
+
+    def __init__(self, check: Callable[..., bool], prepared: BoxedLaunch, out: Any):
+        self.check, self.prepared = check, prepared
+        self.strides, self.shape = out.stride(), tuple(out.shape)
+        self.dtype, self.device = out.dtype, out.device
+
+
+class BoxedLaunch:
+    """Argument boxes, the function handle and the grid of one kernel signature, launched
+    by ``cuLaunchKernel`` of libcuda directly (ctypes, no argtypes) on torch's current
+    stream of the device; each family's prepared launch builds its boxes on this
+    (:class:`cutemma.kernels.fastpath_sm90.PreparedLaunch`,
+    :class:`cutemma.kernels.fastpath_sm80.Sm80Launch`).
+
+    ``kern`` is a :class:`~cutemma.kernels.fastlaunch.DriverKernel`; ``alpha`` the box
+    :func:`try_fast` writes per call; ``at`` and ``ptr``: the fast-path entry and output
+    pointer the boxes were last written for (None after any other write), so a repeated
+    call writes only alpha. A subclass sets ``args`` with :meth:`set_args` and says how a
+    new output is written (:meth:`write_out`).
+
+    >>> BoxedLaunch(None, 0, 4, 2).grid, BoxedLaunch(None, 0, 4, 2).grid_y
+    (4, 2)
+    """
+
+    __slots__ = ("kern", "device", "grid", "grid_y", "args", "ptrs", "launch_ptrs", "alpha",
+                 "at", "ptr", "fn", "cu", "stream", "stream_box", "stream_of", "threads",
+                 "shared")  # fmt: skip
+
+    def __init__(self, kern: Any, device: int, grid: int, grid_y: int = 1) -> None:
+        self.kern, self.device, self.grid, self.grid_y = kern, device, grid, grid_y
+        self.alpha = _F32()
+        self.fn = self.cu = None
+        self.stream, self.stream_box = None, None
+        self.stream_of = None  # torch's stream query, bound at the first launch
+        self.at, self.ptr = None, None
+        self.args: list = []
+
+    def set_args(self, args: list) -> None:
+        """The kernel's parameters in order, one ctypes box each (kept alive here)."""
+        self.args = args
+        self.ptrs = (ctypes.c_void_p * len(args))(*[ctypes.addressof(a) for a in args])
+        self.launch_ptrs = ctypes.c_void_p(ctypes.addressof(self.ptrs))
+
+    def write_out(self, ptr: int, st: tuple, out: Any) -> None:
+        """C = D = ``out`` (at ``ptr``, element strides ``st``), beta 0: the family's boxes."""
+        raise NotImplementedError
+
+    def launch(self) -> None:
+        """``cuLaunchKernel`` on torch's current stream of the device."""
+        f = self.cu
+        if f is None:
+            f = self._resolve()
+        stream = self.stream_of(self.device)
+        if stream != self.stream:  # the pointer argument boxed once per stream
+            self.stream, self.stream_box = stream, ctypes.c_void_p(stream)
+        if f:
+            status = f(self.fn, self.grid, self.grid_y, 1, self.threads, 1, 1, self.shared,
+                       self.stream_box, self.launch_ptrs, None)  # fmt: skip
+            if status == 0:
+                return
+        # no libcuda via ctypes, no current context on this thread, or an error: the
+        # cuda.bindings launch makes the context current and names the driver's status
+        self.kern.launch_checked(self.device, self.grid, self.grid_y, stream,
+                                 self.launch_ptrs.value)  # fmt: skip
+
+    def _resolve(self) -> Any:
+        """The first launch: the function handle (module loaded), libcuda's entry and
+        torch's stream query."""
+        self.stream_of = _stream_getter()
+        f = _launcher()
+        self.fn = self.kern.handle(self.device) if f else None
+        self.grid, self.grid_y = int(self.grid), int(self.grid_y)
+        self.threads, self.shared = int(self.kern.threads), int(self.kern.shared)
+        self.cu = f or False
+        return f
+
+
+def fast_key(A: Any, B: Any, given: bool, config: Any) -> tuple:
+    """The key under which a call's entries are kept: the operands' pointers, whether
+    ``out`` was given, the config asked for (None: the built-in or tuned one).
+
+    >>> class T:  # a stand-in: the key asks only for the pointer
+    ...     def __init__(self, ptr): self.ptr = ptr
+    ...     def data_ptr(self): return self.ptr
+    >>> fast_key(T(0x100), T(0x200), True, None)
+    (256, 512, True, None)
+    """
+    return (A.data_ptr(), B.data_ptr(), given, config)
+
+
+def remember(A: Any, B: Any, out: Any, given: bool, config: Any, prepared: BoxedLaunch):
+    """Keep ``prepared`` for later calls of ``cutemma.gemm(A, B, out=out if given, config=
+    config)`` whose operands (and given out) match these in dtype, device, shape and
+    strides. ``out`` is the call's output (a new one when not given): a hit makes new
+    outputs like it. Example: :func:`find`."""
+    global _empty
+    if _empty is None and type(out).__module__.startswith("torch"):
+        import torch
+
+        _empty = torch.empty
+    key = fast_key(A, B, given, config)
+    entry = FastEntry(make_guard(A, B, out) if given else make_guard(A, B), prepared, out)
+    old = FAST.pop(key, ())
+    if len(FAST) >= FAST_MAX:
+        FAST.pop(next(iter(FAST)))
+    FAST[key] = (entry, *old[: FAST_PER_KEY - 1])
+
+
+def find(A: Any, B: Any, out: Any, config: Any) -> FastEntry | None:
+    """The entry a call ``gemm(A, B, out=out, config=config)`` would reuse, or None (what
+    :func:`try_fast` looks up, for benchmarks and tests).
+
+    >>> class T:  # a stand-in tensor: what the key and the guard ask
+    ...     def __init__(self, ptr, shape, stride):
+    ...         self.ptr, self.shape, self.st, self.dtype, self.device = ptr, shape, stride, "bf16", "cuda:0"
+    ...     def data_ptr(self): return self.ptr
+    ...     def stride(self): return self.st
+    ...     def get_device(self): return 0
+    >>> A, B, D = T(1 << 40, (64, 32), (32, 1)), T(2 << 40, (32, 16), (16, 1)), T(0, (64, 16), (16, 1))
+    >>> remember(A, B, D, True, None, "a prepared launch")
+    >>> find(A, B, D, None).prepared
+    'a prepared launch'
+    >>> A.st = (1, 64)  # restrided in place: the guard refuses it
+    >>> find(A, B, D, None) is None
+    True
+    >>> _ = FAST.clear()
+    """
+    try:
+        for e in FAST.get(fast_key(A, B, out is not None, config), ()):
+            if e.check(A, B) if out is None else e.check(A, B, out):
+                return e
+    except (AttributeError, TypeError):
+        pass
+    return None
+
+
+def try_fast(A: Any, B: Any, out: Any, alpha: float, config: Any) -> Any:
+    """D = alpha * A @ B through a prepared launch, or None when this signature has none
+    (the caller takes the checked path, which prepares one). Written flat: every line
+    here is host time of each repeated call.
+
+    >>> try_fast(object(), object(), None, 1.0, None) is None  # not tensors: not here
+    True
+    """
+    try:
+        entries = FAST.get((A.data_ptr(), B.data_ptr(), out is not None, config))
+        if entries is None:
+            return None
+        if out is None:
+            for e in entries:
+                if e.check(A, B):
+                    break
+            else:
+                return None
+            out = _empty(e.shape, dtype=e.dtype, device=e.device)
+        else:
+            for e in entries:
+                if e.check(A, B, out):
+                    break
+            else:
+                return None
+        ptr = out.data_ptr()
+    except (AttributeError, TypeError):  # not tensors: the checked path names the error
+        return None
+    p = e.prepared
+    if p.at is not e or p.ptr != ptr:  # out moved (or the boxes hold another call's)
+        p.write_out(ptr, e.strides, out)
+        p.at, p.ptr = e, ptr
+    try:
+        p.alpha.value = alpha
+    except TypeError:  # e.g. alpha not a number: the checked path names it
+        return None
+    p.launch()
+    return out

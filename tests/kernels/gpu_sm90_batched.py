@@ -30,8 +30,8 @@ import torch  # before cutemma's CUDA modules (see notes/CUDA.md)
 
 import cutemma
 from cutemma.errors import LaunchError
-from cutemma.kernels import dispatch as dsp
 from cutemma.kernels import dispatch_sm90 as d90
+from cutemma.kernels.fastpath_sm90 import PreparedLaunch
 from cutemma.kernels.plan_sm90 import Sm90Config
 
 BOUND = {torch.float32: 1e-5, torch.float16: 1.5e-3, torch.bfloat16: 1e-2}
@@ -47,22 +47,23 @@ SEEN = {"sm90": 0}
 
 
 def install_family_probe() -> None:
-    """Count sm90 runs of cutemma.gemm (its dispatch imports gemm_sm90 at call time)."""
+    """Count sm90 runs of cutemma.gemm: its dispatch imports gemm_sm90 at call time, and a
+    repeat reuses a prepared launch of either family (kernels/fastpath.py), so the sm90
+    one's launch is counted (the sm80 family's Sm80Launch is not)."""
     if getattr(d90.gemm_sm90, "_probe", False):
         return
-    g, f = d90.gemm_sm90, dsp.try_fast
+    g, launch = d90.gemm_sm90, PreparedLaunch.launch
 
     def gemm_sm90(*a, **k):
         SEEN["sm90"] += 1
         return g(*a, **k)
 
-    def try_fast(*a, **k):
-        r = f(*a, **k)
-        SEEN["sm90"] += r is not None
-        return r
+    def counted_launch(self):
+        SEEN["sm90"] += 1
+        return launch(self)
 
     gemm_sm90._probe = True
-    d90.gemm_sm90, dsp.try_fast = gemm_sm90, try_fast
+    d90.gemm_sm90, PreparedLaunch.launch = gemm_sm90, counted_launch
 
 
 def ran_family(fn) -> tuple:

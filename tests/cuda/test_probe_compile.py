@@ -28,6 +28,16 @@ def sweep():
     return {a.name: a for a in report.atoms}
 
 
+def cpp_prefetch() -> None:
+    """The sweep's NVRTC programs into the cubin cache, for tests/cute_cpp/prefetch.py (the
+    sweep itself still reads and checks every probe's SASS)."""
+    from cutemma.cuda.compile import unavailable_reason
+    from cutemma.cuda.verify import verify
+
+    if unavailable_reason() is None:
+        verify(mma_ops(), progress=False)
+
+
 def test_every_family_has_atoms():
     assert len(FAMILIES) >= 20, FAMILIES
     for arch in (61, 70, 75, 80, 89, 90, 100, 120):

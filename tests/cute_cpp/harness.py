@@ -171,23 +171,26 @@ def _prelude_part(source: str) -> str | None:
 
 
 _pch_lock = threading.Lock()
-_pch_wanted: Counter = Counter()
+_pch_wanted: Counter = Counter()  # header part -> programs this process has asked for with it
+PCH_FROM = 3
 
 
-def _pch(head: str) -> Path | None:
+def _pch(head: str, programs: int = 1) -> Path | None:
     """``head`` as a header whose precompiled .gch sits beside it, or None (no PCH).
 
-    A PCH costs ~2.5 s more than parsing the headers once and saves ~1.2 s per program, so it
-    is built when a second program of this process needs the same headers (or found built).
-    None when it cannot be built: the program then compiles without it, as before.
+    ``programs``: how many programs the caller is about to compile with ``head`` (counted in
+    only once). A PCH of CuTe's headers costs ~2.5 s more than parsing them once (3.9 s to
+    write 180 MB) and saves ~1.2 s per program, so it is built once PCH_FROM programs of
+    this process have asked for the same headers (and used whenever found built). None when
+    it cannot be built: the program then compiles without it, as before.
     """
     # the PCH by include path too: it is rebuilt per venv (seconds), the binaries are not
     folder = cache_dir() / f"hpch_{_key(head, *include_dirs())}"
     header = folder / "prelude.h"
     gch = folder / "prelude.h.gch"
     with _pch_lock:
-        _pch_wanted[head] += 1
-        if not gch.is_file() and _pch_wanted[head] < 2:
+        _pch_wanted[head] += programs
+        if not gch.is_file() and _pch_wanted[head] < PCH_FROM:
             return None
     folder.mkdir(parents=True, exist_ok=True)
     with file_lock(folder / "lock"):
@@ -211,6 +214,11 @@ def build(source: str) -> Path:
     the PCH's header; g++ reads the header's text instead when the PCH does not fit, so the
     program is the same either way). Two callers building one source: the second waits.
     """
+    return _build(source, 1)
+
+
+def _build(source: str, programs: int) -> Path:
+    """``build``; ``programs`` as for ``_pch`` (0: already counted by the caller)."""
     exe = exe_path(source)
     if exe.is_file():
         return exe
@@ -218,7 +226,7 @@ def build(source: str) -> Path:
         if exe.is_file():  # built meanwhile by the lock's previous holder
             return exe
         head = _prelude_part(source)
-        pch = _pch(head) if head else None
+        pch = _pch(head, programs) if head else None
         with tempfile.TemporaryDirectory() as tmp:
             src = Path(tmp) / "case.cpp"
             src.write_text(source)
@@ -253,7 +261,11 @@ class CompileFailed(Exception):
 
 def run(body: str, headers: tuple[str, ...] = ()) -> str:
     """Compile (cached) and run one program; its standard output."""
-    exe = build(program(body, headers))
+    return _run(body, headers, 1)
+
+
+def _run(body: str, headers: tuple[str, ...], programs: int) -> str:
+    exe = _build(program(body, headers), programs)
     res = subprocess.run([str(exe)], capture_output=True, text=True, check=False, timeout=120)
     if res.returncode:
         raise RuntimeError(f"C++ case program exited {res.returncode}: {res.stderr[-1000:]}")
@@ -272,8 +284,13 @@ def run_cases(
     items = sorted(cases.items())
     chunks = [items[i : i + per_program] for i in range(0, len(items), per_program)]
     bodies = ["\n".join(f"  {{ {code} }}" for _, code in chunk) for chunk in chunks]
+    # all the programs count towards building the headers' PCH at once (see _pch)
+    uncached = [b for b in bodies if not exe_path(program(b, headers)).is_file()]
+    if uncached:
+        with _pch_lock:
+            _pch_wanted[_prelude_part(program("", headers))] += len(uncached)
     with ThreadPoolExecutor(max_workers=max(1, min(len(bodies), os.cpu_count() or 1))) as pool:
-        outputs = list(pool.map(lambda b: run(b, headers), bodies))
+        outputs = list(pool.map(lambda b: _run(b, headers, 0), bodies))
     got: dict[str, list[str]] = {}
     for out in outputs:
         for line in out.splitlines():

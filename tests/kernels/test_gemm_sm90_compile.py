@@ -45,6 +45,11 @@ def _compiled_two_at_a_time():
     """NVRTC releases the GIL, so every case compiles up front on as many threads as there
     are cores (a cold CI run on 2 cores spends ~2 s per kernel); the tests then read
     :func:`cutemma.cuda.compile`'s disk cache. A case that fails to build fails in its test."""
+    cpp_prefetch()
+
+
+def cpp_prefetch() -> None:
+    """Every case's cubin into the disk cache (also run ahead by tests/cute_cpp/prefetch.py)."""
     from cutemma.cuda.compile import unavailable_reason
 
     if unavailable_reason() is not None:

@@ -240,8 +240,51 @@ def _save(path: Path, known: dict) -> None:
     tmp.replace(path)
 
 
+def _load(path: Path) -> dict:
+    try:
+        return json.loads(path.read_text()) if path.is_file() else {}
+    except ValueError:  # a torn file from a killed writer (before atomic saves): start over
+        return {}
+
+
 def _case_hash(expr: str) -> str:
     return hashlib.sha256(expr.encode()).hexdigest()[:20]
+
+
+def _compile(
+    todo: list[tuple[str, str]],
+    known: dict[str, list],
+    hashes: dict[str, str],
+    path: Path,
+    per_program: int,
+    prelude: str,
+    predicted_refused: set[str] | None,
+) -> None:
+    """Compile and run ``todo``, adding each verdict to ``known`` and saving it to ``path``."""
+    guess = predicted_refused or set()
+    likely_bad = [c for c in todo if c[0] in guess]
+    likely_ok = [c for c in todo if c[0] not in guess]
+    # Likely refusals go in smaller programs: g++ reports a failed template instantiation
+    # once, for the first case that needs it, so cases sharing one take a round each.
+    # A third of per_program: for 300 likely refusals, 17 compiles in 17.7 s against
+    # 41 compiles in 23.4 s at an eighth (a failed compile costs ~0.5 s however small).
+    small = max(1, per_program // 3)
+    chunks = [likely_ok[i : i + per_program] for i in range(0, len(likely_ok), per_program)]
+    chunks += [likely_bad[i : i + small] for i in range(0, len(likely_bad), small)]
+    lock = threading.Lock()
+
+    def one(chunk):
+        new: dict[str, Verdict] = {}
+        _run(chunk, prelude, new)
+        with lock:  # save as each program finishes: an interrupted run keeps its work
+            for key, _ in chunk:
+                verdict = new.get(key, Verdict(refused="printed nothing"))
+                known[hashes[key]] = verdict.to_json()
+            _save(path, known)
+
+    workers = max(1, min(len(chunks), os.cpu_count() or 1))
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        list(pool.map(one, chunks))
 
 
 def verdicts(
@@ -256,32 +299,14 @@ def verdicts(
     built in parallel, one per CPU.
     """
     path = harness.cache_dir() / f"verdicts_{_digest(prelude, HELPER)}.json"
-    known: dict[str, list] = json.loads(path.read_text()) if path.is_file() else {}
     hashes = {key: _case_hash(expr) for key, expr in cases.items()}
-    todo = sorted((k, e) for k, e in cases.items() if hashes[k] not in known)
-    if todo:
-        guess = predicted_refused or set()
-        likely_bad = [c for c in todo if c[0] in guess]
-        likely_ok = [c for c in todo if c[0] not in guess]
-        # Likely refusals go in smaller programs: g++ reports a failed template instantiation
-        # once, for the first case that needs it, so cases sharing one take a round each.
-        # A third of per_program: for 300 likely refusals, 17 compiles in 17.7 s against
-        # 41 compiles in 23.4 s at an eighth (a failed compile costs ~0.5 s however small).
-        small = max(1, per_program // 3)
-        chunks = [likely_ok[i : i + per_program] for i in range(0, len(likely_ok), per_program)]
-        chunks += [likely_bad[i : i + small] for i in range(0, len(likely_bad), small)]
-        lock = threading.Lock()
-
-        def one(chunk):
-            new: dict[str, Verdict] = {}
-            _run(chunk, prelude, new)
-            with lock:  # save as each program finishes: an interrupted run keeps its work
-                for key, _ in chunk:
-                    verdict = new.get(key, Verdict(refused="printed nothing"))
-                    known[hashes[key]] = verdict.to_json()
-                _save(path, known)
-
-        workers = max(1, min(len(chunks), os.cpu_count() or 1))
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            list(pool.map(one, chunks))
+    known: dict[str, list] = _load(path)
+    if not all(h in known for h in hashes.values()):
+        # another process (tests/cute_cpp/prefetch.py) may be compiling these very cases:
+        # wait for it, then compile only what is still missing
+        with harness.file_lock(path.with_suffix(".lock")):
+            known = _load(path)
+            todo = sorted((k, e) for k, e in cases.items() if hashes[k] not in known)
+            if todo:
+                _compile(todo, known, hashes, path, per_program, prelude, predicted_refused)
     return {key: Verdict.from_json(known[hashes[key]]) for key in cases}

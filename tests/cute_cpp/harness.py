@@ -118,13 +118,18 @@ def compile_flags() -> tuple[str, ...]:
 
 
 @contextmanager
-def file_lock(path: Path):
+def file_lock(path: Path, wait: bool = True):
     """An exclusive lock on ``path`` (created if missing) held for the block: one builder of a
-    binary at a time, across threads and processes; released if the holder dies."""
+    binary at a time, across threads and processes; released if the holder dies. Yields
+    True; with ``wait=False``, False at once (and no lock) when another holds it."""
     with open(path, "a") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
         try:
-            yield
+            fcntl.flock(f, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield False
+            return
+        try:
+            yield True
         finally:
             fcntl.flock(f, fcntl.LOCK_UN)
 

@@ -22,7 +22,17 @@ import importlib
 import sys
 import time
 import traceback
+from contextlib import AbstractContextManager
 from pathlib import Path
+
+from cute_cpp import harness
+
+
+def one_at_a_time(name: str, wait: bool = True) -> AbstractContextManager[bool]:
+    """A lock named ``name`` shared by pytest and this process, for work whose own cache has no
+    lock (an NVRTC sweep): a test waits for the prefetch doing it (then finds it cached);
+    the prefetch passes ``wait=False`` and skips work a test has already started (False)."""
+    return harness.file_lock(harness.cache_dir() / f"{name}.lock", wait)
 
 
 def _import(path: Path):

@@ -31,6 +31,19 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.skip(reason="needs an NVIDIA GPU (none found)"))
         if "latex" in item.keywords and not latex:
             item.add_marker(pytest.mark.skip(reason="needs pdflatex (texlive not installed)"))
+    if os.environ.get("CUTEMMA_PREFETCH") != "0":
+        _compiling_files_last(items)
+
+
+def _compiling_files_last(items) -> None:
+    """Run the files that compile much (those defining ``cpp_prefetch``) after all the others,
+    each file's tests in their order: meanwhile the prefetch process compiles what they need on
+    the other core, so a cold run's compiles overlap the pure-Python tests instead of stalling
+    them (tests never depend on the order of files)."""
+    last = [item for item in items if hasattr(getattr(item, "module", None), "cpp_prefetch")]
+    if last and len(last) < len(items):
+        ids = {id(item) for item in last}
+        items[:] = [item for item in items if id(item) not in ids] + last
 
 
 _prefetch: dict = {}

@@ -76,6 +76,12 @@ def _cpp_atoms() -> dict[str, str]:
     return run(cases)
 
 
+def cpp_prefetch() -> None:
+    """The C++ this file's tests compile, for tests/cute_cpp/prefetch.py (same calls, cached)."""
+    _cpp_traits()
+    _cpp_atoms()
+
+
 @pytest.mark.parametrize("name", OPS)
 def test_atom_layouts_equal_cute(name):
     atom = make_copy_atom(name, _MINE_T[_dtype(name)])

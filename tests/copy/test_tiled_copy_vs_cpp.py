@@ -233,6 +233,11 @@ def _cpp() -> dict[str, str]:
     return run(cases, per_program=28)  # two programs: the two cores compile in parallel
 
 
+def cpp_prefetch() -> None:
+    """The C++ this file's tests compile, for tests/cute_cpp/prefetch.py (same calls, cached)."""
+    _cpp()
+
+
 def _assert_lines(mine: list[str], cpp: list[str]) -> None:
     assert len(mine) == len(cpp)
     for m, c in zip(mine, cpp):

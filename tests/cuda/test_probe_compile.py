@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pytest
 from cuda_skips import needs_cuobjdump, needs_nvrtc
+from cute_cpp.prefetch import one_at_a_time
 
 pytestmark = [needs_nvrtc, needs_cuobjdump]
 
@@ -24,8 +25,52 @@ FAMILIES = sorted(f.name for f in families())
 def sweep():
     from cutemma.cuda.verify import verify
 
-    report = verify(mma_ops(), progress=False)
+    with one_at_a_time("probe_sweep"):  # the prefetch's sweep fills the cubin cache
+        report = verify(mma_ops(), progress=False)
     return {a.name: a for a in report.atoms}
+
+
+def cpp_prefetch() -> None:
+    """The sweep's NVRTC programs into the cubin cache, for tests/cute_cpp/prefetch.py: the
+    programs ``verify`` will compile (its probes, batched as ``compile_probes`` batches them),
+    compiled on every core; the sweep itself then compiles nothing and checks every probe's
+    SASS. (Batched otherwise, the sweep compiles its own: slower, never wrong.)"""
+    import multiprocessing
+    import os
+    from concurrent.futures import ProcessPoolExecutor
+
+    from cutemma.cuda import verify as sweep_module
+    from cutemma.cuda.batch_compile import BATCH, _program
+    from cutemma.cuda.compile import unavailable_reason
+
+    with one_at_a_time("probe_sweep", wait=False) as mine:
+        if not mine or unavailable_reason() is not None:
+            return
+        by_arch: dict[str, list] = {}
+        for atom in sweep_module._atoms(mma_ops()):
+            try:
+                probe = sweep_module._probe(atom)
+            except Exception:  # noqa: BLE001 - no probe: the sweep reports it
+                continue
+            by_arch.setdefault(probe.arch, []).append(probe)
+        jobs = [
+            (_program(ps[i : i + BATCH]), arch)
+            for arch, ps in by_arch.items()
+            for i in range(0, len(ps), BATCH)
+        ]
+        # NVRTC holds the GIL: processes (forked: this prefetch process has no other threads)
+        ctx = multiprocessing.get_context("fork")
+        with ProcessPoolExecutor(os.cpu_count() or 1, mp_context=ctx) as pool:
+            list(pool.map(_compile_quietly, jobs))
+
+
+def _compile_quietly(job: tuple[str, str]) -> None:
+    from cutemma.cuda.compile import compile as nvrtc_compile
+
+    try:
+        nvrtc_compile(*job)
+    except Exception:  # noqa: BLE001 - the sweep compiles it again and reports it
+        pass
 
 
 def test_every_family_has_atoms():

@@ -28,11 +28,20 @@ def outcomes():
     return {c.key: cutemma_outcome(c) for c in CASES}
 
 
-@pytest.fixture(scope="module")
-def verdicts(outcomes) -> dict[str, batch.Verdict]:
+def _verdicts(outcomes) -> dict[str, batch.Verdict]:
     # cutemma's refusals only group likely C++ refusals into their own programs (a faster cold run)
     likely = {k for k, o in outcomes.items() if o.error is not None}
     return batch.verdicts({c.key: c.cpp_expr() for c in CASES}, predicted_refused=likely)
+
+
+@pytest.fixture(scope="module")
+def verdicts(outcomes) -> dict[str, batch.Verdict]:
+    return _verdicts(outcomes)
+
+
+def cpp_prefetch() -> None:
+    """The C++ this file's tests compile, for tests/cute_cpp/prefetch.py (same calls, cached)."""
+    _verdicts({c.key: cutemma_outcome(c) for c in CASES})
 
 
 def test_enough_cases():

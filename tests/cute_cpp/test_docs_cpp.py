@@ -23,6 +23,15 @@ def _check(cases, prelude):
     assert not mismatches, report(mismatches)
 
 
+def cpp_prefetch() -> None:
+    """The C++ this file's tests compile, for tests/cute_cpp/prefetch.py (same calls, cached)."""
+    for cases, prelude in (
+        (layout_cases(), batch.LAYOUT_PRELUDE),
+        (tensor_cases(), TENSOR_PRELUDE),
+    ):
+        batch.verdicts({c.key: c.cpp_expr() for c in cases}, prelude=prelude)
+
+
 def test_layout_and_algebra_docs_agree_with_cpp():
     cases = layout_cases()
     assert len(cases) > 100

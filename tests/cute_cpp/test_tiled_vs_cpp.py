@@ -219,6 +219,11 @@ def _cpp_results_or_error():
         return None, e.errors
 
 
+def cpp_prefetch() -> None:
+    """The C++ this file's tests compile, for tests/cute_cpp/prefetch.py (same calls, cached)."""
+    _cpp_results_or_error()
+
+
 def cpp_results() -> tuple[dict[str, tuple], dict[str, str]]:
     res, err = _cpp_results_or_error()
     if err:

@@ -17,6 +17,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "cuda"))
 from cuda_skips import needs_cuobjdump, needs_nvrtc  # noqa: E402
+from cute_cpp.prefetch import one_at_a_time  # noqa: E402
 
 from cutemma.kernels.dispatch_sm90 import DEFAULT_SM90, SMALL_SM90  # noqa: E402
 from cutemma.kernels.gemm_sm90 import gemm_sm90_source  # noqa: E402
@@ -49,6 +50,18 @@ def _compiled_two_at_a_time():
     """NVRTC releases the GIL, so every case compiles up front on as many threads as there
     are cores (a cold CI run on 2 cores spends ~2 s per kernel); the tests then read
     :func:`cutemma.cuda.compile`'s disk cache. A case that fails to build fails in its test."""
+    with one_at_a_time("sm90_compile"):  # waits for tests/cute_cpp/prefetch.py doing it
+        _compile_all()
+
+
+def cpp_prefetch() -> None:
+    """The same ahead of the tests, for tests/cute_cpp/prefetch.py (unless they started)."""
+    with one_at_a_time("sm90_compile", wait=False) as mine:
+        if mine:
+            _compile_all()
+
+
+def _compile_all() -> None:
     from cutemma.cuda.compile import unavailable_reason
 
     if unavailable_reason() is not None:

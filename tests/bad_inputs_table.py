@@ -532,6 +532,8 @@ API: list[tuple[str, type, str]] = [
     ("cm.Sm90Config(128, 128, stages=1)", TE, "stages"),
     ("cm.Sm90Config(128, 200, promote='split')", TE, "multiple of 16"),
     ("cm.Sm90Config(128, 200, epilogue='tma2')", TE, "two passes"),
+    ("cm.Sm90Config(128, 64, consumers=1, promote='split')", TE, "one 64-row slice"),
+    ("cm.Sm90Config(256, 128, promote='split')", TE, "one 64-row slice"),
     ("cm.Sm90Config(128, 192, promote='split', cluster=2)", TE, "cluster 2 = 1"),
     ("cm.Sm90Config(64, 192, promote='split', schedule='pingpong')", TE, "cooperative"),
     ("cm.Sm90Config(128, 192, promote='half')", TE, "promote 'half' in"),

@@ -39,7 +39,7 @@ from cutemma.copy.tma import (
 from cutemma.errors import LaunchError, TiledMmaError, TmaError
 from cutemma.kernels.dispatch import _arch, _batch_stride, _check, _dtype, _dtype_name, _major
 from cutemma.kernels.fastlaunch import DriverKernel
-from cutemma.kernels.fastpath import remember
+from cutemma.kernels.fastpath import LAUNCH_LOCK, remember
 from cutemma.kernels.fastpath_sm90 import PreparedLaunch
 from cutemma.kernels.gemm_sm90 import gemm_sm90_source, kernel_name_sm90
 from cutemma.kernels.gemm_sm90_batched import BAT_A, BAT_B
@@ -542,6 +542,7 @@ def gemm_sm90(
         _PREPARED[key] = prepared
     if _remember is not None and C is out and persistent and A is A_v and B is B_v:
         remember(A_in, B_in, out, *_remember, prepared)  # for cutemma.gemm's next call
-    prepared.set_operands(C, out, alpha, beta)
-    prepared.launch()
+    with LAUNCH_LOCK:  # the boxes are shared with other calls (and threads)
+        prepared.set_operands(C, out, alpha, beta)
+        prepared.launch()
     return out

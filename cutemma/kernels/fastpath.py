@@ -29,6 +29,7 @@ each tensor from Python) when this torch has one that passes a self-test, else
 from __future__ import annotations
 
 import ctypes
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -40,6 +41,9 @@ FAST_MAX = 256  # keys kept (oldest dropped)
 FAST_PER_KEY = 4  # entries per key: e.g. views of one buffer with different shapes
 _TENSOR_GUARDS: Any = None  # torch's TensorGuards once it passed its self-test, or False
 _empty: Any = None  # torch.empty, bound once torch is in use (a hit makes new outputs)
+# held from writing a shared prepared launch's boxes to its cuLaunchKernel (which copies
+# them): two threads reusing one launch with other outputs or streams must not interleave
+LAUNCH_LOCK = threading.Lock()
 
 
 def fast_key_fields() -> tuple[str, ...]:
@@ -148,11 +152,19 @@ def make_guard(*tensors: Any) -> Callable[..., bool]:
 class FastEntry:
     """When a call may reuse ``prepared``: ``check`` (the guard of A, B and a given out),
     and what a hit needs of the output without asking it: its strides (pinned by the
-    guard, or those of a new output) and, for new outputs, shape, dtype and device."""
+    guard, or those of a new output) and, for new outputs, shape, dtype and device.
+
+    >>> class T:
+    ...     shape, dtype, device = (4, 6), "bfloat16", "cuda:0"
+    ...     def stride(self): return (6, 1)
+    >>> e = FastEntry(lambda *t: True, "a prepared launch", T())
+    >>> e.strides, e.shape, e.check(T(), T())
+    ((6, 1), (4, 6), True)
+    """
 
     __slots__ = ("check", "prepared", "strides", "shape", "dtype", "device")
 
-    def __init__(self, check: Callable[..., bool], prepared: BoxedLaunch, out: Any):
+    def __init__(self, check: Callable[..., bool], prepared: BoxedLaunch, out: Any) -> None:
         self.check, self.prepared = check, prepared
         self.strides, self.shape = out.stride(), tuple(out.shape)
         self.dtype, self.device = out.dtype, out.device
@@ -241,7 +253,7 @@ def fast_key(A: Any, B: Any, given: bool, config: Any) -> tuple:
     return (A.data_ptr(), B.data_ptr(), given, config)
 
 
-def remember(A: Any, B: Any, out: Any, given: bool, config: Any, prepared: BoxedLaunch):
+def remember(A: Any, B: Any, out: Any, given: bool, config: Any, prepared: BoxedLaunch) -> None:
     """Keep ``prepared`` for later calls of ``cutemma.gemm(A, B, out=out if given, config=
     config)`` whose operands (and given out) match these in dtype, device, shape and
     strides. ``out`` is the call's output (a new one when not given): a hit makes new
@@ -316,12 +328,13 @@ def try_fast(A: Any, B: Any, out: Any, alpha: float, config: Any) -> Any:
     except (AttributeError, TypeError):  # not tensors: the checked path names the error
         return None
     p = e.prepared
-    if p.at is not e or p.ptr != ptr:  # out moved (or the boxes hold another call's)
-        p.write_out(ptr, e.strides, out)
-        p.at, p.ptr = e, ptr
-    try:
-        p.alpha.value = alpha
-    except TypeError:  # e.g. alpha not a number: the checked path names it
-        return None
-    p.launch()
+    with LAUNCH_LOCK:
+        if p.at is not e or p.ptr != ptr:  # out moved (or the boxes hold another call's)
+            p.write_out(ptr, e.strides, out)
+            p.at, p.ptr = e, ptr
+        try:
+            p.alpha.value = alpha
+        except TypeError:  # e.g. alpha not a number: the checked path names it
+            return None
+        p.launch()
     return out

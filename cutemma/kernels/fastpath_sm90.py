@@ -27,7 +27,18 @@ class PreparedLaunch(BoxedLaunch):
                  "ldd_m", "ldd_n", "beta", "tma_d", "map_d", "d_maps", "batched", "ldc_l",
                  "ldd_l")  # fmt: skip
 
-    def __init__(self, kern, device, grid, maps, sizes, plan, out_dtype, shape, batch=None):
+    def __init__(
+        self,
+        kern: Any,
+        device: int,
+        grid: int,
+        maps: tuple,
+        sizes: list,
+        plan: Any,
+        out_dtype: Any,
+        shape: tuple,
+        batch: tuple[int, int] | None = None,
+    ) -> None:
         super().__init__(kern, device, grid)
         self.plan, self.shape, self.out_dtype = plan, shape, out_dtype
         self.tma_store = plan.tma_store
@@ -67,15 +78,6 @@ class PreparedLaunch(BoxedLaunch):
             self.map_d = NO_MAP if m is None else m  # keep the box alive while it is used
             self.ptrs[2] = ctypes.addressof(self.map_d)
             self.tma_d.value = 0 if m is None else 1
-
-    def set_out(self, out: Any, alpha: float) -> None:
-        """``set_operands(out, out, alpha, 0)`` with fewer tensor queries."""
-        st = out.stride()
-        if self.batched and st[0] == 0:
-            raise ValueError("an output with batch stride 0")  # the checked path names it
-        self.write_out(out.data_ptr(), st, out)
-        self.at = None
-        self.alpha.value = alpha
 
     def write_out(self, ptr: int, st: tuple, out: Any) -> None:
         """C = D = ``out`` (at ``ptr``, element strides ``st``), beta 0, D's map."""

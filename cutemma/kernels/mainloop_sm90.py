@@ -1,6 +1,6 @@
 """The consumers' k-tile loops of the sm90 GEMM: one wgmma batch per k tile, descriptors
-from the plan, the ring's waits and releases, fp8 promotion (plain, or with one batch in
-flight), the "alternate" schedule's turns. :func:`cutemma.kernels.gemm_sm90.gemm_sm90_source`
+from the plan, the ring's waits and releases, fp8 promotion (plain, with one batch in
+flight, or by N halves), the "alternate" schedule's turns. :func:`cutemma.kernels.gemm_sm90.gemm_sm90_source`
 places the loop text in the consumer warpgroups' tile loop.
 
 """
@@ -63,7 +63,9 @@ def mainloop(plan: Sm90Plan, release_stmt: str, after_issue: str = "") -> str:
     into the f32 set ``accf``, so wgmma's reduced-precision fp8 accumulation spans one k
     tile only. (Two sets chosen at run time with ``wait_group 1`` make ptxas serialise
     every wgmma, C7514; ``promote="overlap"`` keeps a batch in flight with the loop
-    unrolled by two over static sets, :func:`_overlap_loop`.) The other consumer warpgroup
+    unrolled by two over static sets, :func:`_overlap_loop`; ``promote="split"`` issues
+    each k tile as two half-width batches, one in flight while the other is added,
+    :func:`_split_loop`.) The other consumer warpgroup
     keeps the tensor cores busy while one waits. Promoted, a stage is released as soon as ``wait_group 0`` retires its reads
     (ring release lag 0, before the FADDs): one stage more of the ring is free for the
     producer than with the plain loop's lag of 1 (run 14: 3 stages instead of 4 cost a
@@ -240,8 +242,6 @@ def _split_loop(plan: Sm90Plan, release_stmt: str, after_issue: str) -> str:
     """
     S, n = plan.stages, plan.acc_per_thread
     half = n // 2
-    if plan.mma_m != 1:  # pragma: no cover - cooperative 2 x 64-row slices
-        raise ValueError("split promotion with one 64-row slice per warpgroup")
 
     def add(h: int) -> str:
         name = "accL" if h == 0 else "accH"

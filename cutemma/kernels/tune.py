@@ -189,7 +189,8 @@ def table() -> dict[tuple, GemmConfig]:
 
 
 def reload() -> None:
-    """Forget the loaded table: the next look-up reads the file again (e.g. a new cache dir).
+    """Forget the loaded table: the next look-up reads the file again (e.g. a new cache dir),
+    and the prepared launches of repeated calls, which chose their configs from the old one.
 
     >>> import os, tempfile
     >>> os.environ["CUTEMMA_CACHE_DIR"] = tempfile.mkdtemp()  # a new, empty cache folder
@@ -199,6 +200,9 @@ def reload() -> None:
     """
     global _TABLE
     _TABLE = None
+    from cutemma.kernels.fastpath import FAST
+
+    FAST.clear()
 
 
 def lookup(

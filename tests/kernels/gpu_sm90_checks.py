@@ -44,7 +44,8 @@ FP8_CONFIGS = [Sm90Config(128, 128), Sm90Config(128, 128, cluster=2),
                Sm90Config(128, 256, promote=False), Sm90Config(128, 192),
                Sm90Config(192, 128, consumers=3), Sm90Config(64, 128, schedule="pingpong")]  # fmt: skip
 CONFIGS = [Sm90Config(128, 128), Sm90Config(128, 256), Sm90Config(128, 256, epilogue="regs"),
-           Sm90Config(128, 128, schedule="pingpong"), Sm90Config(128, 256, epilogue="tma2")]  # fmt: skip
+           Sm90Config(128, 128, schedule="pingpong"), Sm90Config(128, 256, epilogue="tma2"),
+           Sm90Config(128, 128, schedule="pingpong", epilogue="tma2")]  # fmt: skip
 CLUSTER_CONFIGS = [Sm90Config(128, 256, cluster=2), Sm90Config(128, 128, cluster=2),
                    Sm90Config(128, 256, cluster=2, multicast="A")]  # fmt: skip
 MAJORS = [("K", "K"), ("K", "N"), ("M", "K"), ("M", "N")]

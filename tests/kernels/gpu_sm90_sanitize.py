@@ -39,7 +39,8 @@ FP8_CONFIGS = [
     Sm90Config(128, 192, promote="split"),  # fp8's default: N halves, one in flight
     Sm90Config(128, 192, promote="split", epilogue="tma2"),  # two TMA-store passes
 ]
-PINGPONG_BF16 = [Sm90Config(128, 128, schedule="pingpong")]
+PINGPONG_BF16 = [Sm90Config(128, 128, schedule="pingpong"),
+                 Sm90Config(128, 128, schedule="pingpong", epilogue="tma2")]  # fmt: skip
 
 
 def fp8_main() -> None:

@@ -1,4 +1,5 @@
-"""The sm90 fast path without a GPU: which repeated calls may reuse a prepared launch
+"""The repeated-call path without a GPU (sm90's prepared launch; test_fastpath_sm80.py
+has the sm80 one): which repeated calls may reuse a prepared launch
 (every change of an operand's dtype, device, shape, strides or pointer, in place or not,
 must miss), which argument boxes a hit rewrites, and the argument layout of the ctypes
 cuLaunchKernel call (checked through a C callback with cuLaunchKernel's signature).
@@ -222,6 +223,40 @@ def test_stand_in_tensors_use_the_python_guard(fast):
     A._st = (1, 4)  # restrided in place
     assert fp.try_fast(A, B, out, 1.0, None) is None
     assert len(fast) == 1
+
+
+def test_a_hit_writes_and_launches_under_the_lock(monkeypatch):
+    """The boxes of a prepared launch are shared by every caller (and thread): a hit holds
+    LAUNCH_LOCK from writing them until cuLaunchKernel has copied them."""
+
+    class T:
+        shape, dtype, device = (4, 6), "bf16", "cuda:0"
+
+        def __init__(self, ptr):
+            self._ptr = ptr
+
+        def stride(self):
+            return (6, 1)
+
+        def data_ptr(self):
+            return self._ptr
+
+        def get_device(self):
+            return 0
+
+    monkeypatch.setattr(fp, "FAST", {})
+    held = []
+    monkeypatch.setattr(fp.BoxedLaunch, "launch", lambda self: held.append(fp.LAUNCH_LOCK.locked()))
+    writes = []
+    monkeypatch.setattr(
+        fp90.PreparedLaunch, "write_out", lambda self, *a: writes.append(fp.LAUNCH_LOCK.locked())
+    )
+    A, B, out = T(1 << 40), T(2 << 40), T(3 << 40)
+    fp.remember(A, B, out, True, None, prepared())
+    assert fp.try_fast(A, B, out, 1.0, None) is out
+    assert fp.try_fast(A, B, T(4 << 40), 1.0, None) is not None  # out moved: boxes rewritten
+    assert held == [True, True] and writes and all(writes)
+    assert not fp.LAUNCH_LOCK.locked()
 
 
 CU_LAUNCH = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, *[ctypes.c_uint] * 7,

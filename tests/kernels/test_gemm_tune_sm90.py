@@ -61,3 +61,14 @@ def test_sm90_candidates_build_plans():
     assert Sm90Config(128, 192, promote="split") in fp8
     assert any(c.schedule == "pingpong" for c in kn)
     assert not any(isinstance(c, Sm90Config) for c in tune.default_candidates("bf16"))
+
+
+def test_reload_forgets_prepared_launches(tmp_path, monkeypatch):
+    """A repeated call's prepared launch holds the config the old table chose, so reading
+    the table again (tune.reload) drops them, as storing a new winner does."""
+    from cutemma.kernels.fastpath import FAST
+
+    monkeypatch.setenv("CUTEMMA_CACHE_DIR", str(tmp_path))
+    FAST[("a", "b", True, None)] = ("an entry",)
+    tune.reload()
+    assert FAST == {}

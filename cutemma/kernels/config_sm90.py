@@ -1,0 +1,216 @@
+"""Sm90Config: the choices of one sm90 GEMM kernel (tile, consumer warpgroups, ring depth,
+raster, cluster, epilogue, fp8 promotion, schedule), checked when made, and the hardware
+numbers they are checked against (GMMA atoms per dtype, shared memory and register
+budgets). :class:`cutemma.kernels.plan_sm90.Sm90Plan` derives the kernel's numbers from a
+config.
+
+>>> Sm90Config(128, 192, promote="split").name
+'b128x192_c2_sauto_spl'
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from cutemma.errors import TiledMmaError
+
+# kernel dtype -> (GMMA SS atom name with N and K left open, element bytes, A/B majors free?)
+ATOMS_SM90 = {
+    "bf16": ("SM90_64x{n}x16_F32BF16BF16_SS", 2, True),
+    "f16": ("SM90_64x{n}x16_F32F16F16_SS", 2, True),
+    "tf32": ("SM90_64x{n}x8_F32TF32TF32_SS_TN", 4, False),
+    "e4m3": ("SM90_64x{n}x32_F32E4M3E4M3_SS_TN", 1, False),
+    "e5m2": ("SM90_64x{n}x32_F32E5M2E5M2_SS_TN", 1, False),
+}
+WARPGROUP = 128
+SMEM_LIMIT = 227 * 1024  # opt-in dynamic shared memory per block on sm_90 (CUDA guide, H100)
+ALIGN_SLACK = 1024  # the kernel rounds its shared base up to the 1024-byte SW128 pattern
+BARRIER_BYTES = 8  # one mbarrier object (PTX ISA: .b64)
+SWIZZLES = ("SW128", "SW64", "SW32")  # widest first
+# setmaxnreg (PTX ISA 9.7.19.x): the producer gives registers back, consumers take them;
+# 40 + 2 x 232 per thread-of-warpgroup x 128 = 64512 <= 65536 registers per SM.
+PRODUCER_REGS = 40
+CONSUMER_REGS = 232
+# 3 consumer warpgroups (512 threads): 24 + 3 x 160 per thread-of-warpgroup x 128 = 64512
+REGS_3_CONSUMERS = (24, 160)
+
+
+def register_split(consumers: int) -> tuple[int, int]:
+    """(producer, consumer) registers per thread after setmaxnreg, by consumer warpgroups:
+    the warpgroups' total stays within the SM's 65536 (multiples of 8, PTX ISA setmaxnreg).
+
+    >>> register_split(2), register_split(3)
+    ((40, 232), (24, 160))
+    """
+    return REGS_3_CONSUMERS if consumers == 3 else (PRODUCER_REGS, CONSUMER_REGS)
+
+
+# "tma": 16-bit outputs go registers -> a swizzled smem tile -> TMA store (asynchronous: the
+# consumers start the next tile's mainloop while it drains); f32 outputs and beta != 0 keep
+# "regs": alpha * acc + beta * C stored from registers; "tma2": as "tma" through a staging
+# tile of half the columns, stored in two passes (a ring stage more in the shared memory)
+EPILOGUES = ("tma", "regs", "tma2")
+TMA_STORE_OUTS = ("bf16", "f16")
+FP8 = ("e4m3", "e5m2")
+# registers a consumer thread keeps beside its accumulators (addresses, loop state, the
+# epilogue's indices): promoted fp8 keeps 2 sets (the wgmma target, the f32 sum), so a set
+# holds at most (consumer registers - this) / 2 accumulators: 100 at 232, 64 at 160
+NON_ACC_REGS = 32
+# "cooperative": the consumer warpgroups share each tile (64-row slices of it); "pingpong":
+# each warpgroup owns whole tiles (the CTA's tiles alternate between the two) and their
+# mainloops take turns (an order barrier), so one's epilogue runs under the other's wgmma
+# "alternate": cooperative tiles, but the consumer warpgroups take turns issuing each k
+# tile's wgmma batch (round robin through named barriers), so the batches queue one after
+# another on the tensor cores instead of interleaving: each warpgroup's batch retires
+# early and its promotion (fp8) runs under the next warpgroup's batch
+SCHEDULES = ("cooperative", "pingpong", "alternate")
+# Sm90Config.promote: True (each k tile's batch retired with wait_group 0, then added into
+# f32), False (fast accumulation), "overlap": two wgmma sets take turns by k tile, one
+# batch stays in flight while the retired set is added (3 sets of registers); "split": the
+# tile's N halves are issued as two half-width batches per k tile, so one half's batch
+# runs while the other half's retired sums are added (2 sets, as True)
+PROMOTES = (True, False, "overlap", "split")
+
+
+@dataclass(frozen=True)
+class Sm90Config:
+    """Block tile, consumer warpgroups, ring depth and raster group of the sm90 GEMM.
+
+    ``promote`` (fp8 only): add each k tile's wgmma sums into f32 registers (a second
+    accumulator set, so at most 100 accumulators per thread at 2 consumers, e.g. 128x192
+    cooperative, 64 at 3); False keeps wgmma's reduced-precision fp8 accumulation over
+    all of K (like ``use_fast_accum``). ``"overlap"``: promoted, but two wgmma sets take
+    turns by k tile so one batch stays in flight while the retired one is added (3 sets:
+    128x128 at 2 consumers; cooperative only). ``"split"``: promoted, each k tile issued as
+    two half-width batches (the tile's N halves), so one half's batch runs while the other
+    half's sums are added (2 sets, as True; cooperative, clusters of 1; fp8's default
+    128x192, run 22: +4-6% over True). ``schedule`` "pingpong": 2 consumer warpgroups,
+    each computing a whole block_m x block_n tile (every other tile of the CTA), their
+    mainloops ordered so one issues wgmma while the other runs its epilogue. "alternate":
+    cooperative tiles, the warpgroups issuing their k-tile batches in turn (fp8 promotion
+    of one warpgroup under another's batch).
+    ``block_k`` None: one 128-byte swizzle row of K (64 for 16-bit types). ``stages``
+    None: as many as fit in shared memory (at most 8). ``cluster`` 2: CTA pairs
+    (``__cluster_dims__(2,1,1)``) share one operand tile: each loads half and multicasts it;
+    ``multicast`` 'B' (pairs along M share B) or 'A' (pairs along N share A).
+    ``epilogue`` "tma" (16-bit D through a swizzled staging tile and TMA stores), "tma2"
+    (the same through a staging tile of half the columns, in two passes: the freed shared
+    memory holds one more ring stage), "regs" (stores from registers).
+
+    >>> Sm90Config(128, 256).name
+    'b128x256_c2_sauto'
+    """
+
+    block_m: int = 128
+    block_n: int = 128
+    block_k: int | None = None
+    consumers: int = 2
+    stages: int | None = None
+    group_m: int = 8
+    cluster: int = 1
+    epilogue: str = "tma"
+    promote: bool | str = True
+    multicast: str = "B"
+    schedule: str = "cooperative"
+
+    def __post_init__(self) -> None:
+        ints = ("block_m", "block_n", "consumers", "group_m", "cluster")
+        bad_type = [
+            f"{f} an int (got {getattr(self, f)!r})"
+            for f in ints
+            if not isinstance(getattr(self, f), int) or isinstance(getattr(self, f), bool)
+        ]
+        bad_type += [
+            f"{f} None or an int (got {getattr(self, f)!r})"
+            for f in ("block_k", "stages")
+            if getattr(self, f) is not None
+            and (not isinstance(getattr(self, f), int) or isinstance(getattr(self, f), bool))
+        ]
+        if bad_type:
+            raise TiledMmaError("Sm90Config: need " + "; ".join(bad_type))
+        rules = [
+            (self.epilogue in EPILOGUES, f"epilogue {self.epilogue!r} in {EPILOGUES}"),
+            (self.cluster in (1, 2), f"cluster {self.cluster} is 1 or 2 CTAs"),
+            (
+                self.multicast == "B" or (self.multicast == "A" and self.cluster > 1),
+                f"multicast {self.multicast!r}: 'B', or 'A' with cluster=2",
+            ),
+            (self.consumers in (1, 2, 3), f"consumers {self.consumers} is 1, 2 or 3 warpgroups"),
+            (self.schedule in SCHEDULES, f"schedule {self.schedule!r} in {SCHEDULES}"),
+            (
+                isinstance(self.promote, bool) or self.promote in ("overlap", "split"),
+                f"promote {self.promote!r} in {PROMOTES}",
+            ),
+            (
+                self.promote not in ("overlap", "split") or self.schedule == "cooperative",
+                f"promote={self.promote!r} with schedule='cooperative' (its wgmma sets are the "
+                "tile's; pingpong/alternate already hand the tensor cores over)",
+            ),
+            (
+                self.promote != "split" or (self.block_n % 16 == 0 and self.cluster == 1),
+                f"promote='split' with block_n {self.block_n} a multiple of 16 (two halves "
+                f"of a multiple of 8 columns) and cluster {self.cluster} = 1 (in clusters "
+                "ptxas spills its registers, and it was not faster: kernels/NOTES.md run 22)",
+            ),
+            (
+                self.promote != "split" or self.block_m == 64 * self.tile_warpgroups,
+                f"promote='split' with block_m {self.block_m} = 64 x {self.tile_warpgroups} "
+                "warpgroups (one 64-row slice per warpgroup)",
+            ),
+            (
+                self.schedule != "pingpong" or (self.consumers, self.cluster) == (2, 1),
+                "pingpong with consumers=2 and cluster=1 (two warpgroups take turns)",
+            ),
+            (
+                self.schedule != "alternate" or self.consumers >= 2,
+                "alternate with 2 or 3 consumer warpgroups (they take turns)",
+            ),
+            (
+                self.block_m % (64 * self.tile_warpgroups) == 0,
+                f"block_m {self.block_m} a multiple of 64 x {self.tile_warpgroups} warpgroups "
+                "per tile",
+            ),
+            (self.block_n % 8 == 0 and 8 <= self.block_n <= 256, "block_n in 8..256, mult. of 8"),
+            (self.stages is None or self.stages >= 2, f"stages {self.stages} >= 2"),
+            (
+                self.epilogue != "tma2" or self.block_n % 16 == 0,
+                f"epilogue 'tma2' with block_n {self.block_n} a multiple of 16 (two passes of "
+                "a multiple of 8 columns)",
+            ),
+            (
+                self.consumers < 3 or self.block_n <= 128,
+                f"block_n {self.block_n} <= 128 with 3 consumers (512 threads enter with 128 "
+                "registers each; ptxas needs more for a 64x256 wgmma)",
+            ),
+        ]
+        bad = [what for ok, what in rules if not ok]
+        if bad:
+            raise TiledMmaError(f"Sm90Config {self.name}: need " + "; ".join(bad))
+
+    @property
+    def name(self) -> str:
+        k = "" if self.block_k is None else f"x{self.block_k}"
+        s = "auto" if self.stages is None else str(self.stages)
+        g = "" if self.group_m == 8 else f"_g{self.group_m}"
+        x = (
+            ""
+            if self.cluster == 1
+            else f"_x{self.cluster}" + ("a" if self.multicast == "A" else "")
+        )
+        e = "" if self.epilogue == "tma" else f"_e{self.epilogue}"
+        p = {True: "", False: "_fastacc", "overlap": "_ovl", "split": "_spl"}.get(self.promote, "")
+        pp = {"cooperative": "", "pingpong": "_pp", "alternate": "_alt"}.get(self.schedule, "")
+        return f"b{self.block_m}x{self.block_n}{k}_c{self.consumers}_s{s}{g}{x}{e}{p}{pp}"
+
+    @property
+    def threads(self) -> int:
+        return WARPGROUP * (1 + self.consumers)
+
+    @property
+    def tile_warpgroups(self) -> int:
+        """Consumer warpgroups computing one tile: all of them (cooperative) or 1 (pingpong).
+
+        >>> Sm90Config(128, 128).tile_warpgroups, Sm90Config(64, 128, schedule="pingpong").tile_warpgroups
+        (2, 1)
+        """
+        return 1 if self.schedule == "pingpong" else self.consumers

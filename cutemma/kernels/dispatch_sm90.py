@@ -145,8 +145,10 @@ def sm90_refusal(A: Any, B: Any, config: Any = None) -> str | None:
     return None
 
 
-# per-tile speed of 128x128 relative to 128x256 tiles (run 9, 8192^3: 643 vs 711 TFLOP/s)
-SMALL_TILE_SPEED = 0.92
+# 16-bit tile widths (block_n of 128-row tiles) and their per-tile speed relative to
+# 128x256, bf16 at 6144^3 and 8192^3 (run 29, raw/sm90-tiles16-run29.json): a tile is
+# chosen by whole waves over the SMs and these speeds (pick_sm90_config)
+TILE_SPEEDS_16 = {256: 1.0, 192: 0.955, 128: 0.93, 64: 0.54}
 
 
 def _whole(v: Any) -> bool:
@@ -156,15 +158,15 @@ def _whole(v: Any) -> bool:
 def pick_sm90_config(
     m: int, n: int, sms: int = 132, dtype: str = "bf16", batch: int = 1
 ) -> Sm90Config:
-    """The built-in tile for an (m, n) output (``batch`` of them): 128x256 or 128x128,
-    whichever finishes first counting whole waves of tiles over the SMs (the last wave's
-    idle SMs cost time) and the smaller tile's lower speed (under one wave of 128x256
-    tiles: 128x128). fp8 (promoted accumulation: two accumulator sets, at most 2 x 96 per
-    thread) the same way between 128x192 (promoted by N halves, ``promote="split"``) and
-    128x128.
+    """The built-in tile for an (m, n) output (``batch`` of them): for 16-bit types the
+    128-row tile of :data:`TILE_SPEEDS_16` that finishes first counting whole waves of
+    tiles over the SMs (the last wave's idle SMs cost time) and each width's speed
+    (128x256 only from one whole wave up); tf32 between 128x256 and 128x128 the same way.
+    fp8 (promoted accumulation: two accumulator sets, at most 2 x 96 per thread) the same
+    way between 128x192 (promoted by N halves, ``promote="split"``) and 128x128.
 
-    >>> [pick_sm90_config(s, s).name for s in (8192, 4096, 3072, 1024)]
-    ['b128x256_c2_sauto', 'b128x256_c2_sauto', 'b128x128_c2_sauto', 'b128x128_c2_sauto']
+    >>> [pick_sm90_config(s, s).name for s in (8192, 4096, 3072, 2048, 1024)]
+    ['b128x256_c2_sauto', 'b128x256_c2_sauto', 'b128x192_c2_sauto', 'b128x128_c2_sauto', 'b128x64_c2_sauto']
     >>> [pick_sm90_config(s, s, dtype="e4m3").name for s in (8192, 6144, 4096, 1024)]
     ['b128x192_c2_sauto_spl', 'b128x192_c2_sauto_spl', 'b128x192_c2_sauto_spl', 'b128x128_c2_sauto']
     >>> pick_sm90_config(2048, 2048, batch=8).name  # 8 x 64 tiles of 128x256: 3.9 waves
@@ -191,9 +193,11 @@ def pick_sm90_config(
         if batch * -(-m // 128) * -(-n // 192) < sms:
             return SMALL_SM90
         return FP8_SM90 if cost(192, 1.0) <= cost(128, 0.88) else SMALL_SM90
+    widths = TILE_SPEEDS_16 if dtype in ("bf16", "f16") else {256: 1.0, 128: 0.93}
     if batch * -(-m // 128) * -(-n // 256) < sms:  # under one wave: more, smaller tiles
-        return SMALL_SM90
-    return DEFAULT_SM90 if cost(256, 1.0) <= cost(128, SMALL_TILE_SPEED) else SMALL_SM90
+        widths = {bn: v for bn, v in widths.items() if bn < 256}
+    bn = min(widths, key=lambda bn: (cost(bn, widths[bn]), -bn))  # a tie: the wider
+    return {256: DEFAULT_SM90, 128: SMALL_SM90}.get(bn) or Sm90Config(128, bn)
 
 
 @dataclass(frozen=True)

@@ -43,9 +43,16 @@ FP8_PROMOTED_F32_BOUND = 3e-4
 FP8_CONFIGS = [Sm90Config(128, 128), Sm90Config(128, 128, cluster=2),
                Sm90Config(128, 256, promote=False), Sm90Config(128, 192),
                Sm90Config(192, 128, consumers=3), Sm90Config(64, 128, schedule="pingpong")]  # fmt: skip
-CONFIGS = [Sm90Config(128, 128), Sm90Config(128, 256), Sm90Config(128, 256, epilogue="regs"),
-           Sm90Config(128, 128, schedule="pingpong"), Sm90Config(128, 256, epilogue="tma2"),
-           Sm90Config(128, 128, schedule="pingpong", epilogue="tma2")]  # fmt: skip
+CONFIGS = [
+    Sm90Config(128, 128),
+    Sm90Config(128, 256),
+    Sm90Config(128, 256, epilogue="regs"),
+    Sm90Config(128, 128, schedule="pingpong"),
+    Sm90Config(128, 256, epilogue="tma2"),
+    Sm90Config(128, 128, schedule="pingpong", epilogue="tma2"),
+    Sm90Config(128, 192),
+    Sm90Config(128, 64),
+]  # fmt: skip (built-in 16-bit widths)
 CLUSTER_CONFIGS = [Sm90Config(128, 256, cluster=2), Sm90Config(128, 128, cluster=2),
                    Sm90Config(128, 256, cluster=2, multicast="A")]  # fmt: skip
 MAJORS = [("K", "K"), ("K", "N"), ("M", "K"), ("M", "N")]

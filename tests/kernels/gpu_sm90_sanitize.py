@@ -21,7 +21,7 @@ from cutemma.kernels.dispatch_sm90 import gemm_sm90
 from cutemma.kernels.plan_sm90 import Sm90Config
 
 CONFIGS = [Sm90Config(128, 128), Sm90Config(128, 256), Sm90Config(128, 256, cluster=2),
-           Sm90Config(128, 256, epilogue="tma2")]  # fmt: skip
+           Sm90Config(128, 256, epilogue="tma2"), Sm90Config(128, 192), Sm90Config(128, 64)]  # fmt: skip
 # `python gpu_sm90_sanitize.py cluster`: only clusters of 2, both A and both B majors
 CLUSTER_CONFIGS = [
     Sm90Config(128, 256, cluster=2),

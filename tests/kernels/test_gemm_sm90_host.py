@@ -66,3 +66,25 @@ def test_fast_path_declines_unknown_calls():
     torch = pytest.importorskip("torch")
     a = torch.zeros(8, 8)
     assert try_fast(a, a, None, 1.0, None) is None  # no prepared launch for this signature
+
+
+def test_built_in_16bit_tile_is_the_fastest_measured():
+    """At each square size where one 128-row tile width was clearly (>= 2%) the fastest on
+    the H100 (raw/sm90-tiles16-run29.json, measured against cuBLAS in one process), the
+    built-in pick is that width."""
+    import json
+    from pathlib import Path
+
+    from cutemma.kernels.dispatch_sm90 import pick_sm90_config
+
+    raw = Path(__file__).parents[2] / "bench/results/raw/sm90-tiles16-run29.json"
+    rows = json.loads(raw.read_text())["rows"]
+    checked = 0
+    for row in rows:
+        speeds = sorted(((v, k) for k, v in row["median"].items() if k != "matmul"), reverse=True)
+        (best, name), (second, _) = speeds[:2]
+        if best >= 1.02 * second:
+            s = row["size"]
+            assert pick_sm90_config(s, s).block_n == int(name.split("x")[1]), (s, speeds)
+            checked += 1
+    assert checked >= 5

@@ -196,6 +196,8 @@ def pick_sm90_config(
     widths = TILE_SPEEDS_16 if dtype in ("bf16", "f16") else {256: 1.0, 128: 0.93}
     if batch * -(-m // 128) * -(-n // 256) < sms:  # under one wave: more, smaller tiles
         widths = {bn: v for bn, v in widths.items() if bn < 256}
+    if m < 128:  # a partly empty tile: 128x64 loads 2 bytes of (zero) A per byte of B
+        widths.pop(64, None)  # (M = 16 x 4096 x 4096: 0.68x cuBLAS, 128x128 0.76x)
     bn = min(widths, key=lambda bn: (cost(bn, widths[bn]), -bn))  # a tie: the wider
     return {256: DEFAULT_SM90, 128: SMALL_SM90}.get(bn) or Sm90Config(128, bn)
 

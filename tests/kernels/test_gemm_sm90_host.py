@@ -88,3 +88,13 @@ def test_built_in_16bit_tile_is_the_fastest_measured():
             assert pick_sm90_config(s, s).block_n == int(name.split("x")[1]), (s, speeds)
             checked += 1
     assert checked >= 5
+
+
+def test_partly_empty_tiles_do_not_take_the_64_wide_tile():
+    """M = 16 x 4096 x 4096 ran 128x64 at 0.679x cuBLAS (raw/gemm-h100-run30.json) against
+    128x128's 0.757x (the run before): with fewer than 128 valid rows a 128x64 tile loads
+    mostly zero-filled A; M = 128 keeps it (0.832x there against 0.766x)."""
+    from cutemma.kernels.dispatch_sm90 import pick_sm90_config
+
+    assert pick_sm90_config(16, 4096).block_n == 128
+    assert pick_sm90_config(128, 4096).block_n == 64

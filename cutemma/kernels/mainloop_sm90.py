@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from cutemma.cuda.codegen import mma_asm
 from cutemma.cuda.source import block, indent
+from cutemma.errors import TiledMmaError
 from cutemma.kernels.plan_sm90 import Sm90Plan
 from cutemma.kernels.ring import CONSUMER, ORDER_BAR
 from cutemma.smem.descriptor import SMEM_WINDOW
@@ -208,7 +209,7 @@ def _k_steps(plan: Sm90Plan) -> tuple[int, ...]:
     offs = plan.desc_offsets("A")
     steps = {tuple(o - row[0] for o in row) for row in offs.values()}
     if len(steps) != 1:  # pragma: no cover - the slices of every warpgroup are alike
-        raise ValueError(f"A's k-block steps differ by warpgroup: {offs}")
+        raise TiledMmaError(f"A's k-block steps differ by warpgroup: {offs}")
     return steps.pop()
 
 

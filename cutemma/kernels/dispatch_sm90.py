@@ -43,7 +43,7 @@ from cutemma.kernels.fastpath import LAUNCH_LOCK, remember
 from cutemma.kernels.fastpath_sm90 import PreparedLaunch
 from cutemma.kernels.gemm_sm90 import gemm_sm90_source, kernel_name_sm90
 from cutemma.kernels.gemm_sm90_batched import BAT_A, BAT_B
-from cutemma.kernels.plan_sm90 import Sm90Config, Sm90Plan
+from cutemma.kernels.plan_sm90 import ATOMS_SM90, FP8, Sm90Config, Sm90Plan
 
 # torch input dtype -> (kernel dtype, output dtypes it may write; the first is the default)
 SM90_DTYPES = {
@@ -127,7 +127,7 @@ def sm90_refusal(A: Any, B: Any, config: Any = None) -> str | None:
     eb = A.element_size()
     a_t, a_major, lda = tma_major(shared_operand(A), "A", ("K", "M"))
     b_t, b_major, ldb = tma_major(shared_operand(B), "B", ("K", "N"))
-    if SM90_DTYPES[a][0] in ("tf32", "e4m3", "e5m2") and (a_major, b_major) != ("K", "K"):
+    if not ATOMS_SM90[SM90_DTYPES[a][0]][2] and (a_major, b_major) != ("K", "K"):
         return "an 8- or 32-bit operand that is not K-major"
     for which, t, ld in (("A", a_t, lda), ("B", b_t, ldb)):
         if t.data_ptr() % TMA_RULES.global_align:
@@ -186,20 +186,21 @@ def pick_sm90_config(
         tiles = batch * -(-m // 128) * -(-n // bn)
         return -(-tiles // sms) * bn / speed
 
-    if dtype in ("e4m3", "e5m2"):
+    if dtype in FP8:
         # promoted fp8, run 22 (e4m3, ratio to _scaled_mm): 128x192 promoted by N halves
         # 1.016 / 0.997 / 0.942 at 8192^3 / 6144^3 / 4096^3; 128x128 (runs 14-17: 0.87-0.91,
         # 0.90, 0.93) is ~0.88 of its speed
         if batch * -(-m // 128) * -(-n // 192) < sms:
             return SMALL_SM90
         return FP8_SM90 if cost(192, 1.0) <= cost(128, 0.88) else SMALL_SM90
-    widths = TILE_SPEEDS_16 if dtype in ("bf16", "f16") else {256: 1.0, 128: 0.93}
+    widths = dict(TILE_SPEEDS_16)
+    if ATOMS_SM90[dtype][1] != 2:  # tf32: only the widths measured for it (run 9)
+        widths = {bn: widths[bn] for bn in (256, 128)}
     if batch * -(-m // 128) * -(-n // 256) < sms:  # under one wave: more, smaller tiles
         widths = {bn: v for bn, v in widths.items() if bn < 256}
     if m < 128:  # a partly empty tile: 128x64 loads 2 bytes of (zero) A per byte of B
         widths.pop(64, None)  # (M = 16 x 4096 x 4096: 0.68x cuBLAS, 128x128 0.76x)
-    bn = min(widths, key=lambda bn: (cost(bn, widths[bn]), -bn))  # a tie: the wider
-    return {256: DEFAULT_SM90, 128: SMALL_SM90}.get(bn) or Sm90Config(128, bn)
+    return Sm90Config(128, min(widths, key=lambda bn: (cost(bn, widths[bn]), -bn)))  # tie: wider
 
 
 @dataclass(frozen=True)

@@ -98,3 +98,14 @@ def test_partly_empty_tiles_do_not_take_the_64_wide_tile():
 
     assert pick_sm90_config(16, 4096).block_n == 128
     assert pick_sm90_config(128, 4096).block_n == 64
+
+
+def test_a_pick_leaves_the_speed_table_alone():
+    """A pick for fewer than 128 rows over a whole wave of tiles drops the 64-wide tile
+    from its own candidates, not from TILE_SPEEDS_16: the next pick still has it."""
+    from cutemma.kernels.dispatch_sm90 import TILE_SPEEDS_16, pick_sm90_config
+
+    before = dict(TILE_SPEEDS_16)
+    assert pick_sm90_config(1, 14336, batch=8).block_n != 64
+    assert TILE_SPEEDS_16 == before
+    assert pick_sm90_config(1024, 1024).block_n == 64

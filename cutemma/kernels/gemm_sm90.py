@@ -48,6 +48,7 @@ from cutemma.kernels.gemm_sm90_batched import (
     tma_lines_batched,
 )
 from cutemma.kernels.mainloop_sm90 import mainloop
+from cutemma.kernels.plan_sm90 import BARRIER_BYTES as MB
 from cutemma.kernels.plan_sm90 import Sm90Config, Sm90Plan, register_split
 from cutemma.kernels.ring import CONSUMER, EPI_BAR, ORDER_BAR, PRODUCER
 
@@ -403,8 +404,8 @@ def gemm_sm90_source(
                     indent(
                         "\n".join(
                             [
-                                f"const uint32_t full = bars + {8} * stage, "
-                                f"empty = bars + {8 * S} + 8 * stage;",
+                                f"const uint32_t full = bars + {MB} * stage, "
+                                f"empty = bars + {MB * S} + {MB} * stage;",
                                 f"mbar_wait(empty, phase ^ {PRODUCER.wait_flip});"
                                 "  // the consumers released it",
                                 f"mbar_expect_tx(full, {plan.bytes_A + plan.bytes_B});",
@@ -526,8 +527,8 @@ def gemm_sm90_source(
         + "(reinterpret_cast<uint64_t>(D) % 4) == 0;",
         "if (threadIdx.x == 0) {",
         f"  for (int s = 0; s < {S}; ++s) {{",
-        f"    mbar_init(bars + 8 * s, {PRODUCER.arrivals});  // full: the producer's expect_tx",
-        f"    mbar_init(bars + {8 * S} + 8 * s, {CL * plan.tile_wgs * 128 // CONSUMER.arrive_every});"
+        f"    mbar_init(bars + {MB} * s, {PRODUCER.arrivals});  // full: the producer's expect_tx",
+        f"    mbar_init(bars + {MB * S} + {MB} * s, {CL * plan.tile_wgs * 128 // CONSUMER.arrive_every});"
         "  // empty: the consumers' signalling threads",
         "  }",
         '  asm volatile("fence.mbarrier_init.release.cluster;\\n" ::: "memory");',

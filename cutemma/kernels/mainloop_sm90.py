@@ -10,6 +10,7 @@ from __future__ import annotations
 from cutemma.cuda.codegen import mma_asm
 from cutemma.cuda.source import block, indent
 from cutemma.errors import TiledMmaError
+from cutemma.kernels.plan_sm90 import BARRIER_BYTES as MB  # one mbarrier, the ring's stride
 from cutemma.kernels.plan_sm90 import Sm90Plan
 from cutemma.kernels.ring import CONSUMER, ORDER_BAR
 from cutemma.smem.descriptor import SMEM_WINDOW
@@ -82,7 +83,7 @@ def mainloop(plan: Sm90Plan, release_stmt: str, after_issue: str = "") -> str:
     """
     S, n = plan.stages, plan.acc_per_thread
     head = [
-        f"const uint32_t full = bars + 8 * stage, empty = bars + {8 * S} + 8 * stage;",
+        f"const uint32_t full = bars + {MB} * stage, empty = bars + {MB * S} + {MB} * stage;",
         f"mbar_wait(full, phase ^ {CONSUMER.wait_flip});  // the stage's bytes landed",
         # descriptor start addresses keep only address bits [4, 18) (PTX ISA
         # matrix-descriptor-encode): mask the window-relative part, since in a cluster the
@@ -256,7 +257,7 @@ def _split_loop(plan: Sm90Plan, release_stmt: str, after_issue: str) -> str:
         return [_fence(name, half), "wgmma_fence();", _half_lines(plan, h), "wgmma_commit();"]
 
     at_stage = [  # wait for the stage's bytes; its window-relative address (mainloop)
-        f"mbar_wait(bars + 8 * stage, phase ^ {CONSUMER.wait_flip});  // the bytes landed",
+        f"mbar_wait(bars + {MB} * stage, phase ^ {CONSUMER.wait_flip});  // the bytes landed",
         f"a_addr = (smem & {SMEM_WINDOW - 1:#x}u) + stage * {plan.stage_bytes};",
     ]
     release = release_stmt.replace("prev_empty", "empty_kt")
@@ -264,7 +265,7 @@ def _split_loop(plan: Sm90Plan, release_stmt: str, after_issue: str) -> str:
         *issue(1),
         "wgmma_wait<1>();  // lo(kt) retired; hi(kt) runs",
         add(0),
-        f"empty_kt = bars + {8 * S} + 8 * stage;",
+        f"empty_kt = bars + {MB * S} + {MB} * stage;",
         f"if (++stage == {S}) {{ stage = 0; phase ^= 1; }}",
         "++kt;",
     ]

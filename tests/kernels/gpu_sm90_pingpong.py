@@ -125,6 +125,22 @@ def checks(gen) -> list[dict]:
     return out
 
 
+def add_checked(cases, variants, A, B, D, ref, label) -> None:
+    """Add each variant to ``cases`` (timed) once its result is within 1e-2 of ``ref``;
+    a wrong or failing one is printed and left out."""
+    for name, cfg in variants.items():
+        try:
+            gemm_sm90(A, B, out=D, config=cfg)
+            err = float((D.float() - ref).norm() / ref.norm())
+            if not err < 1e-2:
+                print(f"{label} {name}: WRONG {err}", flush=True)
+                continue
+        except Exception as exc:
+            print(f"{label} {name}: {type(exc).__name__}: {exc}", flush=True)
+            continue
+        cases[name] = lambda cfg=cfg: gemm_sm90(A, B, out=D, config=cfg)
+
+
 def timing_fp8(gen, res, sizes=(8192, 4096, 6144)) -> None:
     one = torch.ones((), device="cuda")
     for s in sizes:
@@ -135,17 +151,7 @@ def timing_fp8(gen, res, sizes=(8192, 4096, 6144)) -> None:
         cases = {"scaled_mm": lambda A=A, B=B: torch._scaled_mm(A, B, one, one, out_dtype=torch.bfloat16),
                  "scaled_mm_fastacc": lambda A=A, B=B: torch._scaled_mm(
                      A, B, one, one, out_dtype=torch.bfloat16, use_fast_accum=True)}  # fmt: skip
-        for name, cfg in FP8_TIMED.items():
-            try:
-                gemm_sm90(A, B, out=D, config=cfg)
-                err = float((D.float() - ref).norm() / ref.norm())
-                if not err < 1e-2:
-                    print(f"fp8 {s} {name}: WRONG {err}", flush=True)
-                    continue
-            except Exception as exc:
-                print(f"fp8 {s} {name}: {type(exc).__name__}: {exc}", flush=True)
-                continue
-            cases[name] = lambda A=A, B=B, D=D, cfg=cfg: gemm_sm90(A, B, out=D, config=cfg)
+        add_checked(cases, FP8_TIMED, A, B, D, ref, f"fp8 {s}")
         r = rounds(cases, 2.0 * s**3, 7)
         med = {k: statistics.median(v) for k, v in r.items()}
         res["fp8"].append({"size": s, "rounds": r, "median": med})
@@ -160,17 +166,7 @@ def timing_bf16(gen, res, sizes=(8192, 4096)) -> None:
         D = torch.empty((s, s), dtype=torch.bfloat16, device="cuda")
         ref = torch.matmul(A, B).float()
         cases = {"cublas": lambda A=A, B=B, D=D: torch.matmul(A, B, out=D)}
-        for name, cfg in BF16_TIMED.items():
-            try:
-                gemm_sm90(A, B, out=D, config=cfg)
-                err = float((D.float() - ref).norm() / ref.norm())
-                if not err < 1e-2:
-                    print(f"bf16 {s} {name}: WRONG {err}", flush=True)
-                    continue
-            except Exception as exc:
-                print(f"bf16 {s} {name}: {type(exc).__name__}: {exc}", flush=True)
-                continue
-            cases[name] = lambda A=A, B=B, D=D, cfg=cfg: gemm_sm90(A, B, out=D, config=cfg)
+        add_checked(cases, BF16_TIMED, A, B, D, ref, f"bf16 {s}")
         r = rounds(cases, 2.0 * s**3, 7)
         med = {k: statistics.median(v) for k, v in r.items()}
         res["bf16"].append({"size": s, "majors": "KN", "rounds": r, "median": med})

@@ -56,3 +56,12 @@ class TmaError(CutemmaError, ValueError):
 
 class CliError(CutemmaError, ValueError):
     """A command-line argument or option is not valid; the message names it and what is accepted."""
+
+
+class EmitError(CutemmaError, ValueError):
+    """An object the target language (CuTe C++ or CuTe DSL) cannot express, or a bad emit option."""
+
+
+class DesignError(TiledMmaError):
+    """A GEMM design (TiledMMA, tile, smem layouts, copies, schedule, epilogue) that cannot run;
+    the message names the rule that failed and what would satisfy it."""

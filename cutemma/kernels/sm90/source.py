@@ -19,10 +19,10 @@ A warp-specialised, persistent kernel (everything inline PTX: NVRTC has no heade
   partition_C (pairs of adjacent n as one 32-bit store for 16-bit outputs), predicated at
   the edges; meanwhile the producer already loads the next tile's stages.
 
-The ring protocol (phases, parities, who arrives where) is :mod:`cutemma.kernels.ring`,
+The ring protocol (phases, parities, who arrives where) is :mod:`cutemma.kernels.sm90.ring`,
 which a CPU model runs in the tests.
 
->>> from cutemma.kernels.plan_sm90 import Sm90Config
+>>> from cutemma.kernels.sm90.plan import Sm90Config
 >>> src = gemm_sm90_source(Sm90Config(), "bf16", "K", "K", "bf16")
 >>> "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16" in src, "cp.async.bulk.tensor.2d" in src
 (True, True)
@@ -40,17 +40,17 @@ from cutemma.cuda.source import (
     indent,
     translation_unit,
 )
-from cutemma.kernels.epilogue_sm90 import epilogue_lines, tma_store_lines
-from cutemma.kernels.gemm_sm80 import OUT_TYPES, thread_expr
-from cutemma.kernels.gemm_sm90_batched import (
+from cutemma.kernels.sm80.source import OUT_TYPES, thread_expr
+from cutemma.kernels.sm90.batched import (
     HELPERS_SM90_BATCHED,
     batch_epilogue,
     tma_lines_batched,
 )
-from cutemma.kernels.mainloop_sm90 import mainloop
-from cutemma.kernels.plan_sm90 import BARRIER_BYTES as MB
-from cutemma.kernels.plan_sm90 import Sm90Config, Sm90Plan, register_split
-from cutemma.kernels.ring import CONSUMER, EPI_BAR, ORDER_BAR, PRODUCER
+from cutemma.kernels.sm90.epilogue import epilogue_lines, tma_store_lines
+from cutemma.kernels.sm90.mainloop import mainloop
+from cutemma.kernels.sm90.plan import BARRIER_BYTES as MB
+from cutemma.kernels.sm90.plan import Sm90Config, Sm90Plan, register_split
+from cutemma.kernels.sm90.ring import CONSUMER, EPI_BAR, ORDER_BAR, PRODUCER
 
 HELPERS_SM90 = (
     r"""
@@ -273,7 +273,7 @@ def _tma_lines(plan: Sm90Plan, ops: str = "AB", rank3: bool = False) -> str:
     r * extent / cluster on) and multicasts it to every CTA of the cluster (same stage
     offset, their full barrier); the other operand it loads alone. ``ops``: the operands
     to load; ``rank3``: through rank-3 maps, problem ``l`` the third coordinate (a batched
-    kernel, :func:`~cutemma.kernels.gemm_sm90_batched.tma_lines_batched`).
+    kernel, :func:`~cutemma.kernels.sm90.batched.tma_lines_batched`).
     """
     out = []
     cl = plan.config.cluster
@@ -426,7 +426,7 @@ def gemm_sm90_source(
         ),
         "}",
     ]
-    # pingpong (cutemma.kernels.ring.pingpong_consumer_ops): warpgroup wg takes every other
+    # pingpong (cutemma.kernels.sm90.ring.pingpong_consumer_ops): warpgroup wg takes every other
     # tile of the CTA; its ring position skips the other's tile's k tiles; the TiledMMA is
     # one warpgroup's; the order barrier hands the tensor cores over after each mainloop
     skip = f"{{ const int pos = stage + k_tiles; stage = pos % {S}; phase ^= (pos / {S}) & 1; }}"

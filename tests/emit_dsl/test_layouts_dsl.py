@@ -1,0 +1,82 @@
+"""1,200 seeded random layouts (plain, swizzled and nested composed, from tests/cute_cpp/cases.py's
+generator) emitted by ``to_cute_dsl``, built by CuTe DSL, printed, and read back by
+``Layout.parse`` to exactly the same layout (same text: shape, stride, swizzle, offset)."""
+
+from __future__ import annotations
+
+import random
+from functools import cache
+
+import pytest
+from cute_cpp import cases
+
+from cutemma.emit.dsl import to_cute_dsl
+from cutemma.errors import EmitError
+from cutemma.layout import ComposedLayout, Layout, flatten
+from cutemma.layout.basis import make_identity_layout
+from emit_dsl import dsl_run
+from emit_dsl.compare import same_text
+
+REASON = dsl_run.unavailable_reason()
+pytestmark = pytest.mark.skipif(REASON is not None, reason=REASON or "")
+
+SEED = 20261126
+
+
+@cache
+def random_layouts() -> dict[str, object]:
+    rng = random.Random(SEED)
+    out: dict[str, object] = {}
+    for i in range(1000):
+        out[f"layout/{i:04d}"] = cases.rand_layout(rng)
+    for i in range(150):
+        sw = cases.rand_swizzled(rng)
+        if i % 5 == 0:
+            sw = ComposedLayout(sw.outer, rng.randrange(0, 16), sw.inner)  # an offset too
+        out[f"swizzled/{i:04d}"] = sw
+    for i in range(50):
+        sw = cases.rand_swizzled(rng)
+        out[f"nested/{i:04d}"] = ComposedLayout(sw, 0, cases.rand_tile(rng, sw.size(), kind="perm"))
+    for shape in ((4, 8), (2, (3, 4)), ((2, 2), 8)):
+        out[f"basis/{shape}"] = make_identity_layout(shape)
+    out["one"], out["empty"] = Layout(1), Layout(())
+    return out
+
+
+def _empty(L) -> bool:
+    inner = L
+    while hasattr(inner, "inner"):
+        inner = inner.inner if hasattr(inner.inner, "shape") else inner.outer
+    return 0 in flatten(inner.shape)
+
+
+@pytest.fixture(scope="module")
+def printed():
+    return dsl_run.run(
+        [dsl_run.DslCase(k, to_cute_dsl(v)) for k, v in random_layouts().items() if not _empty(v)]
+    )
+
+
+def test_layouts_with_an_empty_mode_are_refused():
+    empty = [v for v in random_layouts().values() if _empty(v)]
+    assert empty, "the generator draws extent 0 now and then"
+    for L in empty:
+        with pytest.raises(EmitError, match="strictly positive"):
+            to_cute_dsl(L)
+
+
+def test_random_layouts_round_trip_exactly(printed):
+    layouts = random_layouts()
+    assert sum(k.startswith(("layout/", "swizzled/", "nested/")) for k in layouts) >= 1000
+    bad = []
+    for key, mine in layouts.items():
+        if _empty(mine):
+            continue
+        got = printed[key]
+        if "error" in got:
+            bad.append(f"{key}: DSL refused {to_cute_dsl(mine)}: {got['error'][:200]}")
+            continue
+        diff = same_text(got["x"], mine)
+        if diff:
+            bad.append(f"{key}: {diff}")
+    assert not bad, f"{len(bad)} differences:\n" + "\n".join(bad[:40])

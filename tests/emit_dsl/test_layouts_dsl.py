@@ -12,8 +12,9 @@ from cute_cpp import cases
 
 from cutemma.emit.dsl import to_cute_dsl
 from cutemma.errors import EmitError
-from cutemma.layout import ComposedLayout, Layout, flatten
+from cutemma.layout import ComposedLayout, Layout, flatten, size, tile_to_shape
 from cutemma.layout.basis import make_identity_layout
+from cutemma.smem import gmma_layout_atom
 from emit_dsl import dsl_run
 from emit_dsl.compare import same_text
 
@@ -40,6 +41,20 @@ def random_layouts() -> dict[str, object]:
     for shape in ((4, 8), (2, (3, 4)), ((2, 2), 8)):
         out[f"basis/{shape}"] = make_identity_layout(shape)
     out["one"], out["empty"] = Layout(1), Layout(())
+    out.update(smem_layouts())
+    return out
+
+
+def smem_layouts() -> dict[str, object]:
+    """GMMA shared-memory atoms (element-unit swizzles) and tiles of them (tile_to_shape)."""
+    out = {}
+    for major in ("K", "MN"):
+        for mode in ("INTER", "SW32", "SW64", "SW128"):
+            for dtype in ("f16", "f32", "e4m3"):
+                atom = gmma_layout_atom(major, mode, dtype)
+                m, k = (size(atom.shape[0]), size(atom.shape[1]))
+                out[f"smem/{major}/{mode}/{dtype}"] = atom
+                out[f"smem/{major}/{mode}/{dtype}/tile"] = tile_to_shape(atom, (2 * m, 4 * k))
     return out
 
 

@@ -366,6 +366,16 @@ def _copy_op(atom) -> tuple[str, str]:
         unpack = "UNPACK_32b_IN_16b" if p.get("pack16") else "NONE"
         fields["pack"] = f"cute.nvgpu.tcgen05.Pack.{pack}"
         fields["unpack"] = f"cute.nvgpu.tcgen05.Unpack.{unpack}"
+    if fam == "sm100.ldsm8" and p.get("src_bits") not in T.LDSM8:
+        raise EmitError(
+            f"to_cute_dsl: CuTe DSL 4.8 has no op for {name}; the nearest it has is "
+            f"{T.LDSM8_T_NEAREST}"
+        )
+    if fam == "sm100.ldsm8":
+        fields["ldsm8"] = T.LDSM8[p.get("src_bits")].format(num=p["num"])
+    if fam == "sm100.utccp":
+        fields["cp"] = T.UTCCP_SHAPES[p["shape"]]
+        fields["cta"] = f"cute.nvgpu.tcgen05.CtaGroup.{'TWO' if p['ctas'] == 2 else 'ONE'}"
     extra = ""
     if spec.bits and spec.bits in p:
         extra = f", num_bits_per_copy={p[spec.bits]}"

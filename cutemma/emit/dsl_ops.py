@@ -153,6 +153,32 @@ COPY_OPS: dict[str, CopyOpSpec] = {
     "sm80.cp_async": CopyOpSpec("cute.nvgpu.cpasync.CopyG2SOp({cache})", bits="bits"),
     "sm100.tmem_load": CopyOpSpec("cute.nvgpu.tcgen05.{ld}({rep}, {pack})", arch=ARCH_SM100),
     "sm100.tmem_store": CopyOpSpec("cute.nvgpu.tcgen05.{st}({rep}, {unpack})", arch=ARCH_SM100),
+    "sm100.ldsm8": CopyOpSpec("cute.nvgpu.warp.{ldsm8}"),
+    "sm100.stsm8": CopyOpSpec("cute.nvgpu.warp.StMatrix16x8x8bOp(True, {num})"),
+    "sm100.utccp": CopyOpSpec("cute.nvgpu.tcgen05.{cp}({cta})", arch=ARCH_SM100),
+}
+
+# the 8-bit ldmatrix forms by source width (warp/copy.py): .m8n16 unpacking 4- or 6-bit
+# sources into bytes. CuTe C++'s SM100_U8x{8,16}_LDSM_T (.m16n16.trans.b8) shuffles bytes
+# after the load so that its registers equal the stmatrix m16n8 fragment; the DSL's
+# LdMatrix16x16x8bOp is the bare instruction, another fragment (tests/emit_dsl saw it): none.
+LDSM8_T_NEAREST = (
+    "cute.nvgpu.warp.LdMatrix16x16x8bOp(True, n) (the bare ldmatrix.m16n16.trans.b8: CuTe "
+    "C++'s atom adds a byte shuffle, so the DSL op's register fragment differs)"
+)
+LDSM8 = {
+    4: "LdMatrix8x16x8bOp(False, {num}, 4)",
+    6: "LdMatrix8x16x8bOp(False, {num}, 6)",
+}
+
+# tcgen05.cp shapes -> the DSL op (tcgen05/copy.py)
+UTCCP_SHAPES = {
+    "128dp256bit": "Cp128x256bOp",
+    "128dp128bit": "Cp128x128bOp",
+    "4dp256bit": "Cp4x256bOp",
+    "4x32dp128bit": "Cp4x32x128bOp",
+    "2x64dp128bitlw0213": "Cp2x64x128b0213Op",
+    "2x64dp128bitlw0123": "Cp2x64x128b0123Op",
 }
 
 CP_ASYNC_CACHE = {
@@ -178,15 +204,8 @@ COPY_NO_OP: dict[str, str] = {
         "not an expression of the atom alone)"
     ),
     "sm100.global256": "cute.nvgpu.CopyUniversalOp (the DSL has no 256-bit global load op)",
-    "sm100.ldsm8": "cute.nvgpu.warp.LdMatrix16x8x8bOp (its 8-bit ldmatrix forms differ in shape)",
-    "sm100.stsm8": "cute.nvgpu.warp.StMatrix16x8x8bOp (its 8-bit stmatrix forms differ in shape)",
 }
 
-# Families the DSL has ops for that this emitter does not build yet (the message says which
-# op to use by hand): tcgen05.cp needs the DSL's CtaGroup/shape pairing checked on a GPU first.
-COPY_NOT_WIRED: dict[str, str] = {
-    "sm100.utccp": (
-        "cute.nvgpu.tcgen05.Cp128x256bOp / Cp128x128bOp / Cp4x256bOp / Cp4x32x128bOp / "
-        "Cp2x64x128b0213Op (with a CtaGroup)"
-    ),
-}
+# Families the DSL has ops for that this emitter does not build (the message says which op
+# to write by hand); none today.
+COPY_NOT_WIRED: dict[str, str] = {}

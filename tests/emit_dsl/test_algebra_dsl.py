@@ -46,6 +46,12 @@ def doc_examples() -> list:
     return out
 
 
+def cpp_prefetch() -> None:
+    """The DSL runs of this file, for tests/cute_cpp/prefetch.py (same cases, same cache)."""
+    if REASON is None:
+        dsl_run.run([d for _, d in random_cases() + doc_examples()])
+
+
 @pytest.fixture(scope="module")
 def printed():
     return dsl_run.run([d for _, d in random_cases() + doc_examples()])

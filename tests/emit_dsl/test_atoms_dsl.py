@@ -19,6 +19,12 @@ def _cases(table) -> list:
     return [v[1] for v in table.values() if isinstance(v[1], dsl_run.DslCase)]
 
 
+def cpp_prefetch() -> None:
+    """The DSL runs of this file, for tests/cute_cpp/prefetch.py (same cases, same cache)."""
+    if REASON is None:
+        dsl_run.run(_cases(atoms.mma_atoms()) + _cases(atoms.copy_atoms()))
+
+
 @pytest.fixture(scope="module")
 def printed():
     return dsl_run.run(_cases(atoms.mma_atoms()) + _cases(atoms.copy_atoms()))

@@ -65,6 +65,18 @@ def _empty(L) -> bool:
     return 0 in flatten(inner.shape)
 
 
+def cpp_prefetch() -> None:
+    """The DSL runs of this file, for tests/cute_cpp/prefetch.py (same cases, same cache)."""
+    if REASON is None:
+        dsl_run.run(
+            [
+                dsl_run.DslCase(k, to_cute_dsl(v))
+                for k, v in random_layouts().items()
+                if not _empty(v)
+            ]
+        )
+
+
 @pytest.fixture(scope="module")
 def printed():
     return dsl_run.run(

@@ -80,10 +80,20 @@ def tiled_copies() -> dict:
     return cases
 
 
+def _all_cases() -> list:
+    cases = [c for _, c in list(tiled_mmas().values()) + list(tiled_copies().values())]
+    return [c for c in cases if isinstance(c, dsl_run.DslCase)]
+
+
+def cpp_prefetch() -> None:
+    """The DSL runs of this file, for tests/cute_cpp/prefetch.py (same cases, same cache)."""
+    if REASON is None:
+        dsl_run.run(_all_cases())
+
+
 @pytest.fixture(scope="module")
 def printed():
-    cases = [c for _, c in list(tiled_mmas().values()) + list(tiled_copies().values())]
-    return dsl_run.run([c for c in cases if isinstance(c, dsl_run.DslCase)])
+    return dsl_run.run(_all_cases())
 
 
 def test_tiled_mmas_of_the_cpp_suite_round_trip(printed):

@@ -1,4 +1,4 @@
-"""1,200 seeded random layouts (plain, swizzled and nested composed, from tests/cute_cpp/cases.py's
+"""The doc examples' layouts and 1,200 seeded random layouts (plain, swizzled and nested composed, from tests/cute_cpp/cases.py's
 generator) emitted by ``to_cute_dsl``, built by CuTe DSL, printed, and read back by
 ``Layout.parse`` to exactly the same layout (same text: shape, stride, swizzle, offset)."""
 
@@ -8,7 +8,7 @@ import random
 from functools import cache
 
 import pytest
-from cute_cpp import cases
+from cute_cpp import cases, doc_cases
 
 from cutemma.emit.dsl import to_cute_dsl
 from cutemma.errors import EmitError
@@ -42,6 +42,19 @@ def random_layouts() -> dict[str, object]:
         out[f"basis/{shape}"] = make_identity_layout(shape)
     out["one"], out["empty"] = Layout(1), Layout(())
     out.update(smem_layouts())
+    out.update(doc_layouts())
+    return out
+
+
+def doc_layouts() -> dict[str, object]:
+    """The doc examples (tests/cute_cpp/doc_cases.py) whose value is a layout (the algebra calls
+    among them run through the DSL in test_algebra_dsl.py)."""
+    out = {}
+    for c in doc_cases.layout_cases():
+        if c.fn == "doc":
+            value = c.call()
+            if isinstance(value, Layout | ComposedLayout):
+                out[f"doc/{c.key}"] = value
     return out
 
 
@@ -95,6 +108,7 @@ def test_layouts_with_an_empty_mode_are_refused():
 def test_random_layouts_round_trip_exactly(printed):
     layouts = random_layouts()
     assert sum(k.startswith(("layout/", "swizzled/", "nested/")) for k in layouts) >= 1000
+    assert sum(k.startswith("doc/") for k in layouts) >= 40
     bad = []
     for key, mine in layouts.items():
         if _empty(mine):

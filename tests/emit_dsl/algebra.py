@@ -5,6 +5,8 @@ them exactly as it rules on C++'s."""
 
 from __future__ import annotations
 
+import re
+
 from cute_cpp.batch import Verdict
 from cute_cpp.cpp_text import Shape
 
@@ -79,3 +81,49 @@ def verdict(printed: dict) -> Verdict:
         return Verdict(text=text.replace(" ", ""))  # an int or a tuple: compared as text
     values = tuple(int(got(i)) for i in range(got.size()))
     return Verdict(text=str(got), values=values)
+
+
+def _split_top(text: str) -> list[str]:
+    """``a,(b,c),d`` -> ``['a', '(b,c)', 'd']``: the top-level comma-separated parts."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        depth += ch in "(<" and 1 or ch in ")>" and -1 or 0
+        if ch == "," and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    return [*parts, text[start:]]
+
+
+def _py_tuple(cpp: str) -> str:
+    """A C++ static int-tuple or coordinate (``Shape<I_<3>,I_<2>>{}``, ``make_coord(_,5)``) as
+    Python text (``(3,2)``, ``(None,5)``: the DSL's slice marker is None)."""
+    t = re.sub(r"I_<(-?\d+)>(\{\})?", r"\1", cpp)
+    t = re.sub(r"\b(?:Shape|Stride)<", "(", t).replace("make_coord(", "(")
+    t = t.replace(">{}", ")").replace(">", ")")
+    return re.sub(r"(?<![\w])_(?![\w])", "None", t)
+
+
+def doc_dsl_case(case) -> DslCase | None:
+    """The DSL call of a doc example written as C++ text: ``idx2crd``, ``shape_div``,
+    ``crd2idx`` and ``slice_and_offset`` (None for the rest)."""
+    e = case.expr
+    m = re.fullmatch(r"idx2crd\((.*)\)", e)
+    if m:
+        i, shape = _split_top(m[1])
+        return DslCase(f"doc/{case.key}", f"cute.idx2crd({_py_tuple(i)}, {_py_tuple(shape)})")
+    m = re.fullmatch(r"shape_div\((.*)\)", e)
+    if m:
+        a, b = _split_top(m[1])
+        return DslCase(f"doc/{case.key}", f"cute.shape_div({_py_tuple(a)}, {_py_tuple(b)})")
+    m = re.fullmatch(r"crd2idx\((.*)\)", e)
+    if m:
+        c, shape, stride = _split_top(m[1])
+        lay = f"cute.make_layout({_py_tuple(shape)}, stride={_py_tuple(stride)})"
+        return DslCase(f"doc/{case.key}", f"cute.crd2idx({_py_tuple(c)}, {lay})")
+    m = re.fullmatch(r"get<(\d)>\(slice_and_offset\((.*), Layout<(.*)>\{\}\)\)", e)
+    if m:
+        shape, stride = _split_top(m[3])
+        lay = f"cute.make_layout({_py_tuple(shape)}, stride={_py_tuple(stride)})"
+        call = f"cute.slice_and_offset({_py_tuple(m[2])}, {lay})[{m[1]}]"
+        return DslCase(f"doc/{case.key}", call)
+    return None

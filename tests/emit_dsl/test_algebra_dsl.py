@@ -36,6 +36,14 @@ def _batched(case, d):
 
 
 @cache
+def doc_cpp_examples() -> list:
+    """Doc examples written as C++ text the DSL has a call for (idx2crd, crd2idx,
+    slice_and_offset)."""
+    out = [(c, algebra.doc_dsl_case(c)) for c in doc_cases.layout_cases() if c.fn == "doc"]
+    return [(c, d) for c, d in out if d is not None]
+
+
+@cache
 def doc_examples() -> list:
     out = []
     for c in doc_cases.layout_cases():
@@ -49,12 +57,12 @@ def doc_examples() -> list:
 def cpp_prefetch() -> None:
     """The DSL runs of this file, for tests/cute_cpp/prefetch.py (same cases, same cache)."""
     if REASON is None:
-        dsl_run.run([d for _, d in random_cases() + doc_examples()])
+        dsl_run.run([d for _, d in random_cases() + doc_examples() + doc_cpp_examples()])
 
 
 @pytest.fixture(scope="module")
 def printed():
-    return dsl_run.run([d for _, d in random_cases() + doc_examples()])
+    return dsl_run.run([d for _, d in random_cases() + doc_examples() + doc_cpp_examples()])
 
 
 def _mismatches(pairs, printed):
@@ -85,3 +93,16 @@ def test_doc_examples_agree_or_diverge_as_documented(printed):
     assert len(doc_examples()) >= 20
     unexplained, _ = _mismatches(doc_examples(), printed)
     assert not unexplained, f"{len(unexplained)} unexplained:\n" + "\n".join(unexplained[:30])
+
+
+def test_doc_coordinate_examples_agree(printed):
+    assert len(doc_cpp_examples()) >= 40
+    bad = []
+    for c, d in doc_cpp_examples():
+        got = printed[d.key]
+        want = c.call()
+        want = want if isinstance(want, str) else str(want)
+        text = got.get("x", f"refused: {got.get('error')}").replace(" ", "")
+        if text != want:
+            bad.append(f"[{c.key}] {c.expr}: DSL {text}, cutemma {want}")
+    assert not bad, "\n".join(bad)

@@ -33,8 +33,10 @@ def compiled_kernel(
     vec_a: bool,
     vec_b: bool,
     arch: str,
+    design: Any = None,
 ) -> tuple[Any, int, int]:
     """(Kernel, shared bytes, threads) for one variant; compiled once per process (disk-cached).
+    ``design``: a custom GemmDesign (its TiledMMA, layouts, copies), else None.
 
     Loading the kernel needs a GPU; the default config takes 64 KiB of shared memory:
 
@@ -45,10 +47,10 @@ def compiled_kernel(
     """
     from cutemma.cuda import compile, load_kernel
 
-    src = gemm_source(config, dtype, a_major, b_major, out, c_type, vec_a, vec_b)
+    src = gemm_source(config, dtype, a_major, b_major, out, c_type, vec_a, vec_b, design)
     cubin = compile(src, arch)
-    name = kernel_name(config, dtype, a_major, b_major, out, c_type, vec_a, vec_b)
-    plan = GemmPlan(config, dtype, a_major, b_major)
+    name = kernel_name(config, dtype, a_major, b_major, out, c_type, vec_a, vec_b, design)
+    plan = GemmPlan(config, dtype, a_major, b_major, design)
     kern = load_kernel(cubin, name, params(out, c_type, dtype))
     kern.fast = DriverKernel(cubin.data, name, plan.shared_bytes, plan.threads)
     return kern, plan.shared_bytes, plan.threads
@@ -141,6 +143,7 @@ def gemm_sm80(
     batch: int | None,
     dtype: str,
     remember: tuple | None,
+    design: Any = None,
 ) -> Any:
     """The sm80 (``mma.sync``) half of :func:`cutemma.gemm`, after its checks: ``batch`` and
     ``dtype`` as :func:`cutemma.kernels.operands._check` read them, ``remember`` the
@@ -177,6 +180,9 @@ def gemm_sm80(
     else:
         A, a_major, lda = _major(A, "A", ("K", "M"))
         B, b_major, ldb = _major(B, "B", ("K", "N"))
+    if design is not None:  # a design's smem layout fixes its operand's major: copy to it
+        A, a_major, lda = _to_major(A, "A", a_major, lda, design_major(design, "A"))
+        B, b_major, ldb = _to_major(B, "B", b_major, ldb, design_major(design, "B"))
     if C is None or beta == 0:
         C, beta = out, 0.0
     else:
@@ -202,7 +208,7 @@ def gemm_sm80(
     arch = _arch(device)
     out_t, c_t = _DTYPES[_dtype(out)], _DTYPES[_dtype(C)]
     kern, shared, threads = compiled_kernel(
-        config, dtype, a_major, b_major, out_t, c_t, vec_a, vec_b, arch
+        config, dtype, a_major, b_major, out_t, c_t, vec_a, vec_b, arch, design
     )
     tiles = -(-M // config.block_m) * -(-N // config.block_n)
     if _FAST["ok"]:
@@ -246,3 +252,28 @@ def gemm_sm80(
         shared_mem=shared,
     )
     return out
+
+
+def design_major(design: Any, which: str) -> str | None:
+    """The major a design's smem layout of ``which`` reads ('K', or 'M'/'N'), None when the
+    design leaves the layout to the call (the operand's own major is then used).
+
+    >>> from cutemma.kernels.design import GemmDesign
+    >>> from cutemma.kernels.sm80.plan import smem_layout
+    >>> d = GemmDesign("SM80_16x8x16_F32F16F16F32_TN", (64, 64, 32), smem_a=smem_layout(64, 32, "MN"))
+    >>> design_major(d, "A"), design_major(d, "B")
+    ('M', None)
+    """
+    smem = design.smem_a if which == "A" else design.smem_b
+    if smem is None:
+        return None
+    return "K" if smem(0, 1) == smem(0, 0) + 1 else ("M" if which == "A" else "N")
+
+
+def _to_major(t: Any, which: str, major: str, ld: int, want: str | None) -> tuple:
+    """(tensor, major, leading stride) with ``t`` copied to ``want`` when it differs."""
+    if want is None or want == major:
+        return t, major, ld
+    row_major = (want == "K") == (which == "A")  # A K-major, B N-major: rows contiguous
+    t = t.contiguous() if row_major else t.transpose(-1, -2).contiguous().transpose(-1, -2)
+    return _major(t, which, ("K", "M") if which == "A" else ("K", "N"))

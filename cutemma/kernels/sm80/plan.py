@@ -259,7 +259,11 @@ class GemmPlan:
     C tile (m, n), as CuTe's MMA layouts read them.
     """
 
-    def __init__(self, config: GemmConfig, dtype: str, a_major: str, b_major: str):
+    def __init__(
+        self, config: GemmConfig, dtype: str, a_major: str, b_major: str, design: object = None
+    ):
+        """``design``: a :class:`cutemma.kernels.design.GemmDesign` whose TiledMMA, smem
+        layouts and copy atoms replace those the config implies (None: the config's)."""
         if not isinstance(config, GemmConfig):
             raise TiledMmaError(f"GemmPlan: expected a GemmConfig first, got {config!r}")
         if dtype not in ATOMS:
@@ -277,7 +281,11 @@ class GemmPlan:
                 f"major, B column-major); got A {a_major}-major, B {b_major}-major — copy the "
                 "operand to K-major first (cutemma.gemm does)"
             )
-        self.tiled = make_tiled_mma(ATOMS[dtype], (*config.warps, 1))
+        self.design = design
+        if design is None:
+            self.tiled = make_tiled_mma(ATOMS[dtype], (*config.warps, 1))
+        else:
+            self.tiled = design.tiled_mma
         self.tm, self.tn, self.tk = self.tiled.tile_size_mnk
         if config.block_k % self.tk:
             raise TiledMmaError(
@@ -297,6 +305,8 @@ class GemmPlan:
     @cached_property
     def smem_A(self) -> ComposedLayout:
         """(m, k) -> element of one stage of A."""
+        if self.design is not None and self.design.smem_a is not None:
+            return self.design.smem_a
         major = "K" if self.a_major == "K" else "MN"
         cfg = self.config
         return smem_layout(cfg.block_m, cfg.block_k, major, cfg.swizzle_bytes, self.elem_bytes)
@@ -304,6 +314,8 @@ class GemmPlan:
     @cached_property
     def smem_B(self) -> ComposedLayout:
         """(n, k) -> element of one stage of B."""
+        if self.design is not None and self.design.smem_b is not None:
+            return self.design.smem_b
         major = "K" if self.b_major == "K" else "MN"
         cfg = self.config
         return smem_layout(cfg.block_n, cfg.block_k, major, cfg.swizzle_bytes, self.elem_bytes)
@@ -386,13 +398,24 @@ class GemmPlan:
         major = self.a_major if which == "A" else self.b_major
         num = 4 if which == "A" or self.mma_n > 1 else 2
         name = f"SM75_U32x{num}_LDSM_N" if major == "K" else f"SM75_U16x{2 * num}_LDSM_T"
+        asked = None if self.design is None else getattr(self.design, f"copy_{which.lower()}")
+        if asked is not None and asked != name:
+            raise TiledMmaError(
+                f"copy_{which.lower()} {asked}: {which} is {major}-major here and the mainloop "
+                f"reads it with {name}; give that atom (or None)"
+            )
         atom = make_copy_atom(name, 8 * self.elem_bytes)
         if which == "A":
             return make_tiled_copy_A(atom, self.tiled)
         tiled = self.tiled
-        if self.mma_n > 1:
+        if self.mma_n > 1 and self.design is None:
             warps = (*self.config.warps, 1)
             tiled = make_tiled_mma(self.tiled.atom, warps, (None, 2 * self.tn, None))
+        elif self.mma_n > 1:  # the design's atom layout and M permutation, N doubled
+            perm_m = self.tiled.permutation_mnk[0]
+            tiled = make_tiled_mma(
+                self.tiled.atom, self.tiled.atom_layout_mnk, (perm_m, 2 * self.tn, None)
+            )
         return make_tiled_copy_B(atom, tiled)
 
     def _plan_ldmatrix(self, which: str) -> tuple[LdmatrixPlan, Split]:

@@ -74,8 +74,10 @@ def kernel_name(
     c_type: str,
     vec_a: bool,
     vec_b: bool,
+    design: object = None,
 ) -> str:
-    """The kernel's symbol: every choice that changes the source is in it.
+    """The kernel's symbol: every choice that changes the source is in it (a design's own
+    TiledMMA, layouts and copies: its name).
 
     An f16 kernel, A M-major, B K-major, f32 out and C, B read one element at a time:
 
@@ -83,7 +85,8 @@ def kernel_name(
     'cutemma_gemm_sm80_f16_MK_b64x64x32_w2x2_s4_of32_cf32_v8v1'
     """
     va, vb = ("v8" if vec_a else "v1"), ("v8" if vec_b else "v1")
-    return f"cutemma_gemm_sm80_{dtype}_{a_major}{b_major}_{config.name}_o{out}_c{c_type}_{va}{vb}"
+    name = f"cutemma_gemm_sm80_{dtype}_{a_major}{b_major}_{config.name}_o{out}_c{c_type}_{va}{vb}"
+    return name if design is None else f"{name}_{design.name}"
 
 
 def params(out: str, c_type: str, dtype: str = "f16") -> list[Param]:
@@ -436,8 +439,11 @@ def gemm_source(
     c_type: str | None = None,
     vec_a: bool = True,
     vec_b: bool = True,
+    design: object = None,
 ) -> str:
-    """The CUDA C++ translation unit of one GEMM kernel (deterministic for its arguments).
+    """The CUDA C++ translation unit of one GEMM kernel (deterministic for its arguments);
+    ``design`` (a custom :class:`cutemma.kernels.design.GemmDesign`): its TiledMMA, smem
+    layouts and copies in place of the config's.
 
     An int8 kernel issues the k32 int8 mma.sync, accumulating in s32 (no k16 form):
 
@@ -445,12 +451,12 @@ def gemm_source(
     >>> "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32" in src, "m16n8k16" in src
     (True, False)
     """
-    plan = GemmPlan(config, dtype, a_major, b_major)
+    plan = GemmPlan(config, dtype, a_major, b_major, design)
     c_type = c_type or out
     for what, t in (("out", out), ("c_type", c_type)):
         if t not in OUT_TYPES:
             raise TiledMmaError(f"gemm_source: {what}={t!r}; choose one of {', '.join(OUT_TYPES)}")
-    name = kernel_name(config, dtype, a_major, b_major, out, c_type, vec_a, vec_b)
+    name = kernel_name(config, dtype, a_major, b_major, out, c_type, vec_a, vec_b, design)
     tables: list[str] = []
     cpa, cpb = plan.copy("A"), plan.copy("B")
     (la, sa), (lb, sb) = plan.ldmatrix("A"), plan.ldmatrix("B")

@@ -51,6 +51,12 @@ LDMATRIX = {  # operand major -> the ldmatrix copy atoms the sm80 mainloop issue
 MAX_WARPS_SM80 = 8  # 256 threads: the accumulators of a 128x256 tile at 2 regs per value
 SM80_REG_OVERHEAD = 40  # addresses, loop state, the epilogue's indices (sass of the built-ins)
 
+# config fields a design answers through its config (GemmDesign.__getattr__)
+_CONFIG_FIELDS = frozenset(
+    {"block_m", "block_n", "block_k", "warps", "swizzle_bytes", "group_m", "consumers"}
+    | {"cluster", "promote", "multicast", "tile_warpgroups"}
+)
+
 # epilogue names -> a check (filled by the fused-epilogue module): None until then, and an
 # empty or absent epilogue is always fine
 EPILOGUE_CHECK: list[Callable[[tuple, str], str | None]] = []
@@ -160,10 +166,19 @@ class GemmDesign:
         t = self.tiled_mma
         tiled = (t.atom.name, str(t.atom_layout_mnk), tuple(_key(p) for p in t.permutation_mnk))
         fields = (self.smem_a, self.smem_b, self.copy_a, self.copy_b)
-        return (tiled, self.tile, *map(_key, fields), self.stages, self.schedule, self.epilogue)
+        cfg = getattr(self, "_config", None)  # a config's own choices (cluster, epilogue, ...)
+        rest = (self.stages, self.schedule, self.epilogue, cfg)
+        return (tiled, self.tile, *map(_key, fields), *rest)
 
     def __hash__(self) -> int:
         return self._hash
+
+    def __getattr__(self, name: str) -> Any:
+        """A config field (block_m, warps, cluster, ...) read through the design's config, so
+        a design stands where its shorthand did."""
+        if name.startswith("_") or name not in _CONFIG_FIELDS:
+            raise AttributeError(name)
+        return getattr(self.config, name)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, GemmDesign) and self.key == other.key
@@ -198,6 +213,9 @@ class GemmDesign:
         >>> GemmDesign("SM80_16x8x16_F32BF16BF16F32_TN", tile=(64, 64, 32)).name[:23]
         'd_SM80_16x8x16_b64x64x3'
         """
+        cfg = getattr(self, "_config", None)
+        if cfg is not None:
+            return cfg.name  # a built-in config's design is named as the config
         short = "_".join(self.atom_name.split("_")[:2])
         bm, bn, bk = self.tile
         h = hashlib.sha256(repr(self.key).encode()).hexdigest()[:8]  # stable across processes
@@ -229,9 +247,7 @@ class GemmDesign:
                 raise DesignError(f"from_config: dtype {dtype!r}; one of {', '.join(ATOMS)}")
             tiled = make_tiled_mma(ATOMS[dtype], (*config.warps, 1))
             tile = (config.block_m, config.block_n, config.block_k)
-            d = GemmDesign(tiled, tile, stages=config.stages)
-            object.__setattr__(d, "_config", config)
-            return d
+            return _with_config(GemmDesign(tiled, tile, stages=config.stages), config)
         if isinstance(config, Sm90Config):
             if dtype not in ATOMS_SM90:
                 raise DesignError(f"from_config: dtype {dtype!r}; one of {', '.join(ATOMS_SM90)}")
@@ -240,8 +256,7 @@ class GemmDesign:
             tiled = make_tiled_mma(name, (config.tile_warpgroups, 1, 1))
             tile = (config.block_m, config.block_n, config.block_k or 128 // eb)
             d = GemmDesign(tiled, tile, stages=config.stages, schedule=config.schedule)
-            object.__setattr__(d, "_config", config)
-            return d
+            return _with_config(d, config)
         raise DesignError(f"from_config: a GemmConfig or Sm90Config, got {type(config).__name__}")
 
     @property
@@ -312,6 +327,13 @@ class GemmDesign:
         acc = mma_m * mma_n * atom.op.c.count
         frags = 2 * (mma_m * regs_a + mma_n * regs_b)
         return acc + frags + SM80_REG_OVERHEAD
+
+
+def _with_config(design: GemmDesign, config: Any) -> GemmDesign:
+    """``design`` holding the config it was made from (its key and hash then include it)."""
+    object.__setattr__(design, "_config", config)
+    object.__setattr__(design, "_hash", hash(design.key))
+    return design
 
 
 def _swizzle_bytes(smem_a: Any, smem_b: Any) -> int:
@@ -579,6 +601,7 @@ def check(design: GemmDesign, arch: str = "sm_90a") -> GemmDesign:
     rule and what would satisfy it.
 
     >>> check(GemmDesign("SM80_16x8x16_F32F16F16F32_TN", (64, 64, 32), stages=1))
+    ... # doctest: +ELLIPSIS
     Traceback (most recent call last):
         ...
     cutemma.errors.DesignError: design d_SM80_16x8x16_b64x64x32_...: rule stages: stages 1 (a ring needs at least 2); need stages >= 2 (or None: as many as fit)

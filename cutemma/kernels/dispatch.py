@@ -87,8 +87,8 @@ def gemm(
     >>> cutemma.gemm(A8, B8, scale_a=0.5, out_dtype=torch.float32).dtype  # doctest: +SKIP
     torch.float32
     """
-    if design is not None or tiled_mma is not None:
-        design = _as_design(design, tiled_mma, config)
+    if design is not None or tiled_mma is not None or isinstance(config, GemmDesign):
+        design, config = _as_design(design, tiled_mma, config), None
     asked = config if design is None else design  # what the repeated-call key holds
     if C is None and out_dtype is None and scale_a == 1.0 and scale_b == 1.0:
         # a repeat of a call with these operands: its prepared launch (kernels/fastpath.py)
@@ -148,13 +148,15 @@ def gemm(
 
 
 def _as_design(design: Any, tiled_mma: Any, config: Any) -> GemmDesign:
-    """The design of a call: ``design``, or ``GemmDesign(tiled_mma)``; never with ``config``."""
-    if config is not None or (design is not None and tiled_mma is not None):
+    """The design of a call: ``design``, ``GemmDesign(tiled_mma)``, or a design given as
+    ``config=`` (what pick_config returns); one of them only."""
+    if sum(x is not None for x in (design, tiled_mma, config)) > 1:
         raise LaunchError(
             "gemm: give one of config=, design= and tiled_mma= (a design holds its config)"
         )
-    if design is None:
+    if tiled_mma is not None:
         return GemmDesign(tiled_mma)
+    design = config if design is None else design
     if not isinstance(design, GemmDesign):
         raise DesignError(
             f"gemm: design= takes a cutemma.kernels.GemmDesign, got {type(design).__name__}"

@@ -15,7 +15,7 @@ from cutemma.errors import LaunchError
 from cutemma.kernels.fastlaunch import DriverKernel
 from cutemma.kernels.fastpath import remember as _remember_launch
 from cutemma.kernels.operands import _DTYPES, _arch, _batch_stride, _dtype, _major
-from cutemma.kernels.pick import BUILTIN_CONFIGS, pick_config
+from cutemma.kernels.pick import BUILTIN_CONFIGS, builtin_config
 from cutemma.kernels.sm80.launch import Sm80Launch
 from cutemma.kernels.sm80.plan import ELEM_BYTES, GemmConfig, GemmPlan
 from cutemma.kernels.sm80.source import gemm_source, kernel_name, params
@@ -201,7 +201,7 @@ def gemm_sm80(
     if config is None:
         tuned = _tuned(device, M, N, K, dtype, a_major, b_major)
         config = tuned if isinstance(tuned, GemmConfig) else None  # an sm90 winner: not here
-    config = config or pick_config(M, N, K, batch or 1, dtype)
+    config = config or builtin_config(M, N, K, batch or 1, dtype)
     sa, sb = strides[:2] if strides else (0, 0)
     vec_a = _aligned(A, lda, M if a_major == "K" else K, sa)
     vec_b = _aligned(B, ldb, N if b_major == "K" else K, sb)

@@ -546,13 +546,7 @@ class CopyPlan:
             )
         rpp = threads // cpr
         thr = Layout((cpr, rpp))
-        # the TiledCopy of the kernel's cp.async: thread t at chunk t % cpr of row t // cpr,
-        # each moving vec contiguous elements (16 bytes); its instructions in partition order
-        atom = make_copy_atom("SM80_CP_ASYNC_CACHEGLOBAL_ZFILL<uint128_t>", 128 // vec)
-        if k_contiguous:
-            tc = make_tiled_copy(atom, Layout((rpp, cpr), (cpr, 1)), Layout((1, vec)))
-        else:
-            tc = make_tiled_copy(atom, Layout((cpr, rpp), (1, cpr)), Layout((vec, 1)))
+        tc = cp_async_copy(k_contiguous, cpr, rpp, vec)
         table = []
         coords = _partition_coords(tc, extent, block_k)
         for t in range(threads):
@@ -570,6 +564,20 @@ class CopyPlan:
             table.append(row)
         split = split_offsets(table, swizzle, f"cp.async {which}")
         return CopyPlan(which, k_contiguous, thr, other // rpp, rpp, split)
+
+
+def cp_async_copy(k_contiguous: bool, cpr: int, rpp: int, vec: int) -> TiledCopy:
+    """The TiledCopy of the kernel's cp.async: thread t at chunk t % cpr of row t // cpr
+    (``cpr`` 16-byte chunks per row, ``rpp`` rows per pass), each moving ``vec`` contiguous
+    elements; its instructions in partition order.
+
+    >>> cp_async_copy(True, 4, 32, 8).size
+    128
+    """
+    atom = make_copy_atom("SM80_CP_ASYNC_CACHEGLOBAL_ZFILL<uint128_t>", 128 // vec)
+    if k_contiguous:
+        return make_tiled_copy(atom, Layout((rpp, cpr), (cpr, 1)), Layout((1, vec)))
+    return make_tiled_copy(atom, Layout((cpr, rpp), (1, cpr)), Layout((vec, 1)))
 
 
 def _partition_coords(tc: TiledCopy, extent: int, block_k: int) -> np.ndarray:

@@ -9,7 +9,7 @@ True
 
 from cutemma.kernels.design import GemmDesign, check, failed_rules
 from cutemma.kernels.dispatch import gemm
-from cutemma.kernels.explain import DesignReport, explain
+from cutemma.kernels.explain import explain
 from cutemma.kernels.pick import BUILTIN_CONFIGS, pick_config, pick_sm90_config
 from cutemma.kernels.sm80.plan import GemmConfig, GemmPlan
 from cutemma.kernels.sm80.source import gemm_source, kernel_name
@@ -19,7 +19,6 @@ from cutemma.kernels.sm90.source import gemm_sm90_source
 
 __all__ = [
     "BUILTIN_CONFIGS",
-    "DesignReport",
     "GemmDesign",
     "GemmConfig",
     "GemmPlan",

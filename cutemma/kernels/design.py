@@ -151,6 +151,17 @@ class GemmDesign:
                 f"GemmDesign: tiled_mma must be a TiledMMA (cutemma.make_tiled_mma) or an atom "
                 f"name, got {type(tm).__name__}"
             )
+        for f in ("smem_a", "smem_b"):
+            v = getattr(self, f)
+            if v is not None and not isinstance(v, (Layout, ComposedLayout)):
+                raise DesignError(
+                    f"GemmDesign: {f} is a {type(v).__name__}, not a layout; give a (swizzled) "
+                    "Layout of the stage, e.g. cutemma.kernels.sm80.plan.smem_layout(...)"
+                )
+        for f in ("copy_a", "copy_b", "schedule"):
+            v = getattr(self, f)
+            if v is not None and not isinstance(v, str):
+                raise DesignError(f"GemmDesign: {f} {v!r} is not a name; give a string or None")
         if self.epilogue is not None and not isinstance(self.epilogue, tuple):
             ep = self.epilogue
             object.__setattr__(self, "epilogue", (ep,) if isinstance(ep, str) else tuple(ep))
@@ -206,6 +217,26 @@ class GemmDesign:
     def threads(self) -> int:
         return self.tiled_mma.size
 
+    def major(self, which: str) -> str | None:
+        """The major the design fixes for operand ``which`` ('K', or 'M'/'N'): from its smem
+        layout (the contiguous mode), else from its copy atom (ldmatrix .trans reads the
+        M/N-contiguous major), else None (the call's operand decides).
+
+        >>> GemmDesign("SM80_16x8x16_F32F16F16F32_TN", copy_b="SM75_U16x8_LDSM_T").major("B")
+        'N'
+        """
+        smem = self.smem_a if which == "A" else self.smem_b
+        copy = self.copy_a if which == "A" else self.copy_b
+        other = "M" if which == "A" else "N"
+        if smem is not None:
+            try:
+                return "K" if smem(0, 1) == smem(0, 0) + 1 else other
+            except CutemmaError:
+                return None
+        if copy is not None and copy.startswith("SM75_"):
+            return other if copy.endswith("_T") else "K"
+        return None
+
     @property
     def name(self) -> str:
         """A short, unique spelling (the generated kernel's name takes it).
@@ -217,9 +248,9 @@ class GemmDesign:
         if cfg is not None:
             return cfg.name  # a built-in config's design is named as the config
         short = "_".join(self.atom_name.split("_")[:2])
-        bm, bn, bk = self.tile
+        tile = "x".join(map(str, self.tile)) if isinstance(self.tile, tuple) else str(self.tile)
         h = hashlib.sha256(repr(self.key).encode()).hexdigest()[:8]  # stable across processes
-        return f"d_{short}_b{bm}x{bn}x{bk}_{h}"
+        return f"d_{short}_b{tile}_{h}"
 
     def _default_tile(self) -> tuple[int, int, int]:
         """As the built-in configs choose: 128x128x32 (sm80) or 128x(atom N)x(128-byte row)
@@ -470,8 +501,11 @@ def _smem_layouts(d: GemmDesign, arch: str) -> str | None:
             return (
                 f"smem_{which.lower()} given: TMA writes only the GMMA layout atoms the plan picks"
             )
-        if not isinstance(s, (ComposedLayout, Layout)):
-            return f"smem_{which.lower()} is a {type(s).__name__}, not a layout"
+        if not isinstance(s, ComposedLayout):
+            return (
+                f"smem_{which.lower()} is a plain {type(s).__name__} (compose it with a Swizzle, "
+                "e.g. cutemma.make_swizzled(Swizzle(0, 4, 3), layout) for none)"
+            )
         if tuple(_flat_extents(s)) != (ext, bk):
             return f"smem_{which.lower()} covers {_flat_extents(s)}, not the ({ext}, {bk}) stage"
     return None
@@ -543,12 +577,25 @@ def _epilogue(d: GemmDesign, arch: str) -> str | None:
 
 
 def _plan_builds(d: GemmDesign, arch: str) -> str | None:
+    """The family's plan for the majors the design fixes (K where the call decides), its
+    lazy tables included (copies, ldmatrix, the C partition)."""
     try:
-        family_plan(d, "K", "K")
+        plan = family_plan(d, d.major("A") or "K", d.major("B") or "K")
+        if d.family == "sm80":
+            for which in "AB":
+                plan.copy(which)
+                plan.ldmatrix(which)
+            plan.epilogue  # noqa: B018 - evaluated for its checks
     except CutemmaError as exc:
         return str(exc)
     return None
 
+
+# rules whose failure makes the later ones meaningless (they read the tile, the family, ...)
+_STOP = frozenset(
+    {"atom_family", "atom_arch", "tile_ints", "tile_multiple", "permutation", "sm90_shape"}
+    | {"atom_layout_k", "stages", "schedule", "smem_layout", "smem_vector", "copy_atom"}
+)
 
 RULES: tuple[Rule, ...] = (
     Rule("atom_family", _family, "an SM80/SM89 16x8 mma.sync atom or an SM90 64xNxK SS atom"),
@@ -580,19 +627,22 @@ def failed_rules(design: GemmDesign, arch: str = "sm_90a") -> list[str]:
     """The names of the rules ``design`` breaks on ``arch`` (empty: it can run). Rules run in
     order and stop at the first broken one whose failure makes the later ones meaningless
     (family, arch, tile)."""
+    if not isinstance(design, GemmDesign):
+        raise DesignError(f"failed_rules: a GemmDesign, got {type(design).__name__}")
     return [name for name, _ in _failures(design, arch)]
 
 
 def _failures(design: GemmDesign, arch: str) -> list[tuple[str, str]]:
     out = []
     for rule in RULES:
-        why = rule.check(design, arch)
+        try:
+            why = rule.check(design, arch)
+        except CutemmaError as exc:  # e.g. the family's config refuses a field
+            why = str(exc)
         if why is not None:
             out.append((rule.name, f"rule {rule.name}: {why}; need {rule.fix}"))
-            if rule.name in ("atom_family", "atom_arch", "tile_ints", "tile_multiple"):
-                break  # what follows reads the tile and the family
-            if rule.name in ("permutation", "sm90_shape", "atom_layout_k"):
-                break
+            if rule.name in _STOP:
+                break  # what follows reads what this rule found wrong
     return [(n, w) for n, w in out if n != "plan" or len(out) == 1]
 
 

@@ -255,19 +255,9 @@ def gemm_sm80(
 
 
 def design_major(design: Any, which: str) -> str | None:
-    """The major a design's smem layout of ``which`` reads ('K', or 'M'/'N'), None when the
-    design leaves the layout to the call (the operand's own major is then used).
-
-    >>> from cutemma.kernels.design import GemmDesign
-    >>> from cutemma.kernels.sm80.plan import smem_layout
-    >>> d = GemmDesign("SM80_16x8x16_F32F16F16F32_TN", (64, 64, 32), smem_a=smem_layout(64, 32, "MN"))
-    >>> design_major(d, "A"), design_major(d, "B")
-    ('M', None)
-    """
-    smem = design.smem_a if which == "A" else design.smem_b
-    if smem is None:
-        return None
-    return "K" if smem(0, 1) == smem(0, 0) + 1 else ("M" if which == "A" else "N")
+    """The major a design fixes for ``which`` (:meth:`GemmDesign.major`), None when the
+    operand's own major is used."""
+    return design.major(which)
 
 
 def _to_major(t: Any, which: str, major: str, ld: int, want: str | None) -> tuple:

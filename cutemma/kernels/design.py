@@ -22,6 +22,7 @@ import hashlib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from cutemma.errors import CutemmaError, DesignError
@@ -179,7 +180,13 @@ class GemmDesign:
         fields = (self.smem_a, self.smem_b, self.copy_a, self.copy_b)
         cfg = getattr(self, "_config", None)  # a config's own choices (cluster, epilogue, ...)
         rest = (self.stages, self.schedule, self.epilogue, cfg)
-        return (tiled, self.tile, *map(_key, fields), *rest)
+        # 64.0 == 64 in Python: the types keep a float tile apart from the int one
+        tile = (
+            tuple((type(x).__name__, x) for x in self.tile)
+            if isinstance(self.tile, tuple)
+            else self.tile
+        )
+        return (tiled, tile, *map(_key, fields), *rest)
 
     def __hash__(self) -> int:
         return self._hash
@@ -577,18 +584,33 @@ def _epilogue(d: GemmDesign, arch: str) -> str | None:
 
 
 def _plan_builds(d: GemmDesign, arch: str) -> str | None:
-    """The family's plan for the majors the design fixes (K where the call decides), its
-    lazy tables included (copies, ldmatrix, the C partition)."""
-    try:
-        plan = family_plan(d, d.major("A") or "K", d.major("B") or "K")
-        if d.family == "sm80":
-            for which in "AB":
-                plan.copy(which)
-                plan.ldmatrix(which)
-            plan.epilogue  # noqa: B018 - evaluated for its checks
-    except CutemmaError as exc:
-        return str(exc)
+    """The family's plan, its lazy tables included (copies, ldmatrix, the C partition; TMA
+    boxes and descriptors), for every major a call may bring: the ones the design fixes,
+    else both for 16-bit types (8- and 32-bit ones are read K-major)."""
+    for a_major, b_major in _call_majors(d):
+        try:
+            plan = family_plan(d, a_major, b_major)
+            if d.family == "sm80":
+                for which in "AB":
+                    plan.copy(which)
+                    plan.ldmatrix(which)
+                plan.epilogue  # noqa: B018 - evaluated for its checks
+            else:
+                plan.tma, plan.descriptors  # noqa: B018
+        except CutemmaError as exc:
+            return f"with A {a_major}-major, B {b_major}-major: {exc}"
     return None
+
+
+def _call_majors(d: GemmDesign) -> list[tuple[str, str]]:
+    """The (A, B) majors the design's kernel may be built for."""
+    if d.family == "sm80":
+        free = ELEM_BYTES.get(d.dtype, 2) == 2
+    else:
+        free = ATOMS_SM90.get(d.dtype, (None, 0, False))[2]
+    a = [d.major("A")] if d.major("A") else (["K", "M"] if free else ["K"])
+    b = [d.major("B")] if d.major("B") else (["K", "N"] if free else ["K"])
+    return [(x, y) for x in a for y in b]
 
 
 # rules whose failure makes the later ones meaningless (they read the tile, the family, ...)
@@ -632,6 +654,12 @@ def failed_rules(design: GemmDesign, arch: str = "sm_90a") -> list[str]:
     return [name for name, _ in _failures(design, arch)]
 
 
+@lru_cache(maxsize=512)
+def _failures_cached(design: GemmDesign, arch: str) -> tuple[tuple[str, str], ...]:
+    """:func:`_failures`, once per (design, arch): cutemma.gemm checks a design per call."""
+    return tuple(_failures(design, arch))
+
+
 def _failures(design: GemmDesign, arch: str) -> list[tuple[str, str]]:
     out = []
     for rule in RULES:
@@ -658,7 +686,7 @@ def check(design: GemmDesign, arch: str = "sm_90a") -> GemmDesign:
     """
     if not isinstance(design, GemmDesign):
         raise DesignError(f"check: a GemmDesign, got {type(design).__name__}")
-    bad = _failures(design, arch)
+    bad = _failures_cached(design, arch)
     if bad:
         raise DesignError(f"design {design.name}: " + "; ".join(w for _, w in bad))
     return design

@@ -261,9 +261,17 @@ def design_major(design: Any, which: str) -> str | None:
 
 
 def _to_major(t: Any, which: str, major: str, ld: int, want: str | None) -> tuple:
-    """(tensor, major, leading stride) with ``t`` copied to ``want`` when it differs."""
-    if want is None or want == major:
+    """(tensor, major, leading stride) with ``t`` read ``want``-major (copied when its
+    strides do not allow it); a mode of extent 1 takes any stride (never stepped along).
+    ``want`` None: as given."""
+    if want is None:
         return t, major, ld
     row_major = (want == "K") == (which == "A")  # A K-major, B N-major: rows contiguous
-    t = t.contiguous() if row_major else t.transpose(-1, -2).contiguous().transpose(-1, -2)
-    return _major(t, which, ("K", "M") if which == "A" else ("K", "N"))
+    rows, cols = t.shape[-2:]
+    s0, s1 = t.stride()[-2:]
+    if not ((s1 == 1 or cols == 1) if row_major else (s0 == 1 or rows == 1)):
+        t = t.contiguous() if row_major else t.transpose(-1, -2).contiguous().transpose(-1, -2)
+        s0, s1 = t.stride()[-2:]
+    if row_major:
+        return t, want, s0 if rows > 1 else max(cols, 1)
+    return t, want, s1 if cols > 1 else max(rows, 1)

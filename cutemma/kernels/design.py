@@ -40,7 +40,13 @@ from cutemma.layout import ComposedLayout, Layout, size
 from cutemma.tiled import make_tiled_mma
 
 # atom name -> kernel dtype, per family (the families' own tables, inverted)
-SM80_ATOMS = {name: dtype for dtype, name in ATOMS.items()}
+SM80_ATOMS = {name: dtype for dtype, name in ATOMS.items()} | {
+    # the half-K atoms: A in 2 registers, B in 1 (ldmatrix .x2 / .x1 per atom)
+    "SM80_16x8x8_F32F16F16F32_TN": "f16",
+    "SM80_16x8x8_F32BF16BF16F32_TN": "bf16",
+    "SM80_16x8x4_F32TF32TF32F32_TN": "tf32",
+    "SM80_16x8x16_S32S8S8S32_TN": "s8",
+}
 _GMMA = re.compile(r"^SM90_64x(\d+)x(\d+)_(\w+?)_SS(_TN)?$")
 SM90_ATOMS = {
     pattern.replace("{n}", r"\d+"): dtype for dtype, (pattern, _, _) in ATOMS_SM90.items()
@@ -461,8 +467,12 @@ def _sm80_atom_pairs(d: GemmDesign, arch: str) -> str | None:
     if d.family != "sm80":
         return None
     mma_n = d.tile[1] // d.tiled_mma.tile_size_mnk[1]
-    if mma_n % 2 and mma_n != 1:
-        return f"{mma_n} N tiles of the TiledMMA per block (B's ldmatrix.x4 reads two at a time)"
+    regs = mma_n * d.tiled_mma.atom.op.b.count  # B registers of a thread's row of atoms
+    if regs > 2 and regs % 4:
+        return (
+            f"{mma_n} N tiles of the TiledMMA per block (B's ldmatrix.x4 reads "
+            f"{4 // d.tiled_mma.atom.op.b.count} at a time)"
+        )
     return None
 
 
@@ -620,7 +630,11 @@ _STOP = frozenset(
 )
 
 RULES: tuple[Rule, ...] = (
-    Rule("atom_family", _family, "an SM80/SM89 16x8 mma.sync atom or an SM90 64xNxK SS atom"),
+    Rule(
+        "atom_family",
+        _family,
+        "an SM80/SM89 16x8 mma.sync atom with f32/s32 accumulators or an SM90 64xNxK SS atom",
+    ),
     Rule(
         "atom_arch", _arch, "an atom the device executes (sm_80+ mma.sync, sm_89+ fp8, sm_90a GMMA)"
     ),

@@ -32,6 +32,8 @@ from cutemma.layout import Layout
 from cutemma.tiled import make_tiled_mma
 
 SM80_TYPES = ["f16", "bf16", "tf32", "s8", "e4m3", "e5m2"]
+HALF_K = {"f16": "SM80_16x8x8_F32F16F16F32_TN", "bf16": "SM80_16x8x8_F32BF16BF16F32_TN",
+          "tf32": "SM80_16x8x4_F32TF32TF32F32_TN", "s8": "SM80_16x8x16_S32S8S8S32_TN"}  # fmt: skip
 SM90_TYPES = ["bf16", "f16", "tf32", "e4m3", "e5m2"]
 TORCH = {"f16": "float16", "bf16": "bfloat16", "tf32": "float32", "s8": "int8",
          "e4m3": "float8_e4m3fn", "e5m2": "float8_e5m2"}  # fmt: skip
@@ -58,7 +60,8 @@ def draw_sm80(rng: random.Random) -> tuple[GemmDesign, str, tuple[str, str]]:
         Layout((wm, wn, 1), (1, wm, 0)) if rng.random() < 0.5 else Layout((wm, wn, 1), (wn, 1, 0))
     )
     perm = perm_m(16, wm) if rng.random() < 0.4 and wm > 1 else None
-    tiled = make_tiled_mma(ATOMS[dtype], layout, (perm, None, None))
+    atom = ATOMS[dtype] if rng.random() < 0.7 or dtype not in HALF_K else HALF_K[dtype]
+    tiled = make_tiled_mma(atom, layout, (perm, None, None))
     tm, tn, tk = tiled.tile_size_mnk
     tile = (tm * rng.choice([1, 2, 4]), tn * rng.choice([1, 2, 4]), tk * rng.choice([1, 2, 4]))
     majors = ("K", "K") if eb != 2 else (rng.choice("KM"), rng.choice("KN"))

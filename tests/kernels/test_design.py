@@ -101,6 +101,14 @@ CUSTOM = {
     "e4m3 2x1 warps": (
         lambda: GemmDesign(make_tiled_mma(ATOMS["e4m3"], (2, 1, 1)), (64, 32, 64)), "e4m3", "K", "K",
     ),
+    "the seeds' SM80_16x8x8 atom (A in 2 registers, B in 1), 2x2 warps": (
+        lambda: GemmDesign(make_tiled_mma("SM80_16x8x8_F32F16F16F32_TN", (2, 2, 1)), (64, 64, 32)),
+        "f16", "M", "N",
+    ),
+    "tf32 k4 atom, B of one N atom per warp": (
+        lambda: GemmDesign(make_tiled_mma("SM80_16x8x4_F32TF32TF32F32_TN", (2, 1, 1)), (32, 8, 32)),
+        "tf32", "K", "K",
+    ),
     "bf16, 64-byte swizzle smem for A": (
         lambda: GemmDesign(make_tiled_mma(ATOMS["bf16"], (2, 1, 1)), (64, 32, 32),
                            smem_a=smem_layout(64, 32, "K", 64, 2)),

@@ -296,7 +296,13 @@ class GemmPlan:
         self.mma_m = config.block_m // self.tm
         self.mma_n = config.block_n // self.tn
         self.k_blocks = config.block_k // self.tk
-        if self.mma_n % 2 and self.mma_n != 1:
+        op = self.tiled.atom.op
+        # 32-bit registers of one atom's A and B fragments (4 and 2 for the k16 16-bit,
+        # k8 tf32 and k32 8-bit atoms; 2 and 1 for the k8, k4 and k16 ones)
+        self.regs_a, self.regs_b = op.a.count, op.b.count
+        # B's ldmatrix moves up to 4 registers: 4 // regs_b atoms at once
+        self.ldsm_b = min(4, self.mma_n * self.regs_b)
+        if (self.mma_n * self.regs_b) % self.ldsm_b or self.ldsm_b == 3:
             raise TiledMmaError(
                 f"{config.name}: block_n/{self.tn} = {self.mma_n} atoms must be even"
             )
@@ -375,7 +381,7 @@ class GemmPlan:
 
     def ldmatrix_groups(self, which: str) -> int:
         """ldmatrix instructions per k block: one per A atom row, one per pair of B atoms."""
-        return self.mma_m if which == "A" else max(1, self.mma_n // 2)
+        return self.mma_m if which == "A" else self.mma_n * self.regs_b // self.ldsm_b
 
     def ldmatrix(self, which: str) -> tuple[LdmatrixPlan, Split]:
         return self._ldmatrix[which]
@@ -396,7 +402,7 @@ class GemmPlan:
         ('SM75_U32x4_LDSM_N', 'SM75_U16x8_LDSM_T')
         """
         major = self.a_major if which == "A" else self.b_major
-        num = 4 if which == "A" or self.mma_n > 1 else 2
+        num = self.regs_a if which == "A" else self.ldsm_b
         name = f"SM75_U32x{num}_LDSM_N" if major == "K" else f"SM75_U16x{2 * num}_LDSM_T"
         asked = None if self.design is None else getattr(self.design, f"copy_{which.lower()}")
         if asked is not None and asked != name:
@@ -407,14 +413,14 @@ class GemmPlan:
         atom = make_copy_atom(name, 8 * self.elem_bytes)
         if which == "A":
             return make_tiled_copy_A(atom, self.tiled)
-        tiled = self.tiled
-        if self.mma_n > 1 and self.design is None:
+        tiled, atoms = self.tiled, num // self.regs_b  # N atoms one ldmatrix serves
+        if atoms > 1 and self.design is None:
             warps = (*self.config.warps, 1)
-            tiled = make_tiled_mma(self.tiled.atom, warps, (None, 2 * self.tn, None))
-        elif self.mma_n > 1:  # the design's atom layout and M permutation, N doubled
+            tiled = make_tiled_mma(self.tiled.atom, warps, (None, atoms * self.tn, None))
+        elif atoms > 1:  # the design's atom layout and M permutation, N widened
             perm_m = self.tiled.permutation_mnk[0]
             tiled = make_tiled_mma(
-                self.tiled.atom, self.tiled.atom_layout_mnk, (perm_m, 2 * self.tn, None)
+                self.tiled.atom, self.tiled.atom_layout_mnk, (perm_m, atoms * self.tn, None)
             )
         return make_tiled_copy_B(atom, tiled)
 

@@ -279,16 +279,17 @@ def _ldsm_lines(plan: GemmPlan, ik: int, buf: int) -> str:
     _, pa = sa.parts()
     for im in range(plan.mma_m):
         j, add = pa[im * kb + ik]
-        regs = ", ".join(f'"=r"(a_frag[{buf}][{im}][{r}])' for r in range(4))
+        ra = plan.regs_a
+        regs = ", ".join(f'"=r"(a_frag[{buf}][{im}][{r}])' for r in range(ra))
         addr = f"A_ldsm{j} + rd" + (f" + {eb * add}" if add else "")
-        out.append(
-            f'asm volatile("{la.atom.ptx} {{%0, %1, %2, %3}}, [%4];\\n" : {regs} : "r"({addr}));'
-        )
+        ops = ", ".join(f"%{r}" for r in range(ra))
+        out.append(f'asm volatile("{la.atom.ptx} {{{ops}}}, [%{ra}];\\n" : {regs} : "r"({addr}));')
     _, pb = sb.parts()
     nb = lb.atom.num
     for ib in range(plan.ldmatrix_groups("B")):
         j, add = pb[ib * kb + ik]
-        regs = [f"b_frag[{buf}][{(ib * nb + r) // 2}][{r % 2}]" for r in range(nb)]
+        rb = plan.regs_b
+        regs = [f"b_frag[{buf}][{(ib * nb + r) // rb}][{r % rb}]" for r in range(nb)]
         outs = ", ".join(f'"=r"({r})' for r in regs)
         ops = ", ".join(f"%{r}" for r in range(nb))
         addr = f"B_ldsm{j} + rd" + (f" + {eb * add}" if add else "")
@@ -304,8 +305,8 @@ def _mma_lines(plan: GemmPlan, ik: int, buf: int) -> str:
         order = range(plan.mma_n) if im % 2 == 0 else reversed(range(plan.mma_n))
         for jn in order:
             acc = [f"acc[{(im * plan.mma_n + jn) * 4 + v}]" for v in range(4)]
-            a = [f"a_frag[{buf}][{im}][{r}]" for r in range(4)]
-            b = [f"b_frag[{buf}][{jn}][{r}]" for r in range(2)]
+            a = [f"a_frag[{buf}][{im}][{r}]" for r in range(plan.regs_a)]
+            b = [f"b_frag[{buf}][{jn}][{r}]" for r in range(plan.regs_b)]
             out.append(mma_asm(op, d=acc, a=a, b=b, c=acc))
     return "\n".join(out)
 
@@ -334,9 +335,9 @@ def _step_lines(plan: GemmPlan, step: tuple, where: str) -> str:
     if kind == "move":
         src, dst = step[1], step[2]
         return (
-            f"#pragma unroll\nfor (int i = 0; i < {plan.mma_m * 4}; ++i) "
+            f"#pragma unroll\nfor (int i = 0; i < {plan.mma_m * plan.regs_a}; ++i) "
             f"(&a_frag[{dst}][0][0])[i] = (&a_frag[{src}][0][0])[i];\n"
-            f"#pragma unroll\nfor (int i = 0; i < {plan.mma_n * 2}; ++i) "
+            f"#pragma unroll\nfor (int i = 0; i < {plan.mma_n * plan.regs_b}; ++i) "
             f"(&b_frag[{dst}][0][0])[i] = (&b_frag[{src}][0][0])[i];"
         )
     raise ValueError(f"unknown mainloop step {step!r}")  # pragma: no cover
@@ -495,8 +496,9 @@ def gemm_source(
         thread_expr("C_n", n_t, tables),
         f"{acc_t} acc[{plan.mma_m * plan.mma_n * 4}];",
         f"#pragma unroll\nfor (int i = 0; i < {plan.mma_m * plan.mma_n * 4}; ++i) acc[i] = {acc_zero};",
-        f"uint32_t a_frag[2][{plan.mma_m}][4];  // two buffers: k block kb+1 loads while kb runs",
-        f"uint32_t b_frag[2][{plan.mma_n}][2];",
+        f"uint32_t a_frag[2][{plan.mma_m}][{plan.regs_a}];  // two buffers: k block kb+1 loads "
+        "while kb runs",
+        f"uint32_t b_frag[2][{plan.mma_n}][{plan.regs_b}];",
     ]
     mainloop = _mainloop(plan, vec_a, vec_b)
     body = "\n".join(setup + [mainloop, comment("epilogue"), _epilogue_lines(plan, out, c_type)])

@@ -32,6 +32,7 @@ from cutemma.cuda.source import (
     translation_unit,
 )
 from cutemma.errors import TiledMmaError
+from cutemma.kernels.scheduler import raster_sm80
 from cutemma.kernels.sm80.pipeline import mainloop_steps
 from cutemma.kernels.sm80.plan import CopyPlan, GemmConfig, GemmPlan, ThreadValue, layout_terms
 from cutemma.layout import Swizzle
@@ -419,18 +420,6 @@ const long long batch = blockIdx.y;
 A += batch * batch_a; B += batch * batch_b; C += batch * batch_c; D += batch * batch_d;"""
 
 
-def _raster() -> str:
-    return """\
-// grouped rasterization: group_m tile rows sweep the tile columns together (L2 reuse)
-const int tiles_m = (M + BLOCK_M - 1) / BLOCK_M, tiles_n = (N + BLOCK_N - 1) / BLOCK_N;
-const int per_group = GROUP_M * tiles_n;
-const int group = blockIdx.x / per_group, first_m = group * GROUP_M;
-const int rows_in_group = min(tiles_m - first_m, GROUP_M);
-const int tile_m = first_m + (blockIdx.x % per_group) % rows_in_group;
-const int tile_n = (blockIdx.x % per_group) / rows_in_group;
-const int m0 = tile_m * BLOCK_M, n0 = tile_n * BLOCK_N;"""
-
-
 def gemm_source(
     config: GemmConfig,
     dtype: str,
@@ -468,7 +457,7 @@ def gemm_source(
     setup = [
         "const int tid = threadIdx.x;",
         _batch_offsets(),
-        _raster(),
+        raster_sm80(),
         "const int k_tiles = (K + BLOCK_K - 1) / BLOCK_K;",
         f"extern __shared__ __align__(128) {T} smem[];",
         comment(f"{S} stages, each A {plan.smem_A} then B {plan.smem_B}; addresses in bytes"),

@@ -613,7 +613,7 @@ from cutemma.errors import DesignError as DSE  # noqa: E402
 DESIGN_API: list[tuple[str, type, str]] = [
     # atoms no family renders, or the device cannot execute
     (_chk(f"{_D}('SM70_8x8x4_F32F16F16F32_NT')"), DSE, "rule atom_family"),
-    (_chk(f"{_D}('SM80_16x8x8_F32F16F16F32_TN')"), DSE, "rule atom_family"),
+    (_chk(f"{_D}('SM80_8x8x4_F64F64F64F64_TN')"), DSE, "rule atom_family"),
     (_chk(f"{_D}('SM80_16x8x16_F16F16F16F16_TN')"), DSE, "rule atom_family"),
     (_chk(f"{_D}('SM90_64x128x16_F16F16F16_SS<K,K>')"), DSE, "rule atom_family"),
     (_chk(f"{_D}('SM90_64x64x16_F32BF16BF16_RS')"), DSE, "rule atom_family"),

@@ -619,6 +619,103 @@ API += [
 ]
 
 # --- the command line --------------------------------------------------------------------
+
+
+# --- kdesign (issue 20): invalid GemmDesigns, refused by rule name before compiling -------
+_D = "kernels.GemmDesign"
+_F16 = "'SM80_16x8x16_F32F16F16F32_TN'"
+_BF = "'SM80_16x8x16_F32BF16BF16F32_TN'"
+_TF = "'SM80_16x8x8_F32TF32TF32F32_TN'"
+_S8 = "'SM80_16x8x32_S32S8S8S32_TN'"
+_E4 = "'SM89_16x8x32_F32E4M3E4M3F32_TN'"
+_G = "'SM90_64x128x16_F32BF16BF16_SS'"
+_GK = "'SM90_64x128x16_F32BF16BF16_SS<K,K>'"
+
+
+def _tm(atom: str, layout: str = "(1, 1, 1)", perm: str = "None") -> str:
+    return f"tiled_pkg.make_tiled_mma({atom}, {layout}, {perm})"
+
+
+def _chk(design: str, arch: str = "sm_90a") -> str:
+    return f"kernels.check({design}, {arch!r})"
+
+
+from cutemma.errors import DesignError as DSE  # noqa: E402
+
+DESIGN_API: list[tuple[str, type, str]] = [
+    # atoms no family renders, or the device cannot execute
+    (_chk(f"{_D}('SM70_8x8x4_F32F16F16F32_NT')"), DSE, "rule atom_family"),
+    (_chk(f"{_D}('SM80_8x8x4_F64F64F64F64_TN')"), DSE, "rule atom_family"),
+    (_chk(f"{_D}('SM80_16x8x16_F16F16F16F16_TN')"), DSE, "rule atom_family"),
+    (_chk(f"{_D}('SM90_64x128x16_F16F16F16_SS<K,K>')"), DSE, "rule atom_family"),
+    (_chk(f"{_D}('SM90_64x64x16_F32BF16BF16_RS')"), DSE, "rule atom_family"),
+    (_chk(f"{_D}({_E4}, (64, 64, 64))", "sm_80"), DSE, "needs sm_89 or newer"),
+    (_chk(f"{_D}({_F16}, (64, 64, 32))", "sm_75"), DSE, "rule atom_arch"),
+    (_chk(f"{_D}({_TF}, (64, 64, 32))", "sm_70"), DSE, "rule atom_arch"),
+    (_chk(f"{_D}({_G})", "sm_89"), DSE, "runs on sm_90a only"),
+    (_chk(f"{_D}({_G})", "sm_80"), DSE, "rule atom_arch"),
+    (f"{_D}('SM80_no_such_atom')", DSE, "SM80_no_such_atom"),
+    (f"{_D}(42)", DSE, "a TiledMMA"),
+    # tiles
+    (_chk(f"{_D}({_F16}, (60, 64, 32))"), DSE, "rule tile_multiple"),
+    (_chk(f"{_D}({_F16}, (64, 60, 32))"), DSE, "not a multiple of the TiledMMA's tile"),
+    (_chk(f"{_D}({_F16}, (64, 64, 24))"), DSE, "rule tile_multiple"),
+    (_chk(f"{_D}({_S8}, (64, 64, 48))"), DSE, "rule tile_multiple"),
+    (_chk(f"{_D}({_tm(_F16, '(2, 2, 1)')}, (48, 64, 32))"), DSE, "(32, 16, 16)"),
+    (_chk(f"{_D}({_F16}, (64, 64, 0))"), DSE, "rule tile_ints"),
+    (_chk(f"{_D}({_F16}, (64.0, 64, 32))"), DSE, "rule tile_ints"),
+    (_chk(f"{_D}({_F16}, (64, 64))"), DSE, "rule tile_ints"),
+    (_chk(f"{_D}({_G}, (128, 64, 64))"), DSE, "rule tile_multiple"),
+    (_chk(f"{_D}({_G}, (96, 128, 64))"), DSE, "rule tile_multiple"),
+    # atom layouts and permutations
+    (_chk(f"{_D}({_tm(_F16, '(2, 2, 2)')}, (64, 64, 64))"), DSE, "rule atom_layout_k"),
+    (_chk(f"{_D}({_tm(_F16, '(1, 1, 1)', '(None, cm.Layout((4, 2), (2, 1)), None)')}, (64, 64, 32))"), DSE, "rule permutation"),
+    (_chk(f"{_D}({_tm(_F16, '(1, 1, 1)', '(None, None, cm.Layout((8, 2), (2, 1)))')}, (64, 64, 32))"), DSE, "an N or K permutation"),
+    (_chk(f"{_D}({_tm(_F16, '(1, 1, 1)', '(32, None, None)')}, (64, 64, 32))"), DSE, "not replicate them"),
+    (_chk(f"{_D}({_tm(_GK, '(2, 1, 1)', '(cm.Layout((64, 2), (2, 1)), None, None)')}, (128, 128, 64))"), DSE, "rule permutation"),
+    (_chk(f"{_D}({_tm(_F16, '(4, 4, 1)')}, (128, 128, 32))"), DSE, "rule threads"),
+    (_chk(f"{_D}({_tm(_F16, '(16, 4, 1)')}, (256, 64, 32))"), DSE, "64 warps"),
+    (_chk(f"{_D}({_F16}, (64, 24, 32))"), DSE, "rule atom_pairs"),
+    (_chk(f"{_D}({_tm(_G, '(2, 2, 1)')}, (128, 256, 64))"), DSE, "rule sm90_shape"),
+    (_chk(f"{_D}({_G}, (128, 256, 64))"), DSE, "tile N 256 != the GMMA atom's N 128"),
+    (_chk(f"{_D}({_tm(_G, '(4, 1, 1)')}, (256, 128, 64))"), DSE, "rule sm90_shape"),
+    # stages, schedules, smem layouts and copies
+    (_chk(f"{_D}({_F16}, (64, 64, 32), stages=1)"), DSE, "rule stages"),
+    (_chk(f"{_D}({_F16}, (64, 64, 32), stages='4')"), DSE, "rule stages"),
+    (_chk(f"{_D}({_F16}, (64, 64, 32), schedule='pingpong')"), DSE, "rule schedule"),
+    (_chk(f"{_D}({_G}, schedule='round-robin')"), DSE, "rule schedule"),
+    (_chk(f"{_D}({_tm(_G, '(2, 1, 1)')}, (128, 128, 64), schedule='pingpong')"), DSE, "each warpgroup owns a tile"),
+    (_chk(f"{_D}({_F16}, (64, 64, 32), smem_a=kernels.sm80.plan.smem_layout(32, 32, 'K'))"), DSE, "rule smem_layout"),
+    (f"{_D}({_F16}, (64, 64, 32), smem_b='Sw<3,3,3>')", DSE, "not a layout"),
+    (_chk(f"{_D}({_G}, smem_a=kernels.sm80.plan.smem_layout(128, 64, 'K'))"), DSE, "TMA writes only"),
+    (_chk(f"{_D}({_F16}, (64, 64, 32), smem_a=cm.make_swizzled(cm.Swizzle(0, 4, 3), cm.Layout(((4, 16), 32), ((1, 128), 4))))"), DSE, "narrower than cp.async's 16-byte vector"),
+    (_chk(f"{_D}({_F16}, (64, 64, 32), copy_a='SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>')"), DSE, "rule copy_atom"),
+    (_chk(f"{_D}({_F16}, (64, 64, 32), copy_b='UniversalCopy<uint32_t>')"), DSE, "reads registers with ldmatrix"),
+    (_chk(f"{_D}({_TF}, (64, 64, 32), copy_a='SM75_U16x8_LDSM_T')"), DSE, "moves 16-bit elements"),
+    (_chk(f"{_D}({_G}, copy_a='SM75_U32x4_LDSM_N')"), DSE, "wgmma descriptors"),
+    (_chk(f"{_D}({_F16}, (64, 64, 32), copy_a='SM75_U16x8_LDSM_T', smem_a=kernels.sm80.plan.smem_layout(64, 32, 'K'))"), DSE, "rule plan"),
+    (f"{_D}({_F16}, copy_a=4)", DSE, "not a name"),
+    (_chk(f"{_D}({_F16}, (64, 64, 32), smem_a=cm.Layout((64, 32), (32, 1)))"), DSE, "compose it with a Swizzle"),
+    # budgets: shared memory and registers
+    (_chk(f"{_D}({_tm(_F16, '(2, 4, 1)')}, (256, 256, 64), stages=4)"), DSE, "rule smem_limit"),
+    (_chk(f"{_D}({_tm(_F16, '(2, 2, 1)')}, (128, 128, 64), stages=8)", "sm_86"), DSE, "the sm_86 limit is 101376"),
+    (_chk(f"{_D}({_F16}, (128, 128, 32))"), DSE, "rule registers"),
+    (_chk(f"{_D}({_tm(_F16, '(2, 1, 1)')}, (128, 128, 32))"), DSE, "registers per thread"),
+    (_chk(f"{_D}('SM90_64x256x32_F32E4M3E4M3_SS_TN', (256, 256, 128))"), DSE, "rule"),
+    # epilogue names (the fused-epilogue module validates them)
+    (_chk(f"{_D}({_F16}, (64, 64, 32), epilogue=('no-such-op',))"), DSE, "rule epilogue"),
+    # whole-call arguments
+    ("kernels.check('SM80_16x8x16_F32F16F16F32_TN')", DSE, "a GemmDesign"),
+    ("kernels.failed_rules(cfg)", DSE, "a GemmDesign, got GemmConfig"),
+    ("kernels.gemm(None, None, design='SM80_16x8x16_F32F16F16F32_TN')", DSE, "takes a cutemma.kernels.GemmDesign"),
+    (f"kernels.gemm(None, None, config=cfg, tiled_mma={_F16})", LA, "one of config=, design= and tiled_mma="),
+    (f"{_D}.from_config(cfg, 'f64')", DSE, "dtype 'f64'"),
+    (f"{_D}.from_config(object(), 'bf16')", DSE, "a GemmConfig or Sm90Config"),
+    (f"kernels.explain({_D}({_F16}, (60, 64, 32)), compile=False)", DSE, "rule tile_multiple"),
+]  # fmt: skip
+API += DESIGN_API
+
+
 CLI: list[tuple[str, str]] = [
     # top level
     ("", None),  # placeholder removed below: no arguments prints help (exit 0)

@@ -7,7 +7,9 @@ True
 True
 """
 
+from cutemma.kernels.design import GemmDesign, check, failed_rules
 from cutemma.kernels.dispatch import gemm
+from cutemma.kernels.explain import explain
 from cutemma.kernels.pick import BUILTIN_CONFIGS, pick_config, pick_sm90_config
 from cutemma.kernels.sm80.plan import GemmConfig, GemmPlan
 from cutemma.kernels.sm80.source import gemm_source, kernel_name
@@ -17,10 +19,14 @@ from cutemma.kernels.sm90.source import gemm_sm90_source
 
 __all__ = [
     "BUILTIN_CONFIGS",
+    "GemmDesign",
     "GemmConfig",
     "GemmPlan",
     "Sm90Config",
     "Sm90Plan",
+    "check",
+    "explain",
+    "failed_rules",
     "gemm",
     "gemm_sm90_source",
     "gemm_source",

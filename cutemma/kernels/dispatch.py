@@ -17,9 +17,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from cutemma.errors import LaunchError
+from cutemma.errors import DesignError, LaunchError
+from cutemma.kernels.design import GemmDesign, check
 from cutemma.kernels.fastpath import try_fast
-from cutemma.kernels.operands import ELEM_BYTES, _check, _dtype, _dtype_name, _needs_fp8
+from cutemma.kernels.operands import ELEM_BYTES, _arch, _check, _dtype, _dtype_name, _needs_fp8
 from cutemma.kernels.sm80.host import gemm_sm80
 from cutemma.kernels.sm80.plan import GemmConfig
 from cutemma.kernels.sm90.config import Sm90Config
@@ -39,8 +40,15 @@ def gemm(
     config: GemmConfig | Sm90Config | None = None,
     scale_a: float = 1.0,
     scale_b: float = 1.0,
+    design: GemmDesign | None = None,
+    tiled_mma: Any = None,
 ) -> Any:
     """D = alpha * scale_a * scale_b * A @ B + beta * C on the GPU; returns D.
+
+    ``design`` (a :class:`cutemma.kernels.GemmDesign`) runs your own kernel: its TiledMMA's
+    atom picks the family (``mma.sync`` atoms sm80, GMMA atoms sm90) and its rules are
+    checked before anything compiles (a DesignError names the broken one); ``tiled_mma=``
+    (a TiledMMA or an atom name) is the shorthand ``design=GemmDesign(tiled_mma)``.
 
     On an sm_90 device a 2-D or batched 3-D call of float16, bfloat16 (either major) or
     float32 (tf32, K-major) operands whose base pointers, leading strides and batch strides
@@ -79,12 +87,15 @@ def gemm(
     >>> cutemma.gemm(A8, B8, scale_a=0.5, out_dtype=torch.float32).dtype  # doctest: +SKIP
     torch.float32
     """
+    if design is not None or tiled_mma is not None or isinstance(config, GemmDesign):
+        design, config = _as_design(design, tiled_mma, config), None
+    asked = config if design is None else design  # what the repeated-call key holds
     if C is None and out_dtype is None and scale_a == 1.0 and scale_b == 1.0:
         # a repeat of a call with these operands: its prepared launch (kernels/fastpath.py)
-        done = try_fast(A, B, out, alpha, config)
+        done = try_fast(A, B, out, alpha, asked)
         if done is not None:
             return done
-        remember = (out is not None, config)  # the key of this call's repeats
+        remember = (out is not None, asked)  # the key of this call's repeats
     else:
         remember = None
     batch, dtype, outs = _check(A, B)  # before torch: a numpy array is named as one
@@ -109,6 +120,15 @@ def gemm(
         raise LaunchError(f"gemm: int8 takes whole-number alpha and beta, got {alpha}, {beta}")
     if ELEM_BYTES[dtype] == 1 and dtype != "s8":
         _needs_fp8(A.device.index or 0, _dtype(A), _dtype(B))
+    custom = None
+    if design is not None:
+        if design.dtype != dtype:
+            raise DesignError(
+                f"gemm: design {design.name} multiplies {design.dtype} ({design.atom_name}); "
+                f"the operands are {_dtype(A)} ({dtype}): give a design of that type"
+            )
+        check(design, _arch(A.device.index or 0))
+        config, custom = design.config, (design if design.custom else None)
     # Hopper: the wgmma + TMA kernel when its rules hold (2-D and batched calls)
     why = sm90_refusal(A, B, config)
     chosen = config
@@ -123,8 +143,25 @@ def gemm(
         raise LaunchError(f"gemm: config {config.name} is an sm90 config, but {why}")
     return gemm_sm80(
         A, B, C, alpha=alpha, beta=beta, out=out, out_dtype=out_dtype, config=config,
-        batch=batch, dtype=dtype, remember=remember,
+        batch=batch, dtype=dtype, remember=remember, design=custom,
     )  # fmt: skip
+
+
+def _as_design(design: Any, tiled_mma: Any, config: Any) -> GemmDesign:
+    """The design of a call: ``design``, ``GemmDesign(tiled_mma)``, or a design given as
+    ``config=`` (what pick_config returns); one of them only."""
+    if sum(x is not None for x in (design, tiled_mma, config)) > 1:
+        raise LaunchError(
+            "gemm: give one of config=, design= and tiled_mma= (a design holds its config)"
+        )
+    if tiled_mma is not None:
+        return GemmDesign(tiled_mma)
+    design = config if design is None else design
+    if not isinstance(design, GemmDesign):
+        raise DesignError(
+            f"gemm: design= takes a cutemma.kernels.GemmDesign, got {type(design).__name__}"
+        )
+    return design
 
 
 def _tuned_2d(A: Any, B: Any, M: int, N: int, K: int, dtype: str) -> Any:

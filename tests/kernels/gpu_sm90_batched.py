@@ -224,7 +224,7 @@ def variants(case_list) -> set:
     got = set()
     for (L, m, n, _k, dtype, am, bm, _kinds, cfg), kw in case_list:
         o = kw.get("out_dtype") or (torch.bfloat16 if dtype.itemsize == 1 else dtype)
-        cfg = cfg or pick.pick_sm90_config(m, n, 132, kd[dtype], L)
+        cfg = cfg or pick.pick_sm90_config(m, n, 132, kd[dtype], L).config
         got.add((cfg, kd[dtype], am, bm, od[o], od[o], "sm_90a", L > 1))
     return got
 

@@ -15,7 +15,7 @@ from cutemma.errors import LaunchError
 from cutemma.kernels.fastlaunch import DriverKernel
 from cutemma.kernels.fastpath import remember as _remember_launch
 from cutemma.kernels.operands import _DTYPES, _arch, _batch_stride, _dtype, _major
-from cutemma.kernels.pick import BUILTIN_CONFIGS, pick_config
+from cutemma.kernels.pick import BUILTIN_CONFIGS, builtin_config
 from cutemma.kernels.sm80.launch import Sm80Launch
 from cutemma.kernels.sm80.plan import ELEM_BYTES, GemmConfig, GemmPlan
 from cutemma.kernels.sm80.source import gemm_source, kernel_name, params
@@ -33,8 +33,10 @@ def compiled_kernel(
     vec_a: bool,
     vec_b: bool,
     arch: str,
+    design: Any = None,
 ) -> tuple[Any, int, int]:
     """(Kernel, shared bytes, threads) for one variant; compiled once per process (disk-cached).
+    ``design``: a custom GemmDesign (its TiledMMA, layouts, copies), else None.
 
     Loading the kernel needs a GPU; the default config takes 64 KiB of shared memory:
 
@@ -45,10 +47,10 @@ def compiled_kernel(
     """
     from cutemma.cuda import compile, load_kernel
 
-    src = gemm_source(config, dtype, a_major, b_major, out, c_type, vec_a, vec_b)
+    src = gemm_source(config, dtype, a_major, b_major, out, c_type, vec_a, vec_b, design)
     cubin = compile(src, arch)
-    name = kernel_name(config, dtype, a_major, b_major, out, c_type, vec_a, vec_b)
-    plan = GemmPlan(config, dtype, a_major, b_major)
+    name = kernel_name(config, dtype, a_major, b_major, out, c_type, vec_a, vec_b, design)
+    plan = GemmPlan(config, dtype, a_major, b_major, design)
     kern = load_kernel(cubin, name, params(out, c_type, dtype))
     kern.fast = DriverKernel(cubin.data, name, plan.shared_bytes, plan.threads)
     return kern, plan.shared_bytes, plan.threads
@@ -141,6 +143,7 @@ def gemm_sm80(
     batch: int | None,
     dtype: str,
     remember: tuple | None,
+    design: Any = None,
 ) -> Any:
     """The sm80 (``mma.sync``) half of :func:`cutemma.gemm`, after its checks: ``batch`` and
     ``dtype`` as :func:`cutemma.kernels.operands._check` read them, ``remember`` the
@@ -177,6 +180,9 @@ def gemm_sm80(
     else:
         A, a_major, lda = _major(A, "A", ("K", "M"))
         B, b_major, ldb = _major(B, "B", ("K", "N"))
+    if design is not None:  # a design's smem layout fixes its operand's major: copy to it
+        A, a_major, lda = _to_major(A, "A", a_major, lda, design_major(design, "A"))
+        B, b_major, ldb = _to_major(B, "B", b_major, ldb, design_major(design, "B"))
     if C is None or beta == 0:
         C, beta = out, 0.0
     else:
@@ -195,14 +201,14 @@ def gemm_sm80(
     if config is None:
         tuned = _tuned(device, M, N, K, dtype, a_major, b_major)
         config = tuned if isinstance(tuned, GemmConfig) else None  # an sm90 winner: not here
-    config = config or pick_config(M, N, K, batch or 1, dtype)
+    config = config or builtin_config(M, N, K, batch or 1, dtype)
     sa, sb = strides[:2] if strides else (0, 0)
     vec_a = _aligned(A, lda, M if a_major == "K" else K, sa)
     vec_b = _aligned(B, ldb, N if b_major == "K" else K, sb)
     arch = _arch(device)
     out_t, c_t = _DTYPES[_dtype(out)], _DTYPES[_dtype(C)]
     kern, shared, threads = compiled_kernel(
-        config, dtype, a_major, b_major, out_t, c_t, vec_a, vec_b, arch
+        config, dtype, a_major, b_major, out_t, c_t, vec_a, vec_b, arch, design
     )
     tiles = -(-M // config.block_m) * -(-N // config.block_n)
     if _FAST["ok"]:
@@ -246,3 +252,26 @@ def gemm_sm80(
         shared_mem=shared,
     )
     return out
+
+
+def design_major(design: Any, which: str) -> str | None:
+    """The major a design fixes for ``which`` (:meth:`GemmDesign.major`), None when the
+    operand's own major is used."""
+    return design.major(which)
+
+
+def _to_major(t: Any, which: str, major: str, ld: int, want: str | None) -> tuple:
+    """(tensor, major, leading stride) with ``t`` read ``want``-major (copied when its
+    strides do not allow it); a mode of extent 1 takes any stride (never stepped along).
+    ``want`` None: as given."""
+    if want is None:
+        return t, major, ld
+    row_major = (want == "K") == (which == "A")  # A K-major, B N-major: rows contiguous
+    rows, cols = t.shape[-2:]
+    s0, s1 = t.stride()[-2:]
+    if not ((s1 == 1 or cols == 1) if row_major else (s0 == 1 or rows == 1)):
+        t = t.contiguous() if row_major else t.transpose(-1, -2).contiguous().transpose(-1, -2)
+        s0, s1 = t.stride()[-2:]
+    if row_major:
+        return t, want, s0 if rows > 1 else max(cols, 1)
+    return t, want, s1 if cols > 1 else max(rows, 1)

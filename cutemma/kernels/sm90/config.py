@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from cutemma.errors import TiledMmaError
+from cutemma.kernels.hardware import LIMITS
 
 # kernel dtype -> (GMMA SS atom name with N and K left open, element bytes, A/B majors free?)
 ATOMS_SM90 = {
@@ -23,7 +24,7 @@ ATOMS_SM90 = {
     "e5m2": ("SM90_64x{n}x32_F32E5M2E5M2_SS_TN", 1, False),
 }
 WARPGROUP = 128
-SMEM_LIMIT = 227 * 1024  # opt-in dynamic shared memory per block on sm_90 (CUDA guide, H100)
+SMEM_LIMIT = LIMITS["sm_90a"].smem_per_block  # opt-in dynamic shared memory per block
 ALIGN_SLACK = 1024  # the kernel rounds its shared base up to the 1024-byte SW128 pattern
 BARRIER_BYTES = 8  # one mbarrier object (PTX ISA: .b64)
 SWIZZLES = ("SW128", "SW64", "SW32")  # widest first

@@ -36,7 +36,7 @@ from cutemma.kernels.operands import (
     _dtype_name,
     _major,
 )
-from cutemma.kernels.pick import pick_sm90_config
+from cutemma.kernels.pick import builtin_sm90_config
 from cutemma.kernels.sm90.batched import BAT_A, BAT_B
 from cutemma.kernels.sm90.config import ATOMS_SM90, Sm90Config
 from cutemma.kernels.sm90.launch import PreparedLaunch
@@ -228,7 +228,7 @@ def _prepare(
     if arch != "sm_90a":
         raise LaunchError(f"gemm (sm90): device {device} is {arch}; the kernel needs sm_90a")
     dtype = SM90_DTYPES[_dtype(A)][0]
-    config = config or pick_sm90_config(M, N, sm_count(device), dtype, batch or 1)
+    config = config or builtin_sm90_config(M, N, sm_count(device), dtype, batch or 1)
     kern, plan = compiled_sm90(
         config, dtype, a_major, b_major, _OUT[_dtype(out)], _OUT[_dtype(C)], arch,
         batch is not None,

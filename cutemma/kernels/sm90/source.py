@@ -40,6 +40,7 @@ from cutemma.cuda.source import (
     indent,
     translation_unit,
 )
+from cutemma.kernels.scheduler import raster_sm90, tile_counts_sm90, tile_loop_sm90
 from cutemma.kernels.sm80.source import OUT_TYPES, thread_expr
 from cutemma.kernels.sm90.batched import (
     HELPERS_SM90_BATCHED,
@@ -213,60 +214,6 @@ def params_sm90(
     ]
 
 
-def _raster(cluster: int = 1, along: str = "M", batched: bool = False) -> str:
-    """Tile index -> (m0, n0) (and the problem ``l`` of a batched kernel). ``along``: the
-    pairs of a cluster share an N tile ('M': they take M tiles 2i, 2i+1; B multicast) or an
-    M tile ('N': N tiles 2j, 2j+1; A multicast).
-
-    Batched: the problem is the outermost part of the index (``tiles_l`` tiles each), so
-    the CTAs running at one time work on one or two problems and the grouped raster
-    inside a problem keeps its L2 reuse (its A rows and B columns are read by the CTAs
-    of a group together); problem-innermost would spread a wave over many problems
-    whose operands share nothing.
-    """
-    t = "tile_l" if batched else "tile"
-    head = (
-        "// batch outermost: one problem's tiles are consecutive (its grouped raster's L2 reuse)\n"
-        "const int l = tile / tiles_l, tile_l = tile - l * tiles_l;\n"
-        if batched
-        else ""
-    )
-    if cluster == 1:
-        return (
-            head
-            + f"""\
-// grouped raster of tile index `{t}`: GROUP_M tile rows sweep the tile columns together
-const int per_group = GROUP_M * tiles_n;
-const int group = {t} / per_group, first_m = group * GROUP_M;
-const int rows_in_group = min(tiles_m - first_m, GROUP_M);
-const int m0 = (first_m + ({t} % per_group) % rows_in_group) * BLOCK_M;
-const int n0 = (({t} % per_group) / rows_in_group) * BLOCK_N;"""
-        )
-    if along == "N":
-        return (
-            head
-            + f"""\
-// grouped raster of cluster tile `{t}` over M x ({cluster} N tiles): this CTA takes N tile
-// {cluster} * column + rank (past N: TMA fills zeros, the epilogue stores nothing)
-const int per_group = GROUP_M * tiles_nc;
-const int group = {t} / per_group, first_m = group * GROUP_M;
-const int rows_in_group = min(tiles_m - first_m, GROUP_M);
-const int m0 = (first_m + ({t} % per_group) % rows_in_group) * BLOCK_M;
-const int n0 = ({cluster} * (({t} % per_group) / rows_in_group) + rank) * BLOCK_N;"""
-        )
-    return (
-        head
-        + f"""\
-// grouped raster of cluster tile `{t}` over ({cluster} M tiles) x N: this CTA takes M tile
-// {cluster} * row + rank (past M: TMA fills zeros, the epilogue stores nothing)
-const int per_group = GROUP_M * tiles_n;
-const int group = {t} / per_group, first_m = group * GROUP_M;
-const int rows_in_group = min(tiles_mc - first_m, GROUP_M);
-const int m0 = (({cluster} * (first_m + ({t} % per_group) % rows_in_group)) + rank) * BLOCK_M;
-const int n0 = (({t} % per_group) / rows_in_group) * BLOCK_N;"""
-    )
-
-
 def _tma_lines(plan: Sm90Plan, ops: str = "AB", rank3: bool = False) -> str:
     """The loads of one k tile (index kt) into stage `stage`, completing on its full barrier.
 
@@ -303,25 +250,6 @@ def _tma_lines(plan: Sm90Plan, ops: str = "AB", rank3: bool = False) -> str:
             else:
                 out.append(f"tma_load_{d}({dst}, {tmap}, {c0}, {c1}{bl}, full);")
     return "\n".join(out)
-
-
-def _tile_counts(cluster: int, multicast: str, batched: bool) -> str:
-    """The tile count the persistent loop walks (batched: L problems of ``tiles_l``); a
-    cluster's pairs run along N (``multicast`` 'A') or along M ('B')."""
-    k_tiles = "k_tiles = (K + BLOCK_K - 1) / BLOCK_K;"
-    if cluster == 1:
-        per, pairs = "tiles_m * tiles_n", ""
-    elif multicast == "A":
-        per, pairs = "tiles_m * tiles_nc", f"tiles_nc = (tiles_n + {cluster - 1}) / {cluster}, "
-    else:
-        per, pairs = "tiles_mc * tiles_n", f"tiles_mc = (tiles_m + {cluster - 1}) / {cluster}, "
-    tiles = f"tiles_l = {per}, tiles = L * tiles_l" if batched else f"tiles = {per}"
-    if cluster == 1:
-        return f"const int {tiles}, {k_tiles}"
-    return (
-        f"const int {pairs}{tiles}, {k_tiles}\n"
-        "const uint32_t rank = cluster_rank();  // this CTA's place in its cluster"
-    )
 
 
 # The kernel, top to bottom. Holes ($name, cutemma.kernels.template.fill) are filled by the
@@ -403,17 +331,6 @@ TMA A box $box_A x $copies_A $swizzle_A; B box $box_B x $copies_B $swizzle_B
 A slice offsets per warpgroup $offs_A"""
 
 
-def _tile_loop(config: Sm90Config, pingpong_consumer: bool = False) -> str:
-    """The persistent loop over the CTA's tiles: a cluster of CL consecutive blocks walks the
-    cluster tiles together; a pingpong consumer warpgroup takes every other tile."""
-    CL = config.cluster
-    if pingpong_consumer:
-        return "for (int tile = blockIdx.x + wg * gridDim.x; tile < tiles; tile += 2 * gridDim.x) {"
-    if CL == 1:
-        return "for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {"
-    return f"for (int tile = blockIdx.x / {CL}; tile < tiles; tile += gridDim.x / {CL}) {{"
-
-
 def _a_offsets(plan: Sm90Plan) -> str:
     """a_off[im][kb] of this warpgroup: the slice offsets, chosen once by warpgroup index
     (a chain of selects, no table in memory)."""
@@ -478,8 +395,8 @@ def _producer(plan: Sm90Plan, batched: bool) -> str:
         PRODUCER_SM90,
         regs=register_split(plan.config.consumers)[0],
         start_phase=PRODUCER.start_phase,
-        tile_loop=_tile_loop(plan.config),
-        raster=_raster(plan.config.cluster, _along(plan.config), batched),
+        tile_loop=tile_loop_sm90(plan.config),
+        raster=raster_sm90(plan.config.cluster, _along(plan.config), batched),
         MB=MB,
         empty_base=MB * S,
         wait_flip=PRODUCER.wait_flip,
@@ -545,8 +462,8 @@ def _consumer(plan: Sm90Plan, out: str, c_type: str, batched: bool, tables: list
             if pingpong
             else ""
         ),
-        tile_loop=_tile_loop(config, pingpong),
-        raster=_raster(config.cluster, _along(config), batched),
+        tile_loop=tile_loop_sm90(config, pingpong),
+        raster=raster_sm90(config.cluster, _along(config), batched),
         pingpong_wait=(
             f"if (tile != blockIdx.x) named_sync({ORDER_BAR} + wg, 256);"
             "  // my turn: the other warpgroup issued its tile's last wgmma"
@@ -636,7 +553,7 @@ def gemm_sm90_source(
         signature=signature,
         bar_base=S * plan.stage_bytes + plan.bytes_D,  # after the stages and the staging tile
         S=S,
-        tile_counts=_tile_counts(CL, config.multicast, batched),
+        tile_counts=tile_counts_sm90(CL, config.multicast, batched),
         vec_d_batch="(ldd_l % 2) == 0 && " if batched else "",
         MB=MB,
         full_arrivals=PRODUCER.arrivals,

@@ -46,6 +46,9 @@ SM80_ATOMS = {name: dtype for dtype, name in ATOMS.items()} | {
     "SM80_16x8x8_F32BF16BF16F32_TN": "bf16",
     "SM80_16x8x4_F32TF32TF32F32_TN": "tf32",
     "SM80_16x8x16_S32S8S8S32_TN": "s8",
+    # F16-accumulating atoms: C/D as 2 f16x2 registers per atom (the kernel packs them)
+    "SM80_16x8x16_F16F16F16F16_TN": "f16",
+    "SM80_16x8x8_F16F16F16F16_TN": "f16",
 }
 _GMMA = re.compile(r"^SM90_64x(\d+)x(\d+)_(\w+?)_SS(_TN)?$")
 SM90_ATOMS = {
@@ -633,7 +636,8 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "atom_family",
         _family,
-        "an SM80/SM89 16x8 mma.sync atom with f32/s32 accumulators or an SM90 64xNxK SS atom",
+        "an SM80/SM89 16x8 mma.sync atom (f32, s32 or f16 accumulators) or an SM90 64xNxK "
+        "SS atom with f32 accumulators",
     ),
     Rule(
         "atom_arch", _arch, "an atom the device executes (sm_80+ mma.sync, sm_89+ fp8, sm_90a GMMA)"

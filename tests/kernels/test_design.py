@@ -109,6 +109,15 @@ CUSTOM = {
         lambda: GemmDesign(make_tiled_mma("SM80_16x8x4_F32TF32TF32F32_TN", (2, 1, 1)), (32, 8, 32)),
         "tf32", "K", "K",
     ),
+    "the seeds' F16-accumulating SM80_16x8x8 atom, 2x2 warps": (
+        lambda: GemmDesign(make_tiled_mma("SM80_16x8x8_F16F16F16F16_TN", (2, 2, 1)), (64, 64, 32)),
+        "f16", "K", "K",
+    ),
+    "F16-accumulating 16x8x16 atom, M permutation, MN-major operands": (
+        lambda: GemmDesign(make_tiled_mma("SM80_16x8x16_F16F16F16F16_TN", (2, 2, 1),
+                                          (PERM_M, None, None)), (64, 64, 32)),
+        "f16", "M", "N",
+    ),
     "bf16, 64-byte swizzle smem for A": (
         lambda: GemmDesign(make_tiled_mma(ATOMS["bf16"], (2, 1, 1)), (64, 32, 32),
                            smem_a=smem_layout(64, 32, "K", 64, 2)),
@@ -157,7 +166,8 @@ def test_designs_compile_to_tensor_core_sass_without_local_memory():
     from cutemma.cuda import compile, count_instructions, local_memory_use, sass
 
     for make, dtype, am, bm in (CUSTOM["seed-style M permutation, 2x2 warps"],
-                                CUSTOM["int8 1x4 warps, bk 64"]):  # fmt: skip
+                                CUSTOM["int8 1x4 warps, bk 64"],
+                                CUSTOM["the seeds' F16-accumulating SM80_16x8x8 atom, 2x2 warps"]):  # fmt: skip
         d = make()
         out = "s32" if dtype == "s8" else "f32"
         cubin = compile(gemm_source(d.config, dtype, am, bm, out, design=d), "sm_90a")
@@ -200,3 +210,24 @@ def test_rules_are_named_and_say_what_would_satisfy_them():
         check(d)
     assert failed_rules(GemmDesign(ATOMS["e4m3"], (64, 64, 64)), "sm_80") == ["atom_arch"]
     assert failed_rules(GemmDesign(ATOMS["e4m3"], (64, 64, 64)), "sm_89") == []
+
+
+_EPI = re.compile(
+    r"m = m0 \+ C_m \+ (\d+), n = n0 \+ C_n \+ (\d+);.*?f16_to_f32\(\(uint16_t\)\(?acc\[(\d+)\]( >> 16)?"
+)
+
+
+@pytest.mark.parametrize("atom", ["SM80_16x8x8_F16F16F16F16_TN", "SM80_16x8x16_F16F16F16F16_TN"])
+def test_f16_accumulators_are_read_as_the_ptx_packs_them(atom):
+    """The CPU model moves values, not registers: this checks the packing. PTX ISA
+    (mma.m16n8k8 / m16n8k16, .f16 C/D fragments): register r of an atom holds c{2r}, c{2r+1}
+    as one .f16x2, lower half first, at row groupID + 8r and columns 2*threadID_in_group
+    + {0, 1}; lane 0 (groupID 0, threadID_in_group 0) thus reads (8r, half)."""
+    d = GemmDesign(make_tiled_mma(atom, (1, 1, 1)), (32, 16, 32))
+    src = gemm_source(d.config, "f16", "K", "K", "f32", design=d)
+    stores = _EPI.findall(src)
+    assert len(stores) == 2 * 2 * 4 and "uint32_t acc[8];" in src
+    for dm, dn, reg, high in stores:
+        atom_i, r = divmod(int(reg), 2)
+        im, jn = divmod(atom_i, 2)  # mma_m = 2, mma_n = 2 atoms, n fastest
+        assert (int(dm), int(dn)) == (16 * im + 8 * r, 8 * jn + (1 if high else 0))

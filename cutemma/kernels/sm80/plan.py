@@ -28,7 +28,7 @@ import numpy as np
 from cutemma.copy import make_copy_atom
 from cutemma.errors import NotALayoutError, TiledMmaError
 from cutemma.kernels.sm80.ldmatrix import LdMatrix, LdmatrixPlan, bank_phases
-from cutemma.layout import ComposedLayout, Layout, Swizzle, flatten, tile_to_shape
+from cutemma.layout import ComposedLayout, Layout, Swizzle, flatten, size, tile_to_shape
 from cutemma.mma.infer import infer_layout
 from cutemma.mma.traits import mode_table, tv_table
 from cutemma.tiled import (
@@ -300,6 +300,18 @@ class GemmPlan:
         # 32-bit registers of one atom's A and B fragments (4 and 2 for the k16 16-bit,
         # k8 tf32 and k32 8-bit atoms; 2 and 1 for the k8, k4 and k16 ones)
         self.regs_a, self.regs_b = op.a.count, op.b.count
+        # accumulator registers of one atom: 4 f32/s32 values, or (F16-accumulating atoms)
+        # the same 4 values packed in 2 f16x2 registers, value v in the low half of
+        # register v // 2 when v is even (PTX ISA, mma.m16n8k8/k16 "fragments of C and D":
+        # c0, c1 in the first .f16x2 register, lower half first)
+        self.regs_c = op.c.count
+        self.acc_values = size(self.tiled.atom.tv_layout_C) // 32
+        self.acc_packed = self.regs_c != self.acc_values
+        if self.acc_packed and self.acc_values != 2 * self.regs_c:
+            raise TiledMmaError(
+                f"{self.tiled.atom.name}: {self.acc_values} accumulator values in "
+                f"{self.regs_c} registers; the kernel packs two 16-bit values per register"
+            )
         # B's ldmatrix moves up to 4 registers: 4 // regs_b atoms at once
         self.ldsm_b = min(4, self.mma_n * self.regs_b)
         if (self.mma_n * self.regs_b) % self.ldsm_b or self.ldsm_b == 3:

@@ -305,7 +305,7 @@ def _mma_lines(plan: GemmPlan, ik: int, buf: int) -> str:
     for im in range(plan.mma_m):
         order = range(plan.mma_n) if im % 2 == 0 else reversed(range(plan.mma_n))
         for jn in order:
-            acc = [f"acc[{(im * plan.mma_n + jn) * 4 + v}]" for v in range(4)]
+            acc = [f"acc[{(im * plan.mma_n + jn) * plan.regs_c + v}]" for v in range(plan.regs_c)]
             a = [f"a_frag[{buf}][{im}][{r}]" for r in range(plan.regs_a)]
             b = [f"b_frag[{buf}][{jn}][{r}]" for r in range(plan.regs_b)]
             out.append(mma_asm(op, d=acc, a=a, b=b, c=acc))
@@ -400,16 +400,33 @@ def _epilogue_lines(plan: GemmPlan, out: str, c_type: str) -> str:
     _, _, consts = plan.epilogue
     lines = []
     for idx, dm, dn in consts:
+        acc = _acc_value(plan, idx)
         c_val = TO_F32[c_type].format(x="C[(long long)m * ldc_m + (long long)n * ldc_n]")
         if out == "s32":  # integer alpha, beta (the dispatcher checks they are whole numbers)
-            val = f"(int)alpha * acc[{idx}] + (beta != 0.f ? (int)beta * {c_val} : 0)"
+            val = f"(int)alpha * {acc} + (beta != 0.f ? (int)beta * {c_val} : 0)"
         else:
-            val = f"alpha * acc[{idx}] + (beta != 0.f ? beta * {c_val} : 0.f)"
+            val = f"alpha * {acc} + (beta != 0.f ? beta * {c_val} : 0.f)"
         store = f"D[(long long)m * ldd_m + (long long)n * ldd_n] = {FROM_F32[out].format(x=val)};"
         lines.append(
             f"{{ const int m = m0 + C_m + {dm}, n = n0 + C_n + {dn}; if (m < M && n < N) {store} }}"
         )
     return "\n".join(lines)
+
+
+def _acc_value(plan: GemmPlan, idx: int) -> str:
+    """C expression of accumulator value ``idx`` (partition_C order): ``acc[idx]``, or for
+    packed f16x2 accumulators the half of register ``idx // 2`` (even values low), as f32.
+
+    >>> from cutemma.kernels.design import GemmDesign
+    >>> d = GemmDesign("SM80_16x8x8_F16F16F16F16_TN", (64, 64, 32))
+    >>> _acc_value(GemmPlan(d.config, "f16", "K", "K", d), 5)
+    'f16_to_f32((uint16_t)(acc[2] >> 16))'
+    """
+    if not plan.acc_packed:
+        return f"acc[{idx}]"
+    reg, half = divmod(idx, 2)
+    bits = f"(acc[{reg}] >> 16)" if half else f"acc[{reg}]"
+    return TO_F32["f16"].format(x=f"(uint16_t){bits}")
 
 
 def _batch_offsets() -> str:
@@ -454,6 +471,9 @@ def gemm_source(
     S = config.stages
     T = IN_TYPES[dtype]
     acc_t, acc_zero = ("int", "0") if dtype == "s8" else ("float", "0.f")
+    if plan.acc_packed:  # f16x2 accumulator registers: all-zero bits are two +0.0 halves
+        acc_t, acc_zero = "uint32_t", "0u"
+    n_acc = plan.mma_m * plan.mma_n * plan.regs_c
     setup = [
         "const int tid = threadIdx.x;",
         _batch_offsets(),
@@ -483,8 +503,8 @@ def gemm_source(
         comment(f"partition_C: tv_layout_C_tiled {plan.tiled.tv_layout_C_tiled}"),
         thread_expr("C_m", m_t, tables),
         thread_expr("C_n", n_t, tables),
-        f"{acc_t} acc[{plan.mma_m * plan.mma_n * 4}];",
-        f"#pragma unroll\nfor (int i = 0; i < {plan.mma_m * plan.mma_n * 4}; ++i) acc[i] = {acc_zero};",
+        f"{acc_t} acc[{n_acc}];",
+        f"#pragma unroll\nfor (int i = 0; i < {n_acc}; ++i) acc[i] = {acc_zero};",
         f"uint32_t a_frag[2][{plan.mma_m}][{plan.regs_a}];  // two buffers: k block kb+1 loads "
         "while kb runs",
         f"uint32_t b_frag[2][{plan.mma_n}][{plan.regs_b}];",
@@ -493,7 +513,8 @@ def gemm_source(
     body = "\n".join(setup + [mainloop, comment("epilogue"), _epilogue_lines(plan, out, c_type)])
     header = comment(
         f"cutemma sm80 GEMM: D = alpha * A @ B + beta * C\n"
-        f"config {config.name}; {dtype} in, f32 accumulate, {out} out; A {a_major}-major, "
+        f"config {config.name}; {dtype} in, {'f16' if plan.acc_packed else 'f32'} accumulate, "
+        f"{out} out; A {a_major}-major, "
         f"B {b_major}-major\n"
         f"TiledMMA {plan.tiled.atom.name} x {config.warps}: tile {plan.tiled.tile_size_mnk}, "
         f"{plan.mma_m}x{plan.mma_n} atoms per thread per k block\n"

@@ -644,7 +644,10 @@ from cutemma.errors import DesignError as DSE  # noqa: E402
 
 DESIGN_API: list[tuple[str, type, str]] = [
     # atoms no family renders, or the device cannot execute
-    (_chk(f"{_D}('SM70_8x8x4_F32F16F16F32_NT')"), DSE, "rule atom_family"),
+    # kdesign2: the SM70 quadpair atom runs now (plain register loads); ldmatrix cannot
+    # fill its fragments
+    (_chk(f"{_D}('SM70_8x8x4_F32F16F16F32_NT', (16, 16, 32), copy_a='SM75_U32x4_LDSM_N')"),
+     DSE, "rule copy_atom"),  # fmt: skip
     (_chk(f"{_D}('SM80_8x8x4_F64F64F64F64_TN')"), DSE, "rule atom_family"),
     # kdesign2: F16-accumulating mma.sync atoms run now (on sm_80+); sm_75 has no such k16
     (_chk(f"{_D}('SM80_16x8x16_F16F16F16F16_TN', (64, 64, 32))", "sm_75"), DSE, "rule atom_arch"),
@@ -691,7 +694,8 @@ DESIGN_API: list[tuple[str, type, str]] = [
     (_chk(f"{_D}({_G}, smem_a=kernels.sm80.plan.smem_layout(128, 64, 'K'))"), DSE, "TMA writes only"),
     (_chk(f"{_D}({_F16}, (64, 64, 32), smem_a=cm.make_swizzled(cm.Swizzle(0, 4, 3), cm.Layout(((4, 16), 32), ((1, 128), 4))))"), DSE, "narrower than cp.async's 16-byte vector"),
     (_chk(f"{_D}({_F16}, (64, 64, 32), copy_a='SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>')"), DSE, "rule copy_atom"),
-    (_chk(f"{_D}({_F16}, (64, 64, 32), copy_b='UniversalCopy<uint32_t>')"), DSE, "reads registers with ldmatrix"),
+    # kdesign2: UniversalCopy is a register load now; a store atom is not
+    (_chk(f"{_D}({_F16}, (64, 64, 32), copy_b='SM90_U32x4_STSM_N')"), DSE, "reads registers with ldmatrix"),
     (_chk(f"{_D}({_TF}, (64, 64, 32), copy_a='SM75_U16x8_LDSM_T')"), DSE, "moves 16-bit elements"),
     (_chk(f"{_D}({_G}, copy_a='SM75_U32x4_LDSM_N')"), DSE, "wgmma descriptors"),
     (_chk(f"{_D}({_F16}, (64, 64, 32), copy_a='SM75_U16x8_LDSM_T', smem_a=kernels.sm80.plan.smem_layout(64, 32, 'K'))"), DSE, "rule plan"),

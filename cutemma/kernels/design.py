@@ -40,16 +40,29 @@ from cutemma.layout import ComposedLayout, Layout, size
 from cutemma.tiled import make_tiled_mma
 
 # atom name -> kernel dtype, per family (the families' own tables, inverted)
-SM80_ATOMS = {name: dtype for dtype, name in ATOMS.items()} | {
-    # the half-K atoms: A in 2 registers, B in 1 (ldmatrix .x2 / .x1 per atom)
-    "SM80_16x8x8_F32F16F16F32_TN": "f16",
-    "SM80_16x8x8_F32BF16BF16F32_TN": "bf16",
-    "SM80_16x8x4_F32TF32TF32F32_TN": "tf32",
-    "SM80_16x8x16_S32S8S8S32_TN": "s8",
-    # F16-accumulating atoms: C/D as 2 f16x2 registers per atom (the kernel packs them)
-    "SM80_16x8x16_F16F16F16F16_TN": "f16",
-    "SM80_16x8x8_F16F16F16F16_TN": "f16",
-}
+SM80_ATOMS = (
+    {name: dtype for dtype, name in ATOMS.items()}
+    | {
+        # the half-K atoms: A in 2 registers, B in 1 (ldmatrix .x2 / .x1 per atom)
+        "SM80_16x8x8_F32F16F16F32_TN": "f16",
+        "SM80_16x8x8_F32BF16BF16F32_TN": "bf16",
+        "SM80_16x8x4_F32TF32TF32F32_TN": "tf32",
+        "SM80_16x8x16_S32S8S8S32_TN": "s8",
+        # F16-accumulating atoms: C/D as 2 f16x2 registers per atom (the kernel packs them)
+        "SM80_16x8x16_F16F16F16F16_TN": "f16",
+        "SM80_16x8x8_F16F16F16F16_TN": "f16",
+    }
+    | {
+        # the quadpair mma.m8n8k4: PTX ISA, mma "Target ISA Notes": .f16 m8n8k4 "requires
+        # sm_70 or higher" and "is optimized for target architecture sm_70 and may have
+        # substantially reduced performance on other target architectures" (on sm_90a ptxas
+        # lowers it to a called routine: no HMMA in the SASS). Fragments not ldmatrix-shaped:
+        # read by regload
+        f"SM70_8x8x4_{acc}_{majors}": "f16"
+        for acc in ("F32F16F16F32", "F16F16F16F16")
+        for majors in ("TN", "NT", "NN", "TT")
+    }
+)
 _GMMA = re.compile(r"^SM90_64x(\d+)x(\d+)_(\w+?)_SS(_TN)?$")
 SM90_ATOMS = {
     pattern.replace("{n}", r"\d+"): dtype for dtype, (pattern, _, _) in ATOMS_SM90.items()
@@ -87,8 +100,8 @@ def atom_family(name: str) -> tuple[str | None, str | None]:
 
     >>> atom_family("SM89_16x8x32_F32E4M3E4M3F32_TN"), atom_family("SM90_64x96x16_F32BF16BF16_SS")
     (('sm80', 'e4m3'), ('sm90', 'bf16'))
-    >>> atom_family("SM70_8x8x4_F32F16F16F32_NT")
-    (None, None)
+    >>> atom_family("SM70_8x8x4_F32F16F16F32_NT"), atom_family("SM80_8x8x4_F64F64F64F64_TN")
+    (('sm80', 'f16'), (None, None))
     """
     name = base_name(name)
     if name in SM80_ATOMS:
@@ -231,7 +244,9 @@ class GemmDesign:
 
     @property
     def threads(self) -> int:
-        return self.tiled_mma.size
+        """Threads of the kernel's block: the TiledMMA's, at least a warp (a quadpair atom
+        alone runs as a warp)."""
+        return max(self.tiled_mma.size, 32)
 
     def major(self, which: str) -> str | None:
         """The major the design fixes for operand ``which`` ('K', or 'M'/'N'): from its smem
@@ -369,7 +384,10 @@ class GemmDesign:
             return sets * acc + NON_ACC_REGS
         atom = self.tiled_mma.atom
         tm, tn, _ = self.tiled_mma.tile_size_mnk
-        mma_m, mma_n = bm // tm, bn // tn
+        am, an, _ = atom.shape_mnk
+        wm, wn, _ = self.atom_counts
+        rep_m, rep_n = max(1, tm // (am * wm)), max(1, tn // (an * wn))  # atoms per thread
+        mma_m, mma_n = bm // tm * rep_m, bn // tn * rep_n
         regs_a, regs_b = atom.op.a.count, atom.op.b.count
         acc = mma_m * mma_n * atom.op.c.count
         frags = 2 * (mma_m * regs_a + mma_n * regs_b)
@@ -443,9 +461,12 @@ def _permutations(d: GemmDesign, arch: str) -> str | None:
     pm, pn, pk = d.tiled_mma.permutation_mnk
     if d.family == "sm90" and any(p is not None for p in (pm, pn, pk)):
         return "a permutation on a GMMA TiledMMA (the warpgroups' rows are the descriptors')"
+    if _regload_only(d):  # plain loads follow any TV layout: the plan checks the tile
+        return None
     if pn is not None or pk is not None:
         return (
             "an N or K permutation (the B ldmatrix.x4 pairs adjacent N atoms; K is the mainloop's)"
+            " — or copy_a/copy_b 'UniversalCopy' (register loads from the TV layouts)"
         )
     if pm is not None:
         atom_m = d.tiled_mma.atom.shape_mnk[0]
@@ -455,6 +476,16 @@ def _permutations(d: GemmDesign, arch: str) -> str | None:
                 f"{d.atom_counts[0]} rows the atoms cover, not replicate them)"
             )
     return None
+
+
+def _regload_only(d: GemmDesign) -> bool:
+    """True when the sm80 kernel reads both operands with plain shared loads (regload):
+    a quadpair atom, or UniversalCopy asked for both."""
+    if d.family != "sm80":
+        return False
+    return d.atom_name.startswith("SM70_") or all(
+        (c or "").startswith("UniversalCopy") for c in (d.copy_a, d.copy_b)
+    )
 
 
 def _warps(d: GemmDesign, arch: str) -> str | None:
@@ -467,7 +498,7 @@ def _warps(d: GemmDesign, arch: str) -> str | None:
 
 
 def _sm80_atom_pairs(d: GemmDesign, arch: str) -> str | None:
-    if d.family != "sm80":
+    if d.family != "sm80" or _regload_only(d) or (d.copy_b or "").startswith("UniversalCopy"):
         return None
     mma_n = d.tile[1] // d.tiled_mma.tile_size_mnk[1]
     regs = mma_n * d.tiled_mma.atom.op.b.count  # B registers of a thread's row of atoms
@@ -557,10 +588,17 @@ def _copies(d: GemmDesign, arch: str) -> str | None:
         if d.family == "sm90":
             return f"copy_{which.lower()} {c!r}: the sm90 family reads smem with wgmma descriptors"
         allowed = {n for names in LDMATRIX.values() for n in names}
+        if c.startswith("UniversalCopy"):
+            continue  # plain shared loads at the TV layouts' offsets (regload)
+        if d.atom_name.startswith("SM70_"):
+            return (
+                f"copy_{which.lower()} {c!r}: the quadpair atom's fragments are not "
+                "ldmatrix-shaped; give 'UniversalCopy' or None"
+            )
         if c not in allowed:
             return (
                 f"copy_{which.lower()} {c!r}: the sm80 mainloop reads registers with ldmatrix "
-                f"({', '.join(sorted(allowed))})"
+                f"({', '.join(sorted(allowed))}) or UniversalCopy"
             )
         eb = ELEM_BYTES.get(d.dtype, 2)
         if c.endswith("_T") and eb != 2:
@@ -606,7 +644,7 @@ def _plan_builds(d: GemmDesign, arch: str) -> str | None:
             if d.family == "sm80":
                 for which in "AB":
                     plan.copy(which)
-                    plan.ldmatrix(which)
+                    plan.smem_read(which)
                 plan.epilogue  # noqa: B018 - evaluated for its checks
             else:
                 plan.tma, plan.descriptors  # noqa: B018
@@ -636,8 +674,8 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "atom_family",
         _family,
-        "an SM80/SM89 16x8 mma.sync atom (f32, s32 or f16 accumulators) or an SM90 64xNxK "
-        "SS atom with f32 accumulators",
+        "an SM80/SM89 16x8 mma.sync atom (f32, s32 or f16 accumulators), an SM70 8x8x4 "
+        "quadpair atom, or an SM90 64xNxK SS atom with f32 accumulators",
     ),
     Rule(
         "atom_arch", _arch, "an atom the device executes (sm_80+ mma.sync, sm_89+ fp8, sm_90a GMMA)"
@@ -655,7 +693,11 @@ RULES: tuple[Rule, ...] = (
         "smem_layout", _smem_layouts, "a (bm, bk) / (bn, bk) swizzled layout (sm80), none on sm90"
     ),
     Rule("smem_vector", _smem_vectors, "16 contiguous bytes per cp.async chunk in the smem layout"),
-    Rule("copy_atom", _copies, "an ldmatrix atom of the operand's major (sm80); none on sm90"),
+    Rule(
+        "copy_atom",
+        _copies,
+        "an ldmatrix atom of the operand's major or UniversalCopy (sm80); none on sm90",
+    ),
     Rule("smem_limit", _smem_limit, "fewer stages or a smaller tile"),
     Rule("registers", _registers, "a smaller tile or more warps"),
     Rule("epilogue", _epilogue, "epilogue ops the fused-epilogue table knows"),

@@ -12,6 +12,7 @@ design's own copies and layouts), vector widths and the occupancy they allow.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from cutemma.errors import CutemmaError
 from cutemma.kernels.design import GemmDesign, check, family_plan
@@ -107,11 +108,31 @@ def _sm80_accesses(design: GemmDesign, report: DesignReport) -> None:
         key = f"{which} cp.async (global -> smem)"
         report.conflicts[key] = bank_conflicts(tc, smem, side="D").worst
         report.vectors[key] = vector_bits(tc, smem, side="D")
+        if plan.universal[which]:
+            key = f"{which} plain loads (smem -> registers)"
+            report.conflicts[key] = _plain_load_conflicts(plan, which)
+            report.vectors[key] = 32 if all(plan.regload_wide(which)) else 8 * plan.elem_bytes
+            continue
         key = f"{which} ldmatrix (smem -> registers)"
         ld = plan.ldmatrix_copy(which)
         report.conflicts[key] = bank_conflicts(ld, smem, side="S").worst
         report.vectors[key] = 128  # ldmatrix: one 16-byte row per lane
     report.notes.append("epilogue: registers -> global (no shared memory)")
+
+
+def _plain_load_conflicts(plan: Any, which: str) -> int:
+    """Worst distinct 4-byte words one bank serves in a warp's plain shared load (UniversalCopy
+    reads; 32 banks of 4 bytes, words of one bank serialise, equal words broadcast)."""
+    split, eb, worst = plan.regload(which), plan.elem_bytes, 1
+    for w in range(plan.threads // 32):
+        for c in split.consts:
+            words: dict[int, set[int]] = {}
+            for t in range(32 * w, 32 * w + 32):
+                base = split.thread(t)
+                word = (base + c if split.op == "+" else base ^ c) * eb // 4
+                words.setdefault(word % 32, set()).add(word)
+            worst = max(worst, max(len(v) for v in words.values()))
+    return worst
 
 
 def _sm90_accesses(design: GemmDesign, report: DesignReport) -> None:

@@ -13,6 +13,7 @@ import re
 import numpy as np
 
 from cutemma.kernels.sm80.plan import GemmPlan
+from cutemma.kernels.sm80.source import _mma_lines
 
 _DECL = re.compile(r"^\s*const (?:int|uint32_t) (\w+) = (.+);", re.M)
 
@@ -34,10 +35,42 @@ def thread_values(source: str, names: list[str], threads: int) -> dict[str, list
 def _key_names(plan: GemmPlan) -> list[str]:
     """The per-thread names the kernel declares: offsets, then one shared address per key."""
     names = ["A_copy_base", "B_copy_base", "A_ldsm_base", "B_ldsm_base", "C_m", "C_n"]
+    names = [n for n in names if not (n[2:] == "ldsm_base" and plan.universal[n[0]])]
     for X in "AB":
         names += [f"{X}_dst{j}" for j in range(len(plan.copy(X).smem.parts()[0]))]
-        names += [f"{X}_ldsm{j}" for j in range(len(plan.ldmatrix(X)[1].parts()[0]))]
+        if plan.universal[X]:
+            names += [f"{X}_ld_base"]
+            names += [f"{X}_ld{j}" for j in range(len(plan.regload(X).parts()[0]))]
+        else:
+            names += [f"{X}_ldsm{j}" for j in range(len(plan.ldmatrix(X)[1].parts()[0]))]
     return names
+
+
+_MMA_STMT = re.compile(r'asm volatile\(\s*"mma\.sync.*?\);', re.S)
+
+
+def mma_statements(text: str) -> list[tuple[list[int], list[tuple], list[tuple]]]:
+    """(acc registers, a_frag (group, reg), b_frag (group, reg)) of each mma.sync statement
+    of one k block's kernel text (buffer 0): the model runs the pairing the kernel writes."""
+    out = []
+    for stmt in _MMA_STMT.findall(text):
+        _, outs, ins = stmt.split("\n  :", 2)
+        acc = [int(x) for x in re.findall(r"acc\[(\d+)\]", outs)]
+        a = [tuple(map(int, x)) for x in re.findall(r"a_frag\[0\]\[(\d+)\]\[(\d+)\]", ins)]
+        b = [tuple(map(int, x)) for x in re.findall(r"b_frag\[0\]\[(\d+)\]\[(\d+)\]", ins)]
+        out.append((acc, a, b))
+    return out
+
+
+def atom_lane_groups(plan: GemmPlan) -> list[list[int]]:
+    """The lanes of a warp that run each atom instance of one mma.sync, in the atom's thread
+    order. A 32-thread atom: all lanes. The m8n8k4 quadpair atom (PTX ISA, "Matrix fragments
+    for mma.m8n8k4"): quadpair q is lanes 4q..4q+3 and 4q+16..4q+19, each its own 8x8x4."""
+    if plan.tiled.atom.shape_mnk == (8, 8, 4):
+        return [
+            [4 * q + i for i in range(4)] + [4 * q + 16 + i for i in range(4)] for q in range(4)
+        ]
+    return [list(range(32))]
 
 
 def _at(tv: dict, name: str, t: int, add: int, plan: GemmPlan, X: str) -> int:
@@ -81,7 +114,7 @@ def simulate(
     """
     M, K = A.shape
     N = B.shape[1]
-    cfg, T, vec, eb = plan.config, plan.threads, plan.vec, plan.elem_bytes
+    cfg, T, vec = plan.config, plan.threads, plan.vec
     tv = thread_values(source, _key_names(plan), T)
     assert "const int k_fast = (A_inside && B_inside) ? K / BLOCK_K - " in source
     stats = {} if stats is None else stats
@@ -89,11 +122,10 @@ def simulate(
     stats.setdefault("edge", 0)
     D = np.full((M, N), np.nan)
     atom = plan.tiled.atom
-    (la, sa), (lb, sb) = plan.ldmatrix("A"), plan.ldmatrix("B")
     _, _, epi = plan.epilogue
     for m0 in range(0, M, cfg.block_m):
         for n0 in range(0, N, cfg.block_n):
-            acc = np.zeros((T, plan.mma_m * plan.mma_n * 4))
+            acc = np.zeros((T, plan.mma_m * plan.mma_n * plan.tv_tables["C"].shape[1]))
             inside = m0 + cfg.block_m <= M and n0 + cfg.block_n <= N
             for kt in range(-(-K // cfg.block_k)):
                 full = inside and cfg.stages - 1 <= kt < K // cfg.block_k
@@ -122,32 +154,22 @@ def simulate(
                 assert not np.isnan(sA).any() and not np.isnan(sB).any(), "smem not fully written"
                 kb = plan.k_blocks
                 for ik in range(kb):
+                    stmts = mma_statements(_mma_lines(plan, ik, 0))
                     for w in range(T // 32):
-                        lanes = range(32 * w, 32 * w + 32)
-                        afr = []
-                        _, pa = sa.parts()
-                        for im in range(plan.mma_m):
-                            key, add = pa[im * kb + ik]
-                            addrs = [_at(tv, f"A_ldsm{key}", t, add, plan, "A") for t in lanes]
-                            rows = [sA[a : a + vec] for a in addrs[: 8 * la.atom.num]]
-                            afr.append(ldmatrix_lane_values(rows, la.atom.num, la.atom.trans, eb))
-                        bfr = []
-                        _, pb = sb.parts()
-                        for ib in range(plan.ldmatrix_groups("B")):
-                            key, add = pb[ib * kb + ik]
-                            addrs = [_at(tv, f"B_ldsm{key}", t, add, plan, "B") for t in lanes]
-                            rows = [sB[a : a + vec] for a in addrs[: 8 * lb.atom.num]]
-                            vals = ldmatrix_lane_values(rows, lb.atom.num, lb.atom.trans, eb)
-                            per = lb.atom.num // atom.op.b.count  # B atoms of one ldmatrix
-                            nb = vals.shape[1] // per  # values per B atom
-                            bfr += [vals[:, nb * h : nb * h + nb] for h in range(per)]
-                        for im in range(plan.mma_m):
-                            for jn in range(plan.mma_n):
-                                sl = slice(
-                                    (im * plan.mma_n + jn) * 4, (im * plan.mma_n + jn) * 4 + 4
-                                )
-                                acc[32 * w : 32 * w + 32, sl] = atom.emulate(
-                                    afr[im], bfr[jn], acc[32 * w : 32 * w + 32, sl]
+                        lanes = list(range(32 * w, 32 * w + 32))
+                        regs = {
+                            X: _read_registers(plan, tv, X, ik, lanes, smem)
+                            for X, smem in (("A", sA), ("B", sB))
+                        }
+                        vpc = plan.acc_values // plan.regs_c  # values per accumulator register
+                        for acc_regs, a_regs, b_regs in stmts:
+                            a = np.concatenate([regs["A"][x] for x in a_regs], axis=1)
+                            b = np.concatenate([regs["B"][x] for x in b_regs], axis=1)
+                            vals = [r * vpc + h for r in acc_regs for h in range(vpc)]
+                            for group in atom_lane_groups(plan):
+                                rows = [32 * w + lane for lane in group]
+                                acc[np.ix_(rows, vals)] = atom.emulate(
+                                    a[group], b[group], acc[np.ix_(rows, vals)]
                                 )
             for t in range(T):
                 for idx, dm, dn in epi:
@@ -155,3 +177,40 @@ def simulate(
                     if m < M and n < N:
                         D[m, n] = acc[t, idx]
     return D
+
+
+def _read_registers(
+    plan: GemmPlan, tv: dict, X: str, ik: int, lanes: list[int], smem: np.ndarray
+) -> dict[tuple[int, int], np.ndarray]:
+    """(group, register) -> (32, values per register) of operand X's fragments in k block
+    ``ik``, as ldmatrix (the PTX fragment rule) or the plain loads (at the addresses the
+    kernel computes) fill them; a register's values are its bytes, low first."""
+    eb, vec, vpr = plan.elem_bytes, plan.vec, 4 // plan.elem_bytes
+    kb, out = plan.k_blocks, {}
+    groups = plan.mma_m if X == "A" else plan.mma_n
+    if plan.universal[X]:
+        _, parts = plan.regload(X).parts()
+        nregs = plan.frag_regs[X]
+        for g in range(groups):
+            for r in range(nregs):
+                first = ((g * kb + ik) * nregs + r) * vpr
+                cols = []
+                for h in range(vpr):
+                    key, add = parts[first + h]
+                    cols.append([smem[_at(tv, f"{X}_ld{key}", t, add, plan, X)] for t in lanes])
+                out[g, r] = np.array(cols).T
+        return out
+    lm, split = plan.ldmatrix(X)
+    _, parts = split.parts()
+    regs_atom = plan.regs_a if X == "A" else plan.regs_b
+    for i in range(plan.ldmatrix_groups(X)):
+        key, add = parts[i * kb + ik]
+        addrs = [_at(tv, f"{X}_ldsm{key}", t, add, plan, X) for t in lanes]
+        rows = [smem[a : a + vec] for a in addrs[: 8 * lm.atom.num]]
+        vals = ldmatrix_lane_values(rows, lm.atom.num, lm.atom.trans, eb)
+        per = lm.atom.num // regs_atom  # atoms one ldmatrix fills (B: up to 4 // regs_b)
+        for h in range(per):
+            for r in range(regs_atom):
+                j = h * regs_atom + r
+                out[i * per + h, r] = vals[:, j * vpr : (j + 1) * vpr]
+    return out

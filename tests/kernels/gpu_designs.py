@@ -1,6 +1,7 @@
 """Random GEMM designs on the GPU (issue 20, acceptance 1 and 2; a script).
 
     python tests/kernels/gpu_designs.py OUT.json [COUNT] [--seed=S] [--shards=P] [--dry]
+                                        [--seeds-only]
 
 COUNT (default 160) random designs that pass every rule of :mod:`cutemma.kernels.design`
 on sm_90a, drawn with ``random.Random(seed)`` (default seed 20): both families;
@@ -14,7 +15,8 @@ Each design runs through ``cutemma.gemm(A, B, design=...)`` on 3 shapes (one of 
 primes, non-multiples of the tile) with small-integer operands, so every product and sum
 is exact in every type: pass = D equals the float64 reference exactly. Then every seed
 TiledMMA the rules accept runs on 5 shapes. ``--dry``: draw and check the designs on the
-CPU only (no torch). Exits 1 if any case fails.
+CPU only (no torch). ``--seeds-only``: only the seed TiledMMAs (no random designs). Exits 1
+if any case fails.
 """
 
 from __future__ import annotations
@@ -122,10 +124,12 @@ def draw(count: int, seed: int) -> tuple[list[tuple], int]:
 def seed_designs() -> list[tuple[str, object, str, tuple[str, str]]]:
     """The TiledMMAs of the seeds (/work/shared/seeds), as designs, with what the rules say."""
     seeds = [
-        ("SM70_8x8x4_F32F16F16F32_NT alone", "SM70_8x8x4_F32F16F16F32_NT", None, "f16"),
+        # the SM70 GEMM tiles: bk 32 (cp.async moves 16-byte chunks of K); the lone atom's
+        # warp (4 quadpairs) on a 16x16 block keeps its accumulators in registers
+        ("SM70_8x8x4_F32F16F16F32_NT alone", "SM70_8x8x4_F32F16F16F32_NT", (16, 16, 32), "f16"),
         ("SM70 2x2 n-major, 32x32x4, M permutation (4,4,2):(1,8,4)",
          ("SM70_8x8x4_F32F16F16F32_NT", Layout((2, 2), (2, 1)), (Layout((4, 4, 2), (1, 8, 4)), 32, 4)),
-         (32, 32, 4), "f16"),
+         (32, 32, 32), "f16"),
         ("SM80_16x8x8_F32F16F16F32_TN", "SM80_16x8x8_F32F16F16F32_TN", (64, 64, 32), "f16"),
         ("SM80_16x8x8_F16F16F16F16_TN", "SM80_16x8x8_F16F16F16F16_TN", (64, 64, 32), "f16"),
         ("SM80_16x8x16_F32F16F16F32_TN 2x2", ("SM80_16x8x16_F32F16F16F32_TN", (2, 2, 1), None),
@@ -188,6 +192,8 @@ def main(argv: list[str]) -> int:
     count = int(args[1]) if len(args) > 1 else 160
     seed = int(opts.get("seed", 20))
     t0 = time.time()
+    if "seeds-only" in opts:
+        count = 0
     designs, rejected = draw(count, seed)
     seeds = seed_designs()
     report = {"seed": seed, "count": count, "rejected_draws": rejected,
@@ -220,6 +226,15 @@ def main(argv: list[str]) -> int:
                     rows.append(r | {"seed_tiled_mma": label})
     report["rows"] = rows
     report["device"] = torch.cuda.get_device_name(0)
+    report["date"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    seed_rows = [r for r in rows if "seed_tiled_mma" in r]
+    report["seeds_summary"] = {
+        lbl: ("refused: " + "; ".join(why)) if why else
+        f"{sum(r['ok'] for r in seed_rows if r['seed_tiled_mma'] == lbl)}/"
+        f"{sum(1 for r in seed_rows if r['seed_tiled_mma'] == lbl)} shapes exact"
+        for lbl, _, _, why in seeds
+    }  # fmt: skip
+    print(json.dumps(report["seeds_summary"], indent=1))
     report["cutemma"] = cutemma.__file__
     json.dump(report, open(path, "w"), indent=1)
     return 0 if all(r["ok"] for r in rows) else 1

@@ -41,6 +41,14 @@ F16 = "SM80_16x8x16_F32F16F16F32_TN"
 PERM_M = Layout((8, 2, 2), (1, 16, 8))
 
 
+def SEED_SM70():  # noqa: N802 - a constant, built lazily
+    """The seeds' SM70 TiledMMA: 2x2 atoms N-major, M permutation (4,4,2):(1,8,4), tile
+    32x32x4 (each thread runs 2x2 atoms per tile)."""
+    return make_tiled_mma(
+        "SM70_8x8x4_F32F16F16F32_NT", Layout((2, 2), (2, 1)), (Layout((4, 4, 2), (1, 8, 4)), 32, 4)
+    )
+
+
 def _name_free(src: str) -> str:
     return re.sub(r"cutemma_gemm_sm80_\w+", "NAME", src)
 
@@ -118,6 +126,32 @@ CUSTOM = {
                                           (PERM_M, None, None)), (64, 64, 32)),
         "f16", "M", "N",
     ),
+    "the seeds' SM70 quadpair atom alone (a warp of 4 quadpairs)": (
+        lambda: GemmDesign("SM70_8x8x4_F32F16F16F32_NT", (16, 16, 32)), "f16", "M", "N",
+    ),
+    "SM70 quadpair atom alone, K-major operands (scalar loads)": (
+        lambda: GemmDesign("SM70_8x8x4_F32F16F16F32_NT", (16, 16, 32)), "f16", "K", "K",
+    ),
+    "the seeds' SM70 2x2 with M permutation (4,4,2):(1,8,4) over 32x32x4": (
+        lambda: GemmDesign(SEED_SM70(), (32, 32, 32)), "f16", "K", "K",
+    ),
+    "the seeds' SM70 2x2 TiledMMA, MN-major operands": (
+        lambda: GemmDesign(SEED_SM70(), (64, 32, 32)), "f16", "M", "N",
+    ),
+    "F16-accumulating SM70 TN atom, 2x2": (
+        lambda: GemmDesign(make_tiled_mma("SM70_8x8x4_F16F16F16F16_TN", (2, 2, 1)), (32, 32, 32)),
+        "f16", "K", "K",
+    ),
+    "UniversalCopy for A and B on an SM80 16x8x16 TiledMMA": (
+        lambda: GemmDesign(make_tiled_mma(F16, (2, 2, 1)), (64, 64, 32),
+                           copy_a="UniversalCopy<uint32_t>", copy_b="UniversalCopy<uint32_t>"),
+        "f16", "K", "N",
+    ),
+    "UniversalCopy for B only, int8": (
+        lambda: GemmDesign(make_tiled_mma(ATOMS["s8"], (2, 1, 1)), (32, 16, 64),
+                           copy_b="UniversalCopy<uint32_t>"),
+        "s8", "K", "K",
+    ),
     "bf16, 64-byte swizzle smem for A": (
         lambda: GemmDesign(make_tiled_mma(ATOMS["bf16"], (2, 1, 1)), (64, 32, 32),
                            smem_a=smem_layout(64, 32, "K", 64, 2)),
@@ -175,6 +209,27 @@ def test_designs_compile_to_tensor_core_sass_without_local_memory():
         per_k_tile = d.tile[0] * d.tile[1] * d.tile[2] // (16 * 8 * d.tiled_mma.tile_size_mnk[2])
         tc = counts.get("IMMA" if dtype == "s8" else "HMMA", 0)
         assert tc >= per_k_tile // (d.threads // 32), counts  # one per atom per warp, unrolled
+        use = local_memory_use(cubin)
+        assert not use.local_bytes and not use.stack_bytes
+
+
+@needs_nvrtc
+@needs_cuobjdump
+def test_regload_designs_compile_without_local_memory():
+    """UniversalCopy on an sm80 atom keeps HMMA; the SM70 quadpair TiledMMA compiles for
+    sm_90a too (ptxas lowers m8n8k4 to a called routine there, PTX ISA: "substantially
+    reduced performance on other target architectures"), neither spilling to local memory."""
+    from cutemma.cuda import compile, count_instructions, local_memory_use, sass
+
+    for case, hmma in (("UniversalCopy for A and B on an SM80 16x8x16 TiledMMA", True),
+                       ("the seeds' SM70 2x2 with M permutation (4,4,2):(1,8,4) over 32x32x4", False)):  # fmt: skip
+        make, dtype, am, bm = CUSTOM[case]
+        d = make()
+        src = gemm_source(d.config, dtype, am, bm, "f32", design=d)
+        assert ("m8n8k4" in src) != hmma and "ldmatrix.sync" not in src
+        cubin = compile(src, "sm_90a")
+        if hmma:
+            assert count_instructions(sass(cubin)).get("HMMA", 0) >= 2 * 2 * 2  # mma_m x mma_n x k
         use = local_memory_use(cubin)
         assert not use.local_bytes and not use.stack_bytes
 

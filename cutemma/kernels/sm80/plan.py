@@ -292,7 +292,9 @@ class GemmPlan:
                 f"{config.name}: block_k {config.block_k} must be a multiple of the {dtype} "
                 f"atom's K = {self.tk}"
             )
-        self.threads = self.tiled.size
+        # the lanes the TV layouts span: a quadpair atom alone (8 threads) still runs as a
+        # warp (mma.sync is warp-wide; the other quadpairs repeat its work, see regload)
+        self.threads = tv_table(self.tiled.tv_layout_C_tiled).shape[0]
         self.mma_m = config.block_m // self.tm
         self.mma_n = config.block_n // self.tn
         self.k_blocks = config.block_k // self.tk
@@ -305,16 +307,39 @@ class GemmPlan:
         # register v // 2 when v is even (PTX ISA, mma.m16n8k8/k16 "fragments of C and D":
         # c0, c1 in the first .f16x2 register, lower half first)
         self.regs_c = op.c.count
-        self.acc_values = size(self.tiled.atom.tv_layout_C) // 32
+        self.acc_values = tv_table(self.tiled.atom.tv_layout_C).shape[1]
         self.acc_packed = self.regs_c != self.acc_values
         if self.acc_packed and self.acc_values != 2 * self.regs_c:
             raise TiledMmaError(
                 f"{self.tiled.atom.name}: {self.acc_values} accumulator values in "
                 f"{self.regs_c} registers; the kernel packs two 16-bit values per register"
             )
+        # the TiledMMA's tile may repeat the atom layout within a thread (a permutation
+        # larger than the atoms cover): rep_m x rep_n atoms per thread per TiledMMA tile
+        am, an, ak = self.tiled.atom.shape_mnk
+        lay = self.tiled.atom_layout_mnk
+        wm, wn = (size(lay[i]) if i < len(lay.shape) else 1 for i in range(2))
+        self.rep_m, self.rep_n = self.tm // (am * wm), self.tn // (an * wn)
+        if self.tk != ak or self.rep_m * am * wm != self.tm or self.rep_n * an * wn != self.tn:
+            raise TiledMmaError(
+                f"{self.tiled.atom.name}: TiledMMA tile {self.tiled.tile_size_mnk} is not whole "
+                f"repeats of {wm}x{wn} atoms of {(am, an, ak)} along M and N (and one along K)"
+            )
+        # registers are read with ldmatrix where the fragments are ldmatrix-shaped (16-row
+        # mma.sync atoms, one atom per thread and tile, no UniversalCopy asked), else with
+        # plain shared loads at the offsets the TiledMMA's TV layouts give (regload)
+        ldsm_shaped = am == 16 and self.rep_m == self.rep_n == 1
+        self.universal = {
+            w: not ldsm_shaped
+            or str(getattr(design, f"copy_{w.lower()}", None) or "").startswith("UniversalCopy")
+            for w in "AB"
+        }
+        self.frag_regs = {"A": self.rep_m * self.regs_a, "B": self.rep_n * self.regs_b}
         # B's ldmatrix moves up to 4 registers: 4 // regs_b atoms at once
         self.ldsm_b = min(4, self.mma_n * self.regs_b)
-        if (self.mma_n * self.regs_b) % self.ldsm_b or self.ldsm_b == 3:
+        if not self.universal["B"] and (
+            (self.mma_n * self.regs_b) % self.ldsm_b or self.ldsm_b == 3
+        ):
             raise TiledMmaError(
                 f"{config.name}: block_n/{self.tn} = {self.mma_n} atoms must be even"
             )
@@ -400,7 +425,7 @@ class GemmPlan:
 
     @cached_property
     def _ldmatrix(self) -> dict:
-        return {w: self._plan_ldmatrix(w) for w in ("A", "B")}
+        return {w: self._plan_ldmatrix(w) for w in ("A", "B") if not self.universal[w]}
 
     def ldmatrix_copy(self, which: str) -> TiledCopy:
         """The TiledCopy (cutemma.tiled) whose ``partition_S`` is ``which``'s ldmatrix rows.
@@ -476,6 +501,65 @@ class GemmPlan:
         return LdmatrixPlan(atom, tuple(rows)), split_offsets(
             table, smem_outer, f"ldmatrix {which}"
         )
+
+    def smem_read(self, which: str) -> Split:
+        """The shared offsets ``which``'s registers are read from (ldmatrix rows or regload
+        values), split into thread part and constants."""
+        return self.regload(which) if self.universal[which] else self.ldmatrix(which)[1]
+
+    def regload(self, which: str) -> Split:
+        """The universal register load of ``which``: value ``j`` of the TiledMMA's TV layout
+        (``tv_layout_A/B_tiled``) of thread ``t`` in group ``i`` (atom row / column of the
+        block) and k block ``ik`` is read from the stage offset the smem layout gives its
+        tile coordinate; constant ``(i * k_blocks + ik) * values + j``. Register ``r`` of the
+        fragment packs values ``r * vpr ..`` (vpr = 4 // elem_bytes), low bytes first.
+
+        >>> from cutemma.kernels.design import GemmDesign
+        >>> d = GemmDesign("SM70_8x8x4_F32F16F16F32_NT", (16, 16, 32))
+        >>> p = GemmPlan(d.config, "f16", "M", "N", d)
+        >>> p.threads, p.universal, len(p.regload("A").consts)
+        (32, {'A': True, 'B': True}, 64)
+        """
+        return self._regload[which]
+
+    @cached_property
+    def _regload(self) -> dict:
+        out = {}
+        for which in "AB":
+            if not self.universal[which]:
+                continue
+            tv = self.tv_tables[which]
+            tab = self.smem_tables[which]
+            tmn = self.tm if which == "A" else self.tn
+            groups = self.mma_m if which == "A" else self.mma_n
+            mn = tv % tmn  # (threads, values): the value's row (column) in the TiledMMA tile
+            k = tv // tmn
+            cols = [
+                tab[mn + i * tmn, k + ik * self.tk]
+                for i in range(groups)
+                for ik in range(self.k_blocks)
+            ]
+            table = np.concatenate(cols, axis=1).tolist()
+            smem = self.smem_A if which == "A" else self.smem_B
+            out[which] = split_offsets(table, smem.outer, f"regload {which}")
+        return out
+
+    def regload_wide(self, which: str) -> tuple[bool, ...]:
+        """Per fragment register (in constant order / vpr): True when its values are
+        consecutive and 4-byte aligned in the stage for every thread (one 32-bit load)."""
+        split, vpr = self.regload(which), 4 // self.elem_bytes
+        full = [
+            [_combine(split, t, i) for i in range(len(split.consts))] for t in range(self.threads)
+        ]
+        out = []
+        for r in range(len(split.consts) // vpr):
+            ok = all(
+                row[r * vpr] % vpr == 0
+                and row[r * vpr : r * vpr + vpr] == list(range(row[r * vpr], row[r * vpr] + vpr))
+                for row in full
+            )
+            out.append(ok)
+        return tuple(out)
 
     def bank_conflicts(self, which: str) -> int:
         """Worst rows per 16-byte bank group over every ldmatrix phase of ``which`` (1 = none)."""

@@ -272,11 +272,85 @@ def _ldsm_setup(plan: GemmPlan, which: str) -> str:
     )
 
 
+def _regload_setup(plan: GemmPlan, which: str) -> str:
+    """Shared addresses of the lane's register loads: one per key (see Split.parts)."""
+    keys, _ = plan.regload(which).parts()
+    off = "0" if which == "A" else str(plan.stage_elems_A)
+    return "\n".join(
+        f"const uint32_t {which}_ld{j} = smem_base + {plan.elem_bytes} * ({off} + "
+        f"{_combine(f'{which}_ld_base', '^', key)});"
+        for j, key in enumerate(keys)
+    )
+
+
+_LD_NARROW = {1: "ld.shared.u8", 2: "ld.shared.b16"}
+
+
+def _regload_lines(plan: GemmPlan, which: str, ik: int, buf: int) -> list[str]:
+    """Plain shared loads of ``which``'s fragments of k block ``ik`` (UniversalCopy): each
+    register one 32-bit load where its values are consecutive, else one load per value,
+    packed low bytes first."""
+    split, eb, vpr = plan.regload(which), plan.elem_bytes, 4 // plan.elem_bytes
+    _, parts = split.parts()
+    wide = plan.regload_wide(which)
+    groups = plan.mma_m if which == "A" else plan.mma_n
+    regs = plan.frag_regs[which]
+    frag = "a_frag" if which == "A" else "b_frag"
+    out = []
+
+    def addr(i: int) -> str:
+        j, add = parts[i]
+        return f"{which}_ld{j} + rd" + (f" + {eb * add}" if add else "")
+
+    for g in range(groups):
+        for r in range(regs):
+            dst = f"{frag}[{buf}][{g}][{r}]"
+            first = ((g * plan.k_blocks + ik) * regs + r) * vpr  # constant of value 0
+            if wide[first // vpr]:
+                out.append(
+                    f'asm volatile("ld.shared.b32 %0, [%1];\\n" : "=r"({dst}) : "r"({addr(first)}));'
+                )
+                continue
+            body = [f"uint16_t h[{vpr}];"]
+            for h in range(vpr):
+                body.append(
+                    f'asm volatile("{_LD_NARROW[eb]} %0, [%1];\\n" : "=h"(h[{h}]) : "r"({addr(first + h)}));'
+                )
+            mask = (1 << (8 * eb)) - 1
+            pack = " | ".join(
+                f"((uint32_t)(h[{h}] & {mask:#x}) << {8 * eb * h})"
+                if h
+                else f"(uint32_t)(h[0] & {mask:#x})"
+                for h in range(vpr)
+            )
+            body.append(f"{dst} = {pack};")
+            out.append("{ " + " ".join(body) + " }")
+    return out
+
+
 def _ldsm_lines(plan: GemmPlan, ik: int, buf: int) -> str:
-    """ldmatrix of k block ``ik`` from the read stage ``rd`` into fragment buffer ``buf``."""
-    (la, sa), (lb, sb) = plan.ldmatrix("A"), plan.ldmatrix("B")
-    kb, eb = plan.k_blocks, plan.elem_bytes
+    """ldmatrix (or, for a UniversalCopy operand, plain loads) of k block ``ik`` from the read
+    stage ``rd`` into fragment buffer ``buf``."""
+    if plan.universal["A"] or plan.universal["B"]:
+        return _mixed_load_lines(plan, ik, buf)
+    la, lb = plan.ldmatrix("A")[0], plan.ldmatrix("B")[0]
     out = [f"// k block {ik} -> buffer {buf}: ldmatrix A ({la.atom.ptx}), B ({lb.atom.ptx})"]
+    out += _ldsm_a(plan, ik, buf) + _ldsm_b(plan, ik, buf)
+    return "\n".join(out)
+
+
+def _mixed_load_lines(plan: GemmPlan, ik: int, buf: int) -> str:
+    how = {w: "plain loads" if plan.universal[w] else plan.ldmatrix(w)[0].atom.ptx for w in "AB"}
+    out = [f"// k block {ik} -> buffer {buf}: A by {how['A']}, B by {how['B']}"]
+    for w, ldsm in (("A", _ldsm_a), ("B", _ldsm_b)):
+        out += _regload_lines(plan, w, ik, buf) if plan.universal[w] else ldsm(plan, ik, buf)
+    return "\n".join(out)
+
+
+def _ldsm_a(plan: GemmPlan, ik: int, buf: int) -> list[str]:
+    la, sa = plan.ldmatrix("A")
+    kb, eb = plan.k_blocks, plan.elem_bytes
+    out = []
     _, pa = sa.parts()
     for im in range(plan.mma_m):
         j, add = pa[im * kb + ik]
@@ -285,6 +359,13 @@ def _ldsm_lines(plan: GemmPlan, ik: int, buf: int) -> str:
         addr = f"A_ldsm{j} + rd" + (f" + {eb * add}" if add else "")
         ops = ", ".join(f"%{r}" for r in range(ra))
         out.append(f'asm volatile("{la.atom.ptx} {{{ops}}}, [%{ra}];\\n" : {regs} : "r"({addr}));')
+    return out
+
+
+def _ldsm_b(plan: GemmPlan, ik: int, buf: int) -> list[str]:
+    lb, sb = plan.ldmatrix("B")
+    kb, eb = plan.k_blocks, plan.elem_bytes
+    out = []
     _, pb = sb.parts()
     nb = lb.atom.num
     for ib in range(plan.ldmatrix_groups("B")):
@@ -295,7 +376,7 @@ def _ldsm_lines(plan: GemmPlan, ik: int, buf: int) -> str:
         ops = ", ".join(f"%{r}" for r in range(nb))
         addr = f"B_ldsm{j} + rd" + (f" + {eb * add}" if add else "")
         out.append(f'asm volatile("{lb.atom.ptx} {{{ops}}}, [%{nb}];\\n" : {outs} : "r"({addr}));')
-    return "\n".join(out)
+    return out
 
 
 def _mma_lines(plan: GemmPlan, ik: int, buf: int) -> str:
@@ -305,10 +386,16 @@ def _mma_lines(plan: GemmPlan, ik: int, buf: int) -> str:
     for im in range(plan.mma_m):
         order = range(plan.mma_n) if im % 2 == 0 else reversed(range(plan.mma_n))
         for jn in order:
-            acc = [f"acc[{(im * plan.mma_n + jn) * plan.regs_c + v}]" for v in range(plan.regs_c)]
-            a = [f"a_frag[{buf}][{im}][{r}]" for r in range(plan.regs_a)]
-            b = [f"b_frag[{buf}][{jn}][{r}]" for r in range(plan.regs_b)]
-            out.append(mma_asm(op, d=acc, a=a, b=b, c=acc))
+            # the rep_m x rep_n atoms a thread runs per TiledMMA tile (1 x 1 but for
+            # permutations wider than the atom layout), accumulators in partition_C order
+            for rn in range(plan.rep_n):
+                for rm in range(plan.rep_m):
+                    tile = (im * plan.mma_n + jn) * plan.rep_m * plan.rep_n + rn * plan.rep_m + rm
+                    acc = [f"acc[{tile * plan.regs_c + v}]" for v in range(plan.regs_c)]
+                    ra, rb = rm * plan.regs_a, rn * plan.regs_b
+                    a = [f"a_frag[{buf}][{im}][{ra + r}]" for r in range(plan.regs_a)]
+                    b = [f"b_frag[{buf}][{jn}][{rb + r}]" for r in range(plan.regs_b)]
+                    out.append(mma_asm(op, d=acc, a=a, b=b, c=acc))
     return "\n".join(out)
 
 
@@ -336,9 +423,9 @@ def _step_lines(plan: GemmPlan, step: tuple, where: str) -> str:
     if kind == "move":
         src, dst = step[1], step[2]
         return (
-            f"#pragma unroll\nfor (int i = 0; i < {plan.mma_m * plan.regs_a}; ++i) "
+            f"#pragma unroll\nfor (int i = 0; i < {plan.mma_m * plan.frag_regs['A']}; ++i) "
             f"(&a_frag[{dst}][0][0])[i] = (&a_frag[{src}][0][0])[i];\n"
-            f"#pragma unroll\nfor (int i = 0; i < {plan.mma_n * plan.regs_b}; ++i) "
+            f"#pragma unroll\nfor (int i = 0; i < {plan.mma_n * plan.frag_regs['B']}; ++i) "
             f"(&b_frag[{dst}][0][0])[i] = (&b_frag[{src}][0][0])[i];"
         )
     raise ValueError(f"unknown mainloop step {step!r}")  # pragma: no cover
@@ -393,6 +480,35 @@ def _mainloop(plan: GemmPlan, vec_a: bool, vec_b: bool) -> str:
         "cp_async_wait<0>();",
     ]
     return "\n".join(lines)
+
+
+def _register_read_setup(plan: GemmPlan, tables: list[str]) -> list[str]:
+    """Per-lane shared addresses of the register reads: ldmatrix rows, or (UniversalCopy)
+    the TV layouts' value offsets."""
+    out = []
+    for which in "AB":
+        if plan.universal[which]:
+            tv = plan.tiled.tv_layout_A_tiled if which == "A" else plan.tiled.tv_layout_B_tiled
+            out += [
+                comment(
+                    f"{which} by plain loads at tv_layout_{which}_tiled {tv} (element offsets)"
+                ),
+                thread_expr(f"{which}_ld_base", plan.regload(which).thread, tables),
+                _regload_setup(plan, which),
+            ]
+            continue
+        la, sa = plan.ldmatrix(which)
+        head = (
+            "ldmatrix row address of each lane (element offset in a stage); A "
+            if which == "A"
+            else "B "
+        )
+        out += [
+            comment(f"{head}{la.atom.ptx}"),
+            thread_expr(f"{which}_ldsm_base", sa.thread, tables),
+            _ldsm_setup(plan, which),
+        ]
+    return out
 
 
 def _epilogue_lines(plan: GemmPlan, out: str, c_type: str) -> str:
@@ -466,14 +582,13 @@ def gemm_source(
     name = kernel_name(config, dtype, a_major, b_major, out, c_type, vec_a, vec_b, design)
     tables: list[str] = []
     cpa, cpb = plan.copy("A"), plan.copy("B")
-    (la, sa), (lb, sb) = plan.ldmatrix("A"), plan.ldmatrix("B")
     m_t, n_t, _ = plan.epilogue
     S = config.stages
     T = IN_TYPES[dtype]
     acc_t, acc_zero = ("int", "0") if dtype == "s8" else ("float", "0.f")
     if plan.acc_packed:  # f16x2 accumulator registers: all-zero bits are two +0.0 halves
         acc_t, acc_zero = "uint32_t", "0u"
-    n_acc = plan.mma_m * plan.mma_n * plan.regs_c
+    n_acc = plan.mma_m * plan.mma_n * plan.rep_m * plan.rep_n * plan.regs_c
     setup = [
         "const int tid = threadIdx.x;",
         _batch_offsets(),
@@ -493,21 +608,16 @@ def gemm_source(
         )
         setup.append(thread_expr(f"{X}_copy_base", cp.smem.thread, tables))
         setup.append(_copy_setup(plan, cp, vec_a if X == "A" else vec_b))
+    setup += _register_read_setup(plan, tables)
     setup += [
-        comment(f"ldmatrix row address of each lane (element offset in a stage); A {la.atom.ptx}"),
-        thread_expr("A_ldsm_base", sa.thread, tables),
-        _ldsm_setup(plan, "A"),
-        comment(f"B {lb.atom.ptx}"),
-        thread_expr("B_ldsm_base", sb.thread, tables),
-        _ldsm_setup(plan, "B"),
         comment(f"partition_C: tv_layout_C_tiled {plan.tiled.tv_layout_C_tiled}"),
         thread_expr("C_m", m_t, tables),
         thread_expr("C_n", n_t, tables),
         f"{acc_t} acc[{n_acc}];",
         f"#pragma unroll\nfor (int i = 0; i < {n_acc}; ++i) acc[i] = {acc_zero};",
-        f"uint32_t a_frag[2][{plan.mma_m}][{plan.regs_a}];  // two buffers: k block kb+1 loads "
-        "while kb runs",
-        f"uint32_t b_frag[2][{plan.mma_n}][{plan.regs_b}];",
+        f"uint32_t a_frag[2][{plan.mma_m}][{plan.frag_regs['A']}];  // two buffers: k block kb+1 "
+        "loads while kb runs",
+        f"uint32_t b_frag[2][{plan.mma_n}][{plan.frag_regs['B']}];",
     ]
     mainloop = _mainloop(plan, vec_a, vec_b)
     body = "\n".join(setup + [mainloop, comment("epilogue"), _epilogue_lines(plan, out, c_type)])

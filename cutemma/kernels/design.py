@@ -67,6 +67,12 @@ _GMMA = re.compile(r"^SM90_64x(\d+)x(\d+)_(\w+?)_SS(_TN)?$")
 SM90_ATOMS = {
     pattern.replace("{n}", r"\d+"): dtype for dtype, (pattern, _, _) in ATOMS_SM90.items()
 }
+# GMMA RS (A from registers): 16-bit and tf32 (fp8's promoted loops keep A in smem)
+SM90_RS_ATOMS = {
+    pattern.replace("{n}", r"\d+").replace("_SS", "_RS"): dtype
+    for dtype, (pattern, _, _) in ATOMS_SM90.items()
+    if dtype in ("bf16", "f16", "tf32")
+}
 LDMATRIX = {  # operand major -> the ldmatrix copy atoms the sm80 mainloop issues
     "K": ("SM75_U32x4_LDSM_N", "SM75_U32x2_LDSM_N"),
     "MN": ("SM75_U16x8_LDSM_T", "SM75_U16x4_LDSM_T"),
@@ -106,7 +112,7 @@ def atom_family(name: str) -> tuple[str | None, str | None]:
     name = base_name(name)
     if name in SM80_ATOMS:
         return "sm80", SM80_ATOMS[name]
-    for pattern, dtype in SM90_ATOMS.items():
+    for pattern, dtype in (SM90_ATOMS | SM90_RS_ATOMS).items():
         if re.fullmatch(pattern, name):
             return "sm90", dtype
     return None, None
@@ -335,7 +341,7 @@ class GemmDesign:
                 consumers = 2 if self.schedule == "pingpong" else wm
                 return Sm90Config(
                     bm, bn, bk, consumers=consumers, stages=self.stages,
-                    schedule=self.schedule or "cooperative",
+                    schedule=self.schedule or "cooperative", a_regs="_RS" in self.atom_name,
                 )  # fmt: skip
             swz = _swizzle_bytes(self.smem_a, self.smem_b)
             return GemmConfig(bm, bn, bk, (wm, wn), self.stages or 4, swz)
@@ -675,7 +681,7 @@ RULES: tuple[Rule, ...] = (
         "atom_family",
         _family,
         "an SM80/SM89 16x8 mma.sync atom (f32, s32 or f16 accumulators), an SM70 8x8x4 "
-        "quadpair atom, or an SM90 64xNxK SS atom with f32 accumulators",
+        "quadpair atom, or an SM90 64xNxK SS or RS (16-bit, tf32) atom with f32 accumulators",
     ),
     Rule(
         "atom_arch", _arch, "an atom the device executes (sm_80+ mma.sync, sm_89+ fp8, sm_90a GMMA)"

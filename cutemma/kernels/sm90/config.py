@@ -113,6 +113,9 @@ class Sm90Config:
     promote: bool | str = True
     multicast: str = "B"
     schedule: str = "cooperative"
+    # GMMA RS: the consumers load A from the stage into the wgmma A registers (the RS
+    # atom's A TV layout) instead of handing wgmma an A descriptor
+    a_regs: bool = False
 
     def __post_init__(self) -> None:
         ints = ("block_m", "block_n", "consumers", "group_m", "cluster")
@@ -201,7 +204,8 @@ class Sm90Config:
         e = "" if self.epilogue == "tma" else f"_e{self.epilogue}"
         p = {True: "", False: "_fastacc", "overlap": "_ovl", "split": "_spl"}.get(self.promote, "")
         pp = {"cooperative": "", "pingpong": "_pp", "alternate": "_alt"}.get(self.schedule, "")
-        return f"b{self.block_m}x{self.block_n}{k}_c{self.consumers}_s{s}{g}{x}{e}{p}{pp}"
+        rs = "_rs" if self.a_regs else ""
+        return f"b{self.block_m}x{self.block_n}{k}_c{self.consumers}_s{s}{g}{x}{e}{p}{pp}{rs}"
 
     @property
     def threads(self) -> int:

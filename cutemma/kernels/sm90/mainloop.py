@@ -26,11 +26,72 @@ def _wgmma_lines(plan: Sm90Plan, acc_name: str = "acc", first: str = "scale_d") 
     for kb in range(plan.k_blocks):
         for im in range(plan.mma_m):
             acc = [f"{acc_name}[{im * n_acc + i}]" for i in range(n_acc)]
-            da = f"desc_a{im}_{kb}"
             db = f"DESC_B | ((b_addr + {offs_b[0, 0, kb]}) >> 4)"
-            out.append(f"const uint64_t {da} = DESC_A | ((a_addr + a_off[{im}][{kb}]) >> 4);")
             scale = first if kb == 0 else "1"
+            if plan.a_regs:  # RS: A is the registers a_frag[im][kb] (loaded by _a_loads)
+                a = [f"a_frag[{im}][{kb}][{r}]" for r in range(op.a.count)]
+                out.append(mma_asm(op, a=a, b=[f"({db})"], c=acc, extras={"scale_D": scale}))
+                continue
+            da = f"desc_a{im}_{kb}"
+            out.append(f"const uint64_t {da} = DESC_A | ((a_addr + a_off[{im}][{kb}]) >> 4);")
             out.append(mma_asm(op, a=[da], b=[f"({db})"], c=acc, extras={"scale_D": scale}))
+    return "\n".join(out)
+
+
+_LD_NARROW = {1: "ld.shared.u8", 2: "ld.shared.b16"}
+
+
+def a_regs_wide(plan: Sm90Plan) -> tuple[bool, ...]:
+    """Per A register (constant order / values per register): True when its values are
+    consecutive and 4-byte aligned in the stage for every consumer thread (one 32-bit load)."""
+    split, vpr = plan.a_regload, 4 // plan.elem_bytes
+    threads = len(split.thread.table)
+    full = []
+    for t in range(threads):
+        b = split.thread(t)
+        full.append([b + c if split.op == "+" else b ^ c for c in split.consts])
+    return tuple(
+        all(
+            row[r * vpr] % vpr == 0
+            and row[r * vpr : (r + 1) * vpr] == list(range(row[r * vpr], row[r * vpr] + vpr))
+            for row in full
+        )
+        for r in range(len(split.consts) // vpr)
+    )
+
+
+def _a_loads(plan: Sm90Plan) -> str:
+    """RS: this k tile's A fragments from the stage into a_frag (plain shared loads at the
+    offsets the RS atom's A TV layout and the stage layout give; low bytes first)."""
+    eb, vpr = plan.elem_bytes, 4 // plan.elem_bytes
+    _, parts = plan.a_regload.parts()
+    regs = plan.tiled.atom.op.a.count
+    wide = a_regs_wide(plan)
+    out = [f"const uint32_t a_lds = smem + stage * {plan.stage_bytes};  // the stage's A"]
+
+    def addr(i: int) -> str:
+        j, add = parts[i]
+        return f"a_lds + A_ld{j}" + (f" + {eb * add}" if add else "")
+
+    for im in range(plan.mma_m):
+        for kb in range(plan.k_blocks):
+            for r in range(regs):
+                dst = f"a_frag[{im}][{kb}][{r}]"
+                first = ((im * plan.k_blocks + kb) * regs + r) * vpr
+                if wide[first // vpr]:
+                    out.append(
+                        f'asm volatile("ld.shared.b32 %0, [%1];\\n" : "=r"({dst}) : "r"({addr(first)}));'
+                    )
+                    continue
+                mask = (1 << (8 * eb)) - 1
+                loads = " ".join(
+                    f'asm volatile("{_LD_NARROW[eb]} %0, [%1];\\n" : "=h"(h[{h}]) : "r"({addr(first + h)}));'
+                    for h in range(vpr)
+                )
+                pack = " | ".join(
+                    f"((uint32_t)(h[{h}] & {mask:#x}) << {8 * eb * h})" for h in range(vpr)
+                )
+                out.append(f"{{ uint16_t h[{vpr}]; {loads} {dst} = {pack}; }}")
     return "\n".join(out)
 
 
@@ -97,14 +158,22 @@ def mainloop(plan: Sm90Plan, release_stmt: str, after_issue: str = "") -> str:
     head += [turn_wait] if turn_wait else []
     issued = [turn_pass] if turn_pass else []
     if not plan.promote:
+        # RS: wgmma reads A's registers until it retires, and the next k tile reloads them:
+        # retire each batch before the loop goes on (wait_group 0), A loaded before the fence
+        wait = (
+            "wgmma_wait<0>();  // RS: this batch retired (its A registers are reloaded next)"
+            if plan.a_regs
+            else "wgmma_wait<1>();  // the previous k tile's batch is done: release its stage"
+        )
         body = head + [
             "const int scale_d = kt > 0;  // the first k block of a tile overwrites acc",
+            *([_a_loads(plan)] if plan.a_regs else []),
             _fence("acc", n),
             "wgmma_fence();",
             _wgmma_lines(plan),
             "wgmma_commit();",
             *issued,
-            "wgmma_wait<1>();  // the previous k tile's batch is done: release its stage",
+            wait,
             _fence("acc", n),
             f"if (kt > 0 && signals) {release_stmt}",
             *tail,

@@ -28,9 +28,11 @@ from __future__ import annotations
 
 from functools import cached_property
 
+import numpy as np
+
 from cutemma.copy.tma import TmaBox, tma_box
 from cutemma.errors import TiledMmaError
-from cutemma.kernels.sm80.plan import ThreadValue, c_partition
+from cutemma.kernels.sm80.plan import Split, ThreadValue, c_partition, split_offsets
 from cutemma.kernels.sm90.config import (  # noqa: F401 - the config's names, re-exported
     ALIGN_SLACK,
     ATOMS_SM90,
@@ -52,7 +54,7 @@ from cutemma.kernels.sm90.config import (  # noqa: F401 - the config's names, re
 )
 from cutemma.layout import ComposedLayout, slice_and_offset, tile_to_shape, zipped_divide
 from cutemma.mma.operation import Operation
-from cutemma.mma.traits import tv_table
+from cutemma.mma.traits import mode_table, tv_table
 from cutemma.smem import gmma_layout_atom, make_gmma_desc
 from cutemma.tiled import make_tiled_mma
 
@@ -112,8 +114,17 @@ class Sm90Plan:
         self.split_n = self.promote and config.promote == "split"
         self.mn_major = {"A": "K" if a_major == "K" else "MN", "B": "K" if b_major == "K" else "MN"}
         name = pattern.format(n=config.block_n)
+        self.a_regs = bool(config.a_regs)
+        if self.a_regs:  # the RS atom: A from registers (K-major in the instruction's view)
+            if self.promote:
+                raise TiledMmaError(
+                    f"{config.name} {dtype}: A from registers (RS) runs the plain k-tile loop; "
+                    "give promote=False for fp8"
+                )
+            name = name.replace("_SS", "_RS")
         if any_major:
-            name += f"<{self.mn_major['A']},{self.mn_major['B']}>"
+            a = "K" if self.a_regs else self.mn_major["A"]
+            name += f"<{a},{self.mn_major['B']}>"
         self.tile_wgs = config.tile_warpgroups
         self.tiled = make_tiled_mma(name, (self.tile_wgs, 1, 1))
         self.atom_name = self.tiled.atom.name
@@ -246,6 +257,31 @@ class Sm90Plan:
         """
         return tuple(dn // self.d_width for _, _, dn in self.epilogue[2])
 
+    # ------------------------------------------------------------------ RS: A registers
+    @cached_property
+    def a_regload(self) -> Split:
+        """Where each consumer thread's wgmma A registers come from (RS): value ``j`` of
+        ``tv_layout_A_tiled`` for row block ``im`` and k block ``kb`` is read at the stage
+        offset ``smem_A`` gives its (m, k); constant ``(im * k_blocks + kb) * values + j``,
+        split into thread part and constants (+ or ^, as the sm80 plan splits its reads).
+
+        >>> p = Sm90Plan(Sm90Config(128, 64, consumers=1, a_regs=True), "f16", "K", "K", "f32")
+        >>> p.atom_name, len(p.a_regload.consts), p.a_regload.op
+        ('SM90_64x64x16_F32F16F16_RS', 64, '^')
+        """
+        tv = tv_table(self.tiled.tv_layout_A_tiled)
+        mn, k = tv % self.tm, tv // self.tm
+        lay = self.smem_A
+        inner = mode_table(lay.inner.shape, lay.inner.stride)
+        tab = lay.outer(inner).reshape(self.block_k, self.config.block_m).T
+        cols = [
+            tab[mn + im * self.tm, k + kb * self.tk]
+            for im in range(self.mma_m)
+            for kb in range(self.k_blocks)
+        ]
+        table = np.concatenate(cols, axis=1).tolist()
+        return split_offsets(table, lay.outer, "RS A registers")
+
     # ------------------------------------------------------------------ descriptors
     def _rows_of(self, which: str) -> list[int]:
         """First row each consumer warpgroup reads of a ``tm``-row (A) slice, from the
@@ -255,7 +291,9 @@ class Sm90Plan:
         tv = tv_table(self.tiled.tv_layout_A_tiled)
         out = []
         for w in range(self.tile_wgs):
-            ms = sorted({int(o) % self.tm for o in tv[w * WARPGROUP]})
+            # SS: thread 0 of the warpgroup names its slice; RS: its threads share the rows
+            rows = tv[w * WARPGROUP : (w + 1) * WARPGROUP] if self.a_regs else tv[w * WARPGROUP]
+            ms = sorted({int(o) % self.tm for o in rows.ravel()})
             if ms != list(range(ms[0], ms[0] + 64)):  # pragma: no cover - GMMA A is 64 rows
                 raise TiledMmaError(f"warpgroup {w} does not read 64 consecutive rows of A")
             out.append(ms[0])

@@ -40,6 +40,7 @@ from cutemma.cuda.source import (
     indent,
     translation_unit,
 )
+from cutemma.errors import TiledMmaError
 from cutemma.kernels.scheduler import raster_sm90, tile_counts_sm90, tile_loop_sm90
 from cutemma.kernels.sm80.source import OUT_TYPES, thread_expr
 from cutemma.kernels.sm90.batched import (
@@ -371,7 +372,33 @@ def _accumulators(plan: Sm90Plan) -> str:
         )
     if plan.promote:
         return f"float acc[{n}], accf[{n}];  // fp8: each k tile's sums promoted into accf"
+    if plan.a_regs:
+        return f"float acc[{n}];\n" + _a_register_setup(plan)
     return f"float acc[{n}];"
+
+
+def _a_register_setup(plan: Sm90Plan) -> str:
+    """RS: the A fragment registers and each thread's stage offsets (bytes) of its A values,
+    one per key of the split (thread part from tid, the TiledMMA thread)."""
+    split = plan.a_regload
+    keys, _ = split.parts()
+    tables: list[str] = []
+    base = thread_expr("A_ld_base", split.thread, tables)
+    if tables:  # pragma: no cover - the GMMA A layouts are layouts of tid
+        raise TiledMmaError("RS A offsets: no layout of tid reproduces them")
+    eb, regs = plan.elem_bytes, plan.tiled.atom.op.a.count
+    lines = [
+        f"// RS: A values at tv_layout_A_tiled {plan.tiled.tv_layout_A_tiled} of smem A",
+        base,
+        *(
+            f"const uint32_t A_ld{j} = {eb} * "
+            + (f"(A_ld_base ^ {key})" if key else "A_ld_base")
+            + ";"
+            for j, key in enumerate(keys)
+        ),
+        f"uint32_t a_frag[{plan.mma_m}][{plan.k_blocks}][{regs}];  // wgmma A registers",
+    ]
+    return "\n".join(lines)
 
 
 def _epilogue(plan: Sm90Plan, out: str, c_type: str, batched: bool) -> str:

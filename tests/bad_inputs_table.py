@@ -651,7 +651,8 @@ DESIGN_API: list[tuple[str, type, str]] = [
     (_chk(f"{_D}('SM80_8x8x4_F64F64F64F64_TN')"), DSE, "rule atom_family"),
     # kdesign2: F16-accumulating mma.sync atoms run now (on sm_80+); sm_75 has no such k16
     (_chk(f"{_D}('SM80_16x8x16_F16F16F16F16_TN', (64, 64, 32))", "sm_75"), DSE, "rule atom_arch"),
-    (_chk(f"{_D}('SM90_64x128x16_F16F16F16_SS<K,K>')"), DSE, "rule atom_family"),
+    # kdesign2: F16-accumulating GMMA runs now; its N must still be the tile's
+    (_chk(f"{_D}('SM90_64x128x16_F16F16F16_SS<K,K>', (128, 256, 64))"), DSE, "rule sm90_shape"),
     # kdesign2: 16-bit and tf32 GMMA RS atoms run now; fp8 RS (its promoted loops) does not
     (_chk(f"{_D}('SM90_64x64x32_F32E4M3E4M3_RS_TN')"), DSE, "rule atom_family"),
     (_chk(f"{_D}({_E4}, (64, 64, 64))", "sm_80"), DSE, "needs sm_89 or newer"),

@@ -72,6 +72,10 @@ SM90_RS_ATOMS = {
     pattern.replace("{n}", r"\d+").replace("_SS", "_RS"): dtype
     for dtype, (pattern, _, _) in ATOMS_SM90.items()
     if dtype in ("bf16", "f16", "tf32")
+} | {
+    # F16-accumulating GMMA (f16 inputs), SS or RS
+    r"SM90_64x\d+x16_F16F16F16_SS": "f16",
+    r"SM90_64x\d+x16_F16F16F16_RS": "f16",
 }
 LDMATRIX = {  # operand major -> the ldmatrix copy atoms the sm80 mainloop issues
     "K": ("SM75_U32x4_LDSM_N", "SM75_U32x2_LDSM_N"),
@@ -342,6 +346,7 @@ class GemmDesign:
                 return Sm90Config(
                     bm, bn, bk, consumers=consumers, stages=self.stages,
                     schedule=self.schedule or "cooperative", a_regs="_RS" in self.atom_name,
+                    acc_f16="F16F16F16_" in self.atom_name,
                 )  # fmt: skip
             swz = _swizzle_bytes(self.smem_a, self.smem_b)
             return GemmConfig(bm, bn, bk, (wm, wn), self.stages or 4, swz)
@@ -681,7 +686,8 @@ RULES: tuple[Rule, ...] = (
         "atom_family",
         _family,
         "an SM80/SM89 16x8 mma.sync atom (f32, s32 or f16 accumulators), an SM70 8x8x4 "
-        "quadpair atom, or an SM90 64xNxK SS or RS (16-bit, tf32) atom with f32 accumulators",
+        "quadpair atom, or an SM90 64xNxK SS or RS (16-bit, tf32) atom with f32 (or, f16 "
+        "inputs, f16) accumulators",
     ),
     Rule(
         "atom_arch", _arch, "an atom the device executes (sm_80+ mma.sync, sm_89+ fp8, sm_90a GMMA)"

@@ -56,6 +56,8 @@ def test_rs_seed_design_passes_the_rules():
     d = GemmDesign("SM90_64x128x16_F32F16F16_RS<K,K>")
     assert failed_rules(d) == [] and d.config.a_regs and d.config.name.endswith("_rs")
     assert failed_rules(GemmDesign("SM90_64x64x32_F32E4M3E4M3_RS_TN")) == ["atom_family"]
+    h = GemmDesign("SM90_64x128x16_F16F16F16_SS<K,K>")
+    assert failed_rules(h) == [] and h.config.acc_f16 and h.config.name.endswith("_h16")
 
 
 @needs_nvrtc
@@ -72,3 +74,27 @@ def test_rs_kernel_compiles_to_hgmma_without_local_memory():
     assert count_instructions(sass(cubin)).get("HGMMA", 0) >= 2 * 4  # mma_m x k blocks
     use = local_memory_use(cubin)
     assert not use.local_bytes and not use.stack_bytes
+
+
+def test_f16_accumulators_unpack_as_the_ptx_d_fragment():
+    """F16-accumulating GMMA: value ``v`` of row block ``im`` is half ``v % 2`` of register
+    ``im * regs + v // 2`` (the wgmma statements name acch[im * regs ..]); its (m, n) must be
+    the PTX ISA's wgmma D fragment (the A pattern, columns in groups of 8 across N)."""
+    d = GemmDesign("SM90_64x64x16_F16F16F16_SS<K,K>", (128, 64, 64))
+    cfg = d.config
+    plan = Sm90Plan(cfg, "f16", "K", "K", "f32")
+    src = gemm_sm90_source(cfg, "f16", "K", "K", "f32")
+    regs = plan.tiled.atom.op.c.count  # f16x2 registers per wgmma (16 for N = 64)
+    assert f"uint32_t acch[{plan.mma_m * regs}];" in src and f'"+r"(acch[{regs}])' in src
+    assert "acc[2 * i] = f16_to_f32((uint16_t)(acch[i] & 0xffffu))" in src
+    assert "acc[2 * i + 1] = f16_to_f32((uint16_t)(acch[i] >> 16))" in src
+    tv = thread_values(src, ["C_m", "C_n"], plan.consumer_threads)
+    _, _, consts = plan.epilogue
+    per = 2 * regs
+    for t in range(plan.consumer_threads):
+        for idx, dm, dn in consts:
+            im, v = divmod(idx, per)
+            lane, warp = t % 32, t // 32
+            row = 16 * warp + lane // 4 + 8 * ((v // 2) % 2)
+            col = 8 * (v // 4) + 2 * (lane % 4) + v % 2
+            assert (tv["C_m"][t] + dm, tv["C_n"][t] + dn) == (im * plan.tm + row, col)

@@ -116,6 +116,9 @@ class Sm90Config:
     # GMMA RS: the consumers load A from the stage into the wgmma A registers (the RS
     # atom's A TV layout) instead of handing wgmma an A descriptor
     a_regs: bool = False
+    # F16-accumulating GMMA (f16 inputs): D as f16x2 registers, unpacked to f32 after the
+    # tile's mainloop (the epilogues read f32)
+    acc_f16: bool = False
 
     def __post_init__(self) -> None:
         ints = ("block_m", "block_n", "consumers", "group_m", "cluster")
@@ -204,7 +207,7 @@ class Sm90Config:
         e = "" if self.epilogue == "tma" else f"_e{self.epilogue}"
         p = {True: "", False: "_fastacc", "overlap": "_ovl", "split": "_spl"}.get(self.promote, "")
         pp = {"cooperative": "", "pingpong": "_pp", "alternate": "_alt"}.get(self.schedule, "")
-        rs = "_rs" if self.a_regs else ""
+        rs = ("_rs" if self.a_regs else "") + ("_h16" if self.acc_f16 else "")
         return f"b{self.block_m}x{self.block_n}{k}_c{self.consumers}_s{s}{g}{x}{e}{p}{pp}{rs}"
 
     @property

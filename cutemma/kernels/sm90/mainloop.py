@@ -96,7 +96,23 @@ def _a_loads(plan: Sm90Plan) -> str:
 
 
 def _fence(name: str, n: int) -> str:
+    if name == "acch":  # f16x2 accumulator registers (acc_f16)
+        return (
+            f"#pragma unroll\nfor (int i = 0; i < {n // 2}; ++i) "
+            'asm volatile("" : "+r"(acch[i]) :: "memory");'
+        )
     return f"#pragma unroll\nfor (int i = 0; i < {n}; ++i) fence_acc({name}[i]);"
+
+
+def _unpack_f16(n: int) -> str:
+    """acc_f16: the tile's f16x2 sums into the f32 ``acc`` the epilogues read; value 2i is
+    the low half of register i (PTX ISA wgmma D fragment for .f16: each .f16x2 register
+    holds two adjacent columns, the lower one in the lower half)."""
+    return (
+        f"#pragma unroll\nfor (int i = 0; i < {n // 2}; ++i) {{ "
+        "acc[2 * i] = f16_to_f32((uint16_t)(acch[i] & 0xffffu)); "
+        "acc[2 * i + 1] = f16_to_f32((uint16_t)(acch[i] >> 16)); }"
+    )
 
 
 def _turns(plan: Sm90Plan) -> tuple[str, str]:
@@ -165,16 +181,17 @@ def mainloop(plan: Sm90Plan, release_stmt: str, after_issue: str = "") -> str:
             if plan.a_regs
             else "wgmma_wait<1>();  // the previous k tile's batch is done: release its stage"
         )
+        acc = "acch" if plan.acc_f16 else "acc"
         body = head + [
             "const int scale_d = kt > 0;  // the first k block of a tile overwrites acc",
             *([_a_loads(plan)] if plan.a_regs else []),
-            _fence("acc", n),
+            _fence(acc, n),
             "wgmma_fence();",
-            _wgmma_lines(plan),
+            _wgmma_lines(plan, acc),
             "wgmma_commit();",
             *issued,
             wait,
-            _fence("acc", n),
+            _fence(acc, n),
             f"if (kt > 0 && signals) {release_stmt}",
             *tail,
         ]
@@ -184,8 +201,9 @@ def mainloop(plan: Sm90Plan, release_stmt: str, after_issue: str = "") -> str:
                 block("for (int kt = 0; kt < k_tiles; ++kt)", "\n".join(body)),
                 *([after_issue] if after_issue else []),
                 "wgmma_wait<0>();",
-                _fence("acc", n),
+                _fence(acc, n),
                 f"if (signals) {release_stmt}  // k_tiles >= 1: the tile's last stage",
+                *([_unpack_f16(n)] if plan.acc_f16 else []),
             ]  # fmt: skip
         )
 

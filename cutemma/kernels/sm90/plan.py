@@ -114,6 +114,14 @@ class Sm90Plan:
         self.split_n = self.promote and config.promote == "split"
         self.mn_major = {"A": "K" if a_major == "K" else "MN", "B": "K" if b_major == "K" else "MN"}
         name = pattern.format(n=config.block_n)
+        self.acc_f16 = bool(config.acc_f16)
+        if self.acc_f16:
+            if dtype != "f16":
+                raise TiledMmaError(
+                    f"{config.name}: F16 accumulators take f16 inputs (wgmma .f16.f16.f16), "
+                    f"not {dtype}"
+                )
+            name = name.replace("F32F16F16", "F16F16F16")
         self.a_regs = bool(config.a_regs)
         if self.a_regs:  # the RS atom: A from registers (K-major in the instruction's view)
             if self.promote:

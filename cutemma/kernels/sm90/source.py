@@ -372,9 +372,14 @@ def _accumulators(plan: Sm90Plan) -> str:
         )
     if plan.promote:
         return f"float acc[{n}], accf[{n}];  // fp8: each k tile's sums promoted into accf"
+    if plan.acc_f16:  # the f32 values (2 per f16x2 register) the epilogue reads
+        n = plan.acc_per_thread
+    out = f"float acc[{n}];"
+    if plan.acc_f16:
+        out += f"\nuint32_t acch[{n // 2}];  // F16 accumulators: f16x2 wgmma D registers"
     if plan.a_regs:
-        return f"float acc[{n}];\n" + _a_register_setup(plan)
-    return f"float acc[{n}];"
+        out += "\n" + _a_register_setup(plan)
+    return out
 
 
 def _a_register_setup(plan: Sm90Plan) -> str:

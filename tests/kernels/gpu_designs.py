@@ -1,7 +1,7 @@
 """Random GEMM designs on the GPU (issue 20, acceptance 1 and 2; a script).
 
     python tests/kernels/gpu_designs.py OUT.json [COUNT] [--seed=S] [--shards=P] [--dry]
-                                        [--seeds-only]
+                                        [--seeds-only] [--extras]
 
 COUNT (default 160) random designs that pass every rule of :mod:`cutemma.kernels.design`
 on sm_90a, drawn with ``random.Random(seed)`` (default seed 20): both families;
@@ -15,8 +15,8 @@ Each design runs through ``cutemma.gemm(A, B, design=...)`` on 3 shapes (one of 
 primes, non-multiples of the tile) with small-integer operands, so every product and sum
 is exact in every type: pass = D equals the float64 reference exactly. Then every seed
 TiledMMA the rules accept runs on 5 shapes. ``--dry``: draw and check the designs on the
-CPU only (no torch). ``--seeds-only``: only the seed TiledMMAs (no random designs). Exits 1
-if any case fails.
+CPU only (no torch). ``--seeds-only``: only the seed TiledMMAs (no random designs);
+``--extras``: also :func:`extra_designs` on the seed shapes. Exits 1 if any case fails.
 """
 
 from __future__ import annotations
@@ -152,6 +152,38 @@ def seed_designs() -> list[tuple[str, object, str, tuple[str, str]]]:
     return out
 
 
+def extra_designs() -> list[tuple[str, object, str, tuple[str, str]]]:
+    """Designs beside the seeds that exercise this round's paths (kdesign2): UniversalCopy
+    register loads on an sm80 atom, the F16-accumulating SM70 and SM80 atoms on M/N-major
+    operands, GMMA RS over two consumer warpgroups (bf16, N-major B), F16-accumulating RS."""
+    f16 = "SM80_16x8x16_F32F16F16F32_TN"
+    specs = [
+        ("UniversalCopy A and B, SM80 16x8x16 2x2", make_tiled_mma(f16, (2, 2, 1)), (64, 64, 32),
+         {"copy_a": "UniversalCopy<uint32_t>", "copy_b": "UniversalCopy<uint32_t>"}, "f16", ("K", "N")),
+        ("SM70 F16-accumulating TN 2x2", make_tiled_mma("SM70_8x8x4_F16F16F16F16_TN", (2, 2, 1)),
+         (32, 32, 32), {}, "f16", ("K", "K")),
+        ("SM70 2x2 seed TiledMMA, M/N-major operands",
+         make_tiled_mma("SM70_8x8x4_F32F16F16F32_NT", Layout((2, 2), (2, 1)),
+                        (Layout((4, 4, 2), (1, 8, 4)), 32, 4)), (64, 32, 32), {}, "f16", ("M", "N")),
+        ("SM80 16x8x16 F16-accumulating, M permutation, M/N-major",
+         make_tiled_mma("SM80_16x8x16_F16F16F16F16_TN", (2, 2, 1), (perm_m(16, 2), None, None)),
+         (64, 64, 32), {}, "f16", ("M", "N")),
+        ("GMMA RS bf16 64x64, 2 consumers", make_tiled_mma("SM90_64x64x16_F32BF16BF16_RS<K,MN>", (2, 1, 1)),
+         (128, 64, 64), {}, "bf16", ("K", "K")),
+        ("GMMA RS F16-accumulating 64x64", make_tiled_mma("SM90_64x64x16_F16F16F16_RS<K,K>", (1, 1, 1)),
+         (128, 64, 64), {}, "f16", ("K", "K")),
+    ]  # fmt: skip
+    out = []
+    for label, tiled, tile, kw, dtype, majors in specs:
+        try:
+            d = GemmDesign(tiled, tile, **kw)
+            why = failed_rules(d, "sm_90a")
+        except Exception as exc:
+            d, why = None, [f"{type(exc).__name__}: {exc}"]
+        out.append((label, d, dtype, why, majors))
+    return out
+
+
 def run_design(d: GemmDesign, dtype: str, majors: tuple, shapes: list, gen) -> list[dict]:
     import torch
 
@@ -224,6 +256,13 @@ def main(argv: list[str]) -> int:
             if d is not None and not why:
                 for r in run_design(d, dtype, ("K", "K"), SEED_SHAPES, gen):
                     rows.append(r | {"seed_tiled_mma": label})
+        if "extras" in opts:
+            for label, d, dtype, why, majors in extra_designs():
+                if d is not None and not why:
+                    for r in run_design(d, dtype, majors, SEED_SHAPES, gen):
+                        rows.append(r | {"extra_design": label})
+                else:
+                    rows.append({"extra_design": label, "ok": False, "error": "; ".join(why)})
     report["rows"] = rows
     report["device"] = torch.cuda.get_device_name(0)
     report["date"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
@@ -234,7 +273,12 @@ def main(argv: list[str]) -> int:
         f"{sum(1 for r in seed_rows if r['seed_tiled_mma'] == lbl)} shapes exact"
         for lbl, _, _, why in seeds
     }  # fmt: skip
-    print(json.dumps(report["seeds_summary"], indent=1))
+    report["extras_summary"] = {
+        lbl: f"{sum(r['ok'] for r in rows if r.get('extra_design') == lbl)}/"
+        f"{sum(1 for r in rows if r.get('extra_design') == lbl)} shapes exact"
+        for lbl in {r["extra_design"] for r in rows if "extra_design" in r}
+    }
+    print(json.dumps(report["seeds_summary"] | report["extras_summary"], indent=1))
     report["cutemma"] = cutemma.__file__
     json.dump(report, open(path, "w"), indent=1)
     return 0 if all(r["ok"] for r in rows) else 1

@@ -3,8 +3,11 @@ copies, stages, schedule, epilogue), checked against a table of rules before any
 compiles, and turned into the family's config and plan.
 
 The family follows the TiledMMA's atom: ``mma.sync`` atoms (SM80 16x8x16 f16/bf16, 16x8x8
-tf32, 16x8x32 int8, SM89 16x8x32 fp8) run the sm80 family, GMMA ``SS`` atoms
-(``SM90_64xNxK_...``) the sm90 family. What a design leaves out is chosen as the built-in
+tf32, 16x8x32 int8, SM89 16x8x32 fp8, the F16-accumulating 16-bit ones, the SM70 8x8x4
+quadpair) run the sm80 family, GMMA ``SS`` and ``RS`` atoms (``SM90_64xNxK_...``) the sm90
+family. The sm80 mainloop reads registers with ldmatrix where the fragments are
+ldmatrix-shaped, else (SM70, atoms repeated in a thread's tile, ``copy_a/copy_b =
+"UniversalCopy<...>"``) with plain shared loads at the offsets the TiledMMA's TV layouts give. What a design leaves out is chosen as the built-in
 configs choose it. ``GemmConfig`` and ``Sm90Config`` are shorthands: ``config.design(dtype)``
 (or :meth:`GemmDesign.from_config`) gives the design whose kernel is the config's, byte for
 byte.

@@ -23,7 +23,7 @@ partition_C gives) and the values to launch with.
 >>> validate_ops(("scale_row", "scale_col", "bias", "gelu_tanh"))
 ('scale_row', 'scale_col', 'bias', 'gelu_tanh')
 >>> Epilogue(("bias", "relu"), ("bf16", "")).apply("v", "m", "n")
-'fmaxf((v) + bf16_to_f32(__ldg(&ep_bias[n])), 0.f)'
+'fmaxf((v) + bf16_to_f32(__ldg(&epl_bias[n])), 0.f)'
 """
 
 from __future__ import annotations
@@ -93,7 +93,7 @@ OPS: dict[str, EpilogueOp] = {
         EpilogueOp("silu", "activation", None, None, "epi_silu({x})", lambda x, _: x * x.sigmoid(),
                    "x * sigmoid(x)"),
         EpilogueOp("residual", "residual", "residual", "MN", "({x}) + {v}", lambda x, r: x + r,
-                   "x + residual[m, n] (a tensor shaped like D, any strides)"),
+                   "x + residual[m, n] (shaped like D; rows not contiguous are copied first)"),
         EpilogueOp("cast", "cast", None, None, "{x}", lambda x, _: x,
                    "the output cast (always applied last; naming it is optional)"),
     )
@@ -207,7 +207,8 @@ class Epilogue:
     def params(self) -> list[Param]:
         """The extra kernel parameters, after the family's own: a pointer per tensor
         (vectors ``__restrict__``: read-only; a residual may be D itself), and a
-        residual's two element strides."""
+        residual's row stride (its rows contiguous: a general n stride made ptxas keep a
+        64-bit product per column of the tile in registers, and spill)."""
         out = []
         for n, d in zip(self.ops, self.dtypes):
             op = OPS[n]
@@ -215,11 +216,25 @@ class Epilogue:
                 continue
             out.append(Param(f"const {_C_TYPES[d]}*", f"ep_{op.arg}", restrict=op.shape != "MN"))
             if op.shape == "MN":
-                out += [
-                    Param("long long", f"ep_{op.arg}_ldm"),
-                    Param("long long", f"ep_{op.arg}_ldn"),
-                ]
+                out.append(Param("long long", f"ep_{op.arg}_ld"))
         return out
+
+    def setup(self) -> str:
+        """Lines a family puts at the start of each tile's epilogue: per-tile copies of the
+        tensor pointers and strides (``epl_...``) that :meth:`apply` reads, passed through an
+        empty asm so the compiler cannot hoist address arithmetic out of a persistent
+        kernel's tile loop (it kept one 64-bit address per row of the tile live across the
+        mainloop and spilled them).
+
+        >>> print(Epilogue(("residual",), ("f32",)).setup())
+        const float* epl_residual = ep_residual; asm volatile("" : "+l"(epl_residual));
+        long long epl_residual_ld = ep_residual_ld; asm volatile("" : "+l"(epl_residual_ld));
+        """
+        lines = []
+        for p in self.params():
+            local = "epl_" + p.name[3:]
+            lines.append(f'{p.ctype} {local} = {p.name}; asm volatile("" : "+l"({local}));')
+        return "\n".join(lines)
 
     def helpers(self) -> str:
         """Device functions the chain's activations call (file scope, before the kernel)."""
@@ -228,22 +243,22 @@ class Epilogue:
     def apply(self, x: str, m: str, n: str) -> str:
         """The f32 expression of one element: value ``x`` through every op, the tensors
         read at (``m``, ``n``), C expressions of the element's coordinates that the family
-        takes from its partition_C. Vectors are read through the read-only cache
+        takes from its partition_C, the tensors through the locals of :meth:`setup`. Vectors are read through the read-only cache
         (``__ldg``): a warp's lanes read a handful of neighbouring values, which the
         cache serves once.
 
         >>> Epilogue(("residual", "gelu_tanh"), ("f32", "")).apply("a", "m", "n")
-        'epi_gelu_tanh((a) + ep_residual[(long long)(m) * ep_residual_ldm + (long long)(n) * ep_residual_ldn])'
+        'epi_gelu_tanh((a) + epl_residual[(long long)(m) * epl_residual_ld + (n)])'
         """
         for name, d in zip(self.ops, self.dtypes):
             op = OPS[name]
             v = ""
             if op.shape == "MN":
                 a = op.arg
-                v = f"ep_{a}[(long long)({m}) * ep_{a}_ldm + (long long)({n}) * ep_{a}_ldn]"
+                v = f"epl_{a}[(long long)({m}) * epl_{a}_ld + ({n})]"
                 v = TO_F32[d].format(x=v)
             elif op.shape:
-                v = TO_F32[d].format(x=f"__ldg(&ep_{op.arg}[{m if op.shape == 'M' else n}])")
+                v = TO_F32[d].format(x=f"__ldg(&epl_{op.arg}[{m if op.shape == 'M' else n}])")
             x = op.cuda.format(x=x, v=v)
         return x
 
@@ -332,13 +347,13 @@ def bind(
             )
         if t.device != device:
             raise LaunchError(f"gemm epilogue: {op.arg} is on {t.device}; move it to {device}")
-        if op.shape != "MN":
-            t = t.contiguous()  # a strided vector: one copy (the kernel reads it densely)
+        if (op.shape != "MN" or t.stride(-1) != 1) and N > 1:
+            t = t.contiguous()  # strided: one copy (vectors are read densely, residual rows)
         dtypes.append(ARG_DTYPES[dt])
         keep.append(t)
         values.append(t.data_ptr())
         if op.shape == "MN":
-            values += list(t.stride())
+            values.append(t.stride(0))
     return Bound(Epilogue(ops, tuple(dtypes)), tuple(keep), tuple(values))
 
 

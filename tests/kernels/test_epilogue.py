@@ -129,17 +129,20 @@ def test_bind_gives_pointers_and_residual_strides_in_parameter_order():
     b = bind(("scale_col", "residual", "gelu"), {"scale_col": torch.ones(4), "residual": res},
              8, 4, CPU)  # fmt: skip
     assert [p.name for p in b.epilogue.params()] == [
-        "ep_scale_col", "ep_residual", "ep_residual_ldm", "ep_residual_ldn"]  # fmt: skip
-    assert b.values == (b.tensors[0].data_ptr(), res.data_ptr(), 6, 1)
+        "ep_scale_col", "ep_residual", "ep_residual_ld"]  # fmt: skip
+    assert b.values == (b.tensors[0].data_ptr(), res.data_ptr(), 6)
     assert b.epilogue.dtypes == ("f32", "f32", "")
+    col = torch.zeros(4, 8).t()  # columns contiguous: copied to rows
+    b = bind(("residual",), {"residual": col}, 8, 4, CPU)
+    assert b.values[1:] == (4,) and b.tensors[0].data_ptr() != col.data_ptr()
 
 
 def test_epilogue_expression_and_naming():
     e = Epilogue(("scale_row", "scale_col", "bias", "gelu"), ("f32", "f32", "f16", ""))
     x = e.apply("acc", "m", "n")
     assert x == (
-        "epi_gelu_erf((((acc) * __ldg(&ep_scale_row[m])) * __ldg(&ep_scale_col[n]))"
-        " + f16_to_f32(__ldg(&ep_bias[n])))"
+        "epi_gelu_erf((((acc) * __ldg(&epl_scale_row[m])) * __ldg(&epl_scale_col[n]))"
+        " + f16_to_f32(__ldg(&epl_bias[n])))"
     )
     assert "epi_gelu_erf" in e.helpers() and "epi_silu" not in e.helpers()
     assert not Epilogue() and Epilogue().suffix == "" and Epilogue().params() == []

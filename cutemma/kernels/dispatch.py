@@ -1,5 +1,6 @@
-"""``gemm(A, B, C=None, *, alpha, beta, out, out_dtype, config, scale_a, scale_b)``:
-``cutemma.gemm``, the one entry of both families.
+"""``gemm(A, B, C=None, *, alpha, beta, out, out_dtype, config, scale_a, scale_b,
+epilogue, bias, bias_row, residual, scale_row, scale_col)``: ``cutemma.gemm``, the one
+entry of both families.
 
 2-D or batched 3-D torch tensors; fp16, bf16, tf32, int8 and fp8 (e4m3/e5m2) inputs.
 
@@ -18,6 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from cutemma.errors import LaunchError
+from cutemma.kernels.epilogue import bind
 from cutemma.kernels.fastpath import try_fast
 from cutemma.kernels.operands import ELEM_BYTES, _check, _dtype, _dtype_name, _needs_fp8
 from cutemma.kernels.sm80.host import gemm_sm80
@@ -39,8 +41,21 @@ def gemm(
     config: GemmConfig | Sm90Config | None = None,
     scale_a: float = 1.0,
     scale_b: float = 1.0,
+    epilogue: Any = None,
+    bias: Any = None,
+    bias_row: Any = None,
+    residual: Any = None,
+    scale_row: Any = None,
+    scale_col: Any = None,
 ) -> Any:
     """D = alpha * scale_a * scale_b * A @ B + beta * C on the GPU; returns D.
+
+    ``epilogue``: ops fused into the kernel, applied in order to each value before the
+    output cast, D = cast(ops(alpha * A @ B + beta * C)), with their tensors as keywords:
+    ``bias`` (N,) per column, ``bias_row`` (M,), ``scale_row`` (M,), ``scale_col`` (N,)
+    (float32, bfloat16 or float16), ``residual`` (M, N); activations 'relu', 'gelu',
+    'gelu_tanh', 'silu' (:mod:`cutemma.kernels.epilogue`, docs/gemm.md). 2-D float calls;
+    such a call skips the repeated-call fast path (its tensors are read anew each call).
 
     On an sm_90 device a 2-D or batched 3-D call of float16, bfloat16 (either major) or
     float32 (tf32, K-major) operands whose base pointers, leading strides and batch strides
@@ -79,7 +94,9 @@ def gemm(
     >>> cutemma.gemm(A8, B8, scale_a=0.5, out_dtype=torch.float32).dtype  # doctest: +SKIP
     torch.float32
     """
-    if C is None and out_dtype is None and scale_a == 1.0 and scale_b == 1.0:
+    plain = epilogue is None and bias is None and bias_row is None and residual is None
+    if plain and scale_row is None and scale_col is None and C is None and out_dtype is None \
+            and scale_a == 1.0 and scale_b == 1.0:  # fmt: skip
         # a repeat of a call with these operands: its prepared launch (kernels/fastpath.py)
         done = try_fast(A, B, out, alpha, config)
         if done is not None:
@@ -92,6 +109,13 @@ def gemm(
 
     M, K = A.shape[-2:]
     N = B.shape[-1]
+    bound = None
+    tensors = {"bias": bias, "bias_row": bias_row, "residual": residual,
+               "scale_row": scale_row, "scale_col": scale_col}  # fmt: skip
+    if epilogue is not None or any(t is not None for t in tensors.values()):
+        remember = None  # the tensors are read per call: no prepared repeat
+        bound = bind(epilogue, tensors, M, N, A.device, batch is not None, dtype == "s8")
+        bound = bound if bound.epilogue else None
     out_dtype = out_dtype or (out.dtype if out is not None else getattr(torch, outs[0]))
     if _dtype_name(out_dtype) not in outs:
         raise LaunchError(
@@ -118,12 +142,12 @@ def gemm(
             why, config = "cutemma.tune found the sm80 kernel faster", chosen
     if why is None:
         kw = {"alpha": alpha, "beta": beta, "out": out, "out_dtype": out_dtype}
-        return gemm_sm90(A, B, C, config=chosen, _remember=remember, **kw)
+        return gemm_sm90(A, B, C, config=chosen, _remember=remember, _epilogue=bound, **kw)
     if isinstance(config, Sm90Config):
         raise LaunchError(f"gemm: config {config.name} is an sm90 config, but {why}")
     return gemm_sm80(
         A, B, C, alpha=alpha, beta=beta, out=out, out_dtype=out_dtype, config=config,
-        batch=batch, dtype=dtype, remember=remember,
+        batch=batch, dtype=dtype, remember=remember, epilogue=bound,
     )  # fmt: skip
 
 

@@ -273,11 +273,26 @@ def _shape_of(op: EpilogueOp, M: int, N: int) -> tuple[int, ...]:
 @dataclass(frozen=True)
 class Bound:
     """An epilogue bound to one call: the :class:`Epilogue` to compile and, per kernel
-    parameter of :meth:`Epilogue.params`, the tensor (kept alive) or stride to launch with."""
+    parameter of :meth:`Epilogue.params`, the tensor (kept alive until the launch) or row
+    stride to launch with (``args``); ``values`` the same as integers (pointers)."""
 
     epilogue: Epilogue
-    tensors: tuple
-    values: tuple[int, ...]
+    args: tuple
+
+    @property
+    def tensors(self) -> tuple:
+        """The tensors the kernel reads, in parameter order."""
+        return tuple(a for a in self.args if not isinstance(a, int))
+
+    @property
+    def named(self) -> dict[str, Any]:
+        """The tensors by call keyword (what :func:`reference` takes)."""
+        return dict(zip((OPS[n].arg for n in self.epilogue.ops if OPS[n].arg), self.tensors))
+
+    @property
+    def values(self) -> tuple[int, ...]:
+        """The launch values: each tensor's data pointer, each stride as it is."""
+        return tuple(a if isinstance(a, int) else a.data_ptr() for a in self.args)
 
 
 def bind(
@@ -324,7 +339,7 @@ def bind(
             "gemm epilogue: int8 inputs accumulate and write int32; the epilogue ops work on "
             "float values (float16, bfloat16, float32 (tf32) or float8 inputs)"
         )
-    dtypes, keep, values = [], [], []
+    dtypes, args = [], []
     for n in ops:
         op = OPS[n]
         if op.arg is None:
@@ -350,11 +365,8 @@ def bind(
         if (op.shape != "MN" or t.stride(-1) != 1) and N > 1:
             t = t.contiguous()  # strided: one copy (vectors are read densely, residual rows)
         dtypes.append(ARG_DTYPES[dt])
-        keep.append(t)
-        values.append(t.data_ptr())
-        if op.shape == "MN":
-            values.append(t.stride(0))
-    return Bound(Epilogue(ops, tuple(dtypes)), tuple(keep), tuple(values))
+        args += [t, int(t.stride(0))] if op.shape == "MN" else [t]
+    return Bound(Epilogue(ops, tuple(dtypes)), tuple(args))
 
 
 def reference(

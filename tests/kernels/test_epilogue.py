@@ -148,3 +148,28 @@ def test_epilogue_expression_and_naming():
     assert not Epilogue() and Epilogue().suffix == "" and Epilogue().params() == []
     with pytest.raises(DesignError, match="dtypes"):
         Epilogue(("bias",), ("",))
+
+
+def test_an_epilogue_call_bypasses_the_repeated_call_path(monkeypatch):
+    """cutemma.gemm with an epilogue (or any epilogue tensor) neither asks the fast path
+    nor leaves a launch for it (its tensors are read per call, so nothing can be served
+    stale); a plain call still does both. The families are stand-ins (no GPU)."""
+    import cutemma.kernels.dispatch as d
+
+    asked, ran = [], []
+    monkeypatch.setattr(d, "try_fast", lambda *a: asked.append(a))
+    monkeypatch.setattr(d, "_check", lambda A, B: (None, "bf16", ("bfloat16", "float32")))
+    monkeypatch.setattr(d, "sm90_refusal", lambda A, B, config: None)
+    monkeypatch.setattr(d, "_tuned_2d", lambda *a: None)
+    monkeypatch.setattr(d, "gemm_sm90", lambda *a, **kw: ran.append(kw))
+    A, B = torch.zeros(4, 8, dtype=torch.bfloat16), torch.zeros(8, 6, dtype=torch.bfloat16)
+    d.gemm(A, B, epilogue=("bias", "gelu"), bias=torch.zeros(6))
+    d.gemm(A, B, epilogue="relu")
+    with pytest.raises(LaunchError, match="no op of epilogue=\\(\\) reads it"):
+        d.gemm(A, B, bias=torch.zeros(6))  # a tensor without its op: refused, not ignored
+    assert asked == [] and [kw["_remember"] for kw in ran] == [None, None]
+    assert ran[0]["_epilogue"].epilogue == Epilogue(("bias", "gelu"), ("f32", ""))
+    d.gemm(A, B)
+    assert (
+        len(asked) == 1 and ran[-1]["_remember"] == (False, None) and ran[-1]["_epilogue"] is None
+    )

@@ -118,6 +118,9 @@ def _unknown(name: Any) -> DesignError:
     return DesignError(f"epilogue: unknown op {name!r}{hint}; the ops are {', '.join(OPS)}")
 
 
+_VALID: dict[tuple, tuple] = {}  # op lists already checked (a call's host cost)
+
+
 def validate_ops(names: Any) -> tuple[str, ...]:
     """The epilogue's op names as a tuple, checked: known ops, each at most once, scales
     before a bias before the activation, at most one activation, ``cast`` only last.
@@ -134,6 +137,12 @@ def validate_ops(names: Any) -> tuple[str, ...]:
         return ()
     if isinstance(names, str):
         names = (names,)
+    try:
+        done = _VALID.get(names)
+    except TypeError:  # unhashable: checked below
+        done = None
+    if done is not None:
+        return done
     try:
         names = tuple(names)
     except TypeError:
@@ -165,6 +174,8 @@ def validate_ops(names: Any) -> tuple[str, ...]:
                     "then the bias, then the activation, e.g. ('bias', 'gelu')"
                 )
         seen.setdefault(op.kind, n)
+    if isinstance(names, tuple) and len(_VALID) < 4096:
+        _VALID[names] = names
     return names
 
 
@@ -346,27 +357,53 @@ def bind(
             dtypes.append("")
             continue
         t = given[op.arg]
+        dt = _kernel_type(t, op, M, N)
         want = _shape_of(op, M, N)
-        what = {"M": f"one value per row of D, M = {M}", "N": f"one value per column of D, N = {N}",
-                "MN": f"shaped like D ({M}, {N})"}[op.shape]  # fmt: skip
-        if not hasattr(t, "data_ptr") or not hasattr(t, "dtype"):
+        if t.shape != want:
             raise LaunchError(
-                f"gemm epilogue: {op.arg} is a {type(t).__name__}; give a torch tensor ({what})"
-            )
-        dt = str(t.dtype).replace("torch.", "")
-        if dt not in ARG_DTYPES:
-            raise LaunchError(f"gemm epilogue: {op.arg} is {dt}; give {' or '.join(ARG_DTYPES)}")
-        if tuple(t.shape) != want:
-            raise LaunchError(
-                f"gemm epilogue: {op.arg} has shape {tuple(t.shape)}; op {n!r} needs {want} ({what})"
+                f"gemm epilogue: {op.arg} has shape {tuple(t.shape)}; op {n!r} needs {want} "
+                f"({_what(op, M, N)})"
             )
         if t.device != device:
             raise LaunchError(f"gemm epilogue: {op.arg} is on {t.device}; move it to {device}")
-        if (op.shape != "MN" or t.stride(-1) != 1) and N > 1:
-            t = t.contiguous()  # strided: one copy (vectors are read densely, residual rows)
-        dtypes.append(ARG_DTYPES[dt])
-        args += [t, int(t.stride(0))] if op.shape == "MN" else [t]
-    return Bound(Epilogue(ops, tuple(dtypes)), tuple(args))
+        if op.shape == "MN":  # rows must be contiguous: one row stride
+            t = t.contiguous() if N > 1 and t.stride(1) != 1 else t
+            args += [t, int(t.stride(0))]
+        else:  # a vector read densely
+            args.append(t.contiguous() if want[0] > 1 and t.stride(0) != 1 else t)
+        dtypes.append(dt)
+    key = (ops, tuple(dtypes))
+    epi = _BUILT.get(key)
+    if epi is None:
+        epi = _BUILT[key] = Epilogue(*key)
+    return Bound(epi, tuple(args))
+
+
+_BUILT: dict[tuple, Epilogue] = {}  # (ops, dtypes) -> its Epilogue (validated once)
+_TORCH_TYPES: dict[Any, str] = {}  # torch dtype -> kernel element type, filled on first use
+
+
+def _what(op: EpilogueOp, M: int, N: int) -> str:
+    return {"M": f"one value per row of D, M = {M}", "N": f"one value per column of D, N = {N}",
+            "MN": f"shaped like D ({M}, {N})"}[op.shape]  # fmt: skip
+
+
+def _kernel_type(t: Any, op: EpilogueOp, M: int, N: int) -> str:
+    """The kernel element type of an epilogue tensor, or a LaunchError naming what it is."""
+    try:
+        return _TORCH_TYPES[t.dtype]
+    except (KeyError, AttributeError, TypeError):
+        pass
+    if not hasattr(t, "data_ptr") or not hasattr(t, "dtype"):
+        raise LaunchError(
+            f"gemm epilogue: {op.arg} is a {type(t).__name__}; give a torch tensor "
+            f"({_what(op, M, N)})"
+        )
+    dt = str(t.dtype).replace("torch.", "")
+    if dt not in ARG_DTYPES:
+        raise LaunchError(f"gemm epilogue: {op.arg} is {dt}; give {' or '.join(ARG_DTYPES)}")
+    _TORCH_TYPES[t.dtype] = ARG_DTYPES[dt]
+    return ARG_DTYPES[dt]
 
 
 def reference(

@@ -21,6 +21,7 @@ from typing import Any
 from cutemma.errors import LaunchError
 from cutemma.kernels.epilogue import bind
 from cutemma.kernels.fastpath import try_fast
+from cutemma.kernels.fastpath_epilogue import try_fast_epilogue
 from cutemma.kernels.operands import ELEM_BYTES, _check, _dtype, _dtype_name, _needs_fp8
 from cutemma.kernels.sm80.host import gemm_sm80
 from cutemma.kernels.sm80.plan import GemmConfig
@@ -55,7 +56,8 @@ def gemm(
     ``bias`` (N,) per column, ``bias_row`` (M,), ``scale_row`` (M,), ``scale_col`` (N,)
     (float32, bfloat16 or float16), ``residual`` (M, N); activations 'relu', 'gelu',
     'gelu_tanh', 'silu' (:mod:`cutemma.kernels.epilogue`, docs/gemm.md). 2-D float calls;
-    such a call skips the repeated-call fast path (its tensors are read anew each call).
+    a repeat takes the prepared launch like a plain call, every tensor read at its address
+    (:mod:`cutemma.kernels.fastpath_epilogue`).
 
     On an sm_90 device a 2-D or batched 3-D call of float16, bfloat16 (either major) or
     float32 (tf32, K-major) operands whose base pointers, leading strides and batch strides
@@ -94,11 +96,14 @@ def gemm(
     >>> cutemma.gemm(A8, B8, scale_a=0.5, out_dtype=torch.float32).dtype  # doctest: +SKIP
     torch.float32
     """
-    plain = epilogue is None and bias is None and bias_row is None and residual is None
-    if plain and scale_row is None and scale_col is None and C is None and out_dtype is None \
-            and scale_a == 1.0 and scale_b == 1.0:  # fmt: skip
+    if C is None and out_dtype is None and scale_a == 1.0 and scale_b == 1.0:
         # a repeat of a call with these operands: its prepared launch (kernels/fastpath.py)
-        done = try_fast(A, B, out, alpha, config)
+        if epilogue is None and bias is None and bias_row is None and residual is None \
+                and scale_row is None and scale_col is None:  # fmt: skip
+            done = try_fast(A, B, out, alpha, config)
+        else:  # the epilogue's tensors in epilogue.ARGS order
+            ep = (scale_row, scale_col, bias, bias_row, residual)
+            done = try_fast_epilogue(A, B, out, alpha, config, epilogue, ep)
         if done is not None:
             return done
         remember = (out is not None, config)  # the key of this call's repeats
@@ -113,7 +118,6 @@ def gemm(
     tensors = {"bias": bias, "bias_row": bias_row, "residual": residual,
                "scale_row": scale_row, "scale_col": scale_col}  # fmt: skip
     if epilogue is not None or any(t is not None for t in tensors.values()):
-        remember = None  # the tensors are read per call: no prepared repeat
         bound = bind(epilogue, tensors, M, N, A.device, batch is not None, dtype == "s8")
         bound = bound if bound.epilogue else None
     out_dtype = out_dtype or (out.dtype if out is not None else getattr(torch, outs[0]))

@@ -289,6 +289,19 @@ def _shape_of(op: EpilogueOp, M: int, N: int) -> tuple[int, ...]:
 
 
 @dataclass(frozen=True)
+class FastRecord:
+    """What the repeated-call path keeps of an epilogue call (kernels/fastpath_epilogue.py):
+    the op list as given (part of the key), which of the call's tensor keywords (in
+    :data:`ARGS` order) were None, the given tensors in that order (for the guard), and
+    per pointer parameter of :meth:`Epilogue.params` ``(its index, its tensor's index)``."""
+
+    names: Any
+    absent: tuple[bool, ...]
+    tensors: tuple
+    slots: tuple[tuple[int, int], ...]
+
+
+@dataclass(frozen=True)
 class Bound:
     """An epilogue bound to one call: the :class:`Epilogue` to compile and, per kernel
     parameter of :meth:`Epilogue.params`, the tensor (kept alive until the launch) or row
@@ -296,6 +309,7 @@ class Bound:
 
     epilogue: Epilogue
     args: tuple
+    fast: FastRecord | None = None
 
     @property
     def tensors(self) -> tuple:
@@ -383,7 +397,30 @@ def bind(
     epi = _BUILT.get(key)
     if epi is None:
         epi = _BUILT[key] = Epilogue(*key)
-    return Bound(epi, tuple(args))
+    return Bound(epi, tuple(args), _fast_record(names, tensors, epi, args))
+
+
+def _fast_record(names: Any, tensors: dict, epi: Epilogue, args: list) -> FastRecord | None:
+    """The repeated-call record of a bound call, or None when a repeat could not reuse its
+    launch as is: an op list that is no hashable key, or a tensor that was copied (a repeat
+    would pass the caller's strided tensor)."""
+    try:
+        hash(names)
+    except TypeError:
+        return None
+    present = [a for a in ARGS if tensors.get(a) is not None]
+    ptr_args = [OPS[n].arg for n in epi.ops if OPS[n].arg]
+    kept = [a for a in args if not isinstance(a, int)]
+    if any(t is not tensors[a] for t, a in zip(kept, ptr_args)):
+        return None
+    params = epi.params()
+    slots, k = [], 0
+    for i, p in enumerate(params):
+        if p.is_pointer:
+            slots.append((i, present.index(ptr_args[k])))
+            k += 1
+    absent = tuple(tensors.get(a) is None for a in ARGS)
+    return FastRecord(names, absent, tuple(tensors[a] for a in present), tuple(slots))
 
 
 _BUILT: dict[tuple, Epilogue] = {}  # (ops, dtypes) -> its Epilogue (validated once)

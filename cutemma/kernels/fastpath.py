@@ -162,10 +162,11 @@ class FastEntry:
     ((6, 1), (4, 6), True)
     """
 
-    __slots__ = ("check", "prepared", "strides", "shape", "dtype", "device")
+    __slots__ = ("check", "prepared", "strides", "shape", "dtype", "device", "epi")
 
     def __init__(self, check: Callable[..., bool], prepared: BoxedLaunch, out: Any) -> None:
         self.check, self.prepared = check, prepared
+        self.epi = ()  # a fused epilogue's (box, tensor) pairs (fastpath_epilogue)
         self.strides, self.shape = out.stride(), tuple(out.shape)
         self.dtype, self.device = out.dtype, out.device
 

@@ -38,7 +38,8 @@ import cutemma  # noqa: E402
 from cutemma.kernels import GemmConfig, Sm90Config  # noqa: E402
 from cutemma.kernels.epilogue import OPS, reference  # noqa: E402
 
-FAMILIES = {"sm80": GemmConfig(128, 128, 32, (2, 2), 4), "sm90": Sm90Config(128, 128)}
+FAMILIES = {"sm80": GemmConfig(128, 128, 32, (2, 2), 4), "sm90": Sm90Config(128, 128),
+            "sm90_pingpong": Sm90Config(128, 128, schedule="pingpong")}  # fmt: skip
 # fp8 mma.sync: 8 warps (4 spill, dispatch.FP8_LARGE)
 FP8_SM80 = GemmConfig(128, 128, 32, (4, 2), 4)
 SHAPES = [(1, 72, 48), (257, 384, 128), (300, 200, 144), (1031, 1000, 528)]  # fp8 TMA: K % 16
@@ -113,16 +114,22 @@ def special_checks(results, family):
     ok = [rel_err(out, (acc + r0.float()).bfloat16()) < TOL[torch.bfloat16]]
     b1 = torch.randn(N, device="cuda", dtype=torch.bfloat16)
     b2 = torch.randn(N, device="cuda", dtype=torch.bfloat16)
+    wide = torch.randn(2 * N, device="cuda", dtype=torch.bfloat16)
     seq = []
-    for step in range(6):
-        kind = ["plain", "b1", "b2", "b2 changed in place", "plain", "b1"][step]
-        if step == 3:
+    kinds = ["plain", "b1", "b2", "b2 changed in place", "plain", "b1", "strided view",
+             "strided view changed in place", "b1 into out", "b2 into out"]  # fmt: skip
+    given = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
+    for kind in kinds:
+        if kind == "b2 changed in place":
             b2.mul_(-3.0).add_(1.0)
+        if kind == "strided view changed in place":
+            wide.mul_(2.0)
         if kind == "plain":
             got, ref = cutemma.gemm(A, B, config=cfg), acc
         else:
-            b = b1 if kind == "b1" else b2
-            got = cutemma.gemm(A, B, config=cfg, epilogue=("bias", "relu"), bias=b)
+            b = {"b1": b1, "b2": b2}.get(kind[:2], wide[::2])
+            out = given if kind.endswith("into out") else None
+            got = cutemma.gemm(A, B, config=cfg, out=out, epilogue=("bias", "relu"), bias=b)
             ref = (acc + b.float()).clamp_min(0)
         e = rel_err(got, ref.bfloat16())
         seq.append([kind, e])
@@ -137,6 +144,12 @@ def correctness(quick):
     results = []
     shapes = SHAPES[:2] if quick else SHAPES
     for family in FAMILIES:
+        if family == "sm90_pingpong":  # the schedule whose epilogue overlaps a mainloop
+            for ops in COMPOSITIONS:
+                for M, N, K in shapes[1:3]:
+                    check(results, family, ops, M, N, K, torch.bfloat16, torch.bfloat16)
+            special_checks(results, family)
+            continue
         for name in OPS:
             for M, N, K in shapes:
                 check(results, family, (name,), M, N, K, torch.bfloat16, torch.bfloat16)
@@ -165,8 +178,10 @@ def speed_row(M, N, K, rounds):
     b = torch.randn(N, device="cuda", dtype=torch.bfloat16)
     out = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
     ep = ("bias", "gelu_tanh")
+    pp = Sm90Config(128, 128, schedule="pingpong")
     contenders = {
         "fused": lambda: cutemma.gemm(x, W, out=out, epilogue=ep, bias=b),
+        "fused_pingpong": lambda: cutemma.gemm(x, W, out=out, epilogue=ep, bias=b, config=pp),
         "cutemma_plain": lambda: cutemma.gemm(x, W, out=out),
         "torch_unfused": lambda: F.gelu(torch.matmul(x, W) + b, approximate="tanh"),
         "torch_addmm_act": lambda: torch._addmm_activation(b, x, W, use_gelu=True),
@@ -179,7 +194,7 @@ def speed_row(M, N, K, rounds):
     torch.cuda.synchronize()
     names = list(contenders)
     times = {k: [] for k in names}
-    for r in range(rounds):  # the order rotated: each contender leads once per 4 rounds
+    for r in range(rounds):  # the order rotated: each contender leads once per 5 rounds
         for k in names[r % len(names) :] + names[: r % len(names)]:
             times[k].append(median_ms(contenders[k], 3, 20))
     med = {k: statistics.median(v) for k, v in times.items()}
@@ -187,7 +202,8 @@ def speed_row(M, N, K, rounds):
             "rel_err_addmm_activation": err_lt, "ms": med, "rounds": rounds,
             "torch_unfused_over_fused": med["torch_unfused"] / med["fused"],
             "addmm_activation_over_fused": med["torch_addmm_act"] / med["fused"],
-            "plain_over_fused": med["cutemma_plain"] / med["fused"]}  # fmt: skip
+            "plain_over_fused": med["cutemma_plain"] / med["fused"],
+            "pingpong_over_fused": med["fused_pingpong"] / med["fused"]}  # fmt: skip
 
 
 def speed(quick):
@@ -200,7 +216,8 @@ def speed(quick):
         print(f"{M:>6} {N:>6} {K:>6}  fused {row['ms']['fused']:.4f} ms  vs unfused torch "
               f"{row['torch_unfused_over_fused']:.3f}x  vs _addmm_activation "
               f"{row['addmm_activation_over_fused']:.3f}x  plain/fused "
-              f"{row['plain_over_fused']:.3f}  err {row['rel_err']:.1e}", flush=True)  # fmt: skip
+              f"{row['plain_over_fused']:.3f}  pingpong/fused {row['pingpong_over_fused']:.3f}"
+              f"  err {row['rel_err']:.1e}", flush=True)  # fmt: skip
     return rows
 
 

@@ -150,26 +150,42 @@ def test_epilogue_expression_and_naming():
         Epilogue(("bias",), ("",))
 
 
-def test_an_epilogue_call_bypasses_the_repeated_call_path(monkeypatch):
-    """cutemma.gemm with an epilogue (or any epilogue tensor) neither asks the fast path
-    nor leaves a launch for it (its tensors are read per call, so nothing can be served
-    stale); a plain call still does both. The families are stand-ins (no GPU)."""
+def test_epilogue_calls_take_their_own_repeated_call_path(monkeypatch):
+    """cutemma.gemm with an epilogue (or any epilogue tensor) asks the epilogue's fast path
+    (its key holds the op list and which tensors were given; the tensors in ARGS order),
+    never the plain one; the checked call it falls to gets the record a repeat needs. The
+    families are stand-ins (no GPU)."""
     import cutemma.kernels.dispatch as d
+    from cutemma.kernels.epilogue import ARGS
 
-    asked, ran = [], []
-    monkeypatch.setattr(d, "try_fast", lambda *a: asked.append(a))
+    plain, epi, ran = [], [], []
+    monkeypatch.setattr(d, "try_fast", lambda *a: plain.append(a))
+    monkeypatch.setattr(d, "try_fast_epilogue", lambda *a: epi.append(a))
     monkeypatch.setattr(d, "_check", lambda A, B: (None, "bf16", ("bfloat16", "float32")))
     monkeypatch.setattr(d, "sm90_refusal", lambda A, B, config: None)
     monkeypatch.setattr(d, "_tuned_2d", lambda *a: None)
     monkeypatch.setattr(d, "gemm_sm90", lambda *a, **kw: ran.append(kw))
+    assert ARGS == ("scale_row", "scale_col", "bias", "bias_row", "residual")
     A, B = torch.zeros(4, 8, dtype=torch.bfloat16), torch.zeros(8, 6, dtype=torch.bfloat16)
-    d.gemm(A, B, epilogue=("bias", "gelu"), bias=torch.zeros(6))
-    d.gemm(A, B, epilogue="relu")
+    bias = torch.zeros(6)
+    d.gemm(A, B, epilogue=("bias", "gelu"), bias=bias)
+    assert plain == [] and epi[-1][5:] == (("bias", "gelu"), (None, None, bias, None, None))
+    bound = ran[-1]["_epilogue"]
+    assert ran[-1]["_remember"] == (False, None) and bound.fast.tensors == (bias,)
+    assert bound.epilogue == Epilogue(("bias", "gelu"), ("f32", ""))
+    d.gemm(A, B, epilogue=("bias",), bias=torch.zeros(12)[::2])  # strided: copied
+    assert ran[-1]["_epilogue"].fast is None  # a repeat would pass the strided tensor
     with pytest.raises(LaunchError, match="no op of epilogue=\\(\\) reads it"):
-        d.gemm(A, B, bias=torch.zeros(6))  # a tensor without its op: refused, not ignored
-    assert asked == [] and [kw["_remember"] for kw in ran] == [None, None]
-    assert ran[0]["_epilogue"].epilogue == Epilogue(("bias", "gelu"), ("f32", ""))
+        d.gemm(A, B, bias=bias)  # a tensor without its op: refused, not ignored
     d.gemm(A, B)
-    assert (
-        len(asked) == 1 and ran[-1]["_remember"] == (False, None) and ran[-1]["_epilogue"] is None
-    )
+    assert len(plain) == 1 and ran[-1]["_remember"] == (False, None)
+    assert ran[-1]["_epilogue"] is None
+
+
+def test_fast_record_maps_each_pointer_box_to_its_tensor():
+    s, r = torch.ones(8), torch.zeros(8, 4)
+    b = bind(("scale_row", "residual", "relu"), {"residual": r, "scale_row": s}, 8, 4, CPU)
+    # parameters: ep_scale_row, ep_residual, ep_residual_ld; given in ARGS order: s, r
+    assert b.fast.slots == ((0, 0), (1, 1)) and b.fast.tensors == (s, r)
+    assert b.fast.absent == (False, True, True, True, False)
+    assert bind(["relu"], {}, 8, 4, CPU).fast is None  # a list is no key

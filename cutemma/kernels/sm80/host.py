@@ -15,6 +15,7 @@ from cutemma.errors import LaunchError
 from cutemma.kernels.epilogue import NO_EPILOGUE, Bound, Epilogue, reference
 from cutemma.kernels.fastlaunch import DriverKernel
 from cutemma.kernels.fastpath import remember as _remember_launch
+from cutemma.kernels.fastpath_epilogue import remember_epilogue
 from cutemma.kernels.operands import _DTYPES, _arch, _batch_stride, _dtype, _major
 from cutemma.kernels.pick import BUILTIN_CONFIGS, pick_config
 from cutemma.kernels.sm80.launch import Sm80Launch
@@ -230,7 +231,10 @@ def gemm_sm80(
             _FAST["ok"], _FAST["why"] = False, f"{type(exc).__name__}: {exc}"
         else:
             if remember is not None and C is out and A is A_in and B is B_in:
-                _remember_launch(A, B, out, *remember, p)  # for cutemma.gemm's next call
+                if epilogue is None:
+                    _remember_launch(A, B, out, *remember, p)  # for cutemma.gemm's next call
+                elif epilogue.fast is not None:
+                    remember_epilogue(A, B, out, *remember, p, epilogue.fast)
             return out
     sc, sd = (strides[2], strides[3]) if strides else (0, 0)
     kern(

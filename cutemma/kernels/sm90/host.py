@@ -28,6 +28,7 @@ from cutemma.errors import LaunchError
 from cutemma.kernels.epilogue import NO_EPILOGUE, Bound, Epilogue, reference
 from cutemma.kernels.fastlaunch import DriverKernel
 from cutemma.kernels.fastpath import LAUNCH_LOCK, remember
+from cutemma.kernels.fastpath_epilogue import remember_epilogue
 from cutemma.kernels.operands import (
     SM90_DTYPES,
     _arch,
@@ -371,7 +372,10 @@ def gemm_sm90(
             _PREPARED.pop(next(iter(_PREPARED)))
         _PREPARED[key] = prepared
     if _remember is not None and C is out and persistent and A is A_v and B is B_v:
-        remember(A_in, B_in, out, *_remember, prepared)  # for cutemma.gemm's next call
+        if _epilogue is None:
+            remember(A_in, B_in, out, *_remember, prepared)  # for cutemma.gemm's next call
+        elif _epilogue.fast is not None:
+            remember_epilogue(A_in, B_in, out, *_remember, prepared, _epilogue.fast)
     with LAUNCH_LOCK:  # the boxes are shared with other calls (and threads)
         if epi:  # this call's tensors (a prepared launch serves every call of its signature)
             prepared.set_epilogue(_epilogue.values)

@@ -233,7 +233,8 @@ def main():
                             text=True, cwd=ROOT).stdout.strip()  # fmt: skip
     result = {
         "device": torch.cuda.get_device_name(),
-        "commit": commit or os.environ.get("CUTEMMA_COMMIT", "unknown"),
+        # a carried tree (no .git of its own) would report the enclosing checkout's commit
+        "commit": os.environ.get("CUTEMMA_COMMIT") or commit or "unknown",
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "torch": torch.__version__,
         "method": "do_bench medians (L2 flushed) per contender, 5 rounds with the order "

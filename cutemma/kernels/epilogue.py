@@ -186,6 +186,22 @@ def validate_ops(names: Any) -> tuple[str, ...]:
     return names
 
 
+def design_check(names: Any, family: str = "") -> str | None:
+    """Why a design's ``epilogue`` field cannot run, or None: the rule :func:`validate_ops`
+    applies, as the one-line refusal a design's validation reports (both families, sm80 and
+    sm90, render every op; ``family`` is accepted for the design's rule table). The design
+    module imports this (this module imports nothing of the kernels: no circle).
+
+    >>> design_check(("bias", "gelu")) is None, design_check(("gelu", "gelu"), "sm90")
+    (True, "epilogue ('gelu', 'gelu'): 'gelu' appears twice; each op at most once")
+    """
+    try:
+        validate_ops(names)
+    except DesignError as exc:
+        return str(exc)
+    return None
+
+
 @dataclass(frozen=True)
 class Epilogue:
     """A validated op chain with its tensors' element types (``dtypes[i]``: 'f32', 'bf16'

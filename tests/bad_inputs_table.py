@@ -584,6 +584,25 @@ API: list[tuple[str, type, str]] = [
     ("cuda.load_kernel(b'hello', 'k')", CE, "ELF magic"),
     ("cuda.launch(b'hello', 'k')", CE, "ELF magic"),
     ("cuda.device_arch('x')", LA, "device"),
+    # epilogue (helper epilogue, issue 20): op lists (DesignError, a TiledMmaError) and the
+    # call's tensors (LaunchError), checked without torch or a GPU
+    ("kernels.epilogue.validate_ops(('bias', 'gleu'))", TE, "did you mean 'gelu'"),
+    ("kernels.epilogue.validate_ops(('relu', 'relu'))", TE, "appears twice"),
+    ("kernels.epilogue.validate_ops(('relu', 'silu'))", TE, "two activations"),
+    ("kernels.epilogue.validate_ops(('silu', 'bias_row'))", TE, "after the activation"),
+    ("kernels.epilogue.validate_ops(('bias', 'scale_col'))", TE, "scales first"),
+    ("kernels.epilogue.validate_ops(('cast', 'gelu'))", TE, "'cast' must be last"),
+    ("kernels.epilogue.validate_ops(7)", TE, "not a list of op names"),
+    ("kernels.epilogue.Epilogue(('bias',), ('f64',))", TE, "f32"),
+    ("kernels.epilogue.bind(('bias',), {}, 4, 8, 'cuda')", LA, "missing bias="),
+    ("kernels.epilogue.bind((), {'residual': 1.0}, 4, 8, 'cuda')", LA, "no op of epilogue"),
+    (
+        "kernels.epilogue.bind(('scale_row',), {'scale_row': [1.0] * 4}, 4, 8, 'cuda')",
+        LA,
+        "give a torch tensor",
+    ),
+    ("kernels.epilogue.bind(('relu',), {}, 4, 8, 'cuda', batched=True)", LA, "batched"),
+    ("kernels.epilogue.bind(('relu',), {}, 4, 8, 'cuda', int8=True)", LA, "int8"),
 ]
 
 # --- emitdsl (issue 19): cutemma.to_cute_dsl ----------------------------------------------

@@ -1,5 +1,6 @@
-"""``gemm(A, B, C=None, *, alpha, beta, out, out_dtype, config, scale_a, scale_b)``:
-``cutemma.gemm``, the one entry of both families.
+"""``gemm(A, B, C=None, *, alpha, beta, out, out_dtype, config, scale_a, scale_b,
+epilogue, bias, bias_row, residual, scale_row, scale_col)``: ``cutemma.gemm``, the one
+entry of both families.
 
 2-D or batched 3-D torch tensors; fp16, bf16, tf32, int8 and fp8 (e4m3/e5m2) inputs.
 
@@ -19,7 +20,9 @@ from typing import Any
 
 from cutemma.errors import DesignError, LaunchError
 from cutemma.kernels.design import GemmDesign, check
+from cutemma.kernels.epilogue import bind
 from cutemma.kernels.fastpath import try_fast
+from cutemma.kernels.fastpath_epilogue import try_fast_epilogue
 from cutemma.kernels.operands import ELEM_BYTES, _arch, _check, _dtype, _dtype_name, _needs_fp8
 from cutemma.kernels.sm80.host import gemm_sm80
 from cutemma.kernels.sm80.plan import GemmConfig
@@ -42,8 +45,22 @@ def gemm(
     scale_b: float = 1.0,
     design: GemmDesign | None = None,
     tiled_mma: Any = None,
+    epilogue: Any = None,
+    bias: Any = None,
+    bias_row: Any = None,
+    residual: Any = None,
+    scale_row: Any = None,
+    scale_col: Any = None,
 ) -> Any:
     """D = alpha * scale_a * scale_b * A @ B + beta * C on the GPU; returns D.
+
+    ``epilogue``: ops fused into the kernel, applied in order to each value before the
+    output cast, D = cast(ops(alpha * A @ B + beta * C)), with their tensors as keywords:
+    ``bias`` (N,) per column, ``bias_row`` (M,), ``scale_row`` (M,), ``scale_col`` (N,)
+    (float32, bfloat16 or float16), ``residual`` (M, N); activations 'relu', 'gelu',
+    'gelu_tanh', 'silu' (:mod:`cutemma.kernels.epilogue`, docs/gemm.md). 2-D float calls;
+    a repeat takes the prepared launch like a plain call, every tensor read at its address
+    (:mod:`cutemma.kernels.fastpath_epilogue`).
 
     ``design`` (a :class:`cutemma.kernels.GemmDesign`) runs your own kernel: its TiledMMA's
     atom picks the family (``mma.sync`` atoms sm80, GMMA atoms sm90) and its rules are
@@ -89,10 +106,17 @@ def gemm(
     """
     if design is not None or tiled_mma is not None or isinstance(config, GemmDesign):
         design, config = _as_design(design, tiled_mma, config), None
+        if epilogue is None and design.epilogue:  # the design's own fused ops
+            epilogue = design.epilogue
     asked = config if design is None else design  # what the repeated-call key holds
     if C is None and out_dtype is None and scale_a == 1.0 and scale_b == 1.0:
         # a repeat of a call with these operands: its prepared launch (kernels/fastpath.py)
-        done = try_fast(A, B, out, alpha, asked)
+        if epilogue is None and bias is None and bias_row is None and residual is None \
+                and scale_row is None and scale_col is None:  # fmt: skip
+            done = try_fast(A, B, out, alpha, asked)
+        else:  # the epilogue's tensors in epilogue.ARGS order
+            ep = (scale_row, scale_col, bias, bias_row, residual)
+            done = try_fast_epilogue(A, B, out, alpha, asked, epilogue, ep)
         if done is not None:
             return done
         remember = (out is not None, asked)  # the key of this call's repeats
@@ -103,6 +127,12 @@ def gemm(
 
     M, K = A.shape[-2:]
     N = B.shape[-1]
+    bound = None
+    tensors = {"bias": bias, "bias_row": bias_row, "residual": residual,
+               "scale_row": scale_row, "scale_col": scale_col}  # fmt: skip
+    if epilogue is not None or any(t is not None for t in tensors.values()):
+        bound = bind(epilogue, tensors, M, N, A.device, batch is not None, dtype == "s8")
+        bound = bound if bound.epilogue else None
     out_dtype = out_dtype or (out.dtype if out is not None else getattr(torch, outs[0]))
     if _dtype_name(out_dtype) not in outs:
         raise LaunchError(
@@ -138,12 +168,12 @@ def gemm(
             why, config = "cutemma.tune found the sm80 kernel faster", chosen
     if why is None:
         kw = {"alpha": alpha, "beta": beta, "out": out, "out_dtype": out_dtype}
-        return gemm_sm90(A, B, C, config=chosen, _remember=remember, **kw)
+        return gemm_sm90(A, B, C, config=chosen, _remember=remember, _epilogue=bound, **kw)
     if isinstance(config, Sm90Config):
         raise LaunchError(f"gemm: config {config.name} is an sm90 config, but {why}")
     return gemm_sm80(
         A, B, C, alpha=alpha, beta=beta, out=out, out_dtype=out_dtype, config=config,
-        batch=batch, dtype=dtype, remember=remember, design=custom,
+        batch=batch, dtype=dtype, remember=remember, design=custom, epilogue=bound,
     )  # fmt: skip
 
 

@@ -32,6 +32,7 @@ from cutemma.cuda.source import (
     translation_unit,
 )
 from cutemma.errors import TiledMmaError
+from cutemma.kernels.epilogue import NO_EPILOGUE, Epilogue
 from cutemma.kernels.scheduler import raster_sm80
 from cutemma.kernels.sm80.pipeline import mainloop_steps
 from cutemma.kernels.sm80.plan import CopyPlan, GemmConfig, GemmPlan, ThreadValue, layout_terms
@@ -76,9 +77,11 @@ def kernel_name(
     vec_a: bool,
     vec_b: bool,
     design: object = None,
+    epilogue: Epilogue = NO_EPILOGUE,
 ) -> str:
     """The kernel's symbol: every choice that changes the source is in it (a design's own
-    TiledMMA, layouts and copies: its name).
+    TiledMMA, layouts and copies: its name; a fused epilogue's ops and tensor types last,
+    :attr:`Epilogue.suffix`).
 
     An f16 kernel, A M-major, B K-major, f32 out and C, B read one element at a time:
 
@@ -87,11 +90,15 @@ def kernel_name(
     """
     va, vb = ("v8" if vec_a else "v1"), ("v8" if vec_b else "v1")
     name = f"cutemma_gemm_sm80_{dtype}_{a_major}{b_major}_{config.name}_o{out}_c{c_type}_{va}{vb}"
-    return name if design is None else f"{name}_{design.name}"
+    name = name if design is None else f"{name}_{design.name}"
+    return name + epilogue.suffix
 
 
-def params(out: str, c_type: str, dtype: str = "f16") -> list[Param]:
-    """The kernel signature, shared by the generator and the launcher.
+def params(
+    out: str, c_type: str, dtype: str = "f16", epilogue: Epilogue = NO_EPILOGUE
+) -> list[Param]:
+    """The kernel signature, shared by the generator and the launcher (a fused epilogue's
+    tensors and strides last: :meth:`Epilogue.params`).
 
     Inputs are ``__restrict__``; C and D are not (``D = C`` updates in place):
 
@@ -119,6 +126,7 @@ def params(out: str, c_type: str, dtype: str = "f16") -> list[Param]:
         Param("long long", "batch_b"),
         Param("long long", "batch_c"),
         Param("long long", "batch_d"),
+        *epilogue.params(),
     ]
 
 
@@ -395,16 +403,19 @@ def _mainloop(plan: GemmPlan, vec_a: bool, vec_b: bool) -> str:
     return "\n".join(lines)
 
 
-def _epilogue_lines(plan: GemmPlan, out: str, c_type: str) -> str:
-    """D = alpha * acc + beta * C through partition_C, each store predicated on the edge."""
+def _epilogue_lines(plan: GemmPlan, out: str, c_type: str, epilogue: Epilogue = NO_EPILOGUE) -> str:
+    """D = epi(alpha * acc + beta * C) through partition_C, each store predicated on the
+    edge; the fused ops read their tensors at the (m, n) partition_C gives the value."""
     _, _, consts = plan.epilogue
-    lines = []
+    lines = [epilogue.setup()] if epilogue else []
     for idx, dm, dn in consts:
         c_val = TO_F32[c_type].format(x="C[(long long)m * ldc_m + (long long)n * ldc_n]")
         if out == "s32":  # integer alpha, beta (the dispatcher checks they are whole numbers)
             val = f"(int)alpha * acc[{idx}] + (beta != 0.f ? (int)beta * {c_val} : 0)"
         else:
             val = f"alpha * acc[{idx}] + (beta != 0.f ? beta * {c_val} : 0.f)"
+            if epilogue:
+                val = epilogue.apply(val, "m", "n")
         store = f"D[(long long)m * ldd_m + (long long)n * ldd_n] = {FROM_F32[out].format(x=val)};"
         lines.append(
             f"{{ const int m = m0 + C_m + {dm}, n = n0 + C_n + {dn}; if (m < M && n < N) {store} }}"
@@ -430,10 +441,14 @@ def gemm_source(
     vec_a: bool = True,
     vec_b: bool = True,
     design: object = None,
+    epilogue: Epilogue = NO_EPILOGUE,
 ) -> str:
     """The CUDA C++ translation unit of one GEMM kernel (deterministic for its arguments);
     ``design`` (a custom :class:`cutemma.kernels.design.GemmDesign`): its TiledMMA, smem
     layouts and copies in place of the config's.
+
+    ``epilogue``: fused ops applied to each value before the output cast
+    (:mod:`cutemma.kernels.epilogue`); without one the source is what it always was.
 
     An int8 kernel issues the k32 int8 mma.sync, accumulating in s32 (no k16 form):
 
@@ -446,7 +461,9 @@ def gemm_source(
     for what, t in (("out", out), ("c_type", c_type)):
         if t not in OUT_TYPES:
             raise TiledMmaError(f"gemm_source: {what}={t!r}; choose one of {', '.join(OUT_TYPES)}")
-    name = kernel_name(config, dtype, a_major, b_major, out, c_type, vec_a, vec_b, design)
+    if epilogue and out == "s32":
+        raise TiledMmaError("gemm_source: an epilogue works on float values; int8 writes s32")
+    name = kernel_name(config, dtype, a_major, b_major, out, c_type, vec_a, vec_b, design, epilogue)
     tables: list[str] = []
     cpa, cpb = plan.copy("A"), plan.copy("B")
     (la, sa), (lb, sb) = plan.ldmatrix("A"), plan.ldmatrix("B")
@@ -490,7 +507,9 @@ def gemm_source(
         f"uint32_t b_frag[2][{plan.mma_n}][{plan.regs_b}];",
     ]
     mainloop = _mainloop(plan, vec_a, vec_b)
-    body = "\n".join(setup + [mainloop, comment("epilogue"), _epilogue_lines(plan, out, c_type)])
+    body = "\n".join(
+        setup + [mainloop, comment("epilogue"), _epilogue_lines(plan, out, c_type, epilogue)]
+    )
     header = comment(
         f"cutemma sm80 GEMM: D = alpha * A @ B + beta * C\n"
         f"config {config.name}; {dtype} in, f32 accumulate, {out} out; A {a_major}-major, "
@@ -513,7 +532,7 @@ def gemm_source(
         header,
         FIXED_WIDTH_TYPES,
         defines,
-        HELPERS,
+        HELPERS + epilogue.helpers(),
         *tables,
-        kernel(name, params(out, c_type, dtype), body, launch_bounds=plan.threads),
+        kernel(name, params(out, c_type, dtype, epilogue), body, launch_bounds=plan.threads),
     )

@@ -19,8 +19,6 @@ import ctypes
 import hashlib
 import json
 import numbers
-import os
-import tempfile
 from dataclasses import asdict, dataclass
 from functools import cache
 from pathlib import Path
@@ -37,6 +35,7 @@ from cutemma.copy.tma import (
     tensor_map_param,
 )
 from cutemma.errors import LaunchError, TiledMmaError, TmaError
+from cutemma.kernels import index_sm90
 from cutemma.kernels.dispatch import _arch, _batch_stride, _check, _dtype, _dtype_name, _major
 from cutemma.kernels.fastlaunch import DriverKernel
 from cutemma.kernels.fastpath import LAUNCH_LOCK, remember
@@ -280,27 +279,16 @@ def compiled_sm90(
     """
     name = kernel_name_sm90(config, dtype, a_major, b_major, out, c_type, batched)
     index = _index_path(name, arch)
-    if index is not None:
-        try:
-            cubin, record = index.read_bytes().split(b"\n--cutemma-sm90--\n", 1)
-            launch = Sm90Launch.from_json(record.decode())
-            return DriverKernel(cubin, name, launch.shared_bytes, config.threads), launch
-        except (OSError, ValueError, KeyError, TypeError):
-            pass  # absent or damaged: build it
+    if index is not None and (hit := index_sm90.read(index)) is not None:  # sealed, checked
+        launch = Sm90Launch.from_json(json.dumps(hit[1]))
+        return DriverKernel(hit[0], name, launch.shared_bytes, config.threads), launch
     from cutemma.cuda import compile
 
     plan = Sm90Plan(config, dtype, a_major, b_major, out)
     cubin = compile(gemm_sm90_source(config, dtype, a_major, b_major, out, c_type, batched), arch)
     launch = Sm90Launch.of(plan)
-    if index is not None:
-        try:
-            index.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=index.parent, prefix=".tmp-", suffix=".sm90")
-            with os.fdopen(fd, "wb") as f:
-                f.write(cubin.data + b"\n--cutemma-sm90--\n" + launch.to_json().encode())
-            os.replace(tmp, index)
-        except OSError:
-            pass  # a read-only cache only makes the next process slower
+    if index is not None:  # a read-only or full cache only makes the next process slower
+        index_sm90.write(index, cubin.data, json.loads(launch.to_json()))
     return DriverKernel(cubin.data, name, launch.shared_bytes, config.threads), launch
 
 

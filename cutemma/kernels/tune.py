@@ -25,9 +25,7 @@ are always read K-major, so their key says 'KK' whatever the tensors' strides.
 from __future__ import annotations
 
 import json
-import os
 import statistics
-import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from functools import cache
@@ -137,9 +135,12 @@ def cache_path() -> Path:
 
 def _read_file() -> dict[str, dict]:
     """The file's entries; {} when it is absent, unreadable or of another format."""
+    from cutemma.cuda.cache import read_regular
+
+    raw = read_regular(cache_path())  # never blocks on a FIFO; a folder there is a miss
     try:
-        data = json.loads(cache_path().read_text())
-    except (OSError, ValueError):
+        data = json.loads(raw) if isinstance(raw, bytes) else None
+    except ValueError:
         return {}
     if not isinstance(data, dict) or data.get("format") != _FORMAT:
         return {}
@@ -285,11 +286,14 @@ def store(
         "timings": timings,
         "shape": [m, n, k],
     }
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".gemm-tune-", suffix=".json")
-    with os.fdopen(fd, "w") as f:
-        json.dump({"format": _FORMAT, "entries": entries}, f, indent=1, sort_keys=True)
-    os.replace(tmp, path)  # readers see the old file or the new one, never half
+    from cutemma.cuda.cache import CACHE_ENV, write_atomic
+
+    text = json.dumps({"format": _FORMAT, "entries": entries}, indent=1, sort_keys=True)
+    if write_atomic(path, text.encode()) is None:  # readers see the old file or the new one
+        raise LaunchError(
+            f"tune: cannot write the tuning cache {path} (read-only, full, or a folder in the "
+            f"way); set {CACHE_ENV} to a writable folder"
+        )
     mb, nb, kb = shape_class(m, n, k)
     table()[(device, mb, nb, kb, dtype, a_major, b_major)] = config
     from cutemma.kernels.fastpath import FAST

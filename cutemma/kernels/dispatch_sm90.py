@@ -38,7 +38,7 @@ from cutemma.errors import LaunchError, TiledMmaError, TmaError
 from cutemma.kernels import index_sm90
 from cutemma.kernels.dispatch import _arch, _batch_stride, _check, _dtype, _dtype_name, _major
 from cutemma.kernels.fastlaunch import DriverKernel
-from cutemma.kernels.fastpath import LAUNCH_LOCK, remember
+from cutemma.kernels.fastpath import LAUNCH_LOCK, put_bounded, remember
 from cutemma.kernels.fastpath_sm90 import PreparedLaunch
 from cutemma.kernels.gemm_sm90 import gemm_sm90_source, kernel_name_sm90
 from cutemma.kernels.gemm_sm90_batched import BAT_A, BAT_B
@@ -428,9 +428,7 @@ def output_map(plan: Sm90Plan | Sm90Launch, out: Any) -> Any:
         args = output_map_args(plan.tma_D, ptr, shape, st)
         if args is None:
             return None
-        if len(_DMAPS) >= _PREPARED_MAX:
-            _DMAPS.pop(next(iter(_DMAPS)))
-        param = _DMAPS[key] = tensor_map_param(encode_tensor_map(args))
+        param = put_bounded(_DMAPS, key, tensor_map_param(encode_tensor_map(args)), _PREPARED_MAX)
     return param
 
 
@@ -532,9 +530,7 @@ def gemm_sm90(
             bat = (batch, (BAT_A if A.dim() == 3 else 0) | (BAT_B if B.dim() == 3 else 0))
         prepared = PreparedLaunch(kern, device, grid, (map_a, map_b), sizes, plan, out.dtype,
                                   shape, bat)  # fmt: skip
-        if len(_PREPARED) >= _PREPARED_MAX:
-            _PREPARED.pop(next(iter(_PREPARED)))
-        _PREPARED[key] = prepared
+        put_bounded(_PREPARED, key, prepared, _PREPARED_MAX)
     if _remember is not None and C is out and persistent and A is A_v and B is B_v:
         remember(A_in, B_in, out, *_remember, prepared)  # for cutemma.gemm's next call
     with LAUNCH_LOCK:  # the boxes are shared with other calls (and threads)

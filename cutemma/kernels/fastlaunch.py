@@ -18,11 +18,13 @@ the driver's error.
 from __future__ import annotations
 
 import ctypes
+import threading
 from collections.abc import Sequence
 from typing import Any
 
 from cutemma.errors import LaunchError
 
+_LOAD_LOCK = threading.Lock()
 _DEFAULT_SHARED_LIMIT = 48 * 1024  # what a kernel gets without raising its limit
 _libcuda: Any = None  # libcuda's cuLaunchKernel (ctypes, no argtypes), or False
 
@@ -68,6 +70,11 @@ class DriverKernel:
         hit = self._loaded.get(device)
         if hit is not None:
             return hit
+        with _LOAD_LOCK:  # threads launching a new kernel at once load its module once
+            hit = self._loaded.get(device)
+            return hit if hit is not None else self._load(device)
+
+    def _load(self, device: int) -> tuple:
         from cuda.bindings import driver
 
         _ok(driver.cuInit(0), "cuInit")

@@ -92,10 +92,9 @@ class PreparedLaunch(BoxedLaunch):
             m = self.d_maps.get(key, self)
             if m is self:  # first time at this address: encode (or refuse) its map
                 from cutemma.kernels.dispatch_sm90 import output_map
+                from cutemma.kernels.fastpath import put_bounded
 
-                m = self.d_maps[key] = output_map(self.plan, out)
-                if len(self.d_maps) > 64:
-                    self.d_maps.pop(next(iter(self.d_maps)))
+                m = put_bounded(self.d_maps, key, output_map(self.plan, out), 65)
             if m is None:
                 from cutemma.kernels.dispatch_sm90 import NO_MAP
 

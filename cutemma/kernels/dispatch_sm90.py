@@ -37,7 +37,7 @@ from cutemma.copy.tma import (
 from cutemma.errors import LaunchError, TiledMmaError, TmaError
 from cutemma.kernels import index_sm90
 from cutemma.kernels.dispatch import _arch, _batch_stride, _check, _dtype, _dtype_name, _major
-from cutemma.kernels.fastlaunch import DriverKernel
+from cutemma.kernels.fastlaunch import DriverKernel, ensure_context
 from cutemma.kernels.fastpath import LAUNCH_LOCK, put_bounded, remember
 from cutemma.kernels.fastpath_sm90 import PreparedLaunch
 from cutemma.kernels.gemm_sm90 import gemm_sm90_source, kernel_name_sm90
@@ -338,6 +338,7 @@ def operand_map(plan: Sm90Plan | Sm90Launch, which: str, t: Any, major: str, ld:
     :func:`operand_map_args`). Raises LaunchError naming the TMA rule a tensor breaks."""
     rows, cols = t.shape[-2:]
     batch, bstride = (t.shape[0], t.stride(0)) if t.dim() == 3 else (None, 0)
+    ensure_context(t.device.index or 0)  # a new thread has none; encoding needs one
     try:
         args = operand_map_args(
             plan.tma[which], which, t.data_ptr(), rows, cols, major, ld, batch, bstride
@@ -428,6 +429,7 @@ def output_map(plan: Sm90Plan | Sm90Launch, out: Any) -> Any:
         args = output_map_args(plan.tma_D, ptr, shape, st)
         if args is None:
             return None
+        ensure_context(out.device.index or 0)
         param = put_bounded(_DMAPS, key, tensor_map_param(encode_tensor_map(args)), _PREPARED_MAX)
     return param
 

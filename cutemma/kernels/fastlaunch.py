@@ -51,6 +51,26 @@ def launcher() -> Any:
     return _libcuda or None
 
 
+def ensure_context(device: int) -> None:
+    """Make ``device``'s primary context current on this thread if no context is.
+
+    The driver keeps the current context per thread: a thread that has not touched CUDA
+    yet (a new thread whose first call is cutemma.gemm) has none, and the driver calls that
+    need one (``cuTensorMapEncodeTiled``) fail there with CUDA_ERROR_INVALID_CONTEXT.
+    torch uses the same primary context, so making it current changes nothing for torch.
+
+    >>> ensure_context(0)  # doctest: +SKIP
+    """
+    from cuda.bindings import driver
+
+    _ok(driver.cuInit(0), "cuInit")
+    if int(_ok(driver.cuCtxGetCurrent(), "cuCtxGetCurrent")):
+        return
+    dev = _ok(driver.cuDeviceGet(device), "cuDeviceGet")
+    ctx = _ok(driver.cuDevicePrimaryCtxRetain(dev), "cuDevicePrimaryCtxRetain")
+    _ok(driver.cuCtxSetCurrent(ctx), "cuCtxSetCurrent")
+
+
 def _ok(result, what: str):
     status, *values = result if isinstance(result, tuple) else (result,)
     if int(status) != 0:

@@ -249,10 +249,11 @@ def verified(exe: Path) -> str | None:
     after the binary) describes; else why not ('absent' for no binary or no seal, e.g. one
     cached before seals). A truncated or changed binary is rebuilt, never run."""
     data, seal = read_regular(exe), read_regular(_seal_path(exe))
+    for what in (data, seal):
+        if isinstance(what, str):  # a folder, a FIFO ...: damage, never opened to block
+            return what
     if data is None or seal is None:
         return "absent"
-    if isinstance(data, str):
-        return data
     return None if seal == _digest_line(data) else "does not match its digest and length"
 
 

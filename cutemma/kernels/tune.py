@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import statistics
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from functools import cache
@@ -71,6 +72,7 @@ _TORCH_TYPES = {  # torch dtype name -> kernel dtype (what the cache key says)
 
 # key tuple -> GemmConfig or Sm90Config, loaded from the file once (None: not yet read)
 _TABLE: dict[tuple, GemmConfig | Sm90Config] | None = None
+_STORE_LOCK = threading.Lock()
 
 
 def shape_class(m: int, n: int, k: int) -> tuple[int, int, int]:
@@ -277,19 +279,21 @@ def store(
     >>> lookup("some GPU", 1024, 999, 513, "bf16", "K", "N").name
     'b128x128x64_w2x2_s3'
     """
-    path = cache_path()
-    entries = _read_file()
-    entries[entry_key(device, m, n, k, dtype, a_major, b_major)] = {
-        "family": "sm90" if isinstance(config, Sm90Config) else "sm80",
-        "config": asdict(config),
-        "seconds": timings.get(config.name),
-        "timings": timings,
-        "shape": [m, n, k],
-    }
     from cutemma.cuda.cache import CACHE_ENV, write_atomic
 
-    text = json.dumps({"format": _FORMAT, "entries": entries}, indent=1, sort_keys=True)
-    if write_atomic(path, text.encode()) is None:  # readers see the old file or the new one
+    path = cache_path()
+    with _STORE_LOCK:  # two threads storing at once: each merges into the other's file
+        entries = _read_file()
+        entries[entry_key(device, m, n, k, dtype, a_major, b_major)] = {
+            "family": "sm90" if isinstance(config, Sm90Config) else "sm80",
+            "config": asdict(config),
+            "seconds": timings.get(config.name),
+            "timings": timings,
+            "shape": [m, n, k],
+        }
+        text = json.dumps({"format": _FORMAT, "entries": entries}, indent=1, sort_keys=True)
+        written = write_atomic(path, text.encode())  # readers see the old file or the new one
+    if written is None:
         raise LaunchError(
             f"tune: cannot write the tuning cache {path} (read-only, full, or a folder in the "
             f"way); set {CACHE_ENV} to a writable folder"

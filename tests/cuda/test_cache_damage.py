@@ -334,3 +334,29 @@ def test_compiled_sm90_rebuilds_a_damaged_index(private_cache):
     assert [str(index) in str(w.message) for w in got] == [True]
     assert again.cubin == kern.cubin and launch_again == launch
     assert index_sm90.read(index) is not None  # rewritten whole
+
+
+# --- the tuning cache ----------------------------------------------------------------------
+
+
+def test_tuning_cache_fifo_does_not_hang_and_full_disk_is_named(private_cache, monkeypatch):
+    from cutemma.errors import LaunchError
+    from cutemma.kernels import tune
+    from cutemma.kernels.plan import GemmConfig
+
+    private_cache.mkdir(parents=True)
+    os.mkfifo(tune.cache_path())
+    tune.reload()
+    got: list = []
+    t = threading.Thread(target=lambda: got.append(tune.table()), daemon=True)
+    t.start()
+    t.join(60)  # a hang guard
+    assert not t.is_alive() and got == [{}]
+    tune.cache_path().unlink()
+    cfg = GemmConfig()
+    with monkeypatch.context() as m:
+        m.setattr(disk.os, "fdopen", _FullDisk)
+        with pytest.raises(LaunchError, match="cannot write the tuning cache"):
+            tune.store("some GPU", 64, 64, 64, "bf16", "K", "N", cfg, {cfg.name: 1e-4})
+    assert _temp_files(private_cache) == []
+    tune.reload()

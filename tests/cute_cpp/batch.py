@@ -115,8 +115,11 @@ def _pch(prelude: str) -> Path:
             header.write_text("#pragma once\n" + prelude + HELPER)
             tmp = folder / f"tmp.{os.getpid()}.gch"
             cmd = [harness.compiler(), *_flags(), *_includes(), "-x", "c++-header", str(header)]
-            subprocess.run([*cmd, "-o", str(tmp)], check=True, capture_output=True)
-            tmp.replace(gch)
+            try:
+                subprocess.run([*cmd, "-o", str(tmp)], check=True, capture_output=True)
+                tmp.replace(gch)
+            finally:  # a failed compile or rename leaves no half-written PCH behind
+                tmp.unlink(missing_ok=True)
         return header
 
 

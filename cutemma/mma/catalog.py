@@ -191,9 +191,8 @@ def traits_of(op: Operation) -> Traits:
     """
     if not isinstance(op, Operation):
         raise AtomError(f"traits_of: expected an Operation (e.g. mma_op(name)), got {op!r}")
-    if op not in _TRAITS:
-        _resolve(op.name, dict(op.params))
-    return _TRAITS[op]
+    hit = _TRAITS.get(op)  # (a racing thread may have built op but not yet filed its traits)
+    return hit if hit is not None else _resolve(op.name, dict(op.params))[1]
 
 
 def mma_ops(arch: int | str | None = None, family: str | None = None) -> list[Operation]:

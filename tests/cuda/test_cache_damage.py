@@ -21,7 +21,7 @@ from cuda_skips import needs_nvrtc
 from cutemma.cuda import cache as disk
 from cutemma.cuda.compile import compile as _compile
 from cutemma.errors import CacheWarning
-from cutemma.kernels import index_sm90
+from cutemma.kernels.sm90 import index as sm90_index
 
 
 def _flip(data: bytes, at: int) -> bytes:
@@ -233,15 +233,15 @@ CUBIN = b"\x7fELF" + bytes(range(256)) * 4
 
 def _index(tmp_path) -> Path:
     path = tmp_path / "k.sm90"
-    assert index_sm90.write(path, CUBIN, RECORD) == path
-    assert index_sm90.read(path) == (CUBIN, RECORD)
+    assert sm90_index.write(path, CUBIN, RECORD) == path
+    assert sm90_index.read(path) == (CUBIN, RECORD)
     return path
 
 
 def _read_warned(path):
     with warnings.catch_warnings(record=True) as got:
         warnings.simplefilter("always")
-        hit = index_sm90.read(path)
+        hit = sm90_index.read(path)
     return hit, [w for w in got if issubclass(w.category, CacheWarning)]
 
 
@@ -287,10 +287,10 @@ BAD_RECORDS = {
 def test_index_record_is_checked_not_trusted(tmp_path, what):
     # sealed correctly (the digest matches), but the record itself is not one to launch with
     path = tmp_path / "k.sm90"
-    index_sm90.write(path, CUBIN, BAD_RECORDS[what])
+    sm90_index.write(path, CUBIN, BAD_RECORDS[what])
     hit, warned = _read_warned(path)
     assert hit is None and len(warned) == 1
-    assert index_sm90.record_refusal(BAD_RECORDS[what]) is not None
+    assert sm90_index.record_refusal(BAD_RECORDS[what]) is not None
 
 
 def test_index_folder_fifo_full_disk(tmp_path, monkeypatch):
@@ -301,10 +301,10 @@ def test_index_folder_fifo_full_disk(tmp_path, monkeypatch):
     for path in (folder, fifo):
         hit, warned = _read_warned(path)  # returns at once: never opened for a blocking read
         assert hit is None and len(warned) == 1
-    assert index_sm90.write(folder, CUBIN, RECORD) is None  # a folder in the way: not stored
+    assert sm90_index.write(folder, CUBIN, RECORD) is None  # a folder in the way: not stored
     with monkeypatch.context() as m:
         m.setattr(disk.os, "fdopen", _FullDisk)
-        assert index_sm90.write(tmp_path / "full.sm90", CUBIN, RECORD) is None
+        assert sm90_index.write(tmp_path / "full.sm90", CUBIN, RECORD) is None
     assert sorted(p.name for p in tmp_path.iterdir()) == ["d.sm90", "f.sm90"]
 
 
@@ -318,8 +318,8 @@ def test_index_from_before_seals_is_a_silent_miss(tmp_path):
 @needs_nvrtc
 def test_compiled_sm90_rebuilds_a_damaged_index(private_cache):
     # one kind end to end (an sm90 compile costs ~2 s); every kind above, on the index alone
-    from cutemma.kernels.dispatch_sm90 import compiled_sm90
-    from cutemma.kernels.plan_sm90 import Sm90Config
+    from cutemma.kernels.sm90.config import Sm90Config
+    from cutemma.kernels.sm90.host import compiled_sm90
 
     args = (Sm90Config(), "bf16", "K", "K", "bf16", "bf16", "sm_90a")
     compiled_sm90.cache_clear()
@@ -333,7 +333,7 @@ def test_compiled_sm90_rebuilds_a_damaged_index(private_cache):
     compiled_sm90.cache_clear()
     assert [str(index) in str(w.message) for w in got] == [True]
     assert again.cubin == kern.cubin and launch_again == launch
-    assert index_sm90.read(index) is not None  # rewritten whole
+    assert sm90_index.read(index) is not None  # rewritten whole
 
 
 # --- the tuning cache ----------------------------------------------------------------------
@@ -341,8 +341,8 @@ def test_compiled_sm90_rebuilds_a_damaged_index(private_cache):
 
 def test_tuning_cache_fifo_does_not_hang_and_full_disk_is_named(private_cache, monkeypatch):
     from cutemma.errors import LaunchError
-    from cutemma.kernels import tune
-    from cutemma.kernels.plan import GemmConfig
+    from cutemma.kernels import tuned as tune
+    from cutemma.kernels.sm80.plan import GemmConfig
 
     private_cache.mkdir(parents=True)
     os.mkfifo(tune.cache_path())

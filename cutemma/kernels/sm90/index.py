@@ -1,7 +1,7 @@
 """The sm90 kernels' disk index: a compiled variant's cubin and launch record in one entry.
 
 A new process that runs a known kernel reads this entry instead of generating the kernel's
-source and loading NVRTC (:func:`cutemma.kernels.dispatch_sm90.compiled_sm90`). The entry is
+source and loading NVRTC (:func:`cutemma.kernels.sm90.host.compiled_sm90`). The entry is
 sealed like every cache file (:func:`cutemma.cuda.cache.seal`: a digest and a length, checked
 on read), and its launch record is checked field by field before the launch uses it: a
 shared-memory size past the limit, a TMA box TMA cannot copy or a missing operand make the
@@ -26,7 +26,7 @@ from pathlib import Path
 
 from cutemma.copy.tma import TMA_DTYPES, TMA_RULES, TMA_SWIZZLES
 from cutemma.cuda.cache import load_sealed, seal, warn_damaged, write_atomic
-from cutemma.kernels.config_sm90 import SMEM_LIMIT
+from cutemma.kernels.sm90.config import SMEM_LIMIT
 
 _SEPARATOR = b"\n--cutemma-sm90--\n"
 

@@ -58,13 +58,18 @@ def ensure_context(device: int) -> None:
     yet (a new thread whose first call is cutemma.gemm) has none, and the driver calls that
     need one (``cuTensorMapEncodeTiled``) fail there with CUDA_ERROR_INVALID_CONTEXT.
     torch uses the same primary context, so making it current changes nothing for torch.
+    Without a driver (a CPU machine) there is no context to make: it returns, and the call
+    that needed one reports the missing driver itself.
 
     >>> ensure_context(0)  # doctest: +SKIP
     """
-    from cuda.bindings import driver
+    try:
+        from cuda.bindings import driver
 
-    _ok(driver.cuInit(0), "cuInit")
-    if int(_ok(driver.cuCtxGetCurrent(), "cuCtxGetCurrent")):
+        status = driver.cuInit(0)[0]
+    except (ImportError, RuntimeError):  # no cuda-bindings, or no libcuda to load
+        return
+    if int(status) != 0 or int(_ok(driver.cuCtxGetCurrent(), "cuCtxGetCurrent")):
         return
     dev = _ok(driver.cuDeviceGet(device), "cuDeviceGet")
     ctx = _ok(driver.cuDevicePrimaryCtxRetain(dev), "cuDevicePrimaryCtxRetain")

@@ -65,3 +65,9 @@ class EmitError(CutemmaError, ValueError):
 class DesignError(TiledMmaError):
     """A GEMM design (TiledMMA, tile, smem layouts, copies, schedule, epilogue) that cannot run;
     the message names the rule that failed and what would satisfy it."""
+
+
+# hardcache (issue 22): a warning, not an error — a damaged cache entry is rebuilt, never served
+class CacheWarning(UserWarning):
+    """A disk-cache entry was damaged (wrong digest or length, not a regular file) and is
+    being rebuilt; said once per entry and process."""

@@ -91,9 +91,7 @@ def _resolve(name) -> tuple[CopyOperation, CopyTraits]:
     if not mine:
         hint = _elsewhere(parsed) or _no_family(parsed)
         raise CopyError(f"{text}: {hint}")
-    built = mine[0].build(parsed)
-    _BUILT[parsed] = built
-    return built
+    return _BUILT.setdefault(parsed, mine[0].build(parsed))  # one object even when threads race
 
 
 def _text(name: MmaName) -> str:

@@ -17,6 +17,7 @@ import os
 import re
 import site
 import sys
+import threading
 from dataclasses import dataclass, field
 from functools import cache as _memoize
 from pathlib import Path
@@ -386,11 +387,32 @@ def compile(
         if (data := disk.load(key)) is not None:
             return Cubin(data, arch, key, cache_hit=True, source=source, options=opts)
     key = disk.cache_key(source, opts, nvrtc_version())
-    if cache and (data := disk.load(key)) is not None:
-        return Cubin(data, arch, key, cache_hit=True, source=source, options=opts)
+    if not cache:
+        return _compiled(source, name, opts, arch, key)
+    # threads asking for one kernel at once: the first compiles, the others wait and read it
+    with _key_lock(key):
+        if (data := disk.load(key) or _UNSTORED.get(key)) is not None:
+            return Cubin(data, arch, key, cache_hit=True, source=source, options=opts)
+        cubin = _compiled(source, name, opts, arch, key)
+        if disk.store(key, cubin.data) is None:  # a read-only or full cache: keep it here
+            _UNSTORED[key] = cubin.data
+        return cubin
+
+
+def _compiled(source: str, name: str, opts: tuple[str, ...], arch: str, key: str) -> Cubin:
     ok, data, log = _run_nvrtc(source, name, opts, ptx=False)
     if not ok:
         raise _compile_error(source, name, opts, log)
-    if cache:
-        disk.store(key, data)
     return Cubin(data, arch, key, log=log, source=source, options=opts)
+
+
+# one lock per cache key (a handful of bytes each; a process compiles hundreds of kernels at
+# most), and the cubins a process compiled but could not store on disk
+_KEY_LOCKS: dict[str, threading.Lock] = {}
+_KEY_LOCKS_GUARD = threading.Lock()
+_UNSTORED: dict[str, bytes] = {}
+
+
+def _key_lock(key: str) -> threading.Lock:
+    with _KEY_LOCKS_GUARD:
+        return _KEY_LOCKS.setdefault(key, threading.Lock())

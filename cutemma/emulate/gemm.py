@@ -124,28 +124,35 @@ def gemm(tiled_mma, A, B, C=None) -> np.ndarray:
     n_v = size(atom.thr_id)
     thread_of = np.array([[by_coord[(v, *p)] for v in range(n_v)] for p in positions])
     threads = sorted(coords)
-    row = {t: i for i, t in enumerate(threads)}
-    sel = np.vectorize(row.__getitem__)(thread_of)  # (P, V) -> row in the thread tables
+    sel = np.searchsorted(threads, thread_of)  # (P, V) -> row in the thread tables
 
-    ia = _thread_table(tiled_mma, Tensor(a_flat, la), "A", threads)[sel]  # (P,V,FA,RM,RK)
-    ib = _thread_table(tiled_mma, Tensor(b_flat, lb), "B", threads)[sel]  # (P,V,FB,RN,RK)
     ic = _thread_table(tiled_mma, Tensor(c_flat, lc), "C", threads)[sel]  # (P,V,FC,RM,RN)
 
     am, an, ak = atom.shape_mnk
     ta, tb, tc = (_atom_table(x) for x in (atom.tv_layout_A, atom.tv_layout_B, atom.tv_layout_C))
-    P, _, _, RM, RK = ia.shape
-    RN = ib.shape[3]
+    P, _, _, RM, RN = ic.shape
 
-    def to_tiles(flat, idx, table, rows, cols, r0, r1):
-        # fragments of every instance scattered into the atom's (rows, cols) tiles
-        frag = flat[idx]  # (P, V, F, r0, r1)
+    def to_tiles(flat, tensor, which, table, rows, cols):
+        # fragments of every instance scattered into the atom's (rows, cols) tiles. Each tile
+        # element is read from one (thread, value) that holds it: a shared-memory operand
+        # (GMMA's A and B: every thread of the warpgroup "holds" the whole tile) is then read
+        # once, not once per thread (issue 22: 8.3 GB for a 1024^3 GMMA emulation)
+        first = np.unique(table.reshape(-1), return_index=True)[1]  # into the (T, V) table
+        v_of, f_of = np.divmod(first, table.shape[1])
+        need = np.unique(v_of)  # the atom threads that must be partitioned
+        ts = sorted(set(thread_of[:, need].ravel().tolist()))
+        pick = np.searchsorted(ts, thread_of[:, need])  # (P, n) -> row of the thread table
+        idx = _thread_table(tiled_mma, tensor, which, ts)[pick]  # (P, n, F, r0, r1)
+        frag = flat[idx[:, np.searchsorted(need, v_of), f_of]]  # (P, E, r0, r1)
+        r0, r1 = frag.shape[2:]
         tiles = np.zeros((P, r0, r1, rows * cols), dtype=frag.dtype)
-        tiles[:, :, :, table.reshape(-1)] = np.moveaxis(frag, (3, 4), (1, 2)).reshape(P, r0, r1, -1)
+        tiles[:, :, :, table.reshape(-1)[first]] = np.moveaxis(frag, 1, 3)
         return tiles.reshape(P, r0, r1, cols, rows).swapaxes(-1, -2)
 
-    tiles_a = to_tiles(a_flat, ia, ta, am, ak, RM, RK)  # (P, RM, RK, am, ak)
-    tiles_b = to_tiles(b_flat, ib, tb, an, ak, RN, RK)  # (P, RN, RK, an, ak)
-    tiles_c = to_tiles(c_flat, ic, tc, am, an, RM, RN)  # (P, RM, RN, am, an)
+    tiles_a = to_tiles(a_flat, Tensor(a_flat, la), "A", ta, am, ak)  # (P, RM, RK, am, ak)
+    tiles_b = to_tiles(b_flat, Tensor(b_flat, lb), "B", tb, an, ak)  # (P, RN, RK, an, ak)
+    tiles_c = to_tiles(c_flat, Tensor(c_flat, lc), "C", tc, am, an)  # (P, RM, RN, am, an)
+    RK = tiles_a.shape[2]
 
     # atoms along K hold replicas of C: the first starts from C, the others from zero
     k_pos = np.array([p[2] for p in positions])

@@ -112,7 +112,7 @@ def _tensor_guards() -> Any:
     else None. It is internal to torch (dynamo's guards), hence the self-test."""
     global _TENSOR_GUARDS
     if _TENSOR_GUARDS is None:
-        _TENSOR_GUARDS = False
+        found = False  # published once the self-test is over (another thread may be asking)
         try:
             import torch
 
@@ -123,9 +123,10 @@ def _tensor_guards() -> Any:
                      torch.zeros(6, 4).t(), torch.zeros(24).as_strided((4, 6), (1, 4)),
                      torch.zeros(1, 4, 6))  # fmt: skip
             if g.check(torch.zeros(4, 6)) and not any(g.check(w) for w in wrong):
-                _TENSOR_GUARDS = tg
+                found = tg
         except Exception:  # no dynamo in this torch, another signature: the Python guard
             pass
+        _TENSOR_GUARDS = found
     return _TENSOR_GUARDS or None
 
 
@@ -287,10 +288,29 @@ def remember(A: Any, B: Any, out: Any, given: bool, config: Any, prepared: Boxed
         _empty = torch.empty
     key = fast_key(A, B, given, config)
     entry = FastEntry(make_guard(A, B, out) if given else make_guard(A, B), prepared, out)
-    old = FAST.pop(key, ())
-    if len(FAST) >= FAST_MAX:
-        FAST.pop(next(iter(FAST)))
-    FAST[key] = (entry, *old[: FAST_PER_KEY - 1])
+    with _TABLES_LOCK:
+        old = FAST.pop(key, ())
+        put_bounded(FAST, key, (entry, *old[: FAST_PER_KEY - 1]), FAST_MAX)
+
+
+# held while a bounded table drops its oldest entry and takes a new one: two threads doing it
+# at once could drop one key twice (KeyError) or iterate a table the other changes
+_TABLES_LOCK = threading.RLock()
+
+
+def put_bounded(table: dict, key: Any, value: Any, limit: int) -> Any:
+    """``table[key] = value``, first dropping the oldest entries past ``limit - 1``; safe
+    with other threads doing the same (readers need no lock: a dict read is atomic).
+
+    >>> t = {}
+    >>> [put_bounded(t, k, k * k, 2) for k in range(3)], t
+    ([0, 1, 4], {1: 1, 2: 4})
+    """
+    with _TABLES_LOCK:
+        while table and len(table) >= limit:
+            table.pop(next(iter(table)), None)
+        table[key] = value
+    return value
 
 
 def find(A: Any, B: Any, out: Any, config: Any) -> FastEntry | None:

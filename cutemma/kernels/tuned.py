@@ -25,8 +25,7 @@ are always read K-major, so their key says 'KK' whatever the tensors' strides.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
+import threading
 from dataclasses import asdict
 from functools import cache
 from pathlib import Path
@@ -54,6 +53,7 @@ _TORCH_TYPES = {  # torch dtype name -> kernel dtype (what the cache key says)
 
 # key tuple -> GemmConfig or Sm90Config, loaded from the file once (None: not yet read)
 _TABLE: dict[tuple, GemmConfig | Sm90Config] | None = None
+_STORE_LOCK = threading.Lock()
 
 
 def shape_class(m: int, n: int, k: int) -> tuple[int, int, int]:
@@ -118,9 +118,12 @@ def cache_path() -> Path:
 
 def _read_file() -> dict[str, dict]:
     """The file's entries; {} when it is absent, unreadable or of another format."""
+    from cutemma.cuda.cache import read_regular
+
+    raw = read_regular(cache_path())  # never blocks on a FIFO; a folder there is a miss
     try:
-        data = json.loads(cache_path().read_text())
-    except (OSError, ValueError):
+        data = json.loads(raw) if isinstance(raw, bytes) else None
+    except ValueError:
         return {}
     if not isinstance(data, dict) or data.get("format") != _FORMAT:
         return {}
@@ -257,20 +260,25 @@ def store(
     >>> lookup("some GPU", 1024, 999, 513, "bf16", "K", "N").name
     'b128x128x64_w2x2_s3'
     """
+    from cutemma.cuda.cache import CACHE_ENV, write_atomic
+
     path = cache_path()
-    entries = _read_file()
-    entries[entry_key(device, m, n, k, dtype, a_major, b_major)] = {
-        "family": "sm90" if isinstance(config, Sm90Config) else "sm80",
-        "config": asdict(config),
-        "seconds": timings.get(config.name),
-        "timings": timings,
-        "shape": [m, n, k],
-    }
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".gemm-tune-", suffix=".json")
-    with os.fdopen(fd, "w") as f:
-        json.dump({"format": _FORMAT, "entries": entries}, f, indent=1, sort_keys=True)
-    os.replace(tmp, path)  # readers see the old file or the new one, never half
+    with _STORE_LOCK:  # two threads storing at once: each merges into the other's file
+        entries = _read_file()
+        entries[entry_key(device, m, n, k, dtype, a_major, b_major)] = {
+            "family": "sm90" if isinstance(config, Sm90Config) else "sm80",
+            "config": asdict(config),
+            "seconds": timings.get(config.name),
+            "timings": timings,
+            "shape": [m, n, k],
+        }
+        text = json.dumps({"format": _FORMAT, "entries": entries}, indent=1, sort_keys=True)
+        written = write_atomic(path, text.encode())  # readers see the old file or the new one
+    if written is None:
+        raise LaunchError(
+            f"tune: cannot write the tuning cache {path} (read-only, full, or a folder in the "
+            f"way); set {CACHE_ENV} to a writable folder"
+        )
     mb, nb, kb = shape_class(m, n, k)
     table()[(device, mb, nb, kb, dtype, a_major, b_major)] = config
     from cutemma.kernels.fastpath import FAST

@@ -17,8 +17,7 @@ from __future__ import annotations
 
 import ctypes
 import hashlib
-import os
-import tempfile
+import json
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -27,7 +26,7 @@ from cutemma.copy.tma import TMA_RULES, stride_refusal, tensor_map_param
 from cutemma.errors import LaunchError
 from cutemma.kernels.epilogue import NO_EPILOGUE, Bound, Epilogue, reference
 from cutemma.kernels.fastlaunch import DriverKernel
-from cutemma.kernels.fastpath import LAUNCH_LOCK, remember
+from cutemma.kernels.fastpath import LAUNCH_LOCK, put_bounded, remember
 from cutemma.kernels.fastpath_epilogue import remember_epilogue
 from cutemma.kernels.operands import (
     SM90_DTYPES,
@@ -39,6 +38,7 @@ from cutemma.kernels.operands import (
     _major,
 )
 from cutemma.kernels.pick import SMALL_SM90, builtin_sm90_config
+from cutemma.kernels.sm90 import index as sm90_index
 from cutemma.kernels.sm90.batched import BAT_A, BAT_B
 from cutemma.kernels.sm90.config import ATOMS_SM90, FP8, Sm90Config
 from cutemma.kernels.sm90.launch import PreparedLaunch
@@ -179,28 +179,17 @@ def compiled_sm90(
     """
     name = kernel_name_sm90(config, dtype, a_major, b_major, out, c_type, batched, epilogue)
     index = _index_path(name, arch)
-    if index is not None:
-        try:
-            cubin, record = index.read_bytes().split(b"\n--cutemma-sm90--\n", 1)
-            launch = Sm90Launch.from_json(record.decode())
-            return DriverKernel(cubin, name, launch.shared_bytes, config.threads), launch
-        except (OSError, ValueError, KeyError, TypeError):
-            pass  # absent or damaged: build it
+    if index is not None and (hit := sm90_index.read(index)) is not None:  # sealed, checked
+        launch = Sm90Launch.from_json(json.dumps(hit[1]))
+        return DriverKernel(hit[0], name, launch.shared_bytes, config.threads), launch
     from cutemma.cuda import compile
 
     plan = Sm90Plan(config, dtype, a_major, b_major, out)
     src = gemm_sm90_source(config, dtype, a_major, b_major, out, c_type, batched, epilogue)
     cubin = compile(src, arch)
     launch = Sm90Launch.of(plan)
-    if index is not None:
-        try:
-            index.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=index.parent, prefix=".tmp-", suffix=".sm90")
-            with os.fdopen(fd, "wb") as f:
-                f.write(cubin.data + b"\n--cutemma-sm90--\n" + launch.to_json().encode())
-            os.replace(tmp, index)
-        except OSError:
-            pass  # a read-only cache only makes the next process slower
+    if index is not None:  # a read-only or full cache only makes the next process slower
+        sm90_index.write(index, cubin.data, json.loads(launch.to_json()))
     return DriverKernel(cubin.data, name, launch.shared_bytes, config.threads), launch
 
 
@@ -368,9 +357,7 @@ def gemm_sm90(
                                   shape, bat)  # fmt: skip
         if epi:
             prepared.add_epilogue(epi.params())
-        if len(_PREPARED) >= _PREPARED_MAX:
-            _PREPARED.pop(next(iter(_PREPARED)))
-        _PREPARED[key] = prepared
+        put_bounded(_PREPARED, key, prepared, _PREPARED_MAX)
     if _remember is not None and C is out and persistent and A is A_v and B is B_v:
         if _epilogue is None:
             remember(A_in, B_in, out, *_remember, prepared)  # for cutemma.gemm's next call

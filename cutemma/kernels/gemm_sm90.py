@@ -41,7 +41,7 @@ from cutemma.cuda.source import (
     translation_unit,
 )
 from cutemma.kernels.epilogue_sm90 import epilogue_lines, tma_store_lines
-from cutemma.kernels.gemm_sm80 import OUT_TYPES, thread_expr
+from cutemma.kernels.gemm_sm80 import OUT_TYPES, check_outs, thread_expr
 from cutemma.kernels.gemm_sm90_batched import (
     HELPERS_SM90_BATCHED,
     batch_epilogue,
@@ -347,6 +347,7 @@ def gemm_sm90_source(
     """
     plan = Sm90Plan(config, dtype, a_major, b_major, out)
     c_type = c_type or out
+    check_outs("gemm_sm90_source", out, c_type)
     name = kernel_name_sm90(config, dtype, a_major, b_major, out, c_type, batched)
     S, C, CL = plan.stages, config.consumers, config.cluster
     pingpong = config.schedule == "pingpong"

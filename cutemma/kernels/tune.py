@@ -25,6 +25,7 @@ are always read K-major, so their key says 'KK' whatever the tensors' strides.
 from __future__ import annotations
 
 import json
+import math
 import os
 import statistics
 import tempfile
@@ -81,7 +82,17 @@ def shape_class(m: int, n: int, k: int) -> tuple[int, int, int]:
     >>> shape_class(1, 17, 4096)
     (1, 32, 4096)
     """
-    return tuple(1 << max(x - 1, 0).bit_length() for x in (m, n, k))
+    return tuple(1 << max(x - 1, 0).bit_length() for x in _dims(m, n, k))
+
+
+def _dims(m: object, n: object, k: object) -> tuple[int, int, int]:
+    """M, N, K as plain ints, each a whole number >= 1 (numpy ints too), else a LaunchError."""
+    from cutemma.layout.checks import as_int
+
+    for what, v in (("M", m), ("N", n), ("K", k)):
+        if as_int(v) is None or as_int(v) < 1:
+            raise LaunchError(f"tune: {what}={v!r} must be a whole number >= 1")
+    return as_int(m), as_int(n), as_int(k)
 
 
 def entry_key(device: str, m: int, n: int, k: int, dtype: str, a_major: str, b_major: str) -> str:
@@ -91,6 +102,9 @@ def entry_key(device: str, m: int, n: int, k: int, dtype: str, a_major: str, b_m
     'NVIDIA H100 80GB HBM3|m1024,n1024,k4096|f16|MK'
     """
     mb, nb, kb = shape_class(m, n, k)
+    if not isinstance(device, str) or not device or "|" in device:
+        raise LaunchError(f"tune: device name {device!r}: a non-empty str without '|'")
+    kernel_majors(kernel_dtype(dtype), a_major, b_major)  # each a name the kernels know
     return f"{device}|m{mb},n{nb},k{kb}|{dtype}|{a_major}{b_major}"
 
 
@@ -102,6 +116,8 @@ def kernel_dtype(dtype: Any) -> str:
     """
     name = str(dtype).replace("torch.", "")
     name = _TORCH_TYPES.get(name, name)
+    if not isinstance(dtype, str) and not type(dtype).__module__.startswith("torch"):
+        name = repr(dtype)  # str(1) == '1' must not pass for a dtype name
     if name not in ELEM_BYTES:
         raise LaunchError(
             f"tune: dtype {dtype!r}; give a torch dtype ({', '.join(_TORCH_TYPES)}) or a kernel "
@@ -276,20 +292,32 @@ def store(
     >>> lookup("some GPU", 1024, 999, 513, "bf16", "K", "N").name
     'b128x128x64_w2x2_s3'
     """
+    key = entry_key(device, m, n, k, dtype, a_major, b_major)
+    if not isinstance(config, GemmConfig | Sm90Config):
+        raise LaunchError(f"tune.store: config {config!r}: a GemmConfig or an Sm90Config")
+    bad = _bad_timings(timings)
+    if bad:
+        raise LaunchError(f"tune.store: timings {bad}: a dict of config name -> seconds > 0")
     path = cache_path()
     entries = _read_file()
-    entries[entry_key(device, m, n, k, dtype, a_major, b_major)] = {
+    entries[key] = {
         "family": "sm90" if isinstance(config, Sm90Config) else "sm80",
         "config": asdict(config),
         "seconds": timings.get(config.name),
         "timings": timings,
         "shape": [m, n, k],
     }
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".gemm-tune-", suffix=".json")
-    with os.fdopen(fd, "w") as f:
-        json.dump({"format": _FORMAT, "entries": entries}, f, indent=1, sort_keys=True)
-    os.replace(tmp, path)  # readers see the old file or the new one, never half
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".gemm-tune-", suffix=".json")
+        with os.fdopen(fd, "w") as f:
+            json.dump({"format": _FORMAT, "entries": entries}, f, indent=1, sort_keys=True)
+        os.replace(tmp, path)  # readers see the old file or the new one, never half
+    except OSError as e:  # the cache folder is a file, read-only, full ...
+        raise LaunchError(
+            f"tune: cannot write the tuning cache {path}: {e.strerror or e}; point "
+            "CUTEMMA_CACHE_DIR at a writable folder"
+        ) from e
     mb, nb, kb = shape_class(m, n, k)
     table()[(device, mb, nb, kb, dtype, a_major, b_major)] = config
     from cutemma.kernels.fastpath import FAST
@@ -370,18 +398,13 @@ def tune(
     >>> cutemma.tune(4096, 4096, 4096, "bfloat16", "K", "N").name        # doctest: +SKIP
     'b128x128x64_w2x2_s3'
     """
-    from cutemma.layout.checks import as_int
-
-    for what, v in (("M", M), ("N", N), ("K", K)):
-        if as_int(v) is None or as_int(v) < 1:
-            raise LaunchError(f"tune: {what}={v!r} must be a whole number >= 1")
+    M, N, K = _dims(M, N, K)
     dt = kernel_dtype(dtype)
     am, bm = kernel_majors(dt, a_major, b_major)
-    if candidates is None:
+    cands = _check_tune_args(candidates, timer, device_name_, device)
+    if cands is None:
         sm90 = timer is None and _no_gpu_reason(device) is None and _is_sm90(device)
         cands = default_candidates(dt, am, bm, sm90)
-    else:
-        cands = list(candidates)
     if not cands:
         raise LaunchError(f"tune: no candidate config builds a {dt} {am}{bm} plan")
     if timer is None:
@@ -397,9 +420,14 @@ def tune(
     failures: dict[str, str] = {}
     for cfg in cands:
         try:
-            timings[cfg.name] = float(timer(cfg))
+            t = timer(cfg)
         except CutemmaError as exc:  # does not build, compile or launch: not a candidate
             failures[cfg.name] = f"{type(exc).__name__}: {exc}"
+            continue
+        if _is_time(t):
+            timings[cfg.name] = float(t)
+        else:  # NaN, inf, 0 or not a number: no measurement, never a winner
+            failures[cfg.name] = f"the timer gave {t!r}, not a time in seconds > 0"
     if not timings:
         raise LaunchError(
             f"tune: every candidate failed for {M}x{N}x{K} {dt}: "
@@ -408,6 +436,45 @@ def tune(
     best = min(cands, key=lambda c: timings.get(c.name, float("inf")))
     store(name, M, N, K, dt, am, bm, best, timings)
     return best
+
+
+def _check_tune_args(
+    candidates: object, timer: object, name: object, device: object
+) -> list | None:
+    """The candidates as a list (None: the defaults); LaunchErrors for tune's optional
+    arguments, before anything is timed."""
+    from cutemma.layout.checks import as_int
+
+    if candidates is not None:
+        if isinstance(candidates, str | bytes) or not hasattr(candidates, "__iter__"):
+            raise LaunchError(
+                f"tune: candidates={candidates!r}: a list of GemmConfig / Sm90Config, or None"
+            )
+        candidates = list(candidates)  # a generator is read once
+        bad = [c for c in candidates if not isinstance(c, GemmConfig | Sm90Config)]
+        if bad:
+            raise LaunchError(f"tune: candidates hold {bad[0]!r}: each a GemmConfig or Sm90Config")
+    if timer is not None and not callable(timer):
+        raise LaunchError(f"tune: timer={timer!r}: a function config -> seconds, or None")
+    if name is not None and (not isinstance(name, str) or not name or "|" in name):
+        raise LaunchError(f"tune: device_name_={name!r}: a non-empty str without '|', or None")
+    if as_int(device) is None or as_int(device) < 0:
+        raise LaunchError(f"tune: device={device!r}: a CUDA device index >= 0")
+    return candidates
+
+
+def _bad_timings(timings: object) -> str | None:
+    """What is wrong with a {name: seconds} dict (None when each is a finite time > 0)."""
+    if not isinstance(timings, dict):
+        return repr(timings)
+    for name, t in timings.items():
+        if not isinstance(name, str) or not _is_time(t):
+            return f"{{{name!r}: {t!r}}}"
+    return None
+
+
+def _is_time(t: object) -> bool:
+    return isinstance(t, int | float) and not isinstance(t, bool) and 0 < t < math.inf
 
 
 def _is_sm90(device: int) -> bool:

@@ -12,6 +12,7 @@ True
 
 from __future__ import annotations
 
+import math
 from functools import cache
 from typing import Any
 
@@ -206,6 +207,28 @@ def _check(A: Any, B: Any) -> tuple[int | None, str, tuple[str, ...]]:
     return batch, *types
 
 
+def _check_options(alpha: Any, beta: Any, scale_a: Any, scale_b: Any, config: Any) -> None:
+    """LaunchErrors for gemm's scalars (finite real numbers, not tensors) and its config.
+
+    >>> _check_options(1.0, 0.0, float("nan"), 1.0, None)
+    Traceback (most recent call last):
+    ...
+    cutemma.errors.LaunchError: gemm: scale_a=nan must be a finite real number (a Python or numpy float or int)
+    """
+    import numbers
+
+    for what, v in (("alpha", alpha), ("beta", beta), ("scale_a", scale_a), ("scale_b", scale_b)):
+        if not isinstance(v, numbers.Real) or isinstance(v, bool) or not math.isfinite(v):
+            shown = f"a {type(v).__module__}.{type(v).__name__}" if hasattr(v, "shape") else repr(v)
+            raise LaunchError(
+                f"gemm: {what}={shown} must be a finite real number (a Python or numpy float or int)"
+            )
+    if config is not None and not isinstance(config, GemmConfig | Sm90Config):
+        raise LaunchError(
+            f"gemm: config={config!r}: a GemmConfig (sm80), an Sm90Config (sm90) or None"
+        )
+
+
 def _batch_stride(t: Any) -> int:
     """Elements between the problems of a 3-D operand; 0 (shared) for 2-D or a batch of 1."""
     return t.stride(0) if t.dim() == 3 and t.shape[0] > 1 else 0
@@ -263,7 +286,13 @@ def gemm(
     >>> cutemma.gemm(A8, B8, scale_a=0.5, out_dtype=torch.float32).dtype  # doctest: +SKIP
     torch.float32
     """
-    if C is None and out_dtype is None and scale_a == 1.0 and scale_b == 1.0:
+    if (
+        C is None
+        and out_dtype is None
+        and scale_a.__class__ is float
+        and scale_a == 1.0
+        and (scale_b.__class__ is float and scale_b == 1.0)
+    ):
         # a repeat of a call with these operands: its prepared launch (kernels/fastpath.py)
         done = try_fast(A, B, out, alpha, config)
         if done is not None:
@@ -271,6 +300,7 @@ def gemm(
         remember = (out is not None, config)  # the key of this call's repeats
     else:
         remember = None
+    _check_options(alpha, beta, scale_a, scale_b, config)
     batch, dtype, outs = _check(A, B)  # before torch: a numpy array is named as one
     import torch
 

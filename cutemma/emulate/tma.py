@@ -31,7 +31,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from cutemma.copy.tma import TMA_DTYPES, TMA_SWIZZLES, TensorMapArgs
+from cutemma.copy.tma import TMA_DTYPES, TMA_RULES, TMA_SWIZZLES, TensorMapArgs
 from cutemma.errors import TmaError
 from cutemma.layout.checks import as_int
 
@@ -62,6 +62,12 @@ def _checked_args(args: TensorMapArgs, coords: Sequence[int]) -> tuple[int, ...]
     out = tuple(as_int(c) for c in coords)
     if None in out:
         raise TmaError(f"TMA: coordinates {tuple(coords)} must be whole numbers (ints)")
+    top = TMA_RULES.max_coord
+    if any(not -top - 1 <= c <= top for c in out):
+        raise TmaError(
+            f"TMA: coordinates {out}: the instruction's coordinates are signed 32-bit, in "
+            f"[-2^31, 2^31 - 1] (PTX ISA cp.async.bulk.tensor)"
+        )
     return out
 
 
@@ -150,6 +156,11 @@ def tma_store(
     _check_store(args, _checked_args(args, coords))
     smem = _checked_array(smem, "smem", sidx.size)
     gmem = _checked_array(gmem, "gmem", int(gidx[inside].max(initial=-1)) + 1)
+    if smem.dtype != gmem.dtype:
+        raise TmaError(
+            f"TMA {'reduce' if add else 'store'}: smem holds {smem.dtype}, gmem {gmem.dtype}; TMA "
+            f"moves the map's elements unconverted: give both arrays the same dtype"
+        )
     flat = gmem.reshape(-1)
     vals = smem.reshape(-1)[sidx[inside]]
     if add:

@@ -267,7 +267,15 @@ def print_tensor(tensor: Tensor) -> None:
       (1,0)  (1,2)
       (3,0)  (3,2)
     """
+    if isinstance(tensor, Tensor) and tensor.size() > PRINT_LIMIT:
+        raise LayoutError(
+            f"print_tensor: a tensor of {tensor.size()} elements; it prints at most "
+            f"{PRINT_LIMIT} (one line each): print a tile of it (local_tile, local_partition)"
+        )
     print(format_tensor(tensor))
+
+
+PRINT_LIMIT = 1 << 20  # elements print_tensor writes out (a million lines of text)
 
 
 def make_tensor(data, layout) -> Tensor:

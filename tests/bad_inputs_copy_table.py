@@ -274,8 +274,8 @@ COPY_API: list[tuple[str, type, str]] = [
     ("tmaa.make_tma_atom('LOAD', 'x', 'bf16')", ME, "Layout"),
     ("tmaa.make_tma_atom('LOAD', sm, 'nope')", ME, "'nope'"),
     ("tmaa.make_tma_atom('LOAD', sm, 'bf16', 'Q')", ME, "'K' or 'MN'"),
-    ("tmaa.tma_instructions(None, 'x')", CE, "TmaBox"),
-    ("tmaa.tma_instructions(None, None)", CE, "TmaBox"),
+    ("tmaa.tma_instructions(tmaa.make_tma_atom('LOAD', sm, 'bf16')[0], 'x')", CE, "TmaBox"),
+    ("tmaa.tma_instructions(tmaa.make_tma_atom('LOAD', sm, 'bf16')[0], None)", CE, "TmaBox"),
     # TMA: the CPU model (cutemma.emulate.tma)
     ("etma.tma_load(args, np.zeros(64 * 64, np.uint16), (0, 0))", ME, "holds 4096 elements"),
     ("etma.tma_load(args, g16, (0,))", ME, "rank-2"),

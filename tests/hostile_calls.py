@@ -69,10 +69,10 @@ TEMPLATES: list[tuple[str, list[str], dict[str, str]]] = [
     ("tcm.make_cotiled_copy", ["uni", "cm.Layout((32, 1), (1, 32))", "cm.Layout(32)"], {}),
     ("tcm.make_tmem_copy", ["tld", "cm.Layout((128, 32), (32, 1))"], {}),
     # analysis
-    ("tp.bank_conflicts", ["tc_ld", "cm.Layout((16, 16), (16, 1))"], {}),
+    ("tp.bank_conflicts", ["tc_ld", "cm.Layout(256)"], {}),
     ("tp.coalescing", ["tc_g", "cm.Layout((8, 64), (64, 1))"], {}),
     ("tp.vector_bits", ["tc", "cm.Layout((8, 8))"], {"side": "'S'"}),
-    ("tp.explain", ["tc_ld"], {"smem": "cm.Layout((16, 16), (16, 1))"}),
+    ("tp.explain", ["tc_ld"], {"smem": "cm.Layout(256)"}),
     # copy emulation
     (
         "ecopy.copy_tensors",
@@ -215,7 +215,7 @@ EXTRA: list[tuple[str, str]] = [
         "cm.tune(64, 64, 64, 'bf16', candidates=[cfg], timer=lambda c: 1.0, device_name_='dev')",
         "ok",
     ),
-    ("tp.bank_conflicts(tc_ld, cm.Layout((16, 16), (16, 1)))", "ok"),
+    ("tp.bank_conflicts(tc_ld, cm.Layout(256))", "ok"),
     ("cm.Sm90Config(128, 128, 64, stages=4)", "ok"),
     ("cm.Sm90Config(block_n=2**40)", "raise"),
     ("cm.Sm90Config(stages=2**40)", "raise"),

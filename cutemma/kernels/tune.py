@@ -132,6 +132,8 @@ def kernel_majors(dtype: str, a_major: str, b_major: str) -> tuple[str, str]:
     >>> kernel_majors("bf16", "M", "N"), kernel_majors("s8", "M", "N")
     (('M', 'N'), ('K', 'K'))
     """
+    if not isinstance(dtype, str) or dtype not in ELEM_BYTES:
+        raise LaunchError(f"tune: kernel dtype {dtype!r}; one of {', '.join(ELEM_BYTES)}")
     if a_major not in ("K", "M") or b_major not in ("K", "N"):
         raise LaunchError(
             f"tune: a_major {a_major!r} is 'K' or 'M'; b_major {b_major!r} 'K' or 'N'"
@@ -233,7 +235,13 @@ def lookup(
     if not tab:
         return None
     mb, nb, kb = shape_class(m, n, k)
-    return tab.get((device, mb, nb, kb, dtype, a_major, b_major))
+    try:
+        return tab.get((device, mb, nb, kb, dtype, a_major, b_major))
+    except TypeError:  # a list or dict where a name belongs
+        raise LaunchError(
+            f"tune.lookup: device {device!r}, dtype {dtype!r}, majors {a_major!r} {b_major!r}: "
+            "each a str"
+        ) from None
 
 
 def lookup_device(
@@ -343,6 +351,7 @@ def default_candidates(
     """
     from cutemma.kernels.dispatch import BUILTIN_CONFIGS, FP8_LARGE
 
+    kernel_majors(dtype, a_major, b_major)  # names the kernels know, else a LaunchError
     out: list[GemmConfig | Sm90Config] = []
     for cfg in (*BUILTIN_CONFIGS.values(), FP8_LARGE, *EXTRA_CANDIDATES):
         if cfg in out:
@@ -415,6 +424,8 @@ def tune(
                 "timer= to exercise the cache without one)"
             )
         timer = _event_timer(M, N, K, dt, am, bm, device, warmup, reps)
+    if device_name_ is None and (reason := _no_gpu_reason(device)):
+        raise LaunchError(f"tune: {reason}; with timer= pass device_name_= too")
     name = device_name_ if device_name_ is not None else device_name(device)
     timings: dict[str, float] = {}
     failures: dict[str, str] = {}

@@ -35,11 +35,17 @@ from cutemma.tensor import Tensor
 def _as_copy_atom(atom, dtype=None):
     from cutemma.copy.atom import CopyAtom
     from cutemma.copy.catalog import make_copy_atom
+    from cutemma.copy.operation import CopyOperation
 
     if isinstance(atom, CopyAtom):
         if dtype is not None:
             raise CopyError(f"{atom.name}: give the value type with a name, not with a CopyAtom")
         return atom
+    if not isinstance(atom, str | CopyOperation):
+        raise CopyError(
+            f"expected a CopyAtom (make_copy_atom(name, value type)) or a copy atom name with "
+            f"dtype=, e.g. make_tiled_copy('SM75_U32x4_LDSM_N', ..., dtype='f16'); got {atom!r}"
+        )
     if dtype is None:
         raise CopyError(
             f"copy atom {atom!r}: give its value type, e.g. make_copy_atom({atom!r}, 'f16')"

@@ -21,7 +21,6 @@ from cutemma.layout import checks as ck
 from cutemma.layout.int_tuple import crd2idx
 from cutemma.layout.layout import Layout, cosize, slice_and_offset
 
-
 OFFSET_BITS = 64  # the widest offset a swizzle acts on (CuTe's uint64_t)
 
 

@@ -197,6 +197,21 @@ def _run_gpu(args: argparse.Namespace, cfg: GemmConfig) -> None:
     print(f"cutemma.gemm {what}{m}x{n}x{k} {args.dtype}: rel err vs float64 {err:.2e}")
 
 
+def gemm_outputs(dtype: str) -> tuple[str, ...]:
+    """The output types :func:`cutemma.gemm` writes for a kernel dtype (its first is the default
+    for 16-bit types).
+
+    >>> gemm_outputs("bf16"), gemm_outputs("s8"), gemm_outputs("e4m3_e5m2")
+    (('bf16', 'f32'), ('s32',), ('bf16', 'f16', 'f32'))
+    """
+    from cutemma.kernels.dispatch import _INPUTS
+
+    short = {"float16": "f16", "bfloat16": "bf16", "float32": "f32", "int32": "s32"}
+    first = dtype.split("_")[0]  # mixed fp8 'e4m3_e5m2' writes what e4m3 writes
+    outs = next(o for kd, o in _INPUTS.values() if kd == first)
+    return tuple(short[o] for o in outs)
+
+
 def register(sub) -> None:
     """Add the ``gemm`` subcommand; unset options take defaults that suit ``--dtype``.
 
@@ -241,6 +256,11 @@ def register(sub) -> None:
         args.config_given = args.config is not None
         args.config = args.config or "large"
         args.out = args.out or {"tf32": "f32", "s8": "s32", "f16": "f16"}.get(args.dtype, "bf16")
+        if args.out not in (outs := gemm_outputs(args.dtype)):
+            raise CliError(
+                f"--out {args.out} for --dtype {args.dtype}: cutemma.gemm writes "
+                f"{' or '.join(outs)} for it"
+            )
         narrow = ELEM_BYTES[args.dtype] != 2  # 8- and 32-bit types: read K-major only
         args.a_major = args.a_major or "K"
         args.b_major = args.b_major or ("K" if narrow else "N")

@@ -132,6 +132,8 @@ def _params(pairs: list[str]) -> dict:
         key, eq, value = p.partition("=")
         if not eq or not key or not value:
             raise AtomError(f"parameter {p!r}: write key=value, e.g. -p a_major=K")
+        if key in out:
+            raise AtomError(f"parameter {key} given twice (-p {key}=...): give each key once")
         out[key] = int(value) if re.fullmatch(r"-?\d{1,9}", value) else value
     return out
 

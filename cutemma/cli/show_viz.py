@@ -118,10 +118,22 @@ def check_outputs(args: argparse.Namespace) -> None:
     ...
     cutemma.errors.CliError: --svg /nonexistent/x.svg: the folder /nonexistent does not exist; create it first or write to an existing folder
     """
+    seen: dict[str, str] = {}
     for option in ("svg", "html", "latex"):
         path = getattr(args, option, None)
-        if path:
-            _check_writable(f"--{option}", path)
+        if path is None:
+            continue
+        if not path.strip():
+            raise CliError(
+                f"--{option} {path!r}: give a file name, e.g. --{option} picture.{option}"
+            )
+        _check_writable(f"--{option}", path)
+        same = os.path.realpath(path)
+        if same in seen:
+            raise CliError(
+                f"--{seen[same]} and --{option} both write {path}: give each picture its own file"
+            )
+        seen[same] = option
 
 
 def _check_writable(option: str, path: str) -> None:

@@ -112,7 +112,18 @@ def run(args: argparse.Namespace) -> int:
             import torch  # noqa: F401
         except ImportError:
             pass
+        from cutemma.cuda import gpu_unavailable_reason
+
+        if reason := gpu_unavailable_reason():
+            raise CliError(
+                f"--hardware: {reason}; leave --hardware out to check the layouts and compile"
+            )
     if getattr(args, "copy", False):  # copy atoms: cutemma.cuda.verify_copy
+        if args.arch or args.family or args.k_major_only:
+            raise CliError(
+                "--copy verifies every copy atom: --arch, --family and --k-major-only select "
+                "MMA atoms; leave them out with --copy"
+            )
         from cutemma.cuda.verify_copy import table, verify_copy
 
         report = verify_copy(hardware=args.hardware)

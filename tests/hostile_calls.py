@@ -247,6 +247,71 @@ EXTRA: list[tuple[str, str]] = [
 ]
 
 
+CLI_VALUES = ("''", "0", "-1", "1099511627776", "nan", "x", "/", "/tmp", "٤", "64x64x64x64")
+# (a valid command, its options that take a value): each option gets each hostile value
+CLI_TEMPLATES: list[tuple[str, tuple[str, ...]]] = [
+    ("layout 4:1", ("--svg", "--html", "--latex")),
+    ("list", ("--arch", "--family")),
+    (
+        "show SM80_16x8x16_F32F16F16F32_TN",
+        ("-p", "--atom-layout", "--tile", "--svg", "--html", "--latex"),
+    ),
+    (
+        "desc --major K --swizzle 128 --dtype bf16 --tile 64x64",
+        ("--major", "--swizzle", "--dtype", "--tile", "--start", "--arch"),
+    ),
+    ("desc --decode 0x4100910", ("--decode", "--kind", "--arch", "--major")),
+    ("verify --arch sm61 --no-progress", ("--arch", "--family", "--json")),
+    ("gemm --plan", ("--config", "--dtype", "--a-major", "--b-major", "--out", "--batch")),
+    ("gemm --sass", ("--arch",)),
+]
+CLI_EXTRA = [
+    "layout 4:1 --svg a.svg --html a.svg",
+    "show SM100_MMA_F16BF16_SS -p m=64 -p m=128",
+    "verify --hardware --arch sm61 --no-progress",
+    "verify --copy --arch sm90",
+    "gemm --dtype bf16 --out s32",
+    "gemm --config 4096x4096x512/2x2/4 --plan",
+    "gemm --run 64 64 64 --batch 0",
+    "gemm --run 1099511627776 64 64",
+    "desc --decode 0 --kind f16",
+    "show SM80_16x8x16_F32F16F16F32_TN --tile 1099511627776,8,16",
+    "show SM80_16x8x16_F32F16F16F32_TN --atom-layout 1000000,1000,1",
+    "layout '(1048576,1048576):(1,1048576)'",
+]
+
+
+def cli_calls() -> list[tuple[str, str]]:
+    """The command-line cases: ``cli('argv')`` calls (status 2 and one line is 'named')."""
+    out = []
+    for base, options in CLI_TEMPLATES:
+        for opt in options:
+            for v in CLI_VALUES:
+                out.append((f"cli({base + ' ' + opt + ' ' + v!r})", "raise"))
+    return out + [(f"cli({argv!r})", "raise") for argv in CLI_EXTRA]
+
+
+def _cli(argv: str):
+    """Run ``cutemma argv`` in-process in a scratch folder: (status, stderr) or a CliOutcome."""
+    import contextlib
+    import io
+    import shlex
+    import tempfile
+
+    from cutemma.cli import main
+
+    err = io.StringIO()
+    here = os.getcwd()
+    with tempfile.TemporaryDirectory() as d:
+        os.chdir(d)
+        try:
+            with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+                status = main(shlex.split(argv))
+        finally:
+            os.chdir(here)
+    return status, err.getvalue().strip()
+
+
 def _names() -> dict:
     sys.path.insert(0, HERE)
     from bad_inputs_copy_table import namespace
@@ -256,6 +321,7 @@ def _names() -> dict:
 
     names = namespace()
     names["tunemod"] = tunemod
+    names["cli"] = _cli
     names["cm"] = cm
     try:
         import torch
@@ -280,7 +346,7 @@ def calls() -> list[tuple[str, str]]:
             for h in HOSTILE:
                 rest = [f"{kk}={h if kk == k else v}" for kk, v in kwargs.items()]
                 out.append((f"{fn}({', '.join([*args, *rest])})", "raise"))
-    return out + EXTRA
+    return out + EXTRA + cli_calls()
 
 
 def _worker() -> None:
@@ -300,6 +366,12 @@ def _worker() -> None:
             value = eval(call, dict(names))  # noqa: S307 - our own text
             signal.setitimer(signal.ITIMER_REAL, 0)
             res = {"kind": "value", "text": repr(value)[:160]}
+            if call.startswith("cli("):  # a command: exit 2 with one error line is named
+                status, err = value
+                lines = err.splitlines()
+                one = len(lines) == 1 and lines[0].startswith("cutemma: error: ")
+                kind = "named" if status == 2 and one else "bare" if status not in (0, 2) else "value"
+                res = {"kind": kind, "text": f"exit {status}: {err[:300]}"}
         except TimeoutError:
             res = {"kind": "hang", "text": "alarm"}
         except CutemmaError as e:

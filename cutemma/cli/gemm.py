@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import re
 
+from cutemma.cli.args import whole_number
 from cutemma.errors import CliError, LaunchError, TiledMmaError
 from cutemma.kernels.dispatch import BUILTIN_CONFIGS, pick_config
 from cutemma.kernels.gemm_sm80 import gemm_source
@@ -248,9 +249,16 @@ def register(sub) -> None:
         "--arch", default=None, help="--sass target, e.g. sm80, sm_90a (default sm80; fp8 sm89)"
     )
     p.add_argument(
-        "--run", dest="run_mnk", nargs=3, type=int, metavar=("M", "N", "K"), help="run on the GPU"
+        "--run",
+        dest="run_mnk",
+        nargs=3,
+        type=whole_number,
+        metavar=("M", "N", "K"),
+        help="run on the GPU",
     )
-    p.add_argument("--batch", type=int, default=0, help="--run a batch of this many problems")
+    p.add_argument(
+        "--batch", type=whole_number, default=0, help="--run a batch of this many problems"
+    )
 
     def _run(args):
         args.config_given = args.config is not None
@@ -264,6 +272,8 @@ def register(sub) -> None:
         narrow = ELEM_BYTES[args.dtype] != 2  # 8- and 32-bit types: read K-major only
         args.a_major = args.a_major or "K"
         args.b_major = args.b_major or ("K" if narrow else "N")
+        if args.batch and not args.run_mnk:
+            raise CliError(f"--batch {args.batch} goes with --run M N K (a batch of GEMMs to run)")
         if not (args.plan or args.show_source or args.sass or args.run_mnk):
             args.plan = True
         return run(args)

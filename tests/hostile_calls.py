@@ -132,7 +132,7 @@ TEMPLATES: list[tuple[str, list[str], dict[str, str]]] = [
     ("kernels.kernel_name", ["cfg", "'bf16'", "'K'", "'N'", "'f32'", "'f32'", "True", "True"], {}),
     ("kernels.pick_config", ["64", "64", "64"], {"batch": "1", "dtype": "'bf16'"}),
     (
-        "dispatch_sm90.pick_sm90_config",
+        "kernels.pick_sm90_config",
         ["64", "64"],
         {"sms": "132", "dtype": "'bf16'", "batch": "1"},
     ),
@@ -148,7 +148,7 @@ TEMPLATES: list[tuple[str, list[str], dict[str, str]]] = [
     ("tunemod.entry_key", ["'dev'", "64", "64", "64", "'bf16'", "'K'", "'N'"], {}),
     ("tunemod.lookup", ["'dev'", "64", "64", "64", "'bf16'", "'K'", "'N'"], {}),
     ("tunemod.store", ["'dev'", "64", "64", "64", "'bf16'", "'K'", "'N'", "cfg", "{'x': 1.0}"], {}),
-    ("tunemod.default_candidates", ["'bf16'", "'K'", "'K'"], {}),
+    ("tunefn.default_candidates", ["'bf16'", "'K'", "'K'"], {}),
     # cutemma.gemm: the checks that run before a GPU is needed (CPU torch tensors)
     (
         "cm.gemm",
@@ -317,10 +317,12 @@ def _names() -> dict:
     from bad_inputs_copy_table import namespace
 
     import cutemma as cm
-    import cutemma.kernels.tune as tunemod
+    import cutemma.kernels.tune as tunefn
+    import cutemma.kernels.tuned as tunemod
 
     names = namespace()
     names["tunemod"] = tunemod
+    names["tunefn"] = tunefn
     names["cli"] = _cli
     names["cm"] = cm
     try:
@@ -370,7 +372,9 @@ def _worker() -> None:
                 status, err = value
                 lines = err.splitlines()
                 one = len(lines) == 1 and lines[0].startswith("cutemma: error: ")
-                kind = "named" if status == 2 and one else "bare" if status not in (0, 2) else "value"
+                kind = (
+                    "named" if status == 2 and one else "bare" if status not in (0, 2) else "value"
+                )
                 res = {"kind": kind, "text": f"exit {status}: {err[:300]}"}
         except TimeoutError:
             res = {"kind": "hang", "text": "alarm"}

@@ -24,9 +24,9 @@ import re
 
 from cutemma.cli.args import whole_number
 from cutemma.errors import CliError, LaunchError, TiledMmaError
-from cutemma.kernels.dispatch import BUILTIN_CONFIGS, pick_config
-from cutemma.kernels.gemm_sm80 import gemm_source
-from cutemma.kernels.plan import ELEM_BYTES, GemmConfig, GemmPlan
+from cutemma.kernels.pick import BUILTIN_CONFIGS, pick_config
+from cutemma.kernels.sm80.plan import ELEM_BYTES, GemmConfig, GemmPlan
+from cutemma.kernels.sm80.source import gemm_source
 
 _FP8_TORCH = {"e4m3": "float8_e4m3fn", "e5m2": "float8_e5m2"}
 
@@ -60,7 +60,7 @@ def gemm_arch(arch: str | None, dtype: str) -> str:
     ('sm_80', 'sm_89', 'sm_90a')
     """
     from cutemma.cli.args import nvrtc_target, parse_arch
-    from cutemma.kernels.plan import ATOMS
+    from cutemma.kernels.sm80.plan import ATOMS
     from cutemma.mma import mma_op
 
     atom = mma_op(ATOMS[dtype])
@@ -205,7 +205,7 @@ def gemm_outputs(dtype: str) -> tuple[str, ...]:
     >>> gemm_outputs("bf16"), gemm_outputs("s8"), gemm_outputs("e4m3_e5m2")
     (('bf16', 'f32'), ('s32',), ('bf16', 'f16', 'f32'))
     """
-    from cutemma.kernels.dispatch import _INPUTS
+    from cutemma.kernels.operands import _INPUTS
 
     short = {"float16": "f16", "bfloat16": "bf16", "float32": "f32", "int32": "s32"}
     first = dtype.split("_")[0]  # mixed fp8 'e4m3_e5m2' writes what e4m3 writes

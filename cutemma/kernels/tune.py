@@ -127,6 +127,9 @@ def tune(
     dt = kernel_dtype(dtype)
     am, bm = kernel_majors(dt, a_major, b_major)
     cands = _check_tune_args(candidates, timer, device_name_, device)
+    for what, v, least in (("warmup", warmup, 0), ("reps", reps, 1)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < least:
+            raise LaunchError(f"tune: {what}={v!r} must be a whole number >= {least}")
     if cands is None:
         sm90 = timer is None and _no_gpu_reason(device) is None and _is_sm90(device)
         cands = default_candidates(dt, am, bm, sm90)

@@ -212,6 +212,7 @@ def lookup(
     >>> lookup("no such GPU", 64, 64, 64, "bf16", "K", "K") is None
     True
     """
+    shape_class(m, n, k)  # whole numbers >= 1, else a LaunchError (also with nothing tuned)
     tab = _TABLE if _TABLE is not None else table()
     if not tab:
         return None

@@ -145,8 +145,9 @@ def _side(tiled_copy, side: str | None, space: str) -> str:
     )
 
 
-def _lane_offsets(tiled_copy, layout, side: str) -> tuple[np.ndarray, int]:
-    """offsets[thread, instr, value] (element units) of every thread's partition, and nv."""
+def _checked_layout(layout) -> None:
+    """A LayoutError unless ``layout`` is a Layout or ComposedLayout; a CopyError past
+    MAX_ANALYSED elements (the analyses walk every element of every thread's partition)."""
     from cutemma.layout import ComposedLayout, Layout, size
 
     if not isinstance(layout, Layout | ComposedLayout):
@@ -158,6 +159,11 @@ def _lane_offsets(tiled_copy, layout, side: str) -> tuple[np.ndarray, int]:
             f"a tile of {size(layout)} elements; the analysis walks every element (at most "
             f"{MAX_ANALYSED}, more than any shared memory holds): analyse one tile of the copy"
         )
+
+
+def _lane_offsets(tiled_copy, layout, side: str) -> tuple[np.ndarray, int]:
+    """offsets[thread, instr, value] (element units) of every thread's partition, and nv."""
+    _checked_layout(layout)
     t = Tensor(np.zeros(1), layout)  # data unused: only the offsets are read
     atom = tiled_copy.atom
     nv = atom.num_val_src if side == "S" else atom.num_val_dst
@@ -285,6 +291,7 @@ def vector_bits(tiled_copy, layout, side: str = "S") -> int:
     """
     tiled_copy = _checked(tiled_copy, "vector_bits")
     side = _checked_side(side)
+    _checked_layout(layout)
     eb = tiled_copy.atom.val_type.bits // 8
     t = Tensor(np.zeros(1), layout)
     best = 128 // 8 // max(eb, 1)

@@ -525,7 +525,6 @@ COPY_API: list[tuple[str, type, str]] = [
     ("cm.gemm(None, None, beta=None)", LA, "beta=None"),
     ("cm.gemm(None, None, alpha=True)", LA, "alpha=True"),
     ("cm.gemm(None, None, config='large')", LA, "config='large'"),
-    ("cm.gemm(None, None, C=None, out=None, out_dtype=None)", LA, "torch tensor"),
     # tune (the timer stands in for the GPU)
     (
         "cm.tune(64, 64, 64, 'bf16', candidates='x', timer=lambda c: 1.0, device_name_='d')",

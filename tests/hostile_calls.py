@@ -312,8 +312,26 @@ def _cli(argv: str):
     return status, err.getvalue().strip()
 
 
+def _alias_old_layout() -> None:
+    """Run on a tree from before issue 20's kernels layout (for before/after counts): the
+    modules the tables name, aliased to where that tree kept them."""
+    import importlib
+
+    for new, old in (("cutemma.kernels.tuned", "cutemma.kernels.tune"),
+                     ("cutemma.kernels.pick", "cutemma.kernels.dispatch_sm90")):  # fmt: skip
+        try:
+            importlib.import_module(new)
+        except ImportError:
+            sys.modules[new] = importlib.import_module(old)
+    import cutemma.kernels as kernels
+
+    if not hasattr(kernels, "pick_sm90_config"):
+        kernels.pick_sm90_config = sys.modules["cutemma.kernels.pick"].pick_sm90_config
+
+
 def _names() -> dict:
     sys.path.insert(0, HERE)
+    _alias_old_layout()
     from bad_inputs_copy_table import namespace
 
     import cutemma as cm

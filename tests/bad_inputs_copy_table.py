@@ -436,6 +436,11 @@ COPY_API: list[tuple[str, type, str]] = [
         "smem holds float32, gmem int32",
     ),
     ("etmem.tmem_load(tld, tmem, 0, 2**40)", CE, "512"),
+    ("etmem.tmem_store(tst, np.full((32, 1), np.nan), tmem, 0, 0)", CE, "32-bit word"),
+    ("etmem.tmem_store(tst, np.full((32, 1), -1), tmem, 0, 0)", CE, "below 2^32"),
+    ("etma.tma_load(args, np.array(['a'] * 8192), (0, 0))", ME, "numeric array"),
+    ("etma.bulk_copy(b64, np.zeros(64, np.uint8)[::2], 0, 0, 16)", ME, "C-contiguous"),
+    ("etma.bulk_copy(np.zeros(64, dtype=object), b64, 0, 0, 16)", ME, "plain values"),
     ("etmem.tmem_store(tst, np.zeros((32, 1), np.uint32), tmem, -32, 0)", CE, "lane"),
     # descriptors of tiles larger than shared memory (their checks walk every element)
     (

@@ -244,6 +244,9 @@ EXTRA: list[tuple[str, str]] = [
     ("cm.gemm(tA, tB, scale_a=float('nan'))", "raise"),
     ("cm.gemm(tA, tB, scale_b='x')", "raise"),
     ("tunemod.store('dev', 64, 64, 64, 'bf16', 'K', 'N', cfg, {'x': float('nan')})", "raise"),
+    ("etma.bulk_copy(b64, np.zeros(64, np.uint8)[::2], 0, 0, 16)", "raise"),  # dst untouched
+    ("etmem.tmem_store(tst, np.full((32, 1), np.nan), tmem, 0, 0)", "raise"),
+    ("etma.tma_load(args, np.array(['a'] * 8192), (0, 0))", "raise"),
 ]
 
 

@@ -75,6 +75,8 @@ def _checked_array(x, what: str, need: int) -> np.ndarray:
     """``x`` as a numpy array holding at least ``need`` elements, else a TmaError."""
     if not isinstance(x, np.ndarray):
         raise TmaError(f"TMA emulation: {what} must be a numpy array, got {type(x).__name__}")
+    if x.dtype.kind in "USV":  # the copy fills zeros past the edges: elements are numbers
+        raise TmaError(f"TMA emulation: {what} holds {x.dtype} values; give a numeric array")
     if x.size < need:
         raise TmaError(
             f"TMA emulation: {what} holds {x.size} elements but the copy reaches element "
@@ -218,6 +220,14 @@ def bulk_copy(src: np.ndarray, dst: np.ndarray, src_byte: int, dst_byte: int, nb
     for what, arr, start in (("source", src, src_byte), ("destination", dst, dst_byte)):
         if not isinstance(arr, np.ndarray):
             raise TmaError(f"bulk copy: the {what} must be a numpy array, got {type(arr).__name__}")
+        if arr.dtype.kind == "O" or not arr.flags.c_contiguous:
+            # bytes are copied through a flat byte view: a strided array would be copied
+            # into a temporary (the destination left unchanged), an object array has no bytes
+            raise TmaError(
+                f"bulk copy: the {what} must be a C-contiguous array of plain values (got "
+                f"{arr.dtype}, {'contiguous' if arr.flags.c_contiguous else 'strided'}); "
+                "pass np.ascontiguousarray(x) and copy back"
+            )
         if start + nbytes > arr.nbytes:
             raise TmaError(
                 f"bulk copy: {nbytes} bytes at {what} offset {start} run past its "

@@ -244,3 +244,27 @@ def test_a_tiled_copy_tile_covers_every_thread_value():
     with pytest.raises(CutemmaError, match="reaches index 127"):
         cm.TiledCopy(uni, tv, (10, 10))
     assert cm.TiledCopy(uni, tv, (16, 8)).tiler_mn == (16, 8)
+
+
+# --- generous where users expect it: numpy integers are integers on these surfaces too ------
+
+NUMPY_INTS = [
+    ("cm.Sm90Config(np.int64(128), np.int32(256), block_k=np.int64(64))", "cm.Sm90Config(128, 256, block_k=64)"),
+    ("cm.TiledCopy(uni, cm.Layout((32, 2), (2, 1)), (np.int64(8), np.int64(8))).tiler_mn", "(8, 8)"),
+    ("cm.make_tiled_copy(uni, np.int64(32), np.int64(2)).tiler_mn", "cm.make_tiled_copy(uni, 32, 2).tiler_mn"),
+    ("tma.TmaBox('bf16', 'K', (np.int64(64), 64), 'SW128', ((0, 0, 0),)).box_bytes", "8192"),
+    ("etma.tma_load(args, np.arange(8192, dtype=np.uint16), (np.int64(64), np.int32(1))).tolist()", "etma.tma_load(args, np.arange(8192, dtype=np.uint16), (64, 1)).tolist()"),
+    ("etmem.tmem_load(tld, np.arange(65536, dtype=np.uint32).reshape(128, 512), np.int64(32), np.int64(4)).tolist()", "etmem.tmem_load(tld, np.arange(65536, dtype=np.uint32).reshape(128, 512), 32, 4).tolist()"),
+    ("tuned.shape_class(np.int64(1000), np.int32(64), 64)", "(1024, 64, 64)"),
+    ("kernels.pick_sm90_config(np.int64(4096), np.int64(4096))", "kernels.pick_sm90_config(4096, 4096)"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("call", "same_as"), NUMPY_INTS, ids=[r[0][:60] for r in NUMPY_INTS])
+def test_numpy_integers_are_integers_on_the_newer_surfaces(call, same_as):
+    from bad_inputs_copy_table import namespace
+
+    names = namespace()
+    got, want = eval(call, dict(names)), eval(same_as, dict(names))  # noqa: S307
+    assert got == want
+    assert repr(got) == repr(want)  # stored as plain ints, printed without np.int64(...)

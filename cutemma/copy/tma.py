@@ -186,10 +186,12 @@ class TmaBox:
         hint = "a tuple of (d_contig, d_other, smem_elem) triples, one per box"
         if not isinstance(self.copies, tuple | list) or not self.copies:
             raise TmaError(f"TmaBox: copies {self.copies!r}: {hint}")
-        for c in self.copies:
-            t = _ints(c, "copies entry", hint)
+        copies = tuple(_ints(c, "copies entry", hint) for c in self.copies)
+        for c, t in zip(self.copies, copies, strict=True):
             if len(t) != 3 or min(t) < 0:
                 raise TmaError(f"TmaBox: copies entry {c!r}: {hint}, each >= 0")
+        object.__setattr__(self, "box", box)  # plain ints (numpy integers are integers)
+        object.__setattr__(self, "copies", copies)
 
     @property
     def elem_bytes(self) -> int:

@@ -68,7 +68,7 @@ MAX_THREADS = 1024  # threads of one CTA (CUDA guide): a TiledCopy is a CTA's co
 def _check_tiler(tiler_mn: tuple, layout_tv: Layout) -> None:
     """Each extent a whole number >= 1 (or a Layout), the tile large enough for every
     (thread, value) the layout maps into it, at most MAX_THREADS threads."""
-    bad = [t for t in tiler_mn if not isinstance(t, Layout) and (not is_int(t) or t < 1)]
+    bad = [t for t in tiler_mn if not isinstance(t, Layout) and (as_int(t) is None or t < 1)]
     if bad or not tiler_mn:
         raise CopyError(
             f"TiledCopy: tiler_mn {tuple(tiler_mn)!r}: each extent a whole number >= 1 or a "
@@ -127,7 +127,8 @@ class TiledCopy(RichDisplay):
         _check_tiler(tiler_mn, layout_tv)
         self.atom = atom
         self.layout_tv_tiled = layout_tv
-        self.tiler_mn = tuple(tiler_mn)
+        # numpy integers are integers: stored plain, as the layouts store theirs
+        self.tiler_mn = tuple(t if isinstance(t, Layout) else as_int(t) for t in tiler_mn)
         a_thr, a_val = size(atom.layout_ref_tv[0]), size(atom.layout_ref_tv[1])
         t_thr, t_val = size(layout_tv[0]), size(layout_tv[1])
         if t_thr % a_thr:
@@ -396,9 +397,12 @@ def make_tiled_copy(atom, thr_layout=None, val_layout=None, dtype=None) -> Tiled
 def _as_layout(x, what: str) -> Layout:
     if isinstance(x, Layout):
         return x
-    if is_int(x) and x < 1:
+    n = as_int(x)
+    if n is not None and n < 1:
         raise CopyError(f"{what}={x}: a Layout or a shape of extents >= 1, e.g. (8, 4)")
-    if is_int(x) or is_tuple(x):
+    if n is not None:
+        return Layout(n)
+    if is_tuple(x):
         return Layout(x)
     raise CopyError(f"{what} must be a Layout or a shape, got {x!r}")
 

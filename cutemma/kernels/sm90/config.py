@@ -10,6 +10,7 @@ config.
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 
 from cutemma.errors import TiledMmaError
@@ -158,6 +159,10 @@ class Sm90Config:
 
     def __post_init__(self) -> None:
         ints = ("block_m", "block_n", "consumers", "group_m", "cluster")
+        for f in (*ints, "block_k", "stages"):  # numpy integers are integers (stored plain)
+            v = getattr(self, f)
+            if isinstance(v, numbers.Integral) and not isinstance(v, bool | int):
+                object.__setattr__(self, f, int(v))
         bad_type = [
             f"{f} an int (got {getattr(self, f)!r})"
             for f in ints

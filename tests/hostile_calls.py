@@ -413,11 +413,14 @@ def run(cases: list[tuple[str, str]]) -> list[dict]:
     results, proc = [], None
     for call, expect in cases:
         if proc is None:
+            # the worker imports the cutemma this process imported (its sys.path, in order)
+            env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
             proc = subprocess.Popen(
                 [sys.executable, __file__, "--worker"],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 text=True,
+                env=env,
             )
         proc.stdin.write(json.dumps(call) + "\n")
         proc.stdin.flush()

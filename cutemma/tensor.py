@@ -101,7 +101,7 @@ class Tensor(RichDisplay):
 
     def __str__(self) -> str:
         """CuTe's ``print_tensor``: ``engine o layout:`` and then the elements, up to
-        ``PRINT_LIMIT`` of them (``print_tensor(t)`` prints all).
+        ``PRINT_LIMIT`` of them (``print_tensor(t)`` prints up to ``PRINT_TENSOR_LIMIT``).
 
         >>> print(make_identity_tensor((2, 3)))
         ArithTuple(0,0) o (2,3):(1@0,1@1):
@@ -267,7 +267,16 @@ def print_tensor(tensor: Tensor) -> None:
       (1,0)  (1,2)
       (3,0)  (3,2)
     """
+    if isinstance(tensor, Tensor) and tensor.size() > PRINT_TENSOR_LIMIT:
+        raise LayoutError(
+            f"print_tensor: a tensor of {tensor.size()} elements; it prints at most "
+            f"{PRINT_TENSOR_LIMIT} (one line each): print a tile of it (local_tile, "
+            "local_partition)"
+        )
     print(format_tensor(tensor))
+
+
+PRINT_TENSOR_LIMIT = 1 << 20  # elements print_tensor writes out (a million lines of text)
 
 
 def make_tensor(data, layout) -> Tensor:

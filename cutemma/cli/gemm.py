@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import re
 
+from cutemma.cli.args import whole_number
 from cutemma.errors import CliError, LaunchError, TiledMmaError
 from cutemma.kernels.pick import BUILTIN_CONFIGS, pick_config
 from cutemma.kernels.sm80.plan import ELEM_BYTES, GemmConfig, GemmPlan
@@ -197,6 +198,21 @@ def _run_gpu(args: argparse.Namespace, cfg: GemmConfig) -> None:
     print(f"cutemma.gemm {what}{m}x{n}x{k} {args.dtype}: rel err vs float64 {err:.2e}")
 
 
+def gemm_outputs(dtype: str) -> tuple[str, ...]:
+    """The output types :func:`cutemma.gemm` writes for a kernel dtype (its first is the default
+    for 16-bit types).
+
+    >>> gemm_outputs("bf16"), gemm_outputs("s8"), gemm_outputs("e4m3_e5m2")
+    (('bf16', 'f32'), ('s32',), ('bf16', 'f16', 'f32'))
+    """
+    from cutemma.kernels.operands import _INPUTS
+
+    short = {"float16": "f16", "bfloat16": "bf16", "float32": "f32", "int32": "s32"}
+    first = dtype.split("_")[0]  # mixed fp8 'e4m3_e5m2' writes what e4m3 writes
+    outs = next(o for kd, o in _INPUTS.values() if kd == first)
+    return tuple(short[o] for o in outs)
+
+
 def register(sub) -> None:
     """Add the ``gemm`` subcommand; unset options take defaults that suit ``--dtype``.
 
@@ -233,17 +249,31 @@ def register(sub) -> None:
         "--arch", default=None, help="--sass target, e.g. sm80, sm_90a (default sm80; fp8 sm89)"
     )
     p.add_argument(
-        "--run", dest="run_mnk", nargs=3, type=int, metavar=("M", "N", "K"), help="run on the GPU"
+        "--run",
+        dest="run_mnk",
+        nargs=3,
+        type=whole_number,
+        metavar=("M", "N", "K"),
+        help="run on the GPU",
     )
-    p.add_argument("--batch", type=int, default=0, help="--run a batch of this many problems")
+    p.add_argument(
+        "--batch", type=whole_number, default=0, help="--run a batch of this many problems"
+    )
 
     def _run(args):
         args.config_given = args.config is not None
         args.config = args.config or "large"
         args.out = args.out or {"tf32": "f32", "s8": "s32", "f16": "f16"}.get(args.dtype, "bf16")
+        if args.out not in (outs := gemm_outputs(args.dtype)):
+            raise CliError(
+                f"--out {args.out} for --dtype {args.dtype}: cutemma.gemm writes "
+                f"{' or '.join(outs)} for it"
+            )
         narrow = ELEM_BYTES[args.dtype] != 2  # 8- and 32-bit types: read K-major only
         args.a_major = args.a_major or "K"
         args.b_major = args.b_major or ("K" if narrow else "N")
+        if args.batch and not args.run_mnk:
+            raise CliError(f"--batch {args.batch} goes with --run M N K (a batch of GEMMs to run)")
         if not (args.plan or args.show_source or args.sass or args.run_mnk):
             args.plan = True
         return run(args)

@@ -26,7 +26,8 @@ import argparse
 import re
 from collections import Counter
 
-from cutemma.errors import AtomError
+from cutemma.errors import AtomError, CliError
+from cutemma.layout import size
 from cutemma.mma import MmaAtom, make_mma_atom, mma_ops, traits_of
 
 
@@ -126,12 +127,17 @@ def show_text(atom: MmaAtom, grids: bool = True) -> str:
     return "\n".join(lines)
 
 
+MAX_SHOWN_THREADS = 1024  # threads of one CTA (CUDA guide): the largest TiledMMA a kernel has
+
+
 def _params(pairs: list[str]) -> dict:
     out = {}
     for p in pairs or []:
         key, eq, value = p.partition("=")
         if not eq or not key or not value:
             raise AtomError(f"parameter {p!r}: write key=value, e.g. -p a_major=K")
+        if key in out:
+            raise AtomError(f"parameter {key} given twice (-p {key}=...): give each key once")
         out[key] = int(value) if re.fullmatch(r"-?\d{1,9}", value) else value
     return out
 
@@ -175,6 +181,12 @@ def run_show(args: argparse.Namespace) -> int:
     obj = atom
     if args.atom_layout or args.tile:
         layout = parse_atom_layout(args.atom_layout) if args.atom_layout else (1, 1, 1)
+        threads = size(layout) * size(atom.thr_id)
+        if threads > MAX_SHOWN_THREADS:  # the TiledMMA itself would take minutes to build
+            raise CliError(
+                f"--atom-layout {args.atom_layout}: a TiledMMA of {threads} threads is too large "
+                f"to show (at most {MAX_SHOWN_THREADS}, a CTA's threads)"
+            )
         obj = make_tiled_mma(atom, layout, parse_tile(args.tile) if args.tile else None)
     if write_from_args(obj, args):
         return 0

@@ -45,10 +45,23 @@ def register(subparsers) -> None:
         action="store_true",
         help="GMMA as listed (K-major) only; default adds the MN-major variants the type allows",
     )
-    p.add_argument("--json", type=Path, metavar="FILE", help="write the JSON report here")
+    p.add_argument("--json", type=_json_path, metavar="FILE", help="write the JSON report here")
     p.add_argument("--copy", action="store_true", help="verify the copy atoms instead")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     p.set_defaults(run=run)
+
+
+def _json_path(text: str) -> Path:
+    """``--json``'s file, refused before the sweep when it is empty or a folder.
+
+    >>> _json_path("r.json").name
+    'r.json'
+    """
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"{text!r}: give a file name, e.g. --json report.json")
+    if Path(text).is_dir():
+        raise argparse.ArgumentTypeError(f"{text} is a folder; give a file name in it")
+    return Path(text)
 
 
 def select_ops(arch: str | None, families: list[str] | None) -> list:
@@ -112,7 +125,18 @@ def run(args: argparse.Namespace) -> int:
             import torch  # noqa: F401
         except ImportError:
             pass
+        from cutemma.cuda import gpu_unavailable_reason
+
+        if reason := gpu_unavailable_reason():
+            raise CliError(
+                f"--hardware: {reason}; leave --hardware out to check the layouts and compile"
+            )
     if getattr(args, "copy", False):  # copy atoms: cutemma.cuda.verify_copy
+        if args.arch or args.family or args.k_major_only:
+            raise CliError(
+                "--copy verifies every copy atom: --arch, --family and --k-major-only select "
+                "MMA atoms; leave them out with --copy"
+            )
         from cutemma.cuda.verify_copy import table, verify_copy
 
         report = verify_copy(hardware=args.hardware)

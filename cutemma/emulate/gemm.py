@@ -76,7 +76,8 @@ def _check_numbers(what: str, x, tiled_mma) -> None:
 def gemm(tiled_mma, A, B, C=None) -> np.ndarray:
     """``D = A @ B.T + C`` computed through ``tiled_mma`` exactly as its threads would.
 
-    A is M x K, B is N x K (CuTe's convention), C is M x N or None (zeros). Any M, N, K >= 1.
+    A is M x K, B is N x K (CuTe's convention), C is M x N or None (zeros). Any M, N, K >= 0
+    (K = 0 gives D = C in the atom's D type).
     Returns D as float64 / int64 values of the atom's D type.
 
     >>> import numpy as np
@@ -111,7 +112,8 @@ def gemm(tiled_mma, A, B, C=None) -> np.ndarray:
 
     atom = tiled_mma.atom
     TM, TN, TK = tiled_mma.tile_size_mnk
-    Mp, Np, Kp = (ceil_div(x, t) * t for x, t in ((M, TM), (N, TN), (K, TK)))
+    # an empty extent still runs one zero-padded tile: K = 0 gives D = C, M or N = 0 nothing
+    Mp, Np, Kp = (max(ceil_div(x, t), 1) * t for x, t in ((M, TM), (N, TN), (K, TK)))
     Ab, la = _padded(A, Mp, Kp)
     Bb, lb = _padded(B, Np, Kp)
     Cb, lc = _padded(C, Mp, Np)

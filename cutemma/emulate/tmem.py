@@ -109,4 +109,9 @@ def tmem_store(atom, regs: np.ndarray, tmem: np.ndarray, lane0: int, col0: int) 
     regs = np.asarray(regs)
     if regs.shape != lane.shape:
         raise CopyError(f"{atom.name} store: registers shaped {regs.shape}; expected {lane.shape}")
+    if regs.dtype.kind not in "biu" or (regs.size and (regs.min() < 0 or regs.max() >= 1 << 32)):
+        raise CopyError(
+            f"{atom.name} store: registers hold {regs.dtype} values; a register is a 32-bit "
+            "word: give unsigned integers below 2^32 (float32 bits as regs.view(np.uint32))"
+        )
     tmem[lane0 + lane, col0 + col] = regs.astype(np.uint32)

@@ -23,7 +23,15 @@ from cutemma.kernels.design import GemmDesign, check
 from cutemma.kernels.epilogue import bind
 from cutemma.kernels.fastpath import try_fast
 from cutemma.kernels.fastpath_epilogue import try_fast_epilogue
-from cutemma.kernels.operands import ELEM_BYTES, _arch, _check, _dtype, _dtype_name, _needs_fp8
+from cutemma.kernels.operands import (
+    ELEM_BYTES,
+    _arch,
+    _check,
+    _check_options,
+    _dtype,
+    _dtype_name,
+    _needs_fp8,
+)
 from cutemma.kernels.sm80.host import gemm_sm80
 from cutemma.kernels.sm80.plan import GemmConfig
 from cutemma.kernels.sm90.config import Sm90Config
@@ -109,7 +117,13 @@ def gemm(
         if epilogue is None and design.epilogue:  # the design's own fused ops
             epilogue = design.epilogue
     asked = config if design is None else design  # what the repeated-call key holds
-    if C is None and out_dtype is None and scale_a == 1.0 and scale_b == 1.0:
+    if (
+        C is None
+        and out_dtype is None
+        and scale_a.__class__ is float
+        and scale_a == 1.0
+        and (scale_b.__class__ is float and scale_b == 1.0)
+    ):
         # a repeat of a call with these operands: its prepared launch (kernels/fastpath.py)
         if epilogue is None and bias is None and bias_row is None and residual is None \
                 and scale_row is None and scale_col is None:  # fmt: skip
@@ -122,6 +136,7 @@ def gemm(
         remember = (out is not None, asked)  # the key of this call's repeats
     else:
         remember = None
+    _check_options(alpha, beta, scale_a, scale_b, config)
     batch, dtype, outs = _check(A, B)  # before torch: a numpy array is named as one
     import torch
 

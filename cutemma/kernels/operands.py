@@ -8,6 +8,7 @@ device's compile target. No family imports another's host code for these: they l
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from cutemma.errors import LaunchError
@@ -78,6 +79,31 @@ def _kernel_dtype(A: Any, B: Any) -> tuple[str, tuple[str, ...]]:
         f"gemm: A is {a} and B is {b}; both must be one of {', '.join(_INPUTS)} "
         "(float32 runs as tf32, int8 accumulates in int32; A and B may mix the two float8 types)"
     )
+
+
+def _check_options(alpha: Any, beta: Any, scale_a: Any, scale_b: Any, config: Any) -> None:
+    """LaunchErrors for gemm's scalars (finite real numbers, not tensors) and its config.
+
+    >>> _check_options(1.0, 0.0, float("nan"), 1.0, None)
+    Traceback (most recent call last):
+    ...
+    cutemma.errors.LaunchError: gemm: scale_a=nan must be a finite real number (a Python or numpy float or int)
+    """
+    import numbers
+
+    from cutemma.kernels.sm80.plan import GemmConfig
+    from cutemma.kernels.sm90.config import Sm90Config
+
+    for what, v in (("alpha", alpha), ("beta", beta), ("scale_a", scale_a), ("scale_b", scale_b)):
+        if not isinstance(v, numbers.Real) or isinstance(v, bool) or not math.isfinite(v):
+            shown = f"a {type(v).__module__}.{type(v).__name__}" if hasattr(v, "shape") else repr(v)
+            raise LaunchError(
+                f"gemm: {what}={shown} must be a finite real number (a Python or numpy float or int)"
+            )
+    if config is not None and not isinstance(config, GemmConfig | Sm90Config):
+        raise LaunchError(
+            f"gemm: config={config!r}: a GemmConfig (sm80), an Sm90Config (sm90) or None"
+        )
 
 
 def _check(A: Any, B: Any) -> tuple[int | None, str, tuple[str, ...]]:

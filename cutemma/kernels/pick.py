@@ -50,7 +50,7 @@ def builtin_config(m: int, n: int, k: int, batch: int = 1, dtype: str = "bf16") 
     for what, v in (("m", m), ("n", n), ("k", k), ("batch", batch)):
         if as_int(v) is None or as_int(v) < 1:
             raise TiledMmaError(f"pick_config: {what}={v!r} must be a whole number >= 1")
-    if dtype not in ELEM_BYTES:
+    if not isinstance(dtype, str) or dtype not in ELEM_BYTES:
         raise TiledMmaError(f"pick_config: dtype {dtype!r}; choose one of {', '.join(ELEM_BYTES)}")
     m, n, batch = as_int(m), as_int(n), as_int(batch)
     for name in ("large", "small"):

@@ -21,6 +21,8 @@ from cutemma.layout import checks as ck
 from cutemma.layout.int_tuple import crd2idx
 from cutemma.layout.layout import Layout, cosize, slice_and_offset
 
+OFFSET_BITS = 64  # the widest offset a swizzle acts on (CuTe's uint64_t)
+
 
 @dataclass(frozen=True)
 class Swizzle:
@@ -46,6 +48,12 @@ class Swizzle:
             raise LayoutError(
                 f"Swizzle{(self.bits, self.base, self.shift)}: |shift| must be >= bits so the "
                 "source and target bit ranges do not overlap"
+            )
+        if self.base + self.bits + abs(self.shift) > OFFSET_BITS:
+            raise LayoutError(
+                f"Swizzle{(self.bits, self.base, self.shift)}: base + bits + |shift| = "
+                f"{self.base + self.bits + abs(self.shift)} bits; a swizzle permutes offsets of "
+                f"at most {OFFSET_BITS} bits (CuTe's are 32- or 64-bit integers)"
             )
 
     @property

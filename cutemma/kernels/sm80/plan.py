@@ -28,6 +28,7 @@ import numpy as np
 from cutemma.copy import make_copy_atom
 from cutemma.errors import NotALayoutError, TiledMmaError
 from cutemma.kernels.sm80.ldmatrix import LdMatrix, LdmatrixPlan, bank_phases
+from cutemma.kernels.sm90.config import GROUP_M_MAX, SMEM_LIMIT
 from cutemma.layout import ComposedLayout, Layout, Swizzle, flatten, tile_to_shape
 from cutemma.mma.infer import infer_layout
 from cutemma.mma.traits import mode_table, tv_table
@@ -52,6 +53,9 @@ ATOMS = {
 }
 ELEM_BYTES = {"f16": 2, "bf16": 2, "tf32": 4, "s8": 1} | {fp8: 1 for fp8 in list(ATOMS)[4:]}
 VEC = 8  # 16-bit elements per 16-byte cp.async chunk (16 // elem_bytes in general)
+
+
+MAX_WARPS = 32  # 1024 threads per block (CUDA guide, every arch since sm_20)
 
 
 @dataclass(frozen=True)
@@ -82,6 +86,17 @@ class GemmConfig:
             (self.block_k % 8 == 0, f"block_k {self.block_k} a multiple of 8"),
             (self.stages >= 2, f"stages {self.stages} >= 2"),
             (self.swizzle_bytes in (32, 64, 128), "swizzle_bytes one of 32, 64, 128"),
+            (wm * wn <= MAX_WARPS, f"warps {wm}x{wn} at most {MAX_WARPS} (1024 threads a block)"),
+            (
+                self.group_m <= GROUP_M_MAX,
+                f"group_m {self.group_m} <= {GROUP_M_MAX} (the raster's 32-bit tile index)",
+            ),
+            (
+                self.stages * (self.block_m + self.block_n) * self.block_k <= SMEM_LIMIT,
+                f"a smaller tile or fewer stages: {self.stages} stages of ({self.block_m} + "
+                f"{self.block_n}) x {self.block_k} elements do not fit in {SMEM_LIMIT} bytes of "
+                "shared memory even at 1 byte each",
+            ),
         ]
         bad = [what for ok, what in rules if not ok]
         if bad:
@@ -259,19 +274,30 @@ class GemmPlan:
     C tile (m, n), as CuTe's MMA layouts read them.
     """
 
-    def __init__(
-        self, config: GemmConfig, dtype: str, a_major: str, b_major: str, design: object = None
-    ):
-        """``design``: a :class:`cutemma.kernels.design.GemmDesign` whose TiledMMA, smem
-        layouts and copy atoms replace those the config implies (None: the config's)."""
+    @staticmethod
+    def check_names(config: object, dtype: object, a_major: object, b_major: object) -> None:
+        """A TiledMmaError unless these are a GemmConfig, an sm80 dtype and A/B majors.
+
+        >>> GemmPlan.check_names(GemmConfig(), "bf16", "K", "Q")
+        Traceback (most recent call last):
+        ...
+        cutemma.errors.TiledMmaError: majors A='K' B='Q': A is 'K' or 'M', B 'K' or 'N'
+        """
         if not isinstance(config, GemmConfig):
             raise TiledMmaError(f"GemmPlan: expected a GemmConfig first, got {config!r}")
-        if dtype not in ATOMS:
+        if not isinstance(dtype, str) or dtype not in ATOMS:
             raise TiledMmaError(f"dtype {dtype!r}: the sm80 GEMM takes {', '.join(ATOMS)}")
         if a_major not in ("K", "M") or b_major not in ("K", "N"):
             raise TiledMmaError(
                 f"majors A={a_major!r} B={b_major!r}: A is 'K' or 'M', B 'K' or 'N'"
             )
+
+    def __init__(
+        self, config: GemmConfig, dtype: str, a_major: str, b_major: str, design: object = None
+    ):
+        """``design``: a :class:`cutemma.kernels.design.GemmDesign` whose TiledMMA, smem
+        layouts and copy atoms replace those the config implies (None: the config's)."""
+        self.check_names(config, dtype, a_major, b_major)
         self.config, self.dtype, self.a_major, self.b_major = config, dtype, a_major, b_major
         self.elem_bytes = ELEM_BYTES[dtype]
         self.vec = 16 // self.elem_bytes

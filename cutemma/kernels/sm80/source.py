@@ -67,6 +67,19 @@ __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_gr
 )
 
 
+def check_outs(who: str, out: object, c_type: object) -> None:
+    """A TiledMmaError unless the output and C types are ones the kernels write.
+
+    >>> check_outs("x", "f64", "f32")
+    Traceback (most recent call last):
+    ...
+    cutemma.errors.TiledMmaError: x: out='f64'; choose one of f32, f16, bf16, s32
+    """
+    for what, t in (("out", out), ("c_type", c_type)):
+        if not isinstance(t, str) or t not in OUT_TYPES:
+            raise TiledMmaError(f"{who}: {what}={t!r}; choose one of {', '.join(OUT_TYPES)}")
+
+
 def kernel_name(
     config: GemmConfig,
     dtype: str,
@@ -88,6 +101,10 @@ def kernel_name(
     >>> kernel_name(GemmConfig(64, 64, 32, (2, 2), 4), "f16", "M", "K", "f32", "f32", True, False)
     'cutemma_gemm_sm80_f16_MK_b64x64x32_w2x2_s4_of32_cf32_v8v1'
     """
+    GemmPlan.check_names(config, dtype, a_major, b_major)
+    check_outs("kernel_name", out, c_type)
+    if not (isinstance(vec_a, bool) and isinstance(vec_b, bool)):
+        raise TiledMmaError(f"kernel_name: vec_a={vec_a!r}, vec_b={vec_b!r}: each True or False")
     va, vb = ("v8" if vec_a else "v1"), ("v8" if vec_b else "v1")
     name = f"cutemma_gemm_sm80_{dtype}_{a_major}{b_major}_{config.name}_o{out}_c{c_type}_{va}{vb}"
     name = name if design is None else f"{name}_{design.name}"
@@ -458,9 +475,7 @@ def gemm_source(
     """
     plan = GemmPlan(config, dtype, a_major, b_major, design)
     c_type = c_type or out
-    for what, t in (("out", out), ("c_type", c_type)):
-        if t not in OUT_TYPES:
-            raise TiledMmaError(f"gemm_source: {what}={t!r}; choose one of {', '.join(OUT_TYPES)}")
+    check_outs("gemm_source", out, c_type)
     if epilogue and out == "s32":
         raise TiledMmaError("gemm_source: an epilogue works on float values; int8 writes s32")
     name = kernel_name(config, dtype, a_major, b_major, out, c_type, vec_a, vec_b, design, epilogue)

@@ -43,7 +43,7 @@ from cutemma.cuda.source import (
 from cutemma.errors import TiledMmaError
 from cutemma.kernels.epilogue import NO_EPILOGUE, Epilogue
 from cutemma.kernels.scheduler import raster_sm90, tile_counts_sm90, tile_loop_sm90
-from cutemma.kernels.sm80.source import OUT_TYPES, thread_expr
+from cutemma.kernels.sm80.source import OUT_TYPES, check_outs, thread_expr
 from cutemma.kernels.sm90.batched import (
     HELPERS_SM90_BATCHED,
     batch_epilogue,
@@ -571,6 +571,7 @@ def gemm_sm90_source(
         raise TiledMmaError("gemm_sm90_source: a fused epilogue is for 2-D kernels, not batched")
     plan = Sm90Plan(config, dtype, a_major, b_major, out)
     c_type = c_type or out
+    check_outs("gemm_sm90_source", out, c_type)
     S, CL = plan.stages, config.cluster
     tables: list[str] = []  # filled by the renderers that index thread tables
     empty_arrivals = CL * plan.tile_wgs * 128 // CONSUMER.arrive_every

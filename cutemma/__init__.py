@@ -27,6 +27,7 @@ from cutemma.errors import (
     CutemmaError,
     DescriptorError,
     DesignError,
+    DrawError,
     EmitError,
     LaunchError,
     LayoutError,
@@ -101,7 +102,7 @@ __all__ = [
     *_LAZY,  # GemmConfig, gemm, tune
     "AtomError", "CliError", "CompileError", "CutemmaError", "DescriptorError", "LaunchError",
     "LayoutError", "LayoutParseError", "NotALayoutError", "TiledMmaError", "CopyError", "TmaError",
-    "DesignError", "EmitError",
+    "DesignError", "DrawError", "EmitError",
     "CopyAtom", "copy_ops", "copy_traits", "make_copy_atom",
     "ThrCopy", "TiledCopy", "make_tiled_copy", "make_tiled_copy_A", "make_tiled_copy_B",
     "make_tiled_copy_C", "make_tiled_copy_D", "make_tiled_copy_S",

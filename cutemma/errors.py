@@ -65,3 +65,9 @@ class EmitError(CutemmaError, ValueError):
 class DesignError(TiledMmaError):
     """A GEMM design (TiledMMA, tile, smem layouts, copies, schedule, epilogue) that cannot run;
     the message names the rule that failed and what would satisfy it."""
+
+
+# --- hardux (issue 22) ---
+class DrawError(CutemmaError, TypeError):
+    """A picture function (to_svg, to_html, to_latex, to_text) got an object it cannot draw;
+    the message names its type and what can be drawn."""

@@ -17,6 +17,7 @@ from cutemma.errors import (
     CompileError,
     CutemmaError,
     DescriptorError,
+    DrawError,
     LaunchError,
     LayoutError,
     LayoutParseError,
@@ -33,6 +34,7 @@ LE, PE, AE, TE, DE, CE, XE, LA = (
     CliError,
     LaunchError,
 )
+DRAW = DrawError  # hardux (issue 22): a picture of a wrong type is a DrawError (TypeError)
 
 
 def namespace() -> dict:
@@ -500,19 +502,19 @@ API: list[tuple[str, type, str]] = [
     ("cm.emulate.gemm(tiled, np.array([['a']]), np.ones((1, 1)))", TE, "numeric"),
     ("cm.emulate.gemm(tiled, np.ones((4, 4)), np.ones((4, 4)) + 1j)", TE, "complex"),
     # pictures
-    ("cm.to_svg('x')", LE, "draw"),
-    ("cm.to_svg(None)", LE, "draw"),
-    ("cm.to_html(42)", LE, "draw"),
-    ("cm.to_latex('x')", LE, "draw"),
-    ("cm.to_text(3.5)", LE, "draw"),
-    ("cm.print_text('x')", LE, "draw"),
-    ("cm.print_latex(None)", LE, "draw"),
+    ("cm.to_svg('x')", DRAW, "draw"),
+    ("cm.to_svg(None)", DRAW, "draw"),
+    ("cm.to_html(42)", DRAW, "draw"),
+    ("cm.to_latex('x')", DRAW, "draw"),
+    ("cm.to_text(3.5)", DRAW, "draw"),
+    ("cm.print_text('x')", DRAW, "draw"),
+    ("cm.print_latex(None)", DRAW, "draw"),
     ("cm.to_svg(L, tile='x')", LE, "tile"),
     ("cm.to_svg(L, cell=-3)", LE, "cell"),
     ("cm.to_html(L, cell='x')", LE, "cell"),
     ("cm.to_svg(cm.Layout((100000, 100000), (1, 100000)))", LE, "too large"),
     ("cm.to_text(cm.Layout((100000, 100000), (1, 100000)))", LE, "too large"),
-    ("viz.figure_of('x')", LE, "draw"),
+    ("viz.figure_of('x')", DRAW, "draw"),
     # GEMM kernels (CPU side)
     ("cm.GemmConfig(64, 64, 32, (0, 2))", TE, "warps"),
     ("cm.GemmConfig(64, 64, 32, (2, 2), 1)", TE, "stages"),

@@ -75,9 +75,9 @@ def main(argv: list[str] | None = None) -> int:
     >>> main(["layout", "4:2"]) == 0
     4:2
     size 4  cosize 7
-        0  1  2  3
-    +--+--+--+--+
-     0| 2| 4| 6|
+          0  1  2  3
+        +--+--+--+--+
+     0  | 0| 2| 4| 6|
     True
     """
     from cutemma.cli.args import join_dash_values
@@ -122,9 +122,9 @@ def console_main() -> None:
     ...     print("exit status", e.code)
     2:1
     size 2  cosize 2
-        0  1
-    +--+--+
-      0| 1|
+          0  1
+        +--+--+
+     0  | 0| 1|
     exit status 0
     """
     try:

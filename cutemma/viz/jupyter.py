@@ -3,7 +3,7 @@
 Each object gets exactly one rich rendering besides its CuTe-style text, so a notebook stores
 one picture per output:
 
-- Layout, ComposedLayout, MmaAtom, TiledMma: SVG (``use("html")`` switches to the interactive
+- Layout, ComposedLayout, BasisLayout (its cells show coordinates), MmaAtom, TiledMma: SVG (``use("html")`` switches to the interactive
   explorer of :func:`cutemma.viz.to_html`, which embeds the same SVG plus a script);
 - ThrMma: the TiledMMA's SVG with only this thread's cells coloured;
 - Tensor: an HTML table of its elements, as CuTe's ``print_tensor`` lays them out;
@@ -18,14 +18,12 @@ Objects larger than ``MAX_CELLS`` cells (or tensors above ``MAX_ELEMENTS``) show
 
 from __future__ import annotations
 
-from dataclasses import replace
 from html import escape
-
-import numpy as np
 
 from cutemma.display import register
 from cutemma.errors import CutemmaError
 from cutemma.layout import ComposedLayout, Layout
+from cutemma.layout.basis import BasisLayout
 from cutemma.layout.int_tuple import product
 from cutemma.mma.atom import MmaAtom
 from cutemma.smem.descriptor import SmemDescriptor
@@ -33,7 +31,7 @@ from cutemma.smem.instr_desc import InstrDescriptor
 from cutemma.tensor import Tensor, engine_text, format_tensor, layout_text
 from cutemma.tiled.tiled_mma import ThrMma, TiledMma
 from cutemma.viz.bitfield import descriptor_svg
-from cutemma.viz.grid import Figure, figure_of
+from cutemma.viz.grid import thread_figure
 from cutemma.viz.html import to_html
 from cutemma.viz.svg import to_svg
 
@@ -56,7 +54,7 @@ def use(kind: str) -> None:
 
 def _cells(obj) -> int:
     """How many cells a picture of ``obj`` has, computed from sizes alone (no drawing)."""
-    if isinstance(obj, (Layout, ComposedLayout)):
+    if isinstance(obj, (Layout, ComposedLayout, BasisLayout)):
         return product(obj.shape)
     if isinstance(obj, ThrMma):
         obj = obj.tiled
@@ -80,30 +78,6 @@ def picture_bundle(obj) -> dict:
     if _cells(obj) > MAX_CELLS:
         return {}
     return _picture(obj)
-
-
-def thread_figure(thr: ThrMma) -> Figure:
-    """The TiledMMA's figure with only thread ``thr.thr_idx``'s cells coloured and labelled.
-
-    >>> from cutemma.tiled import make_tiled_mma
-    >>> fig = thread_figure(make_tiled_mma("SM80_16x8x16_F32F16F16F32_TN").get_slice(5))
-    >>> int((fig.panel("C").thread == 5).sum()), int((fig.panel("C").thread == -1).sum())
-    (4, 124)
-    """
-    fig = figure_of(thr.tiled)
-    panels = []
-    for p in fig.panels:
-        thread = np.full(p.area, -1, dtype=np.int64)
-        value = np.full(p.area, -1, dtype=np.int64)
-        for row in np.flatnonzero(p.thread_ids == thr.thr_idx):
-            thread[p.tv[row]] = thr.thr_idx
-            value[p.tv[row]] = np.arange(p.tv.shape[1])
-        panels.append(
-            replace(p, thread=thread.reshape(p.rows, p.cols), value=value.reshape(p.rows, p.cols))
-        )
-    vmnk = ",".join(str(x) for x in thr.thr_vmnk)
-    title = f"ThrMMA thread {thr.thr_idx} (VMNK ({vmnk})) of {fig.title}"
-    return replace(fig, title=title, panels=tuple(panels), notes=())
 
 
 def thread_bundle(thr: ThrMma) -> dict:
@@ -160,7 +134,7 @@ def descriptor_bundle(desc) -> dict:
     return {"image/svg+xml": descriptor_svg(desc)}
 
 
-for _cls in (Layout, ComposedLayout, MmaAtom, TiledMma):
+for _cls in (Layout, ComposedLayout, BasisLayout, MmaAtom, TiledMma):
     register(_cls, picture_bundle)
 register(ThrMma, thread_bundle)
 register(Tensor, tensor_bundle)

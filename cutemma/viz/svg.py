@@ -53,7 +53,8 @@ def _cells(p: Panel) -> tuple[list[int], list[str], list[list[str]], int]:
     """Per cell, row-major: colour key, data attributes, label lines; and lines per label."""
     if p.offset is not None:
         keys = p.offset.reshape(-1).tolist()
-        return keys, [f'data-o="{k}"' for k in keys], [[str(k)] for k in keys], 1
+        text = p.labels.reshape(-1).tolist() if p.labels is not None else map(str, keys)
+        return keys, [f'data-o="{k}"' for k in keys], [[t] for t in text], 1
     keys = p.thread.reshape(-1).tolist()
     vals = p.value.reshape(-1).tolist()
     data = [f'data-t="{t}" data-v="{v}"' for t, v in zip(keys, vals)]

@@ -586,6 +586,15 @@ API: list[tuple[str, type, str]] = [
     ("cuda.load_kernel(b'hello', 'k')", CE, "ELF magic"),
     ("cuda.launch(b'hello', 'k')", CE, "ELF magic"),
     ("cuda.device_arch('x')", LA, "device"),
+    # --- hardux (issue 22) ---
+    ("cm.emulate.rounded_reference('x', np.ones((2, 2)), np.ones((2, 2)))", TE, "TiledMma"),
+    ("cm.emulate.rounded_reference(tiled, np.ones((2, 3)), np.ones((2, 2)))", TE, "one K"),
+    (
+        "cm.emulate.rounded_reference(tiled, np.ones((2, 2)), np.ones((3, 2)), np.ones(2))",
+        TE,
+        "C has shape",
+    ),
+    ("cm.emulate.rounded_reference(tiled, np.ones((2, 2)) * 1j, np.ones((2, 2)))", TE, "complex"),
 ]
 
 # --- the command line --------------------------------------------------------------------

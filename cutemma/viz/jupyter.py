@@ -31,11 +31,12 @@ from cutemma.smem.instr_desc import InstrDescriptor
 from cutemma.tensor import Tensor, engine_text, format_tensor, layout_text
 from cutemma.tiled.tiled_mma import ThrMma, TiledMma
 from cutemma.viz.bitfield import descriptor_svg
-from cutemma.viz.grid import thread_figure
+from cutemma.viz.grid import figure_of, thread_figure
 from cutemma.viz.html import to_html
 from cutemma.viz.svg import to_svg
 
 MAX_CELLS = 1 << 15  # cells in a picture (~2.5 MB of SVG); past this a notebook shows text only
+MAX_BYTES = 200_000  # bytes of SVG a notebook stores per object (larger: drawn compact)
 MAX_ELEMENTS = 4096  # tensor elements in an HTML table
 _MODE = {"pictures": "svg"}
 
@@ -62,10 +63,29 @@ def _cells(obj) -> int:
     return m * n + m * k + n * k
 
 
+def notebook_svg(fig_or_obj) -> str | None:
+    """The SVG a notebook stores for an object: the full picture when it is at most
+    ``MAX_BYTES``, else the compact drawing (an operand every thread shares drawn once, no
+    element per cell), else the compact one without cell labels; None when even that is
+    larger (the object then shows its text).
+
+    >>> from cutemma.mma import make_mma_atom
+    >>> len(notebook_svg(make_mma_atom("SM90_64x256x16_F32BF16BF16_SS"))) < MAX_BYTES
+    True
+    """
+    fig = figure_of(fig_or_obj)
+    for options in ({}, {"compact": True}, {"compact": True, "labels": False}):
+        svg = to_svg(fig, **options)
+        if len(svg) <= MAX_BYTES:
+            return svg
+    return None
+
+
 def _picture(fig_or_obj) -> dict:
     if _MODE["pictures"] == "html":
         return {"text/html": to_html(fig_or_obj)}
-    return {"image/svg+xml": to_svg(fig_or_obj)}
+    svg = notebook_svg(fig_or_obj)
+    return {} if svg is None else {"image/svg+xml": svg}
 
 
 def picture_bundle(obj) -> dict:
@@ -84,7 +104,8 @@ def thread_bundle(thr: ThrMma) -> dict:
     """ThrMma's rendering: :func:`thread_figure` as SVG ({} when too large)."""
     if _cells(thr) > MAX_CELLS:
         return {}
-    return {"image/svg+xml": to_svg(thread_figure(thr))}
+    svg = notebook_svg(thread_figure(thr))
+    return {} if svg is None else {"image/svg+xml": svg}
 
 
 def tensor_html(tensor: Tensor) -> str:
@@ -142,9 +163,11 @@ register(SmemDescriptor, descriptor_bundle)
 register(InstrDescriptor, descriptor_bundle)
 
 __all__ = [
+    "MAX_BYTES",
     "MAX_CELLS",
     "MAX_ELEMENTS",
     "descriptor_bundle",
+    "notebook_svg",
     "picture_bundle",
     "tensor_bundle",
     "tensor_html",

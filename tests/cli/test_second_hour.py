@@ -170,3 +170,11 @@ def test_gemm_sass_compiles_the_family_cutemma_gemm_runs(capsys):
     out = out_of(capsys, "gemm", "--sass")
     assert out.startswith("sm_80: HMMA ") and "HMMA 0" not in out
     assert "LocalMemoryUse(" not in out
+
+
+def test_verify_says_up_front_what_it_does_and_how_long():
+    from cutemma.cli.verify import PROBE_SECONDS, plan_line
+
+    line = plan_line(3144, compile=True, hardware=True)
+    assert "3144 atoms" in line and "run each on the GPU" in line
+    assert f"about {3144 * PROBE_SECONDS / 60:.0f} min" in line and "--family" in line

@@ -42,8 +42,8 @@ __version__ = "0.1.0"
 # emulator, ``cutemma.gemm`` the kernel generator (never torch or cuda-python before a call).
 _LAZY = {
     "gemm": "cutemma.kernels.dispatch",
-    "GemmConfig": "cutemma.kernels.plan",
-    "Sm90Config": "cutemma.kernels.plan_sm90",
+    "GemmConfig": "cutemma.kernels.sm80.plan",
+    "Sm90Config": "cutemma.kernels.sm90.config",
     "tune": "cutemma.kernels.tune",
     "CopyAtom": "cutemma.copy",
     "copy_ops": "cutemma.copy",

@@ -186,7 +186,7 @@ def gemm_family(family: str, arch: str | None, dtype: str) -> str:
     ('sm80', 'sm80')
     """
     from cutemma.cli.args import parse_arch
-    from cutemma.kernels.config_sm90 import ATOMS_SM90
+    from cutemma.kernels.sm90.config import ATOMS_SM90
 
     number = parse_arch(arch)[0] if arch else None
     if family == "auto":
@@ -210,8 +210,8 @@ def sm90_config(args: argparse.Namespace):
     >>> sm90_config(argparse.Namespace(config="128x128", config_given=True, dtype="bf16")).name
     'b128x128_c2_sauto'
     """
-    from cutemma.kernels.dispatch_sm90 import pick_sm90_config
-    from cutemma.kernels.plan_sm90 import Sm90Config
+    from cutemma.kernels.pick import pick_sm90_config
+    from cutemma.kernels.sm90.config import Sm90Config
 
     if not getattr(args, "config_given", False):
         return pick_sm90_config(1 << 14, 1 << 14, dtype=args.dtype)
@@ -226,8 +226,8 @@ def sm90_config(args: argparse.Namespace):
 
 def run_sm90(args: argparse.Namespace) -> int:
     """``cutemma gemm`` for the sm90 (wgmma + TMA) kernel: plan, source, SASS on sm_90a."""
-    from cutemma.kernels.gemm_sm90 import gemm_sm90_source
-    from cutemma.kernels.plan_sm90 import Sm90Plan
+    from cutemma.kernels.sm90.source import gemm_sm90_source
+    from cutemma.kernels.sm90.plan import Sm90Plan
 
     cfg = sm90_config(args)
     out = args.out if args.out != "s32" else "f32"

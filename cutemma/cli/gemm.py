@@ -226,8 +226,8 @@ def sm90_config(args: argparse.Namespace):
 
 def run_sm90(args: argparse.Namespace) -> int:
     """``cutemma gemm`` for the sm90 (wgmma + TMA) kernel: plan, source, SASS on sm_90a."""
-    from cutemma.kernels.sm90.source import gemm_sm90_source
     from cutemma.kernels.sm90.plan import Sm90Plan
+    from cutemma.kernels.sm90.source import gemm_sm90_source
 
     cfg = sm90_config(args)
     out = args.out if args.out != "s32" else "f32"

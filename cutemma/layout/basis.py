@@ -134,7 +134,9 @@ class BasisLayout(RichDisplay):
         """
         return it.product(self.shape)
 
-    def __call__(self, *crd):
+    def __call__(self, *crd, strict: bool = True):
+        # ``strict`` for the Layout protocol (a ComposedLayout passes it on); a basis layout
+        # always refuses an index past its size
         if len(crd) == 1 and is_int(crd[0]):
             idx = crd[0]
         else:

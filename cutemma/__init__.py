@@ -73,6 +73,7 @@ _SUBMODULES = ("copy", "cuda", "emulate", "kernels", "layout", "mma", "smem", "t
 
 def _load(name: str):
     import importlib
+    import importlib.util
 
     if name in _LAZY:
         return getattr(importlib.import_module(_LAZY[name]), name)
@@ -82,6 +83,8 @@ def _load(name: str):
         m = importlib.import_module(mod)
         if name in m.__all__:
             return getattr(m, name)
+    if name.isidentifier() and importlib.util.find_spec(f"cutemma.{name}") is not None:
+        return importlib.import_module(f"cutemma.{name}")  # any other subpackage: cutemma.display
     raise AttributeError(f"module 'cutemma' has no attribute {name!r}")
 
 
@@ -94,6 +97,8 @@ def __getattr__(name: str):
     """
     if name == "__all__":
         value = _all()
+    elif name.startswith("__"):  # __wrapped__, __path__ ... : asked by tools, never lazy
+        raise AttributeError(f"module 'cutemma' has no attribute {name!r}")
     else:
         value = _load(name)
     globals()[name] = value

@@ -611,6 +611,28 @@ COPY_API: list[tuple[str, type, str]] = [
     ("tuned.store('d', 64, 64, 64, 'bf16', 'K', 'N', 'x', {})", LA, "config 'x'"),
     ("tuned.store('d', 64, 64, 64, 'bf16', 'K', 'N', cfg, {'a': float('nan')})", LA, "seconds > 0"),
     ("tuned.store('d', 64, 64, 64, 'bf16', 'K', 'N', cfg, [1.0])", LA, "timings [1.0]"),
+    # --- hardux (issue 22): tcgen05.ld.red, Tensor assignment, drawing ---
+    ("etmem.tmem_load_red(tld, tmem, 0, 0)", CE, "without a reduction"),
+    ("etmem.tmem_load_red('x', tmem, 0, 0)", CE, "CopyAtom"),
+    (
+        "etmem.tmem_load_red(cm.make_copy_atom('SM100_TMEM_LOAD_STAT_32dp32b32x', 'f32'),"
+        " tmem, 0, 500)",
+        CE,
+        "512",
+    ),
+    ("cp.copy_op('SM100_TMEM_LOAD_STAT_32dp32b64x')", CE, "SM100_TMEM_LOAD_STAT"),
+    ("cm.make_identity_tensor((2, 2)).__setitem__((0, 0), 1)", LE, "identity tensor"),
+    ("cm.make_tensor(np.zeros(4), cm.Layout(4)).__setitem__(4, 1.0)", LE, "out of range"),
+    (
+        "cm.make_tensor(np.zeros(4), cm.Layout((2, 2))).__setitem__((None, 0), [1, 2, 3])",
+        LE,
+        "2 elements",
+    ),
+    (
+        "cm.slice_and_offset((0,), cm.ComposedLayout(cm.Swizzle(1, 0, 1), 0, cm.Swizzle(1, 0, 1)))",
+        LE,
+        "no modes",
+    ),
 ]
 
 # Public callables with no bad input of their own: data records the library fills.

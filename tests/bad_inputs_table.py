@@ -17,6 +17,7 @@ from cutemma.errors import (
     CompileError,
     CutemmaError,
     DescriptorError,
+    DrawError,
     LaunchError,
     LayoutError,
     LayoutParseError,
@@ -33,6 +34,7 @@ LE, PE, AE, TE, DE, CE, XE, LA = (
     CliError,
     LaunchError,
 )
+DRAW = DrawError  # hardux (issue 22): a picture of a wrong type is a DrawError (TypeError)
 
 
 def namespace() -> dict:
@@ -112,17 +114,17 @@ API: list[tuple[str, type, str]] = [
     ("L[-3]", LE, "mode -3"),
     ("L[1.5]", LE, "mode"),
     ("L[None]", LE, "mode"),
-    ("L(8)", LE, "out of range"),
+    ("L(8, strict=True)", LE, "out of range"),
     ("L(-1)", LE, "out of range"),
-    ("L(4, 0)", LE, "out of range"),
-    ("L(0, 2)", LE, "out of range"),
+    ("L(4, 0, strict=True)", LE, "out of range"),
+    ("L(0, 2, strict=True)", LE, "out of range"),
     ("L(0, 0, 0)", LE, "expected 2 mode(s)"),
     ("L('a')", LE, "coordinate"),
     ("L(1.5)", LE, "coordinate"),
     ("L((0, 1, 1))", LE, "expected 2 mode(s)"),
     ("L()", LE, "no coordinate"),
     ("L4[1]", LE, "mode 1"),
-    ("CL(512)", LE, "out of range"),
+    ("CL(512, strict=True)", LE, "out of range"),
     ("CL('a')", LE, "coordinate"),
     # size, cosize, rank, depth, shape, stride
     ("cm.size(None)", LE, "size"),
@@ -500,19 +502,19 @@ API: list[tuple[str, type, str]] = [
     ("cm.emulate.gemm(tiled, np.array([['a']]), np.ones((1, 1)))", TE, "numeric"),
     ("cm.emulate.gemm(tiled, np.ones((4, 4)), np.ones((4, 4)) + 1j)", TE, "complex"),
     # pictures
-    ("cm.to_svg('x')", LE, "draw"),
-    ("cm.to_svg(None)", LE, "draw"),
-    ("cm.to_html(42)", LE, "draw"),
-    ("cm.to_latex('x')", LE, "draw"),
-    ("cm.to_text(3.5)", LE, "draw"),
-    ("cm.print_text('x')", LE, "draw"),
-    ("cm.print_latex(None)", LE, "draw"),
+    ("cm.to_svg('x')", DRAW, "draw"),
+    ("cm.to_svg(None)", DRAW, "draw"),
+    ("cm.to_html(42)", DRAW, "draw"),
+    ("cm.to_latex('x')", DRAW, "draw"),
+    ("cm.to_text(3.5)", DRAW, "draw"),
+    ("cm.print_text('x')", DRAW, "draw"),
+    ("cm.print_latex(None)", DRAW, "draw"),
     ("cm.to_svg(L, tile='x')", LE, "tile"),
     ("cm.to_svg(L, cell=-3)", LE, "cell"),
     ("cm.to_html(L, cell='x')", LE, "cell"),
     ("cm.to_svg(cm.Layout((100000, 100000), (1, 100000)))", LE, "too large"),
     ("cm.to_text(cm.Layout((100000, 100000), (1, 100000)))", LE, "too large"),
-    ("viz.figure_of('x')", LE, "draw"),
+    ("viz.figure_of('x')", DRAW, "draw"),
     # GEMM kernels (CPU side)
     ("cm.GemmConfig(64, 64, 32, (0, 2))", TE, "warps"),
     ("cm.GemmConfig(64, 64, 32, (2, 2), 1)", TE, "stages"),
@@ -584,6 +586,15 @@ API: list[tuple[str, type, str]] = [
     ("cuda.load_kernel(b'hello', 'k')", CE, "ELF magic"),
     ("cuda.launch(b'hello', 'k')", CE, "ELF magic"),
     ("cuda.device_arch('x')", LA, "device"),
+    # --- hardux (issue 22) ---
+    ("cm.emulate.rounded_reference('x', np.ones((2, 2)), np.ones((2, 2)))", TE, "TiledMma"),
+    ("cm.emulate.rounded_reference(tiled, np.ones((2, 3)), np.ones((2, 2)))", TE, "one K"),
+    (
+        "cm.emulate.rounded_reference(tiled, np.ones((2, 2)), np.ones((3, 2)), np.ones(2))",
+        TE,
+        "C has shape",
+    ),
+    ("cm.emulate.rounded_reference(tiled, np.ones((2, 2)) * 1j, np.ones((2, 2)))", TE, "complex"),
     # epilogue (helper epilogue, issue 20): op lists (DesignError, a TiledMmaError) and the
     # call's tensors (LaunchError), checked without torch or a GPU
     ("kernels.epilogue.validate_ops(('bias', 'gleu'))", TE, "did you mean 'gelu'"),

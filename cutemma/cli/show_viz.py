@@ -52,17 +52,19 @@ def write_pictures(
     >>> [os.path.basename(p) for p in write_pictures(Layout(4), svg=os.path.join(d, "l.svg"))]
     ['l.svg']
     """
-    from cutemma.viz import to_html, to_latex, to_svg
+    wanted = [(o, p, r) for o, p, r in (("--svg", svg, "to_svg"), ("--html", html, "to_html"),
+                                        ("--latex", latex, "to_latex")) if p]  # fmt: skip
+    if not wanted:  # nothing to draw: the pictures' modules stay unloaded (start-up time)
+        return []
+    import cutemma.viz as viz
 
-    wanted = [(o, p, r) for o, p, r in (("--svg", svg, to_svg), ("--html", html, to_html),
-                                        ("--latex", latex, to_latex)) if p]  # fmt: skip
     for option, path, _ in wanted:  # every path checked before anything is drawn
         _check_writable(option, path)
     if wanted:
         check_cells(obj, "a picture", tile)
     written = []
     for option, path, render in wanted:
-        text = render(obj, tile=tile)
+        text = getattr(viz, render)(obj, tile=tile)
         try:
             with open(path, "w", encoding="utf-8") as f:
                 f.write(text)

@@ -107,6 +107,30 @@ def compile_unavailable() -> str | None:
     return None
 
 
+# seconds per atom of a cold sweep on 2 CPU cores (compile + SASS of its probe): the full
+# 3144-probe sweep took about 15 minutes there (issue 22); cached probes take a fraction
+PROBE_SECONDS = 0.3
+
+
+def plan_line(n: int, compile: bool = True, hardware: bool = False) -> str:
+    """What ``cutemma verify`` is about to do and about how long it takes, said up front.
+
+    >>> print(plan_line(3144))
+    cutemma verify: 3144 atoms: layouts vs the PTX ISA, then compile + SASS of each probe; up to about 16 min on a CPU when no probe is cached yet (cached ones are quick). Narrow it with --arch sm80 or --family sm80.f16.
+    """
+    stages = ["layouts vs the PTX ISA"]
+    if compile:
+        stages.append("then compile + SASS of each probe")
+    if hardware:
+        stages.append("then run each on the GPU")
+    text = f"cutemma verify: {n} atoms: {', '.join(stages)}"
+    if compile:
+        minutes = n * PROBE_SECONDS / 60
+        took = f"{minutes:.0f} min" if minutes >= 1 else f"{n * PROBE_SECONDS:.0f} s"
+        text += f"; up to about {took} on a CPU when no probe is cached yet (cached ones are quick)"
+    return text + ". Narrow it with --arch sm80 or --family sm80.f16."
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the sweep; exit status 0 when nothing failed, 1 otherwise.
 
@@ -151,6 +175,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.k_major_only:
         ops = with_majors(ops)
     missing = compile_unavailable()
+    print(plan_line(len(ops), compile=not missing, hardware=args.hardware), file=sys.stderr)
     if missing:  # no cuda extra: the layout stage still runs and decides the exit status
         print(
             f"compile and hardware stages skipped: {missing}; install them with "

@@ -80,6 +80,11 @@ def gemm(tiled_mma, A, B, C=None) -> np.ndarray:
     (K = 0 gives D = C in the atom's D type).
     Returns D as float64 / int64 values of the atom's D type.
 
+    The inputs are first rounded to the atom's A, B and C types, as the hardware reads them
+    (round to nearest even; integers wrap): float64 data given to a bf16 atom keeps 8 bits
+    of mantissa, so D differs from ``A @ B.T`` by that rounding, not by a bug. Compare D with
+    :func:`rounded_reference` (the same product of the rounded inputs, in float64).
+
     >>> import numpy as np
     >>> from cutemma.tiled import make_tiled_mma
     >>> t = make_tiled_mma("SM80_16x8x32_S32S8S8S32_TN")
@@ -171,4 +176,42 @@ def gemm(tiled_mma, A, B, C=None) -> np.ndarray:
     return D[:M, :N]
 
 
-__all__ = ["gemm"]
+def rounded_reference(tiled_mma, A, B, C=None) -> np.ndarray:
+    """``A @ B.T + C`` of the inputs rounded to the atom's A, B and C types, in float64
+    (int64 for integer atoms): what :func:`gemm` computes, up to the order of its sums.
+
+    >>> import numpy as np
+    >>> from cutemma.tiled import make_tiled_mma
+    >>> t = make_tiled_mma("SM80_16x8x16_F32BF16BF16F32_TN")
+    >>> A = np.full((16, 16), 1 + 2**-10); B = np.ones((8, 16))   # 1 + 2**-10 is 1.0 in bf16
+    >>> float(rounded_reference(t, A, B)[0, 0]), float((A @ B.T)[0, 0]) > 16
+    (16.0, True)
+    """
+    from cutemma.tiled import TiledMma
+
+    if not isinstance(tiled_mma, TiledMma):
+        raise TiledMmaError(
+            f"rounded_reference: expected a TiledMma (make_tiled_mma(...)) first, got {tiled_mma!r}"
+        )
+    atom = tiled_mma.atom
+    A, B = np.asarray(A), np.asarray(B)
+    for what, x in (("A", A), ("B", B), ("C", None if C is None else np.asarray(C))):
+        _check_numbers(what, x, tiled_mma)
+    if A.ndim != 2 or B.ndim != 2 or A.shape[1] != B.shape[1]:
+        raise TiledMmaError(
+            f"rounded_reference needs A (M x K) and B (N x K) with one K; got {A.shape} and "
+            f"{B.shape} (pass b.T for a K x N matrix)"
+        )
+    a = atom.val_type_A.quantize(A)
+    b = atom.val_type_B.quantize(B)
+    exact = np.int64 if a.dtype.kind in "iu" and b.dtype.kind in "iu" else np.float64
+    D = a.astype(exact) @ b.astype(exact).T
+    if C is not None:
+        C = np.asarray(C)
+        if C.shape != D.shape:
+            raise TiledMmaError(f"rounded_reference: C has shape {C.shape}, expected {D.shape}")
+        D = D + atom.val_type_C.quantize(C).astype(exact)
+    return D
+
+
+__all__ = ["gemm", "rounded_reference"]

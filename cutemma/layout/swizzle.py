@@ -138,12 +138,13 @@ class ComposedLayout(RichDisplay):
         self.inner = inner
         self.pinned = bool(pinned)
 
-    def __call__(self, *crd):
+    def __call__(self, *crd, strict: bool = False):
         if isinstance(self.inner, Swizzle):
             if len(crd) != 1 or not isinstance(crd[0], int):
                 raise LayoutError(f"{self} takes one int index, got {crd!r}")
             return _apply(self.outer, self.offset + self.inner(crd[0]))
-        r = self.inner(*crd)
+        # past the size, the inner layout extends its last mode as CuTe's does (strict refuses)
+        r = self.inner(*crd, strict=strict)
         if not isinstance(r, int):  # a slice: keep the part the coordinate fixes as offset
             c = crd[0] if len(crd) == 1 else crd
             if isinstance(self.inner, Layout):

@@ -57,9 +57,7 @@ def test_round_trip_random():
         kind = rng.choice(list(KINDS))
         table = KINDS[kind].table
         # m_dim and n_dim >= 1: a descriptor of M or N = 0 is refused (the next test)
-        fields = {
-            f.name: rng.randrange(f.name in ("m_dim", "n_dim"), 1 << f.width) for f in table
-        }
+        fields = {f.name: rng.randrange(f.name in ("m_dim", "n_dim"), 1 << f.width) for f in table}
         raw = sum(v << f.lo for f, v in zip(table, fields.values()))
         d = decode_instr_desc(raw, kind)
         assert d.fields == fields and d.raw == raw

@@ -586,6 +586,26 @@ API: list[tuple[str, type, str]] = [
     ("cuda.load_kernel(b'hello', 'k')", CE, "ELF magic"),
     ("cuda.launch(b'hello', 'k')", CE, "ELF magic"),
     ("cuda.device_arch('x')", LA, "device"),
+    # a TiledMma built directly (cutemma.TiledMma is public since the lazy top level)
+    ("cm.TiledMma('x', None, None)", TE, "expected an MMA atom"),
+    (
+        "cm.TiledMma(cm.make_mma_atom('SM80_16x8x8_F32F16F16F32_TN'), cm.Layout(2), (None,) * 3)",
+        TE,
+        "rank-3",
+    ),
+    (
+        "cm.TiledMma(cm.make_mma_atom('SM80_16x8x8_F32F16F16F32_TN'), cm.Layout((2, 2, 1)), None)",
+        TE,
+        "3-tuple",
+    ),
+    # cutemma.gemm's epilogue keywords, checked before the operands (no GPU needed)
+    ("kernels.gemm(None, None, epilogue=('bias', 'gleu'), bias=[0.0])", TE, "did you mean 'gelu'"),
+    ("kernels.gemm(None, None, bias=[0.0])", LA, "no op of epilogue"),
+    ("kernels.gemm(None, None, epilogue=('bias_row',), bias_row=[0.0])", LA, "give a torch tensor"),
+    ("kernels.gemm(None, None, epilogue=('residual',))", LA, "missing residual="),
+    ("kernels.gemm(None, None, epilogue=('scale_row',), scale_row=3)", LA, "is a int"),
+    ("kernels.gemm(None, None, epilogue=('scale_col',), scale_col='x')", LA, "is a str"),
+    ("kernels.gemm(None, None, epilogue=('residual',), residual=[[0.0]])", LA, "is a list"),
     # --- hardux (issue 22) ---
     ("cm.emulate.rounded_reference('x', np.ones((2, 2)), np.ones((2, 2)))", TE, "TiledMma"),
     ("cm.emulate.rounded_reference(tiled, np.ones((2, 3)), np.ones((2, 2)))", TE, "one K"),
@@ -878,6 +898,9 @@ CLI: list[tuple[str, str]] = [
     ("gemm --config ''", "give a value"),
     ("gemm --sass --arch ''", "give a value"),
     ("gemm --plan --batch 4", "--batch 4 goes with --run"),
+    ("show SM80_16x8x16_F32F16F16F32_TN --thread 999", "thread indices 0..31"),
+    ("show SM80_16x8x16_F32F16F16F32_TN --thread x", "expected a whole number"),
+    ("gemm --sass --family sm70", "invalid choice: 'sm70'"),
     ("gemm --run 64 64 ٤", "invalid int"),
     ("gemm --run 64 64 64 --batch ٤", "invalid int"),
     ("gemm --b-major M", "invalid choice"),

@@ -20,7 +20,7 @@ from typing import Any
 
 from cutemma.errors import DesignError, LaunchError
 from cutemma.kernels.design import GemmDesign, check
-from cutemma.kernels.epilogue import bind
+from cutemma.kernels.epilogue import bind, check_call
 from cutemma.kernels.fastpath import try_fast
 from cutemma.kernels.fastpath_epilogue import try_fast_epilogue
 from cutemma.kernels.operands import (
@@ -137,15 +137,18 @@ def gemm(
     else:
         remember = None
     _check_options(alpha, beta, scale_a, scale_b, config)
+    tensors = {"bias": bias, "bias_row": bias_row, "residual": residual,
+               "scale_row": scale_row, "scale_col": scale_col}  # fmt: skip
+    fused = epilogue is not None or any(t is not None for t in tensors.values())
+    if fused:
+        check_call(epilogue, tensors)  # before the operands: what needs no GPU
     batch, dtype, outs = _check(A, B)  # before torch: a numpy array is named as one
     import torch
 
     M, K = A.shape[-2:]
     N = B.shape[-1]
     bound = None
-    tensors = {"bias": bias, "bias_row": bias_row, "residual": residual,
-               "scale_row": scale_row, "scale_col": scale_col}  # fmt: skip
-    if epilogue is not None or any(t is not None for t in tensors.values()):
+    if fused:
         bound = bind(epilogue, tensors, M, N, A.device, batch is not None, dtype == "s8")
         bound = bound if bound.epilogue else None
     out_dtype = out_dtype or (out.dtype if out is not None else getattr(torch, outs[0]))

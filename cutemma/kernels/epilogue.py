@@ -343,6 +343,37 @@ class Bound:
         return tuple(a if isinstance(a, int) else a.data_ptr() for a in self.args)
 
 
+def check_call(names: Any, tensors: dict[str, Any]) -> tuple[tuple[str, ...], dict[str, Any]]:
+    """The checks of a call's epilogue that need no operands (``cutemma.gemm`` makes them
+    before it looks at A and B): the op list, and every tensor an op reads given, none
+    other, each a tensor. Returns the ops and the given tensors.
+
+    >>> check_call(("bias",), {"bias": [0.0] * 8})
+    Traceback (most recent call last):
+    ...
+    cutemma.errors.LaunchError: gemm epilogue: bias=[0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0] is a list; give a torch tensor on the operands' device
+    """
+    ops = validate_ops(names)
+    given = {k: v for k, v in tensors.items() if v is not None}
+    needed = {OPS[n].arg: n for n in ops if OPS[n].arg}
+    extra = sorted(set(given) - set(needed))
+    if extra:
+        raise LaunchError(
+            f"gemm epilogue: {', '.join(extra)} given but no op of epilogue={ops} reads it; "
+            f"add its op ({', '.join(a for a in extra)}) to the epilogue or drop the argument"
+        )
+    missing = [f"{a}= (op {n!r})" for a, n in needed.items() if a not in given]
+    if missing:
+        raise LaunchError(f"gemm epilogue: missing {', '.join(missing)}; pass the tensor")
+    for k, t in given.items():
+        if not hasattr(t, "data_ptr"):
+            raise LaunchError(
+                f"gemm epilogue: {k}={t!r} is a {type(t).__name__}; give a torch tensor on the "
+                "operands' device"
+            )
+    return ops, given
+
+
 def bind(
     names: Any,
     tensors: dict[str, Any],
@@ -365,18 +396,7 @@ def bind(
     ...
     cutemma.errors.LaunchError: gemm epilogue: bias has shape (5,); op 'bias' needs (8,) (one value per column of D, N = 8)
     """
-    ops = validate_ops(names)
-    given = {k: v for k, v in tensors.items() if v is not None}
-    needed = {OPS[n].arg: n for n in ops if OPS[n].arg}
-    extra = sorted(set(given) - set(needed))
-    if extra:
-        raise LaunchError(
-            f"gemm epilogue: {', '.join(extra)} given but no op of epilogue={ops} reads it; "
-            f"add its op ({', '.join(a for a in extra)}) to the epilogue or drop the argument"
-        )
-    missing = [f"{a}= (op {n!r})" for a, n in needed.items() if a not in given]
-    if missing:
-        raise LaunchError(f"gemm epilogue: missing {', '.join(missing)}; pass the tensor")
+    ops, given = check_call(names, tensors)
     if ops and batched:
         raise LaunchError(
             "gemm epilogue: batched (3-D) calls take no epilogue yet; call per problem, or "

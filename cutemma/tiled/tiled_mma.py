@@ -161,6 +161,21 @@ class TiledMma(RichDisplay):
     """
 
     def __init__(self, atom, atom_layout_mnk: Layout, permutation_mnk: tuple):
+        if not hasattr(atom, "shape_mnk") or not hasattr(atom, "thr_id"):
+            raise TiledMmaError(
+                f"TiledMma: expected an MMA atom first, got {atom!r}; build one with "
+                "make_mma_atom(name), or call make_tiled_mma(name, atom_layout, permutation)"
+            )
+        if not isinstance(atom_layout_mnk, Layout) or len(_modes(atom_layout_mnk)) != 3:
+            raise TiledMmaError(
+                f"TiledMma: atom_layout_mnk={atom_layout_mnk!r} must be a rank-3 (M, N, K) "
+                "Layout; make_tiled_mma builds it from a tuple such as (2, 2, 1)"
+            )
+        if not isinstance(permutation_mnk, tuple) or len(permutation_mnk) != 3:
+            raise TiledMmaError(
+                f"TiledMma: permutation_mnk={permutation_mnk!r} must be a 3-tuple of None, "
+                "ints or Layouts (one per M, N, K)"
+            )
         self.atom = atom
         self.atom_layout_mnk = atom_layout_mnk
         self.permutation_mnk = permutation_mnk

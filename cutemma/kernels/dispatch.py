@@ -12,6 +12,7 @@ True
 
 from __future__ import annotations
 
+import sys
 from functools import cache
 from typing import Any
 
@@ -263,6 +264,10 @@ def gemm(
     >>> cutemma.gemm(A8, B8, scale_a=0.5, out_dtype=torch.float32).dtype  # doctest: +SKIP
     torch.float32
     """
+    if _TRACING[0]():  # torch.compile / export traces this call: one custom-op node
+        from cutemma.kernels.torch_op import traced_gemm
+
+        return traced_gemm(A, B, C, alpha, beta, out, out_dtype, config, scale_a, scale_b)
     if C is None and out_dtype is None and scale_a == 1.0 and scale_b == 1.0:
         # a repeat of a call with these operands: its prepared launch (kernels/fastpath.py)
         done = try_fast(A, B, out, alpha, config)
@@ -273,6 +278,11 @@ def gemm(
         remember = None
     batch, dtype, outs = _check(A, B)  # before torch: a numpy array is named as one
     import torch
+
+    if _fake(A, B):  # a fake-tensor or proxy trace outside dynamo: the op node too
+        from cutemma.kernels.torch_op import traced_gemm
+
+        return traced_gemm(A, B, C, alpha, beta, out, out_dtype, config, scale_a, scale_b)
 
     M, K = A.shape[-2:]
     N = B.shape[-1]
@@ -397,6 +407,31 @@ def gemm(
         shared_mem=shared,
     )
     return out
+
+
+def _bind_tracing() -> bool:
+    """The first call's check: binds ``torch.compiler.is_compiling`` (dynamo answers it
+    True while tracing) into :data:`_TRACING`; without torch nothing traces."""
+    try:
+        import torch
+    except ImportError:
+        return False
+    _TRACING[0] = torch.compiler.is_compiling
+    return _TRACING[0]()
+
+
+# whether torch traces the call now: is_compiling once bound (0.1 us a call); bound at
+# import when torch is in use already (a first call under dynamo then mutates nothing)
+_torch = sys.modules.get("torch")
+_TRACING = [_torch.compiler.is_compiling if _torch is not None else _bind_tracing]
+
+
+def _fake(A: Any, B: Any) -> bool:
+    """A or B is a fake tensor, or a torch dispatch mode (a proxy trace) is active."""
+    from torch._subclasses.fake_tensor import is_fake
+    from torch.utils._python_dispatch import _get_current_dispatch_mode
+
+    return is_fake(A) or is_fake(B) or _get_current_dispatch_mode() is not None
 
 
 def _needs_fp8(device: int, a: str, b: str) -> None:

@@ -68,6 +68,9 @@ class DriverKernel:
         hit = self._loaded.get(device)
         if hit is not None:
             return hit
+        from cutemma.kernels.capture import refuse_during_capture
+
+        refuse_during_capture(f"loading kernel {self.name} on device {device}")
         from cuda.bindings import driver
 
         _ok(driver.cuInit(0), "cuInit")

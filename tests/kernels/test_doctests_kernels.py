@@ -12,6 +12,7 @@ import pytest
 MODULES = [
     "cutemma",
     "cutemma.kernels",
+    "cutemma.kernels.capture",
     "cutemma.kernels.dispatch",
     "cutemma.kernels.dispatch_sm90",
     "cutemma.kernels.epilogue_sm90",

@@ -31,7 +31,6 @@ True
 from __future__ import annotations
 
 import dataclasses
-import json
 from typing import Any
 
 import torch  # this module is imported only where torch traces or a user asks for the ops
@@ -49,45 +48,69 @@ def _config_classes() -> dict[str, type]:
     return {"Sm90Config": Sm90Config, "GemmConfig": GemmConfig}
 
 
+# each config class's fields in order (read once): the key names them all
+_FIELDS = {n: tuple(f.name for f in dataclasses.fields(c)) for n, c in _config_classes().items()}
+
+
+def _text(value: Any) -> str:
+    """One field's value as key text: tuples of ints as 2x2, the rest by str()."""
+    if isinstance(value, tuple):
+        return "x".join([str(v) for v in value])
+    return str(value)
+
+
 def config_key(config: Any) -> str | None:
     """The string a config travels as through the op's schema (None: no config asked).
 
+    Built from the fields by getattr and string joins only: dynamo traces it as constants
+    on any torch 2.x (a frozen dataclass is not a constant it can hand to other code).
+
     >>> from cutemma.kernels.plan import GemmConfig
     >>> config_key(GemmConfig(64, 64, 32))
-    'GemmConfig:{"block_m": 64, "block_n": 64, "block_k": 32, "warps": [2, 2], "stages": 4, "swizzle_bytes": 128, "group_m": 8}'
+    'GemmConfig:block_m=64;block_n=64;block_k=32;warps=2x2;stages=4;swizzle_bytes=128;group_m=8'
     """
     if config is None:
         return None
     name = type(config).__name__
-    if name not in _config_classes() or not dataclasses.is_dataclass(config):
+    fields = _FIELDS.get(name)
+    if fields is None:
         raise LaunchError(
             f"gemm: config is a {name}; give an Sm90Config, a GemmConfig or None (the built-in pick)"
         )
-    return f"{name}:{json.dumps(dataclasses.asdict(config))}"
+    return name + ":" + ";".join([f + "=" + _text(getattr(config, f)) for f in fields])
+
+
+def _value(text: str) -> Any:
+    """A field's value back from its key text (the inverse of :func:`_text`)."""
+    if text in ("None", "True", "False"):
+        return {"None": None, "True": True, "False": False}[text]
+    if text.isdigit():
+        return int(text)
+    parts = text.split("x")
+    if len(parts) > 1 and all(p.isdigit() for p in parts):
+        return tuple(int(p) for p in parts)
+    return text
 
 
 def config_of(key: str | None) -> Any:
     """The config a :func:`config_key` string names (None for None).
 
-    >>> config_of("Nope:{}")
+    >>> config_of("Nope:block_m=1")
     Traceback (most recent call last):
     ...
-    cutemma.errors.LaunchError: gemm op: config 'Nope:{}' is not one config_key() makes: 'Sm90Config:{...}' or 'GemmConfig:{...}'
+    cutemma.errors.LaunchError: gemm op: config 'Nope:block_m=1' is not one config_key() makes: 'Sm90Config:field=value;...' or 'GemmConfig:field=value;...'
     """
     if key is None:
         return None
-    name, _, fields = key.partition(":")
-    cls = _config_classes().get(name)
-    try:
-        values = json.loads(fields) if cls is not None else None
-    except ValueError:
-        values = None
-    if not isinstance(values, dict):
+    name, _, body = key.partition(":")
+    pairs = [p.partition("=") for p in body.split(";")]
+    values = {f: _value(v) for f, eq, v in pairs if eq}
+    if name not in _FIELDS or set(values) != set(_FIELDS[name]) or len(values) != len(pairs):
         raise LaunchError(
-            f"gemm op: config {key!r} is not one config_key() makes: 'Sm90Config:{{...}}' or "
-            "'GemmConfig:{...}'"
+            f"gemm op: config {key!r} is not one config_key() makes: "
+            "'Sm90Config:field=value;...' or 'GemmConfig:field=value;...'"
         )
-    return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in values.items()})
+    return _config_classes()[name](**values)
 
 
 def gemm_meta_shape(a: tuple, b: tuple) -> tuple:
@@ -217,9 +240,6 @@ def _define() -> None:
         gemm_meta(A, B, C, alpha, beta, out, None, scale_a, scale_b)
 
     _REGISTERED["gemm"], _REGISTERED["gemm_out"] = gemm_op, gemm_out_op
-    # dynamo calls it at trace time and bakes the string into the graph (a config is a
-    # constant of the traced code; json of a dataclass is not something dynamo traces)
-    _REGISTERED["key"] = torch.compiler.assume_constant_result(config_key)
 
 
 def register() -> tuple[Any, Any]:
@@ -252,7 +272,7 @@ def traced_gemm(
     """``cutemma.gemm`` while torch traces: the call as one op node (``gemm_out`` when ``out``
     is given, whose result is ``out``)."""
     gemm_op, gemm_out_op = _REGISTERED["gemm"], _REGISTERED["gemm_out"]
-    key = None if config is None else _REGISTERED["key"](config)
+    key = config_key(config)
     if out is None:
         return gemm_op(A, B, C, float(alpha), float(beta), out_dtype, key, float(scale_a),
                        float(scale_b))  # fmt: skip

@@ -98,9 +98,13 @@ def opchecks() -> None:
         "out": (gemm_out_op, (a, b, None, 1.0, 0.0, None, 1.0, 1.0,
                               torch.empty(64, 96, device="cuda", dtype=BF))),
     }  # fmt: skip
+    # opcheck's schema test multiplies the inputs, which float8 tensors cannot do
+    # ('"mul_cuda" not implemented for Float8_e4m3fn', run of 2026-11-26): the other three
+    no_schema = ("test_autograd_registration", "test_faketensor", "test_aot_dispatch_dynamic")
     for name, (op, args) in cases.items():
         try:
-            res = torch.library.opcheck(op, args, raise_exception=False)
+            kw = {"test_utils": no_schema} if name.startswith("fp8") else {}
+            res = torch.library.opcheck(op, args, raise_exception=False, **kw)
             bad = {k: v for k, v in res.items() if v != "SUCCESS"}
             check(f"opcheck_{name}", not bad, result=res)
         except Exception as exc:

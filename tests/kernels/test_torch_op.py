@@ -152,6 +152,36 @@ def test_config_travels_as_a_string_and_back(config):
     assert key is None or isinstance(key, str)
 
 
+@pytest.mark.parametrize("config", [GemmConfig(64, 64, 32), Sm90Config(128, 64, promote="split")])
+def test_a_config_held_by_the_module_traces_with_no_break(mode, config):
+    """A config that is a module attribute (a frozen dataclass dynamo cannot hand to other
+    code as a constant on torch 2.11: 'can't reconstruct arbitrary frozen dataclass
+    instances', run of 2026-11-26) travels through field reads and string joins."""
+
+    class M(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.config = config
+
+        def forward(self, x, w):
+            return cutemma.gemm(x, w, config=self.config) + 1
+
+    x, w = cuda(mode, (16, 64), BF), cuda(mode, (64, 32), BF)
+    torch._dynamo.reset()
+    with mode:
+        ex = torch._dynamo.explain(M())(x, w)
+    assert (ex.graph_count, ex.graph_break_count) == (1, 0)
+    node = next(n for n in ex.graphs[0].graph.nodes if "cutemma" in str(n.target))
+    assert torch_op.config_of(node.args[6]) == config
+
+
+def test_config_of_refuses_what_config_key_does_not_make():
+    good = torch_op.config_key(GemmConfig(64, 64, 32))
+    for bad in (good.replace("block_m=64;", ""), good + ";extra=1", "GemmConfig:"):
+        with pytest.raises(LaunchError, match="is not one config_key\\(\\) makes"):
+            torch_op.config_of(bad)
+
+
 def test_config_key_refuses_other_objects():
     with pytest.raises(LaunchError, match="give an Sm90Config, a GemmConfig or None"):
         torch_op.config_key({"block_m": 128})

@@ -37,8 +37,9 @@ from cutemma.kernels import (  # noqa: E402
     gemm,
     gemm_source,
 )
-from cutemma.kernels.dispatch import compiled_kernel, pick_config, precompile  # noqa: E402
-from cutemma.kernels.dispatch_sm90 import pick_sm90_config, sm90_refusal  # noqa: E402
+from cutemma.kernels.pick import pick_config, pick_sm90_config  # noqa: E402
+from cutemma.kernels.sm80.host import compiled_kernel, precompile  # noqa: E402
+from cutemma.kernels.sm90.host import sm90_refusal  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gemm_inference import first_call_ms, inference_rows  # noqa: E402
@@ -227,7 +228,8 @@ def overhead_us(calls: int = 2000) -> dict:
     B = torch.randn(64, 64, device="cuda", dtype=torch.bfloat16)
     out = torch.empty(64, 64, device="cuda", dtype=torch.bfloat16)
     from cutemma.cuda import device_arch
-    from cutemma.kernels.dispatch import _flat, pick_config
+    from cutemma.kernels.pick import pick_config
+    from cutemma.kernels.sm80.host import _flat
 
     cfg = pick_config(64, 64, 64)
     gemm(A, B, out=out, config=cfg)
@@ -285,7 +287,7 @@ def overhead_sm90_us(calls: int = 2000) -> dict:
 
 _LOAD_PROBE = """
 import time, torch, cutemma
-from cutemma.kernels.dispatch_sm90 import compiled_sm90, Sm90Config
+from cutemma.kernels.sm90.host import compiled_sm90, Sm90Config
 A = torch.randn(256, 256, device="cuda", dtype=torch.bfloat16)
 torch.cuda.synchronize()
 t = time.perf_counter()
@@ -369,8 +371,8 @@ def cold_build_s() -> float:
 def cold_build_sm90_s() -> float:
     """The same for an sm90 config: Sm90Plan + source + NVRTC compile for sm_90a."""
     from cutemma.cuda import compile
-    from cutemma.kernels.gemm_sm90 import gemm_sm90_source
-    from cutemma.kernels.plan_sm90 import Sm90Config, Sm90Plan
+    from cutemma.kernels.sm90.plan import Sm90Config, Sm90Plan
+    from cutemma.kernels.sm90.source import gemm_sm90_source
 
     cfg = Sm90Config(128, 192, group_m=4)  # a config no default or bench row uses
     t = time.perf_counter()

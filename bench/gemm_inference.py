@@ -40,8 +40,9 @@ def copy_bandwidth(median_ms, nbytes: int = 1 << 30) -> float:
 
 def _config_of(A, B):
     """(family, config name, schedule) of what cutemma.gemm runs for these operands."""
-    from cutemma.kernels.dispatch import pick_config
-    from cutemma.kernels.dispatch_sm90 import SM90_DTYPES, pick_sm90_config, sm90_refusal
+    from cutemma.kernels.operands import SM90_DTYPES
+    from cutemma.kernels.pick import pick_config, pick_sm90_config
+    from cutemma.kernels.sm90.host import sm90_refusal
 
     m, n = A.shape[0], B.shape[1]
     if sm90_refusal(A, B) is None:

@@ -71,8 +71,8 @@ __version__ = "0.1.0"
 # the kernel generator (and never imports torch or cuda-python).
 _LAZY = {
     "gemm": "cutemma.kernels.dispatch",
-    "GemmConfig": "cutemma.kernels.plan",
-    "Sm90Config": "cutemma.kernels.plan_sm90",
+    "GemmConfig": "cutemma.kernels.sm80.plan",
+    "Sm90Config": "cutemma.kernels.sm90.config",
     "tune": "cutemma.kernels.tune",
 }
 

@@ -42,7 +42,7 @@ def namespace() -> dict:
     import cutemma as cm
     import cutemma.cuda as cuda
     import cutemma.kernels as kernels
-    import cutemma.kernels.dispatch_sm90 as dispatch_sm90
+    import cutemma.kernels.pick as pick
     import cutemma.tiled as tiled
     import cutemma.viz as viz
 
@@ -53,7 +53,7 @@ def namespace() -> dict:
         "cuda": cuda,
         "viz": viz,
         "kernels": kernels,
-        "dispatch_sm90": dispatch_sm90,
+        "pick": pick,
         "tiled_pkg": tiled,
         "L": cm.Layout((4, 2), (1, 4)),
         "L4": cm.Layout(4),
@@ -560,10 +560,10 @@ API: list[tuple[str, type, str]] = [
     ("kernels.pick_config(64, 64, 64, dtype='nope')", TE, "nope"),
     ("kernels.pick_config(64, 64, 'x')", TE, "k='x'"),
     ("kernels.pick_config(64, 64, 64, batch=0)", TE, "batch=0"),
-    ("dispatch_sm90.pick_sm90_config(0, 64)", TE, "m=0"),
-    ("dispatch_sm90.pick_sm90_config(64, 'x')", TE, "n='x'"),
-    ("dispatch_sm90.pick_sm90_config(64, 64, batch=0)", TE, "batch=0"),
-    ("dispatch_sm90.pick_sm90_config(64, 64, dtype='f32')", TE, "dtype='f32'"),
+    ("pick.pick_sm90_config(0, 64)", TE, "m=0"),
+    ("pick.pick_sm90_config(64, 'x')", TE, "n='x'"),
+    ("pick.pick_sm90_config(64, 64, batch=0)", TE, "batch=0"),
+    ("pick.pick_sm90_config(64, 64, dtype='f32')", TE, "dtype='f32'"),
     # the CUDA backend (checks that hold without NVRTC or a GPU)
     ("cuda.sass(b'hello')", CE, "ELF magic"),
     ("cuda.sass('x')", CE, "ELF magic"),

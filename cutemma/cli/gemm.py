@@ -23,9 +23,9 @@ import argparse
 import re
 
 from cutemma.errors import CliError, LaunchError, TiledMmaError
-from cutemma.kernels.dispatch import BUILTIN_CONFIGS, pick_config
-from cutemma.kernels.gemm_sm80 import gemm_source
-from cutemma.kernels.plan import ELEM_BYTES, GemmConfig, GemmPlan
+from cutemma.kernels.pick import BUILTIN_CONFIGS, pick_config
+from cutemma.kernels.sm80.plan import ELEM_BYTES, GemmConfig, GemmPlan
+from cutemma.kernels.sm80.source import gemm_source
 
 _FP8_TORCH = {"e4m3": "float8_e4m3fn", "e5m2": "float8_e5m2"}
 
@@ -59,7 +59,7 @@ def gemm_arch(arch: str | None, dtype: str) -> str:
     ('sm_80', 'sm_89', 'sm_90a')
     """
     from cutemma.cli.args import nvrtc_target, parse_arch
-    from cutemma.kernels.plan import ATOMS
+    from cutemma.kernels.sm80.plan import ATOMS
     from cutemma.mma import mma_op
 
     atom = mma_op(ATOMS[dtype])

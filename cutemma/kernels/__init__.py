@@ -7,11 +7,13 @@ True
 True
 """
 
-from cutemma.kernels.dispatch import BUILTIN_CONFIGS, gemm, pick_config
-from cutemma.kernels.gemm_sm80 import gemm_source, kernel_name
-from cutemma.kernels.gemm_sm90 import gemm_sm90_source
-from cutemma.kernels.plan import GemmConfig, GemmPlan
-from cutemma.kernels.plan_sm90 import Sm90Config, Sm90Plan
+from cutemma.kernels.dispatch import gemm
+from cutemma.kernels.pick import BUILTIN_CONFIGS, pick_config, pick_sm90_config
+from cutemma.kernels.sm80.plan import GemmConfig, GemmPlan
+from cutemma.kernels.sm80.source import gemm_source, kernel_name
+from cutemma.kernels.sm90.config import Sm90Config
+from cutemma.kernels.sm90.plan import Sm90Plan
+from cutemma.kernels.sm90.source import gemm_sm90_source
 
 __all__ = [
     "BUILTIN_CONFIGS",
@@ -24,4 +26,5 @@ __all__ = [
     "gemm_source",
     "kernel_name",
     "pick_config",
+    "pick_sm90_config",
 ]

@@ -174,8 +174,8 @@ class BoxedLaunch:
     """Argument boxes, the function handle and the grid of one kernel signature, launched
     by ``cuLaunchKernel`` of libcuda directly (ctypes, no argtypes) on torch's current
     stream of the device; each family's prepared launch builds its boxes on this
-    (:class:`cutemma.kernels.fastpath_sm90.PreparedLaunch`,
-    :class:`cutemma.kernels.fastpath_sm80.Sm80Launch`).
+    (:class:`cutemma.kernels.sm90.launch.PreparedLaunch`,
+    :class:`cutemma.kernels.sm80.launch.Sm80Launch`).
 
     ``kern`` is a :class:`~cutemma.kernels.fastlaunch.DriverKernel`; ``alpha`` the box
     :func:`try_fast` writes per call; ``at`` and ``ptr``: the fast-path entry and output

@@ -20,7 +20,7 @@ config (an ``Sm90Config`` or ``GemmConfig``, not a torch type) travels as a stri
 Eager calls never go through the dispatcher (a custom op costs microseconds of host time
 per call; ``cutemma.gemm``'s repeated call costs a few).
 
->>> from cutemma.kernels.plan_sm90 import Sm90Config
+>>> from cutemma.kernels.sm90.config import Sm90Config
 >>> key = config_key(Sm90Config(128, 64))
 >>> config_of(key) == Sm90Config(128, 64)
 True
@@ -42,8 +42,8 @@ _REGISTERED: dict[str, Any] = {}  # "gemm", "gemm_out" -> the torch op, once reg
 
 
 def _config_classes() -> dict[str, type]:
-    from cutemma.kernels.config_sm90 import Sm90Config
-    from cutemma.kernels.plan import GemmConfig
+    from cutemma.kernels.sm80.plan import GemmConfig
+    from cutemma.kernels.sm90.config import Sm90Config
 
     return {"Sm90Config": Sm90Config, "GemmConfig": GemmConfig}
 
@@ -65,7 +65,7 @@ def config_key(config: Any) -> str | None:
     Built from the fields by getattr and string joins only: dynamo traces it as constants
     on any torch 2.x (a frozen dataclass is not a constant it can hand to other code).
 
-    >>> from cutemma.kernels.plan import GemmConfig
+    >>> from cutemma.kernels.sm80.plan import GemmConfig
     >>> config_key(GemmConfig(64, 64, 32))
     'GemmConfig:block_m=64;block_n=64;block_k=32;warps=2x2;stages=4;swizzle_bytes=128;group_m=8'
     """
@@ -115,7 +115,7 @@ def config_of(key: str | None) -> Any:
 
 def gemm_meta_shape(a: tuple, b: tuple) -> tuple:
     """D's shape for A and B of shapes ``a`` and ``b`` (2-D, or 3-D with torch.matmul's
-    broadcasting of the batch); the shape rules are :func:`cutemma.kernels.dispatch._check`'s,
+    broadcasting of the batch); the shape rules are :func:`cutemma.kernels.operands._check`'s,
     so a wrong pair raises its LaunchError.
 
     >>> gemm_meta_shape((1, 3, 5), (4, 5, 2)), gemm_meta_shape((3, 5), (5, 2))
@@ -151,7 +151,7 @@ def gemm_meta(
     >>> gemm_meta(A, torch.empty(200, 100, dtype=torch.bfloat16, device="meta")).shape  # doctest: +SKIP
     torch.Size([4, 300, 100])
     """
-    from cutemma.kernels.dispatch import _check, _dtype, _dtype_name
+    from cutemma.kernels.operands import _check, _dtype, _dtype_name
 
     _, dtype, outs = _check(A, B)
     shape = gemm_meta_shape(tuple(A.shape), tuple(B.shape))
@@ -197,7 +197,7 @@ def gemm_meta(
 
 def _define() -> None:
     """Register both ops with their real and fake implementations (once per process)."""
-    from cutemma.kernels import dispatch
+    from cutemma.kernels.checked import gemm_eager
 
     @torch.library.custom_op(f"{NAMESPACE}::gemm", mutates_args=())
     def gemm_op(
@@ -211,8 +211,8 @@ def _define() -> None:
         scale_a: float,
         scale_b: float,
     ) -> torch.Tensor:
-        return dispatch.gemm(A, B, C, alpha=alpha, beta=beta, out_dtype=out_dtype,
-                             config=config_of(config), scale_a=scale_a, scale_b=scale_b)  # fmt: skip
+        return gemm_eager(A, B, C, alpha, beta, None, out_dtype, config_of(config), scale_a,
+                          scale_b)  # fmt: skip
 
     @gemm_op.register_fake
     def _(A, B, C, alpha, beta, out_dtype, config, scale_a, scale_b):
@@ -231,8 +231,7 @@ def _define() -> None:
         scale_b: float,
         out: torch.Tensor,
     ) -> None:
-        dispatch.gemm(A, B, C, alpha=alpha, beta=beta, out=out, config=config_of(config),
-                      scale_a=scale_a, scale_b=scale_b)  # fmt: skip
+        gemm_eager(A, B, C, alpha, beta, out, None, config_of(config), scale_a, scale_b)
 
     @gemm_out_op.register_fake
     def _(A, B, C, alpha, beta, config, scale_a, scale_b, out):

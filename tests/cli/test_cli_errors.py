@@ -138,8 +138,8 @@ def test_compile_errors_lead_with_the_first_error_line():
 
 def test_generated_gemm_kernels_compile_without_warnings():
     from cutemma.cuda.compile import _run_nvrtc, compile_options, unavailable_reason
-    from cutemma.kernels.dispatch import BUILTIN_CONFIGS, pick_config
-    from cutemma.kernels.gemm_sm80 import gemm_source
+    from cutemma.kernels.pick import BUILTIN_CONFIGS, pick_config
+    from cutemma.kernels.sm80.source import gemm_source
 
     if reason := unavailable_reason():
         pytest.skip(reason)

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import pytest
 
-from cutemma.kernels.ldmatrix import plan_ldmatrix
-from cutemma.kernels.plan import GemmConfig, GemmPlan, _combine
+from cutemma.kernels.sm80.ldmatrix import plan_ldmatrix
+from cutemma.kernels.sm80.plan import GemmConfig, GemmPlan, _combine
 from cutemma.mma.traits import tv_table
 
 CONFIGS = [
@@ -139,8 +139,8 @@ def test_generated_source_is_byte_identical_to_the_former_plan(
 ):
     """gemm_source with the TiledCopy partitions = gemm_source with the former private plan
     patched back in (same generator, only the planning differs)."""
-    from cutemma.kernels import plan as plan_mod
-    from cutemma.kernels.gemm_sm80 import gemm_source
+    from cutemma.kernels.sm80 import plan as plan_mod
+    from cutemma.kernels.sm80.source import gemm_source
 
     new = gemm_source(cfg, dtype, a_major, b_major)
 

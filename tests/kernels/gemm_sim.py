@@ -12,7 +12,7 @@ import re
 
 import numpy as np
 
-from cutemma.kernels.plan import GemmPlan
+from cutemma.kernels.sm80.plan import GemmPlan
 
 _DECL = re.compile(r"^\s*const (?:int|uint32_t) (\w+) = (.+);", re.M)
 

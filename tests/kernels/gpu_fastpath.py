@@ -31,7 +31,7 @@ import cutemma
 from cutemma.errors import CutemmaError
 from cutemma.kernels import dispatch as dsp
 from cutemma.kernels import fastpath as fp
-from cutemma.kernels.plan import GemmConfig
+from cutemma.kernels.sm80.plan import GemmConfig
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 HITS = {"n": 0}

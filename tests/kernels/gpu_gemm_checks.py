@@ -17,7 +17,7 @@ import time
 import torch  # before cutemma's CUDA modules (see notes/CUDA.md)
 
 from cutemma.kernels import BUILTIN_CONFIGS, gemm
-from cutemma.kernels.dispatch import precompile
+from cutemma.kernels.sm80.host import precompile
 
 # ||D - ref|| / ||ref||: f32 accumulation of exact products, then one rounding to the output
 BOUND = {torch.float32: 1e-5, torch.float16: 1.5e-3, torch.bfloat16: 1e-2}
@@ -187,16 +187,17 @@ def tune_rows(gen) -> list[dict]:
     import tempfile
 
     from cutemma.kernels import tune as tuning
+    from cutemma.kernels import tuned
     from cutemma.kernels.dispatch import _tuned
 
     with tempfile.TemporaryDirectory() as tmp:
         old = os.environ.get("CUTEMMA_CACHE_DIR")
         os.environ["CUTEMMA_CACHE_DIR"] = tmp
-        tuning.reload()
+        tuned.reload()
         try:
             cands = [BUILTIN_CONFIGS["small"], BUILTIN_CONFIGS["skinny"]]
             best = tuning.tune(300, 260, 200, torch.bfloat16, "K", "N", candidates=cands)
-            entries = json.loads((tuning.cache_path()).read_text())["entries"]
+            entries = json.loads((tuned.cache_path()).read_text())["entries"]
             picked = _tuned(0, 257, 511, 129, "bf16", "K", "N")  # same class (512, 512, 256)
             row = check(290, 500, 150, torch.bfloat16, False, False, gen=gen)
         finally:
@@ -204,7 +205,7 @@ def tune_rows(gen) -> list[dict]:
                 os.environ.pop("CUTEMMA_CACHE_DIR")
             else:
                 os.environ["CUTEMMA_CACHE_DIR"] = old
-            tuning.reload()
+            tuned.reload()
     ok = best in cands and picked == best and len(entries) == 1 and row["ok"]
     return [{"case": "tune", "best": best.name, "entries": list(entries), "ok": ok}]
 
@@ -299,7 +300,7 @@ def main(path: str | None) -> int:
     rows += batched_rows(gen)
     rows += fp8_rows(gen)
     rows += tune_rows(gen)
-    from cutemma.kernels.dispatch import _FAST
+    from cutemma.kernels.sm80.host import _FAST
 
     print(
         f"launch path: {'lean driver' if _FAST['ok'] else 'checked, because ' + str(_FAST['why'])}"

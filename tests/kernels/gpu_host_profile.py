@@ -17,7 +17,7 @@ import time
 import torch  # before cutemma's CUDA modules (see notes/CUDA.md)
 
 import cutemma
-from cutemma.kernels.dispatch_sm90 import gemm_sm90
+from cutemma.kernels.sm90.host import gemm_sm90
 
 
 def per_call_us(fn, calls: int) -> float:

@@ -30,9 +30,11 @@ import torch  # before cutemma's CUDA modules (see notes/CUDA.md)
 
 import cutemma
 from cutemma.errors import LaunchError
-from cutemma.kernels import dispatch_sm90 as d90
-from cutemma.kernels.fastpath_sm90 import PreparedLaunch
-from cutemma.kernels.plan_sm90 import Sm90Config
+from cutemma.kernels import checked as dsp  # where cutemma.gemm calls gemm_sm90
+from cutemma.kernels import pick
+from cutemma.kernels.sm90 import host as d90
+from cutemma.kernels.sm90.launch import PreparedLaunch
+from cutemma.kernels.sm90.plan import Sm90Config
 
 BOUND = {torch.float32: 1e-5, torch.float16: 1.5e-3, torch.bfloat16: 1e-2}
 TF32_BOUND = 3e-3
@@ -47,12 +49,12 @@ SEEN = {"sm90": 0}
 
 
 def install_family_probe() -> None:
-    """Count sm90 runs of cutemma.gemm: its dispatch imports gemm_sm90 at call time, and a
+    """Count sm90 runs of cutemma.gemm: its dispatch calls the name gemm_sm90, and a
     repeat reuses a prepared launch of either family (kernels/fastpath.py), so the sm90
     one's launch is counted (the sm80 family's Sm80Launch is not)."""
-    if getattr(d90.gemm_sm90, "_probe", False):
+    if getattr(dsp.gemm_sm90, "_probe", False):
         return
-    g, launch = d90.gemm_sm90, PreparedLaunch.launch
+    g, launch = dsp.gemm_sm90, PreparedLaunch.launch
 
     def gemm_sm90(*a, **k):
         SEEN["sm90"] += 1
@@ -63,7 +65,7 @@ def install_family_probe() -> None:
         return launch(self)
 
     gemm_sm90._probe = True
-    d90.gemm_sm90, PreparedLaunch.launch = gemm_sm90, counted_launch
+    dsp.gemm_sm90, PreparedLaunch.launch = gemm_sm90, counted_launch
 
 
 def ran_family(fn) -> tuple:
@@ -222,7 +224,7 @@ def variants(case_list) -> set:
     got = set()
     for (L, m, n, _k, dtype, am, bm, _kinds, cfg), kw in case_list:
         o = kw.get("out_dtype") or (torch.bfloat16 if dtype.itemsize == 1 else dtype)
-        cfg = cfg or d90.pick_sm90_config(m, n, 132, kd[dtype], L)
+        cfg = cfg or pick.pick_sm90_config(m, n, 132, kd[dtype], L)
         got.add((cfg, kd[dtype], am, bm, od[o], od[o], "sm_90a", L > 1))
     return got
 

@@ -29,8 +29,8 @@ import gpu_sm90_batched  # noqa: E402 - beside this script
 import torch  # before cutemma's CUDA modules (see notes/CUDA.md)
 from gpu_timing import rounds  # beside this script
 
-from cutemma.kernels.dispatch_sm90 import gemm_sm90
-from cutemma.kernels.plan_sm90 import Sm90Config
+from cutemma.kernels.sm90.host import gemm_sm90
+from cutemma.kernels.sm90.plan import Sm90Config
 
 BOUND = {torch.float32: 1e-5, torch.float16: 1.5e-3, torch.bfloat16: 1e-2}
 TF32_BOUND = 3e-3  # tf32 keeps 10 mantissa bits of each fp32 input (truncated)
@@ -176,8 +176,8 @@ def correctness(quick: bool) -> list[dict]:
 def bench(quick: bool) -> dict:
     import triton.testing as tt
 
-    from cutemma.kernels.dispatch import BUILTIN_CONFIGS
     from cutemma.kernels.dispatch import gemm as gemm_sm80
+    from cutemma.kernels.pick import BUILTIN_CONFIGS
 
     SM80_LARGE = BUILTIN_CONFIGS["large"]  # an sm80 config: cutemma.gemm keeps the sm80 kernel
 

@@ -23,10 +23,10 @@ import sys
 import gpu_timing  # beside this script
 import torch  # before cutemma's CUDA modules (see notes/CUDA.md)
 
-import cutemma.kernels.dispatch_sm90 as ds
+import cutemma.kernels.sm90.host as ds
 from cutemma.errors import LaunchError
-from cutemma.kernels.dispatch_sm90 import gemm_sm90
-from cutemma.kernels.plan_sm90 import Sm90Config
+from cutemma.kernels.sm90.host import gemm_sm90
+from cutemma.kernels.sm90.plan import Sm90Config
 
 CLUSTERS = (Sm90Config(128, 256, cluster=2), Sm90Config(128, 128, cluster=2))
 # pairs along N sharing (multicasting) A

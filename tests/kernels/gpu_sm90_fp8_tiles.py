@@ -19,8 +19,8 @@ import sys
 import gpu_timing  # beside this script
 import torch  # before cutemma's CUDA modules (see notes/CUDA.md)
 
-from cutemma.kernels.dispatch_sm90 import gemm_sm90
-from cutemma.kernels.plan_sm90 import Sm90Config
+from cutemma.kernels.sm90.host import gemm_sm90
+from cutemma.kernels.sm90.plan import Sm90Config
 
 VARIANTS = {
     "128x192": Sm90Config(128, 192),

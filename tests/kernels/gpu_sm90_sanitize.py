@@ -17,8 +17,8 @@ import sys
 
 import torch  # before cutemma's CUDA modules (see notes/CUDA.md)
 
-from cutemma.kernels.dispatch_sm90 import gemm_sm90
-from cutemma.kernels.plan_sm90 import Sm90Config
+from cutemma.kernels.sm90.host import gemm_sm90
+from cutemma.kernels.sm90.plan import Sm90Config
 
 CONFIGS = [Sm90Config(128, 128), Sm90Config(128, 256), Sm90Config(128, 256, cluster=2),
            Sm90Config(128, 256, epilogue="tma2"), Sm90Config(128, 192), Sm90Config(128, 64)]  # fmt: skip

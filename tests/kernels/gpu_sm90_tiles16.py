@@ -18,8 +18,8 @@ import sys
 import gpu_timing  # beside this script
 import torch  # before cutemma's CUDA modules (see notes/CUDA.md)
 
-from cutemma.kernels.dispatch_sm90 import gemm_sm90
-from cutemma.kernels.plan_sm90 import Sm90Config
+from cutemma.kernels.sm90.host import gemm_sm90
+from cutemma.kernels.sm90.plan import Sm90Config
 
 TILES = {f"128x{n}": Sm90Config(128, n) for n in (256, 192, 128, 64)}
 

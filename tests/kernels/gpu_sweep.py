@@ -28,7 +28,7 @@ import torch  # before cutemma's CUDA modules (see notes/CUDA.md)
 from gpu_sm90_batched import install_family_probe, ran_family  # noqa: E402 - beside this
 
 import cutemma
-from cutemma.kernels.dispatch_sm90 import sm90_refusal
+from cutemma.kernels.sm90.host import sm90_refusal
 
 PRIMES = [2, 3, 5, 7, 11, 13, 17, 31, 61, 67, 97, 127, 131, 251, 257, 509, 521, 1021, 2039]
 TILES = [8, 16, 32, 64, 128, 192, 256, 384, 512, 1024]

@@ -37,9 +37,9 @@ import torch  # before cutemma's CUDA modules
 
 import cutemma
 from cutemma.errors import LaunchError
-from cutemma.kernels.dispatch import BUILTIN_CONFIGS, FP8_LARGE, pick_config
-from cutemma.kernels.plan import GemmConfig
-from cutemma.kernels.plan_sm90 import Sm90Config
+from cutemma.kernels.pick import BUILTIN_CONFIGS, FP8_LARGE, pick_config
+from cutemma.kernels.sm80.plan import GemmConfig
+from cutemma.kernels.sm90.config import Sm90Config
 
 BF, E4 = torch.bfloat16, torch.float8_e4m3fn
 DECODE_M = [1, 2, 3, 4, 5, 6, 7, 8, 12, 16, 20, 24, 32, 40, 48, 64]

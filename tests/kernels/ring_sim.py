@@ -15,7 +15,7 @@ Written from the PTX rules, not from the generator:
   many threads have arrived; ``bar.sync`` also waits for that (PTX ISA 9.7.13.1
   "bar/barrier"). An agent is a warpgroup: 128 threads arrive together.
 
-The agents run the orders of :func:`cutemma.kernels.ring.producer_ops` and
+The agents run the orders of :func:`cutemma.kernels.sm90.ring.producer_ops` and
 :func:`consumer_ops` (or, per warpgroup, :func:`pingpong_consumer_ops`); a random
 scheduler interleaves them with the TMA completions.
 Checked: no deadlock; no load issued into a stage a wgmma may still read; no stage

@@ -16,7 +16,7 @@ import ctypes
 import pytest
 
 from cutemma.kernels import fastpath as fp
-from cutemma.kernels import fastpath_sm90 as fp90
+from cutemma.kernels.sm90 import launch as fp90
 
 
 class Plan:

@@ -17,11 +17,14 @@ import types
 import pytest
 
 from cutemma.errors import LaunchError
+from cutemma.kernels import checked as ck
 from cutemma.kernels import dispatch as dsp
-from cutemma.kernels import dispatch_sm90 as d90
 from cutemma.kernels import fastpath as fp
-from cutemma.kernels.fastpath_sm80 import Sm80Launch
-from cutemma.kernels.plan import GemmConfig
+from cutemma.kernels import operands as ops
+from cutemma.kernels.sm80 import host as h80
+from cutemma.kernels.sm80.launch import Sm80Launch
+from cutemma.kernels.sm80.plan import GemmConfig
+from cutemma.kernels.sm90 import host as d90
 
 try:
     import torch
@@ -55,23 +58,28 @@ class Kern:
         self.log.append(("checked", self.key, vals, tuple(grid)))
 
 
+def set_arch(monkeypatch, arch):
+    """Every module that asks for the device's compile target gets ``arch``."""
+    for mod in (ops, h80, d90):
+        monkeypatch.setattr(mod, "_arch", lambda device: arch)
+
+
 @pytest.fixture
 def sm80(monkeypatch, tmp_path):
     """gemm's sm80 branch on CPU tensors; returns the launch log."""
     if torch is None:
         pytest.skip("no torch")
-    from cutemma.kernels import tune
+    from cutemma.kernels import tuned as tune
 
     monkeypatch.setenv("CUTEMMA_CACHE_DIR", str(tmp_path))  # nothing tuned
     tune.reload()
     log = []
-    orig_check = dsp._check
-    monkeypatch.setattr(dsp, "_check", lambda A, B: orig_check(Proxy(A), Proxy(B)))
-    monkeypatch.setattr(dsp, "_arch", lambda device: "sm_89")  # fp8 mma.sync, no sm90
-    monkeypatch.setattr(d90, "_arch", lambda device: "sm_89")
-    monkeypatch.setattr(dsp, "compiled_kernel", lambda *key: (Kern(log, key), 32768, 128))
+    orig_check = ck._check
+    monkeypatch.setattr(ck, "_check", lambda A, B: orig_check(Proxy(A), Proxy(B)))
+    set_arch(monkeypatch, "sm_89")  # fp8 mma.sync, no sm90
+    monkeypatch.setattr(h80, "compiled_kernel", lambda *key: (Kern(log, key), 32768, 128))
     monkeypatch.setattr(fp, "FAST", {})
-    monkeypatch.setitem(dsp._FAST, "ok", True)
+    monkeypatch.setitem(h80._FAST, "ok", True)
 
     def launch(self):
         log.append(("boxes", None, [a.value for a in self.args], (self.grid, self.grid_y)))
@@ -93,11 +101,11 @@ def sm80(monkeypatch, tmp_path):
 def reference(A, B, out=None, **kw):
     """The checked launcher's arguments for this call (lean launch off, no prepared
     launch to find), and its output."""
-    dsp._FAST["ok"], kept, fp.FAST = False, fp.FAST, {}
+    h80._FAST["ok"], kept, fp.FAST = False, fp.FAST, {}
     try:
         D = dsp.gemm(A, B, out=out, **kw)
     finally:
-        dsp._FAST["ok"], fp.FAST = True, kept
+        h80._FAST["ok"], fp.FAST = True, kept
     return D
 
 
@@ -295,8 +303,7 @@ H100_SM80 = {  # what an sm_90a device runs on the sm80 family (config None unle
 def test_sm90_device_sm80_calls(sm80, monkeypatch, case):
     """On an sm_90a device: int8, unaligned operands and an explicit GemmConfig run sm80,
     and their repeats hit with the checked launcher's values (a copied operand: never)."""
-    monkeypatch.setattr(dsp, "_arch", lambda device: "sm_90a")
-    monkeypatch.setattr(d90, "_arch", lambda device: "sm_90a")
+    set_arch(monkeypatch, "sm_90a")
     A, B, cfg = H100_SM80[case]()
     copied = case.startswith("tf32")  # tf32 reads A K-major: a copy
     for i in range(3):
@@ -315,7 +322,7 @@ def test_calls_keep_no_operand_alive(sm80):
     A, B = bf16(64, 32), bf16(32, 48)
     out = dsp.gemm(A, B)
     dsp.gemm(A, B, out=out, config=CFG)
-    dsp._tuned_2d(A, B, 64, 48, 32, "bf16")
+    ck._tuned_2d(A, B, 64, 48, 32, "bf16")
     refs = [StorageWeakRef(t.untyped_storage()) for t in (A, B, out)]
     assert len(fp.FAST) == 2
     del A, B, out

@@ -12,9 +12,9 @@ import pytest
 from gemm_sim import simulate
 
 from cutemma.kernels import GemmConfig, GemmPlan, gemm_source
-from cutemma.kernels.dispatch import BUILTIN_CONFIGS, FP8_LARGE
-from cutemma.kernels.gemm_sm80 import params
-from cutemma.kernels.plan import ATOMS
+from cutemma.kernels.pick import BUILTIN_CONFIGS, FP8_LARGE
+from cutemma.kernels.sm80.plan import ATOMS
+from cutemma.kernels.sm80.source import params
 from cutemma.mma import mma_ops
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "cuda"))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pipeline_sim import PipelineError, run_schedule
 
-from cutemma.kernels.pipeline import mainloop_steps
+from cutemma.kernels.sm80.pipeline import mainloop_steps
 
 
 @pytest.mark.parametrize("stages", [2, 3, 4, 5])

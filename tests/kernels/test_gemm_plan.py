@@ -8,7 +8,7 @@ from gemm_sim import simulate, thread_values
 
 from cutemma.errors import TiledMmaError
 from cutemma.kernels import BUILTIN_CONFIGS, GemmConfig, GemmPlan, gemm_source
-from cutemma.kernels.ldmatrix import LdMatrix, bank_phases
+from cutemma.kernels.sm80.ldmatrix import LdMatrix, bank_phases
 
 MAJORS = [("K", "K"), ("K", "N"), ("M", "K"), ("M", "N")]
 

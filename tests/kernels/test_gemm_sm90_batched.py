@@ -20,15 +20,17 @@ from cuda_skips import needs_cuobjdump, needs_nvrtc  # noqa: E402
 
 from cutemma.copy.tma import TMA_RULES, tensor_map_args  # noqa: E402
 from cutemma.errors import TmaError  # noqa: E402
-from cutemma.kernels import dispatch_sm90 as d  # noqa: E402
 from cutemma.kernels import fastpath as fp  # noqa: E402
-from cutemma.kernels import fastpath_sm90 as fp90  # noqa: E402
-from cutemma.kernels.gemm_sm90 import (  # noqa: E402
+from cutemma.kernels import pick  # noqa: E402
+from cutemma.kernels.sm90 import host as d  # noqa: E402
+from cutemma.kernels.sm90 import launch as fp90  # noqa: E402
+from cutemma.kernels.sm90 import tma_maps as tm  # noqa: E402
+from cutemma.kernels.sm90.plan import Sm90Config, Sm90Plan  # noqa: E402
+from cutemma.kernels.sm90.source import (  # noqa: E402
     gemm_sm90_source,
     kernel_name_sm90,
     params_sm90,
 )
-from cutemma.kernels.plan_sm90 import Sm90Config, Sm90Plan  # noqa: E402
 
 EB = {"bfloat16": 2, "float16": 2, "float32": 4, "float8_e4m3fn": 1}
 
@@ -76,9 +78,9 @@ def expected_map(t: FakeTensor):
 def captured_map(monkeypatch, plan, which, t, names):
     """The arguments operand_map hands the driver (encode replaced by a recorder)."""
     seen = []
-    monkeypatch.setattr(d, "encode_tensor_map", lambda args: seen.append(args) or b"")
+    monkeypatch.setattr(tm, "encode_tensor_map", lambda args: seen.append(args) or b"")
     tt, major, ld = d.tma_major(d.shared_operand(t), which, names)
-    d.operand_map(plan, which, tt, major, ld)
+    tm.operand_map(plan, which, tt, major, ld)
     return seen[0], major
 
 
@@ -123,15 +125,15 @@ def test_output_maps_match_the_tensor():
     box = BF16_KN.tma_D
     ptr = 0x7F0000000000
     for shape, st in [((L, M, N), (M * N, N, 1)), ((L, M, N), (M * 144 + 8, 144, 1))]:
-        args = d.output_map_args(box, ptr, shape, st)
+        args = tm.output_map_args(box, ptr, shape, st)
         assert args.global_dim == (N, M, L)
         assert args.global_strides == (st[1] * 2, st[0] * 2)
         assert args.box_dim == (*box.box, 1)
     # what TMA cannot store: the register epilogue writes it instead (None)
-    assert d.output_map_args(box, ptr, (L, M, N), (M * N + 1, N, 1)) is None  # 2-byte batch
-    assert d.output_map_args(box, ptr, (L, M, N), (N, N, 1)) is None  # problems overlap
-    assert d.output_map_args(box, ptr, (L, M, N), (M * N, 1, M)) is None  # column-major
-    assert d.output_map_args(box, ptr + 8, (L, M, N), (M * N, N, 1)) is None  # misaligned
+    assert tm.output_map_args(box, ptr, (L, M, N), (M * N + 1, N, 1)) is None  # 2-byte batch
+    assert tm.output_map_args(box, ptr, (L, M, N), (N, N, 1)) is None  # problems overlap
+    assert tm.output_map_args(box, ptr, (L, M, N), (M * N, 1, M)) is None  # column-major
+    assert tm.output_map_args(box, ptr + 8, (L, M, N), (M * N, N, 1)) is None  # misaligned
 
 
 def test_zero_and_unaligned_strides_are_named():
@@ -202,8 +204,8 @@ def test_kernel_name_and_signature_tell_batched_from_2d():
 def test_batched_tiles_change_the_built_in_tile():
     # 2048^2 alone: 128 tiles of 128x256, under one wave of 132 SMs -> 128x128;
     # 8 problems: 1024 tiles, whole waves of the big tile
-    assert d.pick_sm90_config(2048, 2048).block_n == 128
-    assert d.pick_sm90_config(2048, 2048, batch=8).block_n == 256
+    assert pick.pick_sm90_config(2048, 2048).block_n == 128
+    assert pick.pick_sm90_config(2048, 2048, batch=8).block_n == 256
 
 
 def test_fast_path_keys_and_boxes(monkeypatch):
@@ -218,7 +220,7 @@ def test_fast_path_keys_and_boxes(monkeypatch):
         tma_store = False
 
     sizes = [fp._I32(M), fp._I32(N), fp._I32(K)]
-    maps = (d.NO_MAP, d.NO_MAP)
+    maps = (tm.NO_MAP, tm.NO_MAP)
     p = fp90.PreparedLaunch(None, 0, 132, maps, sizes, Plan, "bfloat16", (L, M, N), (L, 3))
     assert len(p.args) == len(params_sm90("bf16", "bf16", False, batched=True))
     assert p.args[-4].value == L and p.args[-1].value == 3

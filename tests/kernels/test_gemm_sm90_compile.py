@@ -19,9 +19,9 @@ sys.path.insert(0, str(Path(__file__).parents[1] / "cuda"))
 from cuda_skips import needs_cuobjdump, needs_nvrtc  # noqa: E402
 from cute_cpp.prefetch import one_at_a_time  # noqa: E402
 
-from cutemma.kernels.dispatch_sm90 import DEFAULT_SM90, SMALL_SM90  # noqa: E402
-from cutemma.kernels.gemm_sm90 import gemm_sm90_source  # noqa: E402
-from cutemma.kernels.plan_sm90 import Sm90Config, Sm90Plan  # noqa: E402
+from cutemma.kernels.pick import DEFAULT_SM90, SMALL_SM90  # noqa: E402
+from cutemma.kernels.sm90.plan import Sm90Config, Sm90Plan  # noqa: E402
+from cutemma.kernels.sm90.source import gemm_sm90_source  # noqa: E402
 
 CASES = [
     (DEFAULT_SM90, "bf16", "K", "K", "bf16"),
@@ -132,7 +132,7 @@ def test_sm90_sass(case):
 @needs_nvrtc
 @needs_cuobjdump
 def test_sass_summary():
-    from cutemma.kernels.gemm_sm90 import sass_summary
+    from cutemma.kernels.sm90.source import sass_summary
 
     s = sass_summary(DEFAULT_SM90, "bf16", "K", "K", "bf16")
     assert s["HGMMA"] == 4 and s["UTMALDG"] == 2 and s["local_bytes"] == 0

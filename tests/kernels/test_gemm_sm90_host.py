@@ -5,16 +5,17 @@ from __future__ import annotations
 
 import pytest
 
-from cutemma.kernels import dispatch_sm90 as d
 from cutemma.kernels.fastpath import FAST, try_fast
-from cutemma.kernels.plan_sm90 import Sm90Config, Sm90Plan
+from cutemma.kernels.sm90 import host as d
+from cutemma.kernels.sm90 import tma_maps
+from cutemma.kernels.sm90.plan import Sm90Config, Sm90Plan
 
 
 @pytest.mark.parametrize("out", ["bf16", "f32"])
 def test_launch_record_round_trips(out):
     plan = Sm90Plan(Sm90Config(128, 256), "bf16", "K", "N", out)
-    rec = d.Sm90Launch.of(plan)
-    assert d.Sm90Launch.from_json(rec.to_json()) == rec
+    rec = tma_maps.Sm90Launch.of(plan)
+    assert tma_maps.Sm90Launch.from_json(rec.to_json()) == rec
     assert rec.tma_store == (out == "bf16") and rec.shared_bytes == plan.shared_bytes
     assert rec.tma["A"] == plan.tma["A"] and rec.tma["B"] == plan.tma["B"]
 
@@ -75,7 +76,7 @@ def test_built_in_16bit_tile_is_the_fastest_measured():
     import json
     from pathlib import Path
 
-    from cutemma.kernels.dispatch_sm90 import pick_sm90_config
+    from cutemma.kernels.pick import pick_sm90_config
 
     raw = Path(__file__).parents[2] / "bench/results/raw/sm90-tiles16-run29.json"
     rows = json.loads(raw.read_text())["rows"]
@@ -94,7 +95,7 @@ def test_partly_empty_tiles_do_not_take_the_64_wide_tile():
     """M = 16 x 4096 x 4096 ran 128x64 at 0.679x cuBLAS (raw/gemm-h100-run30.json) against
     128x128's 0.757x (the run before): with fewer than 128 valid rows a 128x64 tile loads
     mostly zero-filled A; M = 128 keeps it (0.832x there against 0.766x)."""
-    from cutemma.kernels.dispatch_sm90 import pick_sm90_config
+    from cutemma.kernels.pick import pick_sm90_config
 
     assert pick_sm90_config(16, 4096).block_n == 128
     assert pick_sm90_config(128, 4096).block_n == 64
@@ -103,7 +104,7 @@ def test_partly_empty_tiles_do_not_take_the_64_wide_tile():
 def test_a_pick_leaves_the_speed_table_alone():
     """A pick for fewer than 128 rows over a whole wave of tiles drops the 64-wide tile
     from its own candidates, not from TILE_SPEEDS_16: the next pick still has it."""
-    from cutemma.kernels.dispatch_sm90 import TILE_SPEEDS_16, pick_sm90_config
+    from cutemma.kernels.pick import TILE_SPEEDS_16, pick_sm90_config
 
     before = dict(TILE_SPEEDS_16)
     assert pick_sm90_config(1, 14336, batch=8).block_n != 64

@@ -21,8 +21,8 @@ import numpy as np
 import pytest
 
 from cutemma.errors import TiledMmaError
-from cutemma.kernels.gemm_sm90 import gemm_sm90_source
-from cutemma.kernels.plan_sm90 import Sm90Config, Sm90Plan
+from cutemma.kernels.sm90.plan import Sm90Config, Sm90Plan
+from cutemma.kernels.sm90.source import gemm_sm90_source
 from cutemma.smem import decode_gmma_desc
 
 ROW_BYTES = {1: 128, 2: 64, 3: 32}  # wgmma descriptor layout_type -> swizzle row bytes

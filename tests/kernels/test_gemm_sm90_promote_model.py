@@ -35,8 +35,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parents[1]))
 from cute_cpp import harness  # noqa: E402
 
-from cutemma.kernels.gemm_sm90 import gemm_sm90_source  # noqa: E402
-from cutemma.kernels.plan_sm90 import Sm90Config, Sm90Plan  # noqa: E402
+from cutemma.kernels.sm90.plan import Sm90Config, Sm90Plan  # noqa: E402
+from cutemma.kernels.sm90.source import gemm_sm90_source  # noqa: E402
 
 pytestmark = pytest.mark.skipif(
     harness.unavailable_reason() is not None, reason=str(harness.unavailable_reason())

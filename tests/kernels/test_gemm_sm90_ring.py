@@ -1,4 +1,4 @@
-"""The sm90 ring protocol (cutemma.kernels.ring) on a model of mbarriers, TMA and wgmma.
+"""The sm90 ring protocol (cutemma.kernels.sm90.ring) on a model of mbarriers, TMA and wgmma.
 
 Every built-in config's ring depth and TMA copies, many tiles of uneven k-tile counts,
 one producer and the config's consumer warpgroups, random interleavings: no deadlock, no
@@ -17,9 +17,9 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 from ring_sim import RingError, run_ring  # noqa: E402
 
-from cutemma.kernels.dispatch_sm90 import DEFAULT_SM90, SMALL_SM90  # noqa: E402
-from cutemma.kernels.plan_sm90 import Sm90Config, Sm90Plan  # noqa: E402
-from cutemma.kernels.ring import (  # noqa: E402
+from cutemma.kernels.pick import DEFAULT_SM90, SMALL_SM90  # noqa: E402
+from cutemma.kernels.sm90.plan import Sm90Config, Sm90Plan  # noqa: E402
+from cutemma.kernels.sm90.ring import (  # noqa: E402
     CONSUMER,
     alternate_consumer_ops,
     consumer_ops,

@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import pytest
 
-from cutemma.kernels import tune
-from cutemma.kernels.plan import GemmConfig
-from cutemma.kernels.plan_sm90 import Sm90Config
+from cutemma.kernels import tune, tuned
+from cutemma.kernels.sm80.plan import GemmConfig
+from cutemma.kernels.sm90.plan import Sm90Config
 
 
 @pytest.fixture()
 def fresh_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("CUTEMMA_CACHE_DIR", str(tmp_path))
-    tune.reload()
+    tuned.reload()
     yield tmp_path
-    tune.reload()
+    tuned.reload()
 
 
 def test_sm90_winner_round_trips_through_the_file(fresh_cache):
@@ -23,8 +23,8 @@ def test_sm90_winner_round_trips_through_the_file(fresh_cache):
     best = tune.tune(4000, 4096, 4096, "bfloat16", "K", "K", cands,
                      timer=lambda c: times[c.name], device_name_="GPU X")  # fmt: skip
     assert best == Sm90Config(128, 256)
-    tune.reload()  # a new process: read back from gemm-tune.json
-    got = tune.lookup("GPU X", 4096, 4096, 4096, "bf16", "K", "K")
+    tuned.reload()  # a new process: read back from gemm-tune.json
+    got = tuned.lookup("GPU X", 4096, 4096, 4096, "bf16", "K", "K")
     assert isinstance(got, Sm90Config) and got == Sm90Config(128, 256)
 
 
@@ -33,8 +33,8 @@ def test_sm80_winner_stays_an_sm80_config(fresh_cache):
     times = {cands[0].name: 1.0, cands[1].name: 2.0}
     tune.tune(512, 512, 512, "float16", "M", "N", cands,
               timer=lambda c: times[c.name], device_name_="GPU X")  # fmt: skip
-    tune.reload()
-    assert tune.lookup("GPU X", 512, 512, 512, "f16", "M", "N") == GemmConfig()
+    tuned.reload()
+    assert tuned.lookup("GPU X", 512, 512, 512, "f16", "M", "N") == GemmConfig()
 
 
 def test_sm90_candidates_build_plans():
@@ -70,5 +70,5 @@ def test_reload_forgets_prepared_launches(tmp_path, monkeypatch):
 
     monkeypatch.setenv("CUTEMMA_CACHE_DIR", str(tmp_path))
     FAST[("a", "b", True, None)] = ("an entry",)
-    tune.reload()
+    tuned.reload()
     assert FAST == {}

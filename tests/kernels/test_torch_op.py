@@ -20,8 +20,8 @@ fake_tensor = pytest.importorskip("torch._subclasses.fake_tensor")
 
 import cutemma  # noqa: E402
 from cutemma.kernels import torch_op  # noqa: E402
-from cutemma.kernels.plan import GemmConfig  # noqa: E402
-from cutemma.kernels.plan_sm90 import Sm90Config  # noqa: E402
+from cutemma.kernels.sm80.plan import GemmConfig  # noqa: E402
+from cutemma.kernels.sm90.config import Sm90Config  # noqa: E402
 
 E4, E5 = torch.float8_e4m3fn, torch.float8_e5m2
 BF, F16, F32 = torch.bfloat16, torch.float16, torch.float32

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from cutemma.cuda.source import FROM_F32, TO_F32
 from cutemma.errors import TiledMmaError
-from cutemma.kernels.gemm_sm80 import swizzle_expr
-from cutemma.kernels.plan_sm90 import Sm90Plan
+from cutemma.kernels.sm80.source import swizzle_expr
+from cutemma.kernels.sm90.plan import Sm90Plan
 
 _PACK = {"f16": "pack_f16x2", "bf16": "pack_bf16x2"}
 
@@ -17,7 +17,7 @@ _PACK = {"f16": "pack_f16x2", "bf16": "pack_bf16x2"}
 def epilogue_lines(plan: Sm90Plan, out: str, c_type: str, acc_name: str = "acc") -> str:
     """D = alpha * acc + beta * C through partition_C; adjacent n pairs stored as one word.
 
-    >>> from cutemma.kernels.plan_sm90 import Sm90Config, Sm90Plan
+    >>> from cutemma.kernels.sm90.plan import Sm90Config, Sm90Plan
     >>> plan = Sm90Plan(Sm90Config(128, 128), "bf16", "K", "N", "f32")
     >>> epilogue_lines(plan, "f32", "f32").count("if (m < M)") == plan.acc_per_thread
     True
@@ -61,7 +61,7 @@ def tma_store_lines(plan: Sm90Plan, out: str, acc_name: str = "acc", batched: bo
     D's rank-3 map, problem ``l`` outermost). Pingpong: each warpgroup has its own staging
     tile and named barrier (``d_smem``, ``EPI_BAR``).
 
-    >>> from cutemma.kernels.plan_sm90 import Sm90Config, Sm90Plan
+    >>> from cutemma.kernels.sm90.plan import Sm90Config, Sm90Plan
     >>> plan = Sm90Plan(Sm90Config(128, 256), "bf16", "K", "N", "bf16")
     >>> tma_store_lines(plan, "bf16").count("tma_store_2d("), len(plan.tma_D.copies)
     (4, 4)

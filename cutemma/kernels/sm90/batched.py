@@ -1,6 +1,6 @@
 """The batched (3-D) parts of the sm90 GEMM's source: L problems in one persistent launch.
 
-:func:`cutemma.kernels.gemm_sm90.gemm_sm90_source` with ``batched=True`` adds these to the
+:func:`cutemma.kernels.sm90.source.gemm_sm90_source` with ``batched=True`` adds these to the
 2-D kernel (whose own source stays unchanged): rank-3 TMA loads and stores, the choice per
 operand between its rank-3 map (it has a batch) and its rank-2 one (shared by every
 problem), and an epilogue whose C and D are problem ``l``'s.
@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from cutemma.cuda.source import block, indent
-from cutemma.kernels.gemm_sm80 import OUT_TYPES
+from cutemma.kernels.sm80.source import OUT_TYPES
 
 # batched kernels only (the 2-D kernel's source stays as it was): rank-3 boxes, the batch
 # coordinate outermost (PTX ISA 9.7.9.25.5.1: .3d takes {c0, c1, c2}, innermost first)

@@ -1,5 +1,5 @@
 """Sm90Plan: every number the Hopper (wgmma + TMA) GEMM kernel uses, from layouts (its
-config, :class:`Sm90Config`, is in :mod:`cutemma.kernels.config_sm90`, re-exported here).
+config, :class:`Sm90Config`, is in :mod:`cutemma.kernels.sm90.config`, re-exported here).
 
 The kernel is warp-specialised: warpgroup 0 produces (one thread issues the TMA loads of
 each k tile into a ring of shared-memory stages), warpgroups 1..C consume (each runs
@@ -30,7 +30,8 @@ from functools import cached_property
 
 from cutemma.copy.tma import TmaBox, tma_box
 from cutemma.errors import TiledMmaError
-from cutemma.kernels.config_sm90 import (  # noqa: F401 - the config's names, re-exported
+from cutemma.kernels.sm80.plan import ThreadValue, c_partition
+from cutemma.kernels.sm90.config import (  # noqa: F401 - the config's names, re-exported
     ALIGN_SLACK,
     ATOMS_SM90,
     BARRIER_BYTES,
@@ -49,7 +50,6 @@ from cutemma.kernels.config_sm90 import (  # noqa: F401 - the config's names, re
     Sm90Config,
     register_split,
 )
-from cutemma.kernels.plan import ThreadValue, c_partition
 from cutemma.layout import ComposedLayout, slice_and_offset, tile_to_shape, zipped_divide
 from cutemma.mma.operation import Operation
 from cutemma.mma.traits import tv_table

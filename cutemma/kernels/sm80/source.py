@@ -6,10 +6,10 @@ matrix edge: ``src-size`` < 16 fills the rest with zeros, PTX ISA "cp.async";
 https://docs.rs/crate/ptx-90-parser/latest/source/docs/instructions/cp.md) in a
 ``stages``-deep pipeline; swizzled shared tiles; ``ldmatrix`` into the atom
 fragments; the epilogue through partition_C, predicated at the edges. Every
-offset is a number from :class:`cutemma.kernels.plan.GemmPlan`: a thread part
+offset is a number from :class:`cutemma.kernels.sm80.plan.GemmPlan`: a thread part
 written as the expression of its Layout, plus constants.
 
->>> from cutemma.kernels.plan import GemmConfig
+>>> from cutemma.kernels.sm80.plan import GemmConfig
 >>> src = gemm_source(GemmConfig(), "bf16", "K", "N", out="bf16")
 >>> "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16" in src, kernel_name(GemmConfig(), "bf16", "K", "N", "bf16", "bf16", True, True)
 (True, 'cutemma_gemm_sm80_bf16_KN_b128x128x32_w2x2_s4_obf16_cbf16_v8v8')
@@ -32,8 +32,8 @@ from cutemma.cuda.source import (
     translation_unit,
 )
 from cutemma.errors import TiledMmaError
-from cutemma.kernels.pipeline import mainloop_steps
-from cutemma.kernels.plan import CopyPlan, GemmConfig, GemmPlan, ThreadValue, layout_terms
+from cutemma.kernels.sm80.pipeline import mainloop_steps
+from cutemma.kernels.sm80.plan import CopyPlan, GemmConfig, GemmPlan, ThreadValue, layout_terms
 from cutemma.layout import Swizzle
 
 OUT_TYPES = {"f32": "float", "f16": "uint16_t", "bf16": "uint16_t", "s32": "int"}
@@ -308,7 +308,7 @@ def _mma_lines(plan: GemmPlan, ik: int, buf: int) -> str:
 
 
 def _step_lines(plan: GemmPlan, step: tuple, where: str) -> str:
-    """CUDA of one step of :func:`cutemma.kernels.pipeline.mainloop_steps`, in the
+    """CUDA of one step of :func:`cutemma.kernels.sm80.pipeline.mainloop_steps`, in the
     'prologue', the 'full' (unpredicated copies) or the 'edge' loop."""
     kind, S = step[0], plan.config.stages
     stage_bytes = plan.elem_bytes * (plan.stage_elems_A + plan.stage_elems_B)

@@ -1,5 +1,5 @@
 """The sm80 (``mma.sync``) GEMM's prepared launch: its 19 argument boxes in the order of
-:func:`cutemma.kernels.gemm_sm80.params`, built once by the checked path and reused by the
+:func:`cutemma.kernels.sm80.source.params`, built once by the checked path and reused by the
 repeated-call path (:mod:`.fastpath`), which rewrites only C's and D's pointers and strides
 when ``out`` moved, and alpha.
 

@@ -1,6 +1,6 @@
 """The consumers' k-tile loops of the sm90 GEMM: one wgmma batch per k tile, descriptors
 from the plan, the ring's waits and releases, fp8 promotion (plain, with one batch in
-flight, or by N halves), the "alternate" schedule's turns. :func:`cutemma.kernels.gemm_sm90.gemm_sm90_source`
+flight, or by N halves), the "alternate" schedule's turns. :func:`cutemma.kernels.sm90.source.gemm_sm90_source`
 places the loop text in the consumer warpgroups' tile loop.
 
 """
@@ -10,9 +10,9 @@ from __future__ import annotations
 from cutemma.cuda.codegen import mma_asm
 from cutemma.cuda.source import block, indent
 from cutemma.errors import TiledMmaError
-from cutemma.kernels.plan_sm90 import BARRIER_BYTES as MB  # one mbarrier, the ring's stride
-from cutemma.kernels.plan_sm90 import Sm90Plan
-from cutemma.kernels.ring import CONSUMER, ORDER_BAR
+from cutemma.kernels.sm90.plan import BARRIER_BYTES as MB  # one mbarrier, the ring's stride
+from cutemma.kernels.sm90.plan import Sm90Plan
+from cutemma.kernels.sm90.ring import CONSUMER, ORDER_BAR
 from cutemma.smem.descriptor import SMEM_WINDOW
 
 
@@ -75,7 +75,7 @@ def mainloop(plan: Sm90Plan, release_stmt: str, after_issue: str = "") -> str:
     last wgmma is issued (pingpong: the order barrier's arrival, handing the tensor cores
     to the other warpgroup).
 
-    >>> from cutemma.kernels.plan_sm90 import Sm90Config, Sm90Plan
+    >>> from cutemma.kernels.sm90.plan import Sm90Config, Sm90Plan
     >>> plan = Sm90Plan(Sm90Config(128, 256), "bf16", "K", "N", "bf16")
     >>> text = mainloop(plan, "release();")
     >>> text.count("wgmma.mma_async") == plan.mma_m * plan.k_blocks, "mbar_wait(full" in text

@@ -19,10 +19,10 @@ A warp-specialised, persistent kernel (everything inline PTX: NVRTC has no heade
   partition_C (pairs of adjacent n as one 32-bit store for 16-bit outputs), predicated at
   the edges; meanwhile the producer already loads the next tile's stages.
 
-The ring protocol (phases, parities, who arrives where) is :mod:`cutemma.kernels.ring`,
+The ring protocol (phases, parities, who arrives where) is :mod:`cutemma.kernels.sm90.ring`,
 which a CPU model runs in the tests.
 
->>> from cutemma.kernels.plan_sm90 import Sm90Config
+>>> from cutemma.kernels.sm90.plan import Sm90Config
 >>> src = gemm_sm90_source(Sm90Config(), "bf16", "K", "K", "bf16")
 >>> "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16" in src, "cp.async.bulk.tensor.2d" in src
 (True, True)
@@ -40,17 +40,18 @@ from cutemma.cuda.source import (
     indent,
     translation_unit,
 )
-from cutemma.kernels.epilogue_sm90 import epilogue_lines, tma_store_lines
-from cutemma.kernels.gemm_sm80 import OUT_TYPES, thread_expr
-from cutemma.kernels.gemm_sm90_batched import (
+from cutemma.kernels.sm80.source import OUT_TYPES, thread_expr
+from cutemma.kernels.sm90.batched import (
     HELPERS_SM90_BATCHED,
     batch_epilogue,
     tma_lines_batched,
 )
-from cutemma.kernels.mainloop_sm90 import mainloop
-from cutemma.kernels.plan_sm90 import BARRIER_BYTES as MB
-from cutemma.kernels.plan_sm90 import Sm90Config, Sm90Plan, register_split
-from cutemma.kernels.ring import CONSUMER, EPI_BAR, ORDER_BAR, PRODUCER
+from cutemma.kernels.sm90.epilogue import epilogue_lines, tma_store_lines
+from cutemma.kernels.sm90.mainloop import mainloop
+from cutemma.kernels.sm90.plan import BARRIER_BYTES as MB
+from cutemma.kernels.sm90.plan import Sm90Config, Sm90Plan, register_split
+from cutemma.kernels.sm90.ring import CONSUMER, EPI_BAR, ORDER_BAR, PRODUCER
+from cutemma.kernels.template import fill
 
 HELPERS_SM90 = (
     r"""
@@ -273,7 +274,7 @@ def _tma_lines(plan: Sm90Plan, ops: str = "AB", rank3: bool = False) -> str:
     r * extent / cluster on) and multicasts it to every CTA of the cluster (same stage
     offset, their full barrier); the other operand it loads alone. ``ops``: the operands
     to load; ``rank3``: through rank-3 maps, problem ``l`` the third coordinate (a batched
-    kernel, :func:`~cutemma.kernels.gemm_sm90_batched.tma_lines_batched`).
+    kernel, :func:`~cutemma.kernels.sm90.batched.tma_lines_batched`).
     """
     out = []
     cl = plan.config.cluster
@@ -323,6 +324,282 @@ def _tile_counts(cluster: int, multicast: str, batched: bool) -> str:
     )
 
 
+# The kernel, top to bottom. Holes ($name, cutemma.kernels.template.fill) are filled by the
+# renderers below; a hole alone on its line may be several lines, or none.
+KERNEL_SM90 = r"""extern "C" __global__ void ${cluster_attr}__launch_bounds__($threads, 1) $name($signature) {
+  extern __shared__ __align__(1024) uint8_t smem_raw[];
+  const uint32_t smem = (smem_addr(smem_raw) + 1023u) & ~1023u;  // SW128 pattern
+  const uint32_t bars = smem + $bar_base;  // full[$S] then empty[$S]
+  const int tiles_m = (M + BLOCK_M - 1) / BLOCK_M, tiles_n = (N + BLOCK_N - 1) / BLOCK_N;
+  $tile_counts
+  const bool vec_d = ldd_n == 1 && (ldd_m % 2) == 0 && ${vec_d_batch}(reinterpret_cast<uint64_t>(D) % 4) == 0;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < $S; ++s) {
+      mbar_init(bars + $MB * s, $full_arrivals);  // full: the producer's expect_tx
+      mbar_init(bars + $empty_base + $MB * s, $empty_arrivals);  // empty: the consumers' signalling threads
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+  }
+  $start_sync
+  if (threadIdx.x < 128) {
+    $producer
+  } else {
+    $consumer
+  }
+  $end_sync
+}"""
+
+# warpgroup 0: one thread waits for each stage to be empty, arms its full barrier with the
+# stage's bytes and issues the TMA loads of A and B (cutemma.kernels.sm90.ring.producer_ops)
+PRODUCER_SM90 = r"""asm volatile("setmaxnreg.dec.sync.aligned.u32 $regs;\n" ::: "memory");
+if (threadIdx.x == 0) {  // one thread issues every TMA load
+  tma_prefetch(&tmap_a); tma_prefetch(&tmap_b);
+  int stage = 0; uint32_t phase = $start_phase;
+  $tile_loop
+    $raster
+    for (int kt = 0; kt < k_tiles; ++kt) {
+      const uint32_t full = bars + $MB * stage, empty = bars + $empty_base + $MB * stage;
+      mbar_wait(empty, phase ^ $wait_flip);  // the consumers released it
+      mbar_expect_tx(full, $tx_bytes);
+      const uint32_t a_dst = smem + stage * $stage_bytes, b_dst = a_dst + $bytes_A;
+      $tma_loads
+      if (++stage == $S) { stage = 0; phase ^= 1; }
+    }
+  }
+}"""
+
+# warpgroups 1..C: per tile the mainloop (cutemma.kernels.sm90.mainloop) and the epilogue
+# (cutemma.kernels.sm90.epilogue); pingpong's lines hand the tensor cores over between the two
+CONSUMER_SM90 = r"""asm volatile("setmaxnreg.inc.sync.aligned.u32 $regs;\n" ::: "memory");
+$ids
+const bool signals = tid % $arrive_every == 0;  // arrives on empty
+$partition_comment
+$c_m
+$c_n
+const uint32_t a_off[$mma_m][$k_blocks] = {$a_rows};
+$accumulators
+$staging
+int stage = 0; uint32_t phase = $start_phase;
+$alternate_flag
+$pingpong_start
+$tile_loop
+  $raster
+  $pingpong_wait
+  $mainloop
+  // epilogue: alpha * acc + beta * C, partition_C, predicated at the edges
+  $epilogue
+  $pingpong_skip
+}
+$last_store"""
+
+HEADER_SM90 = """\
+cutemma sm90 GEMM: D = alpha * A @ B + beta * C; config $config, $S stages
+$dtype in, f32 accumulate, $out out; A ${a_major}-major, B ${b_major}-major
+TiledMMA $atom x ($C,1,1): tile $tile, $mma_m x $k_blocks wgmma per k tile per warpgroup
+smem A $smem_A (desc $desc_A | window addr >> 4)
+smem B $smem_B (desc $desc_B | window addr >> 4)
+TMA A box $box_A x $copies_A $swizzle_A; B box $box_B x $copies_B $swizzle_B
+A slice offsets per warpgroup $offs_A"""
+
+
+def _tile_loop(config: Sm90Config, pingpong_consumer: bool = False) -> str:
+    """The persistent loop over the CTA's tiles: a cluster of CL consecutive blocks walks the
+    cluster tiles together; a pingpong consumer warpgroup takes every other tile."""
+    CL = config.cluster
+    if pingpong_consumer:
+        return "for (int tile = blockIdx.x + wg * gridDim.x; tile < tiles; tile += 2 * gridDim.x) {"
+    if CL == 1:
+        return "for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {"
+    return f"for (int tile = blockIdx.x / {CL}; tile < tiles; tile += gridDim.x / {CL}) {{"
+
+
+def _a_offsets(plan: Sm90Plan) -> str:
+    """a_off[im][kb] of this warpgroup: the slice offsets, chosen once by warpgroup index
+    (a chain of selects, no table in memory)."""
+    rows = []
+    for im in range(plan.mma_m):
+        row = []
+        for kb in range(plan.k_blocks):
+            o = [plan.descriptors["A"][1][w, im, kb] for w in range(plan.tile_wgs)]
+            pick = f"{o[0]}u"
+            for w in range(1, plan.tile_wgs):
+                pick = f"(wg == {w} ? {o[w]}u : {pick})"
+            row.append(pick)
+        rows.append("{" + ", ".join(row) + "}")
+    return ", ".join(rows)
+
+
+def _release_stmt(cluster: int) -> str:
+    """Release a stage: this CTA's empty barrier, and in a cluster every peer's (their
+    producers multicast into this CTA's stage too)."""
+    if cluster == 1:
+        return "mbar_arrive(prev_empty);"
+    peers = " ".join(f"mbar_arrive_cluster(prev_empty, rank ^ {p});" for p in range(1, cluster))
+    return f"{{ mbar_arrive(prev_empty); {peers} }}"
+
+
+def _accumulators(plan: Sm90Plan) -> str:
+    """The consumer's accumulator arrays: one set, or fp8's promoted sets."""
+    n = plan.tiled.atom.op.c.count * plan.mma_m
+    if plan.overlap:
+        return (
+            f"float acc0[{n}], acc1[{n}], accf[{n}];"
+            "  // fp8: k tiles alternate acc0/acc1, promoted into accf"
+        )
+    if plan.split_n:
+        return (
+            f"float accL[{n // 2}], accH[{n // 2}], accf[{n}];"
+            "  // fp8: the N halves' wgmma sums, promoted into accf"
+        )
+    if plan.promote:
+        return f"float acc[{n}], accf[{n}];  // fp8: each k tile's sums promoted into accf"
+    return f"float acc[{n}];"
+
+
+def _epilogue(plan: Sm90Plan, out: str, c_type: str, batched: bool) -> str:
+    """TMA store through the staging tile when the output allows it (``tma_d``), else (and
+    without a staging tile) stores from registers; batched: offset by the problem."""
+    acc_name = "accf" if plan.promote else "acc"
+    text = epilogue_lines(plan, out, c_type, acc_name)
+    if plan.tma_store:
+        text = (
+            block("if (tma_d)", tma_store_lines(plan, out, acc_name, batched))
+            + " else {\n"
+            + indent(text)
+            + "\n}"
+        )
+    return batch_epilogue(text, out, c_type) if batched else text
+
+
+def _producer(plan: Sm90Plan, batched: bool) -> str:
+    S = plan.stages
+    return fill(
+        PRODUCER_SM90,
+        regs=register_split(plan.config.consumers)[0],
+        start_phase=PRODUCER.start_phase,
+        tile_loop=_tile_loop(plan.config),
+        raster=_raster(plan.config.cluster, _along(plan.config), batched),
+        MB=MB,
+        empty_base=MB * S,
+        wait_flip=PRODUCER.wait_flip,
+        tx_bytes=plan.bytes_A + plan.bytes_B,
+        stage_bytes=plan.stage_bytes,
+        bytes_A=plan.bytes_A,
+        tma_loads=tma_lines_batched(plan, _tma_lines) if batched else _tma_lines(plan),
+        S=S,
+    )
+
+
+def _consumer(plan: Sm90Plan, out: str, c_type: str, batched: bool, tables: list[str]) -> str:
+    config, S = plan.config, plan.stages
+    pingpong = config.schedule == "pingpong"
+    m_t, n_t, _ = plan.epilogue
+    # pingpong (cutemma.kernels.sm90.ring.pingpong_consumer_ops): warpgroup wg takes every
+    # other tile of the CTA; its ring position skips the other's tile's k tiles; the
+    # TiledMMA is one warpgroup's; the order barrier hands the tensor cores over after
+    # each mainloop
+    skip = f"{{ const int pos = stage + k_tiles; stage = pos % {S}; phase ^= (pos / {S}) & 1; }}"
+    if pingpong:
+        ids = (
+            "const int wg = (threadIdx.x - 128) / 128, tid = threadIdx.x % 128;"
+            "  // consumer warpgroup; TiledMMA thread (one warpgroup per tile)"
+        )
+    else:
+        ids = "const int tid = threadIdx.x - 128, wg = tid / 128;  // TiledMMA thread, consumer"
+    # thread tables (when no layout gives a value) in the order the kernel declares them
+    c_m, c_n = thread_expr("C_m", m_t, tables), thread_expr("C_n", n_t, tables)
+    staging = ""
+    if plan.tma_store:  # the staging tile (if any) lies after the stages: 1024-aligned
+        d_base = S * plan.stage_bytes
+        half = f" + wg * {plan.bytes_D // 2};" if pingpong else ";"
+        staging = (
+            f"const uint32_t d_smem = smem + {d_base}{half}  // staging tile {plan.smem_D}\n"
+            + thread_expr("d_thr", plan.epilogue_smem[0], tables)
+        )
+    hand_over = (
+        f"if (tile + gridDim.x < tiles) named_arrive({ORDER_BAR} + (wg ^ 1), 256);"
+        "  // its turn (it has a next tile)"
+    )
+    return fill(
+        CONSUMER_SM90,
+        regs=register_split(config.consumers)[1],
+        ids=ids,
+        arrive_every=CONSUMER.arrive_every,
+        partition_comment=comment(f"partition_C: tv_layout_C_tiled {plan.tiled.tv_layout_C_tiled}"),
+        c_m=c_m,
+        c_n=c_n,
+        mma_m=plan.mma_m,
+        k_blocks=plan.k_blocks,
+        a_rows=_a_offsets(plan),
+        accumulators=_accumulators(plan),
+        staging=staging,
+        start_phase=CONSUMER.start_phase,
+        alternate_flag=(
+            "bool turned = false;  // alternate: issued a batch yet"
+            if config.schedule == "alternate"
+            else ""
+        ),
+        pingpong_start=(
+            f"if (wg == 1) {skip}  // warpgroup 1 starts at the CTA's second tile"
+            if pingpong
+            else ""
+        ),
+        tile_loop=_tile_loop(config, pingpong),
+        raster=_raster(config.cluster, _along(config), batched),
+        pingpong_wait=(
+            f"if (tile != blockIdx.x) named_sync({ORDER_BAR} + wg, 256);"
+            "  // my turn: the other warpgroup issued its tile's last wgmma"
+            if pingpong
+            else ""
+        ),
+        mainloop=mainloop(plan, _release_stmt(config.cluster), hand_over if pingpong else ""),
+        epilogue=_epilogue(plan, out, c_type, batched),
+        pingpong_skip=f"{skip}  // the other warpgroup's tile" if pingpong else "",
+        last_store=(
+            "if (tid == 0) bulk_wait0();  // the last store is done before the CTA leaves"
+            if plan.tma_store
+            else ""
+        ),
+    )
+
+
+def _along(config: Sm90Config) -> str:
+    """Which way a cluster's pairs run: along N when they share A, else along M."""
+    return "N" if config.multicast == "A" else "M"
+
+
+def _header(plan: Sm90Plan, dtype: str, a_major: str, b_major: str, out: str) -> str:
+    config = plan.config
+    holes = {"config": config.name, "S": plan.stages, "dtype": dtype, "out": out}
+    holes |= {"a_major": a_major, "b_major": b_major, "atom": plan.atom_name}
+    holes |= {"C": config.consumers, "tile": plan.tiled.tile_size_mnk}
+    holes |= {"mma_m": plan.mma_m, "k_blocks": plan.k_blocks, "offs_A": plan.desc_offsets("A")}
+    for w in "AB":
+        box = plan.tma[w]
+        holes |= {f"smem_{w}": getattr(plan, f"smem_{w}")}
+        holes |= {f"desc_{w}": f"{plan.descriptors[w][0]:#018x}", f"box_{w}": box.box}
+        holes |= {f"copies_{w}": len(box.copies), f"swizzle_{w}": box.swizzle}
+    return comment(fill(HEADER_SM90, **holes))
+
+
+def _defines(plan: Sm90Plan) -> str:
+    config = plan.config
+    pingpong = config.schedule == "pingpong"
+    return "\n".join(
+        f"#define {k} {v}"
+        for k, v in (
+            ("BLOCK_M", config.block_m),
+            ("BLOCK_N", config.block_n),
+            ("BLOCK_K", plan.block_k),
+            ("GROUP_M", config.group_m),
+            ("EPI_BAR", f"({EPI_BAR} + wg)" if pingpong else EPI_BAR),
+            ("DESC_A", f"{plan.descriptors['A'][0]:#x}ull"),
+            ("DESC_B", f"{plan.descriptors['B'][0]:#x}ull"),
+        )
+    )
+
+
 def gemm_sm90_source(
     config: Sm90Config,
     dtype: str,
@@ -347,232 +624,38 @@ def gemm_sm90_source(
     """
     plan = Sm90Plan(config, dtype, a_major, b_major, out)
     c_type = c_type or out
-    name = kernel_name_sm90(config, dtype, a_major, b_major, out, c_type, batched)
-    S, C, CL = plan.stages, config.consumers, config.cluster
-    pingpong = config.schedule == "pingpong"
-    if CL == 1:
-        loop = "for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {"
-    else:  # a cluster of CL consecutive blocks walks the cluster tiles together
-        loop = f"for (int tile = blockIdx.x / {CL}; tile < tiles; tile += gridDim.x / {CL}) {{"
-    common_a, _ = plan.descriptors["A"]
-    common_b, _ = plan.descriptors["B"]
-    offs_a = plan.desc_offsets("A")
-    n_acc = plan.tiled.atom.op.c.count * plan.mma_m
-    acc_name = "accf" if plan.promote else "acc"
-    epilogue = (
-        block("if (tma_d)", tma_store_lines(plan, out, acc_name, batched))
-        + " else {\n"
-        + indent(epilogue_lines(plan, out, c_type, acc_name))
-        + "\n}"
-        if plan.tma_store
-        else epilogue_lines(plan, out, c_type, acc_name)
-    )
-    prod_regs, cons_regs = register_split(C)
-    tables: list[str] = []
-    m_t, n_t, _ = plan.epilogue
-    d_base = S * plan.stage_bytes  # the staging tile (if any) after the stages: 1024-aligned
-    bar_base = d_base + plan.bytes_D
-    # a_off[im][kb] of this warpgroup: the slice offsets, chosen once by warpgroup index
-    a_rows = []
-    for im in range(plan.mma_m):
-        row = []
-        for kb in range(plan.k_blocks):
-            o = [plan.descriptors["A"][1][w, im, kb] for w in range(plan.tile_wgs)]
-            pick = f"{o[0]}u"
-            # the warpgroup's offset, chosen without a table in memory
-            for w in range(1, plan.tile_wgs):
-                pick = f"(wg == {w} ? {o[w]}u : {pick})"
-            row.append(pick)
-        a_rows.append("{" + ", ".join(map(str, row)) + "}")
-    # release a stage: this CTA's empty barrier, and in a cluster every peer's (their
-    # producers multicast B into this CTA's stage too)
-    release_stmt = "mbar_arrive(prev_empty);"
-    if CL > 1:
-        peers = " ".join(f"mbar_arrive_cluster(prev_empty, rank ^ {p});" for p in range(1, CL))
-        release_stmt = f"{{ mbar_arrive(prev_empty); {peers} }}"
-    producer = [
-        f'asm volatile("setmaxnreg.dec.sync.aligned.u32 {prod_regs};\\n" ::: "memory");',
-        "if (threadIdx.x == 0) {  // one thread issues every TMA load",
-        indent(
-            "\n".join(
-                [
-                    "tma_prefetch(&tmap_a); tma_prefetch(&tmap_b);",
-                    f"int stage = 0; uint32_t phase = {PRODUCER.start_phase};",
-                    loop,
-                    indent(_raster(CL, "N" if config.multicast == "A" else "M", batched)),
-                    "  for (int kt = 0; kt < k_tiles; ++kt) {",
-                    indent(
-                        "\n".join(
-                            [
-                                f"const uint32_t full = bars + {MB} * stage, "
-                                f"empty = bars + {MB * S} + {MB} * stage;",
-                                f"mbar_wait(empty, phase ^ {PRODUCER.wait_flip});"
-                                "  // the consumers released it",
-                                f"mbar_expect_tx(full, {plan.bytes_A + plan.bytes_B});",
-                                f"const uint32_t a_dst = smem + stage * {plan.stage_bytes}, "
-                                f"b_dst = a_dst + {plan.bytes_A};",
-                                tma_lines_batched(plan, _tma_lines)
-                                if batched
-                                else _tma_lines(plan),
-                                f"if (++stage == {S}) {{ stage = 0; phase ^= 1; }}",
-                            ]
-                        ),
-                        2,
-                    ),
-                    "  }",
-                    "}",
-                ]
-            )
-        ),
-        "}",
-    ]
-    # pingpong (cutemma.kernels.ring.pingpong_consumer_ops): warpgroup wg takes every other
-    # tile of the CTA; its ring position skips the other's tile's k tiles; the TiledMMA is
-    # one warpgroup's; the order barrier hands the tensor cores over after each mainloop
-    skip = f"{{ const int pos = stage + k_tiles; stage = pos % {S}; phase ^= (pos / {S}) & 1; }}"
-    consumer_loop = loop
-    if pingpong:
-        consumer_loop = (
-            "for (int tile = blockIdx.x + wg * gridDim.x; tile < tiles; tile += 2 * gridDim.x) {"
-        )
-    consumer = [
-        f'asm volatile("setmaxnreg.inc.sync.aligned.u32 {cons_regs};\\n" ::: "memory");',
-        (
-            "const int wg = (threadIdx.x - 128) / 128, tid = threadIdx.x % 128;"
-            "  // consumer warpgroup; TiledMMA thread (one warpgroup per tile)"
-            if pingpong
-            else f"const int tid = threadIdx.x - {128}, wg = tid / 128;  // TiledMMA thread, consumer"
-        ),
-        f"const bool signals = tid % {CONSUMER.arrive_every} == 0;  // arrives on empty",
-        comment(f"partition_C: tv_layout_C_tiled {plan.tiled.tv_layout_C_tiled}"),
-        thread_expr("C_m", m_t, tables),
-        thread_expr("C_n", n_t, tables),
-        f"const uint32_t a_off[{plan.mma_m}][{plan.k_blocks}] = {{{', '.join(a_rows)}}};",
-        *(
-            [
-                f"float acc0[{n_acc}], acc1[{n_acc}], accf[{n_acc}];"
-                "  // fp8: k tiles alternate acc0/acc1, promoted into accf"
-            ]
-            if plan.overlap
-            else [
-                f"float accL[{n_acc // 2}], accH[{n_acc // 2}], accf[{n_acc}];"
-                "  // fp8: the N halves' wgmma sums, promoted into accf"
-            ]
-            if plan.split_n
-            else [
-                f"float acc[{n_acc}], accf[{n_acc}];  // fp8: each k tile's sums promoted into accf"
-            ]
-            if plan.promote
-            else [f"float acc[{n_acc}];"]
-        ),
-        *(
-            [
-                f"const uint32_t d_smem = smem + {d_base}"
-                + (f" + wg * {plan.bytes_D // 2};" if pingpong else ";")
-                + f"  // staging tile {plan.smem_D}",
-                thread_expr("d_thr", plan.epilogue_smem[0], tables),
-            ]
-            if plan.tma_store
-            else []
-        ),
-        f"int stage = 0; uint32_t phase = {CONSUMER.start_phase};",
-        *(
-            ["bool turned = false;  // alternate: issued a batch yet"]
-            if config.schedule == "alternate"
-            else []
-        ),
-        *(
-            [f"if (wg == 1) {skip}  // warpgroup 1 starts at the CTA's second tile"]
-            if pingpong
-            else []
-        ),
-        consumer_loop,
-        indent(_raster(CL, "N" if config.multicast == "A" else "M", batched)),
-        *(
-            [
-                f"  if (tile != blockIdx.x) named_sync({ORDER_BAR} + wg, 256);"
-                "  // my turn: the other warpgroup issued its tile's last wgmma"
-            ]
-            if pingpong
-            else []
-        ),
-        indent(
-            mainloop(
-                plan,
-                release_stmt,
-                f"if (tile + gridDim.x < tiles) named_arrive({ORDER_BAR} + (wg ^ 1), 256);"
-                "  // its turn (it has a next tile)"
-                if pingpong
-                else "",
-            )
-        ),
-        indent(comment("epilogue: alpha * acc + beta * C, partition_C, predicated at the edges")),
-        indent(batch_epilogue(epilogue, out, c_type) if batched else epilogue),
-        *([f"  {skip}  // the other warpgroup's tile"] if pingpong else []),
-        "}",
-        *(
-            ["if (tid == 0) bulk_wait0();  // the last store is done before the CTA leaves"]
-            if plan.tma_store
-            else []
-        ),
-    ]
-    body = [
-        "extern __shared__ __align__(1024) uint8_t smem_raw[];",
-        "const uint32_t smem = (smem_addr(smem_raw) + 1023u) & ~1023u;  // SW128 pattern",
-        f"const uint32_t bars = smem + {bar_base};  // full[{S}] then empty[{S}]",
-        "const int tiles_m = (M + BLOCK_M - 1) / BLOCK_M, tiles_n = (N + BLOCK_N - 1) / BLOCK_N;",
-        _tile_counts(CL, config.multicast, batched),
-        "const bool vec_d = ldd_n == 1 && (ldd_m % 2) == 0 && "
-        + ("(ldd_l % 2) == 0 && " if batched else "")
-        + "(reinterpret_cast<uint64_t>(D) % 4) == 0;",
-        "if (threadIdx.x == 0) {",
-        f"  for (int s = 0; s < {S}; ++s) {{",
-        f"    mbar_init(bars + {MB} * s, {PRODUCER.arrivals});  // full: the producer's expect_tx",
-        f"    mbar_init(bars + {MB * S} + {MB} * s, {CL * plan.tile_wgs * 128 // CONSUMER.arrive_every});"
-        "  // empty: the consumers' signalling threads",
-        "  }",
-        '  asm volatile("fence.mbarrier_init.release.cluster;\\n" ::: "memory");',
-        '  asm volatile("fence.proxy.async.shared::cta;\\n" ::: "memory");',
-        "}",
-        "__syncthreads();" if CL == 1 else "cluster_sync();  // peers' barriers are initialised",
-        block("if (threadIdx.x < 128)", "\n".join(producer)) + " else {",
-        indent("\n".join(consumer)),
-        "}",
-    ]
-    if CL > 1:
-        body += ["cluster_sync();  // no CTA leaves while a peer may still arrive on its barriers"]
-    header = comment(
-        f"cutemma sm90 GEMM: D = alpha * A @ B + beta * C; config {config.name}, {S} stages\n"
-        f"{dtype} in, f32 accumulate, {out} out; A {a_major}-major, B {b_major}-major\n"
-        f"TiledMMA {plan.atom_name} x ({C},1,1): tile {plan.tiled.tile_size_mnk}, "
-        f"{plan.mma_m} x {plan.k_blocks} wgmma per k tile per warpgroup\n"
-        f"smem A {plan.smem_A} (desc {common_a:#018x} | window addr >> 4)\n"
-        f"smem B {plan.smem_B} (desc {common_b:#018x} | window addr >> 4)\n"
-        f"TMA A box {plan.tma['A'].box} x {len(plan.tma['A'].copies)} {plan.tma['A'].swizzle}; "
-        f"B box {plan.tma['B'].box} x {len(plan.tma['B'].copies)} {plan.tma['B'].swizzle}\n"
-        f"A slice offsets per warpgroup {offs_a}"
-    )
-    defines = "\n".join(
-        f"#define {k} {v}"
-        for k, v in (
-            ("BLOCK_M", config.block_m),
-            ("BLOCK_N", config.block_n),
-            ("BLOCK_K", plan.block_k),
-            ("GROUP_M", config.group_m),
-            ("EPI_BAR", f"({EPI_BAR} + wg)" if pingpong else EPI_BAR),
-            ("DESC_A", f"{common_a:#x}ull"),
-            ("DESC_B", f"{common_b:#x}ull"),
-        )
-    )
+    S, CL = plan.stages, config.cluster
+    tables: list[str] = []  # filled by the renderers that index thread tables
+    empty_arrivals = CL * plan.tile_wgs * 128 // CONSUMER.arrive_every
     signature = ", ".join(p.declaration for p in params_sm90(out, c_type, plan.tma_store, batched))
-    cluster_attr = "" if CL == 1 else f"__cluster_dims__({CL}, 1, 1) "
-    kern = block(
-        f'extern "C" __global__ void {cluster_attr}__launch_bounds__({config.threads}, 1) '
-        f"{name}({signature})",
-        "\n".join(body),
+    kern = fill(
+        KERNEL_SM90,
+        cluster_attr="" if CL == 1 else f"__cluster_dims__({CL}, 1, 1) ",
+        threads=config.threads,
+        name=kernel_name_sm90(config, dtype, a_major, b_major, out, c_type, batched),
+        signature=signature,
+        bar_base=S * plan.stage_bytes + plan.bytes_D,  # after the stages and the staging tile
+        S=S,
+        tile_counts=_tile_counts(CL, config.multicast, batched),
+        vec_d_batch="(ldd_l % 2) == 0 && " if batched else "",
+        MB=MB,
+        full_arrivals=PRODUCER.arrivals,
+        empty_base=MB * S,
+        empty_arrivals=empty_arrivals,
+        start_sync="__syncthreads();"
+        if CL == 1
+        else "cluster_sync();  // peers' barriers are initialised",
+        producer=_producer(plan, batched),
+        consumer=_consumer(plan, out, c_type, batched, tables),
+        end_sync=(
+            "cluster_sync();  // no CTA leaves while a peer may still arrive on its barriers"
+            if CL > 1
+            else ""
+        ),
     )
     helpers = HELPERS_SM90 + (HELPERS_SM90_BATCHED if batched else "")
-    return translation_unit(header, FIXED_WIDTH_TYPES, defines, helpers, *tables, kern)
+    header = _header(plan, dtype, a_major, b_major, out)
+    return translation_unit(header, FIXED_WIDTH_TYPES, _defines(plan), helpers, *tables, kern)
 
 
 def sass_summary(

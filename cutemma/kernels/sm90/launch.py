@@ -11,6 +11,7 @@ import ctypes
 from typing import Any
 
 from cutemma.kernels.fastpath import _F32, _I32, _I64, _U64, BoxedLaunch
+from cutemma.kernels.sm90.tma_maps import NO_MAP, output_map
 
 
 class PreparedLaunch(BoxedLaunch):
@@ -49,8 +50,6 @@ class PreparedLaunch(BoxedLaunch):
         self.d_maps: dict[tuple, Any] = {}  # (D pointer, strides) -> map box or None
         args = [*maps]
         if self.tma_store:
-            from cutemma.kernels.dispatch_sm90 import NO_MAP
-
             args.append(NO_MAP)
         args += [self.c, self.d, *sizes, self.ldc_m, self.ldc_n, self.ldd_m, self.ldd_n]
         args += [self.alpha, self.beta] + ([self.tma_d] if self.tma_store else [])
@@ -72,8 +71,6 @@ class PreparedLaunch(BoxedLaunch):
         self.ldd_m.value, self.ldd_n.value = sd
         self.alpha.value, self.beta.value = alpha, beta
         if self.tma_store:
-            from cutemma.kernels.dispatch_sm90 import NO_MAP, output_map
-
             m = output_map(self.plan, out) if beta == 0 else None
             self.map_d = NO_MAP if m is None else m  # keep the box alive while it is used
             self.ptrs[2] = ctypes.addressof(self.map_d)
@@ -91,14 +88,10 @@ class PreparedLaunch(BoxedLaunch):
             key = (ptr, st)
             m = self.d_maps.get(key, self)
             if m is self:  # first time at this address: encode (or refuse) its map
-                from cutemma.kernels.dispatch_sm90 import output_map
-
                 m = self.d_maps[key] = output_map(self.plan, out)
                 if len(self.d_maps) > 64:
                     self.d_maps.pop(next(iter(self.d_maps)))
             if m is None:
-                from cutemma.kernels.dispatch_sm90 import NO_MAP
-
                 m = NO_MAP
                 self.tma_d.value = 0
             else:

@@ -1,7 +1,7 @@
 """Sm90Config: the choices of one sm90 GEMM kernel (tile, consumer warpgroups, ring depth,
 raster, cluster, epilogue, fp8 promotion, schedule), checked when made, and the hardware
 numbers they are checked against (GMMA atoms per dtype, shared memory and register
-budgets). :class:`cutemma.kernels.plan_sm90.Sm90Plan` derives the kernel's numbers from a
+budgets). :class:`cutemma.kernels.sm90.plan.Sm90Plan` derives the kernel's numbers from a
 config.
 
 >>> Sm90Config(128, 192, promote="split").name

@@ -3,7 +3,7 @@
 A :class:`GemmPlan` holds the TiledMMA, the swizzled shared-memory layouts, the
 cp.async copy partition, the ldmatrix plans and the epilogue partition, each
 evaluated here into per-thread tables and per-value constants. The source
-generator (:mod:`cutemma.kernels.gemm_sm80`) only writes these numbers down.
+generator (:mod:`cutemma.kernels.sm80.source`) only writes these numbers down.
 
 Offsets split into a thread part (a function of ``threadIdx.x``, written as the
 expression of a Layout inferred from its table, see :class:`ThreadValue`) and a
@@ -27,7 +27,7 @@ import numpy as np
 
 from cutemma.copy import make_copy_atom
 from cutemma.errors import NotALayoutError, TiledMmaError
-from cutemma.kernels.ldmatrix import LdMatrix, LdmatrixPlan, bank_phases
+from cutemma.kernels.sm80.ldmatrix import LdMatrix, LdmatrixPlan, bank_phases
 from cutemma.layout import ComposedLayout, Layout, Swizzle, flatten, tile_to_shape
 from cutemma.mma.infer import infer_layout
 from cutemma.mma.traits import mode_table, tv_table

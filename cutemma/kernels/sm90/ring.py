@@ -24,7 +24,7 @@ warpgroup start a tile's mainloop only once the other has issued its previous ti
 wgmma: :func:`pingpong_consumer_ops`.
 
 :func:`producer_ops` and :func:`consumer_ops` spell these orders out for a list of tiles;
-the generated kernel's loops do the same (``cutemma.kernels.gemm_sm90``), and
+the generated kernel's loops do the same (``cutemma.kernels.sm90.source``), and
 ``tests/kernels/ring_sim.py`` runs them on a model of mbarriers, TMA and wgmma.
 
 >>> advance(3, 0, 4), advance(1, 1, 4)

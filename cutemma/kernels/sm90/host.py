@@ -17,47 +17,34 @@ from __future__ import annotations
 
 import ctypes
 import hashlib
-import json
-import numbers
 import os
 import tempfile
-from dataclasses import asdict, dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-from cutemma.copy.tma import (
-    TMA_RULES,
-    TensorMapArgs,
-    TmaBox,
-    batched_dims,
-    encode_tensor_map,
-    stride_refusal,
-    tensor_map_args,
-    tensor_map_param,
-)
-from cutemma.errors import LaunchError, TiledMmaError, TmaError
-from cutemma.kernels.dispatch import _arch, _batch_stride, _check, _dtype, _dtype_name, _major
+from cutemma.copy.tma import TMA_RULES, stride_refusal, tensor_map_param
+from cutemma.errors import LaunchError
 from cutemma.kernels.fastlaunch import DriverKernel
 from cutemma.kernels.fastpath import LAUNCH_LOCK, remember
-from cutemma.kernels.fastpath_sm90 import PreparedLaunch
-from cutemma.kernels.gemm_sm90 import gemm_sm90_source, kernel_name_sm90
-from cutemma.kernels.gemm_sm90_batched import BAT_A, BAT_B
-from cutemma.kernels.plan_sm90 import ATOMS_SM90, FP8, Sm90Config, Sm90Plan
+from cutemma.kernels.operands import (
+    SM90_DTYPES,
+    _arch,
+    _batch_stride,
+    _check,
+    _dtype,
+    _dtype_name,
+    _major,
+)
+from cutemma.kernels.pick import pick_sm90_config
+from cutemma.kernels.sm90.batched import BAT_A, BAT_B
+from cutemma.kernels.sm90.config import ATOMS_SM90, Sm90Config
+from cutemma.kernels.sm90.launch import PreparedLaunch
+from cutemma.kernels.sm90.plan import Sm90Plan
+from cutemma.kernels.sm90.source import gemm_sm90_source, kernel_name_sm90
+from cutemma.kernels.sm90.tma_maps import Sm90Launch, operand_map
 
-# torch input dtype -> (kernel dtype, output dtypes it may write; the first is the default)
-SM90_DTYPES = {
-    "float16": ("f16", ("float16", "float32")),
-    "bfloat16": ("bf16", ("bfloat16", "float32")),
-    "float32": ("tf32", ("float32",)),
-    "float8_e4m3fn": ("e4m3", ("bfloat16", "float16", "float32")),
-    "float8_e5m2": ("e5m2", ("bfloat16", "float16", "float32")),
-}
 _OUT = {"float16": "f16", "bfloat16": "bf16", "float32": "f32"}
-DEFAULT_SM90 = Sm90Config(128, 256)
-SMALL_SM90 = Sm90Config(128, 128)
-# fp8's big tile: 2 x 96 accumulators per thread, the k-tile sums promoted by N halves
-FP8_SM90 = Sm90Config(128, 192, promote="split")
 
 
 def supports_sm90(a_dtype: str, b_dtype: str) -> bool:
@@ -77,7 +64,7 @@ def shared_operand(t: Any) -> Any:
 
 
 def tma_major(t: Any, what: str, names: tuple[str, str]) -> tuple[Any, str, int]:
-    """(tensor, major, leading stride) as :func:`cutemma.kernels.dispatch._major` reads
+    """(tensor, major, leading stride) as :func:`cutemma.kernels.operands._major` reads
     them, except for a matrix with one row or one column whose other mode is contiguous:
     its mode of extent 1 has no stride that matters (TMA never steps along it), so that
     mode is the outer one and the leading stride is the contiguous extent rounded up to
@@ -145,101 +132,10 @@ def sm90_refusal(A: Any, B: Any, config: Any = None) -> str | None:
     return None
 
 
-# 16-bit tile widths (block_n of 128-row tiles) and their per-tile speed relative to
-# 128x256, bf16 at 6144^3 and 8192^3 (run 29, raw/sm90-tiles16-run29.json): a tile is
-# chosen by whole waves over the SMs and these speeds (pick_sm90_config)
-TILE_SPEEDS_16 = {256: 1.0, 192: 0.955, 128: 0.93, 64: 0.54}
-
-
-def _whole(v: Any) -> bool:
-    return isinstance(v, numbers.Integral) and not isinstance(v, bool)
-
-
-def pick_sm90_config(
-    m: int, n: int, sms: int = 132, dtype: str = "bf16", batch: int = 1
-) -> Sm90Config:
-    """The built-in tile for an (m, n) output (``batch`` of them): for 16-bit types the
-    128-row tile of :data:`TILE_SPEEDS_16` that finishes first counting whole waves of
-    tiles over the SMs (the last wave's idle SMs cost time) and each width's speed
-    (128x256 only from one whole wave up); tf32 between 128x256 and 128x128 the same way.
-    fp8 (promoted accumulation: two accumulator sets, at most 2 x 96 per thread) the same
-    way between 128x192 (promoted by N halves, ``promote="split"``) and 128x128.
-
-    >>> [pick_sm90_config(s, s).name for s in (8192, 4096, 3072, 2048, 1024)]
-    ['b128x256_c2_sauto', 'b128x256_c2_sauto', 'b128x192_c2_sauto', 'b128x128_c2_sauto', 'b128x64_c2_sauto']
-    >>> [pick_sm90_config(s, s, dtype="e4m3").name for s in (8192, 6144, 4096, 1024)]
-    ['b128x192_c2_sauto_spl', 'b128x192_c2_sauto_spl', 'b128x192_c2_sauto_spl', 'b128x128_c2_sauto']
-    >>> pick_sm90_config(2048, 2048, batch=8).name  # 8 x 64 tiles of 128x256: 3.9 waves
-    'b128x256_c2_sauto'
-    """
-    counts = {"m": m, "n": n, "sms": sms, "batch": batch}
-    bad = [f"{k}={v!r}" for k, v in counts.items() if not _whole(v) or v < 1]
-    kinds = sorted({d for d, _ in SM90_DTYPES.values()})
-    if bad or dtype not in kinds:
-        wrong = bad + ([] if dtype in kinds else [f"dtype={dtype!r}"])
-        raise TiledMmaError(
-            f"pick_sm90_config: {', '.join(wrong)}; m, n, sms and batch are ints >= 1 and "
-            f"dtype one of {kinds}"
-        )
-
-    def cost(bn: int, speed: float) -> float:  # time in units of a 128-row, 1-column tile
-        tiles = batch * -(-m // 128) * -(-n // bn)
-        return -(-tiles // sms) * bn / speed
-
-    if dtype in FP8:
-        # promoted fp8, run 22 (e4m3, ratio to _scaled_mm): 128x192 promoted by N halves
-        # 1.016 / 0.997 / 0.942 at 8192^3 / 6144^3 / 4096^3; 128x128 (runs 14-17: 0.87-0.91,
-        # 0.90, 0.93) is ~0.88 of its speed
-        if batch * -(-m // 128) * -(-n // 192) < sms:
-            return SMALL_SM90
-        return FP8_SM90 if cost(192, 1.0) <= cost(128, 0.88) else SMALL_SM90
-    widths = dict(TILE_SPEEDS_16)
-    if ATOMS_SM90[dtype][1] != 2:  # tf32: only the widths measured for it (run 9)
-        widths = {bn: widths[bn] for bn in (256, 128)}
-    if batch * -(-m // 128) * -(-n // 256) < sms:  # under one wave: more, smaller tiles
-        widths = {bn: v for bn, v in widths.items() if bn < 256}
-    if m < 128:  # a partly empty tile: 128x64 loads 2 bytes of (zero) A per byte of B
-        widths.pop(64, None)  # (M = 16 x 4096 x 4096: 0.68x cuBLAS, 128x128 0.76x)
-    return Sm90Config(128, min(widths, key=lambda bn: (cost(bn, widths[bn]), -bn)))  # tie: wider
-
-
-@dataclass(frozen=True)
-class Sm90Launch:
-    """What the host needs of a compiled variant's plan: TMA boxes, shared bytes, the
-    TMA-store flag (kept beside the cubin, so a new process need not rebuild the plan)."""
-
-    tma: dict
-    tma_D: TmaBox | None
-    tma_store: bool
-    shared_bytes: int
-
-    def to_json(self) -> str:
-        boxes = {k: asdict(v) for k, v in self.tma.items()}
-        d = None if self.tma_D is None else asdict(self.tma_D)
-        return json.dumps({"tma": boxes, "tma_D": d, "tma_store": self.tma_store,
-                           "shared_bytes": self.shared_bytes})  # fmt: skip
-
-    @staticmethod
-    def from_json(text: str) -> Sm90Launch:
-        def box(d):
-            return TmaBox(d["dtype"], d["contiguous"], tuple(d["box"]), d["swizzle"],
-                          tuple(tuple(c) for c in d["copies"]))  # fmt: skip
-
-        r = json.loads(text)
-        tma_d = None if r["tma_D"] is None else box(r["tma_D"])
-        return Sm90Launch({k: box(v) for k, v in r["tma"].items()}, tma_d, r["tma_store"],
-                          r["shared_bytes"])  # fmt: skip
-
-    @staticmethod
-    def of(plan: Sm90Plan) -> Sm90Launch:
-        tma_d = plan.tma_D if plan.tma_store else None
-        return Sm90Launch(dict(plan.tma), tma_d, plan.tma_store, plan.shared_bytes)
-
-
 @cache
 def _package_fingerprint() -> str:
     """Sizes and mtimes of cutemma's sources: any edit changes the generated kernels' index."""
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]  # cutemma/
     h = hashlib.sha256()
     for p in sorted(root.rglob("*.py")):
         st = p.stat()
@@ -312,53 +208,6 @@ def sm_count(device: int) -> int:
     return torch.cuda.get_device_properties(device).multi_processor_count
 
 
-def operand_map_args(
-    box: TmaBox,
-    which: str,
-    address: int,
-    rows: int,
-    cols: int,
-    major: str,
-    ld: int,
-    batch: int | None = None,
-    batch_stride: int = 0,
-) -> TensorMapArgs:
-    """``cuTensorMapEncodeTiled`` arguments of operand ``which`` (pure: no GPU).
-
-    A is (M, K): 'K'-major -> dims (K, M); 'M'-major -> (M, K). B is (K, N): 'K'-major
-    (column-major) -> dims (K, N); 'N'-major -> (N, K). With a batch (``batch`` > 1
-    matrices ``batch_stride`` elements apart) the batch is a third, outermost dim; a
-    shared operand (no batch, or stride 0) keeps rank 2. Raises TmaError naming the rule
-    a tensor breaks.
-
-    >>> from cutemma.kernels.plan_sm90 import Sm90Plan, Sm90Config
-    >>> box = Sm90Plan(Sm90Config(), "bf16", "K", "N").tma["A"]
-    >>> a = operand_map_args(box, "A", 0x7F0000000000, 300, 64, "K", 64, 5, 300 * 64)
-    >>> a.global_dim, a.global_strides, a.box_dim
-    ((64, 300, 5), (128, 38400), (64, 128, 1))
-    """
-    if which == "A":
-        dims = (cols, rows) if major == "K" else (rows, cols)
-    else:
-        dims = (rows, cols) if major == "K" else (cols, rows)
-    dims, strides = batched_dims(dims, (ld,), batch, batch_stride)
-    return tensor_map_args(box, address, dims, strides)
-
-
-def operand_map(plan: Sm90Plan | Sm90Launch, which: str, t: Any, major: str, ld: int) -> bytes:
-    """The encoded tensor map of operand ``which`` (2-D, or 3-D with a batch: rank 3; see
-    :func:`operand_map_args`). Raises LaunchError naming the TMA rule a tensor breaks."""
-    rows, cols = t.shape[-2:]
-    batch, bstride = (t.shape[0], t.stride(0)) if t.dim() == 3 else (None, 0)
-    try:
-        args = operand_map_args(
-            plan.tma[which], which, t.data_ptr(), rows, cols, major, ld, batch, bstride
-        )
-    except TmaError as exc:
-        raise LaunchError(f"gemm (sm90): operand {which}: {exc}") from None
-    return encode_tensor_map(args)
-
-
 _I32 = ctypes.c_int32
 # prepared launches (kernel, grid, tensor-map argument boxes, sizes) per argument signature:
 # a repeated call with the same operands only boxes C, D, their strides and alpha/beta
@@ -393,57 +242,6 @@ def _prepare(
         raise LaunchError(f"gemm (sm90): {tiles} tiles exceed 2^31 - 1; split the batch")
     grid = cl * (min(tiles, sm_count(device) // cl) if persistent else tiles)
     return kern, grid, map_a, map_b, (_I32(M), _I32(N), _I32(K)), device, plan
-
-
-# tensor maps of outputs D (the TMA-store epilogue), per (pointer, shape, row stride, box):
-# torch's caching allocator hands a repeated call the same output block, so this hits
-_DMAPS: dict[tuple, Any] = {}
-NO_MAP = tensor_map_param(bytes(128))  # passed (unused) when D is stored from registers
-
-
-def output_map_args(
-    box: TmaBox, address: int, shape: tuple, strides: tuple
-) -> TensorMapArgs | None:
-    """``cuTensorMapEncodeTiled`` arguments storing an output of ``shape`` (M, N) or
-    (L, M, N) with element ``strides`` through ``box``, or None when TMA cannot write it
-    (not row-major, rows or problems overlapping, a TMA rule broken): the kernel then
-    stores from registers. A batched output is rank 3, the problem outermost.
-
-    >>> from cutemma.kernels.plan_sm90 import Sm90Plan, Sm90Config
-    >>> box = Sm90Plan(Sm90Config(), "bf16", "K", "N", "bf16").tma_D
-    >>> output_map_args(box, 0x7F0000000000, (3, 100, 72), (7200, 72, 1)).global_dim
-    (72, 100, 3)
-    >>> output_map_args(box, 0x7F0000000000, (3, 100, 72), (7201, 72, 1)) is None
-    True
-    """
-    *lb, M, N = shape
-    *lbs, ld, unit = strides
-    if unit != 1 or address % TMA_RULES.global_align or (M > 1 and ld < N):
-        return None
-    batch, bstride = (lb[0], lbs[0]) if lb else (None, 0)
-    if batch is not None and (batch < 2 or bstride < (M - 1) * ld + N):
-        return None  # one problem, or problems overlapping: not a rank-3 store
-    dims, st = batched_dims((N, M), (max(ld, N),), batch, bstride)
-    try:
-        return tensor_map_args(box, address, dims, st)
-    except TmaError:
-        return None
-
-
-def output_map(plan: Sm90Plan | Sm90Launch, out: Any) -> Any:
-    """The tensor-map argument storing ``out`` (row-major, TMA-aligned) box by box, or None
-    when TMA cannot write it (the kernel then stores from registers)."""
-    ptr, shape, st = out.data_ptr(), tuple(out.shape), out.stride()
-    key = (ptr, shape, st, plan.tma_D)
-    param = _DMAPS.get(key)
-    if param is None:
-        args = output_map_args(plan.tma_D, ptr, shape, st)
-        if args is None:
-            return None
-        if len(_DMAPS) >= _PREPARED_MAX:
-            _DMAPS.pop(next(iter(_DMAPS)))
-        param = _DMAPS[key] = tensor_map_param(encode_tensor_map(args))
-    return param
 
 
 def gemm_sm90(

@@ -1,0 +1,127 @@
+"""The built-in configs and how ``cutemma.gemm`` picks one for a problem shape, per family:
+:func:`pick_config` (sm80: whole waves of 128x128 tiles, else 64x64, else 32x32) and
+:func:`pick_sm90_config` (sm90: the 128-row tile that finishes first by whole waves and
+measured per-tile speeds).
+
+>>> pick_config(8192, 8192, 8192).name, pick_sm90_config(8192, 8192).name
+('b128x128x32_w2x2_s4', 'b128x256_c2_sauto')
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any
+
+from cutemma.errors import TiledMmaError
+from cutemma.kernels.operands import SM90_DTYPES
+from cutemma.kernels.sm80.plan import ELEM_BYTES, GemmConfig
+from cutemma.kernels.sm90.config import ATOMS_SM90, FP8, Sm90Config
+
+BUILTIN_CONFIGS = {
+    "large": GemmConfig(128, 128, 32, (2, 2), 4),
+    "wide": GemmConfig(128, 256, 32, (2, 4), 3),
+    "small": GemmConfig(64, 64, 32, (2, 2), 4),
+    "skinny": GemmConfig(32, 32, 64, (2, 2), 4),
+}
+
+
+# fp8 on sm_90a: ptxas turns each m16n8k32 fp8 mma.sync into F2FP conversions + two HMMA
+# + FADDs, whose temporaries make the 4-warp 128x128 tile spill; 8 warps halve the
+# accumulators per thread and spill nothing (SASS checked in tests/kernels).
+FP8_LARGE = GemmConfig(128, 128, 32, (4, 2), 4)
+
+
+def pick_config(m: int, n: int, k: int, batch: int = 1, dtype: str = "bf16") -> GemmConfig:
+    """The built-in config for a problem shape: smaller tiles when big ones leave SMs idle.
+
+    ``batch`` problems of (m, n, k) fill the SMs together; ``dtype`` is the kernel's
+    element type ('bf16', 'e4m3', ...: fp8 takes an 8-warp large tile).
+
+    >>> pick_config(1024, 1024, 64).name, pick_config(8192, 8192, 8192).name
+    ('b64x64x32_w2x2_s4', 'b128x128x32_w2x2_s4')
+    >>> pick_config(16, 4096, 4096).name, pick_config(1024, 1024, 64, batch=8).name
+    ('b32x32x64_w2x2_s4', 'b128x128x32_w2x2_s4')
+    >>> pick_config(8192, 8192, 8192, dtype="e4m3").name
+    'b128x128x32_w4x2_s4'
+    """
+    from cutemma.layout.checks import as_int
+
+    for what, v in (("m", m), ("n", n), ("k", k), ("batch", batch)):
+        if as_int(v) is None or as_int(v) < 1:
+            raise TiledMmaError(f"pick_config: {what}={v!r} must be a whole number >= 1")
+    if dtype not in ELEM_BYTES:
+        raise TiledMmaError(f"pick_config: dtype {dtype!r}; choose one of {', '.join(ELEM_BYTES)}")
+    m, n, batch = as_int(m), as_int(n), as_int(batch)
+    for name in ("large", "small"):
+        cfg = BUILTIN_CONFIGS[name]
+        if -(-m // cfg.block_m) * -(-n // cfg.block_n) * batch >= 132:  # H100: 132 SMs
+            return FP8_LARGE if name == "large" and dtype in ELEM_BYTES and dtype[0] == "e" else cfg
+    return BUILTIN_CONFIGS["skinny"]
+
+
+DEFAULT_SM90 = Sm90Config(128, 256)
+
+
+SMALL_SM90 = Sm90Config(128, 128)
+
+
+# fp8's big tile: 2 x 96 accumulators per thread, the k-tile sums promoted by N halves
+FP8_SM90 = Sm90Config(128, 192, promote="split")
+
+
+# 16-bit tile widths (block_n of 128-row tiles) and their per-tile speed relative to
+# 128x256, bf16 at 6144^3 and 8192^3 (run 29, raw/sm90-tiles16-run29.json): a tile is
+# chosen by whole waves over the SMs and these speeds (pick_sm90_config)
+TILE_SPEEDS_16 = {256: 1.0, 192: 0.955, 128: 0.93, 64: 0.54}
+
+
+def _whole(v: Any) -> bool:
+    return isinstance(v, numbers.Integral) and not isinstance(v, bool)
+
+
+def pick_sm90_config(
+    m: int, n: int, sms: int = 132, dtype: str = "bf16", batch: int = 1
+) -> Sm90Config:
+    """The built-in tile for an (m, n) output (``batch`` of them): for 16-bit types the
+    128-row tile of :data:`TILE_SPEEDS_16` that finishes first counting whole waves of
+    tiles over the SMs (the last wave's idle SMs cost time) and each width's speed
+    (128x256 only from one whole wave up); tf32 between 128x256 and 128x128 the same way.
+    fp8 (promoted accumulation: two accumulator sets, at most 2 x 96 per thread) the same
+    way between 128x192 (promoted by N halves, ``promote="split"``) and 128x128.
+
+    >>> [pick_sm90_config(s, s).name for s in (8192, 4096, 3072, 2048, 1024)]
+    ['b128x256_c2_sauto', 'b128x256_c2_sauto', 'b128x192_c2_sauto', 'b128x128_c2_sauto', 'b128x64_c2_sauto']
+    >>> [pick_sm90_config(s, s, dtype="e4m3").name for s in (8192, 6144, 4096, 1024)]
+    ['b128x192_c2_sauto_spl', 'b128x192_c2_sauto_spl', 'b128x192_c2_sauto_spl', 'b128x128_c2_sauto']
+    >>> pick_sm90_config(2048, 2048, batch=8).name  # 8 x 64 tiles of 128x256: 3.9 waves
+    'b128x256_c2_sauto'
+    """
+    counts = {"m": m, "n": n, "sms": sms, "batch": batch}
+    bad = [f"{k}={v!r}" for k, v in counts.items() if not _whole(v) or v < 1]
+    kinds = sorted({d for d, _ in SM90_DTYPES.values()})
+    if bad or dtype not in kinds:
+        wrong = bad + ([] if dtype in kinds else [f"dtype={dtype!r}"])
+        raise TiledMmaError(
+            f"pick_sm90_config: {', '.join(wrong)}; m, n, sms and batch are ints >= 1 and "
+            f"dtype one of {kinds}"
+        )
+
+    def cost(bn: int, speed: float) -> float:  # time in units of a 128-row, 1-column tile
+        tiles = batch * -(-m // 128) * -(-n // bn)
+        return -(-tiles // sms) * bn / speed
+
+    if dtype in FP8:
+        # promoted fp8, run 22 (e4m3, ratio to _scaled_mm): 128x192 promoted by N halves
+        # 1.016 / 0.997 / 0.942 at 8192^3 / 6144^3 / 4096^3; 128x128 (runs 14-17: 0.87-0.91,
+        # 0.90, 0.93) is ~0.88 of its speed
+        if batch * -(-m // 128) * -(-n // 192) < sms:
+            return SMALL_SM90
+        return FP8_SM90 if cost(192, 1.0) <= cost(128, 0.88) else SMALL_SM90
+    widths = dict(TILE_SPEEDS_16)
+    if ATOMS_SM90[dtype][1] != 2:  # tf32: only the widths measured for it (run 9)
+        widths = {bn: widths[bn] for bn in (256, 128)}
+    if batch * -(-m // 128) * -(-n // 256) < sms:  # under one wave: more, smaller tiles
+        widths = {bn: v for bn, v in widths.items() if bn < 256}
+    if m < 128:  # a partly empty tile: 128x64 loads 2 bytes of (zero) A per byte of B
+        widths.pop(64, None)  # (M = 16 x 4096 x 4096: 0.68x cuBLAS, 128x128 0.76x)
+    return Sm90Config(128, min(widths, key=lambda bn: (cost(bn, widths[bn]), -bn)))  # tie: wider

@@ -1,0 +1,279 @@
+"""The tuning cache of ``cutemma.tune``: read, looked up (by ``cutemma.gemm``) and written
+here; :mod:`cutemma.kernels.tune` times the candidates.
+
+The winner is stored in ``gemm-tune.json`` in the cutemma cache folder
+(``$CUTEMMA_CACHE_DIR``, see :mod:`cutemma.cuda.cache`), keyed by
+
+    (device name, shape class, kernel dtype, A major, B major)
+
+and :func:`cutemma.gemm` consults it before its built-in table: the file is read
+once per process, then each call costs one dict look-up (none at all while nothing
+was tuned).
+
+Shape class: each of M, N and K rounded up to a power of two (:func:`shape_class`),
+so 1000 and 1024 share a class and 1025 starts the next. A config tuned for one
+shape serves every shape of its class; the batch count of a batched call is not
+part of the key. Majors are the kernel's: 8- and 32-bit types (int8, tf32, fp8)
+are always read K-major, so their key says 'KK' whatever the tensors' strides.
+
+>>> shape_class(1000, 1024, 1025)
+(1024, 1024, 2048)
+>>> entry_key("NVIDIA H100 80GB HBM3", 4096, 4096, 4096, "bf16", "K", "N")
+'NVIDIA H100 80GB HBM3|m4096,n4096,k4096|bf16|KN'
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import asdict
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from cutemma.errors import CutemmaError, LaunchError
+from cutemma.kernels.sm80.plan import ELEM_BYTES, GemmConfig
+from cutemma.kernels.sm90.config import Sm90Config
+
+FILE_NAME = "gemm-tune.json"
+
+
+_FORMAT = 1  # bump when an entry's meaning changes: old files are then ignored
+
+
+_TORCH_TYPES = {  # torch dtype name -> kernel dtype (what the cache key says)
+    "float16": "f16",
+    "bfloat16": "bf16",
+    "float32": "tf32",
+    "int8": "s8",
+    "float8_e4m3fn": "e4m3",
+    "float8_e5m2": "e5m2",
+}
+
+
+# key tuple -> GemmConfig or Sm90Config, loaded from the file once (None: not yet read)
+_TABLE: dict[tuple, GemmConfig | Sm90Config] | None = None
+
+
+def shape_class(m: int, n: int, k: int) -> tuple[int, int, int]:
+    """M, N, K each rounded up to a power of two (1 stays 1): the tuning cache's buckets.
+
+    >>> shape_class(1, 17, 4096)
+    (1, 32, 4096)
+    """
+    return tuple(1 << max(x - 1, 0).bit_length() for x in (m, n, k))
+
+
+def entry_key(device: str, m: int, n: int, k: int, dtype: str, a_major: str, b_major: str) -> str:
+    """The JSON key of one cache entry (the shape is bucketed here).
+
+    >>> entry_key("NVIDIA H100 80GB HBM3", 1000, 1000, 3000, "f16", "M", "K")
+    'NVIDIA H100 80GB HBM3|m1024,n1024,k4096|f16|MK'
+    """
+    mb, nb, kb = shape_class(m, n, k)
+    return f"{device}|m{mb},n{nb},k{kb}|{dtype}|{a_major}{b_major}"
+
+
+def kernel_dtype(dtype: Any) -> str:
+    """'bf16', 'e4m3', ... from a torch dtype, its name, or a kernel dtype name.
+
+    >>> kernel_dtype("bfloat16"), kernel_dtype("float8_e4m3fn"), kernel_dtype("e4m3_e5m2")
+    ('bf16', 'e4m3', 'e4m3_e5m2')
+    """
+    name = str(dtype).replace("torch.", "")
+    name = _TORCH_TYPES.get(name, name)
+    if name not in ELEM_BYTES:
+        raise LaunchError(
+            f"tune: dtype {dtype!r}; give a torch dtype ({', '.join(_TORCH_TYPES)}) or a kernel "
+            f"dtype ({', '.join(ELEM_BYTES)})"
+        )
+    return name
+
+
+def kernel_majors(dtype: str, a_major: str, b_major: str) -> tuple[str, str]:
+    """The majors the kernel reads: as given for 16-bit types, 'K', 'K' for the others.
+
+    >>> kernel_majors("bf16", "M", "N"), kernel_majors("s8", "M", "N")
+    (('M', 'N'), ('K', 'K'))
+    """
+    if a_major not in ("K", "M") or b_major not in ("K", "N"):
+        raise LaunchError(
+            f"tune: a_major {a_major!r} is 'K' or 'M'; b_major {b_major!r} 'K' or 'N'"
+        )
+    return (a_major, b_major) if ELEM_BYTES[dtype] == 2 else ("K", "K")
+
+
+def cache_path() -> Path:
+    """Where the tuned configs live: ``gemm-tune.json`` in the cutemma cache folder.
+
+    >>> from cutemma.cuda.cache import cache_dir
+    >>> cache_path() == cache_dir() / "gemm-tune.json"
+    True
+    """
+    from cutemma.cuda.cache import cache_dir
+
+    return cache_dir() / FILE_NAME
+
+
+def _read_file() -> dict[str, dict]:
+    """The file's entries; {} when it is absent, unreadable or of another format."""
+    try:
+        data = json.loads(cache_path().read_text())
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict) or data.get("format") != _FORMAT:
+        return {}
+    entries = data.get("entries")
+    return entries if isinstance(entries, dict) else {}
+
+
+def _config_of(entry: dict) -> GemmConfig | Sm90Config | None:
+    try:
+        cfg = dict(entry["config"])
+        if entry.get("family") == "sm90":
+            return Sm90Config(**cfg)
+        cfg["warps"] = tuple(cfg["warps"])
+        return GemmConfig(**cfg)
+    except (KeyError, TypeError, ValueError, CutemmaError):
+        return None  # a damaged or foreign entry is a miss, never an error in gemm()
+
+
+def table() -> dict[tuple, GemmConfig]:
+    """{(device, mb, nb, kb, dtype, a_major, b_major): GemmConfig}, read once per process.
+
+    One entry stored in an empty cache folder, read back from the file:
+
+    >>> import os, tempfile
+    >>> os.environ["CUTEMMA_CACHE_DIR"] = tempfile.mkdtemp()
+    >>> _ = store("some GPU", 1000, 64, 64, "bf16", "K", "N", GemmConfig(), {})
+    >>> reload()
+    >>> list(table())
+    [('some GPU', 1024, 64, 64, 'bf16', 'K', 'N')]
+    """
+    global _TABLE
+    if _TABLE is None:
+        loaded = {}
+        for key, entry in _read_file().items():
+            parts = key.split("|")
+            cfg = _config_of(entry) if isinstance(entry, dict) else None
+            if len(parts) != 4 or cfg is None:
+                continue
+            device, shape, dtype, majors = parts
+            try:
+                mb, nb, kb = (int(x[1:]) for x in shape.split(","))
+            except ValueError:
+                continue
+            loaded[(device, mb, nb, kb, dtype, majors[:1], majors[1:])] = cfg
+        _TABLE = loaded
+    return _TABLE
+
+
+def reload() -> None:
+    """Forget the loaded table: the next look-up reads the file again (e.g. a new cache dir),
+    and the prepared launches of repeated calls, which chose their configs from the old one.
+
+    >>> import os, tempfile
+    >>> os.environ["CUTEMMA_CACHE_DIR"] = tempfile.mkdtemp()  # a new, empty cache folder
+    >>> reload()
+    >>> table()
+    {}
+    """
+    global _TABLE
+    _TABLE = None
+    from cutemma.kernels.fastpath import FAST
+
+    FAST.clear()
+
+
+def lookup(
+    device: str, m: int, n: int, k: int, dtype: str, a_major: str, b_major: str
+) -> GemmConfig | None:
+    """The tuned config of this device name and shape class, or None.
+
+    >>> lookup("no such GPU", 64, 64, 64, "bf16", "K", "K") is None
+    True
+    """
+    tab = _TABLE if _TABLE is not None else table()
+    if not tab:
+        return None
+    mb, nb, kb = shape_class(m, n, k)
+    return tab.get((device, mb, nb, kb, dtype, a_major, b_major))
+
+
+def lookup_device(
+    device: int, m: int, n: int, k: int, dtype: str, a_major: str, b_major: str
+) -> GemmConfig | None:
+    """:func:`lookup` for a CUDA device index (gemm's hot path: nothing tuned, no work).
+
+    With nothing tuned it returns None without asking torch for the device's name:
+
+    >>> import os, tempfile
+    >>> os.environ["CUTEMMA_CACHE_DIR"] = tempfile.mkdtemp()
+    >>> reload()
+    >>> lookup_device(0, 4096, 4096, 4096, "bf16", "K", "N") is None
+    True
+    """
+    tab = _TABLE if _TABLE is not None else table()
+    if not tab:
+        return None
+    mb, nb, kb = shape_class(m, n, k)
+    return tab.get((device_name(device), mb, nb, kb, dtype, a_major, b_major))
+
+
+@cache
+def device_name(device: int) -> str:
+    """The GPU's name as torch reports it (asked once per device).
+
+    >>> device_name(0)  # doctest: +SKIP
+    'NVIDIA H100 80GB HBM3'
+    """
+    import torch
+
+    return torch.cuda.get_device_name(device)
+
+
+def store(
+    device: str,
+    m: int,
+    n: int,
+    k: int,
+    dtype: str,
+    a_major: str,
+    b_major: str,
+    config: GemmConfig,
+    timings: dict[str, float],
+) -> Path:
+    """Merge one winner into the file (atomic rename) and into the loaded table.
+
+    The config then serves every shape of the class (here 1024 x 1024 x 1024):
+
+    >>> import os, tempfile
+    >>> os.environ["CUTEMMA_CACHE_DIR"] = tempfile.mkdtemp()
+    >>> reload()
+    >>> cfg = GemmConfig(128, 128, 64, (2, 2), 3)
+    >>> store("some GPU", 1000, 1000, 1000, "bf16", "K", "N", cfg, {cfg.name: 1e-4}).name
+    'gemm-tune.json'
+    >>> lookup("some GPU", 1024, 999, 513, "bf16", "K", "N").name
+    'b128x128x64_w2x2_s3'
+    """
+    path = cache_path()
+    entries = _read_file()
+    entries[entry_key(device, m, n, k, dtype, a_major, b_major)] = {
+        "family": "sm90" if isinstance(config, Sm90Config) else "sm80",
+        "config": asdict(config),
+        "seconds": timings.get(config.name),
+        "timings": timings,
+        "shape": [m, n, k],
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".gemm-tune-", suffix=".json")
+    with os.fdopen(fd, "w") as f:
+        json.dump({"format": _FORMAT, "entries": entries}, f, indent=1, sort_keys=True)
+    os.replace(tmp, path)  # readers see the old file or the new one, never half
+    mb, nb, kb = shape_class(m, n, k)
+    table()[(device, mb, nb, kb, dtype, a_major, b_major)] = config
+    from cutemma.kernels.fastpath import FAST
+
+    FAST.clear()  # prepared launches chose their config before this winner existed
+    return path

@@ -71,7 +71,7 @@ __version__ = "0.1.0"
 # the kernel generator (and never imports torch or cuda-python).
 _LAZY = {
     "gemm": "cutemma.kernels.dispatch",
-    "GemmConfig": "cutemma.kernels.sm80.plan",
+    "GemmConfig": "cutemma.kernels.sm80.config",
     "Sm90Config": "cutemma.kernels.sm90.config",
     "tune": "cutemma.kernels.tune",
 }

@@ -21,8 +21,8 @@ from typing import Any
 from cutemma.errors import LaunchError
 from cutemma.kernels.fastpath import try_fast
 from cutemma.kernels.operands import ELEM_BYTES, _check, _dtype, _dtype_name, _needs_fp8
+from cutemma.kernels.sm80.config import GemmConfig
 from cutemma.kernels.sm80.host import gemm_sm80
-from cutemma.kernels.sm80.plan import GemmConfig
 from cutemma.kernels.sm90.config import Sm90Config
 from cutemma.kernels.sm90.host import gemm_sm90, sm90_refusal
 from cutemma.kernels.tuned import lookup_device as _tuned

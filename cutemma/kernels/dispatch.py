@@ -20,7 +20,7 @@ from typing import Any
 
 from cutemma.kernels.checked import gemm_checked
 from cutemma.kernels.fastpath import try_fast
-from cutemma.kernels.sm80.plan import GemmConfig
+from cutemma.kernels.sm80.config import GemmConfig
 from cutemma.kernels.sm90.config import Sm90Config
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from cutemma.errors import TiledMmaError
 from cutemma.kernels.operands import SM90_DTYPES
-from cutemma.kernels.sm80.plan import ELEM_BYTES, GemmConfig
+from cutemma.kernels.sm80.config import ELEM_BYTES, GemmConfig
 from cutemma.kernels.sm90.config import ATOMS_SM90, FP8, Sm90Config
 
 BUILTIN_CONFIGS = {

@@ -42,7 +42,7 @@ _REGISTERED: dict[str, Any] = {}  # "gemm", "gemm_out" -> the torch op, once reg
 
 
 def _config_classes() -> dict[str, type]:
-    from cutemma.kernels.sm80.plan import GemmConfig
+    from cutemma.kernels.sm80.config import GemmConfig
     from cutemma.kernels.sm90.config import Sm90Config
 
     return {"Sm90Config": Sm90Config, "GemmConfig": GemmConfig}
@@ -65,7 +65,7 @@ def config_key(config: Any) -> str | None:
     Built from the fields by getattr and string joins only: dynamo traces it as constants
     on any torch 2.x (a frozen dataclass is not a constant it can hand to other code).
 
-    >>> from cutemma.kernels.sm80.plan import GemmConfig
+    >>> from cutemma.kernels.sm80.config import GemmConfig
     >>> config_key(GemmConfig(64, 64, 32))
     'GemmConfig:block_m=64;block_n=64;block_k=32;warps=2x2;stages=4;swizzle_bytes=128;group_m=8'
     """

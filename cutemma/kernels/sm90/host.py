@@ -37,11 +37,8 @@ from cutemma.kernels.operands import (
     _major,
 )
 from cutemma.kernels.pick import pick_sm90_config
-from cutemma.kernels.sm90.batched import BAT_A, BAT_B
-from cutemma.kernels.sm90.config import ATOMS_SM90, Sm90Config
+from cutemma.kernels.sm90.config import ATOMS_SM90, BAT_A, BAT_B, Sm90Config, kernel_name_sm90
 from cutemma.kernels.sm90.launch import PreparedLaunch
-from cutemma.kernels.sm90.plan import Sm90Plan
-from cutemma.kernels.sm90.source import gemm_sm90_source, kernel_name_sm90
 from cutemma.kernels.sm90.tma_maps import Sm90Launch, operand_map
 
 _OUT = {"float16": "f16", "bfloat16": "bf16", "float32": "f32"}
@@ -184,6 +181,8 @@ def compiled_sm90(
         except (OSError, ValueError, KeyError, TypeError):
             pass  # absent or damaged: build it
     from cutemma.cuda import compile
+    from cutemma.kernels.sm90.plan import Sm90Plan  # the generator: loaded when it compiles
+    from cutemma.kernels.sm90.source import gemm_sm90_source
 
     plan = Sm90Plan(config, dtype, a_major, b_major, out)
     cubin = compile(gemm_sm90_source(config, dtype, a_major, b_major, out, c_type, batched), arch)

@@ -95,6 +95,10 @@ def gemm_checked(
         chosen = _tuned_2d(A, B, M, N, K, dtype)
         if isinstance(chosen, GemmConfig):  # sm80 won the tuning
             why, config = "cutemma.tune found the sm80 kernel faster", chosen
+    if why is None and chosen is None and batch is None and (C is None or beta == 0):
+        done = _split(A, B, out, out_dtype, alpha, remember)  # decode: K slices fill the SMs
+        if done is not None:
+            return done
     if why is None:
         kw = {"alpha": alpha, "beta": beta, "out": out, "out_dtype": out_dtype}
         return gemm_sm90(A, B, C, config=chosen, _remember=remember, **kw)
@@ -104,6 +108,31 @@ def gemm_checked(
         A, B, C, alpha=alpha, beta=beta, out=out, out_dtype=out_dtype, config=config,
         batch=batch, dtype=dtype, remember=remember,
     )  # fmt: skip
+
+
+def _split(A: Any, B: Any, out: Any, out_dtype: Any, alpha: float, remember: Any) -> Any:
+    """D through the split-K launch (:mod:`cutemma.kernels.sm90.splitk`) when it pays for
+    this shape, else None (the plain kernel runs; a wrong ``out`` is named there)."""
+    import torch
+
+    from cutemma.kernels.operands import _arch
+    from cutemma.kernels.sm90.host import sm_count
+    from cutemma.kernels.sm90.splitk import try_split
+
+    M, N = A.shape[0], B.shape[1]
+    if out is None:
+        out = torch.empty((M, N), dtype=out_dtype, device=A.device)
+    elif tuple(out.shape) != (M, N) or out.dtype != out_dtype or out.device != A.device:
+        return None
+    device = A.device.index or 0
+    p = try_split(A, B, out, float(alpha), sm_count(device), _arch(device))
+    if p is None:
+        return None
+    if remember is not None:
+        from cutemma.kernels.fastpath import remember as keep
+
+        keep(A, B, out, *remember, p)
+    return out
 
 
 def _tuned_2d(A: Any, B: Any, M: int, N: int, K: int, dtype: str) -> Any:

@@ -54,6 +54,10 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'cutemma.cuda' has no attribute {name!r}")
 
 
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
+
 class _Package(types.ModuleType):
     """``launch`` and ``sass`` name both a submodule and the function it exports; the
     import system sets the package's attribute to the submodule when the submodule first

@@ -169,6 +169,7 @@ def nvrtc_version() -> tuple[int, int]:
 
 
 @_memoize
+@_memoize
 def nvrtc_version_hint() -> tuple[int, int] | None:
     """(major, minor) of the nvidia-cuda-nvrtc pip package, read from its metadata without
     loading the library; None when no such package is installed.

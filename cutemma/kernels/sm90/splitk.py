@@ -5,15 +5,15 @@ same bits every run, no atomics) and writes D = alpha * sum in D's type.
 
 Why: with M <= 64 tokens a GEMM is a stream of B, and the 128-row tiles of N alone are fewer
 than the SMs ((N, K) = (10240, 8192): 80 tiles of 128 x 128 for 132 SMs, so 52 SMs read
-nothing; bench/results/inference-h100.json: 0.77x cuBLAS at M = 1). S slices give S times
-the tiles; :func:`split_count` picks S by whole waves over the SMs.
+nothing; bench/results/raw/inference-h100-run2.json: 0.77x cuBLAS at M = 1). S slices give
+S times the tiles; :func:`split_count` picks S so that they fill one wave over the SMs.
 
 The slices are views, no copies: A (M, K) with strides (a0, a1) read as (S, M, K/S) with
 strides (K/S * a1, a0, a1), B (K, N) with strides (b0, b1) as (S, K/S, N) with strides
 (K/S * b0, b0, b1) (:func:`split_views`); the batched kernel's rank-3 tensor maps walk them.
 
->>> split_count(1, 10240, 8192, 132, 2), split_count(512, 10240, 8192, 132, 2)
-(8, 1)
+>>> split_count(1, 8192, 8192, 132, 2), split_count(512, 8192, 8192, 132, 2)
+(2, 1)
 """
 
 from __future__ import annotations
@@ -27,32 +27,37 @@ SPLIT_MAX_M = 64  # decode: the tokens fit one 128-row tile; above it the tiles 
 SPLITS = (2, 3, 4, 6, 8, 12, 16)
 K_TILE_BYTES = 128  # an sm90 k tile is one 128-byte swizzle row of K (Sm90Config.block_k None)
 MIN_K_TILES = 4  # a slice keeps the ring busy: at least 4 k tiles (the default ring depth)
-FILL_K_TILES = 2  # a tile's fixed cost (ring fill, epilogue) in k tiles, for the wave count
 TILE = 128  # the split's tile: 128 x 128 (Sm90Config(128, 128); fp8 promoted too)
 REDUCE_THREADS = 256
-GAIN = 0.95  # a split must promise 5% or more
+# the f32 partials written and read back (8 * S * M * N bytes) against B's bytes (K * N * eb):
+# past this share the extra traffic costs more than the idle SMs (run 3: S = 2 at M = 64 on
+# (8192, 8192) e4m3, 12.5% extra, 0.78x vs 0.93x unsplit; 1.8-3.6% extra gained 10-30%)
+PARTIAL_SHARE = 0.05
 
 
 def split_count(m: int, n: int, k: int, sms: int, elem_bytes: int) -> int:
-    """S, the K slices of an (m, n, k) GEMM (1: no split): the count that finishes first
-    counting whole waves of S x tiles over ``sms`` SMs, each tile costing its K/S k tiles
-    plus a fixed fill; only for m <= SPLIT_MAX_M, slices of whole k tiles, at least
-    MIN_K_TILES each.
+    """S, the K slices of an (m, n, k) GEMM (1: no split): the most slices whose tiles
+    still fit one wave over ``sms`` SMs (S x tiles <= sms), each slice whole k tiles (at
+    least MIN_K_TILES), the partials' traffic within PARTIAL_SHARE of B's bytes; only for
+    m <= SPLIT_MAX_M and grids under one wave.
+
+    Measured on the H100 (bench/results/raw/serve-splitk-run3.json, inference run 3): a
+    grid under one wave split to fill it gained 10-30% ((N, K) = (8192, 28672), (8192, 8192):
+    64 tiles, S = 2); splits past one wave lost ((57344, 8192): 448 tiles, S = 2, 0.83-0.86x
+    vs 0.89-1.01x unsplit; (10240, 8192) e4m3, 80 tiles, S = 8: 0.63-0.77x vs 0.84-0.95x):
+    there the grid streams B near the card's bandwidth already and a tail wave only adds.
 
     >>> split_count(16, 8192, 28672, 132, 2), split_count(16, 57344, 8192, 132, 2)
-    (2, 2)
+    (2, 1)
     """
     if m > SPLIT_MAX_M:
         return 1
     kt = K_TILE_BYTES // elem_bytes
     tiles = -(-m // TILE) * -(-n // TILE)
-
-    def cost(s: int) -> float:
-        return -(-s * tiles // sms) * (k / s / kt + FILL_K_TILES)
-
     best = 1
     for s in SPLITS:
-        if k % (s * kt) == 0 and k // s >= MIN_K_TILES * kt and cost(s) < GAIN * cost(best):
+        whole = k % (s * kt) == 0 and k // s >= MIN_K_TILES * kt
+        if whole and s * tiles <= sms and 8 * s * m <= PARTIAL_SHARE * k * elem_bytes:
             best = s
     return best
 

@@ -231,7 +231,7 @@ def overhead_us(calls: int = 2000) -> dict:
     from cutemma.kernels.pick import pick_config
     from cutemma.kernels.sm80.host import _flat
 
-    cfg = pick_config(64, 64, 64)
+    cfg = pick_config(64, 64, 64).config
     gemm(A, B, out=out, config=cfg)
     prepared = find(A, B, out, cfg).prepared
     kern, shared, threads = compiled_kernel(

@@ -74,6 +74,7 @@ _LAZY = {
     "GemmConfig": "cutemma.kernels.sm80.config",
     "Sm90Config": "cutemma.kernels.sm90.config",
     "tune": "cutemma.kernels.tune",
+    "to_cute_dsl": "cutemma.emit",
 }
 
 
@@ -98,7 +99,7 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
-    *_LAZY,  # GemmConfig, gemm, tune
+    *_LAZY,  # GemmConfig, gemm, tune, to_cute_dsl
     "AtomError", "CliError", "CompileError", "CutemmaError", "DescriptorError", "LaunchError",
     "LayoutError", "LayoutParseError", "NotALayoutError", "TiledMmaError", "CopyError", "TmaError",
     "DesignError", "EmitError",

@@ -584,9 +584,157 @@ API: list[tuple[str, type, str]] = [
     ("cuda.load_kernel(b'hello', 'k')", CE, "ELF magic"),
     ("cuda.launch(b'hello', 'k')", CE, "ELF magic"),
     ("cuda.device_arch('x')", LA, "device"),
+    # epilogue (helper epilogue, issue 20): op lists (DesignError, a TiledMmaError) and the
+    # call's tensors (LaunchError), checked without torch or a GPU
+    ("kernels.epilogue.validate_ops(('bias', 'gleu'))", TE, "did you mean 'gelu'"),
+    ("kernels.epilogue.validate_ops(('relu', 'relu'))", TE, "appears twice"),
+    ("kernels.epilogue.validate_ops(('relu', 'silu'))", TE, "two activations"),
+    ("kernels.epilogue.validate_ops(('silu', 'bias_row'))", TE, "after the activation"),
+    ("kernels.epilogue.validate_ops(('bias', 'scale_col'))", TE, "scales first"),
+    ("kernels.epilogue.validate_ops(('cast', 'gelu'))", TE, "'cast' must be last"),
+    ("kernels.epilogue.validate_ops(7)", TE, "not a list of op names"),
+    ("kernels.epilogue.Epilogue(('bias',), ('f64',))", TE, "f32"),
+    ("kernels.epilogue.bind(('bias',), {}, 4, 8, 'cuda')", LA, "missing bias="),
+    ("kernels.epilogue.bind((), {'residual': 1.0}, 4, 8, 'cuda')", LA, "no op of epilogue"),
+    (
+        "kernels.epilogue.bind(('scale_row',), {'scale_row': [1.0] * 4}, 4, 8, 'cuda')",
+        LA,
+        "give a torch tensor",
+    ),
+    ("kernels.epilogue.bind(('relu',), {}, 4, 8, 'cuda', batched=True)", LA, "batched"),
+    ("kernels.epilogue.bind(('relu',), {}, 4, 8, 'cuda', int8=True)", LA, "int8"),
+]
+
+# --- emitdsl (issue 19): cutemma.to_cute_dsl ----------------------------------------------
+from cutemma.errors import EmitError as _EE  # noqa: E402 - this block's own import (merges)
+
+API += [
+    ("cm.to_cute_dsl(object())", _EE, "no static form"),
+    ("cm.to_cute_dsl(3.5)", _EE, "no static form"),
+    ("cm.to_cute_dsl(True)", _EE, "no static form"),
+    ("cm.to_cute_dsl('(4,2):(1,4)')", _EE, "Layout.parse"),
+    ("cm.to_cute_dsl((4, 2.5))", _EE, "whole numbers"),
+    ("cm.to_cute_dsl((4, 'x'))", _EE, "dynamic"),
+    ("cm.to_cute_dsl(cm.Layout(4, 2**31))", _EE, "32-bit"),
+    ("cm.to_cute_dsl(cm.Layout((0, 4)))", _EE, "strictly positive"),
+    ("cm.to_cute_dsl(cm.make_mma_atom('SM70_8x8x4_F32F16F16F32_NT'))", _EE, "nearest"),
+    ("cm.to_cute_dsl(cm.make_mma_atom('SM90_64x8x8_F32TF32TF32_SS_TN'))", _EE, "no op"),
+    ("cm.to_cute_dsl(cm.make_mma_atom('SM89_16x8x32_F32E4M3E5M2F32_TN'))", _EE, "mixed-type"),
+    ("cm.to_cute_dsl(cm.make_mma_atom('SM90_64x8x16_F16F16F16_SS', scale_a=-1))", _EE, "scale"),
+    ("cm.to_cute_dsl(cm.make_mma_atom('SM100_MMA_F16BF16_SS_SPARSE'))", _EE, "sparse"),
+    (
+        "cm.to_cute_dsl(cm.make_copy_atom('SM90_TMA_LOAD<16384>', 'f16'))",
+        _EE,
+        "make_tiled_tma_atom",
+    ),
+    (
+        "cm.to_cute_dsl(cm.make_copy_atom('SM80_CP_ASYNC_CACHEALWAYS_ZFILL<uint128_t>', 'f16'))",
+        _EE,
+        "zero-fill",
+    ),
+    ("cm.to_cute_dsl(cm.make_copy_atom('UniversalCopy<uint64_t>', 'c64'))", _EE, "no numeric type"),
+    ("cm.to_cute_dsl(cm.Layout(4), mma=1)", _EE, "TiledCopy"),
+    ("cm.to_cute_dsl(cm.Layout.parse('ArithTuple(1,0) o (4,2):(1@0,1@1)'))", _EE, "starts at"),
 ]
 
 # --- the command line --------------------------------------------------------------------
+
+
+# --- kdesign (issue 20): invalid GemmDesigns, refused by rule name before compiling -------
+_D = "kernels.GemmDesign"
+_F16 = "'SM80_16x8x16_F32F16F16F32_TN'"
+_BF = "'SM80_16x8x16_F32BF16BF16F32_TN'"
+_TF = "'SM80_16x8x8_F32TF32TF32F32_TN'"
+_S8 = "'SM80_16x8x32_S32S8S8S32_TN'"
+_E4 = "'SM89_16x8x32_F32E4M3E4M3F32_TN'"
+_G = "'SM90_64x128x16_F32BF16BF16_SS'"
+_GK = "'SM90_64x128x16_F32BF16BF16_SS<K,K>'"
+
+
+def _tm(atom: str, layout: str = "(1, 1, 1)", perm: str = "None") -> str:
+    return f"tiled_pkg.make_tiled_mma({atom}, {layout}, {perm})"
+
+
+def _chk(design: str, arch: str = "sm_90a") -> str:
+    return f"kernels.check({design}, {arch!r})"
+
+
+from cutemma.errors import DesignError as DSE  # noqa: E402
+
+DESIGN_API: list[tuple[str, type, str]] = [
+    # atoms no family renders, or the device cannot execute
+    (_chk(f"{_D}('SM70_8x8x4_F32F16F16F32_NT')"), DSE, "rule atom_family"),
+    (_chk(f"{_D}('SM80_8x8x4_F64F64F64F64_TN')"), DSE, "rule atom_family"),
+    (_chk(f"{_D}('SM80_16x8x16_F16F16F16F16_TN')"), DSE, "rule atom_family"),
+    (_chk(f"{_D}('SM90_64x128x16_F16F16F16_SS<K,K>')"), DSE, "rule atom_family"),
+    (_chk(f"{_D}('SM90_64x64x16_F32BF16BF16_RS')"), DSE, "rule atom_family"),
+    (_chk(f"{_D}({_E4}, (64, 64, 64))", "sm_80"), DSE, "needs sm_89 or newer"),
+    (_chk(f"{_D}({_F16}, (64, 64, 32))", "sm_75"), DSE, "rule atom_arch"),
+    (_chk(f"{_D}({_TF}, (64, 64, 32))", "sm_70"), DSE, "rule atom_arch"),
+    (_chk(f"{_D}({_G})", "sm_89"), DSE, "runs on sm_90a only"),
+    (_chk(f"{_D}({_G})", "sm_80"), DSE, "rule atom_arch"),
+    (f"{_D}('SM80_no_such_atom')", DSE, "SM80_no_such_atom"),
+    (f"{_D}(42)", DSE, "a TiledMMA"),
+    # tiles
+    (_chk(f"{_D}({_F16}, (60, 64, 32))"), DSE, "rule tile_multiple"),
+    (_chk(f"{_D}({_F16}, (64, 60, 32))"), DSE, "not a multiple of the TiledMMA's tile"),
+    (_chk(f"{_D}({_F16}, (64, 64, 24))"), DSE, "rule tile_multiple"),
+    (_chk(f"{_D}({_S8}, (64, 64, 48))"), DSE, "rule tile_multiple"),
+    (_chk(f"{_D}({_tm(_F16, '(2, 2, 1)')}, (48, 64, 32))"), DSE, "(32, 16, 16)"),
+    (_chk(f"{_D}({_F16}, (64, 64, 0))"), DSE, "rule tile_ints"),
+    (_chk(f"{_D}({_F16}, (64.0, 64, 32))"), DSE, "rule tile_ints"),
+    (_chk(f"{_D}({_F16}, (64, 64))"), DSE, "rule tile_ints"),
+    (_chk(f"{_D}({_G}, (128, 64, 64))"), DSE, "rule tile_multiple"),
+    (_chk(f"{_D}({_G}, (96, 128, 64))"), DSE, "rule tile_multiple"),
+    # atom layouts and permutations
+    (_chk(f"{_D}({_tm(_F16, '(2, 2, 2)')}, (64, 64, 64))"), DSE, "rule atom_layout_k"),
+    (_chk(f"{_D}({_tm(_F16, '(1, 1, 1)', '(None, cm.Layout((4, 2), (2, 1)), None)')}, (64, 64, 32))"), DSE, "rule permutation"),
+    (_chk(f"{_D}({_tm(_F16, '(1, 1, 1)', '(None, None, cm.Layout((8, 2), (2, 1)))')}, (64, 64, 32))"), DSE, "an N or K permutation"),
+    (_chk(f"{_D}({_tm(_F16, '(1, 1, 1)', '(32, None, None)')}, (64, 64, 32))"), DSE, "not replicate them"),
+    (_chk(f"{_D}({_tm(_GK, '(2, 1, 1)', '(cm.Layout((64, 2), (2, 1)), None, None)')}, (128, 128, 64))"), DSE, "rule permutation"),
+    (_chk(f"{_D}({_tm(_F16, '(4, 4, 1)')}, (128, 128, 32))"), DSE, "rule threads"),
+    (_chk(f"{_D}({_tm(_F16, '(16, 4, 1)')}, (256, 64, 32))"), DSE, "64 warps"),
+    (_chk(f"{_D}({_F16}, (64, 24, 32))"), DSE, "rule atom_pairs"),
+    (_chk(f"{_D}({_tm(_G, '(2, 2, 1)')}, (128, 256, 64))"), DSE, "rule sm90_shape"),
+    (_chk(f"{_D}({_G}, (128, 256, 64))"), DSE, "tile N 256 != the GMMA atom's N 128"),
+    (_chk(f"{_D}({_tm(_G, '(4, 1, 1)')}, (256, 128, 64))"), DSE, "rule sm90_shape"),
+    # stages, schedules, smem layouts and copies
+    (_chk(f"{_D}({_F16}, (64, 64, 32), stages=1)"), DSE, "rule stages"),
+    (_chk(f"{_D}({_F16}, (64, 64, 32), stages='4')"), DSE, "rule stages"),
+    (_chk(f"{_D}({_F16}, (64, 64, 32), schedule='pingpong')"), DSE, "rule schedule"),
+    (_chk(f"{_D}({_G}, schedule='round-robin')"), DSE, "rule schedule"),
+    (_chk(f"{_D}({_tm(_G, '(2, 1, 1)')}, (128, 128, 64), schedule='pingpong')"), DSE, "each warpgroup owns a tile"),
+    (_chk(f"{_D}({_F16}, (64, 64, 32), smem_a=kernels.sm80.plan.smem_layout(32, 32, 'K'))"), DSE, "rule smem_layout"),
+    (f"{_D}({_F16}, (64, 64, 32), smem_b='Sw<3,3,3>')", DSE, "not a layout"),
+    (_chk(f"{_D}({_G}, smem_a=kernels.sm80.plan.smem_layout(128, 64, 'K'))"), DSE, "TMA writes only"),
+    (_chk(f"{_D}({_F16}, (64, 64, 32), smem_a=cm.make_swizzled(cm.Swizzle(0, 4, 3), cm.Layout(((4, 16), 32), ((1, 128), 4))))"), DSE, "narrower than cp.async's 16-byte vector"),
+    (_chk(f"{_D}({_F16}, (64, 64, 32), copy_a='SM80_CP_ASYNC_CACHEGLOBAL<uint128_t>')"), DSE, "rule copy_atom"),
+    (_chk(f"{_D}({_F16}, (64, 64, 32), copy_b='UniversalCopy<uint32_t>')"), DSE, "reads registers with ldmatrix"),
+    (_chk(f"{_D}({_TF}, (64, 64, 32), copy_a='SM75_U16x8_LDSM_T')"), DSE, "moves 16-bit elements"),
+    (_chk(f"{_D}({_G}, copy_a='SM75_U32x4_LDSM_N')"), DSE, "wgmma descriptors"),
+    (_chk(f"{_D}({_F16}, (64, 64, 32), copy_a='SM75_U16x8_LDSM_T', smem_a=kernels.sm80.plan.smem_layout(64, 32, 'K'))"), DSE, "rule plan"),
+    (f"{_D}({_F16}, copy_a=4)", DSE, "not a name"),
+    (_chk(f"{_D}({_F16}, (64, 64, 32), smem_a=cm.Layout((64, 32), (32, 1)))"), DSE, "compose it with a Swizzle"),
+    # budgets: shared memory and registers
+    (_chk(f"{_D}({_tm(_F16, '(2, 4, 1)')}, (256, 256, 64), stages=4)"), DSE, "rule smem_limit"),
+    (_chk(f"{_D}({_tm(_F16, '(2, 2, 1)')}, (128, 128, 64), stages=8)", "sm_86"), DSE, "the sm_86 limit is 101376"),
+    (_chk(f"{_D}({_F16}, (128, 128, 32))"), DSE, "rule registers"),
+    (_chk(f"{_D}({_tm(_F16, '(2, 1, 1)')}, (128, 128, 32))"), DSE, "registers per thread"),
+    (_chk(f"{_D}('SM90_64x256x32_F32E4M3E4M3_SS_TN', (256, 256, 128))"), DSE, "rule"),
+    # epilogue names (the fused-epilogue module validates them)
+    (_chk(f"{_D}({_F16}, (64, 64, 32), epilogue=('no-such-op',))"), DSE, "rule epilogue"),
+    # whole-call arguments
+    ("kernels.check('SM80_16x8x16_F32F16F16F32_TN')", DSE, "a GemmDesign"),
+    ("kernels.failed_rules(cfg)", DSE, "a GemmDesign, got GemmConfig"),
+    ("kernels.gemm(None, None, design='SM80_16x8x16_F32F16F16F32_TN')", DSE, "takes a cutemma.kernels.GemmDesign"),
+    (f"kernels.gemm(None, None, config=cfg, tiled_mma={_F16})", LA, "one of config=, design= and tiled_mma="),
+    (f"{_D}.from_config(cfg, 'f64')", DSE, "dtype 'f64'"),
+    (f"{_D}.from_config(object(), 'bf16')", DSE, "a GemmConfig or Sm90Config"),
+    (f"kernels.explain({_D}({_F16}, (60, 64, 32)), compile=False)", DSE, "rule tile_multiple"),
+]  # fmt: skip
+API += DESIGN_API
+
+
 CLI: list[tuple[str, str]] = [
     # top level
     ("", None),  # placeholder removed below: no arguments prints help (exit 0)

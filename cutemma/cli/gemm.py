@@ -127,7 +127,7 @@ def run(args: argparse.Namespace) -> int:
     """
     cfg = parse_config(args.config)
     if not getattr(args, "config_given", True) and cfg == BUILTIN_CONFIGS["large"]:
-        cfg = pick_config(1 << 14, 1 << 14, 1 << 14, dtype=args.dtype)  # fp8: 8 warps
+        cfg = pick_config(1 << 14, 1 << 14, 1 << 14, dtype=args.dtype).config  # fp8: 8 warps
     if args.plan:
         print(describe(GemmPlan(cfg, args.dtype, args.a_major, args.b_major)))
     if args.show_source:

@@ -10,6 +10,10 @@ True
 # each name loads its module on first use: ``cutemma.gemm``'s call imports only the host
 # side it runs (a cached kernel needs no generator, plan or layout algebra)
 _LAZY = {
+    "GemmDesign": "design",
+    "check": "design",
+    "failed_rules": "design",
+    "explain": "explain",
     "gemm": "dispatch",
     "BUILTIN_CONFIGS": "pick",
     "pick_config": "pick",
@@ -46,10 +50,14 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "BUILTIN_CONFIGS",
+    "GemmDesign",
     "GemmConfig",
     "GemmPlan",
     "Sm90Config",
     "Sm90Plan",
+    "check",
+    "explain",
+    "failed_rules",
     "gemm",
     "gemm_sm90_source",
     "gemm_source",

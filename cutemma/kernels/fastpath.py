@@ -162,10 +162,11 @@ class FastEntry:
     ((6, 1), (4, 6), True)
     """
 
-    __slots__ = ("check", "prepared", "strides", "shape", "dtype", "device")
+    __slots__ = ("check", "prepared", "strides", "shape", "dtype", "device", "epi")
 
     def __init__(self, check: Callable[..., bool], prepared: BoxedLaunch, out: Any) -> None:
         self.check, self.prepared = check, prepared
+        self.epi = ()  # a fused epilogue's (box, tensor) pairs (fastpath_epilogue)
         self.strides, self.shape = out.stride(), tuple(out.shape)
         self.dtype, self.device = out.dtype, out.device
 
@@ -189,7 +190,7 @@ class BoxedLaunch:
 
     __slots__ = ("kern", "device", "grid", "grid_y", "args", "ptrs", "launch_ptrs", "alpha",
                  "at", "ptr", "fn", "cu", "stream", "stream_box", "stream_of", "threads",
-                 "shared")  # fmt: skip
+                 "shared", "epi")  # fmt: skip
 
     def __init__(self, kern: Any, device: int, grid: int, grid_y: int = 1) -> None:
         self.kern, self.device, self.grid, self.grid_y = kern, device, grid, grid_y
@@ -199,12 +200,33 @@ class BoxedLaunch:
         self.stream_of = None  # torch's stream query, bound at the first launch
         self.at, self.ptr = None, None
         self.args: list = []
+        self.epi: list = []  # a fused epilogue's boxes (add_epilogue)
 
     def set_args(self, args: list) -> None:
         """The kernel's parameters in order, one ctypes box each (kept alive here)."""
         self.args = args
         self.ptrs = (ctypes.c_void_p * len(args))(*[ctypes.addressof(a) for a in args])
         self.launch_ptrs = ctypes.c_void_p(ctypes.addressof(self.ptrs))
+
+    def add_epilogue(self, params: list) -> None:
+        """Boxes for a fused epilogue's parameters (``Epilogue.params()``: pointers, then
+        64-bit strides), after the family's own; call before the family writes any slot of
+        ``ptrs`` by hand (this rebuilds it). Their values are written per call
+        (:meth:`set_epilogue`): a prepared launch is shared by calls whose tensors differ.
+
+        >>> b = BoxedLaunch(None, 0, 1); b.set_args([_I32(7)])
+        >>> from cutemma.cuda.source import Param
+        >>> b.add_epilogue([Param("const float*", "ep_bias")]); b.set_epilogue((0x100,))
+        >>> [a.value for a in b.args]
+        [7, 256]
+        """
+        self.epi = [_U64() if p.is_pointer else _I64() for p in params]
+        self.set_args(self.args + self.epi)
+
+    def set_epilogue(self, values: tuple) -> None:
+        """This call's epilogue tensors' pointers and strides (see :meth:`add_epilogue`)."""
+        for box, v in zip(self.epi, values, strict=True):
+            box.value = v
 
     def write_out(self, ptr: int, st: tuple, out: Any) -> None:
         """C = D = ``out`` (at ``ptr``, element strides ``st``), beta 0: the family's boxes."""

@@ -3,19 +3,22 @@
 :func:`pick_sm90_config` (sm90: the 128-row tile that finishes first by whole waves and
 measured per-tile speeds).
 
->>> pick_config(8192, 8192, 8192).name, pick_sm90_config(8192, 8192).name
+>>> builtin_config(8192, 8192, 8192).name, pick_sm90_config(8192, 8192).name
 ('b128x128x32_w2x2_s4', 'b128x256_c2_sauto')
 """
 
 from __future__ import annotations
 
 import numbers
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cutemma.errors import TiledMmaError
 from cutemma.kernels.operands import SM90_DTYPES
 from cutemma.kernels.sm80.config import ELEM_BYTES, GemmConfig
 from cutemma.kernels.sm90.config import ATOMS_SM90, FP8, Sm90Config
+
+if TYPE_CHECKING:  # designs load with the first pick_config: a call's host side needs none
+    from cutemma.kernels.design import GemmDesign
 
 BUILTIN_CONFIGS = {
     "large": GemmConfig(128, 128, 32, (2, 2), 4),
@@ -31,17 +34,17 @@ BUILTIN_CONFIGS = {
 FP8_LARGE = GemmConfig(128, 128, 32, (4, 2), 4)
 
 
-def pick_config(m: int, n: int, k: int, batch: int = 1, dtype: str = "bf16") -> GemmConfig:
+def builtin_config(m: int, n: int, k: int, batch: int = 1, dtype: str = "bf16") -> GemmConfig:
     """The built-in config for a problem shape: smaller tiles when big ones leave SMs idle.
 
     ``batch`` problems of (m, n, k) fill the SMs together; ``dtype`` is the kernel's
     element type ('bf16', 'e4m3', ...: fp8 takes an 8-warp large tile).
 
-    >>> pick_config(1024, 1024, 64).name, pick_config(8192, 8192, 8192).name
+    >>> builtin_config(1024, 1024, 64).name, pick_config(8192, 8192, 8192).name
     ('b64x64x32_w2x2_s4', 'b128x128x32_w2x2_s4')
-    >>> pick_config(16, 4096, 4096).name, pick_config(1024, 1024, 64, batch=8).name
+    >>> builtin_config(16, 4096, 4096).name, pick_config(1024, 1024, 64, batch=8).name
     ('b32x32x64_w2x2_s4', 'b128x128x32_w2x2_s4')
-    >>> pick_config(8192, 8192, 8192, dtype="e4m3").name
+    >>> builtin_config(8192, 8192, 8192, dtype="e4m3").name
     'b128x128x32_w4x2_s4'
     """
     from cutemma.layout.checks import as_int
@@ -79,7 +82,7 @@ def _whole(v: Any) -> bool:
     return isinstance(v, numbers.Integral) and not isinstance(v, bool)
 
 
-def pick_sm90_config(
+def builtin_sm90_config(
     m: int, n: int, sms: int = 132, dtype: str = "bf16", batch: int = 1
 ) -> Sm90Config:
     """The built-in tile for an (m, n) output (``batch`` of them): for 16-bit types the
@@ -89,11 +92,11 @@ def pick_sm90_config(
     fp8 (promoted accumulation: two accumulator sets, at most 2 x 96 per thread) the same
     way between 128x192 (promoted by N halves, ``promote="split"``) and 128x128.
 
-    >>> [pick_sm90_config(s, s).name for s in (8192, 4096, 3072, 2048, 1024)]
+    >>> [builtin_sm90_config(s, s).name for s in (8192, 4096, 3072, 2048, 1024)]
     ['b128x256_c2_sauto', 'b128x256_c2_sauto', 'b128x192_c2_sauto', 'b128x128_c2_sauto', 'b128x64_c2_sauto']
-    >>> [pick_sm90_config(s, s, dtype="e4m3").name for s in (8192, 6144, 4096, 1024)]
+    >>> [builtin_sm90_config(s, s, dtype="e4m3").name for s in (8192, 6144, 4096, 1024)]
     ['b128x192_c2_sauto_spl', 'b128x192_c2_sauto_spl', 'b128x192_c2_sauto_spl', 'b128x128_c2_sauto']
-    >>> pick_sm90_config(2048, 2048, batch=8).name  # 8 x 64 tiles of 128x256: 3.9 waves
+    >>> builtin_sm90_config(2048, 2048, batch=8).name  # 8 x 64 tiles of 128x256: 3.9 waves
     'b128x256_c2_sauto'
     """
     counts = {"m": m, "n": n, "sms": sms, "batch": batch}
@@ -125,3 +128,29 @@ def pick_sm90_config(
     if m < 128:  # a partly empty tile: 128x64 loads 2 bytes of (zero) A per byte of B
         widths.pop(64, None)  # (M = 16 x 4096 x 4096: 0.68x cuBLAS, 128x128 0.76x)
     return Sm90Config(128, min(widths, key=lambda bn: (cost(bn, widths[bn]), -bn)))  # tie: wider
+
+
+def pick_config(m: int, n: int, k: int, batch: int = 1, dtype: str = "bf16") -> GemmDesign:
+    """The built-in sm80 design for a problem shape (:func:`builtin_config`'s config as a
+    design; its ``.config`` is the config, its kernel the config's).
+
+    >>> d = pick_config(1024, 1024, 64)
+    >>> d.name, d.tiled_mma.atom.name, d.tile
+    ('b64x64x32_w2x2_s4', 'SM80_16x8x16_F32BF16BF16F32_TN', (64, 64, 32))
+    """
+    from cutemma.kernels.design import GemmDesign
+
+    return GemmDesign.from_config(builtin_config(m, n, k, batch, dtype), dtype)
+
+
+def pick_sm90_config(
+    m: int, n: int, sms: int = 132, dtype: str = "bf16", batch: int = 1
+) -> GemmDesign:
+    """The built-in sm90 design for an (m, n) output (:func:`builtin_sm90_config` as a design).
+
+    >>> pick_sm90_config(4096, 4096, dtype="e4m3").config.promote
+    'split'
+    """
+    from cutemma.kernels.design import GemmDesign
+
+    return GemmDesign.from_config(builtin_sm90_config(m, n, sms, dtype, batch), dtype)

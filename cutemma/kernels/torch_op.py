@@ -10,7 +10,7 @@ graph (no graph break): while torch traces (dynamo, export, a fake-tensor or pro
   with ``out=`` (it writes ``out``; torch's functionalisation sees the mutation).
 
 Each op's real implementation is ``cutemma.gemm`` itself (the eager path: prepared launch,
-both kernel families). Its fake implementation, :func:`gemm_meta`, says what the real one
+both kernel families; the op runs outside any trace). Its fake implementation, :func:`gemm_meta`, says what the real one
 returns without touching the GPU: the shape (torch.matmul's batch broadcasting), the dtype
 (the call's out_dtype, else the input's default) and contiguous strides, and raises the
 LaunchError that the real call would raise for shapes, dtypes, devices and ``out``. A
@@ -197,7 +197,7 @@ def gemm_meta(
 
 def _define() -> None:
     """Register both ops with their real and fake implementations (once per process)."""
-    from cutemma.kernels.checked import gemm_eager
+    import cutemma  # the op runs the public entry (eager: not tracing when it runs)
 
     @torch.library.custom_op(f"{NAMESPACE}::gemm", mutates_args=())
     def gemm_op(
@@ -211,8 +211,8 @@ def _define() -> None:
         scale_a: float,
         scale_b: float,
     ) -> torch.Tensor:
-        return gemm_eager(A, B, C, alpha, beta, None, out_dtype, config_of(config), scale_a,
-                          scale_b)  # fmt: skip
+        return cutemma.gemm(A, B, C, alpha=alpha, beta=beta, out_dtype=out_dtype,
+                            config=config_of(config), scale_a=scale_a, scale_b=scale_b)  # fmt: skip
 
     @gemm_op.register_fake
     def _(A, B, C, alpha, beta, out_dtype, config, scale_a, scale_b):
@@ -231,7 +231,8 @@ def _define() -> None:
         scale_b: float,
         out: torch.Tensor,
     ) -> None:
-        gemm_eager(A, B, C, alpha, beta, out, None, config_of(config), scale_a, scale_b)
+        cutemma.gemm(A, B, C, alpha=alpha, beta=beta, out=out, config=config_of(config),
+                     scale_a=scale_a, scale_b=scale_b)  # fmt: skip
 
     @gemm_out_op.register_fake
     def _(A, B, C, alpha, beta, config, scale_a, scale_b, out):

@@ -13,6 +13,7 @@ from typing import Any
 
 from cutemma.errors import CutemmaError, LaunchError
 from cutemma.kernels.dispatch import gemm
+from cutemma.kernels.hardware import LIMITS
 from cutemma.kernels.operands import _arch
 from cutemma.kernels.pick import BUILTIN_CONFIGS, FP8_LARGE
 from cutemma.kernels.sm80.plan import GemmConfig, GemmPlan
@@ -27,7 +28,7 @@ EXTRA_CANDIDATES = (
     GemmConfig(128, 64, 32, (2, 2), 4),
     GemmConfig(64, 128, 32, (2, 2), 4),
 )
-_SHARED_LIMIT = 227 * 1024  # opt-in shared memory per block on sm_80 / sm_90
+_SHARED_LIMIT = LIMITS["sm_90a"].smem_per_block  # candidates are built for the H100
 # the sm90 configs tune() times on an sm_90 GPU (fast fp8 accumulation is never tried: it
 # changes the numbers, not only the speed; clusters of 2 with either B major)
 SM90_CANDIDATES = (

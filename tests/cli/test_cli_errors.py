@@ -145,7 +145,7 @@ def test_generated_gemm_kernels_compile_without_warnings():
         pytest.skip(reason)
     # `gemm --sass --dtype e4m3` compiled the fp8 8-warp tile with two unused variables
     cases = [
-        (pick_config(1 << 14, 1 << 14, 1 << 14, dtype="e4m3"), "e4m3", "K", "K", "bf16"),
+        (pick_config(1 << 14, 1 << 14, 1 << 14, dtype="e4m3").config, "e4m3", "K", "K", "bf16"),
         (BUILTIN_CONFIGS["small"], "bf16", "K", "N", "bf16"),
         (BUILTIN_CONFIGS["small"], "s8", "K", "K", "s32"),
     ]

@@ -138,8 +138,9 @@ def simulate(
                             addrs = [_at(tv, f"B_ldsm{key}", t, add, plan, "B") for t in lanes]
                             rows = [sB[a : a + vec] for a in addrs[: 8 * lb.atom.num]]
                             vals = ldmatrix_lane_values(rows, lb.atom.num, lb.atom.trans, eb)
-                            nb = vals.shape[1] // max(1, lb.atom.num // 2)  # values per B atom
-                            bfr += [vals[:, nb * h : nb * h + nb] for h in range(lb.atom.num // 2)]
+                            per = lb.atom.num // atom.op.b.count  # B atoms of one ldmatrix
+                            nb = vals.shape[1] // per  # values per B atom
+                            bfr += [vals[:, nb * h : nb * h + nb] for h in range(per)]
                         for im in range(plan.mma_m):
                             for jn in range(plan.mma_n):
                                 sl = slice(

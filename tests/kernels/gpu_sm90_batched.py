@@ -30,7 +30,7 @@ import torch  # before cutemma's CUDA modules (see notes/CUDA.md)
 
 import cutemma
 from cutemma.errors import LaunchError
-from cutemma.kernels import checked as dsp  # where cutemma.gemm calls gemm_sm90
+from cutemma.kernels import dispatch as dsp
 from cutemma.kernels import pick
 from cutemma.kernels.sm90 import host as d90
 from cutemma.kernels.sm90.launch import PreparedLaunch
@@ -224,7 +224,7 @@ def variants(case_list) -> set:
     got = set()
     for (L, m, n, _k, dtype, am, bm, _kinds, cfg), kw in case_list:
         o = kw.get("out_dtype") or (torch.bfloat16 if dtype.itemsize == 1 else dtype)
-        cfg = cfg or pick.pick_sm90_config(m, n, 132, kd[dtype], L)
+        cfg = cfg or pick.pick_sm90_config(m, n, 132, kd[dtype], L).config
         got.add((cfg, kd[dtype], am, bm, od[o], od[o], "sm_90a", L > 1))
     return got
 

@@ -17,7 +17,6 @@ import types
 import pytest
 
 from cutemma.errors import LaunchError
-from cutemma.kernels import checked as ck
 from cutemma.kernels import dispatch as dsp
 from cutemma.kernels import fastpath as fp
 from cutemma.kernels import operands as ops
@@ -60,7 +59,7 @@ class Kern:
 
 def set_arch(monkeypatch, arch):
     """Every module that asks for the device's compile target gets ``arch``."""
-    for mod in (ops, h80, d90):
+    for mod in (ops, h80, d90, dsp):
         monkeypatch.setattr(mod, "_arch", lambda device: arch)
 
 
@@ -74,8 +73,8 @@ def sm80(monkeypatch, tmp_path):
     monkeypatch.setenv("CUTEMMA_CACHE_DIR", str(tmp_path))  # nothing tuned
     tune.reload()
     log = []
-    orig_check = ck._check
-    monkeypatch.setattr(ck, "_check", lambda A, B: orig_check(Proxy(A), Proxy(B)))
+    orig_check = dsp._check
+    monkeypatch.setattr(dsp, "_check", lambda A, B: orig_check(Proxy(A), Proxy(B)))
     set_arch(monkeypatch, "sm_89")  # fp8 mma.sync, no sm90
     monkeypatch.setattr(h80, "compiled_kernel", lambda *key: (Kern(log, key), 32768, 128))
     monkeypatch.setattr(fp, "FAST", {})
@@ -322,8 +321,27 @@ def test_calls_keep_no_operand_alive(sm80):
     A, B = bf16(64, 32), bf16(32, 48)
     out = dsp.gemm(A, B)
     dsp.gemm(A, B, out=out, config=CFG)
-    ck._tuned_2d(A, B, 64, 48, 32, "bf16")
+    dsp._tuned_2d(A, B, 64, 48, 32, "bf16")
     refs = [StorageWeakRef(t.untyped_storage()) for t in (A, B, out)]
     assert len(fp.FAST) == 2
     del A, B, out
     assert [r.expired() for r in refs] == [True] * 3
+
+
+def test_designs_run_their_own_kernel_and_repeat(sm80):
+    """A custom design (the seeds' kind of M permutation) takes the sm80 path with its own
+    kernel (the compile key holds the design), its repeats hit as a config's do, and
+    tiled_mma= is the same design."""
+    from cutemma.kernels import GemmDesign
+    from cutemma.layout import Layout
+    from cutemma.tiled import make_tiled_mma
+
+    perm = Layout((8, 2, 2), (1, 16, 8))
+    tiled = make_tiled_mma("SM80_16x8x16_F32BF16BF16F32_TN", (2, 2, 1), (perm, None, None))
+    d = GemmDesign(tiled, (64, 64, 32))
+    A, B = bf16(64, 32), bf16(32, 48)
+    assert [call(sm80, A, B, design=d)[1] for _ in range(3)] == [False, True, True]
+    keys = [e[1] for e in sm80.log if e[0] == "checked"]
+    assert keys and all(k[-2] == d for k in keys)  # (..., arch, design, epilogue)
+    out = dsp.gemm(A, B, tiled_mma=tiled)  # GemmDesign(tiled): the default tile
+    assert out.shape == (64, 48) and sm80.log[-1][0] == "boxes"

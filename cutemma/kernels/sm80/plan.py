@@ -172,7 +172,11 @@ class GemmPlan:
     C tile (m, n), as CuTe's MMA layouts read them.
     """
 
-    def __init__(self, config: GemmConfig, dtype: str, a_major: str, b_major: str):
+    def __init__(
+        self, config: GemmConfig, dtype: str, a_major: str, b_major: str, design: object = None
+    ):
+        """``design``: a :class:`cutemma.kernels.design.GemmDesign` whose TiledMMA, smem
+        layouts and copy atoms replace those the config implies (None: the config's)."""
         if not isinstance(config, GemmConfig):
             raise TiledMmaError(f"GemmPlan: expected a GemmConfig first, got {config!r}")
         if dtype not in ATOMS:
@@ -190,7 +194,11 @@ class GemmPlan:
                 f"major, B column-major); got A {a_major}-major, B {b_major}-major — copy the "
                 "operand to K-major first (cutemma.gemm does)"
             )
-        self.tiled = make_tiled_mma(ATOMS[dtype], (*config.warps, 1))
+        self.design = design
+        if design is None:
+            self.tiled = make_tiled_mma(ATOMS[dtype], (*config.warps, 1))
+        else:
+            self.tiled = design.tiled_mma
         self.tm, self.tn, self.tk = self.tiled.tile_size_mnk
         if config.block_k % self.tk:
             raise TiledMmaError(
@@ -201,7 +209,13 @@ class GemmPlan:
         self.mma_m = config.block_m // self.tm
         self.mma_n = config.block_n // self.tn
         self.k_blocks = config.block_k // self.tk
-        if self.mma_n % 2 and self.mma_n != 1:
+        op = self.tiled.atom.op
+        # 32-bit registers of one atom's A and B fragments (4 and 2 for the k16 16-bit,
+        # k8 tf32 and k32 8-bit atoms; 2 and 1 for the k8, k4 and k16 ones)
+        self.regs_a, self.regs_b = op.a.count, op.b.count
+        # B's ldmatrix moves up to 4 registers: 4 // regs_b atoms at once
+        self.ldsm_b = min(4, self.mma_n * self.regs_b)
+        if (self.mma_n * self.regs_b) % self.ldsm_b or self.ldsm_b == 3:
             raise TiledMmaError(
                 f"{config.name}: block_n/{self.tn} = {self.mma_n} atoms must be even"
             )
@@ -210,6 +224,8 @@ class GemmPlan:
     @cached_property
     def smem_A(self) -> ComposedLayout:
         """(m, k) -> element of one stage of A."""
+        if self.design is not None and self.design.smem_a is not None:
+            return self.design.smem_a
         major = "K" if self.a_major == "K" else "MN"
         cfg = self.config
         return smem_layout(cfg.block_m, cfg.block_k, major, cfg.swizzle_bytes, self.elem_bytes)
@@ -217,6 +233,8 @@ class GemmPlan:
     @cached_property
     def smem_B(self) -> ComposedLayout:
         """(n, k) -> element of one stage of B."""
+        if self.design is not None and self.design.smem_b is not None:
+            return self.design.smem_b
         major = "K" if self.b_major == "K" else "MN"
         cfg = self.config
         return smem_layout(cfg.block_n, cfg.block_k, major, cfg.swizzle_bytes, self.elem_bytes)
@@ -276,7 +294,7 @@ class GemmPlan:
 
     def ldmatrix_groups(self, which: str) -> int:
         """ldmatrix instructions per k block: one per A atom row, one per pair of B atoms."""
-        return self.mma_m if which == "A" else max(1, self.mma_n // 2)
+        return self.mma_m if which == "A" else self.mma_n * self.regs_b // self.ldsm_b
 
     def ldmatrix(self, which: str) -> tuple[LdmatrixPlan, Split]:
         return self._ldmatrix[which]
@@ -297,15 +315,26 @@ class GemmPlan:
         ('SM75_U32x4_LDSM_N', 'SM75_U16x8_LDSM_T')
         """
         major = self.a_major if which == "A" else self.b_major
-        num = 4 if which == "A" or self.mma_n > 1 else 2
+        num = self.regs_a if which == "A" else self.ldsm_b
         name = f"SM75_U32x{num}_LDSM_N" if major == "K" else f"SM75_U16x{2 * num}_LDSM_T"
+        asked = None if self.design is None else getattr(self.design, f"copy_{which.lower()}")
+        if asked is not None and asked != name:
+            raise TiledMmaError(
+                f"copy_{which.lower()} {asked}: {which} is {major}-major here and the mainloop "
+                f"reads it with {name}; give that atom (or None)"
+            )
         atom = make_copy_atom(name, 8 * self.elem_bytes)
         if which == "A":
             return make_tiled_copy_A(atom, self.tiled)
-        tiled = self.tiled
-        if self.mma_n > 1:
+        tiled, atoms = self.tiled, num // self.regs_b  # N atoms one ldmatrix serves
+        if atoms > 1 and self.design is None:
             warps = (*self.config.warps, 1)
-            tiled = make_tiled_mma(self.tiled.atom, warps, (None, 2 * self.tn, None))
+            tiled = make_tiled_mma(self.tiled.atom, warps, (None, atoms * self.tn, None))
+        elif atoms > 1:  # the design's atom layout and M permutation, N widened
+            perm_m = self.tiled.permutation_mnk[0]
+            tiled = make_tiled_mma(
+                self.tiled.atom, self.tiled.atom_layout_mnk, (perm_m, atoms * self.tn, None)
+            )
         return make_tiled_copy_B(atom, tiled)
 
     def _plan_ldmatrix(self, which: str) -> tuple[LdmatrixPlan, Split]:
@@ -436,13 +465,7 @@ class CopyPlan:
             )
         rpp = threads // cpr
         thr = Layout((cpr, rpp))
-        # the TiledCopy of the kernel's cp.async: thread t at chunk t % cpr of row t // cpr,
-        # each moving vec contiguous elements (16 bytes); its instructions in partition order
-        atom = make_copy_atom("SM80_CP_ASYNC_CACHEGLOBAL_ZFILL<uint128_t>", 128 // vec)
-        if k_contiguous:
-            tc = make_tiled_copy(atom, Layout((rpp, cpr), (cpr, 1)), Layout((1, vec)))
-        else:
-            tc = make_tiled_copy(atom, Layout((cpr, rpp), (1, cpr)), Layout((vec, 1)))
+        tc = cp_async_copy(k_contiguous, cpr, rpp, vec)
         table = []
         coords = _partition_coords(tc, extent, block_k)
         for t in range(threads):
@@ -460,6 +483,20 @@ class CopyPlan:
             table.append(row)
         split = split_offsets(table, swizzle, f"cp.async {which}")
         return CopyPlan(which, k_contiguous, thr, other // rpp, rpp, split)
+
+
+def cp_async_copy(k_contiguous: bool, cpr: int, rpp: int, vec: int) -> TiledCopy:
+    """The TiledCopy of the kernel's cp.async: thread t at chunk t % cpr of row t // cpr
+    (``cpr`` 16-byte chunks per row, ``rpp`` rows per pass), each moving ``vec`` contiguous
+    elements; its instructions in partition order.
+
+    >>> cp_async_copy(True, 4, 32, 8).size
+    128
+    """
+    atom = make_copy_atom("SM80_CP_ASYNC_CACHEGLOBAL_ZFILL<uint128_t>", 128 // vec)
+    if k_contiguous:
+        return make_tiled_copy(atom, Layout((rpp, cpr), (cpr, 1)), Layout((1, vec)))
+    return make_tiled_copy(atom, Layout((cpr, rpp), (1, cpr)), Layout((vec, 1)))
 
 
 def _partition_coords(tc: TiledCopy, extent: int, block_k: int) -> np.ndarray:

@@ -32,6 +32,8 @@ from cutemma.cuda.source import (
     translation_unit,
 )
 from cutemma.errors import TiledMmaError
+from cutemma.kernels.epilogue import NO_EPILOGUE, Epilogue
+from cutemma.kernels.scheduler import raster_sm80
 from cutemma.kernels.sm80.pipeline import mainloop_steps
 from cutemma.kernels.sm80.plan import CopyPlan, GemmConfig, GemmPlan, ThreadValue, layout_terms
 from cutemma.layout import Swizzle
@@ -74,8 +76,12 @@ def kernel_name(
     c_type: str,
     vec_a: bool,
     vec_b: bool,
+    design: object = None,
+    epilogue: Epilogue = NO_EPILOGUE,
 ) -> str:
-    """The kernel's symbol: every choice that changes the source is in it.
+    """The kernel's symbol: every choice that changes the source is in it (a design's own
+    TiledMMA, layouts and copies: its name; a fused epilogue's ops and tensor types last,
+    :attr:`Epilogue.suffix`).
 
     An f16 kernel, A M-major, B K-major, f32 out and C, B read one element at a time:
 
@@ -83,11 +89,16 @@ def kernel_name(
     'cutemma_gemm_sm80_f16_MK_b64x64x32_w2x2_s4_of32_cf32_v8v1'
     """
     va, vb = ("v8" if vec_a else "v1"), ("v8" if vec_b else "v1")
-    return f"cutemma_gemm_sm80_{dtype}_{a_major}{b_major}_{config.name}_o{out}_c{c_type}_{va}{vb}"
+    name = f"cutemma_gemm_sm80_{dtype}_{a_major}{b_major}_{config.name}_o{out}_c{c_type}_{va}{vb}"
+    name = name if design is None else f"{name}_{design.name}"
+    return name + epilogue.suffix
 
 
-def params(out: str, c_type: str, dtype: str = "f16") -> list[Param]:
-    """The kernel signature, shared by the generator and the launcher.
+def params(
+    out: str, c_type: str, dtype: str = "f16", epilogue: Epilogue = NO_EPILOGUE
+) -> list[Param]:
+    """The kernel signature, shared by the generator and the launcher (a fused epilogue's
+    tensors and strides last: :meth:`Epilogue.params`).
 
     Inputs are ``__restrict__``; C and D are not (``D = C`` updates in place):
 
@@ -115,6 +126,7 @@ def params(out: str, c_type: str, dtype: str = "f16") -> list[Param]:
         Param("long long", "batch_b"),
         Param("long long", "batch_c"),
         Param("long long", "batch_d"),
+        *epilogue.params(),
     ]
 
 
@@ -276,16 +288,17 @@ def _ldsm_lines(plan: GemmPlan, ik: int, buf: int) -> str:
     _, pa = sa.parts()
     for im in range(plan.mma_m):
         j, add = pa[im * kb + ik]
-        regs = ", ".join(f'"=r"(a_frag[{buf}][{im}][{r}])' for r in range(4))
+        ra = plan.regs_a
+        regs = ", ".join(f'"=r"(a_frag[{buf}][{im}][{r}])' for r in range(ra))
         addr = f"A_ldsm{j} + rd" + (f" + {eb * add}" if add else "")
-        out.append(
-            f'asm volatile("{la.atom.ptx} {{%0, %1, %2, %3}}, [%4];\\n" : {regs} : "r"({addr}));'
-        )
+        ops = ", ".join(f"%{r}" for r in range(ra))
+        out.append(f'asm volatile("{la.atom.ptx} {{{ops}}}, [%{ra}];\\n" : {regs} : "r"({addr}));')
     _, pb = sb.parts()
     nb = lb.atom.num
     for ib in range(plan.ldmatrix_groups("B")):
         j, add = pb[ib * kb + ik]
-        regs = [f"b_frag[{buf}][{(ib * nb + r) // 2}][{r % 2}]" for r in range(nb)]
+        rb = plan.regs_b
+        regs = [f"b_frag[{buf}][{(ib * nb + r) // rb}][{r % rb}]" for r in range(nb)]
         outs = ", ".join(f'"=r"({r})' for r in regs)
         ops = ", ".join(f"%{r}" for r in range(nb))
         addr = f"B_ldsm{j} + rd" + (f" + {eb * add}" if add else "")
@@ -301,8 +314,8 @@ def _mma_lines(plan: GemmPlan, ik: int, buf: int) -> str:
         order = range(plan.mma_n) if im % 2 == 0 else reversed(range(plan.mma_n))
         for jn in order:
             acc = [f"acc[{(im * plan.mma_n + jn) * 4 + v}]" for v in range(4)]
-            a = [f"a_frag[{buf}][{im}][{r}]" for r in range(4)]
-            b = [f"b_frag[{buf}][{jn}][{r}]" for r in range(2)]
+            a = [f"a_frag[{buf}][{im}][{r}]" for r in range(plan.regs_a)]
+            b = [f"b_frag[{buf}][{jn}][{r}]" for r in range(plan.regs_b)]
             out.append(mma_asm(op, d=acc, a=a, b=b, c=acc))
     return "\n".join(out)
 
@@ -331,9 +344,9 @@ def _step_lines(plan: GemmPlan, step: tuple, where: str) -> str:
     if kind == "move":
         src, dst = step[1], step[2]
         return (
-            f"#pragma unroll\nfor (int i = 0; i < {plan.mma_m * 4}; ++i) "
+            f"#pragma unroll\nfor (int i = 0; i < {plan.mma_m * plan.regs_a}; ++i) "
             f"(&a_frag[{dst}][0][0])[i] = (&a_frag[{src}][0][0])[i];\n"
-            f"#pragma unroll\nfor (int i = 0; i < {plan.mma_n * 2}; ++i) "
+            f"#pragma unroll\nfor (int i = 0; i < {plan.mma_n * plan.regs_b}; ++i) "
             f"(&b_frag[{dst}][0][0])[i] = (&b_frag[{src}][0][0])[i];"
         )
     raise ValueError(f"unknown mainloop step {step!r}")  # pragma: no cover
@@ -390,16 +403,19 @@ def _mainloop(plan: GemmPlan, vec_a: bool, vec_b: bool) -> str:
     return "\n".join(lines)
 
 
-def _epilogue_lines(plan: GemmPlan, out: str, c_type: str) -> str:
-    """D = alpha * acc + beta * C through partition_C, each store predicated on the edge."""
+def _epilogue_lines(plan: GemmPlan, out: str, c_type: str, epilogue: Epilogue = NO_EPILOGUE) -> str:
+    """D = epi(alpha * acc + beta * C) through partition_C, each store predicated on the
+    edge; the fused ops read their tensors at the (m, n) partition_C gives the value."""
     _, _, consts = plan.epilogue
-    lines = []
+    lines = [epilogue.setup()] if epilogue else []
     for idx, dm, dn in consts:
         c_val = TO_F32[c_type].format(x="C[(long long)m * ldc_m + (long long)n * ldc_n]")
         if out == "s32":  # integer alpha, beta (the dispatcher checks they are whole numbers)
             val = f"(int)alpha * acc[{idx}] + (beta != 0.f ? (int)beta * {c_val} : 0)"
         else:
             val = f"alpha * acc[{idx}] + (beta != 0.f ? beta * {c_val} : 0.f)"
+            if epilogue:
+                val = epilogue.apply(val, "m", "n")
         store = f"D[(long long)m * ldd_m + (long long)n * ldd_n] = {FROM_F32[out].format(x=val)};"
         lines.append(
             f"{{ const int m = m0 + C_m + {dm}, n = n0 + C_n + {dn}; if (m < M && n < N) {store} }}"
@@ -415,18 +431,6 @@ const long long batch = blockIdx.y;
 A += batch * batch_a; B += batch * batch_b; C += batch * batch_c; D += batch * batch_d;"""
 
 
-def _raster() -> str:
-    return """\
-// grouped rasterization: group_m tile rows sweep the tile columns together (L2 reuse)
-const int tiles_m = (M + BLOCK_M - 1) / BLOCK_M, tiles_n = (N + BLOCK_N - 1) / BLOCK_N;
-const int per_group = GROUP_M * tiles_n;
-const int group = blockIdx.x / per_group, first_m = group * GROUP_M;
-const int rows_in_group = min(tiles_m - first_m, GROUP_M);
-const int tile_m = first_m + (blockIdx.x % per_group) % rows_in_group;
-const int tile_n = (blockIdx.x % per_group) / rows_in_group;
-const int m0 = tile_m * BLOCK_M, n0 = tile_n * BLOCK_N;"""
-
-
 def gemm_source(
     config: GemmConfig,
     dtype: str,
@@ -436,8 +440,15 @@ def gemm_source(
     c_type: str | None = None,
     vec_a: bool = True,
     vec_b: bool = True,
+    design: object = None,
+    epilogue: Epilogue = NO_EPILOGUE,
 ) -> str:
-    """The CUDA C++ translation unit of one GEMM kernel (deterministic for its arguments).
+    """The CUDA C++ translation unit of one GEMM kernel (deterministic for its arguments);
+    ``design`` (a custom :class:`cutemma.kernels.design.GemmDesign`): its TiledMMA, smem
+    layouts and copies in place of the config's.
+
+    ``epilogue``: fused ops applied to each value before the output cast
+    (:mod:`cutemma.kernels.epilogue`); without one the source is what it always was.
 
     An int8 kernel issues the k32 int8 mma.sync, accumulating in s32 (no k16 form):
 
@@ -445,12 +456,14 @@ def gemm_source(
     >>> "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32" in src, "m16n8k16" in src
     (True, False)
     """
-    plan = GemmPlan(config, dtype, a_major, b_major)
+    plan = GemmPlan(config, dtype, a_major, b_major, design)
     c_type = c_type or out
     for what, t in (("out", out), ("c_type", c_type)):
         if t not in OUT_TYPES:
             raise TiledMmaError(f"gemm_source: {what}={t!r}; choose one of {', '.join(OUT_TYPES)}")
-    name = kernel_name(config, dtype, a_major, b_major, out, c_type, vec_a, vec_b)
+    if epilogue and out == "s32":
+        raise TiledMmaError("gemm_source: an epilogue works on float values; int8 writes s32")
+    name = kernel_name(config, dtype, a_major, b_major, out, c_type, vec_a, vec_b, design, epilogue)
     tables: list[str] = []
     cpa, cpb = plan.copy("A"), plan.copy("B")
     (la, sa), (lb, sb) = plan.ldmatrix("A"), plan.ldmatrix("B")
@@ -461,7 +474,7 @@ def gemm_source(
     setup = [
         "const int tid = threadIdx.x;",
         _batch_offsets(),
-        _raster(),
+        raster_sm80(),
         "const int k_tiles = (K + BLOCK_K - 1) / BLOCK_K;",
         f"extern __shared__ __align__(128) {T} smem[];",
         comment(f"{S} stages, each A {plan.smem_A} then B {plan.smem_B}; addresses in bytes"),
@@ -489,11 +502,14 @@ def gemm_source(
         thread_expr("C_n", n_t, tables),
         f"{acc_t} acc[{plan.mma_m * plan.mma_n * 4}];",
         f"#pragma unroll\nfor (int i = 0; i < {plan.mma_m * plan.mma_n * 4}; ++i) acc[i] = {acc_zero};",
-        f"uint32_t a_frag[2][{plan.mma_m}][4];  // two buffers: k block kb+1 loads while kb runs",
-        f"uint32_t b_frag[2][{plan.mma_n}][2];",
+        f"uint32_t a_frag[2][{plan.mma_m}][{plan.regs_a}];  // two buffers: k block kb+1 loads "
+        "while kb runs",
+        f"uint32_t b_frag[2][{plan.mma_n}][{plan.regs_b}];",
     ]
     mainloop = _mainloop(plan, vec_a, vec_b)
-    body = "\n".join(setup + [mainloop, comment("epilogue"), _epilogue_lines(plan, out, c_type)])
+    body = "\n".join(
+        setup + [mainloop, comment("epilogue"), _epilogue_lines(plan, out, c_type, epilogue)]
+    )
     header = comment(
         f"cutemma sm80 GEMM: D = alpha * A @ B + beta * C\n"
         f"config {config.name}; {dtype} in, f32 accumulate, {out} out; A {a_major}-major, "
@@ -516,7 +532,7 @@ def gemm_source(
         header,
         FIXED_WIDTH_TYPES,
         defines,
-        HELPERS,
+        HELPERS + epilogue.helpers(),
         *tables,
-        kernel(name, params(out, c_type, dtype), body, launch_bounds=plan.threads),
+        kernel(name, params(out, c_type, dtype, epilogue), body, launch_bounds=plan.threads),
     )

@@ -11,8 +11,10 @@ config.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from cutemma.errors import TiledMmaError
+from cutemma.kernels.hardware import LIMITS
 
 # kernel dtype -> (GMMA SS atom name with N and K left open, element bytes, A/B majors free?)
 ATOMS_SM90 = {
@@ -23,7 +25,7 @@ ATOMS_SM90 = {
     "e5m2": ("SM90_64x{n}x32_F32E5M2E5M2_SS_TN", 1, False),
 }
 WARPGROUP = 128
-SMEM_LIMIT = 227 * 1024  # opt-in dynamic shared memory per block on sm_90 (CUDA guide, H100)
+SMEM_LIMIT = LIMITS["sm_90a"].smem_per_block  # opt-in dynamic shared memory per block
 ALIGN_SLACK = 1024  # the kernel rounds its shared base up to the 1024-byte SW128 pattern
 BARRIER_BYTES = 8  # one mbarrier object (PTX ISA: .b64)
 SWIZZLES = ("SW128", "SW64", "SW32")  # widest first
@@ -229,8 +231,10 @@ def kernel_name_sm90(
     out: str,
     c_type: str,
     batched: bool = False,
+    epilogue: Any = None,
 ) -> str:
-    """The kernel's symbol: every choice that changes the source is in it.
+    """The kernel's symbol: every choice that changes the source is in it (a fused
+    epilogue's ops and tensor types last: its ``suffix``).
 
     >>> kernel_name_sm90(Sm90Config(), "bf16", "K", "N", "bf16", "bf16")
     'cutemma_gemm_sm90_bf16_KN_b128x128_c2_sauto_obf16_cbf16'
@@ -238,4 +242,4 @@ def kernel_name_sm90(
     '_batched'
     """
     name = f"cutemma_gemm_sm90_{dtype}_{a_major}{b_major}_{config.name}_o{out}_c{c_type}"
-    return name + ("_batched" if batched else "")
+    return name + ("_batched" if batched else "") + (epilogue.suffix if epilogue else "")

@@ -40,6 +40,9 @@ from cutemma.cuda.source import (
     indent,
     translation_unit,
 )
+from cutemma.errors import TiledMmaError
+from cutemma.kernels.epilogue import NO_EPILOGUE, Epilogue
+from cutemma.kernels.scheduler import raster_sm90, tile_counts_sm90, tile_loop_sm90
 from cutemma.kernels.sm80.source import OUT_TYPES, thread_expr
 from cutemma.kernels.sm90.batched import (
     HELPERS_SM90_BATCHED,
@@ -159,12 +162,17 @@ __device__ __forceinline__ uint32_t pack_bf16x2(float lo, float hi) {
 
 
 def params_sm90(
-    out: str, c_type: str, tma_store: bool = False, batched: bool = False
+    out: str,
+    c_type: str,
+    tma_store: bool = False,
+    batched: bool = False,
+    epilogue: Epilogue = NO_EPILOGUE,
 ) -> list[Param]:
     """The kernel signature: the tensor maps by value (D's with the TMA-store epilogue),
     then C, D and the scalars (``tma_d`` nonzero: store D through its map); a batched
     kernel appends the problem count, C's and D's batch strides and ``bat`` (BAT_A |
-    BAT_B: which operands have rank-3 maps).
+    BAT_B: which operands have rank-3 maps); a fused epilogue its tensors and strides
+    (:meth:`~cutemma.kernels.epilogue.Epilogue.params`).
 
     >>> [p.name for p in params_sm90("bf16", "bf16")][:4]
     ['tmap_a', 'tmap_b', 'C', 'D']
@@ -191,61 +199,8 @@ def params_sm90(
         Param("float", "beta"),
         *([Param("int", "tma_d")] if tma_store else []),
         *(batch if batched else []),
+        *epilogue.params(),
     ]
-
-
-def _raster(cluster: int = 1, along: str = "M", batched: bool = False) -> str:
-    """Tile index -> (m0, n0) (and the problem ``l`` of a batched kernel). ``along``: the
-    pairs of a cluster share an N tile ('M': they take M tiles 2i, 2i+1; B multicast) or an
-    M tile ('N': N tiles 2j, 2j+1; A multicast).
-
-    Batched: the problem is the outermost part of the index (``tiles_l`` tiles each), so
-    the CTAs running at one time work on one or two problems and the grouped raster
-    inside a problem keeps its L2 reuse (its A rows and B columns are read by the CTAs
-    of a group together); problem-innermost would spread a wave over many problems
-    whose operands share nothing.
-    """
-    t = "tile_l" if batched else "tile"
-    head = (
-        "// batch outermost: one problem's tiles are consecutive (its grouped raster's L2 reuse)\n"
-        "const int l = tile / tiles_l, tile_l = tile - l * tiles_l;\n"
-        if batched
-        else ""
-    )
-    if cluster == 1:
-        return (
-            head
-            + f"""\
-// grouped raster of tile index `{t}`: GROUP_M tile rows sweep the tile columns together
-const int per_group = GROUP_M * tiles_n;
-const int group = {t} / per_group, first_m = group * GROUP_M;
-const int rows_in_group = min(tiles_m - first_m, GROUP_M);
-const int m0 = (first_m + ({t} % per_group) % rows_in_group) * BLOCK_M;
-const int n0 = (({t} % per_group) / rows_in_group) * BLOCK_N;"""
-        )
-    if along == "N":
-        return (
-            head
-            + f"""\
-// grouped raster of cluster tile `{t}` over M x ({cluster} N tiles): this CTA takes N tile
-// {cluster} * column + rank (past N: TMA fills zeros, the epilogue stores nothing)
-const int per_group = GROUP_M * tiles_nc;
-const int group = {t} / per_group, first_m = group * GROUP_M;
-const int rows_in_group = min(tiles_m - first_m, GROUP_M);
-const int m0 = (first_m + ({t} % per_group) % rows_in_group) * BLOCK_M;
-const int n0 = ({cluster} * (({t} % per_group) / rows_in_group) + rank) * BLOCK_N;"""
-        )
-    return (
-        head
-        + f"""\
-// grouped raster of cluster tile `{t}` over ({cluster} M tiles) x N: this CTA takes M tile
-// {cluster} * row + rank (past M: TMA fills zeros, the epilogue stores nothing)
-const int per_group = GROUP_M * tiles_n;
-const int group = {t} / per_group, first_m = group * GROUP_M;
-const int rows_in_group = min(tiles_mc - first_m, GROUP_M);
-const int m0 = (({cluster} * (first_m + ({t} % per_group) % rows_in_group)) + rank) * BLOCK_M;
-const int n0 = (({t} % per_group) / rows_in_group) * BLOCK_N;"""
-    )
 
 
 def _tma_lines(plan: Sm90Plan, ops: str = "AB", rank3: bool = False) -> str:
@@ -284,25 +239,6 @@ def _tma_lines(plan: Sm90Plan, ops: str = "AB", rank3: bool = False) -> str:
             else:
                 out.append(f"tma_load_{d}({dst}, {tmap}, {c0}, {c1}{bl}, full);")
     return "\n".join(out)
-
-
-def _tile_counts(cluster: int, multicast: str, batched: bool) -> str:
-    """The tile count the persistent loop walks (batched: L problems of ``tiles_l``); a
-    cluster's pairs run along N (``multicast`` 'A') or along M ('B')."""
-    k_tiles = "k_tiles = (K + BLOCK_K - 1) / BLOCK_K;"
-    if cluster == 1:
-        per, pairs = "tiles_m * tiles_n", ""
-    elif multicast == "A":
-        per, pairs = "tiles_m * tiles_nc", f"tiles_nc = (tiles_n + {cluster - 1}) / {cluster}, "
-    else:
-        per, pairs = "tiles_mc * tiles_n", f"tiles_mc = (tiles_m + {cluster - 1}) / {cluster}, "
-    tiles = f"tiles_l = {per}, tiles = L * tiles_l" if batched else f"tiles = {per}"
-    if cluster == 1:
-        return f"const int {tiles}, {k_tiles}"
-    return (
-        f"const int {pairs}{tiles}, {k_tiles}\n"
-        "const uint32_t rank = cluster_rank();  // this CTA's place in its cluster"
-    )
 
 
 # The kernel, top to bottom. Holes ($name, cutemma.kernels.template.fill) are filled by the
@@ -384,17 +320,6 @@ TMA A box $box_A x $copies_A $swizzle_A; B box $box_B x $copies_B $swizzle_B
 A slice offsets per warpgroup $offs_A"""
 
 
-def _tile_loop(config: Sm90Config, pingpong_consumer: bool = False) -> str:
-    """The persistent loop over the CTA's tiles: a cluster of CL consecutive blocks walks the
-    cluster tiles together; a pingpong consumer warpgroup takes every other tile."""
-    CL = config.cluster
-    if pingpong_consumer:
-        return "for (int tile = blockIdx.x + wg * gridDim.x; tile < tiles; tile += 2 * gridDim.x) {"
-    if CL == 1:
-        return "for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {"
-    return f"for (int tile = blockIdx.x / {CL}; tile < tiles; tile += gridDim.x / {CL}) {{"
-
-
 def _a_offsets(plan: Sm90Plan) -> str:
     """a_off[im][kb] of this warpgroup: the slice offsets, chosen once by warpgroup index
     (a chain of selects, no table in memory)."""
@@ -438,18 +363,24 @@ def _accumulators(plan: Sm90Plan) -> str:
     return f"float acc[{n}];"
 
 
-def _epilogue(plan: Sm90Plan, out: str, c_type: str, batched: bool) -> str:
+def _epilogue(
+    plan: Sm90Plan, out: str, c_type: str, batched: bool, epilogue: Epilogue = NO_EPILOGUE
+) -> str:
     """TMA store through the staging tile when the output allows it (``tma_d``), else (and
-    without a staging tile) stores from registers; batched: offset by the problem."""
+    without a staging tile) stores from registers; batched: offset by the problem. A fused
+    epilogue's ops (:mod:`cutemma.kernels.epilogue`) run in both, after its per-tile
+    tensor pointers (``setup``)."""
     acc_name = "accf" if plan.promote else "acc"
-    text = epilogue_lines(plan, out, c_type, acc_name)
+    text = epilogue_lines(plan, out, c_type, acc_name, epilogue)
     if plan.tma_store:
         text = (
-            block("if (tma_d)", tma_store_lines(plan, out, acc_name, batched))
+            block("if (tma_d)", tma_store_lines(plan, out, acc_name, batched, epilogue))
             + " else {\n"
             + indent(text)
             + "\n}"
         )
+    if epilogue:
+        text = epilogue.setup() + "\n" + text
     return batch_epilogue(text, out, c_type) if batched else text
 
 
@@ -459,8 +390,8 @@ def _producer(plan: Sm90Plan, batched: bool) -> str:
         PRODUCER_SM90,
         regs=register_split(plan.config.consumers)[0],
         start_phase=PRODUCER.start_phase,
-        tile_loop=_tile_loop(plan.config),
-        raster=_raster(plan.config.cluster, _along(plan.config), batched),
+        tile_loop=tile_loop_sm90(plan.config),
+        raster=raster_sm90(plan.config.cluster, _along(plan.config), batched),
         MB=MB,
         empty_base=MB * S,
         wait_flip=PRODUCER.wait_flip,
@@ -472,7 +403,14 @@ def _producer(plan: Sm90Plan, batched: bool) -> str:
     )
 
 
-def _consumer(plan: Sm90Plan, out: str, c_type: str, batched: bool, tables: list[str]) -> str:
+def _consumer(
+    plan: Sm90Plan,
+    out: str,
+    c_type: str,
+    batched: bool,
+    tables: list[str],
+    epilogue: Epilogue = NO_EPILOGUE,
+) -> str:
     config, S = plan.config, plan.stages
     pingpong = config.schedule == "pingpong"
     m_t, n_t, _ = plan.epilogue
@@ -526,8 +464,8 @@ def _consumer(plan: Sm90Plan, out: str, c_type: str, batched: bool, tables: list
             if pingpong
             else ""
         ),
-        tile_loop=_tile_loop(config, pingpong),
-        raster=_raster(config.cluster, _along(config), batched),
+        tile_loop=tile_loop_sm90(config, pingpong),
+        raster=raster_sm90(config.cluster, _along(config), batched),
         pingpong_wait=(
             f"if (tile != blockIdx.x) named_sync({ORDER_BAR} + wg, 256);"
             "  // my turn: the other warpgroup issued its tile's last wgmma"
@@ -535,7 +473,7 @@ def _consumer(plan: Sm90Plan, out: str, c_type: str, batched: bool, tables: list
             else ""
         ),
         mainloop=mainloop(plan, _release_stmt(config.cluster), hand_over if pingpong else ""),
-        epilogue=_epilogue(plan, out, c_type, batched),
+        epilogue=_epilogue(plan, out, c_type, batched, epilogue),
         pingpong_skip=f"{skip}  // the other warpgroup's tile" if pingpong else "",
         last_store=(
             "if (tid == 0) bulk_wait0();  // the last store is done before the CTA leaves"
@@ -589,8 +527,13 @@ def gemm_sm90_source(
     out: str = "f32",
     c_type=None,
     batched: bool = False,
+    epilogue: Epilogue = NO_EPILOGUE,
 ) -> str:
     """The CUDA C++ translation unit of one sm90 GEMM kernel (deterministic).
+
+    ``epilogue``: fused ops on each value before the output cast, in both the register and
+    the TMA-store epilogue (:mod:`cutemma.kernels.epilogue`; 2-D kernels only); without
+    one the source is what it always was.
 
     ``batched``: L problems in one launch (the tile index walks L x tiles, problem
     outermost; rank-3 TMA maps for the operands with a batch, C and D offset by their
@@ -603,21 +546,25 @@ def gemm_sm90_source(
     ...                                               batched=True)
     True
     """
+    if epilogue and batched:
+        raise TiledMmaError("gemm_sm90_source: a fused epilogue is for 2-D kernels, not batched")
     plan = Sm90Plan(config, dtype, a_major, b_major, out)
     c_type = c_type or out
     S, CL = plan.stages, config.cluster
     tables: list[str] = []  # filled by the renderers that index thread tables
     empty_arrivals = CL * plan.tile_wgs * 128 // CONSUMER.arrive_every
-    signature = ", ".join(p.declaration for p in params_sm90(out, c_type, plan.tma_store, batched))
+    signature = ", ".join(
+        p.declaration for p in params_sm90(out, c_type, plan.tma_store, batched, epilogue)
+    )
     kern = fill(
         KERNEL_SM90,
         cluster_attr="" if CL == 1 else f"__cluster_dims__({CL}, 1, 1) ",
         threads=config.threads,
-        name=kernel_name_sm90(config, dtype, a_major, b_major, out, c_type, batched),
+        name=kernel_name_sm90(config, dtype, a_major, b_major, out, c_type, batched, epilogue),
         signature=signature,
         bar_base=S * plan.stage_bytes + plan.bytes_D,  # after the stages and the staging tile
         S=S,
-        tile_counts=_tile_counts(CL, config.multicast, batched),
+        tile_counts=tile_counts_sm90(CL, config.multicast, batched),
         vec_d_batch="(ldd_l % 2) == 0 && " if batched else "",
         MB=MB,
         full_arrivals=PRODUCER.arrivals,
@@ -627,14 +574,14 @@ def gemm_sm90_source(
         if CL == 1
         else "cluster_sync();  // peers' barriers are initialised",
         producer=_producer(plan, batched),
-        consumer=_consumer(plan, out, c_type, batched, tables),
+        consumer=_consumer(plan, out, c_type, batched, tables, epilogue),
         end_sync=(
             "cluster_sync();  // no CTA leaves while a peer may still arrive on its barriers"
             if CL > 1
             else ""
         ),
     )
-    helpers = HELPERS_SM90 + (HELPERS_SM90_BATCHED if batched else "")
+    helpers = HELPERS_SM90 + (HELPERS_SM90_BATCHED if batched else "") + epilogue.helpers()
     header = _header(plan, dtype, a_major, b_major, out)
     return translation_unit(header, FIXED_WIDTH_TYPES, _defines(plan), helpers, *tables, kern)
 

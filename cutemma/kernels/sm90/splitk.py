@@ -227,3 +227,29 @@ def try_split(A: Any, B: Any, out: Any, alpha: float, sms: int, arch: str) -> An
     p.alpha.value = alpha
     p.launch()
     return p
+
+
+def split_call(A: Any, B: Any, out: Any, out_dtype: Any, alpha: float, remember: Any) -> Any:
+    """``cutemma.gemm``'s split: D = alpha * A @ B (2-D, sm90 rules met, no C) through a
+    split launch when :func:`split_count` says it pays, kept for the fast path's repeats
+    under ``remember``'s key; else None (the plain kernel runs; a wrong ``out`` is named
+    there)."""
+    import torch
+
+    from cutemma.kernels.operands import _arch
+    from cutemma.kernels.sm90.host import sm_count
+
+    M, N = A.shape[0], B.shape[1]
+    if out is None:
+        out = torch.empty((M, N), dtype=out_dtype, device=A.device)
+    elif tuple(out.shape) != (M, N) or out.dtype != out_dtype or out.device != A.device:
+        return None
+    device = A.device.index or 0
+    p = try_split(A, B, out, float(alpha), sm_count(device), _arch(device))
+    if p is None:
+        return None
+    if remember is not None:
+        from cutemma.kernels.fastpath import remember as keep
+
+        keep(A, B, out, *remember, p)
+    return out

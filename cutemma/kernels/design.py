@@ -1,0 +1,751 @@
+"""GemmDesign: a GEMM kernel described by its parts (TiledMMA, tile, shared-memory layouts,
+copies, stages, schedule, epilogue), checked against a table of rules before anything
+compiles, and turned into the family's config and plan.
+
+The family follows the TiledMMA's atom: ``mma.sync`` atoms (SM80 16x8x16 f16/bf16, 16x8x8
+tf32, 16x8x32 int8, SM89 16x8x32 fp8) run the sm80 family, GMMA ``SS`` atoms
+(``SM90_64xNxK_...``) the sm90 family. What a design leaves out is chosen as the built-in
+configs choose it. ``GemmConfig`` and ``Sm90Config`` are shorthands: ``config.design(dtype)``
+(or :meth:`GemmDesign.from_config`) gives the design whose kernel is the config's, byte for
+byte.
+
+>>> d = GemmDesign("SM80_16x8x16_F32BF16BF16F32_TN", tile=(64, 64, 32))
+>>> d.family, d.dtype, d.config.name
+('sm80', 'bf16', 'b64x64x32_w1x1_s4')
+>>> failed_rules(GemmDesign("SM80_16x8x16_F32BF16BF16F32_TN", tile=(60, 64, 32)), "sm_90a")
+['tile_multiple']
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from cutemma.errors import CutemmaError, DesignError
+from cutemma.kernels.epilogue import design_check
+from cutemma.kernels.hardware import arch_number, limits
+from cutemma.kernels.sm80.plan import ATOMS, ELEM_BYTES, GemmConfig, smem_layout
+from cutemma.kernels.sm90.config import (
+    ATOMS_SM90,
+    NON_ACC_REGS,
+    SCHEDULES,
+    WARPGROUP,
+    Sm90Config,
+    register_split,
+)
+from cutemma.layout import ComposedLayout, Layout, size
+from cutemma.tiled import make_tiled_mma
+
+# atom name -> kernel dtype, per family (the families' own tables, inverted)
+SM80_ATOMS = {name: dtype for dtype, name in ATOMS.items()} | {
+    # the half-K atoms: A in 2 registers, B in 1 (ldmatrix .x2 / .x1 per atom)
+    "SM80_16x8x8_F32F16F16F32_TN": "f16",
+    "SM80_16x8x8_F32BF16BF16F32_TN": "bf16",
+    "SM80_16x8x4_F32TF32TF32F32_TN": "tf32",
+    "SM80_16x8x16_S32S8S8S32_TN": "s8",
+}
+_GMMA = re.compile(r"^SM90_64x(\d+)x(\d+)_(\w+?)_SS(_TN)?$")
+SM90_ATOMS = {
+    pattern.replace("{n}", r"\d+"): dtype for dtype, (pattern, _, _) in ATOMS_SM90.items()
+}
+LDMATRIX = {  # operand major -> the ldmatrix copy atoms the sm80 mainloop issues
+    "K": ("SM75_U32x4_LDSM_N", "SM75_U32x2_LDSM_N"),
+    "MN": ("SM75_U16x8_LDSM_T", "SM75_U16x4_LDSM_T"),
+}
+MAX_WARPS_SM80 = 8  # 256 threads: the accumulators of a 128x256 tile at 2 regs per value
+SM80_REG_OVERHEAD = 40  # addresses, loop state, the epilogue's indices (sass of the built-ins)
+
+# config fields a design answers through its config (GemmDesign.__getattr__)
+_CONFIG_FIELDS = frozenset(
+    {"block_m", "block_n", "block_k", "warps", "swizzle_bytes", "group_m", "consumers"}
+    | {"cluster", "promote", "multicast", "tile_warpgroups"}
+)
+
+
+def base_name(atom: Any) -> str:
+    """'SM90_64x128x16_F32BF16BF16_SS' of an atom, a TiledMMA's atom or a name (no majors).
+
+    >>> base_name("SM90_64x64x16_F32F16F16_SS<K,MN>")
+    'SM90_64x64x16_F32F16F16_SS'
+    """
+    name = atom if isinstance(atom, str) else getattr(atom, "name", str(atom))
+    return name.split("<")[0]
+
+
+def atom_family(name: str) -> tuple[str | None, str | None]:
+    """(family, kernel dtype) of an atom name, or (None, None) when no family renders it.
+
+    >>> atom_family("SM89_16x8x32_F32E4M3E4M3F32_TN"), atom_family("SM90_64x96x16_F32BF16BF16_SS")
+    (('sm80', 'e4m3'), ('sm90', 'bf16'))
+    >>> atom_family("SM70_8x8x4_F32F16F16F32_NT")
+    (None, None)
+    """
+    name = base_name(name)
+    if name in SM80_ATOMS:
+        return "sm80", SM80_ATOMS[name]
+    for pattern, dtype in SM90_ATOMS.items():
+        if re.fullmatch(pattern, name):
+            return "sm90", dtype
+    return None, None
+
+
+def atom_arch(name: str) -> int:
+    """The architecture an atom's instruction needs: 80 for SM80_..., 90 for SM90_...
+
+    >>> atom_arch("SM89_16x8x32_F32E4M3E4M3F32_TN")
+    89
+    """
+    m = re.match(r"SM(\d+)_", base_name(name))
+    return int(m.group(1)) if m else 0
+
+
+def _key(x: Any) -> Any:
+    """A hashable, value-equal stand-in for a layout or TiledMMA field."""
+    if x is None or isinstance(x, (int, str, tuple)):
+        return x
+    return (type(x).__name__, str(x))
+
+
+@dataclass(frozen=True, eq=False)
+class GemmDesign:
+    """One GEMM kernel's parts. ``tiled_mma`` is a TiledMMA (or an atom name: one atom);
+    ``tile`` (bm, bn, bk) a multiple of its tile; ``smem_a``/``smem_b`` swizzled layouts of
+    the (bm, bk) / (bn, bk) stage (their contiguous mode fixes the operand's major); ``copy_a``
+    /``copy_b`` the copy atoms that read them into registers (sm80: ldmatrix); ``stages`` the
+    ring depth; ``schedule`` (sm90: 'cooperative', 'pingpong', 'alternate'); ``epilogue`` a
+    tuple of fused-epilogue op names (validated by the epilogue module's check).
+
+    Frozen and hashable by value (it is part of ``cutemma.gemm``'s repeated-call key).
+
+    >>> from cutemma.tiled import make_tiled_mma
+    >>> t = make_tiled_mma("SM80_16x8x16_F32F16F16F32_TN", (2, 2, 1))
+    >>> GemmDesign(t, (128, 128, 32)) == GemmDesign(make_tiled_mma(t.atom, (2, 2, 1)), (128, 128, 32))
+    True
+    """
+
+    tiled_mma: Any
+    tile: tuple[int, int, int] | None = None
+    smem_a: Any = None
+    smem_b: Any = None
+    copy_a: str | None = None
+    copy_b: str | None = None
+    stages: int | None = None
+    schedule: str | None = None
+    epilogue: tuple[str, ...] | None = None
+
+    def __post_init__(self) -> None:
+        tm = self.tiled_mma
+        if isinstance(tm, str):
+            family, _ = atom_family(tm)
+            try:
+                if family == "sm90":  # a warpgroup atom: its majors are the call's (K, K here)
+                    name = tm if "<" in tm or tm.endswith("_TN") else tm + "<K,K>"
+                    tm = make_tiled_mma(name)
+                else:
+                    tm = make_tiled_mma(tm)
+            except CutemmaError as exc:
+                raise DesignError(f"GemmDesign: tiled_mma {self.tiled_mma!r}: {exc}") from None
+            object.__setattr__(self, "tiled_mma", tm)
+        if not hasattr(tm, "tile_size_mnk"):
+            raise DesignError(
+                f"GemmDesign: tiled_mma must be a TiledMMA (cutemma.make_tiled_mma) or an atom "
+                f"name, got {type(tm).__name__}"
+            )
+        for f in ("smem_a", "smem_b"):
+            v = getattr(self, f)
+            if v is not None and not isinstance(v, (Layout, ComposedLayout)):
+                raise DesignError(
+                    f"GemmDesign: {f} is a {type(v).__name__}, not a layout; give a (swizzled) "
+                    "Layout of the stage, e.g. cutemma.kernels.sm80.plan.smem_layout(...)"
+                )
+        for f in ("copy_a", "copy_b", "schedule"):
+            v = getattr(self, f)
+            if v is not None and not isinstance(v, str):
+                raise DesignError(f"GemmDesign: {f} {v!r} is not a name; give a string or None")
+        if self.epilogue is not None and not isinstance(self.epilogue, tuple):
+            ep = self.epilogue
+            object.__setattr__(self, "epilogue", (ep,) if isinstance(ep, str) else tuple(ep))
+        if self.tile is None:
+            object.__setattr__(self, "tile", self._default_tile())
+        elif isinstance(self.tile, list):
+            object.__setattr__(self, "tile", tuple(self.tile))
+        object.__setattr__(self, "_hash", hash(self.key))
+
+    # ------------------------------------------------------------------ identity
+    @property
+    def key(self) -> tuple:
+        t = self.tiled_mma
+        tiled = (t.atom.name, str(t.atom_layout_mnk), tuple(_key(p) for p in t.permutation_mnk))
+        fields = (self.smem_a, self.smem_b, self.copy_a, self.copy_b)
+        cfg = getattr(self, "_config", None)  # a config's own choices (cluster, epilogue, ...)
+        rest = (self.stages, self.schedule, self.epilogue, cfg)
+        # 64.0 == 64 in Python: the types keep a float tile apart from the int one
+        tile = (
+            tuple((type(x).__name__, x) for x in self.tile)
+            if isinstance(self.tile, tuple)
+            else self.tile
+        )
+        return (tiled, tile, *map(_key, fields), *rest)
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __getattr__(self, name: str) -> Any:
+        """A config field (block_m, warps, cluster, ...) read through the design's config, so
+        a design stands where its shorthand did."""
+        if name.startswith("_") or name not in _CONFIG_FIELDS:
+            raise AttributeError(name)
+        return getattr(self.config, name)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, GemmDesign) and self.key == other.key
+
+    # ------------------------------------------------------------------ what it is
+    @property
+    def atom_name(self) -> str:
+        return base_name(self.tiled_mma.atom)
+
+    @property
+    def family(self) -> str | None:
+        return atom_family(self.atom_name)[0]
+
+    @property
+    def dtype(self) -> str | None:
+        return atom_family(self.atom_name)[1]
+
+    @property
+    def atom_counts(self) -> tuple[int, int, int]:
+        """Atoms of the atom layout along M, N, K."""
+        lay = self.tiled_mma.atom_layout_mnk
+        return tuple(size(lay[i]) if i < len(lay.shape) else 1 for i in range(3))
+
+    @property
+    def threads(self) -> int:
+        return self.tiled_mma.size
+
+    def major(self, which: str) -> str | None:
+        """The major the design fixes for operand ``which`` ('K', or 'M'/'N'): from its smem
+        layout (the contiguous mode), else from its copy atom (ldmatrix .trans reads the
+        M/N-contiguous major), else None (the call's operand decides).
+
+        >>> GemmDesign("SM80_16x8x16_F32F16F16F32_TN", copy_b="SM75_U16x8_LDSM_T").major("B")
+        'N'
+        """
+        smem = self.smem_a if which == "A" else self.smem_b
+        copy = self.copy_a if which == "A" else self.copy_b
+        other = "M" if which == "A" else "N"
+        if smem is not None:
+            try:
+                return "K" if smem(0, 1) == smem(0, 0) + 1 else other
+            except CutemmaError:
+                return None
+        if copy is not None and copy.startswith("SM75_"):
+            return other if copy.endswith("_T") else "K"
+        return None
+
+    @property
+    def name(self) -> str:
+        """A short, unique spelling (the generated kernel's name takes it).
+
+        >>> GemmDesign("SM80_16x8x16_F32BF16BF16F32_TN", tile=(64, 64, 32)).name[:23]
+        'd_SM80_16x8x16_b64x64x3'
+        """
+        cfg = getattr(self, "_config", None)
+        if cfg is not None:
+            return cfg.name  # a built-in config's design is named as the config
+        short = "_".join(self.atom_name.split("_")[:2])
+        tile = "x".join(map(str, self.tile)) if isinstance(self.tile, tuple) else str(self.tile)
+        h = hashlib.sha256(repr(self.key).encode()).hexdigest()[:8]  # stable across processes
+        return f"d_{short}_b{tile}_{h}"
+
+    def _default_tile(self) -> tuple[int, int, int]:
+        """As the built-in configs choose: 128x128x32 (sm80) or 128x(atom N)x(128-byte row)
+        (sm90), rounded up to a multiple of the TiledMMA's tile."""
+        tm, tn, tk = self.tiled_mma.tile_size_mnk
+        if self.family == "sm90":
+            eb = ATOMS_SM90[self.dtype][1]
+            want = (max(128, tm), tn, max(tk, 128 // eb))
+        else:
+            want = (128, 128, 32)
+        return tuple(-(-w // t) * t for w, t in zip(want, (tm, tn, tk)))
+
+    # ------------------------------------------------------------------ shorthands
+    @staticmethod
+    def from_config(config: GemmConfig | Sm90Config, dtype: str = "bf16") -> GemmDesign:
+        """The design of a built-in config for ``dtype`` (its kernel is the config's).
+
+        >>> GemmDesign.from_config(GemmConfig(64, 64, 32), "f16").config == GemmConfig(64, 64, 32)
+        True
+        >>> GemmDesign.from_config(Sm90Config(128, 256), "bf16").config.name
+        'b128x256_c2_sauto'
+        """
+        if isinstance(config, GemmConfig):
+            if dtype not in ATOMS:
+                raise DesignError(f"from_config: dtype {dtype!r}; one of {', '.join(ATOMS)}")
+            tiled = make_tiled_mma(ATOMS[dtype], (*config.warps, 1))
+            tile = (config.block_m, config.block_n, config.block_k)
+            return _with_config(GemmDesign(tiled, tile, stages=config.stages), config)
+        if isinstance(config, Sm90Config):
+            if dtype not in ATOMS_SM90:
+                raise DesignError(f"from_config: dtype {dtype!r}; one of {', '.join(ATOMS_SM90)}")
+            pattern, eb, any_major = ATOMS_SM90[dtype]
+            name = pattern.format(n=config.block_n) + ("<K,K>" if any_major else "")
+            tiled = make_tiled_mma(name, (config.tile_warpgroups, 1, 1))
+            tile = (config.block_m, config.block_n, config.block_k or 128 // eb)
+            d = GemmDesign(tiled, tile, stages=config.stages, schedule=config.schedule)
+            return _with_config(d, config)
+        raise DesignError(f"from_config: a GemmConfig or Sm90Config, got {type(config).__name__}")
+
+    @property
+    def config(self) -> GemmConfig | Sm90Config:
+        """The family's config of this design (the numbers its plan reads); the TiledMMA,
+        smem layouts and copies beyond the config's own are :attr:`custom`."""
+        cfg = getattr(self, "_config", None)
+        if cfg is not None:
+            return cfg
+        bm, bn, bk = self.tile
+        wm, wn, _ = self.atom_counts
+        try:
+            if self.family == "sm90":
+                consumers = 2 if self.schedule == "pingpong" else wm
+                return Sm90Config(
+                    bm, bn, bk, consumers=consumers, stages=self.stages,
+                    schedule=self.schedule or "cooperative",
+                )  # fmt: skip
+            swz = _swizzle_bytes(self.smem_a, self.smem_b)
+            return GemmConfig(bm, bn, bk, (wm, wn), self.stages or 4, swz)
+        except CutemmaError as exc:
+            raise DesignError(f"design {self.name}: rule config: {exc}") from None
+
+    @property
+    def custom(self) -> bool:
+        """True when the kernel differs from its config's (another TiledMMA, layouts, copies):
+        the family's plan then reads the design itself.
+
+        >>> GemmDesign.from_config(GemmConfig(), "bf16").custom
+        False
+        """
+        if getattr(self, "_config", None) is not None:
+            return False
+        if self.family != "sm80":
+            return False  # the sm90 plan is a function of its config (see the rules)
+        plain = GemmDesign.from_config(self.config, self.dtype)
+        return self.tiled_mma_key != plain.tiled_mma_key or any(
+            x is not None for x in (self.smem_a, self.smem_b, self.copy_a, self.copy_b)
+        )
+
+    @property
+    def tiled_mma_key(self) -> tuple:
+        return self.key[0]
+
+    def smem_bytes(self) -> int:
+        """Shared memory of the stage ring (sm90: what its plan reserves, staging tile and
+        barriers included)."""
+        if self.family == "sm90":
+            from cutemma.kernels.sm90.plan import Sm90Plan
+
+            return Sm90Plan(self.config, self.dtype, "K", "K", "bf16").shared_bytes
+        bm, bn, bk = self.tile
+        return ELEM_BYTES[self.dtype] * (self.stages or 4) * (bm + bn) * bk
+
+    def registers_estimate(self) -> int:
+        """Registers per thread, estimated: accumulators + double-buffered fragments +
+        addressing (sm80); the setmaxnreg budget's accumulators + NON_ACC_REGS (sm90)."""
+        bm, bn, _ = self.tile
+        if self.family == "sm90":
+            cfg = self.config
+            acc = bm * bn // (WARPGROUP * cfg.tile_warpgroups)
+            sets = 2 if self.dtype in ("e4m3", "e5m2") else 1
+            return sets * acc + NON_ACC_REGS
+        atom = self.tiled_mma.atom
+        tm, tn, _ = self.tiled_mma.tile_size_mnk
+        mma_m, mma_n = bm // tm, bn // tn
+        regs_a, regs_b = atom.op.a.count, atom.op.b.count
+        acc = mma_m * mma_n * atom.op.c.count
+        frags = 2 * (mma_m * regs_a + mma_n * regs_b)
+        return acc + frags + SM80_REG_OVERHEAD
+
+
+def _with_config(design: GemmDesign, config: Any) -> GemmDesign:
+    """``design`` holding the config it was made from (its key and hash then include it)."""
+    object.__setattr__(design, "_config", config)
+    object.__setattr__(design, "_hash", hash(design.key))
+    return design
+
+
+def _swizzle_bytes(smem_a: Any, smem_b: Any) -> int:
+    """The swizzle row width of given smem layouts (128 when none is given)."""
+    for s in (smem_a, smem_b):
+        sw = getattr(s, "outer", None)
+        if sw is not None and hasattr(sw, "bits"):
+            return 16 << sw.bits
+    return 128
+
+
+# ---------------------------------------------------------------------------- the rules
+@dataclass(frozen=True)
+class Rule:
+    """One design rule: ``check(design, arch)`` returns None when it holds, else what is
+    wrong; ``fix`` says what would satisfy it."""
+
+    name: str
+    check: Callable[[GemmDesign, str], str | None]
+    fix: str
+
+
+def _family(d: GemmDesign, arch: str) -> str | None:
+    if d.family is None:
+        return f"no kernel family renders the atom {d.atom_name}"
+    return None
+
+
+def _arch(d: GemmDesign, arch: str) -> str | None:
+    need, have = atom_arch(d.atom_name), arch_number(arch)
+    if d.family == "sm90" and not arch.startswith("sm_90"):
+        return f"{d.atom_name} (wgmma) runs on sm_90a only; the device is {arch}"
+    if have < need:
+        return f"{d.atom_name} needs sm_{need} or newer; the device is {arch}"
+    return None
+
+
+def _tile_ints(d: GemmDesign, arch: str) -> str | None:
+    t = d.tile
+    ok = isinstance(t, tuple) and len(t) == 3
+    if not ok or any(not isinstance(x, int) or isinstance(x, bool) or x < 1 for x in t):
+        return f"tile {t!r} is not three whole numbers >= 1"
+    return None
+
+
+def _tile_multiple(d: GemmDesign, arch: str) -> str | None:
+    tmnk = d.tiled_mma.tile_size_mnk
+    if any(x % t for x, t in zip(d.tile, tmnk)):
+        return f"tile {d.tile} is not a multiple of the TiledMMA's tile {tmnk}"
+    return None
+
+
+def _k_layout(d: GemmDesign, arch: str) -> str | None:
+    if d.atom_counts[2] != 1:
+        return f"atom layout {d.tiled_mma.atom_layout_mnk} has {d.atom_counts[2]} atoms along K"
+    return None
+
+
+def _permutations(d: GemmDesign, arch: str) -> str | None:
+    pm, pn, pk = d.tiled_mma.permutation_mnk
+    if d.family == "sm90" and any(p is not None for p in (pm, pn, pk)):
+        return "a permutation on a GMMA TiledMMA (the warpgroups' rows are the descriptors')"
+    if pn is not None or pk is not None:
+        return (
+            "an N or K permutation (the B ldmatrix.x4 pairs adjacent N atoms; K is the mainloop's)"
+        )
+    if pm is not None:
+        atom_m = d.tiled_mma.atom.shape_mnk[0]
+        if size(pm) != atom_m * d.atom_counts[0]:
+            return (
+                f"an M permutation of size {size(pm)} (it must scatter the {atom_m} x "
+                f"{d.atom_counts[0]} rows the atoms cover, not replicate them)"
+            )
+    return None
+
+
+def _warps(d: GemmDesign, arch: str) -> str | None:
+    lim = limits(arch).threads_per_block
+    if d.family == "sm80" and d.threads > 32 * MAX_WARPS_SM80:
+        return f"{d.threads // 32} warps (the sm80 family takes up to {MAX_WARPS_SM80})"
+    if d.threads > lim:
+        return f"{d.threads} threads per block (the device allows {lim})"
+    return None
+
+
+def _sm80_atom_pairs(d: GemmDesign, arch: str) -> str | None:
+    if d.family != "sm80":
+        return None
+    mma_n = d.tile[1] // d.tiled_mma.tile_size_mnk[1]
+    regs = mma_n * d.tiled_mma.atom.op.b.count  # B registers of a thread's row of atoms
+    if regs > 2 and regs % 4:
+        return (
+            f"{mma_n} N tiles of the TiledMMA per block (B's ldmatrix.x4 reads "
+            f"{4 // d.tiled_mma.atom.op.b.count} at a time)"
+        )
+    return None
+
+
+def _sm90_shape(d: GemmDesign, arch: str) -> str | None:
+    if d.family != "sm90":
+        return None
+    atom_n = d.tiled_mma.atom.shape_mnk[1]
+    wm, wn, _ = d.atom_counts
+    if wn != 1:
+        return f"{wn} warpgroups along N (the sm90 family stacks warpgroups along M)"
+    if d.tile[1] != atom_n:
+        return f"tile N {d.tile[1]} != the GMMA atom's N {atom_n} (one wgmma spans the tile's N)"
+    if wm not in (1, 2, 3):
+        return f"{wm} consumer warpgroups (1, 2 or 3)"
+    return None
+
+
+def _stages(d: GemmDesign, arch: str) -> str | None:
+    s = d.stages
+    if s is not None and (not isinstance(s, int) or isinstance(s, bool) or s < 2):
+        return f"stages {s!r} (a ring needs at least 2)"
+    return None
+
+
+def _schedule(d: GemmDesign, arch: str) -> str | None:
+    if d.schedule is None:
+        return None
+    if d.family == "sm80":
+        return f"schedule {d.schedule!r} on the sm80 family (it has one: a cp.async ring)"
+    if d.schedule not in SCHEDULES:
+        return f"schedule {d.schedule!r} is not one of {SCHEDULES}"
+    if d.schedule == "pingpong" and d.atom_counts[0] != 1:
+        return "pingpong with more than one warpgroup per tile (each warpgroup owns a tile)"
+    return None
+
+
+def _smem_layouts(d: GemmDesign, arch: str) -> str | None:
+    bm, bn, bk = d.tile
+    for which, s, ext in (("A", d.smem_a, bm), ("B", d.smem_b, bn)):
+        if s is None:
+            continue
+        if d.family == "sm90":
+            return (
+                f"smem_{which.lower()} given: TMA writes only the GMMA layout atoms the plan picks"
+            )
+        if not isinstance(s, ComposedLayout):
+            return (
+                f"smem_{which.lower()} is a plain {type(s).__name__} (compose it with a Swizzle, "
+                "e.g. cutemma.make_swizzled(Swizzle(0, 4, 3), layout) for none)"
+            )
+        if tuple(_flat_extents(s)) != (ext, bk):
+            return f"smem_{which.lower()} covers {_flat_extents(s)}, not the ({ext}, {bk}) stage"
+    return None
+
+
+def _smem_vectors(d: GemmDesign, arch: str) -> str | None:
+    """cp.async moves 16 bytes: each 16-byte chunk of the contiguous mode must land
+    contiguous (and aligned) in the layout."""
+    if d.family != "sm80" or d.dtype is None:
+        return None
+    eb = ELEM_BYTES[d.dtype]
+    bm, bn, bk = d.tile
+    for which, s, ext in (("A", d.smem_a, bm), ("B", d.smem_b, bn)):
+        if s is None or _flat_extents(s) != (ext, bk):
+            continue
+        run = _contiguity(s, ext, bk)
+        if run * eb < 16:
+            return (
+                f"smem_{which.lower()}: {run * eb} contiguous bytes along its contiguous mode, "
+                "narrower than cp.async's 16-byte vector"
+            )
+    return None
+
+
+def _copies(d: GemmDesign, arch: str) -> str | None:
+    for which, c in (("A", d.copy_a), ("B", d.copy_b)):
+        if c is None:
+            continue
+        if d.family == "sm90":
+            return f"copy_{which.lower()} {c!r}: the sm90 family reads smem with wgmma descriptors"
+        allowed = {n for names in LDMATRIX.values() for n in names}
+        if c not in allowed:
+            return (
+                f"copy_{which.lower()} {c!r}: the sm80 mainloop reads registers with ldmatrix "
+                f"({', '.join(sorted(allowed))})"
+            )
+        eb = ELEM_BYTES.get(d.dtype, 2)
+        if c.endswith("_T") and eb != 2:
+            return f"copy_{which.lower()} {c}: ldmatrix .trans moves 16-bit elements, not {d.dtype}"
+    return None
+
+
+def _smem_limit(d: GemmDesign, arch: str) -> str | None:
+    lim = limits(arch).smem_per_block
+    try:
+        need = d.smem_bytes()
+    except CutemmaError as exc:
+        return f"its shared memory cannot be sized ({exc})"
+    if need > lim:
+        return f"{need} bytes of shared memory per block (the {arch} limit is {lim})"
+    return None
+
+
+def _registers(d: GemmDesign, arch: str) -> str | None:
+    est, lim = d.registers_estimate(), limits(arch).regs_per_thread
+    if d.family == "sm90":
+        lim = register_split(d.config.consumers)[1]
+    if est > lim:
+        return f"about {est} registers per thread (the limit is {lim})"
+    return None
+
+
+def _epilogue(d: GemmDesign, arch: str) -> str | None:
+    return design_check(d.epilogue, d.family or "") if d.epilogue else None
+
+
+def _plan_builds(d: GemmDesign, arch: str) -> str | None:
+    """The family's plan, its lazy tables included (copies, ldmatrix, the C partition; TMA
+    boxes and descriptors), for every major a call may bring: the ones the design fixes,
+    else both for 16-bit types (8- and 32-bit ones are read K-major)."""
+    for a_major, b_major in _call_majors(d):
+        try:
+            plan = family_plan(d, a_major, b_major)
+            if d.family == "sm80":
+                for which in "AB":
+                    plan.copy(which)
+                    plan.ldmatrix(which)
+                plan.epilogue  # noqa: B018 - evaluated for its checks
+            else:
+                plan.tma, plan.descriptors  # noqa: B018
+        except CutemmaError as exc:
+            return f"with A {a_major}-major, B {b_major}-major: {exc}"
+    return None
+
+
+def _call_majors(d: GemmDesign) -> list[tuple[str, str]]:
+    """The (A, B) majors the design's kernel may be built for."""
+    if d.family == "sm80":
+        free = ELEM_BYTES.get(d.dtype, 2) == 2
+    else:
+        free = ATOMS_SM90.get(d.dtype, (None, 0, False))[2]
+    a = [d.major("A")] if d.major("A") else (["K", "M"] if free else ["K"])
+    b = [d.major("B")] if d.major("B") else (["K", "N"] if free else ["K"])
+    return [(x, y) for x in a for y in b]
+
+
+# rules whose failure makes the later ones meaningless (they read the tile, the family, ...)
+_STOP = frozenset(
+    {"atom_family", "atom_arch", "tile_ints", "tile_multiple", "permutation", "sm90_shape"}
+    | {"atom_layout_k", "stages", "schedule", "smem_layout", "smem_vector", "copy_atom"}
+)
+
+RULES: tuple[Rule, ...] = (
+    Rule(
+        "atom_family",
+        _family,
+        "an SM80/SM89 16x8 mma.sync atom with f32/s32 accumulators or an SM90 64xNxK SS atom",
+    ),
+    Rule(
+        "atom_arch", _arch, "an atom the device executes (sm_80+ mma.sync, sm_89+ fp8, sm_90a GMMA)"
+    ),
+    Rule("tile_ints", _tile_ints, "tile=(bm, bn, bk) of whole numbers"),
+    Rule("tile_multiple", _tile_multiple, "each of bm, bn, bk a multiple of the TiledMMA's tile"),
+    Rule("atom_layout_k", _k_layout, "one atom along K (atom_layout (m, n, 1))"),
+    Rule("permutation", _permutations, "no N/K permutation; an M permutation of the atoms' rows"),
+    Rule("threads", _warps, f"at most {MAX_WARPS_SM80} warps (sm80) or 3 consumer warpgroups"),
+    Rule("atom_pairs", _sm80_atom_pairs, "an even number of TiledMMA N tiles per block (or 1)"),
+    Rule("sm90_shape", _sm90_shape, "warpgroups along M only, tile N = the GMMA atom's N"),
+    Rule("stages", _stages, "stages >= 2 (or None: as many as fit)"),
+    Rule("schedule", _schedule, "schedule None (sm80) or one of the sm90 schedules"),
+    Rule(
+        "smem_layout", _smem_layouts, "a (bm, bk) / (bn, bk) swizzled layout (sm80), none on sm90"
+    ),
+    Rule("smem_vector", _smem_vectors, "16 contiguous bytes per cp.async chunk in the smem layout"),
+    Rule("copy_atom", _copies, "an ldmatrix atom of the operand's major (sm80); none on sm90"),
+    Rule("smem_limit", _smem_limit, "fewer stages or a smaller tile"),
+    Rule("registers", _registers, "a smaller tile or more warps"),
+    Rule("epilogue", _epilogue, "epilogue ops the fused-epilogue table knows"),
+    Rule("plan", _plan_builds, "a design whose plan tables split (see the message)"),
+)
+
+
+def failed_rules(design: GemmDesign, arch: str = "sm_90a") -> list[str]:
+    """The names of the rules ``design`` breaks on ``arch`` (empty: it can run). Rules run in
+    order and stop at the first broken one whose failure makes the later ones meaningless
+    (family, arch, tile)."""
+    if not isinstance(design, GemmDesign):
+        raise DesignError(f"failed_rules: a GemmDesign, got {type(design).__name__}")
+    return [name for name, _ in _failures(design, arch)]
+
+
+@lru_cache(maxsize=512)
+def _failures_cached(design: GemmDesign, arch: str) -> tuple[tuple[str, str], ...]:
+    """:func:`_failures`, once per (design, arch): cutemma.gemm checks a design per call."""
+    return tuple(_failures(design, arch))
+
+
+def _failures(design: GemmDesign, arch: str) -> list[tuple[str, str]]:
+    out = []
+    for rule in RULES:
+        try:
+            why = rule.check(design, arch)
+        except CutemmaError as exc:  # e.g. the family's config refuses a field
+            why = str(exc)
+        if why is not None:
+            out.append((rule.name, f"rule {rule.name}: {why}; need {rule.fix}"))
+            if rule.name in _STOP:
+                break  # what follows reads what this rule found wrong
+    return [(n, w) for n, w in out if n != "plan" or len(out) == 1]
+
+
+def check(design: GemmDesign, arch: str = "sm_90a") -> GemmDesign:
+    """``design`` when every rule holds on ``arch``; else a DesignError naming each broken
+    rule and what would satisfy it.
+
+    >>> check(GemmDesign("SM80_16x8x16_F32F16F16F32_TN", (64, 64, 32), stages=1))
+    ... # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+        ...
+    cutemma.errors.DesignError: design d_SM80_16x8x16_b64x64x32_...: rule stages: stages 1 (a ring needs at least 2); need stages >= 2 (or None: as many as fit)
+    """
+    if not isinstance(design, GemmDesign):
+        raise DesignError(f"check: a GemmDesign, got {type(design).__name__}")
+    bad = _failures_cached(design, arch)
+    if bad:
+        raise DesignError(f"design {design.name}: " + "; ".join(w for _, w in bad))
+    return design
+
+
+def family_plan(design: GemmDesign, a_major: str, b_major: str, out: str = "bf16") -> Any:
+    """The family's plan of ``design`` for these majors (sm80 GemmPlan or sm90 Sm90Plan)."""
+    if design.family == "sm90":
+        from cutemma.kernels.sm90.plan import Sm90Plan
+
+        return Sm90Plan(design.config, design.dtype, a_major, b_major, out)
+    from cutemma.kernels.sm80.plan import GemmPlan
+
+    return GemmPlan(
+        design.config, design.dtype, a_major, b_major, design if design.custom else None
+    )
+
+
+def _flat_extents(layout: Any) -> tuple[int, ...]:
+    """(rows, cols) a 2-mode layout (or a swizzled one) covers."""
+    inner = getattr(layout, "inner", layout)
+    shape = inner.shape
+    if not isinstance(shape, tuple) or len(shape) != 2:
+        return (size(inner),)
+    return (size(shape[0]), size(shape[1]))
+
+
+def _contiguity(layout: Any, ext: int, bk: int) -> int:
+    """Elements that stay consecutive from offset 0 along the first contiguous mode of a
+    (ext, bk) layout, after its swizzle (the first 16-byte chunk of the stage)."""
+    f = layout
+    for step in ((1, 0), (0, 1)):
+        run = 1
+        while True:
+            c = (run * step[0], run * step[1])
+            if c[0] >= ext or c[1] >= bk or f(*c) != f(0, 0) + run:
+                break
+            run += 1
+        if run > 1:
+            return run
+    return 1
+
+
+def sm80_smem(design: GemmDesign, which: str, major: str) -> ComposedLayout:
+    """The stage layout of ``which`` in an sm80 design: the design's own, or the built-in
+    swizzle of its width for the operand's major."""
+    given = design.smem_a if which == "A" else design.smem_b
+    if given is not None:
+        return given
+    bm, bn, bk = design.tile
+    ext = bm if which == "A" else bn
+    cfg = design.config
+    return smem_layout(
+        ext, bk, "K" if major == "K" else "MN", cfg.swizzle_bytes, ELEM_BYTES[design.dtype]
+    )

@@ -41,14 +41,19 @@ def copy_bandwidth(median_ms, nbytes: int = 1 << 30) -> float:
 def _config_of(A, B):
     """(family, config name, schedule) of what cutemma.gemm runs for these operands."""
     from cutemma.kernels.operands import SM90_DTYPES
-    from cutemma.kernels.pick import pick_config, pick_sm90_config
+    from cutemma.kernels.pick import builtin_config, builtin_sm90_config
     from cutemma.kernels.sm90.host import sm90_refusal
 
     m, n = A.shape[0], B.shape[1]
     if sm90_refusal(A, B) is None:
-        cfg = pick_sm90_config(m, n, 132, SM90_DTYPES[str(A.dtype)[6:]][0])
+        from cutemma.kernels.sm90.splitk import TILE, split_count
+
+        s = split_count(m, n, A.shape[1], 132, A.element_size())
+        if s > 1:  # the decode split: S slices of the 128x128 kernel and a reduction
+            return "sm90", f"splitk{s}_b{TILE}x{TILE}", f"split-K {s} (cooperative)"
+        cfg = builtin_sm90_config(m, n, 132, SM90_DTYPES[str(A.dtype)[6:]][0])
         return "sm90", cfg.name, cfg.schedule
-    cfg = pick_config(m, n, A.shape[1])
+    cfg = builtin_config(m, n, A.shape[1])
     return "sm80", cfg.name, "mma.sync"
 
 

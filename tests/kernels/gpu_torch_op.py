@@ -10,7 +10,7 @@
    inductor's own elementwise code) and against torch.matmul; also mode="reduce-overhead"
    (inductor's CUDA graphs).
 3. CUDA graphs: one graph of 16 decode-sized calls per family (M = 1..64 tokens, N and K of
-   transformer projections; sm90 by the built-in pick, sm80 by its pick_config), and one of
+   transformer projections; sm90 by the built-in pick, sm80 by its builtin_config), and one of
    every sm90 schedule / epilogue / promotion / cluster mode and sm80 config (16- and 8-bit,
    out given or not, C with beta, batched). Each call ran once eagerly first (the warm-up
    that compiles and loads). Replayed 3 times, each after new random data was written into
@@ -37,7 +37,7 @@ import torch  # before cutemma's CUDA modules
 
 import cutemma
 from cutemma.errors import LaunchError
-from cutemma.kernels.pick import BUILTIN_CONFIGS, FP8_LARGE, pick_config
+from cutemma.kernels.pick import BUILTIN_CONFIGS, FP8_LARGE, builtin_config
 from cutemma.kernels.sm80.plan import GemmConfig
 from cutemma.kernels.sm90.config import Sm90Config
 
@@ -213,7 +213,7 @@ def decode_calls(family: str) -> list[Call]:
     calls = []
     for i, m in enumerate(DECODE_M):
         n, k = DECODE_NK[i % len(DECODE_NK)]
-        cfg = pick_config(m, n, k) if family == "sm80" else None
+        cfg = builtin_config(m, n, k) if family == "sm80" else None
         calls.append(Call(f"{family}_m{m}_n{n}_k{k}", m, n, k, out=i % 2 == 0, config=cfg))
     return calls
 

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from cutemma.errors import DesignError, LaunchError
 from cutemma.kernels.fastpath import try_fast
+from cutemma.kernels.fastpath_epilogue import try_fast_epilogue
 from cutemma.kernels.operands import ELEM_BYTES, _arch, _check, _dtype, _dtype_name, _needs_fp8
 from cutemma.kernels.sm80.config import GemmConfig
 from cutemma.kernels.sm80.host import gemm_sm80
@@ -123,8 +124,6 @@ def gemm(
                 and scale_row is None and scale_col is None:  # fmt: skip
             done = try_fast(A, B, out, alpha, asked)
         else:  # the epilogue's tensors in epilogue.ARGS order
-            from cutemma.kernels.fastpath_epilogue import try_fast_epilogue
-
             ep = (scale_row, scale_col, bias, bias_row, residual)
             done = try_fast_epilogue(A, B, out, alpha, asked, epilogue, ep)
         if done is not None:

@@ -240,6 +240,9 @@ def split_call(A: Any, B: Any, out: Any, out_dtype: Any, alpha: float, remember:
     from cutemma.kernels.sm90.host import sm_count
 
     M, N = A.shape[0], B.shape[1]
+    kt = K_TILE_BYTES // A.element_size()
+    if M > SPLIT_MAX_M or A.shape[1] < 2 * MIN_K_TILES * kt or A.device.type != "cuda":
+        return None  # no split can pay (asked before any device query)
     if out is None:
         out = torch.empty((M, N), dtype=out_dtype, device=A.device)
     elif tuple(out.shape) != (M, N) or out.dtype != out_dtype or out.device != A.device:

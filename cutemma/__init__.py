@@ -42,7 +42,7 @@ __version__ = "0.1.0"
 # emulator, ``cutemma.gemm`` the kernel generator (never torch or cuda-python before a call).
 _LAZY = {
     "gemm": "cutemma.kernels.dispatch",
-    "GemmConfig": "cutemma.kernels.sm80.plan",
+    "GemmConfig": "cutemma.kernels.sm80.config",
     "Sm90Config": "cutemma.kernels.sm90.config",
     "tune": "cutemma.kernels.tune",
     "CopyAtom": "cutemma.copy",

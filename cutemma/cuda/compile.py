@@ -36,6 +36,17 @@ TARGETS: dict[str, str] = {
     "sm_120a": "Blackwell GeForce: mma.sync with fp8/fp6/fp4 and block scaling",
 }
 
+
+def arch_target(major: int, minor: int) -> str:
+    """The compile target of a GPU of compute capability (major, minor): from sm_90 on the
+    'a' target, so wgmma / tcgen05 are available.
+
+    >>> arch_target(9, 0), arch_target(8, 9)
+    ('sm_90a', 'sm_89')
+    """
+    return f"sm_{major}{minor}" + ("a" if major >= 9 else "")
+
+
 # Options every compile gets, before the caller's own (a caller's later option wins).
 DEFAULT_OPTIONS: tuple[str, ...] = ("-std=c++17",)
 
@@ -158,6 +169,7 @@ def nvrtc_version() -> tuple[int, int]:
     return (int(major), int(minor))
 
 
+@_memoize
 @_memoize
 def nvrtc_version_hint() -> tuple[int, int] | None:
     """(major, minor) of the nvidia-cuda-nvrtc pip package, read from its metadata without

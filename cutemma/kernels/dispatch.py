@@ -16,11 +16,10 @@ True
 
 from __future__ import annotations
 
-from typing import Any
+import sys
+from typing import TYPE_CHECKING, Any
 
 from cutemma.errors import DesignError, LaunchError
-from cutemma.kernels.design import GemmDesign, check
-from cutemma.kernels.epilogue import bind, check_call
 from cutemma.kernels.fastpath import try_fast
 from cutemma.kernels.fastpath_epilogue import try_fast_epilogue
 from cutemma.kernels.operands import (
@@ -32,11 +31,14 @@ from cutemma.kernels.operands import (
     _dtype_name,
     _needs_fp8,
 )
+from cutemma.kernels.sm80.config import GemmConfig
 from cutemma.kernels.sm80.host import gemm_sm80
-from cutemma.kernels.sm80.plan import GemmConfig
 from cutemma.kernels.sm90.config import Sm90Config
 from cutemma.kernels.sm90.host import gemm_sm90, sm90_refusal
 from cutemma.kernels.tuned import lookup_device as _tuned
+
+if TYPE_CHECKING:  # designs and epilogues load with the first call that uses one (cold start)
+    from cutemma.kernels.design import GemmDesign
 
 
 def gemm(
@@ -112,7 +114,14 @@ def gemm(
     >>> cutemma.gemm(A8, B8, scale_a=0.5, out_dtype=torch.float32).dtype  # doctest: +SKIP
     torch.float32
     """
-    if design is not None or tiled_mma is not None or isinstance(config, GemmDesign):
+    extras = (design, tiled_mma, epilogue, bias, bias_row, residual, scale_row, scale_col)
+    given = config is None or isinstance(config, _CONFIGS)  # else a design (or a mistake)
+    plain = given and extras.count(None) == len(extras)
+    if plain and _TRACING[0]():  # torch.compile / export traces this call: one custom-op node
+        from cutemma.kernels.torch_op import traced_gemm
+
+        return traced_gemm(A, B, C, alpha, beta, out, out_dtype, config, scale_a, scale_b)
+    if design is not None or tiled_mma is not None or (not given and _is_design(config)):
         design, config = _as_design(design, tiled_mma, config), None
         if epilogue is None and design.epilogue:  # the design's own fused ops
             epilogue = design.epilogue
@@ -137,11 +146,17 @@ def gemm(
     else:
         remember = None
     _check_options(alpha, beta, scale_a, scale_b, config)
+    if plain and _fake(A, B):  # a fake-tensor or proxy trace outside dynamo: the op node too
+        from cutemma.kernels.torch_op import traced_gemm
+
+        return traced_gemm(A, B, C, alpha, beta, out, out_dtype, config, scale_a, scale_b)
     tensors = {"bias": bias, "bias_row": bias_row, "residual": residual,
                "scale_row": scale_row, "scale_col": scale_col}  # fmt: skip
     fused = epilogue is not None or any(t is not None for t in tensors.values())
-    if fused:
-        check_call(epilogue, tensors)  # before the operands: what needs no GPU
+    if fused:  # before the operands: what needs no GPU
+        from cutemma.kernels.epilogue import bind, check_call
+
+        check_call(epilogue, tensors)
     batch, dtype, outs = _check(A, B)  # before torch: a numpy array is named as one
     import torch
 
@@ -175,6 +190,8 @@ def gemm(
                 f"gemm: design {design.name} multiplies {design.dtype} ({design.atom_name}); "
                 f"the operands are {_dtype(A)} ({dtype}): give a design of that type"
             )
+        from cutemma.kernels.design import check
+
         check(design, _arch(A.device.index or 0))
         config, custom = design.config, (design if design.custom else None)
     # Hopper: the wgmma + TMA kernel when its rules hold (2-D and batched calls)
@@ -184,6 +201,13 @@ def gemm(
         chosen = _tuned_2d(A, B, M, N, K, dtype)
         if isinstance(chosen, GemmConfig):  # sm80 won the tuning
             why, config = "cutemma.tune found the sm80 kernel faster", chosen
+    if why is None and chosen is None and batch is None and bound is None and custom is None \
+            and (C is None or beta == 0):  # fmt: skip
+        from cutemma.kernels.sm90.splitk import split_call  # decode: K slices fill the SMs
+
+        done = split_call(A, B, out, out_dtype, alpha, remember)
+        if done is not None:
+            return done
     if why is None:
         kw = {"alpha": alpha, "beta": beta, "out": out, "out_dtype": out_dtype}
         return gemm_sm90(A, B, C, config=chosen, _remember=remember, _epilogue=bound, **kw)
@@ -198,6 +222,8 @@ def gemm(
 def _as_design(design: Any, tiled_mma: Any, config: Any) -> GemmDesign:
     """The design of a call: ``design``, ``GemmDesign(tiled_mma)``, or a design given as
     ``config=`` (what pick_config returns); one of them only."""
+    from cutemma.kernels.design import GemmDesign
+
     if sum(x is not None for x in (design, tiled_mma, config)) > 1:
         raise LaunchError(
             "gemm: give one of config=, design= and tiled_mma= (a design holds its config)"
@@ -225,3 +251,40 @@ def _tuned_2d(A: Any, B: Any, M: int, N: int, K: int, dtype: str) -> Any:
     b_major = "N" if B.stride(-1) == 1 else "K"
     am, bm = tuned.kernel_majors(dtype, a_major, b_major) if dtype in ELEM_BYTES else ("K", "K")
     return _tuned(A.device.index or 0, M, N, K, dtype, am, bm)
+
+
+_CONFIGS = (GemmConfig, Sm90Config)  # a config a call may give besides a design
+
+
+def _is_design(config: Any) -> bool:
+    """A GemmDesign given as config= (none exists before its module loads)."""
+    mod = sys.modules.get("cutemma.kernels.design")
+    return mod is not None and isinstance(config, mod.GemmDesign)
+
+
+def _bind_tracing() -> bool:
+    """The first call's check: binds ``torch.compiler.is_compiling`` (dynamo answers it
+    True while tracing) into :data:`_TRACING`; without torch nothing traces."""
+    try:
+        import torch
+    except ImportError:
+        return False
+    _TRACING[0] = torch.compiler.is_compiling
+    return _TRACING[0]()
+
+
+# whether torch traces the call now: is_compiling once bound (0.1 us a call); bound at
+# import when torch is in use already (a first call under dynamo then mutates nothing)
+_torch = sys.modules.get("torch")
+_TRACING = [_torch.compiler.is_compiling if _torch is not None else _bind_tracing]
+
+
+def _fake(A: Any, B: Any) -> bool:
+    """A or B is a fake tensor, or a torch dispatch mode (a proxy trace) is active (never
+    where torch is not in use: a numpy array goes on to the checks that name it)."""
+    if "torch" not in sys.modules:
+        return False
+    from torch._subclasses.fake_tensor import is_fake
+    from torch.utils._python_dispatch import _get_current_dispatch_mode
+
+    return is_fake(A) or is_fake(B) or _get_current_dispatch_mode() is not None

@@ -100,6 +100,9 @@ class DriverKernel:
             return hit if hit is not None else self._load(device)
 
     def _load(self, device: int) -> tuple:
+        from cutemma.kernels.capture import refuse_during_capture
+
+        refuse_during_capture(f"loading kernel {self.name} on device {device}")
         from cuda.bindings import driver
 
         _ok(driver.cuInit(0), "cuInit")

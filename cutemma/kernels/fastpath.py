@@ -367,7 +367,8 @@ def try_fast(A: Any, B: Any, out: Any, alpha: float, config: Any) -> Any:
             else:
                 return None
         ptr = out.data_ptr()
-    except (AttributeError, TypeError):  # not tensors: the checked path names the error
+    except (AttributeError, TypeError, RuntimeError):  # not tensors (or fake ones): the
+        # checked path names the error (or hands a fake tensor to the torch op)
         return None
     p = e.prepared
     with LAUNCH_LOCK:

@@ -9,10 +9,11 @@ device's compile target. No family imports another's host code for these: they l
 from __future__ import annotations
 
 import math
+import sys
 from typing import Any
 
 from cutemma.errors import LaunchError
-from cutemma.kernels.sm80.plan import ELEM_BYTES
+from cutemma.kernels.sm80.config import ELEM_BYTES
 
 _DTYPES = {"float16": "f16", "bfloat16": "bf16", "float32": "f32", "int32": "s32"}
 
@@ -166,11 +167,25 @@ def _needs_fp8(device: int, a: str, b: str) -> None:
         )
 
 
-def _arch(device: int) -> str:
-    """The compile target of a device (read once: it is a driver query)."""
-    from cutemma.cuda import device_arch
+_ARCH: dict[int, str] = {}  # device -> compile target, read once per process
 
-    return device_arch(device)
+
+def _arch(device: int) -> str:
+    """The compile target of a device, read once: from torch's device properties when
+    torch's CUDA is up (cached by torch; no driver call), else a driver query."""
+    arch = _ARCH.get(device)
+    if arch is None:
+        torch = sys.modules.get("torch")
+        if torch is not None and torch.cuda.is_initialized():
+            from cutemma.cuda.compile import arch_target
+
+            arch = arch_target(*torch.cuda.get_device_capability(device))
+        else:
+            from cutemma.cuda import device_arch
+
+            arch = device_arch(device)
+        _ARCH[device] = arch
+    return arch
 
 
 def _dtype_name(d: Any) -> str:

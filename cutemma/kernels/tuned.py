@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from cutemma.errors import CutemmaError, LaunchError
-from cutemma.kernels.sm80.plan import ELEM_BYTES, GemmConfig
+from cutemma.kernels.sm80.config import ELEM_BYTES, GemmConfig
 from cutemma.kernels.sm90.config import Sm90Config
 
 FILE_NAME = "gemm-tune.json"

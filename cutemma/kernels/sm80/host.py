@@ -18,9 +18,8 @@ from cutemma.kernels.fastpath import remember as _remember_launch
 from cutemma.kernels.fastpath_epilogue import remember_epilogue
 from cutemma.kernels.operands import _DTYPES, _arch, _batch_stride, _dtype, _major
 from cutemma.kernels.pick import BUILTIN_CONFIGS, builtin_config
+from cutemma.kernels.sm80.config import ELEM_BYTES, GemmConfig
 from cutemma.kernels.sm80.launch import Sm80Launch
-from cutemma.kernels.sm80.plan import ELEM_BYTES, GemmConfig, GemmPlan
-from cutemma.kernels.sm80.source import gemm_source, kernel_name, params
 from cutemma.kernels.tuned import lookup_device as _tuned
 
 
@@ -50,6 +49,8 @@ def compiled_kernel(
     (65536, 128)
     """
     from cutemma.cuda import compile, load_kernel
+    from cutemma.kernels.sm80.plan import GemmPlan  # the generator: loaded when it compiles
+    from cutemma.kernels.sm80.source import gemm_source, kernel_name, params
 
     args = (config, dtype, a_major, b_major, out, c_type, vec_a, vec_b, design, epilogue)
     src = gemm_source(*args)
@@ -92,6 +93,7 @@ def _flat(t: Any) -> Any:
 
 def _compile_variant(key: tuple) -> str:
     from cutemma.cuda import compile
+    from cutemma.kernels.sm80.source import gemm_source, kernel_name
 
     config, dtype, a_major, b_major, out, c_type, vec_a, vec_b, arch = key
     compile(gemm_source(config, dtype, a_major, b_major, out, c_type, vec_a, vec_b), arch)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numbers
 from dataclasses import dataclass
+from typing import Any
 
 from cutemma.errors import TiledMmaError
 from cutemma.kernels.hardware import LIMITS
@@ -271,3 +272,30 @@ class Sm90Config:
         (2, 1)
         """
         return 1 if self.schedule == "pingpong" else self.consumers
+
+
+# bits of the batched kernel's `bat` argument: which operand has a rank-3 (batched) map;
+# a shared (broadcast) operand keeps its rank-2 map and gets no batch coordinate
+BAT_A, BAT_B = 1, 2
+
+
+def kernel_name_sm90(
+    config: Sm90Config,
+    dtype: str,
+    a_major: str,
+    b_major: str,
+    out: str,
+    c_type: str,
+    batched: bool = False,
+    epilogue: Any = None,
+) -> str:
+    """The kernel's symbol: every choice that changes the source is in it (a fused
+    epilogue's ops and tensor types last: its ``suffix``).
+
+    >>> kernel_name_sm90(Sm90Config(), "bf16", "K", "N", "bf16", "bf16")
+    'cutemma_gemm_sm90_bf16_KN_b128x128_c2_sauto_obf16_cbf16'
+    >>> kernel_name_sm90(Sm90Config(), "bf16", "K", "N", "bf16", "bf16", batched=True)[-8:]
+    '_batched'
+    """
+    name = f"cutemma_gemm_sm90_{dtype}_{a_major}{b_major}_{config.name}_o{out}_c{c_type}"
+    return name + ("_batched" if batched else "") + (epilogue.suffix if epilogue else "")

@@ -49,6 +49,7 @@ from cutemma.kernels.sm90.batched import (
     batch_epilogue,
     tma_lines_batched,
 )
+from cutemma.kernels.sm90.config import kernel_name_sm90  # noqa: F401 - re-exported
 from cutemma.kernels.sm90.epilogue import epilogue_lines, tma_store_lines
 from cutemma.kernels.sm90.mainloop import mainloop
 from cutemma.kernels.sm90.plan import BARRIER_BYTES as MB
@@ -158,28 +159,6 @@ __device__ __forceinline__ uint32_t pack_bf16x2(float lo, float hi) {
 }
 """
 )
-
-
-def kernel_name_sm90(
-    config: Sm90Config,
-    dtype: str,
-    a_major: str,
-    b_major: str,
-    out: str,
-    c_type: str,
-    batched: bool = False,
-    epilogue: Epilogue = NO_EPILOGUE,
-) -> str:
-    """The kernel's symbol: every choice that changes the source is in it (a fused
-    epilogue's ops and tensor types last).
-
-    >>> kernel_name_sm90(Sm90Config(), "bf16", "K", "N", "bf16", "bf16")
-    'cutemma_gemm_sm90_bf16_KN_b128x128_c2_sauto_obf16_cbf16'
-    >>> kernel_name_sm90(Sm90Config(), "bf16", "K", "N", "bf16", "bf16", batched=True)[-8:]
-    '_batched'
-    """
-    name = f"cutemma_gemm_sm90_{dtype}_{a_major}{b_major}_{config.name}_o{out}_c{c_type}"
-    return name + ("_batched" if batched else "") + epilogue.suffix
 
 
 def params_sm90(

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cutemma.copy.tma import (
     TMA_RULES,
@@ -25,7 +25,9 @@ from cutemma.copy.tma import (
 from cutemma.errors import LaunchError, TmaError
 from cutemma.kernels.fastlaunch import ensure_context
 from cutemma.kernels.fastpath import put_bounded
-from cutemma.kernels.sm90.plan import Sm90Plan
+
+if TYPE_CHECKING:  # annotations only: a launch from the disk index needs no plan
+    from cutemma.kernels.sm90.plan import Sm90Plan
 
 _DMAPS_MAX = 256  # encoded output maps kept (oldest dropped)
 

@@ -80,6 +80,20 @@ def check_outs(who: str, out: object, c_type: object) -> None:
             raise TiledMmaError(f"{who}: {what}={t!r}; choose one of {', '.join(OUT_TYPES)}")
 
 
+def as_config(config: object, design: object = None) -> tuple[object, object]:
+    """(config, design) of what a caller passed as ``config``: a GemmDesign (what
+    :func:`cutemma.kernels.pick_config` returns) stands for its config, and for itself when
+    it is a custom one; anything else is passed on to be checked.
+
+    >>> as_config(GemmConfig(64, 64, 32))
+    (GemmConfig(block_m=64, block_n=64, block_k=32, warps=(2, 2), stages=4, swizzle_bytes=128, group_m=8), None)
+    """
+    inner = getattr(config, "config", None)  # duck-typed: the design module imports this one
+    if isinstance(inner, GemmConfig) and hasattr(config, "custom"):
+        return inner, (config if config.custom else design)
+    return config, design
+
+
 def kernel_name(
     config: GemmConfig,
     dtype: str,
@@ -101,6 +115,7 @@ def kernel_name(
     >>> kernel_name(GemmConfig(64, 64, 32, (2, 2), 4), "f16", "M", "K", "f32", "f32", True, False)
     'cutemma_gemm_sm80_f16_MK_b64x64x32_w2x2_s4_of32_cf32_v8v1'
     """
+    config, design = as_config(config, design)
     GemmPlan.check_names(config, dtype, a_major, b_major)
     check_outs("kernel_name", out, c_type)
     if not (isinstance(vec_a, bool) and isinstance(vec_b, bool)):
@@ -473,6 +488,7 @@ def gemm_source(
     >>> "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32" in src, "m16n8k16" in src
     (True, False)
     """
+    config, design = as_config(config, design)
     plan = GemmPlan(config, dtype, a_major, b_major, design)
     c_type = c_type or out
     check_outs("gemm_source", out, c_type)

@@ -5,6 +5,7 @@ sm80 kernel (mma.sync + cp.async) elsewhere: each row's ``family`` says which ra
 kernel's own checks, ablation and interleaved-round ratios: tests/kernels/gpu_sm90_checks.py.
 
 Usage: python bench/gemm.py [--out bench/results/gemm-h100.json] [--png ...] [--quick]
+       [--inference] | --inference-only   (the inference table: bench/gemm_inference.py)
 
 For square sizes 1024..8192 and transformer shapes (M in 16..16384, N and K in
 4096..14336), bf16 (and fp16 at a few sizes), each A/B major at 4096^3: do_bench medians
@@ -39,6 +40,9 @@ from cutemma.kernels import (  # noqa: E402
 from cutemma.kernels.pick import pick_config, pick_sm90_config  # noqa: E402
 from cutemma.kernels.sm80.host import compiled_kernel, precompile  # noqa: E402
 from cutemma.kernels.sm90.host import sm90_refusal  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gemm_inference import first_call_ms, inference_rows  # noqa: E402
 
 SQUARE = [1024, 2048, 3072, 4096, 6144, 8192]
 TRANSFORMER = [
@@ -439,7 +443,16 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--sweep", action="store_true", help="also the sm80 config sweep")
     ap.add_argument("--ceiling", action="store_true", help="also the mma.sync roof")
+    ap.add_argument("--inference", action="store_true", help="also the inference table")
+    ap.add_argument(
+        "--inference-only",
+        action="store_true",
+        help="only the inference table, copy bandwidth and first call (bench/gemm_inference.py)",
+    )
+    ap.add_argument("--inference-dtypes", default="bf16,e4m3")
     args = ap.parse_args()
+    if args.inference_only:
+        return inference_main(args)
     if arch := os.environ.get("CUTEMMA_PRECOMPILE_ARCH"):  # before CUDA starts: forks compilers
         t = time.perf_counter()
         n = precompile(arch, configs=tuple(SWEEP), dtypes=("bf16",), outs=("same",))
@@ -486,6 +499,9 @@ def main() -> None:
     print(f"cached kernel in a new process: {loads}", flush=True)
     over = overhead_us()
     print(f"host time per call: {over}", flush=True)
+    first = first_call_ms()
+    print(f"first call of a new process (cached kernel): {first.get('cached_median')}", flush=True)
+    inference = inference_table(args) if args.inference else None
     result = {
         "device": torch.cuda.get_device_name(),
         "commit": os.environ.get("CUTEMMA_COMMIT") or _git_commit(),
@@ -500,6 +516,8 @@ def main() -> None:
         "overhead": {k: round(v, 2) for k, v in over.items()},
         "overhead_sm90": {k: round(v, 2) for k, v in over90.items()},
         "load_cached_kernel_new_process": loads,
+        "first_call_new_process": first,
+        "inference": inference,
         "launch_path": "driver (lean)"
         if dispatch._FAST["ok"]
         else f"checked ({dispatch._FAST['why']})",
@@ -516,6 +534,34 @@ def main() -> None:
             f"{r['m']:>6} {r['n']:>6} {r['k']:>6} {r['dtype']:>9} {r['a_major']}{r['b_major']} "
             f"{r['family']} {r['cutemma_tflops']:8.1f} {r['torch_tflops']:7.1f} {r['ratio']:6.3f}"
         )
+
+
+def inference_table(args) -> dict:
+    """The inference table (bench/gemm_inference.py), timed as the other rows are."""
+
+    def pair(ours, theirs, rounds):
+        return interleaved_ms(ours, theirs, 10, args.reps, rounds)
+
+    return inference_rows(pair, median_ms, ROUNDS, tuple(args.inference_dtypes.split(",")))
+
+
+def inference_main(args) -> None:
+    """--inference-only: the table, the copy bandwidth and the first call, to --out."""
+    first = first_call_ms()
+    print(f"first call of a new process (cached kernel): {first}", flush=True)
+    result = {
+        "device": torch.cuda.get_device_name(),
+        "commit": os.environ.get("CUTEMMA_COMMIT") or _git_commit(),
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "torch": torch.__version__,
+        "method": f"triton do_bench medians (L2 flushed), {ROUNDS} rounds, cutemma and the "
+        "peer alternating first; ratio = peer time / cutemma time; fresh randn inputs",
+        "first_call_new_process": first,
+        **inference_table(args),
+    }
+    with open(args.out, "w") as f:
+        json.dump(result, f, indent=1)
+    print(json.dumps(result["summary"], indent=1))
 
 
 def _git_commit() -> str:

@@ -17,9 +17,7 @@ first use; ``gemm`` and ``tune`` need a CUDA GPU and torch:
 torch.Size([512, 512])
 """
 
-from cutemma import emulate
-from cutemma.copy import CopyAtom, copy_ops, copy_traits, make_copy_atom
-from cutemma.errors import (
+from cutemma.errors import (  # noqa: F401  (re-exported: cutemma.LayoutError ...)
     AtomError,
     CliError,
     CompileError,
@@ -27,6 +25,7 @@ from cutemma.errors import (
     CutemmaError,
     DescriptorError,
     DesignError,
+    DrawError,
     EmitError,
     LaunchError,
     LayoutError,
@@ -35,79 +34,93 @@ from cutemma.errors import (
     TiledMmaError,
     TmaError,
 )
-from cutemma.layout import *  # noqa: F403
-from cutemma.layout import __all__ as _layout_all
-from cutemma.mma import *  # noqa: F403
-from cutemma.mma import __all__ as _mma_all
-from cutemma.mma.infer import infer_layout
-from cutemma.smem import *  # noqa: F403
-from cutemma.smem import __all__ as _smem_all
-from cutemma.tensor import (
-    Tensor,
-    local_partition,
-    local_tile,
-    make_identity_tensor,
-    make_tensor,
-    print_tensor,
-)
-from cutemma.tiled import (
-    ThrCopy,
-    ThrMma,
-    TiledCopy,
-    TiledMma,
-    make_tiled_copy,
-    make_tiled_copy_A,
-    make_tiled_copy_B,
-    make_tiled_copy_C,
-    make_tiled_copy_D,
-    make_tiled_copy_S,
-    make_tiled_mma,
-)
-from cutemma.viz import print_latex, print_text, to_html, to_latex, to_svg, to_text
 
 __version__ = "0.1.0"
 
-# The GEMM kernels' public names, imported on first use: ``import cutemma`` stays free of
-# the kernel generator (and never imports torch or cuda-python).
+# Every public name loads on first use (PEP 562): ``import cutemma`` and ``cutemma --version``
+# import only the errors; ``cutemma.Layout`` imports the layout algebra, ``cutemma.emulate`` the
+# emulator, ``cutemma.gemm`` the kernel generator (never torch or cuda-python before a call).
 _LAZY = {
     "gemm": "cutemma.kernels.dispatch",
-    "GemmConfig": "cutemma.kernels.sm80.plan",
+    "GemmConfig": "cutemma.kernels.sm80.config",
     "Sm90Config": "cutemma.kernels.sm90.config",
     "tune": "cutemma.kernels.tune",
+    "CopyAtom": "cutemma.copy",
+    "copy_ops": "cutemma.copy",
+    "copy_traits": "cutemma.copy",
+    "make_copy_atom": "cutemma.copy",
     "to_cute_dsl": "cutemma.emit",
-}
+    "infer_layout": "cutemma.mma.infer",
+    **dict.fromkeys(
+        ("Tensor", "local_partition", "local_tile", "make_identity_tensor", "make_tensor",
+         "print_tensor"),
+        "cutemma.tensor",
+    ),
+    **dict.fromkeys(
+        ("ThrCopy", "ThrMma", "TiledCopy", "TiledMma", "make_tiled_copy", "make_tiled_copy_A",
+         "make_tiled_copy_B", "make_tiled_copy_C", "make_tiled_copy_D", "make_tiled_copy_S",
+         "make_tiled_mma"),
+        "cutemma.tiled",
+    ),
+    **dict.fromkeys(
+        ("print_latex", "print_text", "to_html", "to_latex", "to_svg", "to_text"), "cutemma.viz"
+    ),
+}  # fmt: skip
+# the packages whose whole ``__all__`` cutemma re-exports, searched in this order
+_STAR = ("cutemma.layout", "cutemma.mma", "cutemma.smem")
+_SUBMODULES = ("copy", "cuda", "emulate", "kernels", "layout", "mma", "smem", "tensor", "tiled",
+               "viz")  # fmt: skip
+
+
+def _load(name: str):
+    import importlib
+    import importlib.util
+
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    if name in _SUBMODULES:
+        return importlib.import_module(f"cutemma.{name}")
+    for mod in _STAR:
+        m = importlib.import_module(mod)
+        if name in m.__all__:
+            return getattr(m, name)
+    if name.isidentifier() and importlib.util.find_spec(f"cutemma.{name}") is not None:
+        return importlib.import_module(f"cutemma.{name}")  # any other subpackage: cutemma.display
+    raise AttributeError(f"module 'cutemma' has no attribute {name!r}")
 
 
 def __getattr__(name: str):
-    """``cutemma.gemm``, ``cutemma.GemmConfig``, ``cutemma.tune``: loaded when first asked for.
+    """Public names load on first use: ``cutemma.Layout``, ``cutemma.emulate``, ``cutemma.gemm``.
 
     >>> import cutemma
     >>> cutemma.GemmConfig(64, 64, 32).name
     'b64x64x32_w2x2_s4'
     """
-    if name in _LAZY:
-        import importlib
-
-        value = getattr(importlib.import_module(_LAZY[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'cutemma' has no attribute {name!r}")
+    if name == "__all__":
+        value = _all()
+    elif name.startswith("__"):  # __wrapped__, __path__ ... : asked by tools, never lazy
+        raise AttributeError(f"module 'cutemma' has no attribute {name!r}")
+    else:
+        value = _load(name)
+    globals()[name] = value
+    return value
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+    return sorted(set(globals()) | set(_all()))
 
 
-__all__ = [
-    *_LAZY,  # GemmConfig, gemm, tune, to_cute_dsl
+_ERRORS = [
     "AtomError", "CliError", "CompileError", "CutemmaError", "DescriptorError", "LaunchError",
     "LayoutError", "LayoutParseError", "NotALayoutError", "TiledMmaError", "CopyError", "TmaError",
-    "DesignError", "EmitError",
-    "CopyAtom", "copy_ops", "copy_traits", "make_copy_atom",
-    "ThrCopy", "TiledCopy", "make_tiled_copy", "make_tiled_copy_A", "make_tiled_copy_B",
-    "make_tiled_copy_C", "make_tiled_copy_D", "make_tiled_copy_S",
-    "Tensor", "ThrMma", "TiledMma", "emulate", "infer_layout", "local_partition", "local_tile",
-    "make_identity_tensor", "make_tensor", "make_tiled_mma", "print_tensor",
-    "print_latex", "print_text", "to_html", "to_latex", "to_svg", "to_text",
-    *_layout_all, *_mma_all, *_smem_all,
+    "DesignError", "DrawError", "EmitError",
 ]  # fmt: skip
+
+
+def _all() -> list[str]:
+    """``cutemma.__all__``: the errors, the lazily loaded names and the star packages' names
+    (asking for it imports those packages, as ``from cutemma import *`` must)."""
+    import importlib
+
+    star = [n for mod in _STAR for n in importlib.import_module(mod).__all__]
+    return [*_ERRORS, *_LAZY, "emulate", *star]

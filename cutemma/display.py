@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterable
 
 Renderer = Callable[[object], dict]
 _RENDERERS: dict[type, Renderer] = {}
+_VIZ_LOADED: list[bool] = []  # non-empty once cutemma.viz (which registers the renderers) loaded
 
 
 def register(cls: type, render: Renderer) -> None:
@@ -49,6 +50,11 @@ def renderer(cls: type) -> Renderer | None:
     >>> renderer(int) is None
     True
     """
+    if not _VIZ_LOADED:  # ``import cutemma`` is lazy: the renderings register on first use
+        _VIZ_LOADED.append(True)
+        import importlib
+
+        importlib.import_module("cutemma.viz")
     for k in cls.__mro__:
         if k in _RENDERERS:
             return _RENDERERS[k]

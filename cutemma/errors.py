@@ -65,3 +65,13 @@ class EmitError(CutemmaError, ValueError):
 class DesignError(TiledMmaError):
     """A GEMM design (TiledMMA, tile, smem layouts, copies, schedule, epilogue) that cannot run;
     the message names the rule that failed and what would satisfy it."""
+
+
+class CacheWarning(UserWarning):
+    """A disk-cache entry was damaged (wrong digest or length, not a regular file) and is
+    being rebuilt; said once per entry and process."""
+
+
+class DrawError(CutemmaError, TypeError):
+    """A picture function (to_svg, to_html, to_latex, to_text) got an object it cannot draw;
+    the message names its type and what can be drawn."""

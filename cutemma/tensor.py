@@ -76,7 +76,12 @@ class Tensor(RichDisplay):
         if _has_none(c):
             sub, off = slice_and_offset(c, self.layout)
             return Tensor(self.data, sub, self.offset + off)
-        i = self.offset + self.layout(c)
+        v = self.data[self._data_index(c)]
+        return v.item() if isinstance(v, np.generic) else v
+
+    def _data_index(self, c) -> int:
+        # a tensor reads data: a coordinate outside its shape is refused, not extended
+        i = self.offset + self.layout(c, strict=True)
         if not isinstance(self.data, CoordinateEngine) and not 0 <= i < len(self.data):
             # numpy would wrap a negative index around: a view past its data (a padded tile,
             # a bad offset) is read only where it lands inside, as CuTe code predicates
@@ -85,11 +90,45 @@ class Tensor(RichDisplay):
                 f"outside the data (offsets 0..{len(self.data) - 1}); read only the elements "
                 "inside it (predicate a padded tile) or give more data / another offset"
             )
-        v = self.data[i]
-        return v.item() if isinstance(v, np.generic) else v
+        return i
 
     def __getitem__(self, crd):
         return self(crd)
+
+    def __setitem__(self, crd, value) -> None:
+        """``t[c] = v`` writes one element, as CuTe's ``tensor(c) = v``; a coordinate with
+        ``None`` (CuTe's ``_``) writes every element of that slice: ``v`` a scalar, or one
+        value per element in the slice's (colexicographic) order.
+
+        The data is written in place (a numpy array given to ``make_tensor`` sees the write
+        when it was contiguous; ``Tensor.data`` always does).
+
+        >>> t = make_tensor(np.zeros(6, dtype=int), Layout((2, 3)))
+        >>> t[1, 2] = 7
+        >>> t[None, 0] = [1, 2]
+        >>> t.data.tolist()
+        [1, 2, 0, 0, 0, 7]
+        """
+        if isinstance(self.data, CoordinateEngine):
+            raise LayoutError(
+                f"an identity tensor's elements are its coordinates and cannot be assigned "
+                f"(t[{crd!r}] = {value!r}); make a tensor over data with make_tensor to write"
+            )
+        if not _has_none(crd):
+            self.data[self._data_index(crd)] = value
+            return
+        sub = self(crd)
+        n = sub.size()
+        values = np.asarray(value)
+        if values.ndim == 0:
+            values = np.broadcast_to(values, (n,))
+        elif values.size != n:
+            raise LayoutError(
+                f"t[{crd!r}] = ...: the slice {sub.layout} has {n} elements but "
+                f"{values.size} values were given; give a scalar or {n} values"
+            )
+        for j, v in enumerate(values.reshape(-1)):
+            sub.data[sub._data_index(j)] = v
 
     def tolist(self) -> list:
         """Elements in the layout's (colexicographic) order."""
@@ -101,7 +140,7 @@ class Tensor(RichDisplay):
 
     def __str__(self) -> str:
         """CuTe's ``print_tensor``: ``engine o layout:`` and then the elements, up to
-        ``PRINT_LIMIT`` of them (``print_tensor(t)`` prints all).
+        ``PRINT_LIMIT`` of them (``print_tensor(t)`` prints up to ``PRINT_TENSOR_LIMIT``).
 
         >>> print(make_identity_tensor((2, 3)))
         ArithTuple(0,0) o (2,3):(1@0,1@1):
@@ -267,7 +306,16 @@ def print_tensor(tensor: Tensor) -> None:
       (1,0)  (1,2)
       (3,0)  (3,2)
     """
+    if isinstance(tensor, Tensor) and tensor.size() > PRINT_TENSOR_LIMIT:
+        raise LayoutError(
+            f"print_tensor: a tensor of {tensor.size()} elements; it prints at most "
+            f"{PRINT_TENSOR_LIMIT} (one line each): print a tile of it (local_tile, "
+            "local_partition)"
+        )
     print(format_tensor(tensor))
+
+
+PRINT_TENSOR_LIMIT = 1 << 20  # elements print_tensor writes out (a million lines of text)
 
 
 def make_tensor(data, layout) -> Tensor:

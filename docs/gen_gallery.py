@@ -62,6 +62,10 @@ GALLERY: dict[str, tuple[str, Callable[[], str]]] = {
         "M permuted by (4,4,2):(1,8,4): each thread's A values contiguous",
         lambda: cm.to_svg(cm.make_tiled_mma(NT, N_MAJOR, (cm.Layout((4, 4, 2), (1, 8, 4)), 32, 4))),
     ),
+    "sm80_16x8x16_bf16_atom": (
+        "SM80_16x8x16_F32BF16BF16F32_TN: one warp (the home page's atom)",
+        lambda: cm.to_svg(cm.make_mma_atom("SM80_16x8x16_F32BF16BF16F32_TN")),
+    ),
     "sm80_16x8x16_atom": (
         "SM80_16x8x16_F32F16F16F32_TN: one warp",
         lambda: cm.to_svg(cm.make_mma_atom("SM80_16x8x16_F32F16F16F32_TN")),

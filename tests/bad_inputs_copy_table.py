@@ -7,9 +7,23 @@ fragment (case-insensitive). The fragments name the bad input or what would be a
 
 from __future__ import annotations
 
-from cutemma.errors import CopyError, LayoutError, TmaError
+from cutemma.errors import (
+    CopyError,
+    DescriptorError,
+    LaunchError,
+    LayoutError,
+    TiledMmaError,
+    TmaError,
+)
 
-CE, LE, ME = CopyError, LayoutError, TmaError
+CE, LE, ME, DE, TE, LA = (
+    CopyError,
+    LayoutError,
+    TmaError,
+    DescriptorError,
+    TiledMmaError,
+    LaunchError,
+)
 
 
 def namespace() -> dict:
@@ -31,8 +45,13 @@ def namespace() -> dict:
     uni = cm.make_copy_atom("UniversalCopy<uint32_t>", "f16")
     sm = cm.gmma_layout_atom("K", "SW128", "bf16")
     box = tma.tma_box(cm.tile_to_shape(sm, (64, 64)), "bf16", "K")
+    import cutemma.kernels.tune as tunefn
+    import cutemma.kernels.tuned as tuned
+
     names = base()
     names.update(
+        tuned=tuned,
+        tunefn=tunefn,
         cp=cp,
         tma=tma,
         tmaa=tmaa,
@@ -274,8 +293,8 @@ COPY_API: list[tuple[str, type, str]] = [
     ("tmaa.make_tma_atom('LOAD', 'x', 'bf16')", ME, "Layout"),
     ("tmaa.make_tma_atom('LOAD', sm, 'nope')", ME, "'nope'"),
     ("tmaa.make_tma_atom('LOAD', sm, 'bf16', 'Q')", ME, "'K' or 'MN'"),
-    ("tmaa.tma_instructions(None, 'x')", CE, "TmaBox"),
-    ("tmaa.tma_instructions(None, None)", CE, "TmaBox"),
+    ("tmaa.tma_instructions(tmaa.make_tma_atom('LOAD', sm, 'bf16')[0], 'x')", CE, "TmaBox"),
+    ("tmaa.tma_instructions(tmaa.make_tma_atom('LOAD', sm, 'bf16')[0], None)", CE, "TmaBox"),
     # TMA: the CPU model (cutemma.emulate.tma)
     ("etma.tma_load(args, np.zeros(64 * 64, np.uint16), (0, 0))", ME, "holds 4096 elements"),
     ("etma.tma_load(args, g16, (0,))", ME, "rank-2"),
@@ -323,6 +342,297 @@ COPY_API: list[tuple[str, type, str]] = [
     # append/prepend past the target rank (C++'s append<N>/prepend<N> refuse it too)
     ("cm.prepend(cm.Layout((2, 3, 4)), n=2)", LE, "rank > 2"),
     ("cm.append(cm.Layout((2, 3, 4)), n=2)", LE, "rank > 2"),
+    # --- hardbad (issue 22): the newer surfaces, found by tests/hostile_calls.py -----------
+    # copy atoms and TiledCopy
+    ("cp.Operand('reg', [1], 1)", CE, "element type one of"),
+    ("cp.Operand(['reg'], 'uint32_t', 1)", CE, "space must be one of"),
+    (
+        "cp.CopyTraits(ldsm.traits.thr_id, 'x', ldsm.traits.dst_layout, ldsm.traits.ref_layout)",
+        CE,
+        "src_layout must be a (thread, bit) Layout",
+    ),
+    (
+        "cp.CopyTraits(ldsm.traits.thr_id, ldsm.traits.src_layout, None, ldsm.traits.ref_layout)",
+        CE,
+        "dst_layout must be",
+    ),
+    (
+        "cp.CopyTraits(ldsm.traits.thr_id, ldsm.traits.src_layout, ldsm.traits.dst_layout, 4)",
+        CE,
+        "ref_layout must be",
+    ),
+    ("tc.retile('x')", CE, "expected the Layout of a thread's fragment"),
+    ("tc.retile(None)", CE, "expected the Layout"),
+    (
+        "tc_ld.get_slice(0).retile_S(cm.make_tensor(np.zeros(7), cm.Layout(7)))",
+        CE,
+        "7 values in its first mode",
+    ),
+    ("cm.make_tiled_copy(None)", CE, "expected a CopyAtom"),
+    ("cm.make_tiled_copy(3, cm.Layout(32))", CE, "expected a CopyAtom"),
+    ("cm.make_tiled_copy(uni, cm.Layout((8, 4), (4, 1)), 0)", CE, "val_layout=0"),
+    ("cm.make_tiled_copy(uni, -1)", CE, "thr_layout=-1"),
+    ("cm.make_tiled_copy(uni, 2**40, cm.Layout((1, 2)))", CE, "at most 1024"),
+    ("cm.make_tiled_copy(uni, cm.Layout(2**19), cm.Layout(2))", CE, "at most 1024"),
+    ("cm.TiledCopy(uni, cm.Layout((32, 4), (4, 1)), (10, 10))", CE, "outside the 100-element tile"),
+    ("cm.TiledCopy(uni, cm.Layout((32, 2), (2, 1)), ())", CE, "each extent a whole number >= 1"),
+    ("cm.TiledCopy(uni, cm.Layout((32, 2), (2, 1)), (0, 64))", CE, "(0, 64)"),
+    ("cm.TiledCopy(uni, cm.Layout((32, 2), (2, 1)), (8, 'x'))", CE, "each extent"),
+    ("tcm.make_tiled_copy_impl(uni, cm.Layout((32, 2), (2, 1)), (-1, 64))", CE, "each extent"),
+    ("tcm.make_tiled_copy_impl(uni, cm.Layout((32, 2), (2, 1)), None)", CE, "tiler_mn"),
+    ("tcm.make_cotiled_copy(uni, 2**40, cm.Layout(32))", CE, "atom_tv_layout must be"),
+    # TiledCopy analysis
+    ("tp.bank_conflicts(tc_ld, cm.Layout(256), side='D')", CE, "is in reg, not smem"),
+    ("tp.coalescing(tc_g, cm.Layout((8, 64)), side='D')", CE, "is in smem, not gmem"),
+    ("tp.bank_conflicts(tc_ld, 0)", LE, "expected a Layout"),
+    ("tp.bank_conflicts(tc_ld, 2**40)", LE, "expected a Layout"),
+    ("tp.bank_conflicts(tc_ld, cm.Layout(2**20))", CE, "at most 262144"),
+    ("tp.coalescing(tc_g, cm.Layout((2**12, 2**12)))", CE, "at most 262144"),
+    ("tp.vector_bits(tc, 0)", LE, "expected a Layout"),
+    ("tp.explain(tc_ld, smem=0)", LE, "expected a Layout"),
+    ("tp.explain(tc_g, gmem='x')", LE, "expected a Layout"),
+    # TMA boxes and maps
+    ("tma.TmaBox('bf16', 'K', (64, 64), 'SW999', ((0, 0, 0),))", ME, "swizzle 'SW999'"),
+    ("tma.TmaBox('nope', 'K', (64, 64), 'SW128', ((0, 0, 0),))", ME, "'nope'"),
+    ("tma.TmaBox('bf16', 'Q', (64, 64), 'SW128', ((0, 0, 0),))", ME, "'K' or 'MN'"),
+    ("tma.TmaBox('bf16', 'K', (64, 512), 'SW128', ((0, 0, 0),))", ME, "extents in 1 .. 256"),
+    ("tma.TmaBox('bf16', 'K', (0, 64), 'SW128', ((0, 0, 0),))", ME, "extents in 1 .. 256"),
+    ("tma.TmaBox('bf16', 'K', 'x', 'SW128', ((0, 0, 0),))", ME, "box 'x'"),
+    ("tma.TmaBox('bf16', 'K', (64, 64), 'SW128', ())", ME, "one per box"),
+    ("tma.TmaBox('bf16', 'K', (64, 64), 'SW128', ((0, -1, 0),))", ME, "each >= 0"),
+    ("tma.TmaBox('bf16', 'K', (64, 64), 'SW128', ((0, 0),))", ME, "triples"),
+    (
+        "tma.TensorMapArgs(9, 2, 0, (64, 64), (-256,), (64, 64), (1, 1), 0, 3, 3, 0)",
+        ME,
+        "positive multiple of 16 bytes",
+    ),
+    ("tma.TensorMapArgs(9, 2, 0, (64, 0), (128,), (64, 64), (1, 1), 0, 3, 3, 0)", ME, "[1, 2^32]"),
+    ("tma.TensorMapArgs(9, 2, 0, (64, 64), (128,), (64, 512), (1, 1), 0, 3, 3, 0)", ME, "box_dim"),
+    ("tma.TensorMapArgs(9, 3, 0, (64, 64), (128,), (64, 64), (1, 1), 0, 3, 3, 0)", ME, "entries"),
+    (
+        "tma.TensorMapArgs(9, 9, 0, (64,) * 9, (128,) * 8, (64,) * 9, (1,) * 9, 0, 3, 3, 0)",
+        ME,
+        "rank 9",
+    ),
+    ("tma.tma_box(cm.tile_to_shape(sm, (2**20, 2**20)), 'bf16', 'K')", ME, "shared memory holds"),
+    ("tma.tma_box(cm.tile_to_shape(sm, (1024, 1024)), 'bf16', 'K')", ME, "232448 bytes"),
+    (
+        "tmaa.make_tma_atom('LOAD', cm.tile_to_shape(sm, (2**16, 64)), 'bf16')",
+        ME,
+        "shared memory holds",
+    ),
+    ("tmaa.tma_instructions('x', box)", CE, "TMA CopyAtom"),
+    ("tmaa.tma_instructions(ldsm, box)", CE, "TMA CopyAtom"),
+    # TMA and tensor-memory emulation
+    ("etma.tma_load(args, g16, (2**40, 0))", ME, "signed 32-bit"),
+    ("etma.tma_load(args, g16, (0, -2**31 - 1))", ME, "[-2^31, 2^31 - 1]"),
+    ("etma.box_addresses(args, (2**31, 0))", ME, "signed 32-bit"),
+    ("etma.tma_store(args, np.zeros(4096, np.int16), g16, (0, 0))", ME, "same dtype"),
+    (
+        "etma.tma_reduce_add(tma.tensor_map_args(tma.tma_box(cm.tile_to_shape("
+        "cm.gmma_layout_atom('K', 'SW128', 'tf32'), (64, 32)), 'tf32', 'K'), 0, (32, 64), (128,)),"
+        " np.full(2048, 0.5, np.float32), np.zeros(8192, np.int32), (0, 0))",
+        ME,
+        "smem holds float32, gmem int32",
+    ),
+    ("etmem.tmem_load(tld, tmem, 0, 2**40)", CE, "512"),
+    ("etmem.tmem_store(tst, np.full((32, 1), np.nan), tmem, 0, 0)", CE, "32-bit word"),
+    ("etmem.tmem_store(tst, np.full((32, 1), -1), tmem, 0, 0)", CE, "below 2^32"),
+    ("etma.tma_load(args, np.array(['a'] * 8192), (0, 0))", ME, "numeric array"),
+    ("etma.bulk_copy(b64, np.zeros(64, np.uint8)[::2], 0, 0, 16)", ME, "C-contiguous"),
+    ("etma.bulk_copy(np.zeros(64, dtype=object), b64, 0, 0, 16)", ME, "plain values"),
+    ("etmem.tmem_store(tst, np.zeros((32, 1), np.uint32), tmem, -32, 0)", CE, "lane"),
+    # descriptors of tiles larger than shared memory (their checks walk every element)
+    (
+        "cm.make_gmma_desc(cm.tile_to_shape(sm, (2**20, 2**20)), 'K', 'bf16')",
+        DE,
+        "shared memory holds",
+    ),
+    ("cm.make_gmma_desc(cm.tile_to_shape(sm, (2**14, 64)), 'K', 'bf16')", DE, "2097152 bytes"),
+    (
+        "cm.make_umma_desc(cm.tile_to_shape(cm.umma_layout_atom('K', 'SW128', 'bf16'), (2**14, 64)), 'K', 'bf16')",
+        DE,
+        "shared memory holds",
+    ),
+    ("cm.decode_instr_desc(0, 'f16')", DE, "M = 0, N = 0"),
+    ("cm.decode_instr_desc(8 << 24, 'tf32')", DE, "N = 0"),
+    ("cm.decode_instr_desc(2 << 17, 'i8')", DE, "M = 0"),
+    # the algebra beneath them
+    ("cm.Swizzle(2**40, 0, 2**40)", LE, "at most 64 bits"),
+    ("cm.Swizzle(3, 60, 3)", LE, "66 bits"),
+    ("cm.print_tensor(cm.make_identity_tensor((2**20, 2**20)))", LE, "prints at most 1048576"),
+    ("cm.emulate.gemm(tiled, np.ones((4, 16)), np.ones((4, 16)), 'x')", TE, "numeric"),
+    # Sm90Config and GemmConfig: every field refused when out of range or mistyped
+    ("cm.Sm90Config(block_m=0)", TE, "block_m=0 >= 1"),
+    ("cm.Sm90Config(block_m=-128)", TE, "block_m=-128 >= 1"),
+    ("cm.Sm90Config(block_m=2**40)", TE, "do not fit in 232448 bytes"),
+    ("cm.Sm90Config(block_m='128')", TE, "block_m an int"),
+    ("cm.Sm90Config(block_n=0)", TE, "block_n=0 >= 1"),
+    ("cm.Sm90Config(block_n=2**40)", TE, "do not fit"),
+    ("cm.Sm90Config(block_n=1.5)", TE, "block_n an int"),
+    ("cm.Sm90Config(block_k=7)", TE, "block_k=7 a multiple of the wgmma K"),
+    ("cm.Sm90Config(block_k=0)", TE, "block_k=0 >= 1"),
+    ("cm.Sm90Config(block_k=-64)", TE, "block_k=-64 >= 1"),
+    ("cm.Sm90Config(block_k=2**40)", TE, "do not fit"),
+    ("cm.Sm90Config(block_k='64')", TE, "block_k None or an int"),
+    ("cm.Sm90Config(consumers=0)", TE, "consumers=0 >= 1"),
+    ("cm.Sm90Config(consumers=None)", TE, "consumers an int"),
+    ("cm.Sm90Config(stages=0)", TE, "stages=0 >= 1"),
+    ("cm.Sm90Config(stages=2**40)", TE, "do not fit"),
+    ("cm.Sm90Config(stages=True)", TE, "stages None or an int"),
+    ("cm.Sm90Config(group_m=0)", TE, "group_m=0 >= 1"),
+    ("cm.Sm90Config(group_m=-1)", TE, "group_m=-1 >= 1"),
+    ("cm.Sm90Config(group_m=2**40)", TE, "<= 65536"),
+    ("cm.Sm90Config(cluster=0)", TE, "cluster=0 >= 1"),
+    ("cm.Sm90Config(cluster=4)", TE, "cluster 4 is 1 or 2"),
+    ("cm.Sm90Config(epilogue=None)", TE, "epilogue a str"),
+    ("cm.Sm90Config(promote=[1])", TE, "promote one of"),
+    ("cm.Sm90Config(promote='always')", TE, "promote 'always' in"),
+    ("cm.Sm90Config(multicast=1)", TE, "multicast a str"),
+    ("cm.Sm90Config(schedule=[1])", TE, "schedule a str"),
+    ("cm.GemmConfig(block_m=2**40)", TE, "do not fit in 232448 bytes"),
+    ("cm.GemmConfig(block_n=0)", TE, "block_n=0"),
+    ("cm.GemmConfig(block_k=2**40)", TE, "do not fit"),
+    ("cm.GemmConfig(warps=(8, 8))", TE, "at most 32"),
+    ("cm.GemmConfig(stages=2**40)", TE, "do not fit"),
+    ("cm.GemmConfig(swizzle_bytes=0)", TE, "swizzle_bytes=0"),
+    ("cm.GemmConfig(group_m=0)", TE, "group_m=0"),
+    ("cm.GemmConfig(group_m=2**40)", TE, "<= 65536"),
+    # plans and sources
+    ("kernels.Sm90Plan('x', 'bf16', 'K', 'K')", TE, "expected an Sm90Config"),
+    ("kernels.Sm90Plan(cm.Sm90Config(), [1], 'K', 'K')", TE, "dtype [1]"),
+    ("kernels.Sm90Plan(cm.Sm90Config(), 'bf16', 'K', 'K', out='s32')", TE, "out 's32'"),
+    (
+        "kernels.Sm90Plan(cm.Sm90Config(block_k=8), 'bf16', 'K', 'K')",
+        TE,
+        "multiple of the atom's K 16",
+    ),
+    ("kernels.gemm_sm90_source(None, 'bf16', 'K', 'K', 'bf16')", TE, "expected an Sm90Config"),
+    ("kernels.gemm_sm90_source(cm.Sm90Config(), 'bf16', 'K', 'K', out='x')", TE, "out 'x'"),
+    (
+        "kernels.gemm_sm90_source(cm.Sm90Config(), 'bf16', 'K', 'K', 'bf16', c_type='x')",
+        TE,
+        "c_type='x'",
+    ),
+    ("kernels.gemm_source(cfg, 'bf16', 'K', 'N', out=[1])", TE, "out=[1]"),
+    ("kernels.GemmPlan(cfg, [1], 'K', 'N')", TE, "dtype [1]"),
+    ("kernels.kernel_name(None, 'bf16', 'K', 'N', 'f32', 'f32', True, True)", TE, "GemmConfig"),
+    ("kernels.kernel_name(cfg, 'x', 'K', 'N', 'f32', 'f32', True, True)", TE, "dtype 'x'"),
+    ("kernels.kernel_name(cfg, 'bf16', 'K', 'Q', 'f32', 'f32', True, True)", TE, "B='Q'"),
+    ("kernels.kernel_name(cfg, 'bf16', 'K', 'N', 'f64', 'f32', True, True)", TE, "out='f64'"),
+    ("kernels.kernel_name(cfg, 'bf16', 'K', 'N', 'f32', 'f32', 1, True)", TE, "vec_a=1"),
+    ("kernels.pick_config(64, 64, 64, dtype=[1])", TE, "dtype [1]"),
+    ("kernels.pick_sm90_config(64, 64, sms=0)", TE, "sms=0"),
+    # cutemma.gemm: its arguments are checked before the operands need a GPU
+    ("cm.gemm(None, None, scale_a=np.ones(2))", LA, "scale_a=a numpy.ndarray"),
+    ("cm.gemm(None, None, scale_b='x')", LA, "scale_b='x'"),
+    ("cm.gemm(None, None, alpha=float('nan'))", LA, "alpha=nan must be a finite real number"),
+    ("cm.gemm(None, None, beta=None)", LA, "beta=None"),
+    ("cm.gemm(None, None, alpha=True)", LA, "alpha=True"),
+    ("cm.gemm(None, None, config='large')", LA, "config='large'"),
+    # tune (the timer stands in for the GPU)
+    (
+        "cm.tune(64, 64, 64, 'bf16', candidates='x', timer=lambda c: 1.0, device_name_='d')",
+        LA,
+        "candidates='x'",
+    ),
+    (
+        "cm.tune(64, 64, 64, 'bf16', candidates=[1], timer=lambda c: 1.0, device_name_='d')",
+        LA,
+        "candidates hold 1",
+    ),
+    ("cm.tune(64, 64, 64, 'bf16', candidates=[cfg], timer=3, device_name_='d')", LA, "timer=3"),
+    (
+        "cm.tune(64, 64, 64, 'bf16', candidates=[cfg], timer=lambda c: 1.0, device_name_=3)",
+        LA,
+        "device_name_=3",
+    ),
+    (
+        "cm.tune(64, 64, 64, 'bf16', candidates=[cfg], timer=lambda c: 1.0, device_name_='a|b')",
+        LA,
+        "without '|'",
+    ),
+    (
+        "cm.tune(64, 64, 64, 'bf16', candidates=[cfg], timer=lambda c: 1.0, device_name_='d', device=-1)",
+        LA,
+        "device=-1",
+    ),
+    (
+        "cm.tune(64, 64, 64, 'bf16', a_major='Q', candidates=[cfg], timer=lambda c: 1.0)",
+        LA,
+        "a_major 'Q'",
+    ),
+    (
+        "cm.tune(64, 64, 64, 'bf16', b_major='Q', candidates=[cfg], timer=lambda c: 1.0)",
+        LA,
+        "b_major 'Q'",
+    ),
+    (
+        "cm.tune(64, 64, 64, 1, candidates=[cfg], timer=lambda c: 1.0, device_name_='d')",
+        LA,
+        "dtype 1",
+    ),
+    (
+        "cm.tune(64, 64, 64, 'bf16', candidates=[cfg], timer=lambda c: float('nan'), device_name_='d')",
+        LA,
+        "the timer gave nan",
+    ),
+    (
+        "cm.tune(64, 64, 64, 'bf16', candidates=[cfg], timer=lambda c: -1.0, device_name_='d')",
+        LA,
+        "seconds > 0",
+    ),
+    (
+        "cm.tune(64, 64, 64, 'bf16', candidates=[cfg], timer=lambda c: 'fast', device_name_='d')",
+        LA,
+        "'fast'",
+    ),
+    (
+        "cm.tune(64, 64, 64, 'bf16', candidates=[cfg], timer=lambda c: 1.0, warmup=-1, device_name_='d')",
+        LA,
+        "warmup=-1",
+    ),
+    (
+        "cm.tune(64, 64, 64, 'bf16', candidates=[cfg], timer=lambda c: 1.0, reps=0, device_name_='d')",
+        LA,
+        "reps=0",
+    ),
+    ("cm.tune(64, 64, 64, 'bf16', candidates=[cfg], timer=lambda c: 1.0)", LA, "device_name_"),
+    ("tunefn.default_candidates('x')", LA, "kernel dtype 'x'"),
+    ("tunefn.default_candidates('bf16', 'Q', 'K')", LA, "a_major 'Q'"),
+    ("tuned.shape_class(0, 64, 64)", LA, "M=0"),
+    ("tuned.shape_class(64, 'x', 64)", LA, "N='x'"),
+    ("tuned.entry_key(None, 64, 64, 64, 'bf16', 'K', 'N')", LA, "device name None"),
+    ("tuned.entry_key('d', 64, 64, 64, 'nope', 'K', 'N')", LA, "'nope'"),
+    ("tuned.kernel_dtype([1])", LA, "dtype [1]"),
+    ("tuned.kernel_majors('x', 'K', 'N')", LA, "kernel dtype 'x'"),
+    ("tuned.kernel_majors('bf16', 'K', 'Q')", LA, "b_major 'Q'"),
+    ("tuned.lookup('d', 0, 64, 64, 'bf16', 'K', 'N')", LA, "M=0"),
+    ("tuned.store('d', 64, 64, 64, 'bf16', 'K', 'N', 'x', {})", LA, "config 'x'"),
+    ("tuned.store('d', 64, 64, 64, 'bf16', 'K', 'N', cfg, {'a': float('nan')})", LA, "seconds > 0"),
+    ("tuned.store('d', 64, 64, 64, 'bf16', 'K', 'N', cfg, [1.0])", LA, "timings [1.0]"),
+    # --- hardux (issue 22): tcgen05.ld.red, Tensor assignment, drawing ---
+    ("etmem.tmem_load_red(tld, tmem, 0, 0)", CE, "without a reduction"),
+    ("etmem.tmem_load_red('x', tmem, 0, 0)", CE, "CopyAtom"),
+    (
+        "etmem.tmem_load_red(cm.make_copy_atom('SM100_TMEM_LOAD_STAT_32dp32b32x', 'f32'),"
+        " tmem, 0, 500)",
+        CE,
+        "512",
+    ),
+    ("cp.copy_op('SM100_TMEM_LOAD_STAT_32dp32b64x')", CE, "SM100_TMEM_LOAD_STAT"),
+    ("cm.make_identity_tensor((2, 2)).__setitem__((0, 0), 1)", LE, "identity tensor"),
+    ("cm.make_tensor(np.zeros(4), cm.Layout(4)).__setitem__(4, 1.0)", LE, "out of range"),
+    (
+        "cm.make_tensor(np.zeros(4), cm.Layout((2, 2))).__setitem__((None, 0), [1, 2, 3])",
+        LE,
+        "2 elements",
+    ),
+    (
+        "cm.slice_and_offset((0,), cm.ComposedLayout(cm.Swizzle(1, 0, 1), 0, cm.Swizzle(1, 0, 1)))",
+        LE,
+        "no modes",
+    ),
 ]
 
 # Public callables with no bad input of their own: data records the library fills.
@@ -332,8 +642,6 @@ EXEMPT = {
     "cutemma.copy.ValueType",
     "cutemma.copy.is_copy_name",  # answers False for anything that is not a copy name
     "cutemma.copy.tma.TensorMap",
-    "cutemma.copy.tma.TensorMapArgs",
-    "cutemma.copy.tma.TmaBox",
     "cutemma.copy.tma.TmaRules",
     "cutemma.copy.tma.TmaSwizzle",
     "cutemma.tiled.copy_analysis.BankReport",

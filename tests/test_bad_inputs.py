@@ -23,7 +23,7 @@ from cutemma.errors import CutemmaError
 # rows whose check needs NVRTC (the cuda extra); they skip without it
 NEEDS_NVRTC = {"cuda.compile('', arch='sm_999')"}
 # CLI rows that are bad input only where there is no GPU with torch
-NEEDS_NO_GPU = {"gemm --run 64 64 64"}
+NEEDS_NO_GPU = {"gemm --run 64 64 64", "verify --hardware --arch sm61 --no-progress"}
 
 
 @pytest.fixture(scope="module")

@@ -31,13 +31,26 @@ _COMMANDS = (
     "cutemma.cli.verify",
     "cutemma.cli.gemm",
 )
+# which module registers each command: a command line naming one imports only that module
+# (``cutemma layout`` never loads the MMA catalog or the kernel generator)
+_COMMAND_OF = {
+    "layout": "cutemma.cli.layout_cmd",
+    "list": "cutemma.cli.list_show",
+    "show": "cutemma.cli.list_show",
+    "desc": "cutemma.cli.desc",
+    "verify": "cutemma.cli.verify",
+    "gemm": "cutemma.cli.gemm",
+}
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser with every available subcommand (usage errors raise CliError).
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser with every available subcommand (usage errors raise CliError), or,
+    given ``command``, with only the module that registers it.
 
     >>> "layout" in build_parser().format_help()
     True
+    >>> sorted(build_parser("layout")._subparsers._group_actions[0].choices)
+    ['layout']
     """
     from cutemma import __version__
     from cutemma.cli.args import Parser
@@ -47,7 +60,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"cutemma {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
-    for name in _COMMANDS:
+    names = (_COMMAND_OF[command],) if command in _COMMAND_OF else _COMMANDS
+    for name in names:
         try:
             mod = importlib.import_module(name)
         except ImportError:
@@ -75,15 +89,20 @@ def main(argv: list[str] | None = None) -> int:
     >>> main(["layout", "4:2"]) == 0
     4:2
     size 4  cosize 7
-        0  1  2  3
-    +--+--+--+--+
-     0| 2| 4| 6|
+          0  1  2  3
+        +--+--+--+--+
+     0  | 0| 2| 4| 6|
     True
     """
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv == ["--version"]:  # before any parser: start-up is the whole cost of this one
+        from cutemma import __version__
+
+        print(f"cutemma {__version__}")
+        return 0
     from cutemma.cli.args import join_dash_values
 
-    parser = build_parser()
-    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(argv[0] if argv else None)
     try:
         args = parser.parse_args(join_dash_values(parser, argv))
         if not getattr(args, "run", None):
@@ -122,9 +141,9 @@ def console_main() -> None:
     ...     print("exit status", e.code)
     2:1
     size 2  cosize 2
-        0  1
-    +--+--+
-      0| 1|
+          0  1
+        +--+--+
+     0  | 0| 1|
     exit status 0
     """
     try:

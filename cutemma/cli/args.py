@@ -29,6 +29,16 @@ class Parser(argparse.ArgumentParser):
     x: the following arguments are required: n (see cutemma x --help)
     """
 
+    def parse_known_args(self, args=None, namespace=None):
+        """argparse's, then an option given '' is refused (it would read as not given)."""
+        ns, rest = super().parse_known_args(args, namespace)
+        for action in self._actions:
+            value = getattr(ns, action.dest, None) if action.option_strings else None
+            values = value if isinstance(value, list) else [value]
+            if any(isinstance(v, str) and not v.strip() for v in values):
+                self.error(f"{action.option_strings[-1]} {value!r}: give a value")
+        return ns, rest
+
     def error(self, message: str):  # argparse calls this for every usage error
         command = self.prog.removeprefix("cutemma").strip()
         raise CliError(f"{command + ': ' if command else ''}{message} (see {self.prog} --help)")
@@ -72,6 +82,17 @@ def nvrtc_target(text: str, option: str = "--arch") -> str:
     """
     number, suffix = parse_arch(text, option)
     return f"sm_{number}{suffix}"
+
+
+def whole_number(text: str) -> int:
+    """An argparse ``type`` for a whole number in ASCII digits (``int`` also reads '٤' as 4).
+
+    >>> whole_number("-3"), whole_number("64")
+    (-3, 64)
+    """
+    if not re.fullmatch(r"[+-]?[0-9]{1,18}", text.strip()):
+        raise argparse.ArgumentTypeError(f"invalid int value: {text!r}")
+    return int(text)
 
 
 def positive_ints(text: str, option: str, count: int | None = None, example: str = "") -> tuple:

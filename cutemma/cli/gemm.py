@@ -2,7 +2,7 @@
 
     cutemma gemm --show-source --dtype bf16 --a-major K --b-major N --config 128x128x32/2x2/4
     cutemma gemm --plan --config small
-    cutemma gemm --sass --arch sm90a
+    cutemma gemm --sass --arch sm90a             (the wgmma kernel cutemma.gemm runs there)
     cutemma gemm --run 4096 4096 4096
     cutemma gemm --show-source --dtype e4m3_e5m2 --out f32     (fp8: A e4m3, B e5m2)
     cutemma gemm --run 512 512 512 --batch 8 --dtype e4m3
@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import re
 
+from cutemma.cli.args import whole_number
 from cutemma.errors import CliError, LaunchError, TiledMmaError
 from cutemma.kernels.pick import BUILTIN_CONFIGS, pick_config
 from cutemma.kernels.sm80.plan import ELEM_BYTES, GemmConfig, GemmPlan
@@ -125,6 +126,11 @@ def run(args: argparse.Namespace) -> int:
     ...
     0
     """
+    if (
+        gemm_family(getattr(args, "family", "sm80"), getattr(args, "arch", None), args.dtype)
+        == "sm90"
+    ):
+        return run_sm90(args)
     cfg = parse_config(args.config)
     if not getattr(args, "config_given", True) and cfg == BUILTIN_CONFIGS["large"]:
         cfg = pick_config(1 << 14, 1 << 14, 1 << 14, dtype=args.dtype).config  # fp8: 8 warps
@@ -133,19 +139,111 @@ def run(args: argparse.Namespace) -> int:
     if args.show_source:
         print(gemm_source(cfg, args.dtype, args.a_major, args.b_major, args.out))
     if args.sass:
-        from cutemma.cuda import compile, count_instructions, local_memory_use, sass
+        print(_sass_line(gemm_source(cfg, args.dtype, args.a_major, args.b_major, args.out),
+                         gemm_arch(args.arch, args.dtype), SM80_SASS_KEYS))  # fmt: skip
+    if args.run_mnk:
+        _run_gpu(args, cfg)
+    return 0
 
-        cubin = compile(
-            gemm_source(cfg, args.dtype, args.a_major, args.b_major, args.out),
-            gemm_arch(args.arch, args.dtype),
+
+SM80_SASS_KEYS = ("HMMA", "IMMA", "QMMA", "F2FP", "LDSM", "LDGSTS", "BAR", "LDL", "STL")
+SM90_SASS_KEYS = ("HGMMA", "QGMMA", "UTMALDG", "UTMASTG", "SYNCS", "USETMAXREG", "LDL", "STL")
+
+
+def local_text(use) -> str:
+    """A LocalMemoryUse in words (the kernel should touch no local memory).
+
+    >>> from cutemma.cuda.sass import LocalMemoryUse
+    >>> local_text(LocalMemoryUse(0, 0, 0, 0)), local_text(LocalMemoryUse(2, 1, 16, 0))
+    ('none', '2 loads, 1 stores, 16 B stack, 0 B local')
+    """
+    if not use:
+        return "none"
+    parts = [f"{use.loads} loads", f"{use.stores} stores"]
+    if use.stack_bytes is not None:
+        parts.append(f"{use.stack_bytes} B stack")
+    if use.local_bytes is not None:
+        parts.append(f"{use.local_bytes} B local")
+    return ", ".join(parts)
+
+
+def _sass_line(source: str, target: str, keys: tuple[str, ...]) -> str:
+    from cutemma.cuda import compile, count_instructions, local_memory_use, sass
+
+    cubin = compile(source, target)
+    counts = count_instructions(sass(cubin))
+    found = ", ".join(f"{k} {counts.get(k, 0)}" for k in keys)
+    return f"{target}: {found} | local memory: {local_text(local_memory_use(cubin))}"
+
+
+def gemm_family(family: str, arch: str | None, dtype: str) -> str:
+    """Which kernel family ``cutemma gemm`` shows: ``--family`` sm80 / sm90, or (``auto``) the
+    one ``cutemma.gemm`` would run on ``--arch``: the wgmma + TMA kernel on sm_90 for the
+    dtypes it takes, the mma.sync kernel otherwise.
+
+    >>> gemm_family("auto", None, "bf16"), gemm_family("auto", "sm_90a", "bf16")
+    ('sm80', 'sm90')
+    >>> gemm_family("auto", "sm90", "s8"), gemm_family("auto", "sm100a", "bf16")
+    ('sm80', 'sm80')
+    """
+    from cutemma.cli.args import parse_arch
+    from cutemma.kernels.sm90.config import ATOMS_SM90
+
+    number = parse_arch(arch)[0] if arch else None
+    if family == "auto":
+        return "sm90" if number == 90 and dtype in ATOMS_SM90 else "sm80"
+    if family == "sm90":
+        if dtype not in ATOMS_SM90:
+            raise CliError(
+                f"--family sm90 --dtype {dtype}: the wgmma kernel takes {', '.join(ATOMS_SM90)}; "
+                "use --family sm80 for this dtype"
+            )
+        if number is not None and number != 90:
+            raise CliError(
+                f"--family sm90 --arch {arch}: wgmma runs on sm_90a only; use --arch sm90a"
+            )
+    return family
+
+
+def sm90_config(args: argparse.Namespace):
+    """The Sm90Config ``cutemma.gemm`` picks for a 16384^3 problem, or ``--config BMxBN``.
+
+    >>> sm90_config(argparse.Namespace(config="128x128", config_given=True, dtype="bf16")).name
+    'b128x128_c2_sauto'
+    """
+    from cutemma.kernels.pick import pick_sm90_config
+    from cutemma.kernels.sm90.config import Sm90Config
+
+    if not getattr(args, "config_given", False):
+        return pick_sm90_config(1 << 14, 1 << 14, dtype=args.dtype)
+    m = re.fullmatch(r"(\d{1,4})x(\d{1,4})", args.config.strip())
+    if not m:
+        raise CliError(
+            f"--config {args.config!r}: the sm90 kernel takes BMxBN, e.g. 128x256 (the sm80 "
+            "kernel's BMxBNxBK/WMxWN/S needs --family sm80)"
         )
-        counts = count_instructions(sass(cubin))
-        keys = ("HMMA", "IMMA", "QMMA", "F2FP", "LDSM", "LDGSTS", "BAR", "LDL", "STL")
+    return Sm90Config(int(m.group(1)), int(m.group(2)))
+
+
+def run_sm90(args: argparse.Namespace) -> int:
+    """``cutemma gemm`` for the sm90 (wgmma + TMA) kernel: plan, source, SASS on sm_90a."""
+    from cutemma.kernels.sm90.plan import Sm90Plan
+    from cutemma.kernels.sm90.source import gemm_sm90_source
+
+    cfg = sm90_config(args)
+    out = args.out if args.out != "s32" else "f32"
+    plan = Sm90Plan(cfg, args.dtype, args.a_major, args.b_major, out)
+    if args.plan:
         print(
-            ", ".join(f"{k} {counts.get(k, 0)}" for k in keys),
-            "| local memory:",
-            local_memory_use(cubin),
+            f"sm90 config {cfg.name}: {plan.tiled.atom.name} x {plan.tile_wgs} warpgroups, "
+            f"block {cfg.block_m}x{cfg.block_n}x{plan.block_k}, {plan.stages} stages, "
+            f"{plan.shared_bytes} B shared\n  smem A {plan.smem_A}\n  smem B {plan.smem_B}"
         )
+    if args.show_source:
+        print(gemm_sm90_source(cfg, args.dtype, args.a_major, args.b_major, out))
+    if args.sass:
+        source = gemm_sm90_source(cfg, args.dtype, args.a_major, args.b_major, out)
+        print(_sass_line(source, "sm_90a", SM90_SASS_KEYS))
     if args.run_mnk:
         _run_gpu(args, cfg)
     return 0
@@ -197,6 +295,21 @@ def _run_gpu(args: argparse.Namespace, cfg: GemmConfig) -> None:
     print(f"cutemma.gemm {what}{m}x{n}x{k} {args.dtype}: rel err vs float64 {err:.2e}")
 
 
+def gemm_outputs(dtype: str) -> tuple[str, ...]:
+    """The output types :func:`cutemma.gemm` writes for a kernel dtype (its first is the default
+    for 16-bit types).
+
+    >>> gemm_outputs("bf16"), gemm_outputs("s8"), gemm_outputs("e4m3_e5m2")
+    (('bf16', 'f32'), ('s32',), ('bf16', 'f16', 'f32'))
+    """
+    from cutemma.kernels.operands import _INPUTS
+
+    short = {"float16": "f16", "bfloat16": "bf16", "float32": "f32", "int32": "s32"}
+    first = dtype.split("_")[0]  # mixed fp8 'e4m3_e5m2' writes what e4m3 writes
+    outs = next(o for kd, o in _INPUTS.values() if kd == first)
+    return tuple(short[o] for o in outs)
+
+
 def register(sub) -> None:
     """Add the ``gemm`` subcommand; unset options take defaults that suit ``--dtype``.
 
@@ -211,7 +324,7 @@ def register(sub) -> None:
     >>> status, args.out, args.a_major, args.b_major
     (0, 's32', 'K', 'K')
     """
-    p = sub.add_parser("gemm", help="the sm80 GEMM kernel: source, plan, SASS, run")
+    p = sub.add_parser("gemm", help="the GEMM kernels (sm80, sm90): source, plan, SASS, run")
     p.add_argument("--config", default=None, help="large | wide | small | BMxBNxBK/WMxWN/S")
     p.add_argument(
         "--dtype",
@@ -230,20 +343,43 @@ def register(sub) -> None:
     p.add_argument("--plan", action="store_true", help="print the layouts behind the constants")
     p.add_argument("--sass", action="store_true", help="compile and count key SASS instructions")
     p.add_argument(
-        "--arch", default=None, help="--sass target, e.g. sm80, sm_90a (default sm80; fp8 sm89)"
+        "--arch",
+        default=None,
+        help="target, e.g. sm80, sm_90a (default sm80; fp8 sm89); sm_90 shows the wgmma kernel",
     )
     p.add_argument(
-        "--run", dest="run_mnk", nargs=3, type=int, metavar=("M", "N", "K"), help="run on the GPU"
+        "--family",
+        default="auto",
+        choices=["auto", "sm80", "sm90"],
+        help="kernel family: auto (default) is what cutemma.gemm runs on --arch (sm90: wgmma + "
+        "TMA for f16/bf16/tf32/fp8), sm80 the mma.sync kernel",
     )
-    p.add_argument("--batch", type=int, default=0, help="--run a batch of this many problems")
+    p.add_argument(
+        "--run",
+        dest="run_mnk",
+        nargs=3,
+        type=whole_number,
+        metavar=("M", "N", "K"),
+        help="run on the GPU",
+    )
+    p.add_argument(
+        "--batch", type=whole_number, default=0, help="--run a batch of this many problems"
+    )
 
     def _run(args):
         args.config_given = args.config is not None
         args.config = args.config or "large"
         args.out = args.out or {"tf32": "f32", "s8": "s32", "f16": "f16"}.get(args.dtype, "bf16")
+        if args.out not in (outs := gemm_outputs(args.dtype)):
+            raise CliError(
+                f"--out {args.out} for --dtype {args.dtype}: cutemma.gemm writes "
+                f"{' or '.join(outs)} for it"
+            )
         narrow = ELEM_BYTES[args.dtype] != 2  # 8- and 32-bit types: read K-major only
         args.a_major = args.a_major or "K"
         args.b_major = args.b_major or ("K" if narrow else "N")
+        if args.batch and not args.run_mnk:
+            raise CliError(f"--batch {args.batch} goes with --run M N K (a batch of GEMMs to run)")
         if not (args.plan or args.show_source or args.sass or args.run_mnk):
             args.plan = True
         return run(args)

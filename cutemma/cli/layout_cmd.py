@@ -25,22 +25,18 @@ def _as_2d(layout) -> tuple[int, int, callable]:
 
 
 def grid_text(layout) -> str:
-    """The index table of a layout (or swizzled layout) as a text grid, rows = mode 0.
+    """The index table of a layout (or swizzled or basis layout) as a text grid, rows = mode 0;
+    a rank-1 layout is one row, drawn like any other.
 
     >>> print(grid_text(Layout(3, 2)))
-        0  1  2
-    +--+--+--+
-     0| 2| 4|
+          0  1  2
+        +--+--+--+
+     0  | 0| 2| 4|
     """
     rows, cols, f = _as_2d(layout)
-    cells = [[f(r, c) for c in range(cols)] for r in range(rows)]
-    w = max(2, max(len(str(v)) for row in cells for v in row))
+    cells = [[_text(f(r, c)) for c in range(cols)] for r in range(rows)]
+    w = max(2, len(str(cols - 1)), max(len(v) for row in cells for v in row))
     head_w = len(str(rows - 1)) + 1
-    if rows == 1:
-        head = " " * (head_w + 1) + " ".join(f"{c:>{w}}" for c in range(cols))
-        sep = "+" + "+".join("-" * w for _ in range(cols)) + "+"
-        body = " " + "|".join(f"{v:>{w}}" for v in cells[0]) + "|"
-        return "\n".join([head, sep, body])
     head = " " * (head_w + 3) + " ".join(f"{c:>{w}}" for c in range(cols))
     sep = " " * (head_w + 2) + "+" + "+".join("-" * w for _ in range(cols)) + "+"
     body = [
@@ -50,8 +46,21 @@ def grid_text(layout) -> str:
     return "\n".join([head, sep, *body])
 
 
+def _text(v) -> str:
+    """An offset, or a coordinate in CuTe's spelling: ``(0,1)``."""
+    return "(" + ",".join(_text(x) for x in v) + ")" if isinstance(v, tuple) else str(v)
+
+
+def _sizes(layout) -> str:
+    if hasattr(layout, "coshape"):  # a basis layout maps indices to coordinates
+        co = _text(layout.coshape())
+        return f"size {size(layout)}  coshape {co}  cosize {layout.cosize()}"
+    return f"size {size(layout)}  cosize {cosize(layout)}"
+
+
 def run(args: argparse.Namespace) -> int:
-    """Print the layout named on the command line: itself, size and cosize, its grid.
+    """Print the layout named on the command line: itself, size and cosize, its grid (or,
+    when --svg/--html/--latex asks for a picture, write it instead of printing the grid).
 
     >>> run(argparse.Namespace(layout="(2,2):(1,2)"))
     (2,2):(1,2)
@@ -67,14 +76,13 @@ def run(args: argparse.Namespace) -> int:
     check_outputs(args)
     layout = parse_layout(args.layout)
     print(layout)
-    print(
-        f"size {size(layout)}  cosize {layout.cosize() if not isinstance(layout, Layout) else cosize(layout)}"
-    )
+    print(_sizes(layout))
+    if write_from_args(layout, args):
+        return 0
     if size(layout) > MAX_CELLS:  # a 10^10-cell grid would never finish printing
         print(f"(index table of {size(layout)} cells not printed: more than {MAX_CELLS})")
     else:
         print(grid_text(layout))
-    write_from_args(layout, args)
     return 0
 
 

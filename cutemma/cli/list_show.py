@@ -1,7 +1,8 @@
-"""``cutemma list`` and ``cutemma show``: the MMA catalog on the command line.
+"""``cutemma list`` and ``cutemma show``: the MMA and copy catalogs on the command line.
 
 ``cutemma list [--arch sm80] [--family int8]`` prints one row per operation and the
-counts per architecture and family; ``cutemma show NAME [-p key=value ...]`` prints
+counts per architecture and family (``--family copy``, or a copy family such as ``ldsm``,
+lists copy atoms); ``cutemma show NAME [-p key=value ...]`` prints
 the Operation (PTX, registers), the traits (types, shape, ThrID, layouts) and the
 atom's thread-value grids as :func:`cutemma.print_text` draws them (CuTe's ``print_latex``
 picture: A is M x K, B is drawn K x N above C, C is M x N).
@@ -26,7 +27,8 @@ import argparse
 import re
 from collections import Counter
 
-from cutemma.errors import AtomError
+from cutemma.errors import AtomError, CliError
+from cutemma.layout import size
 from cutemma.mma import MmaAtom, make_mma_atom, mma_ops, traits_of
 
 
@@ -57,6 +59,8 @@ def run_list(args: argparse.Namespace) -> int:
     """
     from cutemma.cli.args import catalog_arch
 
+    if _copy_family(args.family):
+        return run_list_copy(args)
     ops = mma_ops(catalog_arch(args.arch) if args.arch else None, args.family)
     rows = [["name", "arch", "family", "MxNxK", "D,A,B,C", "ptx"]]
     for op in ops:
@@ -69,6 +73,49 @@ def run_list(args: argparse.Namespace) -> int:
     counts = Counter(op.family for op in ops)
     per_family = ", ".join(f"{f} {n}" for f, n in counts.items())
     print(f"\n{len(ops)} operations: {per_family}")
+    return 0
+
+
+def _copy_family(family: str | None) -> bool:
+    """Whether ``--family`` asks for copy atoms: ``copy`` (all of them) or a copy family's name.
+
+    >>> _copy_family("copy"), _copy_family("ldsm"), _copy_family("sm80.int8"), _copy_family(None)
+    (True, True, False, False)
+    """
+    if family is None:
+        return False
+    from cutemma.copy.catalog import copy_families
+
+    return family == "copy" or any(family in (f.name, f.short) for f in copy_families())
+
+
+def run_list_copy(args: argparse.Namespace) -> int:
+    """``cutemma list --family copy`` (or a copy family, e.g. ``ldsm``, ``sm100.tmem_load``):
+    one row per copy atom, then the counts per family.
+
+    >>> run_list_copy(argparse.Namespace(arch="sm90", family="stsm"))  # doctest: +ELLIPSIS
+    name               arch  family     src -> dst    ptx
+    ...
+    SM90_U16x8_STSM_T  sm90  sm90.stsm  reg -> smem   stmatrix.sync.aligned.m8n8.x4.trans.shared.b16
+    <BLANKLINE>
+    6 copy atoms: sm90.stsm 6
+    0
+    """
+    from cutemma.cli.args import parse_arch
+    from cutemma.copy import copy_ops
+
+    arch = None
+    if args.arch:
+        arch, _ = parse_arch(args.arch, "--arch")
+    family = None if args.family == "copy" else args.family
+    ops = copy_ops(arch, family)
+    rows = [["name", "arch", "family", "src -> dst", "ptx"]]
+    for op in ops:
+        arch_text = f"sm{op.arch}" if op.arch else "any"
+        rows.append([op.name, arch_text, op.family, op.kind, op.ptx or "(C++ assignment)"])
+    print(table_text(rows))
+    counts = Counter(op.family for op in ops)
+    print(f"\n{len(ops)} copy atoms: " + ", ".join(f"{f} {n}" for f, n in counts.items()))
     return 0
 
 
@@ -126,12 +173,17 @@ def show_text(atom: MmaAtom, grids: bool = True) -> str:
     return "\n".join(lines)
 
 
+MAX_SHOWN_THREADS = 1024  # threads of one CTA (CUDA guide): the largest TiledMMA a kernel has
+
+
 def _params(pairs: list[str]) -> dict:
     out = {}
     for p in pairs or []:
         key, eq, value = p.partition("=")
         if not eq or not key or not value:
             raise AtomError(f"parameter {p!r}: write key=value, e.g. -p a_major=K")
+        if key in out:
+            raise AtomError(f"parameter {key} given twice (-p {key}=...): give each key once")
         out[key] = int(value) if re.fullmatch(r"-?\d{1,9}", value) else value
     return out
 
@@ -173,9 +225,18 @@ def run_show(args: argparse.Namespace) -> int:
     check_outputs(args)
     atom = make_mma_atom(args.name, **_params(args.param))
     obj = atom
-    if args.atom_layout or args.tile:
+    thread = getattr(args, "thread", None)
+    if args.atom_layout or args.tile or thread is not None:
         layout = parse_atom_layout(args.atom_layout) if args.atom_layout else (1, 1, 1)
+        threads = size(layout) * size(atom.thr_id)
+        if threads > MAX_SHOWN_THREADS:  # the TiledMMA itself would take minutes to build
+            raise CliError(
+                f"--atom-layout {args.atom_layout}: a TiledMMA of {threads} threads is too large "
+                f"to show (at most {MAX_SHOWN_THREADS}, a CTA's threads)"
+            )
         obj = make_tiled_mma(atom, layout, parse_tile(args.tile) if args.tile else None)
+    if thread is not None:  # one thread's cells of the TiledMMA (its ThrMma)
+        obj = obj.get_slice(_thread_index(thread, obj))
     if write_from_args(obj, args):
         return 0
     if obj is atom:
@@ -191,6 +252,18 @@ def run_show(args: argparse.Namespace) -> int:
     return 0
 
 
+def _thread_index(text: str, tiled) -> int:
+    n = tiled.size() if callable(getattr(tiled, "size", None)) else None
+    if not text.isdigit() or (n is not None and int(text) >= n):
+        from cutemma.errors import CliError
+
+        top = f"0..{n - 1}" if n is not None else "a thread index"
+        raise CliError(
+            f"--thread {text}: expected a whole number in {top} (the TiledMMA's threads)"
+        )
+    return int(text)
+
+
 def register(sub) -> None:
     """Add the ``list`` and ``show`` subcommands.
 
@@ -199,12 +272,32 @@ def register(sub) -> None:
     >>> sub.choices["show"].parse_args(["SM61_DP4A", "-p", "a=1", "-p", "b=2"]).param
     ['a=1', 'b=2']
     """
-    p = sub.add_parser("list", help="list the MMA catalog with counts per family")
+    p = sub.add_parser(
+        "list", help="list the MMA catalog (or, with --family copy, the copy atoms) with counts"
+    )
     p.add_argument("--arch", help="only this architecture, e.g. sm80")
-    p.add_argument("--family", help="only this family, e.g. int8 or sm80.int8")
+    p.add_argument(
+        "--family",
+        help="only this family, e.g. int8 or sm80.int8; 'copy' lists the copy atoms, a copy "
+        "family (ldsm, cp_async, tma, tmem_load, ...) only its atoms",
+    )
     p.set_defaults(run=run_list)
-    s = sub.add_parser("show", help="show one MMA atom: PTX, registers, layouts, TV tables")
-    s.add_argument("name", help="operation name, e.g. SM80_16x8x16_F32BF16BF16F32_TN")
+    s = sub.add_parser(
+        "show",
+        help="show one MMA or copy atom: PTX, registers, layouts, TV tables",
+        description="Show one MMA or copy atom: its PTX, registers, layouts and thread-value "
+        "tables (cutemma list, and cutemma list --family copy, name them), or draw it.",
+    )
+    s.add_argument(
+        "name",
+        help="operation name, e.g. SM80_16x8x16_F32BF16BF16F32_TN, or a copy atom, e.g. "
+        "SM75_U32x4_LDSM_N (cutemma list --family copy lists them)",
+    )
+    s.add_argument(
+        "--thread",
+        metavar="N",
+        help="draw only thread N's cells of the (Tiled)MMA: its ThrMma (get_slice(N))",
+    )
     s.add_argument("-p", "--param", action="append", help="parameter key=value (repeatable)")
     s.add_argument("--no-grid", action="store_true", help="leave out the thread-value grids")
     s.add_argument("--atom-layout", help='tile atoms over threads, e.g. "(2,2):(2,1)" or "2,2,1"')

@@ -52,17 +52,19 @@ def write_pictures(
     >>> [os.path.basename(p) for p in write_pictures(Layout(4), svg=os.path.join(d, "l.svg"))]
     ['l.svg']
     """
-    from cutemma.viz import to_html, to_latex, to_svg
+    wanted = [(o, p, r) for o, p, r in (("--svg", svg, "to_svg"), ("--html", html, "to_html"),
+                                        ("--latex", latex, "to_latex")) if p]  # fmt: skip
+    if not wanted:  # nothing to draw: the pictures' modules stay unloaded (start-up time)
+        return []
+    import cutemma.viz as viz
 
-    wanted = [(o, p, r) for o, p, r in (("--svg", svg, to_svg), ("--html", html, to_html),
-                                        ("--latex", latex, to_latex)) if p]  # fmt: skip
     for option, path, _ in wanted:  # every path checked before anything is drawn
         _check_writable(option, path)
     if wanted:
         check_cells(obj, "a picture", tile)
     written = []
     for option, path, render in wanted:
-        text = render(obj, tile=tile)
+        text = getattr(viz, render)(obj, tile=tile)
         try:
             with open(path, "w", encoding="utf-8") as f:
                 f.write(text)
@@ -118,10 +120,22 @@ def check_outputs(args: argparse.Namespace) -> None:
     ...
     cutemma.errors.CliError: --svg /nonexistent/x.svg: the folder /nonexistent does not exist; create it first or write to an existing folder
     """
+    seen: dict[str, str] = {}
     for option in ("svg", "html", "latex"):
         path = getattr(args, option, None)
-        if path:
-            _check_writable(f"--{option}", path)
+        if path is None:
+            continue
+        if not path.strip():
+            raise CliError(
+                f"--{option} {path!r}: give a file name, e.g. --{option} picture.{option}"
+            )
+        _check_writable(f"--{option}", path)
+        same = os.path.realpath(path)
+        if same in seen:
+            raise CliError(
+                f"--{seen[same]} and --{option} both write {path}: give each picture its own file"
+            )
+        seen[same] = option
 
 
 def _check_writable(option: str, path: str) -> None:
@@ -194,8 +208,8 @@ def parse_tile(text: str) -> tuple:
     for e in entries:
         if e == "_":
             out.append(None)
-        elif e.lstrip("+-").isdigit():
-            if not e.isdigit() or int(e) < 1 or len(e) > 9:
+        elif e.lstrip("+-").isdigit():  # any script's digits: refused below unless ASCII
+            if not _digits(e) or int(e) < 1 or len(e) > 9:
                 raise LayoutError(
                     f"--tile {text!r}: the tile size {e} must be a whole number from 1 to "
                     "999999999, e.g. --tile 32,32,16"
@@ -212,6 +226,15 @@ def parse_tile(text: str) -> tuple:
     return tuple(out)
 
 
+def _digits(text: str) -> bool:
+    """ASCII digits only: str.isdigit() also takes '٤' and '²', which int() reads as 4 or refuses.
+
+    >>> _digits("42"), _digits("٤"), _digits("²")
+    (True, False, False)
+    """
+    return text.isascii() and text.isdigit()
+
+
 def parse_atom_layout(text: str) -> Layout:
     """Read ``--atom-layout``: a layout ``"(2,2):(2,1)"`` or a shape ``"2,2,1"``.
 
@@ -223,7 +246,7 @@ def parse_atom_layout(text: str) -> Layout:
         return parse_layout(text)
     inner = text[1:-1] if text.startswith("(") and text.endswith(")") else text
     parts = inner.split(",")
-    if not all(p.strip().isdigit() and 1 <= int(p) and len(p.strip()) <= 9 for p in parts):
+    if not all(_digits(p.strip()) and 1 <= int(p) and len(p.strip()) <= 9 for p in parts):
         raise LayoutError(
             f"--atom-layout {text!r}: expected a layout like (2,2):(2,1) or a shape of whole "
             "numbers >= 1 like 2,2,1 or (2,2,1)"

@@ -45,10 +45,23 @@ def register(subparsers) -> None:
         action="store_true",
         help="GMMA as listed (K-major) only; default adds the MN-major variants the type allows",
     )
-    p.add_argument("--json", type=Path, metavar="FILE", help="write the JSON report here")
+    p.add_argument("--json", type=_json_path, metavar="FILE", help="write the JSON report here")
     p.add_argument("--copy", action="store_true", help="verify the copy atoms instead")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     p.set_defaults(run=run)
+
+
+def _json_path(text: str) -> Path:
+    """``--json``'s file, refused before the sweep when it is empty or a folder.
+
+    >>> _json_path("r.json").name
+    'r.json'
+    """
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"{text!r}: give a file name, e.g. --json report.json")
+    if Path(text).is_dir():
+        raise argparse.ArgumentTypeError(f"{text} is a folder; give a file name in it")
+    return Path(text)
 
 
 def select_ops(arch: str | None, families: list[str] | None) -> list:
@@ -94,6 +107,30 @@ def compile_unavailable() -> str | None:
     return None
 
 
+# seconds per atom of a cold sweep on 2 CPU cores (compile + SASS of its probe): the full
+# 3144-probe sweep took about 15 minutes there (issue 22); cached probes take a fraction
+PROBE_SECONDS = 0.3
+
+
+def plan_line(n: int, compile: bool = True, hardware: bool = False) -> str:
+    """What ``cutemma verify`` is about to do and about how long it takes, said up front.
+
+    >>> print(plan_line(3144))
+    cutemma verify: 3144 atoms: layouts vs the PTX ISA, then compile + SASS of each probe; up to about 16 min on a CPU when no probe is cached yet (cached ones are quick). Narrow it with --arch sm80 or --family sm80.f16.
+    """
+    stages = ["layouts vs the PTX ISA"]
+    if compile:
+        stages.append("then compile + SASS of each probe")
+    if hardware:
+        stages.append("then run each on the GPU")
+    text = f"cutemma verify: {n} atoms: {', '.join(stages)}"
+    if compile:
+        minutes = n * PROBE_SECONDS / 60
+        took = f"{minutes:.0f} min" if minutes >= 1 else f"{n * PROBE_SECONDS:.0f} s"
+        text += f"; up to about {took} on a CPU when no probe is cached yet (cached ones are quick)"
+    return text + ". Narrow it with --arch sm80 or --family sm80.f16."
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the sweep; exit status 0 when nothing failed, 1 otherwise.
 
@@ -112,7 +149,18 @@ def run(args: argparse.Namespace) -> int:
             import torch  # noqa: F401
         except ImportError:
             pass
+        from cutemma.cuda import gpu_unavailable_reason
+
+        if reason := gpu_unavailable_reason():
+            raise CliError(
+                f"--hardware: {reason}; leave --hardware out to check the layouts and compile"
+            )
     if getattr(args, "copy", False):  # copy atoms: cutemma.cuda.verify_copy
+        if args.arch or args.family or args.k_major_only:
+            raise CliError(
+                "--copy verifies every copy atom: --arch, --family and --k-major-only select "
+                "MMA atoms; leave them out with --copy"
+            )
         from cutemma.cuda.verify_copy import table, verify_copy
 
         report = verify_copy(hardware=args.hardware)
@@ -127,6 +175,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.k_major_only:
         ops = with_majors(ops)
     missing = compile_unavailable()
+    print(plan_line(len(ops), compile=not missing, hardware=args.hardware), file=sys.stderr)
     if missing:  # no cuda extra: the layout stage still runs and decides the exit status
         print(
             f"compile and hardware stages skipped: {missing}; install them with "

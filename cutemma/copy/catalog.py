@@ -83,6 +83,31 @@ def parse_copy_name(text: str) -> MmaName:
 
 
 def _resolve(name) -> tuple[CopyOperation, CopyTraits]:
+    try:
+        return _resolve_exact(name)
+    except CopyError:
+        # another spelling of a catalog name: 'sm75_u32x4_ldsm_n', 'universalcopy<uint32_t>'
+        canonical = _by_lower().get(_folded(name)) if isinstance(name, str) else None
+        if canonical is None or canonical == name:
+            raise
+        return _resolve_exact(canonical)
+
+
+def _folded(name: str) -> str:
+    return name.strip().removeprefix("cute::").replace(" ", "").lower()
+
+
+_LOWER: dict[str, str] = {}
+
+
+def _by_lower() -> dict[str, str]:
+    """Every catalog name by its lower-case spelling (built on the first miss)."""
+    if not _LOWER:
+        _LOWER.update({_folded(n): n for f in FAMILIES.families() for n in f.members()})
+    return _LOWER
+
+
+def _resolve_exact(name) -> tuple[CopyOperation, CopyTraits]:
     parsed = name if isinstance(name, MmaName) else parse_copy_name(name)
     if parsed in _BUILT:
         return _BUILT[parsed]
@@ -91,9 +116,7 @@ def _resolve(name) -> tuple[CopyOperation, CopyTraits]:
     if not mine:
         hint = _elsewhere(parsed) or _no_family(parsed)
         raise CopyError(f"{text}: {hint}")
-    built = mine[0].build(parsed)
-    _BUILT[parsed] = built
-    return built
+    return _BUILT.setdefault(parsed, mine[0].build(parsed))  # one object even when threads race
 
 
 def _text(name: MmaName) -> str:

@@ -47,7 +47,10 @@ class Operand:
 
     def __post_init__(self):
         count_ok = isinstance(self.count, int) and not isinstance(self.count, bool)
-        if self.space not in SPACES or self.cpp not in CPP_BITS or not count_ok or self.count < 1:
+        names_ok = isinstance(self.space, str) and isinstance(self.cpp, str)
+        if not names_ok or self.space not in SPACES or self.cpp not in CPP_BITS:
+            count_ok = False
+        if not count_ok or self.count < 1:
             raise CopyError(
                 f"copy operand {self.space} {self.cpp}[{self.count}]: space must be one of "
                 f"{SPACES}, element type one of {', '.join(CPP_BITS)}, count >= 1"

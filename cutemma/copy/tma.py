@@ -171,6 +171,28 @@ class TmaBox:
     swizzle: str
     copies: tuple[tuple[int, int, int], ...]
 
+    def __post_init__(self) -> None:
+        _elem_bytes(self.dtype)
+        if self.contiguous not in ("K", "MN"):
+            raise TmaError(f"TmaBox: contiguous={self.contiguous!r}; 'K' or 'MN'")
+        box = _ints(self.box, "box", "a pair (inner, outer) of extents in 1 .. 256")
+        if len(box) != 2 or not all(1 <= b <= TMA_RULES.max_box for b in box):
+            raise TmaError(
+                f"TmaBox: box {self.box!r}: a pair (inner, outer) of extents in 1 .. "
+                f"{TMA_RULES.max_box}"
+            )
+        if not isinstance(self.swizzle, str) or self.swizzle not in TMA_SWIZZLES:
+            raise TmaError(f"TmaBox: swizzle {self.swizzle!r}; one of {', '.join(TMA_SWIZZLES)}")
+        hint = "a tuple of (d_contig, d_other, smem_elem) triples, one per box"
+        if not isinstance(self.copies, tuple | list) or not self.copies:
+            raise TmaError(f"TmaBox: copies {self.copies!r}: {hint}")
+        copies = tuple(_ints(c, "copies entry", hint) for c in self.copies)
+        for c, t in zip(self.copies, copies, strict=True):
+            if len(t) != 3 or min(t) < 0:
+                raise TmaError(f"TmaBox: copies entry {c!r}: {hint}, each >= 0")
+        object.__setattr__(self, "box", box)  # plain ints (numpy integers are integers)
+        object.__setattr__(self, "copies", copies)
+
     @property
     def elem_bytes(self) -> int:
         return _elem_bytes(self.dtype)
@@ -235,6 +257,19 @@ def _swizzle_of(layout, dtype: str) -> tuple[TmaSwizzle, Layout, int]:
     )
 
 
+def _fits_shared(layout: Layout, elem_bytes: int, who: str) -> None:
+    """A TmaError unless the tile fits in shared memory (its checks walk every element)."""
+    from cutemma.kernels.sm90.config import SMEM_LIMIT
+    from cutemma.layout import size
+
+    n = size(layout)
+    if n * elem_bytes > SMEM_LIMIT:
+        raise TmaError(
+            f"{who}: a shared tile of {n} elements x {elem_bytes} bytes; shared memory holds "
+            f"at most {SMEM_LIMIT} bytes (use the tile of one stage)"
+        )
+
+
 def _extent(mode: Layout) -> int:
     n = 1
     for s, _ in _pairs(mode):
@@ -265,6 +300,7 @@ def tma_box(layout, dtype: str, contiguous: str) -> TmaBox:
     if contiguous not in ("K", "MN"):
         raise TmaError(f"TMA: contiguous={contiguous!r}; the global-contiguous mode is 'K' or 'MN'")
     sw, inner, offset = _swizzle_of(layout, dtype)
+    _fits_shared(inner, eb, "TMA")
     if len(inner) != 2:
         raise TmaError(f"TMA: layout {layout} must have rank 2, (MN, K); it has {len(inner)}")
     ci = 1 if contiguous == "K" else 0
@@ -456,6 +492,30 @@ class TensorMapArgs:
     swizzle: int
     l2_promotion: int  # CU_TENSOR_MAP_L2_PROMOTION_L2_256B = 3
     oob_fill: int  # CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE: zeros past the edges
+
+    def __post_init__(self) -> None:
+        """The driver's limits (TmaRules) on the fields a hand-made map can get wrong."""
+        r = TMA_RULES
+        rank = _int(self.rank, "rank")
+        dims = _ints(self.global_dim, "global_dim", "a tuple of extents")
+        strides = _ints(self.global_strides, "global_strides", "a tuple of byte strides")
+        box = _ints(self.box_dim, "box_dim", "a tuple of box extents")
+        rules = [
+            (1 <= rank <= r.max_rank, f"rank {rank} in 1 .. {r.max_rank}"),
+            (
+                len(dims) == len(box) == rank and len(strides) == rank - 1,
+                f"global_dim, box_dim of {rank} entries and global_strides of {rank - 1}",
+            ),
+            (all(1 <= d <= r.max_dim for d in dims), f"global_dim {dims} each in [1, 2^32]"),
+            (
+                all(0 < s < r.max_stride and s % r.stride_multiple == 0 for s in strides),
+                f"global_strides {strides} each a positive multiple of 16 bytes below 2^40",
+            ),
+            (all(1 <= b <= r.max_box for b in box), f"box_dim {box} each in [1, {r.max_box}]"),
+        ]
+        bad = [what for ok, what in rules if not ok]
+        if bad:
+            raise TmaError("TensorMapArgs: need " + "; ".join(bad))
 
 
 L2_PROMOTION_256B = 3

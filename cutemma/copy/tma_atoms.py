@@ -49,9 +49,16 @@ def make_tma_atom(kind: str, smem_layout, dtype: str, contiguous: str = "K"):
 def tma_instructions(atom: CopyAtom, box) -> int:
     """How many TMA instructions fill the tile (one per box copy).
 
-    >>> tma_instructions(None, type("B", (), {"copies": ((0, 0, 0), (64, 0, 4096))})())
+    >>> from cutemma.layout import tile_to_shape
+    >>> from cutemma.smem import gmma_layout_atom
+    >>> tile = tile_to_shape(gmma_layout_atom("MN", "SW128", "bf16"), (128, 64), (1, 0))
+    >>> tma_instructions(*make_tma_atom("LOAD", tile, "bf16", "MN"))
     2
     """
+    if not isinstance(atom, CopyAtom) or atom.op.family != "sm90.tma":
+        raise CopyError(
+            f"tma_instructions: expected the TMA CopyAtom of make_tma_atom(...), got {atom!r}"
+        )
     copies = getattr(box, "copies", None)
     if not isinstance(copies, tuple):
         raise CopyError(

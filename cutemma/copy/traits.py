@@ -39,6 +39,8 @@ class CopyTraits:
         threads = size(self.thr_id)
         for which in ("src_layout", "dst_layout", "ref_layout"):
             lay = getattr(self, which)
+            if not isinstance(lay, Layout):
+                raise CopyError(f"{which} must be a (thread, bit) Layout, got {lay!r}")
             if not isinstance(lay.shape, tuple) or len(lay.shape) != 2:
                 raise CopyError(f"{which} {lay} must have two modes (thread, bit)")
             if size(lay[0]) != threads:

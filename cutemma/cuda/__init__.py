@@ -14,7 +14,10 @@ re-exported here as a function).
 True
 """
 
-from cutemma.cuda.cache import cache_dir
+import sys
+import types
+
+from cutemma.cuda.cache import cache_dir  # light (no numpy): what a cached kernel's call needs
 from cutemma.cuda.compile import (
     TARGETS,
     Cubin,
@@ -23,23 +26,53 @@ from cutemma.cuda.compile import (
     ptx_isa_version,
     unavailable_reason,
 )
-from cutemma.cuda.launch import (
-    Kernel,
-    device_arch,
-    device_count,
-    gpu_unavailable_reason,
-    launch,
-    load_kernel,
-)
-from cutemma.cuda.probe import Probe, ProbeUnavailable, probe_for
-from cutemma.cuda.sass import (
-    count_instructions,
-    local_memory_use,
-    resource_usage,
-    sass,
-    tensor_core_counts,
-)
-from cutemma.cuda.source import Param
+
+# the rest loads on first use: launching, probing and reading SASS pull in numpy and the
+# catalog, which a cutemma.gemm call whose kernel is in the disk cache never needs
+_LAZY = {
+    "Kernel": "launch", "device_arch": "launch", "device_count": "launch",
+    "gpu_unavailable_reason": "launch", "launch": "launch", "load_kernel": "launch",
+    "Probe": "probe", "ProbeUnavailable": "probe", "probe_for": "probe",
+    "count_instructions": "sass", "local_memory_use": "sass", "resource_usage": "sass",
+    "sass": "sass", "tensor_core_counts": "sass", "Param": "source",
+}  # fmt: skip
+
+
+def __getattr__(name: str):
+    """The lazily loaded names (``launch``, ``sass``, ``device_arch``, ...).
+
+    >>> import cutemma.cuda
+    >>> cutemma.cuda.sass.__module__, cutemma.cuda.launch.__module__
+    ('cutemma.cuda.sass', 'cutemma.cuda.launch')
+    """
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(f"cutemma.cuda.{_LAZY[name]}"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'cutemma.cuda' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
+
+class _Package(types.ModuleType):
+    """``launch`` and ``sass`` name both a submodule and the function it exports; the
+    import system sets the package's attribute to the submodule when the submodule first
+    loads, which a lazy package would let happen after the function was bound. The
+    function keeps the name (as the eager package had it); the modules stay in
+    sys.modules."""
+
+    def __setattr__(self, name: str, value) -> None:
+        if name in _LAZY and isinstance(value, types.ModuleType):
+            value = getattr(value, name)
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
+
 
 __all__ = [
     "TARGETS",

@@ -17,6 +17,7 @@ import os
 import re
 import site
 import sys
+import threading
 from dataclasses import dataclass, field
 from functools import cache as _memoize
 from pathlib import Path
@@ -34,6 +35,17 @@ TARGETS: dict[str, str] = {
     "sm_100a": "Blackwell datacenter: tcgen05.mma with tensor memory",
     "sm_120a": "Blackwell GeForce: mma.sync with fp8/fp6/fp4 and block scaling",
 }
+
+
+def arch_target(major: int, minor: int) -> str:
+    """The compile target of a GPU of compute capability (major, minor): from sm_90 on the
+    'a' target, so wgmma / tcgen05 are available.
+
+    >>> arch_target(9, 0), arch_target(8, 9)
+    ('sm_90a', 'sm_89')
+    """
+    return f"sm_{major}{minor}" + ("a" if major >= 9 else "")
+
 
 # Options every compile gets, before the caller's own (a caller's later option wins).
 DEFAULT_OPTIONS: tuple[str, ...] = ("-std=c++17",)
@@ -157,6 +169,7 @@ def nvrtc_version() -> tuple[int, int]:
     return (int(major), int(minor))
 
 
+@_memoize
 @_memoize
 def nvrtc_version_hint() -> tuple[int, int] | None:
     """(major, minor) of the nvidia-cuda-nvrtc pip package, read from its metadata without
@@ -386,11 +399,32 @@ def compile(
         if (data := disk.load(key)) is not None:
             return Cubin(data, arch, key, cache_hit=True, source=source, options=opts)
     key = disk.cache_key(source, opts, nvrtc_version())
-    if cache and (data := disk.load(key)) is not None:
-        return Cubin(data, arch, key, cache_hit=True, source=source, options=opts)
+    if not cache:
+        return _compiled(source, name, opts, arch, key)
+    # threads asking for one kernel at once: the first compiles, the others wait and read it
+    with _key_lock(key):
+        if (data := disk.load(key) or _UNSTORED.get(key)) is not None:
+            return Cubin(data, arch, key, cache_hit=True, source=source, options=opts)
+        cubin = _compiled(source, name, opts, arch, key)
+        if disk.store(key, cubin.data) is None:  # a read-only or full cache: keep it here
+            _UNSTORED[key] = cubin.data
+        return cubin
+
+
+def _compiled(source: str, name: str, opts: tuple[str, ...], arch: str, key: str) -> Cubin:
     ok, data, log = _run_nvrtc(source, name, opts, ptx=False)
     if not ok:
         raise _compile_error(source, name, opts, log)
-    if cache:
-        disk.store(key, data)
     return Cubin(data, arch, key, log=log, source=source, options=opts)
+
+
+# one lock per cache key (a handful of bytes each; a process compiles hundreds of kernels at
+# most), and the cubins a process compiled but could not store on disk
+_KEY_LOCKS: dict[str, threading.Lock] = {}
+_KEY_LOCKS_GUARD = threading.Lock()
+_UNSTORED: dict[str, bytes] = {}
+
+
+def _key_lock(key: str) -> threading.Lock:
+    with _KEY_LOCKS_GUARD:
+        return _KEY_LOCKS.setdefault(key, threading.Lock())

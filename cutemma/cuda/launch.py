@@ -365,7 +365,9 @@ def device_arch(device: int = 0) -> str:
     (minor,) = _drv(
         driver.cuDeviceGetAttribute(attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev), "minor"
     )
-    return f"sm_{major}{minor}" + ("a" if major >= 9 else "")
+    from cutemma.cuda.compile import arch_target
+
+    return arch_target(major, minor)
 
 
 def _current_stream_of(objs: Sequence[Any], device: int) -> int:

@@ -76,8 +76,14 @@ def _check_numbers(what: str, x, tiled_mma) -> None:
 def gemm(tiled_mma, A, B, C=None) -> np.ndarray:
     """``D = A @ B.T + C`` computed through ``tiled_mma`` exactly as its threads would.
 
-    A is M x K, B is N x K (CuTe's convention), C is M x N or None (zeros). Any M, N, K >= 1.
+    A is M x K, B is N x K (CuTe's convention), C is M x N or None (zeros). Any M, N, K >= 0
+    (K = 0 gives D = C in the atom's D type).
     Returns D as float64 / int64 values of the atom's D type.
+
+    The inputs are first rounded to the atom's A, B and C types, as the hardware reads them
+    (round to nearest even; integers wrap): float64 data given to a bf16 atom keeps 8 bits
+    of mantissa, so D differs from ``A @ B.T`` by that rounding, not by a bug. Compare D with
+    :func:`rounded_reference` (the same product of the rounded inputs, in float64).
 
     >>> import numpy as np
     >>> from cutemma.tiled import make_tiled_mma
@@ -111,7 +117,8 @@ def gemm(tiled_mma, A, B, C=None) -> np.ndarray:
 
     atom = tiled_mma.atom
     TM, TN, TK = tiled_mma.tile_size_mnk
-    Mp, Np, Kp = (ceil_div(x, t) * t for x, t in ((M, TM), (N, TN), (K, TK)))
+    # an empty extent still runs one zero-padded tile: K = 0 gives D = C, M or N = 0 nothing
+    Mp, Np, Kp = (max(ceil_div(x, t), 1) * t for x, t in ((M, TM), (N, TN), (K, TK)))
     Ab, la = _padded(A, Mp, Kp)
     Bb, lb = _padded(B, Np, Kp)
     Cb, lc = _padded(C, Mp, Np)
@@ -124,28 +131,35 @@ def gemm(tiled_mma, A, B, C=None) -> np.ndarray:
     n_v = size(atom.thr_id)
     thread_of = np.array([[by_coord[(v, *p)] for v in range(n_v)] for p in positions])
     threads = sorted(coords)
-    row = {t: i for i, t in enumerate(threads)}
-    sel = np.vectorize(row.__getitem__)(thread_of)  # (P, V) -> row in the thread tables
+    sel = np.searchsorted(threads, thread_of)  # (P, V) -> row in the thread tables
 
-    ia = _thread_table(tiled_mma, Tensor(a_flat, la), "A", threads)[sel]  # (P,V,FA,RM,RK)
-    ib = _thread_table(tiled_mma, Tensor(b_flat, lb), "B", threads)[sel]  # (P,V,FB,RN,RK)
     ic = _thread_table(tiled_mma, Tensor(c_flat, lc), "C", threads)[sel]  # (P,V,FC,RM,RN)
 
     am, an, ak = atom.shape_mnk
     ta, tb, tc = (_atom_table(x) for x in (atom.tv_layout_A, atom.tv_layout_B, atom.tv_layout_C))
-    P, _, _, RM, RK = ia.shape
-    RN = ib.shape[3]
+    P, _, _, RM, RN = ic.shape
 
-    def to_tiles(flat, idx, table, rows, cols, r0, r1):
-        # fragments of every instance scattered into the atom's (rows, cols) tiles
-        frag = flat[idx]  # (P, V, F, r0, r1)
+    def to_tiles(flat, tensor, which, table, rows, cols):
+        # fragments of every instance scattered into the atom's (rows, cols) tiles. Each tile
+        # element is read from one (thread, value) that holds it: a shared-memory operand
+        # (GMMA's A and B: every thread of the warpgroup "holds" the whole tile) is then read
+        # once, not once per thread (issue 22: 8.3 GB for a 1024^3 GMMA emulation)
+        first = np.unique(table.reshape(-1), return_index=True)[1]  # into the (T, V) table
+        v_of, f_of = np.divmod(first, table.shape[1])
+        need = np.unique(v_of)  # the atom threads that must be partitioned
+        ts = sorted(set(thread_of[:, need].ravel().tolist()))
+        pick = np.searchsorted(ts, thread_of[:, need])  # (P, n) -> row of the thread table
+        idx = _thread_table(tiled_mma, tensor, which, ts)[pick]  # (P, n, F, r0, r1)
+        frag = flat[idx[:, np.searchsorted(need, v_of), f_of]]  # (P, E, r0, r1)
+        r0, r1 = frag.shape[2:]
         tiles = np.zeros((P, r0, r1, rows * cols), dtype=frag.dtype)
-        tiles[:, :, :, table.reshape(-1)] = np.moveaxis(frag, (3, 4), (1, 2)).reshape(P, r0, r1, -1)
+        tiles[:, :, :, table.reshape(-1)[first]] = np.moveaxis(frag, 1, 3)
         return tiles.reshape(P, r0, r1, cols, rows).swapaxes(-1, -2)
 
-    tiles_a = to_tiles(a_flat, ia, ta, am, ak, RM, RK)  # (P, RM, RK, am, ak)
-    tiles_b = to_tiles(b_flat, ib, tb, an, ak, RN, RK)  # (P, RN, RK, an, ak)
-    tiles_c = to_tiles(c_flat, ic, tc, am, an, RM, RN)  # (P, RM, RN, am, an)
+    tiles_a = to_tiles(a_flat, Tensor(a_flat, la), "A", ta, am, ak)  # (P, RM, RK, am, ak)
+    tiles_b = to_tiles(b_flat, Tensor(b_flat, lb), "B", tb, an, ak)  # (P, RN, RK, an, ak)
+    tiles_c = to_tiles(c_flat, Tensor(c_flat, lc), "C", tc, am, an)  # (P, RM, RN, am, an)
+    RK = tiles_a.shape[2]
 
     # atoms along K hold replicas of C: the first starts from C, the others from zero
     k_pos = np.array([p[2] for p in positions])
@@ -162,4 +176,42 @@ def gemm(tiled_mma, A, B, C=None) -> np.ndarray:
     return D[:M, :N]
 
 
-__all__ = ["gemm"]
+def rounded_reference(tiled_mma, A, B, C=None) -> np.ndarray:
+    """``A @ B.T + C`` of the inputs rounded to the atom's A, B and C types, in float64
+    (int64 for integer atoms): what :func:`gemm` computes, up to the order of its sums.
+
+    >>> import numpy as np
+    >>> from cutemma.tiled import make_tiled_mma
+    >>> t = make_tiled_mma("SM80_16x8x16_F32BF16BF16F32_TN")
+    >>> A = np.full((16, 16), 1 + 2**-10); B = np.ones((8, 16))   # 1 + 2**-10 is 1.0 in bf16
+    >>> float(rounded_reference(t, A, B)[0, 0]), float((A @ B.T)[0, 0]) > 16
+    (16.0, True)
+    """
+    from cutemma.tiled import TiledMma
+
+    if not isinstance(tiled_mma, TiledMma):
+        raise TiledMmaError(
+            f"rounded_reference: expected a TiledMma (make_tiled_mma(...)) first, got {tiled_mma!r}"
+        )
+    atom = tiled_mma.atom
+    A, B = np.asarray(A), np.asarray(B)
+    for what, x in (("A", A), ("B", B), ("C", None if C is None else np.asarray(C))):
+        _check_numbers(what, x, tiled_mma)
+    if A.ndim != 2 or B.ndim != 2 or A.shape[1] != B.shape[1]:
+        raise TiledMmaError(
+            f"rounded_reference needs A (M x K) and B (N x K) with one K; got {A.shape} and "
+            f"{B.shape} (pass b.T for a K x N matrix)"
+        )
+    a = atom.val_type_A.quantize(A)
+    b = atom.val_type_B.quantize(B)
+    exact = np.int64 if a.dtype.kind in "iu" and b.dtype.kind in "iu" else np.float64
+    D = a.astype(exact) @ b.astype(exact).T
+    if C is not None:
+        C = np.asarray(C)
+        if C.shape != D.shape:
+            raise TiledMmaError(f"rounded_reference: C has shape {C.shape}, expected {D.shape}")
+        D = D + atom.val_type_C.quantize(C).astype(exact)
+    return D
+
+
+__all__ = ["gemm", "rounded_reference"]

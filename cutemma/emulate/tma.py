@@ -31,7 +31,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from cutemma.copy.tma import TMA_DTYPES, TMA_SWIZZLES, TensorMapArgs
+from cutemma.copy.tma import TMA_DTYPES, TMA_RULES, TMA_SWIZZLES, TensorMapArgs
 from cutemma.errors import TmaError
 from cutemma.layout.checks import as_int
 
@@ -62,6 +62,12 @@ def _checked_args(args: TensorMapArgs, coords: Sequence[int]) -> tuple[int, ...]
     out = tuple(as_int(c) for c in coords)
     if None in out:
         raise TmaError(f"TMA: coordinates {tuple(coords)} must be whole numbers (ints)")
+    top = TMA_RULES.max_coord
+    if any(not -top - 1 <= c <= top for c in out):
+        raise TmaError(
+            f"TMA: coordinates {out}: the instruction's coordinates are signed 32-bit, in "
+            f"[-2^31, 2^31 - 1] (PTX ISA cp.async.bulk.tensor)"
+        )
     return out
 
 
@@ -69,6 +75,8 @@ def _checked_array(x, what: str, need: int) -> np.ndarray:
     """``x`` as a numpy array holding at least ``need`` elements, else a TmaError."""
     if not isinstance(x, np.ndarray):
         raise TmaError(f"TMA emulation: {what} must be a numpy array, got {type(x).__name__}")
+    if x.dtype.kind in "USV":  # the copy fills zeros past the edges: elements are numbers
+        raise TmaError(f"TMA emulation: {what} holds {x.dtype} values; give a numeric array")
     if x.size < need:
         raise TmaError(
             f"TMA emulation: {what} holds {x.size} elements but the copy reaches element "
@@ -150,6 +158,11 @@ def tma_store(
     _check_store(args, _checked_args(args, coords))
     smem = _checked_array(smem, "smem", sidx.size)
     gmem = _checked_array(gmem, "gmem", int(gidx[inside].max(initial=-1)) + 1)
+    if smem.dtype != gmem.dtype:
+        raise TmaError(
+            f"TMA {'reduce' if add else 'store'}: smem holds {smem.dtype}, gmem {gmem.dtype}; TMA "
+            f"moves the map's elements unconverted: give both arrays the same dtype"
+        )
     flat = gmem.reshape(-1)
     vals = smem.reshape(-1)[sidx[inside]]
     if add:
@@ -207,6 +220,14 @@ def bulk_copy(src: np.ndarray, dst: np.ndarray, src_byte: int, dst_byte: int, nb
     for what, arr, start in (("source", src, src_byte), ("destination", dst, dst_byte)):
         if not isinstance(arr, np.ndarray):
             raise TmaError(f"bulk copy: the {what} must be a numpy array, got {type(arr).__name__}")
+        if arr.dtype.kind == "O" or not arr.flags.c_contiguous:
+            # bytes are copied through a flat byte view: a strided array would be copied
+            # into a temporary (the destination left unchanged), an object array has no bytes
+            raise TmaError(
+                f"bulk copy: the {what} must be a C-contiguous array of plain values (got "
+                f"{arr.dtype}, {'contiguous' if arr.flags.c_contiguous else 'strided'}); "
+                "pass np.ascontiguousarray(x) and copy back"
+            )
         if start + nbytes > arr.nbytes:
             raise TmaError(
                 f"bulk copy: {nbytes} bytes at {what} offset {start} run past its "

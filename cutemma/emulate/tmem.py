@@ -93,6 +93,34 @@ def tmem_load(atom, tmem: np.ndarray, lane0: int, col0: int) -> np.ndarray:
     return (words & 0xFFFF).astype(np.uint16) if atom.val_type.bits == 16 else words.copy()
 
 
+def tmem_load_red(atom, tmem: np.ndarray, lane0: int, col0: int) -> tuple[np.ndarray, np.ndarray]:
+    """``tcgen05.ld.red`` of one warp (the ``SM100_TMEM_LOAD_STAT`` atoms): the loaded registers
+    (32, values) as ``tmem_load`` gives them, and each thread's reduction ``redVal`` (32,).
+
+    PTX ISA 8.8, tcgen05.ld: the ``.redOp`` (here ``.max``, on ``.f32``) is taken over "the
+    data that is loaded across columns in each lane", so thread t's ``redVal`` is the maximum
+    of the f32 values it loaded. Without ``.NaN`` a NaN input does not win the reduction.
+
+    >>> import numpy as np
+    >>> from cutemma.copy import make_copy_atom
+    >>> tmem = np.zeros((128, 512), dtype=np.float32)
+    >>> tmem[0, 5] = 3.5
+    >>> regs, row_max = tmem_load_red(make_copy_atom("SM100_TMEM_LOAD_STAT_32dp32b32x", "f32"),
+    ...                               tmem.view(np.uint32), 0, 0)
+    >>> float(row_max[0]), float(row_max[1]), regs.shape
+    (3.5, 0.0, (32, 32))
+    """
+    atom = _checked_atom(atom)
+    if "red_max" not in atom.op.modifiers:
+        raise CopyError(
+            f"{atom.name} loads without a reduction; tcgen05.ld.red is an "
+            "SM100_TMEM_LOAD_STAT_32dp32b<32|128>x atom"
+        )
+    regs = tmem_load(atom, tmem, lane0, col0)
+    values = regs.astype(np.uint32).view(np.float32)
+    return regs, np.fmax.reduce(values, axis=1)
+
+
 def tmem_store(atom, regs: np.ndarray, tmem: np.ndarray, lane0: int, col0: int) -> None:
     """``tcgen05.st`` of one warp: register values (32, values) into tensor memory.
 
@@ -109,4 +137,9 @@ def tmem_store(atom, regs: np.ndarray, tmem: np.ndarray, lane0: int, col0: int) 
     regs = np.asarray(regs)
     if regs.shape != lane.shape:
         raise CopyError(f"{atom.name} store: registers shaped {regs.shape}; expected {lane.shape}")
+    if regs.dtype.kind not in "biu" or (regs.size and (regs.min() < 0 or regs.max() >= 1 << 32)):
+        raise CopyError(
+            f"{atom.name} store: registers hold {regs.dtype} values; a register is a 32-bit "
+            "word: give unsigned integers below 2^32 (float32 bits as regs.view(np.uint32))"
+        )
     tmem[lane0 + lane, col0 + col] = regs.astype(np.uint32)

@@ -7,15 +7,46 @@ True
 True
 """
 
-from cutemma.kernels.design import GemmDesign, check, failed_rules
-from cutemma.kernels.dispatch import gemm
-from cutemma.kernels.explain import explain
-from cutemma.kernels.pick import BUILTIN_CONFIGS, pick_config, pick_sm90_config
-from cutemma.kernels.sm80.plan import GemmConfig, GemmPlan
-from cutemma.kernels.sm80.source import gemm_source, kernel_name
-from cutemma.kernels.sm90.config import Sm90Config
-from cutemma.kernels.sm90.plan import Sm90Plan
-from cutemma.kernels.sm90.source import gemm_sm90_source
+# each name loads its module on first use: ``cutemma.gemm``'s call imports only the host
+# side it runs (a cached kernel needs no generator, plan or layout algebra)
+_LAZY = {
+    "GemmDesign": "design",
+    "check": "design",
+    "failed_rules": "design",
+    "explain": "explain",
+    "gemm": "dispatch",
+    "BUILTIN_CONFIGS": "pick",
+    "pick_config": "pick",
+    "pick_sm90_config": "pick",
+    "GemmConfig": "sm80.config",
+    "GemmPlan": "sm80.plan",
+    "gemm_source": "sm80.source",
+    "kernel_name": "sm80.source",
+    "Sm90Config": "sm90.config",
+    "Sm90Plan": "sm90.plan",
+    "gemm_sm90_source": "sm90.source",
+}
+
+
+def __getattr__(name: str):
+    """The package's names, each imported from its module when first asked for.
+
+    >>> import cutemma.kernels
+    >>> cutemma.kernels.Sm90Config().name
+    'b128x128_c2_sauto'
+    """
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(f"cutemma.kernels.{_LAZY[name]}"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'cutemma.kernels' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
 
 __all__ = [
     "BUILTIN_CONFIGS",

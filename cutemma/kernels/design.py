@@ -29,6 +29,7 @@ from functools import lru_cache
 from typing import Any
 
 from cutemma.errors import CutemmaError, DesignError
+from cutemma.kernels.epilogue import design_check
 from cutemma.kernels.hardware import arch_number, limits
 from cutemma.kernels.sm80.plan import ATOMS, ELEM_BYTES, GemmConfig, smem_layout
 from cutemma.kernels.sm90.config import (
@@ -92,10 +93,6 @@ _CONFIG_FIELDS = frozenset(
     {"block_m", "block_n", "block_k", "warps", "swizzle_bytes", "group_m", "consumers"}
     | {"cluster", "promote", "multicast", "tile_warpgroups"}
 )
-
-# epilogue names -> a check (filled by the fused-epilogue module): None until then, and an
-# empty or absent epilogue is always fine
-EPILOGUE_CHECK: list[Callable[[tuple, str], str | None]] = []
 
 
 def base_name(atom: Any) -> str:
@@ -641,11 +638,7 @@ def _registers(d: GemmDesign, arch: str) -> str | None:
 
 
 def _epilogue(d: GemmDesign, arch: str) -> str | None:
-    if not d.epilogue:
-        return None
-    if not EPILOGUE_CHECK:
-        return f"epilogue {d.epilogue}: no fused epilogue is available in this build"
-    return EPILOGUE_CHECK[0](d.epilogue, d.family or "")
+    return design_check(d.epilogue, d.family or "") if d.epilogue else None
 
 
 def _plan_builds(d: GemmDesign, arch: str) -> str | None:

@@ -18,11 +18,13 @@ the driver's error.
 from __future__ import annotations
 
 import ctypes
+import threading
 from collections.abc import Sequence
 from typing import Any
 
 from cutemma.errors import LaunchError
 
+_LOAD_LOCK = threading.Lock()
 _DEFAULT_SHARED_LIMIT = 48 * 1024  # what a kernel gets without raising its limit
 _libcuda: Any = None  # libcuda's cuLaunchKernel (ctypes, no argtypes), or False
 
@@ -49,6 +51,31 @@ def launcher() -> Any:
     return _libcuda or None
 
 
+def ensure_context(device: int) -> None:
+    """Make ``device``'s primary context current on this thread if no context is.
+
+    The driver keeps the current context per thread: a thread that has not touched CUDA
+    yet (a new thread whose first call is cutemma.gemm) has none, and the driver calls that
+    need one (``cuTensorMapEncodeTiled``) fail there with CUDA_ERROR_INVALID_CONTEXT.
+    torch uses the same primary context, so making it current changes nothing for torch.
+    Without a driver (a CPU machine) there is no context to make: it returns, and the call
+    that needed one reports the missing driver itself.
+
+    >>> ensure_context(0)  # doctest: +SKIP
+    """
+    try:
+        from cuda.bindings import driver
+
+        status = driver.cuInit(0)[0]
+    except (ImportError, RuntimeError):  # no cuda-bindings, or no libcuda to load
+        return
+    if int(status) != 0 or int(_ok(driver.cuCtxGetCurrent(), "cuCtxGetCurrent")):
+        return
+    dev = _ok(driver.cuDeviceGet(device), "cuDeviceGet")
+    ctx = _ok(driver.cuDevicePrimaryCtxRetain(dev), "cuDevicePrimaryCtxRetain")
+    _ok(driver.cuCtxSetCurrent(ctx), "cuCtxSetCurrent")
+
+
 def _ok(result, what: str):
     status, *values = result if isinstance(result, tuple) else (result,)
     if int(status) != 0:
@@ -68,6 +95,14 @@ class DriverKernel:
         hit = self._loaded.get(device)
         if hit is not None:
             return hit
+        with _LOAD_LOCK:  # threads launching a new kernel at once load its module once
+            hit = self._loaded.get(device)
+            return hit if hit is not None else self._load(device)
+
+    def _load(self, device: int) -> tuple:
+        from cutemma.kernels.capture import refuse_during_capture
+
+        refuse_during_capture(f"loading kernel {self.name} on device {device}")
         from cuda.bindings import driver
 
         _ok(driver.cuInit(0), "cuInit")

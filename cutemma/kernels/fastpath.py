@@ -112,7 +112,7 @@ def _tensor_guards() -> Any:
     else None. It is internal to torch (dynamo's guards), hence the self-test."""
     global _TENSOR_GUARDS
     if _TENSOR_GUARDS is None:
-        _TENSOR_GUARDS = False
+        found = False  # published once the self-test is over (another thread may be asking)
         try:
             import torch
 
@@ -123,9 +123,10 @@ def _tensor_guards() -> Any:
                      torch.zeros(6, 4).t(), torch.zeros(24).as_strided((4, 6), (1, 4)),
                      torch.zeros(1, 4, 6))  # fmt: skip
             if g.check(torch.zeros(4, 6)) and not any(g.check(w) for w in wrong):
-                _TENSOR_GUARDS = tg
+                found = tg
         except Exception:  # no dynamo in this torch, another signature: the Python guard
             pass
+        _TENSOR_GUARDS = found
     return _TENSOR_GUARDS or None
 
 
@@ -162,10 +163,11 @@ class FastEntry:
     ((6, 1), (4, 6), True)
     """
 
-    __slots__ = ("check", "prepared", "strides", "shape", "dtype", "device")
+    __slots__ = ("check", "prepared", "strides", "shape", "dtype", "device", "epi")
 
     def __init__(self, check: Callable[..., bool], prepared: BoxedLaunch, out: Any) -> None:
         self.check, self.prepared = check, prepared
+        self.epi = ()  # a fused epilogue's (box, tensor) pairs (fastpath_epilogue)
         self.strides, self.shape = out.stride(), tuple(out.shape)
         self.dtype, self.device = out.dtype, out.device
 
@@ -189,7 +191,7 @@ class BoxedLaunch:
 
     __slots__ = ("kern", "device", "grid", "grid_y", "args", "ptrs", "launch_ptrs", "alpha",
                  "at", "ptr", "fn", "cu", "stream", "stream_box", "stream_of", "threads",
-                 "shared")  # fmt: skip
+                 "shared", "epi")  # fmt: skip
 
     def __init__(self, kern: Any, device: int, grid: int, grid_y: int = 1) -> None:
         self.kern, self.device, self.grid, self.grid_y = kern, device, grid, grid_y
@@ -199,12 +201,33 @@ class BoxedLaunch:
         self.stream_of = None  # torch's stream query, bound at the first launch
         self.at, self.ptr = None, None
         self.args: list = []
+        self.epi: list = []  # a fused epilogue's boxes (add_epilogue)
 
     def set_args(self, args: list) -> None:
         """The kernel's parameters in order, one ctypes box each (kept alive here)."""
         self.args = args
         self.ptrs = (ctypes.c_void_p * len(args))(*[ctypes.addressof(a) for a in args])
         self.launch_ptrs = ctypes.c_void_p(ctypes.addressof(self.ptrs))
+
+    def add_epilogue(self, params: list) -> None:
+        """Boxes for a fused epilogue's parameters (``Epilogue.params()``: pointers, then
+        64-bit strides), after the family's own; call before the family writes any slot of
+        ``ptrs`` by hand (this rebuilds it). Their values are written per call
+        (:meth:`set_epilogue`): a prepared launch is shared by calls whose tensors differ.
+
+        >>> b = BoxedLaunch(None, 0, 1); b.set_args([_I32(7)])
+        >>> from cutemma.cuda.source import Param
+        >>> b.add_epilogue([Param("const float*", "ep_bias")]); b.set_epilogue((0x100,))
+        >>> [a.value for a in b.args]
+        [7, 256]
+        """
+        self.epi = [_U64() if p.is_pointer else _I64() for p in params]
+        self.set_args(self.args + self.epi)
+
+    def set_epilogue(self, values: tuple) -> None:
+        """This call's epilogue tensors' pointers and strides (see :meth:`add_epilogue`)."""
+        for box, v in zip(self.epi, values, strict=True):
+            box.value = v
 
     def write_out(self, ptr: int, st: tuple, out: Any) -> None:
         """C = D = ``out`` (at ``ptr``, element strides ``st``), beta 0: the family's boxes."""
@@ -265,10 +288,29 @@ def remember(A: Any, B: Any, out: Any, given: bool, config: Any, prepared: Boxed
         _empty = torch.empty
     key = fast_key(A, B, given, config)
     entry = FastEntry(make_guard(A, B, out) if given else make_guard(A, B), prepared, out)
-    old = FAST.pop(key, ())
-    if len(FAST) >= FAST_MAX:
-        FAST.pop(next(iter(FAST)))
-    FAST[key] = (entry, *old[: FAST_PER_KEY - 1])
+    with _TABLES_LOCK:
+        old = FAST.pop(key, ())
+        put_bounded(FAST, key, (entry, *old[: FAST_PER_KEY - 1]), FAST_MAX)
+
+
+# held while a bounded table drops its oldest entry and takes a new one: two threads doing it
+# at once could drop one key twice (KeyError) or iterate a table the other changes
+_TABLES_LOCK = threading.RLock()
+
+
+def put_bounded(table: dict, key: Any, value: Any, limit: int) -> Any:
+    """``table[key] = value``, first dropping the oldest entries past ``limit - 1``; safe
+    with other threads doing the same (readers need no lock: a dict read is atomic).
+
+    >>> t = {}
+    >>> [put_bounded(t, k, k * k, 2) for k in range(3)], t
+    ([0, 1, 4], {1: 1, 2: 4})
+    """
+    with _TABLES_LOCK:
+        while table and len(table) >= limit:
+            table.pop(next(iter(table)), None)
+        table[key] = value
+    return value
 
 
 def find(A: Any, B: Any, out: Any, config: Any) -> FastEntry | None:
@@ -325,7 +367,8 @@ def try_fast(A: Any, B: Any, out: Any, alpha: float, config: Any) -> Any:
             else:
                 return None
         ptr = out.data_ptr()
-    except (AttributeError, TypeError):  # not tensors: the checked path names the error
+    except (AttributeError, TypeError, RuntimeError):  # not tensors (or fake ones): the
+        # checked path names the error (or hands a fake tensor to the torch op)
         return None
     p = e.prepared
     with LAUNCH_LOCK:

@@ -8,10 +8,12 @@ device's compile target. No family imports another's host code for these: they l
 
 from __future__ import annotations
 
+import math
+import sys
 from typing import Any
 
 from cutemma.errors import LaunchError
-from cutemma.kernels.sm80.plan import ELEM_BYTES
+from cutemma.kernels.sm80.config import ELEM_BYTES
 
 _DTYPES = {"float16": "f16", "bfloat16": "bf16", "float32": "f32", "int32": "s32"}
 
@@ -80,6 +82,31 @@ def _kernel_dtype(A: Any, B: Any) -> tuple[str, tuple[str, ...]]:
     )
 
 
+def _check_options(alpha: Any, beta: Any, scale_a: Any, scale_b: Any, config: Any) -> None:
+    """LaunchErrors for gemm's scalars (finite real numbers, not tensors) and its config.
+
+    >>> _check_options(1.0, 0.0, float("nan"), 1.0, None)
+    Traceback (most recent call last):
+    ...
+    cutemma.errors.LaunchError: gemm: scale_a=nan must be a finite real number (a Python or numpy float or int)
+    """
+    import numbers
+
+    from cutemma.kernels.sm80.plan import GemmConfig
+    from cutemma.kernels.sm90.config import Sm90Config
+
+    for what, v in (("alpha", alpha), ("beta", beta), ("scale_a", scale_a), ("scale_b", scale_b)):
+        if not isinstance(v, numbers.Real) or isinstance(v, bool) or not math.isfinite(v):
+            shown = f"a {type(v).__module__}.{type(v).__name__}" if hasattr(v, "shape") else repr(v)
+            raise LaunchError(
+                f"gemm: {what}={shown} must be a finite real number (a Python or numpy float or int)"
+            )
+    if config is not None and not isinstance(config, GemmConfig | Sm90Config):
+        raise LaunchError(
+            f"gemm: config={config!r}: a GemmConfig (sm80), an Sm90Config (sm90) or None"
+        )
+
+
 def _check(A: Any, B: Any) -> tuple[int | None, str, tuple[str, ...]]:
     """Shapes, then dtypes, then devices: each error names what would be accepted.
 
@@ -140,11 +167,25 @@ def _needs_fp8(device: int, a: str, b: str) -> None:
         )
 
 
-def _arch(device: int) -> str:
-    """The compile target of a device (read once: it is a driver query)."""
-    from cutemma.cuda import device_arch
+_ARCH: dict[int, str] = {}  # device -> compile target, read once per process
 
-    return device_arch(device)
+
+def _arch(device: int) -> str:
+    """The compile target of a device, read once: from torch's device properties when
+    torch's CUDA is up (cached by torch; no driver call), else a driver query."""
+    arch = _ARCH.get(device)
+    if arch is None:
+        torch = sys.modules.get("torch")
+        if torch is not None and torch.cuda.is_initialized():
+            from cutemma.cuda.compile import arch_target
+
+            arch = arch_target(*torch.cuda.get_device_capability(device))
+        else:
+            from cutemma.cuda import device_arch
+
+            arch = device_arch(device)
+        _ARCH[device] = arch
+    return arch
 
 
 def _dtype_name(d: Any) -> str:

@@ -10,13 +10,15 @@ measured per-tile speeds).
 from __future__ import annotations
 
 import numbers
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cutemma.errors import TiledMmaError
-from cutemma.kernels.design import GemmDesign
 from cutemma.kernels.operands import SM90_DTYPES
-from cutemma.kernels.sm80.plan import ELEM_BYTES, GemmConfig
+from cutemma.kernels.sm80.config import ELEM_BYTES, GemmConfig
 from cutemma.kernels.sm90.config import ATOMS_SM90, FP8, Sm90Config
+
+if TYPE_CHECKING:  # designs load with the first pick_config: a call's host side needs none
+    from cutemma.kernels.design import GemmDesign
 
 BUILTIN_CONFIGS = {
     "large": GemmConfig(128, 128, 32, (2, 2), 4),
@@ -50,7 +52,7 @@ def builtin_config(m: int, n: int, k: int, batch: int = 1, dtype: str = "bf16") 
     for what, v in (("m", m), ("n", n), ("k", k), ("batch", batch)):
         if as_int(v) is None or as_int(v) < 1:
             raise TiledMmaError(f"pick_config: {what}={v!r} must be a whole number >= 1")
-    if dtype not in ELEM_BYTES:
+    if not isinstance(dtype, str) or dtype not in ELEM_BYTES:
         raise TiledMmaError(f"pick_config: dtype {dtype!r}; choose one of {', '.join(ELEM_BYTES)}")
     m, n, batch = as_int(m), as_int(n), as_int(batch)
     for name in ("large", "small"):
@@ -136,6 +138,8 @@ def pick_config(m: int, n: int, k: int, batch: int = 1, dtype: str = "bf16") -> 
     >>> d.name, d.tiled_mma.atom.name, d.tile
     ('b64x64x32_w2x2_s4', 'SM80_16x8x16_F32BF16BF16F32_TN', (64, 64, 32))
     """
+    from cutemma.kernels.design import GemmDesign
+
     return GemmDesign.from_config(builtin_config(m, n, k, batch, dtype), dtype)
 
 
@@ -147,4 +151,6 @@ def pick_sm90_config(
     >>> pick_sm90_config(4096, 4096, dtype="e4m3").config.promote
     'split'
     """
+    from cutemma.kernels.design import GemmDesign
+
     return GemmDesign.from_config(builtin_sm90_config(m, n, sms, dtype, batch), dtype)

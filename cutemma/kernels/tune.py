@@ -19,7 +19,15 @@ from cutemma.kernels.pick import BUILTIN_CONFIGS, FP8_LARGE
 from cutemma.kernels.sm80.plan import GemmConfig, GemmPlan
 from cutemma.kernels.sm90.config import FP8, Sm90Config
 from cutemma.kernels.sm90.plan import Sm90Plan
-from cutemma.kernels.tuned import _TORCH_TYPES, device_name, kernel_dtype, kernel_majors, store
+from cutemma.kernels.tuned import (
+    _TORCH_TYPES,
+    _dims,
+    device_name,
+    is_time,
+    kernel_dtype,
+    kernel_majors,
+    store,
+)
 
 # what tune() times besides the built-in configs (BK=64 s3 beat the default at 4096 on the H100)
 EXTRA_CANDIDATES = (
@@ -60,6 +68,7 @@ def default_candidates(
     >>> [c.name for c in default_candidates("e4m3", sm90=True) if isinstance(c, Sm90Config)]
     ['b128x128_c2_sauto', 'b128x128_c2_sauto_x2', 'b128x192_c2_sauto_spl', 'b128x192_c2_sauto', 'b192x128_c3_sauto']
     """
+    kernel_majors(dtype, a_major, b_major)  # names the kernels know, else a LaunchError
     out: list[GemmConfig | Sm90Config] = []
     for cfg in (*BUILTIN_CONFIGS.values(), FP8_LARGE, *EXTRA_CANDIDATES):
         if cfg in out:
@@ -115,18 +124,16 @@ def tune(
     >>> cutemma.tune(4096, 4096, 4096, "bfloat16", "K", "N").name        # doctest: +SKIP
     'b128x128x64_w2x2_s3'
     """
-    from cutemma.layout.checks import as_int
-
-    for what, v in (("M", M), ("N", N), ("K", K)):
-        if as_int(v) is None or as_int(v) < 1:
-            raise LaunchError(f"tune: {what}={v!r} must be a whole number >= 1")
+    M, N, K = _dims(M, N, K)
     dt = kernel_dtype(dtype)
     am, bm = kernel_majors(dt, a_major, b_major)
-    if candidates is None:
+    cands = _check_tune_args(candidates, timer, device_name_, device)
+    for what, v, least in (("warmup", warmup, 0), ("reps", reps, 1)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < least:
+            raise LaunchError(f"tune: {what}={v!r} must be a whole number >= {least}")
+    if cands is None:
         sm90 = timer is None and _no_gpu_reason(device) is None and _is_sm90(device)
         cands = default_candidates(dt, am, bm, sm90)
-    else:
-        cands = list(candidates)
     if not cands:
         raise LaunchError(f"tune: no candidate config builds a {dt} {am}{bm} plan")
     if timer is None:
@@ -137,14 +144,21 @@ def tune(
                 "timer= to exercise the cache without one)"
             )
         timer = _event_timer(M, N, K, dt, am, bm, device, warmup, reps)
+    if device_name_ is None and (reason := _no_gpu_reason(device)):
+        raise LaunchError(f"tune: {reason}; with timer= pass device_name_= too")
     name = device_name_ if device_name_ is not None else device_name(device)
     timings: dict[str, float] = {}
     failures: dict[str, str] = {}
     for cfg in cands:
         try:
-            timings[cfg.name] = float(timer(cfg))
+            t = timer(cfg)
         except CutemmaError as exc:  # does not build, compile or launch: not a candidate
             failures[cfg.name] = f"{type(exc).__name__}: {exc}"
+            continue
+        if is_time(t):
+            timings[cfg.name] = float(t)
+        else:  # NaN, inf, 0 or not a number: no measurement, never a winner
+            failures[cfg.name] = f"the timer gave {t!r}, not a time in seconds > 0"
     if not timings:
         raise LaunchError(
             f"tune: every candidate failed for {M}x{N}x{K} {dt}: "
@@ -153,6 +167,31 @@ def tune(
     best = min(cands, key=lambda c: timings.get(c.name, float("inf")))
     store(name, M, N, K, dt, am, bm, best, timings)
     return best
+
+
+def _check_tune_args(
+    candidates: object, timer: object, name: object, device: object
+) -> list | None:
+    """The candidates as a list (None: the defaults); LaunchErrors for tune's optional
+    arguments, before anything is timed."""
+    from cutemma.layout.checks import as_int
+
+    if candidates is not None:
+        if isinstance(candidates, str | bytes) or not hasattr(candidates, "__iter__"):
+            raise LaunchError(
+                f"tune: candidates={candidates!r}: a list of GemmConfig / Sm90Config, or None"
+            )
+        candidates = list(candidates)  # a generator is read once
+        bad = [c for c in candidates if not isinstance(c, GemmConfig | Sm90Config)]
+        if bad:
+            raise LaunchError(f"tune: candidates hold {bad[0]!r}: each a GemmConfig or Sm90Config")
+    if timer is not None and not callable(timer):
+        raise LaunchError(f"tune: timer={timer!r}: a function config -> seconds, or None")
+    if name is not None and (not isinstance(name, str) or not name or "|" in name):
+        raise LaunchError(f"tune: device_name_={name!r}: a non-empty str without '|', or None")
+    if as_int(device) is None or as_int(device) < 0:
+        raise LaunchError(f"tune: device={device!r}: a CUDA device index >= 0")
+    return candidates
 
 
 def _is_sm90(device: int) -> bool:

@@ -25,15 +25,15 @@ are always read K-major, so their key says 'KK' whatever the tensors' strides.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
+import math
+import threading
 from dataclasses import asdict
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 from cutemma.errors import CutemmaError, LaunchError
-from cutemma.kernels.sm80.plan import ELEM_BYTES, GemmConfig
+from cutemma.kernels.sm80.config import ELEM_BYTES, GemmConfig
 from cutemma.kernels.sm90.config import Sm90Config
 
 FILE_NAME = "gemm-tune.json"
@@ -54,6 +54,7 @@ _TORCH_TYPES = {  # torch dtype name -> kernel dtype (what the cache key says)
 
 # key tuple -> GemmConfig or Sm90Config, loaded from the file once (None: not yet read)
 _TABLE: dict[tuple, GemmConfig | Sm90Config] | None = None
+_STORE_LOCK = threading.Lock()
 
 
 def shape_class(m: int, n: int, k: int) -> tuple[int, int, int]:
@@ -62,7 +63,17 @@ def shape_class(m: int, n: int, k: int) -> tuple[int, int, int]:
     >>> shape_class(1, 17, 4096)
     (1, 32, 4096)
     """
-    return tuple(1 << max(x - 1, 0).bit_length() for x in (m, n, k))
+    return tuple(1 << max(x - 1, 0).bit_length() for x in _dims(m, n, k))
+
+
+def _dims(m: object, n: object, k: object) -> tuple[int, int, int]:
+    """M, N, K as plain ints, each a whole number >= 1 (numpy ints too), else a LaunchError."""
+    from cutemma.layout.checks import as_int
+
+    for what, v in (("M", m), ("N", n), ("K", k)):
+        if as_int(v) is None or as_int(v) < 1:
+            raise LaunchError(f"tune: {what}={v!r} must be a whole number >= 1")
+    return as_int(m), as_int(n), as_int(k)
 
 
 def entry_key(device: str, m: int, n: int, k: int, dtype: str, a_major: str, b_major: str) -> str:
@@ -72,6 +83,9 @@ def entry_key(device: str, m: int, n: int, k: int, dtype: str, a_major: str, b_m
     'NVIDIA H100 80GB HBM3|m1024,n1024,k4096|f16|MK'
     """
     mb, nb, kb = shape_class(m, n, k)
+    if not isinstance(device, str) or not device or "|" in device:
+        raise LaunchError(f"tune: device name {device!r}: a non-empty str without '|'")
+    kernel_majors(kernel_dtype(dtype), a_major, b_major)  # each a name the kernels know
     return f"{device}|m{mb},n{nb},k{kb}|{dtype}|{a_major}{b_major}"
 
 
@@ -83,6 +97,8 @@ def kernel_dtype(dtype: Any) -> str:
     """
     name = str(dtype).replace("torch.", "")
     name = _TORCH_TYPES.get(name, name)
+    if not isinstance(dtype, str) and not type(dtype).__module__.startswith("torch"):
+        name = repr(dtype)  # str(1) == '1' must not pass for a dtype name
     if name not in ELEM_BYTES:
         raise LaunchError(
             f"tune: dtype {dtype!r}; give a torch dtype ({', '.join(_TORCH_TYPES)}) or a kernel "
@@ -97,6 +113,8 @@ def kernel_majors(dtype: str, a_major: str, b_major: str) -> tuple[str, str]:
     >>> kernel_majors("bf16", "M", "N"), kernel_majors("s8", "M", "N")
     (('M', 'N'), ('K', 'K'))
     """
+    if not isinstance(dtype, str) or dtype not in ELEM_BYTES:
+        raise LaunchError(f"tune: kernel dtype {dtype!r}; one of {', '.join(ELEM_BYTES)}")
     if a_major not in ("K", "M") or b_major not in ("K", "N"):
         raise LaunchError(
             f"tune: a_major {a_major!r} is 'K' or 'M'; b_major {b_major!r} 'K' or 'N'"
@@ -118,9 +136,12 @@ def cache_path() -> Path:
 
 def _read_file() -> dict[str, dict]:
     """The file's entries; {} when it is absent, unreadable or of another format."""
+    from cutemma.cuda.cache import read_regular
+
+    raw = read_regular(cache_path())  # never blocks on a FIFO; a folder there is a miss
     try:
-        data = json.loads(cache_path().read_text())
-    except (OSError, ValueError):
+        data = json.loads(raw) if isinstance(raw, bytes) else None
+    except ValueError:
         return {}
     if not isinstance(data, dict) or data.get("format") != _FORMAT:
         return {}
@@ -194,11 +215,18 @@ def lookup(
     >>> lookup("no such GPU", 64, 64, 64, "bf16", "K", "K") is None
     True
     """
+    shape_class(m, n, k)  # whole numbers >= 1, else a LaunchError (also with nothing tuned)
     tab = _TABLE if _TABLE is not None else table()
     if not tab:
         return None
     mb, nb, kb = shape_class(m, n, k)
-    return tab.get((device, mb, nb, kb, dtype, a_major, b_major))
+    try:
+        return tab.get((device, mb, nb, kb, dtype, a_major, b_major))
+    except TypeError:  # a list or dict where a name belongs
+        raise LaunchError(
+            f"tune.lookup: device {device!r}, dtype {dtype!r}, majors {a_major!r} {b_major!r}: "
+            "each a str"
+        ) from None
 
 
 def lookup_device(
@@ -257,23 +285,53 @@ def store(
     >>> lookup("some GPU", 1024, 999, 513, "bf16", "K", "N").name
     'b128x128x64_w2x2_s3'
     """
+    key = entry_key(device, m, n, k, dtype, a_major, b_major)
+    if not isinstance(config, GemmConfig | Sm90Config):
+        raise LaunchError(f"tune.store: config {config!r}: a GemmConfig or an Sm90Config")
+    bad = _bad_timings(timings)
+    if bad:
+        raise LaunchError(f"tune.store: timings {bad}: a dict of config name -> seconds > 0")
+    from cutemma.cuda.cache import CACHE_ENV, write_atomic
+
     path = cache_path()
-    entries = _read_file()
-    entries[entry_key(device, m, n, k, dtype, a_major, b_major)] = {
-        "family": "sm90" if isinstance(config, Sm90Config) else "sm80",
-        "config": asdict(config),
-        "seconds": timings.get(config.name),
-        "timings": timings,
-        "shape": [m, n, k],
-    }
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".gemm-tune-", suffix=".json")
-    with os.fdopen(fd, "w") as f:
-        json.dump({"format": _FORMAT, "entries": entries}, f, indent=1, sort_keys=True)
-    os.replace(tmp, path)  # readers see the old file or the new one, never half
+    with _STORE_LOCK:  # two threads storing at once: each merges into the other's file
+        entries = _read_file()
+        entries[key] = {
+            "family": "sm90" if isinstance(config, Sm90Config) else "sm80",
+            "config": asdict(config),
+            "seconds": timings.get(config.name),
+            "timings": timings,
+            "shape": [m, n, k],
+        }
+        text = json.dumps({"format": _FORMAT, "entries": entries}, indent=1, sort_keys=True)
+        written = write_atomic(path, text.encode())  # readers see the old file or the new one
+    if written is None:
+        raise LaunchError(
+            f"tune: cannot write the tuning cache {path} (read-only, full, or a folder in the "
+            f"way); set {CACHE_ENV} to a writable folder"
+        )
     mb, nb, kb = shape_class(m, n, k)
     table()[(device, mb, nb, kb, dtype, a_major, b_major)] = config
     from cutemma.kernels.fastpath import FAST
 
     FAST.clear()  # prepared launches chose their config before this winner existed
     return path
+
+
+def _bad_timings(timings: object) -> str | None:
+    """What is wrong with a {name: seconds} dict (None when each is a finite time > 0)."""
+    if not isinstance(timings, dict):
+        return repr(timings)
+    for name, t in timings.items():
+        if not isinstance(name, str) or not is_time(t):
+            return f"{{{name!r}: {t!r}}}"
+    return None
+
+
+def is_time(t: object) -> bool:
+    """A measured time: a finite number of seconds > 0 (NaN, inf, 0 and bools are not).
+
+    >>> is_time(1e-4), is_time(float("nan")), is_time(0)
+    (True, False, False)
+    """
+    return isinstance(t, int | float) and not isinstance(t, bool) and 0 < t < math.inf

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from cutemma.display import RichDisplay
 from cutemma.errors import LayoutError
 from cutemma.layout import int_tuple as it
 from cutemma.layout.int_tuple import IntTuple, is_int, is_tuple
@@ -93,7 +94,7 @@ def _build(entries: dict, prefix: tuple = ()):
     return tuple(_build(entries, prefix + (i,)) for i in range(max(children) + 1))
 
 
-class BasisLayout:
+class BasisLayout(RichDisplay):
     """``shape:stride`` whose strides are :class:`ScaledBasis` (or 0): index -> coordinate.
 
     ``offset`` is the coordinate of index 0 (a tensor view's ``ArithTuple``), a tuple of ints
@@ -133,7 +134,9 @@ class BasisLayout:
         """
         return it.product(self.shape)
 
-    def __call__(self, *crd):
+    def __call__(self, *crd, strict: bool = True):
+        # ``strict`` for the Layout protocol (a ComposedLayout passes it on); a basis layout
+        # always refuses an index past its size
         if len(crd) == 1 and is_int(crd[0]):
             idx = crd[0]
         else:
@@ -159,6 +162,27 @@ class BasisLayout:
         else:
             _add(entries, prefix, t)
 
+    def coshape(self):
+        """CuTe's ``coshape``: one past the largest coordinate reached, component by component
+        (the sum of ``(extent - 1) * |v|`` of each basis stride ``v@i``, plus one).
+
+        >>> make_identity_layout((4, (2, 3))).coshape()
+        (4, (2, 3))
+        """
+        entries: dict = {}
+        for s, d in zip(_leaves(self.shape), _leaves(self.stride)):
+            if isinstance(d, ScaledBasis):
+                _add(entries, d.modes, (s - 1) * abs(d.value))
+        return _plus_one(_build(entries)) if entries else 1
+
+    def cosize(self) -> int:
+        """CuTe's ``cosize`` of a basis layout: the size of its coshape.
+
+        >>> make_identity_layout((64, 64)).cosize()
+        4096
+        """
+        return it.product(self.coshape())
+
     def __eq__(self, other) -> bool:
         return isinstance(other, BasisLayout) and (self.shape, self.stride, self.offset) == (
             other.shape,
@@ -175,6 +199,10 @@ class BasisLayout:
 
     def __repr__(self) -> str:
         return f"BasisLayout({self})"
+
+
+def _plus_one(t):
+    return tuple(_plus_one(x) for x in t) if is_tuple(t) else t + 1
 
 
 def make_identity_layout(shape: IntTuple) -> BasisLayout:

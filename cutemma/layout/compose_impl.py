@@ -129,22 +129,63 @@ def _extended(shapes, strides, x: int) -> int:
     return total + x * strides[-1]
 
 
-def check_function(a: Layout, b: Layout, result: Layout, walk: _Walk) -> None:
-    """Raise if CuTe's by-mode answer is not ``i -> a(b(i))`` (CuTe accepts a few such inputs)."""
+# The check walks b's domain in chunks (memory: a few arrays of CHECK_CHUNK int64) and stops
+# at the first wrong index; past CHECK_LIMIT offsets with none wrong it refuses, naming the
+# limit, rather than spend minutes and gigabytes proving a rare kind of input right.
+CHECK_CHUNK = 1 << 18
+CHECK_LIMIT = 1 << 24
+
+
+def _flat_offsets(shapes, strides, idx):
+    """Offsets of the flat layout ``shapes:strides`` at the indices ``idx`` (numpy, int64)."""
+    off = idx * 0
+    for s, d in zip(shapes, strides):
+        off += (idx % s) * d
+        idx = idx // s
+    return off
+
+
+def _first_wrong(a_modes, b: Layout, result: Layout):
+    """(index, b(index), result(index)) of the first index where result is not a o b, or None;
+    raises past CHECK_LIMIT indices."""
     import numpy as np
 
-    from cutemma.layout.offsets import offsets
+    from cutemma.layout.layout import size
 
-    bs, rs = offsets(b), offsets(result)
-    x = np.abs(bs)
-    want = np.zeros_like(x)
-    for c, d in zip(walk.shapes[:-1], walk.strides[:-1]):
-        want += (x % c) * d
-        x //= c
-    want = np.where(bs < 0, -1, 1) * (want + x * walk.strides[-1])
-    wrong = np.flatnonzero(want != rs)
-    if wrong.size:
-        i = int(wrong[0])
+    total = size(b)
+    (bs_s, bs_d), (rs_s, rs_d) = b.flat(), result.flat()
+    start, chunk = 0, min(1 << 12, CHECK_CHUNK)  # small first: a wrong answer shows early
+    while start < total:
+        if start >= CHECK_LIMIT:
+            raise LayoutError(
+                f"composition({a_modes[2]}, {b}): CuTe's by-mode answer {result} must be checked "
+                f"against a o b at every index of b (these inputs can make it wrong), and b has "
+                f"{total} indices, more than the check's limit of {CHECK_LIMIT} "
+                "(cutemma.layout.compose_impl.CHECK_LIMIT); the first "
+                f"{CHECK_LIMIT} agree. Compose smaller tiles, or coalesce the left operand so "
+                "that its modes do not overlap"
+            )
+        idx = np.arange(start, min(total, start + chunk), dtype=np.int64)
+        bv, rv = _flat_offsets(bs_s, bs_d, idx), _flat_offsets(rs_s, rs_d, idx)
+        x = np.abs(bv)
+        want = _flat_offsets(a_modes[0][:-1], a_modes[1][:-1], x)
+        for c in a_modes[0][:-1]:
+            x = x // c
+        want = np.where(bv < 0, -1, 1) * (want + x * a_modes[1][-1])
+        wrong = np.flatnonzero(want != rv)
+        if wrong.size:
+            i = int(wrong[0])
+            return start + i, int(bv[i]), int(rv[i])
+        start += len(idx)
+        chunk = min(chunk * 4, CHECK_CHUNK)
+    return None
+
+
+def check_function(a: Layout, b: Layout, result: Layout, walk: _Walk) -> None:
+    """Raise if CuTe's by-mode answer is not ``i -> a(b(i))`` (CuTe accepts a few such inputs)."""
+    found = _first_wrong((walk.shapes, walk.strides, a), b, result)
+    if found is not None:
+        i, b_i, r_i = found
         if not walk.exact:
             why = (
                 "a mode of the right operand steps over an extent of the left one that its "
@@ -162,8 +203,8 @@ def check_function(a: Layout, b: Layout, result: Layout, walk: _Walk) -> None:
             )
         raise LayoutError(
             f"composition({a}, {b}): CuTe's algorithm gives {result}, which is not {a} o {b}: "
-            f"at index {i} it gives {int(rs[i])}, but b({i}) = {int(bs[i])} and a({int(bs[i])}) = "
-            f"{_extended(walk.shapes, walk.strides, int(bs[i]))} ({why}; C++ accepts this "
+            f"at index {i} it gives {r_i}, but b({i}) = {b_i} and a({b_i}) = "
+            f"{_extended(walk.shapes, walk.strides, b_i)} ({why}; C++ accepts this "
             "input because its divisibility check is the weak one)"
         )
 

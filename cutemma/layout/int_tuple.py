@@ -86,12 +86,13 @@ size = product
 
 
 def product_each(t: IntTuple) -> IntTuple:
-    """The product of each top-level mode.
+    """The product of each top-level mode, always a tuple: an int ``n`` is one mode, ``(n,)``
+    (CuTe's ``product_each`` wraps a non-tuple first).
 
-    >>> product_each(((2, 3), 4))
-    (6, 4)
+    >>> product_each(((2, 3), 4)), product_each(16)
+    ((6, 4), (16,))
     """
-    return tuple(product(x) for x in t) if is_tuple(t) else t
+    return tuple(product(x) for x in t) if is_tuple(t) else (t,)
 
 
 def flatten(t: IntTuple) -> tuple:

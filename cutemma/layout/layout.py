@@ -44,9 +44,17 @@ class Layout(RichDisplay):
     into a possibly hierarchical mode), or a hierarchical coordinate (``L((c0, (c1, c2)))``).
     ``None`` in a coordinate slices (CuTe's ``_``) and returns the sub-layout.
 
+    As in CuTe C++ (``crd2idx``) and pycute, an index past a mode's size is evaluated by
+    extending that mode's last sub-mode: ``L(i)`` for ``i >= size(L)`` continues the last
+    mode's stride (compositions and tilers rely on it). Pass ``strict=True`` to refuse any
+    coordinate outside the shape instead (``L(i, strict=True)``); negative coordinates are
+    always refused.
+
     >>> L = Layout(((2, 2), 2), ((1, 4), 2))
     >>> L(3), L((1, 1), 0), str(L(None, 1))
     (5, 5, '((2,2)):((1,4))')
+    >>> Layout((4, 2), (1, 4))(9)   # (1, 2): the last mode extended
+    9
     """
 
     __slots__ = ("_shape", "_stride", "_hash", "_flat")
@@ -167,7 +175,7 @@ class Layout(RichDisplay):
             raise LayoutError(f"layout {self} has rank 1; mode {i} does not exist")
         return self
 
-    def __call__(self, *crd):
+    def __call__(self, *crd, strict: bool = False):
         if len(crd) == 1:
             crd = crd[0]
         elif len(crd) == 0:
@@ -177,7 +185,7 @@ class Layout(RichDisplay):
         if _has_none(crd):
             sub, _ = slice_and_offset(crd, self)
             return sub
-        _check_crd(crd, self._shape, self)
+        _check_crd(crd, self._shape, self, strict)
         return it.crd2idx(crd, self._shape, self._stride)
 
     def size(self) -> int:
@@ -217,7 +225,7 @@ def _has_none(crd) -> bool:
     return is_tuple(crd) and any(_has_none(c) for c in crd)
 
 
-def _check_crd(crd, shape, layout) -> None:
+def _check_crd(crd, shape, layout, strict: bool = True) -> None:
     if is_tuple(crd):
         if not is_tuple(shape) or len(crd) != len(shape):
             raise LayoutError(
@@ -225,22 +233,49 @@ def _check_crd(crd, shape, layout) -> None:
                 f"{it.rank(shape) if is_tuple(shape) else 1} mode(s) shaped like {_fmt(shape)}"
             )
         for c, s in zip(crd, shape):
-            _check_crd(c, s, layout)
+            _check_crd(c, s, layout, strict)
     elif not is_int(crd):
         raise LayoutError(f"coordinate {crd!r} for layout {layout} is not an int or tuple")
-    elif not 0 <= crd < it.product(shape):
+    elif crd < 0:
         raise LayoutError(
             f"coordinate {crd} is out of range for mode of shape {_fmt(shape)} in layout "
-            f"{layout}: expected 0 <= c < {it.product(shape)}"
+            f"{layout}: coordinates are >= 0"
+        )
+    elif strict and crd >= it.product(shape):
+        raise LayoutError(
+            f"coordinate {crd} is out of range for mode of shape {_fmt(shape)} in layout "
+            f"{layout}: expected 0 <= c < {it.product(shape)} (a strict call; a plain "
+            "Layout call extends the last mode past the size, as CuTe's does)"
         )
 
 
 def slice_and_offset(crd: IntTuple, layout: Layout) -> tuple[Layout, int]:
     """Split a coordinate with ``None`` entries into the sub-layout it keeps and the offset it fixes.
 
+    A ComposedLayout keeps the fixed part inside, as CuTe's generic ``slice_and_offset`` of a
+    composed layout does (layout_composed.hpp): ``(outer o (offset + off) o slice, 0)``, so
+    ``sub(j) + 0 == layout(crd with j)``. (C++'s swizzle overload may instead decay the result
+    to a plain layout plus an offset; the function is the same, the spelling differs.)
+
     >>> slice_and_offset((None, 1), Layout((4, 2), (1, 4)))
     ((4):(1), 4)
+    >>> from cutemma.layout import ComposedLayout, Swizzle
+    >>> slice_and_offset((None, None), ComposedLayout(Swizzle(2, 0, 2), 0, Layout((4, 4), (4, 1))))
+    (Sw<2,0,2> o 0 o (4,4):(4,1), 0)
     """
+    if type(layout) is not Layout and hasattr(layout, "outer"):  # a ComposedLayout
+        layout = ck.layout_arg(
+            layout, "slice_and_offset", composed=True, which="the second argument"
+        )
+        if not hasattr(layout.inner, "shape"):  # a bare Swizzle has no modes to slice
+            raise LayoutError(
+                f"slice_and_offset: {layout} has a Swizzle as its inner function, which has no "
+                f"modes to slice with {crd!r}; slice a ComposedLayout whose inner is a Layout"
+            )
+        sub, off = slice_and_offset(crd, layout.inner)
+        if sub is layout.inner and off == 0:
+            return layout, 0
+        return type(layout)(layout.outer, layout.offset + off, sub, layout.pinned), 0
     layout = ck.layout_arg(layout, "slice_and_offset", which="the second argument")
     crd = ck.ints_of(crd)
     if crd is None:

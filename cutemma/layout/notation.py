@@ -55,6 +55,19 @@ _CPP_TUPLES = ("Shape", "Stride", "Coord", "Step", "Tile", "tuple", "cute::tuple
 _SWIZZLE_WORDS = ("Sw", "S", "Swizzle", "cute::Swizzle")
 
 _MAX_DIGITS = 4000  # below Python's int-from-text limit (4300 digits)
+# The reader spends ~50 us a number: past this many (counted by commas, before reading) it
+# refuses at once instead of reading for minutes (1M modes: ~100 s). CuTe's layouts have tens.
+MAX_ITEMS = 1 << 15
+
+
+def _check_size(text: str, what: str) -> None:
+    items = text.count(",") + 1
+    if items > MAX_ITEMS:
+        raise LayoutParseError(
+            f"{what} text of {len(text)} characters holds {items} comma-separated items, more "
+            f"than the reader's limit of {MAX_ITEMS} (cutemma.layout.notation.MAX_ITEMS); CuTe's "
+            "layouts have tens of modes: write it with fewer (coalesce contiguous modes)"
+        )
 
 
 class _Reader:
@@ -218,6 +231,7 @@ def parse_layout(text: str):
     """
     if not isinstance(text, str):
         raise LayoutParseError(f"layout text must be a str, got {text!r}")
+    _check_size(text, "layout")
     try:
         return _parse(text)
     except RecursionError:
@@ -318,6 +332,7 @@ def parse_int_tuple(text: str):
     """
     if not isinstance(text, str):
         raise LayoutParseError(f"int-tuple text must be a str such as '(4,(2,2))', got {text!r}")
+    _check_size(text, "int-tuple")
     r = _Reader(text)
     try:
         t = r.int_tuple()

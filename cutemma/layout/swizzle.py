@@ -21,6 +21,8 @@ from cutemma.layout import checks as ck
 from cutemma.layout.int_tuple import crd2idx
 from cutemma.layout.layout import Layout, cosize, slice_and_offset
 
+OFFSET_BITS = 64  # the widest offset a swizzle acts on (CuTe's uint64_t)
+
 
 @dataclass(frozen=True)
 class Swizzle:
@@ -46,6 +48,12 @@ class Swizzle:
             raise LayoutError(
                 f"Swizzle{(self.bits, self.base, self.shift)}: |shift| must be >= bits so the "
                 "source and target bit ranges do not overlap"
+            )
+        if self.base + self.bits + abs(self.shift) > OFFSET_BITS:
+            raise LayoutError(
+                f"Swizzle{(self.bits, self.base, self.shift)}: base + bits + |shift| = "
+                f"{self.base + self.bits + abs(self.shift)} bits; a swizzle permutes offsets of "
+                f"at most {OFFSET_BITS} bits (CuTe's are 32- or 64-bit integers)"
             )
 
     @property
@@ -130,12 +138,13 @@ class ComposedLayout(RichDisplay):
         self.inner = inner
         self.pinned = bool(pinned)
 
-    def __call__(self, *crd):
+    def __call__(self, *crd, strict: bool = False):
         if isinstance(self.inner, Swizzle):
             if len(crd) != 1 or not isinstance(crd[0], int):
                 raise LayoutError(f"{self} takes one int index, got {crd!r}")
             return _apply(self.outer, self.offset + self.inner(crd[0]))
-        r = self.inner(*crd)
+        # past the size, the inner layout extends its last mode as CuTe's does (strict refuses)
+        r = self.inner(*crd, strict=strict)
         if not isinstance(r, int):  # a slice: keep the part the coordinate fixes as offset
             c = crd[0] if len(crd) == 1 else crd
             if isinstance(self.inner, Layout):

@@ -21,6 +21,7 @@ arch too old: SM80_16x8x16_F32BF16BF16F32_TN first appears on sm80 (family sm80.
 from __future__ import annotations
 
 import re
+import threading
 
 from cutemma.errors import AtomError
 from cutemma.mma.arch import FAMILIES, register_family  # noqa: F401  (re-exported)
@@ -80,8 +81,8 @@ def _resolve(name: str | MmaName, params: dict) -> tuple[Operation, Traits]:
         if hint is None:
             hint = (_unknown_type(parsed) or _no_family(parsed)) + _did_you_mean(text)
         raise AtomError(f"{text}: {hint}")
-    _BUILT[key] = built
-    _TRAITS[built[0]] = built[1]
+    built = _BUILT.setdefault(key, built)  # a racing thread's build may have landed first
+    _TRAITS.setdefault(built[0], built[1])
     return built
 
 
@@ -139,7 +140,19 @@ def _no_family(name: MmaName) -> str:
     )
 
 
-_NAMES: list[str] = []
+# every catalog name, built on first use; published whole (never appended to in place) so a
+# thread racing the first build sees either nothing or the full list
+_NAMES: frozenset[str] | None = None
+_NAMES_LOCK = threading.Lock()
+
+
+def _names() -> frozenset[str]:
+    global _NAMES
+    if _NAMES is None:
+        with _NAMES_LOCK:
+            if _NAMES is None:
+                _NAMES = frozenset(n for f in _families(None) for n in f.members())
+    return _NAMES
 
 
 def _did_you_mean(text: str) -> str:
@@ -147,11 +160,10 @@ def _did_you_mean(text: str) -> str:
     when ``text`` is itself a catalog name or nothing is close."""
     import difflib
 
-    if not _NAMES:
-        _NAMES.extend(n for f in _families(None) for n in f.members())
-    if text in _NAMES:
+    names = _names()
+    if text in names:
         return ""
-    close = difflib.get_close_matches(text, _NAMES, n=3, cutoff=0.6)
+    close = difflib.get_close_matches(text, sorted(names), n=3, cutoff=0.6)
     if not close:
         return ""
     return (
@@ -179,9 +191,8 @@ def traits_of(op: Operation) -> Traits:
     """
     if not isinstance(op, Operation):
         raise AtomError(f"traits_of: expected an Operation (e.g. mma_op(name)), got {op!r}")
-    if op not in _TRAITS:
-        _resolve(op.name, dict(op.params))
-    return _TRAITS[op]
+    hit = _TRAITS.get(op)  # (a racing thread may have built op but not yet filed its traits)
+    return hit if hit is not None else _resolve(op.name, dict(op.params))[1]
 
 
 def mma_ops(arch: int | str | None = None, family: str | None = None) -> list[Operation]:

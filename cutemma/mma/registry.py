@@ -18,6 +18,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import re
+import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
@@ -90,6 +91,11 @@ class FamilyRegistry:
         self.error = error
         self._families: dict[str, Family] = {}
         self._loaded = False
+        # Threads making their first atoms at once must all wait for the whole load: the
+        # flag is set only after every arch module is imported (double-checked below). An
+        # RLock, because an arch module may itself look families up while it is imported.
+        self._lock = threading.RLock()
+        self._loading = False
 
     def register(self, family: Family) -> Family:
         """Add a family (called by the arch modules at import); a name is registered once.
@@ -118,17 +124,29 @@ class FamilyRegistry:
         ['quadpair']
         """
         self._load()
-        found = [f for f in self._families.values() if arch is None or f.arch == arch]
+        found = [f for f in list(self._families.values()) if arch is None or f.arch == arch]
         return sorted(found, key=lambda f: (f.arch, f.name))
 
     def _load(self) -> None:
-        """Import every module of the arch package once; each registers its families."""
+        """Import every module of the arch package once; each registers its families.
+
+        Marked loaded only when every import finished, so a second thread never sees a half
+        filled registry; a re-entrant call from the loading thread (an arch module asking at
+        import) sees what is registered so far, as a single thread always did.
+        """
         if self._loaded:
             return
-        self._loaded = True
-        pkg = importlib.import_module(self.package)
-        for mod in sorted(m.name for m in pkgutil.iter_modules(pkg.__path__)):
-            importlib.import_module(f"{self.package}.{mod}")
+        with self._lock:
+            if self._loaded or self._loading:
+                return
+            self._loading = True
+            try:
+                pkg = importlib.import_module(self.package)
+                for mod in sorted(m.name for m in pkgutil.iter_modules(pkg.__path__)):
+                    importlib.import_module(f"{self.package}.{mod}")
+                self._loaded = True
+            finally:
+                self._loading = False
 
     def elsewhere(self, name: MmaName, build: Callable[[Family, MmaName], object]) -> str | None:
         """Say which other architecture has this instruction, if one does.

@@ -207,6 +207,14 @@ for _ty in _TYPES:
     for _s in (_ty.name, _ty.code.lower(), _ty.cpp.lower(), _ty.ptx):
         _BY_SPELLING.setdefault(_s, _ty)
 _BY_SPELLING.update({"half": TYPES["f16"], "float": TYPES["f32"], "double": TYPES["f64"]})
+# numpy / ml_dtypes / torch names of the same formats ('float16', np.float16, torch.bfloat16)
+_BY_SPELLING.update({
+    "float64": TYPES["f64"], "float32": TYPES["f32"], "float16": TYPES["f16"],
+    "bfloat16": TYPES["bf16"], "float8_e4m3fn": TYPES["e4m3"], "float8_e5m2": TYPES["e5m2"],
+    "float6_e3m2fn": TYPES["e3m2"], "float6_e2m3fn": TYPES["e2m3"], "float4_e2m1fn": TYPES["e2m1"],
+    "float8_e8m0fnu": TYPES["ue8m0"], "int32": TYPES["s32"], "int16": TYPES["s16"],
+    "int8": TYPES["s8"], "uint8": TYPES["u8"], "int4": TYPES["s4"], "uint4": TYPES["u4"],
+})  # fmt: skip
 CODES: dict[str, NumericType] = {t.code: t for t in _TYPES}
 
 
@@ -214,16 +222,31 @@ def numeric_type(x: NumericType | str) -> NumericType:
     """Return the NumericType for a type object or any spelling of it.
 
     Accepts the short name (``'f16'``), the name code (``'F16'``), the PTX
-    spelling (``'.f16'``) or the C++ spelling (``'half_t'``).
+    spelling (``'.f16'``), the C++ spelling (``'half_t'``), in any case, and numpy, ml_dtypes
+    and torch dtypes or their names (``np.float16``, ``'float16'``, ``torch.bfloat16``).
 
     >>> numeric_type('half_t') is numeric_type('.f16') is numeric_type('F16')
+    True
+    >>> numeric_type(np.float16) is numeric_type('float16') is numeric_type('HALF_T')
     True
     """
     if isinstance(x, NumericType):
         return x
-    if isinstance(x, str) and x.lower() in _BY_SPELLING:
-        return _BY_SPELLING[x.lower()]
+    if not isinstance(x, str) and x is not None and not isinstance(x, bool | int | float):
+        x = _dtype_name(x)
+    if isinstance(x, str) and x.lower().removeprefix("torch.") in _BY_SPELLING:
+        return _BY_SPELLING[x.lower().removeprefix("torch.")]
     raise AtomError(f"unknown numeric type {x!r}; known types: {', '.join(TYPES)}")
+
+
+def _dtype_name(x) -> object:
+    """The name of a numpy / ml_dtypes dtype or scalar type, or of a torch dtype; else ``x``."""
+    if type(x).__module__.startswith("torch"):
+        return str(x)  # 'torch.float16'
+    try:
+        return np.dtype(x).name
+    except TypeError:
+        return x
 
 
 def split_type_codes(text: str) -> tuple[NumericType, ...] | None:

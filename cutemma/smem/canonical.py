@@ -274,6 +274,7 @@ def match_canonical(
     T = elems_per_16b(dtype)
     if len(inner) != 2:
         raise DescriptorError(f"layout {layout} must have rank 2, (MN, K); it has {len(inner)}")
+    _fits_shared(inner, T)
     if major is None:
         errors = []
         for guess in mode.majors:
@@ -289,6 +290,20 @@ def match_canonical(
         return _match(inner, mode, T, major, offset)
     except DescriptorError as e:
         raise DescriptorError(f"layout {layout} is not canonical {major}-major: {e}") from None
+
+
+def _fits_shared(inner: Layout, T: int) -> None:
+    """A descriptor addresses shared memory: a block past its size is refused before the
+    element-by-element checks, whose work grows with it."""
+    from cutemma.kernels.sm90.config import SMEM_LIMIT
+    from cutemma.layout import size
+
+    nbytes = size(inner) * 16 // T
+    if nbytes > SMEM_LIMIT:
+        raise DescriptorError(
+            f"a shared-memory block of {size(inner)} elements ({nbytes} bytes); shared memory "
+            f"holds at most {SMEM_LIMIT} bytes: describe the block one MMA reads"
+        )
 
 
 def _match(inner: Layout, mode, T: int, major: str, offset: int) -> CanonicalForm:

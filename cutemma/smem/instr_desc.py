@@ -158,7 +158,7 @@ class InstrDescriptor(RichDisplay):
     def M(self) -> int:
         """M, from ``m_dim << 4``.
 
-        >>> decode_instr_desc(8 << 24, "tf32").M
+        >>> decode_instr_desc(8 << 24 | 2 << 17, "tf32").M
         128
         """
         return self.fields.get("m_dim", 0) << 4
@@ -167,7 +167,7 @@ class InstrDescriptor(RichDisplay):
     def N(self) -> int:
         """N, from ``n_dim << 3``.
 
-        >>> decode_instr_desc(2 << 17, "tf32").N
+        >>> decode_instr_desc(8 << 24 | 2 << 17, "tf32").N
         16
         """
         return self.fields.get("n_dim", 0) << 3
@@ -276,4 +276,11 @@ def decode_instr_desc(raw: int, kind: str) -> InstrDescriptor:
     k = _kind(kind)
     raw = raw if as_int(raw) is None else as_int(raw)  # numpy ints are ints
     check_raw(k.table, raw, 32, f"kind::{k.name} instruction descriptor")
-    return InstrDescriptor(k.name, unpack(k.table, raw))
+    desc = InstrDescriptor(k.name, unpack(k.table, raw))
+    if desc.M == 0 or desc.N == 0:  # m_dim = M >> 4, n_dim = N >> 3: 0 is no shape at all
+        raise DescriptorError(
+            f"kind::{k.name} instruction descriptor {raw:#x} has M = {desc.M}, N = {desc.N}: its "
+            "m_dim (bits 24-28, M >> 4) and n_dim (bits 17-22, N >> 3) fields must be nonzero "
+            "(PTX ISA tcgen05 instruction descriptor); is this the raw descriptor?"
+        )
+    return desc

@@ -35,10 +35,16 @@ from cutemma.copy.banks import (
     sectors,
     wavefronts,
 )
-from cutemma.errors import CopyError
+from cutemma.errors import CopyError, LayoutError
 from cutemma.tensor import Tensor
 
 # families whose shared-memory side is 16-byte matrix rows, one phase per 8 rows
+# elements the per-thread walk of bank_conflicts/coalescing covers (227 KiB of shared
+# memory hold at most 232448 one-byte elements)
+MAX_ANALYSED = 1 << 18
+# families whose operands may live in any memory (side= says which is shared or global);
+# every other operand's space is fixed by its instruction
+_ANY_SPACE_FAMILIES = ("universal",)
 _MATRIX_FAMILIES = ("sm75.ldsm", "sm90.stsm", "sm100.ldsm8", "sm100.stsm8")
 
 
@@ -120,7 +126,15 @@ def _checked_side(side: str) -> str:
 def _side(tiled_copy, side: str | None, space: str) -> str:
     op = tiled_copy.atom.op
     if side is not None:
-        return _checked_side(side)
+        _checked_side(side)
+        there = (op.src if side == "S" else op.dst).space
+        if op.family not in _ANY_SPACE_FAMILIES and there != space:
+            raise CopyError(
+                f"side={side!r} of {op.name} ({op.kind}) is in {there}, not {space}: "
+                f"ask about its {space} side"
+                + (f", side={'S' if side == 'D' else 'D'!r}" if space in op.kind else "")
+            )
+        return side
     if op.src.space == space:
         return "S"
     if op.dst.space == space:
@@ -131,8 +145,25 @@ def _side(tiled_copy, side: str | None, space: str) -> str:
     )
 
 
+def _checked_layout(layout) -> None:
+    """A LayoutError unless ``layout`` is a Layout or ComposedLayout; a CopyError past
+    MAX_ANALYSED elements (the analyses walk every element of every thread's partition)."""
+    from cutemma.layout import ComposedLayout, Layout, size
+
+    if not isinstance(layout, Layout | ComposedLayout):
+        raise LayoutError(
+            f"expected a Layout (or a swizzled ComposedLayout) of the tile, got {layout!r}"
+        )
+    if size(layout) > MAX_ANALYSED:
+        raise CopyError(
+            f"a tile of {size(layout)} elements; the analysis walks every element (at most "
+            f"{MAX_ANALYSED}, more than any shared memory holds): analyse one tile of the copy"
+        )
+
+
 def _lane_offsets(tiled_copy, layout, side: str) -> tuple[np.ndarray, int]:
     """offsets[thread, instr, value] (element units) of every thread's partition, and nv."""
+    _checked_layout(layout)
     t = Tensor(np.zeros(1), layout)  # data unused: only the offsets are read
     atom = tiled_copy.atom
     nv = atom.num_val_src if side == "S" else atom.num_val_dst
@@ -260,6 +291,7 @@ def vector_bits(tiled_copy, layout, side: str = "S") -> int:
     """
     tiled_copy = _checked(tiled_copy, "vector_bits")
     side = _checked_side(side)
+    _checked_layout(layout)
     eb = tiled_copy.atom.val_type.bits // 8
     t = Tensor(np.zeros(1), layout)
     best = 128 // 8 // max(eb, 1)

@@ -26,7 +26,7 @@ from cutemma.errors import CopyError, LayoutError
 from cutemma.layout import algebra
 from cutemma.layout.checks import as_int
 from cutemma.layout.int_tuple import is_int, is_tuple, product_each
-from cutemma.layout.layout import Layout, _modes, coalesce, make_layout, size
+from cutemma.layout.layout import Layout, _modes, coalesce, cosize, make_layout, size
 from cutemma.layout.layout import filter as filter_layout
 from cutemma.layout.swizzle import ComposedLayout
 from cutemma.tensor import Tensor
@@ -35,11 +35,17 @@ from cutemma.tensor import Tensor
 def _as_copy_atom(atom, dtype=None):
     from cutemma.copy.atom import CopyAtom
     from cutemma.copy.catalog import make_copy_atom
+    from cutemma.copy.operation import CopyOperation
 
     if isinstance(atom, CopyAtom):
         if dtype is not None:
             raise CopyError(f"{atom.name}: give the value type with a name, not with a CopyAtom")
         return atom
+    if not isinstance(atom, str | CopyOperation):
+        raise CopyError(
+            f"expected a CopyAtom (make_copy_atom(name, value type)) or a copy atom name with "
+            f"dtype=, e.g. make_tiled_copy('SM75_U32x4_LDSM_N', ..., dtype='f16'); got {atom!r}"
+        )
     if dtype is None:
         raise CopyError(
             f"copy atom {atom!r}: give its value type, e.g. make_copy_atom({atom!r}, 'f16')"
@@ -54,6 +60,35 @@ def _tiler_layouts(tiler) -> tuple:
 
 def _tiler_shape(tiler) -> tuple:
     return tuple(t if is_int(t) else t.shape for t in tiler)
+
+
+MAX_THREADS = 1024  # threads of one CTA (CUDA guide): a TiledCopy is a CTA's copy
+
+
+def _check_tiler(tiler_mn: tuple, layout_tv: Layout) -> None:
+    """Each extent a whole number >= 1 (or a Layout), the tile large enough for every
+    (thread, value) the layout maps into it, at most MAX_THREADS threads."""
+    bad = [t for t in tiler_mn if not isinstance(t, Layout) and (as_int(t) is None or t < 1)]
+    if bad or not tiler_mn:
+        raise CopyError(
+            f"TiledCopy: tiler_mn {tuple(tiler_mn)!r}: each extent a whole number >= 1 or a "
+            "Layout, e.g. (8, 8)"
+        )
+    threads = size(layout_tv[0])
+    if threads > MAX_THREADS:
+        raise CopyError(
+            f"TiledCopy: {threads} threads; a CTA has at most {MAX_THREADS}: use a smaller "
+            "thread layout"
+        )
+    tile = 1
+    for t in tiler_mn:
+        tile *= size(t)
+    if cosize(layout_tv) > tile:
+        raise CopyError(
+            f"TiledCopy: layout_tv {layout_tv} reaches index {cosize(layout_tv) - 1}, outside "
+            f"the {tile}-element tile {_tiler_shape(tuple(tiler_mn))}: make the tile cover "
+            "every (thread, value)"
+        )
 
 
 def _zip2(layout: Layout) -> Layout:
@@ -89,9 +124,11 @@ class TiledCopy(RichDisplay):
                 f"TiledCopy: tiler_mn must be a tuple of tile extents or Layouts, e.g. (8, 8); "
                 f"got {tiler_mn!r}"
             )
+        _check_tiler(tiler_mn, layout_tv)
         self.atom = atom
         self.layout_tv_tiled = layout_tv
-        self.tiler_mn = tuple(tiler_mn)
+        # numpy integers are integers: stored plain, as the layouts store theirs
+        self.tiler_mn = tuple(t if isinstance(t, Layout) else as_int(t) for t in tiler_mn)
         a_thr, a_val = size(atom.layout_ref_tv[0]), size(atom.layout_ref_tv[1])
         t_thr, t_val = size(layout_tv[0]), size(layout_tv[1])
         if t_thr % a_thr:
@@ -201,13 +238,29 @@ class TiledCopy(RichDisplay):
 
     def retile(self, layout: Layout) -> Layout:
         """A thread's register fragment layout regrouped as (atom values, rest), CuTe's retile."""
+        if not isinstance(layout, Layout):
+            raise CopyError(
+                f"retile: expected the Layout of a thread's fragment (e.g. partition_S(...)"
+                f".layout), got {layout!r}"
+            )
         v = size(layout[0]) if is_tuple(layout.shape) else size(layout)
+        a_val = size(self.atom.layout_ref_tv[1])
+        try:
+            return self._retile(layout, v, a_val)
+        except LayoutError:  # the algebra's own words name its internals, not the fragment
+            raise CopyError(
+                f"retile: a fragment {layout} ({v} values in its first mode) does not regroup "
+                f"into {self.atom.name}'s {a_val}-value calls over this TiledCopy's "
+                f"{self.num_values} values a thread: give the fragment of a thread's partition "
+                "(partition_S/partition_D of this TiledCopy, or the TiledMMA's)"
+            ) from None
+
+    def _retile(self, layout: Layout, v: int, a_val: int) -> Layout:
         shape = _tiler_shape(self.tiler_mn)
         frg_mn = algebra.upcast(
             algebra.composition(algebra.right_inverse(self.layout_tv_tiled), Layout(shape)),
             self.size * v,
         )
-        a_val = size(self.atom.layout_ref_tv[1])
         frg_v = algebra.zipped_divide(
             algebra.logical_product(Layout(v), algebra.right_inverse(frg_mn)), Layout(a_val)
         )
@@ -344,7 +397,12 @@ def make_tiled_copy(atom, thr_layout=None, val_layout=None, dtype=None) -> Tiled
 def _as_layout(x, what: str) -> Layout:
     if isinstance(x, Layout):
         return x
-    if is_int(x) or is_tuple(x):
+    n = as_int(x)
+    if n is not None and n < 1:
+        raise CopyError(f"{what}={x}: a Layout or a shape of extents >= 1, e.g. (8, 4)")
+    if n is not None:
+        return Layout(n)
+    if is_tuple(x):
         return Layout(x)
     raise CopyError(f"{what} must be a Layout or a shape, got {x!r}")
 
@@ -450,6 +508,11 @@ def make_cotiled_copy(atom, atom_tv_layout: Layout, data_layout: Layout) -> Tile
     (32, ['8:1', '(4,2):(2,1)'])
     """
     atom = _as_copy_atom(atom)
+    if not isinstance(atom_tv_layout, Layout):
+        raise CopyError(
+            f"make_cotiled_copy: atom_tv_layout must be a (thread, value) -> address Layout, "
+            f"got {atom_tv_layout!r}"
+        )
     inv = make_layout(algebra.left_inverse(data_layout), Layout(1, 0))
     tv_data = algebra.composition(inv, atom_tv_layout)
     flat = _flat_tuple(product_each(data_layout.shape))

@@ -74,24 +74,64 @@ def _as_atom_layout(x) -> Layout:
     return layout
 
 
+# Checks that must look at every index (a layout that is not provably injective from its
+# strides) stop here, naming the limit, instead of taking minutes and gigabytes.
+CHECK_LIMIT = 1 << 24
+
+
+def _digits_injective(layout: Layout) -> bool:
+    """Proof of injectivity from the strides alone: sorted by |stride|, every stride is at least
+    the span of the modes below it (a mixed-radix number system), so distinct coordinates
+    give distinct offsets. False means "not proved", not "not injective"."""
+    shapes, strides = layout.flat()
+    modes = sorted((abs(d), s) for s, d in zip(shapes, strides) if s != 1)
+    span = 1
+    for d, s in modes:
+        if d < span:
+            return False
+        span = d * s
+    return True
+
+
+def _offsets_checked(layout: Layout, what: str):
+    """Every offset of ``layout`` (numpy), or a TiledMmaError naming CHECK_LIMIT."""
+    from cutemma.layout.offsets import offsets
+
+    n = size(layout)
+    if n > CHECK_LIMIT:
+        raise TiledMmaError(
+            f"{what} {layout} has {n} indices: checking it index by index is limited to "
+            f"{CHECK_LIMIT} (cutemma.tiled.tiled_mma.CHECK_LIMIT); give it strides whose "
+            "sorted magnitudes each cover the modes below (e.g. a compact layout), which proves "
+            "it without looking at every index"
+        )
+    return offsets(layout)
+
+
 def _check_injective(layout: Layout) -> None:
     """Distinct atoms get distinct thread groups: the atom layout must be injective."""
+    import numpy as np
+
+    if _digits_injective(layout):
+        return
     n = size(layout)
-    reached = {layout(i) for i in range(n)}
-    if len(reached) != n:
+    reached = len(np.unique(_offsets_checked(layout, "atom layout")))
+    if reached != n:
         raise TiledMmaError(
-            f"atom layout {layout} is not injective: its {n} atoms reach only {len(reached)} "
+            f"atom layout {layout} is not injective: its {n} atoms reach only {reached} "
             "distinct thread groups, so threads would be shared; use strides that give each "
             "atom its own index, e.g. the compact Layout((2, 2)) or Layout((2, 2), (2, 1))"
         )
 
 
 def _check_bijection(layout: Layout, what: str) -> None:
+    import numpy as np
+
     n = size(layout)
-    image = sorted(layout(i) for i in range(n))
-    if image != list(range(n)):
+    image = np.sort(_offsets_checked(layout, what))
+    if not np.array_equal(image, np.arange(n)):
         raise TiledMmaError(
-            f"{what} {layout} is not a permutation of 0..{n - 1}: it reaches {image[:8]}"
+            f"{what} {layout} is not a permutation of 0..{n - 1}: it reaches {image[:8].tolist()}"
             f"{'...' if n > 8 else ''}; a permutation tile must be a bijection"
         )
 
@@ -121,6 +161,21 @@ class TiledMma(RichDisplay):
     """
 
     def __init__(self, atom, atom_layout_mnk: Layout, permutation_mnk: tuple):
+        if not hasattr(atom, "shape_mnk") or not hasattr(atom, "thr_id"):
+            raise TiledMmaError(
+                f"TiledMma: expected an MMA atom first, got {atom!r}; build one with "
+                "make_mma_atom(name), or call make_tiled_mma(name, atom_layout, permutation)"
+            )
+        if not isinstance(atom_layout_mnk, Layout) or len(_modes(atom_layout_mnk)) != 3:
+            raise TiledMmaError(
+                f"TiledMma: atom_layout_mnk={atom_layout_mnk!r} must be a rank-3 (M, N, K) "
+                "Layout; make_tiled_mma builds it from a tuple such as (2, 2, 1)"
+            )
+        if not isinstance(permutation_mnk, tuple) or len(permutation_mnk) != 3:
+            raise TiledMmaError(
+                f"TiledMma: permutation_mnk={permutation_mnk!r} must be a 3-tuple of None, "
+                "ints or Layouts (one per M, N, K)"
+            )
         self.atom = atom
         self.atom_layout_mnk = atom_layout_mnk
         self.permutation_mnk = permutation_mnk

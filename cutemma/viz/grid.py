@@ -13,12 +13,15 @@ above it. A layout figure has one panel of offsets.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from cutemma.errors import LayoutError
+from cutemma.errors import DrawError, LayoutError
 from cutemma.layout import ComposedLayout, Layout, Swizzle
+from cutemma.layout.basis import BasisLayout
+from cutemma.layout.int_tuple import crd2idx
+from cutemma.tensor import CoordinateEngine, Tensor
 
 
 @dataclass(frozen=True)
@@ -28,7 +31,9 @@ class Panel:
     ``thread``/``value`` (rows, cols): the displayed thread id and the value index owning each
     cell (-1 where no (thread, value) lands). ``tv`` (T, V): each logical thread's cells as
     row-major indices ``r * cols + c``; ``thread_ids`` (T,): logical thread -> displayed id.
-    A layout panel has ``offset`` (rows, cols) instead and no threads.
+    A layout panel has ``offset`` (rows, cols) instead and no threads; a basis layout's panel
+    also has ``labels`` (rows, cols), the coordinate each cell holds as text (its ``offset``
+    is then the coordinate's colexicographic index in the coshape, for colour).
 
     >>> p = layout_figure(Layout((2, 2), (2, 1))).panels[0]
     >>> p.name, p.area, p.offset.tolist()
@@ -47,6 +52,7 @@ class Panel:
     tv: np.ndarray | None = None
     thread_ids: np.ndarray | None = None
     offset: np.ndarray | None = None
+    labels: np.ndarray | None = None
 
     @property
     def area(self) -> int:
@@ -237,9 +243,10 @@ def mma_parts(obj) -> tuple[tuple[int, int, int], Layout, Layout, Layout, np.nda
         ids = layout_table(obj.thr_id)
         name = getattr(obj, "name", type(obj).__name__)
         return mnk, obj.tv_layout_A, obj.tv_layout_B, obj.tv_layout_C, ids, f"MMA_Atom {name}"
-    raise LayoutError(
-        f"cannot draw {type(obj).__name__}: expected a Layout, ComposedLayout, MmaAtom "
-        "(tv_layout_A/B/C, shape_mnk, thr_id) or TiledMma (tv_layout_A/B/C_tiled, tile_size_mnk)"
+    raise DrawError(
+        f"cannot draw {type(obj).__name__}: expected a Layout, ComposedLayout, basis layout, "
+        "Tensor, MmaAtom (tv_layout_A/B/C, shape_mnk, thr_id), TiledMma (tv_layout_A/B/C_tiled, "
+        "tile_size_mnk) or ThrMma (tiled_mma.get_slice(t)), or a CopyAtom/TiledCopy"
     )
 
 
@@ -296,6 +303,89 @@ def layout_figure(layout) -> Figure:
     return Figure("layout", f"Layout {layout}", (panel,), swizzled=swz)
 
 
+def _crd_text(c) -> str:
+    return "(" + ",".join(_crd_text(x) for x in c) + ")" if isinstance(c, tuple) else str(c)
+
+
+def basis_figure(layout: BasisLayout) -> Figure:
+    """One panel of coordinates: cell (r, c) holds ``layout(r + rows * c)``, a coordinate (an
+    identity layout's cell shows its own (row, col)); colours follow the coordinate.
+
+    >>> from cutemma.layout import make_identity_layout
+    >>> make_identity_layout((2, 3)).__class__.__name__, basis_figure(
+    ...     make_identity_layout((2, 3))).panels[0].labels.tolist()
+    ('BasisLayout', [['(0,0)', '(0,1)', '(0,2)'], ['(1,0)', '(1,1)', '(1,2)']])
+    """
+    rows, cols = _grid_shape(layout)
+    coshape = layout.coshape()
+    labels = np.empty((rows, cols), dtype=object)
+    offset = np.zeros((rows, cols), dtype=np.int64)
+    for c in range(cols):
+        for r in range(rows):
+            crd = layout(r + rows * c)
+            labels[r, c] = _crd_text(crd)
+            try:  # the colour key: where the coordinate sits in the coshape
+                offset[r, c] = crd2idx(crd, coshape)
+            except LayoutError:  # an offset coordinate outside the coshape: colour by cell
+                offset[r, c] = r + rows * c
+    panel = Panel("L", rows, cols, "row", "col", str(layout), offset=offset, labels=labels)
+    return Figure("layout", f"Layout {layout}", (panel,))
+
+
+def thread_figure(thr) -> Figure:
+    """A ThrMma's picture: its TiledMMA's figure with only thread ``thr.thr_idx``'s cells
+    coloured and labelled.
+
+    >>> from cutemma.tiled import make_tiled_mma
+    >>> fig = thread_figure(make_tiled_mma("SM80_16x8x16_F32F16F16F32_TN").get_slice(5))
+    >>> int((fig.panel("C").thread == 5).sum()), int((fig.panel("C").thread == -1).sum())
+    (4, 124)
+    """
+    fig = figure_of(thr.tiled)
+    panels = []
+    for p in fig.panels:
+        thread = np.full(p.area, -1, dtype=np.int64)
+        value = np.full(p.area, -1, dtype=np.int64)
+        for row in np.flatnonzero(p.thread_ids == thr.thr_idx):
+            thread[p.tv[row]] = thr.thr_idx
+            value[p.tv[row]] = np.arange(p.tv.shape[1])
+        panels.append(
+            replace(p, thread=thread.reshape(p.rows, p.cols), value=value.reshape(p.rows, p.cols))
+        )
+    vmnk = ",".join(str(x) for x in thr.thr_vmnk)
+    title = f"ThrMMA thread {thr.thr_idx} (VMNK ({vmnk})) of {fig.title}"
+    return replace(fig, title=title, panels=tuple(panels), notes=())
+
+
+def tensor_figure(tensor: Tensor) -> Figure:
+    """A Tensor's picture: its layout's grid (rows = mode 0), each cell labelled with the
+    element it holds (a partitioned identity tensor shows the coordinates a thread owns) and
+    coloured by the data offset it reads (an identity tensor: by the coordinate).
+
+    >>> from cutemma.tensor import make_identity_tensor
+    >>> from cutemma.tiled import make_tiled_mma
+    >>> t = make_tiled_mma("SM80_16x8x16_F32F16F16F32_TN").get_slice(5).partition_C(
+    ...     make_identity_tensor((16, 8)))
+    >>> tensor_figure(t).panels[0].labels.tolist()
+    [['(1,2)'], ['(1,3)'], ['(9,2)'], ['(9,3)']]
+    """
+    rows, cols = _grid_shape(tensor.layout)
+    engine = getattr(tensor.data, "shape", None)
+    labels = np.empty((rows, cols), dtype=object)
+    offset = np.zeros((rows, cols), dtype=np.int64)
+    for c in range(cols):
+        for r in range(rows):
+            i = r + rows * c
+            v = tensor(i)
+            labels[r, c] = _crd_text(v) if isinstance(v, tuple) else f"{v:g}" if isinstance(
+                v, float) else str(v)  # fmt: skip
+            is_crd = isinstance(tensor.data, CoordinateEngine)
+            offset[r, c] = crd2idx(v, engine) if is_crd else tensor.offset + tensor.layout(i)
+    name = "identity tensor" if isinstance(tensor.data, CoordinateEngine) else "Tensor"
+    panel = Panel("L", rows, cols, "row", "col", str(tensor.layout), offset=offset, labels=labels)
+    return Figure("layout", f"{name} {tensor.layout}", (panel,))
+
+
 def tv_figure(layout: Layout, tile: tuple[int, int]) -> Figure:
     """A (thread, value) -> m + n*M layout drawn over an M x N tile, like a C panel.
 
@@ -327,7 +417,7 @@ def check_drawable_size(obj, tile: tuple[int, int] | None = None) -> None:
     if mnk is not None and len(mnk) == 3:
         m, n, k = mnk
         cells = m * k + n * k + m * n
-    elif isinstance(obj, Layout | ComposedLayout):
+    elif isinstance(obj, Layout | ComposedLayout | BasisLayout):
         cells = obj.size()
     else:
         return
@@ -348,6 +438,13 @@ def figure_of(obj, tile: tuple[int, int] | None = None) -> Figure:
     """
     if isinstance(obj, Figure):
         return obj
+    if isinstance(obj, Tensor):
+        if tile is not None:
+            raise LayoutError("tile= draws a plain TV Layout; a Tensor is drawn over its layout")
+        check_drawable_size(obj.layout)
+        return tensor_figure(obj)
+    if hasattr(obj, "thr_idx") and _is_tiled(getattr(obj, "tiled", None)):  # a ThrMma
+        return thread_figure(obj)
     check_drawable_size(obj, tile)
     if isinstance(obj, (Layout, ComposedLayout)):
         if tile is not None:
@@ -355,6 +452,10 @@ def figure_of(obj, tile: tuple[int, int] | None = None) -> Figure:
                 raise LayoutError(f"tile= needs a plain TV Layout; got swizzled {obj}")
             return tv_figure(obj, tile)
         return layout_figure(obj)
+    if isinstance(obj, BasisLayout):
+        if tile is not None:
+            raise LayoutError(f"tile= needs a plain TV Layout; got the basis layout {obj}")
+        return basis_figure(obj)
     return mma_figure(obj)
 
 

@@ -3,7 +3,7 @@
 Each object gets exactly one rich rendering besides its CuTe-style text, so a notebook stores
 one picture per output:
 
-- Layout, ComposedLayout, MmaAtom, TiledMma: SVG (``use("html")`` switches to the interactive
+- Layout, ComposedLayout, BasisLayout (its cells show coordinates), MmaAtom, TiledMma: SVG (``use("html")`` switches to the interactive
   explorer of :func:`cutemma.viz.to_html`, which embeds the same SVG plus a script);
 - ThrMma: the TiledMMA's SVG with only this thread's cells coloured;
 - Tensor: an HTML table of its elements, as CuTe's ``print_tensor`` lays them out;
@@ -18,14 +18,12 @@ Objects larger than ``MAX_CELLS`` cells (or tensors above ``MAX_ELEMENTS``) show
 
 from __future__ import annotations
 
-from dataclasses import replace
 from html import escape
-
-import numpy as np
 
 from cutemma.display import register
 from cutemma.errors import CutemmaError
 from cutemma.layout import ComposedLayout, Layout
+from cutemma.layout.basis import BasisLayout
 from cutemma.layout.int_tuple import product
 from cutemma.mma.atom import MmaAtom
 from cutemma.smem.descriptor import SmemDescriptor
@@ -33,11 +31,12 @@ from cutemma.smem.instr_desc import InstrDescriptor
 from cutemma.tensor import Tensor, engine_text, format_tensor, layout_text
 from cutemma.tiled.tiled_mma import ThrMma, TiledMma
 from cutemma.viz.bitfield import descriptor_svg
-from cutemma.viz.grid import Figure, figure_of
+from cutemma.viz.grid import figure_of, thread_figure
 from cutemma.viz.html import to_html
 from cutemma.viz.svg import to_svg
 
 MAX_CELLS = 1 << 15  # cells in a picture (~2.5 MB of SVG); past this a notebook shows text only
+MAX_BYTES = 200_000  # bytes of SVG a notebook stores per object (larger: drawn compact)
 MAX_ELEMENTS = 4096  # tensor elements in an HTML table
 _MODE = {"pictures": "svg"}
 
@@ -56,7 +55,7 @@ def use(kind: str) -> None:
 
 def _cells(obj) -> int:
     """How many cells a picture of ``obj`` has, computed from sizes alone (no drawing)."""
-    if isinstance(obj, (Layout, ComposedLayout)):
+    if isinstance(obj, (Layout, ComposedLayout, BasisLayout)):
         return product(obj.shape)
     if isinstance(obj, ThrMma):
         obj = obj.tiled
@@ -64,10 +63,29 @@ def _cells(obj) -> int:
     return m * n + m * k + n * k
 
 
+def notebook_svg(fig_or_obj) -> str | None:
+    """The SVG a notebook stores for an object: the full picture when it is at most
+    ``MAX_BYTES``, else the compact drawing (an operand every thread shares drawn once, no
+    element per cell), else the compact one without cell labels; None when even that is
+    larger (the object then shows its text).
+
+    >>> from cutemma.mma import make_mma_atom
+    >>> len(notebook_svg(make_mma_atom("SM90_64x256x16_F32BF16BF16_SS"))) < MAX_BYTES
+    True
+    """
+    fig = figure_of(fig_or_obj)
+    for options in ({}, {"compact": True}, {"compact": True, "labels": False}):
+        svg = to_svg(fig, **options)
+        if len(svg) <= MAX_BYTES:
+            return svg
+    return None
+
+
 def _picture(fig_or_obj) -> dict:
     if _MODE["pictures"] == "html":
         return {"text/html": to_html(fig_or_obj)}
-    return {"image/svg+xml": to_svg(fig_or_obj)}
+    svg = notebook_svg(fig_or_obj)
+    return {} if svg is None else {"image/svg+xml": svg}
 
 
 def picture_bundle(obj) -> dict:
@@ -82,35 +100,12 @@ def picture_bundle(obj) -> dict:
     return _picture(obj)
 
 
-def thread_figure(thr: ThrMma) -> Figure:
-    """The TiledMMA's figure with only thread ``thr.thr_idx``'s cells coloured and labelled.
-
-    >>> from cutemma.tiled import make_tiled_mma
-    >>> fig = thread_figure(make_tiled_mma("SM80_16x8x16_F32F16F16F32_TN").get_slice(5))
-    >>> int((fig.panel("C").thread == 5).sum()), int((fig.panel("C").thread == -1).sum())
-    (4, 124)
-    """
-    fig = figure_of(thr.tiled)
-    panels = []
-    for p in fig.panels:
-        thread = np.full(p.area, -1, dtype=np.int64)
-        value = np.full(p.area, -1, dtype=np.int64)
-        for row in np.flatnonzero(p.thread_ids == thr.thr_idx):
-            thread[p.tv[row]] = thr.thr_idx
-            value[p.tv[row]] = np.arange(p.tv.shape[1])
-        panels.append(
-            replace(p, thread=thread.reshape(p.rows, p.cols), value=value.reshape(p.rows, p.cols))
-        )
-    vmnk = ",".join(str(x) for x in thr.thr_vmnk)
-    title = f"ThrMMA thread {thr.thr_idx} (VMNK ({vmnk})) of {fig.title}"
-    return replace(fig, title=title, panels=tuple(panels), notes=())
-
-
 def thread_bundle(thr: ThrMma) -> dict:
     """ThrMma's rendering: :func:`thread_figure` as SVG ({} when too large)."""
     if _cells(thr) > MAX_CELLS:
         return {}
-    return {"image/svg+xml": to_svg(thread_figure(thr))}
+    svg = notebook_svg(thread_figure(thr))
+    return {} if svg is None else {"image/svg+xml": svg}
 
 
 def tensor_html(tensor: Tensor) -> str:
@@ -160,7 +155,7 @@ def descriptor_bundle(desc) -> dict:
     return {"image/svg+xml": descriptor_svg(desc)}
 
 
-for _cls in (Layout, ComposedLayout, MmaAtom, TiledMma):
+for _cls in (Layout, ComposedLayout, BasisLayout, MmaAtom, TiledMma):
     register(_cls, picture_bundle)
 register(ThrMma, thread_bundle)
 register(Tensor, tensor_bundle)
@@ -168,9 +163,11 @@ register(SmemDescriptor, descriptor_bundle)
 register(InstrDescriptor, descriptor_bundle)
 
 __all__ = [
+    "MAX_BYTES",
     "MAX_CELLS",
     "MAX_ELEMENTS",
     "descriptor_bundle",
+    "notebook_svg",
     "picture_bundle",
     "tensor_bundle",
     "tensor_html",

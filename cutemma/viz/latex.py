@@ -50,7 +50,9 @@ def _cell_nodes(fig: Figure) -> tuple[list[str], set[int]]:
                 if not labelled:
                     lines.append(f"\\fill[{colour}] ({x0 + c:g},{y0 + r:g}) rectangle +(1,1);")
                     continue
-                if values is None:
+                if p.labels is not None:
+                    text = p.labels[r, c]
+                elif values is None:
                     text = str(key)
                 else:
                     text = "" if key < 0 else f"T{key}\\\\V{values[r][c]}"

@@ -53,7 +53,8 @@ def _cells(p: Panel) -> tuple[list[int], list[str], list[list[str]], int]:
     """Per cell, row-major: colour key, data attributes, label lines; and lines per label."""
     if p.offset is not None:
         keys = p.offset.reshape(-1).tolist()
-        return keys, [f'data-o="{k}"' for k in keys], [[str(k)] for k in keys], 1
+        text = p.labels.reshape(-1).tolist() if p.labels is not None else map(str, keys)
+        return keys, [f'data-o="{k}"' for k in keys], [[t] for t in text], 1
     keys = p.thread.reshape(-1).tolist()
     vals = p.value.reshape(-1).tolist()
     data = [f'data-t="{t}" data-v="{v}"' for t, v in zip(keys, vals)]
@@ -94,6 +95,98 @@ def panel_svg(p: Panel, x0: int, y0: int, s: int) -> list[str]:
                 out.append(_text_lines(x + s / 2, y + s / 2, labels[i], font))
                 i += 1
         out.append("</g>")
+    return out
+
+
+def _broadcast(p: Panel) -> bool:
+    """Every thread holds every cell the same way (a shared-memory operand of wgmma/tcgen05)."""
+    return p.tv is not None and p.tv.shape[0] > 1 and bool((p.tv == p.tv[0]).all())
+
+
+def panel_svg_compact(p: Panel, x0: int, y0: int, s: int, labels: bool = True) -> list[str]:
+    """One panel drawn small, for notebooks: cells in cell units (one ``<path>`` per colour,
+    each run of equal cells along a row one rectangle), one-line labels grouped per row, and
+    a panel every thread shares (GMMA's shared-memory A/B) drawn once with a caption.
+
+    >>> from cutemma.mma import make_mma_atom
+    >>> from cutemma.viz.grid import figure_of
+    >>> a = figure_of(make_mma_atom("SM90_64x64x16_F16F16F16_SS")).panel("A")
+    >>> [e.split(" ")[0] for e in panel_svg_compact(a, 0, 0, 10)][:3]
+    ['<g', '<rect', '<path']
+    """
+    keys, _, text, _ = _cells(p)
+    fills = hex_table(keys)
+    out = [
+        f'<g class="cells compact" data-panel="{p.name}" data-rows="{p.rows}" '
+        f'data-cols="{p.cols}" data-layout="{escape(p.layout)}" '
+        f'transform="translate({x0},{y0}) scale({s})" stroke="#000" '
+        f'stroke-width="{_stroke(s) / s:.3g}">'
+    ]
+    if _broadcast(p):
+        grid = "".join(f"M0 {r}H{p.cols}" for r in range(1, p.rows)) + "".join(
+            f"M{c} 0V{p.rows}" for c in range(1, p.cols)
+        )
+        out.append(f'<rect width="{p.cols}" height="{p.rows}" fill="{fills[0]}"/>')
+        out.append(f'<path d="{grid}" stroke-opacity="0.25"/>')
+        out.append("</g>")
+        n = p.tv.shape[0]
+        lines = ["shared by all", f"{n} threads"]
+        font = min(14.0, p.cols * s / 9, p.rows * s / 3)
+        if font >= 5:
+            cx, cy = x0 + p.cols * s / 2, y0 + p.rows * s / 2
+            out.append(_text_lines(cx, cy, lines, font).replace("<text>", '<text class="shared">'))
+        return out
+    runs: dict[str, list[str]] = {}
+    i = 0
+    for r in range(p.rows):
+        c = 0
+        while c < p.cols:
+            n = 1
+            while (
+                c + n < p.cols
+                and keys[i + n] == keys[i]
+                and (not labels or text[i + n] == text[i] == [])
+            ):
+                n += 1  # equal cells with no label drawn merge into one rectangle
+            runs.setdefault(fills[i], []).append(f"M{c} {r}h{n}v1h-{n}z")
+            c += n
+            i += n
+    out += [f'<path fill="{f}" d="{"".join(d)}"/>' for f, d in runs.items()]
+    out.append("</g>")
+    flat = ["".join(t) for t in text]
+    font = label_font(s, max((len(t) for t in flat), default=0), 1) if labels else 0
+    if font:
+        out.append(f'<g class="labels" data-panel="{p.name}" font-size="{font:g}">')
+        for r in range(p.rows):
+            cy = y0 + r * s + s / 2
+            row = flat[r * p.cols : (r + 1) * p.cols]
+            spans = "".join(
+                f'<tspan x="{x0 + c * s + s / 2:g}">{escape(t)}</tspan>'
+                for c, t in enumerate(row)
+                if t
+            )
+            if spans:
+                out.append(f'<text y="{cy:g}">{spans}</text>')
+        out.append("</g>")
+    return out
+
+
+def _panel_names(fig: Figure, s: int, ox: int, oy: int) -> list[str]:
+    """Each panel's name (A, B, C; S, D) drawn faintly over it, so a reader knows which
+    operand a grid is."""
+    if len(fig.panels) < 2:
+        return []
+    at, _, _ = placements(fig)
+    out = ['<g class="panel-names" font-weight="bold" fill="#000" fill-opacity="0.18" '
+           'pointer-events="none">']  # fmt: skip
+    for p in fig.panels:
+        x, y = at[p.name]
+        w, h = p.cols * s, p.rows * s
+        font = max(10.0, min(96.0, 0.8 * min(w, h)))
+        cx, cy = ox + x * s + w / 2, oy + y * s + h / 2
+        out.append(f'<text class="panel-name" x="{cx:g}" y="{cy:g}" font-size="{font:g}">'
+                   f"{escape(p.name)}</text>")  # fmt: skip
+    out.append("</g>")
     return out
 
 
@@ -145,9 +238,13 @@ def layout_lines(fig: Figure) -> list[str]:
     ] + list(fig.notes)
 
 
-def svg_parts(fig: Figure, s: int) -> tuple[list[str], int, int]:
+def svg_parts(
+    fig: Figure, s: int, compact: bool = False, labels: bool = True
+) -> tuple[list[str], int, int]:
     """The body elements of a figure's SVG and its pixel width and height (``to_svg`` wraps
-    them in ``<svg>``; the HTML explorer embeds them).
+    them in ``<svg>``; the HTML explorer embeds them). ``compact`` draws the panels with
+    :func:`panel_svg_compact` (no per-cell elements; notebooks), ``labels=False`` leaves the
+    cell labels out.
 
     >>> from cutemma.layout import Layout
     >>> body, w, h = svg_parts(figure_of(Layout((2, 2))), 40)
@@ -167,7 +264,11 @@ def svg_parts(fig: Figure, s: int) -> tuple[list[str], int, int]:
     ]
     for p in fig.panels:
         x, y = at[p.name]
-        body += panel_svg(p, ox + x * s, oy + y * s, s)
+        if compact:
+            body += panel_svg_compact(p, ox + x * s, oy + y * s, s, labels)
+        else:
+            body += panel_svg(p, ox + x * s, oy + y * s, s)
+    body += _panel_names(fig, s, ox, oy)
     body += _edge_labels(fig, s, ox, oy)
     body.append('<g class="legend" font-size="12" text-anchor="start">')
     for i, t in enumerate(lines):
@@ -191,11 +292,19 @@ def check_cell(cell) -> int:
     return as_int(cell)
 
 
-def to_svg(obj, tile: tuple[int, int] | None = None, cell: int | None = None) -> str:
-    """An SVG picture of a Layout, swizzled ComposedLayout, TV layout (``tile=(M, N)``),
-    MmaAtom or TiledMma.
+def to_svg(
+    obj,
+    tile: tuple[int, int] | None = None,
+    cell: int | None = None,
+    compact: bool = False,
+    labels: bool = True,
+) -> str:
+    """An SVG picture of a Layout, swizzled ComposedLayout, basis layout, Tensor, TV layout
+    (``tile=(M, N)``), MmaAtom, TiledMma or ThrMma.
 
-    ``cell`` is the cell edge in px (default: 40, smaller for big tiles).
+    ``cell`` is the cell edge in px (default: 40, smaller for big tiles). ``compact=True``
+    draws the same picture in a fraction of the bytes (no element per cell; an operand every
+    thread shares drawn once): what notebooks show. ``labels=False`` leaves cell labels out.
 
     >>> from cutemma.mma import make_mma_atom
     >>> svg = to_svg(make_mma_atom('SM70_8x8x4_F32F16F16F32_NT'))
@@ -204,7 +313,7 @@ def to_svg(obj, tile: tuple[int, int] | None = None, cell: int | None = None) ->
     """
     fig = figure_of(obj, tile)
     s = cell_size(fig) if cell is None else check_cell(cell)
-    body, width, height = svg_parts(fig, s)
+    body, width, height = svg_parts(fig, s, compact, labels)
     head = (
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
         f'viewBox="0 0 {width} {height}" font-family="Helvetica, Arial, sans-serif" '

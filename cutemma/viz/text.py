@@ -17,6 +17,8 @@ from cutemma.viz.grid import Panel, figure_of
 
 
 def _cell_text(p: Panel, r: int, c: int) -> str:
+    if p.labels is not None:
+        return p.labels[r, c]
     if p.offset is not None:
         return str(int(p.offset[r, c]))
     t = int(p.thread[r, c])

@@ -14,7 +14,10 @@ from cpp_copy import cpp_name, cute_text, run
 
 from cutemma.copy import copy_ops, copy_traits, make_copy_atom
 
-OPS = [op.name for op in copy_ops()]
+# Atoms of newer CUTLASS than the wheel's 4.2 headers (no struct to compile against): their
+# traits are held at the newer headers' text in tests/copy/test_tmem_stat.py.
+NEWER_THAN_HEADERS = {"SM100_TMEM_LOAD_STAT_32dp32b32x", "SM100_TMEM_LOAD_STAT_32dp32b128x"}
+OPS = [op.name for op in copy_ops() if op.name not in NEWER_THAN_HEADERS]
 FIELDS = ("ThrID", "SrcLayout", "DstLayout", "RefLayout")
 
 
@@ -48,6 +51,7 @@ def test_catalog_size():
     # AutoVectorizingCopy, DefaultCopy), 2 shuffles, 6 LDSM + 1 MOVM, 8 cp.async, 6 STSM.
     # and 7 sm90 TMA/bulk copies (one bit count each here; the family takes any).
     assert len(OPS) == 173 + 7 + 2 + 7 + 8 + 6 + 7
+    assert len(copy_ops()) == len(OPS) + len(NEWER_THAN_HEADERS)
 
 
 # One natural element type per atom (the widths CuTe kernels use them with).

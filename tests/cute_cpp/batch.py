@@ -32,6 +32,7 @@ from functools import cache
 from pathlib import Path
 
 from cute_cpp import harness
+from cutemma.cuda.cache import load_sealed, seal, warn_damaged, write_atomic
 
 # show(key, x) prints "<key>\t<cute::print of x>\t<x(0),x(1),...>" (values for layouts only);
 # fflush so that the lines before a crash are kept.
@@ -114,8 +115,11 @@ def _pch(prelude: str) -> Path:
             header.write_text("#pragma once\n" + prelude + HELPER)
             tmp = folder / f"tmp.{os.getpid()}.gch"
             cmd = [harness.compiler(), *_flags(), *_includes(), "-x", "c++-header", str(header)]
-            subprocess.run([*cmd, "-o", str(tmp)], check=True, capture_output=True)
-            tmp.replace(gch)
+            try:
+                subprocess.run([*cmd, "-o", str(tmp)], check=True, capture_output=True)
+                tmp.replace(gch)
+            finally:  # a failed compile or rename leaves no half-written PCH behind
+                tmp.unlink(missing_ok=True)
         return header
 
 
@@ -229,22 +233,23 @@ def _execute(exe: Path, cases: list[tuple[str, str]], out: dict[str, Verdict]) -
 
 
 def _save(path: Path, known: dict) -> None:
-    """Merge with what another process may have written meanwhile; replace atomically."""
-    if path.is_file():
-        try:
-            known.update({k: v for k, v in json.loads(path.read_text()).items() if k not in known})
-        except ValueError:  # a torn file from a killed writer: ours replaces it
-            pass
-    tmp = path.with_suffix(f".{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(known))
-    tmp.replace(path)
+    """Merge with what another process may have written meanwhile; replace atomically, sealed
+    (a digest and length: a verdict file changed on disk is recomputed, never trusted)."""
+    known.update({k: v for k, v in _load(path).items() if k not in known})
+    write_atomic(path, seal(json.dumps(known).encode()))
 
 
 def _load(path: Path) -> dict:
+    """The saved verdicts; {} when absent, from before seals, or damaged (then a warning)."""
+    data = load_sealed(path)
     try:
-        return json.loads(path.read_text()) if path.is_file() else {}
-    except ValueError:  # a torn file from a killed writer (before atomic saves): start over
+        known = json.loads(data) if data is not None else {}
+    except ValueError:
+        known = None
+    if not isinstance(known, dict):
+        warn_damaged(path, "is sealed but not a JSON object")
         return {}
+    return known
 
 
 def _case_hash(expr: str) -> str:

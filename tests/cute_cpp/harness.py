@@ -33,6 +33,8 @@ from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
 
+from cutemma.cuda.cache import cache_root, read_regular, warn_damaged, write_atomic
+
 # -O1 compiles the TiledMMA cases twice as fast as -O0 (measured: 7.8 s against 15 s for 16 of
 # them): at -O0 every instantiated CuTe function is emitted, at -O1 most are inlined away.
 CXX_FLAGS = ("-std=c++17", "-O1", "-w", "-fno-exceptions")
@@ -98,10 +100,22 @@ def unavailable_reason() -> str | None:
 
 
 def cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    path = Path(base) / "cutemma" / "cute_cpp"
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+    """``<user cache>/cutemma/cute_cpp`` (cutemma's own rule: never ``/.cache`` for an empty
+    HOME); a folder of this process's own when that one cannot be written, so an unwritable
+    cache costs compile time, not every C++ test."""
+    path = cache_root() / "cutemma" / "cute_cpp"
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        if os.access(path, os.W_OK | os.X_OK):
+            return path
+    except OSError:
+        pass
+    return _private_cache()
+
+
+@cache
+def _private_cache() -> Path:
+    return Path(tempfile.mkdtemp(prefix="cutemma-cute_cpp-"))
 
 
 @cache
@@ -222,14 +236,38 @@ def build(source: str) -> Path:
     return _build(source, 1)
 
 
+def _seal_path(exe: Path) -> Path:
+    return exe.with_suffix(".sha256")
+
+
+def _digest_line(data: bytes) -> bytes:
+    return f"{hashlib.sha256(data).hexdigest()} {len(data)}\n".encode()
+
+
+def verified(exe: Path) -> str | None:
+    """None when ``exe`` is the binary its seal (``<exe>.sha256``: digest and length, written
+    after the binary) describes; else why not ('absent' for no binary or no seal, e.g. one
+    cached before seals). A truncated or changed binary is rebuilt, never run."""
+    data, seal = read_regular(exe), read_regular(_seal_path(exe))
+    for what in (data, seal):
+        if isinstance(what, str):  # a folder, a FIFO ...: damage, never opened to block
+            return what
+    if data is None or seal is None:
+        return "absent"
+    return None if seal == _digest_line(data) else "does not match its digest and length"
+
+
 def _build(source: str, programs: int) -> Path:
     """``build``; ``programs`` as for ``_pch`` (0: already counted by the caller)."""
     exe = exe_path(source)
-    if exe.is_file():
+    if verified(exe) is None:
         return exe
     with file_lock(exe.with_suffix(".lock")):
-        if exe.is_file():  # built meanwhile by the lock's previous holder
+        why = verified(exe)
+        if why is None:  # built meanwhile by the lock's previous holder
             return exe
+        if why != "absent":
+            warn_damaged(exe, why)
         head = _prelude_part(source)
         pch = _pch(head, programs) if head else None
         with tempfile.TemporaryDirectory() as tmp:
@@ -247,10 +285,26 @@ def _build(source: str, programs: int) -> Path:
             )
             if res.returncode:
                 raise CompileFailed(source, res.stderr)
-            tmp_exe = exe.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
-            shutil.copyfile(out, tmp_exe)
-            tmp_exe.chmod(0o755)
-            tmp_exe.replace(exe)
+            return _install(out, exe)
+
+
+def _install(built: Path, exe: Path) -> Path:
+    """Move a built binary into the cache, then write its seal; where it ends up. No temporary
+    file is left behind when a write fails (read-only, full, a folder in the way): the binary
+    then goes to this process's own folder (the cache entry is rebuilt next time)."""
+    data = built.read_bytes()
+    tmp_exe = exe.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
+    try:
+        tmp_exe.write_bytes(data)
+        tmp_exe.chmod(0o755)
+        tmp_exe.replace(exe)
+    except OSError:
+        exe = _private_cache() / exe.name
+        shutil.copyfile(built, exe)
+        exe.chmod(0o755)
+    finally:
+        tmp_exe.unlink(missing_ok=True)
+    write_atomic(_seal_path(exe), _digest_line(data))
     return exe
 
 
@@ -290,7 +344,7 @@ def run_cases(
     chunks = [items[i : i + per_program] for i in range(0, len(items), per_program)]
     bodies = ["\n".join(f"  {{ {code} }}" for _, code in chunk) for chunk in chunks]
     # all the programs count towards building the headers' PCH at once (see _pch)
-    uncached = [b for b in bodies if not exe_path(program(b, headers)).is_file()]
+    uncached = [b for b in bodies if verified(exe_path(program(b, headers)))]
     if uncached:
         with _pch_lock:
             _pch_wanted[_prelude_part(program("", headers))] += len(uncached)

@@ -159,12 +159,23 @@ def _defect(name: str):
     return next((d for p, d in CPP_TRAIT_DEFECTS.items() if re.fullmatch(p, name)), None)
 
 
+def _traits_text(name: str) -> tuple[str, ...]:
+    atom = catalog.make_mma_atom(name)
+    layouts = (atom.thr_id, atom.tv_layout_A, atom.tv_layout_B, atom.tv_layout_C)
+    return (_fmt_crd(atom.shape_mnk), *map(str, layouts))
+
+
 def representatives() -> dict[str, str]:
-    """Warp atom -> the first atom with the same C++ traits (its TiledMMAs are computed from
-    the traits alone, so one TiledMMA check per distinct set of traits covers them all).
-    Atoms whose C++ traits are defective are left out: C++ tiles the defect."""
+    """Warp atom -> the first atom with the same traits (its TiledMMAs are computed from the
+    traits alone, so one TiledMMA check per distinct set of traits covers them all).
+
+    Grouped by cutemma's traits, not C++'s: collecting this file compiles no C++ (a broken
+    CXX or cache is then a failure of the tests that need C++, not of collection), and
+    test_warp_atom_traits_match_cpp holds the two equal for every atom grouped here. Atoms
+    whose C++ traits are defective are left out: C++ tiles the defect."""
     first: dict[tuple, str] = {}
-    return {n: first.setdefault(sig, n) for n, sig in cpp_traits().items() if not _defect(n)}
+    names = [n for n in warp_atoms() if n in cpp_warp_atoms() and not _defect(n)]
+    return {n: first.setdefault(_traits_text(n), n) for n in names}
 
 
 def all_cases() -> dict[str, tuple]:

@@ -342,6 +342,6 @@ def test_designs_run_their_own_kernel_and_repeat(sm80):
     A, B = bf16(64, 32), bf16(32, 48)
     assert [call(sm80, A, B, design=d)[1] for _ in range(3)] == [False, True, True]
     keys = [e[1] for e in sm80.log if e[0] == "checked"]
-    assert keys and all(k[-1] == d for k in keys)
+    assert keys and all(k[-2] == d for k in keys)  # (..., arch, design, epilogue)
     out = dsp.gemm(A, B, tiled_mma=tiled)  # GemmDesign(tiled): the default tile
     assert out.shape == (64, 48) and sm80.log[-1][0] == "boxes"

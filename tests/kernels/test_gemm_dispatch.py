@@ -18,7 +18,11 @@ torch = pytest.importorskip("torch")
             (5, 6),
             r"A is \(3, 4\) and B is \(5, 6\); A's columns \(4\) must equal B's rows \(5\)",
         ),
-        ((3,), (3, 6), "A must be a 2-D or 3-D \\(batch, rows, cols\\) torch tensor, got \\(3,\\)"),
+        (
+            (3,),
+            (3, 6),
+            r"A must be a 2-D or 3-D \(batch, rows, cols\) torch tensor.* of shape \(3,\)",
+        ),
         ((3, 4), (2, 4, 2, 1), "B must be a 2-D or 3-D"),
         ((2, 3, 4), (3, 4, 5), "their batch sizes 2 and 3 must be equal, or one of them 1"),
         ((2, 3, 4), (5, 6), "A's columns \\(4\\) must equal B's rows \\(5\\)"),

@@ -43,8 +43,11 @@ def test_index_hit_builds_nothing(tmp_path, monkeypatch):
     def boom(*a, **k):
         raise AssertionError("the index hit rebuilt the plan or the source")
 
-    monkeypatch.setattr(d, "Sm90Plan", boom)
-    monkeypatch.setattr(d, "gemm_sm90_source", boom)
+    from cutemma.kernels.sm90 import plan as sm90_plan
+    from cutemma.kernels.sm90 import source as sm90_source
+
+    monkeypatch.setattr(sm90_plan, "Sm90Plan", boom)  # host imports them when it compiles
+    monkeypatch.setattr(sm90_source, "gemm_sm90_source", boom)
     monkeypatch.setattr(cuda_pkg, "compile", boom)
     k2, rec2 = d.compiled_sm90(*args)
     d.compiled_sm90.cache_clear()
@@ -110,3 +113,26 @@ def test_a_pick_leaves_the_speed_table_alone():
     assert pick_sm90_config(1, 14336, batch=8).block_n != 64
     assert TILE_SPEEDS_16 == before
     assert pick_sm90_config(1024, 1024).block_n == 64
+
+
+def test_a_call_path_imports_no_generator():
+    """A new process that imports cutemma.gemm's host side (the first call of a kernel in
+    the disk cache runs no more) loads no kernel generator, plan or SASS reader: each of
+    those modules is imported only where a kernel is compiled (issue 21, cold start)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, cutemma.kernels.dispatch, cutemma.kernels.sm90.host, "
+        "cutemma.kernels.sm80.host; print(' '.join(sorted(sys.modules)))"
+    )
+    loaded = set(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                                check=True).stdout.split())  # fmt: skip
+    generators = {
+        "cutemma.kernels.sm90.plan", "cutemma.kernels.sm90.source", "cutemma.kernels.sm90.mainloop",
+        "cutemma.kernels.sm90.epilogue", "cutemma.kernels.sm90.batched", "cutemma.kernels.sm80.plan",
+        "cutemma.kernels.sm80.source", "cutemma.kernels.template", "cutemma.cuda.launch",
+        "cutemma.cuda.sass", "cutemma.cuda.codegen", "cutemma.cuda.probe",
+    }  # fmt: skip
+    assert "cutemma.kernels.sm90.host" in loaded
+    assert loaded & generators == set()

@@ -166,13 +166,13 @@ CASES = [
     ("swizzle shift smaller than bits", lambda: Swizzle(3, 4, 2), [3, 4, 2]),
     ("swizzle negative bits", lambda: Swizzle(-1, 4, 3), [-1]),
     # --- coordinates out of range ------------------------------------------------------
-    ("index past size", lambda: L((4, 2))(8), [L((4, 2)), 8]),
+    ("index past size", lambda: L((4, 2))(8, strict=True), [L((4, 2)), 8]),
     ("negative index", lambda: L((4, 2))(-1), [L((4, 2)), -1]),
-    ("mode-0 coordinate past extent", lambda: L((4, 2))(4, 0), [L((4, 2)), 4]),
-    ("mode-1 coordinate past extent", lambda: L((4, 2))(0, 2), [L((4, 2)), 2]),
+    ("mode-0 coordinate past extent", lambda: L((4, 2))(4, 0, strict=True), [L((4, 2)), 4]),
+    ("mode-1 coordinate past extent", lambda: L((4, 2))(0, 2, strict=True), [L((4, 2)), 2]),
     (
         "nested coordinate past extent",
-        lambda: L(((2, 2), 2))((2, 0), 0),
+        lambda: L(((2, 2), 2))((2, 0), 0, strict=True),
         [L(((2, 2), 2)), 2],
     ),
     ("too many coordinates", lambda: L((4, 2))(0, 0, 0), [L((4, 2)), (0, 0, 0)]),

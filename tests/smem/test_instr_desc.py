@@ -56,10 +56,22 @@ def test_round_trip_random():
     for _ in range(300):
         kind = rng.choice(list(KINDS))
         table = KINDS[kind].table
-        fields = {f.name: rng.randrange(1 << f.width) for f in table}
+        # m_dim and n_dim >= 1: a descriptor of M or N = 0 is refused (the next test)
+        fields = {f.name: rng.randrange(f.name in ("m_dim", "n_dim"), 1 << f.width) for f in table}
         raw = sum(v << f.lo for f, v in zip(table, fields.values()))
         d = decode_instr_desc(raw, kind)
         assert d.fields == fields and d.raw == raw
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_a_descriptor_of_no_shape_is_refused(kind):
+    # issue 22: decode_instr_desc(0, 'f16') reported M = N = 0 without a word
+    table = {f.name: f for f in KINDS[kind].table}
+    for zero in ("m_dim", "n_dim"):
+        other = "n_dim" if zero == "m_dim" else "m_dim"
+        raw = 1 << table[other].lo  # the other field 1, this one 0
+        with pytest.raises(DescriptorError, match="must be nonzero"):
+            decode_instr_desc(raw, kind)
 
 
 @pytest.mark.parametrize(

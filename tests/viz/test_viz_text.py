@@ -88,5 +88,9 @@ def test_tile_and_atom_layout_options():
 
 
 def test_cannot_draw_a_non_layout():
-    with pytest.raises(LayoutError, match="expected a Layout, ComposedLayout, MmaAtom"):
+    # a wrong type is a DrawError (a TypeError), not a LayoutError (issue 22)
+    from cutemma.errors import DrawError
+
+    with pytest.raises(DrawError, match="cannot draw int: expected a Layout, ComposedLayout") as e:
         to_text(42)
+    assert isinstance(e.value, TypeError) and not isinstance(e.value, LayoutError)

@@ -120,6 +120,45 @@ TMEM_STORE = table_family(
     _tmem_table(True),
 )
 
+# tcgen05.ld.red (PTX ISA 8.8, "tcgen05.ld"): a 32x32b or 16x32bx2 load that also reduces, with
+# .min or .max, the values each lane loads across its columns into one more register, redVal;
+# .num at least .x2. Targets sm_101a/sm_110a and the sm_103f family only. CuTe's
+# SM100_TMEM_LOAD_STAT_32dp32b{32,128}x (newer CUTLASS than the 4.2 headers on PyPI, arch
+# define CUTE_ARCH_TCGEN05_TMEM_STAT_ENABLED for sm_103a/f) issue the 32x32b form with .max.f32:
+# the row maximum a softmax needs. Their layouts are the plain 32dp32b<R>x atom's.
+STAT_REPS = (32, 128)
+
+
+def _tmem_stat(r: int):
+    name = f"SM100_TMEM_LOAD_STAT_32dp32b{r}x"
+
+    def build():
+        plain_op, traits = _tmem(False, "32dp32b", r, False)[1]()
+        op = CopyOperation(
+            name,
+            100,
+            "sm100.tmem_load_stat",
+            f"tcgen05.ld.red.sync.aligned.32x32b.x{r}.max.f32",
+            plain_op.src,
+            plain_op.dst,
+            modifiers=("red_max",),
+            params=(("shape", "32dp32b"), ("reps", r), ("red", "max")),
+            ptx_isa=(8, 8),
+            note="sm_103a/sm_103f (tcgen05.ld.red); also writes each thread's maximum over "
+            "the columns it loads (its lane's row) to one more f32 register, CuTe's row_max",
+        )
+        return op, traits
+
+    return name, build
+
+
+TMEM_LOAD_STAT = table_family(
+    "sm100.tmem_load_stat",
+    100,
+    "SM100_TMEM_LOAD_STAT_32dp32b{32,128}x (tcgen05.ld.red .max.f32, sm_103)",
+    dict(_tmem_stat(r) for r in STAT_REPS),
+)
+
 # tcgen05.cp shapes: token -> (PTX shape, val_id (shape, stride in lanes L / bits), smem side
 # (shape, stride), destination size). Strides written with L = one data-path lane.
 _L = DP_BITS

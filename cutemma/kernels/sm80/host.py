@@ -12,13 +12,14 @@ from functools import cache
 from typing import Any
 
 from cutemma.errors import LaunchError
+from cutemma.kernels.epilogue import NO_EPILOGUE, Bound, Epilogue, reference
 from cutemma.kernels.fastlaunch import DriverKernel
 from cutemma.kernels.fastpath import remember as _remember_launch
+from cutemma.kernels.fastpath_epilogue import remember_epilogue
 from cutemma.kernels.operands import _DTYPES, _arch, _batch_stride, _dtype, _major
 from cutemma.kernels.pick import BUILTIN_CONFIGS, builtin_config
+from cutemma.kernels.sm80.config import ELEM_BYTES, GemmConfig
 from cutemma.kernels.sm80.launch import Sm80Launch
-from cutemma.kernels.sm80.plan import ELEM_BYTES, GemmConfig, GemmPlan
-from cutemma.kernels.sm80.source import gemm_source, kernel_name, params
 from cutemma.kernels.tuned import lookup_device as _tuned
 
 
@@ -34,9 +35,11 @@ def compiled_kernel(
     vec_b: bool,
     arch: str,
     design: Any = None,
+    epilogue: Epilogue = NO_EPILOGUE,
 ) -> tuple[Any, int, int]:
     """(Kernel, shared bytes, threads) for one variant; compiled once per process (disk-cached).
-    ``design``: a custom GemmDesign (its TiledMMA, layouts, copies), else None.
+    ``design``: a custom GemmDesign (its TiledMMA, layouts, copies), else None; ``epilogue``:
+    fused ops.
 
     Loading the kernel needs a GPU; the default config takes 64 KiB of shared memory:
 
@@ -46,12 +49,15 @@ def compiled_kernel(
     (65536, 128)
     """
     from cutemma.cuda import compile, load_kernel
+    from cutemma.kernels.sm80.plan import GemmPlan  # the generator: loaded when it compiles
+    from cutemma.kernels.sm80.source import gemm_source, kernel_name, params
 
-    src = gemm_source(config, dtype, a_major, b_major, out, c_type, vec_a, vec_b, design)
+    args = (config, dtype, a_major, b_major, out, c_type, vec_a, vec_b, design, epilogue)
+    src = gemm_source(*args)
     cubin = compile(src, arch)
-    name = kernel_name(config, dtype, a_major, b_major, out, c_type, vec_a, vec_b, design)
+    name = kernel_name(*args)
     plan = GemmPlan(config, dtype, a_major, b_major, design)
-    kern = load_kernel(cubin, name, params(out, c_type, dtype))
+    kern = load_kernel(cubin, name, params(out, c_type, dtype, epilogue))
     kern.fast = DriverKernel(cubin.data, name, plan.shared_bytes, plan.threads)
     return kern, plan.shared_bytes, plan.threads
 
@@ -87,6 +93,7 @@ def _flat(t: Any) -> Any:
 
 def _compile_variant(key: tuple) -> str:
     from cutemma.cuda import compile
+    from cutemma.kernels.sm80.source import gemm_source, kernel_name
 
     config, dtype, a_major, b_major, out, c_type, vec_a, vec_b, arch = key
     compile(gemm_source(config, dtype, a_major, b_major, out, c_type, vec_a, vec_b), arch)
@@ -144,10 +151,12 @@ def gemm_sm80(
     dtype: str,
     remember: tuple | None,
     design: Any = None,
+    epilogue: Bound | None = None,
 ) -> Any:
     """The sm80 (``mma.sync``) half of :func:`cutemma.gemm`, after its checks: ``batch`` and
     ``dtype`` as :func:`cutemma.kernels.operands._check` read them, ``remember`` the
-    fast-path key's slots (or None: not remembered). Writes and returns ``out``.
+    fast-path key's slots (or None: not remembered), ``epilogue`` the fused ops bound to
+    their tensors (:func:`cutemma.kernels.epilogue.bind`). Writes and returns ``out``.
 
     >>> import torch                                                  # doctest: +SKIP
     >>> A = torch.randn(64, 32, device="cuda", dtype=torch.float16)   # doctest: +SKIP
@@ -169,6 +178,9 @@ def gemm_sm80(
         )
     if M == 0 or N == 0 or batch == 0:
         return out
+    if K == 0 and epilogue is not None:  # the ops of a zero product (torch's own)
+        zero = torch.zeros(shape, device=A.device)
+        return out.copy_(reference(zero, epilogue.epilogue.ops, epilogue.named, alpha, beta, C))
     if K == 0:
         return out.copy_(
             beta * C.expand(shape) if C is not None and beta != 0 else torch.zeros_like(out)
@@ -207,8 +219,9 @@ def gemm_sm80(
     vec_b = _aligned(B, ldb, N if b_major == "K" else K, sb)
     arch = _arch(device)
     out_t, c_t = _DTYPES[_dtype(out)], _DTYPES[_dtype(C)]
+    epi = epilogue.epilogue if epilogue is not None else NO_EPILOGUE
     kern, shared, threads = compiled_kernel(
-        config, dtype, a_major, b_major, out_t, c_t, vec_a, vec_b, arch, design
+        config, dtype, a_major, b_major, out_t, c_t, vec_a, vec_b, arch, design, epi
     )
     tiles = -(-M // config.block_m) * -(-N // config.block_n)
     if _FAST["ok"]:
@@ -217,6 +230,9 @@ def gemm_sm80(
         try:
             p = Sm80Launch(kern.fast, device, tiles, batch or 1, (A.data_ptr(), B.data_ptr()),
                            (M, N, K, lda, ldb), sa_sb, dtype == "s8", batch is not None)  # fmt: skip
+            if epi:
+                p.add_epilogue(epi.params())
+                p.set_epilogue(epilogue.values)
             p.set_operands((C.data_ptr(), C.stride()), (out.data_ptr(), out.stride()),
                            float(alpha), float(beta), sc_sd)  # fmt: skip
             p.launch()
@@ -224,7 +240,10 @@ def gemm_sm80(
             _FAST["ok"], _FAST["why"] = False, f"{type(exc).__name__}: {exc}"
         else:
             if remember is not None and C is out and A is A_in and B is B_in:
-                _remember_launch(A, B, out, *remember, p)  # for cutemma.gemm's next call
+                if epilogue is None:
+                    _remember_launch(A, B, out, *remember, p)  # for cutemma.gemm's next call
+                elif epilogue.fast is not None:
+                    remember_epilogue(A, B, out, *remember, p, epilogue.fast)
             return out
     sc, sd = (strides[2], strides[3]) if strides else (0, 0)
     kern(
@@ -247,6 +266,7 @@ def gemm_sm80(
         sb,
         sc,
         sd,
+        *(_flat(a) if hasattr(a, "data_ptr") else a for a in (epilogue.args if epi else ())),
         grid=(tiles, batch or 1),
         block=threads,
         shared_mem=shared,

@@ -17,8 +17,6 @@ and value, combining by ``+`` or, where a swizzle makes the bits overlap, ``^``.
 
 from __future__ import annotations
 
-import dataclasses
-import operator
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -27,6 +25,13 @@ import numpy as np
 
 from cutemma.copy import make_copy_atom
 from cutemma.errors import NotALayoutError, TiledMmaError
+from cutemma.kernels.sm80.config import (  # noqa: F401 - the config's names, re-exported
+    ATOMS,
+    ELEM_BYTES,
+    VEC,
+    GemmConfig,
+    _check_config_ints,
+)
 from cutemma.kernels.sm80.ldmatrix import LdMatrix, LdmatrixPlan, bank_phases
 from cutemma.layout import ComposedLayout, Layout, Swizzle, flatten, size, tile_to_shape
 from cutemma.mma.infer import infer_layout
@@ -38,98 +43,6 @@ from cutemma.tiled import (
     make_tiled_copy_B,
     make_tiled_mma,
 )
-
-ATOMS = {
-    "f16": "SM80_16x8x16_F32F16F16F32_TN",
-    "bf16": "SM80_16x8x16_F32BF16BF16F32_TN",
-    "tf32": "SM80_16x8x8_F32TF32TF32F32_TN",
-    "s8": "SM80_16x8x32_S32S8S8S32_TN",
-    # fp8 (sm89 mma.sync): "<A type>" when A and B agree, "<A type>_<B type>" when they differ
-    "e4m3": "SM89_16x8x32_F32E4M3E4M3F32_TN",
-    "e5m2": "SM89_16x8x32_F32E5M2E5M2F32_TN",
-    "e4m3_e5m2": "SM89_16x8x32_F32E4M3E5M2F32_TN",
-    "e5m2_e4m3": "SM89_16x8x32_F32E5M2E4M3F32_TN",
-}
-ELEM_BYTES = {"f16": 2, "bf16": 2, "tf32": 4, "s8": 1} | {fp8: 1 for fp8 in list(ATOMS)[4:]}
-VEC = 8  # 16-bit elements per 16-byte cp.async chunk (16 // elem_bytes in general)
-
-
-@dataclass(frozen=True)
-class GemmConfig:
-    """Block tile, warp layout, pipeline depth and swizzle width of an sm80 GEMM.
-
-    ``warps`` is the TiledMMA's atom layout (M, N); ``swizzle_bytes`` the
-    contiguous width of one swizzle atom row, at most 128 bytes.
-
-    >>> GemmConfig(block_m=64, block_n=64).name
-    'b64x64x32_w2x2_s4'
-    """
-
-    block_m: int = 128
-    block_n: int = 128
-    block_k: int = 32
-    warps: tuple[int, int] = (2, 2)
-    stages: int = 4
-    swizzle_bytes: int = 128
-    group_m: int = 8
-
-    def __post_init__(self) -> None:
-        _check_config_ints(self)  # whole positive numbers first: the rules below divide by them
-        wm, wn = self.warps
-        rules = [
-            (self.block_m % (16 * wm) == 0, f"block_m {self.block_m} a multiple of 16*{wm}"),
-            (self.block_n % (8 * wn) == 0, f"block_n {self.block_n} a multiple of 8*{wn}"),
-            (self.block_k % 8 == 0, f"block_k {self.block_k} a multiple of 8"),
-            (self.stages >= 2, f"stages {self.stages} >= 2"),
-            (self.swizzle_bytes in (32, 64, 128), "swizzle_bytes one of 32, 64, 128"),
-        ]
-        bad = [what for ok, what in rules if not ok]
-        if bad:
-            raise TiledMmaError(f"GemmConfig{self.name_tuple}: need " + "; ".join(bad))
-        # hashed once: a config is part of cutemma.gemm's repeated-call key (kernels/
-        # fastpath.py), and the generated field-by-field hash cost 0.1 us per call
-        object.__setattr__(self, "_hash", hash(dataclasses.astuple(self)))
-
-    def __hash__(self) -> int:
-        return self._hash
-
-    @property
-    def name_tuple(self) -> tuple:
-        return (self.block_m, self.block_n, self.block_k, self.warps, self.stages)
-
-    @property
-    def name(self) -> str:
-        wm, wn = self.warps
-        return f"b{self.block_m}x{self.block_n}x{self.block_k}_w{wm}x{wn}_s{self.stages}"
-
-    @property
-    def threads(self) -> int:
-        return 32 * self.warps[0] * self.warps[1]
-
-
-def _check_config_ints(cfg: GemmConfig) -> None:
-    """Every GemmConfig field a positive whole number (numpy ints too), warps a pair."""
-    warps = cfg.warps
-    if not (isinstance(warps, tuple | list) and len(warps) == 2):
-        raise TiledMmaError(
-            f"GemmConfig warps={warps!r}: give the warp layout as a pair (WM, WN), e.g. (2, 2)"
-        )
-    fields = ["block_m", "block_n", "block_k", "stages", "swizzle_bytes", "group_m"]
-    values = [(f, getattr(cfg, f)) for f in fields] + [
-        ("warps[0]", warps[0]),
-        ("warps[1]", warps[1]),
-    ]
-    for name, v in values:
-        try:
-            n = operator.index(v)
-        except TypeError:
-            n = None
-        if n is None or isinstance(v, bool) or n < 1:
-            raise TiledMmaError(f"GemmConfig {name}={v!r}: must be a positive whole number")
-        if name.startswith("warps"):
-            continue
-        object.__setattr__(cfg, name, n)  # frozen: store the plain int
-    object.__setattr__(cfg, "warps", (operator.index(warps[0]), operator.index(warps[1])))
 
 
 def smem_layout(
@@ -259,19 +172,30 @@ class GemmPlan:
     C tile (m, n), as CuTe's MMA layouts read them.
     """
 
-    def __init__(
-        self, config: GemmConfig, dtype: str, a_major: str, b_major: str, design: object = None
-    ):
-        """``design``: a :class:`cutemma.kernels.design.GemmDesign` whose TiledMMA, smem
-        layouts and copy atoms replace those the config implies (None: the config's)."""
+    @staticmethod
+    def check_names(config: object, dtype: object, a_major: object, b_major: object) -> None:
+        """A TiledMmaError unless these are a GemmConfig, an sm80 dtype and A/B majors.
+
+        >>> GemmPlan.check_names(GemmConfig(), "bf16", "K", "Q")
+        Traceback (most recent call last):
+        ...
+        cutemma.errors.TiledMmaError: majors A='K' B='Q': A is 'K' or 'M', B 'K' or 'N'
+        """
         if not isinstance(config, GemmConfig):
             raise TiledMmaError(f"GemmPlan: expected a GemmConfig first, got {config!r}")
-        if dtype not in ATOMS:
+        if not isinstance(dtype, str) or dtype not in ATOMS:
             raise TiledMmaError(f"dtype {dtype!r}: the sm80 GEMM takes {', '.join(ATOMS)}")
         if a_major not in ("K", "M") or b_major not in ("K", "N"):
             raise TiledMmaError(
                 f"majors A={a_major!r} B={b_major!r}: A is 'K' or 'M', B 'K' or 'N'"
             )
+
+    def __init__(
+        self, config: GemmConfig, dtype: str, a_major: str, b_major: str, design: object = None
+    ):
+        """``design``: a :class:`cutemma.kernels.design.GemmDesign` whose TiledMMA, smem
+        layouts and copy atoms replace those the config implies (None: the config's)."""
+        self.check_names(config, dtype, a_major, b_major)
         self.config, self.dtype, self.a_major, self.b_major = config, dtype, a_major, b_major
         self.elem_bytes = ELEM_BYTES[dtype]
         self.vec = 16 // self.elem_bytes

@@ -32,6 +32,7 @@ from cutemma.cuda.source import (
     translation_unit,
 )
 from cutemma.errors import TiledMmaError
+from cutemma.kernels.epilogue import NO_EPILOGUE, Epilogue
 from cutemma.kernels.scheduler import raster_sm80
 from cutemma.kernels.sm80.pipeline import mainloop_steps
 from cutemma.kernels.sm80.plan import CopyPlan, GemmConfig, GemmPlan, ThreadValue, layout_terms
@@ -66,6 +67,33 @@ __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_gr
 )
 
 
+def check_outs(who: str, out: object, c_type: object) -> None:
+    """A TiledMmaError unless the output and C types are ones the kernels write.
+
+    >>> check_outs("x", "f64", "f32")
+    Traceback (most recent call last):
+    ...
+    cutemma.errors.TiledMmaError: x: out='f64'; choose one of f32, f16, bf16, s32
+    """
+    for what, t in (("out", out), ("c_type", c_type)):
+        if not isinstance(t, str) or t not in OUT_TYPES:
+            raise TiledMmaError(f"{who}: {what}={t!r}; choose one of {', '.join(OUT_TYPES)}")
+
+
+def as_config(config: object, design: object = None) -> tuple[object, object]:
+    """(config, design) of what a caller passed as ``config``: a GemmDesign (what
+    :func:`cutemma.kernels.pick_config` returns) stands for its config, and for itself when
+    it is a custom one; anything else is passed on to be checked.
+
+    >>> as_config(GemmConfig(64, 64, 32))
+    (GemmConfig(block_m=64, block_n=64, block_k=32, warps=(2, 2), stages=4, swizzle_bytes=128, group_m=8), None)
+    """
+    inner = getattr(config, "config", None)  # duck-typed: the design module imports this one
+    if isinstance(inner, GemmConfig) and hasattr(config, "custom"):
+        return inner, (config if config.custom else design)
+    return config, design
+
+
 def kernel_name(
     config: GemmConfig,
     dtype: str,
@@ -76,22 +104,33 @@ def kernel_name(
     vec_a: bool,
     vec_b: bool,
     design: object = None,
+    epilogue: Epilogue = NO_EPILOGUE,
 ) -> str:
     """The kernel's symbol: every choice that changes the source is in it (a design's own
-    TiledMMA, layouts and copies: its name).
+    TiledMMA, layouts and copies: its name; a fused epilogue's ops and tensor types last,
+    :attr:`Epilogue.suffix`).
 
     An f16 kernel, A M-major, B K-major, f32 out and C, B read one element at a time:
 
     >>> kernel_name(GemmConfig(64, 64, 32, (2, 2), 4), "f16", "M", "K", "f32", "f32", True, False)
     'cutemma_gemm_sm80_f16_MK_b64x64x32_w2x2_s4_of32_cf32_v8v1'
     """
+    config, design = as_config(config, design)
+    GemmPlan.check_names(config, dtype, a_major, b_major)
+    check_outs("kernel_name", out, c_type)
+    if not (isinstance(vec_a, bool) and isinstance(vec_b, bool)):
+        raise TiledMmaError(f"kernel_name: vec_a={vec_a!r}, vec_b={vec_b!r}: each True or False")
     va, vb = ("v8" if vec_a else "v1"), ("v8" if vec_b else "v1")
     name = f"cutemma_gemm_sm80_{dtype}_{a_major}{b_major}_{config.name}_o{out}_c{c_type}_{va}{vb}"
-    return name if design is None else f"{name}_{design.name}"
+    name = name if design is None else f"{name}_{design.name}"
+    return name + epilogue.suffix
 
 
-def params(out: str, c_type: str, dtype: str = "f16") -> list[Param]:
-    """The kernel signature, shared by the generator and the launcher.
+def params(
+    out: str, c_type: str, dtype: str = "f16", epilogue: Epilogue = NO_EPILOGUE
+) -> list[Param]:
+    """The kernel signature, shared by the generator and the launcher (a fused epilogue's
+    tensors and strides last: :meth:`Epilogue.params`).
 
     Inputs are ``__restrict__``; C and D are not (``D = C`` updates in place):
 
@@ -119,6 +158,7 @@ def params(out: str, c_type: str, dtype: str = "f16") -> list[Param]:
         Param("long long", "batch_b"),
         Param("long long", "batch_c"),
         Param("long long", "batch_d"),
+        *epilogue.params(),
     ]
 
 
@@ -511,10 +551,11 @@ def _register_read_setup(plan: GemmPlan, tables: list[str]) -> list[str]:
     return out
 
 
-def _epilogue_lines(plan: GemmPlan, out: str, c_type: str) -> str:
-    """D = alpha * acc + beta * C through partition_C, each store predicated on the edge."""
+def _epilogue_lines(plan: GemmPlan, out: str, c_type: str, epilogue: Epilogue = NO_EPILOGUE) -> str:
+    """D = epi(alpha * acc + beta * C) through partition_C, each store predicated on the
+    edge; the fused ops read their tensors at the (m, n) partition_C gives the value."""
     _, _, consts = plan.epilogue
-    lines = []
+    lines = [epilogue.setup()] if epilogue else []
     for idx, dm, dn in consts:
         acc = _acc_value(plan, idx)
         c_val = TO_F32[c_type].format(x="C[(long long)m * ldc_m + (long long)n * ldc_n]")
@@ -522,6 +563,8 @@ def _epilogue_lines(plan: GemmPlan, out: str, c_type: str) -> str:
             val = f"(int)alpha * {acc} + (beta != 0.f ? (int)beta * {c_val} : 0)"
         else:
             val = f"alpha * {acc} + (beta != 0.f ? beta * {c_val} : 0.f)"
+            if epilogue:
+                val = epilogue.apply(val, "m", "n")
         store = f"D[(long long)m * ldd_m + (long long)n * ldd_n] = {FROM_F32[out].format(x=val)};"
         lines.append(
             f"{{ const int m = m0 + C_m + {dm}, n = n0 + C_n + {dn}; if (m < M && n < N) {store} }}"
@@ -563,10 +606,14 @@ def gemm_source(
     vec_a: bool = True,
     vec_b: bool = True,
     design: object = None,
+    epilogue: Epilogue = NO_EPILOGUE,
 ) -> str:
     """The CUDA C++ translation unit of one GEMM kernel (deterministic for its arguments);
     ``design`` (a custom :class:`cutemma.kernels.design.GemmDesign`): its TiledMMA, smem
     layouts and copies in place of the config's.
+
+    ``epilogue``: fused ops applied to each value before the output cast
+    (:mod:`cutemma.kernels.epilogue`); without one the source is what it always was.
 
     An int8 kernel issues the k32 int8 mma.sync, accumulating in s32 (no k16 form):
 
@@ -574,12 +621,13 @@ def gemm_source(
     >>> "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32" in src, "m16n8k16" in src
     (True, False)
     """
+    config, design = as_config(config, design)
     plan = GemmPlan(config, dtype, a_major, b_major, design)
     c_type = c_type or out
-    for what, t in (("out", out), ("c_type", c_type)):
-        if t not in OUT_TYPES:
-            raise TiledMmaError(f"gemm_source: {what}={t!r}; choose one of {', '.join(OUT_TYPES)}")
-    name = kernel_name(config, dtype, a_major, b_major, out, c_type, vec_a, vec_b, design)
+    check_outs("gemm_source", out, c_type)
+    if epilogue and out == "s32":
+        raise TiledMmaError("gemm_source: an epilogue works on float values; int8 writes s32")
+    name = kernel_name(config, dtype, a_major, b_major, out, c_type, vec_a, vec_b, design, epilogue)
     tables: list[str] = []
     cpa, cpb = plan.copy("A"), plan.copy("B")
     m_t, n_t, _ = plan.epilogue
@@ -620,7 +668,9 @@ def gemm_source(
         f"uint32_t b_frag[2][{plan.mma_n}][{plan.frag_regs['B']}];",
     ]
     mainloop = _mainloop(plan, vec_a, vec_b)
-    body = "\n".join(setup + [mainloop, comment("epilogue"), _epilogue_lines(plan, out, c_type)])
+    body = "\n".join(
+        setup + [mainloop, comment("epilogue"), _epilogue_lines(plan, out, c_type, epilogue)]
+    )
     header = comment(
         f"cutemma sm80 GEMM: D = alpha * A @ B + beta * C\n"
         f"config {config.name}; {dtype} in, {'f16' if plan.acc_packed else 'f32'} accumulate, "
@@ -644,7 +694,7 @@ def gemm_source(
         header,
         FIXED_WIDTH_TYPES,
         defines,
-        HELPERS,
+        HELPERS + epilogue.helpers(),
         *tables,
-        kernel(name, params(out, c_type, dtype), body, launch_bounds=plan.threads),
+        kernel(name, params(out, c_type, dtype, epilogue), body, launch_bounds=plan.threads),
     )

@@ -50,9 +50,7 @@ __device__ __forceinline__ void tma_store_3d(const TmaMap* map, uint32_t src, in
                : "memory");
 }
 """
-# bits of the batched kernel's `bat` argument: which operand has a rank-3 (batched) map;
-# a shared (broadcast) operand keeps its rank-2 map and gets no batch coordinate
-BAT_A, BAT_B = 1, 2
+from cutemma.kernels.sm90.config import BAT_A, BAT_B  # noqa: E402 - the bits, defined there
 
 
 def tma_lines_batched(plan: Any, tma_lines: Callable[..., str]) -> str:

@@ -10,7 +10,9 @@ config.
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
+from typing import Any
 
 from cutemma.errors import TiledMmaError
 from cutemma.kernels.hardware import LIMITS
@@ -52,6 +54,7 @@ def register_split(consumers: int) -> tuple[int, int]:
 # tile of half the columns, stored in two passes (a ring stage more in the shared memory)
 EPILOGUES = ("tma", "regs", "tma2")
 TMA_STORE_OUTS = ("bf16", "f16")
+OUTS_SM90 = ("f32", "bf16", "f16")  # what the sm90 epilogue writes (registers or TMA)
 FP8 = ("e4m3", "e5m2")
 # registers a consumer thread keeps beside its accumulators (addresses, loop state, the
 # epilogue's indices): promoted fp8 keeps 2 sets (the wgmma target, the f32 sum), so a set
@@ -71,6 +74,48 @@ SCHEDULES = ("cooperative", "pingpong", "alternate")
 # tile's N halves are issued as two half-width batches per k tile, so one half's batch
 # runs while the other half's retired sums are added (2 sets, as True)
 PROMOTES = (True, False, "overlap", "split")
+
+
+# the raster's `GROUP_M * tiles_n` is a 32-bit int in the kernel: keep group_m far below
+GROUP_M_MAX = 1 << 16
+# every wgmma K (8 for tf32, 16 for 16-bit, 32 for 8-bit types) is a multiple of this
+WGMMA_K_UNIT = 8
+SWIZZLE_ROW_BYTES = 128  # block_k None: one 128-byte swizzle row of K per stage
+
+
+def _check_ranges(cfg: Sm90Config) -> None:
+    """Every int field >= 1 and the tile small enough for shared memory at 1 byte an element.
+
+    >>> Sm90Config(block_m=0)
+    Traceback (most recent call last):
+    ...
+    cutemma.errors.TiledMmaError: Sm90Config: need block_m=0 >= 1
+    """
+    ints = ("block_m", "block_n", "block_k", "consumers", "stages", "group_m", "cluster")
+    bad = [
+        f"{f}={getattr(cfg, f)} >= 1"
+        for f in ints
+        if getattr(cfg, f) is not None and getattr(cfg, f) < 1
+    ]
+    if cfg.group_m > GROUP_M_MAX:
+        bad.append(f"group_m={cfg.group_m} <= {GROUP_M_MAX} (the raster's 32-bit tile index)")
+    if cfg.block_k is not None and cfg.block_k % WGMMA_K_UNIT:
+        bad.append(
+            f"block_k={cfg.block_k} a multiple of the wgmma K (8 for tf32, 16 for 16-bit, "
+            "32 for 8-bit types), or None for one 128-byte row"
+        )
+    if not bad:
+        k_bytes = cfg.block_k if cfg.block_k is not None else SWIZZLE_ROW_BYTES  # >= 1 B each
+        least = max(cfg.stages or 2, 2) * (cfg.block_m + cfg.block_n) * k_bytes
+        if least > SMEM_LIMIT:
+            k = cfg.block_k if cfg.block_k is not None else "128 bytes of"
+            bad.append(
+                f"a smaller tile or fewer stages: {max(cfg.stages or 2, 2)} stages of "
+                f"({cfg.block_m} + {cfg.block_n}) rows x {k} K, {least} bytes even at 1 byte "
+                f"an element, do not fit in {SMEM_LIMIT} bytes of shared memory"
+            )
+    if bad:
+        raise TiledMmaError("Sm90Config: need " + "; ".join(bad))
 
 
 @dataclass(frozen=True)
@@ -122,6 +167,10 @@ class Sm90Config:
 
     def __post_init__(self) -> None:
         ints = ("block_m", "block_n", "consumers", "group_m", "cluster")
+        for f in (*ints, "block_k", "stages"):  # numpy integers are integers (stored plain)
+            v = getattr(self, f)
+            if isinstance(v, numbers.Integral) and not isinstance(v, bool | int):
+                object.__setattr__(self, f, int(v))
         bad_type = [
             f"{f} an int (got {getattr(self, f)!r})"
             for f in ints
@@ -133,8 +182,16 @@ class Sm90Config:
             if getattr(self, f) is not None
             and (not isinstance(getattr(self, f), int) or isinstance(getattr(self, f), bool))
         ]
+        bad_type += [
+            f"{f} a str (got {getattr(self, f)!r})"
+            for f in ("epilogue", "multicast", "schedule")
+            if not isinstance(getattr(self, f), str)
+        ]
+        if not isinstance(self.promote, bool | str):
+            bad_type.append(f"promote one of {PROMOTES} (got {self.promote!r})")
         if bad_type:
             raise TiledMmaError("Sm90Config: need " + "; ".join(bad_type))
+        _check_ranges(self)  # positive and small enough first: the rules below divide by them
         rules = [
             (self.epilogue in EPILOGUES, f"epilogue {self.epilogue!r} in {EPILOGUES}"),
             (self.cluster in (1, 2), f"cluster {self.cluster} is 1 or 2 CTAs"),
@@ -222,3 +279,30 @@ class Sm90Config:
         (2, 1)
         """
         return 1 if self.schedule == "pingpong" else self.consumers
+
+
+# bits of the batched kernel's `bat` argument: which operand has a rank-3 (batched) map;
+# a shared (broadcast) operand keeps its rank-2 map and gets no batch coordinate
+BAT_A, BAT_B = 1, 2
+
+
+def kernel_name_sm90(
+    config: Sm90Config,
+    dtype: str,
+    a_major: str,
+    b_major: str,
+    out: str,
+    c_type: str,
+    batched: bool = False,
+    epilogue: Any = None,
+) -> str:
+    """The kernel's symbol: every choice that changes the source is in it (a fused
+    epilogue's ops and tensor types last: its ``suffix``).
+
+    >>> kernel_name_sm90(Sm90Config(), "bf16", "K", "N", "bf16", "bf16")
+    'cutemma_gemm_sm90_bf16_KN_b128x128_c2_sauto_obf16_cbf16'
+    >>> kernel_name_sm90(Sm90Config(), "bf16", "K", "N", "bf16", "bf16", batched=True)[-8:]
+    '_batched'
+    """
+    name = f"cutemma_gemm_sm90_{dtype}_{a_major}{b_major}_{config.name}_o{out}_c{c_type}"
+    return name + ("_batched" if batched else "") + (epilogue.suffix if epilogue else "")

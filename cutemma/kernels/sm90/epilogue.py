@@ -8,14 +8,23 @@ from __future__ import annotations
 
 from cutemma.cuda.source import FROM_F32, TO_F32
 from cutemma.errors import TiledMmaError
+from cutemma.kernels.epilogue import NO_EPILOGUE, Epilogue
 from cutemma.kernels.sm80.source import swizzle_expr
 from cutemma.kernels.sm90.plan import Sm90Plan
 
 _PACK = {"f16": "pack_f16x2", "bf16": "pack_bf16x2"}
 
 
-def epilogue_lines(plan: Sm90Plan, out: str, c_type: str, acc_name: str = "acc") -> str:
-    """D = alpha * acc + beta * C through partition_C; adjacent n pairs stored as one word.
+def epilogue_lines(
+    plan: Sm90Plan,
+    out: str,
+    c_type: str,
+    acc_name: str = "acc",
+    epilogue: Epilogue = NO_EPILOGUE,
+) -> str:
+    """D = epi(alpha * acc + beta * C) through partition_C; adjacent n pairs stored as one
+    word; the fused ops read their tensors at the (m, n) partition_C gives each value
+    (evaluated inside the edge predicates).
 
     >>> from cutemma.kernels.sm90.plan import Sm90Config, Sm90Plan
     >>> plan = Sm90Plan(Sm90Config(128, 128), "bf16", "K", "N", "f32")
@@ -36,7 +45,8 @@ def epilogue_lines(plan: Sm90Plan, out: str, c_type: str, acc_name: str = "acc")
         vals = []
         for j, (ix, _, _) in enumerate(consts[i : i + (2 if pair else 1)]):
             c_val = TO_F32[c_type].format(x=f"C[m * ldc_m + (long long)(n + {j}) * ldc_n]")
-            vals.append(f"alpha * {acc_name}[{ix}] + (beta != 0.f ? beta * {c_val} : 0.f)")
+            val = f"alpha * {acc_name}[{ix}] + (beta != 0.f ? beta * {c_val} : 0.f)"
+            vals.append(epilogue.apply(val, "m", f"n + {j}") if epilogue else val)
         if pair:
             body = (
                 f"if (vec_d && n + 1 < N) {{ const uint32_t w = {_PACK[out]}({vals[0]}, {vals[1]});"
@@ -55,11 +65,19 @@ def epilogue_lines(plan: Sm90Plan, out: str, c_type: str, acc_name: str = "acc")
     return "\n".join(lines)
 
 
-def tma_store_lines(plan: Sm90Plan, out: str, acc_name: str = "acc", batched: bool = False) -> str:
-    """alpha * acc packed in pairs into the swizzled staging tile, then one thread stores
-    it with TMA (the boxes of ``plan.tma_D``; TMA clips at the tensor's edges; batched:
-    D's rank-3 map, problem ``l`` outermost). Pingpong: each warpgroup has its own staging
-    tile and named barrier (``d_smem``, ``EPI_BAR``).
+def tma_store_lines(
+    plan: Sm90Plan,
+    out: str,
+    acc_name: str = "acc",
+    batched: bool = False,
+    epilogue: Epilogue = NO_EPILOGUE,
+) -> str:
+    """epi(alpha * acc) packed in pairs into the swizzled staging tile, then one thread
+    stores it with TMA (the boxes of ``plan.tma_D``; TMA clips at the tensor's edges;
+    batched: D's rank-3 map, problem ``l`` outermost). Pingpong: each warpgroup has its own
+    staging tile and named barrier (``d_smem``, ``EPI_BAR``). Every value of the tile is
+    computed, those past the edges too (TMA drops them): the fused ops read their tensors
+    at coordinates clamped into the matrix there.
 
     >>> from cutemma.kernels.sm90.plan import Sm90Config, Sm90Plan
     >>> plan = Sm90Plan(Sm90Config(128, 256), "bf16", "K", "N", "bf16")
@@ -85,10 +103,12 @@ def tma_store_lines(plan: Sm90Plan, out: str, acc_name: str = "acc", batched: bo
             if (ib, dm1, dn1) != (ia + 1, dm, dn + 1) or offs[i + 1] != offs[i] + 1:
                 raise TiledMmaError("TMA-store epilogue: accumulators do not come in n pairs")
             addr = swizzle_expr(sw, f"(d_thr + {offs[i]})")
-            lines.append(
-                f"st_shared_b32(d_smem + {eb} * ({addr}), "
-                f"{_PACK[out]}(alpha * {acc_name}[{ia}], alpha * {acc_name}[{ib}]));"
-            )
+            va, vb = f"alpha * {acc_name}[{ia}]", f"alpha * {acc_name}[{ib}]"
+            if epilogue:
+                m = f"min(m0 + C_m + {dm}, M - 1)"
+                va = epilogue.apply(va, m, f"min(n0 + C_n + {dn}, N - 1)")
+                vb = epilogue.apply(vb, m, f"min(n0 + C_n + {dn + 1}, N - 1)")
+            lines.append(f"st_shared_b32(d_smem + {eb} * ({addr}), {_PACK[out]}({va}, {vb}));")
         lines += [
             "fence_async_smem();  // generic-proxy writes -> the TMA engine's reads",
             sync,

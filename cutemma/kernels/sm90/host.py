@@ -17,16 +17,18 @@ from __future__ import annotations
 
 import ctypes
 import hashlib
+import json
 import os
-import tempfile
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 from cutemma.copy.tma import TMA_RULES, stride_refusal, tensor_map_param
 from cutemma.errors import LaunchError
+from cutemma.kernels.epilogue import NO_EPILOGUE, Bound, Epilogue, reference
 from cutemma.kernels.fastlaunch import DriverKernel
-from cutemma.kernels.fastpath import LAUNCH_LOCK, remember
+from cutemma.kernels.fastpath import LAUNCH_LOCK, put_bounded, remember
+from cutemma.kernels.fastpath_epilogue import remember_epilogue
 from cutemma.kernels.operands import (
     SM90_DTYPES,
     _arch,
@@ -36,12 +38,17 @@ from cutemma.kernels.operands import (
     _dtype_name,
     _major,
 )
-from cutemma.kernels.pick import builtin_sm90_config
-from cutemma.kernels.sm90.batched import BAT_A, BAT_B
-from cutemma.kernels.sm90.config import ATOMS_SM90, Sm90Config
+from cutemma.kernels.pick import SMALL_SM90, builtin_sm90_config
+from cutemma.kernels.sm90 import index as sm90_index
+from cutemma.kernels.sm90.config import (
+    ATOMS_SM90,
+    BAT_A,
+    BAT_B,
+    FP8,
+    Sm90Config,
+    kernel_name_sm90,
+)
 from cutemma.kernels.sm90.launch import PreparedLaunch
-from cutemma.kernels.sm90.plan import Sm90Plan
-from cutemma.kernels.sm90.source import gemm_sm90_source, kernel_name_sm90
 from cutemma.kernels.sm90.tma_maps import Sm90Launch, operand_map
 
 _OUT = {"float16": "f16", "bfloat16": "bf16", "float32": "f32"}
@@ -135,12 +142,21 @@ def sm90_refusal(A: Any, B: Any, config: Any = None) -> str | None:
 @cache
 def _package_fingerprint() -> str:
     """Sizes and mtimes of cutemma's sources: any edit changes the generated kernels' index."""
-    root = Path(__file__).resolve().parents[2]  # cutemma/
-    h = hashlib.sha256()
-    for p in sorted(root.rglob("*.py")):
-        st = p.stat()
-        h.update(f"{p.relative_to(root)}:{st.st_size}:{st.st_mtime_ns};".encode())
-    return h.hexdigest()
+    root = str(Path(__file__).resolve().parents[2])  # cutemma/
+    entries = []
+    stack = [root]
+    while stack:  # os.scandir: the directory entries carry their stat (pathlib's rglob
+        # stats again; this runs in a new process's first call, 3x faster this way)
+        with os.scandir(stack.pop()) as it:
+            for e in it:
+                if e.is_dir(follow_symlinks=False) and e.name != "__pycache__":
+                    stack.append(e.path)
+                elif e.name.endswith(".py"):
+                    st = e.stat()
+                    entries.append(
+                        f"{os.path.relpath(e.path, root)}:{st.st_size}:{st.st_mtime_ns};"
+                    )
+    return hashlib.sha256("".join(sorted(entries)).encode()).hexdigest()
 
 
 def _index_path(name: str, arch: str) -> Path | None:
@@ -164,9 +180,10 @@ def compiled_sm90(
     c_type: str,
     arch: str,
     batched: bool = False,
+    epilogue: Epilogue = NO_EPILOGUE,
 ) -> tuple[DriverKernel, Sm90Launch]:
-    """(DriverKernel, launch record) for one variant (``batched``: the kernel of L problems),
-    compiled once per process.
+    """(DriverKernel, launch record) for one variant (``batched``: the kernel of L problems;
+    ``epilogue``: fused ops), compiled once per process.
 
     Disk-cached twice: the cubin by its source (:func:`cutemma.cuda.compile`), and an index
     by kernel name + cutemma's source fingerprint holding the cubin and the launch record,
@@ -174,29 +191,21 @@ def compiled_sm90(
 
     >>> k, launch = compiled_sm90(Sm90Config(), "bf16", "K", "K", "bf16", "bf16", "sm_90a")  # doctest: +SKIP
     """
-    name = kernel_name_sm90(config, dtype, a_major, b_major, out, c_type, batched)
+    name = kernel_name_sm90(config, dtype, a_major, b_major, out, c_type, batched, epilogue)
     index = _index_path(name, arch)
-    if index is not None:
-        try:
-            cubin, record = index.read_bytes().split(b"\n--cutemma-sm90--\n", 1)
-            launch = Sm90Launch.from_json(record.decode())
-            return DriverKernel(cubin, name, launch.shared_bytes, config.threads), launch
-        except (OSError, ValueError, KeyError, TypeError):
-            pass  # absent or damaged: build it
+    if index is not None and (hit := sm90_index.read(index)) is not None:  # sealed, checked
+        launch = Sm90Launch.from_json(json.dumps(hit[1]))
+        return DriverKernel(hit[0], name, launch.shared_bytes, config.threads), launch
     from cutemma.cuda import compile
+    from cutemma.kernels.sm90.plan import Sm90Plan  # the generator: loaded when it compiles
+    from cutemma.kernels.sm90.source import gemm_sm90_source
 
     plan = Sm90Plan(config, dtype, a_major, b_major, out)
-    cubin = compile(gemm_sm90_source(config, dtype, a_major, b_major, out, c_type, batched), arch)
+    src = gemm_sm90_source(config, dtype, a_major, b_major, out, c_type, batched, epilogue)
+    cubin = compile(src, arch)
     launch = Sm90Launch.of(plan)
-    if index is not None:
-        try:
-            index.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=index.parent, prefix=".tmp-", suffix=".sm90")
-            with os.fdopen(fd, "wb") as f:
-                f.write(cubin.data + b"\n--cutemma-sm90--\n" + launch.to_json().encode())
-            os.replace(tmp, index)
-        except OSError:
-            pass  # a read-only cache only makes the next process slower
+    if index is not None:  # a read-only or full cache only makes the next process slower
+        sm90_index.write(index, cubin.data, json.loads(launch.to_json()))
     return DriverKernel(cubin.data, name, launch.shared_bytes, config.threads), launch
 
 
@@ -216,10 +225,19 @@ _PREPARED_MAX = 256
 
 
 def _prepare(
-    A: Any, B: Any, majors: tuple, out: Any, C: Any, config, persistent: bool, batch=None
+    A: Any,
+    B: Any,
+    majors: tuple,
+    out: Any,
+    C: Any,
+    config,
+    persistent: bool,
+    batch=None,
+    epilogue: Epilogue = NO_EPILOGUE,
 ) -> tuple:
     """(kernel, grid, map_a, map_b, (M, N, K) boxes, device) for one argument signature
-    (``batch``: the problem count of a batched call; 2-D A/B are then shared by all)."""
+    (``batch``: the problem count of a batched call; 2-D A/B are then shared by all;
+    ``epilogue``: fused ops)."""
     M, K = A.shape[-2:]
     N = B.shape[-1]
     a_major, lda, b_major, ldb = majors
@@ -228,10 +246,13 @@ def _prepare(
     if arch != "sm_90a":
         raise LaunchError(f"gemm (sm90): device {device} is {arch}; the kernel needs sm_90a")
     dtype = SM90_DTYPES[_dtype(A)][0]
-    config = config or builtin_sm90_config(M, N, sm_count(device), dtype, batch or 1)
+    if config is None:
+        config = builtin_sm90_config(M, N, sm_count(device), dtype, batch or 1)
+        if epilogue and dtype in FP8:  # 128x192 by N halves: no registers left for the ops
+            config = SMALL_SM90  # (it spills 80 bytes; tests/kernels/test_epilogue_compile.py)
     kern, plan = compiled_sm90(
         config, dtype, a_major, b_major, _OUT[_dtype(out)], _OUT[_dtype(C)], arch,
-        batch is not None,
+        batch is not None, epilogue,
     )  # fmt: skip
     map_a = tensor_map_param(operand_map(plan, "A", A, a_major, lda))
     map_b = tensor_map_param(operand_map(plan, "B", B, b_major, ldb))
@@ -256,6 +277,7 @@ def gemm_sm90(
     config: Sm90Config | None = None,
     persistent: bool = True,
     _remember: Any = None,
+    _epilogue: Bound | None = None,
 ) -> Any:
     """D = alpha * A @ B + beta * C with the sm90 (wgmma + TMA, warp-specialised) kernel.
 
@@ -270,7 +292,9 @@ def gemm_sm90(
     per tile (the ablation's "no persistent scheduler"). ``_remember`` (cutemma.gemm's
     use): ``(out given, the config cutemma.gemm was asked for)``, the fast-path key's
     slots under which this call's launch is kept for the next call with the same operands
-    (the config asked for, None, while the call may run a tuned one).
+    (the config asked for, None, while the call may run a tuned one). ``_epilogue``
+    (cutemma.gemm's use): fused ops bound to this call's tensors
+    (:func:`cutemma.kernels.epilogue.bind`; 2-D calls).
 
     >>> import torch                                                  # doctest: +SKIP
     >>> A = torch.randn(300, 256, device="cuda", dtype=torch.bfloat16)  # doctest: +SKIP
@@ -310,6 +334,10 @@ def gemm_sm90(
             raise LaunchError(
                 f"gemm (sm90): C {tuple(C.shape)} does not broadcast to {shape}"
             ) from None
+    if K == 0 and _epilogue is not None:  # the ops of a zero product (torch's own)
+        zero = torch.zeros(shape, device=A.device)
+        ops, named = _epilogue.epilogue.ops, _epilogue.named
+        return out.copy_(reference(zero, ops, named, alpha, beta, C))
     if K == 0:
         return out.copy_(beta * C if C is not None and beta else torch.zeros_like(out))
     if batch == 1:  # one problem: the 2-D kernel on the matrices (views)
@@ -330,24 +358,30 @@ def gemm_sm90(
     A_v, B_v = A, B
     A, a_major, lda = tma_major(A, "A", ("K", "M"))  # a copy if neither mode is contiguous
     B, b_major, ldb = tma_major(B, "B", ("K", "N"))
+    epi = NO_EPILOGUE if _epilogue is None else _epilogue.epilogue
     key = (A.data_ptr(), A.shape, A.stride(), A.dtype, B.data_ptr(), B.shape, B.stride(),
-           B.dtype, out.dtype, C.dtype, config, persistent, A.device, batch)  # fmt: skip
+           B.dtype, out.dtype, C.dtype, config, persistent, A.device, batch, epi)  # fmt: skip
     prepared = _PREPARED.get(key)
     if prepared is None:
         kern, grid, map_a, map_b, sizes, device, plan = _prepare(
-            A, B, (a_major, lda, b_major, ldb), out, C, config, persistent, batch
+            A, B, (a_major, lda, b_major, ldb), out, C, config, persistent, batch, epi
         )
         bat = None
         if batch is not None:
             bat = (batch, (BAT_A if A.dim() == 3 else 0) | (BAT_B if B.dim() == 3 else 0))
         prepared = PreparedLaunch(kern, device, grid, (map_a, map_b), sizes, plan, out.dtype,
                                   shape, bat)  # fmt: skip
-        if len(_PREPARED) >= _PREPARED_MAX:
-            _PREPARED.pop(next(iter(_PREPARED)))
-        _PREPARED[key] = prepared
+        if epi:
+            prepared.add_epilogue(epi.params())
+        put_bounded(_PREPARED, key, prepared, _PREPARED_MAX)
     if _remember is not None and C is out and persistent and A is A_v and B is B_v:
-        remember(A_in, B_in, out, *_remember, prepared)  # for cutemma.gemm's next call
+        if _epilogue is None:
+            remember(A_in, B_in, out, *_remember, prepared)  # for cutemma.gemm's next call
+        elif _epilogue.fast is not None:
+            remember_epilogue(A_in, B_in, out, *_remember, prepared, _epilogue.fast)
     with LAUNCH_LOCK:  # the boxes are shared with other calls (and threads)
+        if epi:  # this call's tensors (a prepared launch serves every call of its signature)
+            prepared.set_epilogue(_epilogue.values)
         prepared.set_operands(C, out, alpha, beta)
         prepared.launch()
     return out

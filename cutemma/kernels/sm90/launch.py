@@ -10,7 +10,7 @@ from __future__ import annotations
 import ctypes
 from typing import Any
 
-from cutemma.kernels.fastpath import _F32, _I32, _I64, _U64, BoxedLaunch
+from cutemma.kernels.fastpath import _F32, _I32, _I64, _U64, BoxedLaunch, put_bounded
 from cutemma.kernels.sm90.tma_maps import NO_MAP, output_map
 
 
@@ -88,9 +88,7 @@ class PreparedLaunch(BoxedLaunch):
             key = (ptr, st)
             m = self.d_maps.get(key, self)
             if m is self:  # first time at this address: encode (or refuse) its map
-                m = self.d_maps[key] = output_map(self.plan, out)
-                if len(self.d_maps) > 64:
-                    self.d_maps.pop(next(iter(self.d_maps)))
+                m = put_bounded(self.d_maps, key, output_map(self.plan, out), 65)
             if m is None:
                 m = NO_MAP
                 self.tma_d.value = 0

@@ -41,6 +41,7 @@ from cutemma.kernels.sm90.config import (  # noqa: F401 - the config's names, re
     EPILOGUES,
     FP8,
     NON_ACC_REGS,
+    OUTS_SM90,
     PRODUCER_REGS,
     PROMOTES,
     REGS_3_CONSUMERS,
@@ -91,8 +92,12 @@ class Sm90Plan:
     def __init__(
         self, config: Sm90Config, dtype: str, a_major: str, b_major: str, out: str | None = None
     ):
-        if dtype not in ATOMS_SM90:
+        if not isinstance(config, Sm90Config):
+            raise TiledMmaError(f"Sm90Plan: expected an Sm90Config first, got {config!r}")
+        if not isinstance(dtype, str) or dtype not in ATOMS_SM90:
             raise TiledMmaError(f"dtype {dtype!r}: the sm90 GEMM takes {', '.join(ATOMS_SM90)}")
+        if out is not None and out not in OUTS_SM90:
+            raise TiledMmaError(f"out {out!r}: the sm90 GEMM writes {', '.join(OUTS_SM90)}")
         if a_major not in ("K", "M") or b_major not in ("K", "N"):
             raise TiledMmaError(f"majors A={a_major!r} B={b_major!r}: A 'K' or 'M', B 'K' or 'N'")
         pattern, self.elem_bytes, any_major = ATOMS_SM90[dtype]

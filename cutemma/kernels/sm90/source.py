@@ -41,13 +41,15 @@ from cutemma.cuda.source import (
     translation_unit,
 )
 from cutemma.errors import TiledMmaError
+from cutemma.kernels.epilogue import NO_EPILOGUE, Epilogue
 from cutemma.kernels.scheduler import raster_sm90, tile_counts_sm90, tile_loop_sm90
-from cutemma.kernels.sm80.source import OUT_TYPES, thread_expr
+from cutemma.kernels.sm80.source import OUT_TYPES, check_outs, thread_expr
 from cutemma.kernels.sm90.batched import (
     HELPERS_SM90_BATCHED,
     batch_epilogue,
     tma_lines_batched,
 )
+from cutemma.kernels.sm90.config import kernel_name_sm90  # noqa: F401 - re-exported
 from cutemma.kernels.sm90.epilogue import epilogue_lines, tma_store_lines
 from cutemma.kernels.sm90.mainloop import mainloop
 from cutemma.kernels.sm90.plan import BARRIER_BYTES as MB
@@ -159,33 +161,18 @@ __device__ __forceinline__ uint32_t pack_bf16x2(float lo, float hi) {
 )
 
 
-def kernel_name_sm90(
-    config: Sm90Config,
-    dtype: str,
-    a_major: str,
-    b_major: str,
+def params_sm90(
     out: str,
     c_type: str,
+    tma_store: bool = False,
     batched: bool = False,
-) -> str:
-    """The kernel's symbol: every choice that changes the source is in it.
-
-    >>> kernel_name_sm90(Sm90Config(), "bf16", "K", "N", "bf16", "bf16")
-    'cutemma_gemm_sm90_bf16_KN_b128x128_c2_sauto_obf16_cbf16'
-    >>> kernel_name_sm90(Sm90Config(), "bf16", "K", "N", "bf16", "bf16", batched=True)[-8:]
-    '_batched'
-    """
-    name = f"cutemma_gemm_sm90_{dtype}_{a_major}{b_major}_{config.name}_o{out}_c{c_type}"
-    return name + ("_batched" if batched else "")
-
-
-def params_sm90(
-    out: str, c_type: str, tma_store: bool = False, batched: bool = False
+    epilogue: Epilogue = NO_EPILOGUE,
 ) -> list[Param]:
     """The kernel signature: the tensor maps by value (D's with the TMA-store epilogue),
     then C, D and the scalars (``tma_d`` nonzero: store D through its map); a batched
     kernel appends the problem count, C's and D's batch strides and ``bat`` (BAT_A |
-    BAT_B: which operands have rank-3 maps).
+    BAT_B: which operands have rank-3 maps); a fused epilogue its tensors and strides
+    (:meth:`~cutemma.kernels.epilogue.Epilogue.params`).
 
     >>> [p.name for p in params_sm90("bf16", "bf16")][:4]
     ['tmap_a', 'tmap_b', 'C', 'D']
@@ -212,6 +199,7 @@ def params_sm90(
         Param("float", "beta"),
         *([Param("int", "tma_d")] if tma_store else []),
         *(batch if batched else []),
+        *epilogue.params(),
     ]
 
 
@@ -406,18 +394,24 @@ def _a_register_setup(plan: Sm90Plan) -> str:
     return "\n".join(lines)
 
 
-def _epilogue(plan: Sm90Plan, out: str, c_type: str, batched: bool) -> str:
+def _epilogue(
+    plan: Sm90Plan, out: str, c_type: str, batched: bool, epilogue: Epilogue = NO_EPILOGUE
+) -> str:
     """TMA store through the staging tile when the output allows it (``tma_d``), else (and
-    without a staging tile) stores from registers; batched: offset by the problem."""
+    without a staging tile) stores from registers; batched: offset by the problem. A fused
+    epilogue's ops (:mod:`cutemma.kernels.epilogue`) run in both, after its per-tile
+    tensor pointers (``setup``)."""
     acc_name = "accf" if plan.promote else "acc"
-    text = epilogue_lines(plan, out, c_type, acc_name)
+    text = epilogue_lines(plan, out, c_type, acc_name, epilogue)
     if plan.tma_store:
         text = (
-            block("if (tma_d)", tma_store_lines(plan, out, acc_name, batched))
+            block("if (tma_d)", tma_store_lines(plan, out, acc_name, batched, epilogue))
             + " else {\n"
             + indent(text)
             + "\n}"
         )
+    if epilogue:
+        text = epilogue.setup() + "\n" + text
     return batch_epilogue(text, out, c_type) if batched else text
 
 
@@ -440,7 +434,14 @@ def _producer(plan: Sm90Plan, batched: bool) -> str:
     )
 
 
-def _consumer(plan: Sm90Plan, out: str, c_type: str, batched: bool, tables: list[str]) -> str:
+def _consumer(
+    plan: Sm90Plan,
+    out: str,
+    c_type: str,
+    batched: bool,
+    tables: list[str],
+    epilogue: Epilogue = NO_EPILOGUE,
+) -> str:
     config, S = plan.config, plan.stages
     pingpong = config.schedule == "pingpong"
     m_t, n_t, _ = plan.epilogue
@@ -503,7 +504,7 @@ def _consumer(plan: Sm90Plan, out: str, c_type: str, batched: bool, tables: list
             else ""
         ),
         mainloop=mainloop(plan, _release_stmt(config.cluster), hand_over if pingpong else ""),
-        epilogue=_epilogue(plan, out, c_type, batched),
+        epilogue=_epilogue(plan, out, c_type, batched, epilogue),
         pingpong_skip=f"{skip}  // the other warpgroup's tile" if pingpong else "",
         last_store=(
             "if (tid == 0) bulk_wait0();  // the last store is done before the CTA leaves"
@@ -557,8 +558,13 @@ def gemm_sm90_source(
     out: str = "f32",
     c_type=None,
     batched: bool = False,
+    epilogue: Epilogue = NO_EPILOGUE,
 ) -> str:
     """The CUDA C++ translation unit of one sm90 GEMM kernel (deterministic).
+
+    ``epilogue``: fused ops on each value before the output cast, in both the register and
+    the TMA-store epilogue (:mod:`cutemma.kernels.epilogue`; 2-D kernels only); without
+    one the source is what it always was.
 
     ``batched``: L problems in one launch (the tile index walks L x tiles, problem
     outermost; rank-3 TMA maps for the operands with a batch, C and D offset by their
@@ -571,17 +577,22 @@ def gemm_sm90_source(
     ...                                               batched=True)
     True
     """
+    if epilogue and batched:
+        raise TiledMmaError("gemm_sm90_source: a fused epilogue is for 2-D kernels, not batched")
     plan = Sm90Plan(config, dtype, a_major, b_major, out)
     c_type = c_type or out
+    check_outs("gemm_sm90_source", out, c_type)
     S, CL = plan.stages, config.cluster
     tables: list[str] = []  # filled by the renderers that index thread tables
     empty_arrivals = CL * plan.tile_wgs * 128 // CONSUMER.arrive_every
-    signature = ", ".join(p.declaration for p in params_sm90(out, c_type, plan.tma_store, batched))
+    signature = ", ".join(
+        p.declaration for p in params_sm90(out, c_type, plan.tma_store, batched, epilogue)
+    )
     kern = fill(
         KERNEL_SM90,
         cluster_attr="" if CL == 1 else f"__cluster_dims__({CL}, 1, 1) ",
         threads=config.threads,
-        name=kernel_name_sm90(config, dtype, a_major, b_major, out, c_type, batched),
+        name=kernel_name_sm90(config, dtype, a_major, b_major, out, c_type, batched, epilogue),
         signature=signature,
         bar_base=S * plan.stage_bytes + plan.bytes_D,  # after the stages and the staging tile
         S=S,
@@ -595,14 +606,14 @@ def gemm_sm90_source(
         if CL == 1
         else "cluster_sync();  // peers' barriers are initialised",
         producer=_producer(plan, batched),
-        consumer=_consumer(plan, out, c_type, batched, tables),
+        consumer=_consumer(plan, out, c_type, batched, tables, epilogue),
         end_sync=(
             "cluster_sync();  // no CTA leaves while a peer may still arrive on its barriers"
             if CL > 1
             else ""
         ),
     )
-    helpers = HELPERS_SM90 + (HELPERS_SM90_BATCHED if batched else "")
+    helpers = HELPERS_SM90 + (HELPERS_SM90_BATCHED if batched else "") + epilogue.helpers()
     header = _header(plan, dtype, a_major, b_major, out)
     return translation_unit(header, FIXED_WIDTH_TYPES, _defines(plan), helpers, *tables, kern)
 

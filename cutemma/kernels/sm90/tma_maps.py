@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cutemma.copy.tma import (
     TMA_RULES,
@@ -23,7 +23,11 @@ from cutemma.copy.tma import (
     tensor_map_param,
 )
 from cutemma.errors import LaunchError, TmaError
-from cutemma.kernels.sm90.plan import Sm90Plan
+from cutemma.kernels.fastlaunch import ensure_context
+from cutemma.kernels.fastpath import put_bounded
+
+if TYPE_CHECKING:  # annotations only: a launch from the disk index needs no plan
+    from cutemma.kernels.sm90.plan import Sm90Plan
 
 _DMAPS_MAX = 256  # encoded output maps kept (oldest dropped)
 
@@ -99,6 +103,7 @@ def operand_map(plan: Sm90Plan | Sm90Launch, which: str, t: Any, major: str, ld:
     :func:`operand_map_args`). Raises LaunchError naming the TMA rule a tensor breaks."""
     rows, cols = t.shape[-2:]
     batch, bstride = (t.shape[0], t.stride(0)) if t.dim() == 3 else (None, 0)
+    ensure_context(t.device.index or 0)  # a new thread has none; encoding needs one
     try:
         args = operand_map_args(
             plan.tma[which], which, t.data_ptr(), rows, cols, major, ld, batch, bstride
@@ -155,7 +160,6 @@ def output_map(plan: Sm90Plan | Sm90Launch, out: Any) -> Any:
         args = output_map_args(plan.tma_D, ptr, shape, st)
         if args is None:
             return None
-        if len(_DMAPS) >= _DMAPS_MAX:
-            _DMAPS.pop(next(iter(_DMAPS)))
-        param = _DMAPS[key] = tensor_map_param(encode_tensor_map(args))
+        ensure_context(out.device.index or 0)  # a new thread has none; encoding needs one
+        param = put_bounded(_DMAPS, key, tensor_map_param(encode_tensor_map(args)), _DMAPS_MAX)
     return param

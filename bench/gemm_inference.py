@@ -1,0 +1,180 @@
+"""The inference table of bench/gemm.py (issue 21): transformer projection shapes at every
+token count, cutemma.gemm against its peer in the same process, and the first call of a
+new process.
+
+Shapes (N, K) of a 70B-class model's projections: QKV (10240, 8192), the MLP's down
+projection (8192, 28672), gate+up (57344, 8192), and the attention output projection
+(8192, 8192); M (tokens) 1, 2, 4, ..., 8192. bf16 against torch.matmul (cuBLAS), e4m3
+(B column-major, bf16 out) against torch._scaled_mm (cuBLASLt, per-tensor scales). Each
+row names the family and config (schedule) cutemma ran. Rows with M <= 16 stream B: they
+also report the bandwidth of reading B once (bytes of B over the time) for both sides,
+beside the device-to-device copy bandwidth measured in the same run (bytes read + written
+over the time of one large copy: the card's practical limit).
+
+Run alone (a 10-minute device call holds it):
+
+    python bench/gemm.py --inference-only --out bench/results/inference-h100.json
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import subprocess
+import sys
+
+import torch
+
+SHAPES_NK = [(10240, 8192), (8192, 28672), (57344, 8192), (8192, 8192)]
+TOKENS = [2**i for i in range(14)]  # 1 .. 8192
+STREAM_M = 16  # rows with M <= this report B's read bandwidth
+
+
+def copy_bandwidth(median_ms, nbytes: int = 1 << 30) -> float:
+    """TB/s of a device-to-device copy of ``nbytes`` (counting bytes read and written)."""
+    src = torch.empty(nbytes, dtype=torch.uint8, device="cuda")
+    dst = torch.empty_like(src)
+    ms = median_ms(lambda: dst.copy_(src), 5, 20)
+    return 2 * nbytes / (ms * 1e-3) / 1e12
+
+
+def _config_of(A, B):
+    """(family, config name, schedule) of what cutemma.gemm runs for these operands."""
+    from cutemma.kernels.operands import SM90_DTYPES
+    from cutemma.kernels.pick import builtin_config, builtin_sm90_config
+    from cutemma.kernels.sm90.host import sm90_refusal
+
+    m, n = A.shape[0], B.shape[1]
+    if sm90_refusal(A, B) is None:
+        from cutemma.kernels.sm90.splitk import TILE, split_count
+
+        s = split_count(m, n, A.shape[1], 132, A.element_size())
+        if s > 1:  # the decode split: S slices of the 128x128 kernel and a reduction
+            return "sm90", f"splitk{s}_b{TILE}x{TILE}", f"split-K {s} (cooperative)"
+        cfg = builtin_sm90_config(m, n, 132, SM90_DTYPES[str(A.dtype)[6:]][0])
+        return "sm90", cfg.name, cfg.schedule
+    cfg = builtin_config(m, n, A.shape[1])
+    return "sm80", cfg.name, "mma.sync"
+
+
+def _operand_b(dtype: str, n: int, k: int):
+    if dtype == "e4m3":  # K-major (column-major B), as _scaled_mm and sm90 fp8 take it
+        return torch.randn(n, k, device="cuda").to(torch.float8_e4m3fn).t()
+    return torch.randn(k, n, device="cuda", dtype=torch.bfloat16)
+
+
+def one_row(dtype: str, m: int, B, measure_pair, rounds: int, copy_tbps: float) -> dict:
+    """One row: error against the peer, both times, and B's read bandwidth for M <= 16."""
+    import cutemma
+
+    k, n = B.shape
+    fp8 = dtype == "e4m3"
+    A = torch.randn(m, k, device="cuda")
+    A = A.to(torch.float8_e4m3fn) if fp8 else A.to(torch.bfloat16)
+    one = torch.ones((), device="cuda")
+
+    def peer(o):
+        if fp8:
+            return torch._scaled_mm(A, B, one, one, out_dtype=o.dtype)
+        return torch.matmul(A, B, out=o)
+
+    out = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
+    row = {"dtype": dtype, "m": m, "n": n, "k": k,
+           "peer": "torch._scaled_mm" if fp8 else "torch.matmul"}  # fmt: skip
+    try:
+        ref = peer(torch.empty_like(out))
+        cutemma.gemm(A, B, out=out)
+        torch.cuda.synchronize()
+        row["rel_err_vs_peer"] = float((out.float() - ref.float()).norm() / ref.float().norm())
+        row["family"], row["config"], row["schedule"] = _config_of(A, B)
+        ours, theirs = measure_pair(lambda: cutemma.gemm(A, B, out=out), lambda: peer(out), rounds)
+    except Exception as exc:  # a peer that cannot run a case is noted, not fatal
+        row["skipped"] = f"{type(exc).__name__}: {exc}"[:300]
+        print(f"{dtype} {m} {n} {k}: skipped ({row['skipped']})", flush=True)
+        return row
+    flop = 2.0 * m * n * k
+    row.update(cutemma_us=round(ours * 1e3, 2), peer_us=round(theirs * 1e3, 2),
+               ratio=round(theirs / ours, 4), cutemma_tflops=round(flop / ours / 1e9, 1),
+               peer_tflops=round(flop / theirs / 1e9, 1))  # fmt: skip
+    bw = ""
+    if m <= STREAM_M:
+        b_bytes = n * k * B.element_size()
+        row["b_read_tbps"] = round(b_bytes / (ours * 1e-3) / 1e12, 3)
+        row["peer_b_read_tbps"] = round(b_bytes / (theirs * 1e-3) / 1e12, 3)
+        row["b_read_of_copy"] = round(row["b_read_tbps"] / copy_tbps, 3)
+        bw = f" B {row['b_read_tbps']:.2f} TB/s (peer {row['peer_b_read_tbps']:.2f})"
+    print(f"{dtype} {m:>5} {n:>6} {k:>6} {row['family']} {row['config']:<24} "
+          f"{row['ratio']:.3f}{bw}", flush=True)  # fmt: skip
+    return row
+
+
+def inference_rows(measure_pair, median_ms, rounds: int, dtypes=("bf16", "e4m3")) -> dict:
+    """Every (dtype, (N, K), M) row; ``measure_pair(ours, theirs, rounds)`` -> (ms, ms)."""
+    copy_tbps = copy_bandwidth(median_ms)
+    torch.cuda.empty_cache()
+    print(f"device-to-device copy: {copy_tbps:.2f} TB/s (read + write)", flush=True)
+    rows = []
+    for dtype in dtypes:
+        for n, k in SHAPES_NK:
+            B = _operand_b(dtype, n, k)
+            rows += [one_row(dtype, m, B, measure_pair, rounds, copy_tbps) for m in TOKENS]
+            B = None
+            torch.cuda.empty_cache()
+    return {"copy_tbps": round(copy_tbps, 3), "rows": rows, "summary": summarise(rows)}
+
+
+def summarise(rows: list[dict]) -> dict:
+    """Per dtype: geometric mean of the ratios, the worst row, rows under 0.97, and B's read
+    bandwidth as a fraction of the copy bandwidth (min over the M <= 16 rows)."""
+    out = {}
+    for dtype in sorted({r["dtype"] for r in rows}):
+        rs = [r for r in rows if r["dtype"] == dtype and "ratio" in r]
+        if not rs:
+            continue
+        worst = min(rs, key=lambda r: r["ratio"])
+        stream = [r["b_read_of_copy"] for r in rs if "b_read_of_copy" in r]
+        out[dtype] = {
+            "rows": len(rs),
+            "geomean_ratio": round(math.exp(statistics.fmean(math.log(r["ratio"]) for r in rs)), 4),
+            "worst": {k: worst[k] for k in ("m", "n", "k", "ratio", "config")},
+            "rows_below_0.97": sum(r["ratio"] < 0.97 for r in rs),
+            "min_b_read_of_copy": min(stream) if stream else None,
+        }
+    return out
+
+
+_FIRST_CALL = """
+import time
+import torch
+A = torch.randn(512, 1024, device="cuda", dtype=torch.bfloat16)
+B = torch.randn(1024, 768, device="cuda", dtype=torch.bfloat16)
+torch.cuda.synchronize()
+t0 = time.perf_counter()
+import cutemma
+t1 = time.perf_counter()
+D = cutemma.gemm(A, B)
+torch.cuda.synchronize()
+t2 = time.perf_counter()
+ok = float((D.float() - (A.float() @ B.float())).norm() / (A.float() @ B.float()).norm()) < 1e-2
+print(f"{(t1 - t0) * 1e3:.2f} {(t2 - t1) * 1e3:.2f} {(t2 - t0) * 1e3:.2f} {int(ok)}")
+"""
+
+
+def first_call_ms(tries: int = 5) -> dict:
+    """A new process (torch imported, CUDA started, inputs on the GPU) until its first
+    cutemma.gemm result is ready, the kernel already in the disk cache: import cutemma, the
+    call (dispatch, kernel from the cache, module load, tensor maps, launch) and their sum.
+    The first try fills the cache; the median of the others is reported."""
+    runs = []
+    for _ in range(tries + 1):
+        r = subprocess.run([sys.executable, "-c", _FIRST_CALL], capture_output=True, text=True)
+        if r.returncode:
+            return {"error": r.stderr[-800:]}
+        imp, call, total, ok = r.stdout.split()[-4:]
+        runs.append({"import_ms": float(imp), "call_ms": float(call), "total_ms": float(total),
+                     "correct": ok == "1"})  # fmt: skip
+    cached = runs[1:]
+    med = {k: round(statistics.median(r[k] for r in cached), 2)
+           for k in ("import_ms", "call_ms", "total_ms")}  # fmt: skip
+    return {"fill": runs[0], "cached_median": med, "cached_runs": cached,
+            "all_correct": all(r["correct"] for r in runs)}  # fmt: skip

@@ -1,0 +1,513 @@
+"""Fused GEMM epilogues as data, shared by both kernel families (sm80 mma.sync, sm90 wgmma).
+
+An epilogue is a short list of op names applied, in order, to each f32 accumulator value
+after alpha and C and before the output cast::
+
+    D = cast(op_k(... op_1(alpha * acc + beta * C) ...))
+
+so ``cutemma.gemm(A, B, epilogue=("bias", "gelu"), bias=b)`` is ``gelu(A @ B + b)`` (b one
+value per column, torch.nn.Linear's bias). Scales come first (fp8 dequantisation scales the
+product), a bias before the activation, at most one activation; a residual may stand
+before or after the activation (``relu(x + r)`` and ``r + relu(x)`` are both layers
+people build); ``cast`` (the output cast, always applied) may only be last.
+
+Each op is one row of :data:`OPS`: its name, the call keyword of the tensor it needs and
+that tensor's shape rule (a vector of M or N values, or an (M, N) matrix), its CUDA C++
+per-element expression (``{x}`` the f32 value, ``{v}`` the tensor's value at the
+element's (m, n), in f32) and its torch reference. :func:`validate_ops` checks a list of
+names (what a design's ``epilogue`` field holds); :func:`bind` checks a call's tensors
+against it and gives the :class:`Epilogue` a family renders (its kernel parameters,
+device helpers and the expression of one element at coordinates the family's own
+partition_C gives) and the values to launch with.
+
+>>> validate_ops(("scale_row", "scale_col", "bias", "gelu_tanh"))
+('scale_row', 'scale_col', 'bias', 'gelu_tanh')
+>>> Epilogue(("bias", "relu"), ("bf16", "")).apply("v", "m", "n")
+'fmaxf((v) + bf16_to_f32(__ldg(&epl_bias[n])), 0.f)'
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from cutemma.cuda.source import TO_F32, Param
+from cutemma.errors import DesignError, LaunchError
+
+# the tensor dtypes an epilogue argument may have (torch name -> kernel element type)
+ARG_DTYPES = {"float32": "f32", "bfloat16": "bf16", "float16": "f16"}
+_C_TYPES = {"f32": "float", "bf16": "uint16_t", "f16": "uint16_t"}
+_ORDER = ("scale", "bias", "activation")  # kinds that must come in this order
+
+
+def _torch() -> Any:
+    import torch
+
+    return torch
+
+
+def _gelu_erf(x: Any, _: Any) -> Any:
+    return _torch().nn.functional.gelu(x)
+
+
+def _gelu_tanh(x: Any, _: Any) -> Any:
+    return _torch().nn.functional.gelu(x, approximate="tanh")
+
+
+@dataclass(frozen=True)
+class EpilogueOp:
+    """One epilogue op: ``kind`` orders it (scale, bias, activation, residual, cast),
+    ``arg`` is the keyword of the tensor it reads (None: none) and ``shape`` that tensor's
+    rule ('M': one value per row, 'N': per column, 'MN': a matrix like D); ``cuda`` the
+    f32 expression of one element, ``{x}`` the value so far and ``{v}`` the tensor's
+    value at the element's (m, n); ``ref`` the torch reference of (value, tensor)."""
+
+    name: str
+    kind: str
+    arg: str | None
+    shape: str | None
+    cuda: str
+    ref: Callable[[Any, Any], Any]
+    doc: str
+
+
+OPS: dict[str, EpilogueOp] = {
+    op.name: op
+    for op in (
+        EpilogueOp("scale_row", "scale", "scale_row", "M", "({x}) * {v}", lambda x, s: x * s[:, None],
+                   "x * scale_row[m] (per-row dequantisation, e.g. fp8 A's row scales)"),
+        EpilogueOp("scale_col", "scale", "scale_col", "N", "({x}) * {v}", lambda x, s: x * s[None, :],
+                   "x * scale_col[n] (per-column dequantisation, e.g. fp8 B's column scales)"),
+        EpilogueOp("bias", "bias", "bias", "N", "({x}) + {v}", lambda x, b: x + b[None, :],
+                   "x + bias[n] (one value per output column: torch.nn.Linear's bias)"),
+        EpilogueOp("bias_row", "bias", "bias_row", "M", "({x}) + {v}", lambda x, b: x + b[:, None],
+                   "x + bias_row[m] (one value per output row)"),
+        EpilogueOp("relu", "activation", None, None, "fmaxf({x}, 0.f)", lambda x, _: x.clamp_min(0),
+                   "max(x, 0)"),
+        EpilogueOp("gelu", "activation", None, None, "epi_gelu_erf({x})", _gelu_erf,
+                   "x * Phi(x), Phi through erf (torch.nn.functional.gelu's default)"),
+        EpilogueOp("gelu_tanh", "activation", None, None, "epi_gelu_tanh({x})", _gelu_tanh,
+                   "GELU's tanh approximation (gelu(approximate='tanh'), cuBLASLt's GELU)"),
+        EpilogueOp("silu", "activation", None, None, "epi_silu({x})", lambda x, _: x * x.sigmoid(),
+                   "x * sigmoid(x)"),
+        EpilogueOp("residual", "residual", "residual", "MN", "({x}) + {v}", lambda x, r: x + r,
+                   "x + residual[m, n] (shaped like D; rows not contiguous are copied first)"),
+        EpilogueOp("cast", "cast", None, None, "{x}", lambda x, _: x,
+                   "the output cast (always applied last; naming it is optional)"),
+    )
+}  # fmt: skip
+
+# device functions of the activations (NVRTC provides erff/__expf/__frcp_rn without headers);
+# constants: sqrt(1/2) and sqrt(2/pi) (GELU, Hendrycks & Gimpel 2016). gelu_tanh and silu use
+# the hardware approximations (PTX ISA tanh.approx.f32, ex2.approx behind __expf): their
+# errors (~2^-11 relative) are far below a bf16 output's rounding; precise tanhf made the
+# fused bias + gelu_tanh epilogue cost ~10% of a 4096^2 x 4096 GEMM (run 1)
+_HELPERS = {
+    "gelu": "__device__ __forceinline__ float epi_gelu_erf(float x) "
+    "{ return 0.5f * x * (1.f + erff(x * 0.70710678118654752f)); }",
+    "gelu_tanh": "__device__ __forceinline__ float epi_gelu_tanh(float x) {\n"
+    "  float t, u = 0.79788456080286536f * (x + 0.044715f * x * x * x);\n"
+    '  asm("tanh.approx.f32 %0, %1;" : "=f"(t) : "f"(u));  // MUFU.TANH: rel. error 2^-11\n'
+    "  return 0.5f * x * (1.f + t);\n}",
+    # x / (1 + e^-x) with the fast exponential and an IEEE reciprocal: -0 for x << 0
+    "silu": "__device__ __forceinline__ float epi_silu(float x) "
+    "{ return x * __frcp_rn(1.f + __expf(-x)); }",
+}
+# the call keywords of every op's tensor, in OPS order (what cutemma.gemm accepts)
+ARGS = tuple(dict.fromkeys(op.arg for op in OPS.values() if op.arg))
+
+
+def _unknown(name: Any) -> DesignError:
+    near = difflib.get_close_matches(str(name), OPS, n=1)
+    hint = f" (did you mean {near[0]!r}?)" if near else ""
+    return DesignError(f"epilogue: unknown op {name!r}{hint}; the ops are {', '.join(OPS)}")
+
+
+_VALID: dict[tuple, tuple] = {}  # op lists already checked (a call's host cost)
+
+
+def validate_ops(names: Any) -> tuple[str, ...]:
+    """The epilogue's op names as a tuple, checked: known ops, each at most once, scales
+    before a bias before the activation, at most one activation, ``cast`` only last.
+    A single name is a list of one; None or () is no epilogue. Raises DesignError.
+
+    >>> validate_ops("relu"), validate_ops(None)
+    (('relu',), ())
+    >>> validate_ops(("gelu", "bias"))
+    Traceback (most recent call last):
+    ...
+    cutemma.errors.DesignError: epilogue ('gelu', 'bias'): bias 'bias' after the activation 'gelu'; put scales first, then the bias, then the activation, e.g. ('bias', 'gelu')
+    """
+    if names is None:
+        return ()
+    if isinstance(names, str):
+        names = (names,)
+    try:
+        done = _VALID.get(names)
+    except TypeError:  # unhashable: checked below
+        done = None
+    if done is not None:
+        return done
+    try:
+        names = tuple(names)
+    except TypeError:
+        raise DesignError(
+            f"epilogue: {names!r} is not a list of op names; give e.g. ('bias', 'gelu')"
+        ) from None
+    for n in names:
+        if not isinstance(n, str) or n not in OPS:
+            raise _unknown(n)
+    where = f"epilogue {names}"
+    seen: dict[str, str] = {}  # kind -> the first op of that kind
+    for i, n in enumerate(names):
+        op = OPS[n]
+        if n in names[:i]:
+            raise DesignError(f"{where}: {n!r} appears twice; each op at most once")
+        if op.kind == "cast" and i != len(names) - 1:
+            raise DesignError(f"{where}: 'cast' must be last (it writes the output type)")
+        if op.kind == "activation" and "activation" in seen:
+            raise DesignError(
+                f"{where}: two activations ({seen['activation']!r}, {n!r}); at most one"
+            )
+        if op.kind in _ORDER:
+            later = [k for k in _ORDER[_ORDER.index(op.kind) + 1 :] if k in seen]
+            if later or (op.kind == "scale" and "residual" in seen):
+                other = seen[later[0]] if later else seen["residual"]
+                kind = later[0] if later else "residual"
+                raise DesignError(
+                    f"{where}: {op.kind} {n!r} after the {kind} {other!r}; put scales first, "
+                    "then the bias, then the activation, e.g. ('bias', 'gelu')"
+                )
+        seen.setdefault(op.kind, n)
+    if isinstance(names, tuple) and len(_VALID) < 4096:
+        _VALID[names] = names
+    return names
+
+
+def design_check(names: Any, family: str = "") -> str | None:
+    """Why a design's ``epilogue`` field cannot run, or None: the rule :func:`validate_ops`
+    applies, as the one-line refusal a design's validation reports (both families, sm80 and
+    sm90, render every op; ``family`` is accepted for the design's rule table). The design
+    module imports this (this module imports nothing of the kernels: no circle).
+
+    >>> design_check(("bias", "gelu")) is None, design_check(("gelu", "gelu"), "sm90")
+    (True, "epilogue ('gelu', 'gelu'): 'gelu' appears twice; each op at most once")
+    """
+    try:
+        validate_ops(names)
+    except DesignError as exc:
+        return str(exc)
+    return None
+
+
+@dataclass(frozen=True)
+class Epilogue:
+    """A validated op chain with its tensors' element types (``dtypes[i]``: 'f32', 'bf16'
+    or 'f16' for an op with a tensor, '' without): what a family renders. Hashable (a
+    kernel cache key); false when empty, and then a family's source is what it was
+    without epilogues.
+
+    >>> e = Epilogue(("scale_row", "bias", "silu"), ("f32", "bf16", ""))
+    >>> e.suffix
+    '_ep_scale_rowf32_biasbf16_silu'
+    >>> [p.declaration for p in e.params()]
+    ['const float* __restrict__ ep_scale_row', 'const uint16_t* __restrict__ ep_bias']
+    """
+
+    ops: tuple[str, ...] = ()
+    dtypes: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        validate_ops(self.ops)
+        want = tuple(bool(OPS[n].arg) for n in self.ops)
+        got = tuple(bool(d) for d in self.dtypes)
+        if want != got or any(d and d not in _C_TYPES for d in self.dtypes):
+            raise DesignError(
+                f"Epilogue{self.ops}: dtypes {self.dtypes} must give one of "
+                f"{', '.join(_C_TYPES)} for each op with a tensor and '' for the others"
+            )
+
+    def __bool__(self) -> bool:
+        return bool(self.ops)
+
+    @property
+    def suffix(self) -> str:
+        """What the op chain adds to a kernel's name ('' for none)."""
+        chain = "".join(f"_{n}{d}" for n, d in zip(self.ops, self.dtypes))
+        return "_ep" + chain if chain else ""
+
+    def params(self) -> list[Param]:
+        """The extra kernel parameters, after the family's own: a pointer per tensor
+        (vectors ``__restrict__``: read-only; a residual may be D itself), and a
+        residual's row stride (its rows contiguous: a general n stride made ptxas keep a
+        64-bit product per column of the tile in registers, and spill)."""
+        out = []
+        for n, d in zip(self.ops, self.dtypes):
+            op = OPS[n]
+            if op.arg is None:
+                continue
+            out.append(Param(f"const {_C_TYPES[d]}*", f"ep_{op.arg}", restrict=op.shape != "MN"))
+            if op.shape == "MN":
+                out.append(Param("long long", f"ep_{op.arg}_ld"))
+        return out
+
+    def setup(self) -> str:
+        """Lines a family puts at the start of each tile's epilogue: per-tile copies of the
+        tensor pointers and strides (``epl_...``) that :meth:`apply` reads, passed through an
+        empty asm so the compiler cannot hoist address arithmetic out of a persistent
+        kernel's tile loop (it kept one 64-bit address per row of the tile live across the
+        mainloop and spilled them).
+
+        >>> print(Epilogue(("residual",), ("f32",)).setup())
+        const float* epl_residual = ep_residual; asm volatile("" : "+l"(epl_residual));
+        long long epl_residual_ld = ep_residual_ld; asm volatile("" : "+l"(epl_residual_ld));
+        """
+        lines = []
+        for p in self.params():
+            local = "epl_" + p.name[3:]
+            lines.append(f'{p.ctype} {local} = {p.name}; asm volatile("" : "+l"({local}));')
+        return "\n".join(lines)
+
+    def helpers(self) -> str:
+        """Device functions the chain's activations call (file scope, before the kernel)."""
+        return "".join(_HELPERS[n] + "\n" for n in self.ops if n in _HELPERS)
+
+    def apply(self, x: str, m: str, n: str) -> str:
+        """The f32 expression of one element: value ``x`` through every op, the tensors
+        read at (``m``, ``n``), C expressions of the element's coordinates that the family
+        takes from its partition_C, the tensors through the locals of :meth:`setup`. Vectors are read through the read-only cache
+        (``__ldg``): a warp's lanes read a handful of neighbouring values, which the
+        cache serves once.
+
+        >>> Epilogue(("residual", "gelu_tanh"), ("f32", "")).apply("a", "m", "n")
+        'epi_gelu_tanh((a) + epl_residual[(long long)(m) * epl_residual_ld + (n)])'
+        """
+        for name, d in zip(self.ops, self.dtypes):
+            op = OPS[name]
+            v = ""
+            if op.shape == "MN":
+                a = op.arg
+                v = f"epl_{a}[(long long)({m}) * epl_{a}_ld + ({n})]"
+                v = TO_F32[d].format(x=v)
+            elif op.shape:
+                v = TO_F32[d].format(x=f"__ldg(&epl_{op.arg}[{m if op.shape == 'M' else n}])")
+            x = op.cuda.format(x=x, v=v)
+        return x
+
+
+NO_EPILOGUE = Epilogue()
+
+
+def _shape_of(op: EpilogueOp, M: int, N: int) -> tuple[int, ...]:
+    return {"M": (M,), "N": (N,), "MN": (M, N)}[op.shape]
+
+
+@dataclass(frozen=True)
+class FastRecord:
+    """What the repeated-call path keeps of an epilogue call (kernels/fastpath_epilogue.py):
+    the op list as given (part of the key), which of the call's tensor keywords (in
+    :data:`ARGS` order) were None, the given tensors in that order (for the guard), and
+    per pointer parameter of :meth:`Epilogue.params` ``(its index, its tensor's index)``."""
+
+    names: Any
+    absent: tuple[bool, ...]
+    tensors: tuple
+    slots: tuple[tuple[int, int], ...]
+
+
+@dataclass(frozen=True)
+class Bound:
+    """An epilogue bound to one call: the :class:`Epilogue` to compile and, per kernel
+    parameter of :meth:`Epilogue.params`, the tensor (kept alive until the launch) or row
+    stride to launch with (``args``); ``values`` the same as integers (pointers)."""
+
+    epilogue: Epilogue
+    args: tuple
+    fast: FastRecord | None = None
+
+    @property
+    def tensors(self) -> tuple:
+        """The tensors the kernel reads, in parameter order."""
+        return tuple(a for a in self.args if not isinstance(a, int))
+
+    @property
+    def named(self) -> dict[str, Any]:
+        """The tensors by call keyword (what :func:`reference` takes)."""
+        return dict(zip((OPS[n].arg for n in self.epilogue.ops if OPS[n].arg), self.tensors))
+
+    @property
+    def values(self) -> tuple[int, ...]:
+        """The launch values: each tensor's data pointer, each stride as it is."""
+        return tuple(a if isinstance(a, int) else a.data_ptr() for a in self.args)
+
+
+def check_call(names: Any, tensors: dict[str, Any]) -> tuple[tuple[str, ...], dict[str, Any]]:
+    """The checks of a call's epilogue that need no operands (``cutemma.gemm`` makes them
+    before it looks at A and B): the op list, and every tensor an op reads given, none
+    other, each a tensor. Returns the ops and the given tensors.
+
+    >>> check_call(("bias",), {"bias": [0.0] * 8})
+    Traceback (most recent call last):
+    ...
+    cutemma.errors.LaunchError: gemm epilogue: bias=[0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0] is a list; give a torch tensor on the operands' device
+    """
+    ops = validate_ops(names)
+    given = {k: v for k, v in tensors.items() if v is not None}
+    needed = {OPS[n].arg: n for n in ops if OPS[n].arg}
+    extra = sorted(set(given) - set(needed))
+    if extra:
+        raise LaunchError(
+            f"gemm epilogue: {', '.join(extra)} given but no op of epilogue={ops} reads it; "
+            f"add its op ({', '.join(a for a in extra)}) to the epilogue or drop the argument"
+        )
+    missing = [f"{a}= (op {n!r})" for a, n in needed.items() if a not in given]
+    if missing:
+        raise LaunchError(f"gemm epilogue: missing {', '.join(missing)}; pass the tensor")
+    for k, t in given.items():
+        if not hasattr(t, "data_ptr"):
+            raise LaunchError(
+                f"gemm epilogue: {k}={t!r} is a {type(t).__name__}; give a torch tensor on the "
+                "operands' device"
+            )
+    return ops, given
+
+
+def bind(
+    names: Any,
+    tensors: dict[str, Any],
+    M: int,
+    N: int,
+    device: Any,
+    batched: bool = False,
+    int8: bool = False,
+) -> Bound:
+    """Check a call's epilogue tensors against its ops: every tensor an op needs is given
+    and no other, each a torch tensor on ``device`` of float32, bfloat16 or float16 with
+    the op's shape (vectors of M or N values, a residual (M, N)); 2-D calls of float
+    inputs only. Raises DesignError for the op list, LaunchError for the tensors.
+
+    >>> import torch
+    >>> bind(("bias", "gelu"), {"bias": torch.zeros(8)}, 4, 8, torch.device("cpu")).epilogue
+    Epilogue(ops=('bias', 'gelu'), dtypes=('f32', ''))
+    >>> bind(("bias",), {"bias": torch.zeros(5)}, 4, 8, torch.device("cpu"))
+    Traceback (most recent call last):
+    ...
+    cutemma.errors.LaunchError: gemm epilogue: bias has shape (5,); op 'bias' needs (8,) (one value per column of D, N = 8)
+    """
+    ops, given = check_call(names, tensors)
+    if ops and batched:
+        raise LaunchError(
+            "gemm epilogue: batched (3-D) calls take no epilogue yet; call per problem, or "
+            "apply the ops with torch after the batched GEMM"
+        )
+    if ops and int8:
+        raise LaunchError(
+            "gemm epilogue: int8 inputs accumulate and write int32; the epilogue ops work on "
+            "float values (float16, bfloat16, float32 (tf32) or float8 inputs)"
+        )
+    dtypes, args = [], []
+    for n in ops:
+        op = OPS[n]
+        if op.arg is None:
+            dtypes.append("")
+            continue
+        t = given[op.arg]
+        dt = _kernel_type(t, op, M, N)
+        want = _shape_of(op, M, N)
+        if t.shape != want:
+            raise LaunchError(
+                f"gemm epilogue: {op.arg} has shape {tuple(t.shape)}; op {n!r} needs {want} "
+                f"({_what(op, M, N)})"
+            )
+        if t.device != device:
+            raise LaunchError(f"gemm epilogue: {op.arg} is on {t.device}; move it to {device}")
+        if op.shape == "MN":  # rows must be contiguous: one row stride
+            t = t.contiguous() if N > 1 and t.stride(1) != 1 else t
+            args += [t, int(t.stride(0))]
+        else:  # a vector read densely
+            args.append(t.contiguous() if want[0] > 1 and t.stride(0) != 1 else t)
+        dtypes.append(dt)
+    key = (ops, tuple(dtypes))
+    epi = _BUILT.get(key)
+    if epi is None:
+        epi = _BUILT[key] = Epilogue(*key)
+    return Bound(epi, tuple(args), _fast_record(names, tensors, epi, args))
+
+
+def _fast_record(names: Any, tensors: dict, epi: Epilogue, args: list) -> FastRecord | None:
+    """The repeated-call record of a bound call, or None when a repeat could not reuse its
+    launch as is: an op list that is no hashable key, or a tensor that was copied (a repeat
+    would pass the caller's strided tensor)."""
+    try:
+        hash(names)
+    except TypeError:
+        return None
+    present = [a for a in ARGS if tensors.get(a) is not None]
+    ptr_args = [OPS[n].arg for n in epi.ops if OPS[n].arg]
+    kept = [a for a in args if not isinstance(a, int)]
+    if any(t is not tensors[a] for t, a in zip(kept, ptr_args)):
+        return None
+    params = epi.params()
+    slots, k = [], 0
+    for i, p in enumerate(params):
+        if p.is_pointer:
+            slots.append((i, present.index(ptr_args[k])))
+            k += 1
+    absent = tuple(tensors.get(a) is None for a in ARGS)
+    return FastRecord(names, absent, tuple(tensors[a] for a in present), tuple(slots))
+
+
+_BUILT: dict[tuple, Epilogue] = {}  # (ops, dtypes) -> its Epilogue (validated once)
+_TORCH_TYPES: dict[Any, str] = {}  # torch dtype -> kernel element type, filled on first use
+
+
+def _what(op: EpilogueOp, M: int, N: int) -> str:
+    return {"M": f"one value per row of D, M = {M}", "N": f"one value per column of D, N = {N}",
+            "MN": f"shaped like D ({M}, {N})"}[op.shape]  # fmt: skip
+
+
+def _kernel_type(t: Any, op: EpilogueOp, M: int, N: int) -> str:
+    """The kernel element type of an epilogue tensor, or a LaunchError naming what it is."""
+    try:
+        return _TORCH_TYPES[t.dtype]
+    except (KeyError, AttributeError, TypeError):
+        pass
+    if not hasattr(t, "data_ptr") or not hasattr(t, "dtype"):
+        raise LaunchError(
+            f"gemm epilogue: {op.arg} is a {type(t).__name__}; give a torch tensor "
+            f"({_what(op, M, N)})"
+        )
+    dt = str(t.dtype).replace("torch.", "")
+    if dt not in ARG_DTYPES:
+        raise LaunchError(f"gemm epilogue: {op.arg} is {dt}; give {' or '.join(ARG_DTYPES)}")
+    _TORCH_TYPES[t.dtype] = ARG_DTYPES[dt]
+    return ARG_DTYPES[dt]
+
+
+def reference(
+    acc: Any,
+    names: Any,
+    tensors: dict[str, Any],
+    alpha: float = 1.0,
+    beta: float = 0.0,
+    C: Any = None,
+    out_dtype: Any = None,
+) -> Any:
+    """The torch reference of ``cast(ops(alpha * acc + beta * C))``: ``acc`` the f32
+    product, each op's ``ref`` in order, computed in float32, then the output cast.
+
+    >>> import torch
+    >>> acc = torch.tensor([[-1.0, 2.0]])
+    >>> reference(acc, ("bias", "relu"), {"bias": torch.tensor([0.5, 0.5])})
+    tensor([[0.0000, 2.5000]])
+    """
+    x = alpha * acc.float()
+    if C is not None and beta != 0:
+        x = x + beta * C.float()
+    for n in validate_ops(names):
+        op = OPS[n]
+        t = tensors.get(op.arg) if op.arg else None
+        x = op.ref(x, None if t is None else t.float())
+    return x if out_dtype is None else x.to(out_dtype)

@@ -1,0 +1,122 @@
+"""GemmConfig: the choices of one sm80 GEMM kernel (block tile, warp layout, ring depth,
+swizzle width, raster), checked when made, and the element types the family takes
+(``ATOMS``, ``ELEM_BYTES``). A module of its own, without the plan's layout machinery, so
+that a call of ``cutemma.gemm`` with a cached kernel imports no more than it runs
+(:class:`cutemma.kernels.sm80.plan.GemmPlan` derives the kernel's numbers from a config).
+
+>>> GemmConfig(64, 64, 32).name, ELEM_BYTES["e4m3"]
+('b64x64x32_w2x2_s4', 1)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import operator
+from dataclasses import dataclass
+
+from cutemma.errors import TiledMmaError
+from cutemma.kernels.sm90.config import GROUP_M_MAX, SMEM_LIMIT
+
+ATOMS = {
+    "f16": "SM80_16x8x16_F32F16F16F32_TN",
+    "bf16": "SM80_16x8x16_F32BF16BF16F32_TN",
+    "tf32": "SM80_16x8x8_F32TF32TF32F32_TN",
+    "s8": "SM80_16x8x32_S32S8S8S32_TN",
+    # fp8 (sm89 mma.sync): "<A type>" when A and B agree, "<A type>_<B type>" when they differ
+    "e4m3": "SM89_16x8x32_F32E4M3E4M3F32_TN",
+    "e5m2": "SM89_16x8x32_F32E5M2E5M2F32_TN",
+    "e4m3_e5m2": "SM89_16x8x32_F32E4M3E5M2F32_TN",
+    "e5m2_e4m3": "SM89_16x8x32_F32E5M2E4M3F32_TN",
+}
+ELEM_BYTES = {"f16": 2, "bf16": 2, "tf32": 4, "s8": 1} | {fp8: 1 for fp8 in list(ATOMS)[4:]}
+VEC = 8  # 16-bit elements per 16-byte cp.async chunk (16 // elem_bytes in general)
+MAX_WARPS = 32  # 1024 threads per block (CUDA guide, every arch since sm_20)
+
+
+@dataclass(frozen=True)
+class GemmConfig:
+    """Block tile, warp layout, pipeline depth and swizzle width of an sm80 GEMM.
+
+    ``warps`` is the TiledMMA's atom layout (M, N); ``swizzle_bytes`` the
+    contiguous width of one swizzle atom row, at most 128 bytes.
+
+    >>> GemmConfig(block_m=64, block_n=64).name
+    'b64x64x32_w2x2_s4'
+    """
+
+    block_m: int = 128
+    block_n: int = 128
+    block_k: int = 32
+    warps: tuple[int, int] = (2, 2)
+    stages: int = 4
+    swizzle_bytes: int = 128
+    group_m: int = 8
+
+    def __post_init__(self) -> None:
+        _check_config_ints(self)  # whole positive numbers first: the rules below divide by them
+        wm, wn = self.warps
+        rules = [
+            (self.block_m % (16 * wm) == 0, f"block_m {self.block_m} a multiple of 16*{wm}"),
+            (self.block_n % (8 * wn) == 0, f"block_n {self.block_n} a multiple of 8*{wn}"),
+            (self.block_k % 8 == 0, f"block_k {self.block_k} a multiple of 8"),
+            (self.stages >= 2, f"stages {self.stages} >= 2"),
+            (self.swizzle_bytes in (32, 64, 128), "swizzle_bytes one of 32, 64, 128"),
+            (wm * wn <= MAX_WARPS, f"warps {wm}x{wn} at most {MAX_WARPS} (1024 threads a block)"),
+            (
+                self.group_m <= GROUP_M_MAX,
+                f"group_m {self.group_m} <= {GROUP_M_MAX} (the raster's 32-bit tile index)",
+            ),
+            (
+                self.stages * (self.block_m + self.block_n) * self.block_k <= SMEM_LIMIT,
+                f"a smaller tile or fewer stages: {self.stages} stages of ({self.block_m} + "
+                f"{self.block_n}) x {self.block_k} elements do not fit in {SMEM_LIMIT} bytes of "
+                "shared memory even at 1 byte each",
+            ),
+        ]
+        bad = [what for ok, what in rules if not ok]
+        if bad:
+            raise TiledMmaError(f"GemmConfig{self.name_tuple}: need " + "; ".join(bad))
+        # hashed once: a config is part of cutemma.gemm's repeated-call key (kernels/
+        # fastpath.py), and the generated field-by-field hash cost 0.1 us per call
+        object.__setattr__(self, "_hash", hash(dataclasses.astuple(self)))
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    @property
+    def name_tuple(self) -> tuple:
+        return (self.block_m, self.block_n, self.block_k, self.warps, self.stages)
+
+    @property
+    def name(self) -> str:
+        wm, wn = self.warps
+        return f"b{self.block_m}x{self.block_n}x{self.block_k}_w{wm}x{wn}_s{self.stages}"
+
+    @property
+    def threads(self) -> int:
+        return 32 * self.warps[0] * self.warps[1]
+
+
+def _check_config_ints(cfg: GemmConfig) -> None:
+    """Every GemmConfig field a positive whole number (numpy ints too), warps a pair."""
+    warps = cfg.warps
+    if not (isinstance(warps, tuple | list) and len(warps) == 2):
+        raise TiledMmaError(
+            f"GemmConfig warps={warps!r}: give the warp layout as a pair (WM, WN), e.g. (2, 2)"
+        )
+    fields = ["block_m", "block_n", "block_k", "stages", "swizzle_bytes", "group_m"]
+    values = [(f, getattr(cfg, f)) for f in fields] + [
+        ("warps[0]", warps[0]),
+        ("warps[1]", warps[1]),
+    ]
+    for name, v in values:
+        try:
+            n = operator.index(v)
+        except TypeError:
+            n = None
+        if n is None or isinstance(v, bool) or n < 1:
+            raise TiledMmaError(f"GemmConfig {name}={v!r}: must be a positive whole number")
+        if name.startswith("warps"):
+            continue
+        object.__setattr__(cfg, name, n)  # frozen: store the plain int
+    object.__setattr__(cfg, "warps", (operator.index(warps[0]), operator.index(warps[1])))

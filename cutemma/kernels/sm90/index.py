@@ -1,0 +1,115 @@
+"""The sm90 kernels' disk index: a compiled variant's cubin and launch record in one entry.
+
+A new process that runs a known kernel reads this entry instead of generating the kernel's
+source and loading NVRTC (:func:`cutemma.kernels.sm90.host.compiled_sm90`). The entry is
+sealed like every cache file (:func:`cutemma.cuda.cache.seal`: a digest and a length, checked
+on read), and its launch record is checked field by field before the launch uses it: a
+shared-memory size past the limit, a TMA box TMA cannot copy or a missing operand make the
+entry a miss, rebuilt with one :class:`~cutemma.errors.CacheWarning`, never a launch.
+
+>>> import tempfile
+>>> from pathlib import Path
+>>> rec = {"tma": {w: {"dtype": "bf16", "contiguous": "K", "box": [64, 128], "swizzle": "SW128",
+...        "copies": [[0, 0, 0]]} for w in "AB"}, "tma_D": None, "tma_store": False,
+...        "shared_bytes": 65536}
+>>> p = Path(tempfile.mkdtemp()) / "k.sm90"
+>>> write(p, b"\\x7fELF", rec) == p, read(p) == (b"\\x7fELF", rec)
+(True, True)
+>>> record_refusal(dict(rec, shared_bytes=10**9))
+'shared_bytes 1000000000 is not a whole number in [1, 232448]'
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from cutemma.copy.tma import TMA_DTYPES, TMA_RULES, TMA_SWIZZLES
+from cutemma.cuda.cache import load_sealed, seal, warn_damaged, write_atomic
+from cutemma.kernels.sm90.config import SMEM_LIMIT
+
+_SEPARATOR = b"\n--cutemma-sm90--\n"
+
+
+def _whole(x: object, lo: int, hi: int) -> bool:
+    return type(x) is int and lo <= x <= hi
+
+
+def _box_refusal(which: str, box: object) -> str | None:
+    """Why a record's TMA box is not one TMA can copy, or None."""
+    if not isinstance(box, dict):
+        return f"TMA box {which} is not a record"
+    dims, copies = box.get("box"), box.get("copies")
+    checks = (
+        (box.get("dtype") in TMA_DTYPES, "dtype"),
+        (box.get("contiguous") in ("K", "MN"), "contiguous"),
+        (box.get("swizzle") in TMA_SWIZZLES, "swizzle"),
+        (
+            isinstance(dims, list)
+            and len(dims) == 2
+            and all(_whole(d, 1, TMA_RULES.max_box) for d in dims),
+            "box",
+        ),
+        (
+            isinstance(copies, list)
+            and 0 < len(copies) <= SMEM_LIMIT
+            and all(
+                isinstance(c, list) and len(c) == 3 and all(_whole(v, 0, SMEM_LIMIT) for v in c)
+                for c in copies
+            ),
+            "copies",
+        ),
+    )
+    bad = [what for ok, what in checks if not ok]
+    return f"TMA box {which} has a bad {', '.join(bad)}" if bad else None
+
+
+def record_refusal(record: object) -> str | None:
+    """Why a launch record (the JSON of an ``Sm90Launch``) must not be used, or None.
+
+    >>> record_refusal({"tma": {}})
+    'the record lacks tma_D, tma_store, shared_bytes'
+    """
+    if not isinstance(record, dict):
+        return "the record is not a JSON object"
+    missing = [k for k in ("tma", "tma_D", "tma_store", "shared_bytes") if k not in record]
+    if missing:
+        return f"the record lacks {', '.join(missing)}"
+    if not _whole(record["shared_bytes"], 1, SMEM_LIMIT):
+        return f"shared_bytes {record['shared_bytes']!r} is not a whole number in [1, {SMEM_LIMIT}]"
+    tma = record["tma"]
+    if not isinstance(tma, dict) or sorted(tma) != ["A", "B"]:
+        return "the record's TMA boxes are not those of A and B"
+    if type(record["tma_store"]) is not bool or record["tma_store"] != (
+        record["tma_D"] is not None
+    ):
+        return "tma_store and tma_D disagree"
+    boxes = [("A", tma["A"]), ("B", tma["B"])]
+    if record["tma_D"] is not None:
+        boxes.append(("D", record["tma_D"]))
+    return next((r for which, box in boxes if (r := _box_refusal(which, box))), None)
+
+
+def read(path: Path) -> tuple[bytes, dict] | None:
+    """(cubin, launch record) of the entry at ``path``, or None: absent, from before seals,
+    or damaged (then one CacheWarning)."""
+    data = load_sealed(path)
+    if data is None:
+        return None
+    cubin, sep, text = data.partition(_SEPARATOR)
+    try:
+        record = json.loads(text) if sep else None
+    except ValueError:
+        record = None
+    why = record_refusal(record) if record is not None else "has no launch record"
+    if why is None and not cubin.startswith(b"\x7fELF"):
+        why = "holds no cubin"
+    if why is not None:
+        warn_damaged(path, why)
+        return None
+    return cubin, record
+
+
+def write(path: Path, cubin: bytes, record: dict) -> Path | None:
+    """Store (cubin, record) at ``path``, sealed, atomically; None if it cannot be written."""
+    return write_atomic(path, seal(cubin + _SEPARATOR + json.dumps(record).encode()))

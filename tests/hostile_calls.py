@@ -1,0 +1,474 @@
+"""Hostile calls on the newer surfaces (issue 22): a tool, not a test (``python tests/hostile_calls.py``).
+
+Every public callable of the copy, TMA, kernels and tune surfaces is called from a valid
+template with one argument at a time swapped for a hostile value (wrong type, 0, -1, 2**40,
+NaN, empty, bool ...), plus the hand-written cases of ``EXTRA``. Each call runs in a worker
+process with a time and memory limit and is classified:
+
+- ``named``: a CutemmaError (what the bad-input table asks for);
+- ``bare``: any other exception (IndexError, MemoryError, ...);
+- ``value``: it returned (printed for review: a silent answer unless the input was legal);
+- ``hang``: it ran past the time limit.
+
+``--only bare,hang,value`` limits what is printed. Numbers go into the helper's report; the
+rows that matter go into tests/bad_inputs_copy_table.py.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TIMEOUT_S = 8.0
+MEMORY_BYTES = 3 << 30
+
+HOSTILE = ("'x'", "None", "0", "-1", "2**40", "1.5", "float('nan')", "()", "True", "[1]")
+
+# (callable text, valid positional args, valid keyword args): each argument is swapped in turn
+TEMPLATES: list[tuple[str, list[str], dict[str, str]]] = [
+    # copy atoms
+    ("cm.make_copy_atom", ["'SM75_U32x4_LDSM_N'", "'f16'"], {}),
+    ("cm.copy_traits", ["'SM75_U32x4_LDSM_N'"], {}),
+    ("cm.copy_ops", [], {"arch": "80", "family": "'sm80.cp_async'"}),
+    ("cp.copy_families", ["80"], {}),
+    ("cp.copy_op", ["'SM75_U32x4_LDSM_N'"], {}),
+    ("cp.parse_copy_name", ["'SM75_U32x4_LDSM_N'"], {}),
+    ("cp.value_type", ["'f16'"], {}),
+    ("cp.Operand", ["'reg'", "'uint32_t'", "1"], {}),
+    ("cp.CopyAtom", ["ldsm.op", "ldsm.traits", "ldsm.val_type"], {}),
+    (
+        "cp.CopyTraits",
+        [
+            "ldsm.traits.thr_id",
+            "ldsm.traits.src_layout",
+            "ldsm.traits.dst_layout",
+            "ldsm.traits.ref_layout",
+        ],
+        {},
+    ),  # noqa: E501
+    ("ldsm.move", ["np.zeros((32, 4), np.uint32)"], {}),
+    # TiledCopy
+    ("cm.make_tiled_copy", ["uni", "cm.Layout((8, 4), (4, 1))", "cm.Layout((1, 2))"], {}),
+    ("cm.make_tiled_copy_A", ["ldsm", "tiled"], {}),
+    ("cm.make_tiled_copy_B", ["ldsm", "tiled"], {}),
+    ("cm.make_tiled_copy_C", ["uni", "tiled"], {}),
+    ("cm.make_tiled_copy_S", ["uni", "tc"], {}),
+    ("cm.make_tiled_copy_D", ["uni", "tc"], {}),
+    ("cm.TiledCopy", ["uni", "cm.Layout((32, 2), (2, 1))", "(8, 8)"], {}),
+    ("cm.ThrCopy", ["tc", "0"], {}),
+    ("tc.get_slice", ["0"], {}),
+    ("tc.retile", ["cm.Layout(2)"], {}),
+    ("tc.tidfrg_S", ["cm.Layout((8, 8))"], {}),
+    ("tc.get_slice(0).partition_S", ["cm.make_identity_tensor((8, 8))"], {}),
+    ("tc.get_slice(0).retile_D", ["cm.make_tensor(np.zeros(2), cm.Layout(2))"], {}),
+    ("tcm.make_tiled_copy_impl", ["uni", "cm.Layout((32, 2), (2, 1))", "(8, 8)"], {}),
+    ("tcm.make_cotiled_copy", ["uni", "cm.Layout((32, 1), (1, 32))", "cm.Layout(32)"], {}),
+    ("tcm.make_tmem_copy", ["tld", "cm.Layout((128, 32), (32, 1))"], {}),
+    # analysis
+    ("tp.bank_conflicts", ["tc_ld", "cm.Layout(256)"], {}),
+    ("tp.coalescing", ["tc_g", "cm.Layout((8, 64), (64, 1))"], {}),
+    ("tp.vector_bits", ["tc", "cm.Layout((8, 8))"], {"side": "'S'"}),
+    ("tp.explain", ["tc_ld"], {"smem": "cm.Layout(256)"}),
+    # copy emulation
+    (
+        "ecopy.copy_tensors",
+        [
+            "tc",
+            "cm.make_tensor(np.zeros(64), cm.Layout((8, 8)))",
+            "cm.make_tensor(np.zeros(64), cm.Layout((8, 8)))",
+        ],
+        {},
+    ),  # noqa: E501
+    ("etmem.tmem_load", ["tld", "tmem", "0", "0"], {}),
+    ("etmem.tmem_store", ["tst", "np.zeros((32, 1), np.uint32)", "tmem", "0", "0"], {}),
+    # TMA host side
+    ("tma.tma_box", ["sm", "'bf16'", "'K'"], {}),
+    ("tma.TmaBox", ["'bf16'", "'K'", "(64, 64)", "'SW128'", "((0, 0, 0),)"], {}),
+    ("tma.element_swizzle", ["tma.TMA_SWIZZLES['SW128']", "2"], {}),
+    ("tma.stride_refusal", ["64", "2"], {"dim": "1"}),
+    ("tma.batched_dims", ["(64, 300)", "(64,)", "8", "64"], {}),
+    ("tma.tensor_map_args", ["box", "0", "(64, 64)", "(128,)"], {}),
+    ("tma.encode_tensor_map", ["args"], {}),
+    ("tma.tensor_map_param", ["bytes(128)"], {}),
+    ("tmaa.make_tma_atom", ["'LOAD'", "sm", "'bf16'", "'K'"], {}),
+    ("tmaa.tma_instructions", ["tmaa.make_tma_atom('LOAD', sm, 'bf16')", "box"], {}),
+    # TMA emulation
+    ("etma.tma_load", ["args", "g16", "(0, 0)"], {}),
+    ("etma.tma_store", ["args", "np.zeros(4096, np.uint16)", "g16", "(0, 0)"], {}),
+    ("etma.tma_reduce_add", ["args", "np.zeros(4096, np.uint16)", "g16", "(0, 0)"], {}),
+    ("etma.box_addresses", ["args", "(0, 0)"], {}),
+    ("etma.bulk_copy", ["b64", "b64", "0", "0", "16"], {}),
+    # descriptors (the surfaces the TMA and sm90 kernels lean on)
+    ("cm.make_gmma_desc", ["sm", "'K'", "'bf16'"], {}),
+    ("cm.decode_instr_desc", ["0x10490", "'f16'"], {}),
+    ("cm.make_instr_desc", ["'f16'", "'f16'", "'f16'", "'f32'", "128", "128"], {}),
+    # kernels
+    ("cm.GemmConfig", ["64", "64", "32", "(2, 2)", "4"], {"swizzle_bytes": "128", "group_m": "8"}),
+    (
+        "cm.Sm90Config",
+        [],
+        {
+            "block_m": "128",
+            "block_n": "128",
+            "block_k": "64",
+            "consumers": "2",
+            "stages": "4",
+            "group_m": "8",
+            "cluster": "1",
+            "epilogue": "'tma'",
+            "promote": "True",
+            "multicast": "'B'",
+            "schedule": "'cooperative'",
+        },
+    ),  # noqa: E501
+    ("kernels.GemmPlan", ["cfg", "'bf16'", "'K'", "'N'"], {}),
+    ("kernels.Sm90Plan", ["cm.Sm90Config()", "'bf16'", "'K'", "'K'"], {"out": "'bf16'"}),
+    ("kernels.gemm_source", ["cfg", "'bf16'", "'K'", "'N'"], {"out": "'f32'"}),
+    ("kernels.gemm_sm90_source", ["cm.Sm90Config()", "'bf16'", "'K'", "'K'"], {"out": "'bf16'"}),
+    ("kernels.kernel_name", ["cfg", "'bf16'", "'K'", "'N'", "'f32'", "'f32'", "True", "True"], {}),
+    ("kernels.pick_config", ["64", "64", "64"], {"batch": "1", "dtype": "'bf16'"}),
+    (
+        "kernels.pick_sm90_config",
+        ["64", "64"],
+        {"sms": "132", "dtype": "'bf16'", "batch": "1"},
+    ),
+    # tune (no GPU: the cache logic with a timer)
+    (
+        "cm.tune",
+        ["64", "64", "64", "'bf16'", "'K'", "'K'"],
+        {"candidates": "[cfg]", "timer": "lambda c: 1.0", "device_name_": "'dev'"},
+    ),  # noqa: E501
+    ("tunemod.shape_class", ["64", "64", "64"], {}),
+    ("tunemod.kernel_dtype", ["'bfloat16'"], {}),
+    ("tunemod.kernel_majors", ["'bf16'", "'K'", "'N'"], {}),
+    ("tunemod.entry_key", ["'dev'", "64", "64", "64", "'bf16'", "'K'", "'N'"], {}),
+    ("tunemod.lookup", ["'dev'", "64", "64", "64", "'bf16'", "'K'", "'N'"], {}),
+    ("tunemod.store", ["'dev'", "64", "64", "64", "'bf16'", "'K'", "'N'", "cfg", "{'x': 1.0}"], {}),
+    ("tunefn.default_candidates", ["'bf16'", "'K'", "'K'"], {}),
+    # cutemma.gemm: the checks that run before a GPU is needed (CPU torch tensors)
+    (
+        "cm.gemm",
+        ["tA", "tB"],
+        {
+            "C": "None",
+            "alpha": "1.0",
+            "beta": "0.0",
+            "out": "None",
+            "out_dtype": "None",
+            "config": "None",
+            "scale_a": "1.0",
+            "scale_b": "1.0",
+        },
+    ),  # noqa: E501
+]
+
+# hand-written cases (the issue's examples among them): (call, 'raise' or 'ok')
+EXTRA: list[tuple[str, str]] = [
+    ("tc.retile('x')", "raise"),
+    ("tc_ld.get_slice(0).retile_S(cm.make_tensor(np.zeros(7), cm.Layout(7)))", "raise"),
+    ("tma.TmaBox('bf16', 'K', (64, 64), 'SW999', ((0, 0, 0),)).swizzle_enum", "raise"),
+    ("cm.Sm90Config(promote=[1])", "raise"),
+    ("cm.gemm(tA, tB, scale_a=torch.ones(2))", "raise"),
+    ("cm.Swizzle(2**40, 0, 2**40)", "raise"),
+    ("cm.emulate.gemm(tiled, np.ones((0, 16)), np.ones((16, 16)))", "ok"),  # D is 0 x 16
+    (
+        "cm.emulate.gemm(tiled, np.ones((32, 0)), np.ones((16, 0)), np.ones((32, 16))).tolist() == np.ones((32, 16)).tolist() or 1/0",
+        "ok",
+    ),  # noqa: E501
+    ("cm.Sm90Config(block_m=0)", "raise"),
+    ("cm.Sm90Config(block_m=-128)", "raise"),
+    ("cm.Sm90Config(block_m=2**40)", "raise"),
+    ("cm.Sm90Config(group_m=0)", "raise"),
+    ("cm.Sm90Config(block_k=7)", "raise"),
+    (
+        "cm.make_tiled_copy(uni, cm.Layout((8, 4), (4, 1)), cm.Layout((1, 2))).tiler_mn and cm.TiledCopy(uni, cm.Layout((32, 4), (4, 1)), (10, 10))",
+        "raise",
+    ),  # noqa: E501
+    ("tp.bank_conflicts(tc_ld, cm.Layout(256), side='D')", "raise"),
+    ("etma.tma_load(args, g16, (2**40, 0))", "raise"),
+    ("etma.tma_load(tma.tensor_map_args(box, 0, (64, 64), (-128,)), g16, (0, 0))", "raise"),
+    (
+        "etma.tma_reduce_add(tma.tensor_map_args(tma.tma_box(cm.tile_to_shape(cm.gmma_layout_atom('K', 'SW128', 'tf32'), (64, 32)), 'tf32', 'K'), 0, (32, 64), (128,)), np.full(2048, 0.5, np.float32), np.zeros(4096, np.int32), (0, 0))",
+        "raise",
+    ),  # noqa: E501
+    (
+        "cm.tune(64, 64, 64, 'bf16', candidates=[cfg, cm.GemmConfig(128, 128, 32)], timer=lambda c: float('nan'), device_name_='dev')",
+        "raise",
+    ),  # noqa: E501
+    ("cm.decode_instr_desc(0, 'f16')", "raise"),
+    ("cm.crd2idx((1, 2), (2, 3), (1,))", "raise"),
+    (
+        "tp.bank_conflicts(cm.make_tiled_copy(uni, cm.Layout(2**19), cm.Layout(2)), cm.Layout(2**20))",
+        "raise",
+    ),  # noqa: E501
+    ("tma.tma_box(cm.tile_to_shape(sm, (2**20, 2**20)), 'bf16', 'K')", "raise"),
+    ("cm.make_gmma_desc(cm.tile_to_shape(sm, (2**20, 2**20)), 'K', 'bf16')", "raise"),
+    ("cm.print_tensor(cm.make_identity_tensor((2**20, 2**20)))", "raise"),
+    ("cm.make_tiled_copy(None)", "raise"),
+    ("cm.shape_div(4, 0)", "raise"),
+    ("cm.ComposedLayout(sw, 0, cm.Layout(64))(np.int64(5))", "ok"),
+    (
+        "cm.tune(64, 64, 64, 'bf16', candidates=[cfg], timer=lambda c: 1.0, device_name_='dev')",
+        "ok",
+    ),
+    ("tp.bank_conflicts(tc_ld, cm.Layout(256))", "ok"),
+    ("cm.Sm90Config(128, 128, 64, stages=4)", "ok"),
+    ("cm.Sm90Config(block_n=2**40)", "raise"),
+    ("cm.Sm90Config(stages=2**40)", "raise"),
+    ("cm.Sm90Config(block_k=2**40)", "raise"),
+    ("cm.Sm90Config(block_k=0)", "raise"),
+    ("cm.Sm90Config(block_k=-64)", "raise"),
+    ("cm.GemmConfig(64, 64, 32, group_m=0)", "raise"),
+    ("cm.GemmConfig(64, 64, 32, stages=2**40)", "raise"),
+    ("cm.GemmConfig(2**40, 64, 32)", "raise"),
+    ("cm.Sm90Config(group_m=-1)", "raise"),
+    ("cm.Sm90Config(group_m=2**40)", "raise"),
+    ("etma.tma_load(args, g16, (-1, 0))", "ok"),  # out-of-bound boxes fill zeros (PTX)
+    ("etma.bulk_copy(b64, b64, 0, 0, 2**40)", "raise"),
+    ("etma.bulk_copy(b64, b64, 2**40, 0, 16)", "raise"),
+    ("tma.tensor_map_args(box, 0, (64, 64), (2**40,))", "raise"),
+    ("cm.gemm(tA.double(), tB.double())", "raise"),
+    ("cm.gemm(tA, tB, alpha=float('nan'))", "raise"),
+    ("cm.gemm(tA, tB, alpha='x')", "raise"),
+    ("cm.gemm(tA, tB, config='x')", "raise"),
+    ("cm.gemm(tA, tB, out_dtype='x')", "raise"),
+    ("cm.gemm(tA, tB, out=torch.zeros(3, 3))", "raise"),
+    ("cm.gemm(tA, tB, C=torch.zeros(3, 3))", "raise"),
+    ("cm.gemm(tA, tB[:-1])", "raise"),
+    ("cm.gemm(tA[:0], tB)", "raise"),
+    ("cm.gemm(torch.zeros(4, 4, 4, 4), torch.zeros(4, 4))", "raise"),
+    ("cm.gemm(tA, tB, scale_a=float('nan'))", "raise"),
+    ("cm.gemm(tA, tB, scale_b='x')", "raise"),
+    ("tunemod.store('dev', 64, 64, 64, 'bf16', 'K', 'N', cfg, {'x': float('nan')})", "raise"),
+    ("etma.bulk_copy(b64, np.zeros(64, np.uint8)[::2], 0, 0, 16)", "raise"),  # dst untouched
+    ("etmem.tmem_store(tst, np.full((32, 1), np.nan), tmem, 0, 0)", "raise"),
+    ("etma.tma_load(args, np.array(['a'] * 8192), (0, 0))", "raise"),
+]
+
+
+CLI_VALUES = ("''", "0", "-1", "1099511627776", "nan", "x", "/", "/tmp", "٤", "64x64x64x64")
+# (a valid command, its options that take a value): each option gets each hostile value
+CLI_TEMPLATES: list[tuple[str, tuple[str, ...]]] = [
+    ("layout 4:1", ("--svg", "--html", "--latex")),
+    ("list", ("--arch", "--family")),
+    (
+        "show SM80_16x8x16_F32F16F16F32_TN",
+        ("-p", "--atom-layout", "--tile", "--svg", "--html", "--latex"),
+    ),
+    (
+        "desc --major K --swizzle 128 --dtype bf16 --tile 64x64",
+        ("--major", "--swizzle", "--dtype", "--tile", "--start", "--arch"),
+    ),
+    ("desc --decode 0x4100910", ("--decode", "--kind", "--arch", "--major")),
+    ("verify --arch sm61 --no-progress", ("--arch", "--family", "--json")),
+    ("gemm --plan", ("--config", "--dtype", "--a-major", "--b-major", "--out", "--batch")),
+    ("gemm --sass", ("--arch",)),
+]
+CLI_EXTRA = [
+    "layout 4:1 --svg a.svg --html a.svg",
+    "show SM100_MMA_F16BF16_SS -p m=64 -p m=128",
+    "verify --hardware --arch sm61 --no-progress",
+    "verify --copy --arch sm90",
+    "gemm --dtype bf16 --out s32",
+    "gemm --config 4096x4096x512/2x2/4 --plan",
+    "gemm --run 64 64 64 --batch 0",
+    "gemm --run 1099511627776 64 64",
+    "desc --decode 0 --kind f16",
+    "show SM80_16x8x16_F32F16F16F32_TN --tile 1099511627776,8,16",
+    "show SM80_16x8x16_F32F16F16F32_TN --atom-layout 1000000,1000,1",
+    "layout '(1048576,1048576):(1,1048576)'",
+]
+
+
+def cli_calls() -> list[tuple[str, str]]:
+    """The command-line cases: ``cli('argv')`` calls (status 2 and one line is 'named')."""
+    out = []
+    for base, options in CLI_TEMPLATES:
+        for opt in options:
+            for v in CLI_VALUES:
+                out.append((f"cli({base + ' ' + opt + ' ' + v!r})", "raise"))
+    return out + [(f"cli({argv!r})", "raise") for argv in CLI_EXTRA]
+
+
+def _cli(argv: str):
+    """Run ``cutemma argv`` in-process in a scratch folder: (status, stderr) or a CliOutcome."""
+    import contextlib
+    import io
+    import shlex
+    import tempfile
+
+    from cutemma.cli import main
+
+    err = io.StringIO()
+    here = os.getcwd()
+    with tempfile.TemporaryDirectory() as d:
+        os.chdir(d)
+        try:
+            with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+                status = main(shlex.split(argv))
+        finally:
+            os.chdir(here)
+    return status, err.getvalue().strip()
+
+
+def _alias_old_layout() -> None:
+    """Run on a tree from before issue 20's kernels layout (for before/after counts): the
+    modules the tables name, aliased to where that tree kept them."""
+    import importlib
+
+    for new, old in (("cutemma.kernels.tuned", "cutemma.kernels.tune"),
+                     ("cutemma.kernels.pick", "cutemma.kernels.dispatch_sm90")):  # fmt: skip
+        try:
+            importlib.import_module(new)
+        except ImportError:
+            sys.modules[new] = importlib.import_module(old)
+    import cutemma.kernels as kernels
+
+    if not hasattr(kernels, "pick_sm90_config"):
+        kernels.pick_sm90_config = sys.modules["cutemma.kernels.pick"].pick_sm90_config
+
+
+def _names() -> dict:
+    sys.path.insert(0, HERE)
+    _alias_old_layout()
+    from bad_inputs_copy_table import namespace
+
+    import cutemma as cm
+    import cutemma.kernels.tune as tunefn
+    import cutemma.kernels.tuned as tunemod
+
+    names = namespace()
+    names["tunemod"] = tunemod
+    names["tunefn"] = tunefn
+    names["cli"] = _cli
+    names["cm"] = cm
+    try:
+        import torch
+
+        names["torch"] = torch
+        names["tA"] = torch.zeros(64, 32, dtype=torch.bfloat16)
+        names["tB"] = torch.zeros(32, 64, dtype=torch.bfloat16)
+    except ImportError:
+        pass
+    return names
+
+
+def calls() -> list[tuple[str, str]]:
+    """Every call: each template with one argument swapped, then EXTRA ('value' rows need review)."""
+    out = []
+    for fn, args, kwargs in TEMPLATES:
+        kw = [f"{k}={v}" for k, v in kwargs.items()]
+        for i in range(len(args)):
+            for h in HOSTILE:
+                out.append((f"{fn}({', '.join([*args[:i], h, *args[i + 1 :], *kw])})", "raise"))
+        for k in kwargs:
+            for h in HOSTILE:
+                rest = [f"{kk}={h if kk == k else v}" for kk, v in kwargs.items()]
+                out.append((f"{fn}({', '.join([*args, *rest])})", "raise"))
+    return out + EXTRA + cli_calls()
+
+
+def _worker() -> None:
+    import resource
+    import signal
+
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_BYTES, MEMORY_BYTES))
+    os.environ.setdefault("XDG_CACHE_HOME", "/tmp/hostile-cache")
+    names = _names()
+    from cutemma.errors import CutemmaError
+
+    signal.signal(signal.SIGALRM, lambda *_: (_ for _ in ()).throw(TimeoutError("alarm")))
+    for line in sys.stdin:
+        call = json.loads(line)
+        signal.setitimer(signal.ITIMER_REAL, TIMEOUT_S - 1)
+        try:
+            value = eval(call, dict(names))  # noqa: S307 - our own text
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            res = {"kind": "value", "text": repr(value)[:160]}
+            if call.startswith("cli("):  # a command: exit 2 with one error line is named
+                status, err = value
+                lines = err.splitlines()
+                one = len(lines) == 1 and lines[0].startswith("cutemma: error: ")
+                kind = (
+                    "named" if status == 2 and one else "bare" if status not in (0, 2) else "value"
+                )
+                res = {"kind": kind, "text": f"exit {status}: {err[:300]}"}
+        except TimeoutError:
+            res = {"kind": "hang", "text": "alarm"}
+        except CutemmaError as e:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            res = {"kind": "named", "text": f"{type(e).__name__}: {str(e)[:300]}"}
+        except BaseException as e:  # noqa: BLE001 - classifying is the point
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            res = {"kind": "bare", "text": f"{type(e).__name__}: {str(e)[:200]}"}
+        print(json.dumps(res), flush=True)
+
+
+def run(cases: list[tuple[str, str]]) -> list[dict]:
+    """Each case in a worker (restarted after a hang); a result dict per case."""
+    results, proc = [], None
+    for call, expect in cases:
+        if proc is None:
+            # the worker imports the cutemma this process imported (its sys.path, in order)
+            env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+            proc = subprocess.Popen(
+                [sys.executable, __file__, "--worker"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                text=True,
+                env=env,
+            )
+        proc.stdin.write(json.dumps(call) + "\n")
+        proc.stdin.flush()
+        start = time.monotonic()
+        import selectors
+
+        sel = selectors.DefaultSelector()
+        sel.register(proc.stdout, selectors.EVENT_READ)
+        ready = sel.select(timeout=TIMEOUT_S + 30 if not results else TIMEOUT_S)
+        sel.close()
+        line = proc.stdout.readline() if ready else ""
+        if not line:
+            proc.kill()
+            proc.wait()
+            proc = None
+            res = {"kind": "hang", "text": f"no answer in {time.monotonic() - start:.0f} s"}
+        else:
+            res = json.loads(line)
+        res.update(call=call, expect=expect)
+        if res["kind"] == "value" and expect == "ok":
+            res["kind"] = "ok"
+        if res["kind"] == "named" and expect == "ok":
+            res["kind"] = "refused-legal"
+        results.append(res)
+    if proc is not None:
+        proc.stdin.close()
+        proc.wait()
+    return results
+
+
+def main() -> None:
+    if "--worker" in sys.argv:
+        _worker()
+        return
+    only = None
+    if "--only" in sys.argv:
+        only = set(sys.argv[sys.argv.index("--only") + 1].split(","))
+    results = run(calls())
+    counts: dict[str, int] = {}
+    for r in results:
+        counts[r["kind"]] = counts.get(r["kind"], 0) + 1
+        if only is None or r["kind"] in only:
+            print(f"{r['kind']:6} {r['call'][:150]}\n       -> {r['text'][:240]}")
+    print(json.dumps(counts))
+    if "--json" in sys.argv:
+        with open(sys.argv[sys.argv.index("--json") + 1], "w") as f:
+            json.dump(results, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

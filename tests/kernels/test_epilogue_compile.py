@@ -1,0 +1,178 @@
+"""Fused epilogues in both families' generated source (no GPU): every op and two
+compositions compile with NVRTC for sm_90a without local memory; each accumulator value
+reads the epilogue's tensors at the (m, n) its partition_C gives; the sm90 kernel keeps its
+TMA-store epilogue; and a kernel without an epilogue is byte for byte what it was (sha256
+of 21 variants' sources, recorded from the generator before epilogues existed)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "cuda"))
+from cuda_skips import needs_cuobjdump, needs_nvrtc  # noqa: E402
+
+from cutemma.kernels.epilogue import OPS, Epilogue  # noqa: E402
+from cutemma.kernels.sm80.plan import GemmConfig, GemmPlan  # noqa: E402
+from cutemma.kernels.sm80.source import gemm_source  # noqa: E402
+from cutemma.kernels.sm90.plan import Sm90Config, Sm90Plan  # noqa: E402
+from cutemma.kernels.sm90.source import gemm_sm90_source  # noqa: E402
+
+# every op at least once: one chain of all vector ops per activation, plus two compositions
+# people use (Linear + GELU; fp8 dequantisation + bias + SiLU + residual)
+_VECTORS = ("scale_row", "scale_col", "bias", "bias_row")
+CHAINS = [
+    Epilogue((*_VECTORS, "relu", "residual", "cast"), ("f32", "f32", "bf16", "f16", "", "bf16", "")),
+    Epilogue((*_VECTORS, "gelu"), ("f16", "f32", "f32", "bf16", "")),
+    Epilogue(("bias", "gelu_tanh"), ("bf16", "")),
+    Epilogue(("scale_row", "scale_col", "bias", "silu", "residual"), ("f32", "f32", "bf16", "", "f32")),
+]  # fmt: skip
+SM80 = (GemmConfig(64, 64, 32), "bf16", "K", "N", "bf16")
+SM90 = (Sm90Config(128, 128), "bf16", "K", "N", "bf16")  # TMA-store and register epilogues
+# fp8 with an epilogue: 128x128 (dispatch's pick; 128x192 by N halves spills 80 bytes)
+FP8 = (Sm90Config(128, 128), "e4m3", "K", "K", "bf16")
+CASES = [("sm80", SM80, e) for e in CHAINS] + [("sm90", SM90, e) for e in CHAINS]
+CASES.append(("sm90", FP8, CHAINS[3]))
+# the bench's fused call (bias + GELU) on the wide 16-bit tiles the built-in pick takes
+CASES += [("sm90", (Sm90Config(128, bn), "bf16", "K", "K", "bf16"), CHAINS[2]) for bn in (192, 256)]
+
+
+def _source(family, args, epilogue):
+    if family == "sm80":
+        return gemm_source(*args, epilogue=epilogue)
+    return gemm_sm90_source(*args, epilogue=epilogue)
+
+
+def test_the_chains_cover_every_op():
+    assert {n for e in CHAINS for n in e.ops} == set(OPS)
+
+
+_CUBINS: dict = {}
+
+
+def _compile_all():
+    from cutemma.cuda import compile
+
+    sources = {case: _source(*case) for case in CASES}  # generation is not thread-safe
+
+    def one(case):
+        try:
+            return case, compile(sources[case], "sm_90a")
+        except Exception as exc:  # reported by the case's own test
+            return case, exc
+
+    with ThreadPoolExecutor(os.cpu_count() or 2) as pool:  # NVRTC releases the GIL
+        _CUBINS.update(pool.map(one, CASES))
+
+
+@needs_nvrtc
+@needs_cuobjdump
+@pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c[0]}-{c[1][1]}{c[2].suffix}")
+def test_epilogue_kernels_compile_without_local_memory(case):
+    from cutemma.cuda import count_instructions, local_memory_use, sass
+
+    if not _CUBINS:
+        _compile_all()
+    cubin = _CUBINS[case]
+    if isinstance(cubin, Exception):
+        raise cubin
+    local = local_memory_use(cubin)
+    assert (local.local_bytes or 0) + (local.stack_bytes or 0) == 0, local
+    counts = count_instructions(sass(cubin))
+    if case[0] == "sm90" and Sm90Plan(*case[1]).tma_store:
+        assert counts.get("UTMASTG", 0) > 0  # the epilogue kept the TMA store
+
+
+@pytest.mark.parametrize("epilogue", CHAINS[2:], ids=lambda e: e.suffix)
+def test_each_value_reads_its_partition_c_coordinates(epilogue):
+    """sm80: one read per accumulator value at the (m, n) of partition_C's constants
+    (the same m, n the store uses); sm90: the register epilogue likewise, the TMA-store
+    epilogue at those coordinates clamped into the matrix."""
+    plan = GemmPlan(*SM80[:4])
+    src = gemm_source(*SM80, epilogue=epilogue)
+    _, _, consts = plan.epilogue
+    assert src.count("__ldg(&epl_bias[n])") == len(consts)
+    for _, dm, dn in consts:
+        assert f"const int m = m0 + C_m + {dm}, n = n0 + C_n + {dn};" in src
+    p90 = Sm90Plan(*SM90)
+    src = gemm_sm90_source(*SM90, epilogue=epilogue)
+    _, _, consts = p90.epilogue
+    regs = re.findall(r"__ldg\(&epl_bias\[([^\]]*)\]\)", src.split("} else {")[-1])
+    assert len(regs) >= len(consts) and set(regs) == {"n + 0", "n + 1"}  # pairs: n, n + 1
+    for _, dm, dn in consts:
+        if dn % 2 == 0:  # a block per n pair: its second value is n + 1
+            assert f"{{ const long long m = m0 + C_m + {dm}; const int n = n0 + C_n + {dn};" in src
+        assert f"__ldg(&epl_bias[min(n0 + C_n + {dn}, N - 1)])" in src  # TMA store: clamped
+
+
+def test_batched_and_int8_kernels_refuse_an_epilogue():
+    from cutemma.errors import TiledMmaError
+
+    with pytest.raises(TiledMmaError, match="2-D kernels"):
+        gemm_sm90_source(*SM90, batched=True, epilogue=CHAINS[2])
+    with pytest.raises(TiledMmaError, match="int8 writes s32"):
+        gemm_source(GemmConfig(), "s8", "K", "K", "s32", epilogue=CHAINS[2])
+
+
+# sha256 of sources generated before epilogues existed (main at b8ee820): a kernel without
+# an epilogue must not change by one byte
+_V80 = [
+    (GemmConfig(), "bf16", "K", "N", "bf16", None, True, True),
+    (GemmConfig(64, 64, 32), "f16", "M", "K", "f32", "f32", True, False),
+    (GemmConfig(128, 256, 32, (2, 4), 3), "bf16", "M", "N", "bf16", "bf16", False, True),
+    (GemmConfig(32, 32, 64), "tf32", "K", "K", "f32", None, True, True),
+    (GemmConfig(), "s8", "K", "K", "s32", None, True, True),
+    (GemmConfig(128, 128, 32, (4, 2), 4), "e4m3", "K", "K", "bf16", None, True, True),
+    (GemmConfig(128, 128, 32, (4, 2), 4), "e4m3_e5m2", "K", "K", "f16", "f16", False, False),
+    (GemmConfig(64, 64, 32), "f16", "K", "N", "f16", None, False, False),
+    (GemmConfig(256, 128, 32, (4, 2), 4), "bf16", "K", "K", "f32", None, True, True),
+]
+_V90 = [
+    (Sm90Config(), "bf16", "K", "N", "bf16", None, False),
+    (Sm90Config(128, 256), "bf16", "K", "K", "bf16", None, False),
+    (Sm90Config(128, 256), "f16", "M", "N", "f32", None, False),
+    (Sm90Config(128, 192, promote="split"), "e4m3", "K", "K", "bf16", None, False),
+    (Sm90Config(128, 128), "e4m3", "K", "K", "f32", None, False),
+    (Sm90Config(128, 64), "bf16", "K", "N", "bf16", None, False),
+    (Sm90Config(128, 128, schedule="pingpong"), "bf16", "K", "N", "bf16", None, False),
+    (Sm90Config(128, 256, cluster=2), "bf16", "K", "N", "bf16", None, False),
+    (Sm90Config(128, 128), "tf32", "K", "K", "f32", None, False),
+    (Sm90Config(), "bf16", "K", "N", "bf16", None, True),
+    (Sm90Config(128, 256), "bf16", "M", "N", "f32", "f32", True),
+    (Sm90Config(128, 256, epilogue="tma2"), "bf16", "K", "N", "bf16", None, False),
+]
+_SHA = [
+    "388cee246ca42911047815d95ac82ae066d2881ca69a187695dda73f348a6353",
+    "b4e3dc946e85d40e19ee6c5b161f035c77b6288cd06fc95777fe79bdcc98aaa9",
+    "da49a88bfdefea4b3ed96e7dd7e639c99a17ef2c7805880950610181c82445d9",
+    "7de1733f57ea32fbc32e188f5a0f400178ef03dd9238d9ffe64b9a5c32b89e1a",
+    "1f4c36b9d250fb7df04dda316325e1a3f857e14d3d61e50593794e40566b319c",
+    "ec40569e214b8ba4d702481c0b4f8dcabe078ef6223d5a460e67f751c90735cd",
+    "8143024d301c2a097521745ddb1acab6c6a6e9a8d8101eae8b62aafe7adbfe54",
+    "a105f98f6f78aebd109b6de6f300f83f7bb8fd88e066ddb94a4df40a1c2cb322",
+    "bf67a860e45192388e8fcd69d81df2fc6f3dd72b1db612bc43c3af383765efc2",
+    "483b6a39e6984411e910ef8b657673db212a98592688726c8301bc76531e498e",
+    "20e16e8eb224bbee7fbc6e164cc0f33f1677b49c71225ba583e4e433ff4aa50e",
+    "fbac1bb2afbbea5468350ac335f298ff643e6ffd38176a12284aaf2c637bf6aa",
+    "b3b93fcfb19718ef892c4d4e0abf91fd4d566c4c3984b29d2ea6d0e5005923c9",
+    "6fa43c42a280180aa040c2ed579b213b47644c510503cb72a79485a73faa8bcc",
+    "e0f6ac25de73a5cdf5b0d450bec56d10737d64d568552a68b144e2606ecaf4a2",
+    "68e24ac7b0429b3af4c52e0f99c9ee2c8ce5a80017e02889f88c4ad2c8fb1401",
+    "8c98745acbb8a59b14985a623c931fa18bdbc21e28b9ce45d704d0b7f656a6fb",
+    "3bda7efd459200341970aee449d50a6b2807e357b3528e9ca8ec6be71f4e5042",
+    "1dab14e47113a32e54474ab92e027cf5bb4af9a66426ec7c8b3b87f9861c2aa5",
+    "a36e843c845af5b65611c0d96b804940f5579c330b44f5d4c851904bc915c21b",
+    "52966b1421f93115b8326a778a6d8dcfedd4a54c711d1e0e85ab0594e9adb39f",
+]
+
+
+def test_kernels_without_an_epilogue_are_unchanged():
+    got = [hashlib.sha256(gemm_source(*v).encode()).hexdigest() for v in _V80]
+    got += [hashlib.sha256(gemm_sm90_source(*v).encode()).hexdigest() for v in _V90]
+    assert got == _SHA

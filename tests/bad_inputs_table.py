@@ -532,6 +532,19 @@ API: list[tuple[str, type, str]] = [
     ("cm.Sm90Config(192, 256, consumers=3)", TE, "block_n"),
     ("cm.Sm90Config(128, 128, epilogue='smem')", TE, "epilogue"),
     ("cm.Sm90Config(128, 128, stages=1)", TE, "stages"),
+    # kdesign2: GMMA RS and F16 accumulators
+    ("cm.Sm90Config(a_regs='yes')", TE, "a_regs 'yes' True or False"),
+    ("cm.Sm90Config(acc_f16=1)", TE, "acc_f16 1 True or False"),
+    (
+        "kernels.gemm_sm90_source(cm.Sm90Config(acc_f16=True), 'bf16', 'K', 'K', 'f32')",
+        TE,
+        "F16 accumulators take f16 inputs",
+    ),
+    (
+        "kernels.gemm_sm90_source(cm.Sm90Config(128, 128, a_regs=True), 'e4m3', 'K', 'K', 'f32')",
+        TE,
+        "give promote=False for fp8",
+    ),
     ("cm.Sm90Config(128, 200, promote='split')", TE, "multiple of 16"),
     ("cm.Sm90Config(128, 200, epilogue='tma2')", TE, "two passes"),
     ("cm.Sm90Config(128, 64, consumers=1, promote='split')", TE, "one 64-row slice"),

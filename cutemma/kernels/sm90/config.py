@@ -200,6 +200,11 @@ class Sm90Config:
                 f"multicast {self.multicast!r}: 'B', or 'A' with cluster=2",
             ),
             (self.consumers in (1, 2, 3), f"consumers {self.consumers} is 1, 2 or 3 warpgroups"),
+            (isinstance(self.a_regs, bool), f"a_regs {self.a_regs!r} True or False (GMMA RS)"),
+            (
+                isinstance(self.acc_f16, bool),
+                f"acc_f16 {self.acc_f16!r} True or False (F16-accumulating GMMA)",
+            ),
             (self.schedule in SCHEDULES, f"schedule {self.schedule!r} in {SCHEDULES}"),
             (
                 isinstance(self.promote, bool) or self.promote in ("overlap", "split"),

@@ -19,6 +19,7 @@ torch.Size([512, 512])
 
 from cutemma import emulate
 from cutemma.copy import CopyAtom, copy_ops, copy_traits, make_copy_atom
+from cutemma.emit import to_cpp
 from cutemma.errors import (
     AtomError,
     CliError,
@@ -107,6 +108,6 @@ __all__ = [
     "make_tiled_copy_C", "make_tiled_copy_D", "make_tiled_copy_S",
     "Tensor", "ThrMma", "TiledMma", "emulate", "infer_layout", "local_partition", "local_tile",
     "make_identity_tensor", "make_tensor", "make_tiled_mma", "print_tensor",
-    "print_latex", "print_text", "to_html", "to_latex", "to_svg", "to_text",
+    "print_latex", "print_text", "to_html", "to_latex", "to_svg", "to_text", "to_cpp",
     *_layout_all, *_mma_all, *_smem_all,
 ]  # fmt: skip

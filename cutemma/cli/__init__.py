@@ -30,6 +30,7 @@ _COMMANDS = (
     "cutemma.cli.desc",
     "cutemma.cli.verify",
     "cutemma.cli.gemm",
+    "cutemma.cli.emit_cmd",
 )
 
 

@@ -207,6 +207,10 @@ def to_cpp(obj, *, type: bool = False, dtype=None) -> str:  # noqa: A002 - the i
             f"to_cpp(obj, type=...) takes True (the C++ type) or False (an expression); "
             f"got type={type!r}"
         )
+    if dtype is not None:
+        from cutemma.emit.cpp_atoms import cpp_value_type
+
+        cpp_value_type(dtype)  # an unknown type is refused whatever obj is
     if isinstance(obj, _ALGEBRA) or (as_int(obj) is not None):
         if isinstance(obj, ComposedLayout) and type and obj.pinned:
             return _type(obj) if _named_smem(obj, dtype) is None else _decltype(obj, dtype)

@@ -144,8 +144,7 @@ def _runtime_typed(base: str, args: list[str]) -> str:
     major = "integral_constant<UMMA::Major, {}>".format
     one = "integral_constant<UMMA::ScaleIn, UMMA::ScaleIn::One>"
     return (
-        f"MMA_Traits<{base}, {a}, {b}, {c}, C<{m}>, C<{n}>, {major(am)}, {major(bm)}, "
-        f"{one}, {one}>"
+        f"MMA_Traits<{base}, {a}, {b}, {c}, C<{m}>, C<{n}>, {major(am)}, {major(bm)}, {one}, {one}>"
     )
 
 
@@ -160,9 +159,7 @@ def _sm120_op(op) -> str:
     args = [a.cpp, b.cpp, c.cpp]
     if len(types) == 5:
         vs = name.tokens[-1].removeprefix("VS")
-        return (
-            f"SM120::BLOCKSCALED::SM120_{shape}_TN_VS<{','.join(args)},{types[4].cpp},{vs}>"
-        )
+        return f"SM120::BLOCKSCALED::SM120_{shape}_TN_VS<{','.join(args)},{types[4].cpp},{vs}>"
     if d != c:
         raise EmitError(f"{op.name}: C++'s SM120_{shape}_TN has D of C's type ({c.cpp})")
     return f"SM120_{shape}_TN<{','.join(args)}>"
@@ -260,8 +257,7 @@ def _tiled_copy_expr(tc) -> str:
             thr, val = args
             return f"make_tiled_copy({atom}, {to_cpp(thr)}, {to_cpp(val)})"
     return (
-        f"make_tiled_copy_impl({atom}, {to_cpp(tc.layout_tv_tiled)}, "
-        f"{tiler_type(tc.tiler_mn)}{{}})"
+        f"make_tiled_copy_impl({atom}, {to_cpp(tc.layout_tv_tiled)}, {tiler_type(tc.tiler_mn)}{{}})"
     )
 
 

@@ -86,6 +86,10 @@ def smem_layout_expr(c: ComposedLayout, dtype) -> str | None:
             except CutemmaError:
                 break
             if tiled == c and str(tiled) == str(c):
-                step = "" if order is None else ", Step<" + ",".join(f"Int<{o + 1}>" for o in order) + ">{}"
+                step = (
+                    ""
+                    if order is None
+                    else ", Step<" + ",".join(f"Int<{o + 1}>" for o in order) + ">{}"
+                )
                 return f"tile_to_shape({name}, {_shape_expr(target)}{step})"
     return None

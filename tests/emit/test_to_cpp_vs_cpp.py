@@ -105,13 +105,18 @@ def _basis_cases() -> dict[str, tuple[BasisLayout, str]]:
         modes = [rng.randrange(0, 3) for _ in flat]
         deep = rng.random() < 0.3
         strides = iter(
-            0 if rng.random() < 0.1 else ScaledBasis(rng.choice((1, 2, 3)), (m, 0) if deep else (m,))
+            0
+            if rng.random() < 0.1
+            else ScaledBasis(rng.choice((1, 2, 3)), (m, 0) if deep else (m,))
             for m in modes
         )
         stride = _rebuild(plain.shape, strides)
         obj = BasisLayout(plain.shape, stride)
         key = f"basis{i:02d}"
-        out[key] = (obj, f"auto L = {to_cpp(obj)}; CASE(\"{key}\", L); " + _print_values(key, obj.size(), "L(i)"))
+        out[key] = (
+            obj,
+            f'auto L = {to_cpp(obj)}; CASE("{key}", L); ' + _print_values(key, obj.size(), "L(i)"),
+        )
     return out
 
 
@@ -150,7 +155,7 @@ def smem_layouts() -> dict[str, tuple[ComposedLayout, str]]:
 def _smem_case(key: str, obj: ComposedLayout, dt: str) -> str:
     t = SMEM_DTYPES[dt]
     return (
-        f"auto L = {to_cpp(obj, dtype=dt)}; CASE(\"{key}\", L); "
+        f'auto L = {to_cpp(obj, dtype=dt)}; CASE("{key}", L); '
         f"{t}* base = reinterpret_cast<{t}*>(uintptr_t(1) << 20); "
         "auto T = make_tensor(make_smem_ptr(base), L); "
         + _print_values(key, obj.size(), "int(&T(i) - base)")
@@ -279,8 +284,7 @@ def descriptors() -> dict[str, object]:
 def _desc_case(key: str, d) -> str:
     # the 64-bit value (CuTe's print of a descriptor spans lines; its fields are of the value)
     return (
-        f"auto d = {to_cpp(d)}; printf(\"%s\\t%llx\\n\", \"{key}\", "
-        "(unsigned long long)uint64_t(d));"
+        f'auto d = {to_cpp(d)}; printf("%s\\t%llx\\n", "{key}", (unsigned long long)uint64_t(d));'
     )
 
 
@@ -455,8 +459,10 @@ def test_coverage():
     fams = Counter(a.op.family for a in atoms)
     lacking = {f.name for f in catalog.families()} - set(fams)
     print(f"round-tripped: {sum(fams.values())} MMA atoms", dict(sorted(fams.items())))
-    print(f"{len(_keys('copy/'))} copy atoms, {len(_keys('tm/'))} TiledMMAs, "
-          f"{len(_keys('tc/'))} TiledCopies, {len(random_layouts())} random layouts")
+    print(
+        f"{len(_keys('copy/'))} copy atoms, {len(_keys('tm/'))} TiledMMAs, "
+        f"{len(_keys('tc/'))} TiledCopies, {len(random_layouts())} random layouts"
+    )
     assert lacking == {"sm90.gmma_b1"}, lacking
     assert len(_keys("copy/")) == len(copy_ops())
     assert len(_keys("tm/")) >= 60 and len(_keys("tc/")) >= 50
@@ -481,7 +487,7 @@ def test_expressions_are_their_types():
         "smem": gmma_layout_atom("K", "SW128", "bf16"),
     }
     body = " ".join(
-        f"static_assert(is_same_v<decltype({to_cpp(o)}), {to_cpp(o, type=True)}>, \"{k}\");"
+        f'static_assert(is_same_v<decltype({to_cpp(o)}), {to_cpp(o, type=True)}>, "{k}");'
         for k, o in objs.items()
     )
     assert harness.compiles(body, EXTRA)

@@ -36,7 +36,6 @@ from cute_cpp import harness
 # show(key, x) prints "<key>\t<cute::print of x>\t<x(0),x(1),...>" (values for layouts only);
 # fflush so that the lines before a crash are kept.
 HELPER = r"""
-template <int N> using I_ = cute::Int<N>;
 template <class X>
 void show(const char* key, X const& x) {
   printf("%s\t", key);

@@ -75,6 +75,7 @@ _LAZY = {
     "GemmConfig": "cutemma.kernels.plan",
     "Sm90Config": "cutemma.kernels.plan_sm90",
     "tune": "cutemma.kernels.tune",
+    "to_cute_dsl": "cutemma.emit",
 }
 
 
@@ -99,7 +100,7 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
-    *_LAZY,  # GemmConfig, gemm, tune
+    *_LAZY,  # GemmConfig, gemm, tune, to_cute_dsl
     "AtomError", "CliError", "CompileError", "CutemmaError", "DescriptorError", "LaunchError",
     "LayoutError", "LayoutParseError", "NotALayoutError", "TiledMmaError", "CopyError", "TmaError",
     "DesignError", "EmitError",

@@ -607,6 +607,38 @@ API: list[tuple[str, type, str]] = [
     ),
 ]
 
+# --- emitdsl (issue 19): cutemma.to_cute_dsl ----------------------------------------------
+from cutemma.errors import EmitError as _EE  # noqa: E402 - this block's own import (merges)
+
+API += [
+    ("cm.to_cute_dsl(object())", _EE, "no static form"),
+    ("cm.to_cute_dsl(3.5)", _EE, "no static form"),
+    ("cm.to_cute_dsl(True)", _EE, "no static form"),
+    ("cm.to_cute_dsl('(4,2):(1,4)')", _EE, "Layout.parse"),
+    ("cm.to_cute_dsl((4, 2.5))", _EE, "whole numbers"),
+    ("cm.to_cute_dsl((4, 'x'))", _EE, "dynamic"),
+    ("cm.to_cute_dsl(cm.Layout(4, 2**31))", _EE, "32-bit"),
+    ("cm.to_cute_dsl(cm.Layout((0, 4)))", _EE, "strictly positive"),
+    ("cm.to_cute_dsl(cm.make_mma_atom('SM70_8x8x4_F32F16F16F32_NT'))", _EE, "nearest"),
+    ("cm.to_cute_dsl(cm.make_mma_atom('SM90_64x8x8_F32TF32TF32_SS_TN'))", _EE, "no op"),
+    ("cm.to_cute_dsl(cm.make_mma_atom('SM89_16x8x32_F32E4M3E5M2F32_TN'))", _EE, "mixed-type"),
+    ("cm.to_cute_dsl(cm.make_mma_atom('SM90_64x8x16_F16F16F16_SS', scale_a=-1))", _EE, "scale"),
+    ("cm.to_cute_dsl(cm.make_mma_atom('SM100_MMA_F16BF16_SS_SPARSE'))", _EE, "sparse"),
+    (
+        "cm.to_cute_dsl(cm.make_copy_atom('SM90_TMA_LOAD<16384>', 'f16'))",
+        _EE,
+        "make_tiled_tma_atom",
+    ),
+    (
+        "cm.to_cute_dsl(cm.make_copy_atom('SM80_CP_ASYNC_CACHEALWAYS_ZFILL<uint128_t>', 'f16'))",
+        _EE,
+        "zero-fill",
+    ),
+    ("cm.to_cute_dsl(cm.make_copy_atom('UniversalCopy<uint64_t>', 'c64'))", _EE, "no numeric type"),
+    ("cm.to_cute_dsl(cm.Layout(4), mma=1)", _EE, "TiledCopy"),
+    ("cm.to_cute_dsl(cm.Layout.parse('ArithTuple(1,0) o (4,2):(1@0,1@1)'))", _EE, "starts at"),
+]
+
 # --- the command line --------------------------------------------------------------------
 CLI: list[tuple[str, str]] = [
     # top level

@@ -22,6 +22,10 @@ from cutemma.layout.layout import Layout
 NOT_IN_CUTE = {
     "SM75_16x8x8_F16F16F16F16_TN": "it is cuBLASDx's atom, not CuTe's",
     "sm90.gmma_b1": "CuTe 4.2 declares no single-bit (b1) wgmma",
+    **dict.fromkeys(
+        ("SM100_TMEM_LOAD_STAT_32dp32b32x", "SM100_TMEM_LOAD_STAT_32dp32b128x"),
+        "CuTe declares tcgen05.ld.red only after 4.2 (CUTLASS main; the PyPI headers are 4.2)",
+    ),
 }
 
 
@@ -207,6 +211,9 @@ def copy_op_cpp(name: str) -> str:
 
 
 def _copy_atom_type(atom) -> str:
+    why = NOT_IN_CUTE.get(atom.name)
+    if why:
+        raise EmitError(f"{atom.name} has no CuTe C++ form: {why}")
     op = copy_op_cpp(atom.name)
     if "," in op or "::" in op:  # traits with arguments: name the traits
         op = f"Copy_Traits<{op}>"

@@ -3,6 +3,8 @@ Quickstart block is what .ci/run runs, and the test command installs what the su
 
 from __future__ import annotations
 
+import contextlib
+import io
 import re
 from pathlib import Path
 
@@ -63,3 +65,13 @@ def test_the_emit_section_prints_what_it_shows():
     with contextlib.redirect_stdout(out):
         assert main(shlex.split(command)[1:]) == 0
     assert out.getvalue().strip() == shown
+
+
+def test_the_design_section_runs():
+    # the README's design example (its CPU part) runs and prints explain's report
+    block = README.split("## Your own kernel", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(block, "README.md", "exec"), {})
+    report = out.getvalue()
+    assert all(w in report for w in ("shared memory", "registers", "conflict", "occupancy"))

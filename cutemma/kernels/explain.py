@@ -14,8 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from cutemma.errors import CutemmaError
+from cutemma.hardware import limits
 from cutemma.kernels.design import GemmDesign, check, family_plan
-from cutemma.kernels.hardware import limits
 from cutemma.kernels.sm80.plan import cp_async_copy
 from cutemma.kernels.sm90.config import register_split
 from cutemma.tiled.copy_analysis import bank_conflicts, vector_bits

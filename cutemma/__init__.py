@@ -49,6 +49,7 @@ _LAZY = {
     "copy_ops": "cutemma.copy",
     "copy_traits": "cutemma.copy",
     "make_copy_atom": "cutemma.copy",
+    "to_cpp": "cutemma.emit",
     "to_cute_dsl": "cutemma.emit",
     "infer_layout": "cutemma.mma.infer",
     **dict.fromkeys(

@@ -18,6 +18,7 @@ from cutemma.errors import (
     CutemmaError,
     DescriptorError,
     DrawError,
+    EmitError,
     LaunchError,
     LayoutError,
     LayoutParseError,
@@ -647,6 +648,26 @@ API: list[tuple[str, type, str]] = [
     ),
     ("kernels.epilogue.bind(('relu',), {}, 4, 8, 'cuda', batched=True)", LA, "batched"),
     ("kernels.epilogue.bind(('relu',), {}, 4, 8, 'cuda', int8=True)", LA, "int8"),
+    # --- emitcpp: to_cpp (issue 19) ---
+    ("cm.to_cpp(np.arange(4))", EmitError, "numpy array"),
+    ("cm.to_cpp(4.0)", EmitError, "whole numbers"),
+    ("cm.to_cpp(True)", EmitError, "whole numbers"),
+    ("cm.to_cpp(None)", EmitError, "no CuTe C++ form"),
+    ("cm.to_cpp('(4,2):(1,4)')", EmitError, "Layout.parse"),
+    ("cm.to_cpp((4, 2.5))", EmitError, "2.5"),
+    ("cm.to_cpp((4, 'x'))", EmitError, "'x'"),
+    ("cm.to_cpp(L, type='yes')", EmitError, "type="),
+    ("cm.to_cpp(atom, type=1)", EmitError, "type="),
+    ("cm.to_cpp(gmma_atom, dtype='nope')", EmitError, "unknown element type 'nope'"),
+    ("cm.to_cpp(cm.make_mma_atom('SM90_64x8x256_S32U1U1_SS_TN_ANDPOPC'))", EmitError, "b1"),
+    ("cm.to_cpp(cm.make_mma_atom('SM75_16x8x8_F16F16F16F16_TN'))", EmitError, "cuBLASDx"),
+    ("cm.to_cpp(cm.make_mma_atom('SM100_MMA_MXF4NVF4_SS'))", EmitError, "MXF4NVF4_SS_SPARSE"),
+    (
+        "cm.to_cpp(cm.layout.basis.BasisLayout((4,), (cm.layout.basis.ScaledBasis(1, (0,)),), "
+        "offset=(4, 1)))",
+        EmitError,
+        "coordinate tensor",
+    ),
 ]
 
 # --- emitdsl (issue 19): cutemma.to_cute_dsl ----------------------------------------------
@@ -924,6 +945,18 @@ CLI: list[tuple[str, str]] = [
     ("gemm --run 64 64 ٤", "invalid int"),
     ("gemm --run 64 64 64 --batch ٤", "invalid int"),
     ("gemm --b-major M", "invalid choice"),
+    # --- emitcpp: cutemma emit (issue 19) ---
+    ("emit", "required"),
+    ("emit cpp", "required"),
+    ("emit rust 4:1", "invalid choice"),
+    ("emit cpp '(4,2'", "expected ')'"),
+    ("emit cpp 4:1 --tile 3", "belong to an atom"),
+    ("emit cpp nope", "nope"),
+    ("emit cpp SM90_64x8x256_S32U1U1_SS_TN_ANDPOPC", "no CuTe C++ form"),
+    ("emit cpp SM75_U32x4_LDSM_N --atom-layout 2,2", "TiledMMA"),
+    ("emit cpp SM75_U32x4_LDSM_N -p dtype=nope", "nope"),
+    ("emit cpp SM75_U32x4_LDSM_N -p smem=4:1", "dtype=f16"),
+    ("emit dsl 4:1 --type", "--type"),
 ]
 CLI = [row for row in CLI if row[1] is not None]
 

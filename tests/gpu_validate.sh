@@ -3,7 +3,8 @@
 #
 #   bash tests/gpu_validate.sh OUTDIR [quick] [STEPS]
 #
-# STEPS: a regex of the step names to run (pytest_gpu, sm90_checks, cluster, sweep, san_*),
+# STEPS: a regex of the step names to run (pytest_gpu, sm90_checks, cluster, sweep, designs,
+# epilogue, torch_op, splitk, threads, key_rows, san_*),
 # e.g. 'san_' for the sanitizers alone. All steps take ~11 min on a fresh H100 machine
 # (pytest -m gpu ~7 of them, mostly compiling), more than one 10-minute device call: split
 # them, e.g. `gpu_validate.sh OUT '' pytest_gpu` in one call and
@@ -14,6 +15,9 @@
 # 3. clusters of 2 (both majors, pairs along M and N)
 # 4. 1,200 random cases through cutemma.gemm (gpu_sweep.py)
 # 5. compute-sanitizer memcheck/racecheck/synccheck on small shapes of each sm90 mode
+# 6. random GemmDesigns and the seeds' TiledMMAs, fused epilogues, the torch custom op and
+#    CUDA graphs, split-K, 8 threads x 40 fresh processes of first calls, the key bench rows
+#    (SWEEP_COUNT, DESIGN_COUNT, THREAD_PROCS shrink steps 4 and 6 for a short call)
 # Each step's log and JSON land in OUTDIR; a summary line per step goes to OUTDIR/summary.txt;
 # the exit status is 1 if any step failed.
 set -u
@@ -36,7 +40,15 @@ step() {  # step NAME COMMAND...: run, keep the log, record rc and seconds
 step pytest_gpu python -m pytest -q -m gpu tests -p no:cacheprovider
 step sm90_checks python tests/kernels/gpu_sm90_checks.py "$out/sm90_checks.json" --no-bench ${quick:+--quick}
 step cluster python tests/kernels/gpu_sm90_cluster.py "$out/cluster.json" --no-speed
-step sweep python tests/kernels/gpu_sweep.py "$out/sweep.json" 1200 --shards=4
+step sweep python tests/kernels/gpu_sweep.py "$out/sweep.json" "${SWEEP_COUNT:-1200}" --shards=4
+# issue 20-22's checks: designs (random + the seeds), fused epilogues, the torch custom op and
+# CUDA graphs, split-K, first calls from threads in fresh processes, the bench's key rows
+step designs python tests/kernels/gpu_designs.py "$out/designs.json" "${DESIGN_COUNT:-160}"
+step epilogue python tests/kernels/gpu_epilogue.py "$out/epilogue.json" ${quick:+--quick}
+step torch_op python tests/kernels/gpu_torch_op.py "$out/torch_op.json" ${quick:+--quick}
+step splitk python tests/kernels/gpu_splitk.py "$out/splitk.json"
+step threads python tests/kernels/gpu_threads.py "$out/threads.json" "${THREAD_PROCS:-40}" 8
+step key_rows python tests/kernels/gpu_key_rows.py "$out/key_rows.json"
 for mode in "" fp8 cluster --batched; do
     for tool in memcheck racecheck synccheck; do
         extra=$([ "$tool" = memcheck ] && echo "--report-api-errors no")

@@ -30,6 +30,7 @@ _COMMANDS = (
     "cutemma.cli.desc",
     "cutemma.cli.verify",
     "cutemma.cli.gemm",
+    "cutemma.cli.emit_cmd",
 )
 # which module registers each command: a command line naming one imports only that module
 # (``cutemma layout`` never loads the MMA catalog or the kernel generator)

@@ -211,11 +211,11 @@ def sm90_config(args: argparse.Namespace):
     >>> sm90_config(argparse.Namespace(config="128x128", config_given=True, dtype="bf16")).name
     'b128x128_c2_sauto'
     """
-    from cutemma.kernels.pick import pick_sm90_config
+    from cutemma.kernels.pick import builtin_sm90_config
     from cutemma.kernels.sm90.config import Sm90Config
 
     if not getattr(args, "config_given", False):
-        return pick_sm90_config(1 << 14, 1 << 14, dtype=args.dtype)
+        return builtin_sm90_config(1 << 14, 1 << 14, dtype=args.dtype)
     m = re.fullmatch(r"(\d{1,4})x(\d{1,4})", args.config.strip())
     if not m:
         raise CliError(

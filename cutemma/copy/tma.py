@@ -259,7 +259,7 @@ def _swizzle_of(layout, dtype: str) -> tuple[TmaSwizzle, Layout, int]:
 
 def _fits_shared(layout: Layout, elem_bytes: int, who: str) -> None:
     """A TmaError unless the tile fits in shared memory (its checks walk every element)."""
-    from cutemma.kernels.sm90.config import SMEM_LIMIT
+    from cutemma.hardware import MAX_SMEM_PER_BLOCK as SMEM_LIMIT
     from cutemma.layout import size
 
     n = size(layout)

@@ -204,6 +204,10 @@ COPY_NO_OP: dict[str, str] = {
         "not an expression of the atom alone)"
     ),
     "sm100.global256": "cute.nvgpu.CopyUniversalOp (the DSL has no 256-bit global load op)",
+    "sm100.tmem_load_stat": (
+        "cute.nvgpu.tcgen05.LdRed16x32bx2Op (redOp=TmemLoadRedOp.MAX; the DSL's one "
+        "tcgen05.ld.red op has the 16x32bx2 shape, none the 32x32b shape)"
+    ),
 }
 
 # Families the DSL has ops for that this emitter does not build (the message says which op

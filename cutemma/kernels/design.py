@@ -29,8 +29,8 @@ from functools import lru_cache
 from typing import Any
 
 from cutemma.errors import CutemmaError, DesignError
+from cutemma.hardware import arch_number, limits
 from cutemma.kernels.epilogue import design_check
-from cutemma.kernels.hardware import arch_number, limits
 from cutemma.kernels.sm80.plan import ATOMS, ELEM_BYTES, GemmConfig, smem_layout
 from cutemma.kernels.sm90.config import (
     ATOMS_SM90,

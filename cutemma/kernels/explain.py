@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cutemma.errors import CutemmaError
+from cutemma.hardware import limits
 from cutemma.kernels.design import GemmDesign, check, family_plan
-from cutemma.kernels.hardware import limits
 from cutemma.kernels.sm80.plan import cp_async_copy
 from cutemma.kernels.sm90.config import register_split
 from cutemma.tiled.copy_analysis import bank_conflicts, vector_bits

@@ -12,8 +12,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from cutemma.errors import CutemmaError, LaunchError
+from cutemma.hardware import LIMITS
 from cutemma.kernels.dispatch import gemm
-from cutemma.kernels.hardware import LIMITS
 from cutemma.kernels.operands import _arch
 from cutemma.kernels.pick import BUILTIN_CONFIGS, FP8_LARGE
 from cutemma.kernels.sm80.plan import GemmConfig, GemmPlan

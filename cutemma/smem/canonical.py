@@ -295,7 +295,7 @@ def match_canonical(
 def _fits_shared(inner: Layout, T: int) -> None:
     """A descriptor addresses shared memory: a block past its size is refused before the
     element-by-element checks, whose work grows with it."""
-    from cutemma.kernels.sm90.config import SMEM_LIMIT
+    from cutemma.hardware import MAX_SMEM_PER_BLOCK as SMEM_LIMIT
     from cutemma.layout import size
 
     nbytes = size(inner) * 16 // T

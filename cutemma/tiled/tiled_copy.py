@@ -129,6 +129,9 @@ class TiledCopy(RichDisplay):
         self.layout_tv_tiled = layout_tv
         # numpy integers are integers: stored plain, as the layouts store theirs
         self.tiler_mn = tuple(t if isinstance(t, Layout) else as_int(t) for t in tiler_mn)
+        # how a constructor made it, e.g. ("make_tiled_copy_A", tiled_mma): cutemma.emit
+        # writes the same call back; None for a TiledCopy built from its parts
+        self.origin: tuple | None = None
         a_thr, a_val = size(atom.layout_ref_tv[0]), size(atom.layout_ref_tv[1])
         t_thr, t_val = size(layout_tv[0]), size(layout_tv[1])
         if t_thr % a_thr:
@@ -391,7 +394,12 @@ def make_tiled_copy(atom, thr_layout=None, val_layout=None, dtype=None) -> Tiled
         algebra.right_inverse(layout_mn), Layout((size(thr), size(val)))
     )
     tiler = product_each(layout_mn.shape)
-    return TiledCopy(atom, layout_tv, _flat_tuple(tiler))
+    return _made(TiledCopy(atom, layout_tv, _flat_tuple(tiler)), "make_tiled_copy", thr, val)
+
+
+def _made(tc: TiledCopy, fn: str, *args) -> TiledCopy:
+    tc.origin = (fn, *args)
+    return tc
 
 
 def _as_layout(x, what: str) -> Layout:
@@ -422,7 +430,7 @@ def _from_mma(atom, tiled_mma, which: str) -> TiledCopy:
         "C": tiled_mma.tv_layout_C_tiled,
     }[which]
     tiler = {"A": (m, k), "B": (n, k), "C": (m, n)}[which]
-    return TiledCopy(_as_copy_atom(atom), tv, tiler)
+    return _made(TiledCopy(_as_copy_atom(atom), tv, tiler), f"make_tiled_copy_{which}", tiled_mma)
 
 
 def make_tiled_copy_A(atom, tiled_mma) -> TiledCopy:
@@ -491,7 +499,8 @@ def _retargeted(atom, tiled_copy: TiledCopy, side: str) -> TiledCopy:
             f"got {type(tiled_copy).__name__}"
         )
     tv = tiled_copy.layout_src_tv_tiled if side == "S" else tiled_copy.layout_dst_tv_tiled
-    return TiledCopy(_as_copy_atom(atom), tv, tiled_copy.tiler_mn)
+    tc = TiledCopy(_as_copy_atom(atom), tv, tiled_copy.tiler_mn)
+    return _made(tc, f"make_tiled_copy_{side}", tiled_copy)
 
 
 def make_cotiled_copy(atom, atom_tv_layout: Layout, data_layout: Layout) -> TiledCopy:

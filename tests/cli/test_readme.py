@@ -3,6 +3,8 @@ Quickstart block is what .ci/run runs, and the test command installs what the su
 
 from __future__ import annotations
 
+import contextlib
+import io
 import re
 from pathlib import Path
 
@@ -45,3 +47,31 @@ def test_ci_runs_the_readme_block_itself():
     assert "## Quickstart" in ci and "python3 -m venv" in ci
     # the test command itself comes from the README, never written into the script
     assert "pytest -q" not in ci and 'pip install -e ".[test' not in ci
+
+
+def test_the_emit_section_prints_what_it_shows():
+    # issue 19: the README's `cutemma emit` command prints the block under it
+    import contextlib
+    import io
+    import shlex
+
+    from cutemma.cli import main
+
+    section = README.split("## Into your kernel", 1)[1].split("\n## ", 1)[0]
+    command = section.split("```bash\n", 1)[1].split("```", 1)[0].strip()
+    shown = section.split("```text\n", 1)[1].split("```", 1)[0].strip()
+    assert command.startswith("cutemma emit cpp ")
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(shlex.split(command)[1:]) == 0
+    assert out.getvalue().strip() == shown
+
+
+def test_the_design_section_runs():
+    # the README's design example (its CPU part) runs and prints explain's report
+    block = README.split("## Your own kernel", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(block, "README.md", "exec"), {})
+    report = out.getvalue()
+    assert all(w in report for w in ("shared memory", "registers", "conflict", "occupancy"))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from cute_cpp import harness
 
+from cutemma.emit.cpp_atoms import copy_op_cpp
 from cutemma.layout import Layout
 from cutemma.layout.algebra import composition
 from cutemma.layout.layout import _modes, size
@@ -26,18 +27,8 @@ def need_cpp() -> None:
 
 
 def cpp_name(name: str) -> str:
-    """The C++ Copy_Traits arguments of a catalog name.
-
-    UTCCP lives in a namespace without a using; TMA and bulk copies carry their bit count as
-    ``Int<N>`` (TMA traits also take an auxiliary-parameter type, any type for the layouts).
-    """
-    if name.startswith("SM100_UTCCP_"):
-        return "SM100::TMEM::UTCCP::" + name
-    if name.startswith(("SM90_TMA_", "SM90_BULK_COPY_")) and "<" in name:
-        base, bits = name[:-1].split("<")
-        aux = ", int" if name.startswith("SM90_TMA_") else ""
-        return f"{base}, Int<{bits}>{aux}"
-    return name
+    """The C++ Copy_Traits arguments of a catalog name (the product's spelling, to_cpp's)."""
+    return copy_op_cpp(name)
 
 
 def cute_text(text: str) -> str:

@@ -37,7 +37,6 @@ from cutemma.cuda.cache import load_sealed, seal, warn_damaged, write_atomic
 # show(key, x) prints "<key>\t<cute::print of x>\t<x(0),x(1),...>" (values for layouts only);
 # fflush so that the lines before a crash are kept.
 HELPER = r"""
-template <int N> using I_ = cute::Int<N>;
 template <class X>
 void show(const char* key, X const& x) {
   printf("%s\t", key);

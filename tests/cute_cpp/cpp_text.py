@@ -1,13 +1,16 @@
 """Python values of the algebra as C++ expressions with static ints, and as short text.
 
-A Layout becomes ``Layout<Shape<I_<4>,I_<2>>,Stride<I_<1>,I_<4>>>{}`` (``I_<n>`` is
-``cute::Int<n>``, every int static, as cutemma's ints are), a tuple tiler ``make_tile(...)``,
-``None`` in a tiler CuTe's ``_``, a Swizzle ``Swizzle<B,M,S>{}`` and a ComposedLayout
-``make_composed_layout(outer, offset, inner)``.
+The C++ is the product's own spelling, ``cutemma.to_cpp`` (cutemma/emit/cpp.py): a Layout is
+``Layout<Shape<Int<4>,Int<2>>,Stride<Int<1>,Int<4>>>{}`` (every int static, as cutemma's ints
+are), a tuple tiler ``make_tile(...)``, ``None`` in a tiler CuTe's ``_``, a Swizzle
+``Swizzle<B,M,S>{}`` and a ComposedLayout ``make_composed_layout(outer, offset, inner)``
+(always the composition here: the algebra's cases test the functions, not the atoms' names).
 """
 
 from __future__ import annotations
 
+from cutemma.emit import to_cpp
+from cutemma.emit.cpp import tuple_type
 from cutemma.layout import ComposedLayout, Layout, Swizzle
 
 
@@ -15,28 +18,22 @@ class Shape(tuple):
     """An int-tuple argument (a shape, cotarget, profile or order), not a tiler."""
 
 
-def _tuple_type(t, kind: str) -> str:
-    if isinstance(t, tuple):
-        return f"{kind}<" + ",".join(_tuple_type(x, kind) for x in t) + ">"
-    return f"I_<{t}>"
+def _unpinned(v):
+    if isinstance(v, ComposedLayout):
+        return ComposedLayout(_unpinned(v.outer), v.offset, _unpinned(v.inner))
+    return v
 
 
 def cpp(v) -> str:
     """``v`` as a C++ expression (every int static)."""
-    if isinstance(v, Layout):
-        return f"Layout<{_tuple_type(v.shape, 'Shape')},{_tuple_type(v.stride, 'Stride')}>{{}}"
-    if isinstance(v, Swizzle):
-        return f"Swizzle<{v.bits},{v.base},{v.shift}>{{}}"
-    if isinstance(v, ComposedLayout):
-        return f"make_composed_layout({cpp(v.outer)}, I_<{v.offset}>{{}}, {cpp(v.inner)})"
     if isinstance(v, Shape):
-        return f"{_tuple_type(tuple(v), 'Shape')}{{}}"
+        return f"{tuple_type(tuple(v), 'Shape')}{{}}"
     if v is None:
         return "_"
     if isinstance(v, tuple):
         return "make_tile(" + ", ".join(cpp(x) for x in v) + ")"
-    if isinstance(v, int):
-        return f"I_<{v}>{{}}"
+    if isinstance(v, Layout | Swizzle | ComposedLayout | int):
+        return to_cpp(_unpinned(v))
     raise TypeError(f"no C++ form for {v!r}")
 
 

@@ -3,7 +3,7 @@
 The examples are the ones tests/layout/test_cute_docs.py copies by hand from
 ``media/docs/cpp/cute/01_layout.md``, ``02_layout_algebra.md``, ``03_tensor.md`` and the older
 ``media/docs/cute/02_layout_operations.md``; here C++ computes each one, so the doc's printed
-value is checked against CuTe itself as well as against cutemma. Ints are static (``I_<n>``).
+value is checked against CuTe itself as well as against cutemma. Ints are static (``Int<n>``).
 """
 
 from __future__ import annotations
@@ -91,7 +91,7 @@ def layout_cases() -> list[DocCase]:
         )
 
     # 01_layout: construction (default LayoutLeft strides) and printing
-    add("01_layout", "make_layout(I_<8>{})", lambda: Layout(8))
+    add("01_layout", "make_layout(Int<8>{})", lambda: Layout(8))
     for shape in ((2, 4), (2, (2, 2))):
         add("01_layout", f"make_layout({cpp(Shape(shape))})", lambda s=shape: Layout(s))
     for text in ("(2,4):(12,1)", "(2,(2,2)):(4,(2,1))"):
@@ -185,7 +185,7 @@ def layout_cases() -> list[DocCase]:
                    ((3, 6, 2, 8), 6), ((3, 6, 2, 8), 9), ((3, 6, 2, 8), 72)):  # fmt: skip
         add(
             "02_layout_algebra",
-            f"shape_div({cpp(Shape(shp))}, I_<{d}>{{}})",
+            f"shape_div({cpp(Shape(shp))}, Int<{d}>{{}})",
             lambda s=shp, d=d: fmt(shape_div(s, d)),
         )
     a12 = P("(12,(4,8)):(59,(13,1))")

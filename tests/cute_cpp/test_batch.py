@@ -9,9 +9,9 @@ from cute_cpp import batch, harness
 REASON = harness.unavailable_reason()
 pytestmark = pytest.mark.skipif(REASON is not None, reason=REASON or "")
 
-GOOD = "composition(Layout<I_<8>,I_<1>>{}, Layout<I_<{n}>,I_<2>>{})"
+GOOD = "composition(Layout<Int<8>,Int<1>>{}, Layout<Int<{n}>,Int<2>>{})"
 # downcast static_asserts "Downcast requires adjacent elements" without a stride-1 mode
-BAD = "downcast<2>(Layout<I_<4>,I_<{n}>>{})"
+BAD = "downcast<2>(Layout<Int<4>,Int<{n}>>{})"
 
 
 def test_refusals_pinned_on_their_cases(tmp_path, monkeypatch):

@@ -15,19 +15,19 @@ from functools import cache
 import pytest
 
 from cute_cpp import harness
+from cutemma.emit.cpp_atoms import cpp_value_type
+from cutemma.emit.smem_names import smem_layout_expr
 from cutemma.layout import ComposedLayout, Layout, Swizzle, tile_to_shape
 from cutemma.layout.algebra import zipped_divide
 from cutemma.layout.layout import slice_and_offset
 from cutemma.layout.notation import parse_layout
-from cutemma.smem import gmma_desc, umma_desc
+from cutemma.smem import gmma_desc, umma_desc, umma_layout_atom
 from cutemma.smem.swizzle_atoms import element_bits, swizzle_mode
 
 pytestmark = pytest.mark.skipif(
     harness.unavailable_reason() is not None, reason=str(harness.unavailable_reason())
 )
 
-CPP_TYPE = {"f16": "half_t", "bf16": "bfloat16_t", "tf32": "tfloat32_t", "e4m3": "float_e4m3_t",
-            "s8": "int8_t"}  # fmt: skip
 START_MASK = (1 << 14) - 1  # start address field, bits 0-13 (both descriptors)
 GMMA_SWIZZLES = ("INTER", "SW32", "SW64", "SW128")
 UMMA_SWIZZLES = (*GMMA_SWIZZLES, "SW128_32B")
@@ -63,9 +63,8 @@ def all_cases() -> dict[str, tuple]:
 
 
 def _cpp_atom(sm: str, major: str, swizzle: str, dtype: str) -> str:
-    ns = "SM90::GMMA" if sm == "sm90" else "UMMA"
-    name = "INTER" if swizzle == "INTER" else swizzle
-    return f"{ns}::Layout_{major}_{name}_Atom<{CPP_TYPE[dtype]}>{{}}"
+    """CuTe's name of the atom (to_cpp's: GMMA:: and UMMA:: name the same sm90 atoms)."""
+    return smem_layout_expr(umma_layout_atom(major, swizzle, dtype), dtype)
 
 
 def _cpp_case(key: str, case: tuple) -> str:
@@ -73,7 +72,7 @@ def _cpp_case(key: str, case: tuple) -> str:
     ns, fn = ("SM90::GMMA", "make_gmma_desc") if sm == "sm90" else ("UMMA", "make_umma_desc")
     return "\n".join(
         [
-            f"using T = {CPP_TYPE[dtype]};",
+            f"using T = {cpp_value_type(dtype)};",
             f"auto atom = {_cpp_atom(sm, major, swizzle, dtype)};",
             f'CASE("{key}|atom", atom);',
             f"auto sl = tile_to_shape(atom, make_shape(Int<{mn}>{{}}, Int<{kf}>{{}}));",
@@ -103,7 +102,7 @@ def _partial_row_cpp(key: str) -> str:
     return f"""
 auto L = composition(Swizzle<{sw.bits},{sw.base},{sw.shift}>{{}}, smem_ptr_flag_bits<{bits}>{{}},
                      make_layout(make_shape(Int<{mn}>{{}},Int<{k}>{{}}), make_stride(Int<1>{{}},Int<{row}>{{}})));
-auto d = SM90::GMMA::make_gmma_desc<SM90::GMMA::Major::MN>(make_tensor(make_smem_ptr(({CPP_TYPE[dtype]}*)nullptr), L));
+auto d = SM90::GMMA::make_gmma_desc<SM90::GMMA::Major::MN>(make_tensor(make_smem_ptr(({cpp_value_type(dtype)}*)nullptr), L));
 printf("{key}|desc\\t%llu\\n", (unsigned long long)d.desc_);
 """
 

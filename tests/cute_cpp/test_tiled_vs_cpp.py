@@ -17,6 +17,9 @@ from pathlib import Path
 import pytest
 
 from cute_cpp import harness
+from cutemma.emit import to_cpp
+from cutemma.emit.cpp import tiler_type
+from cutemma.emit.cpp_atoms import mma_op_cpp
 from cutemma.layout import Layout, size
 from cutemma.layout.notation import parse_int_tuple, parse_layout
 from cutemma.layout.offsets import offsets
@@ -65,31 +68,13 @@ def warp_atoms() -> list[str]:
 
 
 def _cpp_layout(layout: Layout) -> str:
-    def tup(t, kind):
-        if isinstance(t, tuple):
-            return f"{kind}<" + ",".join(tup(x, kind) for x in t) + ">"
-        return f"Int<{t}>"
-
-    return f"Layout<{tup(layout.shape, 'Shape')},{tup(layout.stride, 'Stride')}>"
-
-
-def _cpp_perm(p) -> str:
-    if p is None:
-        return "Underscore"
-    if isinstance(p, int):
-        return f"Int<{p}>"
-    return _cpp_layout(p)
+    return to_cpp(layout, type=True)
 
 
 def _cpp_atom(name: str, a_major, b_major) -> str:
-    if not name.startswith("SM90_64x"):
-        return f"{name}{{}}"
-    gmma = "SM90::GMMA::MMA_" + name[len("SM90_") :]
-    if "_S32" in name:  # integer GMMA take no template arguments
-        return f"{gmma}{{}}"
-    if a_major is None:  # tf32 / fp8: only the scales, defaulted
-        return f"{gmma}<>{{}}"
-    return f"{gmma}<GMMA::Major::{a_major},GMMA::Major::{b_major}>{{}}"
+    """The operation's C++ value (to_cpp's spelling; make_tiled_mma takes an Op or an Atom)."""
+    params = {} if a_major is None else {"a_major": a_major, "b_major": b_major}
+    return mma_op_cpp(catalog.make_mma_atom(name, **params).op) + "{}"
 
 
 def configs(shape_mnk) -> list[tuple[str, Layout, tuple]]:
@@ -195,10 +180,9 @@ def all_cases() -> dict[str, tuple]:
 
 def _cpp_case(key: str, case: tuple, threads: tuple[int, ...]) -> str:
     name, am, bm, _, layout, perms = case
-    tile = ",".join(_cpp_perm(p) for p in perms)
     lines = [
         f"auto tm = make_tiled_mma({_cpp_atom(name, am, bm)}, {_cpp_layout(layout)}{{}}, "
-        f"Tile<{tile}>{{}});",
+        f"{tiler_type(perms)}{{}});",
         f'CASE("{key}|vmnk", tm.get_thr_layout_vmnk());',
         f'CASE("{key}|A", tm.get_layoutA_TV());',
         f'CASE("{key}|B", tm.get_layoutB_TV());',

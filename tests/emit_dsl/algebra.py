@@ -95,9 +95,9 @@ def _split_top(text: str) -> list[str]:
 
 
 def _py_tuple(cpp: str) -> str:
-    """A C++ static int-tuple or coordinate (``Shape<I_<3>,I_<2>>{}``, ``make_coord(_,5)``) as
+    """A C++ static int-tuple or coordinate (``Shape<Int<3>,Int<2>>{}``, ``make_coord(_,5)``) as
     Python text (``(3,2)``, ``(None,5)``: the DSL's slice marker is None)."""
-    t = re.sub(r"I_<(-?\d+)>(\{\})?", r"\1", cpp)
+    t = re.sub(r"(?:I_|Int)<(-?\d+)>(\{\})?", r"\1", cpp)
     t = re.sub(r"\b(?:Shape|Stride)<", "(", t).replace("make_coord(", "(")
     t = t.replace(">{}", ")").replace(">", ")")
     return re.sub(r"(?<![\w])_(?![\w])", "None", t)

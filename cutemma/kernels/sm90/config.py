@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cutemma.errors import TiledMmaError
-from cutemma.kernels.hardware import LIMITS
+from cutemma.hardware import LIMITS
 
 # kernel dtype -> (GMMA SS atom name with N and K left open, element bytes, A/B majors free?)
 ATOMS_SM90 = {

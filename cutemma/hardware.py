@@ -1,7 +1,9 @@
 """What each GPU architecture allows a kernel, in one table: the opt-in shared memory per
 block, registers per thread and per SM, threads per block and per SM (CUDA C++ Programming
 Guide, "Technical Specifications per Compute Capability"). The design rules
-(:mod:`cutemma.kernels.design`), the sm90 config and the tuner read these numbers here.
+(:mod:`cutemma.kernels.design`), the sm90 config, the tuner, and the TMA-box and descriptor
+checks of the lower layers read these numbers here (a module of its own below every layer,
+like :mod:`cutemma.errors`, so that no layer reaches up into the kernels for them).
 
 >>> LIMITS["sm_90a"].smem_per_block // 1024, LIMITS["sm_80"].smem_per_block // 1024
 (227, 163)
@@ -37,6 +39,9 @@ LIMITS = {
     "sm_90": ArchLimits(227 * 1024, 228 * 1024, 255, 65536, 1024, 2048),
     "sm_90a": ArchLimits(227 * 1024, 228 * 1024, 255, 65536, 1024, 2048),
 }
+
+# the most shared memory any architecture gives one block: a tile larger than this fits nowhere
+MAX_SMEM_PER_BLOCK = max(lim.smem_per_block for lim in LIMITS.values())
 
 
 def arch_number(arch: str) -> int:

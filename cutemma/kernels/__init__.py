@@ -7,6 +7,21 @@ True
 True
 """
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # what type checkers and the API reference (griffe) read; at run time each
+    # name loads its module on first use (below)
+    from cutemma.kernels.design import GemmDesign, check, failed_rules
+    from cutemma.kernels.dispatch import gemm
+    from cutemma.kernels.explain import explain
+    from cutemma.kernels.pick import BUILTIN_CONFIGS, pick_config, pick_sm90_config
+    from cutemma.kernels.sm80.config import GemmConfig
+    from cutemma.kernels.sm80.plan import GemmPlan
+    from cutemma.kernels.sm80.source import gemm_source, kernel_name
+    from cutemma.kernels.sm90.config import Sm90Config
+    from cutemma.kernels.sm90.plan import Sm90Plan
+    from cutemma.kernels.sm90.source import gemm_sm90_source
+
 # each name loads its module on first use: ``cutemma.gemm``'s call imports only the host
 # side it runs (a cached kernel needs no generator, plan or layout algebra)
 _LAZY = {

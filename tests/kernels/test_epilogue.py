@@ -189,3 +189,29 @@ def test_fast_record_maps_each_pointer_box_to_its_tensor():
     assert b.fast.slots == ((0, 0), (1, 1)) and b.fast.tensors == (s, r)
     assert b.fast.absent == (False, True, True, True, False)
     assert bind(["relu"], {}, 8, 4, CPU).fast is None  # a list is no key
+
+
+def test_a_designs_epilogue_is_the_calls_own(monkeypatch):
+    """GemmDesign(epilogue=...) given as design= fuses its ops when the call names none, its
+    rule refuses a bad op list before anything runs, and a call's own epilogue wins. The
+    sm80 family is a stand-in (no GPU)."""
+    import cutemma.kernels.dispatch as d
+    from cutemma.errors import DesignError
+    from cutemma.kernels import GemmDesign
+    from cutemma.tiled import make_tiled_mma
+
+    ran = []
+    monkeypatch.setattr(d, "try_fast", lambda *a: None)
+    monkeypatch.setattr(d, "try_fast_epilogue", lambda *a: None)
+    monkeypatch.setattr(d, "_check", lambda A, B: (None, "bf16", ("bfloat16", "float32")))
+    monkeypatch.setattr(d, "_arch", lambda index: "sm_90a")
+    monkeypatch.setattr(d, "sm90_refusal", lambda A, B, config: "an sm80 design")
+    monkeypatch.setattr(d, "gemm_sm80", lambda *a, **kw: ran.append(kw))
+    tiled = make_tiled_mma("SM80_16x8x16_F32BF16BF16F32_TN", (2, 2, 1))
+    A, B = torch.zeros(4, 8, dtype=torch.bfloat16), torch.zeros(8, 6, dtype=torch.bfloat16)
+    d.gemm(A, B, design=GemmDesign(tiled, (64, 64, 32), epilogue=("relu",)))
+    assert ran[-1]["epilogue"].epilogue.ops == ("relu",)
+    d.gemm(A, B, design=GemmDesign(tiled, (64, 64, 32), epilogue=("relu",)), epilogue=("silu",))
+    assert ran[-1]["epilogue"].epilogue.ops == ("silu",)
+    with pytest.raises(DesignError, match="epilogue"):
+        d.gemm(A, B, design=GemmDesign(tiled, (64, 64, 32), epilogue=("gleu",)))

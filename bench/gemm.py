@@ -82,6 +82,12 @@ def median_ms(fn, warmup: int, reps: int) -> float:
         return tt.do_bench(fn, warmup=25, rep=100, return_mode="median")
     except ImportError:
         pass
+    return event_median_ms(fn, warmup, reps)
+
+
+def event_median_ms(fn, warmup: int, reps: int) -> float:
+    """Median ms of ``fn`` by CUDA events around each call after ``warmup`` calls (no L2
+    flush: what a CUDA-graph replay or a key row of the GPU checks is timed with)."""
     for _ in range(warmup):
         fn()
     times = []

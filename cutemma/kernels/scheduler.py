@@ -13,6 +13,10 @@ from __future__ import annotations
 
 from typing import Any
 
+# the raster's `GROUP_M * tiles_n` is a 32-bit int in both families' kernels: keep group_m
+# far below (GemmConfig and Sm90Config refuse more)
+GROUP_M_MAX = 1 << 16
+
 
 def raster_sm80() -> str:
     """Block index -> (m0, n0) of the sm80 kernel: one CTA per tile, grouped raster."""

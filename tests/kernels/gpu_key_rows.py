@@ -12,6 +12,7 @@ median(peer) / median(ours) over the rounds (> 1: ours is faster).
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import sys
 
@@ -21,17 +22,12 @@ import cutemma
 
 
 def _time(fn, reps: int = 10) -> float:
-    for _ in range(3):
-        fn()
-    times = []
-    for _ in range(reps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        times.append(a.elapsed_time(b))
-    return statistics.median(times)
+    sys.path.insert(
+        0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench")
+    )
+    from gemm import event_median_ms
+
+    return event_median_ms(fn, 3, reps)
 
 
 def _pair(A, B, fp8: bool):

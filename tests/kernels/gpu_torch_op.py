@@ -28,7 +28,6 @@ from __future__ import annotations
 import datetime
 import json
 import os
-import statistics
 import subprocess
 import sys
 import traceback
@@ -326,17 +325,12 @@ def refusal_check() -> None:
 
 
 def time_ms(fn, reps: int = 50) -> float:
-    for _ in range(5):
-        fn()
-    ts = []
-    for _ in range(reps):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        fn()
-        e.record()
-        e.synchronize()
-        ts.append(s.elapsed_time(e))
-    return statistics.median(ts)
+    sys.path.insert(
+        0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench")
+    )
+    from gemm import event_median_ms
+
+    return event_median_ms(fn, 5, reps)
 
 
 def decode_timing(g90: torch.cuda.CUDAGraph, calls: list[Call]) -> None:

@@ -15,7 +15,8 @@ import operator
 from dataclasses import dataclass
 
 from cutemma.errors import TiledMmaError
-from cutemma.kernels.sm90.config import GROUP_M_MAX, SMEM_LIMIT
+from cutemma.hardware import MAX_SMEM_PER_BLOCK as SMEM_LIMIT
+from cutemma.kernels.scheduler import GROUP_M_MAX
 
 ATOMS = {
     "f16": "SM80_16x8x16_F32F16F16F32_TN",

@@ -16,6 +16,7 @@ from typing import Any
 
 from cutemma.errors import TiledMmaError
 from cutemma.hardware import LIMITS
+from cutemma.kernels.scheduler import GROUP_M_MAX
 
 # kernel dtype -> (GMMA SS atom name with N and K left open, element bytes, A/B majors free?)
 ATOMS_SM90 = {
@@ -76,8 +77,6 @@ SCHEDULES = ("cooperative", "pingpong", "alternate")
 PROMOTES = (True, False, "overlap", "split")
 
 
-# the raster's `GROUP_M * tiles_n` is a 32-bit int in the kernel: keep group_m far below
-GROUP_M_MAX = 1 << 16
 # every wgmma K (8 for tf32, 16 for 16-bit, 32 for 8-bit types) is a multiple of this
 WGMMA_K_UNIT = 8
 SWIZZLE_ROW_BYTES = 128  # block_k None: one 128-byte swizzle row of K per stage

@@ -46,12 +46,13 @@ def _config_of(A, B):
 
     m, n = A.shape[0], B.shape[1]
     if sm90_refusal(A, B) is None:
-        from cutemma.kernels.sm90.splitk import TILE, split_count
+        from cutemma.kernels.sm90.decode import decode_config
 
-        s = split_count(m, n, A.shape[1], 132, A.element_size())
-        if s > 1:  # the decode split: S slices of the 128x128 kernel and a reduction
-            return "sm90", f"splitk{s}_b{TILE}x{TILE}", f"split-K {s} (cooperative)"
-        cfg = builtin_sm90_config(m, n, 132, SM90_DTYPES[str(A.dtype)[6:]][0])
+        dtype = SM90_DTYPES[str(A.dtype)[6:]][0]
+        cfg = decode_config(m, n, A.shape[1], dtype)
+        if cfg is not None and sm90_refusal(B.t(), A.t()) is None:  # D^T = B^T A^T
+            return "sm90", f"swap_{cfg.name}", "swap-AB, stream-K (cooperative)"
+        cfg = builtin_sm90_config(m, n, 132, dtype)
         return "sm90", cfg.name, cfg.schedule
     cfg = builtin_config(m, n, A.shape[1])
     return "sm80", cfg.name, "mma.sync"

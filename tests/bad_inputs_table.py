@@ -533,6 +533,16 @@ API: list[tuple[str, type, str]] = [
     ("cm.Sm90Config(192, 256, consumers=3)", TE, "block_n"),
     ("cm.Sm90Config(128, 128, epilogue='smem')", TE, "epilogue"),
     ("cm.Sm90Config(128, 128, stages=1)", TE, "stages"),
+    # stream-K (issue 21): a bool, cooperative, no cluster, 2-D only
+    ("cm.Sm90Config(stream_k=1)", TE, "stream_k 1 True or False"),
+    ("cm.Sm90Config(128, 128, stream_k=True, schedule='pingpong')", TE, "schedule='cooperative'"),
+    ("cm.Sm90Config(128, 128, stream_k=True, cluster=2)", TE, "cluster=1"),
+    (
+        "kernels.gemm_sm90_source(cm.Sm90Config(stream_k=True), 'bf16', 'K', 'N', 'bf16', "
+        "batched=True)",
+        TE,
+        "stream_k is for 2-D kernels",
+    ),
     # kdesign2: GMMA RS and F16 accumulators
     ("cm.Sm90Config(a_regs='yes')", TE, "a_regs 'yes' True or False"),
     ("cm.Sm90Config(acc_f16=1)", TE, "acc_f16 1 True or False"),

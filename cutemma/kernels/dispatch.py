@@ -203,9 +203,9 @@ def gemm(
             why, config = "cutemma.tune found the sm80 kernel faster", chosen
     if why is None and chosen is None and batch is None and bound is None and custom is None \
             and (C is None or beta == 0):  # fmt: skip
-        from cutemma.kernels.sm90.splitk import split_call  # decode: K slices fill the SMs
+        from cutemma.kernels.sm90.decode import swap_call  # decode: swap-AB + stream-K
 
-        done = split_call(A, B, out, out_dtype, alpha, remember)
+        done = swap_call(A, B, out, out_dtype, alpha, remember)
         if done is not None:
             return done
     if why is None:

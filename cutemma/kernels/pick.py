@@ -116,9 +116,9 @@ def builtin_sm90_config(
     if dtype in FP8:
         # promoted fp8, run 22 (e4m3, ratio to _scaled_mm): 128x192 promoted by N halves
         # 1.016 / 0.997 / 0.942 at 8192^3 / 6144^3 / 4096^3; 128x128 (runs 14-17: 0.87-0.91,
-        # 0.90, 0.93) is ~0.88 of its speed
-        if batch * -(-m // 128) * -(-n // 192) < sms:
-            return SMALL_SM90
+        # 0.90, 0.93) is ~0.88 of its speed. By whole waves alone, also under one wave of
+        # 128x192: (256, 10240) is one wave of 108 such tiles against two of 160 128x128
+        # (0.80x _scaled_mm, inference-h100.json before)
         return FP8_SM90 if cost(192, 1.0) <= cost(128, 0.88) else SMALL_SM90
     widths = dict(TILE_SPEEDS_16)
     if ATOMS_SM90[dtype][1] != 2:  # tf32: only the widths measured for it (run 9)

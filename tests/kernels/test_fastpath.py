@@ -21,6 +21,7 @@ from cutemma.kernels.sm90 import launch as fp90
 
 class Plan:
     tma_store = False  # the register epilogue: no D map (encoding one needs the driver)
+    stream_k = None  # not a stream-K kernel (no workspace boxes)
 
 
 def prepared(shape=(4, 6)):

@@ -218,6 +218,7 @@ def test_fast_path_keys_and_boxes(monkeypatch):
 
     class Plan:
         tma_store = False
+        stream_k = None
 
     sizes = [fp._I32(M), fp._I32(N), fp._I32(K)]
     maps = (tm.NO_MAP, tm.NO_MAP)

@@ -163,6 +163,9 @@ class Sm90Config:
     # F16-accumulating GMMA (f16 inputs): D as f16x2 registers, unpacked to f32 after the
     # tile's mainloop (the epilogues read f32)
     acc_f16: bool = False
+    # stream-K (cutemma.kernels.sm90.streamk): the CTAs share the k iterations of the tiles
+    # a last partial wave would leave to few SMs, with a deterministic fix-up
+    stream_k: bool = False
 
     def __post_init__(self) -> None:
         ints = ("block_m", "block_n", "consumers", "group_m", "cluster")
@@ -205,6 +208,12 @@ class Sm90Config:
                 f"acc_f16 {self.acc_f16!r} True or False (F16-accumulating GMMA)",
             ),
             (self.schedule in SCHEDULES, f"schedule {self.schedule!r} in {SCHEDULES}"),
+            (isinstance(self.stream_k, bool), f"stream_k {self.stream_k!r} True or False"),
+            (
+                not self.stream_k or (self.schedule, self.cluster) == ("cooperative", 1),
+                "stream_k with schedule='cooperative' and cluster=1 (the consumers share each "
+                "piece of a tile; one CTA's share of the k iterations)",
+            ),
             (
                 isinstance(self.promote, bool) or self.promote in ("overlap", "split"),
                 f"promote {self.promote!r} in {PROMOTES}",
@@ -269,6 +278,7 @@ class Sm90Config:
         p = {True: "", False: "_fastacc", "overlap": "_ovl", "split": "_spl"}.get(self.promote, "")
         pp = {"cooperative": "", "pingpong": "_pp", "alternate": "_alt"}.get(self.schedule, "")
         rs = ("_rs" if self.a_regs else "") + ("_h16" if self.acc_f16 else "")
+        rs += "_sk" if self.stream_k is True else ""
         return f"b{self.block_m}x{self.block_n}{k}_c{self.consumers}_s{s}{g}{x}{e}{p}{pp}{rs}"
 
     @property

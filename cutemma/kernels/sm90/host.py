@@ -262,6 +262,8 @@ def _prepare(
     if tiles > TMA_RULES.max_coord:  # the kernel's tile index is a 32-bit int
         raise LaunchError(f"gemm (sm90): {tiles} tiles exceed 2^31 - 1; split the batch")
     grid = cl * (min(tiles, sm_count(device) // cl) if persistent else tiles)
+    if config.stream_k:  # every SM takes a share of the k iterations (persistent always)
+        grid = sm_count(device)
     return kern, grid, map_a, map_b, (_I32(M), _I32(N), _I32(K)), device, plan
 
 
@@ -292,7 +294,9 @@ def gemm_sm90(
     per tile (the ablation's "no persistent scheduler"). ``_remember`` (cutemma.gemm's
     use): ``(out given, the config cutemma.gemm was asked for)``, the fast-path key's
     slots under which this call's launch is kept for the next call with the same operands
-    (the config asked for, None, while the call may run a tuned one). ``_epilogue``
+    (the config asked for, None, while the call may run a tuned one), or a callable that
+    is handed the prepared launch (:func:`.decode.swap_call` keeps it under the unswapped
+    call's key). ``_epilogue``
     (cutemma.gemm's use): fused ops bound to this call's tensors
     (:func:`cutemma.kernels.epilogue.bind`; 2-D calls).
 
@@ -347,6 +351,11 @@ def gemm_sm90(
         return out
     if C is None or beta == 0:
         C, beta = out, 0.0
+    if batch is not None and config is not None and config.stream_k:
+        raise LaunchError(
+            f"gemm (sm90): config {config.name} is stream-K, which runs 2-D calls; this one "
+            f"has a batch of {batch}: give a config without stream_k"
+        )
     if batch is not None and out.stride(0) == 0:
         raise LaunchError(
             f"gemm (sm90): out {tuple(out.shape)} has batch stride 0: its {batch} problems "
@@ -375,7 +384,9 @@ def gemm_sm90(
             prepared.add_epilogue(epi.params())
         put_bounded(_PREPARED, key, prepared, _PREPARED_MAX)
     if _remember is not None and C is out and persistent and A is A_v and B is B_v:
-        if _epilogue is None:
+        if callable(_remember):  # a caller that keeps its own wrapper (the decode swap)
+            _remember(prepared)
+        elif _epilogue is None:
             remember(A_in, B_in, out, *_remember, prepared)  # for cutemma.gemm's next call
         elif _epilogue.fast is not None:
             remember_epilogue(A_in, B_in, out, *_remember, prepared, _epilogue.fast)

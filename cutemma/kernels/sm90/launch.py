@@ -14,6 +14,37 @@ from cutemma.kernels.fastpath import _F32, _I32, _I64, _U64, BoxedLaunch, put_bo
 from cutemma.kernels.sm90.tma_maps import NO_MAP, output_map
 
 
+class StreamKArgs:
+    """A stream-K launch's extra argument boxes (workspace partials and flags, shared tile
+    count, epoch) and how each launch fills them from its stream's workspace."""
+
+    __slots__ = ("boxes", "ws", "flags", "epoch", "grid", "slot", "stream_of", "at")
+
+    def __init__(self, block: tuple, sizes: list, grid: int) -> None:
+        from cutemma.kernels.sm90.streamk import sk_tiles_for
+
+        (m, n, k), (bm, bn, bk) = sizes, block
+        tiles, k_tiles = -(-m // bm) * -(-n // bn), -(-k // bk)
+        self.ws, self.flags, self.epoch = _U64(), _U64(), _U64()
+        self.boxes = [self.ws, self.flags, _I32(sk_tiles_for(tiles, k_tiles, grid)), self.epoch]
+        self.grid, self.slot = grid, bm * bn
+        self.stream_of, self.at = None, None
+
+    def write(self, device: int) -> None:
+        """This launch's workspace (the current stream's) and a new epoch."""
+        from cutemma.kernels.sm90.streamk import workspace
+
+        if self.stream_of is None:
+            from cutemma.kernels.fastpath import _stream_getter
+
+            self.stream_of = _stream_getter()
+        ws = workspace(device, self.stream_of(device))
+        if ws is not self.at or ws.tensor is None:
+            self.ws.value, self.flags.value = ws.pointers(self.grid, self.slot)
+            self.at = ws
+        self.epoch.value = ws.next_epoch()
+
+
 class PreparedLaunch(BoxedLaunch):
     """Argument boxes, the function handle and the grid of one sm90 GEMM signature.
 
@@ -26,7 +57,7 @@ class PreparedLaunch(BoxedLaunch):
 
     __slots__ = ("shape", "out_dtype", "tma_store", "plan", "c", "d", "ldc_m", "ldc_n",
                  "ldd_m", "ldd_n", "beta", "tma_d", "map_d", "d_maps", "batched", "ldc_l",
-                 "ldd_l")  # fmt: skip
+                 "ldd_l", "sk")  # fmt: skip
 
     def __init__(
         self,
@@ -53,6 +84,10 @@ class PreparedLaunch(BoxedLaunch):
             args.append(NO_MAP)
         args += [self.c, self.d, *sizes, self.ldc_m, self.ldc_n, self.ldd_m, self.ldd_n]
         args += [self.alpha, self.beta] + ([self.tma_d] if self.tma_store else [])
+        self.sk = None
+        if plan.stream_k:  # the workspace's boxes, written per launch (its stream)
+            self.sk = StreamKArgs(plan.stream_k, [s.value for s in sizes], grid)
+            args += self.sk.boxes
         self.batched = batch is not None
         self.ldc_l, self.ldd_l = _I64(), _I64()
         if self.batched:  # the batched kernel's extra arguments (gemm_sm90.params_sm90)
@@ -75,6 +110,13 @@ class PreparedLaunch(BoxedLaunch):
             self.map_d = NO_MAP if m is None else m  # keep the box alive while it is used
             self.ptrs[2] = ctypes.addressof(self.map_d)
             self.tma_d.value = 0 if m is None else 1
+
+    def launch(self) -> None:
+        """The kernel on torch's current stream (stream-K: that stream's workspace and a new
+        epoch written first)."""
+        if self.sk is not None:
+            self.sk.write(self.device)
+        BoxedLaunch.launch(self)
 
     def write_out(self, ptr: int, st: tuple, out: Any) -> None:
         """C = D = ``out`` (at ``ptr``, element strides ``st``), beta 0, D's map."""

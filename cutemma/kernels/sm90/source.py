@@ -55,6 +55,13 @@ from cutemma.kernels.sm90.mainloop import mainloop
 from cutemma.kernels.sm90.plan import BARRIER_BYTES as MB
 from cutemma.kernels.sm90.plan import Sm90Config, Sm90Plan, register_split
 from cutemma.kernels.sm90.ring import CONSUMER, EPI_BAR, ORDER_BAR, PRODUCER
+from cutemma.kernels.sm90.streamk import (
+    HELPERS_STREAMK,
+    HELPERS_STREAMK_SYNC,
+    fixup,
+    sk_params,
+    unit_loop,
+)
 from cutemma.kernels.template import fill
 
 HELPERS_SM90 = (
@@ -167,9 +174,11 @@ def params_sm90(
     tma_store: bool = False,
     batched: bool = False,
     epilogue: Epilogue = NO_EPILOGUE,
+    stream_k: bool = False,
 ) -> list[Param]:
     """The kernel signature: the tensor maps by value (D's with the TMA-store epilogue),
-    then C, D and the scalars (``tma_d`` nonzero: store D through its map); a batched
+    then C, D and the scalars (``tma_d`` nonzero: store D through its map); a stream-K
+    kernel its workspace, shared-tile count and epoch (:func:`.streamk.sk_params`); a batched
     kernel appends the problem count, C's and D's batch strides and ``bat`` (BAT_A |
     BAT_B: which operands have rank-3 maps); a fused epilogue its tensors and strides
     (:meth:`~cutemma.kernels.epilogue.Epilogue.params`).
@@ -198,19 +207,21 @@ def params_sm90(
         Param("float", "alpha"),
         Param("float", "beta"),
         *([Param("int", "tma_d")] if tma_store else []),
+        *(sk_params() if stream_k else []),
         *(batch if batched else []),
         *epilogue.params(),
     ]
 
 
-def _tma_lines(plan: Sm90Plan, ops: str = "AB", rank3: bool = False) -> str:
+def _tma_lines(plan: Sm90Plan, ops: str = "AB", rank3: bool = False, kt: str = "kt") -> str:
     """The loads of one k tile (index kt) into stage `stage`, completing on its full barrier.
 
     In a cluster, this CTA loads its share of the shared operand (rank r: rows
     r * extent / cluster on) and multicasts it to every CTA of the cluster (same stage
     offset, their full barrier); the other operand it loads alone. ``ops``: the operands
     to load; ``rank3``: through rank-3 maps, problem ``l`` the third coordinate (a batched
-    kernel, :func:`~cutemma.kernels.sm90.batched.tma_lines_batched`).
+    kernel, :func:`~cutemma.kernels.sm90.batched.tma_lines_batched`); ``kt``: the k tile's
+    index in K (a stream-K piece's ``k_lo + kt``).
     """
     out = []
     cl = plan.config.cluster
@@ -224,9 +235,9 @@ def _tma_lines(plan: Sm90Plan, ops: str = "AB", rank3: bool = False) -> str:
         sc, so, se = plan.share_shift(which)
         for dc, do, off in box.copies:
             if box.contiguous == "K":  # tensor dims (K, MN): coordinates (k, mn)
-                c0, c1 = f"kt * BLOCK_K + {dc}", f"{mn0} + {do}"
+                c0, c1 = f"{kt} * BLOCK_K + {dc}", f"{mn0} + {do}"
             else:  # tensor dims (MN, K)
-                c0, c1 = f"{mn0} + {dc}", f"kt * BLOCK_K + {do}"
+                c0, c1 = f"{mn0} + {dc}", f"{kt} * BLOCK_K + {do}"
             c0, c1 = c0.replace(" + 0", ""), c1.replace(" + 0", "")
             dst = f"{base} + {off * plan.elem_bytes}" if off else base
             tmap = f"&tmap_{which.lower()}"
@@ -417,11 +428,16 @@ def _epilogue(
 
 def _producer(plan: Sm90Plan, batched: bool) -> str:
     S = plan.stages
+    sk = plan.config.stream_k
+    if batched:
+        loads = tma_lines_batched(plan, _tma_lines)
+    else:
+        loads = _tma_lines(plan, kt="(k_lo + kt)" if sk else "kt")
     return fill(
         PRODUCER_SM90,
         regs=register_split(plan.config.consumers)[0],
         start_phase=PRODUCER.start_phase,
-        tile_loop=tile_loop_sm90(plan.config),
+        tile_loop=unit_loop() if sk else tile_loop_sm90(plan.config),
         raster=raster_sm90(plan.config.cluster, _along(plan.config), batched),
         MB=MB,
         empty_base=MB * S,
@@ -429,7 +445,7 @@ def _producer(plan: Sm90Plan, batched: bool) -> str:
         tx_bytes=plan.bytes_A + plan.bytes_B,
         stage_bytes=plan.stage_bytes,
         bytes_A=plan.bytes_A,
-        tma_loads=tma_lines_batched(plan, _tma_lines) if batched else _tma_lines(plan),
+        tma_loads=loads,
         S=S,
     )
 
@@ -471,6 +487,12 @@ def _consumer(
         f"if (tile + gridDim.x < tiles) named_arrive({ORDER_BAR} + (wg ^ 1), 256);"
         "  // its turn (it has a next tile)"
     )
+    main = mainloop(plan, _release_stmt(config.cluster), hand_over if pingpong else "")
+    epi = _epilogue(plan, out, c_type, batched, epilogue)
+    if config.stream_k:  # a piece's sums: handed over, or the later pieces' added in
+        main += "\n" + fixup("accf" if plan.promote else "acc", plan.acc_per_thread,
+                             plan.consumer_threads)  # fmt: skip
+        epi = block("if (k_lo == 0)", epi) + "  // the tile's owner stores it"
     return fill(
         CONSUMER_SM90,
         regs=register_split(config.consumers)[1],
@@ -495,7 +517,7 @@ def _consumer(
             if pingpong
             else ""
         ),
-        tile_loop=tile_loop_sm90(config, pingpong),
+        tile_loop=unit_loop() if config.stream_k else tile_loop_sm90(config, pingpong),
         raster=raster_sm90(config.cluster, _along(config), batched),
         pingpong_wait=(
             f"if (tile != blockIdx.x) named_sync({ORDER_BAR} + wg, 256);"
@@ -503,8 +525,8 @@ def _consumer(
             if pingpong
             else ""
         ),
-        mainloop=mainloop(plan, _release_stmt(config.cluster), hand_over if pingpong else ""),
-        epilogue=_epilogue(plan, out, c_type, batched, epilogue),
+        mainloop=main,
+        epilogue=epi,
         pingpong_skip=f"{skip}  // the other warpgroup's tile" if pingpong else "",
         last_store=(
             "if (tid == 0) bulk_wait0();  // the last store is done before the CTA leaves"
@@ -579,6 +601,8 @@ def gemm_sm90_source(
     """
     if epilogue and batched:
         raise TiledMmaError("gemm_sm90_source: a fused epilogue is for 2-D kernels, not batched")
+    if config.stream_k and batched:
+        raise TiledMmaError("gemm_sm90_source: stream_k is for 2-D kernels, not batched")
     plan = Sm90Plan(config, dtype, a_major, b_major, out)
     c_type = c_type or out
     check_outs("gemm_sm90_source", out, c_type)
@@ -586,7 +610,8 @@ def gemm_sm90_source(
     tables: list[str] = []  # filled by the renderers that index thread tables
     empty_arrivals = CL * plan.tile_wgs * 128 // CONSUMER.arrive_every
     signature = ", ".join(
-        p.declaration for p in params_sm90(out, c_type, plan.tma_store, batched, epilogue)
+        p.declaration
+        for p in params_sm90(out, c_type, plan.tma_store, batched, epilogue, config.stream_k)
     )
     kern = fill(
         KERNEL_SM90,
@@ -614,6 +639,7 @@ def gemm_sm90_source(
         ),
     )
     helpers = HELPERS_SM90 + (HELPERS_SM90_BATCHED if batched else "") + epilogue.helpers()
+    helpers += HELPERS_STREAMK + HELPERS_STREAMK_SYNC if config.stream_k else ""
     header = _header(plan, dtype, a_major, b_major, out)
     return translation_unit(header, FIXED_WIDTH_TYPES, _defines(plan), helpers, *tables, kern)
 

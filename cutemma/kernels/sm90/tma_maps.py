@@ -41,12 +41,16 @@ class Sm90Launch:
     tma_D: TmaBox | None
     tma_store: bool
     shared_bytes: int
+    # (block_m, block_n, block_k) of a stream-K kernel (its launch sizes the workspace and
+    # the shared tiles by them), else None
+    stream_k: tuple | None = None
 
     def to_json(self) -> str:
         boxes = {k: asdict(v) for k, v in self.tma.items()}
         d = None if self.tma_D is None else asdict(self.tma_D)
         return json.dumps({"tma": boxes, "tma_D": d, "tma_store": self.tma_store,
-                           "shared_bytes": self.shared_bytes})  # fmt: skip
+                           "shared_bytes": self.shared_bytes,
+                           "stream_k": self.stream_k})  # fmt: skip
 
     @staticmethod
     def from_json(text: str) -> Sm90Launch:
@@ -56,13 +60,16 @@ class Sm90Launch:
 
         r = json.loads(text)
         tma_d = None if r["tma_D"] is None else box(r["tma_D"])
+        sk = r.get("stream_k")
         return Sm90Launch({k: box(v) for k, v in r["tma"].items()}, tma_d, r["tma_store"],
-                          r["shared_bytes"])  # fmt: skip
+                          r["shared_bytes"], None if sk is None else tuple(sk))  # fmt: skip
 
     @staticmethod
     def of(plan: Sm90Plan) -> Sm90Launch:
         tma_d = plan.tma_D if plan.tma_store else None
-        return Sm90Launch(dict(plan.tma), tma_d, plan.tma_store, plan.shared_bytes)
+        cfg = plan.config
+        sk = (cfg.block_m, cfg.block_n, plan.block_k) if cfg.stream_k else None
+        return Sm90Launch(dict(plan.tma), tma_d, plan.tma_store, plan.shared_bytes, sk)
 
 
 def operand_map_args(

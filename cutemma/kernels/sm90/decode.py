@@ -1,0 +1,134 @@
+"""Decode-sized sm90 calls (M <= 64 tokens): swap A and B, and share K by stream-K.
+
+With a few tokens a GEMM is a stream of B. Swapped, D^T = B^T A^T: the large N of B fills
+wgmma's 64-row M (the kernel's A is B^T, a view), the tokens sit in wgmma's N of 16..64
+(the kernel's B is A^T), and the kernel writes D^T, a transposed view of D. Stream-K
+(:mod:`.streamk`) then shares the k iterations of those N/64 (or N/128) tiles equally over
+every SM, so each SM streams its part of B to the end. Nothing is copied: the swap is
+three views, and the kernel is the sm90 kernel of a stream-K config.
+
+The configs (bench/results/raw/streamk-explore-run2.json, H100, against cuBLAS in the same
+process; before: split-K or 128x128 tiles at 0.75-0.95x):
+
+- fp8: 64-row tiles of one consumer warpgroup, K tiles of 256 bytes (block_k 256: each TMA
+  row of the K-major B^T is 256 contiguous bytes): 0.96-1.06x.
+- 16-bit: 64-row tiles with one consumer warpgroup (0.96-1.01x), except when N/64 tiles
+  fall between one and two waves of the SMs ((N, K) = (10240, 8192): 160 tiles, 0.78x; the
+  CTAs' shares start at scattered k of neighbouring tiles and B^T's 128-byte rows lose
+  their DRAM locality): there 128-row tiles of two warpgroups (80 tiles, 0.97-0.98x).
+
+>>> decode_config(16, 8192, 8192, "bf16").name, decode_config(1, 10240, 8192, "bf16").name
+('b64x16_c1_sauto_sk', 'b128x16_c2_sauto_sk')
+>>> decode_config(64, 8192, 8192, "e4m3").name, decode_config(65, 8192, 8192, "bf16")
+('b64x64x256_c1_sauto_sk', None)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cutemma.kernels.sm90.config import ATOMS_SM90, FP8, Sm90Config
+
+SWAP_MAX_M = 64  # the tokens fit one wgmma N (<= 64 here: one 64 x 64 accumulator tile)
+TOKENS_MIN = 16  # the narrowest token tile (8 needs the register epilogue; no faster)
+FP8_BLOCK_K = 256  # fp8: 256-byte K rows per TMA box row
+
+
+def decode_config(m: int, n: int, k: int, dtype: str, sms: int = 132) -> Sm90Config | None:
+    """The swapped stream-K config for an (m, n, k) call of ``dtype`` (the kernel's dtype
+    name, 'bf16', 'e4m3', ...), or None when the call is not decode-sized (m > 64) or the
+    type has no swap here (tf32). The config is for the swapped problem (n, m, k)."""
+    if m > SWAP_MAX_M or m < 1 or dtype == "tf32" or dtype not in ATOMS_SM90:
+        return None
+    tokens = max(TOKENS_MIN, -(-m // 8) * 8)
+    if dtype in FP8:
+        return Sm90Config(64, tokens, block_k=FP8_BLOCK_K, consumers=1, stream_k=True)
+    if sms < -(-n // 64) < 2 * sms:
+        return Sm90Config(128, tokens, stream_k=True)
+    return Sm90Config(64, tokens, consumers=1, stream_k=True)
+
+
+class SwapLaunch:
+    """The fast path's launch of a swapped call: ``write_out`` hands the inner (swapped)
+    prepared launch D^T (strides exchanged); the record of what the boxes hold (``at``,
+    ``ptr``) is the inner launch's own, which other calls of the swapped signature share.
+
+    >>> class Inner:
+    ...     alpha, at, ptr = "box", None, None
+    ...     def write_out(self, ptr, st, out): self.got = (ptr, st, out)
+    >>> class Out:
+    ...     def t(self): return "D^T"
+    >>> s = SwapLaunch(Inner()); s.write_out(0x100, (4096, 1), Out())
+    >>> s.inner.got, s.alpha
+    ((256, (1, 4096), 'D^T'), 'box')
+    """
+
+    __slots__ = ("inner", "alpha")
+
+    def __init__(self, inner: Any) -> None:
+        self.inner, self.alpha = inner, inner.alpha
+
+    @property
+    def at(self) -> Any:
+        return self.inner.at
+
+    @at.setter
+    def at(self, value: Any) -> None:
+        self.inner.at = value
+
+    @property
+    def ptr(self) -> Any:
+        return self.inner.ptr
+
+    @ptr.setter
+    def ptr(self, value: Any) -> None:
+        self.inner.ptr = value
+
+    def write_out(self, ptr: int, st: tuple, out: Any) -> None:
+        """D = ``out`` at ``ptr`` with strides ``st``: the kernel writes D^T."""
+        self.inner.write_out(ptr, (st[1], st[0]), out.t())
+
+    def launch(self) -> None:
+        self.inner.launch()
+
+
+def swap_call(A: Any, B: Any, out: Any, out_dtype: Any, alpha: float, remember: Any) -> Any:
+    """``cutemma.gemm``'s decode path: D = alpha * A @ B (2-D, no C) as D^T = B^T A^T on a
+    stream-K kernel when :func:`decode_config` has a config and the swapped operands meet
+    the sm90 rules; else None (the plain kernel runs). ``remember``: the fast path's key
+    slots (the launch is kept, as a :class:`SwapLaunch`, for the next identical call).
+
+    >>> swap_call(None, None, None, None, 1.0, None) is None  # not tensors: not here
+    True
+    """
+    try:
+        M, K = A.shape
+        N = B.shape[1]
+    except (AttributeError, ValueError, TypeError):
+        return None
+    from cutemma.kernels.operands import SM90_DTYPES, _dtype
+    from cutemma.kernels.sm90.host import gemm_sm90, sm90_refusal, sm_count
+
+    dtype = SM90_DTYPES.get(_dtype(A), (None,))[0]
+    if dtype is None or M > SWAP_MAX_M or A.device.type != "cuda":
+        return None
+    if sm90_refusal(B.t(), A.t()) is not None:
+        return None
+    cfg = decode_config(M, N, K, dtype, sm_count(A.device.index or 0))
+    if cfg is None:
+        return None
+    import torch
+
+    if out is None:
+        out = torch.empty((M, N), dtype=out_dtype, device=A.device)
+    elif tuple(out.shape) != (M, N) or out.dtype != out_dtype or out.device != A.device:
+        return None  # the plain path names what is wrong with out
+    keep = None
+    if remember is not None:
+        from cutemma.kernels.fastpath import remember as keep_launch
+
+        def keep(prepared: Any) -> None:
+            keep_launch(A, B, out, *remember, SwapLaunch(prepared))
+
+    gemm_sm90(B.t(), A.t(), out=out.t(), alpha=alpha, config=cfg, _remember=keep)
+    return out

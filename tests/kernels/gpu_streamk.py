@@ -1,0 +1,379 @@
+"""Stream-K and swap-AB on the GPU (issue 21): correctness against float64, run-to-run
+identity, CUDA-graph replay, and (``--explore``) the time of candidate configs on the
+inference shapes against the peer, in the same process.
+
+    python tests/kernels/gpu_streamk.py OUT.json [--explore] [--small]
+
+Correctness: ``gemm_sm90`` with ``Sm90Config(..., stream_k=True)`` on shapes whose pieces
+cut tiles at every kind of place (K under one k tile, K not a whole number of k tiles,
+tiles fewer than the SMs, more than two waves, edges in M and N), both majors, bf16, f16,
+tf32 and e4m3 (promoted, and by N halves), alpha/beta with C, a fused epilogue, and
+swap-AB (D^T = B^T A^T through transposed views); each compared with torch in float64
+(relative Frobenius error) and run 5 times (bitwise identical). --small: a few small
+shapes (for compute-sanitizer).
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import sys
+import traceback
+
+import torch
+
+import cutemma
+from cutemma.kernels.sm90.config import Sm90Config
+from cutemma.kernels.sm90.host import gemm_sm90
+
+BF, F16, F32, E4 = torch.bfloat16, torch.float16, torch.float32, torch.float8_e4m3fn
+RESULT: dict = {"checks": {}, "failures": [], "explore": []}
+
+
+def check(name: str, ok: bool, **info) -> None:
+    RESULT["checks"][name] = {"ok": bool(ok), **info}
+    if not ok:
+        RESULT["failures"].append(name)
+    print(f"{'ok  ' if ok else 'FAIL'} {name} {info}", flush=True)
+
+
+def make(r: int, c: int, col: bool, dtype) -> torch.Tensor:
+    t = torch.randn(c, r, device="cuda") if col else torch.randn(r, c, device="cuda")
+    t = t.to(dtype)
+    return t.t() if col else t
+
+
+def rel_err(got, ref) -> float:
+    return float((got.double() - ref).norm() / max(float(ref.norm()), 1e-30))
+
+
+def ref64(A, B) -> torch.Tensor:
+    return torch.matmul(A.float().double(), B.float().double())
+
+
+def tol(dtype) -> float:
+    return {E4: 6e-2, F32: 5e-3}.get(dtype, 1e-2)
+
+
+def sk_case(m, n, k, dtype, cfg, a_col=False, b_col=False, beta=0.0, swap=False, epi=False):
+    """One stream-K call (or swap-AB: the same kernel on B^T, A^T into D^T), 5 runs."""
+    fp8 = dtype == E4
+    b_col = b_col or fp8 or dtype == F32
+    a_col = a_col and not (fp8 or dtype == F32)
+    A, B = make(m, k, a_col, dtype), make(k, n, b_col, dtype)
+    od = BF if fp8 else (F32 if dtype == F32 else dtype)
+    C = torch.randn(m, n, device="cuda").to(od) if beta else None
+    alpha = 0.5
+    name = (f"{str(dtype)[6:]}_m{m}_n{n}_k{k}_{'M' if a_col else 'K'}{'K' if b_col else 'N'}"
+            f"_{cfg.name}" + ("_swap" if swap else "") + ("_beta" if beta else "")
+            + ("_epi" if epi else ""))  # fmt: skip
+    try:
+        runs = []
+        for _ in range(5):
+            out = torch.empty(m, n, device="cuda", dtype=od)
+            if swap:  # D^T = B^T A^T: the kernel's A is B^T (N x K), its B is A^T (K x M)
+                gemm_sm90(B.t(), A.t(), None if C is None else C.t(), alpha=alpha, beta=beta,
+                          out=out.t(), config=cfg)  # fmt: skip
+            elif epi:
+                cutemma.gemm(A, B, out=out, alpha=alpha, config=cfg, bias=bias(n, od),
+                             epilogue=["bias", "gelu_tanh"])  # fmt: skip
+            else:
+                gemm_sm90(A, B, C, alpha=alpha, beta=beta, out=out, config=cfg)
+            runs.append(out)
+        torch.cuda.synchronize()
+        ref = alpha * ref64(A, B)
+        if beta:
+            ref = ref + beta * C.double()
+        if epi:
+            ref = torch.nn.functional.gelu(ref + bias(n, od).double(), approximate="tanh")
+        err = rel_err(runs[0], ref)
+        same = all(torch.equal(runs[0], r) for r in runs[1:])
+        check(name, err <= tol(dtype) and same, err=err, identical_5_runs=same)
+    except Exception as exc:  # noqa: BLE001 - a failing case is recorded, the rest still run
+        check(name, False, error=f"{type(exc).__name__}: {exc}"[:400],
+              tb=traceback.format_exc()[-800:])  # fmt: skip
+
+
+_BIAS: dict = {}
+
+
+def bias(n, dtype):
+    if (n, dtype) not in _BIAS:
+        _BIAS[(n, dtype)] = torch.randn(n, device="cuda").to(dtype)
+    return _BIAS[(n, dtype)]
+
+
+def correctness(small: bool, graphs: bool = True) -> None:
+    sk = lambda bm, bn, **kw: Sm90Config(bm, bn, stream_k=True, **kw)  # noqa: E731
+    # TMA-legal shapes (16-byte leading strides: K a multiple of 16 for fp8 row-major A, M
+    # a multiple of 8 for a column-major bf16 A)
+    shapes = [(1, 1024, 8192), (16, 2048, 4096), (104, 1000, 48), (256, 520, 16),
+              (64, 640, 1008), (1000, 3000, 784)]  # fmt: skip
+    if not small:
+        shapes += [(1, 10240, 8192), (512, 10240, 8192), (2048, 2048, 2048), (296, 200, 9008),
+                   (4096, 4224, 512)]  # fmt: skip
+    for m, n, k in shapes:
+        sk_case(m, n, k, BF, sk(128, 128))
+        sk_case(m, n, k, E4, sk(128, 128))
+        if small:
+            continue
+        sk_case(m, n, k, BF, sk(128, 256), a_col=True)
+        sk_case(m, n, k, F16, sk(64, 128, consumers=1), b_col=True)
+        sk_case(m, n, k, E4, sk(128, 192, promote="split"))
+    for m, n, k in [(1, 4096, 8192), (16, 10240, 8192), (64, 1000, 3008), (8, 520, 48)]:
+        tn = max(16, -(-m // 8) * 8)
+        sk_case(m, n, k, BF, sk(128, tn), swap=True)
+        sk_case(m, n, k, BF, sk(128, 8, epilogue="regs"), swap=True)
+        sk_case(m, n, k, BF, sk(128, tn), swap=True, b_col=True)
+        sk_case(m, n, k, E4, sk(128, tn), swap=True)
+    sk_case(300, 504, 3000, BF, sk(128, 128), beta=0.75)
+    sk_case(300, 500, 3000, F32, sk(128, 128))
+    sk_case(200, 1000, 5000, BF, sk(128, 128), epi=True)
+    if graphs:
+        graph_replay()
+
+
+def graph_replay() -> None:
+    """A CUDA graph of 4 stream-K calls replays correctly with new inputs."""
+    cfg = Sm90Config(128, 128, stream_k=True)
+    A = [make(16, 4096, False, BF) for _ in range(4)]
+    B = make(4096, 3072, False, BF)
+    outs = [torch.empty(16, 3072, device="cuda", dtype=BF) for _ in range(4)]
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    try:
+        with torch.cuda.stream(s):
+            for a, o in zip(A, outs, strict=True):
+                gemm_sm90(a, B, out=o, config=cfg)
+        torch.cuda.current_stream().wait_stream(s)
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            for a, o in zip(A, outs, strict=True):
+                gemm_sm90(a, B, out=o, config=cfg)
+        worst = 0.0
+        for _ in range(3):
+            for a in A:
+                a.copy_(torch.randn_like(a.float()).to(BF))
+            g.replay()
+            torch.cuda.synchronize()
+            worst = max(worst, *(rel_err(o, ref64(a, B)) for a, o in zip(A, outs, strict=True)))
+        check("graph_replay_streamk", worst <= 1e-2, worst_err=worst)
+    except Exception as exc:  # noqa: BLE001
+        check("graph_replay_streamk", False, error=f"{type(exc).__name__}: {exc}"[:400])
+
+
+SHAPES_NK = [(10240, 8192), (8192, 28672), (57344, 8192), (8192, 8192)]
+EXPLORE_M = tuple(int(x) for x in os.environ.get("EXPLORE_M", "1,16,32,64").split(","))
+ROUNDS = 3
+
+
+def dp_first(tiles: int, k_tiles: int, grid: int) -> int:
+    """A policy variant: whole waves data-parallel, only the last partial wave shared."""
+    from cutemma.kernels.sm90.streamk import FULL_WAVE
+
+    waves = -(-tiles // grid)
+    return 0 if tiles / (waves * grid) >= FULL_WAVE else tiles % grid
+
+
+def explore() -> None:
+    """Candidate configs per (dtype, shape, M) against the peer, interleaved medians."""
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "bench"))
+    from gemm import interleaved_ms
+
+    for dtype in (BF, E4):
+        for n, k in SHAPES_NK:
+            B = make(k, n, dtype == E4, dtype)
+            for m in EXPLORE_M:
+                row = explore_row(dtype, m, B, interleaved_ms)
+                RESULT["explore"].append(row)
+                print(json.dumps(row), flush=True)
+            B = None
+            torch.cuda.empty_cache()
+
+
+def explore_row(dtype, m: int, B, interleaved_ms) -> dict:
+    """Each candidate's time ratio (peer / ours) for one (dtype, M, B)."""
+    k, n = B.shape
+    A = make(m, k, False, dtype)
+    out = torch.empty(m, n, device="cuda", dtype=BF)
+    one = torch.ones((), device="cuda")
+    if dtype == E4:
+        peer = lambda: torch._scaled_mm(A, B, one, one, out_dtype=BF)  # noqa: E731
+    else:
+        peer = lambda: torch.matmul(A, B, out=out)  # noqa: E731
+    cands = {"default": lambda: cutemma.gemm(A, B, out=out)}
+    for kind, c in candidates(m, dtype):
+        if kind == "swap":
+            f = lambda c=c: gemm_sm90(B.t(), A.t(), out=out.t(), config=c)  # noqa: E731
+        else:
+            f = lambda c=c: gemm_sm90(A, B, out=out, config=c)  # noqa: E731
+        if kind == "dp":
+            try:
+                cands["dpfirst_" + c.name] = dp_variant(f)
+            except Exception as exc:  # noqa: BLE001
+                print(f"dp variant of {c.name}: {exc}", flush=True)
+            continue
+        cands[("swap_" if kind == "swap" else "") + c.name] = f
+    for kind, c in candidates(m, dtype)[:3]:  # the same kernels, whole waves first
+        if kind == "swap":
+            try:
+                cands["dpfirst_swap_" + c.name] = dp_variant(
+                    lambda c=c: gemm_sm90(B.t(), A.t(), out=out.t(), config=c)
+                )
+            except Exception as exc:  # noqa: BLE001
+                print(f"dp variant of {c.name}: {exc}", flush=True)
+    row = {"dtype": str(dtype)[6:], "m": m, "n": n, "k": k, "ratio": {}}
+    for name, fn in cands.items():
+        try:
+            fn()
+            torch.cuda.synchronize()
+            ours, theirs = interleaved_ms(fn, peer, 10, 50, ROUNDS)
+            row["ratio"][name] = round(theirs / ours, 4)
+            row.setdefault("peer_us", round(theirs * 1e3, 2))
+        except Exception as exc:  # noqa: BLE001
+            row["ratio"][name] = f"{type(exc).__name__}: {exc}"[:200]
+    best = max((v, k) for k, v in row["ratio"].items() if isinstance(v, float))
+    row["best"] = best[1]
+    return row
+
+
+def dp_variant(fn):
+    """``fn`` whose launch is prepared under the dp_first policy, then reused (the kernel is
+    the same; the prepared launch holds the policy's shared-tile count)."""
+    from cutemma.kernels.sm90 import host, streamk
+
+    saved = dict(host._PREPARED)
+    host._PREPARED.clear()
+    real, streamk.sk_tiles_for = streamk.sk_tiles_for, dp_first
+    try:
+        fn()
+        mine = dict(host._PREPARED)
+    finally:
+        streamk.sk_tiles_for = real
+        host._PREPARED.clear()
+        host._PREPARED.update(saved)
+
+    def call():
+        keep = {k: host._PREPARED.get(k) for k in mine}
+        host._PREPARED.update(mine)
+        try:
+            fn()
+        finally:
+            for k, v in keep.items():
+                if v is None:
+                    host._PREPARED.pop(k, None)
+                else:
+                    host._PREPARED[k] = v
+
+    return call
+
+
+def candidates(m: int, dtype) -> list:
+    sk = lambda bm, bn, **kw: Sm90Config(bm, bn, stream_k=True, **kw)  # noqa: E731
+    fp8 = dtype == E4
+    out = []
+    if m <= 64:
+        tn = max(16, -(-m // 8) * 8)
+        out += [("swap", sk(64, tn, consumers=1)), ("swap", sk(128, tn)),
+                ("swap", sk(128, tn, consumers=1)),
+                ("swap", sk(64, tn, consumers=1, block_k=256 if fp8 else 128)),
+                ("swap", sk(256, tn))]  # fmt: skip
+        if m <= 8:
+            out += [("swap", sk(64, 8, consumers=1, epilogue="regs"))]
+        return out
+    if m >= 512:  # mid sizes: whole waves data-parallel, the last partial wave shared
+        if fp8:
+            return [("dp", sk(128, 192, promote="split")), ("dp", sk(128, 128))]
+        return [("dp", sk(128, 192)), ("dp", sk(128, 256)), ("dp", sk(128, 128))]
+    if m <= 256:  # wider token tiles: the weights still streamed once, the tokens in L2
+        out += [("swap", sk(64, m, consumers=1)), ("swap", sk(128, m))]
+        if fp8 and m <= 128:
+            out += [("swap", sk(64, m, consumers=1, block_k=256))]
+        if fp8 and m > 128:
+            out = [("swap", sk(64, 128, consumers=1, block_k=256)), ("swap", sk(128, 128))]
+        return out
+    else:
+        out += [("plain", sk(128, 192, promote="split") if fp8 else sk(128, 256))]
+        if not fp8:
+            out += [("plain", sk(128, 192))]
+    return out
+
+
+KIND = {BF: "bf16", F16: "f16", F32: "tf32", E4: "e4m3"}
+OUT = {BF: "bf16", F16: "f16", F32: "f32", E4: "bf16"}
+_WARM: list = []
+
+
+def _compile_one(case) -> str:
+    from cutemma.cuda import compile
+    from cutemma.kernels.sm90.source import gemm_sm90_source
+
+    cfg, dt, am, bm, out = case
+    try:
+        compile(gemm_sm90_source(cfg, dt, am, bm, out, out), "sm_90a")
+        return "ok"
+    except Exception as exc:  # noqa: BLE001 - the run itself reports it
+        return f"{cfg.name} {dt} {am}{bm}: {exc}"[:300]
+
+
+def prewarm(small: bool, explore_too: bool) -> None:
+    """Compile every kernel the run needs in parallel into the disk cache (NVRTC takes
+    seconds per kernel; the checks and timings then load them)."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    global sk_case
+    real, cases = sk_case, []
+
+    def record(m, n, k, dtype, cfg, a_col=False, b_col=False, beta=0.0, swap=False, epi=False):
+        fp8 = dtype == E4
+        b_col = b_col or fp8 or dtype == F32
+        a_col = a_col and not (fp8 or dtype == F32)
+        if swap:
+            am, bm = ("K" if b_col else "M"), "K"
+        else:
+            am, bm = ("M" if a_col else "K"), ("K" if b_col else "N")
+        if not epi:
+            cases.append((cfg, KIND[dtype], am, bm, OUT[dtype]))
+
+    sk_case = record
+    correctness(small, graphs=False)
+    sk_case = real
+    if explore_too:
+        for dtype in (BF, E4):
+            for m in (1, 16, 64, 128, 512):
+                for kind, c in candidates(m, dtype):
+                    swap = kind == "swap"
+                    am = "K" if (dtype == E4 or not swap) else "M"
+                    bm = "K" if (dtype == E4 or swap) else "N"
+                    cases.append((c, KIND[dtype], am, bm, "bf16"))
+    cases = list(dict.fromkeys(cases))
+    with ProcessPoolExecutor(min(16, os.cpu_count() or 1)) as ex:
+        bad = [r for r in ex.map(_compile_one, cases) if r != "ok"]
+    print(f"prewarmed {len(cases)} kernels; {len(bad)} failed {bad[:3]}", flush=True)
+
+
+def main() -> None:
+    path = sys.argv[1]
+    small = "--small" in sys.argv
+    if "--prewarm" in sys.argv:
+        prewarm(small, "--explore" in sys.argv or "--explore-only" in sys.argv)
+    if "--explore-only" not in sys.argv:
+        correctness(small)
+    if "--explore" in sys.argv or "--explore-only" in sys.argv:
+        explore()
+    RESULT.update(
+        device=torch.cuda.get_device_name(),
+        date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        commit=os.environ.get("CUTEMMA_COMMIT", "unknown"),
+        passed=sum(c["ok"] for c in RESULT["checks"].values()),
+        total=len(RESULT["checks"]),
+    )
+    with open(path, "w") as f:
+        json.dump(RESULT, f, indent=1)
+    print(f"{RESULT['passed']}/{RESULT['total']} checks passed", flush=True)
+    sys.exit(1 if RESULT["failures"] else 0)
+
+
+if __name__ == "__main__":
+    main()

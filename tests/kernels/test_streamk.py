@@ -1,0 +1,228 @@
+"""Stream-K (issue 21): the schedule the kernel runs, checked by compiling its own device
+helpers with g++ for every CTA of a grid, and the fix-up's protocol on those pieces; the
+kernel text and its SASS (NVRTC, no GPU); the config rules; the decode picker.
+
+The schedule is the kernel's text (``HELPERS_STREAMK``: ``sk_start``, ``sk_next``,
+``sk_share_end``) run on the CPU with ``blockIdx``/``gridDim`` as plain variables, so what is
+checked is what runs on the GPU. The fix-up's rules (a CTA hands over at most one partial,
+its first piece; an owner's walk of ``b + 1, b + 2, ...`` meets exactly the tile's other
+pieces, in k order, and never waits on a CTA without a piece) are the deadlock- and
+determinism-freedom arguments of :mod:`cutemma.kernels.sm90.streamk`.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+
+import pytest
+
+from cutemma.errors import TiledMmaError
+from cutemma.kernels.sm90.config import Sm90Config
+from cutemma.kernels.sm90.decode import decode_config
+from cutemma.kernels.sm90.streamk import HELPERS_STREAMK, sk_tiles_for
+
+HARNESS = r"""
+#include <cstdio>
+#include <algorithm>
+#define __device__
+#define __forceinline__ inline
+struct Dim { unsigned x; };
+static Dim blockIdx, gridDim;
+using std::min;
+%s
+int main() {
+  int tiles, k_total, grid, sk_tiles;
+  while (std::scanf("%%d %%d %%d %%d", &tiles, &k_total, &grid, &sk_tiles) == 4) {
+    gridDim.x = grid;
+    for (int b = 0; b < grid; ++b) {
+      blockIdx.x = b;
+      SkUnit u = sk_start(sk_tiles, k_total);
+      while (sk_next(u, tiles, k_total)) std::printf("%%d %%d %%d %%d\n", b, u.tile, u.k_lo, u.k_count);
+    }
+    std::printf("end\n");
+  }
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def schedule():
+    """run(cases) -> per case, the pieces (cta, tile, k_lo, k_count) the kernel's helpers make."""
+    cxx = os.environ.get("CXX") or shutil.which("g++")
+    if cxx is None:
+        pytest.skip("no g++")
+    d = tempfile.mkdtemp()
+    src, exe = os.path.join(d, "sk.cpp"), os.path.join(d, "sk")
+    with open(src, "w") as f:
+        f.write(HARNESS % HELPERS_STREAMK)
+    subprocess.run([cxx, "-O1", "-std=c++17", src, "-o", exe], check=True)
+
+    def run(cases):
+        text = "\n".join(" ".join(map(str, c)) for c in cases) + "\n"
+        out = subprocess.run([exe], input=text, capture_output=True, text=True, check=True)
+        runs, cur = [], []
+        for line in out.stdout.splitlines():
+            if line == "end":
+                runs.append(cur)
+                cur = []
+            else:
+                cur.append(tuple(map(int, line.split())))
+        return runs
+
+    return run
+
+
+def share_end(b, iters, grid):
+    return iters * (b + 1) // grid
+
+
+def owner_walk(b, tile, k_count, k_total, iters, grid):
+    """The CTAs an owner waits for, as the fix-up's loop visits them (skipping empty shares)."""
+    peers, nxt, peer = [], tile * k_total + k_count, b + 1
+    while nxt < (tile + 1) * k_total:
+        pend = share_end(peer, iters, grid)
+        if pend != nxt:
+            peers.append(peer)
+            nxt = pend
+        peer += 1
+    return peers
+
+
+CASES = [(80, 128, 132), (160, 128, 132), (128, 448, 132), (896, 128, 132), (216, 128, 132),
+         (3, 2, 132), (1, 1, 132), (7, 5, 3), (300, 64, 132), (264, 64, 132), (40, 1, 132),
+         (133, 17, 132), (1000, 3, 7)]  # fmt: skip
+
+
+@pytest.mark.parametrize("policy", ["picked", "all", "some"])
+def test_pieces_cover_every_iteration_once_and_the_fixup_meets_each(schedule, policy):
+    cases = []
+    for tiles, k_total, grid in CASES:
+        sk = {"picked": sk_tiles_for(tiles, k_total, grid), "all": tiles}.get(policy, tiles // 3)
+        cases.append((tiles, k_total, grid, sk))
+    for (tiles, k_total, grid, sk), pieces in zip(cases, schedule(cases), strict=True):
+        seen = {}
+        for b, tile, lo, count in pieces:
+            assert count >= 1 and 0 <= lo and lo + count <= k_total and 0 <= tile < tiles
+            for k in range(lo, lo + count):
+                assert (tile, k) not in seen, (tiles, k_total, grid, sk, tile, k)
+                seen[tile, k] = b
+        assert len(seen) == tiles * k_total  # every (tile, k) exactly once
+        iters = sk * k_total
+        partial_of = {}  # a non-owner piece: (tile, k_lo) -> the CTA whose slot holds it
+        firsts = {}
+        for b, tile, lo, _ in pieces:
+            firsts.setdefault(b, (tile, lo))
+            if lo > 0:
+                assert tile < sk, "a whole tile is never cut"
+                assert firsts[b] == (tile, lo), "a CTA hands over only its first piece"
+                assert b not in partial_of.values()
+                partial_of[tile, lo] = b
+        for b, tile, lo, count in pieces:
+            if lo == 0 and count < k_total:  # an owner: it adds exactly the tile's other pieces
+                want = sorted((k, c) for (t, k), c in partial_of.items() if t == tile)
+                walk = owner_walk(b, tile, count, k_total, iters, grid)
+                assert walk == [c for _, c in want], (tiles, k_total, grid, sk, b, tile)
+                assert all(c > b for c in walk)  # waits only on later CTAs, which never wait
+        owners = {t for _, t, lo, c in pieces if lo == 0 and c < k_total}
+        assert {t for t, _ in partial_of} <= owners  # every partial is consumed
+
+
+@pytest.mark.parametrize(("tiles", "k_total", "grid"), [(t, k, g) for t, k, g in CASES])
+def test_the_shared_tiles_leave_whole_waves(tiles, k_total, grid):
+    sk = sk_tiles_for(tiles, k_total, grid)
+    assert 0 <= sk <= tiles
+    if sk == 0:  # no stream-K: the whole tiles fill their last wave to FULL_WAVE
+        assert tiles / (-(-tiles // grid) * grid) >= 0.95
+    else:
+        assert (tiles - sk) % grid == 0  # the rest run as whole waves
+
+
+def test_sk_tiles_for_refuses_nonsense():
+    with pytest.raises(TiledMmaError, match="each must be >= 1"):
+        sk_tiles_for(0, 4, 132)
+
+
+def sk_source(cfg=None, dtype="bf16", a="K", b="N"):
+    from cutemma.kernels.sm90.source import gemm_sm90_source
+
+    return gemm_sm90_source(cfg or Sm90Config(128, 128, stream_k=True), dtype, a, b, "bf16")
+
+
+def test_the_kernel_walks_pieces_and_only_owners_store():
+    src = sk_source()
+    assert src.count("while (sk_next(u, tiles, k_total))") == 2  # producer and consumers
+    assert "(k_lo + kt) * BLOCK_K" in src  # a piece's k tiles start at k_lo
+    assert "if (k_lo == 0) {" in src and "st_release_u64(sk_flags + blockIdx.x, sk_epoch)" in src
+    plain = sk_source(Sm90Config(128, 128))
+    assert "sk_next" not in plain and "k_lo" not in plain
+
+
+@pytest.mark.parametrize(
+    ("cfg", "dtype", "a", "b"),
+    [
+        (Sm90Config(128, 128, stream_k=True), "bf16", "K", "N"),
+        (Sm90Config(128, 192, promote="split", stream_k=True), "e4m3", "K", "K"),
+        (decode_config(16, 8192, 8192, "bf16"), "bf16", "M", "K"),
+        (decode_config(1, 10240, 8192, "bf16"), "bf16", "M", "K"),
+        (decode_config(64, 8192, 8192, "e4m3"), "e4m3", "K", "K"),
+    ],
+)
+def test_stream_k_kernels_compile_without_local_memory(cfg, dtype, a, b):
+    from cutemma.cuda import compile, count_instructions, local_memory_use, sass
+
+    cubin = compile(sk_source(cfg, dtype, a, b), "sm_90a")
+    use = local_memory_use(cubin)
+    assert (use.local_bytes or 0) + (use.stack_bytes or 0) == 0
+    counts = count_instructions(sass(cubin))
+    assert counts.get("HGMMA", 0) + counts.get("QGMMA", 0) > 0
+
+
+@pytest.mark.parametrize(
+    ("kw", "why"),
+    [
+        ({"schedule": "pingpong"}, "stream_k with schedule='cooperative'"),
+        ({"cluster": 2}, "stream_k with schedule='cooperative' and cluster=1"),
+        ({"stream_k": "yes"}, "stream_k 'yes' True or False"),
+    ],
+)
+def test_stream_k_config_rules(kw, why):
+    with pytest.raises(TiledMmaError, match=why):
+        Sm90Config(128, 128, **({"stream_k": True} | kw))
+
+
+def test_batched_stream_k_is_refused():
+    from cutemma.kernels.sm90.source import gemm_sm90_source
+
+    with pytest.raises(TiledMmaError, match="stream_k is for 2-D kernels"):
+        gemm_sm90_source(Sm90Config(stream_k=True), "bf16", "K", "N", "bf16", batched=True)
+
+
+@pytest.mark.parametrize(
+    ("m", "n", "dtype", "rows", "tokens", "consumers"),
+    [
+        (1, 8192, "bf16", 64, 16, 1),
+        (16, 10240, "bf16", 128, 16, 2),
+        (33, 57344, "f16", 64, 40, 1),
+        (64, 8192, "e4m3", 64, 64, 1),
+        (9, 10240, "e4m3", 64, 16, 1),
+    ],  # fmt: skip
+)
+def test_decode_config_follows_the_measured_rules(m, n, dtype, rows, tokens, consumers):
+    cfg = decode_config(m, n, 8192, dtype)
+    assert (cfg.block_m, cfg.block_n, cfg.consumers, cfg.stream_k) == (
+        rows,
+        tokens,
+        consumers,
+        True,
+    )
+    assert cfg.block_n >= m  # every token in one tile column
+    if dtype != "e4m3":  # 16-bit: 64-row tiles never between one and two waves
+        assert -(-n // cfg.block_m) <= 132 or -(-n // cfg.block_m) >= 264 or rows == 128
+
+
+def test_no_swap_past_decode_or_for_tf32():
+    assert decode_config(65, 8192, 8192, "bf16") is None
+    assert decode_config(8, 8192, 8192, "tf32") is None

@@ -58,4 +58,11 @@ for mode in "" fp8 cluster --batched; do
         if [ -n "$quick" ]; then break; fi
     done
 done
+# stream-K and swap-AB (issue 21): small shapes of every kind of piece, each tool
+for tool in memcheck racecheck synccheck; do
+    extra=$([ "$tool" = memcheck ] && echo "--report-api-errors no")
+    # shellcheck disable=SC2086
+    step "san_${tool}_streamk" "$san" --tool "$tool" $extra --error-exitcode 9 \
+        python tests/kernels/gpu_streamk.py "$out/san_${tool}_streamk.json" --small
+done
 exit $failed

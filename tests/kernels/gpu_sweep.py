@@ -5,7 +5,8 @@
 COUNT (default 1200) random cases through ``cutemma.gemm`` with its own dispatch (sm90
 where its rules hold, sm80 elsewhere; each row records which): M, N, K drawn from 1,
 primes, tile sizes +-1 and uniform 1..2500; bf16, f16, fp8 e4m3 and e5m2, f32 (tf32);
-either major for each operand; a third of the cases alpha/beta with a C; a sixth batched
+either major for each operand; a quarter decode-sized (M <= 64: swap-AB on stream-K
+when the swapped operands meet the sm90 rules); a third alpha/beta with a C; a sixth batched
 (3-D A and/or B, broadcast batches); 5% with a NaN or an Inf planted in A. Each row's
 ``family`` is the family that ran it (observed: gemm_sm90 entered or an sm90 prepared
 launch reused), ``sm90_refusal`` why not sm90 (None: it must have been sm90, else the
@@ -65,6 +66,8 @@ def draw(i: int, rng: random.Random) -> dict:
     shard that skips a case draws the same later cases as the whole sweep."""
     dtype = rng.choice(DTYPES)
     m, n, k = dim(rng), dim(rng), dim(rng)
+    if rng.random() < 0.25:  # decode-sized: the swap-AB + stream-K path (issue 21)
+        m = rng.choice([1, 2, 3, 5, 8, 13, 16, 31, 32, 48, 63, 64])
     if rng.random() < 0.15:  # keep a few large ones cheap: cap the volume
         m, n, k = rng.choice([(4096, 4096, 512), (2048, 8192, 256), (8192, 264, 1032)])
     a_col, b_col = rng.random() < 0.4, rng.random() < 0.5

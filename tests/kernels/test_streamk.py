@@ -223,6 +223,20 @@ def test_decode_config_follows_the_measured_rules(m, n, dtype, rows, tokens, con
         assert -(-n // cfg.block_m) <= 132 or -(-n // cfg.block_m) >= 264 or rows == 128
 
 
+@pytest.mark.parametrize("m", range(1, 65))
+@pytest.mark.parametrize(("n", "dtype", "a"), [(8192, "bf16", "M"), (14336, "f16", "K"),
+                                              (8192, "e4m3", "K")])  # fmt: skip
+def test_every_decode_config_plans(m, n, dtype, a):
+    """Every token width of both row counts has a plan (its smem, its epilogue) for the
+    swapped operands (A' = B^T: M-major for 16-bit row-major B; B' = A^T K-major)."""
+    from cutemma.kernels.sm90.plan import Sm90Plan
+
+    plan = Sm90Plan(
+        decode_config(m, n, 4096, dtype), dtype, a, "K", "f16" if dtype == "f16" else "bf16"
+    )
+    assert not plan.tma_store and plan.stages >= 4
+
+
 def test_no_swap_past_decode_or_for_tf32():
     assert decode_config(65, 8192, 8192, "bf16") is None
     assert decode_config(8, 8192, 8192, "tf32") is None

@@ -18,9 +18,9 @@ process; before: split-K or 128x128 tiles at 0.75-0.95x):
   their DRAM locality): there 128-row tiles of two warpgroups (80 tiles, 0.97-0.98x).
 
 >>> decode_config(16, 8192, 8192, "bf16").name, decode_config(1, 10240, 8192, "bf16").name
-('b64x16_c1_sauto_sk', 'b128x16_c2_sauto_sk')
+('b64x16_c1_sauto_eregs_sk', 'b128x16_c2_sauto_eregs_sk')
 >>> decode_config(64, 8192, 8192, "e4m3").name, decode_config(65, 8192, 8192, "bf16")
-('b64x64x256_c1_sauto_sk', None)
+('b64x64x256_c1_sauto_eregs_sk', None)
 """
 
 from __future__ import annotations
@@ -41,11 +41,14 @@ def decode_config(m: int, n: int, k: int, dtype: str, sms: int = 132) -> Sm90Con
     if m > SWAP_MAX_M or m < 1 or dtype == "tf32" or dtype not in ATOMS_SM90:
         return None
     tokens = max(TOKENS_MIN, -(-m // 8) * 8)
+    # D^T is column-major (its M, B's N, is D's contiguous dim): no TMA store; the register
+    # epilogue needs no staging tile (of any token width: 128 x 24 has no swizzled atom)
+    kw = {"stream_k": True, "epilogue": "regs"}
     if dtype in FP8:
-        return Sm90Config(64, tokens, block_k=FP8_BLOCK_K, consumers=1, stream_k=True)
+        return Sm90Config(64, tokens, block_k=FP8_BLOCK_K, consumers=1, **kw)
     if sms < -(-n // 64) < 2 * sms:
-        return Sm90Config(128, tokens, stream_k=True)
-    return Sm90Config(64, tokens, consumers=1, stream_k=True)
+        return Sm90Config(128, tokens, **kw)
+    return Sm90Config(64, tokens, consumers=1, **kw)
 
 
 class SwapLaunch:

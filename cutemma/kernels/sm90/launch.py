@@ -18,7 +18,7 @@ class StreamKArgs:
     """A stream-K launch's extra argument boxes (workspace partials and flags, shared tile
     count, epoch) and how each launch fills them from its stream's workspace."""
 
-    __slots__ = ("boxes", "ws", "flags", "epoch", "grid", "slot", "stream_of", "at")
+    __slots__ = ("boxes", "ws", "flags", "epoch", "grid", "slot", "stream_of")
 
     def __init__(self, block: tuple, sizes: list, grid: int) -> None:
         from cutemma.kernels.sm90.streamk import sk_tiles_for
@@ -28,7 +28,7 @@ class StreamKArgs:
         self.ws, self.flags, self.epoch = _U64(), _U64(), _U64()
         self.boxes = [self.ws, self.flags, _I32(sk_tiles_for(tiles, k_tiles, grid)), self.epoch]
         self.grid, self.slot = grid, bm * bn
-        self.stream_of, self.at = None, None
+        self.stream_of = None
 
     def write(self, device: int) -> None:
         """This launch's workspace (the current stream's) and a new epoch."""
@@ -38,10 +38,9 @@ class StreamKArgs:
             from cutemma.kernels.fastpath import _stream_getter
 
             self.stream_of = _stream_getter()
-        ws = workspace(device, self.stream_of(device))
-        if ws is not self.at or ws.tensor is None:
-            self.ws.value, self.flags.value = ws.pointers(self.grid, self.slot)
-            self.at = ws
+        stream = self.stream_of(device)
+        ws = workspace(device, stream)
+        self.ws.value, self.flags.value = ws.pointers(self.grid, self.slot, stream)
         self.epoch.value = ws.next_epoch()
 
 

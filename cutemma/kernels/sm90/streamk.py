@@ -188,39 +188,55 @@ def sk_params() -> list:
 
 
 class Workspace:
-    """One stream's stream-K workspace (a torch uint8 tensor: the flags of up to MAX_GRID
-    CTAs, then the partial tiles), grown to the largest launch seen, and the epoch counter
-    of its launches. Launches on one stream run in order, so they share it; the flags start
-    zero and every launch leaves them zero. A workspace outgrown is kept alive (a captured
-    CUDA graph may still point at it).
+    """One stream's stream-K workspace: device memory from the driver (``cuMemAlloc``:
+    outside torch's allocator, so no CUDA-graph pool ever holds it and torch.compile's
+    graph trees see no stray tensor) holding the flags of up to MAX_GRID CTAs, then the
+    partial tiles; grown to the largest launch seen, never freed (a captured graph may
+    still point at an outgrown one). The flags are zeroed once, on the launch's stream
+    (``cuMemsetD8Async``: under capture a memset node of the graph, ahead of its kernel);
+    every launch leaves them zero, and launches on one stream run in order, so they share
+    it. ``epoch``: the counter of its launches (the value their flags are set to).
     """
 
-    __slots__ = ("tensor", "epoch", "kept", "device")
+    __slots__ = ("ptr", "size", "epoch", "device")
 
     def __init__(self, device: int) -> None:
-        self.tensor, self.epoch, self.kept, self.device = None, 0, [], device
+        self.ptr, self.size, self.epoch, self.device = 0, 0, 0, device
 
-    def pointers(self, grid: int, slot_floats: int) -> tuple[int, int]:
+    def pointers(self, grid: int, slot_floats: int, stream: int) -> tuple[int, int]:
         """(partials, flags) addresses for a launch of ``grid`` CTAs whose partial tiles
-        are ``slot_floats`` floats each."""
+        are ``slot_floats`` floats each, on CUstream ``stream``."""
         if grid > MAX_GRID:
             raise TiledMmaError(f"stream-K: a grid of {grid} CTAs; at most {MAX_GRID} flags")
         need = MAX_GRID * FLAG_BYTES + grid * slot_floats * 4
-        if self.tensor is None or self.tensor.numel() < need:
-            import torch
-
-            if self.tensor is not None:
-                self.kept.append(self.tensor)
-                need = max(need, 2 * self.tensor.numel())
-            # zeros: the flags start clear (under CUDA-graph capture the memset is captured)
-            self.tensor = torch.zeros(need, dtype=torch.uint8, device=f"cuda:{self.device}")
-        base = self.tensor.data_ptr()
-        return base + MAX_GRID * FLAG_BYTES, base
+        if self.size < need:
+            size = max(need, 2 * self.size)
+            self.ptr, self.size = _device_zeroed(self.device, size, MAX_GRID * FLAG_BYTES, stream)
+        return self.ptr + MAX_GRID * FLAG_BYTES, self.ptr
 
     def next_epoch(self) -> int:
         """A new nonzero epoch for the next launch (the value its flags are set to)."""
         self.epoch = (self.epoch + 1) % (1 << 64) or 1
         return self.epoch
+
+
+def _device_zeroed(device: int, size: int, zeroed: int, stream: int) -> tuple[int, int]:
+    """``size`` bytes of device memory, the first ``zeroed`` set to zero on ``stream``."""
+    from cuda.bindings import driver
+
+    from cutemma.kernels.fastlaunch import _ok, ensure_context
+
+    ensure_context(device)
+    # during a stream capture in global mode cuMemAlloc counts as unsafe unless this thread
+    # relaxes its mode for the call (what torch's allocator does for its own mallocs)
+    relaxed = driver.CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_RELAXED
+    mode = _ok(driver.cuThreadExchangeStreamCaptureMode(relaxed), "relax the capture mode")
+    try:
+        ptr = int(_ok(driver.cuMemAlloc(size), f"cuMemAlloc of a {size}-byte stream-K workspace"))
+    finally:
+        driver.cuThreadExchangeStreamCaptureMode(mode)
+    _ok(driver.cuMemsetD8Async(ptr, 0, zeroed, driver.CUstream(stream)), "zero the flags")
+    return ptr, size
 
 
 MAX_GRID = 1024  # flags kept per workspace: more than any GPU's SMs

@@ -23,7 +23,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from cutemma.copy.tma import TMA_RULES, stride_refusal, tensor_map_param
+from cutemma.copy.tma_map import TMA_RULES, stride_refusal, tensor_map_param
 from cutemma.errors import LaunchError
 from cutemma.kernels.epilogue import NO_EPILOGUE, Bound, Epilogue, reference
 from cutemma.kernels.fastlaunch import DriverKernel

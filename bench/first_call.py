@@ -27,7 +27,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-from gemm_inference import _FIRST_CALL, first_call_ms  # noqa: E402
+from gemm_inference import _FIRST_CALL, _bytecode_env, first_call_ms  # noqa: E402
 
 _SETUP = """
 import time
@@ -89,7 +89,9 @@ for key, n in (("cumulative", 40), ("tottime", 25)):
 
 
 def _python(code: str, *flags: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, *flags, "-c", code], capture_output=True, text=True)
+    env = _bytecode_env()[0]  # as first_call_ms's processes run (cutemma's bytecode cached)
+    return subprocess.run([sys.executable, *flags, "-c", code], capture_output=True, text=True,
+                          env=env)  # fmt: skip
 
 
 def phases() -> dict:
@@ -126,9 +128,18 @@ def main() -> None:
     ap.add_argument("--out", default=None)
     ap.add_argument("--tries", type=int, default=5)
     ap.add_argument("--no-profile", action="store_true")
+    ap.add_argument(
+        "--as-environment",
+        action="store_true",
+        help="first the same runs in this environment as it is (its bytecode setting kept)",
+    )
     args = ap.parse_args()
     import torch
 
+    as_env = None
+    if args.as_environment:  # first: the bytecode runs below write what these would read
+        as_env = first_call_ms(args.tries, bytecode=False)
+        print(f"as the environment: {json.dumps(as_env.get('cached_median', as_env))}")
     runs = first_call_ms(args.tries)  # fills the cache first
     print(f"first call: {json.dumps(runs.get('cached_median', runs))}", flush=True)
     steps = phases()
@@ -144,7 +155,15 @@ def main() -> None:
         "(bench/gemm_inference.first_call_ms)",
         "first_call_new_process": runs,
         "phases_ms": steps,
+        "python": {
+            "PYTHONDONTWRITEBYTECODE": os.environ.get("PYTHONDONTWRITEBYTECODE"),
+            "dont_write_bytecode": sys.flags.dont_write_bytecode,
+            "executable": sys.executable,
+            "version": sys.version.split()[0],
+        },
     }
+    if as_env is not None:
+        result["first_call_as_environment"] = as_env
     if not args.no_profile:
         prof, imports = profile(), import_times()
         print(prof, flush=True)

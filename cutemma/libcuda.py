@@ -25,11 +25,7 @@ from typing import Any
 from cutemma.errors import LaunchError
 
 LIBRARY = "libcuda.so.1"
-# CUdevice_attribute and CUfunction_attribute values (cuda.h)
-COMPUTE_CAPABILITY_MAJOR = 75
-COMPUTE_CAPABILITY_MINOR = 76
-MULTIPROCESSOR_COUNT = 16
-FUNC_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
+FUNC_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8  # a CUfunction_attribute (cuda.h)
 
 _LOCK = threading.Lock()
 _lib: Any = None  # the CDLL, or False once it could not be opened
@@ -91,19 +87,6 @@ def device(ordinal: int) -> int:
     dev = ctypes.c_int()
     check(cu.cuDeviceGet(ctypes.byref(dev), int(ordinal)), f"cuDeviceGet({ordinal})")
     return dev.value
-
-
-def attribute(attr: int, ordinal: int) -> int:
-    """``cuDeviceGetAttribute(attr)`` of a device ordinal (a few microseconds; no context).
-
-    >>> attribute(MULTIPROCESSOR_COUNT, 0) > 0  # doctest: +SKIP
-    True
-    """
-    cu = _need()
-    value = ctypes.c_int()
-    dev = device(ordinal)
-    check(cu.cuDeviceGetAttribute(ctypes.byref(value), attr, dev), f"cuDeviceGetAttribute({attr})")
-    return value.value
 
 
 def primary_context(ordinal: int) -> ctypes.c_void_p:

@@ -117,3 +117,25 @@ def test_the_copy_package_loads_its_names_on_first_use():
         "print(json.dumps(sorted(sys.modules)))\n"
     )
     assert "cutemma.copy.atom" in _loaded(code)
+
+
+def test_the_index_key_fingerprint_is_the_relative_paths_sizes_and_mtimes():
+    """The disk index's source fingerprint (read by every new process's first call) names
+    each source by its path relative to the package, as os.walk + os.path.relpath spell it:
+    a faster walk keeps every existing index entry's key."""
+    import hashlib
+
+    import cutemma
+    from cutemma.kernels.sm90.host import _package_fingerprint
+
+    root = Path(cutemma.__file__).resolve().parent
+    entries = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if d != "__pycache__"]
+        for name in filenames:
+            if name.endswith(".py"):
+                path = os.path.join(dirpath, name)
+                st = os.stat(path)
+                entries.append(f"{os.path.relpath(path, root)}:{st.st_size}:{st.st_mtime_ns};")
+    want = hashlib.sha256("".join(sorted(entries)).encode()).hexdigest()
+    assert _package_fingerprint() == want

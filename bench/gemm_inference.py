@@ -203,8 +203,11 @@ def first_call_ms(tries: int = 5, bytecode: bool = True) -> dict:
     others is reported, with ``compile_ms``: compiling the sources of the cutemma modules the
     call imported, measured after the call in the same process."""
     import os
+    from importlib.util import cache_from_source, find_spec
 
     env, note = _bytecode_env() if bytecode else (dict(os.environ), "as the environment has it")
+    probe = cache_from_source(find_spec("cutemma.kernels.dispatch").origin)
+    present = os.path.exists(probe)  # an earlier process left cutemma's bytecode here
     runs = []
     for _ in range(tries + 1):
         r = subprocess.run([sys.executable, "-c", _FIRST_CALL], capture_output=True, text=True,
@@ -219,4 +222,5 @@ def first_call_ms(tries: int = 5, bytecode: bool = True) -> dict:
            for k in ("import_ms", "call_ms", "total_ms", "compile_ms")}  # fmt: skip
     return {"fill": runs[0], "cached_median": med, "cached_runs": cached,
             "all_correct": all(r["correct"] for r in runs), "bytecode": note,
-            "env_dont_write_bytecode": bool(os.environ.get("PYTHONDONTWRITEBYTECODE"))}  # fmt: skip
+            "env_dont_write_bytecode": bool(os.environ.get("PYTHONDONTWRITEBYTECODE")),
+            "bytecode_present_at_start": present}  # fmt: skip

@@ -81,7 +81,11 @@ def check(status: int, what: str) -> None:
 
 
 def device(ordinal: int) -> int:
-    """The ``CUdevice`` of a device ordinal (the driver initialised first)."""
+    """The ``CUdevice`` of a device ordinal (the driver initialised first).
+
+    >>> device(0) >= 0  # doctest: +SKIP
+    True
+    """
     cu = _need()
     check(cu.cuInit(0), "cuInit")
     dev = ctypes.c_int()
@@ -91,7 +95,11 @@ def device(ordinal: int) -> int:
 
 def primary_context(ordinal: int) -> ctypes.c_void_p:
     """The device's primary context (retained; torch uses the same one), made current on
-    this thread."""
+    this thread.
+
+    >>> bool(primary_context(0).value)  # doctest: +SKIP
+    True
+    """
     cu = _need()
     ctx = ctypes.c_void_p()
     dev = device(ordinal)
@@ -123,7 +131,12 @@ def ensure_context(ordinal: int) -> None:
 def load_function(cubin: bytes, name: str, max_dynamic_shared: int | None) -> tuple[int, int]:
     """(CUmodule, CUfunction) of kernel ``name`` in ``cubin``, loaded into the current
     context; its dynamic shared-memory limit raised to ``max_dynamic_shared`` bytes unless
-    None."""
+    None.
+
+    >>> from cutemma.cuda import compile                                 # doctest: +SKIP
+    >>> cubin = compile('extern "C" __global__ void k() {}', "sm_90a")  # doctest: +SKIP
+    >>> module, fn = load_function(cubin.data, "k", None)               # doctest: +SKIP
+    """
     cu = _need()
     module, fn = ctypes.c_void_p(), ctypes.c_void_p()
     check(cu.cuModuleLoadData(ctypes.byref(module), ctypes.c_char_p(cubin)), "cuModuleLoadData")
@@ -153,7 +166,13 @@ def encode_tiled(
     """(status, the ``map_bytes`` bytes of the map) of ``cuTensorMapEncodeTiled``, the map
     written at a ``map_align``-byte aligned address (the driver's rule,
     :data:`cutemma.copy.tma_map.TMA_RULES`); the arguments as plain ints and tuples of ints
-    (``strides`` in bytes, dims 1 .. rank-1)."""
+    (``strides`` in bytes, dims 1 .. rank-1). A (64, 64) bf16 tile of a 64 x 64 matrix:
+
+    >>> status, raw = encode_tiled(9, 2, 0x7F0000000000, (64, 64), (128,), (64, 64), (1, 1),
+    ...                            0, 3, 3, 0, 128, 64)                  # doctest: +SKIP
+    >>> status, len(raw)                                                 # doctest: +SKIP
+    (0, 128)
+    """
     cu = _need()
     f = cu.cuTensorMapEncodeTiled
     u32, u64 = ctypes.c_uint32, ctypes.c_uint64

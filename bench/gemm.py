@@ -505,8 +505,7 @@ def main() -> None:
     print(f"cached kernel in a new process: {loads}", flush=True)
     over = overhead_us()
     print(f"host time per call: {over}", flush=True)
-    first = first_call_ms()
-    print(f"first call of a new process (cached kernel): {first.get('cached_median')}", flush=True)
+    first_env, first = first_calls()
     inference = inference_table(args) if args.inference else None
     result = {
         "device": torch.cuda.get_device_name(),
@@ -523,6 +522,7 @@ def main() -> None:
         "overhead_sm90": {k: round(v, 2) for k, v in over90.items()},
         "load_cached_kernel_new_process": loads,
         "first_call_new_process": first,
+        "first_call_new_process_as_environment": first_env,
         "inference": inference,
         "launch_path": "driver (lean)"
         if dispatch._FAST["ok"]
@@ -542,6 +542,19 @@ def main() -> None:
         )
 
 
+def first_calls() -> tuple[dict, dict]:
+    """Issue 21's first call of a new process (bench/gemm_inference.first_call_ms), twice: in
+    this environment as it is, then with cutemma's bytecode cached as an installed package
+    has it (the figure the acceptance reads; bench/first_call.py profiles it). In that order:
+    the second series writes bytecode the first must not read."""
+    first_env = first_call_ms(bytecode=False)
+    first = first_call_ms()
+    for what, r in (("as the environment", first_env), ("bytecode cached", first)):
+        print(f"first call of a new process (cached kernel), {what}: {r.get('cached_median', r)}",
+              flush=True)  # fmt: skip
+    return first_env, first
+
+
 def inference_table(args) -> dict:
     """The inference table (bench/gemm_inference.py), timed as the other rows are."""
 
@@ -553,8 +566,7 @@ def inference_table(args) -> dict:
 
 def inference_main(args) -> None:
     """--inference-only: the table, the copy bandwidth and the first call, to --out."""
-    first = first_call_ms()
-    print(f"first call of a new process (cached kernel): {first}", flush=True)
+    first_env, first = first_calls()
     result = {
         "device": torch.cuda.get_device_name(),
         "commit": os.environ.get("CUTEMMA_COMMIT") or _git_commit(),
@@ -563,6 +575,7 @@ def inference_main(args) -> None:
         "method": f"triton do_bench medians (L2 flushed), {ROUNDS} rounds, cutemma and the "
         "peer alternating first; ratio = peer time / cutemma time; fresh randn inputs",
         "first_call_new_process": first,
+        "first_call_new_process_as_environment": first_env,
         **inference_table(args),
     }
     with open(args.out, "w") as f:

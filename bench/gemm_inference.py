@@ -145,11 +145,13 @@ def summarise(rows: list[dict]) -> dict:
 
 
 _FIRST_CALL = """
+import sys
 import time
 import torch
 A = torch.randn(512, 1024, device="cuda", dtype=torch.bfloat16)
 B = torch.randn(1024, 768, device="cuda", dtype=torch.bfloat16)
 torch.cuda.synchronize()
+before = set(sys.modules)
 t0 = time.perf_counter()
 import cutemma
 t1 = time.perf_counter()
@@ -157,25 +159,69 @@ D = cutemma.gemm(A, B)
 torch.cuda.synchronize()
 t2 = time.perf_counter()
 ok = float((D.float() - (A.float() @ B.float())).norm() / (A.float() @ B.float()).norm()) < 1e-2
-print(f"{(t1 - t0) * 1e3:.2f} {(t2 - t1) * 1e3:.2f} {(t2 - t0) * 1e3:.2f} {int(ok)}")
+# after the timer: what compiling the sources of the cutemma modules the call imported takes
+# (the time a process without their bytecode spends on top)
+new = [m for m in set(sys.modules) - before if m.split(".")[0] == "cutemma"]
+t3 = time.perf_counter()
+for m in new:
+    f = getattr(sys.modules[m], "__file__", None)
+    if f and f.endswith(".py"):
+        compile(open(f, encoding="utf-8").read(), f, "exec")
+t4 = time.perf_counter()
+print(f"{(t1 - t0) * 1e3:.2f} {(t2 - t1) * 1e3:.2f} {(t2 - t0) * 1e3:.2f} {int(ok)} "
+      f"{(t4 - t3) * 1e3:.2f} {len(new)}")
 """
 
 
-def first_call_ms(tries: int = 5) -> dict:
+def _bytecode_env() -> tuple[dict, str]:
+    """The environment of the first-call processes and what it does to Python's bytecode
+    cache: cutemma's modules get their bytecode written by the first (filling) process and
+    read by the others, as an installed package has it (pip compiles a wheel's modules at
+    install); an environment that turns writing off (PYTHONDONTWRITEBYTECODE) would make every
+    process compile cutemma's sources again, Python's cost rather than cutemma's: each run
+    also reports that cost (compile_ms)."""
+    import os
+    import tempfile
+
+    env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    note = "written by the first process, read by the others"
+    from importlib.util import find_spec
+
+    pkg = os.path.dirname(find_spec("cutemma").origin)  # found, not imported: nothing warmed
+    if not os.access(pkg, os.W_OK) and "PYTHONPYCACHEPREFIX" not in env:
+        env["PYTHONPYCACHEPREFIX"] = tempfile.mkdtemp(prefix="cutemma-pyc-")
+        note += " (under PYTHONPYCACHEPREFIX: the package folder is read-only)"
+    return env, note
+
+
+def first_call_ms(tries: int = 5, bytecode: bool = True) -> dict:
     """A new process (torch imported, CUDA started, inputs on the GPU) until its first
     cutemma.gemm result is ready, the kernel already in the disk cache: import cutemma, the
     call (dispatch, kernel from the cache, module load, tensor maps, launch) and their sum.
-    The first try fills the cache; the median of the others is reported."""
+    The first try fills the cache (and cutemma's bytecode, :func:`_bytecode_env`; with
+    ``bytecode`` False the processes run in this environment as it is); the median of the
+    others is reported, with ``compile_ms``: compiling the sources of the cutemma modules the
+    call imported, measured after the call in the same process."""
+    import os
+    from importlib.util import cache_from_source, find_spec
+
+    env, note = _bytecode_env() if bytecode else (dict(os.environ), "as the environment has it")
+    probe = cache_from_source(find_spec("cutemma.kernels.dispatch").origin)
+    present = os.path.exists(probe)  # an earlier process left cutemma's bytecode here
     runs = []
     for _ in range(tries + 1):
-        r = subprocess.run([sys.executable, "-c", _FIRST_CALL], capture_output=True, text=True)
+        r = subprocess.run([sys.executable, "-c", _FIRST_CALL], capture_output=True, text=True,
+                           env=env)  # fmt: skip
         if r.returncode:
             return {"error": r.stderr[-800:]}
-        imp, call, total, ok = r.stdout.split()[-4:]
+        imp, call, total, ok, comp, mods = r.stdout.split()[-6:]
         runs.append({"import_ms": float(imp), "call_ms": float(call), "total_ms": float(total),
-                     "correct": ok == "1"})  # fmt: skip
+                     "correct": ok == "1", "compile_ms": float(comp), "modules": int(mods)})  # fmt: skip
     cached = runs[1:]
     med = {k: round(statistics.median(r[k] for r in cached), 2)
-           for k in ("import_ms", "call_ms", "total_ms")}  # fmt: skip
+           for k in ("import_ms", "call_ms", "total_ms", "compile_ms")}  # fmt: skip
     return {"fill": runs[0], "cached_median": med, "cached_runs": cached,
-            "all_correct": all(r["correct"] for r in runs)}  # fmt: skip
+            "all_correct": all(r["correct"] for r in runs), "bytecode": note,
+            "env_dont_write_bytecode": bool(os.environ.get("PYTHONDONTWRITEBYTECODE")),
+            "bytecode_present_at_start": present}  # fmt: skip

@@ -8,20 +8,66 @@
 (8, 8)
 """
 
-from cutemma.copy.atom import CopyAtom, ValueType, value_type
-from cutemma.copy.catalog import (
-    CopyFamily,
-    copy_families,
-    copy_op,
-    copy_ops,
-    copy_traits,
-    is_copy_name,
-    make_copy_atom,
-    parse_copy_name,
-    register_copy_family,
-)
-from cutemma.copy.operation import CopyOperation, Operand
-from cutemma.copy.traits import CopyTraits
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # what type checkers and the API reference (griffe) read; at run time each
+    # name loads its module on first use (below)
+    from cutemma.copy.atom import CopyAtom, ValueType, value_type
+    from cutemma.copy.catalog import (
+        CopyFamily,
+        copy_families,
+        copy_op,
+        copy_ops,
+        copy_traits,
+        is_copy_name,
+        make_copy_atom,
+        parse_copy_name,
+        register_copy_family,
+    )
+    from cutemma.copy.operation import CopyOperation, Operand
+    from cutemma.copy.traits import CopyTraits
+
+# each name loads its module on first use: a cached GEMM kernel's launch imports
+# cutemma.copy.tma_map alone (no atoms, catalog or layout algebra; issue 21, cold start)
+_LAZY = {
+    **dict.fromkeys(("CopyAtom", "ValueType", "value_type"), "atom"),
+    **dict.fromkeys(
+        ("CopyFamily", "copy_families", "copy_op", "copy_ops", "copy_traits", "is_copy_name",
+         "make_copy_atom", "parse_copy_name", "register_copy_family"),
+        "catalog",
+    ),
+    **dict.fromkeys(("CopyOperation", "Operand"), "operation"),
+    "CopyTraits": "traits",
+}  # fmt: skip
+
+
+def __getattr__(name: str):
+    """The package's names, each imported from its module when first asked for (a submodule
+    by its name too, as an eager package would have it loaded).
+
+    >>> import cutemma.copy
+    >>> cutemma.copy.make_copy_atom("SM75_U32x4_LDSM_N", "f16").num_val_src
+    8
+    """
+    import importlib
+
+    if name in _LAZY:
+        value = getattr(importlib.import_module(f"cutemma.copy.{_LAZY[name]}"), name)
+    elif name in _SUBMODULES:
+        value = importlib.import_module(f"cutemma.copy.{name}")
+    else:
+        raise AttributeError(f"module 'cutemma.copy' has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY) | set(_SUBMODULES))
+
+
+# the submodules an eager package had loaded (attributes after ``import cutemma.copy``)
+_SUBMODULES = ("arch", "atom", "catalog", "operation", "traits")
+
 
 __all__ = [
     "CopyAtom",

@@ -31,10 +31,13 @@ from __future__ import annotations
 import difflib
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from cutemma.cuda.source import TO_F32, Param
 from cutemma.errors import DesignError, LaunchError
+
+if TYPE_CHECKING:  # the code text (cuda.source) loads where a kernel is generated, not with a
+    # cached kernel's call
+    from cutemma.cuda.source import Param
 
 # the tensor dtypes an epilogue argument may have (torch name -> kernel element type)
 ARG_DTYPES = {"float32": "f32", "bfloat16": "bf16", "float16": "f16"}
@@ -243,6 +246,8 @@ class Epilogue:
         (vectors ``__restrict__``: read-only; a residual may be D itself), and a
         residual's row stride (its rows contiguous: a general n stride made ptxas keep a
         64-bit product per column of the tile in registers, and spill)."""
+        from cutemma.cuda.source import Param
+
         out = []
         for n, d in zip(self.ops, self.dtypes):
             op = OPS[n]
@@ -284,6 +289,8 @@ class Epilogue:
         >>> Epilogue(("residual", "gelu_tanh"), ("f32", "")).apply("a", "m", "n")
         'epi_gelu_tanh((a) + epl_residual[(long long)(m) * epl_residual_ld + (n)])'
         """
+        from cutemma.cuda.source import TO_F32
+
         for name, d in zip(self.ops, self.dtypes):
             op = OPS[name]
             v = ""

@@ -247,7 +247,7 @@ class BoxedLaunch:
             if status == 0:
                 return
         # no libcuda via ctypes, no current context on this thread, or an error: the
-        # cuda.bindings launch makes the context current and names the driver's status
+        # checked launch makes the context current and names the driver's status
         self.kern.launch_checked(self.device, self.grid, self.grid_y, stream,
                                  self.launch_ptrs.value)  # fmt: skip
 

@@ -92,7 +92,7 @@ def _check_options(alpha: Any, beta: Any, scale_a: Any, scale_b: Any, config: An
     """
     import numbers
 
-    from cutemma.kernels.sm80.plan import GemmConfig
+    from cutemma.kernels.sm80.config import GemmConfig  # not sm80.plan: the generator
     from cutemma.kernels.sm90.config import Sm90Config
 
     for what, v in (("alpha", alpha), ("beta", beta), ("scale_a", scale_a), ("scale_b", scale_b)):

@@ -23,7 +23,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from cutemma.copy.tma import TMA_RULES, stride_refusal, tensor_map_param
+from cutemma.copy.tma_map import TMA_RULES, stride_refusal, tensor_map_param
 from cutemma.errors import LaunchError
 from cutemma.kernels.epilogue import NO_EPILOGUE, Bound, Epilogue, reference
 from cutemma.kernels.fastlaunch import DriverKernel
@@ -143,6 +143,7 @@ def sm90_refusal(A: Any, B: Any, config: Any = None) -> str | None:
 def _package_fingerprint() -> str:
     """Sizes and mtimes of cutemma's sources: any edit changes the generated kernels' index."""
     root = str(Path(__file__).resolve().parents[2])  # cutemma/
+    cut = len(root) + 1  # each entry's path is root/...: its relative path by a slice
     entries = []
     stack = [root]
     while stack:  # os.scandir: the directory entries carry their stat (pathlib's rglob
@@ -153,9 +154,7 @@ def _package_fingerprint() -> str:
                     stack.append(e.path)
                 elif e.name.endswith(".py"):
                     st = e.stat()
-                    entries.append(
-                        f"{os.path.relpath(e.path, root)}:{st.st_size}:{st.st_mtime_ns};"
-                    )
+                    entries.append(f"{e.path[cut:]}:{st.st_size}:{st.st_mtime_ns};")
     return hashlib.sha256("".join(sorted(entries)).encode()).hexdigest()
 
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from cutemma.copy.tma import TMA_DTYPES, TMA_RULES, TMA_SWIZZLES
+from cutemma.copy.tma_map import SWIZZLE_MODES, TMA_DTYPES, TMA_RULES
 from cutemma.cuda.cache import load_sealed, seal, warn_damaged, write_atomic
 from cutemma.kernels.sm90.config import SMEM_LIMIT
 
@@ -43,7 +43,7 @@ def _box_refusal(which: str, box: object) -> str | None:
     checks = (
         (box.get("dtype") in TMA_DTYPES, "dtype"),
         (box.get("contiguous") in ("K", "MN"), "contiguous"),
-        (box.get("swizzle") in TMA_SWIZZLES, "swizzle"),
+        (box.get("swizzle") in SWIZZLE_MODES, "swizzle"),
         (
             isinstance(dims, list)
             and len(dims) == 2

@@ -13,7 +13,7 @@ import json
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
-from cutemma.copy.tma import (
+from cutemma.copy.tma_map import (
     TMA_RULES,
     TensorMapArgs,
     TmaBox,

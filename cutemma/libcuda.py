@@ -193,3 +193,35 @@ def encode_tiled(
         ctypes.c_int(oob_fill),
     )
     return status, ctypes.string_at(aligned, map_bytes)
+
+
+CAPTURE_MODE_RELAXED = 2  # a CUstreamCaptureMode (cuda.h)
+
+
+def alloc_zeroed(ordinal: int, size: int, zeroed: int, stream: int) -> int:
+    """``size`` bytes of device memory (``cuMemAlloc``; never freed here), the first
+    ``zeroed`` of them set to zero on CUstream ``stream`` (``cuMemsetD8Async``: under a
+    stream capture a memset node of the graph). During a capture in global mode an
+    allocation counts as unsafe, so this thread relaxes its capture mode around it, as
+    torch's allocator does for its own.
+
+    >>> alloc_zeroed(0, 1 << 20, 64, 0) > 0  # doctest: +SKIP
+    True
+    """
+    cu = _need()
+    ensure_context(ordinal)
+    mode = ctypes.c_int(CAPTURE_MODE_RELAXED)
+    check(cu.cuThreadExchangeStreamCaptureMode(ctypes.byref(mode)), "relax the capture mode")
+    ptr = ctypes.c_uint64()
+    try:
+        status = cu.cuMemAlloc_v2(ctypes.byref(ptr), ctypes.c_size_t(size))
+    finally:
+        cu.cuThreadExchangeStreamCaptureMode(ctypes.byref(mode))  # the mode it had
+    check(status, f"cuMemAlloc of {size} bytes")
+    check(
+        cu.cuMemsetD8Async(
+            ptr, ctypes.c_ubyte(0), ctypes.c_size_t(zeroed), ctypes.c_void_p(stream)
+        ),
+        f"cuMemsetD8Async of {zeroed} bytes",
+    )
+    return ptr.value

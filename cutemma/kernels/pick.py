@@ -71,6 +71,22 @@ SMALL_SM90 = Sm90Config(128, 128)
 # fp8's big tile: 2 x 96 accumulators per thread, the k-tile sums promoted by N halves
 FP8_SM90 = Sm90Config(128, 192, promote="split")
 
+# fp8 tile widths and their per-tile speed relative to 128x192 (promoted by halves): 128x160
+# fills the waves where N is a multiple of 160 (run 6, raw/tile-widths-run6.json, e4m3
+# against _scaled_mm: (M, 10240, 8192) at M = 256 / 512 / 1024: 1.06 / 1.11 / 1.04x against
+# 1.01 / 0.99 / 0.94x; where 160 leaves a ragged last column it loses, as the waves say)
+FP8_TILES = {
+    192: (FP8_SM90, 1.0),
+    160: (Sm90Config(128, 160, promote="split"), 0.93),
+    128: (SMALL_SM90, 0.88),
+}
+# 128x256 from this share of a wave of its tiles up when K is long (run 6: (512, 8192,
+# 8192|28672): 128 tiles of 128x256 for 132 SMs, 0.98-0.99x cuBLAS against 0.94-0.95x for
+# 128x128); with a short K two waves of 128x128 pipeline one tile's epilogue under the
+# next's mainloop and win (run 29: 2048^3, 128x128 3% faster than one wave of 128x256)
+FULL_WAVE = 0.95
+LONG_K = 4096
+
 
 # 16-bit tile widths (block_n of 128-row tiles) and their per-tile speed relative to
 # 128x256, bf16 at 6144^3 and 8192^3 (run 29, raw/sm90-tiles16-run29.json): a tile is
@@ -83,29 +99,33 @@ def _whole(v: Any) -> bool:
 
 
 def builtin_sm90_config(
-    m: int, n: int, sms: int = 132, dtype: str = "bf16", batch: int = 1
+    m: int, n: int, sms: int = 132, dtype: str = "bf16", batch: int = 1, k: int | None = None
 ) -> Sm90Config:
     """The built-in tile for an (m, n) output (``batch`` of them): for 16-bit types the
     128-row tile of :data:`TILE_SPEEDS_16` that finishes first counting whole waves of
     tiles over the SMs (the last wave's idle SMs cost time) and each width's speed
-    (128x256 only from one whole wave up); tf32 between 128x256 and 128x128 the same way.
-    fp8 (promoted accumulation: two accumulator sets, at most 2 x 96 per thread) the same
-    way between 128x192 (promoted by N halves, ``promote="split"``) and 128x128.
+    (128x256 only from one whole wave up, or from :data:`FULL_WAVE` of one when ``k`` is
+    at least :data:`LONG_K`); tf32 between 128x256 and 128x128
+    the same way. fp8 (promoted accumulation: two accumulator sets, at most 2 x 96 per
+    thread) the same way between the widths of :data:`FP8_TILES` (192 and 160 promoted by
+    N halves, ``promote="split"``, and 128).
 
     >>> [builtin_sm90_config(s, s).name for s in (8192, 4096, 3072, 2048, 1024)]
     ['b128x256_c2_sauto', 'b128x256_c2_sauto', 'b128x192_c2_sauto', 'b128x128_c2_sauto', 'b128x64_c2_sauto']
+    >>> builtin_sm90_config(512, 8192, k=8192).name  # 128 tiles of 128x256: 97% of a wave
+    'b128x256_c2_sauto'
     >>> [builtin_sm90_config(s, s, dtype="e4m3").name for s in (8192, 6144, 4096, 1024)]
     ['b128x192_c2_sauto_spl', 'b128x192_c2_sauto_spl', 'b128x192_c2_sauto_spl', 'b128x128_c2_sauto']
     >>> builtin_sm90_config(2048, 2048, batch=8).name  # 8 x 64 tiles of 128x256: 3.9 waves
     'b128x256_c2_sauto'
     """
-    counts = {"m": m, "n": n, "sms": sms, "batch": batch}
-    bad = [f"{k}={v!r}" for k, v in counts.items() if not _whole(v) or v < 1]
+    counts = {"m": m, "n": n, "sms": sms, "batch": batch} | ({} if k is None else {"k": k})
+    bad = [f"{f}={v!r}" for f, v in counts.items() if not _whole(v) or v < 1]
     kinds = sorted({d for d, _ in SM90_DTYPES.values()})
     if bad or dtype not in kinds:
         wrong = bad + ([] if dtype in kinds else [f"dtype={dtype!r}"])
         raise TiledMmaError(
-            f"pick_sm90_config: {', '.join(wrong)}; m, n, sms and batch are ints >= 1 and "
+            f"pick_sm90_config: {', '.join(wrong)}; m, n, sms, batch (and k) are ints >= 1 and "
             f"dtype one of {kinds}"
         )
 
@@ -119,11 +139,13 @@ def builtin_sm90_config(
         # 0.90, 0.93) is ~0.88 of its speed. By whole waves alone, also under one wave of
         # 128x192: (256, 10240) is one wave of 108 such tiles against two of 160 128x128
         # (0.80x _scaled_mm, inference-h100.json before)
-        return FP8_SM90 if cost(192, 1.0) <= cost(128, 0.88) else SMALL_SM90
+        tiles = {bn: cfg for bn, (cfg, _) in FP8_TILES.items()}
+        return tiles[min(FP8_TILES, key=lambda bn: (cost(bn, FP8_TILES[bn][1]), -bn))]
     widths = dict(TILE_SPEEDS_16)
     if ATOMS_SM90[dtype][1] != 2:  # tf32: only the widths measured for it (run 9)
         widths = {bn: widths[bn] for bn in (256, 128)}
-    if batch * -(-m // 128) * -(-n // 256) < sms:  # under one wave: more, smaller tiles
+    wave = FULL_WAVE if k is not None and k >= LONG_K else 1.0
+    if batch * -(-m // 128) * -(-n // 256) < wave * sms:  # short of a wave: smaller tiles
         widths = {bn: v for bn, v in widths.items() if bn < 256}
     if m < 128:  # a partly empty tile: 128x64 loads 2 bytes of (zero) A per byte of B
         widths.pop(64, None)  # (M = 16 x 4096 x 4096: 0.68x cuBLAS, 128x128 0.76x)

@@ -168,6 +168,7 @@ def graph_replay() -> None:
 SHAPES_NK = [(10240, 8192), (8192, 28672), (57344, 8192), (8192, 8192)]
 EXPLORE_M = tuple(int(x) for x in os.environ.get("EXPLORE_M", "1,16,32,64").split(","))
 ROUNDS = 3
+WIDTHS = "--widths" in sys.argv  # explore tile widths instead of the stream-K candidates
 
 
 def dp_first(tiles: int, k_tiles: int, grid: int) -> int:
@@ -205,7 +206,7 @@ def explore_row(dtype, m: int, B, interleaved_ms) -> dict:
     else:
         peer = lambda: torch.matmul(A, B, out=out)  # noqa: E731
     cands = {"default": lambda: cutemma.gemm(A, B, out=out)}
-    for kind, c in candidates(m, dtype):
+    for kind, c in (width_candidates if WIDTHS else candidates)(m, dtype):
         if kind == "swap":
             f = lambda c=c: gemm_sm90(B.t(), A.t(), out=out.t(), config=c)  # noqa: E731
         else:
@@ -217,7 +218,7 @@ def explore_row(dtype, m: int, B, interleaved_ms) -> dict:
                 print(f"dp variant of {c.name}: {exc}", flush=True)
             continue
         cands[("swap_" if kind == "swap" else "") + c.name] = f
-    for kind, c in candidates(m, dtype)[:3]:  # the same kernels, whole waves first
+    for kind, c in [] if WIDTHS else candidates(m, dtype)[:3]:  # whole waves first
         if kind == "swap":
             try:
                 cands["dpfirst_swap_" + c.name] = dp_variant(
@@ -269,6 +270,51 @@ def dp_variant(fn):
                     host._PREPARED[k] = v
 
     return call
+
+
+def same_kernel_dp() -> None:
+    """The built-in config's kernel against the same config compiled as stream-K but run
+    with no shared tiles (whole tiles only: the same work, the same order), mid sizes."""
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "bench"))
+    from gemm import interleaved_ms
+
+    from cutemma.kernels.pick import builtin_sm90_config
+    from cutemma.kernels.sm90 import host, streamk
+
+    cases = [(512, 10240, 8192, BF), (2048, 8192, 28672, BF), (1024, 8192, 28672, BF),
+             (512, 8192, 8192, BF), (4096, 4096, 4096, BF), (8192, 8192, 8192, BF),
+             (1024, 10240, 8192, E4), (2048, 8192, 28672, E4), (512, 8192, 28672, E4)]  # fmt: skip
+    for m, n, k, dtype in cases:
+        A, B = make(m, k, False, dtype), make(k, n, dtype == E4, dtype)
+        out = torch.empty(m, n, device="cuda", dtype=BF)
+        cfg = builtin_sm90_config(m, n, 132, KIND[dtype])
+        sk = Sm90Config(**{**cfg.__dict__, "stream_k": True})
+        plain = lambda c=cfg, A=A, B=B, out=out: gemm_sm90(A, B, out=out, config=c)  # noqa: E731
+        real, streamk.sk_tiles_for = streamk.sk_tiles_for, lambda *a: 0
+        saved = dict(host._PREPARED)
+        try:
+            gemm_sm90(A, B, out=out, config=sk)
+            mine = {k2: v for k2, v in host._PREPARED.items() if k2 not in saved}
+        finally:
+            streamk.sk_tiles_for = real
+
+        def as_dp(c=sk, mine=mine, A=A, B=B, out=out):
+            host._PREPARED.update(mine)
+            gemm_sm90(A, B, out=out, config=c)
+
+        row = {"m": m, "n": n, "k": k, "dtype": str(dtype)[6:], "config": cfg.name}
+        for _ in range(2):  # both orders
+            p_ms, d_ms = interleaved_ms(plain, as_dp, 10, 50, 5)
+            row.setdefault("plain_over_skdp", []).append(round(p_ms / d_ms, 4))
+        RESULT["explore"].append(row)
+        print(json.dumps(row), flush=True)
+
+
+def width_candidates(m: int, dtype) -> list:
+    """Tile widths beyond the built-in set (wave quantisation at mid sizes)."""
+    if dtype == E4:
+        return [("plain", Sm90Config(128, 160, promote="split")), ("plain", Sm90Config(128, 160))]
+    return [("plain", Sm90Config(128, w)) for w in (96, 160, 224, 256)]
 
 
 def candidates(m: int, dtype) -> list:
@@ -344,7 +390,7 @@ def prewarm(small: bool, explore_too: bool) -> None:
     if explore_too:
         for dtype in (BF, E4):
             for m in (1, 16, 64, 128, 512):
-                for kind, c in candidates(m, dtype):
+                for kind, c in (width_candidates if WIDTHS else candidates)(m, dtype):
                     swap = kind == "swap"
                     am = "K" if (dtype == E4 or not swap) else "M"
                     bm = "K" if (dtype == E4 or swap) else "N"
@@ -360,10 +406,12 @@ def main() -> None:
     small = "--small" in sys.argv
     if "--prewarm" in sys.argv:
         prewarm(small, "--explore" in sys.argv or "--explore-only" in sys.argv)
-    if "--explore-only" not in sys.argv:
+    if "--explore-only" not in sys.argv and "--same-kernel-dp" not in sys.argv:
         correctness(small)
     if "--explore" in sys.argv or "--explore-only" in sys.argv:
         explore()
+    if "--same-kernel-dp" in sys.argv:
+        same_kernel_dp()
     RESULT.update(
         device=torch.cuda.get_device_name(),
         date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),

@@ -37,11 +37,12 @@ from cutemma.errors import LaunchError, TmaError
 from cutemma.kernels import dispatch, capture
 from cutemma.kernels.operands import _check_options
 from cutemma.kernels.pick import builtin_sm90_config
-from cutemma.kernels.sm90 import host, index, splitk
+from cutemma.kernels.sm90 import decode, host, index
 from cutemma.kernels.sm90.tma_maps import Sm90Launch, operand_map_args, output_map_args
 from cutemma.copy.tma_map import encode_tensor_map
 
 _check_options(1.0, 0.0, 1.0, 1.0, None)
+decode.decode_config(16, 768, 1024, "bf16")  # a decode call's picker (swap-AB, stream-K)
 cfg = builtin_sm90_config(512, 768, 132, "bf16")
 name = host.kernel_name_sm90(cfg, "bf16", "K", "N", "bf16", "bf16")
 host._package_fingerprint()

@@ -246,7 +246,7 @@ def _prepare(
         raise LaunchError(f"gemm (sm90): device {device} is {arch}; the kernel needs sm_90a")
     dtype = SM90_DTYPES[_dtype(A)][0]
     if config is None:
-        config = builtin_sm90_config(M, N, sm_count(device), dtype, batch or 1)
+        config = builtin_sm90_config(M, N, sm_count(device), dtype, batch or 1, K)
         if epilogue and dtype in FP8:  # 128x192 by N halves: no registers left for the ops
             config = SMALL_SM90  # (it spills 80 bytes; tests/kernels/test_epilogue_compile.py)
     kern, plan = compiled_sm90(

@@ -601,9 +601,9 @@ def gemm_sm90_source(
     """
     if epilogue and batched:
         raise TiledMmaError("gemm_sm90_source: a fused epilogue is for 2-D kernels, not batched")
+    plan = Sm90Plan(config, dtype, a_major, b_major, out)
     if config.stream_k and batched:
         raise TiledMmaError("gemm_sm90_source: stream_k is for 2-D kernels, not batched")
-    plan = Sm90Plan(config, dtype, a_major, b_major, out)
     c_type = c_type or out
     check_outs("gemm_sm90_source", out, c_type)
     S, CL = plan.stages, config.cluster

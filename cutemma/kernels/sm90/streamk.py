@@ -222,21 +222,9 @@ class Workspace:
 
 def _device_zeroed(device: int, size: int, zeroed: int, stream: int) -> tuple[int, int]:
     """``size`` bytes of device memory, the first ``zeroed`` set to zero on ``stream``."""
-    from cuda.bindings import driver
+    from cutemma.libcuda import alloc_zeroed
 
-    from cutemma.kernels.fastlaunch import _ok, ensure_context
-
-    ensure_context(device)
-    # during a stream capture in global mode cuMemAlloc counts as unsafe unless this thread
-    # relaxes its mode for the call (what torch's allocator does for its own mallocs)
-    relaxed = driver.CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_RELAXED
-    mode = _ok(driver.cuThreadExchangeStreamCaptureMode(relaxed), "relax the capture mode")
-    try:
-        ptr = int(_ok(driver.cuMemAlloc(size), f"cuMemAlloc of a {size}-byte stream-K workspace"))
-    finally:
-        driver.cuThreadExchangeStreamCaptureMode(mode)
-    _ok(driver.cuMemsetD8Async(ptr, 0, zeroed, driver.CUstream(stream)), "zero the flags")
-    return ptr, size
+    return alloc_zeroed(device, size, zeroed, stream), size
 
 
 MAX_GRID = 1024  # flags kept per workspace: more than any GPU's SMs

@@ -140,7 +140,11 @@ class Sm90Config:
     ``multicast`` 'B' (pairs along M share B) or 'A' (pairs along N share A).
     ``epilogue`` "tma" (16-bit D through a swizzled staging tile and TMA stores), "tma2"
     (the same through a staging tile of half the columns, in two passes: the freed shared
-    memory holds one more ring stage), "regs" (stores from registers).
+    memory holds one more ring stage), "regs" (stores from registers). ``stream_k``
+    (cooperative, clusters of 1, 2-D calls): the CTAs share the k iterations of the tiles a
+    last partial wave would leave to few SMs, a tile cut between CTAs summed by its first
+    CTA in a fixed order (:mod:`cutemma.kernels.sm90.streamk`; decode calls run on it
+    swapped, :mod:`cutemma.kernels.sm90.decode`).
 
     >>> Sm90Config(128, 256).name
     'b128x256_c2_sauto'

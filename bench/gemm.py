@@ -575,12 +575,10 @@ def inference_main(args) -> None:
     """--inference-only: the table, the copy bandwidth and the first call, to --out."""
     first_env, first = first_calls()
     result = {
-        "device": torch.cuda.get_device_name(),
-        "commit": os.environ.get("CUTEMMA_COMMIT") or _git_commit(),
-        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "torch": torch.__version__,
-        "method": f"triton do_bench medians (L2 flushed), {ROUNDS} rounds, cutemma and the "
-        "peer alternating first; ratio = peer time / cutemma time; fresh randn inputs",
+        **_run_header(
+            f"triton do_bench medians (L2 flushed), {ROUNDS} rounds, cutemma and the "
+            "peer alternating first; ratio = peer time / cutemma time; fresh randn inputs"
+        ),
         "first_call_new_process": first,
         "first_call_new_process_as_environment": first_env,
         **inference_table(args),
@@ -601,18 +599,27 @@ def square_main(args) -> None:
         for s in SQUARE:
             rows.append(measure(s, s, s, dtype, False, b_col, args.reps, rounds=SQUARE_ROUNDS))
     result = {
-        "device": torch.cuda.get_device_name(),
-        "commit": os.environ.get("CUTEMMA_COMMIT") or _git_commit(),
-        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "torch": torch.__version__,
-        "method": f"triton do_bench medians (L2 flushed), {SQUARE_ROUNDS} rounds, cutemma and "
-        "the peer alternating first; ratio = cutemma TFLOP/s / peer TFLOP/s",
+        **_run_header(
+            f"triton do_bench medians (L2 flushed), {SQUARE_ROUNDS} rounds, cutemma and "
+            "the peer alternating first; ratio = cutemma TFLOP/s / peer TFLOP/s"
+        ),
         "rows": rows,
         "below_1": [(r["dtype"], r["m"], r["ratio"]) for r in rows if r["ratio"] < 1.0],
     }
     with open(args.out, "w") as f:
         json.dump(result, f, indent=1)
     print(json.dumps(result["below_1"]))
+
+
+def _run_header(method: str) -> dict:
+    """What every result file starts with: the device, the commit, the date, torch, method."""
+    return {
+        "device": torch.cuda.get_device_name(),
+        "commit": os.environ.get("CUTEMMA_COMMIT") or _git_commit(),
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "torch": torch.__version__,
+        "method": method,
+    }
 
 
 def _git_commit() -> str:

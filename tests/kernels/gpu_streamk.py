@@ -129,6 +129,10 @@ def correctness(small: bool, graphs: bool = True) -> None:
         sk_case(m, n, k, BF, sk(128, 8, epilogue="regs"), swap=True)
         sk_case(m, n, k, BF, sk(128, tn), swap=True, b_col=True)
         sk_case(m, n, k, E4, sk(128, tn), swap=True)
+    # the built-in picks' new tiles (pick.FP8_TILES' 128x160, 16-bit 128x256 short of a wave)
+    for m, n, k in [(512, 10240, 8192), (300, 1000, 784)]:
+        sk_case(m, n, k, E4, Sm90Config(128, 160, promote="split"))
+    sk_case(512, 8192, 8192, BF, Sm90Config(128, 256))
     sk_case(300, 504, 3000, BF, sk(128, 128), beta=0.75)
     sk_case(300, 500, 3000, F32, sk(128, 128))
     sk_case(200, 1000, 5000, BF, sk(128, 128), epi=True)

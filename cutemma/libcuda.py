@@ -209,7 +209,17 @@ def alloc_zeroed(ordinal: int, size: int, zeroed: int, stream: int) -> int:
     True
     """
     cu = _need()
-    ensure_context(ordinal)
+    before = ctypes.c_void_p()
+    check(cu.cuCtxGetCurrent(ctypes.byref(before)), "cuCtxGetCurrent")
+    primary_context(ordinal)  # the memory is the device's (this thread may hold another's)
+    try:
+        return _alloc_zeroed(cu, size, zeroed, stream)
+    finally:
+        if before.value:
+            cu.cuCtxSetCurrent(before)
+
+
+def _alloc_zeroed(cu: Any, size: int, zeroed: int, stream: int) -> int:
     mode = ctypes.c_int(CAPTURE_MODE_RELAXED)
     check(cu.cuThreadExchangeStreamCaptureMode(ctypes.byref(mode)), "relax the capture mode")
     ptr = ctypes.c_uint64()

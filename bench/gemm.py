@@ -291,6 +291,28 @@ def overhead_sm90_us(calls: int = 2000) -> dict:
     return _host_times(cases, calls)
 
 
+def overhead_decode_us(calls: int = 2000) -> dict:
+    """Host time per repeated decode call (16 x 256 x 512 bf16: swap-AB on a stream-K
+    kernel, through the fast path's SwapLaunch): cutemma.gemm, the bare launch of its inner
+    prepared kernel (the stream's workspace and epoch written, cuLaunchKernel), torch.matmul.
+    A small shape, so the kernels are short and the host is what is timed."""
+    from cutemma.kernels.fastpath import find
+
+    A = torch.randn(16, 256, device="cuda", dtype=torch.bfloat16)
+    B = torch.randn(256, 512, device="cuda", dtype=torch.bfloat16)
+    out = torch.empty(16, 512, device="cuda", dtype=torch.bfloat16)
+    gemm(A, B, out=out)
+    entry = find(A, B, out, None)
+    inner = getattr(entry.prepared, "inner", entry.prepared)
+    cases = (
+        ("gemm", lambda: gemm(A, B, out=out)),
+        ("gemm_new_out", lambda: gemm(A, B)),
+        ("kernel_launch", inner.launch),
+        ("torch_matmul", lambda: torch.matmul(A, B, out=out)),
+    )
+    return {"launch": type(entry.prepared).__name__, **_host_times(cases, calls)}
+
+
 _LOAD_PROBE = """
 import time, torch, cutemma
 from cutemma.kernels.sm90.host import compiled_sm90, Sm90Config
@@ -457,6 +479,11 @@ def main() -> None:
     )
     ap.add_argument("--inference-dtypes", default="bf16,e4m3")
     ap.add_argument(
+        "--overhead-only",
+        action="store_true",
+        help="only the host time per repeated call: sm90 and decode (swap-AB, stream-K)",
+    )
+    ap.add_argument(
         "--square-only",
         action="store_true",
         help="only the square sweep 1024^3..8192^3, bf16 and e4m3 (issue 21 acceptance 3)",
@@ -466,6 +493,12 @@ def main() -> None:
         return inference_main(args)
     if args.square_only:
         return square_main(args)
+    if args.overhead_only:
+        result = {**_run_header("host us per call, median of 5 rounds of 2000 calls in turn"),
+                  "sm90": overhead_sm90_us(), "decode": overhead_decode_us()}  # fmt: skip
+        with open(args.out, "w") as f:
+            json.dump(result, f, indent=1)
+        return print(json.dumps(result, indent=1))
     if arch := os.environ.get("CUTEMMA_PRECOMPILE_ARCH"):  # before CUDA starts: forks compilers
         t = time.perf_counter()
         n = precompile(arch, configs=tuple(SWEEP), dtypes=("bf16",), outs=("same",))

@@ -50,6 +50,9 @@ SM90_CANDIDATES = (
     Sm90Config(128, 192, promote="split"),  # fp8's default: promoted by N halves (run 22)
     Sm90Config(128, 192),  # promoted, both halves at once (2 x 96 accumulators per thread)
     Sm90Config(192, 128, consumers=3),  # promoted fp8's other fast tile (run 14: 0.996x)
+    Sm90Config(128, 160, promote="split"),  # fp8 where N is a multiple of 160 (run 6)
+    Sm90Config(128, 128, stream_k=True),  # stream-K: a last partial wave's k iterations shared
+    Sm90Config(128, 256, stream_k=True),
 )
 
 
@@ -64,9 +67,9 @@ def default_candidates(
     >>> [c.name for c in default_candidates("s8")][:2]
     ['b128x128x32_w2x2_s4', 'b128x256x32_w2x4_s3']
     >>> [c.name for c in default_candidates("bf16", "K", "N", sm90=True) if isinstance(c, Sm90Config)][3:]
-    ['b128x256_c2_sauto_g16', 'b128x256_c2_sauto_x2', 'b128x128_c2_sauto_x2', 'b128x128_c2_sauto_pp', 'b128x192_c2_sauto', 'b192x128_c3_sauto']
+    ['b128x256_c2_sauto_g16', 'b128x256_c2_sauto_x2', 'b128x128_c2_sauto_x2', 'b128x128_c2_sauto_pp', 'b128x192_c2_sauto', 'b192x128_c3_sauto', 'b128x128_c2_sauto_sk', 'b128x256_c2_sauto_sk']
     >>> [c.name for c in default_candidates("e4m3", sm90=True) if isinstance(c, Sm90Config)]
-    ['b128x128_c2_sauto', 'b128x128_c2_sauto_x2', 'b128x192_c2_sauto_spl', 'b128x192_c2_sauto', 'b192x128_c3_sauto']
+    ['b128x128_c2_sauto', 'b128x128_c2_sauto_x2', 'b128x192_c2_sauto_spl', 'b128x192_c2_sauto', 'b192x128_c3_sauto', 'b128x160_c2_sauto_spl', 'b128x128_c2_sauto_sk']
     """
     kernel_majors(dtype, a_major, b_major)  # names the kernels know, else a LaunchError
     out: list[GemmConfig | Sm90Config] = []

@@ -535,6 +535,7 @@ API: list[tuple[str, type, str]] = [
     ("cm.Sm90Config(128, 128, stages=1)", TE, "stages"),
     # stream-K (issue 21): a bool, cooperative, no cluster, 2-D only
     ("cm.Sm90Config(stream_k=1)", TE, "stream_k 1 True or False"),
+    ("cm.Sm90Config(swap_ab=1)", TE, "swap_ab 1 True or False"),
     ("cm.Sm90Config(128, 128, stream_k=True, schedule='pingpong')", TE, "schedule='cooperative'"),
     ("cm.Sm90Config(128, 128, stream_k=True, cluster=2)", TE, "cluster=1"),
     (

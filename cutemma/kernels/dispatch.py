@@ -199,6 +199,8 @@ def gemm(
     chosen = config
     if why is None and config is None and batch is None:  # cutemma.tune's winner, if any
         chosen = _tuned_2d(A, B, M, N, K, dtype)
+        if isinstance(chosen, Sm90Config) and chosen.swap_ab and bound is not None:
+            chosen = None  # a swapped kernel takes no fused epilogue: the built-in one
         if isinstance(chosen, GemmConfig):  # sm80 won the tuning
             why, config = "cutemma.tune found the sm80 kernel faster", chosen
     if why is None and chosen is None and batch is None and bound is None and custom is None \

@@ -94,6 +94,20 @@ def default_candidates(
     return out
 
 
+def _decode_candidates(M: int, N: int, K: int, dtype: str) -> list[Sm90Config]:
+    """The built-in decode call's swapped stream-K config (:func:`.sm90.decode.decode_config`,
+    ``swap_ab``) for a decode-sized shape, so that tune times it beside the others (a tuned
+    winner replaces the built-in choice); none for other shapes or types.
+
+    >>> [c.name for c in _decode_candidates(16, 8192, 8192, "bf16")], _decode_candidates(512, 8192, 8192, "bf16")
+    (['b64x16_c1_sauto_eregs_sk_swap'], [])
+    """
+    from cutemma.kernels.sm90.decode import decode_config
+
+    cfg = decode_config(M, N, K, dtype)
+    return [] if cfg is None else [cfg]
+
+
 def tune(
     M: int,
     N: int,
@@ -113,7 +127,8 @@ def tune(
 
     ``dtype`` is a torch dtype (or its name, or a kernel dtype such as 'e4m3_e5m2');
     ``a_major`` 'K' (A row-major) or 'M', ``b_major`` 'K' (B column-major) or 'N'.
-    On an sm_90 GPU the candidates include sm90 configs (:data:`SM90_CANDIDATES`): the
+    On an sm_90 GPU the candidates include sm90 configs (:data:`SM90_CANDIDATES`, and for a
+    decode-sized M the swapped stream-K config of ``_decode_candidates``): the
     winner's family is what cutemma.gemm then runs for the class (an sm80 winner sends
     those calls to sm80). Each candidate runs ``warmup`` times, then ``reps`` times between CUDA events; its
     time is the median. A candidate that does not compile or launch is skipped. The
@@ -136,7 +151,9 @@ def tune(
             raise LaunchError(f"tune: {what}={v!r} must be a whole number >= {least}")
     if cands is None:
         sm90 = timer is None and _no_gpu_reason(device) is None and _is_sm90(device)
-        cands = default_candidates(dt, am, bm, sm90)
+        cands = default_candidates(dt, am, bm, sm90) + (
+            _decode_candidates(M, N, K, dt) if sm90 else []
+        )
     if not cands:
         raise LaunchError(f"tune: no candidate config builds a {dt} {am}{bm} plan")
     if timer is None:

@@ -129,6 +129,12 @@ def correctness(small: bool, graphs: bool = True) -> None:
         sk_case(m, n, k, BF, sk(128, 8, epilogue="regs"), swap=True)
         sk_case(m, n, k, BF, sk(128, tn), swap=True, b_col=True)
         sk_case(m, n, k, E4, sk(128, tn), swap=True)
+    # swap_ab configs through gemm_sm90 itself (C^T with beta, both B majors, fp8)
+    from cutemma.kernels.sm90.decode import decode_config
+
+    sk_case(16, 4096, 4096, BF, decode_config(16, 4096, 4096, "bf16"), beta=0.75)
+    sk_case(64, 1000, 3008, BF, decode_config(64, 1000, 3008, "bf16"), b_col=True)
+    sk_case(8, 2048, 1024, E4, decode_config(8, 2048, 1024, "e4m3"))
     # the built-in picks' new tiles (pick.FP8_TILES' 128x160, 16-bit 128x256 short of a wave)
     for m, n, k in [(512, 10240, 8192), (300, 1000, 784)]:
         sk_case(m, n, k, E4, Sm90Config(128, 160, promote="split"))
@@ -405,6 +411,28 @@ def prewarm(small: bool, explore_too: bool) -> None:
     print(f"prewarmed {len(cases)} kernels; {len(bad)} failed {bad[:3]}", flush=True)
 
 
+def tune_decode() -> None:
+    """cutemma.tune on a decode shape times the swapped config beside the others; whatever
+    wins, cutemma.gemm afterwards is right."""
+    import tempfile
+
+    os.environ["CUTEMMA_CACHE_DIR"] = tempfile.mkdtemp()  # a private tuning table
+    from cutemma.kernels import tuned
+
+    tuned.reload()
+    try:
+        best = cutemma.tune(16, 4096, 4096, "bfloat16", "K", "N", warmup=2, reps=5)
+        timings = next(iter(tuned._read_file().values())).get("timings", {})
+        A, B = make(16, 4096, False, BF), make(4096, 4096, False, BF)
+        err = rel_err(cutemma.gemm(A, B), ref64(A, B))
+        swap = [k for k in timings if k.endswith("_swap")]
+        check("tune_decode", err <= 1e-2 and bool(swap), best=best.name, err=err, swap_timed=swap,
+              candidates=len(timings))  # fmt: skip
+    except Exception as exc:  # noqa: BLE001
+        check("tune_decode", False, error=f"{type(exc).__name__}: {exc}"[:400],
+              tb=traceback.format_exc()[-800:])  # fmt: skip
+
+
 def main() -> None:
     path = sys.argv[1]
     small = "--small" in sys.argv
@@ -416,6 +444,8 @@ def main() -> None:
         explore()
     if "--same-kernel-dp" in sys.argv:
         same_kernel_dp()
+    if "--tune" in sys.argv:
+        tune_decode()
     RESULT.update(
         device=torch.cuda.get_device_name(),
         date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),

@@ -240,3 +240,15 @@ def test_every_decode_config_plans(m, n, dtype, a):
 def test_no_swap_past_decode_or_for_tf32():
     assert decode_config(65, 8192, 8192, "bf16") is None
     assert decode_config(8, 8192, 8192, "tf32") is None
+
+
+def test_a_swapped_config_refuses_batches_and_fused_epilogues():
+    """swap_ab runs D^T = B^T A^T of a 2-D call: a batch or a fused epilogue is refused by
+    name before any operand is touched (the swapped call of gemm_sm90, given stand-ins)."""
+    from cutemma.errors import LaunchError
+    from cutemma.kernels.sm90.host import _swapped
+
+    cfg = decode_config(16, 256, 256, "bf16")
+    for batch, epi in ((3, None), (None, object())):
+        with pytest.raises(LaunchError, match="swaps A and B, which runs 2-D calls"):
+            _swapped(None, None, None, None, 1.0, 0.0, cfg, True, batch, None, epi)

@@ -143,8 +143,9 @@ class Sm90Config:
     memory holds one more ring stage), "regs" (stores from registers). ``stream_k``
     (cooperative, clusters of 1, 2-D calls): the CTAs share the k iterations of the tiles a
     last partial wave would leave to few SMs, a tile cut between CTAs summed by its first
-    CTA in a fixed order (:mod:`cutemma.kernels.sm90.streamk`; decode calls run on it
-    swapped, :mod:`cutemma.kernels.sm90.decode`).
+    CTA in a fixed order (:mod:`cutemma.kernels.sm90.streamk`). ``swap_ab`` (2-D calls, no
+    fused epilogue): the call runs as D^T = B^T A^T through transposed views, this config
+    being the kernel's for the swapped problem (decode calls, :mod:`cutemma.kernels.sm90.decode`).
 
     >>> Sm90Config(128, 256).name
     'b128x256_c2_sauto'
@@ -170,6 +171,9 @@ class Sm90Config:
     # stream-K (cutemma.kernels.sm90.streamk): the CTAs share the k iterations of the tiles
     # a last partial wave would leave to few SMs, with a deterministic fix-up
     stream_k: bool = False
+    # swap-AB (cutemma.kernels.sm90.decode): the call runs as D^T = B^T A^T, this config's
+    # kernel on the swapped problem (B's N as its M, the tokens as its N)
+    swap_ab: bool = False
 
     def __post_init__(self) -> None:
         ints = ("block_m", "block_n", "consumers", "group_m", "cluster")
@@ -213,6 +217,7 @@ class Sm90Config:
             ),
             (self.schedule in SCHEDULES, f"schedule {self.schedule!r} in {SCHEDULES}"),
             (isinstance(self.stream_k, bool), f"stream_k {self.stream_k!r} True or False"),
+            (isinstance(self.swap_ab, bool), f"swap_ab {self.swap_ab!r} True or False"),
             (
                 not self.stream_k or (self.schedule, self.cluster) == ("cooperative", 1),
                 "stream_k with schedule='cooperative' and cluster=1 (the consumers share each "
@@ -282,7 +287,7 @@ class Sm90Config:
         p = {True: "", False: "_fastacc", "overlap": "_ovl", "split": "_spl"}.get(self.promote, "")
         pp = {"cooperative": "", "pingpong": "_pp", "alternate": "_alt"}.get(self.schedule, "")
         rs = ("_rs" if self.a_regs else "") + ("_h16" if self.acc_f16 else "")
-        rs += "_sk" if self.stream_k is True else ""
+        rs += ("_sk" if self.stream_k is True else "") + ("_swap" if self.swap_ab is True else "")
         return f"b{self.block_m}x{self.block_n}{k}_c{self.consumers}_s{s}{g}{x}{e}{p}{pp}{rs}"
 
     @property

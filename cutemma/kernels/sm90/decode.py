@@ -18,9 +18,9 @@ process; before: split-K or 128x128 tiles at 0.75-0.95x):
   their DRAM locality): there 128-row tiles of two warpgroups (80 tiles, 0.97-0.98x).
 
 >>> decode_config(16, 8192, 8192, "bf16").name, decode_config(1, 10240, 8192, "bf16").name
-('b64x16_c1_sauto_eregs_sk', 'b128x16_c2_sauto_eregs_sk')
+('b64x16_c1_sauto_eregs_sk_swap', 'b128x16_c2_sauto_eregs_sk_swap')
 >>> decode_config(64, 8192, 8192, "e4m3").name, decode_config(65, 8192, 8192, "bf16")
-('b64x64x256_c1_sauto_eregs_sk', None)
+('b64x64x256_c1_sauto_eregs_sk_swap', None)
 """
 
 from __future__ import annotations
@@ -37,13 +37,14 @@ FP8_BLOCK_K = 256  # fp8: 256-byte K rows per TMA box row
 def decode_config(m: int, n: int, k: int, dtype: str, sms: int = 132) -> Sm90Config | None:
     """The swapped stream-K config for an (m, n, k) call of ``dtype`` (the kernel's dtype
     name, 'bf16', 'e4m3', ...), or None when the call is not decode-sized (m > 64) or the
-    type has no swap here (tf32). The config is for the swapped problem (n, m, k)."""
+    type has no swap here (tf32). The config (``swap_ab``) is its kernel's for the swapped
+    problem (n, m, k)."""
     if m > SWAP_MAX_M or m < 1 or dtype == "tf32" or dtype not in ATOMS_SM90:
         return None
     tokens = max(TOKENS_MIN, -(-m // 8) * 8)
     # D^T is column-major (its M, B's N, is D's contiguous dim): no TMA store; the register
     # epilogue needs no staging tile (of any token width: 128 x 24 has no swizzled atom)
-    kw = {"stream_k": True, "epilogue": "regs"}
+    kw = {"stream_k": True, "epilogue": "regs", "swap_ab": True}
     if dtype in FP8:
         return Sm90Config(64, tokens, block_k=FP8_BLOCK_K, consumers=1, **kw)
     if sms < -(-n // 64) < 2 * sms:
@@ -126,12 +127,4 @@ def swap_call(A: Any, B: Any, out: Any, out_dtype: Any, alpha: float, remember: 
         out = torch.empty((M, N), dtype=out_dtype, device=A.device)
     elif tuple(out.shape) != (M, N) or out.dtype != out_dtype or out.device != A.device:
         return None  # the plain path names what is wrong with out
-    keep = None
-    if remember is not None:
-        from cutemma.kernels.fastpath import remember as keep_launch
-
-        def keep(prepared: Any) -> None:
-            keep_launch(A, B, out, *remember, SwapLaunch(prepared))
-
-    gemm_sm90(B.t(), A.t(), out=out.t(), alpha=alpha, config=cfg, _remember=keep)
-    return out
+    return gemm_sm90(A, B, out=out, alpha=alpha, config=cfg, _remember=remember)

@@ -266,6 +266,29 @@ def _prepare(
     return kern, grid, map_a, map_b, (_I32(M), _I32(N), _I32(K)), device, plan
 
 
+def _swapped(A, B, C, out, alpha, beta, config, persistent, batch, remember_, epilogue) -> Any:
+    """``config.swap_ab``: D^T = B^T A^T (+ beta C^T) with the config's kernel on the
+    transposed views; the fast path keeps the swapped launch as a
+    :class:`~cutemma.kernels.sm90.decode.SwapLaunch` under this call's key."""
+    from dataclasses import replace
+
+    from cutemma.kernels.sm90.decode import SwapLaunch
+
+    if batch is not None or epilogue is not None:
+        what = f"a batch of {batch}" if batch is not None else "a fused epilogue"
+        raise LaunchError(
+            f"gemm (sm90): config {config.name} swaps A and B, which runs 2-D calls without "
+            f"a fused epilogue; this one has {what}: give a config without swap_ab"
+        )
+    keep = None
+    if isinstance(remember_, tuple):  # cutemma.gemm's key slots: keep the wrapped launch
+        keep = lambda p: remember(A, B, out, *remember_, SwapLaunch(p))  # noqa: E731
+    Ct = None if C is None else C.t()
+    gemm_sm90(B.t(), A.t(), Ct, alpha=alpha, beta=beta, out=out.t(),
+              config=replace(config, swap_ab=False), persistent=persistent, _remember=keep)  # fmt: skip
+    return out
+
+
 def gemm_sm90(
     A: Any,
     B: Any,
@@ -348,6 +371,8 @@ def gemm_sm90(
         kw = {"alpha": alpha, "beta": beta, "config": config, "persistent": persistent}
         gemm_sm90(one(A), one(B), None if C is None else C[0], out=out[0], **kw)
         return out
+    if config is not None and config.swap_ab:  # D^T = B^T A^T on the swapped problem
+        return _swapped(A, B, C, out, alpha, beta, config, persistent, batch, _remember, _epilogue)
     if C is None or beta == 0:
         C, beta = out, 0.0
     if batch is not None and config is not None and config.stream_k:

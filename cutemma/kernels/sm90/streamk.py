@@ -1,7 +1,9 @@
 """Stream-K for the sm90 GEMM (``Sm90Config(stream_k=True)``): the persistent CTAs share
 the k iterations of the first ``sk_tiles`` tiles equally, then take the remaining tiles
 whole, so a grid whose tiles leave the last wave mostly empty (decode: 80 tiles for 132
-SMs; 1.2 waves at M = 512) keeps every SM streaming to the end.
+SMs) keeps every SM streaming to the end. (With several tile rows sharing B's columns the
+shares' scattered k cost B's L2 reuse: the built-in configs use it for decode only,
+kernels/NOTES.md "Stream-K and swap-AB".)
 
 The work: the first ``sk_tiles`` tiles (tile order, grouped raster) have ``sk_tiles *
 k_tiles`` k iterations; CTA ``b`` of ``G`` takes iterations ``[b * I / G, (b + 1) * I / G)``
@@ -158,16 +160,6 @@ def sk_tiles_for(tiles: int, k_tiles: int, grid: int) -> int:
     if tiles < 2 * grid:
         return tiles
     return tiles % grid + grid
-
-
-def workspace_bytes(grid: int, block_m: int, block_n: int) -> int:
-    """Bytes of a stream-K launch's workspace: one f32 partial tile per CTA, then one flag
-    per CTA (the flags start zero; each launch leaves them zero).
-
-    >>> workspace_bytes(132, 128, 128)
-    8651808
-    """
-    return grid * block_m * block_n * 4 + grid * FLAG_BYTES
 
 
 def sk_params() -> list:

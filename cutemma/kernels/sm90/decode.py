@@ -52,55 +52,12 @@ def decode_config(m: int, n: int, k: int, dtype: str, sms: int = 132) -> Sm90Con
     return Sm90Config(64, tokens, consumers=1, **kw)
 
 
-class SwapLaunch:
-    """The fast path's launch of a swapped call: ``write_out`` hands the inner (swapped)
-    prepared launch D^T (strides exchanged); the record of what the boxes hold (``at``,
-    ``ptr``) is the inner launch's own, which other calls of the swapped signature share.
-
-    >>> class Inner:
-    ...     alpha, at, ptr = "box", None, None
-    ...     def write_out(self, ptr, st, out): self.got = (ptr, st, out)
-    >>> class Out:
-    ...     def t(self): return "D^T"
-    >>> s = SwapLaunch(Inner()); s.write_out(0x100, (4096, 1), Out())
-    >>> s.inner.got, s.alpha
-    ((256, (1, 4096), 'D^T'), 'box')
-    """
-
-    __slots__ = ("inner", "alpha")
-
-    def __init__(self, inner: Any) -> None:
-        self.inner, self.alpha = inner, inner.alpha
-
-    @property
-    def at(self) -> Any:
-        return self.inner.at
-
-    @at.setter
-    def at(self, value: Any) -> None:
-        self.inner.at = value
-
-    @property
-    def ptr(self) -> Any:
-        return self.inner.ptr
-
-    @ptr.setter
-    def ptr(self, value: Any) -> None:
-        self.inner.ptr = value
-
-    def write_out(self, ptr: int, st: tuple, out: Any) -> None:
-        """D = ``out`` at ``ptr`` with strides ``st``: the kernel writes D^T."""
-        self.inner.write_out(ptr, (st[1], st[0]), out.t())
-
-    def launch(self) -> None:
-        self.inner.launch()
-
-
 def swap_call(A: Any, B: Any, out: Any, out_dtype: Any, alpha: float, remember: Any) -> Any:
     """``cutemma.gemm``'s decode path: D = alpha * A @ B (2-D, no C) as D^T = B^T A^T on a
     stream-K kernel when :func:`decode_config` has a config and the swapped operands meet
     the sm90 rules; else None (the plain kernel runs). ``remember``: the fast path's key
-    slots (the launch is kept, as a :class:`SwapLaunch`, for the next identical call).
+    slots (the launch is kept, as a :class:`~cutemma.kernels.sm90.launch.SwapLaunch`, for
+    the next identical call).
 
     >>> swap_call(None, None, None, None, 1.0, None) is None  # not tensors: not here
     True

@@ -48,7 +48,7 @@ from cutemma.kernels.sm90.config import (
     Sm90Config,
     kernel_name_sm90,
 )
-from cutemma.kernels.sm90.launch import PreparedLaunch
+from cutemma.kernels.sm90.launch import PreparedLaunch, SwapLaunch
 from cutemma.kernels.sm90.tma_maps import Sm90Launch, operand_map
 
 _OUT = {"float16": "f16", "bfloat16": "bf16", "float32": "f32"}
@@ -269,10 +269,9 @@ def _prepare(
 def _swapped(A, B, C, out, alpha, beta, config, persistent, batch, remember_, epilogue) -> Any:
     """``config.swap_ab``: D^T = B^T A^T (+ beta C^T) with the config's kernel on the
     transposed views; the fast path keeps the swapped launch as a
-    :class:`~cutemma.kernels.sm90.decode.SwapLaunch` under this call's key."""
+    :class:`~cutemma.kernels.sm90.launch.SwapLaunch`
+    under this call's key."""
     from dataclasses import replace
-
-    from cutemma.kernels.sm90.decode import SwapLaunch
 
     if batch is not None or epilogue is not None:
         what = f"a batch of {batch}" if batch is not None else "a fused epilogue"

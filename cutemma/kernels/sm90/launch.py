@@ -138,3 +138,47 @@ class PreparedLaunch(BoxedLaunch):
             if m is not self.map_d:
                 self.map_d = m
                 self.ptrs[2] = ctypes.addressof(m)
+
+
+class SwapLaunch:
+    """The fast path's launch of a swapped call: ``write_out`` hands the inner (swapped)
+    prepared launch D^T (strides exchanged); the record of what the boxes hold (``at``,
+    ``ptr``) is the inner launch's own, which other calls of the swapped signature share.
+
+    >>> class Inner:
+    ...     alpha, at, ptr = "box", None, None
+    ...     def write_out(self, ptr, st, out): self.got = (ptr, st, out)
+    >>> class Out:
+    ...     def t(self): return "D^T"
+    >>> s = SwapLaunch(Inner()); s.write_out(0x100, (4096, 1), Out())
+    >>> s.inner.got, s.alpha
+    ((256, (1, 4096), 'D^T'), 'box')
+    """
+
+    __slots__ = ("inner", "alpha")
+
+    def __init__(self, inner: Any) -> None:
+        self.inner, self.alpha = inner, inner.alpha
+
+    @property
+    def at(self) -> Any:
+        return self.inner.at
+
+    @at.setter
+    def at(self, value: Any) -> None:
+        self.inner.at = value
+
+    @property
+    def ptr(self) -> Any:
+        return self.inner.ptr
+
+    @ptr.setter
+    def ptr(self, value: Any) -> None:
+        self.inner.ptr = value
+
+    def write_out(self, ptr: int, st: tuple, out: Any) -> None:
+        """D = ``out`` at ``ptr`` with strides ``st``: the kernel writes D^T."""
+        self.inner.write_out(ptr, (st[1], st[0]), out.t())
+
+    def launch(self) -> None:
+        self.inner.launch()

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from cutemma.errors import TiledMmaError
 from cutemma.kernels.operands import SM90_DTYPES
+from cutemma.kernels.scheduler import FULL_WAVE
 from cutemma.kernels.sm80.config import ELEM_BYTES, GemmConfig
 from cutemma.kernels.sm90.config import ATOMS_SM90, FP8, Sm90Config
 
@@ -80,11 +81,10 @@ FP8_TILES = {
     160: (Sm90Config(128, 160, promote="split"), 0.93),
     128: (SMALL_SM90, 0.88),
 }
-# 128x256 from this share of a wave of its tiles up when K is long (run 6: (512, 8192,
+# 128x256 from FULL_WAVE of a wave of its tiles up when K is this long (run 6: (512, 8192,
 # 8192|28672): 128 tiles of 128x256 for 132 SMs, 0.98-0.99x cuBLAS against 0.94-0.95x for
 # 128x128); with a short K two waves of 128x128 pipeline one tile's epilogue under the
 # next's mainloop and win (run 29: 2048^3, 128x128 3% faster than one wave of 128x256)
-FULL_WAVE = 0.95
 LONG_K = 4096
 
 
@@ -104,7 +104,7 @@ def builtin_sm90_config(
     """The built-in tile for an (m, n) output (``batch`` of them): for 16-bit types the
     128-row tile of :data:`TILE_SPEEDS_16` that finishes first counting whole waves of
     tiles over the SMs (the last wave's idle SMs cost time) and each width's speed
-    (128x256 only from one whole wave up, or from :data:`FULL_WAVE` of one when ``k`` is
+    (128x256 only from one whole wave up, or from ``scheduler.FULL_WAVE`` of one when ``k`` is
     at least :data:`LONG_K`); tf32 between 128x256 and 128x128
     the same way. fp8 (promoted accumulation: two accumulator sets, at most 2 x 96 per
     thread) the same way between the widths of :data:`FP8_TILES` (192 and 160 promoted by
@@ -139,8 +139,7 @@ def builtin_sm90_config(
         # 0.90, 0.93) is ~0.88 of its speed. By whole waves alone, also under one wave of
         # 128x192: (256, 10240) is one wave of 108 such tiles against two of 160 128x128
         # (0.80x _scaled_mm, inference-h100.json before)
-        tiles = {bn: cfg for bn, (cfg, _) in FP8_TILES.items()}
-        return tiles[min(FP8_TILES, key=lambda bn: (cost(bn, FP8_TILES[bn][1]), -bn))]
+        return FP8_TILES[min(FP8_TILES, key=lambda bn: (cost(bn, FP8_TILES[bn][1]), -bn))][0]
     widths = dict(TILE_SPEEDS_16)
     if ATOMS_SM90[dtype][1] != 2:  # tf32: only the widths measured for it (run 9)
         widths = {bn: widths[bn] for bn in (256, 128)}

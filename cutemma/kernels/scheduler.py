@@ -16,6 +16,10 @@ from typing import Any
 # the raster's `GROUP_M * tiles_n` is a 32-bit int in both families' kernels: keep group_m
 # far below (GemmConfig and Sm90Config refuse more)
 GROUP_M_MAX = 1 << 16
+# a last wave of tiles at least this full counts as a full one (sm90: 128x256 tiles from this
+# share of a wave up when K is long, pick.py; no stream-K when the whole tiles fill their last
+# wave to it, sm90/streamk.py)
+FULL_WAVE = 0.95
 
 
 def raster_sm80() -> str:

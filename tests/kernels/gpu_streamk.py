@@ -183,7 +183,7 @@ WIDTHS = "--widths" in sys.argv  # explore tile widths instead of the stream-K c
 
 def dp_first(tiles: int, k_tiles: int, grid: int) -> int:
     """A policy variant: whole waves data-parallel, only the last partial wave shared."""
-    from cutemma.kernels.sm90.streamk import FULL_WAVE
+    from cutemma.kernels.scheduler import FULL_WAVE
 
     waves = -(-tiles // grid)
     return 0 if tiles / (waves * grid) >= FULL_WAVE else tiles % grid

@@ -160,21 +160,9 @@ class SwapLaunch:
     def __init__(self, inner: Any) -> None:
         self.inner, self.alpha = inner, inner.alpha
 
-    @property
-    def at(self) -> Any:
-        return self.inner.at
-
-    @at.setter
-    def at(self, value: Any) -> None:
-        self.inner.at = value
-
-    @property
-    def ptr(self) -> Any:
-        return self.inner.ptr
-
-    @ptr.setter
-    def ptr(self, value: Any) -> None:
-        self.inner.ptr = value
+    # what the boxes hold is the inner launch's record (other calls may write its boxes)
+    at = property(lambda s: s.inner.at, lambda s, v: setattr(s.inner, "at", v))
+    ptr = property(lambda s: s.inner.ptr, lambda s, v: setattr(s.inner, "ptr", v))
 
     def write_out(self, ptr: int, st: tuple, out: Any) -> None:
         """D = ``out`` at ``ptr`` with strides ``st``: the kernel writes D^T."""

@@ -32,10 +32,8 @@ from __future__ import annotations
 import threading
 
 from cutemma.errors import TiledMmaError
+from cutemma.kernels.scheduler import FULL_WAVE  # whole tiles this full: no stream-K
 
-# the data-parallel tiles' last wave at least this full: no stream-K (its fix-up would cost
-# more than the few idle SMs)
-FULL_WAVE = 0.95
 FLAG_BYTES = 8  # one u64 flag per CTA (the epoch a slot was written in)
 ACC_VECTOR = 4  # a partial is stored and read as float4s
 LOAD_CHUNK = 8  # float4s of a peer's partial read before they are added

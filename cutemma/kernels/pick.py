@@ -75,11 +75,16 @@ FP8_SM90 = Sm90Config(128, 192, promote="split")
 # fp8 tile widths and their per-tile speed relative to 128x192 (promoted by halves): 128x160
 # fills the waves where N is a multiple of 160 (run 6, raw/tile-widths-run6.json, e4m3
 # against _scaled_mm: (M, 10240, 8192) at M = 256 / 512 / 1024: 1.06 / 1.11 / 1.04x against
-# 1.01 / 0.99 / 0.94x; where 160 leaves a ragged last column it loses, as the waves say)
+# 1.01 / 0.99 / 0.94x; where 160 leaves a ragged last column it loses, as the waves say).
+# 128x128 keeps a wgmma batch in flight while it promotes (promote="overlap"): where the
+# waves pick 128 it beat promote=True (raw/sk-probe-table-run3.json: (M, 8192, 28672) at
+# M = 256 / 512: 0.98 / 0.98x _scaled_mm against 0.94 / 0.92x; (512, 8192, 8192) 1.02x
+# against 0.97x; within 1.3% either way on the other such rows); its speed against
+# 128x192 stays 0.88 (at 0.92 and up the waves would pick it where it measured slower)
 FP8_TILES = {
     192: (FP8_SM90, 1.0),
     160: (Sm90Config(128, 160, promote="split"), 0.93),
-    128: (SMALL_SM90, 0.88),
+    128: (Sm90Config(128, 128, promote="overlap"), 0.88),
 }
 # 128x256 from FULL_WAVE of a wave of its tiles up when K is this long (run 6: (512, 8192,
 # 8192|28672): 128 tiles of 128x256 for 132 SMs, 0.98-0.99x cuBLAS against 0.94-0.95x for
@@ -108,14 +113,14 @@ def builtin_sm90_config(
     at least :data:`LONG_K`); tf32 between 128x256 and 128x128
     the same way. fp8 (promoted accumulation: two accumulator sets, at most 2 x 96 per
     thread) the same way between the widths of :data:`FP8_TILES` (192 and 160 promoted by
-    N halves, ``promote="split"``, and 128).
+    N halves, ``promote="split"``, and 128 with a batch in flight, ``promote="overlap"``).
 
     >>> [builtin_sm90_config(s, s).name for s in (8192, 4096, 3072, 2048, 1024)]
     ['b128x256_c2_sauto', 'b128x256_c2_sauto', 'b128x192_c2_sauto', 'b128x128_c2_sauto', 'b128x64_c2_sauto']
     >>> builtin_sm90_config(512, 8192, k=8192).name  # 128 tiles of 128x256: 97% of a wave
     'b128x256_c2_sauto'
     >>> [builtin_sm90_config(s, s, dtype="e4m3").name for s in (8192, 6144, 4096, 1024)]
-    ['b128x192_c2_sauto_spl', 'b128x192_c2_sauto_spl', 'b128x192_c2_sauto_spl', 'b128x128_c2_sauto']
+    ['b128x192_c2_sauto_spl', 'b128x192_c2_sauto_spl', 'b128x192_c2_sauto_spl', 'b128x128_c2_sauto_ovl']
     >>> builtin_sm90_config(2048, 2048, batch=8).name  # 8 x 64 tiles of 128x256: 3.9 waves
     'b128x256_c2_sauto'
     """

@@ -3,14 +3,15 @@
 
     python tests/kernels/gpu_sk_probe.py OUT.json
 
-Part 1, for mid-size shapes whose tiles leave a partial last wave: one tile shape run as
-the built-in kernel, the same tile as a plain kernel, and the stream-K kernel with its shared
-tile count forced to 0 (whole tiles only), the last partial wave, the last partial wave
-and one full wave, and all tiles, each against the peer (interleaved L2-flushed medians).
+Part 1 (the default), for mid-size shapes whose tiles leave a partial last wave: one tile
+shape run as the built-in kernel, the same tile as a plain kernel, and the stream-K kernel
+as its policy picks, with no shared tiles, with the last partial wave shared over the
+grid, and with each tile of it cut into 2, 3, 4 or 6 aligned chunks, each against the
+peer (interleaved L2-flushed medians).
 
 Part 3: rows under 0.97 with other tiles, clusters, promotions (``--part3-only``).
 
-Part 2, the streaming ceiling of item 2: for the bytes of each decode shape's B, a
+Part 2 (``--part2-only``), the streaming ceiling of item 2: for the bytes of each decode shape's B, a
 device-to-device copy of that many bytes (read + written over its time) and a Triton
 kernel that only reads them, beside a 1 GiB copy.
 """
@@ -44,6 +45,9 @@ CASES = [
     (BF, 512, 8192, 8192, dict(block_m=128, block_n=192)),
     (E4, 512, 8192, 28672, dict(block_m=128, block_n=128)),
     (E4, 2048, 8192, 28672, dict(block_m=128, block_n=192, promote="split")),
+    (E4, 1024, 8192, 8192, dict(block_m=128, block_n=192, promote="split")),
+    (BF, 2048, 8192, 8192, dict(block_m=128, block_n=256)),
+    (BF, 1024, 57344, 8192, dict(block_m=128, block_n=256)),
 ]
 
 
@@ -53,16 +57,17 @@ def make(r, c, col, dtype):
     return t.t() if col else t
 
 
-def forced(fn, value: int):
-    """``fn`` whose stream-K launch is prepared with ``value`` shared tiles, then reused."""
+def forced(fn, value: int, ctas: int = GRID):
+    """``fn`` whose stream-K launch is prepared with ``value`` shared tiles among ``ctas``
+    CTAs, then reused."""
     saved = dict(host._PREPARED)
     host._PREPARED.clear()
-    real, streamk.sk_tiles_for = streamk.sk_tiles_for, lambda *a: value
+    real, streamk.sk_split = streamk.sk_split, lambda *a: (value, ctas)
     try:
         fn()
         mine = dict(host._PREPARED)
     finally:
-        streamk.sk_tiles_for = real
+        streamk.sk_split = real
         host._PREPARED.clear()
         host._PREPARED.update(saved)
 
@@ -133,14 +138,11 @@ def part1(result: dict) -> None:
             "plain": lambda: gemm_sm90(A, B, out=out, config=v["plain"]),
         }
         sk = lambda: gemm_sm90(A, B, out=out, config=v["sk"])  # noqa: E731
-        for label, val in (
-            ("sk0", 0),
-            ("sk_r", r),
-            ("sk_r_plus_wave", r + GRID),
-            ("sk_all", tiles),
-        ):
-            if val <= tiles and not (label != "sk0" and val == 0):
-                cands[label] = forced(sk, val)
+        cands["sk_picked"] = sk  # streamk.sk_split's choice
+        for label, val, ctas in (("sk0", 0, GRID), ("sk_r", r, GRID), ("split2", r, 2 * r),
+                                 ("split3", r, 3 * r), ("split4", r, 4 * r), ("split6", r, 6 * r)):  # fmt: skip
+            if 0 < ctas <= GRID and val <= tiles and not (label != "sk0" and val == 0):
+                cands[label] = forced(sk, val, ctas)
         row = {"dtype": str(dtype)[6:], "m": m, "n": n, "k": k, "tile": v["plain"].name,
                "tiles": tiles, "builtin": builtin_sm90_config(m, n, GRID, "e4m3" if fp8 else "bf16",
                                                               1, k).name, "ratio": {}}  # fmt: skip
@@ -316,8 +318,6 @@ def main() -> None:
     elif "--part2-only" not in sys.argv:
         prewarm()
         part1(result)
-        part3(result)
-        part2(result)
     else:
         part2(result)
     with open(path, "w") as f:

@@ -109,7 +109,9 @@ def correctness(small: bool, graphs: bool = True) -> None:
     # TMA-legal shapes (16-byte leading strides: K a multiple of 16 for fp8 row-major A, M
     # a multiple of 8 for a column-major bf16 A)
     shapes = [(1, 1024, 8192), (16, 2048, 4096), (104, 1000, 48), (256, 520, 16),
-              (64, 640, 1008), (1000, 3000, 784)]  # fmt: skip
+              (64, 640, 1008), (1000, 3000, 784), (512, 5120, 256)]  # fmt: skip
+    # (1000, 3000, 784) and (512, 5120, 256) at 128x128: 1.5 and 1.2 waves of a grid of
+    # tiles, the last wave's tiles cut in 2 and 4 aligned chunks (streamk.sk_split)
     if not small:
         shapes += [(1, 10240, 8192), (512, 10240, 8192), (2048, 2048, 2048), (296, 200, 9008),
                    (4096, 4224, 512)]  # fmt: skip
@@ -181,12 +183,14 @@ ROUNDS = 3
 WIDTHS = "--widths" in sys.argv  # explore tile widths instead of the stream-K candidates
 
 
-def dp_first(tiles: int, k_tiles: int, grid: int) -> int:
-    """A policy variant: whole waves data-parallel, only the last partial wave shared."""
+def dp_first(tiles_m: int, tiles_n: int, k_tiles: int, grid: int) -> tuple[int, int]:
+    """A policy variant: whole waves data-parallel, only the last partial wave shared over
+    the whole grid."""
     from cutemma.kernels.scheduler import FULL_WAVE
 
+    tiles = tiles_m * tiles_n
     waves = -(-tiles // grid)
-    return 0 if tiles / (waves * grid) >= FULL_WAVE else tiles % grid
+    return (0 if tiles / (waves * grid) >= FULL_WAVE else tiles % grid), grid
 
 
 def explore() -> None:
@@ -258,12 +262,12 @@ def dp_variant(fn):
 
     saved = dict(host._PREPARED)
     host._PREPARED.clear()
-    real, streamk.sk_tiles_for = streamk.sk_tiles_for, dp_first
+    real, streamk.sk_split = streamk.sk_split, dp_first
     try:
         fn()
         mine = dict(host._PREPARED)
     finally:
-        streamk.sk_tiles_for = real
+        streamk.sk_split = real
         host._PREPARED.clear()
         host._PREPARED.update(saved)
 
@@ -300,13 +304,13 @@ def same_kernel_dp() -> None:
         cfg = builtin_sm90_config(m, n, 132, KIND[dtype])
         sk = Sm90Config(**{**cfg.__dict__, "stream_k": True})
         plain = lambda c=cfg, A=A, B=B, out=out: gemm_sm90(A, B, out=out, config=c)  # noqa: E731
-        real, streamk.sk_tiles_for = streamk.sk_tiles_for, lambda *a: 0
+        real, streamk.sk_split = streamk.sk_split, lambda *a: (0, a[-1])
         saved = dict(host._PREPARED)
         try:
             gemm_sm90(A, B, out=out, config=sk)
             mine = {k2: v for k2, v in host._PREPARED.items() if k2 not in saved}
         finally:
-            streamk.sk_tiles_for = real
+            streamk.sk_split = real
 
         def as_dp(c=sk, mine=mine, A=A, B=B, out=out):
             host._PREPARED.update(mine)

@@ -13,6 +13,7 @@ determinism-freedom arguments of :mod:`cutemma.kernels.sm90.streamk`.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -22,7 +23,7 @@ import pytest
 from cutemma.errors import TiledMmaError
 from cutemma.kernels.sm90.config import Sm90Config
 from cutemma.kernels.sm90.decode import decode_config
-from cutemma.kernels.sm90.streamk import HELPERS_STREAMK, sk_tiles_for
+from cutemma.kernels.sm90.streamk import HELPERS_STREAMK, SPLIT_MAX, sk_split
 
 HARNESS = r"""
 #include <cstdio>
@@ -34,13 +35,19 @@ static Dim blockIdx, gridDim;
 using std::min;
 %s
 int main() {
-  int tiles, k_total, grid, sk_tiles;
-  while (std::scanf("%%d %%d %%d %%d", &tiles, &k_total, &grid, &sk_tiles) == 4) {
+  int tiles, k_total, grid, sk_tiles, sk_ctas;
+  while (std::scanf("%%d %%d %%d %%d %%d", &tiles, &k_total, &grid, &sk_tiles, &sk_ctas) == 5) {
     gridDim.x = grid;
     for (int b = 0; b < grid; ++b) {
       blockIdx.x = b;
-      SkUnit u = sk_start(sk_tiles, k_total);
-      while (sk_next(u, tiles, k_total)) std::printf("%%d %%d %%d %%d\n", b, u.tile, u.k_lo, u.k_count);
+      SkUnit u = sk_start(sk_tiles, sk_ctas, k_total);
+      const int units = sk_units(u, tiles, k_total);  // what the kernel loops over
+      int walked = 0;
+      while (sk_next(u, tiles, k_total)) {
+        std::printf("%%d %%d %%d %%d\n", b, u.tile, u.k_lo, u.k_count);
+        ++walked;
+      }
+      if (walked != units) std::printf("units %%d %%d %%d\n", b, units, walked);
     }
     std::printf("end\n");
   }
@@ -65,6 +72,7 @@ def schedule():
         out = subprocess.run([exe], input=text, capture_output=True, text=True, check=True)
         runs, cur = [], []
         for line in out.stdout.splitlines():
+            assert not line.startswith("units"), f"sk_units disagrees with sk_next: {line}"
             if line == "end":
                 runs.append(cur)
                 cur = []
@@ -75,15 +83,15 @@ def schedule():
     return run
 
 
-def share_end(b, iters, grid):
-    return iters * (b + 1) // grid
+def share_end(b, iters, ctas):
+    return iters if b >= ctas else iters * (b + 1) // ctas
 
 
-def owner_walk(b, tile, k_count, k_total, iters, grid):
+def owner_walk(b, tile, k_count, k_total, iters, ctas):
     """The CTAs an owner waits for, as the fix-up's loop visits them (skipping empty shares)."""
     peers, nxt, peer = [], tile * k_total + k_count, b + 1
     while nxt < (tile + 1) * k_total:
-        pend = share_end(peer, iters, grid)
+        pend = share_end(peer, iters, ctas)
         if pend != nxt:
             peers.append(peer)
             nxt = pend
@@ -91,18 +99,29 @@ def owner_walk(b, tile, k_count, k_total, iters, grid):
     return peers
 
 
-CASES = [(80, 128, 132), (160, 128, 132), (128, 448, 132), (896, 128, 132), (216, 128, 132),
-         (3, 2, 132), (1, 1, 132), (7, 5, 3), (300, 64, 132), (264, 64, 132), (40, 1, 132),
-         (133, 17, 132), (1000, 3, 7)]  # fmt: skip
+# (tiles_m, tiles_n, k_total, grid): decode's single tile column, mid sizes' grids of tiles
+CASES = [(80, 1, 128, 132), (4, 40, 128, 132), (2, 64, 448, 132), (7, 128, 128, 132),
+         (4, 54, 128, 132), (3, 1, 2, 132), (1, 1, 1, 132), (7, 1, 5, 3), (300, 1, 64, 132),
+         (2, 132, 64, 132), (1, 40, 1, 132), (7, 19, 17, 132), (8, 40, 128, 132),
+         (16, 43, 448, 132), (10, 100, 3, 7), (5, 27, 2, 132)]  # fmt: skip
 
 
-@pytest.mark.parametrize("policy", ["picked", "all", "some"])
+def policy_cases(policy):
+    for tm, tn, k_total, grid in CASES:
+        tiles = tm * tn
+        sk, ctas = {
+            "picked": sk_split(tm, tn, k_total, grid),
+            "all": (tiles, grid),
+            "some": (tiles // 3, grid),
+            "split": (tiles % grid, min(grid, (tiles % grid) * 3)),
+        }[policy]
+        yield tiles, k_total, grid, sk, ctas
+
+
+@pytest.mark.parametrize("policy", ["picked", "all", "some", "split"])
 def test_pieces_cover_every_iteration_once_and_the_fixup_meets_each(schedule, policy):
-    cases = []
-    for tiles, k_total, grid in CASES:
-        sk = {"picked": sk_tiles_for(tiles, k_total, grid), "all": tiles}.get(policy, tiles // 3)
-        cases.append((tiles, k_total, grid, sk))
-    for (tiles, k_total, grid, sk), pieces in zip(cases, schedule(cases), strict=True):
+    cases = list(policy_cases(policy))
+    for (tiles, k_total, grid, sk, ctas), pieces in zip(cases, schedule(cases), strict=True):
         seen = {}
         for b, tile, lo, count in pieces:
             assert count >= 1 and 0 <= lo and lo + count <= k_total and 0 <= tile < tiles
@@ -123,26 +142,45 @@ def test_pieces_cover_every_iteration_once_and_the_fixup_meets_each(schedule, po
         for b, tile, lo, count in pieces:
             if lo == 0 and count < k_total:  # an owner: it adds exactly the tile's other pieces
                 want = sorted((k, c) for (t, k), c in partial_of.items() if t == tile)
-                walk = owner_walk(b, tile, count, k_total, iters, grid)
+                walk = owner_walk(b, tile, count, k_total, iters, ctas)
                 assert walk == [c for _, c in want], (tiles, k_total, grid, sk, b, tile)
                 assert all(c > b for c in walk)  # waits only on later CTAs, which never wait
         owners = {t for _, t, lo, c in pieces if lo == 0 and c < k_total}
         assert {t for t, _ in partial_of} <= owners  # every partial is consumed
 
 
-@pytest.mark.parametrize(("tiles", "k_total", "grid"), [(t, k, g) for t, k, g in CASES])
-def test_the_shared_tiles_leave_whole_waves(tiles, k_total, grid):
-    sk = sk_tiles_for(tiles, k_total, grid)
-    assert 0 <= sk <= tiles
+@pytest.mark.parametrize(("tm", "tn", "k_total", "grid"), CASES)
+def test_the_shared_tiles_leave_whole_waves(tm, tn, k_total, grid):
+    tiles = tm * tn
+    sk, ctas = sk_split(tm, tn, k_total, grid)
+    assert 0 <= sk <= tiles and 1 <= ctas <= grid
     if sk == 0:  # no stream-K: the whole tiles fill their last wave to FULL_WAVE
         assert tiles / (-(-tiles // grid) * grid) >= 0.95
     else:
         assert (tiles - sk) % grid == 0  # the rest run as whole waves
 
 
-def test_sk_tiles_for_refuses_nonsense():
+@pytest.mark.parametrize(("tm", "tn", "k_total", "grid"), [c for c in CASES if min(c[:2]) > 1])
+def test_a_grid_of_tiles_splits_its_last_wave_into_aligned_chunks(schedule, tm, tn, k_total, grid):
+    """Several waves of a grid of tiles: each tile of the last partial wave is cut into the
+    same k chunks (so tiles that share an operand slice read it at the same time), one per
+    CTA, at most SPLIT_MAX, and no whole wave is cut."""
+    tiles = tm * tn
+    sk, ctas = sk_split(tm, tn, k_total, grid)
+    if tiles <= grid or sk == 0:
+        return
+    assert sk == tiles % grid and ctas % sk == 0 and ctas // sk <= SPLIT_MAX
+    (pieces,) = schedule([(tiles, k_total, grid, sk, ctas)])
+    shared = [p for p in pieces if p[1] < sk]
+    cuts = {t: sorted((lo, c) for _, tt, lo, c in shared if tt == t) for t in range(sk)}
+    assert len({tuple(v) for v in cuts.values()}) == 1  # the same chunks in every tile
+    per_cta = [b for b, *_ in shared]
+    assert sorted(per_cta) == list(range(ctas))  # one chunk per sharing CTA
+
+
+def test_sk_split_refuses_nonsense():
     with pytest.raises(TiledMmaError, match="each must be >= 1"):
-        sk_tiles_for(0, 4, 132)
+        sk_split(0, 4, 4, 132)
 
 
 def sk_source(cfg=None, dtype="bf16", a="K", b="N"):
@@ -153,31 +191,81 @@ def sk_source(cfg=None, dtype="bf16", a="K", b="N"):
 
 def test_the_kernel_walks_pieces_and_only_owners_store():
     src = sk_source()
-    assert src.count("while (sk_next(u, tiles, k_total))") == 2  # producer and consumers
+    assert src.count("for (int unit = 0; unit < units; ++unit)") == 2  # producer, consumers
     assert "(k_lo + kt) * BLOCK_K" in src  # a piece's k tiles start at k_lo
     assert "if (k_lo == 0) {" in src and "st_release_u64(sk_flags + blockIdx.x, sk_epoch)" in src
     plain = sk_source(Sm90Config(128, 128))
     assert "sk_next" not in plain and "k_lo" not in plain
 
 
+def k_loop(text: str) -> tuple[list[str], list[str]]:
+    """(the consumers' k loop, every instruction line) of a kernel's SASS: the GMMAs and the
+    shortest backward branch around one of them (the k loop, not the persistent loop)."""
+    lines = [ln for ln in text.splitlines() if re.search(r"/\*[0-9a-f]{4,}\*/", ln)]
+    addr = [int(re.search(r"/\*([0-9a-f]{4,})\*/", ln).group(1), 16) for ln in lines]
+    at = {a: i for i, a in enumerate(addr)}
+    gmma = [i for i, ln in enumerate(lines) if "GMMA" in ln]
+    back = [
+        (at[int(m.group(1), 16)], i)
+        for i, ln in enumerate(lines)
+        if (m := re.search(r"BRA\S* (0x[0-9a-f]+)", ln)) and int(m.group(1), 16) in at
+    ]
+    loops = [(i - t, t, i) for t, i in back if t < i and any(t <= g <= i for g in gmma)]
+    _, t, i = min(loops)
+    return lines[min(t, *gmma) : max(i, *gmma) + 1], lines
+
+
+def opcode_count(lines: list[str], op: str) -> int:
+    return sum(bool(re.search(rf"\*/\s+(@!?U?P\w+\s+)?{op}\b", ln)) for ln in lines)
+
+
 @pytest.mark.parametrize(
     ("cfg", "dtype", "a", "b"),
     [
         (Sm90Config(128, 128, stream_k=True), "bf16", "K", "N"),
+        (Sm90Config(128, 256, stream_k=True), "bf16", "K", "N"),
         (Sm90Config(128, 192, promote="split", stream_k=True), "e4m3", "K", "K"),
+        (Sm90Config(128, 128, promote="overlap", stream_k=True), "e4m3", "K", "K"),
         (decode_config(16, 8192, 8192, "bf16"), "bf16", "M", "K"),
         (decode_config(1, 10240, 8192, "bf16"), "bf16", "M", "K"),
         (decode_config(64, 8192, 8192, "e4m3"), "e4m3", "K", "K"),
     ],
 )
 def test_stream_k_kernels_compile_without_local_memory(cfg, dtype, a, b):
+    """No local memory (the 128x256 and 128x192 fp8 tiles spilled a few values while the
+    unit loop left the uniform datapath); a kernel with a staging tile adds peers' slots
+    through it (bulk copies, UBLKCP)."""
     from cutemma.cuda import compile, count_instructions, local_memory_use, sass
 
-    cubin = compile(sk_source(cfg, dtype, a, b), "sm_90a")
+    src = sk_source(cfg, dtype, a, b)
+    cubin = compile(src, "sm_90a")
     use = local_memory_use(cubin)
     assert (use.local_bytes or 0) + (use.stack_bytes or 0) == 0
     counts = count_instructions(sass(cubin))
     assert counts.get("HGMMA", 0) + counts.get("QGMMA", 0) > 0
+    assert (counts.get("UBLKCP", 0) >= 2) == ("bulk_load(d_smem" in src)
+
+
+@pytest.mark.parametrize(
+    ("kw", "dtype", "b"),
+    [({}, "e4m3", "K"), ({"block_n": 192, "promote": "split"}, "e4m3", "K"),
+     ({"block_n": 256}, "bf16", "N")],
+)  # fmt: skip
+def test_the_stream_k_mainloop_is_the_plain_kernels(kw, dtype, b):
+    """The k loop of a stream-K kernel issues its wgmma as the plain kernel does: descriptor
+    arithmetic on the uniform datapath (as many R2UR), no WARPSYNC (the compiler knows the
+    warp is converged). A unit loop that exits on sk_next's answer lost both (fp8 7-13%
+    slower, raw/sk-probe-aligned-run4.json)."""
+    from cutemma.cuda import compile, sass
+
+    loops = {}
+    for sk in (False, True):
+        src = sk_source(Sm90Config(128, **{"block_n": 128, **kw}, stream_k=sk), dtype, "K", b)
+        loops[sk], _ = k_loop(sass(compile(src, "sm_90a")))
+    assert opcode_count(loops[True], "WARPSYNC") == opcode_count(loops[False], "WARPSYNC") == 0
+    assert opcode_count(loops[True], "R2UR") == opcode_count(loops[False], "R2UR")
+    gmma = "QGMMA" if dtype == "e4m3" else "HGMMA"
+    assert opcode_count(loops[True], gmma) == opcode_count(loops[False], gmma) > 0
 
 
 @pytest.mark.parametrize(

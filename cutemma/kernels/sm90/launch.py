@@ -16,17 +16,18 @@ from cutemma.kernels.sm90.tma_maps import NO_MAP, output_map
 
 class StreamKArgs:
     """A stream-K launch's extra argument boxes (workspace partials and flags, shared tile
-    count, epoch) and how each launch fills them from its stream's workspace."""
+    and sharing CTA counts, epoch) and how each launch fills them from its stream's
+    workspace."""
 
     __slots__ = ("boxes", "ws", "flags", "epoch", "grid", "slot", "stream_of")
 
     def __init__(self, block: tuple, sizes: list, grid: int) -> None:
-        from cutemma.kernels.sm90.streamk import sk_tiles_for
+        from cutemma.kernels.sm90.streamk import sk_split
 
         (m, n, k), (bm, bn, bk) = sizes, block
-        tiles, k_tiles = -(-m // bm) * -(-n // bn), -(-k // bk)
+        sk_tiles, sk_ctas = sk_split(-(-m // bm), -(-n // bn), -(-k // bk), grid)
         self.ws, self.flags, self.epoch = _U64(), _U64(), _U64()
-        self.boxes = [self.ws, self.flags, _I32(sk_tiles_for(tiles, k_tiles, grid)), self.epoch]
+        self.boxes = [self.ws, self.flags, _I32(sk_tiles), _I32(sk_ctas), self.epoch]
         self.grid, self.slot = grid, bm * bn
         self.stream_of = None
 

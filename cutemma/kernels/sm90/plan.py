@@ -193,7 +193,7 @@ class Sm90Plan:
     @cached_property
     def stages(self) -> int:
         """The ring depth: the config's, or as many stages as fit (2..8)."""
-        free = SMEM_LIMIT - ALIGN_SLACK - self.bytes_D
+        free = SMEM_LIMIT - ALIGN_SLACK - self.bytes_D - self.sk_bar_bytes
         room = free // (self.stage_bytes + 2 * BARRIER_BYTES)
         s = self.config.stages or min(room, 8)
         if s < 2 or s > room:
@@ -205,8 +205,16 @@ class Sm90Plan:
 
     @property
     def shared_bytes(self) -> int:
-        """Dynamic shared memory: the stages, the full/empty barriers, alignment slack."""
-        return self.stages * (self.stage_bytes + 2 * BARRIER_BYTES) + self.bytes_D + ALIGN_SLACK
+        """Dynamic shared memory: the stages, the full/empty barriers (and stream-K's), the
+        staging tile, alignment slack."""
+        ring = self.stages * (self.stage_bytes + 2 * BARRIER_BYTES)
+        return ring + self.sk_bar_bytes + self.bytes_D + ALIGN_SLACK
+
+    @property
+    def sk_bar_bytes(self) -> int:
+        """Stream-K with a staging tile: one mbarrier more (the fix-up copies peers' partial
+        tiles into the staging tile, :func:`cutemma.kernels.sm90.streamk.fixup`)."""
+        return BARRIER_BYTES if self.config.stream_k and self.tma_store else 0
 
     # ------------------------------------------------------------------ TMA-store epilogue
     @property

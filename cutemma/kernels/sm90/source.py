@@ -266,6 +266,7 @@ KERNEL_SM90 = r"""extern "C" __global__ void ${cluster_attr}__launch_bounds__($t
       mbar_init(bars + $MB * s, $full_arrivals);  // full: the producer's expect_tx
       mbar_init(bars + $empty_base + $MB * s, $empty_arrivals);  // empty: the consumers' signalling threads
     }
+    $sk_bar_init
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
   }
@@ -309,6 +310,7 @@ const uint32_t a_off[$mma_m][$k_blocks] = {$a_rows};
 $accumulators
 $staging
 int stage = 0; uint32_t phase = $start_phase;
+$sk_state
 $alternate_flag
 $pingpong_start
 $tile_loop
@@ -490,8 +492,9 @@ def _consumer(
     main = mainloop(plan, _release_stmt(config.cluster), hand_over if pingpong else "")
     epi = _epilogue(plan, out, c_type, batched, epilogue)
     if config.stream_k:  # a piece's sums: handed over, or the later pieces' added in
+        staging_tile = ("d_smem", plan.bytes_D) if plan.sk_bar_bytes else None
         main += "\n" + fixup("accf" if plan.promote else "acc", plan.acc_per_thread,
-                             plan.consumer_threads)  # fmt: skip
+                             plan.consumer_threads, staging_tile)  # fmt: skip
         epi = block("if (k_lo == 0)", epi) + "  // the tile's owner stores it"
     return fill(
         CONSUMER_SM90,
@@ -507,6 +510,12 @@ def _consumer(
         accumulators=_accumulators(plan),
         staging=staging,
         start_phase=CONSUMER.start_phase,
+        sk_state=(
+            f"uint32_t sk_phase = 0; const uint32_t sk_bar = bars + {2 * MB * S};"
+            "  // stream-K: the fix-up's copies into the staging tile"
+            if plan.sk_bar_bytes
+            else ""
+        ),
         alternate_flag=(
             "bool turned = false;  // alternate: issued a batch yet"
             if config.schedule == "alternate"
@@ -627,6 +636,11 @@ def gemm_sm90_source(
         full_arrivals=PRODUCER.arrivals,
         empty_base=MB * S,
         empty_arrivals=empty_arrivals,
+        sk_bar_init=(
+            f"mbar_init(bars + {2 * MB * S}, 1);  // stream-K fix-up: thread 0's copies"
+            if plan.sk_bar_bytes
+            else ""
+        ),
         start_sync="__syncthreads();"
         if CL == 1
         else "cluster_sync();  // peers' barriers are initialised",

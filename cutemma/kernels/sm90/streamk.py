@@ -1,14 +1,13 @@
 """Stream-K for the sm90 GEMM (``Sm90Config(stream_k=True)``): the persistent CTAs share
 the k iterations of the first ``sk_tiles`` tiles equally, then take the remaining tiles
 whole, so a grid whose tiles leave the last wave mostly empty (decode: 80 tiles for 132
-SMs) keeps every SM streaming to the end. (With several tile rows sharing B's columns the
-shares' scattered k cost B's L2 reuse: the built-in configs use it for decode only,
-kernels/NOTES.md "Stream-K and swap-AB".)
+SMs; a mid-size call's last partial wave) keeps every SM busy to the end
+(:func:`sk_split` chooses; kernels/NOTES.md "Stream-K and swap-AB").
 
 The work: the first ``sk_tiles`` tiles (tile order, grouped raster) have ``sk_tiles *
-k_tiles`` k iterations; CTA ``b`` of ``G`` takes iterations ``[b * I / G, (b + 1) * I / G)``
-(I the total), cut at tile boundaries into *pieces*; then tiles ``sk_tiles + b``,
-``+ G``, ... whole. A piece that starts a tile (``k_lo == 0``) belongs to the tile's
+k_tiles`` k iterations; CTA ``b`` of the first ``S = sk_ctas`` takes iterations
+``[b * I / S, (b + 1) * I / S)`` (I the total), cut at tile boundaries into *pieces*; then
+every CTA ``b`` of the grid ``G`` takes tiles ``sk_tiles + b``, ``+ G``, ... whole. A piece that starts a tile (``k_lo == 0``) belongs to the tile's
 *owner*; every other piece is the first piece of its CTA's range (a range runs on from one
 tile into the next), so each CTA hands over at most one partial tile: slot ``b`` of the
 workspace.
@@ -17,14 +16,15 @@ The fix-up is deterministic: a non-owner stores its f32 sums (thread-major float
 accumulator fragment as it is) in its slot and releases its flag (``st.release.gpu``) with
 the launch's epoch; the owner, which reaches the tile's end last (its piece is the end of
 its range), waits for the flags of CTAs ``b + 1, b + 2, ...`` in that order, adds their
-slots into its registers in that order (the same sums in the same order every run, no
+slots into its registers in that order (through the TMA-store staging tile in shared
+memory, copied by the TMA unit, when the kernel has one) (the same sums in the same order every run, no
 atomics) and runs the epilogue. The owner resets each flag it consumed, so the flags are
 zero again when the launch ends (a CUDA graph replays with the same epoch). All CTAs are
 resident (the grid is at most one CTA per SM), and a non-owner never waits, so no CTA
 waits on one that cannot run.
 
->>> sk_tiles_for(80, 128, 132), sk_tiles_for(264, 64, 132), sk_tiles_for(300, 64, 132)
-(80, 0, 168)
+>>> sk_split(1, 80, 128, 132), sk_split(2, 132, 64, 132), sk_split(4, 40, 128, 132)
+((80, 132), (0, 132), (28, 112))
 """
 
 from __future__ import annotations
@@ -37,30 +37,38 @@ from cutemma.kernels.scheduler import FULL_WAVE  # whole tiles this full: no str
 FLAG_BYTES = 8  # one u64 flag per CTA (the epoch a slot was written in)
 ACC_VECTOR = 4  # a partial is stored and read as float4s
 LOAD_CHUNK = 8  # float4s of a peer's partial read before they are added
+SHARED_GROUP = 4  # the same, read from the shared staging tile
 
 HELPERS_STREAMK = r"""
-// stream-K (cutemma.kernels.sm90.streamk): CTA b's equal share of the first sk_tiles tiles'
-// k iterations, cut at tile boundaries into pieces, then whole tiles sk_tiles + b, + G, ...
-struct SkUnit { long long it, end; int dp, tile, k_lo, k_count; };
-// CTA b's share of the shared tiles' iters k iterations ends here (the next one's starts)
-__device__ __forceinline__ long long sk_share_end(int b, long long iters) {
-  return iters * (b + 1) / gridDim.x;
+// stream-K (cutemma.kernels.sm90.streamk): CTA b < sk_ctas takes an equal share of the first
+// sk_tiles tiles' k iterations, cut at tile boundaries into pieces; then every CTA takes
+// whole tiles sk_tiles + b, + G, ...
+struct SkUnit { int it, end, dp, tile, k_lo, k_count, at_tile, at_k; };
+// CTA b's share of the shared tiles' iters k iterations ends here (the next one's starts):
+// floor(iters * (b + 1) / sk_ctas) in 32-bit ints (iters < 2^31: sk_split); the CTAs from
+// sk_ctas on have none
+__device__ __forceinline__ int sk_share_end(int b, int iters, int sk_ctas) {
+  if (b >= sk_ctas) return iters;
+  const int q = iters / sk_ctas, r = iters - q * sk_ctas;
+  return q * (b + 1) + r * (b + 1) / sk_ctas;
 }
-__device__ __forceinline__ SkUnit sk_start(int sk_tiles, int k_total) {
-  const long long iters = (long long)sk_tiles * k_total;
+__device__ __forceinline__ SkUnit sk_start(int sk_tiles, int sk_ctas, int k_total) {
+  const int iters = sk_tiles * k_total;
   SkUnit u;
-  u.it = blockIdx.x == 0 ? 0 : sk_share_end(blockIdx.x - 1, iters);
-  u.end = sk_share_end(blockIdx.x, iters);
+  u.it = blockIdx.x == 0 ? 0 : sk_share_end(blockIdx.x - 1, iters, sk_ctas);
+  u.end = sk_share_end(blockIdx.x, iters, sk_ctas);
   u.dp = sk_tiles + blockIdx.x;
+  u.at_tile = u.it / k_total;  // where the next piece starts
+  u.at_k = u.it - u.at_tile * k_total;
   u.tile = u.k_lo = u.k_count = 0;
   return u;
 }
 __device__ __forceinline__ bool sk_next(SkUnit& u, int tiles, int k_total) {
   if (u.it < u.end) {  // the next piece of the share: up to the end of its tile
-    u.tile = (int)(u.it / k_total);
-    u.k_lo = (int)(u.it - (long long)u.tile * k_total);
-    u.k_count = (int)min((long long)(k_total - u.k_lo), u.end - u.it);
-    u.it += u.k_count;
+    u.tile = u.at_tile; u.k_lo = u.at_k;
+    u.k_count = min(u.end - u.it, k_total - u.at_k);
+    u.it += u.k_count; u.at_k += u.k_count;
+    if (u.at_k == k_total) { ++u.at_tile; u.at_k = 0; }
     return true;
   }
   if (u.dp < tiles) {  // a whole tile
@@ -69,6 +77,16 @@ __device__ __forceinline__ bool sk_next(SkUnit& u, int tiles, int k_total) {
     return true;
   }
   return false;
+}
+// how many units (pieces, then whole tiles) sk_next yields from sk_start's u: the kernel
+// loops over a count, because a loop that exits when sk_next says so is one the compiler
+// cannot prove warp-uniform, and then the mainloop's descriptor arithmetic leaves the
+// uniform datapath (an R2UR per wgmma and a WARPSYNC per k tile: fp8's promoted loop ran
+// 7-13% slower than the plain kernel's, raw/sk-probe-aligned-run4.json)
+__device__ __forceinline__ int sk_units(const SkUnit& u, int tiles, int k_total) {
+  const int pieces = u.it < u.end ? (u.end - 1) / k_total - u.at_tile + 1 : 0;
+  const int whole = u.dp < tiles ? (tiles - u.dp + (int)gridDim.x - 1) / (int)gridDim.x : 0;
+  return pieces + whole;
 }
 """
 
@@ -81,6 +99,24 @@ __device__ __forceinline__ unsigned long long ld_acquire_u64(const unsigned long
 __device__ __forceinline__ void st_release_u64(unsigned long long* p, unsigned long long v) {
   asm volatile("st.release.gpu.global.u64 [%0], %1;\n" :: "l"(p), "l"(v) : "memory");
 }
+// a peer's partial (generic-proxy stores, seen through the acquire) read by the TMA unit
+__device__ __forceinline__ void fence_async_global() {
+  asm volatile("fence.proxy.async.global;\n" ::: "memory");
+}
+// cp.async.bulk (PTX ISA 9.7.9.25.4.1): `bytes` of global memory into shared memory, the
+// bytes counted on mbarrier `bar`
+__device__ __forceinline__ void bulk_load(uint32_t dst, const void* src, uint32_t bytes,
+                                          uint32_t bar) {
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes"
+               " [%0], [%1], %2, [%3];\n"
+               :: "r"(dst), "l"(src), "r"(bytes), "r"(bar) : "memory");
+}
+__device__ __forceinline__ float4 ld_shared_f4(uint32_t a) {
+  float4 v;
+  asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];\n"
+               : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "r"(a) : "memory");
+  return v;
+}
 """
 
 
@@ -90,30 +126,41 @@ def unit_loop() -> str:
     tiles, shadowing the tile's count ``k_total``) are defined."""
     return """\
 const int k_total = k_tiles;  // a whole tile's k tiles
-SkUnit u = sk_start(sk_tiles, k_total);
-while (sk_next(u, tiles, k_total)) {
-  // this piece: k tiles [k_lo, k_lo + k_tiles) of tile `tile`
+SkUnit u = sk_start(sk_tiles, sk_ctas, k_total);
+const int units = sk_units(u, tiles, k_total);
+for (int unit = 0; unit < units; ++unit) {
+  sk_next(u, tiles, k_total);  // this piece: k tiles [k_lo, k_lo + k_tiles) of tile `tile`
   const int tile = u.tile, k_lo = u.k_lo, k_tiles = u.k_count;"""
 
 
-def fixup(acc_name: str, n_acc: int, threads: int) -> str:
+def fixup(acc_name: str, n_acc: int, threads: int, staging: tuple[str, int] | None = None) -> str:
     """After a piece's mainloop: a non-owner stores its sums in its slot and releases its
     flag; an owner with later pieces adds them in k order. ``n_acc`` accumulators per
-    thread of ``threads`` consumer threads (``tid`` 0..threads-1)."""
+    thread of ``threads`` consumer threads (``tid`` 0..threads-1). ``staging`` (the
+    TMA-store epilogue's shared tile: its address expression and bytes): the owner has the
+    TMA unit copy each peer's slot into it chunk by chunk (mbarrier ``sk_bar``, parity
+    ``sk_phase``) and adds from shared memory; without one it loads the slot into
+    registers a few float4s at a time (the accumulators leave few registers free, so those
+    loads are latency-bound: raw/sk-probe-fixup-run2.json, ~10 us per 128 KB slot)."""
     if n_acc % ACC_VECTOR:
         raise TiledMmaError(f"stream-K: {n_acc} accumulators per thread, not whole float4s")
     quads, slot = n_acc // ACC_VECTOR, threads * n_acc // ACC_VECTOR
     a = acc_name
     store = ", ".join(f"{a}[{ACC_VECTOR} * i + {j}]" for j in range(ACC_VECTOR))
     add = " ".join(f"{a}[{ACC_VECTOR} * i + {j}] += v.{c};" for j, c in enumerate("xyzw"))
-    # a few float4s in flight at a time (the compiler barrier between chunks): all of them
-    # at once would need as many registers again as the accumulators (128x256 spilled)
-    adds = "\n".join(
-        f"    #pragma unroll\n    for (int i = {c}; i < {min(c + LOAD_CHUNK, quads)}; ++i) "
-        f"{{ const float4 v = __ldcg(w + i * {threads}); {add} }}\n"
-        '    asm volatile("" ::: "memory");'
-        for c in range(0, quads, LOAD_CHUNK)
-    )
+    if staging is None:
+        # a few float4s in flight at a time (the compiler barrier between chunks): all of
+        # them at once would need as many registers again as the accumulators
+        adds = "\n".join(
+            f"    #pragma unroll\n    for (int i = {c}; i < {min(c + LOAD_CHUNK, quads)}; ++i) "
+            f"{{ const float4 v = __ldcg(w + i * {threads}); {add} }}\n"
+            '    asm volatile("" ::: "memory");'
+            for c in range(0, quads, LOAD_CHUNK)
+        )
+        wait = "named_sync(EPI_BAR, {t});  // its sums are visible to every consumer"
+    else:
+        adds = _adds_through_shared(staging, quads, threads, add)
+        wait = "// the chunks' mbarrier orders the rest"
     return f"""\
 if (k_lo > 0) {{  // stream-K: not the tile's first piece: its sums to slot blockIdx.x
   float4* w = reinterpret_cast<float4*>(sk_ws) + (long long)blockIdx.x * {slot} + tid;
@@ -122,16 +169,16 @@ if (k_lo > 0) {{  // stream-K: not the tile's first piece: its sums to slot bloc
   named_sync(EPI_BAR, {threads});  // every consumer's sums are written
   if (tid == 0) {{ __threadfence(); st_release_u64(sk_flags + blockIdx.x, sk_epoch); }}
 }} else if (k_tiles < k_total) {{  // the owner: add the later pieces, CTA by CTA (k order)
-  const long long iters = (long long)sk_tiles * k_total, tile_end = (long long)(tile + 1) * k_total;
-  long long next = (long long)tile * k_total + k_tiles;
+  const int iters = sk_tiles * k_total, tile_end = (tile + 1) * k_total;
+  int next = tile * k_total + k_tiles;
   for (int peer = blockIdx.x + 1; next < tile_end; ++peer) {{
-    const long long peer_end = sk_share_end(peer, iters);
+    const int peer_end = sk_share_end(peer, iters, sk_ctas);
     if (peer_end == next) continue;  // an empty share: that CTA has no piece
     if (tid == 0) {{
       while (ld_acquire_u64(sk_flags + peer) != sk_epoch) {{}}
       sk_flags[peer] = 0ull;  // consumed: zero again for the next launch
     }}
-    named_sync(EPI_BAR, {threads});  // its sums are visible to every consumer
+    {wait.format(t=threads)}
     const float4* w = reinterpret_cast<const float4*>(sk_ws) + (long long)peer * {slot} + tid;
 {adds}
     next = peer_end;
@@ -139,33 +186,93 @@ if (k_lo > 0) {{  // stream-K: not the tile's first piece: its sums to slot bloc
 }}"""
 
 
-def sk_tiles_for(tiles: int, k_tiles: int, grid: int) -> int:
-    """How many of ``tiles`` (in tile order) the CTAs share by k iterations: none when the
-    whole tiles fill their last wave to :data:`FULL_WAVE`; all of them under two waves;
-    else the last partial wave and one full wave (so each CTA's share spans more than a
-    tile's k iterations: fewer partial tiles per unit of work).
+def _adds_through_shared(staging: tuple[str, int], quads: int, threads: int, add: str) -> str:
+    """The owner's adds of one peer's slot through the shared tile ``staging``: per chunk
+    (as many float4s per thread as the tile holds), thread 0 has the TMA unit copy it (the
+    slot is thread-major, so a chunk is contiguous) and every consumer adds its float4s."""
+    buf, nbytes = staging
+    per = nbytes // (threads * 16)
+    if per < 1:
+        raise TiledMmaError(f"stream-K: a {nbytes}-byte staging tile holds no float4 per thread")
+    lines = []
+    for c in range(0, quads, per):
+        e = min(c + per, quads)
+        # SHARED_GROUP float4s read, then added, at a time (all of a chunk's reads hoisted
+        # ahead of their adds spilled 128x192 fp8's registers)
+        reads = "\n".join(
+            f"    #pragma unroll\n    for (int i = {g}; i < {min(g + SHARED_GROUP, e)}; ++i) "
+            f"{{ const float4 v = ld_shared_f4({buf} + ((i - {c}) * {threads} + tid) * 16); {add} }}\n"
+            '    asm volatile("" ::: "memory");'
+            for g in range(c, e, SHARED_GROUP)
+        )
+        first = (
+            "fence_async_global(); bulk_wait_read0();  // the peer's stores; the last D store read"
+            if c == 0
+            else "fence_async_smem();  // every consumer's reads of the last chunk"
+        )
+        lines.append(f"""\
+    if (tid == 0) {{
+      {first}
+      mbar_expect_tx(sk_bar, {(e - c) * threads * 16});
+      bulk_load({buf}, w - tid + {c * threads}, {(e - c) * threads * 16}, sk_bar);
+    }}
+    mbar_wait(sk_bar, sk_phase); sk_phase ^= 1;
+{reads}
+    fence_async_smem();  // these reads before the TMA unit's next write of the tile
+    named_sync(EPI_BAR, {threads});  // every consumer has read the chunk""")
+    return "\n".join(lines)
 
-    >>> sk_tiles_for(64, 16, 132), sk_tiles_for(132, 16, 132), sk_tiles_for(140, 16, 132)
-    (64, 0, 140)
+
+SPLIT_MAX = 4  # CTAs per tile of the last partial wave (the owner adds split - 1 slots)
+ITERS_MAX = 2**31 - 1  # the kernel walks the shared k iterations in 32-bit ints
+
+
+def sk_split(tiles_m: int, tiles_n: int, k_tiles: int, grid: int) -> tuple[int, int]:
+    """``(sk_tiles, sk_ctas)``: the first ``sk_tiles`` tiles (in tile order) are shared by k
+    iterations among CTAs ``0 .. sk_ctas - 1`` (equal shares); then every CTA takes whole
+    tiles. None when the whole tiles fill their last wave to :data:`FULL_WAVE`, or when the
+    shared iterations would not fit the kernel's 32-bit count (:data:`ITERS_MAX`).
+
+    - One wave or less, or a single tile row or column (decode's swapped calls): every
+      tile over the whole grid, or the last partial wave and one full wave (each CTA's
+      share then spans more than a tile's k iterations).
+    - Several waves of a grid of tiles: the tiles of the last partial wave, each cut into
+      ``split`` equal k chunks (up to :data:`SPLIT_MAX`, as many as the grid holds), CTA
+      ``t * split + j`` taking chunk ``j`` of tile ``t``. The chunks of tiles that share
+      B's columns (or A's rows) run at the same time over the same k, so each operand
+      slice is read from DRAM once while the others hit L2: shares over the whole grid
+      left them at unrelated k (raw/sk-probe-run1.json: 0.63x cuBLAS against 0.70x for
+      no sharing, (512, 10240, 8192) at 128x256).
+
+    >>> sk_split(1, 80, 128, 132), sk_split(4, 40, 128, 132), sk_split(8, 40, 128, 132)
+    ((80, 132), (28, 112), (56, 112))
+    >>> sk_split(2, 66, 16, 132), sk_split(1, 300, 64, 132)
+    ((0, 132), (168, 132))
     """
-    if tiles < 1 or k_tiles < 1 or grid < 1:
+    tiles = tiles_m * tiles_n
+    if min(tiles_m, tiles_n, k_tiles, grid) < 1:
         raise TiledMmaError(
-            f"stream-K: tiles={tiles}, k_tiles={k_tiles}, grid={grid}; each must be >= 1"
+            f"stream-K: tiles_m={tiles_m}, tiles_n={tiles_n}, k_tiles={k_tiles}, grid={grid}; "
+            "each must be >= 1"
         )
     waves = -(-tiles // grid)
     if tiles / (waves * grid) >= FULL_WAVE:
-        return 0
-    if tiles < 2 * grid:
-        return tiles
-    return tiles % grid + grid
+        return 0, grid
+    if tiles <= grid or min(tiles_m, tiles_n) == 1:
+        sk, ctas = (tiles if tiles < 2 * grid else tiles % grid + grid), grid
+    else:
+        sk = tiles % grid
+        ctas = sk * max(1, min(grid // sk, SPLIT_MAX, k_tiles))
+    return (sk, ctas) if sk * k_tiles <= ITERS_MAX else (0, grid)
 
 
 def sk_params() -> list:
     """The stream-K kernel's extra parameters (after the plain kernel's): the workspace's
-    partial tiles and flags, the count of shared tiles, the launch's epoch.
+    partial tiles and flags, the counts of shared tiles and of the CTAs sharing them, the
+    launch's epoch.
 
     >>> [p.name for p in sk_params()]
-    ['sk_ws', 'sk_flags', 'sk_tiles', 'sk_epoch']
+    ['sk_ws', 'sk_flags', 'sk_tiles', 'sk_ctas', 'sk_epoch']
     """
     from cutemma.cuda.source import Param
 
@@ -173,6 +280,7 @@ def sk_params() -> list:
         Param("float*", "sk_ws"),
         Param("unsigned long long*", "sk_flags"),
         Param("int", "sk_tiles"),
+        Param("int", "sk_ctas"),
         Param("unsigned long long", "sk_epoch"),
     ]
 

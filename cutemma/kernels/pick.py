@@ -10,6 +10,7 @@ measured per-tile speeds).
 from __future__ import annotations
 
 import numbers
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from cutemma.errors import TiledMmaError
@@ -17,6 +18,7 @@ from cutemma.kernels.operands import SM90_DTYPES
 from cutemma.kernels.scheduler import FULL_WAVE
 from cutemma.kernels.sm80.config import ELEM_BYTES, GemmConfig
 from cutemma.kernels.sm90.config import ATOMS_SM90, FP8, Sm90Config
+from cutemma.kernels.sm90.streamk import sk_split
 
 if TYPE_CHECKING:  # designs load with the first pick_config: a call's host side needs none
     from cutemma.kernels.design import GemmDesign
@@ -97,6 +99,12 @@ LONG_K = 4096
 # 128x256, bf16 at 6144^3 and 8192^3 (run 29, raw/sm90-tiles16-run29.json): a tile is
 # chosen by whole waves over the SMs and these speeds (pick_sm90_config)
 TILE_SPEEDS_16 = {256: 1.0, 192: 0.955, 128: 0.93, 64: 0.54}
+# Stream-K for a grid of tiles whose last wave is partial (K this long: measured there): the
+# whole waves, then the last wave's tiles cut into `split` aligned k chunks, cost whole
+# waves + 1 / split + SK_WAVES of a wave (its fix-up, the chunks' pipeline fill and
+# epilogues; runs 5-6, raw/sk-probe-dpfirst-run6.json: (512, 10240, 8192) bf16 at 128x256
+# ran 1.53 waves, (2048, 8192, 28672) e4m3 at 128x192 5.53: 0.28 over the chunk count)
+SK_WAVES = 0.28
 
 
 def _whole(v: Any) -> bool:
@@ -134,9 +142,24 @@ def builtin_sm90_config(
             f"dtype one of {kinds}"
         )
 
+    k_row = 128 // ATOMS_SM90[dtype][1]  # a k tile: one 128-byte swizzle row
+
+    def waves(bn: int) -> tuple[float, bool]:  # (waves, by stream-K) of 128 x bn tiles
+        tiles_m, tiles_n = -(-m // 128), -(-n // bn)
+        whole = -(-batch * tiles_m * tiles_n // sms)
+        if batch > 1 or k is None or k < LONG_K or min(tiles_m, tiles_n) < 2:
+            return whole, False
+        sk, ctas = sk_split(tiles_m, tiles_n, -(-k // k_row), sms)
+        if sk == 0 or tiles_m * tiles_n <= sms:
+            return whole, False
+        by_sk = tiles_m * tiles_n // sms + sk / ctas + SK_WAVES
+        return min((whole, False), (by_sk, True))
+
     def cost(bn: int, speed: float) -> float:  # time in units of a 128-row, 1-column tile
-        tiles = batch * -(-m // 128) * -(-n // bn)
-        return -(-tiles // sms) * bn / speed
+        return waves(bn)[0] * bn / speed
+
+    def chosen(cfg: Sm90Config) -> Sm90Config:  # the tile, stream-K where its waves say so
+        return replace(cfg, stream_k=True) if waves(cfg.block_n)[1] else cfg
 
     if dtype in FP8:
         # promoted fp8, run 22 (e4m3, ratio to _scaled_mm): 128x192 promoted by N halves
@@ -144,7 +167,9 @@ def builtin_sm90_config(
         # 0.90, 0.93) is ~0.88 of its speed. By whole waves alone, also under one wave of
         # 128x192: (256, 10240) is one wave of 108 such tiles against two of 160 128x128
         # (0.80x _scaled_mm, inference-h100.json before)
-        return FP8_TILES[min(FP8_TILES, key=lambda bn: (cost(bn, FP8_TILES[bn][1]), -bn))][0]
+        return chosen(
+            FP8_TILES[min(FP8_TILES, key=lambda bn: (cost(bn, FP8_TILES[bn][1]), -bn))][0]
+        )
     widths = dict(TILE_SPEEDS_16)
     if ATOMS_SM90[dtype][1] != 2:  # tf32: only the widths measured for it (run 9)
         widths = {bn: widths[bn] for bn in (256, 128)}
@@ -153,7 +178,7 @@ def builtin_sm90_config(
         widths = {bn: v for bn, v in widths.items() if bn < 256}
     if m < 128:  # a partly empty tile: 128x64 loads 2 bytes of (zero) A per byte of B
         widths.pop(64, None)  # (M = 16 x 4096 x 4096: 0.68x cuBLAS, 128x128 0.76x)
-    return Sm90Config(128, min(widths, key=lambda bn: (cost(bn, widths[bn]), -bn)))  # tie: wider
+    return chosen(Sm90Config(128, min(widths, key=lambda bn: (cost(bn, widths[bn]), -bn))))
 
 
 def pick_config(m: int, n: int, k: int, batch: int = 1, dtype: str = "bf16") -> GemmDesign:

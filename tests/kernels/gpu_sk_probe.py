@@ -57,17 +57,38 @@ def make(r, c, col, dtype):
     return t.t() if col else t
 
 
-def forced(fn, value: int, ctas: int = GRID):
+def forced(fn, value: int | None = None, ctas: int = GRID, sk_first: bool = False):
     """``fn`` whose stream-K launch is prepared with ``value`` shared tiles among ``ctas``
-    CTAs, then reused."""
-    saved = dict(host._PREPARED)
+    CTAs (None: the policy's), from a kernel that walks its share before its whole tiles
+    (``sk_first``, the order before run 6) or after, then reused."""
+    import tempfile
+
+    from cutemma.kernels.sm90 import source
+
+    saved, env = dict(host._PREPARED), os.environ.get("CUTEMMA_CACHE_DIR")
     host._PREPARED.clear()
-    real, streamk.sk_split = streamk.sk_split, lambda *a: (value, ctas)
+    real, real_helpers = streamk.sk_split, source.HELPERS_STREAMK
+    if value is not None:
+        streamk.sk_split = lambda *a: (value, ctas)
+    if sk_first:  # the share's branch of sk_next ahead of the whole tiles' branch
+        dp = real_helpers.index("  if (u.dp < tiles) {")
+        share = real_helpers.index("  if (u.it < u.end) {")
+        end = real_helpers.index("  return false;", share)
+        source.HELPERS_STREAMK = (real_helpers[:dp] + real_helpers[share:end]
+                                  + real_helpers[dp:share] + real_helpers[end:])  # fmt: skip
+        os.environ["CUTEMMA_CACHE_DIR"] = tempfile.mkdtemp(prefix="skfirst")
+        host.compiled_sm90.cache_clear()
     try:
         fn()
         mine = dict(host._PREPARED)
     finally:
-        streamk.sk_split = real
+        streamk.sk_split, source.HELPERS_STREAMK = real, real_helpers
+        if sk_first:
+            host.compiled_sm90.cache_clear()
+            if env is None:
+                os.environ.pop("CUTEMMA_CACHE_DIR", None)
+            else:
+                os.environ["CUTEMMA_CACHE_DIR"] = env
         host._PREPARED.clear()
         host._PREPARED.update(saved)
 
@@ -138,7 +159,8 @@ def part1(result: dict) -> None:
             "plain": lambda: gemm_sm90(A, B, out=out, config=v["plain"]),
         }
         sk = lambda: gemm_sm90(A, B, out=out, config=v["sk"])  # noqa: E731
-        cands["sk_picked"] = sk  # streamk.sk_split's choice
+        cands["sk_picked"] = sk  # streamk.sk_split's choice, whole tiles first
+        cands["sk_picked_share_first"] = forced(sk, sk_first=True)
         for label, val, ctas in (("sk0", 0, GRID), ("sk_r", r, GRID), ("split2", r, 2 * r),
                                  ("split3", r, 3 * r), ("split4", r, 4 * r), ("split6", r, 6 * r)):  # fmt: skip
             if 0 < ctas <= GRID and val <= tiles and not (label != "sk0" and val == 0):

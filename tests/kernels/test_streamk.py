@@ -5,7 +5,7 @@ kernel text and its SASS (NVRTC, no GPU); the config rules; the decode picker.
 The schedule is the kernel's text (``HELPERS_STREAMK``: ``sk_start``, ``sk_next``,
 ``sk_share_end``) run on the CPU with ``blockIdx``/``gridDim`` as plain variables, so what is
 checked is what runs on the GPU. The fix-up's rules (a CTA hands over at most one partial,
-its first piece; an owner's walk of ``b + 1, b + 2, ...`` meets exactly the tile's other
+its first piece, after its whole tiles; an owner's walk of ``b + 1, b + 2, ...`` meets exactly the tile's other
 pieces, in k order, and never waits on a CTA without a piece) are the deadlock- and
 determinism-freedom arguments of :mod:`cutemma.kernels.sm90.streamk`.
 """
@@ -133,7 +133,8 @@ def test_pieces_cover_every_iteration_once_and_the_fixup_meets_each(schedule, po
         partial_of = {}  # a non-owner piece: (tile, k_lo) -> the CTA whose slot holds it
         firsts = {}
         for b, tile, lo, _ in pieces:
-            firsts.setdefault(b, (tile, lo))
+            if tile < sk:  # a piece of the share (whole tiles come first)
+                firsts.setdefault(b, (tile, lo))
             if lo > 0:
                 assert tile < sk, "a whole tile is never cut"
                 assert firsts[b] == (tile, lo), "a CTA hands over only its first piece"
@@ -147,6 +148,10 @@ def test_pieces_cover_every_iteration_once_and_the_fixup_meets_each(schedule, po
                 assert all(c > b for c in walk)  # waits only on later CTAs, which never wait
         owners = {t for _, t, lo, c in pieces if lo == 0 and c < k_total}
         assert {t for t, _ in partial_of} <= owners  # every partial is consumed
+        for b in {b for b, *_ in pieces}:  # whole tiles first, then the share
+            mine = [(t, lo, c) for bb, t, lo, c in pieces if bb == b]
+            whole = [i for i, (t, _, _) in enumerate(mine) if t >= sk]
+            assert whole == list(range(len(whole)))
 
 
 @pytest.mark.parametrize(("tm", "tn", "k_total", "grid"), CASES)
@@ -340,3 +345,30 @@ def test_a_swapped_config_refuses_batches_and_fused_epilogues():
     for batch, epi in ((3, None), (None, object())):
         with pytest.raises(LaunchError, match="swaps A and B, which runs 2-D calls"):
             _swapped(None, None, None, None, 1.0, 0.0, cfg, True, batch, None, epi)
+
+
+def test_the_picker_takes_stream_k_where_its_waves_say_so():
+    """builtin_sm90_config picks stream-K for a single grid of tiles whose last wave is
+    partial, when the cut last wave (whole waves + 1/split + pick.SK_WAVES) beats whole
+    waves; never for batches, short K, a single tile row, or full waves."""
+    from cutemma.kernels.pick import LONG_K, SK_WAVES, builtin_sm90_config
+
+    # (2048, 8192, 28672) e4m3 at 128x192: 688 tiles, 5 waves + 28 tiles cut in 4 chunks
+    cfg = builtin_sm90_config(2048, 8192, 132, "e4m3", 1, 28672)
+    assert (cfg.block_n, cfg.promote, cfg.stream_k) == (192, "split", True)
+    assert not builtin_sm90_config(2048, 8192, 132, "e4m3", 2, 28672).stream_k  # a batch
+    assert not builtin_sm90_config(2048, 8192, 132, "e4m3", 1, LONG_K - 1).stream_k
+    assert not builtin_sm90_config(2048, 8192, 132, "e4m3").stream_k  # K unknown
+    assert not builtin_sm90_config(128, 57344, 132, "bf16", 1, 8192).stream_k  # one tile row
+    assert not builtin_sm90_config(8192, 8192, 132, "bf16", 1, 8192).stream_k  # 68 left: uncut
+    for m in (256, 512, 1024, 2048, 4096):
+        for n in (8192, 10240, 28672, 57344):
+            cfg = builtin_sm90_config(m, n, 132, "bf16", 1, 8192)
+            if cfg.stream_k:
+                tm, tn = -(-m // 128), -(-n // cfg.block_n)
+                sk, ctas = sk_split(tm, tn, 8192 // 64, 132)
+                assert (
+                    sk
+                    and tm * tn > 132
+                    and tm * tn // 132 + sk / ctas + SK_WAVES < -(-tm * tn // 132)
+                )

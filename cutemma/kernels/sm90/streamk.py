@@ -1,27 +1,28 @@
-"""Stream-K for the sm90 GEMM (``Sm90Config(stream_k=True)``): the persistent CTAs share
-the k iterations of the first ``sk_tiles`` tiles equally, then take the remaining tiles
-whole, so a grid whose tiles leave the last wave mostly empty (decode: 80 tiles for 132
-SMs; a mid-size call's last partial wave) keeps every SM busy to the end
+"""Stream-K for the sm90 GEMM (``Sm90Config(stream_k=True)``): the persistent CTAs take
+whole tiles, then share the k iterations of the tiles a last partial wave would leave to
+few SMs, so a grid of tiles that leaves the last wave mostly empty (decode: 80 tiles for
+132 SMs; a mid-size call's last partial wave) keeps every SM busy to the end
 (:func:`sk_split` chooses; kernels/NOTES.md "Stream-K and swap-AB").
 
-The work: the first ``sk_tiles`` tiles (tile order, grouped raster) have ``sk_tiles *
-k_tiles`` k iterations; CTA ``b`` of the first ``S = sk_ctas`` takes iterations
-``[b * I / S, (b + 1) * I / S)`` (I the total), cut at tile boundaries into *pieces*; then
-every CTA ``b`` of the grid ``G`` takes tiles ``sk_tiles + b``, ``+ G``, ... whole. A piece that starts a tile (``k_lo == 0``) belongs to the tile's
-*owner*; every other piece is the first piece of its CTA's range (a range runs on from one
-tile into the next), so each CTA hands over at most one partial tile: slot ``b`` of the
+The work: every CTA ``b`` of the grid ``G`` takes tiles ``sk_tiles + b``, ``+ G``, ...
+whole (the same count each); then the first ``sk_tiles`` tiles (tile order, grouped
+raster) have ``I = sk_tiles * k_tiles`` k iterations, and CTA ``b`` of the first
+``S = sk_ctas`` takes iterations ``[b * I / S, (b + 1) * I / S)``, cut at tile boundaries
+into *pieces*. A piece that starts a tile (``k_lo == 0``) belongs to the tile's *owner*;
+every other piece is the first piece of its CTA's share (a share runs on from one tile
+into the next), so each CTA hands over at most one partial tile: slot ``b`` of the
 workspace.
 
 The fix-up is deterministic: a non-owner stores its f32 sums (thread-major float4s, the
 accumulator fragment as it is) in its slot and releases its flag (``st.release.gpu``) with
-the launch's epoch; the owner, which reaches the tile's end last (its piece is the end of
-its range), waits for the flags of CTAs ``b + 1, b + 2, ...`` in that order, adds their
-slots into its registers in that order (through the TMA-store staging tile in shared
-memory, copied by the TMA unit, when the kernel has one) (the same sums in the same order every run, no
-atomics) and runs the epilogue. The owner resets each flag it consumed, so the flags are
-zero again when the launch ends (a CUDA graph replays with the same epoch). All CTAs are
-resident (the grid is at most one CTA per SM), and a non-owner never waits, so no CTA
-waits on one that cannot run.
+the launch's epoch; the owner, whose piece is the last of its share, waits for the flags
+of CTAs ``b + 1, b + 2, ...`` in that order and adds their slots in that order (the same
+sums in the same order every run, no atomics): through the TMA-store staging tile when
+the kernel has one (the TMA unit copies each slot into shared memory, chunk by chunk),
+else by register loads. Then it runs the epilogue. The owner resets each flag it
+consumed, so the flags are zero again when the launch ends (a CUDA graph replays with the
+same epoch). All CTAs are resident (the grid is at most one CTA per SM), and a CTA hands
+its partial over before it waits on anyone, so no CTA waits on one that cannot run.
 
 >>> sk_split(1, 80, 128, 132), sk_split(2, 132, 64, 132), sk_split(4, 40, 128, 132)
 ((80, 132), (0, 132), (28, 112))
@@ -40,9 +41,9 @@ LOAD_CHUNK = 8  # float4s of a peer's partial read before they are added
 SHARED_GROUP = 4  # the same, read from the shared staging tile
 
 HELPERS_STREAMK = r"""
-// stream-K (cutemma.kernels.sm90.streamk): CTA b < sk_ctas takes an equal share of the first
-// sk_tiles tiles' k iterations, cut at tile boundaries into pieces; then every CTA takes
-// whole tiles sk_tiles + b, + G, ...
+// stream-K (cutemma.kernels.sm90.streamk): every CTA takes whole tiles sk_tiles + b, + G,
+// ...; then CTA b < sk_ctas an equal share of the first sk_tiles tiles' k iterations, cut
+// at tile boundaries into pieces
 struct SkUnit { int it, end, dp, tile, k_lo, k_count, at_tile, at_k; };
 // CTA b's share of the shared tiles' iters k iterations ends here (the next one's starts):
 // floor(iters * (b + 1) / sk_ctas) in 32-bit ints (iters < 2^31: sk_split); the CTAs from
@@ -63,7 +64,14 @@ __device__ __forceinline__ SkUnit sk_start(int sk_tiles, int sk_ctas, int k_tota
   u.tile = u.k_lo = u.k_count = 0;
   return u;
 }
+// whole tiles first (every CTA the same count: the waves run in step, tiles that share an
+// operand slice together), then the share (all CTAs reach it together)
 __device__ __forceinline__ bool sk_next(SkUnit& u, int tiles, int k_total) {
+  if (u.dp < tiles) {  // a whole tile
+    u.tile = u.dp; u.k_lo = 0; u.k_count = k_total;
+    u.dp += gridDim.x;
+    return true;
+  }
   if (u.it < u.end) {  // the next piece of the share: up to the end of its tile
     u.tile = u.at_tile; u.k_lo = u.at_k;
     u.k_count = min(u.end - u.it, k_total - u.at_k);
@@ -71,14 +79,9 @@ __device__ __forceinline__ bool sk_next(SkUnit& u, int tiles, int k_total) {
     if (u.at_k == k_total) { ++u.at_tile; u.at_k = 0; }
     return true;
   }
-  if (u.dp < tiles) {  // a whole tile
-    u.tile = u.dp; u.k_lo = 0; u.k_count = k_total;
-    u.dp += gridDim.x;
-    return true;
-  }
   return false;
 }
-// how many units (pieces, then whole tiles) sk_next yields from sk_start's u: the kernel
+// how many units (whole tiles, then pieces) sk_next yields from sk_start's u: the kernel
 // loops over a count, because a loop that exits when sk_next says so is one the compiler
 // cannot prove warp-uniform, and then the mainloop's descriptor arithmetic leaves the
 // uniform datapath (an R2UR per wgmma and a WARPSYNC per k tile: fp8's promoted loop ran
@@ -228,9 +231,9 @@ ITERS_MAX = 2**31 - 1  # the kernel walks the shared k iterations in 32-bit ints
 
 
 def sk_split(tiles_m: int, tiles_n: int, k_tiles: int, grid: int) -> tuple[int, int]:
-    """``(sk_tiles, sk_ctas)``: the first ``sk_tiles`` tiles (in tile order) are shared by k
-    iterations among CTAs ``0 .. sk_ctas - 1`` (equal shares); then every CTA takes whole
-    tiles. None when the whole tiles fill their last wave to :data:`FULL_WAVE`, or when the
+    """``(sk_tiles, sk_ctas)``: every CTA takes whole tiles, then the first ``sk_tiles``
+    tiles (in tile order) are shared by k iterations among CTAs ``0 .. sk_ctas - 1``
+    (equal shares). None when the whole tiles fill their last wave to :data:`FULL_WAVE`, or when the
     shared iterations would not fit the kernel's 32-bit count (:data:`ITERS_MAX`).
 
     - One wave or less, or a single tile row or column (decode's swapped calls): every

@@ -9,6 +9,8 @@ as its policy picks, with no shared tiles, with the last partial wave shared ove
 grid, and with each tile of it cut into 2, 3, 4 or 6 aligned chunks, each against the
 peer (interleaved L2-flushed medians).
 
+Part 5 (``--part5-only``): M = 128 and 256, the built-in tile and the same as stream-K.
+
 Part 3: rows under 0.97 with other tiles, clusters, promotions (``--part3-only``).
 
 Part 2 (``--part2-only``), the streaming ceiling of item 2: for the bytes of each decode shape's B, a
@@ -270,6 +272,41 @@ def part2(result: dict) -> None:
             torch.cuda.empty_cache()
 
 
+def part5(result: dict) -> None:
+    """Under one wave (M = 128 or 256): the built-in tile against the same tile as stream-K
+    (every tile shared over the grid: 64-80 tiles leave half the SMs idle otherwise)."""
+    from cutemma.kernels.pick import builtin_sm90_config
+
+    one = torch.ones((), device="cuda")
+    for dtype in (BF, E4):
+        fp8 = dtype == E4
+        for n, k in [(10240, 8192), (8192, 28672), (57344, 8192), (8192, 8192)]:
+            B = make(k, n, fp8, dtype)
+            for m in (128, 256):
+                A = make(m, k, False, dtype)
+                out = torch.empty(m, n, device="cuda", dtype=BF)
+                if fp8:
+                    peer = lambda: torch._scaled_mm(A, B, one, one, out_dtype=BF)  # noqa: E731
+                else:
+                    peer = lambda: torch.matmul(A, B, out=out)  # noqa: E731
+                cfg = builtin_sm90_config(m, n, GRID, "e4m3" if fp8 else "bf16", 1, k)
+                sk = Sm90Config(**{**cfg.__dict__, "stream_k": True})
+                cands = {
+                    "default": lambda: cutemma.gemm(A, B, out=out),
+                    sk.name: lambda sk=sk: gemm_sm90(A, B, out=out, config=sk),
+                }
+                row = {"dtype": str(dtype)[6:], "m": m, "n": n, "k": k, "ratio": {}}
+                for name, fn in cands.items():
+                    fn()
+                    torch.cuda.synchronize()
+                    ours, theirs = interleaved_ms(fn, peer, 10, 50, 3)
+                    row["ratio"][name] = round(theirs / ours, 4)
+                result["part5"].append(row)
+                print(json.dumps(row), flush=True)
+            B = None
+            torch.cuda.empty_cache()
+
+
 WAIT = "while (ld_acquire_u64(sk_flags + peer) != sk_epoch) {}"
 FIX_VARIANTS = {  # the fix-up as built, without its flag wait, and with no fix-up at all
     "real": lambda text: text,
@@ -331,9 +368,11 @@ def part4(result: dict) -> None:
 def main() -> None:
     path = sys.argv[1]
     result = {"device": torch.cuda.get_device_name(), "date": datetime.datetime.now(
-        datetime.timezone.utc).isoformat(timespec="seconds"), "part1": [], "part2": [], "part3": [], "part4": []}  # fmt: skip
+        datetime.timezone.utc).isoformat(timespec="seconds"), "part1": [], "part2": [], "part3": [], "part4": [], "part5": []}  # fmt: skip
     if "--part4-only" in sys.argv:
         part4(result)
+    elif "--part5-only" in sys.argv:
+        part5(result)
     elif "--part3-only" in sys.argv:
         prewarm()
         part3(result)

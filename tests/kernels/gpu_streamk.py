@@ -183,16 +183,6 @@ ROUNDS = 3
 WIDTHS = "--widths" in sys.argv  # explore tile widths instead of the stream-K candidates
 
 
-def dp_first(tiles_m: int, tiles_n: int, k_tiles: int, grid: int) -> tuple[int, int]:
-    """A policy variant: whole waves data-parallel, only the last partial wave shared over
-    the whole grid."""
-    from cutemma.kernels.scheduler import FULL_WAVE
-
-    tiles = tiles_m * tiles_n
-    waves = -(-tiles // grid)
-    return (0 if tiles / (waves * grid) >= FULL_WAVE else tiles % grid), grid
-
-
 def explore() -> None:
     """Candidate configs per (dtype, shape, M) against the peer, interleaved medians."""
     sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "bench"))
@@ -225,21 +215,7 @@ def explore_row(dtype, m: int, B, interleaved_ms) -> dict:
             f = lambda c=c: gemm_sm90(B.t(), A.t(), out=out.t(), config=c)  # noqa: E731
         else:
             f = lambda c=c: gemm_sm90(A, B, out=out, config=c)  # noqa: E731
-        if kind == "dp":
-            try:
-                cands["dpfirst_" + c.name] = dp_variant(f)
-            except Exception as exc:  # noqa: BLE001
-                print(f"dp variant of {c.name}: {exc}", flush=True)
-            continue
         cands[("swap_" if kind == "swap" else "") + c.name] = f
-    for kind, c in [] if WIDTHS else candidates(m, dtype)[:3]:  # whole waves first
-        if kind == "swap":
-            try:
-                cands["dpfirst_swap_" + c.name] = dp_variant(
-                    lambda c=c: gemm_sm90(B.t(), A.t(), out=out.t(), config=c)
-                )
-            except Exception as exc:  # noqa: BLE001
-                print(f"dp variant of {c.name}: {exc}", flush=True)
     row = {"dtype": str(dtype)[6:], "m": m, "n": n, "k": k, "ratio": {}}
     for name, fn in cands.items():
         try:
@@ -253,37 +229,6 @@ def explore_row(dtype, m: int, B, interleaved_ms) -> dict:
     best = max((v, k) for k, v in row["ratio"].items() if isinstance(v, float))
     row["best"] = best[1]
     return row
-
-
-def dp_variant(fn):
-    """``fn`` whose launch is prepared under the dp_first policy, then reused (the kernel is
-    the same; the prepared launch holds the policy's shared-tile count)."""
-    from cutemma.kernels.sm90 import host, streamk
-
-    saved = dict(host._PREPARED)
-    host._PREPARED.clear()
-    real, streamk.sk_split = streamk.sk_split, dp_first
-    try:
-        fn()
-        mine = dict(host._PREPARED)
-    finally:
-        streamk.sk_split = real
-        host._PREPARED.clear()
-        host._PREPARED.update(saved)
-
-    def call():
-        keep = {k: host._PREPARED.get(k) for k in mine}
-        host._PREPARED.update(mine)
-        try:
-            fn()
-        finally:
-            for k, v in keep.items():
-                if v is None:
-                    host._PREPARED.pop(k, None)
-                else:
-                    host._PREPARED[k] = v
-
-    return call
 
 
 def same_kernel_dp() -> None:
@@ -343,11 +288,12 @@ def candidates(m: int, dtype) -> list:
                 ("swap", sk(256, tn))]  # fmt: skip
         if m <= 8:
             out += [("swap", sk(64, 8, consumers=1, epilogue="regs"))]
-        return out
-    if m >= 512:  # mid sizes: whole waves data-parallel, the last partial wave shared
+        # no swap: 128-column tiles of B, under a wave for N <= 16896 (no stream-K)
+        return out + [("plain", Sm90Config(128, 128, promote="overlap" if fp8 else True))]
+    if m >= 512:  # mid sizes: whole waves, the last partial wave cut (streamk.sk_split)
         if fp8:
-            return [("dp", sk(128, 192, promote="split")), ("dp", sk(128, 128))]
-        return [("dp", sk(128, 192)), ("dp", sk(128, 256)), ("dp", sk(128, 128))]
+            return [("plain", sk(128, 192, promote="split")), ("plain", sk(128, 128))]
+        return [("plain", sk(128, 192)), ("plain", sk(128, 256)), ("plain", sk(128, 128))]
     if m <= 256:  # wider token tiles: the weights still streamed once, the tokens in L2
         out += [("swap", sk(64, m, consumers=1)), ("swap", sk(128, m))]
         if fp8 and m <= 128:
@@ -403,7 +349,7 @@ def prewarm(small: bool, explore_too: bool) -> None:
     sk_case = real
     if explore_too:
         for dtype in (BF, E4):
-            for m in (1, 16, 64, 128, 512):
+            for m in (1, 16, 32, 64, 128, 512):
                 for kind, c in (width_candidates if WIDTHS else candidates)(m, dtype):
                     swap = kind == "swap"
                     am = "K" if (dtype == E4 or not swap) else "M"

@@ -372,3 +372,15 @@ def test_the_picker_takes_stream_k_where_its_waves_say_so():
                     and tm * tn > 132
                     and tm * tn // 132 + sk / ctas + SK_WAVES < -(-tm * tn // 132)
                 )
+
+
+def test_fp8_with_more_than_32_tokens_between_waves_is_not_swapped():
+    """fp8, N/64 tiles between one and two waves: up to 32 tokens swapped, more run plain
+    (decode.FP8_SWAP_MAX_M_BETWEEN_WAVES); outside that band every M <= 64 swaps."""
+    from cutemma.kernels.sm90.decode import FP8_SWAP_MAX_M_BETWEEN_WAVES
+
+    for m in range(1, 65):
+        swapped = decode_config(m, 10240, 8192, "e4m3") is not None
+        assert swapped == (m <= FP8_SWAP_MAX_M_BETWEEN_WAVES)
+        assert decode_config(m, 8192, 8192, "e4m3") is not None  # 128 tiles: under a wave
+        assert decode_config(m, 10240, 8192, "bf16") is not None  # 16-bit: 128-row tiles

@@ -11,7 +11,10 @@ The configs (bench/results/raw/streamk-explore-run2.json, H100, against cuBLAS i
 process; before: split-K or 128x128 tiles at 0.75-0.95x):
 
 - fp8: 64-row tiles of one consumer warpgroup, K tiles of 256 bytes (block_k 256: each TMA
-  row of the K-major B^T is 256 contiguous bytes): 0.96-1.06x.
+  row of the K-major B^T is 256 contiguous bytes): 0.96-1.06x. Except more than 32 tokens
+  where N/64 tiles fall between one and two waves: no swap ((64, 10240, 8192): the plain
+  kernel's 80 tiles of 128x128 ran 0.955x _scaled_mm against 0.863x swapped,
+  raw/streamk-explore-run8.json; at 32 tokens the swap stays ahead).
 - 16-bit: 64-row tiles with one consumer warpgroup (0.96-1.01x), except when N/64 tiles
   fall between one and two waves of the SMs ((N, K) = (10240, 8192): 160 tiles, 0.78x; the
   CTAs' shares start at scattered k of neighbouring tiles and B^T's 128-byte rows lose
@@ -21,6 +24,8 @@ process; before: split-K or 128x128 tiles at 0.75-0.95x):
 ('b64x16_c1_sauto_eregs_sk_swap', 'b128x16_c2_sauto_eregs_sk_swap')
 >>> decode_config(64, 8192, 8192, "e4m3").name, decode_config(65, 8192, 8192, "bf16")
 ('b64x64x256_c1_sauto_eregs_sk_swap', None)
+>>> decode_config(32, 10240, 8192, "e4m3").name, decode_config(33, 10240, 8192, "e4m3")
+('b64x32x256_c1_sauto_eregs_sk_swap', None)
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ from cutemma.kernels.sm90.config import ATOMS_SM90, FP8, Sm90Config
 SWAP_MAX_M = 64  # the tokens fit one wgmma N (<= 64 here: one 64 x 64 accumulator tile)
 TOKENS_MIN = 16  # the narrowest token tile (8 was no faster, run 2)
 FP8_BLOCK_K = 256  # fp8: 256-byte K rows per TMA box row
+FP8_SWAP_MAX_M_BETWEEN_WAVES = 32  # more tokens, N/64 tiles between 1 and 2 waves: no swap
 
 
 def decode_config(m: int, n: int, k: int, dtype: str, sms: int = 132) -> Sm90Config | None:
@@ -45,9 +51,12 @@ def decode_config(m: int, n: int, k: int, dtype: str, sms: int = 132) -> Sm90Con
     # D^T is column-major (its M, B's N, is D's contiguous dim): no TMA store; the register
     # epilogue needs no staging tile (of any token width: 128 x 24 has no swizzled atom)
     kw = {"stream_k": True, "epilogue": "regs", "swap_ab": True}
+    between_waves = sms < -(-n // 64) < 2 * sms  # 64-row tiles: one wave and a part
     if dtype in FP8:
+        if between_waves and tokens > FP8_SWAP_MAX_M_BETWEEN_WAVES:
+            return None
         return Sm90Config(64, tokens, block_k=FP8_BLOCK_K, consumers=1, **kw)
-    if sms < -(-n // 64) < 2 * sms:
+    if between_waves:
         return Sm90Config(128, tokens, **kw)
     return Sm90Config(64, tokens, consumers=1, **kw)
 

@@ -59,6 +59,29 @@ def make(r, c, col, dtype):
     return t.t() if col else t
 
 
+def peer_call(fp8: bool, A, B, out):
+    """The peer of one row: torch._scaled_mm (per-tensor scales of 1) or torch.matmul."""
+    if fp8:
+        one = torch.ones((), device="cuda")
+        return lambda: torch._scaled_mm(A, B, one, one, out_dtype=BF)
+    return lambda: torch.matmul(A, B, out=out)
+
+
+def timed(cands: dict, peer, row: dict) -> dict:
+    """Each candidate's time ratio (peer / ours, interleaved medians) into ``row["ratio"]``
+    (an exception's name and message where it fails), the peer's time once."""
+    for name, fn in cands.items():
+        try:
+            fn()
+            torch.cuda.synchronize()
+            ours, theirs = interleaved_ms(fn, peer, 10, 50, 3)
+            row["ratio"][name] = round(theirs / ours, 4)
+            row.setdefault("peer_us", round(theirs * 1e3, 2))
+        except Exception as exc:  # noqa: BLE001
+            row["ratio"][name] = f"{type(exc).__name__}: {exc}"[:200]
+    return row
+
+
 def forced(fn, value: int | None = None, ctas: int = GRID, sk_first: bool = False):
     """``fn`` whose stream-K launch is prepared with ``value`` shared tiles among ``ctas``
     CTAs (None: the policy's), from a kernel that walks its share before its whole tiles
@@ -148,11 +171,7 @@ def part1(result: dict) -> None:
         fp8 = dtype == E4
         A, B = make(m, k, False, dtype), make(k, n, fp8, dtype)
         out = torch.empty(m, n, device="cuda", dtype=BF)
-        one = torch.ones((), device="cuda")
-        if fp8:
-            peer = lambda: torch._scaled_mm(A, B, one, one, out_dtype=BF)  # noqa: E731
-        else:
-            peer = lambda: torch.matmul(A, B, out=out)  # noqa: E731
+        peer = peer_call(fp8, A, B, out)
         v = variants(kw)
         tiles = -(-m // kw["block_m"]) * -(-n // kw["block_n"])
         r = tiles % GRID
@@ -170,15 +189,7 @@ def part1(result: dict) -> None:
         row = {"dtype": str(dtype)[6:], "m": m, "n": n, "k": k, "tile": v["plain"].name,
                "tiles": tiles, "builtin": builtin_sm90_config(m, n, GRID, "e4m3" if fp8 else "bf16",
                                                               1, k).name, "ratio": {}}  # fmt: skip
-        for name, fn in cands.items():
-            try:
-                fn()
-                torch.cuda.synchronize()
-                ours, theirs = interleaved_ms(fn, peer, 10, 50, 3)
-                row["ratio"][name] = round(theirs / ours, 4)
-                row.setdefault("peer_us", round(theirs * 1e3, 2))
-            except Exception as exc:  # noqa: BLE001
-                row["ratio"][name] = f"{type(exc).__name__}: {exc}"[:200]
+        timed(cands, peer, row)
         result["part1"].append(row)
         print(json.dumps(row), flush=True)
 
@@ -198,30 +209,18 @@ TABLE_CANDIDATES = {
 
 
 def part3(result: dict) -> None:
-    one = torch.ones((), device="cuda")
     for dtype, rows in TABLE_ROWS.items():
         fp8 = dtype == E4
         for m, n, k in rows:
             A, B = make(m, k, False, dtype), make(k, n, fp8, dtype)
             out = torch.empty(m, n, device="cuda", dtype=BF)
-            if fp8:
-                peer = lambda: torch._scaled_mm(A, B, one, one, out_dtype=BF)  # noqa: E731
-            else:
-                peer = lambda: torch.matmul(A, B, out=out)  # noqa: E731
+            peer = peer_call(fp8, A, B, out)
             cands = {"default": lambda: cutemma.gemm(A, B, out=out)}
             for kw in TABLE_CANDIDATES[dtype]:
                 c = Sm90Config(**kw)
                 cands[c.name] = lambda c=c: gemm_sm90(A, B, out=out, config=c)
             row = {"dtype": str(dtype)[6:], "m": m, "n": n, "k": k, "ratio": {}}
-            for name, fn in cands.items():
-                try:
-                    fn()
-                    torch.cuda.synchronize()
-                    ours, theirs = interleaved_ms(fn, peer, 10, 50, 3)
-                    row["ratio"][name] = round(theirs / ours, 4)
-                    row.setdefault("peer_us", round(theirs * 1e3, 2))
-                except Exception as exc:  # noqa: BLE001
-                    row["ratio"][name] = f"{type(exc).__name__}: {exc}"[:200]
+            timed(cands, peer, row)
             result["part3"].append(row)
             print(json.dumps(row), flush=True)
             A = B = out = None
@@ -277,7 +276,6 @@ def part5(result: dict) -> None:
     (every tile shared over the grid: 64-80 tiles leave half the SMs idle otherwise)."""
     from cutemma.kernels.pick import builtin_sm90_config
 
-    one = torch.ones((), device="cuda")
     for dtype in (BF, E4):
         fp8 = dtype == E4
         for n, k in [(10240, 8192), (8192, 28672), (57344, 8192), (8192, 8192)]:
@@ -285,10 +283,7 @@ def part5(result: dict) -> None:
             for m in (128, 256):
                 A = make(m, k, False, dtype)
                 out = torch.empty(m, n, device="cuda", dtype=BF)
-                if fp8:
-                    peer = lambda: torch._scaled_mm(A, B, one, one, out_dtype=BF)  # noqa: E731
-                else:
-                    peer = lambda: torch.matmul(A, B, out=out)  # noqa: E731
+                peer = peer_call(fp8, A, B, out)
                 cfg = builtin_sm90_config(m, n, GRID, "e4m3" if fp8 else "bf16", 1, k)
                 sk = Sm90Config(**{**cfg.__dict__, "stream_k": True})
                 cands = {
@@ -296,11 +291,7 @@ def part5(result: dict) -> None:
                     sk.name: lambda sk=sk: gemm_sm90(A, B, out=out, config=sk),
                 }
                 row = {"dtype": str(dtype)[6:], "m": m, "n": n, "k": k, "ratio": {}}
-                for name, fn in cands.items():
-                    fn()
-                    torch.cuda.synchronize()
-                    ours, theirs = interleaved_ms(fn, peer, 10, 50, 3)
-                    row["ratio"][name] = round(theirs / ours, 4)
+                timed(cands, peer, row)
                 result["part5"].append(row)
                 print(json.dumps(row), flush=True)
             B = None
@@ -331,11 +322,7 @@ def part4(result: dict) -> None:
         fp8 = dtype == E4
         A, B = make(m, k, False, dtype), make(k, n, fp8, dtype)
         out = torch.empty(m, n, device="cuda", dtype=BF)
-        one = torch.ones((), device="cuda")
-        if fp8:
-            peer = lambda: torch._scaled_mm(A, B, one, one, out_dtype=BF)  # noqa: E731
-        else:
-            peer = lambda: torch.matmul(A, B, out=out)  # noqa: E731
+        peer = peer_call(fp8, A, B, out)
         cfg = Sm90Config(**kw, stream_k=True)
         tiles = -(-m // kw["block_m"]) * -(-n // kw["block_n"])
         row = {"dtype": str(dtype)[6:], "m": m, "n": n, "k": k, "tile": cfg.name, "ratio": {}}
@@ -352,15 +339,7 @@ def part4(result: dict) -> None:
                 except Exception as exc:  # noqa: BLE001
                     row["ratio"][f"{vname}_{label}"] = f"{type(exc).__name__}: {exc}"[:200]
         source.fixup = real_fixup
-        for name, fn in cands.items():
-            try:
-                fn()
-                torch.cuda.synchronize()
-                ours, theirs = interleaved_ms(fn, peer, 10, 50, 3)
-                row["ratio"][name] = round(theirs / ours, 4)
-                row.setdefault("peer_us", round(theirs * 1e3, 2))
-            except Exception as exc:  # noqa: BLE001
-                row["ratio"][name] = f"{type(exc).__name__}: {exc}"[:200]
+        timed(cands, peer, row)
         result["part4"].append(row)
         print(json.dumps(row), flush=True)
 

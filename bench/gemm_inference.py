@@ -51,7 +51,7 @@ def _config_of(A, B):
         dtype = SM90_DTYPES[str(A.dtype)[6:]][0]
         cfg = decode_config(m, n, A.shape[1], dtype)
         if cfg is not None and sm90_refusal(B.t(), A.t()) is None:  # D^T = B^T A^T
-            return "sm90", cfg.name, "swap-AB, stream-K (cooperative)"
+            return "sm90", cfg.name, "swap-AB" + (", stream-K" * cfg.stream_k) + " (cooperative)"
         cfg = builtin_sm90_config(m, n, 132, dtype, 1, A.shape[1])
         return "sm90", cfg.name, cfg.schedule
     cfg = builtin_config(m, n, A.shape[1])

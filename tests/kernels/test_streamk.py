@@ -294,23 +294,19 @@ def test_batched_stream_k_is_refused():
 
 
 @pytest.mark.parametrize(
-    ("m", "n", "dtype", "rows", "tokens", "consumers"),
+    ("m", "n", "dtype", "rows", "tokens", "consumers", "shared"),
     [
-        (1, 8192, "bf16", 64, 16, 1),
-        (16, 10240, "bf16", 128, 16, 2),
-        (33, 57344, "f16", 64, 40, 1),
-        (64, 8192, "e4m3", 64, 64, 1),
-        (9, 10240, "e4m3", 64, 16, 1),
+        (1, 8192, "bf16", 64, 16, 1, True),
+        (16, 10240, "bf16", 128, 16, 2, False),  # 80 tiles under a wave: whole (run 9)
+        (33, 57344, "f16", 64, 40, 1, True),
+        (64, 8192, "e4m3", 64, 64, 1, True),
+        (9, 10240, "e4m3", 64, 16, 1, True),
     ],  # fmt: skip
 )
-def test_decode_config_follows_the_measured_rules(m, n, dtype, rows, tokens, consumers):
+def test_decode_config_follows_the_measured_rules(m, n, dtype, rows, tokens, consumers, shared):
     cfg = decode_config(m, n, 8192, dtype)
-    assert (cfg.block_m, cfg.block_n, cfg.consumers, cfg.stream_k) == (
-        rows,
-        tokens,
-        consumers,
-        True,
-    )
+    got = (cfg.block_m, cfg.block_n, cfg.consumers, cfg.stream_k, cfg.swap_ab)
+    assert got == (rows, tokens, consumers, shared, True)
     assert cfg.block_n >= m  # every token in one tile column
     if dtype != "e4m3":  # 16-bit: 64-row tiles never between one and two waves
         assert -(-n // cfg.block_m) <= 132 or -(-n // cfg.block_m) >= 264 or rows == 128

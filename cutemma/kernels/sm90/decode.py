@@ -1,4 +1,4 @@
-"""Decode-sized sm90 calls (M <= 64 tokens): swap A and B, and share K by stream-K.
+"""Decode-sized sm90 calls (M <= 64 tokens): swap A and B, and (mostly) share K by stream-K.
 
 With a few tokens a GEMM is a stream of B. Swapped, D^T = B^T A^T: the large N of B fills
 wgmma's 64-row M (the kernel's A is B^T, a view), the tokens sit in wgmma's N of 16..64
@@ -18,10 +18,12 @@ process; before: split-K or 128x128 tiles at 0.75-0.95x):
 - 16-bit: 64-row tiles with one consumer warpgroup (0.96-1.01x), except when N/64 tiles
   fall between one and two waves of the SMs ((N, K) = (10240, 8192): 160 tiles, 0.78x; the
   CTAs' shares start at scattered k of neighbouring tiles and B^T's 128-byte rows lose
-  their DRAM locality): there 128-row tiles of two warpgroups (80 tiles, 0.97-0.98x).
+  their DRAM locality): there 128-row tiles of two warpgroups, whole (80 tiles under one
+  wave: 0.99-1.00x at 16-32 tokens, 0.93x at 64, against 0.97-0.98x and 0.91x with the 80
+  tiles shared by stream-K over all SMs, raw/decode-configs-run9.json).
 
 >>> decode_config(16, 8192, 8192, "bf16").name, decode_config(1, 10240, 8192, "bf16").name
-('b64x16_c1_sauto_eregs_sk_swap', 'b128x16_c2_sauto_eregs_sk_swap')
+('b64x16_c1_sauto_eregs_sk_swap', 'b128x16_c2_sauto_eregs_swap')
 >>> decode_config(64, 8192, 8192, "e4m3").name, decode_config(65, 8192, 8192, "bf16")
 ('b64x64x256_c1_sauto_eregs_sk_swap', None)
 >>> decode_config(32, 10240, 8192, "e4m3").name, decode_config(33, 10240, 8192, "e4m3")
@@ -56,8 +58,8 @@ def decode_config(m: int, n: int, k: int, dtype: str, sms: int = 132) -> Sm90Con
         if between_waves and tokens > FP8_SWAP_MAX_M_BETWEEN_WAVES:
             return None
         return Sm90Config(64, tokens, block_k=FP8_BLOCK_K, consumers=1, **kw)
-    if between_waves:
-        return Sm90Config(128, tokens, **kw)
+    if between_waves:  # 128-row tiles under one wave: whole, not shared (run 9)
+        return Sm90Config(128, tokens, **{**kw, "stream_k": False})
     return Sm90Config(64, tokens, consumers=1, **kw)
 
 

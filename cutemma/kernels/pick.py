@@ -17,7 +17,7 @@ from cutemma.errors import TiledMmaError
 from cutemma.kernels.operands import SM90_DTYPES
 from cutemma.kernels.scheduler import FULL_WAVE
 from cutemma.kernels.sm80.config import ELEM_BYTES, GemmConfig
-from cutemma.kernels.sm90.config import ATOMS_SM90, FP8, Sm90Config
+from cutemma.kernels.sm90.config import ATOMS_SM90, FP8, SWIZZLE_ROW_BYTES, Sm90Config
 from cutemma.kernels.sm90.streamk import sk_split
 
 if TYPE_CHECKING:  # designs load with the first pick_config: a call's host side needs none
@@ -142,7 +142,7 @@ def builtin_sm90_config(
             f"dtype one of {kinds}"
         )
 
-    k_row = 128 // ATOMS_SM90[dtype][1]  # a k tile: one 128-byte swizzle row
+    k_row = SWIZZLE_ROW_BYTES // ATOMS_SM90[dtype][1]  # a built-in tile's k tile
 
     def waves(bn: int) -> tuple[float, bool]:  # (waves, by stream-K) of 128 x bn tiles
         tiles_m, tiles_n = -(-m // 128), -(-n // bn)

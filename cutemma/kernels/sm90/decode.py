@@ -37,6 +37,7 @@ from typing import Any
 from cutemma.kernels.sm90.config import ATOMS_SM90, FP8, Sm90Config
 
 SWAP_MAX_M = 64  # the tokens fit one wgmma N (<= 64 here: one 64 x 64 accumulator tile)
+ROWS = 64  # a swapped tile's rows of B^T: one wgmma M (128: two warpgroups' rows)
 TOKENS_MIN = 16  # the narrowest token tile (8 was no faster, run 2)
 FP8_BLOCK_K = 256  # fp8: 256-byte K rows per TMA box row
 FP8_SWAP_MAX_M_BETWEEN_WAVES = 32  # more tokens, N/64 tiles between 1 and 2 waves: no swap
@@ -53,14 +54,14 @@ def decode_config(m: int, n: int, k: int, dtype: str, sms: int = 132) -> Sm90Con
     # D^T is column-major (its M, B's N, is D's contiguous dim): no TMA store; the register
     # epilogue needs no staging tile (of any token width: 128 x 24 has no swizzled atom)
     kw = {"stream_k": True, "epilogue": "regs", "swap_ab": True}
-    between_waves = sms < -(-n // 64) < 2 * sms  # 64-row tiles: one wave and a part
+    between_waves = sms < -(-n // ROWS) < 2 * sms  # ROWS-row tiles: one wave and a part
     if dtype in FP8:
         if between_waves and tokens > FP8_SWAP_MAX_M_BETWEEN_WAVES:
             return None
-        return Sm90Config(64, tokens, block_k=FP8_BLOCK_K, consumers=1, **kw)
+        return Sm90Config(ROWS, tokens, block_k=FP8_BLOCK_K, consumers=1, **kw)
     if between_waves:  # 128-row tiles under one wave: whole, not shared (run 9)
-        return Sm90Config(128, tokens, **{**kw, "stream_k": False})
-    return Sm90Config(64, tokens, consumers=1, **kw)
+        return Sm90Config(2 * ROWS, tokens, **{**kw, "stream_k": False})
+    return Sm90Config(ROWS, tokens, consumers=1, **kw)
 
 
 def swap_call(A: Any, B: Any, out: Any, out_dtype: Any, alpha: float, remember: Any) -> Any:

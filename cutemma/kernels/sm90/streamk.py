@@ -160,7 +160,7 @@ def fixup(acc_name: str, n_acc: int, threads: int, staging: tuple[str, int] | No
             '    asm volatile("" ::: "memory");'
             for c in range(0, quads, LOAD_CHUNK)
         )
-        wait = "named_sync(EPI_BAR, {t});  // its sums are visible to every consumer"
+        wait = f"named_sync(EPI_BAR, {threads});  // its sums are visible to every consumer"
     else:
         adds = _adds_through_shared(staging, quads, threads, add)
         wait = "// the chunks' mbarrier orders the rest"
@@ -181,7 +181,7 @@ if (k_lo > 0) {{  // stream-K: not the tile's first piece: its sums to slot bloc
       while (ld_acquire_u64(sk_flags + peer) != sk_epoch) {{}}
       sk_flags[peer] = 0ull;  // consumed: zero again for the next launch
     }}
-    {wait.format(t=threads)}
+    {wait}
     const float4* w = reinterpret_cast<const float4*>(sk_ws) + (long long)peer * {slot} + tid;
 {adds}
     next = peer_end;

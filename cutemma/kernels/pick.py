@@ -105,6 +105,28 @@ TILE_SPEEDS_16 = {256: 1.0, 192: 0.955, 128: 0.93, 64: 0.54}
 # epilogues; runs 5-6, raw/sk-probe-dpfirst-run6.json: (512, 10240, 8192) bf16 at 128x256
 # ran 1.53 waves, (2048, 8192, 28672) e4m3 at 128x192 5.53: 0.28 over the chunk count)
 SK_WAVES = 0.28
+# fp8 128x128 (promote="overlap") runs whole tiles faster as its stream-K kernel than as its
+# plain kernel, even with no tile shared (raw/tile-map-run1.json, e4m3 against _scaled_mm at
+# M = 1024 / 2048 on (8192, 28672): 1.00 / 1.02x against 0.88 / 0.82x; the same in the A/B
+# runs raw/sk-vs-plain-ab-run2.json and raw/tile-loop-ab-run3-old.json. Not why: the k
+# loops' SASS match, and the plain kernel's tile loop walked by a count ran no faster,
+# raw/tile-loop-ab-run3-counted.json). Where stream-K may run (one 2-D call, K >= LONG_K,
+# more than a wave of tiles, two tile rows and columns) this tile takes that kernel, at this
+# speed against 128x192's (the map's best fit: 0.96-0.98)
+FP8_SK_KERNEL_SPEEDS = {128: 0.97}
+# B's loads carry an L2 evict-first policy (Sm90Config.evict_first) where B is read by at
+# most EVICT_FIRST_ROWS tile rows and is at most this many bytes (decode's swapped calls: the
+# weights, their A). A short stream of B starts at half the DRAM bandwidth while L2 writes
+# back the lines the kernels before it left dirty (per-CTA arrival times,
+# raw/decode-timeline-run9.json: 1.3-2 TB/s for the first ~20 us, 3+ after); with B's lines
+# the first to leave L2 nothing is written back (raw/decode-evict-first-run10.json, 16
+# tokens swapped: e4m3 (10240 | 8192, 8192) 0.97 / 0.99x cuBLAS -> 1.07 / 1.16x, bf16 1.00 /
+# 0.99x -> 1.05 / 1.06x; raw/evict-first-b-run11.json, unswapped: e4m3 (128 | 256, 8192,
+# 8192) 0.97 / 0.99x -> 1.11 / 1.12x, bf16 (128, 8192, 8192) 0.99x -> 1.07x). Over a longer
+# stream the write-back is a smaller share and the hint lost: swapped e4m3 (16, 57344,
+# 8192) 1.06 -> 1.05x, bf16 1.00 -> 0.96x; 235 MB of B ((8192, 28672) e4m3) broke even
+EVICT_FIRST_MAX_BYTES = 192 << 20
+EVICT_FIRST_ROWS = 2  # measured at 1 and 2 tile rows; more re-read B through L2
 
 
 def _whole(v: Any) -> bool:
@@ -147,19 +169,29 @@ def builtin_sm90_config(
     def waves(bn: int) -> tuple[float, bool]:  # (waves, by stream-K) of 128 x bn tiles
         tiles_m, tiles_n = -(-m // 128), -(-n // bn)
         whole = -(-batch * tiles_m * tiles_n // sms)
-        if batch > 1 or k is None or k < LONG_K or min(tiles_m, tiles_n) < 2:
+        small = min(tiles_m, tiles_n) < 2 or tiles_m * tiles_n <= sms
+        if batch > 1 or k is None or k < LONG_K or small:
             return whole, False
+        sk_kernel = dtype in FP8 and bn in FP8_SK_KERNEL_SPEEDS  # taken even with none shared
         sk, ctas = sk_split(tiles_m, tiles_n, -(-k // k_row), sms)
-        if sk == 0 or tiles_m * tiles_n <= sms:
-            return whole, False
+        if sk == 0:
+            return whole, sk_kernel
         by_sk = tiles_m * tiles_n // sms + sk / ctas + SK_WAVES
-        return min((whole, False), (by_sk, True))
+        return (by_sk, True) if sk_kernel else min((whole, False), (by_sk, True))
 
     def cost(bn: int, speed: float) -> float:  # time in units of a 128-row, 1-column tile
-        return waves(bn)[0] * bn / speed
+        w, sk = waves(bn)
+        return w * bn / (FP8_SK_KERNEL_SPEEDS.get(bn, speed) if sk and dtype in FP8 else speed)
+
+    streamed = (  # B read by few tile rows, and short: evict-first B (EVICT_FIRST_MAX_BYTES)
+        batch == 1
+        and k is not None
+        and -(-m // 128) <= EVICT_FIRST_ROWS
+        and n * k * ATOMS_SM90[dtype][1] <= EVICT_FIRST_MAX_BYTES
+    )
 
     def chosen(cfg: Sm90Config) -> Sm90Config:  # the tile, stream-K where its waves say so
-        return replace(cfg, stream_k=True) if waves(cfg.block_n)[1] else cfg
+        return replace(cfg, stream_k=waves(cfg.block_n)[1], evict_first="B" if streamed else "")
 
     if dtype in FP8:
         # promoted fp8, run 22 (e4m3, ratio to _scaled_mm): 128x192 promoted by N halves

@@ -100,7 +100,7 @@ def _decode_candidates(M: int, N: int, K: int, dtype: str) -> list[Sm90Config]:
     winner replaces the built-in choice); none for other shapes or types.
 
     >>> [c.name for c in _decode_candidates(16, 8192, 8192, "bf16")], _decode_candidates(512, 8192, 8192, "bf16")
-    (['b64x16_c1_sauto_eregs_sk_swap'], [])
+    (['b64x16_c1_sauto_eregs_efa_sk_swap'], [])
     """
     from cutemma.kernels.sm90.decode import decode_config
 

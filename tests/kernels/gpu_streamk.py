@@ -144,6 +144,9 @@ def correctness(small: bool, graphs: bool = True) -> None:
     for m, n, k in [(512, 10240, 8192), (300, 1000, 784)]:
         sk_case(m, n, k, E4, Sm90Config(128, 160, promote="split"))
     sk_case(512, 8192, 8192, BF, Sm90Config(128, 256))
+    # Sm90Config.evict_first on plain kernels (decode configs above carry it on the weights)
+    sk_case(64, 10240, 8192, E4, Sm90Config(128, 128, promote="overlap", evict_first="B"))
+    sk_case(304, 1000, 784, BF, Sm90Config(128, 128, evict_first="A"), a_col=True, beta=0.75)
     sk_case(300, 504, 3000, BF, sk(128, 128), beta=0.75)
     sk_case(300, 500, 3000, F32, sk(128, 128))
     sk_case(200, 1000, 5000, BF, sk(128, 128), epi=True)

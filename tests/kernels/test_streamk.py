@@ -349,8 +349,8 @@ def test_the_picker_takes_stream_k_where_its_waves_say_so():
     waves; never for batches, short K, a single tile row, or full waves."""
     from cutemma.kernels.pick import LONG_K, SK_WAVES, builtin_sm90_config
 
-    # (2048, 8192, 28672) e4m3 at 128x192: 688 tiles, 5 waves + 28 tiles cut in 4 chunks
-    cfg = builtin_sm90_config(2048, 8192, 132, "e4m3", 1, 28672)
+    # (4096, 8192, 28672) e4m3 at 128x192: 1376 tiles, 10 waves + 56 tiles cut in 2 chunks
+    cfg = builtin_sm90_config(4096, 8192, 132, "e4m3", 1, 28672)
     assert (cfg.block_n, cfg.promote, cfg.stream_k) == (192, "split", True)
     assert not builtin_sm90_config(2048, 8192, 132, "e4m3", 2, 28672).stream_k  # a batch
     assert not builtin_sm90_config(2048, 8192, 132, "e4m3", 1, LONG_K - 1).stream_k
@@ -368,6 +368,27 @@ def test_the_picker_takes_stream_k_where_its_waves_say_so():
                     and tm * tn > 132
                     and tm * tn // 132 + sk / ctas + SK_WAVES < -(-tm * tn // 132)
                 )
+
+
+def test_fp8_128x128_takes_the_stream_k_kernel_wherever_stream_k_may_run():
+    """pick.FP8_SK_KERNEL_SPEEDS: fp8's 128x128 tile runs as its stream-K kernel over more
+    than a wave of tiles on one 2-D call with a long K, also where sk_split shares no tile
+    (its whole tiles ran faster so); under a wave, with a batch or a short K it stays plain."""
+    from cutemma.kernels.pick import FP8_SK_KERNEL_SPEEDS, LONG_K, builtin_sm90_config
+
+    assert set(FP8_SK_KERNEL_SPEEDS) == {128}
+    # (2048, 8192, 28672): 1024 tiles of 128x128, 97% of 8 waves: nothing shared
+    assert sk_split(2048 // 128, 8192 // 128, 28672 // 128, 132) == (0, 132)
+    cfg = builtin_sm90_config(2048, 8192, 132, "e4m3", 1, 28672)
+    assert (cfg.block_n, cfg.promote, cfg.stream_k) == (128, "overlap", True)
+    for m, batch, k in ((128, 1, 28672), (2048, 2, 28672), (2048, 1, LONG_K - 1)):
+        cfg = builtin_sm90_config(m, 8192, 132, "e4m3", batch, k)
+        assert not (cfg.block_n == 128 and cfg.stream_k), (m, batch, k, cfg.name)
+    for m in (512, 1024, 2048, 4096, 8192):  # wherever 128x128 is picked over a wave
+        for n in (8192, 10240, 28672, 57344):
+            cfg = builtin_sm90_config(m, n, 132, "e4m3", 1, 8192)
+            if cfg.block_n == 128 and (m // 128) * (n // 128) > 132:
+                assert cfg.stream_k, cfg.name
 
 
 def test_fp8_with_more_than_32_tokens_between_waves_is_not_swapped():

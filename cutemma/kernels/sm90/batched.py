@@ -50,6 +50,17 @@ __device__ __forceinline__ void tma_store_3d(const TmaMap* map, uint32_t src, in
                : "memory");
 }
 """
+# the rank-3 load with an L2 cache policy (Sm90Config.evict_first; only kernels that hint)
+HELPERS_EVICT_FIRST_3D = r"""
+__device__ __forceinline__ void tma_load_3d_hint(uint32_t dst, const TmaMap* map, int c0, int c1,
+                                                 int c2, uint32_t bar, uint64_t policy) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+      ".L2::cache_hint [%0], [%1, {%2, %3, %4}], [%5], %6;\n"
+      :: "r"(dst), "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(bar),
+         "l"(policy) : "memory");
+}
+"""
 from cutemma.kernels.sm90.config import BAT_A, BAT_B  # noqa: E402 - the bits, defined there
 
 

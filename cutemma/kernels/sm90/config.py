@@ -146,6 +146,10 @@ class Sm90Config:
     CTA in a fixed order (:mod:`cutemma.kernels.sm90.streamk`). ``swap_ab`` (2-D calls, no
     fused epilogue): the call runs as D^T = B^T A^T through transposed views, this config
     being the kernel's for the swapped problem (decode calls, :mod:`cutemma.kernels.sm90.decode`).
+    ``evict_first`` 'A' or 'B' (clusters of 1): that operand's TMA loads carry an L2
+    evict-first cache policy, for an operand read once (a decode call's weights): its lines
+    are the first L2 gives up, so lines that earlier kernels left dirty in L2 are not
+    written back to DRAM while the weights stream in (decode.EVICT_FIRST_MAX_BYTES).
 
     >>> Sm90Config(128, 256).name
     'b128x256_c2_sauto'
@@ -174,6 +178,9 @@ class Sm90Config:
     # swap-AB (cutemma.kernels.sm90.decode): the call runs as D^T = B^T A^T, this config's
     # kernel on the swapped problem (B's N as its M, the tokens as its N)
     swap_ab: bool = False
+    # L2 evict-first (PTX ISA createpolicy): operand "A" or "B" streamed once, its TMA loads
+    # hinted so its lines leave L2 first ("" none)
+    evict_first: str = ""
 
     def __post_init__(self) -> None:
         ints = ("block_m", "block_n", "consumers", "group_m", "cluster")
@@ -194,7 +201,7 @@ class Sm90Config:
         ]
         bad_type += [
             f"{f} a str (got {getattr(self, f)!r})"
-            for f in ("epilogue", "multicast", "schedule")
+            for f in ("epilogue", "multicast", "schedule", "evict_first")
             if not isinstance(getattr(self, f), str)
         ]
         if not isinstance(self.promote, bool | str):
@@ -218,6 +225,14 @@ class Sm90Config:
             (self.schedule in SCHEDULES, f"schedule {self.schedule!r} in {SCHEDULES}"),
             (isinstance(self.stream_k, bool), f"stream_k {self.stream_k!r} True or False"),
             (isinstance(self.swap_ab, bool), f"swap_ab {self.swap_ab!r} True or False"),
+            (
+                self.evict_first in ("", "A", "B"),
+                f"evict_first {self.evict_first!r}: 'A' or 'B' (the streamed operand) or ''",
+            ),
+            (
+                not self.evict_first or self.cluster == 1,
+                "evict_first with cluster=1 (a cluster multicasts its loads)",
+            ),
             (
                 not self.stream_k or (self.schedule, self.cluster) == ("cooperative", 1),
                 "stream_k with schedule='cooperative' and cluster=1 (the consumers share each "
@@ -287,6 +302,7 @@ class Sm90Config:
         p = {True: "", False: "_fastacc", "overlap": "_ovl", "split": "_spl"}.get(self.promote, "")
         pp = {"cooperative": "", "pingpong": "_pp", "alternate": "_alt"}.get(self.schedule, "")
         rs = ("_rs" if self.a_regs else "") + ("_h16" if self.acc_f16 else "")
+        rs += f"_ef{self.evict_first.lower()}" if self.evict_first in ("A", "B") else ""
         rs += ("_sk" if self.stream_k is True else "") + ("_swap" if self.swap_ab is True else "")
         return f"b{self.block_m}x{self.block_n}{k}_c{self.consumers}_s{s}{g}{x}{e}{p}{pp}{rs}"
 

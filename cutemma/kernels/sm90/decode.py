@@ -22,18 +22,24 @@ process; before: split-K or 128x128 tiles at 0.75-0.95x):
   wave: 0.99-1.00x at 16-32 tokens, 0.93x at 64, against 0.97-0.98x and 0.91x with the 80
   tiles shared by stream-K over all SMs, raw/decode-configs-run9.json).
 
+Weights of at most pick.EVICT_FIRST_MAX_BYTES stream in under an L2 evict-first policy
+(``evict_first="A"``, the kernel's A being B^T: ``_efa`` in the names below).
+
 >>> decode_config(16, 8192, 8192, "bf16").name, decode_config(1, 10240, 8192, "bf16").name
-('b64x16_c1_sauto_eregs_sk_swap', 'b128x16_c2_sauto_eregs_swap')
+('b64x16_c1_sauto_eregs_efa_sk_swap', 'b128x16_c2_sauto_eregs_efa_swap')
 >>> decode_config(64, 8192, 8192, "e4m3").name, decode_config(65, 8192, 8192, "bf16")
-('b64x64x256_c1_sauto_eregs_sk_swap', None)
+('b64x64x256_c1_sauto_eregs_efa_sk_swap', None)
 >>> decode_config(32, 10240, 8192, "e4m3").name, decode_config(33, 10240, 8192, "e4m3")
-('b64x32x256_c1_sauto_eregs_sk_swap', None)
+('b64x32x256_c1_sauto_eregs_efa_sk_swap', None)
+>>> decode_config(16, 57344, 8192, "bf16").name  # 940 MB of weights: no hint
+'b64x16_c1_sauto_eregs_sk_swap'
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from cutemma.kernels.pick import EVICT_FIRST_MAX_BYTES
 from cutemma.kernels.sm90.config import ATOMS_SM90, FP8, Sm90Config
 
 SWAP_MAX_M = 64  # the tokens fit one wgmma N (<= 64 here: one 64 x 64 accumulator tile)
@@ -54,6 +60,8 @@ def decode_config(m: int, n: int, k: int, dtype: str, sms: int = 132) -> Sm90Con
     # D^T is column-major (its M, B's N, is D's contiguous dim): no TMA store; the register
     # epilogue needs no staging tile (of any token width: 128 x 24 has no swizzled atom)
     kw = {"stream_k": True, "epilogue": "regs", "swap_ab": True}
+    if n * k * ATOMS_SM90[dtype][1] <= EVICT_FIRST_MAX_BYTES:
+        kw["evict_first"] = "A"  # the kernel's A is B^T: the weights (pick.EVICT_FIRST_MAX_BYTES)
     between_waves = sms < -(-n // ROWS) < 2 * sms  # ROWS-row tiles: one wave and a part
     if dtype in FP8:
         if between_waves and tokens > FP8_SWAP_MAX_M_BETWEEN_WAVES:

@@ -45,6 +45,7 @@ from cutemma.kernels.epilogue import NO_EPILOGUE, Epilogue
 from cutemma.kernels.scheduler import raster_sm90, tile_counts_sm90, tile_loop_sm90
 from cutemma.kernels.sm80.source import OUT_TYPES, check_outs, thread_expr
 from cutemma.kernels.sm90.batched import (
+    HELPERS_EVICT_FIRST_3D,
     HELPERS_SM90_BATCHED,
     batch_epilogue,
     tma_lines_batched,
@@ -63,6 +64,26 @@ from cutemma.kernels.sm90.streamk import (
     unit_loop,
 )
 from cutemma.kernels.template import fill
+
+# Sm90Config.evict_first: a TMA load with an L2 cache policy (PTX ISA createpolicy,
+# cp.async.bulk.tensor .L2::cache_hint); only kernels that hint carry these
+HELPERS_EVICT_FIRST = r"""
+// tma_load_2d with an L2 cache policy
+__device__ __forceinline__ void tma_load_2d_hint(uint32_t dst, const TmaMap* map, int c0, int c1,
+                                                 uint32_t bar, uint64_t policy) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+      ".L2::cache_hint [%0], [%1, {%2, %3}], [%4], %5;\n"
+      :: "r"(dst), "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(bar),
+         "l"(policy) : "memory");
+}
+// every line a load under this policy brings into L2 is among the first to leave it
+__device__ __forceinline__ uint64_t l2_evict_first_policy() {
+  uint64_t p;
+  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(p));
+  return p;
+}
+"""
 
 HELPERS_SM90 = (
     r"""
@@ -247,6 +268,8 @@ def _tma_lines(plan: Sm90Plan, ops: str = "AB", rank3: bool = False, kt: str = "
                 dst += f" + rank * {se * plan.elem_bytes}"
                 mask = (1 << cl) - 1
                 out.append(f"tma_load_{d}_multicast({dst}, {tmap}, {c0}, {c1}{bl}, full, {mask});")
+            elif plan.config.evict_first == which:
+                out.append(f"tma_load_{d}_hint({dst}, {tmap}, {c0}, {c1}{bl}, full, l2_first);")
             else:
                 out.append(f"tma_load_{d}({dst}, {tmap}, {c0}, {c1}{bl}, full);")
     return "\n".join(out)
@@ -284,6 +307,7 @@ KERNEL_SM90 = r"""extern "C" __global__ void ${cluster_attr}__launch_bounds__($t
 PRODUCER_SM90 = r"""asm volatile("setmaxnreg.dec.sync.aligned.u32 $regs;\n" ::: "memory");
 if (threadIdx.x == 0) {  // one thread issues every TMA load
   tma_prefetch(&tmap_a); tma_prefetch(&tmap_b);
+  $policy
   int stage = 0; uint32_t phase = $start_phase;
   $tile_loop
     $raster
@@ -448,6 +472,9 @@ def _producer(plan: Sm90Plan, batched: bool) -> str:
         stage_bytes=plan.stage_bytes,
         bytes_A=plan.bytes_A,
         tma_loads=loads,
+        policy="const uint64_t l2_first = l2_evict_first_policy();  // Sm90Config.evict_first"
+        if plan.config.evict_first
+        else "",
         S=S,
     )
 
@@ -654,6 +681,8 @@ def gemm_sm90_source(
     )
     helpers = HELPERS_SM90 + (HELPERS_SM90_BATCHED if batched else "") + epilogue.helpers()
     helpers += HELPERS_STREAMK + HELPERS_STREAMK_SYNC if config.stream_k else ""
+    if config.evict_first:
+        helpers += HELPERS_EVICT_FIRST + (HELPERS_EVICT_FIRST_3D if batched else "")
     header = _header(plan, dtype, a_major, b_major, out)
     return translation_unit(header, FIXED_WIDTH_TYPES, _defines(plan), helpers, *tables, kern)
 

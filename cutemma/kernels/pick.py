@@ -115,8 +115,8 @@ SK_WAVES = 0.28
 # speed against 128x192's (the map's best fit: 0.96-0.98)
 FP8_SK_KERNEL_SPEEDS = {128: 0.97}
 # B's loads carry an L2 evict-first policy (Sm90Config.evict_first) where B is read by at
-# most EVICT_FIRST_ROWS tile rows and is at most this many bytes (decode's swapped calls: the
-# weights, their A). A short stream of B starts at half the DRAM bandwidth while L2 writes
+# most EVICT_FIRST_ROWS tile rows, K is at least LONG_K (as measured) and B is at most this
+# many bytes (decode's swapped calls: the weights, their A). A short stream of B starts at half the DRAM bandwidth while L2 writes
 # back the lines the kernels before it left dirty (per-CTA arrival times,
 # raw/decode-timeline-run9.json: 1.3-2 TB/s for the first ~20 us, 3+ after); with B's lines
 # the first to leave L2 nothing is written back (raw/decode-evict-first-run10.json, 16
@@ -124,9 +124,12 @@ FP8_SK_KERNEL_SPEEDS = {128: 0.97}
 # 0.99x -> 1.05 / 1.06x; raw/evict-first-b-run11.json, unswapped: e4m3 (128 | 256, 8192,
 # 8192) 0.97 / 0.99x -> 1.11 / 1.12x, bf16 (128, 8192, 8192) 0.99x -> 1.07x). Over a longer
 # stream the write-back is a smaller share and the hint lost: swapped e4m3 (16, 57344,
-# 8192) 1.06 -> 1.05x, bf16 1.00 -> 0.96x; 235 MB of B ((8192, 28672) e4m3) broke even
+# 8192) 1.06 -> 1.05x, bf16 1.00 -> 0.96x; 235 MB of B ((8192, 28672) e4m3) broke even.
+# At 4 and 8 tile rows (M = 512, 1024; K >= LONG_K) it still gained 0-4% on the two shapes
+# under the bound, at 16 it was even, and over the bound it lost up to 15%
+# (raw/evict-first-b-mid-run14.json)
 EVICT_FIRST_MAX_BYTES = 192 << 20
-EVICT_FIRST_ROWS = 2  # measured at 1 and 2 tile rows; more re-read B through L2
+EVICT_FIRST_ROWS = 8
 
 
 def _whole(v: Any) -> bool:
@@ -144,11 +147,13 @@ def builtin_sm90_config(
     the same way. fp8 (promoted accumulation: two accumulator sets, at most 2 x 96 per
     thread) the same way between the widths of :data:`FP8_TILES` (192 and 160 promoted by
     N halves, ``promote="split"``, and 128 with a batch in flight, ``promote="overlap"``).
+    B streams in under an L2 evict-first policy (``_efb``) where few tile rows read a B of at
+    most :data:`EVICT_FIRST_MAX_BYTES`.
 
     >>> [builtin_sm90_config(s, s).name for s in (8192, 4096, 3072, 2048, 1024)]
     ['b128x256_c2_sauto', 'b128x256_c2_sauto', 'b128x192_c2_sauto', 'b128x128_c2_sauto', 'b128x64_c2_sauto']
     >>> builtin_sm90_config(512, 8192, k=8192).name  # 128 tiles of 128x256: 97% of a wave
-    'b128x256_c2_sauto'
+    'b128x256_c2_sauto_efb'
     >>> [builtin_sm90_config(s, s, dtype="e4m3").name for s in (8192, 6144, 4096, 1024)]
     ['b128x192_c2_sauto_spl', 'b128x192_c2_sauto_spl', 'b128x192_c2_sauto_spl', 'b128x128_c2_sauto_ovl']
     >>> builtin_sm90_config(2048, 2048, batch=8).name  # 8 x 64 tiles of 128x256: 3.9 waves
@@ -186,6 +191,7 @@ def builtin_sm90_config(
     streamed = (  # B read by few tile rows, and short: evict-first B (EVICT_FIRST_MAX_BYTES)
         batch == 1
         and k is not None
+        and k >= LONG_K
         and -(-m // 128) <= EVICT_FIRST_ROWS
         and n * k * ATOMS_SM90[dtype][1] <= EVICT_FIRST_MAX_BYTES
     )

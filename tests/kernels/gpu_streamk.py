@@ -147,6 +147,11 @@ def correctness(small: bool, graphs: bool = True) -> None:
     # Sm90Config.evict_first on plain kernels (decode configs above carry it on the weights)
     sk_case(64, 10240, 8192, E4, Sm90Config(128, 128, promote="overlap", evict_first="B"))
     sk_case(304, 1000, 784, BF, Sm90Config(128, 128, evict_first="A"), a_col=True, beta=0.75)
+    from cutemma.kernels.pick import builtin_sm90_config
+
+    for m, n, k, dt in [(512, 10240, 8192, E4), (1024, 8192, 8192, E4), (1024, 8192, 8192, BF)]:
+        kind = "e4m3" if dt == E4 else "bf16"  # the built-in picks: evict-first B, stream-K
+        sk_case(m, n, k, dt, builtin_sm90_config(m, n, 132, kind, 1, k))
     sk_case(300, 504, 3000, BF, sk(128, 128), beta=0.75)
     sk_case(300, 500, 3000, F32, sk(128, 128))
     sk_case(200, 1000, 5000, BF, sk(128, 128), epi=True)

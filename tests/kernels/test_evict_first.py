@@ -98,16 +98,17 @@ def test_decode_configs_hint_the_weights_up_to_the_bound():
 
 def test_the_picker_hints_b_read_by_few_tile_rows():
     """builtin_sm90_config hints B for one 2-D call whose B is read by at most
-    pick.EVICT_FIRST_ROWS tile rows and is at most EVICT_FIRST_MAX_BYTES; never for a batch,
-    an unknown K, more tile rows or a bigger B."""
+    pick.EVICT_FIRST_ROWS tile rows and is at most EVICT_FIRST_MAX_BYTES, K >= LONG_K; never
+    for a batch, an unknown or short K, more tile rows or a bigger B."""
     from cutemma.kernels.pick import (
         EVICT_FIRST_MAX_BYTES,
         EVICT_FIRST_ROWS,
+        LONG_K,
         builtin_sm90_config,
     )
 
     for dtype in ("bf16", "e4m3"):
-        for m in (1, 64, 128, 200, 256, 257, 512, 4096):
+        for m in (1, 64, 128, 256, 257, 512, 1024, 1025, 2048, 4096):
             for n, k in [(10240, 8192), (8192, 8192), (8192, 28672), (57344, 8192)]:
                 cfg = builtin_sm90_config(m, n, 132, dtype, 1, k)
                 few = -(-m // 128) <= EVICT_FIRST_ROWS
@@ -115,3 +116,5 @@ def test_the_picker_hints_b_read_by_few_tile_rows():
                 assert cfg.evict_first == ("B" if few and small else ""), (m, n, k, cfg.name)
         assert builtin_sm90_config(128, 8192, 132, dtype, 2, 8192).evict_first == ""
         assert builtin_sm90_config(128, 8192, 132, dtype).evict_first == ""
+        assert builtin_sm90_config(128, 8192, 132, dtype, 1, LONG_K - 1).evict_first == ""
+        assert builtin_sm90_config(1024, 1024, 132, dtype, 1, 1024).evict_first == ""

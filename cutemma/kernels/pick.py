@@ -108,18 +108,18 @@ SK_WAVES = 0.28
 # fp8 128x128 (promote="overlap") runs whole tiles faster as its stream-K kernel than as its
 # plain kernel, even with no tile shared (raw/tile-map-run1.json, e4m3 against _scaled_mm at
 # M = 1024 / 2048 on (8192, 28672): 1.00 / 1.02x against 0.88 / 0.82x; the same in the A/B
-# runs raw/sk-vs-plain-ab-run2.json and raw/tile-loop-ab-run3-old.json. Not why: the k
-# loops' SASS match, and the plain kernel's tile loop walked by a count ran no faster,
-# raw/tile-loop-ab-run3-counted.json). Where stream-K may run (one 2-D call, K >= LONG_K,
+# runs raw/sk-vs-plain-ab-run2.json and raw/tile-loop-ab-run3-old.json. Why is not known:
+# the k loops' SASS differs only in the plain loop re-reading K from the constant bank, and
+# the plain kernel's tile loop walked by a count ran no faster, tile-loop-ab-run3-counted). Where stream-K may run (one 2-D call, K >= LONG_K,
 # more than a wave of tiles, two tile rows and columns) this tile takes that kernel, at this
 # speed against 128x192's (the map's best fit: 0.96-0.98)
 FP8_SK_KERNEL_SPEEDS = {128: 0.97}
 # B's loads carry an L2 evict-first policy (Sm90Config.evict_first) where B is read by at
 # most EVICT_FIRST_ROWS tile rows, K is at least LONG_K (as measured) and B is at most this
-# many bytes (decode's swapped calls: the weights, their A). A short stream of B starts at half the DRAM bandwidth while L2 writes
-# back the lines the kernels before it left dirty (per-CTA arrival times,
-# raw/decode-timeline-run9.json: 1.3-2 TB/s for the first ~20 us, 3+ after); with B's lines
-# the first to leave L2 nothing is written back (raw/decode-evict-first-run10.json, 16
+# many bytes (decode's swapped calls: the weights, their A). A short stream of B starts at
+# half the DRAM bandwidth while L2 writes back the lines the kernels before it left dirty
+# (per-CTA arrival times, raw/decode-timeline-run9.json: 1.3-2 TB/s for the first ~20 us,
+# 3+ after); with B's lines the first to leave L2 nothing is written back (raw/decode-evict-first-run10.json, 16
 # tokens swapped: e4m3 (10240 | 8192, 8192) 0.97 / 0.99x cuBLAS -> 1.07 / 1.16x, bf16 1.00 /
 # 0.99x -> 1.05 / 1.06x; raw/evict-first-b-run11.json, unswapped: e4m3 (128 | 256, 8192,
 # 8192) 0.97 / 0.99x -> 1.11 / 1.12x, bf16 (128, 8192, 8192) 0.99x -> 1.07x). Over a longer

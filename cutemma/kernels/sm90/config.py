@@ -149,7 +149,7 @@ class Sm90Config:
     ``evict_first`` 'A' or 'B' (clusters of 1): that operand's TMA loads carry an L2
     evict-first cache policy, for an operand read once (a decode call's weights): its lines
     are the first L2 gives up, so lines that earlier kernels left dirty in L2 are not
-    written back to DRAM while the weights stream in (decode.EVICT_FIRST_MAX_BYTES).
+    written back to DRAM while the weights stream in (pick.EVICT_FIRST_MAX_BYTES).
 
     >>> Sm90Config(128, 256).name
     'b128x256_c2_sauto'

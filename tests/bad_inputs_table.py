@@ -536,6 +536,10 @@ API: list[tuple[str, type, str]] = [
     # stream-K (issue 21): a bool, cooperative, no cluster, 2-D only
     ("cm.Sm90Config(stream_k=1)", TE, "stream_k 1 True or False"),
     ("cm.Sm90Config(swap_ab=1)", TE, "swap_ab 1 True or False"),
+    # L2 evict-first loads (issue 21, session 8): 'A', 'B' or '', clusters of 1
+    ("cm.Sm90Config(evict_first='C')", TE, "evict_first 'C': 'A' or 'B'"),
+    ("cm.Sm90Config(evict_first=1)", TE, "evict_first a str"),
+    ("cm.Sm90Config(128, 128, evict_first='A', cluster=2)", TE, "evict_first with cluster=1"),
     ("cm.Sm90Config(128, 128, stream_k=True, schedule='pingpong')", TE, "schedule='cooperative'"),
     ("cm.Sm90Config(128, 128, stream_k=True, cluster=2)", TE, "cluster=1"),
     (

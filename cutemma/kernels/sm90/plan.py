@@ -216,6 +216,11 @@ class Sm90Plan:
         tiles into the staging tile, :func:`cutemma.kernels.sm90.streamk.fixup`)."""
         return BARRIER_BYTES if self.config.stream_k and self.tma_store else 0
 
+    @property
+    def sk_bar_offset(self) -> int:
+        """That mbarrier's offset from the ring's barriers (after the full and empty ones)."""
+        return 2 * BARRIER_BYTES * self.stages
+
     # ------------------------------------------------------------------ TMA-store epilogue
     @property
     def d_tiles(self) -> int:

@@ -538,7 +538,7 @@ def _consumer(
         staging=staging,
         start_phase=CONSUMER.start_phase,
         sk_state=(
-            f"uint32_t sk_phase = 0; const uint32_t sk_bar = bars + {2 * MB * S};"
+            f"uint32_t sk_phase = 0; const uint32_t sk_bar = bars + {plan.sk_bar_offset};"
             "  // stream-K: the fix-up's copies into the staging tile"
             if plan.sk_bar_bytes
             else ""
@@ -664,7 +664,7 @@ def gemm_sm90_source(
         empty_base=MB * S,
         empty_arrivals=empty_arrivals,
         sk_bar_init=(
-            f"mbar_init(bars + {2 * MB * S}, 1);  // stream-K fix-up: thread 0's copies"
+            f"mbar_init(bars + {plan.sk_bar_offset}, 1);  // stream-K fix-up: thread 0's copies"
             if plan.sk_bar_bytes
             else ""
         ),

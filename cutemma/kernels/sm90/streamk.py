@@ -37,6 +37,7 @@ from cutemma.kernels.scheduler import FULL_WAVE  # whole tiles this full: no str
 
 FLAG_BYTES = 8  # one u64 flag per CTA (the epoch a slot was written in)
 ACC_VECTOR = 4  # a partial is stored and read as float4s
+QUAD_BYTES = ACC_VECTOR * 4  # one float4
 LOAD_CHUNK = 8  # float4s of a peer's partial read before they are added
 SHARED_GROUP = 4  # the same, read from the shared staging tile
 
@@ -194,7 +195,7 @@ def _adds_through_shared(staging: tuple[str, int], quads: int, threads: int, add
     (as many float4s per thread as the tile holds), thread 0 has the TMA unit copy it (the
     slot is thread-major, so a chunk is contiguous) and every consumer adds its float4s."""
     buf, nbytes = staging
-    per = nbytes // (threads * 16)
+    per = nbytes // (threads * QUAD_BYTES)
     if per < 1:
         raise TiledMmaError(f"stream-K: a {nbytes}-byte staging tile holds no float4 per thread")
     lines = []
@@ -204,7 +205,7 @@ def _adds_through_shared(staging: tuple[str, int], quads: int, threads: int, add
         # ahead of their adds spilled 128x192 fp8's registers)
         reads = "\n".join(
             f"    #pragma unroll\n    for (int i = {g}; i < {min(g + SHARED_GROUP, e)}; ++i) "
-            f"{{ const float4 v = ld_shared_f4({buf} + ((i - {c}) * {threads} + tid) * 16); {add} }}\n"
+            f"{{ const float4 v = ld_shared_f4({buf} + ((i - {c}) * {threads} + tid) * {QUAD_BYTES}); {add} }}\n"
             '    asm volatile("" ::: "memory");'
             for g in range(c, e, SHARED_GROUP)
         )
@@ -216,8 +217,8 @@ def _adds_through_shared(staging: tuple[str, int], quads: int, threads: int, add
         lines.append(f"""\
     if (tid == 0) {{
       {first}
-      mbar_expect_tx(sk_bar, {(e - c) * threads * 16});
-      bulk_load({buf}, w - tid + {c * threads}, {(e - c) * threads * 16}, sk_bar);
+      mbar_expect_tx(sk_bar, {(e - c) * threads * QUAD_BYTES});
+      bulk_load({buf}, w - tid + {c * threads}, {(e - c) * threads * QUAD_BYTES}, sk_bar);
     }}
     mbar_wait(sk_bar, sk_phase); sk_phase ^= 1;
 {reads}
@@ -233,8 +234,9 @@ ITERS_MAX = 2**31 - 1  # the kernel walks the shared k iterations in 32-bit ints
 def sk_split(tiles_m: int, tiles_n: int, k_tiles: int, grid: int) -> tuple[int, int]:
     """``(sk_tiles, sk_ctas)``: every CTA takes whole tiles, then the first ``sk_tiles``
     tiles (in tile order) are shared by k iterations among CTAs ``0 .. sk_ctas - 1``
-    (equal shares). None when the whole tiles fill their last wave to :data:`FULL_WAVE`, or when the
-    shared iterations would not fit the kernel's 32-bit count (:data:`ITERS_MAX`).
+    (equal shares). ``(0, grid)``, nothing shared, when the whole tiles fill their last
+    wave to :data:`FULL_WAVE` or the shared iterations would not fit the kernel's 32-bit
+    count (:data:`ITERS_MAX`).
 
     - One wave or less, or a single tile row or column (decode's swapped calls): every
       tile over the whole grid, or the last partial wave and one full wave (each CTA's

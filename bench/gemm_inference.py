@@ -11,6 +11,12 @@ also report the bandwidth of reading B once (bytes of B over the time) for both 
 beside the device-to-device copy bandwidth measured in the same run (bytes read + written
 over the time of one large copy: the card's practical limit).
 
+Those rows are timed twice. As every row (L2 flushed before each call) the flush leaves
+L2 full of dirty lines that the stream of B must write back first. And as a decode step
+runs them (:func:`graph_read_us`): one CUDA graph of calls over distinct copies of the
+weights, more bytes than L2 holds, nothing between the calls, as a model replays one layer
+after another; the time of a call is the replay's over the number of calls.
+
 Run alone (a 10-minute device call holds it):
 
     python bench/gemm.py --inference-only --out bench/results/inference-h100.json
@@ -28,6 +34,8 @@ import torch
 SHAPES_NK = [(10240, 8192), (8192, 28672), (57344, 8192), (8192, 8192)]
 TOKENS = [2**i for i in range(14)]  # 1 .. 8192
 STREAM_M = 16  # rows with M <= this report B's read bandwidth
+GRAPH_WEIGHT_BYTES = 512 << 20  # a decode graph's weights: ten times the H100's 50 MB of L2
+GRAPH_REPLAYS = 20
 
 
 def copy_bandwidth(median_ms, nbytes: int = 1 << 30) -> float:
@@ -74,10 +82,13 @@ def one_row(dtype: str, m: int, B, measure_pair, rounds: int, copy_tbps: float) 
     A = A.to(torch.float8_e4m3fn) if fp8 else A.to(torch.bfloat16)
     one = torch.ones((), device="cuda")
 
-    def peer(o):
+    def peer_of(W, o):
         if fp8:
-            return torch._scaled_mm(A, B, one, one, out_dtype=o.dtype)
-        return torch.matmul(A, B, out=o)
+            return torch._scaled_mm(A, W, one, one, out_dtype=o.dtype)
+        return torch.matmul(A, W, out=o)
+
+    def peer(o):
+        return peer_of(B, o)
 
     out = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
     row = {"dtype": dtype, "m": m, "n": n, "k": k,
@@ -104,9 +115,51 @@ def one_row(dtype: str, m: int, B, measure_pair, rounds: int, copy_tbps: float) 
         row["peer_b_read_tbps"] = round(b_bytes / (theirs * 1e-3) / 1e12, 3)
         row["b_read_of_copy"] = round(row["b_read_tbps"] / copy_tbps, 3)
         bw = f" B {row['b_read_tbps']:.2f} TB/s (peer {row['peer_b_read_tbps']:.2f})"
+        ours_g, theirs_g = graph_read_us(A, B, out, peer_of)
+        row["graph_cutemma_us"], row["graph_peer_us"] = round(ours_g, 2), round(theirs_g, 2)
+        row["b_read_graph_tbps"] = round(b_bytes / (ours_g * 1e-6) / 1e12, 3)
+        row["peer_b_read_graph_tbps"] = round(b_bytes / (theirs_g * 1e-6) / 1e12, 3)
+        row["b_read_graph_of_copy"] = round(row["b_read_graph_tbps"] / copy_tbps, 3)
+        bw += f", in a graph {row['b_read_graph_tbps']:.2f} (peer {row['peer_b_read_graph_tbps']:.2f})"
     print(f"{dtype} {m:>5} {n:>6} {k:>6} {row['family']} {row['config']:<24} "
           f"{row['ratio']:.3f}{bw}", flush=True)  # fmt: skip
     return row
+
+
+def graph_read_us(A, B, out, peer_of) -> tuple[float, float]:
+    """Microseconds per call of cutemma.gemm and of its peer (``peer_of(W, out)``) as a
+    decode step runs them: a CUDA graph of R calls, each on its own copy of the weights ``B``
+    (R copies hold at least GRAPH_WEIGHT_BYTES, at least 4), replayed GRAPH_REPLAYS times;
+    the median replay over R."""
+    import cutemma
+
+    reps = max(4, -(-GRAPH_WEIGHT_BYTES // (B.numel() * B.element_size())))
+    weights = [B.clone() for _ in range(reps)]  # same strides (a dense view clones as is)
+    times = []
+    for call in (lambda W: cutemma.gemm(A, W, out=out), lambda W: peer_of(W, out)):
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):  # warm every launch outside the capture
+            for W in weights:
+                call(W)
+        torch.cuda.current_stream().wait_stream(side)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            for W in weights:
+                call(W)
+        graph.replay()
+        torch.cuda.synchronize()
+        per_call = []
+        for _ in range(GRAPH_REPLAYS):
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            graph.replay()
+            end.record()
+            end.synchronize()
+            per_call.append(start.elapsed_time(end) * 1e3 / reps)
+        times.append(statistics.median(per_call))
+        del graph
+    return times[0], times[1]
 
 
 def inference_rows(measure_pair, median_ms, rounds: int, dtypes=("bf16", "e4m3")) -> dict:
@@ -126,7 +179,8 @@ def inference_rows(measure_pair, median_ms, rounds: int, dtypes=("bf16", "e4m3")
 
 def summarise(rows: list[dict]) -> dict:
     """Per dtype: geometric mean of the ratios, the worst row, rows under 0.97, and B's read
-    bandwidth as a fraction of the copy bandwidth (min over the M <= 16 rows)."""
+    bandwidth as a fraction of the copy bandwidth (min over the M <= 16 rows), L2 flushed
+    and in a decode graph."""
     out = {}
     for dtype in sorted({r["dtype"] for r in rows}):
         rs = [r for r in rows if r["dtype"] == dtype and "ratio" in r]
@@ -134,12 +188,14 @@ def summarise(rows: list[dict]) -> dict:
             continue
         worst = min(rs, key=lambda r: r["ratio"])
         stream = [r["b_read_of_copy"] for r in rs if "b_read_of_copy" in r]
+        graph = [r["b_read_graph_of_copy"] for r in rs if "b_read_graph_of_copy" in r]
         out[dtype] = {
             "rows": len(rs),
             "geomean_ratio": round(math.exp(statistics.fmean(math.log(r["ratio"]) for r in rs)), 4),
             "worst": {k: worst[k] for k in ("m", "n", "k", "ratio", "config")},
             "rows_below_0.97": sum(r["ratio"] < 0.97 for r in rs),
             "min_b_read_of_copy": min(stream) if stream else None,
+            "min_b_read_graph_of_copy": min(graph) if graph else None,
         }
     return out
 

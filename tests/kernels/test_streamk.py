@@ -312,6 +312,35 @@ def test_decode_config_follows_the_measured_rules(m, n, dtype, rows, tokens, con
         assert -(-n // cfg.block_m) <= 132 or -(-n // cfg.block_m) >= 264 or rows == 128
 
 
+@pytest.mark.parametrize("n", [256, 4096, 8192, 10240, 14336, 28672, 57344])
+@pytest.mark.parametrize("dtype", ["bf16", "e4m3"])
+def test_decode_rings_hold_about_the_in_flight_bytes(n, dtype):
+    """The weights requested over the grid (stages x a tile's weight bytes x CTAs) stay
+    within a stage of decode.IN_FLIGHT_BYTES, unless the ring is at its floor (2) or at the
+    plan's own depth (stages None: the plan holds fewer bytes than the rule asks)."""
+    from cutemma.kernels.sm90 import decode
+    from cutemma.kernels.sm90.plan import Sm90Plan
+
+    cfg = decode_config(16, n, 8192, dtype)
+    es = 1 if dtype == "e4m3" else 2
+    k_bytes = cfg.block_k * es if cfg.block_k else 128
+    ctas = 132 if cfg.stream_k else min(-(-n // cfg.block_m), 132)
+    per_stage = cfg.block_m * k_bytes * ctas
+    stages = Sm90Plan(cfg, dtype, "K" if es == 1 else "M", "K", "bf16").stages
+    if cfg.stages is None:
+        assert stages * per_stage <= decode.IN_FLIGHT_BYTES + per_stage / 2
+    elif cfg.stages > 2:
+        assert abs(stages * per_stage - decode.IN_FLIGHT_BYTES) <= per_stage / 2
+
+
+def test_decode_rings_of_the_measured_shapes():
+    """The depths raw/decode-stages-run6.json measured as fastest: fp8 64-row tiles shared
+    by 132 SMs 4, 16-bit 128-row tiles on 80 CTAs 6, 16-bit 64-row tiles the plan's 8."""
+    assert decode_config(16, 10240, 8192, "e4m3").stages == 4
+    assert decode_config(16, 10240, 8192, "bf16").stages == 6
+    assert decode_config(16, 8192, 8192, "bf16").stages is None
+
+
 @pytest.mark.parametrize("m", range(1, 65))
 @pytest.mark.parametrize(("n", "dtype", "a"), [(8192, "bf16", "M"), (14336, "f16", "K"),
                                               (8192, "e4m3", "K")])  # fmt: skip

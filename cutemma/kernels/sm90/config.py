@@ -30,6 +30,7 @@ WARPGROUP = 128
 SMEM_LIMIT = LIMITS["sm_90a"].smem_per_block  # opt-in dynamic shared memory per block
 ALIGN_SLACK = 1024  # the kernel rounds its shared base up to the 1024-byte SW128 pattern
 BARRIER_BYTES = 8  # one mbarrier object (PTX ISA: .b64)
+MAX_STAGES = 8  # the deepest ring a config without ``stages`` gets (as many as fit, up to it)
 SWIZZLES = ("SW128", "SW64", "SW32")  # widest first
 # setmaxnreg (PTX ISA 9.7.19.x): the producer gives registers back, consumers take them;
 # 40 + 2 x 232 per thread-of-warpgroup x 128 = 64512 <= 65536 registers per SM.

@@ -25,12 +25,17 @@ process; before: split-K or 128x128 tiles at 0.75-0.95x):
 Weights of at most pick.EVICT_FIRST_MAX_BYTES stream in under an L2 evict-first policy
 (``evict_first="A"``, the kernel's A being B^T: ``_efa`` in the names below).
 
+The ring is as deep as keeps about :data:`IN_FLIGHT_BYTES` of weights requested over the
+grid (:func:`stream_stages`): fp8's 64-row tiles on 132 SMs get 4 stages (``_s4``), 16-bit
+128-row tiles on 80 CTAs 6; where that is the plan's most (16-bit 64-row tiles), the name
+keeps ``sauto``.
+
 >>> decode_config(16, 8192, 8192, "bf16").name, decode_config(1, 10240, 8192, "bf16").name
-('b64x16_c1_sauto_eregs_efa_sk_swap', 'b128x16_c2_sauto_eregs_efa_swap')
+('b64x16_c1_sauto_eregs_efa_sk_swap', 'b128x16_c2_s6_eregs_efa_swap')
 >>> decode_config(64, 8192, 8192, "e4m3").name, decode_config(65, 8192, 8192, "bf16")
-('b64x64x256_c1_sauto_eregs_efa_sk_swap', None)
+('b64x64x256_c1_s4_eregs_efa_sk_swap', None)
 >>> decode_config(32, 10240, 8192, "e4m3").name, decode_config(33, 10240, 8192, "e4m3")
-('b64x32x256_c1_sauto_eregs_efa_sk_swap', None)
+('b64x32x256_c1_s4_eregs_efa_sk_swap', None)
 >>> decode_config(16, 57344, 8192, "bf16").name  # 940 MB of weights: no hint
 'b64x16_c1_sauto_eregs_sk_swap'
 """
@@ -40,13 +45,20 @@ from __future__ import annotations
 from typing import Any
 
 from cutemma.kernels.pick import EVICT_FIRST_MAX_BYTES
-from cutemma.kernels.sm90.config import ATOMS_SM90, FP8, Sm90Config
+from cutemma.kernels.sm90.config import ATOMS_SM90, FP8, MAX_STAGES, Sm90Config
 
 SWAP_MAX_M = 64  # the tokens fit one wgmma N (<= 64 here: one 64 x 64 accumulator tile)
 ROWS = 64  # a swapped tile's rows of B^T: one wgmma M (128: two warpgroups' rows)
 TOKENS_MIN = 16  # the narrowest token tile (8 was no faster, run 2)
 FP8_BLOCK_K = 256  # fp8: 256-byte K rows per TMA box row
 FP8_SWAP_MAX_M_BETWEEN_WAVES = 32  # more tokens, N/64 tiles between 1 and 2 waves: no swap
+K_ROW_BYTES = 128  # a 16-bit tile's K row: one 128-byte swizzle row (block_k None)
+# Weights requested and not yet landed, all CTAs together: about DRAM's bandwidth times its
+# latency (3 TB/s x ~2.5 us). The plan's 8 stages put 10-17 MB in flight on (10240, 8192);
+# a k tile's median wait from issue to use rose to 6 us in the stream's first 15 us (NOTES,
+# session 9), and 4 stages of fp8's 64-row tiles, 6 of 16-bit's 80 128-row tiles, ran 2-7%
+# faster at 1-64 tokens; other shapes moved within 1-2% (raw/decode-stages-run6.json)
+IN_FLIGHT_BYTES = 8 << 20
 
 
 def decode_config(m: int, n: int, k: int, dtype: str, sms: int = 132) -> Sm90Config | None:
@@ -66,10 +78,25 @@ def decode_config(m: int, n: int, k: int, dtype: str, sms: int = 132) -> Sm90Con
     if dtype in FP8:
         if between_waves and tokens > FP8_SWAP_MAX_M_BETWEEN_WAVES:
             return None
-        return Sm90Config(ROWS, tokens, block_k=FP8_BLOCK_K, consumers=1, **kw)
+        stages = stream_stages(ROWS, FP8_BLOCK_K, sms)
+        return Sm90Config(ROWS, tokens, block_k=FP8_BLOCK_K, consumers=1, stages=stages, **kw)
     if between_waves:  # 128-row tiles under one wave: whole, not shared (run 9)
-        return Sm90Config(2 * ROWS, tokens, **{**kw, "stream_k": False})
-    return Sm90Config(ROWS, tokens, consumers=1, **kw)
+        stages = stream_stages(2 * ROWS, K_ROW_BYTES, min(-(-n // (2 * ROWS)), sms))
+        return Sm90Config(2 * ROWS, tokens, stages=stages, **{**kw, "stream_k": False})
+    stages = stream_stages(ROWS, K_ROW_BYTES, sms)
+    return Sm90Config(ROWS, tokens, consumers=1, stages=stages, **kw)
+
+
+def stream_stages(rows: int, k_bytes: int, ctas: int) -> int | None:
+    """The ring depth that keeps about :data:`IN_FLIGHT_BYTES` of weights in flight when
+    ``ctas`` CTAs each stream tiles of ``rows`` rows by ``k_bytes`` bytes of K; None (the
+    plan's depth, as many as fit up to MAX_STAGES) where that would be as deep or deeper.
+
+    >>> stream_stages(64, 256, 132), stream_stages(128, 128, 80), stream_stages(64, 128, 132)
+    (4, 6, None)
+    """
+    stages = max(2, round(IN_FLIGHT_BYTES / (ctas * rows * k_bytes)))
+    return None if stages >= MAX_STAGES else stages
 
 
 def swap_call(A: Any, B: Any, out: Any, out_dtype: Any, alpha: float, remember: Any) -> Any:

@@ -40,6 +40,7 @@ from cutemma.kernels.sm90.config import (  # noqa: F401 - the config's names, re
     CONSUMER_REGS,
     EPILOGUES,
     FP8,
+    MAX_STAGES,
     NON_ACC_REGS,
     OUTS_SM90,
     PRODUCER_REGS,
@@ -192,10 +193,10 @@ class Sm90Plan:
 
     @cached_property
     def stages(self) -> int:
-        """The ring depth: the config's, or as many stages as fit (2..8)."""
+        """The ring depth: the config's, or as many stages as fit (2..MAX_STAGES)."""
         free = SMEM_LIMIT - ALIGN_SLACK - self.bytes_D - self.sk_bar_bytes
         room = free // (self.stage_bytes + 2 * BARRIER_BYTES)
-        s = self.config.stages or min(room, 8)
+        s = self.config.stages or min(room, MAX_STAGES)
         if s < 2 or s > room:
             raise TiledMmaError(
                 f"{self.config.name}: {s} stages of {self.stage_bytes} bytes do not fit in "

@@ -540,6 +540,9 @@ API: list[tuple[str, type, str]] = [
     ("cm.Sm90Config(evict_first='C')", TE, "evict_first 'C': 'A' or 'B'"),
     ("cm.Sm90Config(evict_first=1)", TE, "evict_first a str"),
     ("cm.Sm90Config(128, 128, evict_first='A', cluster=2)", TE, "evict_first with cluster=1"),
+    ("cm.Sm90Config(pdl=1)", TE, "pdl 1 True or False"),
+    ("cm.Sm90Config(pdl='yes')", TE, "pdl 'yes' True or False"),
+    ("cm.Sm90Config(128, 128, pdl=True, cluster=2)", TE, "pdl with cluster=1"),
     ("cm.Sm90Config(128, 128, stream_k=True, schedule='pingpong')", TE, "schedule='cooperative'"),
     ("cm.Sm90Config(128, 128, stream_k=True, cluster=2)", TE, "cluster=1"),
     (

@@ -4,7 +4,7 @@
 #   bash tests/gpu_validate.sh OUTDIR [quick] [STEPS]
 #
 # STEPS: a regex of the step names to run (pytest_gpu, sm90_checks, cluster, sweep, designs,
-# epilogue, torch_op, streamk, threads, key_rows, san_*),
+# epilogue, torch_op, streamk, pdl, threads, key_rows, san_*),
 # e.g. 'san_' for the sanitizers alone. All steps take ~11 min on a fresh H100 machine
 # (pytest -m gpu ~7 of them, mostly compiling), more than one 10-minute device call: split
 # them, e.g. `gpu_validate.sh OUT '' pytest_gpu` in one call and
@@ -47,6 +47,7 @@ step designs python tests/kernels/gpu_designs.py "$out/designs.json" "${DESIGN_C
 step epilogue python tests/kernels/gpu_epilogue.py "$out/epilogue.json" ${quick:+--quick}
 step torch_op python tests/kernels/gpu_torch_op.py "$out/torch_op.json" ${quick:+--quick}
 step streamk python tests/kernels/gpu_streamk.py "$out/streamk.json" --prewarm
+step pdl python tests/kernels/gpu_pdl.py "$out/pdl.json"
 step threads python tests/kernels/gpu_threads.py "$out/threads.json" "${THREAD_PROCS:-40}" 8
 step key_rows python tests/kernels/gpu_key_rows.py "$out/key_rows.json"
 for mode in "" fp8 cluster --batched; do
@@ -64,5 +65,12 @@ for tool in memcheck racecheck synccheck; do
     # shellcheck disable=SC2086
     step "san_${tool}_streamk" "$san" --tool "$tool" $extra --error-exitcode 9 \
         python tests/kernels/gpu_streamk.py "$out/san_${tool}_streamk.json" --small
+done
+# programmatic dependent launches (issue 21): eager and in a graph, after a torch kernel
+for tool in memcheck racecheck synccheck; do
+    extra=$([ "$tool" = memcheck ] && echo "--report-api-errors no")
+    # shellcheck disable=SC2086
+    step "san_${tool}_pdl" "$san" --tool "$tool" $extra --error-exitcode 9 \
+        python tests/kernels/gpu_pdl.py "$out/san_${tool}_pdl.json" --small
 done
 exit $failed

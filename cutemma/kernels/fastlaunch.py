@@ -44,11 +44,73 @@ def launcher() -> Any:
     return None if cu is None else cu.cuLaunchKernel
 
 
-class DriverKernel:
-    """One kernel of a cubin, loaded and launched through libcuda (:mod:`cutemma.libcuda`)."""
+# cuLaunchKernelEx's launch attribute that lets a kernel start before the previous one in its
+# stream ends (the kernel then orders itself with griddepcontrol.wait): CUlaunchAttributeID
+# CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION in cuda.h
+PROGRAMMATIC_STREAM_SERIALIZATION = 6
 
-    def __init__(self, cubin: bytes, name: str, shared: int, threads: int):
+
+class LaunchAttribute(ctypes.Structure):
+    """cuda.h's CUlaunchAttribute: an id, padding to 8 bytes, a 64-byte value union."""
+
+    _fields_ = [("id", ctypes.c_uint), ("pad", ctypes.c_uint), ("value", ctypes.c_ubyte * 64)]
+
+
+class LaunchConfig(ctypes.Structure):
+    """cuda.h's CUlaunchConfig: grid, block, dynamic shared bytes, stream, attributes."""
+
+    _fields_ = [
+        *[(f, ctypes.c_uint) for f in ("gridDimX", "gridDimY", "gridDimZ")],
+        *[(f, ctypes.c_uint) for f in ("blockDimX", "blockDimY", "blockDimZ")],
+        ("sharedMemBytes", ctypes.c_uint),
+        ("hStream", ctypes.c_void_p),
+        ("attrs", ctypes.POINTER(LaunchAttribute)),
+        ("numAttrs", ctypes.c_uint),
+    ]
+
+
+class PdlLauncher:
+    """Called as libcuda's ``cuLaunchKernel`` is (function, grid, block, shared bytes,
+    stream, parameters, extra), it launches through ``cuLaunchKernelEx`` with programmatic
+    stream serialization allowed (a programmatic dependent launch: ``Sm90Config.pdl``).
+    One launcher per caller: it rewrites its own config on every call.
+
+    >>> cfg = PdlLauncher(None).config
+    >>> cfg.numAttrs, cfg.attrs[0].id, cfg.attrs[0].value[0]
+    (1, 6, 1)
+    """
+
+    def __init__(self, cu: Any) -> None:
+        self.launch_ex = None if cu is None else cu.cuLaunchKernelEx
+        self.attr = LaunchAttribute(PROGRAMMATIC_STREAM_SERIALIZATION)
+        self.attr.value[0] = 1  # programmaticStreamSerializationAllowed (an int, little-endian)
+        self.config = LaunchConfig(attrs=ctypes.pointer(self.attr), numAttrs=1)
+        self.config_ref = ctypes.byref(self.config)
+
+    def __call__(self, fn, gx, gy, gz, bx, by, bz, shared, stream, params, extra) -> int:
+        c = self.config
+        c.gridDimX, c.gridDimY, c.gridDimZ, c.blockDimX, c.blockDimY, c.blockDimZ = (
+            gx, gy, gz, bx, by, bz,
+        )  # fmt: skip
+        c.sharedMemBytes = shared
+        c.hStream = stream.value if isinstance(stream, ctypes.c_void_p) else stream
+        return self.launch_ex(self.config_ref, fn, params, extra)
+
+
+def pdl_launcher() -> PdlLauncher | None:
+    """A :class:`PdlLauncher` on libcuda, or None where libcuda cannot be opened."""
+    cu = libcuda.lib()
+    return None if cu is None else PdlLauncher(cu)
+
+
+class DriverKernel:
+    """One kernel of a cubin, loaded and launched through libcuda (:mod:`cutemma.libcuda`).
+    ``pdl``: launched as a programmatic dependent launch (its source waits with
+    ``griddepcontrol.wait``; only such kernels may be)."""
+
+    def __init__(self, cubin: bytes, name: str, shared: int, threads: int, pdl: bool = False):
         self.cubin, self.name, self.shared, self.threads = cubin, name, shared, threads
+        self.pdl = pdl
         self._loaded: dict[int, tuple] = {}
         self._handles: dict[int, ctypes.c_void_p] = {}  # device -> CUfunction, boxed
 
@@ -91,7 +153,7 @@ class DriverKernel:
         ctypes box per kernel parameter, in order.
         """
         ptrs = (ctypes.c_void_p * len(args))(*[ctypes.addressof(a) for a in args])
-        f = launcher()
+        f = pdl_launcher() if self.pdl else launcher()
         if f is not None:
             h = self._handles.get(device) or self.handle(device)
             status = f(h, grid, grid_y, 1, self.threads, 1, 1, self.shared,
@@ -107,7 +169,8 @@ class DriverKernel:
         ctx, _, fn = self._function(device)
         cu = libcuda.lib()
         libcuda.check(cu.cuCtxSetCurrent(ctx), "cuCtxSetCurrent")
-        status = cu.cuLaunchKernel(ctypes.c_void_p(fn), grid, grid_y, 1, self.threads, 1, 1,
+        launch = PdlLauncher(cu) if self.pdl else cu.cuLaunchKernel
+        status = launch(ctypes.c_void_p(fn), grid, grid_y, 1, self.threads, 1, 1,
                                    self.shared, ctypes.c_void_p(stream), ctypes.c_void_p(params),
                                    None)  # fmt: skip
         libcuda.check(

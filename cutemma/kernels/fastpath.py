@@ -34,6 +34,7 @@ from collections.abc import Callable
 from typing import Any
 
 from cutemma.kernels.fastlaunch import launcher as _launcher
+from cutemma.kernels.fastlaunch import pdl_launcher
 
 _I32, _I64, _F32, _U64 = ctypes.c_int32, ctypes.c_int64, ctypes.c_float, ctypes.c_uint64
 FAST: dict[tuple, tuple[FastEntry, ...]] = {}  # fast_key -> entries, newest first
@@ -255,7 +256,7 @@ class BoxedLaunch:
         """The first launch: the function handle (module loaded), libcuda's entry and
         torch's stream query."""
         self.stream_of = _stream_getter()
-        f = _launcher()
+        f = pdl_launcher() if getattr(self.kern, "pdl", False) else _launcher()
         self.fn = self.kern.handle(self.device) if f else None
         self.grid, self.grid_y = int(self.grid), int(self.grid_y)
         self.threads, self.shared = int(self.kern.threads), int(self.kern.shared)

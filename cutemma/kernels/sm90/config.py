@@ -151,6 +151,10 @@ class Sm90Config:
     evict-first cache policy, for an operand read once (a decode call's weights): its lines
     are the first L2 gives up, so lines that earlier kernels left dirty in L2 are not
     written back to DRAM while the weights stream in (pick.EVICT_FIRST_MAX_BYTES).
+    ``pdl`` (clusters of 1, 2-D calls): programmatic dependent launch. The kernel is
+    launched to overlap the end of the kernel before it in the stream. It warms L2 with its
+    first k tiles, then waits (``griddepcontrol.wait``) for that grid to finish before it
+    reads or writes any operand. It also lets the next such kernel start early.
 
     >>> Sm90Config(128, 256).name
     'b128x256_c2_sauto'
@@ -182,6 +186,10 @@ class Sm90Config:
     # L2 evict-first (PTX ISA createpolicy): operand "A" or "B" streamed once, its TMA loads
     # hinted so its lines leave L2 first ("" none)
     evict_first: str = ""
+    # programmatic dependent launch (PTX ISA griddepcontrol): launched with the driver's
+    # programmatic stream serialization, the kernel prefetches its first k tiles into L2
+    # while the previous grid ends, then waits for it before touching global memory
+    pdl: bool = False
 
     def __post_init__(self) -> None:
         ints = ("block_m", "block_n", "consumers", "group_m", "cluster")
@@ -230,6 +238,8 @@ class Sm90Config:
                 self.evict_first in ("", "A", "B"),
                 f"evict_first {self.evict_first!r}: 'A' or 'B' (the streamed operand) or ''",
             ),
+            (isinstance(self.pdl, bool), f"pdl {self.pdl!r} True or False"),
+            (self.pdl is not True or self.cluster == 1, "pdl with cluster=1"),
             (
                 not self.evict_first or self.cluster == 1,
                 "evict_first with cluster=1 (a cluster multicasts its loads)",
@@ -305,6 +315,7 @@ class Sm90Config:
         rs = ("_rs" if self.a_regs else "") + ("_h16" if self.acc_f16 else "")
         rs += f"_ef{self.evict_first.lower()}" if self.evict_first in ("A", "B") else ""
         rs += ("_sk" if self.stream_k is True else "") + ("_swap" if self.swap_ab is True else "")
+        rs += "_pdl" if self.pdl is True else ""
         return f"b{self.block_m}x{self.block_n}{k}_c{self.consumers}_s{s}{g}{x}{e}{p}{pp}{rs}"
 
     @property

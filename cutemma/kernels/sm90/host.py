@@ -194,7 +194,7 @@ def compiled_sm90(
     index = _index_path(name, arch)
     if index is not None and (hit := sm90_index.read(index)) is not None:  # sealed, checked
         launch = Sm90Launch.from_json(json.dumps(hit[1]))
-        return DriverKernel(hit[0], name, launch.shared_bytes, config.threads), launch
+        return DriverKernel(hit[0], name, launch.shared_bytes, config.threads, config.pdl), launch
     from cutemma.cuda import compile
     from cutemma.kernels.sm90.plan import Sm90Plan  # the generator: loaded when it compiles
     from cutemma.kernels.sm90.source import gemm_sm90_source
@@ -205,7 +205,7 @@ def compiled_sm90(
     launch = Sm90Launch.of(plan)
     if index is not None:  # a read-only or full cache only makes the next process slower
         sm90_index.write(index, cubin.data, json.loads(launch.to_json()))
-    return DriverKernel(cubin.data, name, launch.shared_bytes, config.threads), launch
+    return DriverKernel(cubin.data, name, launch.shared_bytes, config.threads, config.pdl), launch
 
 
 @cache
@@ -378,6 +378,11 @@ def gemm_sm90(
         raise LaunchError(
             f"gemm (sm90): config {config.name} is stream-K, which runs 2-D calls; this one "
             f"has a batch of {batch}: give a config without stream_k"
+        )
+    if batch is not None and config is not None and config.pdl:
+        raise LaunchError(
+            f"gemm (sm90): config {config.name} is a programmatic dependent launch, which "
+            f"runs 2-D calls; this one has a batch of {batch}: give a config without pdl"
         )
     if batch is not None and out.stride(0) == 0:
         raise LaunchError(

@@ -85,6 +85,22 @@ __device__ __forceinline__ uint64_t l2_evict_first_policy() {
 }
 """
 
+# Sm90Config.pdl: programmatic dependent launch (PTX ISA griddepcontrol, sm_90) and a tensor
+# tile fetched into L2 only (cp.async.bulk.prefetch.tensor); only pdl kernels carry these
+HELPERS_PDL = r"""
+// wait until the grids this one depends on have completed and their writes are visible
+__device__ __forceinline__ void griddep_wait() { asm volatile("griddepcontrol.wait;\n" ::: "memory"); }
+// the grid launched after this one (with programmatic serialization) may start
+__device__ __forceinline__ void griddep_launch_dependents() {
+  asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+}
+// a TMA tile of a 2-D map brought into L2, nothing written to shared memory
+__device__ __forceinline__ void tma_prefetch_2d(const TmaMap* map, int c0, int c1) {
+  asm volatile("cp.async.bulk.prefetch.tensor.2d.L2.global.tile [%0, {%1, %2}];\n"
+               :: "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1) : "memory");
+}
+"""
+
 HELPERS_SM90 = (
     r"""
 struct __align__(64) TmaMap { uint64_t words[16]; };  // CUtensorMap: 128 opaque bytes
@@ -234,7 +250,9 @@ def params_sm90(
     ]
 
 
-def _tma_lines(plan: Sm90Plan, ops: str = "AB", rank3: bool = False, kt: str = "kt") -> str:
+def _tma_lines(
+    plan: Sm90Plan, ops: str = "AB", rank3: bool = False, kt: str = "kt", prefetch: bool = False
+) -> str:
     """The loads of one k tile (index kt) into stage `stage`, completing on its full barrier.
 
     In a cluster, this CTA loads its share of the shared operand (rank r: rows
@@ -242,7 +260,8 @@ def _tma_lines(plan: Sm90Plan, ops: str = "AB", rank3: bool = False, kt: str = "
     offset, their full barrier); the other operand it loads alone. ``ops``: the operands
     to load; ``rank3``: through rank-3 maps, problem ``l`` the third coordinate (a batched
     kernel, :func:`~cutemma.kernels.sm90.batched.tma_lines_batched`); ``kt``: the k tile's
-    index in K (a stream-K piece's ``k_lo + kt``).
+    index in K (a stream-K piece's ``k_lo + kt``); ``prefetch``: the same tiles fetched into
+    L2 only (``Sm90Config.pdl``, 2-D maps, clusters of 1).
     """
     out = []
     cl = plan.config.cluster
@@ -262,7 +281,9 @@ def _tma_lines(plan: Sm90Plan, ops: str = "AB", rank3: bool = False, kt: str = "
             c0, c1 = c0.replace(" + 0", ""), c1.replace(" + 0", "")
             dst = f"{base} + {off * plan.elem_bytes}" if off else base
             tmap = f"&tmap_{which.lower()}"
-            if multicast:
+            if prefetch:
+                out.append(f"tma_prefetch_2d({tmap}, {c0}, {c1});")
+            elif multicast:
                 c0 += f" + rank * {sc}" if sc else ""
                 c1 += f" + rank * {so}" if so else ""
                 dst += f" + rank * {se * plan.elem_bytes}"
@@ -312,6 +333,7 @@ if (threadIdx.x == 0) {  // one thread issues every TMA load
   $tile_loop
     $raster
     for (int kt = 0; kt < k_tiles; ++kt) {
+      $pdl_wait
       const uint32_t full = bars + $MB * stage, empty = bars + $empty_base + $MB * stage;
       mbar_wait(empty, phase ^ $wait_flip);  // the consumers released it
       mbar_expect_tx(full, $tx_bytes);
@@ -320,11 +342,13 @@ if (threadIdx.x == 0) {  // one thread issues every TMA load
       if (++stage == $S) { stage = 0; phase ^= 1; }
     }
   }
+  $pdl_trigger
 }"""
 
 # warpgroups 1..C: per tile the mainloop (cutemma.kernels.sm90.mainloop) and the epilogue
 # (cutemma.kernels.sm90.epilogue); pingpong's lines hand the tensor cores over between the two
 CONSUMER_SM90 = r"""asm volatile("setmaxnreg.inc.sync.aligned.u32 $regs;\n" ::: "memory");
+$pdl_wait
 $ids
 const bool signals = tid % $arrive_every == 0;  // arrives on empty
 $partition_comment
@@ -472,10 +496,36 @@ def _producer(plan: Sm90Plan, batched: bool) -> str:
         stage_bytes=plan.stage_bytes,
         bytes_A=plan.bytes_A,
         tma_loads=loads,
-        policy="const uint64_t l2_first = l2_evict_first_policy();  // Sm90Config.evict_first"
-        if plan.config.evict_first
+        policy=(
+            "const uint64_t l2_first = l2_evict_first_policy();  // Sm90Config.evict_first\n"
+            if plan.config.evict_first
+            else ""
+        )
+        + (
+            "bool pdl_first = true;  // Sm90Config.pdl: before the first load"
+            if plan.config.pdl
+            else ""
+        ),
+        pdl_wait=_pdl_producer_wait(plan) if plan.config.pdl else "",
+        pdl_trigger="griddep_launch_dependents();  // Sm90Config.pdl: every load issued, the "
+        "next grid may take the SMs this one leaves"
+        if plan.config.pdl
         else "",
         S=S,
+    )
+
+
+def _pdl_producer_wait(plan: Sm90Plan) -> str:
+    """Sm90Config.pdl, before the producer's first load: the first piece's first ring of k
+    tiles fetched into L2 while the previous grid may still run (a prefetch cannot read
+    stale data: L2 is where every SM's writes meet), then the wait for that grid."""
+    pk = "(k_lo + pk)" if plan.config.stream_k else "pk"
+    body = _tma_lines(plan, kt=pk, prefetch=True)
+    return block(
+        "if (kt == 0 && pdl_first)",
+        block(f"for (int pk = 0; pk < k_tiles && pk < {plan.stages}; ++pk)", body)
+        + "\ngriddep_wait();  // the previous grid's writes are visible from here on"
+        + "\npdl_first = false;",
     )
 
 
@@ -526,6 +576,9 @@ def _consumer(
     return fill(
         CONSUMER_SM90,
         regs=register_split(config.consumers)[1],
+        pdl_wait="griddep_wait();  // Sm90Config.pdl: C, D and the stream-K slots after the previous grid"
+        if config.pdl
+        else "",
         ids=ids,
         arrive_every=CONSUMER.arrive_every,
         partition_comment=comment(f"partition_C: tv_layout_C_tiled {plan.tiled.tv_layout_C_tiled}"),
@@ -640,6 +693,8 @@ def gemm_sm90_source(
     plan = Sm90Plan(config, dtype, a_major, b_major, out)
     if config.stream_k and batched:
         raise TiledMmaError("gemm_sm90_source: stream_k is for 2-D kernels, not batched")
+    if config.pdl and batched:
+        raise TiledMmaError("gemm_sm90_source: pdl is for 2-D kernels, not batched")
     c_type = c_type or out
     check_outs("gemm_sm90_source", out, c_type)
     S, CL = plan.stages, config.cluster
@@ -683,6 +738,8 @@ def gemm_sm90_source(
     helpers += HELPERS_STREAMK + HELPERS_STREAMK_SYNC if config.stream_k else ""
     if config.evict_first:
         helpers += HELPERS_EVICT_FIRST + (HELPERS_EVICT_FIRST_3D if batched else "")
+    if config.pdl:
+        helpers += HELPERS_PDL
     header = _header(plan, dtype, a_major, b_major, out)
     return translation_unit(header, FIXED_WIDTH_TYPES, _defines(plan), helpers, *tables, kern)
 

@@ -126,40 +126,42 @@ def one_row(dtype: str, m: int, B, measure_pair, rounds: int, copy_tbps: float) 
     return row
 
 
+def graph_call_us(call, args, replays: int = GRAPH_REPLAYS) -> float:
+    """Median microseconds per call of ``call(a)`` for each ``a`` in ``args``, captured in one
+    CUDA graph (every launch warmed outside the capture first), replayed ``replays`` times."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for a in args:
+            call(a)
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        for a in args:
+            call(a)
+    graph.replay()
+    torch.cuda.synchronize()
+    per_call = []
+    for _ in range(replays):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        graph.replay()
+        end.record()
+        end.synchronize()
+        per_call.append(start.elapsed_time(end) * 1e3 / len(args))
+    return statistics.median(per_call)
+
+
 def graph_read_us(A, B, out, peer_of) -> tuple[float, float]:
     """Microseconds per call of cutemma.gemm and of its peer (``peer_of(W, out)``) as a
-    decode step runs them: a CUDA graph of R calls, each on its own copy of the weights ``B``
-    (R copies hold at least GRAPH_WEIGHT_BYTES, at least 4), replayed GRAPH_REPLAYS times;
-    the median replay over R."""
+    decode step runs them: :func:`graph_call_us` over R copies of the weights ``B`` (R
+    copies hold at least GRAPH_WEIGHT_BYTES, at least 4)."""
     import cutemma
 
     reps = max(4, -(-GRAPH_WEIGHT_BYTES // (B.numel() * B.element_size())))
     weights = [B.clone() for _ in range(reps)]  # same strides (a dense view clones as is)
-    times = []
-    for call in (lambda W: cutemma.gemm(A, W, out=out), lambda W: peer_of(W, out)):
-        side = torch.cuda.Stream()
-        side.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(side):  # warm every launch outside the capture
-            for W in weights:
-                call(W)
-        torch.cuda.current_stream().wait_stream(side)
-        graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph):
-            for W in weights:
-                call(W)
-        graph.replay()
-        torch.cuda.synchronize()
-        per_call = []
-        for _ in range(GRAPH_REPLAYS):
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            graph.replay()
-            end.record()
-            end.synchronize()
-            per_call.append(start.elapsed_time(end) * 1e3 / reps)
-        times.append(statistics.median(per_call))
-        del graph
-    return times[0], times[1]
+    ours = graph_call_us(lambda W: cutemma.gemm(A, W, out=out), weights)
+    return ours, graph_call_us(lambda W: peer_of(W, out), weights)
 
 
 def inference_rows(measure_pair, median_ms, rounds: int, dtypes=("bf16", "e4m3")) -> dict:

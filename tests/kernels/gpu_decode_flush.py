@@ -15,6 +15,7 @@ For cutemma, the peer, a CUDA read of B's bytes (walk64 / sweep), and an empty k
 import json
 import os
 import statistics
+import sys
 
 import numpy as np
 import torch
@@ -23,6 +24,9 @@ import triton.testing as tt
 import cutemma
 from cutemma.cuda import compile
 from cutemma.cuda.launch import load_kernel
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "bench"))
+from gemm_inference import graph_call_us  # noqa: E402
 
 SRC = r"""
 template <int CV>  // 16-byte words of each row read per step
@@ -95,37 +99,13 @@ def ev_median(fn_i, reps, pre=None, R=1):
     return statistics.median(a.elapsed_time(b) for a, b in evs[5:])
 
 
-def graph_ms(fn_i, R, reps=20):
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        for i in range(R):
-            fn_i(i)
-    torch.cuda.current_stream().wait_stream(s)
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        for i in range(R):
-            fn_i(i)
-    g.replay()
-    torch.cuda.synchronize()
-    ts = []
-    for _ in range(reps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        g.replay()
-        b.record()
-        b.synchronize()
-        ts.append(a.elapsed_time(b) / R)
-    return statistics.median(ts)
-
-
 def modes(fn_i, R):
     r = {}
     r["dirty"] = tt.do_bench(lambda: fn_i(0), warmup=25, rep=100, return_mode="median")
     r["clean"] = ev_median(fn_i, 40, pre=clean_flush)
     r["rotate"] = ev_median(fn_i, 60, R=R)
     try:
-        r["graph"] = graph_ms(fn_i, R)
+        r["graph"] = graph_call_us(fn_i, range(R), 20) / 1e3
     except Exception as e:
         r["graph"] = None
         print("graph failed", e)

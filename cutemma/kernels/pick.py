@@ -88,6 +88,12 @@ FP8_TILES = {
     160: (Sm90Config(128, 160, promote="split"), 0.93),
     128: (Sm90Config(128, 128, promote="overlap"), 0.88),
 }
+# fp8 calls of one tile row (M <= 128; past decode's 64 swapped tokens) stream B, and 128x64
+# tiles (a batch in flight) put twice the CTAs on that stream wherever their tiles take no
+# more waves than 128x128's: e4m3 (128, N, K) ran 1.01-1.15x _scaled_mm against 0.61-1.11x
+# at 128x128 for (N, K) from (2048, 8192) to (8192, 28672), (80, 4096, 14336) 0.84 against
+# 0.81x, but (96, 8192, 28672) 0.90 against 0.95x (raw/fp8-one-row-run18.json)
+FP8_ONE_ROW = Sm90Config(128, 64, promote="overlap")
 # 128x256 from FULL_WAVE of a wave of its tiles up when K is this long (run 6: (512, 8192,
 # 8192|28672): 128 tiles of 128x256 for 132 SMs, 0.98-0.99x cuBLAS against 0.94-0.95x for
 # 128x128); with a short K two waves of 128x128 pipeline one tile's epilogue under the
@@ -146,7 +152,8 @@ def builtin_sm90_config(
     at least :data:`LONG_K`); tf32 between 128x256 and 128x128
     the same way. fp8 (promoted accumulation: two accumulator sets, at most 2 x 96 per
     thread) the same way between the widths of :data:`FP8_TILES` (192 and 160 promoted by
-    N halves, ``promote="split"``, and 128 with a batch in flight, ``promote="overlap"``).
+    N halves, ``promote="split"``, and 128 with a batch in flight, ``promote="overlap"``),
+    or :data:`FP8_ONE_ROW`'s 128x64 for one tile row where it takes no more waves.
     B streams in under an L2 evict-first policy (``_efb``) where few tile rows read a B of at
     most :data:`EVICT_FIRST_MAX_BYTES`.
 
@@ -205,9 +212,9 @@ def builtin_sm90_config(
         # 0.90, 0.93) is ~0.88 of its speed. By whole waves alone, also under one wave of
         # 128x192: (256, 10240) is one wave of 108 such tiles against two of 160 128x128
         # (0.80x _scaled_mm, inference-h100.json before)
-        return chosen(
-            FP8_TILES[min(FP8_TILES, key=lambda bn: (cost(bn, FP8_TILES[bn][1]), -bn))][0]
-        )
+        best = FP8_TILES[min(FP8_TILES, key=lambda bn: (cost(bn, FP8_TILES[bn][1]), -bn))][0]
+        one_row = batch == 1 and m <= 128 and waves(64)[0] <= waves(best.block_n)[0]
+        return chosen(FP8_ONE_ROW if one_row else best)
     widths = dict(TILE_SPEEDS_16)
     if ATOMS_SM90[dtype][1] != 2:  # tf32: only the widths measured for it (run 9)
         widths = {bn: widths[bn] for bn in (256, 128)}

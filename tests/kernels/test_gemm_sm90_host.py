@@ -104,6 +104,28 @@ def test_partly_empty_tiles_do_not_take_the_64_wide_tile():
     assert pick_sm90_config(128, 4096).block_n == 64
 
 
+@pytest.mark.parametrize(
+    ("m", "n", "k", "width"),
+    [
+        (128, 8192, 28672, 64),  # 128 tiles of 128x64, one wave like 64 of 128x128
+        (128, 4096, 4096, 64),
+        (80, 4096, 14336, 64),
+        (128, 10240, 8192, 128),  # 160 tiles of 128x64: two waves, 80 of 128x128 one
+        (256, 8192, 8192, 128),  # two tile rows: compute, not one stream of B
+        (1024, 1024, 1024, 128),
+    ],
+)
+def test_fp8_one_tile_row_takes_128x64_where_its_waves_allow(m, n, k, width):
+    """pick.FP8_ONE_ROW (raw/fp8-one-row-run18.json): twice the CTAs stream B when the
+    narrower tiles take no more waves."""
+    from cutemma.kernels.pick import builtin_sm90_config
+
+    cfg = builtin_sm90_config(m, n, 132, "e4m3", 1, k)
+    assert cfg.block_n == width, cfg.name
+    if width == 64:
+        assert cfg.promote == "overlap" and -(-n // 64) <= 132
+
+
 def test_a_pick_leaves_the_speed_table_alone():
     """A pick for fewer than 128 rows over a whole wave of tiles drops the 64-wide tile
     from its own candidates, not from TILE_SPEEDS_16: the next pick still has it."""

@@ -52,14 +52,19 @@ from __future__ import annotations
 from typing import Any
 
 from cutemma.kernels.pick import EVICT_FIRST_MAX_BYTES
-from cutemma.kernels.sm90.config import ATOMS_SM90, FP8, MAX_STAGES, Sm90Config
+from cutemma.kernels.sm90.config import (
+    ATOMS_SM90,
+    FP8,
+    MAX_STAGES,
+    SWIZZLE_ROW_BYTES,
+    Sm90Config,
+)
 
 SWAP_MAX_M = 64  # the tokens fit one wgmma N (<= 64 here: one 64 x 64 accumulator tile)
 ROWS = 64  # a swapped tile's rows of B^T: one wgmma M (128: two warpgroups' rows)
 TOKENS_MIN = 16  # the narrowest token tile (8 was no faster, run 2)
 FP8_BLOCK_K = 256  # fp8: 256-byte K rows per TMA box row
 FP8_SWAP_MAX_M_BETWEEN_WAVES = 32  # more tokens, N/64 tiles between 1 and 2 waves: no swap
-K_ROW_BYTES = 128  # a 16-bit tile's K row: one 128-byte swizzle row (block_k None)
 # Weights requested and not yet landed, all CTAs together: about DRAM's bandwidth times its
 # latency (3 TB/s x ~2.5 us). The plan's 8 stages put 10-17 MB in flight on (10240, 8192);
 # a k tile's median wait from issue to use rose to 6 us in the stream's first 15 us (NOTES,
@@ -88,9 +93,9 @@ def decode_config(m: int, n: int, k: int, dtype: str, sms: int = 132) -> Sm90Con
         stages = stream_stages(ROWS, FP8_BLOCK_K, sms)
         return Sm90Config(ROWS, tokens, block_k=FP8_BLOCK_K, consumers=1, stages=stages, **kw)
     if between_waves:  # 128-row tiles under one wave: whole, not shared (run 9)
-        stages = stream_stages(2 * ROWS, K_ROW_BYTES, min(-(-n // (2 * ROWS)), sms))
+        stages = stream_stages(2 * ROWS, SWIZZLE_ROW_BYTES, min(-(-n // (2 * ROWS)), sms))
         return Sm90Config(2 * ROWS, tokens, stages=stages, **{**kw, "stream_k": False})
-    stages = stream_stages(ROWS, K_ROW_BYTES, sms)
+    stages = stream_stages(ROWS, SWIZZLE_ROW_BYTES, sms)
     return Sm90Config(ROWS, tokens, consumers=1, stages=stages, **kw)
 
 

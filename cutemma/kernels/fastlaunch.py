@@ -170,9 +170,8 @@ class DriverKernel:
         cu = libcuda.lib()
         libcuda.check(cu.cuCtxSetCurrent(ctx), "cuCtxSetCurrent")
         launch = PdlLauncher(cu) if self.pdl else cu.cuLaunchKernel
-        status = launch(ctypes.c_void_p(fn), grid, grid_y, 1, self.threads, 1, 1,
-                                   self.shared, ctypes.c_void_p(stream), ctypes.c_void_p(params),
-                                   None)  # fmt: skip
+        status = launch(ctypes.c_void_p(fn), grid, grid_y, 1, self.threads, 1, 1, self.shared,
+                        ctypes.c_void_p(stream), ctypes.c_void_p(params), None)  # fmt: skip
         libcuda.check(
             status,
             f"launching {self.name} (grid {grid}x{grid_y}, block {self.threads}, {self.shared} B shared)",

@@ -116,17 +116,18 @@ SK_WAVES = 0.28
 # M = 1024 / 2048 on (8192, 28672): 1.00 / 1.02x against 0.88 / 0.82x; the same in the A/B
 # runs raw/sk-vs-plain-ab-run2.json and raw/tile-loop-ab-run3-old.json. Why is not known:
 # the k loops' SASS differs only in the plain loop re-reading K from the constant bank, and
-# the plain kernel's tile loop walked by a count ran no faster, tile-loop-ab-run3-counted). Where stream-K may run (one 2-D call, K >= LONG_K,
-# more than a wave of tiles, two tile rows and columns) this tile takes that kernel, at this
-# speed against 128x192's (the map's best fit: 0.96-0.98)
+# the plain kernel's tile loop walked by a count ran no faster, tile-loop-ab-run3-counted).
+# Where stream-K may run (one 2-D call, K >= LONG_K, more than a wave of tiles, two tile
+# rows and columns) this tile takes that kernel, at this speed against 128x192's (the
+# map's best fit: 0.96-0.98)
 FP8_SK_KERNEL_SPEEDS = {128: 0.97}
 # B's loads carry an L2 evict-first policy (Sm90Config.evict_first) where B is read by at
 # most EVICT_FIRST_ROWS tile rows, K is at least LONG_K (as measured) and B is at most this
 # many bytes (decode's swapped calls: the weights, their A). A short stream of B starts at
 # half the DRAM bandwidth while L2 writes back the lines the kernels before it left dirty
 # (per-CTA arrival times, raw/decode-timeline-run9.json: 1.3-2 TB/s for the first ~20 us,
-# 3+ after); with B's lines the first to leave L2 nothing is written back (raw/decode-evict-first-run10.json, 16
-# tokens swapped: e4m3 (10240 | 8192, 8192) 0.97 / 0.99x cuBLAS -> 1.07 / 1.16x, bf16 1.00 /
+# 3+ after); with B's lines the first to leave L2 nothing is written back
+# (raw/decode-evict-first-run10.json, 16 tokens swapped: e4m3 (10240 | 8192, 8192) 0.97 / 0.99x cuBLAS -> 1.07 / 1.16x, bf16 1.00 /
 # 0.99x -> 1.05 / 1.06x; raw/evict-first-b-run11.json, unswapped: e4m3 (128 | 256, 8192,
 # 8192) 0.97 / 0.99x -> 1.11 / 1.12x, bf16 (128, 8192, 8192) 0.99x -> 1.07x). Over a longer
 # stream the write-back is a smaller share and the hint lost: swapped e4m3 (16, 57344,
@@ -213,7 +214,11 @@ def builtin_sm90_config(
         # 128x192: (256, 10240) is one wave of 108 such tiles against two of 160 128x128
         # (0.80x _scaled_mm, inference-h100.json before)
         best = FP8_TILES[min(FP8_TILES, key=lambda bn: (cost(bn, FP8_TILES[bn][1]), -bn))][0]
-        one_row = batch == 1 and m <= 128 and waves(64)[0] <= waves(best.block_n)[0]
+        one_row = (
+            batch == 1
+            and m <= FP8_ONE_ROW.block_m
+            and waves(FP8_ONE_ROW.block_n)[0] <= waves(best.block_n)[0]
+        )
         return chosen(FP8_ONE_ROW if one_row else best)
     widths = dict(TILE_SPEEDS_16)
     if ATOMS_SM90[dtype][1] != 2:  # tf32: only the widths measured for it (run 9)

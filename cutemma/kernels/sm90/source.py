@@ -329,6 +329,7 @@ PRODUCER_SM90 = r"""asm volatile("setmaxnreg.dec.sync.aligned.u32 $regs;\n" ::: 
 if (threadIdx.x == 0) {  // one thread issues every TMA load
   tma_prefetch(&tmap_a); tma_prefetch(&tmap_b);
   $policy
+  $pdl_first
   int stage = 0; uint32_t phase = $start_phase;
   $tile_loop
     $raster
@@ -496,16 +497,12 @@ def _producer(plan: Sm90Plan, batched: bool) -> str:
         stage_bytes=plan.stage_bytes,
         bytes_A=plan.bytes_A,
         tma_loads=loads,
-        policy=(
-            "const uint64_t l2_first = l2_evict_first_policy();  // Sm90Config.evict_first\n"
-            if plan.config.evict_first
-            else ""
-        )
-        + (
-            "bool pdl_first = true;  // Sm90Config.pdl: before the first load"
-            if plan.config.pdl
-            else ""
-        ),
+        policy="const uint64_t l2_first = l2_evict_first_policy();  // Sm90Config.evict_first"
+        if plan.config.evict_first
+        else "",
+        pdl_first="bool pdl_first = true;  // Sm90Config.pdl: before the first load"
+        if plan.config.pdl
+        else "",
         pdl_wait=_pdl_producer_wait(plan) if plan.config.pdl else "",
         pdl_trigger="griddep_launch_dependents();  // Sm90Config.pdl: every load issued, the "
         "next grid may take the SMs this one leaves"

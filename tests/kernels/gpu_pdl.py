@@ -26,9 +26,9 @@ UNIT = None  # the peer's unit scales, made on the device once
 
 
 def cases(small: bool) -> list[tuple]:
-    """(dtype, m, n, k, config): decode configs with pdl added (fp8's stream-K, bf16's
-    128-row whole tiles) and a plain 2-D kernel with it. fp8 with 64 tokens swaps only where its
-    64-row tiles are not between one and two waves (decode.FP8_SWAP_MAX_M_BETWEEN_WAVES)."""
+    """(dtype, m, n, k, config): decode configs with pdl added (64-row tiles shared by
+    stream-K; 128-row whole tiles where N = 10240 puts 64-row tiles between one and two
+    waves) and a plain 2-D kernel with it."""
     k = 512 if small else 8192
     n = 2048 if small else 10240
     return [

@@ -137,9 +137,12 @@ def correctness(small: bool, graphs: bool = True) -> None:
     sk_case(16, 4096, 4096, BF, decode_config(16, 4096, 4096, "bf16"), beta=0.75)
     sk_case(64, 1000, 3008, BF, decode_config(64, 1000, 3008, "bf16"), b_col=True)
     sk_case(8, 2048, 1024, E4, decode_config(8, 2048, 1024, "e4m3"))
-    # 16-bit, N/64 tiles between one and two waves: 128-row tiles swapped, whole (no stream-K)
+    # N/64 tiles between one and two waves: 128-row tiles swapped, whole (no stream-K)
     sk_case(8, 9000, 1024, BF, decode_config(8, 9000, 1024, "bf16"), beta=0.75)
     sk_case(40, 10240, 2048, BF, decode_config(40, 10240, 2048, "bf16"), b_col=True)
+    sk_case(8, 9000, 1024, E4, decode_config(8, 9000, 1024, "e4m3"), beta=0.75)
+    sk_case(40, 10240, 2048, E4, decode_config(40, 10240, 2048, "e4m3"))
+    sk_case(64, 14336, 4096, E4, decode_config(64, 14336, 4096, "e4m3"))
     # the built-in picks' new tiles (pick.FP8_TILES' 128x160, 16-bit 128x256 short of a wave)
     for m, n, k in [(512, 10240, 8192), (300, 1000, 784)]:
         sk_case(m, n, k, E4, Sm90Config(128, 160, promote="split"))

@@ -300,7 +300,9 @@ def test_batched_stream_k_is_refused():
         (16, 10240, "bf16", 128, 16, 2, False),  # 80 tiles under a wave: whole (run 9)
         (33, 57344, "f16", 64, 40, 1, True),
         (64, 8192, "e4m3", 64, 64, 1, True),
-        (9, 10240, "e4m3", 64, 16, 1, True),
+        (9, 10240, "e4m3", 128, 16, 2, False),  # between waves: as 16-bit (fp8 run 2)
+        (40, 14336, "e4m3", 128, 40, 2, False),
+        (64, 8192, "f16", 64, 64, 1, True),
     ],  # fmt: skip
 )
 def test_decode_config_follows_the_measured_rules(m, n, dtype, rows, tokens, consumers, shared):
@@ -308,8 +310,8 @@ def test_decode_config_follows_the_measured_rules(m, n, dtype, rows, tokens, con
     got = (cfg.block_m, cfg.block_n, cfg.consumers, cfg.stream_k, cfg.swap_ab)
     assert got == (rows, tokens, consumers, shared, True)
     assert cfg.block_n >= m  # every token in one tile column
-    if dtype != "e4m3":  # 16-bit: 64-row tiles never between one and two waves
-        assert -(-n // cfg.block_m) <= 132 or -(-n // cfg.block_m) >= 264 or rows == 128
+    # 64-row tiles never between one and two waves
+    assert -(-n // cfg.block_m) <= 132 or -(-n // cfg.block_m) >= 264 or rows == 128
 
 
 @pytest.mark.parametrize("n", [256, 4096, 8192, 10240, 14336, 28672, 57344])
@@ -334,10 +336,12 @@ def test_decode_rings_hold_about_the_in_flight_bytes(n, dtype):
 
 
 def test_decode_rings_of_the_measured_shapes():
-    """The depths raw/decode-stages-run6.json measured as fastest: fp8 64-row tiles shared
-    by 132 SMs 4, 16-bit 128-row tiles on 80 CTAs 6, 16-bit 64-row tiles the plan's 8."""
-    assert decode_config(16, 10240, 8192, "e4m3").stages == 4
+    """The depths measured as fastest: fp8 64-row tiles shared by 132 SMs 4, 16-bit
+    128-row tiles on 80 CTAs 6, 16-bit 64-row tiles the plan's 8 (raw/decode-stages-run6.json);
+    fp8 128-row tiles on 80 CTAs 3 (against the plan's 8: raw/fp8-between-waves-run2.json)."""
+    assert decode_config(16, 8192, 8192, "e4m3").stages == 4
     assert decode_config(16, 10240, 8192, "bf16").stages == 6
+    assert decode_config(16, 10240, 8192, "e4m3").stages == 3
     assert decode_config(16, 8192, 8192, "bf16").stages is None
 
 
@@ -420,13 +424,13 @@ def test_fp8_128x128_takes_the_stream_k_kernel_wherever_stream_k_may_run():
                 assert cfg.stream_k, cfg.name
 
 
-def test_fp8_with_more_than_32_tokens_between_waves_is_not_swapped():
-    """fp8, N/64 tiles between one and two waves: up to 32 tokens swapped, more run plain
-    (decode.FP8_SWAP_MAX_M_BETWEEN_WAVES); outside that band every M <= 64 swaps."""
-    from cutemma.kernels.sm90.decode import FP8_SWAP_MAX_M_BETWEEN_WAVES
-
+def test_every_decode_call_swaps_and_between_waves_takes_whole_128_row_tiles():
+    """Every M <= 64 of both families swaps. Where N/64 tiles would fall between one and
+    two waves (N = 10240, 14336 on 132 SMs), the tiles are 128 rows, whole; elsewhere 64
+    rows shared by stream-K (fp8: raw/fp8-between-waves-run2.json)."""
     for m in range(1, 65):
-        swapped = decode_config(m, 10240, 8192, "e4m3") is not None
-        assert swapped == (m <= FP8_SWAP_MAX_M_BETWEEN_WAVES)
-        assert decode_config(m, 8192, 8192, "e4m3") is not None  # 128 tiles: under a wave
-        assert decode_config(m, 10240, 8192, "bf16") is not None  # 16-bit: 128-row tiles
+        for n, between in ((8192, False), (10240, True), (14336, True), (28672, False)):
+            for dtype in ("bf16", "e4m3"):
+                cfg = decode_config(m, n, 8192, dtype)
+                got = (cfg.block_m, cfg.consumers, cfg.stream_k)
+                assert got == ((128, 2, False) if between else (64, 1, True)), (m, n, cfg.name)

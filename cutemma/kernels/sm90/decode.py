@@ -10,17 +10,17 @@ three views, and the kernel is the sm90 kernel of a stream-K config.
 The configs (bench/results/raw/streamk-explore-run2.json, H100, against cuBLAS in the same
 process; before: split-K or 128x128 tiles at 0.75-0.95x):
 
-- fp8: 64-row tiles of one consumer warpgroup, K tiles of 256 bytes (block_k 256: each TMA
-  row of the K-major B^T is 256 contiguous bytes): 0.96-1.06x. Except more than 32 tokens
-  where N/64 tiles fall between one and two waves: no swap ((64, 10240, 8192): the plain
-  kernel's 80 tiles of 128x128 ran 0.955x _scaled_mm against 0.863x swapped,
-  raw/streamk-explore-run8.json; at 32 tokens the swap stays ahead).
-- 16-bit: 64-row tiles with one consumer warpgroup (0.96-1.01x), except when N/64 tiles
-  fall between one and two waves of the SMs ((N, K) = (10240, 8192): 160 tiles, 0.78x; the
-  CTAs' shares start at scattered k of neighbouring tiles and B^T's 128-byte rows lose
-  their DRAM locality): there 128-row tiles of two warpgroups, whole (80 tiles under one
-  wave: 0.99-1.00x at 16-32 tokens, 0.93x at 64, against 0.97-0.98x and 0.91x with the 80
-  tiles shared by stream-K over all SMs, raw/decode-configs-run9.json).
+- 64-row tiles of one consumer warpgroup, shared by stream-K: fp8 with K tiles of 256
+  bytes (block_k 256: each TMA row of the K-major B^T is 256 contiguous bytes), 0.96-1.06x;
+  16-bit with 128-byte K rows, 0.96-1.01x.
+- Except where N/64 tiles fall between one and two waves of the SMs ((N, K) = (10240,
+  8192): 160 tiles; the CTAs' shares start at scattered k of neighbouring tiles, and 16-bit
+  ran 0.78x). There both families take 128-row tiles of two warpgroups, whole, under one
+  wave. 16-bit: 0.99-1.00x at 16-32 tokens, 0.93x at 64, against 0.97-0.98x and 0.91x with
+  the 80 tiles shared over all SMs (raw/decode-configs-run9.json). fp8 (N = 10240, 12288,
+  14336; 16-64 tokens; raw/fp8-between-waves-run2.json): 1.02-1.14x, against 0.91-1.12x for
+  64-row stream-K below 33 tokens and the plain 128x128 kernel above. Only (10240, 16) was
+  faster the old way (1.10 against 1.07x, within the spread between runs).
 
 Weights of at most pick.EVICT_FIRST_MAX_BYTES stream in under an L2 evict-first policy
 (``evict_first="A"``, the kernel's A being B^T: ``_efa`` in the names below).
@@ -41,8 +41,8 @@ inference-run16-fp8-pdl.json).
 ('b64x16_c1_sauto_eregs_efa_sk_swap', 'b128x16_c2_s6_eregs_efa_swap')
 >>> decode_config(64, 8192, 8192, "e4m3").name, decode_config(65, 8192, 8192, "bf16")
 ('b64x64x256_c1_s4_eregs_efa_sk_swap', None)
->>> decode_config(32, 10240, 8192, "e4m3").name, decode_config(33, 10240, 8192, "e4m3")
-('b64x32x256_c1_s4_eregs_efa_sk_swap', None)
+>>> decode_config(32, 8192, 8192, "e4m3").name, decode_config(33, 10240, 8192, "e4m3").name
+('b64x32x256_c1_s4_eregs_efa_sk_swap', 'b128x40x256_c2_s3_eregs_efa_swap')
 >>> decode_config(16, 57344, 8192, "bf16").name  # 940 MB of weights: no hint
 'b64x16_c1_sauto_eregs_sk_swap'
 """
@@ -64,7 +64,6 @@ SWAP_MAX_M = 64  # the tokens fit one wgmma N (<= 64 here: one 64 x 64 accumulat
 ROWS = 64  # a swapped tile's rows of B^T: one wgmma M (128: two warpgroups' rows)
 TOKENS_MIN = 16  # the narrowest token tile (8 was no faster, run 2)
 FP8_BLOCK_K = 256  # fp8: 256-byte K rows per TMA box row
-FP8_SWAP_MAX_M_BETWEEN_WAVES = 32  # more tokens, N/64 tiles between 1 and 2 waves: no swap
 # Weights requested and not yet landed, all CTAs together: about DRAM's bandwidth times its
 # latency (3 TB/s x ~2.5 us). The plan's 8 stages put 10-17 MB in flight on (10240, 8192);
 # a k tile's median wait from issue to use rose to 6 us in the stream's first 15 us (NOTES,
@@ -87,16 +86,14 @@ def decode_config(m: int, n: int, k: int, dtype: str, sms: int = 132) -> Sm90Con
     if n * k * ATOMS_SM90[dtype][1] <= EVICT_FIRST_MAX_BYTES:
         kw["evict_first"] = "A"  # the kernel's A is B^T: the weights (pick.EVICT_FIRST_MAX_BYTES)
     between_waves = sms < -(-n // ROWS) < 2 * sms  # ROWS-row tiles: one wave and a part
-    if dtype in FP8:
-        if between_waves and tokens > FP8_SWAP_MAX_M_BETWEEN_WAVES:
-            return None
-        stages = stream_stages(ROWS, FP8_BLOCK_K, sms)
-        return Sm90Config(ROWS, tokens, block_k=FP8_BLOCK_K, consumers=1, stages=stages, **kw)
-    if between_waves:  # 128-row tiles under one wave: whole, not shared (run 9)
-        stages = stream_stages(2 * ROWS, SWIZZLE_ROW_BYTES, min(-(-n // (2 * ROWS)), sms))
-        return Sm90Config(2 * ROWS, tokens, stages=stages, **{**kw, "stream_k": False})
-    stages = stream_stages(ROWS, SWIZZLE_ROW_BYTES, sms)
-    return Sm90Config(ROWS, tokens, consumers=1, stages=stages, **kw)
+    block_k = FP8_BLOCK_K if dtype in FP8 else None  # None: one 128-byte row (16-bit)
+    k_bytes = FP8_BLOCK_K if dtype in FP8 else SWIZZLE_ROW_BYTES
+    if between_waves:  # 128-row tiles under a wave, whole (module docstring)
+        stages = stream_stages(2 * ROWS, k_bytes, min(-(-n // (2 * ROWS)), sms))
+        kw["stream_k"] = False
+        return Sm90Config(2 * ROWS, tokens, block_k=block_k, stages=stages, **kw)
+    stages = stream_stages(ROWS, k_bytes, sms)
+    return Sm90Config(ROWS, tokens, block_k=block_k, consumers=1, stages=stages, **kw)
 
 
 def stream_stages(rows: int, k_bytes: int, ctas: int) -> int | None:

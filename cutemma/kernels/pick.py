@@ -105,6 +105,11 @@ LONG_K = 4096
 # 128x256, bf16 at 6144^3 and 8192^3 (run 29, raw/sm90-tiles16-run29.json): a tile is
 # chosen by whole waves over the SMs and these speeds (pick_sm90_config)
 TILE_SPEEDS_16 = {256: 1.0, 192: 0.955, 128: 0.93, 64: 0.54}
+# Width 64 above is the narrow tile's output: 128 x 64 when it was timed. The kernel runs it
+# as 64x128 tiles of one consumer warpgroup. That ran 2.5-13% faster (means of 9 rounds)
+# than 128x64 on all 12 shapes where the picker took 128x64, from (1024, 1024, 1024) to
+# (128, 8192, 28672) (raw/tile-64x128-run7.json). Never stream-K: it lost 6-40% there.
+NARROW_16 = Sm90Config(64, 128, consumers=1)
 # Stream-K for a grid of tiles whose last wave is partial (K this long: measured there): the
 # whole waves, then the last wave's tiles cut into `split` aligned k chunks, cost whole
 # waves + 1 / split + SK_WAVES of a wave (its fix-up, the chunks' pipeline fill and
@@ -148,7 +153,7 @@ def builtin_sm90_config(
 ) -> Sm90Config:
     """The built-in tile for an (m, n) output (``batch`` of them): for 16-bit types the
     128-row tile of :data:`TILE_SPEEDS_16` that finishes first counting whole waves of
-    tiles over the SMs (the last wave's idle SMs cost time) and each width's speed
+    tiles over the SMs (its narrowest output run as :data:`NARROW_16`, 64x128) (the last wave's idle SMs cost time) and each width's speed
     (128x256 only from one whole wave up, or from ``scheduler.FULL_WAVE`` of one when ``k`` is
     at least :data:`LONG_K`); tf32 between 128x256 and 128x128
     the same way. fp8 (promoted accumulation: two accumulator sets, at most 2 x 96 per
@@ -159,7 +164,7 @@ def builtin_sm90_config(
     most :data:`EVICT_FIRST_MAX_BYTES`.
 
     >>> [builtin_sm90_config(s, s).name for s in (8192, 4096, 3072, 2048, 1024)]
-    ['b128x256_c2_sauto', 'b128x256_c2_sauto', 'b128x192_c2_sauto', 'b128x128_c2_sauto', 'b128x64_c2_sauto']
+    ['b128x256_c2_sauto', 'b128x256_c2_sauto', 'b128x192_c2_sauto', 'b128x128_c2_sauto', 'b64x128_c1_sauto']
     >>> builtin_sm90_config(512, 8192, k=8192).name  # 128 tiles of 128x256: 97% of a wave
     'b128x256_c2_sauto_efb'
     >>> [builtin_sm90_config(s, s, dtype="e4m3").name for s in (8192, 6144, 4096, 1024)]
@@ -204,8 +209,9 @@ def builtin_sm90_config(
         and n * k * ATOMS_SM90[dtype][1] <= EVICT_FIRST_MAX_BYTES
     )
 
-    def chosen(cfg: Sm90Config) -> Sm90Config:  # the tile, stream-K where its waves say so
-        return replace(cfg, stream_k=waves(cfg.block_n)[1], evict_first="B" if streamed else "")
+    def chosen(cfg: Sm90Config, bn: int) -> Sm90Config:  # stream-K where bn's waves say so
+        sk = waves(bn)[1] and cfg != NARROW_16
+        return replace(cfg, stream_k=sk, evict_first="B" if streamed else "")
 
     if dtype in FP8:
         # promoted fp8, run 22 (e4m3, ratio to _scaled_mm): 128x192 promoted by N halves
@@ -219,16 +225,18 @@ def builtin_sm90_config(
             and m <= FP8_ONE_ROW.block_m
             and waves(FP8_ONE_ROW.block_n)[0] <= waves(best.block_n)[0]
         )
-        return chosen(FP8_ONE_ROW if one_row else best)
+        cfg = FP8_ONE_ROW if one_row else best
+        return chosen(cfg, cfg.block_n)
     widths = dict(TILE_SPEEDS_16)
     if ATOMS_SM90[dtype][1] != 2:  # tf32: only the widths measured for it (run 9)
         widths = {bn: widths[bn] for bn in (256, 128)}
     wave = FULL_WAVE if k is not None and k >= LONG_K else 1.0
     if batch * -(-m // 128) * -(-n // 256) < wave * sms:  # short of a wave: smaller tiles
         widths = {bn: v for bn, v in widths.items() if bn < 256}
-    if m < 128:  # a partly empty tile: 128x64 loads 2 bytes of (zero) A per byte of B
+    if m < 128:  # a partly empty tile: 128x64 loaded 2 bytes of (zero) A per byte of B
         widths.pop(64, None)  # (M = 16 x 4096 x 4096: 0.68x cuBLAS, 128x128 0.76x)
-    return chosen(Sm90Config(128, min(widths, key=lambda bn: (cost(bn, widths[bn]), -bn))))
+    bn = min(widths, key=lambda bn: (cost(bn, widths[bn]), -bn))
+    return chosen(NARROW_16 if bn == 64 else Sm90Config(128, bn), bn)
 
 
 def pick_config(m: int, n: int, k: int, batch: int = 1, dtype: str = "bf16") -> GemmDesign:

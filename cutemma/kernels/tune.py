@@ -42,6 +42,7 @@ _SHARED_LIMIT = LIMITS["sm_90a"].smem_per_block  # candidates are built for the 
 SM90_CANDIDATES = (
     Sm90Config(128, 256),
     Sm90Config(128, 128),
+    Sm90Config(64, 128, consumers=1),  # the 16-bit narrow tile (pick.NARROW_16)
     Sm90Config(256, 128),
     Sm90Config(128, 256, group_m=16),
     Sm90Config(128, 256, cluster=2),
@@ -67,9 +68,9 @@ def default_candidates(
     >>> [c.name for c in default_candidates("s8")][:2]
     ['b128x128x32_w2x2_s4', 'b128x256x32_w2x4_s3']
     >>> [c.name for c in default_candidates("bf16", "K", "N", sm90=True) if isinstance(c, Sm90Config)][3:]
-    ['b128x256_c2_sauto_g16', 'b128x256_c2_sauto_x2', 'b128x128_c2_sauto_x2', 'b128x128_c2_sauto_pp', 'b128x192_c2_sauto', 'b192x128_c3_sauto', 'b128x128_c2_sauto_sk', 'b128x256_c2_sauto_sk']
+    ['b256x128_c2_sauto', 'b128x256_c2_sauto_g16', 'b128x256_c2_sauto_x2', 'b128x128_c2_sauto_x2', 'b128x128_c2_sauto_pp', 'b128x192_c2_sauto', 'b192x128_c3_sauto', 'b128x128_c2_sauto_sk', 'b128x256_c2_sauto_sk']
     >>> [c.name for c in default_candidates("e4m3", sm90=True) if isinstance(c, Sm90Config)]
-    ['b128x128_c2_sauto', 'b128x128_c2_sauto_x2', 'b128x192_c2_sauto_spl', 'b128x192_c2_sauto', 'b192x128_c3_sauto', 'b128x160_c2_sauto_spl', 'b128x128_c2_sauto_sk']
+    ['b128x128_c2_sauto', 'b64x128_c1_sauto', 'b128x128_c2_sauto_x2', 'b128x192_c2_sauto_spl', 'b128x192_c2_sauto', 'b192x128_c3_sauto', 'b128x160_c2_sauto_spl', 'b128x128_c2_sauto_sk']
     """
     kernel_majors(dtype, a_major, b_major)  # names the kernels know, else a LaunchError
     out: list[GemmConfig | Sm90Config] = []

@@ -3,6 +3,8 @@ that lets a new process skip plan, source and NVRTC, and the fast path's refusal
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from cutemma.kernels.fastpath import FAST, try_fast
@@ -75,11 +77,11 @@ def test_fast_path_declines_unknown_calls():
 def test_built_in_16bit_tile_is_the_fastest_measured():
     """At each square size where one 128-row tile width was clearly (>= 2%) the fastest on
     the H100 (raw/sm90-tiles16-run29.json, measured against cuBLAS in one process), the
-    built-in pick is that width."""
+    built-in pick is that width (the narrow 128x64's output as pick.NARROW_16's 64x128)."""
     import json
     from pathlib import Path
 
-    from cutemma.kernels.pick import pick_sm90_config
+    from cutemma.kernels.pick import builtin_sm90_config
 
     raw = Path(__file__).parents[2] / "bench/results/raw/sm90-tiles16-run29.json"
     rows = json.loads(raw.read_text())["rows"]
@@ -89,19 +91,42 @@ def test_built_in_16bit_tile_is_the_fastest_measured():
         (best, name), (second, _) = speeds[:2]
         if best >= 1.02 * second:
             s = row["size"]
-            assert pick_sm90_config(s, s).block_n == int(name.split("x")[1]), (s, speeds)
+            cfg = builtin_sm90_config(s, s)
+            assert cfg.block_m * cfg.block_n // 128 == int(name.split("x")[1]), (s, speeds)
             checked += 1
     assert checked >= 5
 
 
-def test_partly_empty_tiles_do_not_take_the_64_wide_tile():
+def test_partly_empty_tiles_do_not_take_the_narrow_tile():
     """M = 16 x 4096 x 4096 ran 128x64 at 0.679x cuBLAS (raw/gemm-h100-run30.json) against
     128x128's 0.757x (the run before): with fewer than 128 valid rows a 128x64 tile loads
-    mostly zero-filled A; M = 128 keeps it (0.832x there against 0.766x)."""
-    from cutemma.kernels.pick import pick_sm90_config
+    mostly zero-filled A; M = 128 keeps the narrow tile (0.832x there against 0.766x)."""
+    from cutemma.kernels.pick import NARROW_16, builtin_sm90_config
 
-    assert pick_sm90_config(16, 4096).block_n == 128
-    assert pick_sm90_config(128, 4096).block_n == 64
+    assert builtin_sm90_config(16, 4096).block_n == 128
+    assert builtin_sm90_config(128, 4096) == NARROW_16
+
+
+def test_the_narrow_16_bit_tile_is_64x128_of_one_warpgroup_never_stream_k():
+    """Wherever the picker's costs choose width 64, it runs 64x128 of one consumer
+    (raw/tile-64x128-run7.json: faster than 128x64 on all 12 shapes timed), never stream-K,
+    and with evict-first B where B streams; other widths keep 128-row tiles."""
+    from cutemma.kernels.pick import NARROW_16, builtin_sm90_config
+
+    narrow = 0
+    for m in (128, 256, 512, 768, 1024, 2048, 4096):
+        for n in (512, 1024, 2048, 4096, 8192):
+            for k in (1024, 8192):
+                for dtype in ("bf16", "f16"):
+                    cfg = builtin_sm90_config(m, n, 132, dtype, 1, k)
+                    if cfg.block_m == 64:
+                        narrow += 1
+                        assert replace(cfg, evict_first="") == NARROW_16, cfg.name
+                    else:
+                        assert cfg.block_m == 128 and cfg.consumers == 2, cfg.name
+    assert narrow >= 20  # e.g. (1024, 1024), (128, 4096), (2048, 512)
+    assert builtin_sm90_config(128, 4096, k=8192).evict_first == "B"  # B streamed
+    assert builtin_sm90_config(1024, 1024, dtype="tf32").block_m == 128  # tf32: no narrow tile
 
 
 @pytest.mark.parametrize(
@@ -129,12 +154,12 @@ def test_fp8_one_tile_row_takes_128x64_where_its_waves_allow(m, n, k, width):
 def test_a_pick_leaves_the_speed_table_alone():
     """A pick for fewer than 128 rows over a whole wave of tiles drops the 64-wide tile
     from its own candidates, not from TILE_SPEEDS_16: the next pick still has it."""
-    from cutemma.kernels.pick import TILE_SPEEDS_16, pick_sm90_config
+    from cutemma.kernels.pick import NARROW_16, TILE_SPEEDS_16, builtin_sm90_config
 
     before = dict(TILE_SPEEDS_16)
-    assert pick_sm90_config(1, 14336, batch=8).block_n != 64
+    assert builtin_sm90_config(1, 14336, batch=8).block_m == 128
     assert TILE_SPEEDS_16 == before
-    assert pick_sm90_config(1024, 1024).block_n == 64
+    assert builtin_sm90_config(1024, 1024) == NARROW_16
 
 
 def test_a_call_path_imports_no_generator():

@@ -106,9 +106,9 @@ LONG_K = 4096
 # chosen by whole waves over the SMs and these speeds (pick_sm90_config)
 TILE_SPEEDS_16 = {256: 1.0, 192: 0.955, 128: 0.93, 64: 0.54}
 # Width 64 above is the narrow tile's output: 128 x 64 when it was timed. The kernel runs it
-# as 64x128 tiles of one consumer warpgroup. That ran 2.5-13% faster (means of 9 rounds)
+# as 64x128 tiles of one consumer warpgroup. That ran 1.6-13% faster (means of 9 rounds)
 # than 128x64 on all 12 shapes where the picker took 128x64, from (1024, 1024, 1024) to
-# (128, 8192, 28672) (raw/tile-64x128-run7.json). Never stream-K: it lost 6-40% there.
+# (128, 8192, 28672) (raw/tile-64x128-run7.json). Never stream-K: it lost 1-43% there.
 NARROW_16 = Sm90Config(64, 128, consumers=1)
 # Stream-K for a grid of tiles whose last wave is partial (K this long: measured there): the
 # whole waves, then the last wave's tiles cut into `split` aligned k chunks, cost whole

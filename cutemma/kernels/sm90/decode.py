@@ -19,8 +19,9 @@ process; before: split-K or 128x128 tiles at 0.75-0.95x):
   wave. 16-bit: 0.99-1.00x at 16-32 tokens, 0.93x at 64, against 0.97-0.98x and 0.91x with
   the 80 tiles shared over all SMs (raw/decode-configs-run9.json). fp8 (N = 10240, 12288,
   14336; 16-64 tokens; raw/fp8-between-waves-run2.json): 1.02-1.14x, against 0.91-1.12x for
-  64-row stream-K below 33 tokens and the plain 128x128 kernel above. Only (10240, 16) was
-  faster the old way (1.10 against 1.07x, within the spread between runs).
+  64-row stream-K below 33 tokens and the plain 128x128 kernel above. Two rows were faster
+  the old way, within the spread between runs: 16 tokens at N = 10240, 1.10 against 1.07x,
+  and 64 at N = 14336, 1.04 against 1.02x.
 
 Weights of at most pick.EVICT_FIRST_MAX_BYTES stream in under an L2 evict-first policy
 (``evict_first="A"``, the kernel's A being B^T: ``_efa`` in the names below).

@@ -234,7 +234,8 @@ def builtin_sm90_config(
     if batch * -(-m // 128) * -(-n // 256) < wave * sms:  # short of a wave: smaller tiles
         widths = {bn: v for bn, v in widths.items() if bn < 256}
     if m < 128:  # a partly empty tile: 128x64 loaded 2 bytes of (zero) A per byte of B
-        widths.pop(64, None)  # (M = 16 x 4096 x 4096: 0.68x cuBLAS, 128x128 0.76x)
+        widths.pop(64, None)  # (M = 16 x 4096 x 4096: 0.68x cuBLAS, 128x128 0.76x; NARROW_16
+        # was not timed there)
     bn = min(widths, key=lambda bn: (cost(bn, widths[bn]), -bn))
     return chosen(NARROW_16 if bn == 64 else Sm90Config(128, bn), bn)
 

@@ -153,10 +153,10 @@ def builtin_sm90_config(
 ) -> Sm90Config:
     """The built-in tile for an (m, n) output (``batch`` of them): for 16-bit types the
     128-row tile of :data:`TILE_SPEEDS_16` that finishes first counting whole waves of
-    tiles over the SMs (its narrowest output run as :data:`NARROW_16`, 64x128) (the last wave's idle SMs cost time) and each width's speed
+    tiles over the SMs (the last wave's idle SMs cost time) and each width's speed
     (128x256 only from one whole wave up, or from ``scheduler.FULL_WAVE`` of one when ``k`` is
-    at least :data:`LONG_K`); tf32 between 128x256 and 128x128
-    the same way. fp8 (promoted accumulation: two accumulator sets, at most 2 x 96 per
+    at least :data:`LONG_K`), the narrowest (128 x 64 of output) run as :data:`NARROW_16`'s
+    64x128 tiles; tf32 between 128x256 and 128x128 the same way. fp8 (promoted accumulation: two accumulator sets, at most 2 x 96 per
     thread) the same way between the widths of :data:`FP8_TILES` (192 and 160 promoted by
     N halves, ``promote="split"``, and 128 with a batch in flight, ``promote="overlap"``),
     or :data:`FP8_ONE_ROW`'s 128x64 for one tile row where it takes no more waves.

@@ -29,7 +29,8 @@ import time
 
 import torch  # before cutemma's CUDA modules (see notes/CUDA.md)
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+REPO = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+sys.path.insert(0, REPO)
 
 from cutemma.kernels import (  # noqa: E402
     GemmConfig,
@@ -43,6 +44,7 @@ from cutemma.kernels.sm90.host import sm90_refusal  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gemm_inference import first_call_ms, inference_rows  # noqa: E402
+from provenance import tree_digest  # noqa: E402
 
 SQUARE = [1024, 2048, 3072, 4096, 6144, 8192]
 TRANSFORMER = [
@@ -550,6 +552,7 @@ def main() -> None:
     result = {
         "device": torch.cuda.get_device_name(),
         "commit": os.environ.get("CUTEMMA_COMMIT") or _git_commit(),
+        "source_digest": tree_digest(REPO),
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "torch": torch.__version__,
         "method": f"triton do_bench medians (L2 flushed; else CUDA events, median of {args.reps}), "
@@ -645,10 +648,13 @@ def square_main(args) -> None:
 
 
 def _run_header(method: str) -> dict:
-    """What every result file starts with: the device, the commit, the date, torch, method."""
+    """What every result file starts with: the device, the commit, the digest of the
+    package's files (``bench/provenance.py``: the device's checkout may carry a stale
+    ``.git``), the date, torch, method."""
     return {
         "device": torch.cuda.get_device_name(),
         "commit": os.environ.get("CUTEMMA_COMMIT") or _git_commit(),
+        "source_digest": tree_digest(REPO),
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "torch": torch.__version__,
         "method": method,

@@ -96,17 +96,17 @@ def default_candidates(
 
 
 def _decode_candidates(M: int, N: int, K: int, dtype: str) -> list[Sm90Config]:
-    """The built-in decode call's swapped stream-K config (:func:`.sm90.decode.decode_config`,
-    ``swap_ab``) for a decode-sized shape, so that tune times it beside the others (a tuned
-    winner replaces the built-in choice); none for other shapes or types.
+    """The built-in decode call's swapped config (:func:`.sm90.decode.decode_config`,
+    ``swap_ab``) and the other swapped tiling (:func:`.sm90.decode.decode_alternatives`) for
+    a decode-sized shape, so that tune times them beside the others (a tuned winner replaces
+    the built-in choice); none for other shapes or types.
 
     >>> [c.name for c in _decode_candidates(16, 8192, 8192, "bf16")], _decode_candidates(512, 8192, 8192, "bf16")
-    (['b64x16_c1_sauto_eregs_efa_sk_swap'], [])
+    (['b64x16_c1_sauto_eregs_efa_sk_swap', 'b128x16_c2_sauto_eregs_efa_swap'], [])
     """
-    from cutemma.kernels.sm90.decode import decode_config
+    from cutemma.kernels.sm90.decode import decode_alternatives
 
-    cfg = decode_config(M, N, K, dtype)
-    return [] if cfg is None else [cfg]
+    return decode_alternatives(M, N, K, dtype)
 
 
 def tune(
@@ -129,7 +129,7 @@ def tune(
     ``dtype`` is a torch dtype (or its name, or a kernel dtype such as 'e4m3_e5m2');
     ``a_major`` 'K' (A row-major) or 'M', ``b_major`` 'K' (B column-major) or 'N'.
     On an sm_90 GPU the candidates include sm90 configs (:data:`SM90_CANDIDATES`, and for a
-    decode-sized M the swapped stream-K config of ``_decode_candidates``): the
+    decode-sized M the two swapped configs of ``_decode_candidates``): the
     winner's family is what cutemma.gemm then runs for the class (an sm80 winner sends
     those calls to sm80). Each candidate runs ``warmup`` times, then ``reps`` times between CUDA events; its
     time is the median. A candidate that does not compile or launch is skipped. The

@@ -17,6 +17,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+from dataclasses import replace
 
 import pytest
 
@@ -434,3 +435,23 @@ def test_every_decode_call_swaps_and_between_waves_takes_whole_128_row_tiles():
                 cfg = decode_config(m, n, 8192, dtype)
                 got = (cfg.block_m, cfg.consumers, cfg.stream_k)
                 assert got == ((128, 2, False) if between else (64, 1, True)), (m, n, cfg.name)
+
+
+@pytest.mark.parametrize("dtype", ["bf16", "f16", "e4m3"])
+def test_decode_alternatives_are_both_tilings_built_in_first(dtype):
+    """cutemma.tune times both swapped tilings of a decode call: decode_config's first,
+    then 128-row whole tiles where that shares 64-row tiles by stream-K, and the reverse;
+    each builds a plan for the swapped problem."""
+    from cutemma.kernels.sm90.decode import decode_alternatives
+    from cutemma.kernels.sm90.plan import Sm90Plan
+
+    majors = ("K", "K") if dtype == "e4m3" else ("M", "K")
+    for m in (1, 16, 40, 64):
+        for n in (4096, 10240, 28672):
+            first, other = decode_alternatives(m, n, 8192, dtype)
+            assert first == decode_config(m, n, 8192, dtype)
+            tilings = {(c.block_m, c.consumers, c.stream_k) for c in (first, other)}
+            assert tilings == {(64, 1, True), (128, 2, False)}, (first.name, other.name)
+            assert first.block_n == other.block_n >= m and other.swap_ab
+            Sm90Plan(replace(other, swap_ab=False), dtype, *majors, "bf16")
+    assert decode_alternatives(65, 8192, 8192, dtype) == []

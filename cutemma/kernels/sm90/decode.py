@@ -80,18 +80,40 @@ def decode_config(m: int, n: int, k: int, dtype: str, sms: int = 132) -> Sm90Con
     problem (n, m, k)."""
     if m > SWAP_MAX_M or m < 1 or dtype == "tf32" or dtype not in ATOMS_SM90:
         return None
+    between_waves = sms < -(-n // ROWS) < 2 * sms  # ROWS-row tiles: one wave and a part
+    # 128-row tiles under a wave, whole, between waves (module docstring)
+    return _swapped(m, n, k, dtype, sms, whole=between_waves)
+
+
+def decode_alternatives(m: int, n: int, k: int, dtype: str, sms: int = 132) -> list[Sm90Config]:
+    """:func:`decode_config`'s config, then the other tiling: 128-row tiles whole where it
+    shares 64-row tiles by stream-K, and the reverse, for :func:`cutemma.tune` to time
+    both (they were within a few percent of each other on many rows:
+    raw/fp8-between-waves-run2.json, decode-rows-run4.json); empty where the call is not
+    decode-sized.
+
+    >>> [c.name for c in decode_alternatives(16, 10240, 8192, "e4m3")]
+    ['b128x16x256_c2_s3_eregs_efa_swap', 'b64x16x256_c1_s4_eregs_efa_sk_swap']
+    """
+    first = decode_config(m, n, k, dtype, sms)
+    if first is None:
+        return []
+    return [first, _swapped(m, n, k, dtype, sms, whole=first.stream_k)]
+
+
+def _swapped(m: int, n: int, k: int, dtype: str, sms: int, whole: bool) -> Sm90Config:
+    """The swapped config: 128-row tiles run whole (``whole``), else 64-row tiles of one
+    warpgroup shared by stream-K; the ring from :func:`stream_stages`."""
     tokens = max(TOKENS_MIN, -(-m // 8) * 8)
     # D^T is column-major (its M, B's N, is D's contiguous dim): no TMA store; the register
     # epilogue needs no staging tile (of any token width: 128 x 24 has no swizzled atom)
-    kw = {"stream_k": True, "epilogue": "regs", "swap_ab": True}
+    kw = {"stream_k": not whole, "epilogue": "regs", "swap_ab": True}
     if n * k * ATOMS_SM90[dtype][1] <= EVICT_FIRST_MAX_BYTES:
         kw["evict_first"] = "A"  # the kernel's A is B^T: the weights (pick.EVICT_FIRST_MAX_BYTES)
-    between_waves = sms < -(-n // ROWS) < 2 * sms  # ROWS-row tiles: one wave and a part
     block_k = FP8_BLOCK_K if dtype in FP8 else None  # None: one 128-byte row (16-bit)
     k_bytes = FP8_BLOCK_K if dtype in FP8 else SWIZZLE_ROW_BYTES
-    if between_waves:  # 128-row tiles under a wave, whole (module docstring)
+    if whole:
         stages = stream_stages(2 * ROWS, k_bytes, min(-(-n // (2 * ROWS)), sms))
-        kw["stream_k"] = False
         return Sm90Config(2 * ROWS, tokens, block_k=block_k, stages=stages, **kw)
     stages = stream_stages(ROWS, k_bytes, sms)
     return Sm90Config(ROWS, tokens, block_k=block_k, consumers=1, stages=stages, **kw)

@@ -4,7 +4,7 @@
 #   bash tests/gpu_validate.sh OUTDIR [quick] [STEPS]
 #
 # STEPS: a regex of the step names to run (pytest_gpu, sm90_checks, cluster, sweep, designs,
-# epilogue, torch_op, streamk, pdl, threads, key_rows, san_*),
+# epilogue, torch_op, streamk, pdl, threads, key_rows, san_* (san_*_decode: decode rings)),
 # e.g. 'san_' for the sanitizers alone. All steps take ~11 min on a fresh H100 machine
 # (pytest -m gpu ~7 of them, mostly compiling), more than one 10-minute device call: split
 # them, e.g. `gpu_validate.sh OUT '' pytest_gpu` in one call and
@@ -65,6 +65,13 @@ for tool in memcheck racecheck synccheck; do
     # shellcheck disable=SC2086
     step "san_${tool}_streamk" "$san" --tool "$tool" $extra --error-exitcode 9 \
         python tests/kernels/gpu_streamk.py "$out/san_${tool}_streamk.json" --small
+done
+# decode kernels at the rings decode.stream_stages sets (issue 21): each tool
+for tool in memcheck racecheck synccheck; do
+    extra=$([ "$tool" = memcheck ] && echo "--report-api-errors no")
+    # shellcheck disable=SC2086
+    step "san_${tool}_decode" "$san" --tool "$tool" $extra --error-exitcode 9 \
+        python tests/kernels/gpu_decode_sanitize.py
 done
 # programmatic dependent launches (issue 21): eager and in a graph, after a torch kernel
 for tool in memcheck racecheck synccheck; do

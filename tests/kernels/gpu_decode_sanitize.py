@@ -5,6 +5,8 @@ whole), on shapes small enough for compute-sanitizer (issue 21; validate-streamk
 
     compute-sanitizer --tool racecheck python tests/kernels/gpu_decode_sanitize.py
 
+(``tests/gpu_validate.sh`` runs it under each tool: steps ``san_*_decode``.)
+
 Each call goes through ``cutemma.gemm`` and is checked against the peer; exits 1 on a
 wrong result.
 """

@@ -52,6 +52,7 @@ CONFIGS = [
     Sm90Config(128, 128, schedule="pingpong", epilogue="tma2"),
     Sm90Config(128, 192),
     Sm90Config(128, 64),
+    Sm90Config(64, 128, consumers=1),  # pick.NARROW_16
 ]  # fmt: skip (built-in 16-bit widths)
 CLUSTER_CONFIGS = [Sm90Config(128, 256, cluster=2), Sm90Config(128, 128, cluster=2),
                    Sm90Config(128, 256, cluster=2, multicast="A")]  # fmt: skip

@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).parents[1] / "cuda"))
 from cuda_skips import needs_cuobjdump, needs_nvrtc  # noqa: E402
 from cute_cpp.prefetch import one_at_a_time  # noqa: E402
 
-from cutemma.kernels.pick import DEFAULT_SM90, SMALL_SM90  # noqa: E402
+from cutemma.kernels.pick import DEFAULT_SM90, NARROW_16, SMALL_SM90  # noqa: E402
 from cutemma.kernels.sm90.plan import Sm90Config, Sm90Plan  # noqa: E402
 from cutemma.kernels.sm90.source import gemm_sm90_source  # noqa: E402
 
@@ -42,6 +42,8 @@ CASES = [
     (Sm90Config(128, 128, promote="split"), "e5m2", "K", "K", "f32"),
     (Sm90Config(128, 192, promote="split", epilogue="tma2"), "e4m3", "K", "K", "f16"),
     (Sm90Config(128, 256, epilogue="tma2"), "bf16", "M", "N", "bf16"),  # 4 stages, 2 passes
+    (NARROW_16, "bf16", "K", "N", "bf16"),  # the built-in narrow 16-bit tile, one warpgroup
+    (Sm90Config(64, 128, consumers=1, evict_first="B"), "f16", "M", "K", "f32"),
 ]
 
 

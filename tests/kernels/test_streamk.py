@@ -235,6 +235,7 @@ def opcode_count(lines: list[str], op: str) -> int:
         (decode_config(16, 8192, 8192, "bf16"), "bf16", "M", "K"),
         (decode_config(1, 10240, 8192, "bf16"), "bf16", "M", "K"),
         (decode_config(64, 8192, 8192, "e4m3"), "e4m3", "K", "K"),
+        (decode_config(40, 10240, 8192, "e4m3"), "e4m3", "K", "K"),  # 128-row whole tiles
     ],
 )
 def test_stream_k_kernels_compile_without_local_memory(cfg, dtype, a, b):

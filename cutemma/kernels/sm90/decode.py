@@ -74,10 +74,11 @@ IN_FLIGHT_BYTES = 8 << 20
 
 
 def decode_config(m: int, n: int, k: int, dtype: str, sms: int = 132) -> Sm90Config | None:
-    """The swapped stream-K config for an (m, n, k) call of ``dtype`` (the kernel's dtype
-    name, 'bf16', 'e4m3', ...), or None when the call is not decode-sized (m > 64) or the
-    type has no swap here (tf32). The config (``swap_ab``) is its kernel's for the swapped
-    problem (n, m, k)."""
+    """The swapped config for an (m, n, k) call of ``dtype`` (the kernel's dtype name,
+    'bf16', 'e4m3', ...): 64-row tiles shared by stream-K, or 128-row tiles run whole where
+    64-row ones would fall between one and two waves of the ``sms`` SMs. None when the call
+    is not decode-sized (m > 64) or the type has no swap here (tf32). The config
+    (``swap_ab``) is its kernel's for the swapped problem (n, m, k)."""
     if m > SWAP_MAX_M or m < 1 or dtype == "tf32" or dtype not in ATOMS_SM90:
         return None
     between_waves = sms < -(-n // ROWS) < 2 * sms  # ROWS-row tiles: one wave and a part

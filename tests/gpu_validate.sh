@@ -59,25 +59,22 @@ for mode in "" fp8 cluster --batched; do
         if [ -n "$quick" ]; then break; fi
     done
 done
-# stream-K and swap-AB (issue 21): small shapes of every kind of piece, each tool
-for tool in memcheck racecheck synccheck; do
-    extra=$([ "$tool" = memcheck ] && echo "--report-api-errors no")
-    # shellcheck disable=SC2086
-    step "san_${tool}_streamk" "$san" --tool "$tool" $extra --error-exitcode 9 \
-        python tests/kernels/gpu_streamk.py "$out/san_${tool}_streamk.json" --small
-done
-# decode kernels at the rings decode.stream_stages sets (issue 21): each tool
-for tool in memcheck racecheck synccheck; do
-    extra=$([ "$tool" = memcheck ] && echo "--report-api-errors no")
-    # shellcheck disable=SC2086
-    step "san_${tool}_decode" "$san" --tool "$tool" $extra --error-exitcode 9 \
-        python tests/kernels/gpu_decode_sanitize.py
-done
+# sanitize NAME COMMAND...: steps san_<tool>_NAME, COMMAND under each tool (@TOOL@ in it
+# becomes the tool's name)
+sanitize() {
+    local name=$1 tool extra
+    shift
+    for tool in memcheck racecheck synccheck; do
+        extra=$([ "$tool" = memcheck ] && echo "--report-api-errors no")
+        # shellcheck disable=SC2086
+        step "san_${tool}_${name}" "$san" --tool "$tool" $extra --error-exitcode 9 \
+            "${@//@TOOL@/$tool}"
+    done
+}
+# stream-K and swap-AB (issue 21): small shapes of every kind of piece
+sanitize streamk python tests/kernels/gpu_streamk.py "$out/san_@TOOL@_streamk.json" --small
+# decode kernels at the rings decode.stream_stages sets (issue 21)
+sanitize decode python tests/kernels/gpu_decode_sanitize.py
 # programmatic dependent launches (issue 21): eager and in a graph, after a torch kernel
-for tool in memcheck racecheck synccheck; do
-    extra=$([ "$tool" = memcheck ] && echo "--report-api-errors no")
-    # shellcheck disable=SC2086
-    step "san_${tool}_pdl" "$san" --tool "$tool" $extra --error-exitcode 9 \
-        python tests/kernels/gpu_pdl.py "$out/san_${tool}_pdl.json" --small
-done
+sanitize pdl python tests/kernels/gpu_pdl.py "$out/san_@TOOL@_pdl.json" --small
 exit $failed

@@ -64,4 +64,9 @@ def commit_digest(rev: str, root: str | Path = ".") -> str:
 
 
 if __name__ == "__main__":
-    print(commit_digest(sys.argv[1]) if len(sys.argv) > 1 else tree_digest())
+    try:
+        print(commit_digest(sys.argv[1]) if len(sys.argv) > 1 else tree_digest())
+    except subprocess.CalledProcessError as exc:
+        sys.exit(
+            f"provenance: git could not read {sys.argv[1]!r} here ({exc.stderr.decode().strip()})"
+        )

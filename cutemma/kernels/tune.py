@@ -15,7 +15,7 @@ from cutemma.errors import CutemmaError, LaunchError
 from cutemma.hardware import LIMITS
 from cutemma.kernels.dispatch import gemm
 from cutemma.kernels.operands import _arch
-from cutemma.kernels.pick import BUILTIN_CONFIGS, FP8_LARGE
+from cutemma.kernels.pick import BUILTIN_CONFIGS, FP8_LARGE, NARROW_16
 from cutemma.kernels.sm80.plan import GemmConfig, GemmPlan
 from cutemma.kernels.sm90.config import FP8, Sm90Config
 from cutemma.kernels.sm90.plan import Sm90Plan
@@ -42,7 +42,7 @@ _SHARED_LIMIT = LIMITS["sm_90a"].smem_per_block  # candidates are built for the 
 SM90_CANDIDATES = (
     Sm90Config(128, 256),
     Sm90Config(128, 128),
-    Sm90Config(64, 128, consumers=1),  # the 16-bit narrow tile (pick.NARROW_16)
+    NARROW_16,  # the 16-bit narrow tile: 64x128 of one warpgroup
     Sm90Config(256, 128),
     Sm90Config(128, 256, group_m=16),
     Sm90Config(128, 256, cluster=2),

@@ -29,6 +29,7 @@ import gpu_sm90_batched  # noqa: E402 - beside this script
 import torch  # before cutemma's CUDA modules (see notes/CUDA.md)
 from gpu_timing import rounds  # beside this script
 
+from cutemma.kernels.pick import NARROW_16
 from cutemma.kernels.sm90.host import gemm_sm90
 from cutemma.kernels.sm90.plan import Sm90Config
 
@@ -52,7 +53,7 @@ CONFIGS = [
     Sm90Config(128, 128, schedule="pingpong", epilogue="tma2"),
     Sm90Config(128, 192),
     Sm90Config(128, 64),
-    Sm90Config(64, 128, consumers=1),  # pick.NARROW_16
+    NARROW_16,
 ]  # fmt: skip (built-in 16-bit widths)
 CLUSTER_CONFIGS = [Sm90Config(128, 256, cluster=2), Sm90Config(128, 128, cluster=2),
                    Sm90Config(128, 256, cluster=2, multicast="A")]  # fmt: skip

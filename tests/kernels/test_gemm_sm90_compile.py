@@ -11,6 +11,7 @@ import os
 import re
 import sys
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -43,7 +44,7 @@ CASES = [
     (Sm90Config(128, 192, promote="split", epilogue="tma2"), "e4m3", "K", "K", "f16"),
     (Sm90Config(128, 256, epilogue="tma2"), "bf16", "M", "N", "bf16"),  # 4 stages, 2 passes
     (NARROW_16, "bf16", "K", "N", "bf16"),  # the built-in narrow 16-bit tile, one warpgroup
-    (Sm90Config(64, 128, consumers=1, evict_first="B"), "f16", "M", "K", "f32"),
+    (replace(NARROW_16, evict_first="B"), "f16", "M", "K", "f32"),
 ]
 
 

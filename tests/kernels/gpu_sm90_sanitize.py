@@ -14,15 +14,17 @@ shared B, the TMA-store and register epilogues, a cluster of 2, a beta with a sh
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 
 import torch  # before cutemma's CUDA modules (see notes/CUDA.md)
 
+from cutemma.kernels.pick import NARROW_16
 from cutemma.kernels.sm90.host import gemm_sm90
 from cutemma.kernels.sm90.plan import Sm90Config
 
 CONFIGS = [Sm90Config(128, 128), Sm90Config(128, 256), Sm90Config(128, 256, cluster=2),
            Sm90Config(128, 256, epilogue="tma2"), Sm90Config(128, 192), Sm90Config(128, 64),
-           Sm90Config(64, 128, consumers=1), Sm90Config(64, 128, consumers=1, evict_first="B")]  # fmt: skip
+           NARROW_16, replace(NARROW_16, evict_first="B")]  # fmt: skip
 # `python gpu_sm90_sanitize.py cluster`: only clusters of 2, both A and both B majors
 CLUSTER_CONFIGS = [
     Sm90Config(128, 256, cluster=2),

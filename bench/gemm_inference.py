@@ -9,7 +9,9 @@ projection (8192, 28672), gate+up (57344, 8192), and the attention output projec
 row names the family and config (schedule) cutemma ran. Rows with M <= 16 stream B: they
 also report the bandwidth of reading B once (bytes of B over the time) for both sides,
 beside the device-to-device copy bandwidth measured in the same run (bytes read + written
-over the time of one large copy: the card's practical limit).
+over the time of one large copy: the card's practical limit), and beside what a kernel that
+only reads B's bytes reaches, timed the same ways (bench/read_ceiling.py: no GEMM of those
+rows can be faster).
 
 Those rows are timed twice. As every row (L2 flushed before each call) the flush leaves
 L2 full of dirty lines that the stream of B must write back first. And as a decode step
@@ -72,8 +74,11 @@ def _operand_b(dtype: str, n: int, k: int):
     return torch.randn(k, n, device="cuda", dtype=torch.bfloat16)
 
 
-def one_row(dtype: str, m: int, B, measure_pair, rounds: int, copy_tbps: float) -> dict:
-    """One row: error against the peer, both times, and B's read bandwidth for M <= 16."""
+def one_row(
+    dtype: str, m: int, B, measure_pair, rounds: int, copy_tbps: float, ceiling: dict | None = None
+) -> dict:
+    """One row: error against the peer, both times, and B's read bandwidth for M <= 16
+    (beside ``ceiling``, :func:`read_ceiling.read_ceiling` of B's bytes, when given)."""
     import cutemma
 
     k, n = B.shape
@@ -121,6 +126,9 @@ def one_row(dtype: str, m: int, B, measure_pair, rounds: int, copy_tbps: float) 
         row["peer_b_read_graph_tbps"] = round(b_bytes / (theirs_g * 1e-6) / 1e12, 3)
         row["b_read_graph_of_copy"] = round(row["b_read_graph_tbps"] / copy_tbps, 3)
         bw += f", in a graph {row['b_read_graph_tbps']:.2f} (peer {row['peer_b_read_graph_tbps']:.2f})"
+        if ceiling is not None:
+            row["b_read_ceiling_of_copy"] = round(ceiling["read_tbps"] / copy_tbps, 3)
+            row["b_read_graph_ceiling_of_copy"] = round(ceiling["read_graph_tbps"] / copy_tbps, 3)
     print(f"{dtype} {m:>5} {n:>6} {k:>6} {row['family']} {row['config']:<24} "
           f"{row['ratio']:.3f}{bw}", flush=True)  # fmt: skip
     return row
@@ -169,20 +177,42 @@ def inference_rows(measure_pair, median_ms, rounds: int, dtypes=("bf16", "e4m3")
     copy_tbps = copy_bandwidth(median_ms)
     torch.cuda.empty_cache()
     print(f"device-to-device copy: {copy_tbps:.2f} TB/s (read + write)", flush=True)
-    rows = []
+    rows, ceilings = [], {}
     for dtype in dtypes:
         for n, k in SHAPES_NK:
             B = _operand_b(dtype, n, k)
-            rows += [one_row(dtype, m, B, measure_pair, rounds, copy_tbps) for m in TOKENS]
+            ceiling = _ceiling(B.numel() * B.element_size(), median_ms, ceilings)
+            rows += [one_row(dtype, m, B, measure_pair, rounds, copy_tbps, ceiling) for m in TOKENS]
             B = None
             torch.cuda.empty_cache()
-    return {"copy_tbps": round(copy_tbps, 3), "rows": rows, "summary": summarise(rows)}
+    return {
+        "copy_tbps": round(copy_tbps, 3),
+        "read_ceilings": list(ceilings.values()),
+        "rows": rows,
+        "summary": summarise(rows),
+    }
+
+
+def _ceiling(nbytes: int, median_ms, known: dict) -> dict:
+    """:func:`read_ceiling.read_ceiling` of ``nbytes`` (measured once per size), its graph
+    over as many copies as a row's graph uses."""
+    from read_ceiling import read_ceiling
+
+    if nbytes not in known:
+        replicas = max(4, -(-GRAPH_WEIGHT_BYTES // nbytes))
+        known[nbytes] = read_ceiling(nbytes, median_ms, graph_call_us, replicas)
+        torch.cuda.empty_cache()
+        c = known[nbytes]
+        print(f"read ceiling {nbytes >> 20} MB: {c['read_tbps']:.2f} TB/s flushed, "
+              f"{c['read_graph_tbps']:.2f} in a graph", flush=True)  # fmt: skip
+    return known[nbytes]
 
 
 def summarise(rows: list[dict]) -> dict:
     """Per dtype: geometric mean of the ratios, the worst row, rows under 0.97, and B's read
     bandwidth as a fraction of the copy bandwidth (min over the M <= 16 rows), L2 flushed
-    and in a decode graph."""
+    and in a decode graph, with the M <= 16 rows whose read ceiling (a kernel that only
+    reads B) is itself under 85% of the copy, timed each way."""
     out = {}
     for dtype in sorted({r["dtype"] for r in rows}):
         rs = [r for r in rows if r["dtype"] == dtype and "ratio" in r]
@@ -198,6 +228,10 @@ def summarise(rows: list[dict]) -> dict:
             "rows_below_0.97": sum(r["ratio"] < 0.97 for r in rs),
             "min_b_read_of_copy": min(stream) if stream else None,
             "min_b_read_graph_of_copy": min(graph) if graph else None,
+            "rows_whose_read_ceiling_is_below_0.85": {
+                way: sum(r.get(f"b_read{tag}_ceiling_of_copy", 1.0) < 0.85 for r in rs)
+                for way, tag in (("flushed", ""), ("graph", "_graph"))
+            },
         }
     return out
 

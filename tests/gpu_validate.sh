@@ -4,7 +4,8 @@
 #   bash tests/gpu_validate.sh OUTDIR [quick] [STEPS]
 #
 # STEPS: a regex of the step names to run (pytest_gpu, sm90_checks, cluster, sweep, designs,
-# epilogue, torch_op, streamk, pdl, threads, key_rows, san_* (san_*_decode: decode rings)),
+# epilogue, torch_op, streamk, pdl, tune, threads, key_rows, san_* (san_*_decode: decode
+# rings)),
 # e.g. 'san_' for the sanitizers alone. All steps take ~11 min on a fresh H100 machine
 # (pytest -m gpu ~7 of them, mostly compiling), more than one 10-minute device call: split
 # them, e.g. `gpu_validate.sh OUT '' pytest_gpu` in one call and
@@ -48,6 +49,7 @@ step epilogue python tests/kernels/gpu_epilogue.py "$out/epilogue.json" ${quick:
 step torch_op python tests/kernels/gpu_torch_op.py "$out/torch_op.json" ${quick:+--quick}
 step streamk python tests/kernels/gpu_streamk.py "$out/streamk.json" --prewarm
 step pdl python tests/kernels/gpu_pdl.py "$out/pdl.json"
+step tune python tests/kernels/gpu_tune_sm90.py "$out/tune.json"
 step threads python tests/kernels/gpu_threads.py "$out/threads.json" "${THREAD_PROCS:-40}" 8
 step key_rows python tests/kernels/gpu_key_rows.py "$out/key_rows.json"
 for mode in "" fp8 cluster --batched; do

@@ -33,6 +33,7 @@ import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "bench"))
 from gemm import interleaved_ms, median_ms  # noqa: E402
+from read_ceiling import READ_SHAPES, READ_SOURCE  # noqa: E402
 
 import cutemma  # noqa: E402
 from cutemma.kernels.sm90 import host, streamk  # noqa: E402
@@ -227,36 +228,6 @@ def part3(result: dict) -> None:
             print(json.dumps(row), flush=True)
             A = B = out = None
             torch.cuda.empty_cache()
-
-
-READ_SOURCE = r"""
-// every thread reads UNROLL 16-byte words a grid stride apart per step, all in flight at
-// once (the non-coherent path, no L1 allocation), and folds them into one word
-template <int UNROLL>
-__device__ void read_all(const uint4* __restrict__ x, long long n, unsigned* out) {
-  const long long stride = (long long)gridDim.x * blockDim.x;
-  long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-  unsigned acc = 0;
-  for (; i + (UNROLL - 1) * stride < n; i += UNROLL * stride) {
-    uint4 v[UNROLL];
-    #pragma unroll
-    for (int u = 0; u < UNROLL; ++u)
-      asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
-                   : "=r"(v[u].x), "=r"(v[u].y), "=r"(v[u].z), "=r"(v[u].w)
-                   : "l"(x + i + u * stride));
-    #pragma unroll
-    for (int u = 0; u < UNROLL; ++u) acc ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
-  }
-  for (; i < n; i += stride) { const uint4 v = x[i]; acc ^= v.x ^ v.y ^ v.z ^ v.w; }
-  if (acc == 0x9e3779b9u) out[0] = acc;  // keeps the loads (never true for the data used)
-}
-extern "C" __global__ void read_u4(const uint4* x, long long n, unsigned* out) { read_all<4>(x, n, out); }
-extern "C" __global__ void read_u8(const uint4* x, long long n, unsigned* out) { read_all<8>(x, n, out); }
-"""
-# (CTAs per SM, threads per CTA, loads in flight per thread) of the CUDA read kernel
-READ_SHAPES = [
-    (b, t, u) for b in (1, 2, 4) for t in (256, 512, 1024) for u in (4, 8) if b * t <= 2048
-]
 
 
 def read_kernels(x) -> dict:

@@ -4,7 +4,10 @@
 
 Tunes bf16 4096^3 (A row-major, B row-major) in a fresh cache folder, prints every
 candidate's time and the winner, then checks cutemma.gemm on that class (first call and
-the fast-path repeat, fresh inputs, poisoned output) against float64.
+the fast-path repeat, fresh inputs, poisoned output) against float64. Then two decode
+shapes, e4m3 (16, 10240, 8192) and bf16 (16, 8192, 8192): both swapped tilings
+(decode.decode_alternatives) must be among the timed candidates, and cutemma.gemm runs
+the winner of each correctly.
 """
 
 from __future__ import annotations
@@ -20,6 +23,56 @@ os.environ.setdefault("CUTEMMA_CACHE_DIR", tempfile.mkdtemp())
 
 import cutemma  # noqa: E402
 from cutemma.kernels import tune  # noqa: E402
+
+DECODE = [(16, 10240, 8192, "e4m3"), (16, 8192, 8192, "bf16")]
+
+
+def decode_case(m: int, n: int, k: int, dt: str) -> dict:
+    """Tune one decode shape; both swapped tilings timed, the winner run against float64."""
+    from cutemma.kernels.sm90.decode import decode_alternatives
+    from cutemma.kernels.tuned import device_name, entry_key
+
+    fp8 = dt == "e4m3"
+    b_major = "K" if fp8 else "N"
+    best = cutemma.tune(m, n, k, torch.float8_e4m3fn if fp8 else torch.bfloat16, "K", b_major)
+    key = entry_key(device_name(0), m, n, k, dt, "K", b_major)
+    rec = json.loads(tune.cache_path().read_text())["entries"][key]
+    timed = set(rec["timings"])
+    swapped = [c.name for c in decode_alternatives(m, n, k, dt)]
+    A = torch.randn(m, k, device="cuda")
+    B = torch.randn(n, k, device="cuda").t() if fp8 else torch.randn(k, n, device="cuda")
+    A, B = (
+        (A.to(torch.float8_e4m3fn), B.to(torch.float8_e4m3fn))
+        if fp8
+        else (A.bfloat16(), B.bfloat16())
+    )
+    D = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+    cutemma.gemm(A, B, out=D)
+    cutemma.gemm(A, B, out=D)
+    ref = A.double() @ B.double()
+    err = float((D.double() - ref).norm() / ref.norm())
+    ok = set(swapped) <= timed and bool(torch.isfinite(D).all()) and err < 1e-2
+    print(
+        dt,
+        m,
+        n,
+        k,
+        "winner",
+        best.name,
+        "swapped timed:",
+        {s: rec["timings"].get(s) for s in swapped},
+        f"rel err {err:.1e}",
+        "ok" if ok else "FAILED",
+    )
+    return {
+        "shape": [m, n, k],
+        "dtype": dt,
+        "winner": best.name,
+        "swapped": swapped,
+        "timings": rec["timings"],
+        "rel_err": err,
+        "ok": ok,
+    }
 
 
 def main() -> None:
@@ -40,7 +93,11 @@ def main() -> None:
         err = float((D.double() - ref).norm() / ref.norm())
         ok &= bool(torch.isfinite(D).all()) and err < 1e-2
         print(m, n, k, f"rel err {err:.1e}")
-    json.dump({"winner": best.name, "entry": rec, "ok": ok}, open(path, "w"), indent=1)
+    decode = [decode_case(*case) for case in DECODE]
+    ok &= all(d["ok"] for d in decode)
+    json.dump(
+        {"winner": best.name, "entry": rec, "decode": decode, "ok": ok}, open(path, "w"), indent=1
+    )
     sys.exit(0 if ok else 1)
 
 

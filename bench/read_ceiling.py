@@ -3,17 +3,16 @@ inference table's own run (bench/gemm_inference.py) and timed the same two ways 
 rows with M <= 16 (L2 flushed before every call; in a CUDA graph over distinct copies).
 
 A GEMM with a few tokens is a stream of B, so a kernel that reads B's bytes and does
-nothing else is as fast as such a GEMM can be on this card. The readers are CUDA kernels
-(grid-stride 16-byte non-coherent loads, several in flight per thread, 1-4 CTAs per SM);
-the ceiling is the best of them. Timed after triton's L2 flush (a zero_ of 256 MB, which
-leaves L2 full of dirty lines that any stream must write back first), it sits below 85% of
-the 1 GiB copy for streams up to ~128 MB on an H100 (raw/read-ceiling-l2-states-run4.json:
-0.78 at 64 MB, 0.80 at 80 MB, 0.84 at 128 MB; 0.94-1.05 in a graph), so no GEMM can read
-those B at 85% of the copy when timed that way.
+nothing else shows how fast such a GEMM can be on this card. The readers are CUDA kernels
+(grid-stride 16-byte non-coherent loads, several in flight per thread, 1-4 CTAs per SM),
+each with and without an L2 evict-first policy; the ceiling is the best of them. Triton's
+L2 flush (a zero_ of 256 MB) leaves L2 full of dirty lines, which a stream read after it
+must write back first: timed that way, a short stream reads slower than in a graph.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 
 import numpy as np
@@ -21,27 +20,39 @@ import torch
 
 READ_SOURCE = r"""
 // every thread reads UNROLL 16-byte words a grid stride apart per step, all in flight at
-// once (the non-coherent path, no L1 allocation), and folds them into one word
-template <int UNROLL>
+// once (the non-coherent path, no L1 allocation), and folds them into one word; EF: under
+// an L2 evict-first policy (as the GEMM's decode loads of B are: pick.EVICT_FIRST_MAX_BYTES),
+// so the lines a flush left dirty are not the ones L2 gives up
+template <int UNROLL, bool EF>
 __device__ void read_all(const uint4* __restrict__ x, long long n, unsigned* out) {
   const long long stride = (long long)gridDim.x * blockDim.x;
   long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  unsigned long long pol = 0;
+  if (EF) asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(pol));
   unsigned acc = 0;
   for (; i + (UNROLL - 1) * stride < n; i += UNROLL * stride) {
     uint4 v[UNROLL];
     #pragma unroll
-    for (int u = 0; u < UNROLL; ++u)
-      asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
-                   : "=r"(v[u].x), "=r"(v[u].y), "=r"(v[u].z), "=r"(v[u].w)
-                   : "l"(x + i + u * stride));
+    for (int u = 0; u < UNROLL; ++u) {
+      if (EF)
+        asm volatile("ld.global.nc.L1::no_allocate.L2::cache_hint.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
+                     : "=r"(v[u].x), "=r"(v[u].y), "=r"(v[u].z), "=r"(v[u].w)
+                     : "l"(x + i + u * stride), "l"(pol));
+      else
+        asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
+                     : "=r"(v[u].x), "=r"(v[u].y), "=r"(v[u].z), "=r"(v[u].w)
+                     : "l"(x + i + u * stride));
+    }
     #pragma unroll
     for (int u = 0; u < UNROLL; ++u) acc ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
   }
   for (; i < n; i += stride) { const uint4 v = x[i]; acc ^= v.x ^ v.y ^ v.z ^ v.w; }
   if (acc == 0x9e3779b9u) out[0] = acc;  // keeps the loads (never true for the data used)
 }
-extern "C" __global__ void read_u4(const uint4* x, long long n, unsigned* out) { read_all<4>(x, n, out); }
-extern "C" __global__ void read_u8(const uint4* x, long long n, unsigned* out) { read_all<8>(x, n, out); }
+extern "C" __global__ void read_u4(const uint4* x, long long n, unsigned* out) { read_all<4, false>(x, n, out); }
+extern "C" __global__ void read_u8(const uint4* x, long long n, unsigned* out) { read_all<8, false>(x, n, out); }
+extern "C" __global__ void read_u4_ef(const uint4* x, long long n, unsigned* out) { read_all<4, true>(x, n, out); }
+extern "C" __global__ void read_u8_ef(const uint4* x, long long n, unsigned* out) { read_all<8, true>(x, n, out); }
 """
 # (CTAs per SM, threads per CTA, loads in flight per thread) of the CUDA read kernel
 READ_SHAPES = [
@@ -51,7 +62,8 @@ READ_SHAPES = [
 
 def readers() -> dict[str, Callable[[torch.Tensor], None]]:
     """Name -> a call that reads every byte of a contiguous CUDA tensor (its size a multiple
-    of 16 bytes), one per (CTAs per SM, threads, loads in flight) of :data:`READ_SHAPES`."""
+    of 16 bytes), one per (CTAs per SM, threads, loads in flight) of :data:`READ_SHAPES`,
+    each with and without an L2 evict-first policy (``_ef``)."""
     from cutemma.cuda import compile
     from cutemma.cuda.launch import load_kernel
 
@@ -59,13 +71,13 @@ def readers() -> dict[str, Callable[[torch.Tensor], None]]:
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     sink = torch.zeros(1, dtype=torch.int32, device="cuda")
     calls = {}
-    for blocks, threads, unroll in READ_SHAPES:
-        kern = load_kernel(cubin, f"read_u{unroll}")
+    for (blocks, threads, unroll), ef in itertools.product(READ_SHAPES, ("", "_ef")):
+        kern = load_kernel(cubin, f"read_u{unroll}{ef}")
 
         def call(x, kern=kern, grid=blocks * sms, threads=threads):
             kern(x, np.int64(x.numel() * x.element_size() // 16), sink, grid=grid, block=threads)
 
-        calls[f"g{blocks}_t{threads}_u{unroll}"] = call
+        calls[f"g{blocks}_t{threads}_u{unroll}{ef}"] = call
     return calls
 
 

@@ -7,6 +7,7 @@ cache the winner per shape class (the cache: :mod:`cutemma.kernels.tuned`).
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -55,6 +56,13 @@ SM90_CANDIDATES = (
     Sm90Config(128, 128, stream_k=True),  # stream-K: a last partial wave's k iterations shared
     Sm90Config(128, 256, stream_k=True),
 )
+
+
+# GPU time a candidate runs before it is timed (the clocks settle after the idle of its
+# compile), and at least as much timed; a call count is capped for kernels of a few us
+WARM_S = 5e-3
+TIMED_S = 5e-3
+MAX_CALLS = 2000
 
 
 def default_candidates(
@@ -131,8 +139,9 @@ def tune(
     On an sm_90 GPU the candidates include sm90 configs (:data:`SM90_CANDIDATES`, and for a
     decode-sized M the two swapped configs of ``_decode_candidates``): the
     winner's family is what cutemma.gemm then runs for the class (an sm80 winner sends
-    those calls to sm80). Each candidate runs ``warmup`` times, then ``reps`` times between CUDA events; its
-    time is the median. A candidate that does not compile or launch is skipped. The
+    those calls to sm80). Each candidate runs once untimed (it builds and loads), at least
+    ``warmup`` times and :data:`WARM_S` of GPU time, then at least ``reps`` times and
+    :data:`TIMED_S` queued back to back, each between CUDA events; its time is the median. A candidate that does not compile or launch is skipped. The
     winner is written to the cache file (see the module doc for the key) and from then
     on picked by :func:`cutemma.gemm` for every shape of the same class.
 
@@ -250,21 +259,32 @@ def _event_timer(M, N, K, dtype, a_major, b_major, device, warmup, reps):
     A = make(M, K, a_major == "M", ta)
     B = make(K, N, b_major == "K", tb)
 
+    def calls(cfg: GemmConfig, out: Any, n: int) -> list:
+        """``n`` calls queued back to back, each between a pair of CUDA events."""
+        events = [
+            (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+            for _ in range(n)
+        ]
+        for start, end in events:
+            start.record()
+            gemm(A, B, out=out, config=cfg)
+            end.record()
+        events[-1][1].synchronize()
+        return [s.elapsed_time(e) / 1e3 for s, e in events]
+
     def timer(cfg: GemmConfig) -> float:
+        # Queued back to back and synchronized once, each pair of events brackets a kernel
+        # alone. Synchronizing after every call (as before) started the clock while the
+        # host was still inside gemm (~10-20 us of Python), which ranked short kernels by
+        # their host paths: a bf16 (16, 8192, 8192) decode call measured 71 us against 54
+        # us of kernel, and an sm80 32x32 tile won (gpu_tune_sm90.py). And a few calls of
+        # 30 us after a compile's idle ran at the clocks of an idle GPU: e4m3 (16, 10240,
+        # 8192)'s decode config measured 33 us in one run and 43 in the next.
         with torch.cuda.device(dev):
-            for _ in range(warmup):
-                gemm(A, B, config=cfg)
-            times = []
-            for _ in range(reps):
-                start, end = (
-                    torch.cuda.Event(enable_timing=True),
-                    torch.cuda.Event(enable_timing=True),
-                )
-                start.record()
-                gemm(A, B, config=cfg)
-                end.record()
-                end.synchronize()
-                times.append(start.elapsed_time(end) / 1e3)
+            out = gemm(A, B, config=cfg)  # builds and loads the kernel; D of gemm's type
+            each = statistics.median(calls(cfg, out, 3))
+            calls(cfg, out, max(warmup, min(MAX_CALLS, math.ceil(WARM_S / each))))
+            times = calls(cfg, out, max(reps, min(MAX_CALLS, math.ceil(TIMED_S / each))))
         return statistics.median(times)
 
     return timer

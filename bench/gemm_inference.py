@@ -10,8 +10,7 @@ row names the family and config (schedule) cutemma ran. Rows with M <= 16 stream
 also report the bandwidth of reading B once (bytes of B over the time) for both sides,
 beside the device-to-device copy bandwidth measured in the same run (bytes read + written
 over the time of one large copy: the card's practical limit), and beside what a kernel that
-only reads B's bytes reaches, timed the same ways (bench/read_ceiling.py: no GEMM of those
-rows can be faster).
+only reads B's bytes reaches, timed the same ways (bench/read_ceiling.py).
 
 Those rows are timed twice. As every row (L2 flushed before each call) the flush leaves
 L2 full of dirty lines that the stream of B must write back first. And as a decode step

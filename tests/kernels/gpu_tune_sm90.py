@@ -25,26 +25,10 @@ os.environ.setdefault("CUTEMMA_CACHE_DIR", tempfile.mkdtemp())
 import cutemma  # noqa: E402
 from cutemma.kernels import tuned  # noqa: E402
 
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "bench"))
+from gemm_inference import graph_call_us  # noqa: E402
+
 DECODE = [(16, 10240, 8192, "e4m3"), (16, 8192, 8192, "bf16")]
-
-
-def graph_ms(call, calls: int = 20, replays: int = 5) -> float:
-    """Median ms per call of ``call()`` captured ``calls`` times in one CUDA graph."""
-    call()  # loads the kernel before the capture
-    torch.cuda.synchronize()
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        for _ in range(calls):
-            call()
-    times = []
-    for _ in range(replays):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        graph.replay()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end) / calls)
-    return sorted(times)[replays // 2]
 
 
 def decode_case(m: int, n: int, k: int, dt: str) -> dict:
@@ -76,9 +60,10 @@ def decode_case(m: int, n: int, k: int, dt: str) -> dict:
     # own timer once ranked host paths: an sm80 32x32 tile won bf16 (16, 8192, 8192))
     builtin = decode_alternatives(m, n, k, dt)[0]
     rounds = [
-        [graph_ms(lambda c=c: cutemma.gemm(A, B, out=D, config=c)) for c in (best, builtin)]
+        [graph_call_us(lambda _, c=c: cutemma.gemm(A, B, out=D, config=c), [None] * 20) / 1e3
+         for c in (best, builtin)]
         for _ in range(3)
-    ]
+    ]  # fmt: skip
     t_best, t_builtin = (min(ts) for ts in zip(*rounds))
     ok = set(swapped) <= timed and bool(torch.isfinite(D).all()) and err < 1e-2
     ok &= t_best <= 1.05 * t_builtin

@@ -24,6 +24,7 @@ import gpu_timing  # beside this script
 import torch  # before cutemma's CUDA modules (see notes/CUDA.md)
 
 import cutemma.kernels.sm90.host as ds
+import cutemma.kernels.sm90.source as src_mod
 from cutemma.errors import LaunchError
 from cutemma.kernels.sm90.host import gemm_sm90
 from cutemma.kernels.sm90.plan import Sm90Config
@@ -47,7 +48,7 @@ def rel_err(D, ref) -> float:
 
 def error_grid(cfg, gen, unmasked: bool) -> list[list[float]]:
     """Fraction of wrong elements per (128-row M tile, 64-column N block), 512^3, B N-major."""
-    real = ds.gemm_sm90_source
+    real = src_mod.gemm_sm90_source  # host imports it from there at each compile
     if unmasked:
 
         def source(*args, **kw):
@@ -55,7 +56,7 @@ def error_grid(cfg, gen, unmasked: bool) -> list[list[float]]:
             assert n == 1, "the descriptor base line changed: update this diagnostic"
             return src
 
-        ds.gemm_sm90_source, index = source, ds._index_path
+        src_mod.gemm_sm90_source, index = source, ds._index_path
         ds._index_path = lambda *a: None  # keep the unmasked kernel out of the disk index
     ds.compiled_sm90.cache_clear()
     ds._PREPARED.clear()
@@ -67,7 +68,7 @@ def error_grid(cfg, gen, unmasked: bool) -> list[list[float]]:
         torch.cuda.synchronize()
     finally:
         if unmasked:
-            ds.gemm_sm90_source, ds._index_path = real, index
+            src_mod.gemm_sm90_source, ds._index_path = real, index
         ds.compiled_sm90.cache_clear()
         ds._PREPARED.clear()
     ref = A.double() @ B.double()

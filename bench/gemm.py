@@ -34,10 +34,10 @@ sys.path.insert(0, REPO)
 
 from cutemma.kernels import (  # noqa: E402
     GemmConfig,
-    dispatch,  # noqa: E402
     gemm,
     gemm_source,
 )
+from cutemma.kernels.fastlaunch import launcher  # noqa: E402
 from cutemma.kernels.pick import builtin_sm90_config, pick_config  # noqa: E402
 from cutemma.kernels.sm80.host import compiled_kernel, precompile  # noqa: E402
 from cutemma.kernels.sm90.host import sm90_refusal  # noqa: E402
@@ -567,9 +567,7 @@ def main() -> None:
         "first_call_new_process": first,
         "first_call_new_process_as_environment": first_env,
         "inference": inference,
-        "launch_path": "driver (lean)"
-        if dispatch._FAST["ok"]
-        else f"checked ({dispatch._FAST['why']})",
+        "launch_path": "driver (lean)" if launcher() is not None else "checked (no libcuda)",
         "rows": rows,
         "config_sweep": sweep,
     }

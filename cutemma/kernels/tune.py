@@ -141,9 +141,10 @@ def tune(
     winner's family is what cutemma.gemm then runs for the class (an sm80 winner sends
     those calls to sm80). Each candidate runs once untimed (it builds and loads), at least
     ``warmup`` times and :data:`WARM_S` of GPU time, then at least ``reps`` times and
-    :data:`TIMED_S` queued back to back, each between CUDA events; its time is the median. A candidate that does not compile or launch is skipped. The
-    winner is written to the cache file (see the module doc for the key) and from then
-    on picked by :func:`cutemma.gemm` for every shape of the same class.
+    :data:`TIMED_S` queued back to back, each between CUDA events; its time is the median.
+    A candidate that does not compile or launch is skipped. The winner is written to the
+    cache file (see the module doc for the key) and from then on picked by
+    :func:`cutemma.gemm` for every shape of the same class.
 
     ``timer`` (seconds for a config) replaces the GPU timing and ``device_name_`` the
     device's name, so the cache logic runs without a GPU (tests).
@@ -282,7 +283,7 @@ def _event_timer(M, N, K, dtype, a_major, b_major, device, warmup, reps):
         # 8192)'s decode config measured 33 us in one run and 43 in the next.
         with torch.cuda.device(dev):
             out = gemm(A, B, config=cfg)  # builds and loads the kernel; D of gemm's type
-            each = statistics.median(calls(cfg, out, 3))
+            each = max(statistics.median(calls(cfg, out, 3)), 1e-7)
             calls(cfg, out, max(warmup, min(MAX_CALLS, math.ceil(WARM_S / each))))
             times = calls(cfg, out, max(reps, min(MAX_CALLS, math.ceil(TIMED_S / each))))
         return statistics.median(times)

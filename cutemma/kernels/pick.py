@@ -132,8 +132,9 @@ FP8_SK_KERNEL_SPEEDS = {128: 0.97}
 # half the DRAM bandwidth while L2 writes back the lines the kernels before it left dirty
 # (per-CTA arrival times, raw/decode-timeline-run9.json: 1.3-2 TB/s for the first ~20 us,
 # 3+ after); with B's lines the first to leave L2 nothing is written back
-# (raw/decode-evict-first-run10.json, 16 tokens swapped: e4m3 (10240 | 8192, 8192) 0.97 / 0.99x cuBLAS -> 1.07 / 1.16x, bf16 1.00 /
-# 0.99x -> 1.05 / 1.06x; raw/evict-first-b-run11.json, unswapped: e4m3 (128 | 256, 8192,
+# (raw/decode-evict-first-run10.json, 16 tokens swapped: e4m3 (10240 | 8192, 8192) 0.97 /
+# 0.99x cuBLAS -> 1.07 / 1.16x, bf16 1.00 / 0.99x -> 1.05 / 1.06x;
+# raw/evict-first-b-run11.json, unswapped: e4m3 (128 | 256, 8192,
 # 8192) 0.97 / 0.99x -> 1.11 / 1.12x, bf16 (128, 8192, 8192) 0.99x -> 1.07x). Over a longer
 # stream the write-back is a smaller share and the hint lost: swapped e4m3 (16, 57344,
 # 8192) 1.06 -> 1.05x, bf16 1.00 -> 0.96x; 235 MB of B ((8192, 28672) e4m3) broke even.
@@ -154,9 +155,10 @@ def builtin_sm90_config(
     """The built-in tile for an (m, n) output (``batch`` of them): for 16-bit types the
     128-row tile of :data:`TILE_SPEEDS_16` that finishes first counting whole waves of
     tiles over the SMs (the last wave's idle SMs cost time) and each width's speed
-    (128x256 only from one whole wave up, or from ``scheduler.FULL_WAVE`` of one when ``k`` is
-    at least :data:`LONG_K`), the narrowest (128 x 64 of output) run as :data:`NARROW_16`'s
-    64x128 tiles; tf32 between 128x256 and 128x128 the same way. fp8 (promoted accumulation: two accumulator sets, at most 2 x 96 per
+    (128x256 only from one whole wave up, or from ``scheduler.FULL_WAVE`` of one when ``k``
+    is at least :data:`LONG_K`), the narrowest (128 x 64 of output) run as
+    :data:`NARROW_16`'s 64x128 tiles; tf32 between 128x256 and 128x128 the same way. fp8
+    (promoted accumulation: two accumulator sets, at most 2 x 96 per
     thread) the same way between the widths of :data:`FP8_TILES` (192 and 160 promoted by
     N halves, ``promote="split"``, and 128 with a batch in flight, ``promote="overlap"``),
     or :data:`FP8_ONE_ROW`'s 128x64 for one tile row where it takes no more waves.

@@ -111,8 +111,8 @@ def _swapped(m: int, n: int, k: int, dtype: str, sms: int, whole: bool) -> Sm90C
     kw = {"stream_k": not whole, "epilogue": "regs", "swap_ab": True}
     if n * k * ATOMS_SM90[dtype][1] <= EVICT_FIRST_MAX_BYTES:
         kw["evict_first"] = "A"  # the kernel's A is B^T: the weights (pick.EVICT_FIRST_MAX_BYTES)
-    block_k = FP8_BLOCK_K if dtype in FP8 else None  # None: one 128-byte row (16-bit)
-    k_bytes = FP8_BLOCK_K if dtype in FP8 else SWIZZLE_ROW_BYTES
+    # fp8: 256-byte K rows; 16-bit: the plan's one 128-byte row (block_k None)
+    block_k, k_bytes = (FP8_BLOCK_K, FP8_BLOCK_K) if dtype in FP8 else (None, SWIZZLE_ROW_BYTES)
     if whole:
         stages = stream_stages(2 * ROWS, k_bytes, min(-(-n // (2 * ROWS)), sms))
         return Sm90Config(2 * ROWS, tokens, block_k=block_k, stages=stages, **kw)

@@ -184,11 +184,16 @@ def inference_rows(measure_pair, median_ms, rounds: int, dtypes=("bf16", "e4m3")
             rows += [one_row(dtype, m, B, measure_pair, rounds, copy_tbps, ceiling) for m in TOKENS]
             B = None
             torch.cuda.empty_cache()
+    from ratio_bound import geomean_bounds
+
+    summary = summarise(rows)
+    for dtype, bound in geomean_bounds(rows, copy_tbps).items():
+        summary[dtype]["geomean_ratio_bound"] = bound  # every row at the run's best rates
     return {
         "copy_tbps": round(copy_tbps, 3),
         "read_ceilings": list(ceilings.values()),
         "rows": rows,
-        "summary": summarise(rows),
+        "summary": summary,
     }
 
 

@@ -540,6 +540,22 @@ API: list[tuple[str, type, str]] = [
     ("cm.Sm90Config(evict_first='C')", TE, "evict_first 'C': 'A' or 'B'"),
     ("cm.Sm90Config(evict_first=1)", TE, "evict_first a str"),
     ("cm.Sm90Config(128, 128, evict_first='A', cluster=2)", TE, "evict_first with cluster=1"),
+    ("cm.Sm90Config(128, 320)", TE, "block_n > 256 takes wgmma_n"),
+    ("cm.Sm90Config(128, 320, wgmma_n=96)", TE, "block_n 320 a multiple of wgmma_n 96"),
+    ("cm.Sm90Config(wgmma_n=0)", TE, "wgmma_n=0 >= 1"),
+    ("cm.Sm90Config(wgmma_n='64')", TE, "wgmma_n None or an int"),
+    ("cm.Sm90Config(128, 256, wgmma_n=128, promote='split')", TE, "one wgmma across the tile"),
+    (
+        "kernels.gemm_sm90_source(cm.Sm90Config(128, 320, wgmma_n=160), 'bf16', 'K', 'N', 'bf16')",
+        TE,
+        "cuts the MN-major B stage",
+    ),
+    (
+        "kernels.gemm_sm90_source(cm.Sm90Config(128, 320, wgmma_n=64, cluster=2), 'bf16', 'K', "
+        "'N', 'bf16')",
+        TE,
+        "shares of 160",
+    ),
     ("cm.Sm90Config(pdl=1)", TE, "pdl 1 True or False"),
     ("cm.Sm90Config(pdl='yes')", TE, "pdl 'yes' True or False"),
     ("cm.Sm90Config(128, 128, pdl=True, cluster=2)", TE, "pdl with cluster=1"),
@@ -753,8 +769,9 @@ DESIGN_API: list[tuple[str, type, str]] = [
     (_chk(f"{_D}('SM80_8x8x4_F64F64F64F64_TN')"), DSE, "rule atom_family"),
     # kdesign2: F16-accumulating mma.sync atoms run now (on sm_80+); sm_75 has no such k16
     (_chk(f"{_D}('SM80_16x8x16_F16F16F16F16_TN', (64, 64, 32))", "sm_75"), DSE, "rule atom_arch"),
-    # kdesign2: F16-accumulating GMMA runs now; its N must still be the tile's
-    (_chk(f"{_D}('SM90_64x128x16_F16F16F16_SS<K,K>', (128, 256, 64))"), DSE, "rule sm90_shape"),
+    # kdesign2: F16-accumulating GMMA runs now, side by side along N too (session 12); a
+    # 128x256 tile of one warpgroup is 2 x 2 wgmmas, 256 accumulators a thread: too many
+    (_chk(f"{_D}('SM90_64x128x16_F16F16F16_SS<K,K>', (128, 256, 64))"), DSE, "rule registers"),
     # kdesign2: 16-bit and tf32 GMMA RS atoms run now; fp8 RS (its promoted loops) does not
     (_chk(f"{_D}('SM90_64x64x32_F32E4M3E4M3_RS_TN')"), DSE, "rule atom_family"),
     (_chk(f"{_D}({_E4}, (64, 64, 64))", "sm_80"), DSE, "needs sm_89 or newer"),
@@ -785,7 +802,7 @@ DESIGN_API: list[tuple[str, type, str]] = [
     (_chk(f"{_D}({_tm(_F16, '(16, 4, 1)')}, (256, 64, 32))"), DSE, "64 warps"),
     (_chk(f"{_D}({_F16}, (64, 24, 32))"), DSE, "rule atom_pairs"),
     (_chk(f"{_D}({_tm(_G, '(2, 2, 1)')}, (128, 256, 64))"), DSE, "rule sm90_shape"),
-    (_chk(f"{_D}({_G}, (128, 256, 64))"), DSE, "tile N 256 != the GMMA atom's N 128"),
+    (_chk(f"{_D}({_G}, (128, 192, 64))"), DSE, "rule tile_multiple"),  # whole wgmmas along N
     (_chk(f"{_D}({_tm(_G, '(4, 1, 1)')}, (256, 128, 64))"), DSE, "rule sm90_shape"),
     # stages, schedules, smem layouts and copies
     (_chk(f"{_D}({_F16}, (64, 64, 32), stages=1)"), DSE, "rule stages"),

@@ -168,8 +168,8 @@ def tma_box(layout, dtype: str, contiguous: str) -> TmaBox:
     ``contiguous`` names the tile mode that is contiguous in global memory: 'K' (a K-major
     operand) or 'MN'. The box's inner extent is the run of that mode at stride 1 in the
     layout (cut to the swizzle span and to 256); its outer extent is the run of the other
-    mode at stride (inner extent), up to 256; the rest of the tile is covered by more
-    boxes. The result is checked element by element against a model of the copy (dense
+    mode at stride (inner extent), or its largest divisor up to 256 (320 rows: boxes of
+    160); the rest of the tile is covered by more boxes. The result is checked element by element against a model of the copy (dense
     box, then the byte swizzle on the shared address).
 
     An MN-major SW128 tile of 128 x 64 bf16 (tile_to_shape along K first) takes two boxes
@@ -212,8 +212,9 @@ def tma_box(layout, dtype: str, contiguous: str) -> TmaBox:
             f"{TMA_RULES.box_inner_multiple} bytes"
         )
     b1 = 1
-    if op and op[0][1] == b0:
-        b1 = min(op[0][0], TMA_RULES.max_box)
+    if op and op[0][1] == b0:  # the run, or its largest part a box can hold that tiles it
+        run = op[0][0]
+        b1 = max(d for d in range(1, min(run, TMA_RULES.max_box) + 1) if run % d == 0)
     box = (b0, b1)
     # every box origin: the tile coordinates not inside the box, in the layout's order
     c_ext, o_ext = _extent(cmode), _extent(omode)

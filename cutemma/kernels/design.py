@@ -324,7 +324,7 @@ class GemmDesign:
             if dtype not in ATOMS_SM90:
                 raise DesignError(f"from_config: dtype {dtype!r}; one of {', '.join(ATOMS_SM90)}")
             pattern, eb, any_major = ATOMS_SM90[dtype]
-            name = pattern.format(n=config.block_n) + ("<K,K>" if any_major else "")
+            name = pattern.format(n=config.atom_n) + ("<K,K>" if any_major else "")
             tiled = make_tiled_mma(name, (config.tile_warpgroups, 1, 1))
             tile = (config.block_m, config.block_n, config.block_k or 128 // eb)
             d = GemmDesign(tiled, tile, stages=config.stages, schedule=config.schedule)
@@ -347,6 +347,7 @@ class GemmDesign:
                     bm, bn, bk, consumers=consumers, stages=self.stages,
                     schedule=self.schedule or "cooperative", a_regs="_RS" in self.atom_name,
                     acc_f16="F16F16F16_" in self.atom_name,
+                    wgmma_n=self.tiled_mma.atom.shape_mnk[1],
                 )  # fmt: skip
             swz = _swizzle_bytes(self.smem_a, self.smem_b)
             return GemmConfig(bm, bn, bk, (wm, wn), self.stages or 4, swz)
@@ -524,12 +525,9 @@ def _sm80_atom_pairs(d: GemmDesign, arch: str) -> str | None:
 def _sm90_shape(d: GemmDesign, arch: str) -> str | None:
     if d.family != "sm90":
         return None
-    atom_n = d.tiled_mma.atom.shape_mnk[1]
-    wm, wn, _ = d.atom_counts
+    wm, wn, _ = d.atom_counts  # tile N: whole wgmmas side by side (rule tile_multiple)
     if wn != 1:
         return f"{wn} warpgroups along N (the sm90 family stacks warpgroups along M)"
-    if d.tile[1] != atom_n:
-        return f"tile N {d.tile[1]} != the GMMA atom's N {atom_n} (one wgmma spans the tile's N)"
     if wm not in (1, 2, 3):
         return f"{wm} consumer warpgroups (1, 2 or 3)"
     return None
@@ -694,7 +692,7 @@ RULES: tuple[Rule, ...] = (
     Rule("permutation", _permutations, "no N/K permutation; an M permutation of the atoms' rows"),
     Rule("threads", _warps, f"at most {MAX_WARPS_SM80} warps (sm80) or 3 consumer warpgroups"),
     Rule("atom_pairs", _sm80_atom_pairs, "an even number of TiledMMA N tiles per block (or 1)"),
-    Rule("sm90_shape", _sm90_shape, "warpgroups along M only, tile N = the GMMA atom's N"),
+    Rule("sm90_shape", _sm90_shape, "warpgroups along M only (1, 2 or 3)"),
     Rule("stages", _stages, "stages >= 2 (or None: as many as fit)"),
     Rule("schedule", _schedule, "schedule None (sm80) or one of the sm90 schedules"),
     Rule(

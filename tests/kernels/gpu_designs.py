@@ -99,7 +99,8 @@ def draw_sm90(rng: random.Random) -> tuple[GemmDesign, str, tuple[str, str]]:
     tiled = make_tiled_mma(name, (c, 1, 1))
     tile = (64 * c * rng.choice([1, 2]), n, None)
     bk = 128 // eb * rng.choice([1, 1, 2])
-    d = GemmDesign(tiled, (tile[0], n, bk), schedule=schedule)
+    reps_n = rng.choice([1, 1, 2])  # wgmmas side by side along N (Sm90Config.wgmma_n)
+    d = GemmDesign(tiled, (tile[0], n * reps_n, bk), schedule=schedule)
     return d, dtype, majors
 
 
@@ -172,6 +173,8 @@ def extra_designs() -> list[tuple[str, object, str, tuple[str, str]]]:
          (128, 64, 64), {}, "bf16", ("K", "K")),
         ("GMMA RS F16-accumulating 64x64", make_tiled_mma("SM90_64x64x16_F16F16F16_RS<K,K>", (1, 1, 1)),
          (128, 64, 64), {}, "f16", ("K", "K")),
+        ("GMMA SS bf16 64x64, 5 along N (128x320), N-major B", make_tiled_mma("SM90_64x64x16_F32BF16BF16_SS<K,MN>", (2, 1, 1)),
+         (128, 320, 64), {}, "bf16", ("K", "N")),
     ]  # fmt: skip
     out = []
     for label, tiled, tile, kw, dtype, majors in specs:

@@ -54,14 +54,17 @@ CONFIGS = [
     Sm90Config(128, 192),
     Sm90Config(128, 64),
     NARROW_16,
-]  # fmt: skip (built-in 16-bit widths)
+    Sm90Config(128, 320, wgmma_n=64, epilogue="regs"),  # 5 wgmmas along N
+    Sm90Config(128, 256, wgmma_n=128),  # 2 along N, the TMA-store epilogue
+]  # fmt: skip (built-in 16-bit widths, and tiles wider than one wgmma)
 CLUSTER_CONFIGS = [Sm90Config(128, 256, cluster=2), Sm90Config(128, 128, cluster=2),
                    Sm90Config(128, 256, cluster=2, multicast="A")]  # fmt: skip
 MAJORS = [("K", "K"), ("K", "N"), ("M", "K"), ("M", "N")]
 # promoted fp8 with two wgmma sets and one batch in flight (kept apart from the list above)
 FP8_CONFIGS = [*FP8_CONFIGS, Sm90Config(128, 128, promote="overlap"),
                Sm90Config(128, 192, promote="split"), Sm90Config(128, 128, promote="split"),
-               Sm90Config(128, 192, promote="split", epilogue="tma2")]  # fmt: skip
+               Sm90Config(128, 192, promote="split", epilogue="tma2"),
+               Sm90Config(128, 320, wgmma_n=160, promote=False, epilogue="regs")]  # fmt: skip
 
 
 def operand(rows, cols, contiguous_rows, dtype, gen):

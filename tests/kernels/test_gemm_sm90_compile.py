@@ -1,7 +1,7 @@
 """The sm90 GEMM compiles with NVRTC for sm_90a to HGMMA + UTMALDG + SYNCS, no local memory.
 
 Counts expected from the plan (independent of the generator): one HGMMA per k block per
-M repeat (the k-tile loop is not unrolled), one UTMALDG per TMA box of A and B, and
+M and N repeat (the k-tile loop is not unrolled), one UTMALDG per TMA box of A and B, and
 register reconfiguration (USETMAXREG) that ptxas did not drop (no C7508 warning).
 """
 
@@ -45,6 +45,11 @@ CASES = [
     (Sm90Config(128, 256, epilogue="tma2"), "bf16", "M", "N", "bf16"),  # 4 stages, 2 passes
     (NARROW_16, "bf16", "K", "N", "bf16"),  # the built-in narrow 16-bit tile, one warpgroup
     (replace(NARROW_16, evict_first="B"), "f16", "M", "K", "f32"),
+    # tiles wider than one wgmma: 5 x m64n64 (N-major B, one SW128 atom each), 2 x m64n160
+    # (K-major B: TMA boxes of 160 rows); 160 accumulators a thread, stored from registers
+    (Sm90Config(128, 320, wgmma_n=64, epilogue="regs"), "bf16", "K", "N", "bf16"),
+    (Sm90Config(128, 320, wgmma_n=160, promote=False, epilogue="regs"), "e4m3", "K", "K", "bf16"),
+    (Sm90Config(128, 256, wgmma_n=128, stream_k=True), "f16", "M", "K", "f32"),
 ]
 
 
@@ -100,7 +105,7 @@ def test_sm90_sass(case):
         assert counts.get(kind, 0) % plan.k_blocks == 0
         assert counts.get(kind, 0) >= 5 * plan.k_blocks
     else:
-        assert counts.get(kind, 0) == batches * plan.k_blocks * plan.mma_m
+        assert counts.get(kind, 0) == batches * plan.k_blocks * plan.mma_m * plan.mma_n
     assert counts.get("UTMALDG", 0) == len(plan.tma["A"].copies) + len(plan.tma["B"].copies)
     assert counts.get("SYNCS", 0) > 0 and counts.get("USETMAXREG", 0) == 2
     assert counts.get("HMMA", 0) == 0  # no fallback to mma.sync

@@ -86,6 +86,9 @@ CASES = [
     (Sm90Config(128, 128, cluster=2), "f16", "M", "N"),
     (Sm90Config(128, 256, cluster=2, multicast="A"), "bf16", "K", "N"),  # pairs along N
     (Sm90Config(128, 128, cluster=2, multicast="A"), "f16", "M", "K"),
+    (Sm90Config(128, 320, wgmma_n=64, epilogue="regs"), "bf16", "K", "N"),  # 5 wgmma along N
+    (Sm90Config(128, 320, wgmma_n=160, promote=False), "e4m3", "K", "K"),  # B boxes of 160
+    (Sm90Config(128, 256, wgmma_n=128), "f16", "M", "N"),
 ]
 
 
@@ -97,12 +100,13 @@ def test_tma_writes_what_wgmma_reads(config, dtype, am, bm):
         image = tma_image(plan, which, base)
         common, offs = plan.descriptors[which]
         major = plan.mn_major[which]
-        rows = 64 if which == "A" else config.block_n
+        rows = 64 if which == "A" else plan.tn
         for (w, im, kb), off in offs.items():
             raw = common | ((base + off) >> 4)
             addrs = wgmma_reads(raw, major, rows, plan.tk, plan.elem_bytes)
-            # the TiledMMA: warpgroup w's wgmma multiplies A rows 64 w + im * tm (all of B)
-            r0 = (64 * w + im * plan.tm) if which == "A" else 0
+            # the TiledMMA: warpgroup w's wgmma multiplies A rows 64 w + im * tm by B rows
+            # jn * tn (the key's middle index is jn for B: wgmma side by side along N)
+            r0 = (64 * w + im * plan.tm) if which == "A" else im * plan.tn
             for r in range(rows):
                 for k in range(plan.tk):
                     got = image.get(int(addrs[r, k]))
@@ -319,6 +323,8 @@ STAGING_CASES = [
     (Sm90Config(256, 128), "bf16"),  # 2 M repeats per warpgroup
     (Sm90Config(192, 128, consumers=3), "bf16"),
     (Sm90Config(128, 128, schedule="pingpong"), "bf16"),  # one warpgroup, 2 M repeats
+    (Sm90Config(128, 256, wgmma_n=128), "bf16"),  # 2 N repeats per warpgroup
+    (Sm90Config(128, 320, wgmma_n=64), "f16"),  # 5 N repeats (2 stages beside the staging)
 ]
 
 
@@ -345,9 +351,11 @@ def test_staging_tile_is_what_tma_stores(config, out):
     per_wg = plan.acc_per_thread
     for t in range(plan.consumer_threads):
         for v in range(per_wg):
-            im, vv = divmod(v, per_wg // plan.mma_m)
+            rep, vv = divmod(v, per_wg // (plan.mma_m * plan.mma_n))
+            im, jn = divmod(rep, plan.mma_n)  # the mainloop's wgmma (im, jn) writes these
             m, n = wgmma_c_coords(t % 128, vv)
             m += 64 * (t // 128) + im * 64 * plan.tile_wgs  # the TiledMMA's M repeats
+            n += jn * plan.tn  # and its N repeats
             got = base + 2 * sw(thr(t) + consts[v])
             assert got == where[m, n], (t, v, m, n)
     assert_32_banks(plan)

@@ -92,6 +92,7 @@ def _check_ranges(cfg: Sm90Config) -> None:
     cutemma.errors.TiledMmaError: Sm90Config: need block_m=0 >= 1
     """
     ints = ("block_m", "block_n", "block_k", "consumers", "stages", "group_m", "cluster")
+    ints += ("wgmma_n",)
     bad = [
         f"{f}={getattr(cfg, f)} >= 1"
         for f in ints
@@ -190,10 +191,14 @@ class Sm90Config:
     # programmatic stream serialization, the kernel prefetches its first k tiles into L2
     # while the previous grid ends, then waits for it before touching global memory
     pdl: bool = False
+    # the wgmma's N (None: block_n, one wgmma spans the tile's columns): block_n / wgmma_n
+    # wgmma per 64-row slice and k block, side by side along N, so a tile may be wider
+    # than one wgmma (256 columns), e.g. 128x320 as 5 x m64n64 per warpgroup
+    wgmma_n: int | None = None
 
     def __post_init__(self) -> None:
         ints = ("block_m", "block_n", "consumers", "group_m", "cluster")
-        for f in (*ints, "block_k", "stages"):  # numpy integers are integers (stored plain)
+        for f in (*ints, "block_k", "stages", "wgmma_n"):  # numpy ints stored plain
             v = getattr(self, f)
             if isinstance(v, numbers.Integral) and not isinstance(v, bool | int):
                 object.__setattr__(self, f, int(v))
@@ -204,7 +209,7 @@ class Sm90Config:
         ]
         bad_type += [
             f"{f} None or an int (got {getattr(self, f)!r})"
-            for f in ("block_k", "stages")
+            for f in ("block_k", "stages", "wgmma_n")
             if getattr(self, f) is not None
             and (not isinstance(getattr(self, f), int) or isinstance(getattr(self, f), bool))
         ]
@@ -218,6 +223,8 @@ class Sm90Config:
         if bad_type:
             raise TiledMmaError("Sm90Config: need " + "; ".join(bad_type))
         _check_ranges(self)  # positive and small enough first: the rules below divide by them
+        if self.wgmma_n == self.block_n:  # one config, one name
+            object.__setattr__(self, "wgmma_n", None)
         rules = [
             (self.epilogue in EPILOGUES, f"epilogue {self.epilogue!r} in {EPILOGUES}"),
             (self.cluster in (1, 2), f"cluster {self.cluster} is 1 or 2 CTAs"),
@@ -282,7 +289,19 @@ class Sm90Config:
                 f"block_m {self.block_m} a multiple of 64 x {self.tile_warpgroups} warpgroups "
                 "per tile",
             ),
-            (self.block_n % 8 == 0 and 8 <= self.block_n <= 256, "block_n in 8..256, mult. of 8"),
+            (
+                self.atom_n % 8 == 0 and 8 <= self.atom_n <= 256,
+                f"the wgmma N {self.atom_n} in 8..256, a multiple of 8 (block_n > 256 takes "
+                "wgmma_n, a divisor of it)",
+            ),
+            (
+                self.block_n % self.atom_n == 0,
+                f"block_n {self.block_n} a multiple of wgmma_n {self.atom_n}",
+            ),
+            (
+                self.promote != "split" or self.atom_n == self.block_n,
+                "promote='split' with one wgmma across the tile (wgmma_n None): it halves it",
+            ),
             (self.stages is None or self.stages >= 2, f"stages {self.stages} >= 2"),
             (
                 self.epilogue != "tma2" or self.block_n % 16 == 0,
@@ -316,7 +335,17 @@ class Sm90Config:
         rs += f"_ef{self.evict_first.lower()}" if self.evict_first in ("A", "B") else ""
         rs += ("_sk" if self.stream_k is True else "") + ("_swap" if self.swap_ab is True else "")
         rs += "_pdl" if self.pdl is True else ""
+        rs += f"_n{self.wgmma_n}" if self.wgmma_n not in (None, self.block_n) else ""
         return f"b{self.block_m}x{self.block_n}{k}_c{self.consumers}_s{s}{g}{x}{e}{p}{pp}{rs}"
+
+    @property
+    def atom_n(self) -> int:
+        """The N of each wgmma: ``wgmma_n``, or the whole tile's.
+
+        >>> Sm90Config(128, 320, wgmma_n=64).atom_n, Sm90Config(128, 320, wgmma_n=64).name
+        (64, 'b128x320_c2_sauto_n64')
+        """
+        return self.block_n if self.wgmma_n is None else self.wgmma_n
 
     @property
     def threads(self) -> int:

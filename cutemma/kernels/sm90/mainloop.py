@@ -17,7 +17,8 @@ from cutemma.smem.descriptor import SMEM_WINDOW
 
 
 def _wgmma_lines(plan: Sm90Plan, acc_name: str = "acc", first: str = "scale_d") -> str:
-    """Every k block of one k tile: one wgmma per (im, kb), descriptors from the plan;
+    """Every k block of one k tile: one wgmma per (im, jn, kb), descriptors from the plan,
+    into the accumulators ``(im * mma_n + jn) * values ..`` (Sm90Plan.epilogue's order);
     ``first`` is the scale-d of k block 0 (0: overwrite the accumulators)."""
     op = plan.tiled.atom.op
     n_acc = op.c.count
@@ -25,16 +26,17 @@ def _wgmma_lines(plan: Sm90Plan, acc_name: str = "acc", first: str = "scale_d") 
     out = []
     for kb in range(plan.k_blocks):
         for im in range(plan.mma_m):
-            acc = [f"{acc_name}[{im * n_acc + i}]" for i in range(n_acc)]
-            db = f"DESC_B | ((b_addr + {offs_b[0, 0, kb]}) >> 4)"
-            scale = first if kb == 0 else "1"
             if plan.a_regs:  # RS: A is the registers a_frag[im][kb] (loaded by _a_loads)
                 a = [f"a_frag[{im}][{kb}][{r}]" for r in range(op.a.count)]
+            else:
+                a = [f"desc_a{im}_{kb}"]
+                out.append(f"const uint64_t {a[0]} = DESC_A | ((a_addr + a_off[{im}][{kb}]) >> 4);")
+            for jn in range(plan.mma_n):
+                first_acc = (im * plan.mma_n + jn) * n_acc
+                acc = [f"{acc_name}[{first_acc + i}]" for i in range(n_acc)]
+                db = f"DESC_B | ((b_addr + {offs_b[0, jn, kb]}) >> 4)"
+                scale = first if kb == 0 else "1"
                 out.append(mma_asm(op, a=a, b=[f"({db})"], c=acc, extras={"scale_D": scale}))
-                continue
-            da = f"desc_a{im}_{kb}"
-            out.append(f"const uint64_t {da} = DESC_A | ((a_addr + a_off[{im}][{kb}]) >> 4);")
-            out.append(mma_asm(op, a=[da], b=[f"({db})"], c=acc, extras={"scale_D": scale}))
     return "\n".join(out)
 
 
@@ -157,6 +159,9 @@ def mainloop(plan: Sm90Plan, release_stmt: str, after_issue: str = "") -> str:
     >>> text = mainloop(plan, "release();")
     >>> text.count("wgmma.mma_async") == plan.mma_m * plan.k_blocks, "mbar_wait(full" in text
     (True, True)
+    >>> wide = Sm90Plan(Sm90Config(128, 320, wgmma_n=64), "bf16", "K", "N", "bf16")
+    >>> mainloop(wide, "release();").count("m64n64k16"), wide.mma_n * wide.k_blocks
+    (20, 20)
     """
     S, n = plan.stages, plan.acc_per_thread
     head = [

@@ -5,8 +5,9 @@ The kernel is warp-specialised: warpgroup 0 produces (one thread issues the TMA 
 each k tile into a ring of shared-memory stages), warpgroups 1..C consume (each runs
 ``wgmma`` on its rows of the block tile). The plan holds:
 
-- the TiledMMA: a GMMA SS atom ``SM90_64xNxK_F32..._SS`` from the catalog, N = block_n,
-  repeated over the consumer warpgroups along M;
+- the TiledMMA: a GMMA SS atom ``SM90_64xNxK_F32..._SS`` from the catalog, N = block_n
+  (or the config's ``wgmma_n``, block_n / N of them side by side), repeated over the
+  consumer warpgroups along M;
 - the stage layouts of A and B: ``tile_to_shape(gmma_layout_atom(major, swizzle, dtype),
   (extent, block_k))`` (MN-major tiles along K first, so one TMA box fills 64 MN rows);
 - every wgmma descriptor, from ``make_gmma_desc`` on the (64, K-atom) slice each
@@ -31,7 +32,7 @@ from functools import cached_property
 import numpy as np
 
 from cutemma.copy.tma import TmaBox, tma_box
-from cutemma.errors import TiledMmaError
+from cutemma.errors import LayoutError, TiledMmaError
 from cutemma.kernels.sm80.plan import Split, ThreadValue, c_partition, split_offsets
 from cutemma.kernels.sm90.config import (  # noqa: F401 - the config's names, re-exported
     ALIGN_SLACK,
@@ -119,7 +120,7 @@ class Sm90Plan:
         # other's sums are added
         self.split_n = self.promote and config.promote == "split"
         self.mn_major = {"A": "K" if a_major == "K" else "MN", "B": "K" if b_major == "K" else "MN"}
-        name = pattern.format(n=config.block_n)
+        name = pattern.format(n=config.atom_n)
         self.acc_f16 = bool(config.acc_f16)
         if self.acc_f16:
             if dtype != "f16":
@@ -147,6 +148,7 @@ class Sm90Plan:
         if self.block_k % self.tk:
             raise TiledMmaError(f"block_k {self.block_k}: a multiple of the atom's K {self.tk}")
         self.mma_m = config.block_m // self.tm
+        self.mma_n = config.block_n // self.tn  # wgmma side by side along N (wgmma_n)
         self.k_blocks = self.block_k // self.tk
         # the threads of one tile's TiledMMA (the consumers that share a tile and its barriers)
         self.consumer_threads = WARPGROUP * self.tile_wgs
@@ -167,6 +169,20 @@ class Sm90Plan:
                 + (" or promote=False" if self.promote else "")
             )
         self.stages  # noqa: B018 - checks the ring fits in shared memory now
+        if self.mma_n > 1:
+            self._check_b_slices()
+
+    def _check_b_slices(self) -> None:
+        """Each wgmma's B (``tn`` rows of the stage) must be whole swizzle atoms of it."""
+        try:
+            self.descriptors  # noqa: B018
+        except LayoutError:
+            raise TiledMmaError(
+                f"{self.config.name} {self.dtype}: a wgmma_n of {self.tn} columns cuts the "
+                f"{self.mn_major['B']}-major B stage {self.smem_B.inner} inside a swizzle atom; "
+                "take a multiple of the atom's N (64 16-bit elements for an MN-major B at "
+                "128-byte swizzle), or a K-major B"
+            ) from None
 
     # ------------------------------------------------------------------ smem
     @cached_property
@@ -327,23 +343,25 @@ class Sm90Plan:
         return out
 
     def _slices(self, which: str):
-        """(warpgroup, im, kb) -> the (64 or N, K-atom) slice of a stage, with its offset."""
+        """(warpgroup, im or jn, kb) -> the (64 or wgmma N, K-atom) slice of a stage, with
+        its offset (A: row block im of the warpgroup's; B: column block jn, shared)."""
         lay = self.smem_A if which == "A" else self.smem_B
-        rows = 64 if which == "A" else self.config.block_n
+        rows = 64 if which == "A" else self.tn
         tiles = zipped_divide(lay.inner, (rows, self.tk))
         out = {}
-        reps_m = self.mma_m if which == "A" else 1
+        reps, step = (self.mma_m, self.tm) if which == "A" else (self.mma_n, self.tn)
         for w, r0 in enumerate(self._rows_of(which)):
-            for im in range(reps_m):
+            for im in range(reps):
                 for kb in range(self.k_blocks):
-                    row = (im * self.tm + r0) // rows
+                    row = (im * step + r0) // rows
                     sub, off = slice_and_offset(((None, None), (row, kb)), tiles)
                     out[w, im, kb] = ComposedLayout(lay.outer, lay.offset + off, sub)
         return out
 
     @cached_property
     def descriptors(self) -> dict[str, tuple[int, dict]]:
-        """Per operand: (the bits every descriptor shares, {(w, im, kb): start byte offset}).
+        """Per operand: (the bits every descriptor shares, {(w, im, kb): start byte offset});
+        B's keys are (w, jn, kb), the same for every warpgroup w.
 
         Each slice's descriptor is ``make_gmma_desc`` of that slice at stage address 0;
         they must differ only in the start address, which the kernel sets to the stage's
@@ -450,15 +468,23 @@ class Sm90Plan:
         full = self.smem_A if which == "A" else self.smem_B
         extent = self.config.block_m if which == "A" else self.config.block_n
         share = extent // cl
-        half = stage_layout(share, self.block_k, self.mn_major[which], self.dtype)
+        cut = TiledMmaError(
+            f"{self.config.name} {self.dtype}: a cluster of {cl} splits {which}'s {extent} "
+            f"rows into shares of {share}, which do not repeat its {self.mn_major[which]}-major "
+            f"stage {full.inner} (each CTA's share must be whole swizzle atoms at the same "
+            f"place in them): take a tile whose {1 / cl:.0%} is a multiple of the atom, or "
+            "cluster=1"
+        )
+        try:
+            half = stage_layout(share, self.block_k, self.mn_major[which], self.dtype)
+        except TiledMmaError:
+            raise cut from None
         shift = int(full.inner(share, 0)) - int(half.inner(0, 0))
         for x in range(share):
             for k in range(self.block_k):
                 for r in range(cl):
                     if full.inner(r * share + x, k) != half.inner(x, k) + r * shift:
-                        raise TiledMmaError(
-                            f"{which} stage rows {r * share}.. are not a shifted share"
-                        )
+                        raise cut
         if shift * self.elem_bytes % 1024:
             raise TiledMmaError(
                 f"{which} share offset {shift} elements is off the 1024-byte pattern"
@@ -484,7 +510,7 @@ class Sm90Plan:
     def epilogue(self) -> tuple[ThreadValue, ThreadValue, tuple[tuple[int, int, int], ...]]:
         """partition_C over the consumer threads: (m of thread, n of thread, [(acc, dm, dn)])."""
         tv = tv_table(self.tiled.tv_layout_C_tiled)
-        return c_partition(tv, self.tm, self.tn, self.mma_m, 1)
+        return c_partition(tv, self.tm, self.tn, self.mma_m, self.mma_n)
 
     @property
     def acc_per_thread(self) -> int:

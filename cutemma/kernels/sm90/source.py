@@ -375,7 +375,7 @@ $last_store"""
 HEADER_SM90 = """\
 cutemma sm90 GEMM: D = alpha * A @ B + beta * C; config $config, $S stages
 $dtype in, f32 accumulate, $out out; A ${a_major}-major, B ${b_major}-major
-TiledMMA $atom x ($C,1,1): tile $tile, $mma_m x $k_blocks wgmma per k tile per warpgroup
+TiledMMA $atom x ($C,1,1): tile $tile, $wgmma_grid wgmma per k tile per warpgroup
 smem A $smem_A (desc $desc_A | window addr >> 4)
 smem B $smem_B (desc $desc_B | window addr >> 4)
 TMA A box $box_A x $copies_A $swizzle_A; B box $box_B x $copies_B $swizzle_B
@@ -409,7 +409,7 @@ def _release_stmt(cluster: int) -> str:
 
 def _accumulators(plan: Sm90Plan) -> str:
     """The consumer's accumulator arrays: one set, or fp8's promoted sets."""
-    n = plan.tiled.atom.op.c.count * plan.mma_m
+    n = plan.acc_per_thread
     if plan.overlap:
         return (
             f"float acc0[{n}], acc1[{n}], accf[{n}];"
@@ -422,9 +422,7 @@ def _accumulators(plan: Sm90Plan) -> str:
         )
     if plan.promote:
         return f"float acc[{n}], accf[{n}];  // fp8: each k tile's sums promoted into accf"
-    if plan.acc_f16:  # the f32 values (2 per f16x2 register) the epilogue reads
-        n = plan.acc_per_thread
-    out = f"float acc[{n}];"
+    out = f"float acc[{n}];"  # acc_f16: the f32 values (2 per register) the epilogue reads
     if plan.acc_f16:
         out += f"\nuint32_t acch[{n // 2}];  // F16 accumulators: f16x2 wgmma D registers"
     if plan.a_regs:
@@ -632,7 +630,11 @@ def _header(plan: Sm90Plan, dtype: str, a_major: str, b_major: str, out: str) ->
     holes = {"config": config.name, "S": plan.stages, "dtype": dtype, "out": out}
     holes |= {"a_major": a_major, "b_major": b_major, "atom": plan.atom_name}
     holes |= {"C": config.consumers, "tile": plan.tiled.tile_size_mnk}
-    holes |= {"mma_m": plan.mma_m, "k_blocks": plan.k_blocks, "offs_A": plan.desc_offsets("A")}
+    # (M x) N x k repeats; one wgmma across N keeps the text built-in kernels always had
+    grid = (
+        (plan.mma_m, plan.mma_n, plan.k_blocks) if plan.mma_n > 1 else (plan.mma_m, plan.k_blocks)
+    )
+    holes |= {"wgmma_grid": " x ".join(map(str, grid)), "offs_A": plan.desc_offsets("A")}
     for w in "AB":
         box = plan.tma[w]
         holes |= {f"smem_{w}": getattr(plan, f"smem_{w}")}

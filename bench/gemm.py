@@ -43,7 +43,7 @@ from cutemma.kernels.sm80.host import compiled_kernel, precompile  # noqa: E402
 from cutemma.kernels.sm90.host import sm90_refusal  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gemm_inference import first_call_ms, inference_rows  # noqa: E402
+from gemm_inference import LARGE_M, LARGE_ROUNDS, first_call_ms, inference_rows  # noqa: E402
 from provenance import tree_digest  # noqa: E402
 
 SQUARE = [1024, 2048, 3072, 4096, 6144, 8192]
@@ -610,8 +610,9 @@ def inference_main(args) -> None:
     first_env, first = first_calls()
     result = {
         **_run_header(
-            f"triton do_bench medians (L2 flushed), {ROUNDS} rounds, cutemma and the "
-            "peer alternating first; ratio = peer time / cutemma time; fresh randn inputs"
+            f"triton do_bench medians (L2 flushed), {ROUNDS} rounds ({LARGE_ROUNDS} from "
+            f"{LARGE_M} tokens), cutemma and the peer alternating first; ratio = peer time / "
+            "cutemma time; fresh randn inputs"
         ),
         "first_call_new_process": first,
         "first_call_new_process_as_environment": first_env,

@@ -37,6 +37,11 @@ TOKENS = [2**i for i in range(14)]  # 1 .. 8192
 STREAM_M = 16  # rows with M <= this report B's read bandwidth
 GRAPH_WEIGHT_BYTES = 512 << 20  # a decode graph's weights: ten times the H100's 50 MB of L2
 GRAPH_REPLAYS = 20
+# rows from this many tokens up are power/clock bound and take more interleaved rounds:
+# with 3, the same config's ratio moved by up to 9% between two runs (run 11 against
+# session 12's run 3: (1024, 10240, 8192) 0.935 -> 1.021, (1024, 57344, 8192) 1.022 -> 0.938)
+LARGE_M = 128
+LARGE_ROUNDS = 7
 
 
 def copy_bandwidth(median_ms, nbytes: int = 1 << 30) -> float:
@@ -172,7 +177,8 @@ def graph_read_us(A, B, out, peer_of) -> tuple[float, float]:
 
 
 def inference_rows(measure_pair, median_ms, rounds: int, dtypes=("bf16", "e4m3")) -> dict:
-    """Every (dtype, (N, K), M) row; ``measure_pair(ours, theirs, rounds)`` -> (ms, ms)."""
+    """Every (dtype, (N, K), M) row; ``measure_pair(ours, theirs, rounds)`` -> (ms, ms),
+    with ``rounds`` rounds below LARGE_M tokens and at least LARGE_ROUNDS from there."""
     copy_tbps = copy_bandwidth(median_ms)
     torch.cuda.empty_cache()
     print(f"device-to-device copy: {copy_tbps:.2f} TB/s (read + write)", flush=True)
@@ -181,7 +187,10 @@ def inference_rows(measure_pair, median_ms, rounds: int, dtypes=("bf16", "e4m3")
         for n, k in SHAPES_NK:
             B = _operand_b(dtype, n, k)
             ceiling = _ceiling(B.numel() * B.element_size(), median_ms, ceilings)
-            rows += [one_row(dtype, m, B, measure_pair, rounds, copy_tbps, ceiling) for m in TOKENS]
+            rows += [
+                one_row(dtype, m, B, measure_pair, row_rounds(m, rounds), copy_tbps, ceiling)
+                for m in TOKENS
+            ]
             B = None
             torch.cuda.empty_cache()
     from ratio_bound import geomean_bounds
@@ -195,6 +204,15 @@ def inference_rows(measure_pair, median_ms, rounds: int, dtypes=("bf16", "e4m3")
         "rows": rows,
         "summary": summary,
     }
+
+
+def row_rounds(m: int, rounds: int) -> int:
+    """Interleaved rounds of a row of ``m`` tokens.
+
+    >>> row_rounds(16, 3), row_rounds(128, 3)
+    (3, 7)
+    """
+    return max(rounds, LARGE_ROUNDS) if m >= LARGE_M else rounds
 
 
 def _ceiling(nbytes: int, median_ms, known: dict) -> dict:

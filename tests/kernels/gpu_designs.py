@@ -173,8 +173,8 @@ def extra_designs() -> list[tuple[str, object, str, tuple[str, str]]]:
          (128, 64, 64), {}, "bf16", ("K", "K")),
         ("GMMA RS F16-accumulating 64x64", make_tiled_mma("SM90_64x64x16_F16F16F16_RS<K,K>", (1, 1, 1)),
          (128, 64, 64), {}, "f16", ("K", "K")),
-        ("GMMA SS bf16 64x64, 5 along N (128x320), N-major B", make_tiled_mma("SM90_64x64x16_F32BF16BF16_SS<K,MN>", (2, 1, 1)),
-         (128, 320, 64), {}, "bf16", ("K", "N")),
+        ("GMMA SS bf16 64x64, 5 along N (128x320)", make_tiled_mma("SM90_64x64x16_F32BF16BF16_SS<K,K>", (2, 1, 1)),
+         (128, 320, 64), {}, "bf16", ("K", "K")),
     ]  # fmt: skip
     out = []
     for label, tiled, tile, kw, dtype, majors in specs:

@@ -543,7 +543,9 @@ API: list[tuple[str, type, str]] = [
     ("cm.Sm90Config(128, 320)", TE, "block_n > 256 takes wgmma_n"),
     ("cm.Sm90Config(128, 320, wgmma_n=96)", TE, "block_n 320 a multiple of wgmma_n 96"),
     ("cm.Sm90Config(wgmma_n=0)", TE, "wgmma_n=0 >= 1"),
-    ("cm.Sm90Config(wgmma_n='64')", TE, "wgmma_n None or an int"),
+    ("cm.Sm90Config(wgmma_n='64')", TE, "wgmma_n None, an int or a tuple of ints"),
+    ("cm.Sm90Config(128, 320, wgmma_n=(64, 256))", TE, "starting at a multiple of its N"),
+    ("cm.Sm90Config(128, 320, wgmma_n=(256, 32))", TE, "adding up to block_n 320"),
     ("cm.Sm90Config(128, 256, wgmma_n=128, promote='split')", TE, "one wgmma across the tile"),
     (
         "kernels.gemm_sm90_source(cm.Sm90Config(128, 320, wgmma_n=160), 'bf16', 'K', 'N', 'bf16')",

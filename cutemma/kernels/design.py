@@ -458,6 +458,9 @@ def _tile_ints(d: GemmDesign, arch: str) -> str | None:
 
 def _tile_multiple(d: GemmDesign, arch: str) -> str | None:
     tmnk = d.tiled_mma.tile_size_mnk
+    cfg = getattr(d, "_config", None)  # an Sm90Config of mixed wgmma widths spans its N
+    if isinstance(getattr(cfg, "wgmma_n", None), tuple):
+        tmnk = (tmnk[0], d.tile[1], tmnk[2])
     if any(x % t for x, t in zip(d.tile, tmnk)):
         return f"tile {d.tile} is not a multiple of the TiledMMA's tile {tmnk}"
     return None

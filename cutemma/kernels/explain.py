@@ -50,6 +50,9 @@ class DesignReport:
             f"{self.arch})",
             f"registers per thread: {regs}",
         ]
+        widths = getattr(getattr(d, "_config", None), "wgmma_columns", ())
+        if len(widths) > 1:  # wgmmas side by side along N (Sm90Config.wgmma_n)
+            lines.append("wgmmas along N per 64 rows: " + " + ".join(f"n{w}" for _, w in widths))
         for what, n in self.conflicts.items():
             lines.append(
                 f"{what}: " + ("conflict-free" if n == 1 else f"{n}-way bank conflicts")

@@ -104,7 +104,18 @@ LONG_K = 4096
 # 16-bit tile widths (block_n of 128-row tiles) and their per-tile speed relative to
 # 128x256, bf16 at 6144^3 and 8192^3 (run 29, raw/sm90-tiles16-run29.json): a tile is
 # chosen by whole waves over the SMs and these speeds (pick_sm90_config)
-TILE_SPEEDS_16 = {256: 1.0, 192: 0.955, 128: 0.93, 64: 0.54}
+TILE_SPEEDS_16 = {320: 0.98, 256: 1.0, 192: 0.955, 128: 0.93, 64: 0.54}
+# Width 320 is WIDE_16: a m64n256 and a m64n64 wgmma side by side (Sm90Config.wgmma_n; a
+# multiple of 64 columns each, so an N-major B's 128-byte swizzle atoms stay whole), k tiles
+# of 32 (6 stages beside the half-width staging tile). Its speed is from session 12's run 6
+# (raw/wide-mixed-s12-run6.json): at (1024, 10240, 8192) its 2 waves ran 1.011x cuBLAS
+# against 0.953x for 128x128's 5, which the costs below give at 0.987 (0.98 here, so that
+# it does not replace 128x256 on a margin under 1%, as at (1024 | 2048, 57344, 8192),
+# where it was not measured). There 5 x m64n64
+# ran 0.94 (raw/wide-tiles-s12-run1.json): 4 x m64n64 for 128x256 is 0.87 of one m64n256
+# at 4096^3 (raw/wgmma-widths-s12-run5.json). It wins where its tiles fill whole waves
+# that 128x256's do not: (512 | 1024, 10240, 8192) 1.018 / 1.011x against 0.949 / 0.953x.
+WIDE_16 = Sm90Config(128, 320, block_k=32, epilogue="tma2", wgmma_n=(256, 64))
 # Width 64 above is the narrow tile's output: 128 x 64 when it was timed. The kernel runs it
 # as 64x128 tiles of one consumer warpgroup. That ran 1.6-13% faster (means of 9 rounds)
 # than 128x64 on all 12 shapes where the picker took 128x64, from (1024, 1024, 1024) to
@@ -169,6 +180,8 @@ def builtin_sm90_config(
     ['b128x256_c2_sauto', 'b128x256_c2_sauto', 'b128x192_c2_sauto', 'b128x128_c2_sauto', 'b64x128_c1_sauto']
     >>> builtin_sm90_config(512, 8192, k=8192).name  # 128 tiles of 128x256: 97% of a wave
     'b128x256_c2_sauto_efb'
+    >>> builtin_sm90_config(1024, 10240, k=8192).name  # 2 waves of 128x320 (WIDE_16)
+    'b128x320x32_c2_sauto_etma2_efb_n256_64'
     >>> [builtin_sm90_config(s, s, dtype="e4m3").name for s in (8192, 6144, 4096, 1024)]
     ['b128x192_c2_sauto_spl', 'b128x192_c2_sauto_spl', 'b128x192_c2_sauto_spl', 'b128x128_c2_sauto_ovl']
     >>> builtin_sm90_config(2048, 2048, batch=8).name  # 8 x 64 tiles of 128x256: 3.9 waves
@@ -190,7 +203,8 @@ def builtin_sm90_config(
         tiles_m, tiles_n = -(-m // 128), -(-n // bn)
         whole = -(-batch * tiles_m * tiles_n // sms)
         small = min(tiles_m, tiles_n) < 2 or tiles_m * tiles_n <= sms
-        if batch > 1 or k is None or k < LONG_K or small:
+        # WIDE_16 runs whole tiles: its stream-K kernel spills (24 bytes, compiled here)
+        if batch > 1 or k is None or k < LONG_K or small or bn == WIDE_16.block_n:
             return whole, False
         sk_kernel = dtype in FP8 and bn in FP8_SK_KERNEL_SPEEDS  # taken even with none shared
         sk, ctas = sk_split(tiles_m, tiles_n, -(-k // k_row), sms)
@@ -233,13 +247,15 @@ def builtin_sm90_config(
     if ATOMS_SM90[dtype][1] != 2:  # tf32: only the widths measured for it (run 9)
         widths = {bn: widths[bn] for bn in (256, 128)}
     wave = FULL_WAVE if k is not None and k >= LONG_K else 1.0
-    if batch * -(-m // 128) * -(-n // 256) < wave * sms:  # short of a wave: smaller tiles
-        widths = {bn: v for bn, v in widths.items() if bn < 256}
+    for wide in (256, 320):  # a width whose tiles are short of a wave: smaller tiles
+        if batch * -(-m // 128) * -(-n // wide) < wave * sms:
+            widths = {bn: v for bn, v in widths.items() if bn < wide}
     if m < 128:  # a partly empty tile: 128x64 loaded 2 bytes of (zero) A per byte of B
         widths.pop(64, None)  # (M = 16 x 4096 x 4096: 0.68x cuBLAS, 128x128 0.76x; NARROW_16
         # was not timed there)
     bn = min(widths, key=lambda bn: (cost(bn, widths[bn]), -bn))
-    return chosen(NARROW_16 if bn == 64 else Sm90Config(128, bn), bn)
+    cfg = NARROW_16 if bn == 64 else WIDE_16 if bn == 320 else Sm90Config(128, bn)
+    return chosen(cfg, bn)
 
 
 def pick_config(m: int, n: int, k: int, batch: int = 1, dtype: str = "bf16") -> GemmDesign:

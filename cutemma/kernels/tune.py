@@ -16,7 +16,7 @@ from cutemma.errors import CutemmaError, LaunchError
 from cutemma.hardware import LIMITS
 from cutemma.kernels.dispatch import gemm
 from cutemma.kernels.operands import _arch
-from cutemma.kernels.pick import BUILTIN_CONFIGS, FP8_LARGE, NARROW_16
+from cutemma.kernels.pick import BUILTIN_CONFIGS, FP8_LARGE, NARROW_16, WIDE_16
 from cutemma.kernels.sm80.plan import GemmConfig, GemmPlan
 from cutemma.kernels.sm90.config import FP8, Sm90Config
 from cutemma.kernels.sm90.plan import Sm90Plan
@@ -55,6 +55,7 @@ SM90_CANDIDATES = (
     Sm90Config(128, 160, promote="split"),  # fp8 where N is a multiple of 160 (run 6)
     Sm90Config(128, 128, stream_k=True),  # stream-K: a last partial wave's k iterations shared
     Sm90Config(128, 256, stream_k=True),
+    WIDE_16,  # 128x320 as m64n256 + m64n64 (16-bit): whole waves where 128x256's are not
 )
 
 
@@ -76,7 +77,7 @@ def default_candidates(
     >>> [c.name for c in default_candidates("s8")][:2]
     ['b128x128x32_w2x2_s4', 'b128x256x32_w2x4_s3']
     >>> [c.name for c in default_candidates("bf16", "K", "N", sm90=True) if isinstance(c, Sm90Config)][3:]
-    ['b256x128_c2_sauto', 'b128x256_c2_sauto_g16', 'b128x256_c2_sauto_x2', 'b128x128_c2_sauto_x2', 'b128x128_c2_sauto_pp', 'b128x192_c2_sauto', 'b192x128_c3_sauto', 'b128x128_c2_sauto_sk', 'b128x256_c2_sauto_sk']
+    ['b256x128_c2_sauto', 'b128x256_c2_sauto_g16', 'b128x256_c2_sauto_x2', 'b128x128_c2_sauto_x2', 'b128x128_c2_sauto_pp', 'b128x192_c2_sauto', 'b192x128_c3_sauto', 'b128x128_c2_sauto_sk', 'b128x256_c2_sauto_sk', 'b128x320x32_c2_sauto_etma2_n256_64']
     >>> [c.name for c in default_candidates("e4m3", sm90=True) if isinstance(c, Sm90Config)]
     ['b128x128_c2_sauto', 'b64x128_c1_sauto', 'b128x128_c2_sauto_x2', 'b128x192_c2_sauto_spl', 'b128x192_c2_sauto', 'b192x128_c3_sauto', 'b128x160_c2_sauto_spl', 'b128x128_c2_sauto_sk']
     """

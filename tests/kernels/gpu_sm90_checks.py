@@ -29,7 +29,7 @@ import gpu_sm90_batched  # noqa: E402 - beside this script
 import torch  # before cutemma's CUDA modules (see notes/CUDA.md)
 from gpu_timing import rounds  # beside this script
 
-from cutemma.kernels.pick import NARROW_16
+from cutemma.kernels.pick import NARROW_16, WIDE_16
 from cutemma.kernels.sm90.host import gemm_sm90
 from cutemma.kernels.sm90.plan import Sm90Config
 
@@ -56,6 +56,7 @@ CONFIGS = [
     NARROW_16,
     Sm90Config(128, 320, wgmma_n=64, epilogue="regs"),  # 5 wgmmas along N
     Sm90Config(128, 256, wgmma_n=128),  # 2 along N, the TMA-store epilogue
+    WIDE_16,  # built-in 128x320: m64n256 + m64n64, half-width staging tile
 ]  # fmt: skip (built-in 16-bit widths, and tiles wider than one wgmma)
 CLUSTER_CONFIGS = [Sm90Config(128, 256, cluster=2), Sm90Config(128, 128, cluster=2),
                    Sm90Config(128, 256, cluster=2, multicast="A")]  # fmt: skip

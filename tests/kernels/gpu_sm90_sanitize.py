@@ -18,14 +18,15 @@ from dataclasses import replace
 
 import torch  # before cutemma's CUDA modules (see notes/CUDA.md)
 
-from cutemma.kernels.pick import NARROW_16
+from cutemma.kernels.pick import NARROW_16, WIDE_16
 from cutemma.kernels.sm90.host import gemm_sm90
 from cutemma.kernels.sm90.plan import Sm90Config
 
 CONFIGS = [Sm90Config(128, 128), Sm90Config(128, 256), Sm90Config(128, 256, cluster=2),
            Sm90Config(128, 256, epilogue="tma2"), Sm90Config(128, 192), Sm90Config(128, 64),
            NARROW_16, replace(NARROW_16, evict_first="B"),
-           Sm90Config(128, 320, wgmma_n=64, epilogue="regs"), Sm90Config(128, 256, wgmma_n=128)]  # fmt: skip
+           Sm90Config(128, 320, wgmma_n=64, epilogue="regs"), Sm90Config(128, 256, wgmma_n=128),
+           WIDE_16]  # fmt: skip
 # `python gpu_sm90_sanitize.py cluster`: only clusters of 2, both A and both B majors
 CLUSTER_CONFIGS = [
     Sm90Config(128, 256, cluster=2),

@@ -50,6 +50,7 @@ CASES = [
     (Sm90Config(128, 320, wgmma_n=64, epilogue="regs"), "bf16", "K", "N", "bf16"),
     (Sm90Config(128, 320, wgmma_n=160, promote=False, epilogue="regs"), "e4m3", "K", "K", "bf16"),
     (Sm90Config(128, 256, wgmma_n=128, stream_k=True), "f16", "M", "K", "f32"),
+    (Sm90Config(128, 320, wgmma_n=(256, 64), epilogue="regs"), "bf16", "K", "N", "bf16"),
 ]
 
 
@@ -221,3 +222,26 @@ def test_split_keeps_a_half_batch_in_flight():
     for w in [i for i, t in enumerate(lines) if "DEPBAR.LE gsb0, 0x1" in t]:
         nxt = next(i for i in range(w, len(lines)) if "QGMMA" in lines[i] or " BRA " in lines[i])
         assert sum(" FADD " in t for t in lines[w:nxt]) >= 48
+
+
+@needs_nvrtc
+@needs_cuobjdump
+def test_wide_16_spills_one_register_outside_the_k_loop():
+    """pick.WIDE_16 (128x320 as m64n256 + m64n64, 160 accumulators a thread beside the
+    TMA-store epilogue's addresses): ptxas keeps one 4-byte value on the stack, stored once
+    before the tile loop and loaded once per tile after the epilogue's store; no local
+    access lies between the k loop's first and last HGMMA."""
+    from cutemma.cuda import compile, local_memory_use, sass
+    from cutemma.kernels.pick import WIDE_16
+
+    for dtype, am, bm in (("bf16", "K", "N"), ("f16", "M", "K")):
+        cubin = compile(gemm_sm90_source(WIDE_16, dtype, am, bm, dtype), "sm_90a")
+        use = local_memory_use(cubin)
+        got = (use.loads, use.stores, use.stack_bytes, use.local_bytes)
+        assert all(g <= most for g, most in zip(got, (1, 1, 8, 0))), use
+        lines = sass(cubin).splitlines()
+        hgmma = [i for i, line in enumerate(lines) if "HGMMA" in line]
+        local = [i for i, line in enumerate(lines) if re.search(r"\b(LDL|STL)\b", line)]
+        plan = Sm90Plan(WIDE_16, dtype, am, bm, dtype)
+        assert len(hgmma) == plan.k_blocks * plan.mma_m * plan.mma_n == 4
+        assert not [i for i in local if hgmma[0] < i < hgmma[-1]], (local, hgmma)

@@ -183,3 +183,36 @@ def test_a_call_path_imports_no_generator():
     }  # fmt: skip
     assert "cutemma.kernels.sm90.host" in loaded
     assert loaded & generators == set()
+
+
+def test_wide_16_where_its_tiles_fill_whole_waves():
+    """pick.WIDE_16 (128x320, m64n256 + m64n64): at each bf16 row of
+    raw/wide-mixed-s12-run6.json where its k-32 kernel ran >= 2% faster than the other
+    tiles timed (the built-in pick of then, 128x256), the picker takes it; where it ran
+    >= 2% slower than the best kernel timed, it does not. It is never stream-K, and
+    it never runs for tf32 or fp8, or short of a wave of its tiles."""
+    import json
+    from pathlib import Path
+
+    from cutemma.kernels.pick import WIDE_16, builtin_sm90_config
+
+    raw = Path(__file__).parents[2] / "bench/results/raw/wide-mixed-s12-run6.json"
+    took = left = 0
+    for row in json.loads(raw.read_text())["data"]:
+        r = {k: v for k, v in row["ratio"].items() if k != "peer"}
+        wide = r.pop(WIDE_16.name)
+        cfg = builtin_sm90_config(row["m"], row["n"], 132, "bf16", 1, row["k"])
+        if wide >= 1.02 * max(v for k, v in r.items() if "x320" not in k):
+            assert replace(cfg, evict_first="") == WIDE_16, (row["m"], row["n"], cfg.name)
+            took += 1
+        if wide * 1.02 <= max(r.values()):
+            assert cfg.block_n != 320, (row["m"], row["n"], cfg.name)
+            left += 1
+    assert took == 2 and left >= 4  # (512 | 1024, 10240, 8192); 4096^3, 2048^3, ...
+    for m in (128, 256, 512, 1024, 2048, 4096, 8192):
+        for n in (4096, 5120, 10240, 14336, 28672, 57344):
+            for dtype in ("bf16", "f16", "tf32", "e4m3"):
+                cfg = builtin_sm90_config(m, n, 132, dtype, 1, 8192)
+                if cfg.block_n == 320:
+                    assert dtype in ("bf16", "f16") and not cfg.stream_k, cfg.name
+                    assert -(-m // 128) * -(-n // 320) >= 0.95 * 132, (m, n)

@@ -89,6 +89,9 @@ CASES = [
     (Sm90Config(128, 320, wgmma_n=64, epilogue="regs"), "bf16", "K", "N"),  # 5 wgmma along N
     (Sm90Config(128, 320, wgmma_n=160, promote=False), "e4m3", "K", "K"),  # B boxes of 160
     (Sm90Config(128, 256, wgmma_n=128), "f16", "M", "N"),
+    (Sm90Config(128, 320, wgmma_n=(256, 64)), "bf16", "K", "N"),  # mixed: LBO 0 for the n64
+    (Sm90Config(128, 320, wgmma_n=(256, 64)), "f16", "M", "K"),
+    (Sm90Config(128, 192, wgmma_n=(128, 64)), "e4m3", "K", "K"),
 ]
 
 
@@ -100,13 +103,16 @@ def test_tma_writes_what_wgmma_reads(config, dtype, am, bm):
         image = tma_image(plan, which, base)
         common, offs = plan.descriptors[which]
         major = plan.mn_major[which]
-        rows = 64 if which == "A" else plan.tn
         for (w, im, kb), off in offs.items():
-            raw = common | ((base + off) >> 4)
+            # the TiledMMA: warpgroup w's wgmma multiplies A rows 64 w + im * tm by the B
+            # rows of N block jn (the key's middle index for B: wgmmas side by side along N)
+            if which == "A":
+                rows, r0, bits = 64, 64 * w + im * plan.tm, common
+            else:
+                r0, tiled = plan.columns[im]
+                rows, bits = tiled.tile_size_mnk[1], plan.desc_b_bits.get(im, common)
+            raw = bits | ((base + off) >> 4)
             addrs = wgmma_reads(raw, major, rows, plan.tk, plan.elem_bytes)
-            # the TiledMMA: warpgroup w's wgmma multiplies A rows 64 w + im * tm by B rows
-            # jn * tn (the key's middle index is jn for B: wgmma side by side along N)
-            r0 = (64 * w + im * plan.tm) if which == "A" else im * plan.tn
             for r in range(rows):
                 for k in range(plan.tk):
                     got = image.get(int(addrs[r, k]))
@@ -325,6 +331,7 @@ STAGING_CASES = [
     (Sm90Config(128, 128, schedule="pingpong"), "bf16"),  # one warpgroup, 2 M repeats
     (Sm90Config(128, 256, wgmma_n=128), "bf16"),  # 2 N repeats per warpgroup
     (Sm90Config(128, 320, wgmma_n=64), "f16"),  # 5 N repeats (2 stages beside the staging)
+    (Sm90Config(128, 192, wgmma_n=(128, 64), schedule="pingpong"), "bf16"),  # mixed, 2 M
 ]
 
 
@@ -349,13 +356,15 @@ def test_staging_tile_is_what_tma_stores(config, out):
                 where[do + j, dc + i] = addr  # (m, n) -> shared byte
     assert len(set(where.values())) == config.block_m * config.block_n
     per_wg = plan.acc_per_thread
+    blocks = [(plan.acc_offset(i, j), i, j) for i in range(plan.mma_m) for j in range(plan.mma_n)]
     for t in range(plan.consumer_threads):
         for v in range(per_wg):
-            rep, vv = divmod(v, per_wg // (plan.mma_m * plan.mma_n))
-            im, jn = divmod(rep, plan.mma_n)  # the mainloop's wgmma (im, jn) writes these
+            # the mainloop's wgmma (im, jn) writes a run of values from acc_offset(im, jn)
+            start, im, jn = max(b for b in blocks if b[0] <= v)
+            vv = v - start
             m, n = wgmma_c_coords(t % 128, vv)
             m += 64 * (t // 128) + im * 64 * plan.tile_wgs  # the TiledMMA's M repeats
-            n += jn * plan.tn  # and its N repeats
+            n += plan.columns[jn][0]  # and its N repeats
             got = base + 2 * sw(thr(t) + consts[v])
             assert got == where[m, n], (t, v, m, n)
     assert_32_banks(plan)

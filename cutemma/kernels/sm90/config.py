@@ -83,6 +83,23 @@ WGMMA_K_UNIT = 8
 SWIZZLE_ROW_BYTES = 128  # block_k None: one 128-byte swizzle row of K per stage
 
 
+def _as_tuple(v: int | tuple[int, ...]) -> tuple[int, ...]:
+    return v if isinstance(v, tuple) else (v,)
+
+
+def _plain_widths(v: Any) -> Any:
+    """``wgmma_n`` as stored: numpy integers as ints, a sequence as a tuple, and a tuple of
+    one width repeated as that width (one config, one name)."""
+    if isinstance(v, list | tuple):
+        v = tuple(int(w) if isinstance(w, numbers.Integral) and not isinstance(w, bool) else w
+                  for w in v)  # fmt: skip
+        if v and len(set(v)) == 1 and isinstance(v[0], int):
+            return v[0]
+    elif isinstance(v, numbers.Integral) and not isinstance(v, bool | int):
+        return int(v)
+    return v
+
+
 def _check_ranges(cfg: Sm90Config) -> None:
     """Every int field >= 1 and the tile small enough for shared memory at 1 byte an element.
 
@@ -92,12 +109,13 @@ def _check_ranges(cfg: Sm90Config) -> None:
     cutemma.errors.TiledMmaError: Sm90Config: need block_m=0 >= 1
     """
     ints = ("block_m", "block_n", "block_k", "consumers", "stages", "group_m", "cluster")
-    ints += ("wgmma_n",)
     bad = [
         f"{f}={getattr(cfg, f)} >= 1"
         for f in ints
         if getattr(cfg, f) is not None and getattr(cfg, f) < 1
     ]
+    if cfg.wgmma_n is not None and min(_as_tuple(cfg.wgmma_n)) < 1:
+        bad.append(f"wgmma_n={cfg.wgmma_n} >= 1")
     if cfg.group_m > GROUP_M_MAX:
         bad.append(f"group_m={cfg.group_m} <= {GROUP_M_MAX} (the raster's 32-bit tile index)")
     if cfg.block_k is not None and cfg.block_k % WGMMA_K_UNIT:
@@ -193,15 +211,17 @@ class Sm90Config:
     pdl: bool = False
     # the wgmma's N (None: block_n, one wgmma spans the tile's columns): block_n / wgmma_n
     # wgmma per 64-row slice and k block, side by side along N, so a tile may be wider
-    # than one wgmma (256 columns), e.g. 128x320 as 5 x m64n64 per warpgroup
-    wgmma_n: int | None = None
+    # than one wgmma (256 columns), e.g. 128x320 as 5 x m64n64 per warpgroup; or the
+    # widths from column 0 on, e.g. (256, 64): m64n256 then m64n64
+    wgmma_n: int | tuple[int, ...] | None = None
 
     def __post_init__(self) -> None:
         ints = ("block_m", "block_n", "consumers", "group_m", "cluster")
-        for f in (*ints, "block_k", "stages", "wgmma_n"):  # numpy ints stored plain
+        for f in (*ints, "block_k", "stages"):  # numpy ints stored plain
             v = getattr(self, f)
             if isinstance(v, numbers.Integral) and not isinstance(v, bool | int):
                 object.__setattr__(self, f, int(v))
+        object.__setattr__(self, "wgmma_n", _plain_widths(self.wgmma_n))
         bad_type = [
             f"{f} an int (got {getattr(self, f)!r})"
             for f in ints
@@ -209,10 +229,17 @@ class Sm90Config:
         ]
         bad_type += [
             f"{f} None or an int (got {getattr(self, f)!r})"
-            for f in ("block_k", "stages", "wgmma_n")
+            for f in ("block_k", "stages")
             if getattr(self, f) is not None
             and (not isinstance(getattr(self, f), int) or isinstance(getattr(self, f), bool))
         ]
+        w = self.wgmma_n
+        if (
+            w is not None
+            and not all(isinstance(x, int) and not isinstance(x, bool) for x in _as_tuple(w))
+            or w == ()
+        ):
+            bad_type.append(f"wgmma_n None, an int or a tuple of ints (got {w!r})")
         bad_type += [
             f"{f} a str (got {getattr(self, f)!r})"
             for f in ("epilogue", "multicast", "schedule", "evict_first")
@@ -290,13 +317,22 @@ class Sm90Config:
                 "per tile",
             ),
             (
-                self.atom_n % 8 == 0 and 8 <= self.atom_n <= 256,
-                f"the wgmma N {self.atom_n} in 8..256, a multiple of 8 (block_n > 256 takes "
-                "wgmma_n, a divisor of it)",
+                all(w % 8 == 0 and 8 <= w <= 256 for w in _as_tuple(self.wgmma_n or self.block_n)),
+                f"each wgmma N of {self.wgmma_n or self.block_n} in 8..256, a multiple of 8 "
+                "(block_n > 256 takes wgmma_n: a divisor of it, or widths that add up to it)",
             ),
             (
-                self.block_n % self.atom_n == 0,
-                f"block_n {self.block_n} a multiple of wgmma_n {self.atom_n}",
+                self.block_n % self.atom_n == 0
+                if isinstance(self.wgmma_n, int | None)
+                else sum(self.wgmma_n) == self.block_n,
+                f"block_n {self.block_n} a multiple of wgmma_n {self.wgmma_n}"
+                if isinstance(self.wgmma_n, int | None)
+                else f"wgmma_n {self.wgmma_n} adding up to block_n {self.block_n}",
+            ),
+            (
+                all(n0 % w == 0 for n0, w in self.wgmma_columns),
+                f"each wgmma of {self.wgmma_n} starting at a multiple of its N (widest first, "
+                "e.g. (256, 64)): its B is a whole block of the stage",
             ),
             (
                 self.promote != "split" or self.atom_n == self.block_n,
@@ -335,17 +371,32 @@ class Sm90Config:
         rs += f"_ef{self.evict_first.lower()}" if self.evict_first in ("A", "B") else ""
         rs += ("_sk" if self.stream_k is True else "") + ("_swap" if self.swap_ab is True else "")
         rs += "_pdl" if self.pdl is True else ""
-        rs += f"_n{self.wgmma_n}" if self.wgmma_n not in (None, self.block_n) else ""
+        widths = "_".join(map(str, _as_tuple(self.wgmma_n or ())))  # a C symbol
+        rs += f"_n{widths}" if self.wgmma_n not in (None, self.block_n) else ""
         return f"b{self.block_m}x{self.block_n}{k}_c{self.consumers}_s{s}{g}{x}{e}{p}{pp}{rs}"
 
     @property
     def atom_n(self) -> int:
-        """The N of each wgmma: ``wgmma_n``, or the whole tile's.
+        """The N of each wgmma (of the first, for mixed widths): ``wgmma_n``, or the tile's.
 
         >>> Sm90Config(128, 320, wgmma_n=64).atom_n, Sm90Config(128, 320, wgmma_n=64).name
         (64, 'b128x320_c2_sauto_n64')
         """
-        return self.block_n if self.wgmma_n is None else self.wgmma_n
+        return self.block_n if self.wgmma_n is None else _as_tuple(self.wgmma_n)[0]
+
+    @property
+    def wgmma_columns(self) -> tuple[tuple[int, int], ...]:
+        """(first column, N) of each wgmma along the tile's N.
+
+        >>> Sm90Config(128, 320, wgmma_n=(256, 64)).wgmma_columns
+        ((0, 256), (256, 64))
+        """
+        if isinstance(self.wgmma_n, tuple):
+            widths = self.wgmma_n
+        else:
+            widths = (self.atom_n,) * max(1, self.block_n // self.atom_n)
+        starts = [sum(widths[:i]) for i in range(len(widths))]
+        return tuple(zip(starts, widths))
 
     @property
     def threads(self) -> int:

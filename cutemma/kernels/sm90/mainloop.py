@@ -18,10 +18,9 @@ from cutemma.smem.descriptor import SMEM_WINDOW
 
 def _wgmma_lines(plan: Sm90Plan, acc_name: str = "acc", first: str = "scale_d") -> str:
     """Every k block of one k tile: one wgmma per (im, jn, kb), descriptors from the plan,
-    into the accumulators ``(im * mma_n + jn) * values ..`` (Sm90Plan.epilogue's order);
+    into the accumulators from ``plan.acc_offset(im, jn)`` (Sm90Plan.epilogue's order);
     ``first`` is the scale-d of k block 0 (0: overwrite the accumulators)."""
-    op = plan.tiled.atom.op
-    n_acc = op.c.count
+    op = plan.tiled.atom.op  # A's registers (RS) are the same for every N block
     _, offs_b = plan.descriptors["B"]
     out = []
     for kb in range(plan.k_blocks):
@@ -31,10 +30,13 @@ def _wgmma_lines(plan: Sm90Plan, acc_name: str = "acc", first: str = "scale_d") 
             else:
                 a = [f"desc_a{im}_{kb}"]
                 out.append(f"const uint64_t {a[0]} = DESC_A | ((a_addr + a_off[{im}][{kb}]) >> 4);")
-            for jn in range(plan.mma_n):
-                first_acc = (im * plan.mma_n + jn) * n_acc
-                acc = [f"{acc_name}[{first_acc + i}]" for i in range(n_acc)]
-                db = f"DESC_B | ((b_addr + {offs_b[0, jn, kb]}) >> 4)"
+            for jn, (_, tiled) in enumerate(plan.columns):
+                op = tiled.atom.op
+                first_acc = plan.acc_offset(im, jn)
+                acc = [f"{acc_name}[{first_acc + i}]" for i in range(op.c.count)]
+                bits = plan.desc_b_bits.get(jn)
+                desc = "DESC_B" if bits is None else f"{bits:#x}ull"
+                db = f"{desc} | ((b_addr + {offs_b[0, jn, kb]}) >> 4)"
                 scale = first if kb == 0 else "1"
                 out.append(mma_asm(op, a=a, b=[f"({db})"], c=acc, extras={"scale_D": scale}))
     return "\n".join(out)

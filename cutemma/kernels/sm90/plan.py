@@ -148,7 +148,19 @@ class Sm90Plan:
         if self.block_k % self.tk:
             raise TiledMmaError(f"block_k {self.block_k}: a multiple of the atom's K {self.tk}")
         self.mma_m = config.block_m // self.tm
-        self.mma_n = config.block_n // self.tn  # wgmma side by side along N (wgmma_n)
+        # wgmmas side by side along N (Sm90Config.wgmma_n): (first column, TiledMMA) each
+        self.columns = tuple(
+            (
+                n0,
+                self.tiled
+                if w == self.tn
+                else make_tiled_mma(
+                    name.replace(f"x{self.tn}x", f"x{w}x", 1), (self.tile_wgs, 1, 1)
+                ),
+            )
+            for n0, w in config.wgmma_columns
+        )
+        self.mma_n = len(self.columns)
         self.k_blocks = self.block_k // self.tk
         # the threads of one tile's TiledMMA (the consumers that share a tile and its barriers)
         self.consumer_threads = WARPGROUP * self.tile_wgs
@@ -346,14 +358,17 @@ class Sm90Plan:
         """(warpgroup, im or jn, kb) -> the (64 or wgmma N, K-atom) slice of a stage, with
         its offset (A: row block im of the warpgroup's; B: column block jn, shared)."""
         lay = self.smem_A if which == "A" else self.smem_B
-        rows = 64 if which == "A" else self.tn
+        rows = 64
         tiles = zipped_divide(lay.inner, (rows, self.tk))
         out = {}
-        reps, step = (self.mma_m, self.tm) if which == "A" else (self.mma_n, self.tn)
         for w, r0 in enumerate(self._rows_of(which)):
-            for im in range(reps):
+            for im in range(self.mma_m if which == "A" else self.mma_n):
+                if which == "B":  # column block im: its own width (config.wgmma_columns)
+                    n0, tiled = self.columns[im]
+                    rows = tiled.tile_size_mnk[1]
+                    tiles = zipped_divide(lay.inner, (rows, self.tk))
                 for kb in range(self.k_blocks):
-                    row = (im * step + r0) // rows
+                    row = (im * self.tm + r0) // rows if which == "A" else n0 // rows
                     sub, off = slice_and_offset(((None, None), (row, kb)), tiles)
                     out[w, im, kb] = ComposedLayout(lay.outer, lay.offset + off, sub)
         return out
@@ -367,19 +382,32 @@ class Sm90Plan:
         they must differ only in the start address, which the kernel sets to the stage's
         shared address plus the offset (the stage starts on the 1024-byte pattern).
         """
-        out = {}
-        for which in ("A", "B"):
-            major = self.mn_major[which]
-            common, offs = None, {}
-            for key, sub in self._slices(which).items():
-                d = make_gmma_desc(sub, major, self.dtype, start_address=0)
-                bits = d.raw & ~0x3FFF
-                if common is not None and bits != common:  # pragma: no cover - one form
-                    raise TiledMmaError(f"{which}: descriptors differ beyond the start address")
-                common = bits
-                offs[key] = d.start_address << 4
-            out[which] = (common, offs)
-        return out
+        return {which: self._descriptors(which)[:2] for which in ("A", "B")}
+
+    def _descriptors(self, which: str) -> tuple[int, dict, dict[int, int]]:
+        """(common bits, start offsets, {jn: bits} of B's N blocks whose bits differ):
+        wgmmas of different N may not share them (a 64-column MN-major block is one
+        swizzle atom wide, its descriptor's leading offset 0)."""
+        major = self.mn_major[which]
+        bits_of, offs = {}, {}
+        for key, sub in self._slices(which).items():
+            d = make_gmma_desc(sub, major, self.dtype, start_address=0)
+            bits = d.raw & ~0x3FFF
+            block = key[1] if which == "B" else 0
+            if bits_of.setdefault(block, bits) != bits:  # pragma: no cover - one form
+                raise TiledMmaError(f"{which}: descriptors differ beyond the start address")
+            offs[key] = d.start_address << 4
+        common = bits_of[0]
+        return common, offs, {jn: b for jn, b in bits_of.items() if b != common}
+
+    @cached_property
+    def desc_b_bits(self) -> dict[int, int]:
+        """B's descriptor bits of each N block whose bits are not ``DESC_B``'s (mixed widths).
+
+        >>> Sm90Plan(Sm90Config(128, 320, wgmma_n=(256, 64)), "bf16", "K", "N").desc_b_bits
+        {1: 4611686293305294848}
+        """
+        return self._descriptors("B")[2]
 
     @cached_property
     def split_halves(self) -> tuple[Operation, dict[tuple[int, int], int]]:
@@ -508,9 +536,38 @@ class Sm90Plan:
     # ------------------------------------------------------------------ epilogue
     @cached_property
     def epilogue(self) -> tuple[ThreadValue, ThreadValue, tuple[tuple[int, int, int], ...]]:
-        """partition_C over the consumer threads: (m of thread, n of thread, [(acc, dm, dn)])."""
-        tv = tv_table(self.tiled.tv_layout_C_tiled)
-        return c_partition(tv, self.tm, self.tn, self.mma_m, self.mma_n)
+        """partition_C over the consumer threads: (m of thread, n of thread, [(acc, dm, dn)]);
+        accumulator order: by 64-row block im, then by wgmma along N (each one's values in
+        a run, at :meth:`acc_offset`), as the mainloop's wgmmas write them."""
+        if self.mma_n == 1 or len({t.tile_size_mnk[1] for _, t in self.columns}) == 1:
+            tv = tv_table(self.tiled.tv_layout_C_tiled)
+            return c_partition(tv, self.tm, self.tn, self.mma_m, self.mma_n)
+        parts = [
+            c_partition(tv_table(t.tv_layout_C_tiled), self.tm, t.tile_size_mnk[1], self.mma_m, 1)
+            for _, t in self.columns
+        ]
+        m_t, n_t, _ = parts[0]
+        if any((p[0].table, p[1].table) != (m_t.table, n_t.table) for p in parts):
+            raise TiledMmaError(
+                "wgmmas of different N: their threads start at different C"
+            )  # pragma: no cover - GMMA's D rows are N-independent
+        consts = []
+        for im in range(self.mma_m):
+            for jn, (n0, _) in enumerate(self.columns):
+                per = len(parts[jn][2]) // self.mma_m
+                for _, dm, dn in parts[jn][2][im * per : (im + 1) * per]:
+                    consts.append((len(consts), dm, dn + n0))
+        return m_t, n_t, tuple(consts)
+
+    def acc_offset(self, im: int, jn: int) -> int:
+        """The first accumulator of the wgmma at 64-row block ``im``, N block ``jn``.
+
+        >>> p = Sm90Plan(Sm90Config(128, 320, wgmma_n=(256, 64)), "bf16", "K", "N", "bf16")
+        >>> p.acc_offset(0, 1), p.acc_per_thread
+        (128, 160)
+        """
+        counts = [t.atom.op.c.count for _, t in self.columns]
+        return im * sum(counts) + sum(counts[:jn])
 
     @property
     def acc_per_thread(self) -> int:

@@ -169,8 +169,9 @@ def tma_box(layout, dtype: str, contiguous: str) -> TmaBox:
     operand) or 'MN'. The box's inner extent is the run of that mode at stride 1 in the
     layout (cut to the swizzle span and to 256); its outer extent is the run of the other
     mode at stride (inner extent), or its largest divisor up to 256 (320 rows: boxes of
-    160); the rest of the tile is covered by more boxes. The result is checked element by element against a model of the copy (dense
-    box, then the byte swizzle on the shared address).
+    160); the rest of the tile is covered by more boxes. The result is checked element by
+    element against a model of the copy (dense box, then the byte swizzle on the shared
+    address).
 
     An MN-major SW128 tile of 128 x 64 bf16 (tile_to_shape along K first) takes two boxes
     of 64 x 64, 8 KiB apart:

@@ -111,10 +111,11 @@ TILE_SPEEDS_16 = {320: 0.98, 256: 1.0, 192: 0.955, 128: 0.93, 64: 0.54}
 # (raw/wide-mixed-s12-run6.json): at (1024, 10240, 8192) its 2 waves ran 1.011x cuBLAS
 # against 0.953x for 128x128's 5, which the costs below give at 0.987 (0.98 here, so that
 # it does not replace 128x256 on a margin under 1%, as at (1024 | 2048, 57344, 8192),
-# where it was not measured). There 5 x m64n64
-# ran 0.94 (raw/wide-tiles-s12-run1.json): 4 x m64n64 for 128x256 is 0.87 of one m64n256
-# at 4096^3 (raw/wgmma-widths-s12-run5.json). It wins where its tiles fill whole waves
-# that 128x256's do not: (512 | 1024, 10240, 8192) 1.018 / 1.011x against 0.949 / 0.953x.
+# where it was not measured). There 5 x m64n64 ran 0.94 (raw/wide-tiles-s12-run1.json):
+# 4 x m64n64 for 128x256 is 0.87 of one m64n256 at 4096^3 (raw/wgmma-widths-s12-run5.json).
+# It wins where its tiles fill whole waves that 128x256's do not: (512 | 1024, 10240, 8192)
+# 1.018 / 1.011x against 0.949 / 0.953x; raw/pick-wide-s12-run8.json times every pick it
+# changed.
 WIDE_16 = Sm90Config(128, 320, block_k=32, epilogue="tma2", wgmma_n=(256, 64))
 # Width 64 above is the narrow tile's output: 128 x 64 when it was timed. The kernel runs it
 # as 64x128 tiles of one consumer warpgroup. That ran 1.6-13% faster (means of 9 rounds)

@@ -446,3 +446,19 @@ def test_tma2_passes_store_every_element_once(config, dtype):
             got = (plan.epilogue_passes[v], base + 2 * sw(thr(t) + consts[v]))
             assert got == where[m, n], (t, v, m, n)
     assert_32_banks(plan)
+
+
+def test_wgmma_widths_are_one_config_however_written():
+    """wgmma_n as a list (JSON, the tuned store), numpy ints, or equal widths: the same
+    config, hash and kernel name as the canonical spelling; the tile's own N is None."""
+    import json
+    from dataclasses import asdict
+
+    from cutemma.kernels.pick import WIDE_16
+
+    again = Sm90Config(**json.loads(json.dumps(asdict(WIDE_16))))
+    assert again == WIDE_16 and hash(again) == hash(WIDE_16) and again.wgmma_n == (256, 64)
+    assert Sm90Config(128, 320, wgmma_n=[np.int64(64)] * 5) == Sm90Config(128, 320, wgmma_n=64)
+    assert Sm90Config(128, 128, wgmma_n=(128,)) == Sm90Config(128, 128)
+    assert WIDE_16.wgmma_columns == ((0, 256), (256, 64))
+    assert Sm90Config(128, 320, wgmma_n=64).wgmma_columns[-1] == (256, 64)

@@ -174,6 +174,9 @@ class Sm90Config:
     launched to overlap the end of the kernel before it in the stream. It warms L2 with its
     first k tiles, then waits (``griddepcontrol.wait``) for that grid to finish before it
     reads or writes any operand. It also lets the next such kernel start early.
+    ``wgmma_n``: several wgmmas side by side along N per 64-row slice, for tiles wider than
+    one wgmma's 256 columns: an int (equal widths dividing block_n) or the widths from
+    column 0 on (e.g. ``(256, 64)`` for 320; each starts at a multiple of its own N).
 
     >>> Sm90Config(128, 256).name
     'b128x256_c2_sauto'
@@ -217,7 +220,7 @@ class Sm90Config:
 
     def __post_init__(self) -> None:
         ints = ("block_m", "block_n", "consumers", "group_m", "cluster")
-        for f in (*ints, "block_k", "stages"):  # numpy ints stored plain
+        for f in (*ints, "block_k", "stages"):  # numpy integers are integers (stored plain)
             v = getattr(self, f)
             if isinstance(v, numbers.Integral) and not isinstance(v, bool | int):
                 object.__setattr__(self, f, int(v))

@@ -31,14 +31,14 @@ def _wgmma_lines(plan: Sm90Plan, acc_name: str = "acc", first: str = "scale_d") 
                 a = [f"desc_a{im}_{kb}"]
                 out.append(f"const uint64_t {a[0]} = DESC_A | ((a_addr + a_off[{im}][{kb}]) >> 4);")
             for jn, (_, tiled) in enumerate(plan.columns):
-                op = tiled.atom.op
+                op_n = tiled.atom.op  # this N block's wgmma
                 first_acc = plan.acc_offset(im, jn)
-                acc = [f"{acc_name}[{first_acc + i}]" for i in range(op.c.count)]
+                acc = [f"{acc_name}[{first_acc + i}]" for i in range(op_n.c.count)]
                 bits = plan.desc_b_bits.get(jn)
                 desc = "DESC_B" if bits is None else f"{bits:#x}ull"
                 db = f"{desc} | ((b_addr + {offs_b[0, jn, kb]}) >> 4)"
                 scale = first if kb == 0 else "1"
-                out.append(mma_asm(op, a=a, b=[f"({db})"], c=acc, extras={"scale_D": scale}))
+                out.append(mma_asm(op_n, a=a, b=[f"({db})"], c=acc, extras={"scale_D": scale}))
     return "\n".join(out)
 
 

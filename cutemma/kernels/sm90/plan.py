@@ -148,18 +148,14 @@ class Sm90Plan:
         if self.block_k % self.tk:
             raise TiledMmaError(f"block_k {self.block_k}: a multiple of the atom's K {self.tk}")
         self.mma_m = config.block_m // self.tm
-        # wgmmas side by side along N (Sm90Config.wgmma_n): (first column, TiledMMA) each
-        self.columns = tuple(
-            (
-                n0,
-                self.tiled
-                if w == self.tn
-                else make_tiled_mma(
-                    name.replace(f"x{self.tn}x", f"x{w}x", 1), (self.tile_wgs, 1, 1)
-                ),
-            )
-            for n0, w in config.wgmma_columns
-        )
+
+        # wgmmas side by side along N (Sm90Config.wgmma_n): (first column, TiledMMA) each;
+        # another width's atom is this one's name with its N (SM90_64x{N}x{K}_...)
+        def tiled_of(w: int):
+            wider = name.replace(f"_64x{self.tn}x", f"_64x{w}x", 1)
+            return self.tiled if w == self.tn else make_tiled_mma(wider, (self.tile_wgs, 1, 1))
+
+        self.columns = tuple((n0, tiled_of(w)) for n0, w in config.wgmma_columns)
         self.mma_n = len(self.columns)
         self.k_blocks = self.block_k // self.tk
         # the threads of one tile's TiledMMA (the consumers that share a tile and its barriers)
@@ -190,7 +186,7 @@ class Sm90Plan:
             self.descriptors  # noqa: B018
         except LayoutError:
             raise TiledMmaError(
-                f"{self.config.name} {self.dtype}: a wgmma_n of {self.tn} columns cuts the "
+                f"{self.config.name} {self.dtype}: wgmma_n {self.config.wgmma_n} cuts the "
                 f"{self.mn_major['B']}-major B stage {self.smem_B.inner} inside a swizzle atom; "
                 "take a multiple of the atom's N (64 16-bit elements for an MN-major B at "
                 "128-byte swizzle), or a K-major B"

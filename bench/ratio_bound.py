@@ -26,7 +26,8 @@ import json
 import math
 import sys
 
-ELEMENT_BYTES = {"bf16": 2, "e4m3": 1}
+from cutemma.kernels.sm90.config import ATOMS_SM90  # (atom, element bytes, ...) per dtype
+
 OUT_BYTES = 2  # both peers write bf16
 
 
@@ -58,7 +59,7 @@ def row_bounds(rows: list[dict], copy_tbps: float) -> list[float | None]:
             out.append(None)
             continue
         d, m, n, k = r["dtype"], r["m"], r["n"], r["k"]
-        eb = ELEMENT_BYTES[d]
+        eb = ATOMS_SM90[d][1]
         least_us = 2.0 * m * n * k / (best_tflops[d] * 1e12) * 1e6
         rate = best_read.get((d, n, k))
         if rate:
@@ -92,6 +93,10 @@ def main(argv: list[str]) -> int:
         return 2
     with open(argv[0], encoding="utf-8") as f:
         res = json.load(f)
+    if not isinstance(res, dict) or not {"rows", "copy_tbps", "summary"} <= res.keys():
+        print(f"ratio_bound: {argv[0]} is not an inference table (bench/gemm.py "
+              "--inference-only writes one: rows, copy_tbps, summary)")  # fmt: skip
+        return 2
     rows = res["rows"]
     for r, b in zip(rows, row_bounds(rows, res["copy_tbps"])):
         if b is not None:

@@ -248,14 +248,14 @@ def builtin_sm90_config(
     if ATOMS_SM90[dtype][1] != 2:  # tf32: only the widths measured for it (run 9)
         widths = {bn: widths[bn] for bn in (256, 128)}
     wave = FULL_WAVE if k is not None and k >= LONG_K else 1.0
-    for wide in (256, 320):  # a width whose tiles are short of a wave: smaller tiles
+    for wide in (256, WIDE_16.block_n):  # tiles short of a wave: narrower ones
         if batch * -(-m // 128) * -(-n // wide) < wave * sms:
             widths = {bn: v for bn, v in widths.items() if bn < wide}
     if m < 128:  # a partly empty tile: 128x64 loaded 2 bytes of (zero) A per byte of B
         widths.pop(64, None)  # (M = 16 x 4096 x 4096: 0.68x cuBLAS, 128x128 0.76x; NARROW_16
         # was not timed there)
     bn = min(widths, key=lambda bn: (cost(bn, widths[bn]), -bn))
-    cfg = NARROW_16 if bn == 64 else WIDE_16 if bn == 320 else Sm90Config(128, bn)
+    cfg = NARROW_16 if bn == 64 else WIDE_16 if bn == WIDE_16.block_n else Sm90Config(128, bn)
     return chosen(cfg, bn)
 
 

@@ -261,7 +261,7 @@ def _event_timer(M, N, K, dtype, a_major, b_major, device, warmup, reps):
     A = make(M, K, a_major == "M", ta)
     B = make(K, N, b_major == "K", tb)
 
-    def calls(cfg: GemmConfig, out: Any, n: int) -> list:
+    def calls(cfg: GemmConfig | Sm90Config, out: Any, n: int) -> list:
         """``n`` calls queued back to back, each between a pair of CUDA events."""
         events = [
             (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))

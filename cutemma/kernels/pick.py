@@ -14,8 +14,8 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from cutemma.errors import TiledMmaError
+from cutemma.kernels.common.scheduler import FULL_WAVE
 from cutemma.kernels.operands import SM90_DTYPES
-from cutemma.kernels.scheduler import FULL_WAVE
 from cutemma.kernels.sm80.config import ELEM_BYTES, GemmConfig
 from cutemma.kernels.sm90.config import ATOMS_SM90, FP8, SWIZZLE_ROW_BYTES, Sm90Config
 from cutemma.kernels.sm90.streamk import sk_split

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 
 from cutemma.errors import TiledMmaError
 from cutemma.hardware import MAX_SMEM_PER_BLOCK as SMEM_LIMIT
-from cutemma.kernels.scheduler import GROUP_M_MAX
+from cutemma.kernels.common.scheduler import GROUP_M_MAX
+from cutemma.kernels.common.types import ELEM_BYTES  # noqa: F401 - the config's names
 
 ATOMS = {
     "f16": "SM80_16x8x16_F32F16F16F32_TN",
@@ -29,7 +30,6 @@ ATOMS = {
     "e4m3_e5m2": "SM89_16x8x32_F32E4M3E5M2F32_TN",
     "e5m2_e4m3": "SM89_16x8x32_F32E5M2E4M3F32_TN",
 }
-ELEM_BYTES = {"f16": 2, "bf16": 2, "tf32": 4, "s8": 1} | {fp8: 1 for fp8 in list(ATOMS)[4:]}
 VEC = 8  # 16-bit elements per 16-byte cp.async chunk (16 // elem_bytes in general)
 MAX_WARPS = 32  # 1024 threads per block (CUDA guide, every arch since sm_20)
 

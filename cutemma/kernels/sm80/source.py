@@ -26,19 +26,18 @@ from cutemma.cuda.source import (
     TO_F32,
     Param,
     comment,
-    constant_table,
     indent,
     kernel,
     translation_unit,
 )
 from cutemma.errors import TiledMmaError
+from cutemma.kernels.common.expr import check_outs, thread_expr
+from cutemma.kernels.common.scheduler import raster_sm80
+from cutemma.kernels.common.types import OUT_TYPES
 from cutemma.kernels.epilogue import NO_EPILOGUE, Epilogue
-from cutemma.kernels.scheduler import raster_sm80
 from cutemma.kernels.sm80.pipeline import mainloop_steps
-from cutemma.kernels.sm80.plan import CopyPlan, GemmConfig, GemmPlan, ThreadValue, layout_terms
-from cutemma.layout import Swizzle
+from cutemma.kernels.sm80.plan import CopyPlan, GemmConfig, GemmPlan
 
-OUT_TYPES = {"f32": "float", "f16": "uint16_t", "bf16": "uint16_t", "s32": "int"}
 # input element containers: 16-bit floats as bits, tf32 as the fp32 bits the tensor core reads
 IN_TYPES = {"f16": "uint16_t", "bf16": "uint16_t", "tf32": "uint32_t", "s8": "int8_t"}
 IN_TYPES |= {fp8: "uint8_t" for fp8 in ("e4m3", "e5m2", "e4m3_e5m2", "e5m2_e4m3")}  # fp8 bits
@@ -65,19 +64,6 @@ __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_gr
 """
     + FLOAT_CONVERSIONS
 )
-
-
-def check_outs(who: str, out: object, c_type: object) -> None:
-    """A TiledMmaError unless the output and C types are ones the kernels write.
-
-    >>> check_outs("x", "f64", "f32")
-    Traceback (most recent call last):
-    ...
-    cutemma.errors.TiledMmaError: x: out='f64'; choose one of f32, f16, bf16, s32
-    """
-    for what, t in (("out", out), ("c_type", c_type)):
-        if not isinstance(t, str) or t not in OUT_TYPES:
-            raise TiledMmaError(f"{who}: {what}={t!r}; choose one of {', '.join(OUT_TYPES)}")
 
 
 def as_config(config: object, design: object = None) -> tuple[object, object]:
@@ -160,41 +146,6 @@ def params(
         Param("long long", "batch_d"),
         *epilogue.params(),
     ]
-
-
-def thread_expr(name: str, value: ThreadValue, tables: list[str]) -> str:
-    """``const int name = ...;`` for a per-thread value: its layout over tid, then its swizzle.
-
-    A value no layout reproduces reads a __constant__ table (appended to ``tables``).
-
-    >>> print(thread_expr("x", ThreadValue.of([0, 32, 8, 40]), []))
-    // x: layout (2,2):(32,8) over tid
-    const int x = (tid % 2) * 32 + (tid / 2) * 8;
-    """
-    if value.layout is None:
-        tables.append(constant_table("int", f"{name}_table", value.table))
-        return f"const int {name} = {name}_table[tid];  // no layout reproduces it"
-    terms = []
-    for div, ext, stride in layout_terms(value.layout):
-        idx = "tid" if div == 1 else f"(tid / {div})"
-        if div * ext < len(value.table):
-            idx = f"({idx[1:-1] if idx.startswith('(') else idx} % {ext})"
-        terms.append(idx if stride == 1 else f"{idx} * {stride}")
-    expr = " + ".join(terms) or "0"
-    note = f"// {name}: layout {value.layout} over tid"
-    if value.swizzle is not None:
-        expr = swizzle_expr(value.swizzle, f"({expr})")
-        note += f", then {value.swizzle}"
-    return f"{note}\nconst int {name} = {expr};"
-
-
-def swizzle_expr(sw: Swizzle, x: str) -> str:
-    """C text of ``Swizzle(bits, base, shift)`` applied to ``x`` (shift > 0).
-
-    >>> swizzle_expr(Swizzle(3, 3, 3), "x")
-    'x ^ ((x >> 3) & 56)'
-    """
-    return f"{x} ^ (({x} >> {sw.shift}) & {sw.zzz_mask})"
 
 
 def _combine(base: str, op: str, const: int) -> str:

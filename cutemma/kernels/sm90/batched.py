@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from cutemma.cuda.source import block, indent
-from cutemma.kernels.sm80.source import OUT_TYPES
+from cutemma.kernels.common.types import OUT_TYPES
 
 # batched kernels only (the 2-D kernel's source stays as it was): rank-3 boxes, the batch
 # coordinate outermost (PTX ISA 9.7.9.25.5.1: .3d takes {c0, c1, c2}, innermost first)

@@ -16,7 +16,7 @@ from typing import Any
 
 from cutemma.errors import TiledMmaError
 from cutemma.hardware import LIMITS
-from cutemma.kernels.scheduler import GROUP_M_MAX
+from cutemma.kernels.common.scheduler import GROUP_M_MAX
 
 # kernel dtype -> (GMMA SS atom name with N and K left open, element bytes, A/B majors free?)
 ATOMS_SM90 = {

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from cutemma.cuda.source import FROM_F32, TO_F32
 from cutemma.errors import TiledMmaError
+from cutemma.kernels.common.expr import swizzle_expr
 from cutemma.kernels.epilogue import NO_EPILOGUE, Epilogue
-from cutemma.kernels.sm80.source import swizzle_expr
 from cutemma.kernels.sm90.plan import Sm90Plan
 
 _PACK = {"f16": "pack_f16x2", "bf16": "pack_bf16x2"}

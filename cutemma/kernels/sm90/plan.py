@@ -33,7 +33,7 @@ import numpy as np
 
 from cutemma.copy.tma import TmaBox, tma_box
 from cutemma.errors import LayoutError, TiledMmaError
-from cutemma.kernels.sm80.plan import Split, ThreadValue, c_partition, split_offsets
+from cutemma.kernels.common.partition import Split, ThreadValue, c_partition, split_offsets
 from cutemma.kernels.sm90.config import (  # noqa: F401 - the config's names, re-exported
     ALIGN_SLACK,
     ATOMS_SM90,

@@ -41,9 +41,11 @@ from cutemma.cuda.source import (
     translation_unit,
 )
 from cutemma.errors import TiledMmaError
+from cutemma.kernels.common.expr import check_outs, thread_expr
+from cutemma.kernels.common.scheduler import raster_sm90, tile_counts_sm90, tile_loop_sm90
+from cutemma.kernels.common.template import fill
+from cutemma.kernels.common.types import OUT_TYPES
 from cutemma.kernels.epilogue import NO_EPILOGUE, Epilogue
-from cutemma.kernels.scheduler import raster_sm90, tile_counts_sm90, tile_loop_sm90
-from cutemma.kernels.sm80.source import OUT_TYPES, check_outs, thread_expr
 from cutemma.kernels.sm90.batched import (
     HELPERS_EVICT_FIRST_3D,
     HELPERS_SM90_BATCHED,
@@ -63,7 +65,6 @@ from cutemma.kernels.sm90.streamk import (
     sk_params,
     unit_loop,
 )
-from cutemma.kernels.template import fill
 
 # Sm90Config.evict_first: a TMA load with an L2 cache policy (PTX ISA createpolicy,
 # cp.async.bulk.tensor .L2::cache_hint); only kernels that hint carry these
@@ -296,7 +297,7 @@ def _tma_lines(
     return "\n".join(out)
 
 
-# The kernel, top to bottom. Holes ($name, cutemma.kernels.template.fill) are filled by the
+# The kernel, top to bottom. Holes ($name, cutemma.kernels.common.template.fill) are filled by the
 # renderers below; a hole alone on its line may be several lines, or none.
 KERNEL_SM90 = r"""extern "C" __global__ void ${cluster_attr}__launch_bounds__($threads, 1) $name($signature) {
   extern __shared__ __align__(1024) uint8_t smem_raw[];

@@ -33,7 +33,7 @@ from __future__ import annotations
 import threading
 
 from cutemma.errors import TiledMmaError
-from cutemma.kernels.scheduler import FULL_WAVE  # whole tiles this full: no stream-K
+from cutemma.kernels.common.scheduler import FULL_WAVE  # whole tiles this full: no stream-K
 
 FLAG_BYTES = 8  # one u64 flag per CTA (the epoch a slot was written in)
 ACC_VECTOR = 4  # a partial is stored and read as float4s

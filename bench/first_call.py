@@ -50,15 +50,16 @@ lap("import_cutemma")
 from cutemma.kernels import dispatch
 from cutemma.kernels.sm90 import host
 lap("import_call_path")
-from cutemma.kernels.operands import _arch
+from cutemma.kernels.call import device_arch as _arch
 arch = _arch(0)
 lap("arch")
-sms = host.sm_count(0)
+from cutemma.kernels.call import sm_count
+sms = sm_count(0)
 lap("sm_count")
 from cutemma.kernels.pick import builtin_sm90_config
 cfg = builtin_sm90_config(512, 768, sms, "bf16")
 lap("config")
-kern, launch = host.compiled_sm90(cfg, "bf16", "K", "N", "bf16", "bf16", arch)
+kern, launch = host.compiled_sm90(host.kernel_key(cfg, "bf16", "K", "N", "bf16", "bf16"), arch)
 lap("kernel_from_index")
 kern.handle(0)
 lap("module_load")

@@ -37,10 +37,10 @@ from cutemma.kernels import (  # noqa: E402
     gemm,
     gemm_source,
 )
-from cutemma.kernels.fastlaunch import launcher  # noqa: E402
+from cutemma.kernels.runtime.driver import launcher  # noqa: E402
 from cutemma.kernels.pick import builtin_sm90_config, pick_config  # noqa: E402
-from cutemma.kernels.sm80.host import compiled_kernel, precompile  # noqa: E402
-from cutemma.kernels.sm90.host import sm90_refusal  # noqa: E402
+from cutemma.kernels.dispatch import which_kernel  # noqa: E402
+from cutemma.kernels.sm80.host import compiled_kernel, kernel_key, precompile  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gemm_inference import LARGE_M, LARGE_ROUNDS, first_call_ms, inference_rows  # noqa: E402
@@ -116,7 +116,7 @@ def interleaved_ms(
     """Medians over ``rounds`` rounds of (ours, theirs), the order swapped every round.
 
     The card is power/clock bound on large GEMMs and whichever side runs right after a
-    rest runs faster (NOTES.md: one-shot sequential ratios at 8192^3 moved 0.96-1.03
+    rest runs faster (notes/kernels-journal.md: one-shot sequential ratios at 8192^3 moved 0.96-1.03
     between runs); alternating the order and taking medians cancels that bias."""
     mine, peer = [], []
     for r in range(rounds):
@@ -139,9 +139,7 @@ SWEEP = [
 
 def _family(A, B, config) -> str:
     """Which kernel family cutemma.gemm runs for these operands: 'sm90' or 'sm80'."""
-    if A.dim() != 2 or B.dim() != 2:
-        return "sm80"
-    return "sm90" if sm90_refusal(A, B, config) is None else "sm80"
+    return which_kernel(A, B, config=config).family
 
 
 def torch_fp8(A, B, out):
@@ -228,28 +226,20 @@ def overhead_us(calls: int = 2000) -> dict:
     """Host time per repeated call on the sm80 path (64^3 bf16, config given): cutemma.gemm
     (out given, and a new output per call), the bare launch of its prepared kernel
     (argument boxes ready, cuLaunchKernel only: ``kernel_launch``), the same kernel through
-    DriverKernel.launch (boxes made per call: ``driver_launch``) and through the general
-    checked launcher (``checked_launch``), torch.matmul."""
-    from cutemma.kernels.fastpath import find
+    DriverKernel.launch (boxes made per call: ``driver_launch``), torch.matmul."""
+    from cutemma.kernels.runtime.fastpath import find
 
     A = torch.randn(64, 64, device="cuda", dtype=torch.bfloat16)
     B = torch.randn(64, 64, device="cuda", dtype=torch.bfloat16)
     out = torch.empty(64, 64, device="cuda", dtype=torch.bfloat16)
     from cutemma.cuda import device_arch
     from cutemma.kernels.pick import pick_config
-    from cutemma.kernels.sm80.host import _flat
 
     cfg = pick_config(64, 64, 64).config
     gemm(A, B, out=out, config=cfg)
     prepared = find(A, B, out, cfg).prepared
-    kern, shared, threads = compiled_kernel(
-        cfg, "bf16", "K", "N", "bf16", "bf16", True, True, device_arch(0)
-    )
-    args = (_flat(A), _flat(B), _flat(out), _flat(out), 64, 64, 64, 64, 64, 64, 1, 64, 1, 1.0, 0.0)
-    args += (0, 0, 0, 0)  # batch strides: one 2-D problem
-
-    def checked():
-        kern(*args, grid=1, block=threads, shared_mem=shared)
+    kern = compiled_kernel(kernel_key(cfg, "bf16", "K", "N", "bf16", "bf16", True, True),
+                           device_arch(0))  # fmt: skip
 
     import ctypes
 
@@ -260,14 +250,13 @@ def overhead_us(calls: int = 2000) -> dict:
     stream = torch.cuda.current_stream().cuda_stream
 
     def driver():
-        kern.fast.launch(0, 1, stream, boxed)
+        kern.launch(0, 1, stream, boxed)
 
     cases = (
         ("gemm", lambda: gemm(A, B, out=out, config=cfg)),
         ("gemm_new_out", lambda: gemm(A, B, config=cfg)),
         ("kernel_launch", prepared.launch),
         ("driver_launch", driver),
-        ("checked_launch", checked),
         ("torch_matmul", lambda: torch.matmul(A, B, out=out)),
     )
     return _host_times(cases, calls)
@@ -276,7 +265,7 @@ def overhead_us(calls: int = 2000) -> dict:
 def overhead_sm90_us(calls: int = 2000) -> dict:
     """Host time per repeated call on the sm90 path: cutemma.gemm, the bare launch of its
     prepared kernel (argument boxes ready, cuLaunchKernel only), torch.matmul."""
-    from cutemma.kernels.fastpath import find
+    from cutemma.kernels.runtime.fastpath import find
 
     A = torch.randn(128, 128, device="cuda", dtype=torch.bfloat16)
     B = torch.randn(128, 128, device="cuda", dtype=torch.bfloat16)
@@ -298,7 +287,7 @@ def overhead_decode_us(calls: int = 2000) -> dict:
     kernel, through the fast path's SwapLaunch): cutemma.gemm, the bare launch of its inner
     prepared kernel (the stream's workspace and epoch written, cuLaunchKernel), torch.matmul.
     A small shape, so the kernels are short and the host is what is timed."""
-    from cutemma.kernels.fastpath import find
+    from cutemma.kernels.runtime.fastpath import find
 
     A = torch.randn(16, 256, device="cuda", dtype=torch.bfloat16)
     B = torch.randn(256, 512, device="cuda", dtype=torch.bfloat16)
@@ -317,11 +306,11 @@ def overhead_decode_us(calls: int = 2000) -> dict:
 
 _LOAD_PROBE = """
 import time, torch, cutemma
-from cutemma.kernels.sm90.host import compiled_sm90, Sm90Config
+from cutemma.kernels.sm90.host import compiled_sm90, kernel_key, Sm90Config
 A = torch.randn(256, 256, device="cuda", dtype=torch.bfloat16)
 torch.cuda.synchronize()
 t = time.perf_counter()
-k, launch = compiled_sm90(Sm90Config(128, 128), "bf16", "K", "N", "bf16", "bf16", "sm_90a")
+k, launch = compiled_sm90(kernel_key(Sm90Config(128, 128), "bf16", "K", "N", "bf16", "bf16"), "sm_90a")
 t1 = time.perf_counter()
 cutemma.gemm(A, A)
 torch.cuda.synchronize()
@@ -504,7 +493,7 @@ def main() -> None:
     if arch := os.environ.get("CUTEMMA_PRECOMPILE_ARCH"):  # before CUDA starts: forks compilers
         t = time.perf_counter()
         n = precompile(arch, configs=tuple(SWEEP), dtypes=("bf16",), outs=("same",))
-        n += precompile(arch, dtypes=("f16", "bf16"), outs=("same",))
+        n += precompile(arch, tuple(BUILTIN_CONFIGS.values()), dtypes=("f16", "bf16"), outs=("same",))
         print(f"precompiled {n} variants in {time.perf_counter() - t:.1f} s", flush=True)
     cold, cold90 = cold_build_s(), cold_build_sm90_s()
     print(f"cold build + compile of a new config: sm80 {cold:.2f} s, sm90 {cold90:.2f} s")

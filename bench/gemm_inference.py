@@ -54,22 +54,14 @@ def copy_bandwidth(median_ms, nbytes: int = 1 << 30) -> float:
 
 def _config_of(A, B):
     """(family, config name, schedule) of what cutemma.gemm runs for these operands."""
-    from cutemma.kernels.operands import SM90_DTYPES
-    from cutemma.kernels.pick import builtin_config, builtin_sm90_config
-    from cutemma.kernels.sm90.host import sm90_refusal
+    from cutemma.kernels import which_kernel
 
-    m, n = A.shape[0], B.shape[1]
-    if sm90_refusal(A, B) is None:
-        from cutemma.kernels.sm90.decode import decode_config
-
-        dtype = SM90_DTYPES[str(A.dtype)[6:]][0]
-        cfg = decode_config(m, n, A.shape[1], dtype)
-        if cfg is not None and sm90_refusal(B.t(), A.t()) is None:  # D^T = B^T A^T
-            return "sm90", cfg.name, "swap-AB" + (", stream-K" * cfg.stream_k) + " (cooperative)"
-        cfg = builtin_sm90_config(m, n, 132, dtype, 1, A.shape[1])
-        return "sm90", cfg.name, cfg.schedule
-    cfg = builtin_config(m, n, A.shape[1])
-    return "sm80", cfg.name, "mma.sync"
+    c = which_kernel(A, B)
+    if c.family == "sm80":
+        return "sm80", c.config.name, "mma.sync"
+    if c.swap:
+        return "sm90", c.config.name, "swap-AB" + (", stream-K" * c.config.stream_k) + " (cooperative)"
+    return "sm90", c.config.name, c.config.schedule
 
 
 def _operand_b(dtype: str, n: int, k: int):

@@ -2,7 +2,7 @@
 
 A result's ``commit`` comes from ``git rev-parse`` where the benchmark ran, and the device
 machine's copy of the checkout can carry a stale ``.git`` (it reported 21a7fef for a
-whole session of later trees, kernels/NOTES.md, session 10). The digest is taken from the
+whole session of later trees, notes/kernels-journal.md, session 10). The digest is taken from the
 files themselves, so it names the tree that ran wherever it runs. Here it can be computed
 for any commit, which shows which commit a result file's digest belongs to:
 

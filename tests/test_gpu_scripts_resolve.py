@@ -15,6 +15,7 @@ import pytest
 
 ROOT = Path(__file__).parents[1]
 SCRIPTS = sorted(ROOT.glob("tests/kernels/gpu_*.py")) + sorted(ROOT.glob("bench/*.py"))
+SCRIPTS += sorted(ROOT.glob("bench/experiments/*.py"))
 
 
 def _module(name: str) -> ModuleType | None:

@@ -302,7 +302,7 @@ def gemm_outputs(dtype: str) -> tuple[str, ...]:
     >>> gemm_outputs("bf16"), gemm_outputs("s8"), gemm_outputs("e4m3_e5m2")
     (('bf16', 'f32'), ('s32',), ('bf16', 'f16', 'f32'))
     """
-    from cutemma.kernels.operands import _INPUTS
+    from cutemma.kernels.call import KERNEL_TYPES as _INPUTS
 
     short = {"float16": "f16", "bfloat16": "bf16", "float32": "f32", "int32": "s32"}
     first = dtype.split("_")[0]  # mixed fp8 'e4m3_e5m2' writes what e4m3 writes

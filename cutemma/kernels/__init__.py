@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # what type checkers and the API reference (griffe) read; at run time each
     # name loads its module on first use (below)
     from cutemma.kernels.design import GemmDesign, check, failed_rules
-    from cutemma.kernels.dispatch import gemm
+    from cutemma.kernels.dispatch import gemm, which_kernel
     from cutemma.kernels.explain import explain
     from cutemma.kernels.pick import BUILTIN_CONFIGS, pick_config, pick_sm90_config
     from cutemma.kernels.sm80.config import GemmConfig
@@ -30,6 +30,7 @@ _LAZY = {
     "failed_rules": "design",
     "explain": "explain",
     "gemm": "dispatch",
+    "which_kernel": "dispatch",
     "BUILTIN_CONFIGS": "pick",
     "pick_config": "pick",
     "pick_sm90_config": "pick",
@@ -79,4 +80,5 @@ __all__ = [
     "kernel_name",
     "pick_config",
     "pick_sm90_config",
+    "which_kernel",
 ]

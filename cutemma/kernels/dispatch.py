@@ -1,13 +1,15 @@
-"""``gemm(A, B, C=None, *, alpha, beta, out, out_dtype, config, scale_a, scale_b,
-epilogue, bias, bias_row, residual, scale_row, scale_col)``: ``cutemma.gemm``, the one
-entry of both families.
+"""``cutemma.gemm``: one path for every call, each step once.
 
-2-D or batched 3-D torch tensors; fp16, bf16, tf32, int8 and fp8 (e4m3/e5m2) inputs.
-
-Checks shapes, devices and dtypes (:mod:`cutemma.kernels.operands`), takes the repeated-call
-fast path when it can (:mod:`cutemma.kernels.fastpath`), then the sm90 family where its
-rules hold (:func:`cutemma.kernels.sm90.host.sm90_refusal`) and the sm80 family otherwise
-(:func:`cutemma.kernels.sm80.host.gemm_sm80`).
+1. A repeat of an earlier call with these operands takes its prepared launch
+   (:mod:`cutemma.kernels.runtime.fastpath`).
+2. While torch traces (``torch.compile``, export, fake tensors), the call is one node of
+   the graph: the custom op (:mod:`cutemma.kernels.torch_op`).
+3. :func:`~cutemma.kernels.call.make_call` checks the arguments once into a call record.
+4. :func:`~cutemma.kernels.policy.choose` picks the kernel: family, config, operand views.
+5. The family (:mod:`~cutemma.kernels.sm90.host`, :mod:`~cutemma.kernels.sm80.host`)
+   prepares its launch: the compiled variant, argument boxes, grid.
+6. The runtime launches it (:func:`cutemma.kernels.runtime.fastpath.run`), and keeps it for
+   the call's repeats.
 
 >>> from cutemma.kernels.pick import BUILTIN_CONFIGS
 >>> GemmConfig() in BUILTIN_CONFIGS.values()
@@ -19,25 +21,15 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any
 
-from cutemma.errors import DesignError, LaunchError
-from cutemma.kernels.fastpath import try_fast
-from cutemma.kernels.fastpath_epilogue import try_fast_epilogue
-from cutemma.kernels.operands import (
-    ELEM_BYTES,
-    _arch,
-    _check,
-    _check_options,
-    _dtype,
-    _dtype_name,
-    _needs_fp8,
-)
+from cutemma.kernels.call import make_call
+from cutemma.kernels.policy import Choice, choose
+from cutemma.kernels.runtime.fastpath import keep, run, try_fast, try_fast_epilogue
+from cutemma.kernels.sm80 import host as sm80
 from cutemma.kernels.sm80.config import GemmConfig
-from cutemma.kernels.sm80.host import gemm_sm80
+from cutemma.kernels.sm90 import host as sm90
 from cutemma.kernels.sm90.config import Sm90Config
-from cutemma.kernels.sm90.host import gemm_sm90, sm90_refusal
-from cutemma.kernels.tuned import lookup_device as _tuned
 
-if TYPE_CHECKING:  # designs and epilogues load with the first call that uses one (cold start)
+if TYPE_CHECKING:  # designs load with the first call that uses one (cold start)
     from cutemma.kernels.design import GemmDesign
 
 
@@ -70,7 +62,7 @@ def gemm(
     (float32, bfloat16 or float16), ``residual`` (M, N); activations 'relu', 'gelu',
     'gelu_tanh', 'silu' (:mod:`cutemma.kernels.epilogue`, docs/gemm.md). 2-D float calls;
     a repeat takes the prepared launch like a plain call, every tensor read at its address
-    (:mod:`cutemma.kernels.fastpath_epilogue`).
+    (:mod:`cutemma.kernels.runtime.fastpath`).
 
     ``design`` (a :class:`cutemma.kernels.GemmDesign`) runs your own kernel: its TiledMMA's
     atom picks the family (``mma.sync`` atoms sm80, GMMA atoms sm90) and its rules are
@@ -114,154 +106,68 @@ def gemm(
     >>> cutemma.gemm(A8, B8, scale_a=0.5, out_dtype=torch.float32).dtype  # doctest: +SKIP
     torch.float32
     """
-    extras = (design, tiled_mma, epilogue, bias, bias_row, residual, scale_row, scale_col)
-    given = config is None or isinstance(config, _CONFIGS)  # else a design (or a mistake)
-    plain = given and extras.count(None) == len(extras)
-    if plain and _TRACING[0]():  # torch.compile / export traces this call: one custom-op node
-        from cutemma.kernels.torch_op import traced_gemm
-
-        return traced_gemm(A, B, C, alpha, beta, out, out_dtype, config, scale_a, scale_b)
-    if design is not None or tiled_mma is not None or (not given and _is_design(config)):
-        design, config = _as_design(design, tiled_mma, config), None
-        if epilogue is None and design.epilogue:  # the design's own fused ops
-            epilogue = design.epilogue
-    asked = config if design is None else design  # what the repeated-call key holds
-    if (
+    asked = (
+        config
+        if design is None and tiled_mma is None
+        else (design if design is not None else tiled_mma)
+    )
+    traced = _TRACING[0]()  # torch.compile traces this call
+    if not traced and (
         C is None
         and out_dtype is None
         and scale_a.__class__ is float
         and scale_a == 1.0
         and (scale_b.__class__ is float and scale_b == 1.0)
-    ):
-        # a repeat of a call with these operands: its prepared launch (kernels/fastpath.py)
+    ):  # a repeat of a call with these operands: its prepared launch
         if epilogue is None and bias is None and bias_row is None and residual is None \
                 and scale_row is None and scale_col is None:  # fmt: skip
             done = try_fast(A, B, out, alpha, asked)
-        else:  # the epilogue's tensors in epilogue.ARGS order
+        else:  # the epilogue's tensors in _EP order
             ep = (scale_row, scale_col, bias, bias_row, residual)
             done = try_fast_epilogue(A, B, out, alpha, asked, epilogue, ep)
         if done is not None:
             return done
-        remember = (out is not None, asked)  # the key of this call's repeats
-    else:
-        remember = None
-    _check_options(alpha, beta, scale_a, scale_b, config)
-    if plain and _fake(A, B):  # a fake-tensor or proxy trace outside dynamo: the op node too
+    ep = (scale_row, scale_col, bias, bias_row, residual)
+    if not traced and "torch" in sys.modules:  # fake tensors or a proxy trace outside dynamo
+        traced = is_fake(A) or is_fake(B) or _dispatch_mode() is not None
+    if traced:  # the call as one custom-op node of the graph
         from cutemma.kernels.torch_op import traced_gemm
 
-        return traced_gemm(A, B, C, alpha, beta, out, out_dtype, config, scale_a, scale_b)
-    tensors = {"bias": bias, "bias_row": bias_row, "residual": residual,
-               "scale_row": scale_row, "scale_col": scale_col}  # fmt: skip
-    fused = epilogue is not None or any(t is not None for t in tensors.values())
-    if fused:  # before the operands: what needs no GPU
-        from cutemma.kernels.epilogue import bind, check_call
-
-        check_call(epilogue, tensors)
-    batch, dtype, outs = _check(A, B)  # before torch: a numpy array is named as one
-    import torch
-
-    M, K = A.shape[-2:]
-    N = B.shape[-1]
-    bound = None
-    if fused:
-        bound = bind(epilogue, tensors, M, N, A.device, batch is not None, dtype == "s8")
-        bound = bound if bound.epilogue else None
-    out_dtype = out_dtype or (out.dtype if out is not None else getattr(torch, outs[0]))
-    if _dtype_name(out_dtype) not in outs:
-        raise LaunchError(
-            f"gemm: out_dtype {_dtype_name(out_dtype)} for {_dtype(A)} inputs; choose "
-            + " or ".join(outs)
-        )
-    if scale_a != 1.0 or scale_b != 1.0:
-        if dtype == "s8":
-            raise LaunchError(
-                f"gemm: scale_a={scale_a}, scale_b={scale_b} for int8 inputs; per-tensor "
-                "scales are for float8 (and float) inputs — fold them into alpha for int8"
-            )
-        alpha = float(alpha) * float(scale_a) * float(scale_b)
-    if dtype == "s8" and (float(alpha) != int(alpha) or float(beta) != int(beta)):
-        raise LaunchError(f"gemm: int8 takes whole-number alpha and beta, got {alpha}, {beta}")
-    if ELEM_BYTES[dtype] == 1 and dtype != "s8":
-        _needs_fp8(A.device.index or 0, _dtype(A), _dtype(B))
-    custom = None
-    if design is not None:
-        if design.dtype != dtype:
-            raise DesignError(
-                f"gemm: design {design.name} multiplies {design.dtype} ({design.atom_name}); "
-                f"the operands are {_dtype(A)} ({dtype}): give a design of that type"
-            )
-        from cutemma.kernels.design import check
-
-        check(design, _arch(A.device.index or 0))
-        config, custom = design.config, (design if design.custom else None)
-    # Hopper: the wgmma + TMA kernel when its rules hold (2-D and batched calls)
-    why = sm90_refusal(A, B, config)
-    chosen = config
-    if why is None and config is None and batch is None:  # cutemma.tune's winner, if any
-        chosen = _tuned_2d(A, B, M, N, K, dtype)
-        if isinstance(chosen, Sm90Config) and chosen.swap_ab and bound is not None:
-            chosen = None  # a swapped kernel takes no fused epilogue: the built-in one
-        if isinstance(chosen, GemmConfig):  # sm80 won the tuning
-            why, config = "cutemma.tune found the sm80 kernel faster", chosen
-    if why is None and chosen is None and batch is None and bound is None and custom is None \
-            and (C is None or beta == 0):  # fmt: skip
-        from cutemma.kernels.sm90.decode import swap_call  # decode: swap-AB + stream-K
-
-        done = swap_call(A, B, out, out_dtype, alpha, remember)
-        if done is not None:
-            return done
-    if why is None:
-        kw = {"alpha": alpha, "beta": beta, "out": out, "out_dtype": out_dtype}
-        return gemm_sm90(A, B, C, config=chosen, _remember=remember, _epilogue=bound, **kw)
-    if isinstance(config, Sm90Config):
-        raise LaunchError(f"gemm: config {config.name} is an sm90 config, but {why}")
-    return gemm_sm80(
-        A, B, C, alpha=alpha, beta=beta, out=out, out_dtype=out_dtype, config=config,
-        batch=batch, dtype=dtype, remember=remember, design=custom, epilogue=bound,
-    )  # fmt: skip
+        return traced_gemm(A, B, C, alpha, beta, out, out_dtype, config, scale_a, scale_b,
+                           design, tiled_mma, epilogue, ep)  # fmt: skip
+    call = make_call(A, B, C, alpha=alpha, beta=beta, out=out, out_dtype=out_dtype,
+                     config=config, scale_a=scale_a, scale_b=scale_b, design=design,
+                     tiled_mma=tiled_mma, epilogue=epilogue, tensors=dict(zip(_EP, ep)),
+                     asked=asked)  # fmt: skip
+    if call.done is not None:
+        return call.done
+    choice = choose(call)
+    if choice.family == "sm90":
+        prepared, keeps = sm90.prepare(call, choice, call.sms)
+    else:
+        prepared, keeps = sm80.prepare(call, choice)
+    C = call.D if call.C is None else call.C
+    run(prepared, C, call.D, call.alpha, call.beta, call.epilogue)
+    if keeps:
+        keep(*call.given, call.out, out is not None, asked, prepared, call.epilogue)
+    return call.out
 
 
-def _as_design(design: Any, tiled_mma: Any, config: Any) -> GemmDesign:
-    """The design of a call: ``design``, ``GemmDesign(tiled_mma)``, or a design given as
-    ``config=`` (what pick_config returns); one of them only."""
-    from cutemma.kernels.design import GemmDesign
-
-    if sum(x is not None for x in (design, tiled_mma, config)) > 1:
-        raise LaunchError(
-            "gemm: give one of config=, design= and tiled_mma= (a design holds its config)"
-        )
-    if tiled_mma is not None:
-        return GemmDesign(tiled_mma)
-    design = config if design is None else design
-    if not isinstance(design, GemmDesign):
-        raise DesignError(
-            f"gemm: design= takes a cutemma.kernels.GemmDesign, got {type(design).__name__}"
-        )
-    return design
+_EP = ("scale_row", "scale_col", "bias", "bias_row", "residual")  # the ep tuple's keywords
 
 
-def _tuned_2d(A: Any, B: Any, M: int, N: int, K: int, dtype: str) -> Any:
-    """The tuned config (either family) of a 2-D call's shape class and majors, or None;
-    no work at all while nothing was tuned. Not memoised: a cache keyed by the operands
-    kept every tensor ever passed alive (tensors hash by identity), and repeats of a call
-    take the prepared launch before this runs."""
-    from cutemma.kernels import tuned
+def which_kernel(A: Any, B: Any, C: Any = None, **kwargs: Any) -> Choice:
+    """The kernel ``cutemma.gemm(A, B, C, **kwargs)`` would run, without running it: the
+    :class:`~cutemma.kernels.policy.Choice` (family, config, swap, why not sm90) of the
+    checked call. Raises what the call would raise for its arguments.
 
-    if not (tuned._TABLE if tuned._TABLE is not None else tuned.table()):
-        return None
-    a_major = "K" if A.stride(-1) == 1 else "M"
-    b_major = "N" if B.stride(-1) == 1 else "K"
-    am, bm = tuned.kernel_majors(dtype, a_major, b_major) if dtype in ELEM_BYTES else ("K", "K")
-    return _tuned(A.device.index or 0, M, N, K, dtype, am, bm)
-
-
-_CONFIGS = (GemmConfig, Sm90Config)  # a config a call may give besides a design
-
-
-def _is_design(config: Any) -> bool:
-    """A GemmDesign given as config= (none exists before its module loads)."""
-    mod = sys.modules.get("cutemma.kernels.design")
-    return mod is not None and isinstance(config, mod.GemmDesign)
+    >>> import torch                                                      # doctest: +SKIP
+    >>> A = torch.randn(16, 8192, device="cuda", dtype=torch.bfloat16)   # doctest: +SKIP
+    >>> which_kernel(A, torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)).swap  # doctest: +SKIP
+    True
+    """
+    tensors = {k: kwargs.pop(k, None) for k in _EP}
+    return choose(make_call(A, B, C, tensors=tensors, **kwargs))
 
 
 def _bind_tracing() -> bool:
@@ -281,12 +187,17 @@ _torch = sys.modules.get("torch")
 _TRACING = [_torch.compiler.is_compiling if _torch is not None else _bind_tracing]
 
 
-def _fake(A: Any, B: Any) -> bool:
-    """A or B is a fake tensor, or a torch dispatch mode (a proxy trace) is active (never
-    where torch is not in use: a numpy array goes on to the checks that name it)."""
-    if "torch" not in sys.modules:
-        return False
-    from torch._subclasses.fake_tensor import is_fake
+def is_fake(t: Any) -> bool:
+    """Whether ``t`` is a torch fake tensor (bound to torch's own check on first use)."""
+    from torch._subclasses.fake_tensor import is_fake as check
+
+    globals()["is_fake"] = check
+    return check(t)
+
+
+def _dispatch_mode() -> Any:
+    """torch's current dispatch mode (a proxy trace), or None."""
     from torch.utils._python_dispatch import _get_current_dispatch_mode
 
-    return is_fake(A) or is_fake(B) or _get_current_dispatch_mode() is not None
+    globals()["_dispatch_mode"] = _get_current_dispatch_mode
+    return _get_current_dispatch_mode()

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 
 from cutemma.errors import TiledMmaError
 from cutemma.kernels.common.scheduler import FULL_WAVE
-from cutemma.kernels.operands import SM90_DTYPES
 from cutemma.kernels.sm80.config import ELEM_BYTES, GemmConfig
 from cutemma.kernels.sm90.config import ATOMS_SM90, FP8, SWIZZLE_ROW_BYTES, Sm90Config
 from cutemma.kernels.sm90.streamk import sk_split
@@ -190,7 +189,7 @@ def builtin_sm90_config(
     """
     counts = {"m": m, "n": n, "sms": sms, "batch": batch} | ({} if k is None else {"k": k})
     bad = [f"{f}={v!r}" for f, v in counts.items() if not _whole(v) or v < 1]
-    kinds = sorted({d for d, _ in SM90_DTYPES.values()})
+    kinds = sorted(ATOMS_SM90)
     if bad or dtype not in kinds:
         wrong = bad + ([] if dtype in kinds else [f"dtype={dtype!r}"])
         raise TiledMmaError(

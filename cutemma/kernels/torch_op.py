@@ -4,18 +4,20 @@ A ``torch.compile``d model that calls :func:`cutemma.gemm` sees the call as one 
 graph (no graph break): while torch traces (dynamo, export, a fake-tensor or proxy trace),
 ``cutemma.gemm`` hands its arguments to one of two ops registered here, once, on first use:
 
-- ``cutemma::gemm(A, B, C, alpha, beta, out_dtype, config, scale_a, scale_b) -> Tensor``,
-  the call without ``out=`` (a new output);
-- ``cutemma::gemm_out(A, B, C, alpha, beta, config, scale_a, scale_b, out) -> ()``, the call
-  with ``out=`` (it writes ``out``; torch's functionalisation sees the mutation).
+- ``cutemma::gemm(A, B, C, alpha, beta, out_dtype, config, scale_a, scale_b, epilogue,
+  scale_row, scale_col, bias, bias_row, residual) -> Tensor``, the call without ``out=``
+  (``epilogue``: the op names joined by commas);
+- ``cutemma::gemm_out(A, B, C, alpha, beta, config, scale_a, scale_b, epilogue, scale_row,
+  scale_col, bias, bias_row, residual, out) -> ()``, the call with ``out=`` (it writes
+  ``out``; torch's functionalisation sees the mutation).
 
 Each op's real implementation is ``cutemma.gemm`` itself (the eager path: prepared launch,
 both kernel families; the op runs outside any trace). Its fake implementation, :func:`gemm_meta`, says what the real one
-returns without touching the GPU: the shape (torch.matmul's batch broadcasting), the dtype
-(the call's out_dtype, else the input's default) and contiguous strides, and raises the
-LaunchError that the real call would raise for shapes, dtypes, devices and ``out``. A
-config (an ``Sm90Config`` or ``GemmConfig``, not a torch type) travels as a string,
-:func:`config_key`.
+returns without touching the GPU, through the eager call's own checks
+(:func:`cutemma.kernels.call.make_call` with ``fake=True``): a traced call refuses exactly
+what an eager one refuses, with the same error. A config (an ``Sm90Config`` or
+``GemmConfig``, not a torch type) travels as a string, :func:`config_key`; a design or
+TiledMMA as the key of a registry entry (:func:`design_key`).
 
 Eager calls never go through the dispatcher (a custom op costs microseconds of host time
 per call; ``cutemma.gemm``'s repeated call costs a few).
@@ -24,8 +26,6 @@ per call; ``cutemma.gemm``'s repeated call costs a few).
 >>> key = config_key(Sm90Config(128, 64))
 >>> config_of(key) == Sm90Config(128, 64)
 True
->>> gemm_meta_shape((4, 300, 200), (200, 100))
-(4, 300, 100)
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ import dataclasses
 from typing import Any
 
 import torch  # this module is imported only where torch traces or a user asks for the ops
+from torch import Tensor
 
 from cutemma.errors import LaunchError
 
@@ -113,86 +114,66 @@ def config_of(key: str | None) -> Any:
     return _config_classes()[name](**values)
 
 
-def gemm_meta_shape(a: tuple, b: tuple) -> tuple:
-    """D's shape for A and B of shapes ``a`` and ``b`` (2-D, or 3-D with torch.matmul's
-    broadcasting of the batch); the shape rules are :func:`cutemma.kernels.operands._check`'s,
-    so a wrong pair raises its LaunchError.
+_DESIGNS: dict[str, Any] = {}  # design_key -> the design or TiledMMA it names
 
-    >>> gemm_meta_shape((1, 3, 5), (4, 5, 2)), gemm_meta_shape((3, 5), (5, 2))
-    ((4, 3, 2), (3, 2))
+
+def design_key(design: Any, tiled_mma: Any) -> str | None:
+    """The string a design (or TiledMMA) travels as through the op's schema: the key of a
+    process-wide registry entry holding it (None: no design).
+
+    >>> design_key(None, None) is None
+    True
     """
-    M, N = a[-2], b[-1]
-    if len(a) == 2 and len(b) == 2:
-        return (M, N)
-    ba = a[0] if len(a) == 3 else 1
-    bb = b[0] if len(b) == 3 else 1
-    return (bb if ba == 1 else ba, M, N)
+    obj = design if design is not None else tiled_mma
+    if obj is None:
+        return None
+    key = f"{'design' if design is not None else 'tiled_mma'}@{id(obj):x}"
+    _DESIGNS[key] = obj  # kept: the compiled graph may call the op long after the trace
+    return key
 
 
-def gemm_meta(
-    A: Any,
-    B: Any,
-    C: Any = None,
-    alpha: float = 1.0,
-    beta: float = 0.0,
-    out: Any = None,
-    out_dtype: Any = None,
-    scale_a: float = 1.0,
-    scale_b: float = 1.0,
-) -> Any:
+def _design_of(key: str | None) -> tuple[Any, Any]:
+    """(design, tiled_mma) a :func:`design_key` names."""
+    if key is None:
+        return None, None
+    obj = _DESIGNS.get(key)
+    if obj is None:
+        raise LaunchError(f"gemm op: design {key!r} is not one design_key() registered")
+    return (obj, None) if key.startswith("design@") else (None, obj)
+
+
+def _kwargs(config: str | None, epilogue: str, tensors: tuple) -> dict[str, Any]:
+    """cutemma.gemm's keywords from the op's config key, epilogue list and its tensors."""
+    kw = dict(zip(_EP, tensors))
+    if config is not None and "@" in config and ":" not in config:
+        kw["design"], kw["tiled_mma"] = _design_of(config)
+    else:
+        kw["config"] = config_of(config)
+    kw["epilogue"] = tuple(epilogue.split(",")) if epilogue else None
+    return kw
+
+
+_EP = ("scale_row", "scale_col", "bias", "bias_row", "residual")  # the ops' tensor order
+
+
+def gemm_meta(A: Any, B: Any, C: Any, alpha: float, beta: float, out: Any, out_dtype: Any,
+              scale_a: float, scale_b: float, **kw: Any) -> Any:  # fmt: skip
     """What ``cutemma.gemm`` returns for these arguments, as an empty tensor like A (a fake
-    or meta tensor under a trace): shape, dtype, contiguous strides; ``out`` itself when
-    given. Raises the real call's LaunchError for a wrong shape, dtype, device, scale or
-    ``out`` (no GPU work; the kernel's own rules, e.g. TMA alignment, pick a family and
-    cannot fail a call).
+    or meta tensor under a trace), ``out`` itself when given: the eager call's checks
+    (:func:`cutemma.kernels.call.make_call`, ``fake=True``), which raise its errors.
 
     >>> import torch                                                        # doctest: +SKIP
     >>> A = torch.empty(4, 300, 200, dtype=torch.bfloat16, device="meta")  # doctest: +SKIP
-    >>> gemm_meta(A, torch.empty(200, 100, dtype=torch.bfloat16, device="meta")).shape  # doctest: +SKIP
+    >>> gemm_meta(A, torch.empty(200, 100, dtype=torch.bfloat16, device="meta"),
+    ...           None, 1.0, 0.0, None, None, 1.0, 1.0).shape              # doctest: +SKIP
     torch.Size([4, 300, 100])
     """
-    from cutemma.kernels.operands import _check, _dtype, _dtype_name
+    from cutemma.kernels.call import make_call
 
-    _, dtype, outs = _check(A, B)
-    shape = gemm_meta_shape(tuple(A.shape), tuple(B.shape))
-    out_dtype = out_dtype or (out.dtype if out is not None else getattr(torch, outs[0]))
-    if _dtype_name(out_dtype) not in outs:
-        raise LaunchError(
-            f"gemm: out_dtype {_dtype_name(out_dtype)} for {_dtype(A)} inputs; choose "
-            + " or ".join(outs)
-        )
-    if (scale_a != 1.0 or scale_b != 1.0) and dtype == "s8":
-        raise LaunchError(
-            f"gemm: scale_a={scale_a}, scale_b={scale_b} for int8 inputs; per-tensor "
-            "scales are for float8 (and float) inputs — fold them into alpha for int8"
-        )
-    if dtype == "s8":
-        ab = float(alpha) * float(scale_a) * float(scale_b)
-        if ab != int(ab) or float(beta) != int(beta):
-            raise LaunchError(f"gemm: int8 takes whole-number alpha and beta, got {alpha}, {beta}")
-    if C is not None and beta != 0:
-        if C.device != A.device:
-            raise LaunchError(f"gemm: C on {C.device}, A on {A.device}; put both on one device")
-        try:
-            torch.broadcast_shapes(tuple(C.shape), shape)
-            ok = len(C.shape) <= len(shape)
-        except RuntimeError:
-            ok = False
-        if not ok or torch.broadcast_shapes(tuple(C.shape), shape) != torch.Size(shape):
-            raise LaunchError(f"gemm: C {tuple(C.shape)} does not broadcast to {shape}")
-    if out is not None:
-        if tuple(out.shape) != shape or out.device != A.device or out.dtype != out_dtype:
-            raise LaunchError(
-                f"gemm: out is {tuple(out.shape)} {out.dtype} on {out.device}; need {shape} "
-                f"{out_dtype} on {A.device}"
-            )
-        if len(shape) == 3 and shape[0] > 1 and out.stride(0) == 0:
-            raise LaunchError(
-                f"gemm: out {tuple(out.shape)} has batch stride 0: its {shape[0]} problems "
-                "would overwrite each other; give an output with a batch stride"
-            )
-        return out
-    return A.new_empty(shape, dtype=out_dtype)
+    ep = {k: kw.pop(k) for k in _EP if k in kw}
+    call = make_call(A, B, C, alpha=alpha, beta=beta, out=out, out_dtype=out_dtype,
+                     scale_a=scale_a, scale_b=scale_b, tensors=ep, fake=True, **kw)  # fmt: skip
+    return call.out
 
 
 def _define() -> None:
@@ -201,43 +182,35 @@ def _define() -> None:
 
     @torch.library.custom_op(f"{NAMESPACE}::gemm", mutates_args=())
     def gemm_op(
-        A: torch.Tensor,
-        B: torch.Tensor,
-        C: torch.Tensor | None,
-        alpha: float,
-        beta: float,
-        out_dtype: torch.dtype | None,
-        config: str | None,
-        scale_a: float,
-        scale_b: float,
-    ) -> torch.Tensor:
+        A: Tensor, B: Tensor, C: Tensor | None, alpha: float, beta: float, out_dtype: torch.dtype | None,
+        config: str | None, scale_a: float, scale_b: float, epilogue: str,
+        scale_row: Tensor | None, scale_col: Tensor | None, bias: Tensor | None, bias_row: Tensor | None,
+        residual: Tensor | None,
+    ) -> Tensor:  # fmt: skip
+        kw = _kwargs(config, epilogue, (scale_row, scale_col, bias, bias_row, residual))
         return cutemma.gemm(A, B, C, alpha=alpha, beta=beta, out_dtype=out_dtype,
-                            config=config_of(config), scale_a=scale_a, scale_b=scale_b)  # fmt: skip
+                            scale_a=scale_a, scale_b=scale_b, **kw)  # fmt: skip
 
     @gemm_op.register_fake
-    def _(A, B, C, alpha, beta, out_dtype, config, scale_a, scale_b):
-        config_of(config)  # a wrong key fails the trace, as it would fail the call
-        return gemm_meta(A, B, C, alpha, beta, None, out_dtype, scale_a, scale_b)
+    def _(A, B, C, alpha, beta, out_dtype, config, scale_a, scale_b, epilogue, *tensors):
+        kw = _kwargs(config, epilogue, tensors)
+        return gemm_meta(A, B, C, alpha, beta, None, out_dtype, scale_a, scale_b, **kw)
 
     @torch.library.custom_op(f"{NAMESPACE}::gemm_out", mutates_args=("out",))
     def gemm_out_op(
-        A: torch.Tensor,
-        B: torch.Tensor,
-        C: torch.Tensor | None,
-        alpha: float,
-        beta: float,
-        config: str | None,
-        scale_a: float,
-        scale_b: float,
-        out: torch.Tensor,
-    ) -> None:
-        cutemma.gemm(A, B, C, alpha=alpha, beta=beta, out=out, config=config_of(config),
-                     scale_a=scale_a, scale_b=scale_b)  # fmt: skip
+        A: Tensor, B: Tensor, C: Tensor | None, alpha: float, beta: float, config: str | None,
+        scale_a: float, scale_b: float, epilogue: str, scale_row: Tensor | None,
+        scale_col: Tensor | None, bias: Tensor | None, bias_row: Tensor | None, residual: Tensor | None, out: Tensor,
+    ) -> None:  # fmt: skip
+        kw = _kwargs(config, epilogue, (scale_row, scale_col, bias, bias_row, residual))
+        cutemma.gemm(A, B, C, alpha=alpha, beta=beta, out=out, scale_a=scale_a,
+                     scale_b=scale_b, **kw)  # fmt: skip
 
     @gemm_out_op.register_fake
-    def _(A, B, C, alpha, beta, config, scale_a, scale_b, out):
-        config_of(config)
-        gemm_meta(A, B, C, alpha, beta, out, None, scale_a, scale_b)
+    def _(A, B, C, alpha, beta, config, scale_a, scale_b, epilogue, *rest):
+        *tensors, out = rest
+        kw = _kwargs(config, epilogue, tuple(tensors))
+        gemm_meta(A, B, C, alpha, beta, out, None, scale_a, scale_b, **kw)
 
     _REGISTERED["gemm"], _REGISTERED["gemm_out"] = gemm_op, gemm_out_op
 
@@ -261,26 +234,63 @@ def traced_gemm(
     A: Any,
     B: Any,
     C: Any,
-    alpha: float,
-    beta: float,
+    alpha: Any,
+    beta: Any,
     out: Any,
     out_dtype: Any,
     config: Any,
-    scale_a: float,
-    scale_b: float,
+    scale_a: Any,
+    scale_b: Any,
+    design: Any = None,
+    tiled_mma: Any = None,
+    epilogue: Any = None,
+    tensors: tuple = (None,) * 5,
 ) -> Any:
     """``cutemma.gemm`` while torch traces: the call as one op node (``gemm_out`` when ``out``
-    is given, whose result is ``out``)."""
+    is given, whose result is ``out``). ``tensors``: the epilogue's, in the op's order
+    (scale_row, scale_col, bias, bias_row, residual). Scalars the op's schema cannot carry
+    (not real numbers) are refused here with the eager call's error."""
+    from cutemma.kernels.call import check_scalar
+
     gemm_op, gemm_out_op = _REGISTERED["gemm"], _REGISTERED["gemm_out"]
-    key = config_key(config)
+    for what, v in (("alpha", alpha), ("beta", beta), ("scale_a", scale_a), ("scale_b", scale_b)):
+        check_scalar(what, v)
+    key = (
+        design_key(design, tiled_mma)
+        if design is not None or tiled_mma is not None
+        else config_key(config)
+    )
+    if design is not None or tiled_mma is not None:
+        if config is not None:
+            raise LaunchError(
+                "gemm: give one of config=, design= and tiled_mma= (a design holds its config)"
+            )
+    ops = [epilogue] if isinstance(epilogue, str) else list(epilogue or ())
+    if not all(isinstance(o, str) and o.isidentifier() for o in ops):
+        from cutemma.kernels.epilogue import validate_ops
+
+        validate_ops(epilogue)  # names what is wrong with the list
+    ops = ",".join(ops)
+    given = (A, B, C, out, *tensors)
+    if not all(x is None or isinstance(x, torch.Tensor) for x in given) or not (
+        out_dtype is None or isinstance(out_dtype, torch.dtype)
+    ):  # what the schema cannot carry: the eager call's checks name it
+        from cutemma.kernels.call import make_call
+
+        make_call(A, B, C, alpha=alpha, beta=beta, out=out, out_dtype=out_dtype,
+                  scale_a=scale_a, scale_b=scale_b, epilogue=epilogue,
+                  tensors=dict(zip(_EP, tensors)), fake=True)  # fmt: skip
+        raise LaunchError("gemm: an argument is not a torch tensor where one belongs")
+    args = (float(alpha), float(beta))
+    scales = (float(scale_a), float(scale_b))
     if out is None:
-        return gemm_op(A, B, C, float(alpha), float(beta), out_dtype, key, float(scale_a),
-                       float(scale_b))  # fmt: skip
-    if out_dtype is not None and out_dtype != out.dtype:
+        return gemm_op(A, B, C, *args, out_dtype, key, *scales, ops, *tensors)
+    if out_dtype is not None and out_dtype != getattr(out, "dtype", None):
         raise LaunchError(
-            f"gemm: out is {out.dtype} but out_dtype is {out_dtype}; give one of them"
+            f"gemm: out is {getattr(out, 'dtype', type(out).__name__)} but out_dtype is "
+            f"{out_dtype}; give one of them"
         )
-    gemm_out_op(A, B, C, float(alpha), float(beta), key, float(scale_a), float(scale_b), out)
+    gemm_out_op(A, B, C, *args, key, *scales, ops, *tensors, out)
     return out
 
 

@@ -14,8 +14,8 @@ from typing import Any
 
 from cutemma.errors import CutemmaError, LaunchError
 from cutemma.hardware import LIMITS
+from cutemma.kernels.call import device_arch as _arch
 from cutemma.kernels.dispatch import gemm
-from cutemma.kernels.operands import _arch
 from cutemma.kernels.pick import BUILTIN_CONFIGS, FP8_LARGE, NARROW_16, WIDE_16
 from cutemma.kernels.sm80.plan import GemmConfig, GemmPlan
 from cutemma.kernels.sm90.config import FP8, Sm90Config
@@ -105,15 +105,15 @@ def default_candidates(
 
 
 def _decode_candidates(M: int, N: int, K: int, dtype: str) -> list[Sm90Config]:
-    """The built-in decode call's swapped config (:func:`.sm90.decode.decode_config`,
-    ``swap_ab``) and the other swapped tiling (:func:`.sm90.decode.decode_alternatives`) for
+    """The built-in decode call's swapped config (:func:`.decode.decode_config`,
+    ``swap_ab``) and the other swapped tiling (:func:`.decode.decode_alternatives`) for
     a decode-sized shape, so that tune times them beside the others (a tuned winner replaces
     the built-in choice); none for other shapes or types.
 
     >>> [c.name for c in _decode_candidates(16, 8192, 8192, "bf16")], _decode_candidates(512, 8192, 8192, "bf16")
     (['b64x16_c1_sauto_eregs_efa_sk_swap', 'b128x16_c2_sauto_eregs_efa_swap'], [])
     """
-    from cutemma.kernels.sm90.decode import decode_alternatives
+    from cutemma.kernels.decode import decode_alternatives
 
     return decode_alternatives(M, N, K, dtype)
 

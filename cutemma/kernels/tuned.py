@@ -202,7 +202,7 @@ def reload() -> None:
     """
     global _TABLE
     _TABLE = None
-    from cutemma.kernels.fastpath import FAST
+    from cutemma.kernels.runtime.fastpath import FAST
 
     FAST.clear()
 
@@ -312,7 +312,7 @@ def store(
         )
     mb, nb, kb = shape_class(m, n, k)
     table()[(device, mb, nb, kb, dtype, a_major, b_major)] = config
-    from cutemma.kernels.fastpath import FAST
+    from cutemma.kernels.runtime.fastpath import FAST
 
     FAST.clear()  # prepared launches chose their config before this winner existed
     return path

@@ -319,9 +319,9 @@ def test_index_from_before_seals_is_a_silent_miss(tmp_path):
 def test_compiled_sm90_rebuilds_a_damaged_index(private_cache):
     # one kind end to end (an sm90 compile costs ~2 s); every kind above, on the index alone
     from cutemma.kernels.sm90.config import Sm90Config
-    from cutemma.kernels.sm90.host import compiled_sm90
+    from cutemma.kernels.sm90.host import compiled_sm90, kernel_key
 
-    args = (Sm90Config(), "bf16", "K", "K", "bf16", "bf16", "sm_90a")
+    args = (kernel_key(Sm90Config(), "bf16", "K", "K", "bf16", "bf16"), "sm_90a")
     compiled_sm90.cache_clear()
     kern, launch = compiled_sm90(*args)
     (index,) = private_cache.glob("*.sm90")

@@ -188,7 +188,7 @@ def tune_rows(gen) -> list[dict]:
 
     from cutemma.kernels import tune as tuning
     from cutemma.kernels import tuned
-    from cutemma.kernels.dispatch import _tuned
+    from cutemma.kernels.tuned import lookup_device as _tuned
 
     with tempfile.TemporaryDirectory() as tmp:
         old = os.environ.get("CUTEMMA_CACHE_DIR")
@@ -213,7 +213,7 @@ def tune_rows(gen) -> list[dict]:
 def main(path: str | None) -> int:
     if arch := os.environ.get("CUTEMMA_PRECOMPILE_ARCH"):  # before CUDA starts: forks compilers
         t = time.perf_counter()
-        n = precompile(arch)
+        n = precompile(arch, tuple(BUILTIN_CONFIGS.values()))
         print(f"precompiled {n} variants for {arch} in {time.perf_counter() - t:.1f} s", flush=True)
     gen = torch.Generator(device="cuda").manual_seed(2026)
     rows = []
@@ -300,12 +300,6 @@ def main(path: str | None) -> int:
     rows += batched_rows(gen)
     rows += fp8_rows(gen)
     rows += tune_rows(gen)
-    from cutemma.kernels.sm80.host import _FAST
-
-    print(
-        f"launch path: {'lean driver' if _FAST['ok'] else 'checked, because ' + str(_FAST['why'])}"
-    )
-    rows.append({"case": "lean launch path used", "why_not": _FAST["why"], "ok": _FAST["ok"]})
     bad = [r for r in rows if not r["ok"]]
     worst = max((r.get("rel_err", 0) for r in rows), default=0)
     print(f"gemm checks: {len(rows) - len(bad)}/{len(rows)} passed; worst rel err {worst:.3g}")

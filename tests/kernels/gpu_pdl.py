@@ -18,8 +18,8 @@ from dataclasses import replace
 import torch
 
 import cutemma
+from cutemma.kernels.decode import decode_config
 from cutemma.kernels.sm90.config import Sm90Config
-from cutemma.kernels.sm90.decode import decode_config
 
 STEPS = 4
 UNIT = None  # the peer's unit scales, made on the device once

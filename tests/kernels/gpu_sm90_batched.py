@@ -30,8 +30,8 @@ import torch  # before cutemma's CUDA modules (see notes/CUDA.md)
 
 import cutemma
 from cutemma.errors import LaunchError
-from cutemma.kernels import dispatch as dsp
 from cutemma.kernels import pick
+from cutemma.kernels.dispatch import which_kernel
 from cutemma.kernels.sm90 import host as d90
 from cutemma.kernels.sm90.launch import PreparedLaunch
 from cutemma.kernels.sm90.plan import Sm90Config
@@ -43,29 +43,26 @@ MAJORS = [("K", "K"), ("K", "N"), ("M", "K"), ("M", "N")]
 KINDS = [("3d", "3d"), ("bcast", "3d"), ("3d", "bcast"), ("2d", "3d"), ("3d", "2d"),
          ("one", "3d"), ("pad", "pad"), ("3d", "one")]  # fmt: skip
 PRIMES = [1, 3, 13, 61, 127, 131, 257, 521]
+KD = {torch.bfloat16: "bf16", torch.float16: "f16", torch.float32: "tf32",
+      torch.float8_e4m3fn: "e4m3", torch.float8_e5m2: "e5m2"}  # torch dtype -> kernel's
 
-# which family cutemma.gemm ran: gemm_sm90 entered, or a prepared sm90 launch reused
+# which family cutemma.gemm ran: an sm90 prepared launch launched
 SEEN = {"sm90": 0}
 
 
 def install_family_probe() -> None:
-    """Count sm90 runs of cutemma.gemm: its dispatch calls the name gemm_sm90, and a
-    repeat reuses a prepared launch of either family (kernels/fastpath.py), so the sm90
-    one's launch is counted (the sm80 family's Sm80Launch is not)."""
-    if getattr(dsp.gemm_sm90, "_probe", False):
+    """Count sm90 runs of cutemma.gemm: every sm90 launch, checked or repeated, is a
+    PreparedLaunch's (the sm80 family's Sm80Launch is not)."""
+    if getattr(PreparedLaunch.launch, "_probe", False):
         return
-    g, launch = dsp.gemm_sm90, PreparedLaunch.launch
-
-    def gemm_sm90(*a, **k):
-        SEEN["sm90"] += 1
-        return g(*a, **k)
+    launch = PreparedLaunch.launch
 
     def counted_launch(self):
         SEEN["sm90"] += 1
         return launch(self)
 
-    gemm_sm90._probe = True
-    dsp.gemm_sm90, PreparedLaunch.launch = gemm_sm90, counted_launch
+    counted_launch._probe = True
+    PreparedLaunch.launch = counted_launch
 
 
 def ran_family(fn) -> tuple:
@@ -125,9 +122,9 @@ def check(L, m, n, k, dtype, am, bm, kinds, config, gen, out_dtype=None, alpha=1
     kw = {"alpha": alpha, "beta": beta, "out": out}
     if via_gemm:
         _, family = ran_family(lambda: cutemma.gemm(A, B, C, **kw))
-    else:
-        d90.gemm_sm90(A, B, C, config=config, **kw)
-        family = "sm90"
+    else:  # the sm90 kernel: its config, else the built-in sm90 pick
+        config = config or pick.pick_sm90_config(m, n, 132, KD[A.dtype], L).config
+        _, family = ran_family(lambda: cutemma.gemm(A, B, C, config=config, **kw))
     torch.cuda.synchronize()
     ref = alpha * torch.matmul(A.double(), B.double())
     if C is not None:
@@ -225,7 +222,7 @@ def variants(case_list) -> set:
     for (L, m, n, _k, dtype, am, bm, _kinds, cfg), kw in case_list:
         o = kw.get("out_dtype") or (torch.bfloat16 if dtype.itemsize == 1 else dtype)
         cfg = cfg or pick.pick_sm90_config(m, n, 132, kd[dtype], L).config
-        got.add((cfg, kd[dtype], am, bm, od[o], od[o], "sm_90a", L > 1))
+        got.add((d90.kernel_key(cfg, kd[dtype], am, bm, od[o], od[o], L > 1), "sm_90a"))
     return got
 
 
@@ -276,7 +273,7 @@ def extra_checks(gen) -> list[dict]:
     # a batch stride TMA cannot walk (2 bytes past a 16-byte multiple): sm80, still right
     big = matrix(m * k + 1, 1, False, torch.bfloat16, gen, (L,)).reshape(L, -1)
     Au = big[:, : m * k].view(L, m, k)
-    why = d90.sm90_refusal(Au, B)
+    why = which_kernel(Au, B).why
     Du, fam = ran_family(lambda: cutemma.gemm(Au, B))
     torch.cuda.synchronize()
     refu = torch.matmul(Au.double(), B.double())
@@ -284,10 +281,10 @@ def extra_checks(gen) -> list[dict]:
     rows.append({"what": "unaligned batch stride -> sm80", "refusal": why, "family": fam,
                  "rel_err": err, "ok": fam == "sm80" and why is not None and err < 1e-2})  # fmt: skip
     for what, fn, pattern in (
-        ("gemm_sm90 unaligned batch", lambda: d90.gemm_sm90(Au, B), "batch stride"),
+        ("gemm_sm90 unaligned batch", lambda: cutemma.gemm(Au, B, config=Sm90Config()), "batch stride"),
         ("config=Sm90Config unaligned", lambda: cutemma.gemm(Au, B, config=Sm90Config()),
          "is an sm90 config, but operand A"),
-        ("out batch stride 0", lambda: d90.gemm_sm90(A, B, out=torch.empty(
+        ("out batch stride 0", lambda: cutemma.gemm(A, B, out=torch.empty(
             (m, n), dtype=torch.bfloat16, device="cuda").expand(L, m, n)), "batch stride 0"),
     ):  # fmt: skip
         try:
@@ -336,8 +333,8 @@ def bench(L: int = 8, s: int = 2048, rounds: int = 5, shared_b: bool = False) ->
         "torch": (lambda: torch.matmul(A, B, out=D)) if shared_b else (
             lambda: torch.bmm(A, B, out=D)),
         "cutemma.gemm": lambda: cutemma.gemm(A, B, out=D),
-        "sm90_128x256": lambda: d90.gemm_sm90(A, B, out=D, config=Sm90Config(128, 256)),
-        "sm90_128x128": lambda: d90.gemm_sm90(A, B, out=D, config=Sm90Config(128, 128)),
+        "sm90_128x256": lambda: cutemma.gemm(A, B, out=D, config=Sm90Config(128, 256)),
+        "sm90_128x128": lambda: cutemma.gemm(A, B, out=D, config=Sm90Config(128, 128)),
         "2d_loop": lambda: [cutemma.gemm(A[i], Bi(i), out=D[i]) for i in range(L)],
     }  # fmt: skip
     flop = 2.0 * L * s**3

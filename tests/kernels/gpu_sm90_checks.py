@@ -30,7 +30,7 @@ import torch  # before cutemma's CUDA modules (see notes/CUDA.md)
 from gpu_timing import rounds  # beside this script
 
 from cutemma.kernels.pick import NARROW_16, WIDE_16
-from cutemma.kernels.sm90.host import gemm_sm90
+from cutemma.kernels.dispatch import gemm as gemm_sm90
 from cutemma.kernels.sm90.plan import Sm90Config
 
 BOUND = {torch.float32: 1e-5, torch.float16: 1.5e-3, torch.bfloat16: 1e-2}
@@ -226,7 +226,6 @@ def bench(quick: bool) -> dict:
     flop = 2.0 * s**3
     variants = [
         ("128x256 persistent grouped(8) auto stages", Sm90Config(128, 256), True),
-        ("128x256 non-persistent (one CTA per tile)", Sm90Config(128, 256), False),
         ("128x256 raster group_m=1 (row-major tiles)", Sm90Config(128, 256, group_m=1), True),
         ("128x256 2 stages", Sm90Config(128, 256, stages=2), True),
         ("128x256 3 stages", Sm90Config(128, 256, stages=3), True),
@@ -236,9 +235,9 @@ def bench(quick: bool) -> dict:
     ]
     t_cublas = ms(lambda: torch.matmul(A, B, out=D))  # noqa: B023
     out["ablation_cublas_tflops"] = flop / t_cublas / 1e9
-    for what, cfg, pers in variants:
+    for what, cfg, _ in variants:
         try:
-            t = ms(lambda cfg=cfg, pers=pers: gemm_sm90(A, B, out=D, config=cfg, persistent=pers))
+            t = ms(lambda cfg=cfg: gemm_sm90(A, B, out=D, config=cfg))
             r = {"variant": what, "config": cfg.name, "tflops": flop / t / 1e9}
         except Exception as exc:  # a variant that does not build is reported, not fatal
             r = {"variant": what, "config": cfg.name, "error": f"{type(exc).__name__}: {exc}"}
@@ -276,9 +275,6 @@ def bench2() -> dict:
                 cases[f"{cfg.name}_g{cfg.group_m}"] = lambda cfg=cfg, A=A, B=B, D=D: gemm_sm90(
                     A, B, out=D, config=cfg
                 )
-            cases["non_persistent"] = lambda A=A, B=B, D=D: gemm_sm90(
-                A, B, out=D, config=Sm90Config(128, 256), persistent=False
-            )
         r = summarize(rounds(cases, 2.0 * s**3))
         res[f"bf16_{s}_K{bm}"] = r
         print(s, json.dumps({k: round(v["median"], 1) for k, v in r.items()}), flush=True)

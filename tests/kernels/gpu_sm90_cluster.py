@@ -4,7 +4,7 @@ cluster config for both A and both B majors over edge shapes, and interleaved-ro
 
     python tests/kernels/gpu_sm90_cluster.py OUT.json
 
-The bug (kernels/NOTES.md, "Clusters"): the consumers built wgmma descriptors as
+The bug (notes/kernels-journal.md, "Clusters"): the consumers built wgmma descriptors as
 ``DESC | ((stage address + offset) >> 4)``; in a cluster the shared::cta address carries
 the CTA's rank at bit 24, so in rank 1 the OR set bit 20 of the descriptor (LBO += 256
 bytes). K-major operands ignore LBO; an N-major B tile wider than 64 columns walks its
@@ -26,7 +26,7 @@ import torch  # before cutemma's CUDA modules (see notes/CUDA.md)
 import cutemma.kernels.sm90.host as ds
 import cutemma.kernels.sm90.source as src_mod
 from cutemma.errors import LaunchError
-from cutemma.kernels.sm90.host import gemm_sm90
+from cutemma.kernels.dispatch import gemm as gemm_sm90
 from cutemma.kernels.sm90.plan import Sm90Config
 
 CLUSTERS = (Sm90Config(128, 256, cluster=2), Sm90Config(128, 128, cluster=2))

@@ -25,7 +25,7 @@ import torch
 
 import cutemma
 from cutemma.kernels.sm90.config import Sm90Config
-from cutemma.kernels.sm90.host import gemm_sm90
+from cutemma.kernels.dispatch import gemm as gemm_sm90
 
 BF, F16, F32, E4 = torch.bfloat16, torch.float16, torch.float32, torch.float8_e4m3fn
 RESULT: dict = {"checks": {}, "failures": [], "explore": []}
@@ -132,7 +132,7 @@ def correctness(small: bool, graphs: bool = True) -> None:
         sk_case(m, n, k, BF, sk(128, tn), swap=True, b_col=True)
         sk_case(m, n, k, E4, sk(128, tn), swap=True)
     # swap_ab configs through gemm_sm90 itself (C^T with beta, both B majors, fp8)
-    from cutemma.kernels.sm90.decode import decode_config
+    from cutemma.kernels.decode import decode_config
 
     sk_case(16, 4096, 4096, BF, decode_config(16, 4096, 4096, "bf16"), beta=0.75)
     sk_case(64, 1000, 3008, BF, decode_config(64, 1000, 3008, "bf16"), b_col=True)

@@ -9,7 +9,7 @@ either major for each operand; a quarter decode-sized (M <= 64: swap-AB on strea
 when the swapped operands meet the sm90 rules); a third alpha/beta with a C; a sixth batched
 (3-D A and/or B, broadcast batches); 5% with a NaN or an Inf planted in A. Each row's
 ``family`` is the family that ran it (observed: gemm_sm90 entered or an sm90 prepared
-launch reused), ``sm90_refusal`` why not sm90 (None: it must have been sm90, else the
+launch reused), ``sm90_refusal`` (which_kernel(A, B).why) why not sm90 (None: it must have been sm90, else the
 case fails). The output is
 poisoned with NaN first; the reference is float64 on the upcast inputs; pass =
 every element written (finite where the reference is) and ||D - ref|| / ||ref|| under
@@ -29,7 +29,7 @@ import torch  # before cutemma's CUDA modules (see notes/CUDA.md)
 from gpu_sm90_batched import install_family_probe, ran_family  # noqa: E402 - beside this
 
 import cutemma
-from cutemma.kernels.sm90.host import sm90_refusal
+from cutemma.kernels.dispatch import which_kernel
 
 PRIMES = [2, 3, 5, 7, 11, 13, 17, 31, 61, 67, 97, 127, 131, 251, 257, 509, 521, 1021, 2039]
 TILES = [8, 16, 32, 64, 128, 192, 256, 384, 512, 1024]
@@ -105,7 +105,7 @@ def one_case(p: dict, gen) -> dict:
     if planted is not None:
         A[..., planted[0], planted[1]] = planted[2]
     out = torch.full(shape, float("nan"), dtype=out_dtype, device="cuda")
-    why = sm90_refusal(A, B)
+    why = which_kernel(A, B).why
     case = {"i": i, "m": m, "n": n, "k": k, "dtype": str(dtype)[6:], "batch": batch,
             "a_shape": list(a_shape), "b_shape": list(b_shape), "a_major": "M" if a_col else "K",
             "b_major": "K" if b_col else "N", "alpha": alpha, "beta": beta, "C": with_c,

@@ -33,7 +33,7 @@ def e4m3_square(size: int, variants: dict, gen, n: int = 5, fast_peer: bool = Fa
 
     import torch
 
-    from cutemma.kernels.sm90.host import gemm_sm90
+    from cutemma.kernels.dispatch import gemm as gemm_sm90
 
     one = torch.ones((), device="cuda")
     A = torch.randn((size, size), generator=gen, device="cuda").to(torch.float8_e4m3fn)

@@ -85,16 +85,21 @@ def opchecks() -> None:
     a = torch.randn(64, 128, device="cuda", dtype=BF)
     b = torch.randn(128, 96, device="cuda", dtype=BF)
     a8, b8 = a.to(E4), b.t().contiguous().t().to(E4)
+    none = ("", None, None, None, None, None)  # no epilogue: ops "", its five tensors
+    bias = torch.randn(96, device="cuda", dtype=torch.float32)
     cases = {
-        "2d": (gemm_op, (a, b, None, 1.0, 0.0, None, None, 1.0, 1.0)),
+        "2d": (gemm_op, (a, b, None, 1.0, 0.0, None, None, 1.0, 1.0, *none)),
         "batched": (gemm_op, (a.expand(3, 64, 128).contiguous(), b, None, 1.0, 0.0, None,
-                              None, 1.0, 1.0)),
+                              None, 1.0, 1.0, *none)),
         "c_beta": (gemm_op, (a, b, torch.randn(96, device="cuda", dtype=BF), 2.0, 0.5, None,
-                             None, 1.0, 1.0)),
-        "fp8_scales_f32": (gemm_op, (a8, b8, None, 1.0, 0.0, torch.float32, None, 0.5, 2.0)),
+                             None, 1.0, 1.0, *none)),
+        "fp8_scales_f32": (gemm_op, (a8, b8, None, 1.0, 0.0, torch.float32, None, 0.5, 2.0,
+                                     *none)),
         "sm80_config": (gemm_op, (a, b, None, 1.0, 0.0, None,
-                                  torch_op.config_key(GemmConfig(64, 64, 32)), 1.0, 1.0)),
-        "out": (gemm_out_op, (a, b, None, 1.0, 0.0, None, 1.0, 1.0,
+                                  torch_op.config_key(GemmConfig(64, 64, 32)), 1.0, 1.0, *none)),
+        "epilogue": (gemm_op, (a, b, None, 1.0, 0.0, None, None, 1.0, 1.0, "bias,gelu_tanh",
+                               None, None, bias, None, None)),
+        "out": (gemm_out_op, (a, b, None, 1.0, 0.0, None, 1.0, 1.0, *none,
                               torch.empty(64, 96, device="cuda", dtype=BF))),
     }  # fmt: skip
     # opcheck's schema test multiplies the inputs, which float8 tensors cannot do
@@ -163,6 +168,66 @@ def compile_checks(quick: bool) -> None:
                 reduce_overhead_vs_eager=rel_err(ro_out, eager),
                 vs_torch=rel_err(got, ref),
             )
+
+
+# --- 2b. every calling form under torch.compile(fullgraph=True) -----------------------
+
+
+def form_cases() -> dict:
+    """name -> (function of its tensors, tensors): each calling form of cutemma.gemm."""
+    g = torch.Generator(device="cuda").manual_seed(5)
+
+    def rnd(*shape, dtype=BF):
+        return torch.randn(*shape, device="cuda", generator=g).to(dtype)
+
+    m, n, k = 96, 256, 192
+    x, w = rnd(m, k), rnd(k, n)
+    wk = rnd(n, k).t()  # B K-major (an nn.Linear weight, transposed)
+    c, out = rnd(m, n), torch.empty(m, n, device="cuda", dtype=BF)
+    x8, w8 = rnd(m, k, dtype=E4), rnd(n, k, dtype=E4).t()
+    vec_n, vec_m = rnd(n, dtype=torch.float32), rnd(m, dtype=torch.float32)
+    gm = cutemma.gemm
+    cases = {
+        "plain": (lambda a, b: gm(a, b), (x, w)),
+        "out=": (lambda a, b, o: gm(a, b, out=o), (x, w, out)),
+        "out_dtype": (lambda a, b: gm(a, b, out_dtype=torch.float32), (x, w)),
+        "alpha_beta_C": (lambda a, b, cc: gm(a, b, cc, alpha=0.5, beta=2.0), (x, w, c)),
+        "batched": (lambda a, b: gm(a, b), (rnd(3, m, k), w)),
+        "B N-major": (lambda a, b: gm(a, b), (x, w)),
+        "B K-major": (lambda a, b: gm(a, b), (x, wk)),
+        "fp8 scale_a/scale_b": (lambda a, b: gm(a, b, scale_a=0.5, scale_b=2.0), (x8, w8)),
+        "fp8 scale_row/scale_col": (
+            lambda a, b, r, s: gm(a, b, epilogue=("scale_row", "scale_col"), scale_row=r,
+                                  scale_col=s), (x8, w8, vec_m, vec_n)),
+        "bias": (lambda a, b, v: gm(a, b, epilogue="bias", bias=v), (x, w, vec_n)),
+        "bias_row": (lambda a, b, v: gm(a, b, epilogue="bias_row", bias_row=v), (x, w, vec_m)),
+        "residual": (lambda a, b, r: gm(a, b, epilogue="residual", residual=r), (x, w, c)),
+    }  # fmt: skip
+    for act in ("relu", "gelu", "gelu_tanh", "silu"):
+        cases[act] = (lambda a, b, act=act: gm(a, b, epilogue=act), (x, w))
+    cases["bias + silu"] = (lambda a, b, v: gm(a, b, epilogue=("bias", "silu"), bias=v),
+                            (x, w, vec_n))  # fmt: skip
+    return cases
+
+
+def form_checks() -> None:
+    """torch._dynamo.explain reports one graph and no break for each form, and
+    torch.compile(fullgraph=True) matches the eager call (the same kernel: bitwise, up to
+    out= aliasing)."""
+    for name, (fn, args) in form_cases().items():
+        try:
+            torch._dynamo.reset()
+            eager = fn(*args).clone()
+            ex = torch._dynamo.explain(fn)(*args)
+            torch._dynamo.reset()
+            got = torch.compile(fn, fullgraph=True)(*args)
+            check(f"form_{name}", ex.graph_break_count == 0 and ex.graph_count == 1
+                  and rel_err(got, eager) < 1e-6,
+                  graphs=ex.graph_count, breaks=ex.graph_break_count,
+                  reasons=[str(b.reason)[:200] for b in ex.break_reasons][:3],
+                  vs_eager=rel_err(got, eager))  # fmt: skip
+        except Exception:
+            check(f"form_{name}", False, error=traceback.format_exc()[-1200:])
 
 
 # --- 3. CUDA graphs -------------------------------------------------------------------
@@ -361,6 +426,7 @@ def main() -> None:
     steps = [
         ("opcheck", opchecks),
         ("compile", lambda: compile_checks(quick)),
+        ("forms", form_checks),
         ("graphs", None),
         ("refusal", refusal_check),
     ]

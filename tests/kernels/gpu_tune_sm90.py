@@ -33,7 +33,7 @@ DECODE = [(16, 10240, 8192, "e4m3"), (16, 8192, 8192, "bf16")]
 
 def decode_case(m: int, n: int, k: int, dt: str) -> dict:
     """Tune one decode shape; both swapped tilings timed, the winner run against float64."""
-    from cutemma.kernels.sm90.decode import decode_alternatives
+    from cutemma.kernels.decode import decode_alternatives
     from cutemma.kernels.tuned import device_name, entry_key
 
     fp8 = dt == "e4m3"

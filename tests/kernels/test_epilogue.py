@@ -150,6 +150,29 @@ def test_epilogue_expression_and_naming():
         Epilogue(("bias",), ("",))
 
 
+def _stand_in_families(monkeypatch, d, arch="sm_90a"):
+    """cutemma.gemm down to the policy on CPU tensors: the device checks pass as a CUDA
+    device of ``arch``'s, and the chosen kernel is recorded instead of run. Returns the
+    list each call's record lands in."""
+    import cutemma.kernels.call as c
+
+    ran = []
+    monkeypatch.setattr(c, "_operands", lambda A, B: (None, *c.kernel_type(A, B)))
+    monkeypatch.setattr(c, "device_arch", lambda device: arch)
+    monkeypatch.setattr(c, "sm_count", lambda device: 132)
+
+    def choose(call):
+        ran.append(call)
+        raise _Stop
+
+    monkeypatch.setattr(d, "choose", choose)
+    return ran
+
+
+class _Stop(Exception):
+    """Raised by the stand-in policy: the call record is what these tests read."""
+
+
 def test_epilogue_calls_take_their_own_repeated_call_path(monkeypatch):
     """cutemma.gemm with an epilogue (or any epilogue tensor) asks the epilogue's fast path
     (its key holds the op list and which tensors were given; the tensors in ARGS order),
@@ -158,28 +181,27 @@ def test_epilogue_calls_take_their_own_repeated_call_path(monkeypatch):
     import cutemma.kernels.dispatch as d
     from cutemma.kernels.epilogue import ARGS
 
-    plain, epi, ran = [], [], []
+    plain, epi = [], []
     monkeypatch.setattr(d, "try_fast", lambda *a: plain.append(a))
     monkeypatch.setattr(d, "try_fast_epilogue", lambda *a: epi.append(a))
-    monkeypatch.setattr(d, "_check", lambda A, B: (None, "bf16", ("bfloat16", "float32")))
-    monkeypatch.setattr(d, "sm90_refusal", lambda A, B, config: None)
-    monkeypatch.setattr(d, "_tuned_2d", lambda *a: None)
-    monkeypatch.setattr(d, "gemm_sm90", lambda *a, **kw: ran.append(kw))
+    ran = _stand_in_families(monkeypatch, d)
     assert ARGS == ("scale_row", "scale_col", "bias", "bias_row", "residual")
     A, B = torch.zeros(4, 8, dtype=torch.bfloat16), torch.zeros(8, 6, dtype=torch.bfloat16)
     bias = torch.zeros(6)
-    d.gemm(A, B, epilogue=("bias", "gelu"), bias=bias)
+    with pytest.raises(_Stop):
+        d.gemm(A, B, epilogue=("bias", "gelu"), bias=bias)
     assert plain == [] and epi[-1][5:] == (("bias", "gelu"), (None, None, bias, None, None))
-    bound = ran[-1]["_epilogue"]
-    assert ran[-1]["_remember"] == (False, None) and bound.fast.tensors == (bias,)
+    bound = ran[-1].epilogue
+    assert ran[-1].remember and ran[-1].asked is None and bound.fast.tensors == (bias,)
     assert bound.epilogue == Epilogue(("bias", "gelu"), ("f32", ""))
-    d.gemm(A, B, epilogue=("bias",), bias=torch.zeros(12)[::2])  # strided: copied
-    assert ran[-1]["_epilogue"].fast is None  # a repeat would pass the strided tensor
+    with pytest.raises(_Stop):
+        d.gemm(A, B, epilogue=("bias",), bias=torch.zeros(12)[::2])  # strided: copied
+    assert ran[-1].epilogue.fast is None  # a repeat would pass the strided tensor
     with pytest.raises(LaunchError, match="no op of epilogue=\\(\\) reads it"):
         d.gemm(A, B, bias=bias)  # a tensor without its op: refused, not ignored
-    d.gemm(A, B)
-    assert len(plain) == 1 and ran[-1]["_remember"] == (False, None)
-    assert ran[-1]["_epilogue"] is None
+    with pytest.raises(_Stop):
+        d.gemm(A, B)
+    assert len(plain) == 1 and ran[-1].remember and ran[-1].epilogue is None
 
 
 def test_fast_record_maps_each_pointer_box_to_its_tensor():
@@ -200,18 +222,16 @@ def test_a_designs_epilogue_is_the_calls_own(monkeypatch):
     from cutemma.kernels import GemmDesign
     from cutemma.tiled import make_tiled_mma
 
-    ran = []
     monkeypatch.setattr(d, "try_fast", lambda *a: None)
     monkeypatch.setattr(d, "try_fast_epilogue", lambda *a: None)
-    monkeypatch.setattr(d, "_check", lambda A, B: (None, "bf16", ("bfloat16", "float32")))
-    monkeypatch.setattr(d, "_arch", lambda index: "sm_90a")
-    monkeypatch.setattr(d, "sm90_refusal", lambda A, B, config: "an sm80 design")
-    monkeypatch.setattr(d, "gemm_sm80", lambda *a, **kw: ran.append(kw))
+    ran = _stand_in_families(monkeypatch, d)
     tiled = make_tiled_mma("SM80_16x8x16_F32BF16BF16F32_TN", (2, 2, 1))
     A, B = torch.zeros(4, 8, dtype=torch.bfloat16), torch.zeros(8, 6, dtype=torch.bfloat16)
-    d.gemm(A, B, design=GemmDesign(tiled, (64, 64, 32), epilogue=("relu",)))
-    assert ran[-1]["epilogue"].epilogue.ops == ("relu",)
-    d.gemm(A, B, design=GemmDesign(tiled, (64, 64, 32), epilogue=("relu",)), epilogue=("silu",))
-    assert ran[-1]["epilogue"].epilogue.ops == ("silu",)
+    with pytest.raises(_Stop):
+        d.gemm(A, B, design=GemmDesign(tiled, (64, 64, 32), epilogue=("relu",)))
+    assert ran[-1].epilogue.epilogue.ops == ("relu",)
+    with pytest.raises(_Stop):
+        d.gemm(A, B, design=GemmDesign(tiled, (64, 64, 32), epilogue=("relu",)), epilogue=("silu",))
+    assert ran[-1].epilogue.epilogue.ops == ("silu",)
     with pytest.raises(DesignError, match="epilogue"):
         d.gemm(A, B, design=GemmDesign(tiled, (64, 64, 32), epilogue=("gleu",)))

@@ -83,8 +83,8 @@ def test_the_name_says_which_operand():
 def test_decode_configs_hint_the_weights_up_to_the_bound():
     """A swapped decode config hints its A (the weights B^T) exactly when B's bytes are at
     most pick.EVICT_FIRST_MAX_BYTES."""
+    from cutemma.kernels.decode import decode_config
     from cutemma.kernels.pick import EVICT_FIRST_MAX_BYTES
-    from cutemma.kernels.sm90.decode import decode_config
 
     for dtype in ("bf16", "f16", "e4m3"):
         for n, k in [(10240, 8192), (8192, 8192), (8192, 28672), (57344, 8192), (4096, 4096)]:

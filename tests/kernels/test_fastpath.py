@@ -15,7 +15,7 @@ import ctypes
 
 import pytest
 
-from cutemma.kernels import fastpath as fp
+from cutemma.kernels.runtime import fastpath as fp
 from cutemma.kernels.sm90 import launch as fp90
 
 

@@ -2,10 +2,9 @@
 CPU torch tensors (the device check, the arch query and the compiled kernel stood in), every
 launch's argument values recorded.
 
-The reference for each launch is the general checked launcher's argument list (the path
-``gemm`` takes when the lean launch is off: ``kern(A, B, C, D, M, N, K, lda, ldb, ...)``,
-its tensors' addresses read back): a prepared launch, whether new or reused, must hand the
-kernel exactly those values. A call must be a hit only when nothing it decided from can
+The reference for each launch is the checked path's own prepared launch of the same call
+(made anew with no remembered launch to find): a prepared launch, whether new or reused,
+must hand the kernel exactly those values. A call must be a hit only when nothing it decided from can
 differ, and never when an operand was copied (K-major or major copies).
 """
 
@@ -17,13 +16,12 @@ import types
 import pytest
 
 from cutemma.errors import LaunchError
+from cutemma.kernels import call as call_mod
 from cutemma.kernels import dispatch as dsp
-from cutemma.kernels import fastpath as fp
-from cutemma.kernels import operands as ops
+from cutemma.kernels.runtime import fastpath as fp
 from cutemma.kernels.sm80 import host as h80
 from cutemma.kernels.sm80.launch import Sm80Launch
 from cutemma.kernels.sm80.plan import GemmConfig
-from cutemma.kernels.sm90 import host as d90
 
 try:
     import torch
@@ -45,22 +43,17 @@ class Proxy:
 
 
 class Kern:
-    """compiled_kernel's stand-in: the checked launcher records its arguments."""
+    """compiled_kernel's stand-in (a DriverKernel's sizes)."""
 
-    shared, threads, name = 32768, 128, "k"
+    shared, threads, name, pdl = 32768, 128, "k", False
 
-    def __init__(self, log, key):
-        self.log, self.key, self.fast = log, key, self
-
-    def __call__(self, *args, grid, block, shared_mem):
-        vals = [a.data_ptr() if isinstance(a, torch.Tensor) else a for a in args]
-        self.log.append(("checked", self.key, vals, tuple(grid)))
+    def __init__(self, key):
+        self.key = key
 
 
 def set_arch(monkeypatch, arch):
-    """Every module that asks for the device's compile target gets ``arch``."""
-    for mod in (ops, h80, d90, dsp):
-        monkeypatch.setattr(mod, "_arch", lambda device: arch)
+    """The call record reads the device's compile target from ``arch``."""
+    monkeypatch.setattr(call_mod, "device_arch", lambda device: arch)
 
 
 @pytest.fixture
@@ -73,12 +66,13 @@ def sm80(monkeypatch, tmp_path):
     monkeypatch.setenv("CUTEMMA_CACHE_DIR", str(tmp_path))  # nothing tuned
     tune.reload()
     log = []
-    orig_check = dsp._check
-    monkeypatch.setattr(dsp, "_check", lambda A, B: orig_check(Proxy(A), Proxy(B)))
+    orig_check = call_mod._operands
+    monkeypatch.setattr(call_mod, "_operands", lambda A, B: orig_check(Proxy(A), Proxy(B)))
     set_arch(monkeypatch, "sm_89")  # fp8 mma.sync, no sm90
-    monkeypatch.setattr(h80, "compiled_kernel", lambda *key: (Kern(log, key), 32768, 128))
+    monkeypatch.setattr(call_mod, "sm_count", lambda device: 132)
+    keys = []
+    monkeypatch.setattr(h80, "compiled_kernel", lambda key, arch: keys.append(key) or Kern(key))
     monkeypatch.setattr(fp, "FAST", {})
-    monkeypatch.setitem(h80._FAST, "ok", True)
 
     def launch(self):
         log.append(("boxes", None, [a.value for a in self.args], (self.grid, self.grid_y)))
@@ -93,18 +87,18 @@ def sm80(monkeypatch, tmp_path):
         return r
 
     monkeypatch.setattr(dsp, "try_fast", try_fast)
-    yield types.SimpleNamespace(log=log, hits=hits)
+    yield types.SimpleNamespace(log=log, hits=hits, keys=keys)
     tune.reload()
 
 
 def reference(A, B, out=None, **kw):
-    """The checked launcher's arguments for this call (lean launch off, no prepared
-    launch to find), and its output."""
-    h80._FAST["ok"], kept, fp.FAST = False, fp.FAST, {}
+    """The checked path's launch of this call (no prepared launch to find), and its
+    output."""
+    kept, fp.FAST = fp.FAST, {}
     try:
         D = dsp.gemm(A, B, out=out, **kw)
     finally:
-        h80._FAST["ok"], fp.FAST = True, kept
+        fp.FAST = kept
     return D
 
 
@@ -119,7 +113,7 @@ def call(env, A, B, out=None, **kw):
     kw2 = {k: v for k, v in kw.items() if k != "config"}
     reference(A, B, out=D, config=kw.get("config"), **kw2)
     kind, _, ref, ref_grid = env.log[-1]
-    assert kind == "checked"
+    assert kind == "boxes" and not env.hits[-1]
     assert vals == ref and grid == ref_grid, (vals, ref)
     return D, hit
 
@@ -153,6 +147,10 @@ def test_repeats_hit_with_the_checked_arguments(sm80, case, config):
     kw = {"config": config}
     D, hit = call(sm80, A, B, **kw)
     assert not hit
+    if case == "batch of one":  # run as its 2-D problem: a repeat takes the checked path
+        assert not call(sm80, A, B, **kw)[1] and not call(sm80, A, B, out=D, **kw)[1]
+        assert fp.FAST == {}
+        return
     D2, hit = call(sm80, A, B, **kw)  # a new output each call
     assert hit and D2.data_ptr() != D.data_ptr() and D2.shape == D.shape
     D3, hit = call(sm80, A, B, out=D, **kw)
@@ -321,7 +319,6 @@ def test_calls_keep_no_operand_alive(sm80):
     A, B = bf16(64, 32), bf16(32, 48)
     out = dsp.gemm(A, B)
     dsp.gemm(A, B, out=out, config=CFG)
-    dsp._tuned_2d(A, B, 64, 48, 32, "bf16")
     refs = [StorageWeakRef(t.untyped_storage()) for t in (A, B, out)]
     assert len(fp.FAST) == 2
     del A, B, out
@@ -341,7 +338,7 @@ def test_designs_run_their_own_kernel_and_repeat(sm80):
     d = GemmDesign(tiled, (64, 64, 32))
     A, B = bf16(64, 32), bf16(32, 48)
     assert [call(sm80, A, B, design=d)[1] for _ in range(3)] == [False, True, True]
-    keys = [e[1] for e in sm80.log if e[0] == "checked"]
-    assert keys and all(k[-2] == d for k in keys)  # (..., arch, design, epilogue)
+    keys = sm80.keys
+    assert keys and all(k.design == d for k in keys)
     out = dsp.gemm(A, B, tiled_mma=tiled)  # GemmDesign(tiled): the default tile
     assert out.shape == (64, 48) and sm80.log[-1][0] == "boxes"

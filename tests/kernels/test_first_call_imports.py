@@ -34,17 +34,18 @@ import json, sys, tempfile
 from pathlib import Path
 import cutemma
 from cutemma.errors import LaunchError, TmaError
-from cutemma.kernels import dispatch, capture
-from cutemma.kernels.operands import _check_options
+from cutemma.kernels import decode, dispatch, policy
+from cutemma.kernels.runtime import capture
+from cutemma.kernels.call import check_scalar
 from cutemma.kernels.pick import builtin_sm90_config
-from cutemma.kernels.sm90 import decode, host, index
+from cutemma.kernels.sm90 import host, index
 from cutemma.kernels.sm90.tma_maps import Sm90Launch, operand_map_args, output_map_args
 from cutemma.copy.tma_map import encode_tensor_map
 
-_check_options(1.0, 0.0, 1.0, 1.0, None)
+check_scalar("alpha", 1.0)
 decode.decode_config(16, 768, 1024, "bf16")  # a decode call's picker (swap-AB, stream-K)
 cfg = builtin_sm90_config(512, 768, 132, "bf16")
-name = host.kernel_name_sm90(cfg, "bf16", "K", "N", "bf16", "bf16")
+name = host.kernel_key(cfg, "bf16", "K", "N", "bf16", "bf16").name
 host._package_fingerprint()
 host._index_path(name, "sm_90a")
 box = {"dtype": "bf16", "contiguous": "K", "box": [64, 128], "swizzle": "SW128",

@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import pytest
 
-from cutemma.kernels.fastpath import FAST, try_fast
+from cutemma.kernels.runtime.fastpath import FAST, try_fast
 from cutemma.kernels.sm90 import host as d
 from cutemma.kernels.sm90 import tma_maps
 from cutemma.kernels.sm90.plan import Sm90Config, Sm90Plan
@@ -38,7 +38,7 @@ def test_index_hit_builds_nothing(tmp_path, monkeypatch):
 
     monkeypatch.setattr(cuda_pkg, "compile", lambda src, arch: FakeCubin())
     d.compiled_sm90.cache_clear()
-    args = (Sm90Config(128, 128), "bf16", "K", "K", "bf16", "bf16", "sm_90a")
+    args = (d.kernel_key(Sm90Config(128, 128), "bf16", "K", "K", "bf16", "bf16"), "sm_90a")
     k1, rec1 = d.compiled_sm90(*args)
     d.compiled_sm90.cache_clear()
 

@@ -66,7 +66,7 @@ def test_sm90_candidates_build_plans():
 def test_reload_forgets_prepared_launches(tmp_path, monkeypatch):
     """A repeated call's prepared launch holds the config the old table chose, so reading
     the table again (tune.reload) drops them, as storing a new winner does."""
-    from cutemma.kernels.fastpath import FAST
+    from cutemma.kernels.runtime.fastpath import FAST
 
     monkeypatch.setenv("CUTEMMA_CACHE_DIR", str(tmp_path))
     FAST[("a", "b", True, None)] = ("an entry",)

@@ -87,16 +87,43 @@ def test_graph_sees_function_local_imports(tmp_path):
     f = tmp_path / "m.py"
     f.write_text(
         "def f():\n    from cutemma.kernels import tuned\n"
-        "    from cutemma.kernels.sm90.host import gemm_sm90\n"
+        "    from cutemma.kernels.sm90.host import prepare\n"
     )
     known = set(_modules())
     assert _imports(f, known) == {f"{PKG}.tuned", f"{PKG}.sm90.host"}
     assert find_cycle({**_graph(), f"{PKG}.tuned": {f"{PKG}.dispatch"}}) is not None
 
 
-def test_families_do_not_reach_into_dispatch():
-    # a family is a mainloop over a design: neither imports cutemma.gemm's dispatcher
+# what a family may never import: the other family, and every step above the family in
+# cutemma.gemm's path (call -> policy -> design -> family -> runtime; DESIGN.md)
+ABOVE_FAMILIES = ("dispatch", "torch_op", "call", "policy", "pick", "decode", "tuned", "tune",
+                  "design", "explain")  # fmt: skip
+FAMILIES = ("sm80", "sm90")
+
+
+def test_families_import_neither_each_other_nor_the_steps_above():
     g = _graph()
     for m, deps in g.items():
-        if m.startswith((f"{PKG}.sm80", f"{PKG}.sm90")):
-            assert f"{PKG}.dispatch" not in deps, m
+        for fam in FAMILIES:
+            if m == f"{PKG}.{fam}" or m.startswith(f"{PKG}.{fam}."):
+                other = [f for f in FAMILIES if f != fam][0]
+                bad = sorted(
+                    d
+                    for d in deps
+                    if d.startswith(f"{PKG}.{other}")
+                    or d in {f"{PKG}.{a}" for a in ABOVE_FAMILIES}
+                )
+                assert bad == [], f"{m} imports {bad}"
+
+
+def test_common_and_runtime_import_no_family_and_no_step_above():
+    g = _graph()
+    for m, deps in g.items():
+        if m.startswith((f"{PKG}.common", f"{PKG}.runtime")):
+            bad = sorted(
+                d
+                for d in deps
+                if d.startswith(tuple(f"{PKG}.{f}" for f in FAMILIES))
+                or d in {f"{PKG}.{a}" for a in ABOVE_FAMILIES}
+            )
+            assert bad == [], f"{m} imports {bad}"

@@ -17,14 +17,14 @@ from dataclasses import replace
 import pytest
 
 from cutemma.errors import TiledMmaError
-from cutemma.kernels.fastlaunch import (
+from cutemma.kernels.decode import decode_config
+from cutemma.kernels.runtime.driver import (
     PROGRAMMATIC_STREAM_SERIALIZATION,
     LaunchAttribute,
     LaunchConfig,
     PdlLauncher,
 )
 from cutemma.kernels.sm90.config import Sm90Config
-from cutemma.kernels.sm90.decode import decode_config
 from cutemma.kernels.sm90.source import gemm_sm90_source
 
 CASES = [  # (config, dtype, a_major, b_major): a stream-K fp8 decode kernel, a whole bf16 one

@@ -22,8 +22,8 @@ from dataclasses import replace
 import pytest
 
 from cutemma.errors import TiledMmaError
+from cutemma.kernels.decode import decode_config
 from cutemma.kernels.sm90.config import Sm90Config
-from cutemma.kernels.sm90.decode import decode_config
 from cutemma.kernels.sm90.streamk import HELPERS_STREAMK, SPLIT_MAX, sk_split
 
 HARNESS = r"""
@@ -322,7 +322,7 @@ def test_decode_rings_hold_about_the_in_flight_bytes(n, dtype):
     """The weights requested over the grid (stages x a tile's weight bytes x CTAs) stay
     within a stage of decode.IN_FLIGHT_BYTES, unless the ring is at its floor (2) or at the
     plan's own depth (stages None: the plan holds fewer bytes than the rule asks)."""
-    from cutemma.kernels.sm90 import decode
+    from cutemma.kernels import decode
     from cutemma.kernels.sm90.plan import Sm90Plan
 
     cfg = decode_config(16, n, 8192, dtype)
@@ -368,14 +368,17 @@ def test_no_swap_past_decode_or_for_tf32():
 
 def test_a_swapped_config_refuses_batches_and_fused_epilogues():
     """swap_ab runs D^T = B^T A^T of a 2-D call: a batch or a fused epilogue is refused by
-    name before any operand is touched (the swapped call of gemm_sm90, given stand-ins)."""
+    name before any operand is touched (the policy's swapped choice, given stand-ins)."""
+    import types
+
     from cutemma.errors import LaunchError
-    from cutemma.kernels.sm90.host import _swapped
+    from cutemma.kernels.policy import _swapped
 
     cfg = decode_config(16, 256, 256, "bf16")
     for batch, epi in ((3, None), (None, object())):
+        call = types.SimpleNamespace(batch=batch, epilogue=epi, A=None, B=None)
         with pytest.raises(LaunchError, match="swaps A and B, which runs 2-D calls"):
-            _swapped(None, None, None, None, 1.0, 0.0, cfg, True, batch, None, epi)
+            _swapped(call, cfg)
 
 
 def test_the_picker_takes_stream_k_where_its_waves_say_so():
@@ -443,7 +446,7 @@ def test_decode_alternatives_are_both_tilings_built_in_first(dtype):
     """cutemma.tune times both swapped tilings of a decode call: decode_config's first,
     then 128-row whole tiles where that shares 64-row tiles by stream-K, and the reverse;
     each builds a plan for the swapped problem."""
-    from cutemma.kernels.sm90.decode import decode_alternatives
+    from cutemma.kernels.decode import decode_alternatives
     from cutemma.kernels.sm90.plan import Sm90Plan
 
     majors = ("K", "K") if dtype == "e4m3" else ("M", "K")

@@ -275,7 +275,7 @@ def test_export_records_the_mutation_of_out(mode):
 def test_a_kernel_load_during_capture_is_refused(monkeypatch):
     """The module load of a kernel's first call refuses while a graph captures (the query
     of torch answers 'capturing'); nothing reaches the driver."""
-    from cutemma.kernels.fastlaunch import DriverKernel
+    from cutemma.kernels.runtime.driver import DriverKernel
 
     monkeypatch.setattr(torch.cuda, "is_initialized", lambda: True)
     monkeypatch.setattr(torch.cuda, "is_current_stream_capturing", lambda: True)

@@ -3,8 +3,12 @@
 repeated-call path (:mod:`.fastpath`), which rewrites only C's and D's pointers and strides
 when ``out`` moved, and alpha.
 
+>>> class T:  # a stand-in tensor: pointer and strides
+...     def __init__(self, ptr): self.ptr = ptr
+...     def data_ptr(self): return self.ptr
+...     def stride(self, i=None): return (32, 1)
 >>> p = Sm80Launch(None, 0, 4, 1, (0x100, 0x200), (64, 32, 16, 16, 16), (0, 0))
->>> p.set_operands((0x300, (32, 1)), (0x400, (32, 1)), 2.0, 0.5)
+>>> p.set_operands(T(0x300), T(0x400), 2.0, 0.5)
 >>> [a.value for a in p.args][:4], p.alpha.value, p.beta.value
 ([256, 512, 768, 1024], 2.0, 0.5)
 """
@@ -13,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from cutemma.kernels.fastpath import _F32, _I32, _I64, _U64, BoxedLaunch
+from cutemma.kernels.runtime.fastpath import _F32, _I32, _I64, _U64, BoxedLaunch
 
 
 class WholeAlpha(_F32):
@@ -84,22 +88,17 @@ class Sm80Launch(BoxedLaunch):
              _I64(batch_ab[0]), _I64(batch_ab[1]), self.batch_c, self.batch_d]
         )  # fmt: skip
 
-    def set_operands(
-        self,
-        c: tuple[int, tuple],
-        d: tuple[int, tuple],
-        alpha: float,
-        beta: float,
-        batch_cd: tuple[int, int] = (0, 0),
-    ) -> None:
-        """Write C's and D's (pointer, last two strides), the scalars and their batch strides
-        (the checked path's values)."""
+    def set_operands(self, C: Any, D: Any, alpha: float, beta: float) -> None:
+        """Write C's and D's pointers, last two strides and batch strides (a batched call's C
+        of batch 1, or broadcast, has batch stride 0), and the scalars."""
         self.at = None  # the fast path's record of what the boxes hold is void
-        self.c.value, self.d.value = c[0], d[0]
-        self.ldc_m.value, self.ldc_n.value = c[1][-2:]
-        self.ldd_m.value, self.ldd_n.value = d[1][-2:]
+        self.c.value, self.d.value = C.data_ptr(), D.data_ptr()
+        self.ldc_m.value, self.ldc_n.value = C.stride()[-2:]
+        self.ldd_m.value, self.ldd_n.value = D.stride()[-2:]
         self.alpha.value, self.beta.value = alpha, beta
-        self.batch_c.value, self.batch_d.value = batch_cd
+        if self.problems is not None:
+            self.batch_c.value = C.stride(0) if C.dim() == 3 and C.shape[0] > 1 else 0
+            self.batch_d.value = D.stride(0)
 
     def write_out(self, ptr: int, st: tuple, out: Any) -> None:
         """C = D = ``out`` (at ``ptr``, element strides ``st``): what the checked path passes

@@ -165,7 +165,7 @@ class Sm90Config:
     last partial wave would leave to few SMs, a tile cut between CTAs summed by its first
     CTA in a fixed order (:mod:`cutemma.kernels.sm90.streamk`). ``swap_ab`` (2-D calls, no
     fused epilogue): the call runs as D^T = B^T A^T through transposed views, this config
-    being the kernel's for the swapped problem (decode calls, :mod:`cutemma.kernels.sm90.decode`).
+    being the kernel's for the swapped problem (decode calls, :mod:`cutemma.kernels.decode`).
     ``evict_first`` 'A' or 'B' (clusters of 1): that operand's TMA loads carry an L2
     evict-first cache policy, for an operand read once (a decode call's weights): its lines
     are the first L2 gives up, so lines that earlier kernels left dirty in L2 are not
@@ -202,7 +202,7 @@ class Sm90Config:
     # stream-K (cutemma.kernels.sm90.streamk): the CTAs share the k iterations of the tiles
     # a last partial wave would leave to few SMs, with a deterministic fix-up
     stream_k: bool = False
-    # swap-AB (cutemma.kernels.sm90.decode): the call runs as D^T = B^T A^T, this config's
+    # swap-AB (cutemma.kernels.decode): the call runs as D^T = B^T A^T, this config's
     # kernel on the swapped problem (B's N as its M, the tokens as its N)
     swap_ab: bool = False
     # L2 evict-first (PTX ISA createpolicy): operand "A" or "B" streamed once, its TMA loads
@@ -299,7 +299,7 @@ class Sm90Config:
                 self.promote != "split" or (self.block_n % 16 == 0 and self.cluster == 1),
                 f"promote='split' with block_n {self.block_n} a multiple of 16 (two halves "
                 f"of a multiple of 8 columns) and cluster {self.cluster} = 1 (in clusters "
-                "ptxas spills its registers, and it was not faster: kernels/NOTES.md run 22)",
+                "ptxas spills its registers, and it was not faster: notes/kernels-journal.md run 22)",
             ),
             (
                 self.promote != "split" or self.block_m == 64 * self.tile_warpgroups,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import ctypes
 from typing import Any
 
-from cutemma.kernels.fastpath import _F32, _I32, _I64, _U64, BoxedLaunch, put_bounded
+from cutemma.kernels.runtime.fastpath import _F32, _I32, _I64, _U64, BoxedLaunch, put_bounded
 from cutemma.kernels.sm90.tma_maps import NO_MAP, output_map
 
 
@@ -36,7 +36,7 @@ class StreamKArgs:
         from cutemma.kernels.sm90.streamk import workspace
 
         if self.stream_of is None:
-            from cutemma.kernels.fastpath import _stream_getter
+            from cutemma.kernels.runtime.fastpath import _stream_getter
 
             self.stream_of = _stream_getter()
         stream = self.stream_of(device)
@@ -168,6 +168,10 @@ class SwapLaunch:
     def write_out(self, ptr: int, st: tuple, out: Any) -> None:
         """D = ``out`` at ``ptr`` with strides ``st``: the kernel writes D^T."""
         self.inner.write_out(ptr, (st[1], st[0]), out.t())
+
+    def set_operands(self, C: Any, out: Any, alpha: float, beta: float) -> None:
+        """C and D of the unswapped call: the kernel reads C^T and writes D^T."""
+        self.inner.set_operands(C.t(), out.t(), alpha, beta)
 
     def launch(self) -> None:
         self.inner.launch()

@@ -172,7 +172,7 @@ def mainloop(plan: Sm90Plan, release_stmt: str, after_issue: str = "") -> str:
         # descriptor start addresses keep only address bits [4, 18) (PTX ISA
         # matrix-descriptor-encode): mask the window-relative part, since in a cluster the
         # shared::cta address carries the CTA's rank at bit 24 (SASS: SR_CgaCtaId << 24),
-        # which an unmasked OR would add to LBO (the N-major-B cluster bug, kernels/NOTES.md)
+        # which an unmasked OR would add to LBO (the N-major-B cluster bug, notes/kernels-journal.md)
         f"const uint32_t a_addr = (smem & {SMEM_WINDOW - 1:#x}u) + stage * {plan.stage_bytes}, "
         f"b_addr = a_addr + {plan.bytes_A};  // window-relative, for descriptors only",
     ]
@@ -250,7 +250,7 @@ def _overlap_loop(plan: Sm90Plan, head: list[str], release_stmt: str, after_issu
     this shape pipelined; a rolled loop choosing the set at run time (a branch per parity
     of kt, or a ternary in the FADDs) makes it serialise every wgmma (C7514: non-wgmma
     instructions reading accumulators inside the pipeline stage) and spill
-    (kernels/NOTES.md, "fp8 promotion with one batch in flight").
+    (notes/kernels-journal.md, "fp8 promotion with one batch in flight").
     """
     S, n = plan.stages, plan.acc_per_thread
 
@@ -334,7 +334,7 @@ def _split_loop(plan: Sm90Plan, release_stmt: str, after_issue: str) -> str:
     FADDs, with the registers of ``promote=True`` (2 x N/2 wgmma values + the f32 set).
 
     The k loop is unrolled by two k tiles: rolled, ptxas serialises every wgmma (C7514)
-    although each FADD names a static half (kernels/NOTES.md, run 22).
+    although each FADD names a static half (notes/kernels-journal.md, run 22).
     """
     S, n = plan.stages, plan.acc_per_thread
     half = n // 2

@@ -2,7 +2,7 @@
 whole tiles, then share the k iterations of the tiles a last partial wave would leave to
 few SMs, so a grid of tiles that leaves the last wave mostly empty (decode: 80 tiles for
 132 SMs; a mid-size call's last partial wave) keeps every SM busy to the end
-(:func:`sk_split` chooses; kernels/NOTES.md "Stream-K and swap-AB").
+(:func:`sk_split` chooses; notes/kernels-journal.md "Stream-K and swap-AB").
 
 The work: every CTA ``b`` of the grid ``G`` takes tiles ``sk_tiles + b``, ``+ G``, ...
 whole (the same count each); then the first ``sk_tiles`` tiles (tile order, grouped

@@ -23,8 +23,8 @@ from cutemma.copy.tma_map import (
     tensor_map_param,
 )
 from cutemma.errors import LaunchError, TmaError
-from cutemma.kernels.fastlaunch import ensure_context
-from cutemma.kernels.fastpath import put_bounded
+from cutemma.kernels.runtime.driver import ensure_context
+from cutemma.kernels.runtime.fastpath import put_bounded
 
 if TYPE_CHECKING:  # annotations only: a launch from the disk index needs no plan
     from cutemma.kernels.sm90.plan import Sm90Plan

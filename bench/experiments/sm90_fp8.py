@@ -1,6 +1,6 @@
 """fp8 e4m3 on sm90: promoted vs fast accumulation, against torch._scaled_mm (a script).
 
-    python tests/kernels/gpu_sm90_fp8.py OUT.json [SIZE ...]
+    python bench/experiments/sm90_fp8.py OUT.json [SIZE ...]
 
 Per square size (default 8192 4096), A row-major, B column-major (K-major both, what fp8
 wgmma reads), bf16 output: torch._scaled_mm with per-tensor scales of 1 (its default
@@ -10,13 +10,18 @@ of do_bench medians. Precision: rel. error of f32 output against float64 at 4096
 
 from __future__ import annotations
 
+import sys as _sys  # the GPU checks' helpers (gpu_timing) live in tests/kernels
+from pathlib import Path as _Path
+
+_sys.path.insert(0, str(_Path(__file__).resolve().parents[2] / "tests" / "kernels"))
+_sys.path.insert(0, str(_Path(__file__).resolve().parent))
 import json
 import sys
 
 import gpu_timing  # beside this script
 import torch  # before cutemma's CUDA modules (see notes/CUDA.md)
 
-from cutemma.kernels.sm90.host import gemm_sm90
+from cutemma.kernels.dispatch import gemm as gemm_sm90
 from cutemma.kernels.sm90.plan import Sm90Config
 
 VARIANTS = {

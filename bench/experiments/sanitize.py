@@ -1,6 +1,6 @@
 """A few edge-shape GEMMs for compute-sanitizer (memcheck, racecheck) on the GPU.
 
-compute-sanitizer --tool memcheck python tests/kernels/gpu_sanitize.py
+compute-sanitizer --tool memcheck python bench/experiments/sanitize.py
 """
 
 from __future__ import annotations

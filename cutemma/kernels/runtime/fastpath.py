@@ -20,8 +20,19 @@ call compares dtype, device, sizes and strides of every tensor, ~3x cheaper than
 each tensor from Python) when this torch has one that passes a self-test, else
 :class:`MetaGuard` (the same comparisons from Python).
 
+A call with a fused epilogue (:func:`try_fast_epilogue`) adds two things to the key and the
+guard: the key the op list as given and which tensor keywords were None; the guard every
+epilogue tensor's dtype, device, shape and strides (so the kernel variant, the lengths and a
+residual's row stride, which stay in the argument boxes, still hold). Every hit writes each
+epilogue tensor's pointer into its box: a tensor changed in place is read anew, and another
+tensor with the same metadata is read at its own address. A call whose tensors had to be
+copied (a strided vector) or whose op list is unhashable leaves no entry
+(:attr:`cutemma.kernels.epilogue.Bound.fast`).
+
 >>> fast_key_fields()
 ('A.data_ptr', 'B.data_ptr', 'out given', 'config')
+>>> key_fields()
+('A.data_ptr', 'B.data_ptr', 'out given', 'config', 'epilogue as given', 'absent tensors')
 >>> guard_fields()
 ('dtype', 'device', 'shape', 'stride')
 """
@@ -31,10 +42,13 @@ from __future__ import annotations
 import ctypes
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from cutemma.kernels.fastlaunch import launcher as _launcher
-from cutemma.kernels.fastlaunch import pdl_launcher
+from cutemma.kernels.runtime.driver import launcher as _launcher
+from cutemma.kernels.runtime.driver import pdl_launcher
+
+if TYPE_CHECKING:  # the record's type only: the epilogue's ops live above the runtime
+    from cutemma.kernels.epilogue import FastRecord
 
 _I32, _I64, _F32, _U64 = ctypes.c_int32, ctypes.c_int64, ctypes.c_float, ctypes.c_uint64
 FAST: dict[tuple, tuple[FastEntry, ...]] = {}  # fast_key -> entries, newest first
@@ -180,7 +194,7 @@ class BoxedLaunch:
     (:class:`cutemma.kernels.sm90.launch.PreparedLaunch`,
     :class:`cutemma.kernels.sm80.launch.Sm80Launch`).
 
-    ``kern`` is a :class:`~cutemma.kernels.fastlaunch.DriverKernel`; ``alpha`` the box
+    ``kern`` is a :class:`~cutemma.kernels.runtime.driver.DriverKernel`; ``alpha`` the box
     :func:`try_fast` writes per call; ``at`` and ``ptr``: the fast-path entry and output
     pointer the boxes were last written for (None after any other write), so a repeated
     call writes only alpha. A subclass sets ``args`` with :meth:`set_args` and says how a
@@ -382,3 +396,126 @@ def try_fast(A: Any, B: Any, out: Any, alpha: float, config: Any) -> Any:
             return None
         p.launch()
     return out
+
+
+def key_fields() -> tuple[str, ...]:
+    """What the key of an epilogue call's prepared launch holds."""
+    return (*fast_key_fields(), "epilogue as given", "absent tensors")
+
+
+def remember_epilogue(
+    A: Any, B: Any, out: Any, given: bool, config: Any, prepared: Any, record: FastRecord
+) -> None:
+    """Keep ``prepared`` (whose epilogue boxes exist: ``add_epilogue``) for repeats of an
+    epilogue call with these operands, this op list and tensors like ``record.tensors``.
+
+    >>> class T:  # a stand-in tensor: what the key and the guard ask
+    ...     def __init__(self, ptr, shape, stride=None):
+    ...         self.ptr, self.shape, self.dtype, self.device = ptr, shape, "bf16", "cuda:0"
+    ...         self.st = stride or (shape[-1], 1)[-len(shape):]
+    ...     def data_ptr(self): return self.ptr
+    ...     def stride(self): return self.st
+    ...     def get_device(self): return 0
+    >>> import ctypes
+    >>> class P:  # a stand-in prepared launch: its boxes and launches
+    ...     at = ptr = None; alpha = ctypes.c_float(); epi = [ctypes.c_uint64()]; runs = []
+    ...     def write_out(self, ptr, st, out): pass
+    ...     def launch(self): self.runs.append(self.epi[0].value)
+    >>> A, B, b1 = T(1 << 40, (64, 32)), T(2 << 40, (32, 16)), T(3 << 40, (16,), (1,))
+    >>> from cutemma.kernels.epilogue import FastRecord
+    >>> rec = FastRecord(("bias",), (True, True, False, True, True), (b1,), ((0, 0),))
+    >>> D = T(4 << 40, (64, 16))
+    >>> remember_epilogue(A, B, D, True, None, P(), rec)
+    >>> b2 = T(5 << 40, (16,), (1,))  # another bias with the same metadata: its own address
+    >>> t = (None, None, b2, None, None)
+    >>> try_fast_epilogue(A, B, D, 1.0, None, ("bias",), t) is D, P.runs == [b2.ptr]
+    (True, True)
+    >>> try_fast_epilogue(A, B, D, 1.0, None, ("bias", "relu"), t) is None  # other ops
+    True
+    >>> short = (None, None, T(6 << 40, (8,), (1,)), None, None)  # another length: refused
+    >>> try_fast_epilogue(A, B, D, 1.0, None, ("bias",), short) is None
+    True
+    >>> _ = FAST.clear()
+    """
+    global _empty
+    if _empty is None and type(out).__module__.startswith("torch"):
+        import torch
+
+        _empty = torch.empty
+    key = (*fast_key(A, B, given, config), record.names, record.absent)
+    ops = (A, B, out, *record.tensors) if given else (A, B, *record.tensors)
+    entry = FastEntry(make_guard(*ops), prepared, out)
+    entry.epi = record.slots
+    old = FAST.pop(key, ())
+    if len(FAST) >= FAST_MAX:
+        FAST.pop(next(iter(FAST)))
+    FAST[key] = (entry, *old[: FAST_PER_KEY - 1])
+
+
+def try_fast_epilogue(
+    A: Any, B: Any, out: Any, alpha: float, config: Any, names: Any, tensors: tuple
+) -> Any:
+    """D = epilogue(alpha * A @ B) through a prepared launch, or None (the caller takes the
+    checked path, which prepares one). ``tensors``: the call's epilogue keywords in
+    :data:`cutemma.kernels.epilogue.ARGS` order, None where not given."""
+    try:
+        absent = tuple(t is None for t in tensors)
+        entries = FAST.get((A.data_ptr(), B.data_ptr(), out is not None, config, names, absent))
+        if entries is None:
+            return None
+        given = [t for t in tensors if t is not None]
+        if out is None:
+            for e in entries:
+                if e.check(A, B, *given):
+                    break
+            else:
+                return None
+            out = _empty(e.shape, dtype=e.dtype, device=e.device)
+        else:
+            for e in entries:
+                if e.check(A, B, out, *given):
+                    break
+            else:
+                return None
+        ptr = out.data_ptr()
+        ptrs = [(i, given[j].data_ptr()) for i, j in e.epi]
+    except (AttributeError, TypeError):  # not tensors, unhashable ops: the checked path
+        return None
+    p = e.prepared
+    with LAUNCH_LOCK:
+        if p.at is not e or p.ptr != ptr:
+            p.write_out(ptr, e.strides, out)
+            p.at, p.ptr = e, ptr
+        for i, v in ptrs:
+            p.epi[i].value = v
+        try:
+            p.alpha.value = alpha
+        except TypeError:
+            return None
+        p.launch()
+    return out
+
+
+def run(prepared: BoxedLaunch, C: Any, D: Any, alpha: float, beta: float, epilogue: Any) -> None:
+    """Launch a family's prepared launch for one call: C and D (C is D without a C), the
+    scalars and a bound epilogue's tensors (:class:`~cutemma.kernels.epilogue.Bound`, or
+    None) written into its boxes, under :data:`LAUNCH_LOCK` (the boxes are shared with
+    other calls of the signature, and threads)."""
+    with LAUNCH_LOCK:
+        if epilogue is not None:
+            prepared.set_epilogue(epilogue.values)
+        prepared.set_operands(C, D, alpha, beta)
+        prepared.launch()
+
+
+def keep(A: Any, B: Any, out: Any, given: bool, asked: Any, prepared: Any, epilogue: Any) -> None:
+    """Keep a call's launch for its repeats: :func:`remember` for a plain call,
+    :func:`remember_epilogue` for a fused one whose tensors a repeat can pass as they are
+    (``epilogue.fast``); a key that cannot be hashed keeps nothing."""
+    try:
+        if epilogue is None:
+            remember(A, B, out, given, asked, prepared)
+        elif epilogue.fast is not None:
+            remember_epilogue(A, B, out, given, asked, prepared, epilogue.fast)
+    except TypeError:  # an unhashable config asked for: every call takes the checked path
+        pass

@@ -1,6 +1,6 @@
 """Interleaved timing of sm90 GEMM variants against cuBLAS (run as a script on the GPU).
 
-    python tests/kernels/gpu_sm90_variants.py OUT.json [SIZE ...]
+    python bench/experiments/sm90_variants.py OUT.json [SIZE ...]
 
 For each square bf16 size (default 8192 4096), A row-major and B row-major (torch's usual
 layout, 'KN') and B column-major ('KK'): cuBLAS (torch.matmul) and each variant timed in 5
@@ -10,6 +10,11 @@ process. Prints TFLOP/s medians and ratios to cuBLAS; writes every round to OUT.
 
 from __future__ import annotations
 
+import sys as _sys  # the GPU checks' helpers (gpu_timing) live in tests/kernels
+from pathlib import Path as _Path
+
+_sys.path.insert(0, str(_Path(__file__).resolve().parents[2] / "tests" / "kernels"))
+_sys.path.insert(0, str(_Path(__file__).resolve().parent))
 import json
 import statistics
 import sys
@@ -17,7 +22,7 @@ import sys
 import torch  # before cutemma's CUDA modules (see notes/CUDA.md)
 from gpu_timing import rounds  # beside this script
 
-from cutemma.kernels.sm90.host import gemm_sm90
+from cutemma.kernels.dispatch import gemm as gemm_sm90
 from cutemma.kernels.sm90.plan import Sm90Config
 
 VARIANTS = {

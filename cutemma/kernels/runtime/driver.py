@@ -123,7 +123,7 @@ class DriverKernel:
             return hit if hit is not None else self._load(device)
 
     def _load(self, device: int) -> tuple:
-        from cutemma.kernels.capture import refuse_during_capture
+        from cutemma.kernels.runtime.capture import refuse_during_capture
 
         refuse_during_capture(f"loading kernel {self.name} on device {device}")
         ctx = libcuda.primary_context(device)

@@ -1,6 +1,6 @@
 """The GEMM launches through libcuda by ctypes (cutemma.libcuda) on the GPU (issue 21, item 5).
 
-    python tests/kernels/gpu_libcuda.py OUT.json
+    python bench/experiments/libcuda.py OUT.json
 
 Module loads, shared-memory limits, tensor maps and launches no longer go through
 cuda.bindings. Each kind of launch once, its D against torch in float32 (relative Frobenius

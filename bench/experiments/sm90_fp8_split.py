@@ -1,6 +1,6 @@
 """Promoted fp8 by N halves (``promote="split"``) against the promoted default (a script).
 
-    python tests/kernels/gpu_sm90_fp8_split.py OUT.json [--more]
+    python bench/experiments/sm90_fp8_split.py OUT.json [--more]
 
 Checks each variant on edge shapes (NaN-poisoned f32 output, rel. error < 3e-4 against
 float64 of the upcast inputs; e4m3 and e5m2), the precision at 4096^3 against the promoted
@@ -11,6 +11,11 @@ rounds of do_bench medians. Fast accumulation rows show what promotion costs eac
 
 from __future__ import annotations
 
+import sys as _sys  # the GPU checks' helpers (gpu_timing) live in tests/kernels
+from pathlib import Path as _Path
+
+_sys.path.insert(0, str(_Path(__file__).resolve().parents[2] / "tests" / "kernels"))
+_sys.path.insert(0, str(_Path(__file__).resolve().parent))
 import json
 import statistics
 import sys
@@ -18,7 +23,7 @@ import sys
 import gpu_timing  # beside this script
 import torch  # before cutemma's CUDA modules (see notes/CUDA.md)
 
-from cutemma.kernels.sm90.host import gemm_sm90
+from cutemma.kernels.dispatch import gemm as gemm_sm90
 from cutemma.kernels.sm90.plan import Sm90Config
 
 VARIANTS = {

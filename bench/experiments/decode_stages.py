@@ -1,9 +1,14 @@
-"""(issue 21; raw/decode-stages-run6.json: `OUT=DIR python tests/kernels/gpu_decode_stages.py`)
+"""(issue 21; raw/decode-stages-run6.json: `OUT=DIR python bench/experiments/decode_stages.py`)
 Decode configs with B's bytes in flight per SM capped (64 or 96 KiB of weights) against
 the built-in (8 stages), every decode shape, 5 interleaved rounds of L2-flushed medians."""
 
 # ruff: noqa: B023 -- each iteration times its own closures before the next rebinds them
 
+import sys as _sys  # the GPU checks' helpers (gpu_timing) live in tests/kernels
+from pathlib import Path as _Path
+
+_sys.path.insert(0, str(_Path(__file__).resolve().parents[2] / "tests" / "kernels"))
+_sys.path.insert(0, str(_Path(__file__).resolve().parent))
 import json
 import os
 import statistics
@@ -14,11 +19,11 @@ import torch
 sys.path.insert(0, "tests/kernels")
 sys.path.insert(0, "bench")
 import triton.testing as tt
-from gpu_sk_probe import BF, E4, make
+from sk_probe import BF, E4, make
 
+from cutemma.kernels.decode import decode_config
 from cutemma.kernels.sm90.config import Sm90Config as C
-from cutemma.kernels.sm90.decode import decode_config
-from cutemma.kernels.sm90.host import gemm_sm90
+from cutemma.kernels.dispatch import gemm as gemm_sm90
 
 res = []
 one = torch.ones((), device="cuda")

@@ -2,7 +2,7 @@
 inference table (M = 128 .. 4096 tokens on its four projection shapes) run with each
 candidate tile, plain and stream-K, against its peer, on the GPU, in one process:
 
-    python tests/kernels/gpu_tile_map.py OUT.json [--dtype bf16|e4m3] [--m 512,1024]
+    python bench/experiments/tile_map.py OUT.json [--dtype bf16|e4m3] [--m 512,1024]
 
 Each row: the built-in pick (``default``), the candidates' ratios (peer time / cutemma
 time, medians of interleaved rounds, L2 flushed), and which candidate was best.
@@ -13,6 +13,11 @@ such maps (bench/results/raw/tile-map-*.json).
 # ruff: noqa: B023 -- each loop iteration times its own lambdas before the next rebinds them
 from __future__ import annotations
 
+import sys as _sys  # the GPU checks' helpers (gpu_timing) live in tests/kernels
+from pathlib import Path as _Path
+
+_sys.path.insert(0, str(_Path(__file__).resolve().parents[2] / "tests" / "kernels"))
+_sys.path.insert(0, str(_Path(__file__).resolve().parent))
 import datetime
 import json
 import os
@@ -23,12 +28,12 @@ from concurrent.futures import ProcessPoolExecutor
 import torch
 
 sys.path.insert(0, os.path.dirname(__file__))
-from gpu_sk_probe import BF, E4, _compile, make, peer_call  # noqa: E402
+from sk_probe import BF, E4, _compile, make, peer_call  # noqa: E402
 
 import cutemma  # noqa: E402
 from cutemma.kernels.pick import builtin_sm90_config  # noqa: E402
 from cutemma.kernels.sm90.config import Sm90Config  # noqa: E402
-from cutemma.kernels.sm90.host import gemm_sm90  # noqa: E402
+from cutemma.kernels.dispatch import gemm as gemm_sm90  # noqa: E402
 
 SHAPES_NK = [(10240, 8192), (8192, 28672), (57344, 8192), (8192, 8192)]
 MS = (128, 256, 512, 1024, 2048, 4096)

@@ -1,7 +1,7 @@
 """Where mid-size stream-K loses, and what a stream of B can reach at the decode sizes
 (issue 21), on the GPU, in one process:
 
-    python tests/kernels/gpu_sk_probe.py OUT.json
+    python bench/experiments/sk_probe.py OUT.json
 
 Part 1 (the default), for mid-size shapes whose tiles leave a partial last wave: one tile
 shape run as the built-in kernel, the same tile as a plain kernel, and the stream-K kernel
@@ -22,6 +22,11 @@ flight per thread, over a grid of 1-4 CTAs per SM), beside a 1 GiB copy.
 # ruff: noqa: B023 -- each loop iteration times its own lambdas before the next rebinds them
 from __future__ import annotations
 
+import sys as _sys  # the GPU checks' helpers (gpu_timing) live in tests/kernels
+from pathlib import Path as _Path
+
+_sys.path.insert(0, str(_Path(__file__).resolve().parents[2] / "tests" / "kernels"))
+_sys.path.insert(0, str(_Path(__file__).resolve().parent))
 import datetime
 import json
 import os
@@ -38,7 +43,7 @@ from read_ceiling import READ_SHAPES, READ_SOURCE  # noqa: E402
 import cutemma  # noqa: E402
 from cutemma.kernels.sm90 import host, streamk  # noqa: E402
 from cutemma.kernels.sm90.config import Sm90Config  # noqa: E402
-from cutemma.kernels.sm90.host import gemm_sm90  # noqa: E402
+from cutemma.kernels.dispatch import gemm as gemm_sm90  # noqa: E402
 
 BF, E4 = torch.bfloat16, torch.float8_e4m3fn
 GRID = 132

@@ -1,6 +1,6 @@
 """Where a repeated cutemma.gemm call spends its host time (run as a script on the GPU machine).
 
-    python tests/kernels/gpu_host_profile.py [calls]
+    python bench/experiments/host_profile.py [calls]
 
 Times 2000 back-to-back calls of a 128^3 bf16 product (GPU work ~ nothing) through
 cutemma.gemm, gemm_sm90 and torch.matmul, then prints cProfile's top entries of the
@@ -17,7 +17,7 @@ import time
 import torch  # before cutemma's CUDA modules (see notes/CUDA.md)
 
 import cutemma
-from cutemma.kernels.sm90.host import gemm_sm90
+from cutemma.kernels.dispatch import gemm as gemm_sm90
 
 
 def per_call_us(fn, calls: int) -> float:

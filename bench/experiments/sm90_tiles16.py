@@ -1,6 +1,6 @@
 """16-bit tile widths against cuBLAS across the square sizes (a script).
 
-    python tests/kernels/gpu_sm90_tiles16.py OUT.json
+    python bench/experiments/sm90_tiles16.py OUT.json
 
 pick_sm90_config chose 16-bit tiles by whole waves between 128x256 and 128x128 (at 0.92
 of its speed); 3072^3 (2.2 waves of 128x256) and 1024^3 (a quarter wave) come out at
@@ -11,6 +11,11 @@ after checking 128x192 and 128x64 on edge shapes (NaN-poisoned, both majors of B
 
 from __future__ import annotations
 
+import sys as _sys  # the GPU checks' helpers (gpu_timing) live in tests/kernels
+from pathlib import Path as _Path
+
+_sys.path.insert(0, str(_Path(__file__).resolve().parents[2] / "tests" / "kernels"))
+_sys.path.insert(0, str(_Path(__file__).resolve().parent))
 import json
 import statistics
 import sys
@@ -18,7 +23,7 @@ import sys
 import gpu_timing  # beside this script
 import torch  # before cutemma's CUDA modules (see notes/CUDA.md)
 
-from cutemma.kernels.sm90.host import gemm_sm90
+from cutemma.kernels.dispatch import gemm as gemm_sm90
 from cutemma.kernels.sm90.plan import Sm90Config
 
 TILES = {f"128x{n}": Sm90Config(128, n) for n in (256, 192, 128, 64)}

@@ -1,6 +1,6 @@
 """Promoted fp8 tile shapes near cuBLAS's own (a script).
 
-    python tests/kernels/gpu_sm90_fp8_tiles.py OUT.json
+    python bench/experiments/sm90_fp8_tiles.py OUT.json
 
 torch._scaled_mm at e4m3 8192^3 launches nvjet_sm90_qqtst_144x128_128x6_1x2_h_bz_coopA
 (run of 2026-11-24, raw/sm90-overlap-run17.json): a 144-wide tile, 6 stages, clusters of
@@ -13,13 +13,18 @@ float64 of the upcast inputs).
 
 from __future__ import annotations
 
+import sys as _sys  # the GPU checks' helpers (gpu_timing) live in tests/kernels
+from pathlib import Path as _Path
+
+_sys.path.insert(0, str(_Path(__file__).resolve().parents[2] / "tests" / "kernels"))
+_sys.path.insert(0, str(_Path(__file__).resolve().parent))
 import json
 import sys
 
 import gpu_timing  # beside this script
 import torch  # before cutemma's CUDA modules (see notes/CUDA.md)
 
-from cutemma.kernels.sm90.host import gemm_sm90
+from cutemma.kernels.dispatch import gemm as gemm_sm90
 from cutemma.kernels.sm90.plan import Sm90Config
 
 VARIANTS = {

@@ -2,7 +2,7 @@
 
     ncu --clock-control none --section SpeedOfLight --section ComputeWorkloadAnalysis \
         --section MemoryWorkloadAnalysis --section WarpStateStats --section SchedulerStats \
-        -k regex:"cutemma_gemm_sm90|nvjet" python tests/kernels/gpu_profile_fp8.py
+        -k regex:"cutemma_gemm_sm90|nvjet" python bench/experiments/profile_fp8.py
 
 e4m3 8192^3, bf16 out: cutemma's promoted 128x192 (fp8's default), its fast-accumulation
 128x256, and torch._scaled_mm (cuBLAS's nvjet kernel); then bf16 8192^3: cutemma's 128x256
@@ -17,7 +17,7 @@ import sys
 
 import torch  # before cutemma's CUDA modules (see notes/CUDA.md)
 
-from cutemma.kernels.sm90.host import gemm_sm90
+from cutemma.kernels.dispatch import gemm as gemm_sm90
 from cutemma.kernels.sm90.plan import Sm90Config
 
 

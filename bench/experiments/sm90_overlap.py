@@ -1,11 +1,11 @@
 """Promoted fp8 with one batch in flight (``Sm90Config(promote="overlap")``) on the GPU (a script).
 
-    python tests/kernels/gpu_sm90_overlap.py OUT.json      # checks, precision, timing, cuBLAS's kernel
-    python tests/kernels/gpu_sm90_overlap.py sanitize      # small shapes for compute-sanitizer
+    python bench/experiments/sm90_overlap.py OUT.json      # checks, precision, timing, cuBLAS's kernel
+    python bench/experiments/sm90_overlap.py sanitize      # small shapes for compute-sanitizer
 
 Checks: poisoned (NaN) output, M/N/K off the tile, M = 1, e4m3 and e5m2, f32 and bf16 out,
 alpha, beta with C (f32 and bf16); rel. error against float64 of the upcast inputs, bound
-3e-4 for f32 out (promoted fp8, kernels/NOTES.md), 1e-2 for bf16 out. Precision at 4096^3
+3e-4 for f32 out (promoted fp8, notes/kernels-journal.md), 1e-2 for bf16 out. Precision at 4096^3
 (f32 out) of every timed variant and torch._scaled_mm. Timing: 5 interleaved rounds of
 do_bench medians (gpu_sm90_fp8.py's method), _scaled_mm timed between ours, e4m3 8192^3 and
 4096^3, bf16 out. The name of the kernel torch._scaled_mm launches at 8192^3 (torch.profiler).
@@ -13,6 +13,11 @@ do_bench medians (gpu_sm90_fp8.py's method), _scaled_mm timed between ours, e4m3
 
 from __future__ import annotations
 
+import sys as _sys  # the GPU checks' helpers (gpu_timing) live in tests/kernels
+from pathlib import Path as _Path
+
+_sys.path.insert(0, str(_Path(__file__).resolve().parents[2] / "tests" / "kernels"))
+_sys.path.insert(0, str(_Path(__file__).resolve().parent))
 import json
 import statistics
 import sys
@@ -20,7 +25,7 @@ import sys
 import gpu_timing  # beside this script
 import torch  # before cutemma's CUDA modules (see notes/CUDA.md)
 
-from cutemma.kernels.sm90.host import gemm_sm90
+from cutemma.kernels.dispatch import gemm as gemm_sm90
 from cutemma.kernels.sm90.plan import Sm90Config
 
 OVERLAP = [

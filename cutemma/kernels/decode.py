@@ -1,4 +1,5 @@
-"""Decode-sized sm90 calls (M <= 64 tokens): swap A and B, and (mostly) share K by stream-K.
+"""The policy's decode picks: decode-sized sm90 calls (M <= 64 tokens) swap A and B, and
+(mostly) share K by stream-K.
 
 With a few tokens a GEMM is a stream of B. Swapped, D^T = B^T A^T: the large N of B fills
 wgmma's 64-row M (the kernel's A is B^T, a view), the tokens sit in wgmma's N of 16..64
@@ -49,8 +50,6 @@ inference-run16-fp8-pdl.json).
 """
 
 from __future__ import annotations
-
-from typing import Any
 
 from cutemma.kernels.pick import EVICT_FIRST_MAX_BYTES
 from cutemma.kernels.sm90.config import (
@@ -130,38 +129,3 @@ def stream_stages(rows: int, k_bytes: int, ctas: int) -> int | None:
     """
     stages = max(2, round(IN_FLIGHT_BYTES / (ctas * rows * k_bytes)))
     return None if stages >= MAX_STAGES else stages
-
-
-def swap_call(A: Any, B: Any, out: Any, out_dtype: Any, alpha: float, remember: Any) -> Any:
-    """``cutemma.gemm``'s decode path: D = alpha * A @ B (2-D, no C) as D^T = B^T A^T on a
-    stream-K kernel when :func:`decode_config` has a config and the swapped operands meet
-    the sm90 rules; else None (the plain kernel runs). ``remember``: the fast path's key
-    slots (the launch is kept, as a :class:`~cutemma.kernels.sm90.launch.SwapLaunch`, for
-    the next identical call).
-
-    >>> swap_call(None, None, None, None, 1.0, None) is None  # not tensors: not here
-    True
-    """
-    try:
-        M, K = A.shape
-        N = B.shape[1]
-    except (AttributeError, ValueError, TypeError):
-        return None
-    from cutemma.kernels.operands import SM90_DTYPES, _dtype
-    from cutemma.kernels.sm90.host import gemm_sm90, sm90_refusal, sm_count
-
-    dtype = SM90_DTYPES.get(_dtype(A), (None,))[0]
-    if dtype is None or M > SWAP_MAX_M or A.device.type != "cuda":
-        return None
-    if sm90_refusal(B.t(), A.t()) is not None:
-        return None
-    cfg = decode_config(M, N, K, dtype, sm_count(A.device.index or 0))
-    if cfg is None:
-        return None
-    import torch
-
-    if out is None:
-        out = torch.empty((M, N), dtype=out_dtype, device=A.device)
-    elif tuple(out.shape) != (M, N) or out.dtype != out_dtype or out.device != A.device:
-        return None  # the plain path names what is wrong with out
-    return gemm_sm90(A, B, out=out, alpha=alpha, config=cfg, _remember=remember)

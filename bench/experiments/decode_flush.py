@@ -1,6 +1,6 @@
 """Decode rows (M = 16) on the GPU (issue 21, acceptance 2; raw/decode-flush-run2.json):
 
-    OUT=DIR python tests/kernels/gpu_decode_flush.py
+    OUT=DIR python bench/experiments/decode_flush.py
 
  under three ways of leaving L2 before each timed call:
 dirty  = triton do_bench (zero_ of 256 MB: L2 left full of dirty lines, as the table times)
@@ -12,6 +12,11 @@ For cutemma, the peer, a CUDA read of B's bytes (walk64 / sweep), and an empty k
 
 # ruff: noqa: B023 -- each iteration times its own closures before the next rebinds them
 
+import sys as _sys  # the GPU checks' helpers (gpu_timing) live in tests/kernels
+from pathlib import Path as _Path
+
+_sys.path.insert(0, str(_Path(__file__).resolve().parents[2] / "tests" / "kernels"))
+_sys.path.insert(0, str(_Path(__file__).resolve().parent))
 import json
 import os
 import statistics

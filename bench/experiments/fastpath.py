@@ -1,7 +1,7 @@
 """The sm90 fast path on the GPU: repeated cutemma.gemm calls stay right after every change
 of an operand (in place or not: no stale prepared launch), and what a repeat costs.
 
-    python tests/kernels/gpu_fastpath.py OUT.json [BASE_DIR]
+    python bench/experiments/fastpath.py OUT.json [BASE_DIR]
 
 Checks: each call is compared with torch.matmul in float64 on the same (upcast) operands
 (bf16 output bound 1e-2, relative Frobenius); whether the call reused a prepared launch
@@ -15,6 +15,11 @@ taken too, each round in a fresh process right after this tree's round, so both 
 
 from __future__ import annotations
 
+import sys as _sys  # the GPU checks' helpers (gpu_timing) live in tests/kernels
+from pathlib import Path as _Path
+
+_sys.path.insert(0, str(_Path(__file__).resolve().parents[2] / "tests" / "kernels"))
+_sys.path.insert(0, str(_Path(__file__).resolve().parent))
 import datetime
 import importlib.util
 import json
@@ -30,7 +35,7 @@ import torch  # before cutemma's CUDA modules (see notes/CUDA.md)
 import cutemma
 from cutemma.errors import CutemmaError
 from cutemma.kernels import dispatch as dsp
-from cutemma.kernels import fastpath as fp
+from cutemma.kernels.runtime import fastpath as fp
 from cutemma.kernels.sm80.plan import GemmConfig
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -330,7 +335,7 @@ def main() -> None:
         # the env's commit first: a copied tree's git query reads the enclosing checkout
         "commit": os.environ.get("CUTEMMA_COMMIT") or commit or "?",
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "method": "tests/kernels/gpu_fastpath.py: checks, then bench/gemm.py overhead_sm90_us "
+        "method": "bench/experiments/fastpath.py: checks, then bench/gemm.py overhead_sm90_us "
         "(128^3 bf16, out given) and overhead_us (sm80 64^3): 3 rounds of each (5 x 2000 calls, "
         "cases in turn, medians); 'base' = the tree before this change ("
         + os.environ.get("CUTEMMA_BASE", "?")

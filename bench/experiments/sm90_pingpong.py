@@ -1,6 +1,6 @@
 """Pingpong and 3-consumer sm90 configs on the GPU: edge-shape checks, then timing (a script).
 
-    python tests/kernels/gpu_sm90_pingpong.py OUT.json [checks] [fp8] [bf16]
+    python bench/experiments/sm90_pingpong.py OUT.json [checks] [fp8] [bf16]
 
 checks: every config of CHECKS on shapes with edges in M (not a multiple of the tile, M =
 1), N and K (TMA zero fill), tile counts that leave a pingpong CTA an odd number of tiles,
@@ -13,6 +13,11 @@ accumulation) / torch.matmul on the same tensors, one process. Exits 1 if a chec
 
 from __future__ import annotations
 
+import sys as _sys  # the GPU checks' helpers (gpu_timing) live in tests/kernels
+from pathlib import Path as _Path
+
+_sys.path.insert(0, str(_Path(__file__).resolve().parents[2] / "tests" / "kernels"))
+_sys.path.insert(0, str(_Path(__file__).resolve().parent))
 import json
 import statistics
 import sys
@@ -21,7 +26,7 @@ import traceback
 import torch  # before cutemma's CUDA modules (see notes/CUDA.md)
 from gpu_timing import rounds  # beside this script
 
-from cutemma.kernels.sm90.host import gemm_sm90
+from cutemma.kernels.dispatch import gemm as gemm_sm90
 from cutemma.kernels.sm90.plan import Sm90Config
 
 PP = "pingpong"

@@ -1,0 +1,107 @@
+"""How the sm90 kernel reads a call's operands, and whether it can: each operand's view
+(a shared batch as its one matrix), major and leading stride, under TMA's rules.
+
+The rules: a 2-D or batched 3-D call on an sm_90a device, A and B of one sm90 dtype, 16-bit
+types in either major and others K-major (A row-major, B column-major), what TMA reads
+16-byte aligned (base pointers; leading strides and the batch stride of an operand with a
+batch: :func:`cutemma.copy.tma_map.stride_refusal`, the driver's rules in ``TMA_RULES``).
+
+>>> class T:  # a (K, N) = (200, 1) column vector with contiguous rows, bf16
+...     shape, element_size = (200, 1), staticmethod(lambda: 2)
+...     def stride(self): return (1, 1)
+>>> tma_major(T(), "B")[1:]
+('K', 200)
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from cutemma.copy.tma_map import TMA_RULES, stride_refusal
+from cutemma.kernels.sm90.config import ATOMS_SM90
+
+_NAMES = {"A": ("K", "M"), "B": ("K", "N")}  # (the K-contiguous major, the other)
+
+
+class Views(NamedTuple):
+    """The operands as the sm90 kernel reads them: (tensor, major, leading stride) each;
+    ``copied``: an operand had to be copied (neither of its modes contiguous), so a repeat
+    of the call cannot reuse the launch (it would read the copy)."""
+
+    A: Any
+    a_major: str
+    lda: int
+    B: Any
+    b_major: str
+    ldb: int
+    copied: bool = False
+
+
+def shared_operand(t: Any) -> Any:
+    """A 3-D operand every problem shares (a batch of 1 or a batch stride of 0) as its one
+    matrix (a view); anything else unchanged. Its tensor map is then rank 2: a TMA stride
+    cannot be 0."""
+    return t[0] if t.dim() == 3 and (t.shape[0] <= 1 or t.stride(0) == 0) else t
+
+
+def major(t: Any, what: str) -> tuple[Any, str, int]:
+    """(tensor, major, leading stride) of the last two modes: 'K'-contiguous or the other;
+    neither mode contiguous: the operand is copied (a 3-D one as a whole)."""
+    r, c = t.shape[-2:]
+    s0, s1 = t.stride()[-2:]
+    inner, outer = _NAMES[what]
+    if s1 == 1 or c == 1:
+        return t, (inner if what == "A" else outer), s0 if r > 1 else max(c, 1)
+    if s0 == 1 or r == 1:
+        return t, (outer if what == "A" else inner), s1 if c > 1 else max(r, 1)
+    return major(t.contiguous(), what)
+
+
+def tma_major(t: Any, what: str) -> tuple[Any, str, int]:
+    """(tensor, major, leading stride) as :func:`major` reads them, except for a matrix with
+    one row or one column whose other mode is contiguous: its mode of extent 1 has no stride
+    that matters (TMA never steps along it), so that mode is the outer one and the leading
+    stride is the contiguous extent rounded up to 16 bytes. A column vector B (N = 1) is
+    then K-major, as float8 and tf32 need."""
+    r, c = t.shape[-2:]
+    s0, s1 = t.stride()[-2:]
+    v = TMA_RULES.stride_multiple // t.element_size()
+    inner, outer = _NAMES[what]
+    if c == 1 and r > 1 and s0 == 1:  # the rows' mode is contiguous
+        return t, (outer if what == "A" else inner), -(-r // v) * v
+    if r == 1 and c > 1 and s1 == 1:  # the columns' mode is contiguous
+        return t, (inner if what == "A" else outer), -(-c // v) * v
+    return major(t, what)
+
+
+def views(A: Any, B: Any, dtype: str, arch: str) -> Views | str:
+    """The sm90 kernel's :class:`Views` of (A, B) (``dtype`` the kernel's element type), or
+    why it cannot read them (a sentence).
+
+    >>> views(None, None, "s8", "sm_90a")
+    'dtypes of kernel type s8 (the sm90 kernel takes f16, bf16, tf32 and fp8)'
+    """
+    if dtype not in ATOMS_SM90:
+        return f"dtypes of kernel type {dtype} (the sm90 kernel takes f16, bf16, tf32 and fp8)"
+    if arch != "sm_90a":
+        return "the device is not sm_90"
+    a_in, b_in = shared_operand(A), shared_operand(B)
+    a_t, a_major, lda = tma_major(a_in, "A")
+    b_t, b_major, ldb = tma_major(b_in, "B")
+    if not ATOMS_SM90[dtype][2] and (a_major, b_major) != ("K", "K"):
+        return "an 8- or 32-bit operand that is not K-major"
+    eb = a_t.element_size()
+    for which, t, ld in (("A", a_t, lda), ("B", b_t, ldb)):
+        if t.data_ptr() % TMA_RULES.global_align:
+            return (
+                f"operand {which} TMA cannot read: its base address is not "
+                f"{TMA_RULES.global_align}-byte aligned"
+            )
+        why = stride_refusal(ld, eb, 1)
+        if why is not None:
+            return f"operand {which} TMA cannot read: its leading {why}"
+        if t.dim() == 3:  # an operand with a batch (shared ones are 2-D views by now)
+            why = stride_refusal(t.stride(0), eb, 2)
+            if why is not None:
+                return f"operand {which} TMA cannot read: its batch {why}"
+    return Views(a_t, a_major, lda, b_t, b_major, ldb, a_t is not a_in or b_t is not b_in)

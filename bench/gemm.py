@@ -37,9 +37,9 @@ from cutemma.kernels import (  # noqa: E402
     gemm,
     gemm_source,
 )
-from cutemma.kernels.runtime.driver import launcher  # noqa: E402
-from cutemma.kernels.pick import builtin_sm90_config, pick_config  # noqa: E402
 from cutemma.kernels.dispatch import which_kernel  # noqa: E402
+from cutemma.kernels.pick import BUILTIN_CONFIGS, builtin_sm90_config, pick_config  # noqa: E402
+from cutemma.kernels.runtime.driver import launcher  # noqa: E402
 from cutemma.kernels.sm80.host import compiled_kernel, kernel_key, precompile  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -493,7 +493,9 @@ def main() -> None:
     if arch := os.environ.get("CUTEMMA_PRECOMPILE_ARCH"):  # before CUDA starts: forks compilers
         t = time.perf_counter()
         n = precompile(arch, configs=tuple(SWEEP), dtypes=("bf16",), outs=("same",))
-        n += precompile(arch, tuple(BUILTIN_CONFIGS.values()), dtypes=("f16", "bf16"), outs=("same",))
+        n += precompile(
+            arch, tuple(BUILTIN_CONFIGS.values()), dtypes=("f16", "bf16"), outs=("same",)
+        )
         print(f"precompiled {n} variants in {time.perf_counter() - t:.1f} s", flush=True)
     cold, cold90 = cold_build_s(), cold_build_sm90_s()
     print(f"cold build + compile of a new config: sm80 {cold:.2f} s, sm90 {cold90:.2f} s")

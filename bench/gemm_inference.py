@@ -60,7 +60,11 @@ def _config_of(A, B):
     if c.family == "sm80":
         return "sm80", c.config.name, "mma.sync"
     if c.swap:
-        return "sm90", c.config.name, "swap-AB" + (", stream-K" * c.config.stream_k) + " (cooperative)"
+        return (
+            "sm90",
+            c.config.name,
+            "swap-AB" + (", stream-K" * c.config.stream_k) + " (cooperative)",
+        )
     return "sm90", c.config.name, c.config.schedule
 
 

@@ -22,8 +22,8 @@ import triton.testing as tt
 from sk_probe import BF, E4, make
 
 from cutemma.kernels.decode import decode_config
-from cutemma.kernels.sm90.config import Sm90Config as C
 from cutemma.kernels.dispatch import gemm as gemm_sm90
+from cutemma.kernels.sm90.config import Sm90Config as C
 
 res = []
 one = torch.ones((), device="cuda")

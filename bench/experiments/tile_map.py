@@ -31,9 +31,9 @@ sys.path.insert(0, os.path.dirname(__file__))
 from sk_probe import BF, E4, _compile, make, peer_call  # noqa: E402
 
 import cutemma  # noqa: E402
+from cutemma.kernels.dispatch import gemm as gemm_sm90  # noqa: E402
 from cutemma.kernels.pick import builtin_sm90_config  # noqa: E402
 from cutemma.kernels.sm90.config import Sm90Config  # noqa: E402
-from cutemma.kernels.dispatch import gemm as gemm_sm90  # noqa: E402
 
 SHAPES_NK = [(10240, 8192), (8192, 28672), (57344, 8192), (8192, 8192)]
 MS = (128, 256, 512, 1024, 2048, 4096)

@@ -43,8 +43,13 @@ MAJORS = [("K", "K"), ("K", "N"), ("M", "K"), ("M", "N")]
 KINDS = [("3d", "3d"), ("bcast", "3d"), ("3d", "bcast"), ("2d", "3d"), ("3d", "2d"),
          ("one", "3d"), ("pad", "pad"), ("3d", "one")]  # fmt: skip
 PRIMES = [1, 3, 13, 61, 127, 131, 257, 521]
-KD = {torch.bfloat16: "bf16", torch.float16: "f16", torch.float32: "tf32",
-      torch.float8_e4m3fn: "e4m3", torch.float8_e5m2: "e5m2"}  # torch dtype -> kernel's
+KD = {
+    torch.bfloat16: "bf16",
+    torch.float16: "f16",
+    torch.float32: "tf32",
+    torch.float8_e4m3fn: "e4m3",
+    torch.float8_e5m2: "e5m2",
+}  # torch dtype -> kernel's
 
 # which family cutemma.gemm ran: an sm90 prepared launch launched
 SEEN = {"sm90": 0}

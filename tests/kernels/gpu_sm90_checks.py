@@ -29,8 +29,8 @@ import gpu_sm90_batched  # noqa: E402 - beside this script
 import torch  # before cutemma's CUDA modules (see notes/CUDA.md)
 from gpu_timing import rounds  # beside this script
 
-from cutemma.kernels.pick import NARROW_16, WIDE_16
 from cutemma.kernels.dispatch import gemm as gemm_sm90
+from cutemma.kernels.pick import NARROW_16, WIDE_16
 from cutemma.kernels.sm90.plan import Sm90Config
 
 BOUND = {torch.float32: 1e-5, torch.float16: 1.5e-3, torch.bfloat16: 1e-2}

@@ -24,8 +24,8 @@ import traceback
 import torch
 
 import cutemma
-from cutemma.kernels.sm90.config import Sm90Config
 from cutemma.kernels.dispatch import gemm as gemm_sm90
+from cutemma.kernels.sm90.config import Sm90Config
 
 BF, F16, F32, E4 = torch.bfloat16, torch.float16, torch.float32, torch.float8_e4m3fn
 RESULT: dict = {"checks": {}, "failures": [], "explore": []}

@@ -22,9 +22,8 @@ from cutemma.copy.tma import TMA_RULES, tensor_map_args  # noqa: E402
 from cutemma.errors import TmaError  # noqa: E402
 from cutemma.kernels import pick  # noqa: E402
 from cutemma.kernels.runtime import fastpath as fp  # noqa: E402
-from cutemma.kernels.sm90 import host as d  # noqa: E402
-from cutemma.kernels.sm90 import operands as ops  # noqa: E402
 from cutemma.kernels.sm90 import launch as fp90  # noqa: E402
+from cutemma.kernels.sm90 import operands as ops  # noqa: E402
 from cutemma.kernels.sm90 import tma_maps as tm  # noqa: E402
 from cutemma.kernels.sm90.plan import Sm90Config, Sm90Plan  # noqa: E402
 from cutemma.kernels.sm90.source import (  # noqa: E402

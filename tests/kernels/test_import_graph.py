@@ -110,8 +110,7 @@ def test_families_import_neither_each_other_nor_the_steps_above():
                 bad = sorted(
                     d
                     for d in deps
-                    if d.startswith(f"{PKG}.{other}")
-                    or d in {f"{PKG}.{a}" for a in ABOVE_FAMILIES}
+                    if d.startswith(f"{PKG}.{other}") or d in {f"{PKG}.{a}" for a in ABOVE_FAMILIES}
                 )
                 assert bad == [], f"{m} imports {bad}"
 

@@ -70,8 +70,11 @@ def _bad_calls(make):
         "bias of the wrong length": (A, B, {"epilogue": "bias", "bias": make((N + 1,), BF)}),
         "bias without its op": (A, B, {"bias": make((N,), BF)}),
         "a list for bias": (A, B, {"epilogue": "bias", "bias": [0.0] * N}),
-        "int8 with scales": (make((M, K), torch.int8), make((K, N), torch.int8),
-                             {"scale_a": 2.0}),  # fmt: skip
+        "int8 with scales": (
+            make((M, K), torch.int8),
+            make((K, N), torch.int8),
+            {"scale_a": 2.0},
+        ),  # fmt: skip
         "shapes": (A, make((K + 1, N), BF), {}),
         "numpy A": (np.zeros((M, K), np.float32), B, {}),
     }

@@ -95,6 +95,12 @@ def explain(design: GemmDesign, arch: str = "sm_90a", compile: bool = True) -> D
         _sm80_accesses(design, report)
     else:
         _sm90_accesses(design, report)
+    a, b = _majors(design)
+    free = [w for w in "AB" if design.major(w) is None]
+    report.notes.append(
+        f"majors: A {a}-major, B {b}-major"
+        + (f" (the call's own for {' and '.join(free)}; K shown)" if free else " (the design's)")
+    )
     if note:
         report.notes.append(note)
     if compile:

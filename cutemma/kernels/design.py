@@ -87,6 +87,8 @@ LDMATRIX = {  # operand major -> the ldmatrix copy atoms the sm80 mainloop issue
     "K": ("SM75_U32x4_LDSM_N", "SM75_U32x2_LDSM_N"),
     "MN": ("SM75_U16x8_LDSM_T", "SM75_U16x4_LDSM_T"),
 }
+# (TiledMMA, smem layouts, copies, stages, schedule, epilogue) -> the default tile found
+_DEFAULT_TILES: dict[tuple, tuple[int, int, int]] = {}
 # atom-name prefix -> the compute capabilities whose tensor cores execute it; on every other
 # one the compiler lowers the instruction to a called software routine. PTX ISA, mma "Target
 # ISA Notes": "mma.sync.m8n8k4 is optimized for target architecture sm_70 and may have
@@ -225,14 +227,21 @@ class GemmDesign:
                 )
             object.__setattr__(self, "tile", tuple(t))
         else:
-            object.__setattr__(self, "tile", self._default_tile())
+            # the search builds designs: once per TiledMMA and fields, not once per gemm call
+            fields = (self.smem_a, self.smem_b, self.copy_a, self.copy_b)
+            rest = (self.stages, self.schedule, self.epilogue)
+            k = (self.tiled_mma_key, *map(_key, fields), *rest)
+            if k not in _DEFAULT_TILES:
+                if len(_DEFAULT_TILES) >= 512:
+                    _DEFAULT_TILES.clear()
+                _DEFAULT_TILES[k] = self._default_tile()
+            object.__setattr__(self, "tile", _DEFAULT_TILES[k])
         object.__setattr__(self, "_hash", hash(self.key))
 
     # ------------------------------------------------------------------ identity
     @property
     def key(self) -> tuple:
-        t = self.tiled_mma
-        tiled = (t.atom.name, str(t.atom_layout_mnk), tuple(_key(p) for p in t.permutation_mnk))
+        tiled = self.tiled_mma_key
         fields = (self.smem_a, self.smem_b, self.copy_a, self.copy_b)
         cfg = getattr(self, "_config", None)  # a config's own choices (cluster, epilogue, ...)
         rest = (self.stages, self.schedule, self.epilogue, cfg)
@@ -435,7 +444,8 @@ class GemmDesign:
 
     @property
     def tiled_mma_key(self) -> tuple:
-        return self.key[0]
+        t = self.tiled_mma
+        return (t.atom.name, str(t.atom_layout_mnk), tuple(_key(p) for p in t.permutation_mnk))
 
     def smem_bytes(self) -> int:
         """Shared memory of the stage ring (sm90: what its plan reserves, staging tile and

@@ -67,6 +67,15 @@ class DesignError(TiledMmaError):
     the message names the rule that failed and what would satisfy it."""
 
 
+class ArchError(CutemmaError, ValueError):
+    """An architecture name cutemma does not know; the message lists the known ones."""
+
+
+class SoftwareAtomWarning(UserWarning):
+    """A design's MMA atom compiles, on the target architecture, to a called software routine
+    instead of tensor-core instructions: correct, but far slower than its native target."""
+
+
 class CacheWarning(UserWarning):
     """A disk-cache entry was damaged (wrong digest or length, not a regular file) and is
     being rebuilt; said once per entry and process."""

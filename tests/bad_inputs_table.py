@@ -760,6 +760,7 @@ def _chk(design: str, arch: str = "sm_90a") -> str:
     return f"kernels.check({design}, {arch!r})"
 
 
+from cutemma.errors import ArchError as ARE  # noqa: E402
 from cutemma.errors import DesignError as DSE  # noqa: E402
 
 DESIGN_API: list[tuple[str, type, str]] = [
@@ -840,6 +841,19 @@ DESIGN_API: list[tuple[str, type, str]] = [
     (f"{_D}.from_config(cfg, 'f64')", DSE, "dtype 'f64'"),
     (f"{_D}.from_config(object(), 'bf16')", DSE, "a GemmConfig or Sm90Config"),
     (f"kernels.explain({_D}({_F16}, (60, 64, 32)), compile=False)", DSE, "rule tile_multiple"),
+    # issue 34: arguments that could not even be keyed, and compile= that is not a bool
+    (f"{_D}({_F16}, tile={{'a': 1}})", DSE, "tile {'a': 1}"),
+    (f"{_D}({_F16}, tile=[64, 64, [32]])", DSE, "give (bm, bn, bk)"),
+    (f"{_D}({_F16}, (64, 64, 32), epilogue=[['bias']])", DSE, "epilogue [['bias']]"),
+    (f"{_D}({_F16}, (64, 64, 32), epilogue=42)", DSE, "tuple of op names"),
+    (f"kernels.explain({_D}({_F16}, (64, 64, 32)), compile='no')", DSE, "True or False"),
+    # issues 32/34: one parser of architecture names, naming the known ones
+    (f"kernels.check({_D}({_F16}, (64, 64, 32)), None)", ARE, "sm_90a"),
+    (f"kernels.check({_D}({_F16}, (64, 64, 32)), 90)", ARE, "sm_120a"),
+    (f"kernels.check({_D}({_F16}, (64, 64, 32)), 'sm_999')", ARE, "'sm_999'"),
+    (f"kernels.check({_D}({_F16}, (64, 64, 32)), '')", ARE, "sm_90a"),
+    (f"kernels.failed_rules({_D}({_F16}, (64, 64, 32)), None)", ARE, "sm_90a"),
+    (f"kernels.explain({_D}({_F16}, (64, 64, 32)), 'sm_999', compile=False)", ARE, "sm_999"),
 ]  # fmt: skip
 API += DESIGN_API
 
@@ -936,6 +950,7 @@ CLI: list[tuple[str, str]] = [
     ("gemm --a-major Q", "invalid choice"),
     ("gemm --arch foo --sass", "sm90"),
     ("gemm --arch sm70 --sass", "sm_80"),
+    ("gemm --arch sm_999 --sass", "sm_120a"),
     ("gemm --arch sm80 --sass --dtype e4m3", "sm_89"),
     ("gemm --arch 80 --sass --dtype e5m2", "sm_89"),
     ("gemm --run 64 64 64", "gpu"),

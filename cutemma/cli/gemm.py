@@ -52,6 +52,22 @@ def parse_config(text: str) -> GemmConfig:
         raise TiledMmaError(f"--config {text!r}: {err}") from None
 
 
+def arch_option(arch: str) -> str:
+    """The compile target of ``--arch``, read by the parser the API uses
+    (:func:`cutemma.hardware.parse_arch`); a CliError naming the option and the known ones.
+
+    >>> arch_option("sm90a"), arch_option("SM_120A")
+    ('sm_90a', 'sm_120a')
+    """
+    from cutemma.errors import ArchError
+    from cutemma.hardware import parse_arch
+
+    try:
+        return parse_arch(arch)
+    except ArchError as exc:
+        raise CliError(f"--arch: {exc}") from None
+
+
 def gemm_arch(arch: str | None, dtype: str) -> str:
     """The NVRTC target for ``--arch`` (any spelling) and ``--dtype``: by default the oldest
     architecture with the dtype's mma.sync (sm_80; sm_89 for fp8); an older one is refused.
@@ -59,7 +75,7 @@ def gemm_arch(arch: str | None, dtype: str) -> str:
     >>> gemm_arch(None, "bf16"), gemm_arch(None, "e4m3"), gemm_arch("90a", "e4m3_e5m2")
     ('sm_80', 'sm_89', 'sm_90a')
     """
-    from cutemma.cli.args import nvrtc_target, parse_arch
+    from cutemma.hardware import arch_number
     from cutemma.kernels.sm80.plan import ATOMS
     from cutemma.mma import mma_op
 
@@ -67,13 +83,13 @@ def gemm_arch(arch: str | None, dtype: str) -> str:
     need = max(80, atom.arch)  # cp.async and ldmatrix: sm_80, whatever the atom
     if arch is None:
         return f"sm_{need}"
-    number, _ = parse_arch(arch)
-    if number < need:
+    target = arch_option(arch)
+    if arch_number(target) < need:
         raise CliError(
             f"--arch {arch} with --dtype {dtype}: the kernel's atom {atom.name} needs "
             f"sm_{need} or newer; use --arch sm{need} or newer, or leave --arch out"
         )
-    return nvrtc_target(arch)
+    return target
 
 
 def describe(plan: GemmPlan) -> str:
@@ -186,10 +202,10 @@ def gemm_family(family: str, arch: str | None, dtype: str) -> str:
     >>> gemm_family("auto", "sm90", "s8"), gemm_family("auto", "sm100a", "bf16")
     ('sm80', 'sm80')
     """
-    from cutemma.cli.args import parse_arch
+    from cutemma.hardware import arch_number
     from cutemma.kernels.sm90.config import ATOMS_SM90
 
-    number = parse_arch(arch)[0] if arch else None
+    number = arch_number(arch_option(arch)) if arch is not None else None
     if family == "auto":
         return "sm90" if number == 90 and dtype in ATOMS_SM90 else "sm80"
     if family == "sm90":
@@ -345,7 +361,8 @@ def register(sub) -> None:
     p.add_argument(
         "--arch",
         default=None,
-        help="target, e.g. sm80, sm_90a (default sm80; fp8 sm89); sm_90 shows the wgmma kernel",
+        help="target, spelled as in the API: sm80, sm_90a, sm_120a ... (default sm80; fp8 "
+        "sm89); sm_90 shows the wgmma kernel",
     )
     p.add_argument(
         "--family",

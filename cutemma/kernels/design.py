@@ -22,14 +22,16 @@ byte.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import re
+import warnings
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
 
-from cutemma.errors import CutemmaError, DesignError
-from cutemma.hardware import arch_number, limits
+from cutemma.errors import CutemmaError, DesignError, SoftwareAtomWarning
+from cutemma.hardware import arch_number, limits, parse_arch
 from cutemma.kernels.epilogue import design_check
 from cutemma.kernels.sm80.plan import ATOMS, ELEM_BYTES, GemmConfig, smem_layout
 from cutemma.kernels.sm90.config import (
@@ -85,6 +87,16 @@ LDMATRIX = {  # operand major -> the ldmatrix copy atoms the sm80 mainloop issue
     "K": ("SM75_U32x4_LDSM_N", "SM75_U32x2_LDSM_N"),
     "MN": ("SM75_U16x8_LDSM_T", "SM75_U16x4_LDSM_T"),
 }
+# (TiledMMA, smem layouts, copies, stages, schedule, epilogue) -> the default tile found
+_DEFAULT_TILES: dict[tuple, tuple[int, int, int]] = {}
+# atom-name prefix -> the compute capabilities whose tensor cores execute it; on every other
+# one the compiler lowers the instruction to a called software routine. PTX ISA, mma "Target
+# ISA Notes": "mma.sync.m8n8k4 is optimized for target architecture sm_70 and may have
+# substantially reduced performance on other target architectures". NVRTC 13.0 (see
+# tests/kernels/test_design_arch.py) gives the f16 m8n8k4 HMMA on sm_75 and one CALL, no
+# HMMA, on sm_80, sm_86, sm_89, sm_90a, sm_100a and sm_120a.
+NATIVE_ON = {"SM70_8x8x4_": frozenset({70, 72, 75})}
+DEFAULT_TILE_ARCH = "sm_90a"  # a design left without a tile gets one that passes its rules here
 MAX_WARPS_SM80 = 8  # 256 threads: the accumulators of a 128x256 tile at 2 regs per value
 SM80_REG_OVERHEAD = 40  # addresses, loop state, the epilogue's indices (sass of the built-ins)
 
@@ -195,20 +207,41 @@ class GemmDesign:
             v = getattr(self, f)
             if v is not None and not isinstance(v, str):
                 raise DesignError(f"GemmDesign: {f} {v!r} is not a name; give a string or None")
-        if self.epilogue is not None and not isinstance(self.epilogue, tuple):
-            ep = self.epilogue
-            object.__setattr__(self, "epilogue", (ep,) if isinstance(ep, str) else tuple(ep))
-        if self.tile is None:
-            object.__setattr__(self, "tile", self._default_tile())
-        elif isinstance(self.tile, list):
-            object.__setattr__(self, "tile", tuple(self.tile))
+        ep = self.epilogue
+        if ep is not None:
+            ops = (ep,) if isinstance(ep, str) else ep
+            if not isinstance(ops, (tuple, list)) or not all(isinstance(o, str) for o in ops):
+                raise DesignError(
+                    f"GemmDesign: epilogue {ep!r}; give an op name or a tuple of op names, "
+                    "e.g. ('bias', 'relu'), or None"
+                )
+            object.__setattr__(self, "epilogue", tuple(ops))
+        t = self.tile
+        if t is not None:
+            if not isinstance(t, (tuple, list)) or not all(
+                isinstance(x, (int, float)) for x in t
+            ):  # the rule tile_ints names a wrong count or a float; these cannot even be keyed
+                raise DesignError(
+                    f"GemmDesign: tile {t!r}; give (bm, bn, bk), three whole numbers, or None "
+                    "for the largest multiple of the TiledMMA's tile that passes the rules"
+                )
+            object.__setattr__(self, "tile", tuple(t))
+        else:
+            # the search builds designs: once per TiledMMA and fields, not once per gemm call
+            fields = (self.smem_a, self.smem_b, self.copy_a, self.copy_b)
+            rest = (self.stages, self.schedule, self.epilogue)
+            k = (self.tiled_mma_key, *map(_key, fields), *rest)
+            if k not in _DEFAULT_TILES:
+                if len(_DEFAULT_TILES) >= 512:
+                    _DEFAULT_TILES.clear()
+                _DEFAULT_TILES[k] = self._default_tile()
+            object.__setattr__(self, "tile", _DEFAULT_TILES[k])
         object.__setattr__(self, "_hash", hash(self.key))
 
     # ------------------------------------------------------------------ identity
     @property
     def key(self) -> tuple:
-        t = self.tiled_mma
-        tiled = (t.atom.name, str(t.atom_layout_mnk), tuple(_key(p) for p in t.permutation_mnk))
+        tiled = self.tiled_mma_key
         fields = (self.smem_a, self.smem_b, self.copy_a, self.copy_b)
         cfg = getattr(self, "_config", None)  # a config's own choices (cluster, epilogue, ...)
         rest = (self.stages, self.schedule, self.epilogue, cfg)
@@ -259,16 +292,36 @@ class GemmDesign:
         return max(self.tiled_mma.size, 32)
 
     def major(self, which: str) -> str | None:
-        """The major the design fixes for operand ``which`` ('K', or 'M'/'N'): from its smem
-        layout (the contiguous mode), else from its copy atom (ldmatrix .trans reads the
-        M/N-contiguous major), else None (the call's operand decides).
+        """The major the design fixes for operand ``which`` ('A' or 'B'): 'K', or 'M' (A) /
+        'N' (B); None when the call's operand decides. The call path reads (or copies) the
+        operand in this major, since the kernel's layouts are built for it.
+
+        - sm90 family: the GMMA atom's majors (``<MN,K>``, ``a_major=``). An atom with an MN
+          major fixes both operands; a K,K atom fixes K where its type has no transpose
+          (tf32, fp8: 'K') and leaves 16-bit operands to the call (None), as the built-in
+          configs do.
+        - sm80 family: the smem layout's contiguous mode, else the copy atom (ldmatrix .trans
+          reads the M/N-contiguous major, the plain one K), else None. mma.sync atoms read
+          registers, so their own TN/NT letters fix no memory major.
 
         >>> GemmDesign("SM80_16x8x16_F32F16F16F32_TN", copy_b="SM75_U16x8_LDSM_T").major("B")
         'N'
+        >>> d = GemmDesign("SM90_64x64x16_F32F16F16_SS<MN,K>")
+        >>> d.major("A"), d.major("B"), GemmDesign("SM90_64x64x16_F32F16F16_SS").major("A")
+        ('M', 'K', None)
         """
+        if which not in ("A", "B"):
+            raise DesignError(f"major: operand {which!r}; give 'A' or 'B'")
         smem = self.smem_a if which == "A" else self.smem_b
         copy = self.copy_a if which == "A" else self.copy_b
         other = "M" if which == "A" else "N"
+        if self.family == "sm90":
+            params = dict(self.tiled_mma.atom.op.params)
+            majors = (params.get("a_major", "K"), params.get("b_major", "K"))
+            transposable = ATOMS_SM90.get(self.dtype, (None, 0, True))[2]
+            if majors == ("K", "K") and transposable:
+                return None
+            return other if majors["AB".index(which)] == "MN" else "K"
         if smem is not None:
             try:
                 return "K" if smem(0, 1) == smem(0, 0) + 1 else other
@@ -294,15 +347,33 @@ class GemmDesign:
         return f"d_{short}_b{tile}_{h}"
 
     def _default_tile(self) -> tuple[int, int, int]:
-        """As the built-in configs choose: 128x128x32 (sm80) or 128x(atom N)x(128-byte row)
-        (sm90), rounded up to a multiple of the TiledMMA's tile."""
-        tm, tn, tk = self.tiled_mma.tile_size_mnk
+        """The largest tile, up to what the built-in configs use (128x128x32 sm80; 128 x atom
+        N x one 128-byte row sm90, rounded up to a multiple of the TiledMMA's tile), that is a
+        multiple of the TiledMMA's tile and passes the design's rules on DEFAULT_TILE_ARCH:
+        the largest M x N first, then the deepest K, then the squarest. A design broken
+        whatever its tile keeps the built-ins' size, so that check names what is wrong."""
+        tmnk = self.tiled_mma.tile_size_mnk
+        tm, tn, tk = tmnk
         if self.family == "sm90":
-            eb = ATOMS_SM90[self.dtype][1]
+            eb = ATOMS_SM90[self.dtype][1] if self.dtype in ATOMS_SM90 else 2
             want = (max(128, tm), tn, max(tk, 128 // eb))
         else:
             want = (128, 128, 32)
-        return tuple(-(-w // t) * t for w, t in zip(want, (tm, tn, tk)))
+        cap = tuple(-(-w // t) * t for w, t in zip(want, tmnk))
+        if self.family is None:
+            return cap
+        first = replace(self, tile=cap)
+        bad = {name for name, _ in _failures_cached(first, DEFAULT_TILE_ARCH)}
+        if not bad or not bad <= _TILE_RULES:
+            return cap
+        sizes = [range(t, c + 1, t) for t, c in zip(tmnk, cap)]
+        for tile in sorted(itertools.product(*sizes), key=_tile_preference):
+            d = replace(self, tile=tile)
+            if _registers(d, DEFAULT_TILE_ARCH) or _smem_limit(d, DEFAULT_TILE_ARCH):
+                continue  # the cheap budgets first: the plan rule builds tables
+            if not _failures_cached(d, DEFAULT_TILE_ARCH):
+                return tile
+        return cap
 
     # ------------------------------------------------------------------ shorthands
     @staticmethod
@@ -373,7 +444,8 @@ class GemmDesign:
 
     @property
     def tiled_mma_key(self) -> tuple:
-        return self.key[0]
+        t = self.tiled_mma
+        return (t.atom.name, str(t.atom_layout_mnk), tuple(_key(p) for p in t.permutation_mnk))
 
     def smem_bytes(self) -> int:
         """Shared memory of the stage ring (sm90: what its plan reserves, staging tile and
@@ -441,10 +513,33 @@ def _family(d: GemmDesign, arch: str) -> str | None:
 
 def _arch(d: GemmDesign, arch: str) -> str | None:
     need, have = atom_arch(d.atom_name), arch_number(arch)
-    if d.family == "sm90" and not arch.startswith("sm_90"):
+    if d.family == "sm90" and arch != "sm_90a":
         return f"{d.atom_name} (wgmma) runs on sm_90a only; the device is {arch}"
     if have < need:
         return f"{d.atom_name} needs sm_{need} or newer; the device is {arch}"
+    if d.family == "sm80" and have < 80:
+        return f"the sm80 family's cp.async and ldmatrix need sm_80 or newer; the device is {arch}"
+    return None
+
+
+def software_routine(atom_name: str, arch: str) -> str | None:
+    """Why ``arch`` runs the atom as a called software routine (NATIVE_ON), or None when its
+    tensor cores execute it.
+
+    >>> software_routine("SM70_8x8x4_F32F16F16F32_NT", "sm_70") is None
+    True
+    >>> software_routine("SM70_8x8x4_F32F16F16F32_NT", "sm_90a")[:40]
+    'SM70_8x8x4_F32F16F16F32_NT (mma.m8n8k4) '
+    """
+    arch = parse_arch(arch)
+    name = base_name(atom_name)
+    for prefix, native in NATIVE_ON.items():
+        if name.startswith(prefix) and arch_number(arch) not in native:
+            caps = ", ".join(f"sm_{c}" for c in sorted(native))
+            return (
+                f"{name} (mma.m8n8k4) compiles on {arch} to a called software routine, no "
+                f"tensor-core instruction: correct but slow; its tensor cores are on {caps}"
+            )
     return None
 
 
@@ -672,6 +767,15 @@ def _call_majors(d: GemmDesign) -> list[tuple[str, str]]:
     return [(x, y) for x in a for y in b]
 
 
+# the rules a smaller multiple of the TiledMMA's tile can satisfy (GemmDesign._default_tile)
+_TILE_RULES = frozenset({"atom_pairs", "smem_limit", "registers", "plan"})
+
+
+def _tile_preference(tile: tuple[int, int, int]) -> tuple[int, int, int]:
+    bm, bn, bk = tile
+    return (-bm * bn, -bk, abs(bm - bn))
+
+
 # rules whose failure makes the later ones meaningless (they read the tile, the family, ...)
 _STOP = frozenset(
     {"atom_family", "atom_arch", "tile_ints", "tile_multiple", "permutation", "sm90_shape"}
@@ -720,7 +824,7 @@ def failed_rules(design: GemmDesign, arch: str = "sm_90a") -> list[str]:
     (family, arch, tile)."""
     if not isinstance(design, GemmDesign):
         raise DesignError(f"failed_rules: a GemmDesign, got {type(design).__name__}")
-    return [name for name, _ in _failures(design, arch)]
+    return [name for name, _ in _failures(design, parse_arch(arch))]
 
 
 @lru_cache(maxsize=512)
@@ -744,8 +848,10 @@ def _failures(design: GemmDesign, arch: str) -> list[tuple[str, str]]:
 
 
 def check(design: GemmDesign, arch: str = "sm_90a") -> GemmDesign:
-    """``design`` when every rule holds on ``arch``; else a DesignError naming each broken
-    rule and what would satisfy it.
+    """``design`` when every rule holds on ``arch`` (any spelling
+    :func:`cutemma.hardware.parse_arch` reads); else a DesignError naming each broken rule and
+    what would satisfy it. A design whose atom ``arch`` runs as a called software routine
+    passes with a :class:`~cutemma.errors.SoftwareAtomWarning`.
 
     >>> check(GemmDesign("SM80_16x8x16_F32F16F16F32_TN", (64, 64, 32), stages=1))
     ... # doctest: +ELLIPSIS
@@ -753,12 +859,23 @@ def check(design: GemmDesign, arch: str = "sm_90a") -> GemmDesign:
         ...
     cutemma.errors.DesignError: design d_SM80_16x8x16_b64x64x32_...: rule stages: stages 1 (a ring needs at least 2); need stages >= 2 (or None: as many as fit)
     """
+    note = checked(design, arch, "check")
+    if note:
+        warnings.warn(note, SoftwareAtomWarning, stacklevel=2)
+    return design
+
+
+def checked(design: GemmDesign, arch: str, caller: str = "check") -> str | None:
+    """:func:`check` without the warning: a DesignError naming each broken rule, else the
+    note of a software-routine atom (None when the tensor cores run it)."""
     if not isinstance(design, GemmDesign):
-        raise DesignError(f"check: a GemmDesign, got {type(design).__name__}")
+        raise DesignError(f"{caller}: a GemmDesign, got {type(design).__name__}")
+    arch = parse_arch(arch)
     bad = _failures_cached(design, arch)
     if bad:
         raise DesignError(f"design {design.name}: " + "; ".join(w for _, w in bad))
-    return design
+    why = software_routine(design.atom_name, arch)
+    return f"design {design.name}: {why}" if why else None
 
 
 def family_plan(design: GemmDesign, a_major: str, b_major: str, out: str = "bf16") -> Any:

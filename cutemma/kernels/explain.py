@@ -11,12 +11,13 @@ design's own copies and layouts), vector widths and the occupancy they allow.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
-from cutemma.errors import CutemmaError
-from cutemma.hardware import limits
-from cutemma.kernels.design import GemmDesign, check, family_plan
+from cutemma.errors import CutemmaError, DesignError, SoftwareAtomWarning
+from cutemma.hardware import limits, parse_arch
+from cutemma.kernels.design import GemmDesign, checked, family_plan
 from cutemma.kernels.sm80.plan import cp_async_copy
 from cutemma.kernels.sm90.config import register_split
 from cutemma.tiled.copy_analysis import bank_conflicts, vector_bits
@@ -68,8 +69,10 @@ class DesignReport:
 
 def explain(design: GemmDesign, arch: str = "sm_90a", compile: bool = True) -> DesignReport:
     """The report of ``design`` on ``arch`` (checked first: a DesignError names a broken
-    rule). ``compile``: also count the registers of the compiled kernel (NVRTC, no GPU;
-    skipped without it).
+    rule; an atom ``arch`` runs as a software routine gives a SoftwareAtomWarning and a note).
+    The accesses are those of the majors the design fixes (:meth:`GemmDesign.major`), K where
+    the call decides. ``compile`` (True or False): also count the registers of the compiled
+    kernel (NVRTC, no GPU; skipped without it).
 
     >>> from cutemma.kernels.design import GemmDesign
     >>> from cutemma.tiled import make_tiled_mma
@@ -80,13 +83,26 @@ def explain(design: GemmDesign, arch: str = "sm_90a", compile: bool = True) -> D
     registers per thread: 232 estimated
     ...
     """
-    check(design, arch)
+    if not isinstance(compile, bool):
+        raise DesignError(f"explain: compile={compile!r}; give True or False")
+    note = checked(design, arch, "explain")
+    arch = parse_arch(arch)
+    if note:
+        warnings.warn(note, SoftwareAtomWarning, stacklevel=2)
     lim = limits(arch)
     report = DesignReport(design, arch, design.smem_bytes(), design.registers_estimate(), None)
     if design.family == "sm80":
         _sm80_accesses(design, report)
     else:
         _sm90_accesses(design, report)
+    a, b = _majors(design)
+    free = [w for w in "AB" if design.major(w) is None]
+    report.notes.append(
+        f"majors: A {a}-major, B {b}-major"
+        + (f" (the call's own for {' and '.join(free)}; K shown)" if free else " (the design's)")
+    )
+    if note:
+        report.notes.append(note)
     if compile:
         report.registers_compiled = _compiled_registers(design, arch)
     regs = report.registers_compiled or report.registers_estimate
@@ -100,10 +116,15 @@ def explain(design: GemmDesign, arch: str = "sm_90a", compile: bool = True) -> D
     return report
 
 
+def _majors(design: GemmDesign) -> tuple[str, str]:
+    """The (A, B) majors the report describes: the design's own, K where the call decides."""
+    return design.major("A") or "K", design.major("B") or "K"
+
+
 def _sm80_accesses(design: GemmDesign, report: DesignReport) -> None:
-    """cp.async writes and ldmatrix reads of each operand's stage, in the operands' K majors
-    (what 8/32-bit types always use; 16-bit ones use the call's)."""
-    plan = family_plan(design, "K", "K")
+    """cp.async writes and ldmatrix reads of each operand's stage, in the majors the design
+    fixes (K where the call decides: what 8/32-bit types always use)."""
+    plan = family_plan(design, *_majors(design))
     for which in "AB":
         smem = plan.smem_A if which == "A" else plan.smem_B
         cp = plan.copy(which)
@@ -142,7 +163,7 @@ def _sm90_accesses(design: GemmDesign, report: DesignReport) -> None:
     """TMA writes and wgmma reads go through the hardware swizzle of the GMMA layout atoms
     (conflict-free by construction); the staging tile's register writes are the one access
     threads make."""
-    plan = family_plan(design, "K", "K", "bf16")
+    plan = family_plan(design, *_majors(design), "bf16")
     for which in "AB":
         box = plan.tma[which]
         report.notes.append(
@@ -154,7 +175,8 @@ def _sm90_accesses(design: GemmDesign, report: DesignReport) -> None:
 
 
 def _compiled_registers(design: GemmDesign, arch: str) -> int | None:
-    """Registers per thread of the compiled kernel (K-major operands), None without NVRTC."""
+    """Registers per thread of the compiled kernel (the majors of :func:`_majors`), None
+    without NVRTC."""
     try:
         from cutemma.cuda import compile, resource_usage
         from cutemma.cuda.compile import unavailable_reason
@@ -164,13 +186,13 @@ def _compiled_registers(design: GemmDesign, arch: str) -> int | None:
         if design.family == "sm90":
             from cutemma.kernels.sm90.source import gemm_sm90_source
 
-            src = gemm_sm90_source(design.config, design.dtype, "K", "K", "bf16")
+            src = gemm_sm90_source(design.config, design.dtype, *_majors(design), "bf16")
         else:
             from cutemma.kernels.sm80.source import gemm_source
 
             out = "s32" if design.dtype == "s8" else "f32"
             custom = design if design.custom else None
-            src = gemm_source(design.config, design.dtype, "K", "K", out, design=custom)
+            src = gemm_source(design.config, design.dtype, *_majors(design), out, design=custom)
         usage = next(iter(resource_usage(compile(src, arch)).values()))
         return int(usage.get("REG", 0)) or None
     except CutemmaError:

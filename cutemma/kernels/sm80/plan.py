@@ -587,7 +587,20 @@ class CopyPlan:
                 f"{threads} per row; need a contiguous extent that is a multiple of {vec} "
                 f"and at most {threads * vec}"
             )
-        rpp = copy_rows_per_pass(cpr, other, threads)
+        last = None
+        for rpp in copy_rows_per_pass(cpr, other, threads):
+            try:
+                return CopyPlan._make(
+                    which, extent, block_k, k_contiguous, swizzle, smem_tab, threads, vec, rpp
+                )
+            except TiledMmaError as exc:  # offsets that do not split: try shorter passes
+                last = exc
+        raise last
+
+    @staticmethod
+    def _make(which, extent, block_k, k_contiguous, swizzle, smem_tab, threads, vec, rpp):
+        contiguous, other = (block_k, extent) if k_contiguous else (extent, block_k)
+        cpr = contiguous // vec
         copiers = cpr * rpp
         thr = Layout((cpr, rpp))
         tc = cp_async_copy(k_contiguous, cpr, rpp, vec)
@@ -602,8 +615,7 @@ class CopyPlan:
                 if offs != list(range(offs[0], offs[0] + vec)):
                     raise TiledMmaError(
                         f"cp.async {which}: thread {t}'s chunk at {tuple(crd[i * vec].tolist())} "
-                        "is not "
-                        "contiguous in smem"
+                        "is not contiguous in smem"
                     )
                 row.append(offs[0])
             table.append(row)
@@ -615,16 +627,17 @@ class CopyPlan:
         return CopyPlan(which, k_contiguous, thr, other // rpp, rpp, split, copiers)
 
 
-def copy_rows_per_pass(chunks_per_row: int, rows: int, threads: int) -> int:
-    """Rows one pass of the copy covers: the most that divide ``rows`` and fit, with
-    ``chunks_per_row`` threads each, in ``threads`` (every pass whole, so no chunk needs a
-    predicate of its own; threads past ``chunks_per_row * rows_per_pass`` idle).
+def copy_rows_per_pass(chunks_per_row: int, rows: int, threads: int) -> list[int]:
+    """Rows one pass of the copy may cover, most first: those that divide ``rows`` and fit,
+    with ``chunks_per_row`` threads each, in ``threads`` (every pass whole, so no chunk needs
+    a predicate of its own; threads past ``chunks_per_row * rows_per_pass`` idle). The plan
+    takes the first whose offsets split into thread part and constants.
 
-    >>> copy_rows_per_pass(4, 128, 128), copy_rows_per_pass(2, 32, 256), copy_rows_per_pass(4, 48, 128)
-    (32, 32, 24)
+    >>> copy_rows_per_pass(4, 128, 128)[0], copy_rows_per_pass(2, 32, 256), copy_rows_per_pass(4, 48, 128)[:2]
+    (32, [32, 16, 8, 4, 2, 1], [24, 16])
     """
     fit = max(1, threads // chunks_per_row)
-    return max(r for r in range(1, min(fit, rows) + 1) if rows % r == 0)
+    return [r for r in range(min(fit, rows), 0, -1) if rows % r == 0]
 
 
 def cp_async_copy(k_contiguous: bool, cpr: int, rpp: int, vec: int) -> TiledCopy:

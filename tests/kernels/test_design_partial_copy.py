@@ -54,12 +54,15 @@ DESIGNS = {
         "SM70_8x8x4_F32F16F16F32_NT", (2, 1, 1), (32, 8, 32), "f16", "K", "N"),
     "k8 atom, block_k 8: 16-byte K rows, unswizzled": (
         "SM80_16x8x8_F32F16F16F32_TN", (2, 2, 1), (64, 32, 8), "f16", "K", "K"),
+    "a given unswizzled smem B, 16-byte rows (GemmConfig swizzle_bytes 16)": (
+        F16, (1, 1, 1), (16, 8, 32), "f16", "M", "N", {"smem_b": lambda: smem_layout(8, 32, "MN", 32)}),
 }  # fmt: skip
 
 
 def _design(label: str) -> tuple[GemmDesign, str, str, str]:
-    atom, lay, tile, dtype, am, bm = DESIGNS[label]
-    return GemmDesign(make_tiled_mma(atom, lay), tile), dtype, am, bm
+    atom, lay, tile, dtype, am, bm, *kw = DESIGNS[label]
+    smem = {k: make() for k, make in (kw[0] if kw else {}).items()}
+    return GemmDesign(make_tiled_mma(atom, lay), tile, **smem), dtype, am, bm
 
 
 def _eb(dtype: str) -> int:
@@ -157,6 +160,7 @@ SIM = [
     "SM70 (2,2) on 16x16x32: 16 rows, 2 atoms of 8 along M",
     "SM70 (2,1) on 32x8x32, N-major B of 8 columns (16-byte rows)",
     "k8 atom, block_k 8: 16-byte K rows, unswizzled",
+    "a given unswizzled smem B, 16-byte rows (GemmConfig swizzle_bytes 16)",
 ]
 
 

@@ -46,6 +46,18 @@ def _key_names(plan: GemmPlan) -> list[str]:
     return names
 
 
+_COPIERS = re.compile(r"if \(tid < (\d+)\) \{  // ([AB]): threads")
+
+
+def copy_threads(source: str, threads: int) -> dict[str, int]:
+    """How many threads run each operand's copy, read from the kernel text: the bound of
+    its ``if (tid < n)`` guard, else every thread of the block."""
+    out = {"A": threads, "B": threads}
+    for n, X in _COPIERS.findall(source):
+        out[X] = int(n)
+    return out
+
+
 _MMA_STMT = re.compile(r'asm volatile\(\s*"mma\.sync.*?\);', re.S)
 
 
@@ -123,6 +135,7 @@ def simulate(
     D = np.full((M, N), np.nan)
     atom = plan.tiled.atom
     _, _, epi = plan.epilogue
+    copiers = copy_threads(source, T)
     for m0 in range(0, M, cfg.block_m):
         for n0 in range(0, N, cfg.block_n):
             acc = np.zeros((T, plan.mma_m * plan.mma_n * plan.tv_tables["C"].shape[1]))
@@ -135,7 +148,8 @@ def simulate(
                 for X, smem, G, ext, block_mn in (("A", sA, A, M, m0), ("B", sB, B.T, N, n0)):
                     cp = plan.copy(X)
                     cpr, _ = cp.thr_layout.shape
-                    for t in range(T):
+                    writes = np.zeros(len(smem), dtype=int)  # chunk writes per element
+                    for t in range(copiers[X]):
                         c, o = (t % cpr) * vec, t // cpr
                         for i, (key, add) in enumerate(cp.smem.parts()[1]):
                             if cp.k_contiguous:
@@ -150,7 +164,10 @@ def simulate(
                                 assert all(ok), f"unpredicated copy outside: {X} {idx[0]}"
                             vals = [G[ij] if good else 0 for ij, good in zip(idx, ok)]
                             at = _at(tv, f"{X}_dst{key}", t, add, plan, X)
+                            assert 0 <= at and at + vec <= len(smem), f"{X} chunk outside"
                             smem[at : at + vec] = vals
+                            writes[at : at + vec] += 1
+                    assert (writes == 1).all(), f"{X} elements written {set(writes.tolist())} times"
                 assert not np.isnan(sA).any() and not np.isnan(sB).any(), "smem not fully written"
                 kb = plan.k_blocks
                 for ik in range(kb):

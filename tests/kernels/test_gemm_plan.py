@@ -106,8 +106,11 @@ def test_source_is_deterministic():
 
 
 def test_config_errors_name_the_rule():
-    with pytest.raises(TiledMmaError, match="block_m 100 a multiple of 16\\*2"):
+    with pytest.raises(TiledMmaError, match="block_m 100 a multiple of 8\\*2"):
         GemmConfig(block_m=100)
+    # 48 rows are whole 8-row (SM70) atoms, not whole tiles of the default 2x2 16x8x16 TiledMMA
+    with pytest.raises(TiledMmaError, match="multiples of the TiledMMA's M = 32 and N = 16"):
+        GemmPlan(GemmConfig(block_m=48), "f16", "K", "K")
     with pytest.raises(TiledMmaError, match="takes f16, bf16, tf32, s8"):
         GemmPlan(GemmConfig(), "f32", "K", "K")
     with pytest.raises(

@@ -57,11 +57,16 @@ class GemmConfig:
         _check_config_ints(self)  # whole positive numbers first: the rules below divide by them
         wm, wn = self.warps
         rules = [
-            (self.block_m % (16 * wm) == 0, f"block_m {self.block_m} a multiple of 16*{wm}"),
+            # the family's smallest atom, 8x8x4 (the SM70 quadpair; tf32 k4): the plan checks
+            # the TiledMMA's own tile and the copy its 16-byte chunks
+            (self.block_m % (8 * wm) == 0, f"block_m {self.block_m} a multiple of 8*{wm}"),
             (self.block_n % (8 * wn) == 0, f"block_n {self.block_n} a multiple of 8*{wn}"),
-            (self.block_k % 8 == 0, f"block_k {self.block_k} a multiple of 8"),
+            (self.block_k % 4 == 0, f"block_k {self.block_k} a multiple of 4"),
             (self.stages >= 2, f"stages {self.stages} >= 2"),
-            (self.swizzle_bytes in (32, 64, 128), "swizzle_bytes one of 32, 64, 128"),
+            (
+                self.swizzle_bytes in (16, 32, 64, 128),  # 16: one chunk a row, no swizzle
+                "swizzle_bytes one of 16, 32, 64, 128",
+            ),
             (wm * wn <= MAX_WARPS, f"warps {wm}x{wn} at most {MAX_WARPS} (1024 threads a block)"),
             (
                 self.group_m <= GROUP_M_MAX,

@@ -61,21 +61,24 @@ def smem_layout(
     row index, so the 8 rows one ldmatrix phase reads fall in 8 different
     16-byte bank groups (32 banks x 4 bytes; CuTe's Swizzle<B,M,S>, see
     https://vjkrish.com/2026/02/22/Swizzling.html). ``major`` 'K': k contiguous;
-    'MN': m (or n) contiguous.
+    'MN': m (or n) contiguous. A row of one 16-byte chunk needs no swizzle (``Sw<0,..>``):
+    8 such rows already span the 128 bytes of the 32 banks.
 
     >>> str(smem_layout(128, 32, "MN"))
     'Sw<3,3,3> o 0 o ((64,2),(8,4)):((1,512),(64,1024))'
     >>> str(smem_layout(128, 32, "K", elem_bytes=4))
     'Sw<3,2,3> o 0 o ((8,16),(32,1)):((32,256),(1,0))'
+    >>> str(smem_layout(64, 8, "K"))
+    'Sw<0,3,3> o 0 o ((8,8),(8,1)):((8,64),(1,0))'
     """
     vec = 16 // elem_bytes
     contiguous = block_k if major == "K" else extent
     w = min(width_bytes // elem_bytes, contiguous)
-    if w < vec or contiguous % w or w * elem_bytes < 32:
+    if w < vec or contiguous % w:
         raise TiledMmaError(
             f"shared tile ({extent}, {block_k}) {major}-major: its contiguous extent "
-            f"{contiguous} must be a multiple of the swizzle width {w} elements "
-            "(and a swizzle row at least 32 bytes)"
+            f"{contiguous} must be a multiple of the swizzle width {w} elements and of one "
+            f"16-byte cp.async chunk ({vec} elements)"
         )
     atom = Layout((8, w), (w, 1)) if major == "K" else Layout((w, 8), (1, w))
     bits = (w * elem_bytes // 16).bit_length() - 1
@@ -134,6 +137,11 @@ class GemmPlan:
             raise TiledMmaError(
                 f"{config.name}: block_k {config.block_k} must be a multiple of the {dtype} "
                 f"atom's K = {self.tk}"
+            )
+        if config.block_m % self.tm or config.block_n % self.tn:
+            raise TiledMmaError(
+                f"{config.name}: block_m {config.block_m} and block_n {config.block_n} must be "
+                f"multiples of the TiledMMA's M = {self.tm} and N = {self.tn}"
             )
         # the lanes the TV layouts span: a quadpair atom alone (8 threads) still runs as a
         # warp (mma.sync is warp-wide; the other quadpairs repeat its work, see regload)
@@ -433,10 +441,16 @@ def _combine(split: Split, t: int, i: int) -> int:
 class CopyPlan:
     """cp.async of one operand tile: 16-byte chunks along the contiguous mode.
 
-    Thread t copies chunks ``(c_t, o_t + i * rows_per_pass)`` for i < iters,
+    Thread t < ``threads`` copies chunks ``(c_t, o_t + i * rows_per_pass)`` for i < iters,
     ``(c, o) = idx2crd(t, (chunks_per_row, rows_per_pass))``: c counts 16-byte
     chunks of the contiguous mode, o the other mode. ``smem`` splits the shared
-    offset of each chunk into thread part and constant per i.
+    offset of each chunk into thread part and constant per i. ``threads`` may be fewer
+    than the block's (a small tile under many warps, as CuTe's TiledCopy over fewer
+    threads): the others skip the copy but still commit, wait and reach the barriers.
+
+    >>> cp = CopyPlan.make("B", 32, 16, True, None, np.arange(512).reshape(32, 16), 256, 8)
+    >>> cp.threads, cp.thr_layout.shape, cp.iters
+    (64, (2, 32), 1)
     """
 
     which: str
@@ -445,22 +459,39 @@ class CopyPlan:
     iters: int
     rows_per_pass: int
     smem: Split
+    threads: int  # the first `threads` threads of the block copy; the rest skip the copy
 
     @staticmethod
     def make(which, extent, block_k, k_contiguous, swizzle, smem_tab, threads, vec) -> CopyPlan:
         contiguous, other = (block_k, extent) if k_contiguous else (extent, block_k)
         cpr = contiguous // vec
-        if threads % cpr or other % (threads // cpr):
+        if contiguous % vec or cpr > threads:
             raise TiledMmaError(
-                f"cp.async of {which} ({extent}x{block_k}): {threads} threads do not tile "
-                f"{cpr} chunks per row x {other} rows; change the block tile"
+                f"cp.async of {which} ({extent}x{block_k}): rows of {contiguous} contiguous "
+                f"elements in 16-byte chunks of {vec}, at most one chunk per thread of the "
+                f"{threads} per row; need a contiguous extent that is a multiple of {vec} "
+                f"and at most {threads * vec}"
             )
-        rpp = threads // cpr
+        last = None
+        for rpp in copy_rows_per_pass(cpr, other, threads):
+            try:
+                return CopyPlan._make(
+                    which, extent, block_k, k_contiguous, swizzle, smem_tab, threads, vec, rpp
+                )
+            except TiledMmaError as exc:  # offsets that do not split: try shorter passes
+                last = exc
+        raise last
+
+    @staticmethod
+    def _make(which, extent, block_k, k_contiguous, swizzle, smem_tab, threads, vec, rpp):
+        contiguous, other = (block_k, extent) if k_contiguous else (extent, block_k)
+        cpr = contiguous // vec
+        copiers = cpr * rpp
         thr = Layout((cpr, rpp))
         tc = cp_async_copy(k_contiguous, cpr, rpp, vec)
         table = []
         coords = _partition_coords(tc, extent, block_k)
-        for t in range(threads):
+        for t in range(copiers):
             crd = coords[t]
             offs_all = smem_tab[crd[:, 0], crd[:, 1]]
             row = []
@@ -468,13 +499,30 @@ class CopyPlan:
                 offs = [int(x) for x in offs_all[i * vec : (i + 1) * vec]]
                 if offs != list(range(offs[0], offs[0] + vec)):
                     raise TiledMmaError(
-                        f"cp.async {which}: thread {t}'s chunk at {tuple(crd[i * vec])} is not "
-                        "contiguous in smem"
+                        f"cp.async {which}: thread {t}'s chunk at {tuple(crd[i * vec].tolist())} "
+                        "is not contiguous in smem"
                     )
                 row.append(offs[0])
             table.append(row)
         split = split_offsets(table, swizzle, f"cp.async {which}")
-        return CopyPlan(which, k_contiguous, thr, other // rpp, rpp, split)
+        if split.thread.layout is None and copiers < threads:
+            # a __constant__ table is read at [tid] by every thread: the idle ones read 0s
+            pad = split.thread.table + (0,) * (threads - copiers)
+            split = Split(ThreadValue(pad, None, split.thread.swizzle), split.consts, split.op)
+        return CopyPlan(which, k_contiguous, thr, other // rpp, rpp, split, copiers)
+
+
+def copy_rows_per_pass(chunks_per_row: int, rows: int, threads: int) -> list[int]:
+    """Rows one pass of the copy may cover, most first: those that divide ``rows`` and fit,
+    with ``chunks_per_row`` threads each, in ``threads`` (every pass whole, so no chunk needs
+    a predicate of its own; threads past ``chunks_per_row * rows_per_pass`` idle). The plan
+    takes the first whose offsets split into thread part and constants.
+
+    >>> copy_rows_per_pass(4, 128, 128)[0], copy_rows_per_pass(2, 32, 256), copy_rows_per_pass(4, 48, 128)[:2]
+    (32, [32, 16, 8, 4, 2, 1], [24, 16])
+    """
+    fit = max(1, threads // chunks_per_row)
+    return [r for r in range(min(fit, rows), 0, -1) if rows % r == 0]
 
 
 def cp_async_copy(k_contiguous: bool, cpr: int, rpp: int, vec: int) -> TiledCopy:

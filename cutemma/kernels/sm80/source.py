@@ -246,9 +246,23 @@ def _copy_lines(plan: GemmPlan, cp: CopyPlan, vec: bool, fast: bool) -> str:
             ]
         lines.append(f"{{  // {X} chunk {i}: row +{o_off}\n{indent(chr(10).join(body))}\n}}")
     if not vec:
-        return "\n".join(lines)
+        return _only_copiers(plan, cp, "\n".join(lines))
     lines.append(f"{X}_src += {X}_step;")
-    return "\n".join([f"{{  // {X}", indent("\n".join(lines)), "}"])
+    return _only_copiers(plan, cp, "\n".join([f"{{  // {X}", indent("\n".join(lines)), "}"]))
+
+
+def _only_copiers(plan: GemmPlan, cp: CopyPlan, text: str) -> str:
+    """``text`` run by the copy's threads only, when fewer than the block's move the tile
+    (the others still commit, wait and reach the barriers, which are steps of their own)."""
+    if cp.threads == plan.threads:
+        return text
+    return "\n".join(
+        [
+            f"if (tid < {cp.threads}) {{  // {cp.which}: threads {cp.threads}.. idle",
+            indent(text),
+            "}",
+        ]
+    )
 
 
 def _ldsm_setup(plan: GemmPlan, which: str) -> str:
@@ -604,6 +618,7 @@ def gemm_source(
         setup.append(
             f"const int {X}_c = (tid % {cpr}) * {plan.vec}, {X}_o = tid / {cpr};  "
             f"// thr_layout {cp.thr_layout}, {cp.iters} chunks per thread"
+            + (f" (threads {cp.threads}.. idle)" if cp.threads < plan.threads else "")
         )
         setup.append(thread_expr(f"{X}_copy_base", cp.smem.thread, tables))
         setup.append(_copy_setup(plan, cp, vec_a if X == "A" else vec_b))

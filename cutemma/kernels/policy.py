@@ -55,7 +55,8 @@ def choose(call: Call) -> Choice:
     design = call.design
     asked = design.config if design is not None else call.config
     custom = design if design is not None and design.custom else None
-    seen = views(call.A, call.B, call.dtype, call.arch)
+    want = (design.major("A"), design.major("B")) if design is not None else (None, None)
+    seen = views(call.A, call.B, call.dtype, call.arch, want)
     why = seen if isinstance(seen, str) else None
     if isinstance(asked, GemmConfig):
         return Choice("sm80", asked, custom, why=why or "an sm80 config was asked for")

@@ -25,8 +25,9 @@ _NAMES = {"A": ("K", "M"), "B": ("K", "N")}  # (the K-contiguous major, the othe
 
 class Views(NamedTuple):
     """The operands as the sm90 kernel reads them: (tensor, major, leading stride) each;
-    ``copied``: an operand had to be copied (neither of its modes contiguous), so a repeat
-    of the call cannot reuse the launch (it would read the copy)."""
+    ``copied``: an operand had to be copied (neither of its modes contiguous, or not the
+    major a design fixes), so a repeat of the call cannot reuse the launch (it would read
+    the copy)."""
 
     A: Any
     a_major: str
@@ -74,9 +75,30 @@ def tma_major(t: Any, what: str) -> tuple[Any, str, int]:
     return major(t, what)
 
 
-def views(A: Any, B: Any, dtype: str, arch: str) -> Views | str:
+def to_major(t: Any, what: str, want: str) -> Any:
+    """``t`` with its last two modes in major ``want`` ('K', or 'M' for A / 'N' for B): the
+    tensor itself where its strides already are, else a copy whose leading stride is padded
+    to TMA's 16-byte multiple (a view of the copy's first columns)."""
+    rows_contiguous = (want == "K") == (what == "A")  # A K-major, B N-major: rows contiguous
+    if rows_contiguous and (t.stride(-1) == 1 or t.shape[-1] == 1):
+        return t
+    if not rows_contiguous and (t.stride(-2) == 1 or t.shape[-2] == 1):
+        return t
+    s = t if rows_contiguous else t.transpose(-1, -2)  # the copy's rows are s's rows
+    v = TMA_RULES.stride_multiple // t.element_size()
+    cols = s.shape[-1]
+    buf = s.new_empty((*s.shape[:-1], -(-cols // v) * v))[..., :cols]
+    buf.copy_(s)
+    return buf if rows_contiguous else buf.transpose(-1, -2)
+
+
+def views(
+    A: Any, B: Any, dtype: str, arch: str, want: tuple[str | None, str | None] = (None, None)
+) -> Views | str:
     """The sm90 kernel's :class:`Views` of (A, B) (``dtype`` the kernel's element type), or
-    why it cannot read them (a sentence).
+    why it cannot read them (a sentence). ``want``: the majors a design's GMMA atom fixes
+    (:meth:`cutemma.kernels.GemmDesign.major`), None where the operand's own decides; an
+    operand in another major is copied into it.
 
     >>> views(None, None, "s8", "sm_90a")
     'dtypes of kernel type s8 (the sm90 kernel takes f16, bf16, tf32 and fp8)'
@@ -85,7 +107,9 @@ def views(A: Any, B: Any, dtype: str, arch: str) -> Views | str:
         return f"dtypes of kernel type {dtype} (the sm90 kernel takes f16, bf16, tf32 and fp8)"
     if arch != "sm_90a":
         return "the device is not sm_90"
-    a_in, b_in = shared_operand(A), shared_operand(B)
+    a_sh, b_sh = shared_operand(A), shared_operand(B)
+    a_in = a_sh if want[0] is None else to_major(a_sh, "A", want[0])
+    b_in = b_sh if want[1] is None else to_major(b_sh, "B", want[1])
     a_t, a_major, lda = tma_major(a_in, "A")
     b_t, b_major, ldb = tma_major(b_in, "B")
     if not ATOMS_SM90[dtype][2] and (a_major, b_major) != ("K", "K"):
@@ -104,4 +128,4 @@ def views(A: Any, B: Any, dtype: str, arch: str) -> Views | str:
             why = stride_refusal(t.stride(0), eb, 2)
             if why is not None:
                 return f"operand {which} TMA cannot read: its batch {why}"
-    return Views(a_t, a_major, lda, b_t, b_major, ldb, a_t is not a_in or b_t is not b_in)
+    return Views(a_t, a_major, lda, b_t, b_major, ldb, a_t is not a_sh or b_t is not b_sh)

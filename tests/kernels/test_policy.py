@@ -1,0 +1,108 @@
+"""The policy (cutemma.kernels.policy.choose) on call records of CPU tensors: which family,
+config and views each kind of call gets, and the sm90 operand views a design's GMMA atom
+fixes. Expected values come from the rules the docs state (docs/gemm.md, the policy's
+module doc), not from running the policy.
+"""
+
+from __future__ import annotations
+
+import types
+
+import pytest
+
+from cutemma.errors import LaunchError
+
+torch = pytest.importorskip("torch")
+
+from cutemma.kernels import GemmDesign  # noqa: E402
+from cutemma.kernels.policy import choose  # noqa: E402
+from cutemma.kernels.sm80.config import GemmConfig  # noqa: E402
+from cutemma.kernels.sm90.config import Sm90Config  # noqa: E402
+from cutemma.kernels.sm90.operands import views  # noqa: E402
+
+BF = torch.bfloat16
+
+
+def record(A, B, **kw):
+    """A checked call's fields as the policy reads them (an sm_90a device of 132 SMs)."""
+    fields = dict(A=A, B=B, M=A.shape[-2], N=B.shape[-1], K=A.shape[-1], batch=None,
+                  dtype="bf16", arch="sm_90a", sms=132, device=0, design=None, config=None,
+                  epilogue=None, C=None)  # fmt: skip
+    fields.update(kw)
+    return types.SimpleNamespace(**fields)
+
+
+@pytest.fixture(autouse=True)
+def nothing_tuned(monkeypatch, tmp_path):
+    from cutemma.kernels import tuned
+
+    monkeypatch.setenv("CUTEMMA_CACHE_DIR", str(tmp_path))
+    tuned.reload()
+    yield
+    tuned.reload()
+
+
+def test_a_gemm_config_runs_sm80_and_says_why():
+    A, B = torch.zeros(256, 512, dtype=BF), torch.zeros(512, 256, dtype=BF)
+    c = choose(record(A, B, config=GemmConfig(64, 64, 32)))
+    assert (c.family, c.config, c.why) == (
+        "sm80",
+        GemmConfig(64, 64, 32),
+        "an sm80 config was asked for",
+    )
+
+
+def test_an_sm90_config_where_tma_cannot_read_names_the_rule():
+    A = torch.zeros(256, 513, dtype=BF)[:, :512]  # a leading stride of 513 elements
+    B = torch.zeros(512, 256, dtype=BF)
+    with pytest.raises(LaunchError, match="is an sm90 config, but operand A TMA cannot read"):
+        choose(record(A, B, config=Sm90Config(128, 128)))
+    c = choose(record(A, B))  # nothing asked: the sm80 kernel, with the reason
+    assert c.family == "sm80" and "operand A" in c.why
+
+
+def test_decode_calls_swap_and_others_do_not():
+    B = torch.zeros(8192, 8192, dtype=BF)
+    c = choose(record(torch.zeros(16, 8192, dtype=BF), B))
+    assert c.family == "sm90" and c.swap and not c.config.swap_ab
+    # the kernel's A is B^T (a view of B), its B is A^T
+    assert c.views.A.data_ptr() == B.data_ptr() and tuple(c.views.A.shape) == (8192, 8192)
+    big = choose(record(torch.zeros(1024, 8192, dtype=BF), B))
+    assert big.family == "sm90" and not big.swap
+    with_c = choose(record(torch.zeros(16, 8192, dtype=BF), B, C=torch.zeros(16, 8192, dtype=BF)))
+    assert not with_c.swap  # a swapped kernel takes no C from the policy's pick
+
+
+def test_a_swap_config_refuses_a_batch():
+    A, B = torch.zeros(3, 16, 256, dtype=BF), torch.zeros(256, 512, dtype=BF)
+    cfg = Sm90Config(64, 16, consumers=1, swap_ab=True, epilogue="regs")
+    with pytest.raises(LaunchError, match="swaps A and B, which runs 2-D calls"):
+        choose(record(A, B, batch=3, config=cfg))
+
+
+@pytest.mark.parametrize("atom,want", [("SM90_64x64x16_F32BF16BF16_SS<MN,MN>", ("M", "N")),
+                                       ("SM90_64x64x16_F32BF16BF16_SS<K,MN>", ("K", "N")),
+                                       ("SM90_64x64x16_F32BF16BF16_SS<MN,K>", ("M", "K"))])  # fmt: skip
+def test_a_gmma_atoms_majors_are_the_views_majors(atom, want):
+    """K-major A and B given; the design's atom fixes the majors: the views are copies in
+    those majors holding the same values, and the call is not remembered (copied)."""
+    A = torch.arange(128 * 64, dtype=torch.float32).reshape(128, 64).to(BF)
+    B = torch.arange(64 * 128, dtype=torch.float32).reshape(128, 64).to(BF).t()  # K-major
+    d = GemmDesign(atom, tile=(128, 128, 64))
+    c = choose(record(A, B, design=d))
+    assert (c.views.a_major, c.views.b_major) == want and c.views.copied
+    assert torch.equal(c.views.A, A) and torch.equal(c.views.B, B)
+    # the same operands without a design: read as given, nothing copied
+    v = views(A, B, "bf16", "sm_90a")
+    assert (v.a_major, v.b_major, v.copied) == ("K", "K", False)
+
+
+def test_a_copy_into_the_atoms_major_pads_its_rows_for_tma():
+    """B (64, 97) K-major into an N-major atom: 97 columns of bf16 are 194 bytes, no 16-byte
+    stride; the copy's rows are padded to 104 elements (208 bytes) and TMA reads it."""
+    A = torch.ones(128, 64, dtype=BF)
+    B = torch.arange(97 * 64, dtype=torch.float32).reshape(97, 64).to(BF).t()
+    d = GemmDesign("SM90_64x64x16_F32BF16BF16_SS<K,MN>", tile=(128, 64, 64))
+    c = choose(record(A, B, design=d))
+    assert c.views.b_major == "N" and c.views.ldb == 104 and c.views.B.stride() == (104, 1)
+    assert torch.equal(c.views.B, B)

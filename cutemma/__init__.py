@@ -8,6 +8,8 @@ TiledMMA and TiledCopy, shared-memory descriptors and the CPU emulation are re-e
 '(4,2):(2,1)'
 >>> cutemma.make_tiled_mma("SM80_16x8x16_F32F16F16F32_TN", (2, 2)).tile_size_mnk
 (32, 16, 16)
+>>> cutemma.GemmConfig(64, 64, 32).name
+'b64x64x32_w2x2_s4'
 
 The GEMM kernels (``cutemma.gemm``, ``cutemma.GemmConfig``, ``cutemma.tune``) load on
 first use; ``gemm`` and ``tune`` need a CUDA GPU and torch:
@@ -17,6 +19,9 @@ first use; ``gemm`` and ``tune`` need a CUDA GPU and torch:
 torch.Size([512, 512])
 """
 
+import importlib
+
+from cutemma.display import renderers_from
 from cutemma.errors import (  # noqa: F401  (re-exported: cutemma.LayoutError ...)
     AtomError,
     CliError,
@@ -34,37 +39,35 @@ from cutemma.errors import (  # noqa: F401  (re-exported: cutemma.LayoutError ..
     TiledMmaError,
     TmaError,
 )
+from cutemma.lazy_exports import lazy_exports
 
 __version__ = "0.1.0"
 
 # Every public name loads on first use (PEP 562): ``import cutemma`` and ``cutemma --version``
 # import only the errors; ``cutemma.Layout`` imports the layout algebra, ``cutemma.emulate`` the
 # emulator, ``cutemma.gemm`` the kernel generator (never torch or cuda-python before a call).
+# name -> the module that defines it, relative to cutemma
 _LAZY = {
-    "gemm": "cutemma.kernels.dispatch",
-    "GemmConfig": "cutemma.kernels.sm80.config",
-    "Sm90Config": "cutemma.kernels.sm90.config",
-    "tune": "cutemma.kernels.tune",
-    "CopyAtom": "cutemma.copy",
-    "copy_ops": "cutemma.copy",
-    "copy_traits": "cutemma.copy",
-    "make_copy_atom": "cutemma.copy",
-    "to_cpp": "cutemma.emit",
-    "to_cute_dsl": "cutemma.emit",
-    "infer_layout": "cutemma.mma.infer",
+    "gemm": "kernels.dispatch",
+    "GemmConfig": "kernels.sm80.config",
+    "Sm90Config": "kernels.sm90.config",
+    "tune": "kernels.tune",
+    **dict.fromkeys(("CopyAtom", "copy_ops", "copy_traits", "make_copy_atom"), "copy"),
+    **dict.fromkeys(("to_cpp", "to_cute_dsl"), "emit"),
+    "infer_layout": "mma.infer",
     **dict.fromkeys(
         ("Tensor", "local_partition", "local_tile", "make_identity_tensor", "make_tensor",
          "print_tensor"),
-        "cutemma.tensor",
+        "tensor",
     ),
     **dict.fromkeys(
         ("ThrCopy", "ThrMma", "TiledCopy", "TiledMma", "make_tiled_copy", "make_tiled_copy_A",
          "make_tiled_copy_B", "make_tiled_copy_C", "make_tiled_copy_D", "make_tiled_copy_S",
          "make_tiled_mma"),
-        "cutemma.tiled",
+        "tiled",
     ),
     **dict.fromkeys(
-        ("print_latex", "print_text", "to_html", "to_latex", "to_svg", "to_text"), "cutemma.viz"
+        ("print_latex", "print_text", "to_html", "to_latex", "to_svg", "to_text"), "viz"
     ),
 }  # fmt: skip
 # the packages whose whole ``__all__`` cutemma re-exports, searched in this order
@@ -73,42 +76,30 @@ _SUBMODULES = ("copy", "cuda", "emulate", "kernels", "layout", "mma", "smem", "t
                "viz")  # fmt: skip
 
 
-def _load(name: str):
-    import importlib
+def _other(name: str):
+    """``__all__``, a name of a star package, or any other submodule (``cutemma.display``)."""
     import importlib.util
 
-    if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    if name in _SUBMODULES:
-        return importlib.import_module(f"cutemma.{name}")
+    if name == "__all__":
+        return _all()
+    if name.startswith("__"):  # __wrapped__, __path__ ... : asked by tools, never lazy
+        raise AttributeError(f"module 'cutemma' has no attribute {name!r}")
     for mod in _STAR:
         m = importlib.import_module(mod)
         if name in m.__all__:
             return getattr(m, name)
     if name.isidentifier() and importlib.util.find_spec(f"cutemma.{name}") is not None:
-        return importlib.import_module(f"cutemma.{name}")  # any other subpackage: cutemma.display
-    raise AttributeError(f"module 'cutemma' has no attribute {name!r}")
+        return importlib.import_module(f"cutemma.{name}")
+    raise AttributeError(
+        f"module 'cutemma' has no attribute {name!r} (dir(cutemma) lists its names)"
+    )
 
 
-def __getattr__(name: str):
-    """Public names load on first use: ``cutemma.Layout``, ``cutemma.emulate``, ``cutemma.gemm``.
-
-    >>> import cutemma
-    >>> cutemma.GemmConfig(64, 64, 32).name
-    'b64x64x32_w2x2_s4'
-    """
-    if name == "__all__":
-        value = _all()
-    elif name.startswith("__"):  # __wrapped__, __path__ ... : asked by tools, never lazy
-        raise AttributeError(f"module 'cutemma' has no attribute {name!r}")
-    else:
-        value = _load(name)
-    globals()[name] = value
-    return value
+__getattr__, _dir = lazy_exports(__name__, _LAZY, submodules=_SUBMODULES, fallback=_other)
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_all()))
+    return sorted(set(_dir()) | set(_all()))
 
 
 _ERRORS = [
@@ -121,7 +112,10 @@ _ERRORS = [
 def _all() -> list[str]:
     """``cutemma.__all__``: the errors, the lazily loaded names and the star packages' names
     (asking for it imports those packages, as ``from cutemma import *`` must)."""
-    import importlib
-
     star = [n for mod in _STAR for n in importlib.import_module(mod).__all__]
     return [*_ERRORS, *_LAZY, "emulate", *star]
+
+
+# the pictures (cutemma.viz) sit above every class they draw: named here, imported when an
+# object in a notebook first asks for its picture
+renderers_from("cutemma.viz")

@@ -2,7 +2,9 @@
 
 A class of a lower layer (Layout, Tensor, MmaAtom, TiledMma, the descriptors) inherits
 :class:`RichDisplay`; the picture layer (:mod:`cutemma.viz.jupyter`) registers, per class, a
-function returning one rich rendering. IPython asks ``_repr_mimebundle_`` and stores exactly
+function returning one rich rendering. ``import cutemma`` stays light: the package names the
+module that registers them (:func:`renderers_from`), and it is imported the first time an
+object asks for its picture. IPython asks ``_repr_mimebundle_`` and stores exactly
 what it returns: ``text/plain`` (the object's CuTe-style ``repr``) plus at most one rich
 format, so a notebook keeps one picture per output. Nothing here imports another cutemma
 module, so every layer may import it.
@@ -22,11 +24,28 @@ module, so every layer may import it.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Iterable
 
 Renderer = Callable[[object], dict]
 _RENDERERS: dict[type, Renderer] = {}
-_VIZ_LOADED: list[bool] = []  # non-empty once cutemma.viz (which registers the renderers) loaded
+_PENDING: list[str] = []  # modules that register renderers when imported, not imported yet
+
+
+def renderers_from(module: str) -> None:
+    """Import ``module``, which registers renderers, when an object first asks for one.
+
+    The layer that draws sits above every class that is drawn, so it is named from above
+    (``cutemma/__init__.py`` names ``cutemma.viz``); this module imports nothing of cutemma's.
+
+    >>> renderers_from("cutemma.viz")  # what cutemma/__init__.py does
+    >>> renderer(int) is None  # the first ask imports it, and it registers cutemma's classes
+    True
+    >>> import sys; "cutemma.viz" in sys.modules
+    True
+    """
+    if module not in _PENDING:
+        _PENDING.append(module)
 
 
 def register(cls: type, render: Renderer) -> None:
@@ -50,11 +69,8 @@ def renderer(cls: type) -> Renderer | None:
     >>> renderer(int) is None
     True
     """
-    if not _VIZ_LOADED:  # ``import cutemma`` is lazy: the renderings register on first use
-        _VIZ_LOADED.append(True)
-        import importlib
-
-        importlib.import_module("cutemma.viz")
+    while _PENDING:  # ``import cutemma`` is lazy: the renderings register on first use
+        importlib.import_module(_PENDING.pop(0))
     for k in cls.__mro__:
         if k in _RENDERERS:
             return _RENDERERS[k]
@@ -90,4 +106,4 @@ class RichDisplay:
         return {k: v for k, v in bundle.items() if _keep(k, include, exclude)}
 
 
-__all__ = ["RichDisplay", "register", "renderer"]
+__all__ = ["RichDisplay", "register", "renderer", "renderers_from"]

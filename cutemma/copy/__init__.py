@@ -6,9 +6,18 @@
 >>> atom = make_copy_atom('SM75_U32x4_LDSM_N', 'f16')
 >>> atom.num_val_src, atom.num_val_dst
 (8, 8)
+
+Each name loads its module when first asked for (a submodule by its name too, as an eager
+package would have it loaded):
+
+>>> import cutemma.copy
+>>> cutemma.copy.make_copy_atom("SM75_U32x4_LDSM_N", "f16").num_val_src
+8
 """
 
 from typing import TYPE_CHECKING
+
+from cutemma.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:  # what type checkers and the API reference (griffe) read; at run time each
     # name loads its module on first use (below)
@@ -41,32 +50,9 @@ _LAZY = {
 }  # fmt: skip
 
 
-def __getattr__(name: str):
-    """The package's names, each imported from its module when first asked for (a submodule
-    by its name too, as an eager package would have it loaded).
-
-    >>> import cutemma.copy
-    >>> cutemma.copy.make_copy_atom("SM75_U32x4_LDSM_N", "f16").num_val_src
-    8
-    """
-    import importlib
-
-    if name in _LAZY:
-        value = getattr(importlib.import_module(f"cutemma.copy.{_LAZY[name]}"), name)
-    elif name in _SUBMODULES:
-        value = importlib.import_module(f"cutemma.copy.{name}")
-    else:
-        raise AttributeError(f"module 'cutemma.copy' has no attribute {name!r}")
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY) | set(_SUBMODULES))
-
-
 # the submodules an eager package had loaded (attributes after ``import cutemma.copy``)
 _SUBMODULES = ("arch", "atom", "catalog", "operation", "traits")
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, submodules=_SUBMODULES)
 
 
 __all__ = [

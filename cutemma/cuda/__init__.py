@@ -12,6 +12,9 @@ re-exported here as a function).
 >>> cubin = compile('extern "C" __global__ void k(int* x) { x[0] = 1; }', "sm_80")
 >>> count_instructions(sass(cubin))["EXIT"] >= 1
 True
+>>> import cutemma.cuda
+>>> cutemma.cuda.sass.__module__, cutemma.cuda.launch.__module__  # the functions, not modules
+('cutemma.cuda.sass', 'cutemma.cuda.launch')
 """
 
 import sys
@@ -26,6 +29,7 @@ from cutemma.cuda.compile import (
     ptx_isa_version,
     unavailable_reason,
 )
+from cutemma.lazy_exports import lazy_exports
 
 # the rest loads on first use: launching, probing and reading SASS pull in numpy and the
 # catalog, which a cutemma.gemm call whose kernel is in the disk cache never needs
@@ -38,24 +42,7 @@ _LAZY = {
 }  # fmt: skip
 
 
-def __getattr__(name: str):
-    """The lazily loaded names (``launch``, ``sass``, ``device_arch``, ...).
-
-    >>> import cutemma.cuda
-    >>> cutemma.cuda.sass.__module__, cutemma.cuda.launch.__module__
-    ('cutemma.cuda.sass', 'cutemma.cuda.launch')
-    """
-    if name in _LAZY:
-        import importlib
-
-        value = getattr(importlib.import_module(f"cutemma.cuda.{_LAZY[name]}"), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'cutemma.cuda' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)
 
 
 class _Package(types.ModuleType):

@@ -1,13 +1,9 @@
-"""cutemma's values as CuTe C++: layouts, swizzles, composed and basis-stride layouts, tilers.
+"""cutemma's objects as CuTe C++: ``to_cpp``, the one entry point, and what its text needs.
 
 ``to_cpp(obj)`` is a C++ expression that builds an object equal to ``obj`` after the
-``HEADERS`` below and ``using namespace cute;``; ``to_cpp(obj, type=True)`` its type. Every
-integer is static, spelled ``Int<n>``: it compiles for every n, where CuTe's ``_n`` aliases
-exist only for an irregular list (``_12`` and ``_16`` but no ``_11``, ``_13`` ...;
-cute/numeric/integral_constant.hpp), and CuTe prints both as ``_n``.
-
-Atoms, TiledMMA/TiledCopy and descriptors are in :mod:`cutemma.emit.cpp_atoms`; ``to_cpp``
-dispatches to them.
+``HEADERS`` below and ``using namespace cute;``; ``to_cpp(obj, type=True)`` its type. The
+layout algebra's values are written by :mod:`cutemma.emit.cpp_layouts`; atoms, TiledMMA,
+TiledCopy and descriptors by :mod:`cutemma.emit.cpp_atoms`.
 
 >>> from cutemma.layout import Layout, Swizzle
 >>> to_cpp(Layout((4, 2), (2, 1)))
@@ -20,11 +16,10 @@ dispatches to them.
 
 from __future__ import annotations
 
+from cutemma.emit.cpp_atoms import to_cpp_object
+from cutemma.emit.cpp_layouts import is_algebra_value, layout_to_cpp
+from cutemma.emit.cpp_types import cpp_value_type
 from cutemma.errors import EmitError
-from cutemma.layout.basis import BasisLayout, ScaledBasis
-from cutemma.layout.checks import as_int
-from cutemma.layout.layout import Layout
-from cutemma.layout.swizzle import ComposedLayout, Swizzle
 
 # What an emitted expression needs besides cute/tensor.hpp: the atoms' arch and traits headers
 # (the GMMA "ext" headers hold the N that are not multiples of 16 or 32; sm100/sm120 traits).
@@ -55,135 +50,6 @@ def prelude() -> str:
     return "".join(f"#include <{h}>\n" for h in HEADERS) + "using namespace cute;\n"
 
 
-def static_int(v, what: str = "value") -> int:
-    """``v`` as a plain int, or EmitError: C++ needs every value at compile time.
-
-    >>> import numpy as np
-    >>> static_int(np.int64(4))
-    4
-    """
-    n = as_int(v)
-    if n is None:
-        raise EmitError(
-            f"{what} {v!r} ({type(v).__name__}) has no static C++ form: CuTe's Int<n> takes a "
-            "whole number known when the code is written (a Python int, or a numpy integer "
-            "scalar), not an array, float, bool or run-time value"
-        )
-    return n
-
-
-def int_type(n) -> str:
-    """``Int<n>`` (a type).
-
-    >>> int_type(-2)
-    'Int<-2>'
-    """
-    return f"Int<{static_int(n)}>"
-
-
-def _stride_leaf(d) -> str:
-    if isinstance(d, ScaledBasis):
-        modes = "".join(f",{m}" for m in d.modes)
-        return f"ScaledBasis<{int_type(d.value)}{modes}>"
-    return int_type(d)
-
-
-def tuple_type(t, kind: str, leaf=int_type) -> str:
-    """A (nested) int tuple as CuTe's ``Shape<...>``/``Stride<...>``; a leaf alone is a leaf.
-
-    >>> tuple_type((2, (4, 8)), "Shape")
-    'Shape<Int<2>,Shape<Int<4>,Int<8>>>'
-    """
-    if isinstance(t, tuple):
-        return f"{kind}<" + ",".join(tuple_type(x, kind, leaf) for x in t) + ">"
-    return leaf(t)
-
-
-def _layout_type(layout) -> str:
-    stride_leaf = _stride_leaf if isinstance(layout, BasisLayout) else int_type
-    return (
-        f"Layout<{tuple_type(layout.shape, 'Shape')},"
-        f"{tuple_type(layout.stride, 'Stride', stride_leaf)}>"
-    )
-
-
-def _swizzle_type(sw: Swizzle) -> str:
-    return f"Swizzle<{sw.bits},{sw.base},{sw.shift}>"
-
-
-def _composed_type(c: ComposedLayout) -> str:
-    return f"ComposedLayout<{_type(c.outer)},{int_type(c.offset)},{_type(c.inner)}>"
-
-
-def _composed_expr(c: ComposedLayout, dtype) -> str:
-    from cutemma.emit.smem_names import smem_layout_expr
-
-    named = smem_layout_expr(c, dtype) if c.pinned else None
-    if named is not None:
-        return named
-    return f"make_composed_layout({_expr(c.outer)}, Int<{c.offset}>{{}}, {_expr(c.inner)})"
-
-
-def _tile_entry(x) -> str:
-    if x is None:
-        return "Underscore"
-    if isinstance(x, Layout | ComposedLayout):
-        return _type(x)
-    return int_type(x)
-
-
-def tiler_type(tiler: tuple) -> str:
-    """A tuple tiler as ``Tile<...>``: ints ``Int<n>``, Layouts, ``None`` CuTe's ``_``.
-
-    >>> tiler_type((8, None))
-    'Tile<Int<8>,Underscore>'
-    """
-    return "Tile<" + ",".join(_tile_entry(x) for x in tiler) + ">"
-
-
-def _tiler_expr(tiler: tuple) -> str:
-    parts = ["_" if x is None else _expr(x) for x in tiler]
-    return "make_tile(" + ", ".join(parts) + ")"
-
-
-def _check_basis(b: BasisLayout) -> None:
-    if b.offset != 0:
-        raise EmitError(
-            f"{b} is a view of a coordinate tensor (it starts at {b.offset}), not a layout; "
-            "C++ builds it as make_identity_tensor(...) sliced, so emit the layout without the "
-            "offset (BasisLayout(shape, stride))"
-        )
-
-
-def _type(obj) -> str:
-    """The C++ type of a layout-algebra value (no atoms)."""
-    if isinstance(obj, Layout):
-        return _layout_type(obj)
-    if isinstance(obj, BasisLayout):
-        _check_basis(obj)
-        return _layout_type(obj)
-    if isinstance(obj, Swizzle):
-        return _swizzle_type(obj)
-    if isinstance(obj, ComposedLayout):
-        return _composed_type(obj)
-    if isinstance(obj, tuple):
-        return tiler_type(obj)
-    if isinstance(obj, ScaledBasis):
-        return _stride_leaf(obj)
-    return int_type(obj)
-
-
-def _expr(obj, dtype=None) -> str:
-    if isinstance(obj, ComposedLayout):
-        return _composed_expr(obj, dtype)
-    if isinstance(obj, tuple):
-        return _tiler_expr(obj)
-    return _type(obj) + "{}"
-
-
-_ALGEBRA = (Layout, BasisLayout, Swizzle, ComposedLayout, ScaledBasis, tuple)
-
-
 def to_cpp(obj, *, type: bool = False, dtype=None) -> str:  # noqa: A002 - the issue's name
     """A CuTe C++ expression (``type=True``: the C++ type) that builds an object equal to ``obj``.
 
@@ -208,44 +74,10 @@ def to_cpp(obj, *, type: bool = False, dtype=None) -> str:  # noqa: A002 - the i
             f"got type={type!r}"
         )
     if dtype is not None:
-        from cutemma.emit.cpp_atoms import cpp_value_type
-
         cpp_value_type(dtype)  # an unknown type is refused whatever obj is
-    if isinstance(obj, _ALGEBRA) or (as_int(obj) is not None):
-        if isinstance(obj, ComposedLayout) and type and obj.pinned:
-            return _type(obj) if _named_smem(obj, dtype) is None else _decltype(obj, dtype)
-        return _type(obj) if type else _expr(obj, dtype)
-    from cutemma.emit import cpp_atoms
-
-    return cpp_atoms.to_cpp_object(obj, type=type)
+    if is_algebra_value(obj):
+        return layout_to_cpp(obj, type=type, dtype=dtype)
+    return to_cpp_object(obj, type=type)
 
 
-def _named_smem(c: ComposedLayout, dtype):
-    from cutemma.emit.smem_names import smem_layout_expr
-
-    return smem_layout_expr(c, dtype)
-
-
-def _decltype(c: ComposedLayout, dtype) -> str:
-    # C++'s smem atoms are ComposedLayout<Swizzle, smem_ptr_flag_bits<B>, Layout>: their type
-    # is spelled through the expression that builds them
-    return f"decltype({_composed_expr(c, dtype)})"
-
-
-def unsupported(obj) -> EmitError:
-    """The EmitError for an object with no C++ form (names what has one)."""
-    what = type(obj).__name__
-    if isinstance(obj, str):
-        hint = (
-            "a string is not an object: parse it first (Layout.parse(text), "
-            "make_mma_atom(name), make_copy_atom(name, dtype)), or use `cutemma emit cpp TEXT`"
-        )
-    elif isinstance(obj, bool | float):
-        hint = "C++ static values are whole numbers (Int<n>)"
-    else:
-        hint = "a NumPy array or other run-time value has no static C++ form"
-    return EmitError(
-        f"to_cpp: no CuTe C++ form for {obj!r} ({what}); {hint}. to_cpp takes a Layout, "
-        "Swizzle, ComposedLayout, BasisLayout, tiler tuple, int, MmaAtom, TiledMma, CopyAtom, "
-        "TiledCopy or a GMMA/UMMA descriptor"
-    )
+__all__ = ["HEADERS", "prelude", "to_cpp"]

@@ -13,8 +13,8 @@ GMMA atoms live in ``SM90::GMMA`` with majors and scales as template arguments
 
 from __future__ import annotations
 
-from cutemma.emit.cpp import int_type, static_int, tiler_type, to_cpp, unsupported
-from cutemma.errors import AtomError, CopyError, EmitError
+from cutemma.emit.cpp_layouts import int_type, layout_to_cpp, tiler_type, unsupported
+from cutemma.errors import EmitError
 from cutemma.layout.layout import Layout
 
 # Atoms of the catalog that CuTe 4.2's headers do not declare (they are checked against the
@@ -27,30 +27,6 @@ NOT_IN_CUTE = {
         "CuTe declares tcgen05.ld.red only after 4.2 (CUTLASS main; the PyPI headers are 4.2)",
     ),
 }
-
-
-def cpp_value_type(dtype) -> str:
-    """The C++ element type of a cutemma numeric type or spelling (``'bf16'`` -> bfloat16_t).
-
-    >>> cpp_value_type("e4m3")
-    'float_e4m3_t'
-    """
-    from cutemma.mma.types import NumericType, numeric_type
-
-    if isinstance(dtype, NumericType):
-        return dtype.cpp
-    try:
-        return numeric_type(dtype).cpp
-    except AtomError:
-        from cutemma.copy.atom import value_type
-
-        try:
-            return value_type(dtype).cpp
-        except CopyError:
-            raise EmitError(
-                f"unknown element type {dtype!r}: give a cutemma numeric type ('f16', 'bf16', "
-                "'tf32', 'e4m3', 's8', ...) or a C++ one ('half_t', 'uint32_t', ...)"
-            ) from None
 
 
 # ---------------------------------------------------------------- MMA operations
@@ -228,12 +204,12 @@ def _perm_type(p) -> str:
         return "Underscore"
     if isinstance(p, Layout) and p.shape == p.size() and p.stride == 1:
         return int_type(p.size())  # an int tile: make_tiled_mma stores it as n:1
-    return to_cpp(p, type=True)
+    return layout_to_cpp(p, type=True)
 
 
 def _tiled_mma_parts(t) -> tuple[str, str, str | None]:
     atom = f"MMA_Atom<{mma_op_cpp(t.atom.op)}>"
-    layout = to_cpp(t.atom_layout_mnk, type=True)
+    layout = layout_to_cpp(t.atom_layout_mnk, type=True)
     perms = None
     if any(p is not None for p in t.permutation_mnk):
         perms = "Tile<" + ",".join(_perm_type(p) for p in t.permutation_mnk) + ">"
@@ -262,10 +238,8 @@ def _tiled_copy_expr(tc) -> str:
             return f"{fn}({atom}, {_tiled_copy_expr(args[0])})"
         if fn == "make_tiled_copy":
             thr, val = args
-            return f"make_tiled_copy({atom}, {to_cpp(thr)}, {to_cpp(val)})"
-    return (
-        f"make_tiled_copy_impl({atom}, {to_cpp(tc.layout_tv_tiled)}, {tiler_type(tc.tiler_mn)}{{}})"
-    )
+            return f"make_tiled_copy({atom}, {layout_to_cpp(thr)}, {layout_to_cpp(val)})"
+    return f"make_tiled_copy_impl({atom}, {layout_to_cpp(tc.layout_tv_tiled)}, {tiler_type(tc.tiler_mn)}{{}})"
 
 
 def _desc_expr(d) -> str:
@@ -303,4 +277,4 @@ def to_cpp_object(obj, *, type: bool = False) -> str:  # noqa: A002
     raise unsupported(obj)
 
 
-__all__ = ["copy_op_cpp", "cpp_value_type", "mma_op_cpp", "static_int", "to_cpp_object"]
+__all__ = ["copy_op_cpp", "mma_op_cpp", "to_cpp_object"]

@@ -18,6 +18,7 @@ tests/emit checks every value through such a tensor).
 
 from __future__ import annotations
 
+from cutemma.emit.cpp_types import cpp_value_type
 from cutemma.errors import CutemmaError
 from cutemma.layout.int_tuple import is_tuple, product_each
 from cutemma.layout.swizzle import ComposedLayout, Swizzle
@@ -30,8 +31,6 @@ _DEFAULT_DTYPE = {8: "u8", 16: "f16", 32: "f32"}
 def _cpp_type(dtype, bits: int) -> str | None:
     if dtype is None:
         return _DEFAULT_TYPE.get(bits)
-    from cutemma.emit.cpp_atoms import cpp_value_type
-
     return cpp_value_type(dtype)
 
 

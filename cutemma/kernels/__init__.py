@@ -9,6 +9,8 @@ True
 
 from typing import TYPE_CHECKING
 
+from cutemma.lazy_exports import lazy_exports
+
 if TYPE_CHECKING:  # what type checkers and the API reference (griffe) read; at run time each
     # name loads its module on first use (below)
     from cutemma.kernels.design import GemmDesign, check, failed_rules
@@ -22,8 +24,8 @@ if TYPE_CHECKING:  # what type checkers and the API reference (griffe) read; at 
     from cutemma.kernels.sm90.plan import Sm90Plan
     from cutemma.kernels.sm90.source import gemm_sm90_source
 
-# each name loads its module on first use: ``cutemma.gemm``'s call imports only the host
-# side it runs (a cached kernel needs no generator, plan or layout algebra)
+# each name loads its module on first use (cutemma.lazy_exports): ``cutemma.gemm``'s call
+# imports only the host side it runs (a cached kernel needs no generator, plan or algebra)
 _LAZY = {
     "GemmDesign": "design",
     "check": "design",
@@ -44,25 +46,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str):
-    """The package's names, each imported from its module when first asked for.
-
-    >>> import cutemma.kernels
-    >>> cutemma.kernels.Sm90Config().name
-    'b128x128_c2_sauto'
-    """
-    if name in _LAZY:
-        import importlib
-
-        value = getattr(importlib.import_module(f"cutemma.kernels.{_LAZY[name]}"), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'cutemma.kernels' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
-
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)
 
 __all__ = [
     "BUILTIN_CONFIGS",

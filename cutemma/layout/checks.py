@@ -23,17 +23,40 @@ from __future__ import annotations
 
 import operator
 
-# layout.py, algebra.py and swizzle.py import this module; it reaches their classes through
-# the module objects at call time (import cycles resolve through sys.modules)
-import cutemma.layout.layout as _layout_module  # noqa: E402
-import cutemma.layout.swizzle as _swizzle_module  # noqa: E402
 from cutemma.errors import LayoutError
 from cutemma.layout import int_tuple as it
 from cutemma.layout.int_tuple import IntTuple
 
 
-def _layout_classes() -> tuple[type, type]:
-    return _layout_module.Layout, _swizzle_module.ComposedLayout
+class _NotLoaded:
+    """Stands for a class whose module has not loaded yet: no object is an instance of it."""
+
+
+# The classes the checks accept as a Layout, a ComposedLayout and a Swizzle. Their modules
+# (layout.py, swizzle.py) sit above this one and import it, so they register their classes
+# here as they load (:func:`register_classes`); this module imports neither.
+_Layout: type = _NotLoaded
+_ComposedLayout: type = _NotLoaded
+_Swizzle: type = _NotLoaded
+
+
+def register_classes(
+    *, layout: type | None = None, composed: type | None = None, swizzle: type | None = None
+) -> None:
+    """Tell the argument checks which class is the Layout, the ComposedLayout and the Swizzle.
+
+    Called by the modules that define them, as they load; an object of one of them can only
+    exist once its module has loaded, so a check never sees a class it was not told of.
+
+    >>> from cutemma.layout import Layout
+    >>> register_classes(layout=Layout)  # what layout.py does (again: nothing changes)
+    >>> layout_arg(Layout(4), "coalesce")
+    4:1
+    """
+    global _Layout, _ComposedLayout, _Swizzle
+    _Layout = layout or _Layout
+    _ComposedLayout = composed or _ComposedLayout
+    _Swizzle = swizzle or _Swizzle
 
 
 def _shown(x: object) -> str:
@@ -119,10 +142,9 @@ def layout_arg(x: object, func: str, composed: bool = False, which: str = "the f
     >>> print(layout_arg(Layout(4), "coalesce"))
     4:1
     """
-    if type(x) is _layout_module.Layout:  # the common case, fast
+    if type(x) is _Layout:  # the common case, fast
         return x
-    Layout, ComposedLayout = _layout_classes()
-    if isinstance(x, Layout) or (composed and isinstance(x, ComposedLayout)):
+    if isinstance(x, _Layout) or (composed and isinstance(x, _ComposedLayout)):
         return x
     what = "a Layout or ComposedLayout" if composed else "a Layout"
     raise LayoutError(
@@ -176,7 +198,7 @@ def int_tuple_arg(t: object, func: str, name: str, minimum: int | None = None, o
 
 
 def _plain_tiler(t: tuple) -> bool:
-    Layout = _layout_module.Layout
+    Layout = _Layout
     for x in t:
         if type(x) is Layout or x is None or (type(x) is int and x >= 1):
             continue
@@ -192,15 +214,14 @@ def tiler_arg(t: object, func: str, of=None):
     >>> [str(t) for t in tiler_arg((2, None, Layout(4)), "logical_divide")]
     ['2', 'None', '4:1']
     """
-    if type(t) is int and t >= 1 or type(t) is _layout_module.Layout:  # fast common cases
+    if type(t) is int and t >= 1 or type(t) is _Layout:  # fast common cases
         return t
     if type(t) is tuple and _plain_tiler(t):  # a tuple of plain entries: nothing to rebuild
         return t
-    Layout, ComposedLayout = _layout_classes()
-    Swizzle = _swizzle_module.Swizzle  # a function too: composition(L, Swizzle) is defined
 
     def go(x, top: bool):
-        if isinstance(x, Layout | ComposedLayout | Swizzle):
+        # a Swizzle is a function too: composition(L, Swizzle) is defined
+        if isinstance(x, _Layout | _ComposedLayout | _Swizzle):
             return x
         if isinstance(x, tuple):
             return tuple(go(v, False) for v in x)

@@ -18,6 +18,7 @@ from cutemma.layout.layout import (
     _from_lists,
     _push,
 )
+from cutemma.layout.swizzle import Swizzle, compose_functions, swizzle_after_layout
 from cutemma.layout.tiler import _is_composed
 
 
@@ -149,6 +150,19 @@ def _stride_order(strides: list) -> list[int]:
     return _exchange_order(strides)
 
 
+def _composed_inverse(layout, inv):
+    """The inverse (``inv``: right_inverse or left_inverse) of ``outer o offset o inner``:
+    ``inv(inner) o -offset o inv(outer)``, a swizzle (its own inverse) at offset 0 moved past
+    ``inv(inner)`` to the left, as CuTe does."""
+
+    def part(x):
+        return x if isinstance(x, Swizzle) else inv(x)
+
+    if isinstance(layout.outer, Swizzle) and layout.offset == 0:
+        return swizzle_after_layout(part(layout.inner), layout.outer)
+    return compose_functions(part(layout.inner), -layout.offset, part(layout.outer))
+
+
 def right_inverse(layout: Layout) -> Layout:
     """A layout ``R`` with ``layout(R(i)) == i`` for ``i`` in the largest contiguous range reached.
 
@@ -157,10 +171,16 @@ def right_inverse(layout: Layout) -> Layout:
 
     >>> str(right_inverse(Layout((4, 2), (2, 1)))), str(right_inverse(Layout((3, 1, 2), (1, 0, 1))))
     ('(2,4):(4,1)', '3:1')
+
+    A ComposedLayout's is ``rinv(inner) o -offset o rinv(outer)``:
+
+    >>> from cutemma.layout import ComposedLayout, Swizzle
+    >>> str(right_inverse(ComposedLayout(Swizzle(2, 0, 2), 0, Layout((4, 4), (4, 1)))))
+    'Sw<2,0,-2> o 0 o (4,4):(4,1)'
     """
     layout = ck.layout_arg(layout, "right_inverse", composed=True)
     if _is_composed(layout):
-        return layout.right_inverse()
+        return _composed_inverse(layout, right_inverse)
     shapes, strides, pre = _wrapped_coalesce(layout)
     out_s: list[int] = []
     out_d: list[int] = []
@@ -180,10 +200,16 @@ def left_inverse(layout: Layout) -> Layout:
 
     >>> str(left_inverse(Layout((4, 2), (2, 1)))), str(left_inverse(Layout((4, 8), (1, 5))))
     ('(2,4):(4,1)', '(5,8):(1,4)')
+
+    A ComposedLayout's is built from its parts' left inverses, as ``right_inverse``'s:
+
+    >>> from cutemma.layout import ComposedLayout, Swizzle
+    >>> str(left_inverse(ComposedLayout(Swizzle(2, 1, 3), 4, Layout(32))))
+    '32:1 o -4 o Sw<2,1,3>'
     """
     layout = ck.layout_arg(layout, "left_inverse", composed=True)
     if _is_composed(layout):
-        return layout.left_inverse()
+        return _composed_inverse(layout, left_inverse)
     shapes, strides, pre = _wrapped_coalesce(layout)
     if any(d < 0 for d in strides):
         raise LayoutError(

@@ -7,13 +7,29 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from cutemma.display import RichDisplay
 from cutemma.errors import LayoutError
 from cutemma.layout import checks as ck
 from cutemma.layout import int_tuple as it
 from cutemma.layout.int_tuple import IntTuple, is_int, is_tuple
+
+# Layout.parse reads CuTe notation with cutemma.layout.notation, which sits above this module
+# (the text may name swizzles and basis strides): notation registers its reader as it loads,
+# and importing any module of cutemma.layout runs the package, which imports notation.
+_PARSER: list[Callable[[str], object]] = []
+
+
+def register_parser(read: Callable[[str], object]) -> None:
+    """Make ``Layout.parse(text)`` return ``read(text)`` (notation.py registers its reader).
+
+    >>> from cutemma.layout.notation import parse_layout
+    >>> register_parser(parse_layout)  # what notation.py does as it loads
+    >>> Layout.parse("(4,2):(2,1)")
+    (4,2):(2,1)
+    """
+    _PARSER[:] = [read]
 
 
 def _check_shape(shape: IntTuple, whole: IntTuple) -> None:
@@ -113,9 +129,7 @@ class Layout(RichDisplay):
         >>> Layout.parse("Layout<Shape<_4,_2>, Stride<_1,_4>>")
         (4,2):(1,4)
         """
-        from cutemma.layout.notation import parse_layout
-
-        return parse_layout(text)
+        return _PARSER[0](text)
 
     def flat(self) -> tuple[tuple, tuple]:
         """The leaves of shape and stride as two flat tuples (cached: layouts are immutable).
@@ -598,3 +612,6 @@ def filter(layout: Layout) -> Layout:  # noqa: A001 - CuTe's name
     '6:1'
     """
     return coalesce(filter_zeros(ck.layout_arg(layout, "filter")))
+
+
+ck.register_classes(layout=Layout)

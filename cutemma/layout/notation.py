@@ -45,8 +45,9 @@ from __future__ import annotations
 import re
 
 from cutemma.errors import LayoutError, LayoutParseError
-from cutemma.layout.layout import Layout
-from cutemma.layout.swizzle import Swizzle
+from cutemma.layout.basis import BasisLayout, ScaledBasis
+from cutemma.layout.layout import Layout, register_parser
+from cutemma.layout.swizzle import ComposedLayout, Swizzle
 
 _CPP_TUPLES = ("Shape", "Stride", "Coord", "Step", "Tile", "tuple", "cute::tuple")
 
@@ -139,7 +140,6 @@ class _Reader:
         while self.peek("@"):
             self.expect("@")
             modes.append(self.integer())
-        from cutemma.layout.basis import ScaledBasis
 
         return ScaledBasis(v, tuple(reversed(modes)))
 
@@ -177,8 +177,6 @@ class _Reader:
                     f"layout {self.text!r}: basis elements (v@i) belong in the stride, not the shape"
                 )
             if stride is not None and _has_basis(stride):
-                from cutemma.layout.basis import BasisLayout
-
                 return BasisLayout(shape, stride)
             return Layout(shape, stride)
         except LayoutParseError:
@@ -187,7 +185,6 @@ class _Reader:
             raise LayoutParseError(f"layout {self.text!r} is not valid: {e}") from None
 
     def swizzle(self):
-        from cutemma.layout.swizzle import Swizzle
 
         w = self.word()
         if w not in _SWIZZLE_WORDS:
@@ -242,7 +239,6 @@ def parse_layout(text: str):
 
 
 def _has_basis(t) -> bool:
-    from cutemma.layout.basis import ScaledBasis
 
     if isinstance(t, tuple):
         return any(_has_basis(x) for x in t)
@@ -279,8 +275,6 @@ def _parse(text: str):
             return _parse(text.strip()[1:-1])
         r = _Reader(text)
     if r.word() in _SWIZZLE_WORDS:
-        from cutemma.layout.swizzle import ComposedLayout
-
         sw = r.swizzle()
         r.expect("o")
         # seed 001 writes ``Swizzle<1,4,3> o ((8,2),(4,4)):(...)`` with no offset
@@ -306,7 +300,6 @@ def _parse(text: str):
         r.expect("o")
         inner = r.layout()
         r.end()
-        from cutemma.layout.basis import BasisLayout
 
         if isinstance(inner, Layout) and not _all_zero(inner.stride):
             raise LayoutParseError(
@@ -342,3 +335,6 @@ def parse_int_tuple(text: str):
         ) from None
     r.end()
     return t
+
+
+register_parser(parse_layout)  # Layout.parse reads with this module (see layout.py)

@@ -202,41 +202,6 @@ class ComposedLayout(RichDisplay):
             return ComposedLayout(self.outer, self.offset, inner, pinned=True)
         return compose_functions(self.outer, self.offset, inner)
 
-    def compose_inner(self, tiler):
-        """``self o tiler``: composition acts on the inner layout."""
-        from cutemma.layout.compose import composition
-
-        return self.with_inner(composition(self.inner, tiler))
-
-    def right_inverse(self):
-        """CuTe's right_inverse of ``outer o offset o inner``: ``rinv(inner) o -offset o rinv(outer)``,
-        with a swizzle at offset 0 passed through to the left.
-
-        >>> str(ComposedLayout(Swizzle(2, 0, 2), 0, Layout((4, 4), (4, 1))).right_inverse())
-        'Sw<2,0,-2> o 0 o (4,4):(4,1)'
-        """
-        from cutemma.layout.inverse import right_inverse
-
-        return self._inverse(right_inverse)
-
-    def left_inverse(self):
-        """CuTe's left_inverse, built like ``right_inverse`` from the parts' left inverses.
-
-        >>> str(ComposedLayout(Swizzle(2, 1, 3), 4, Layout(32)).left_inverse())
-        '32:1 o -4 o Sw<2,1,3>'
-        """
-        from cutemma.layout.inverse import left_inverse
-
-        return self._inverse(left_inverse)
-
-    def _inverse(self, inv):
-        def part(x):
-            return x if isinstance(x, Swizzle) else inv(x)
-
-        if isinstance(self.outer, Swizzle) and self.offset == 0:
-            return swizzle_after_layout(part(self.inner), self.outer)
-        return compose_functions(part(self.inner), -self.offset, part(self.outer))
-
 
 def compose_functions(outer, offset: int, inner):
     """CuTe's three-argument ``composition(A, O, B)``: ``x -> A(O + B(x))``.
@@ -294,50 +259,6 @@ def swizzle_after_layout(layout, sw: Swizzle):
     )
 
 
-def layout_after_swizzled(a: Layout, b):
-    """``a o b`` for a Layout ``a`` and a Swizzle or swizzled ComposedLayout ``b`` (CuTe:
-    ``composition(composition(a, b.outer), b.inner)``, which needs offset 0).
-
-    >>> str(layout_after_swizzled(Layout(32, 2), ComposedLayout(Swizzle(2, 1, 3), 0, Layout(32))))
-    'Sw<2,2,3> o 0 o 32:2'
-    """
-    from cutemma.layout.compose import composition
-
-    if isinstance(b, Swizzle):
-        return swizzle_after_layout(a, b)
-    if b.offset != 0:
-        raise LayoutError(
-            f"composition({a}, {b}): the right operand's offset must be 0 (CuTe: 'Require "
-            "offset == 0.')"
-        )
-    result = composition(composition(a, b.outer), b.inner)
-    _check_moved_swizzle(a, b, result)
-    return result
-
-
-def _check_moved_swizzle(a: Layout, b, result) -> None:
-    """Raise unless ``result(i) == a(b(i))`` on ``b``'s domain.
-
-    CuTe moves the swizzle past ``a`` by mapping its bit masks through ``a`` (swizzle_layout.hpp:
-    "Works in simple cases"); that is ``a o b`` only when ``a`` sends each swizzled bit to one bit
-    with no carries. Where it is not, C++ returns a wrong layout (docs/cpp_defects.md #3).
-    """
-    inner = b.inner
-    n = inner.size() if isinstance(inner, Layout) else 0
-    for i in range(min(n, 1 << 16)):
-        want = _apply(a, _apply(b, i))
-        got = _apply(result, i)
-        if got != want:
-            raise LayoutError(
-                f"composition({a}, {b}) is not defined as a swizzled layout: moving the swizzle "
-                f"past {a} (CuTe maps its bit masks through the layout) gives {result}, which at "
-                f"i={i} is {got} but {a}({b}({i})) = {want}; {a} does not map the swizzle's bits "
-                "to single bits (a CuTe C++ defect, docs/cpp_defects.md #3). Compose with a "
-                "layout whose strides are powers of two on the swizzled bits, or compose the "
-                "inner layout first"
-            )
-
-
 def make_swizzled(sw: Swizzle, layout) -> ComposedLayout:
     """``Swizzle o layout`` with offset 0.
 
@@ -347,3 +268,6 @@ def make_swizzled(sw: Swizzle, layout) -> ComposedLayout:
     if not isinstance(sw, Swizzle):
         raise LayoutError(f"make_swizzled: expected a Swizzle such as Swizzle(3, 4, 3), got {sw!r}")
     return ComposedLayout(sw, 0, ck.layout_arg(layout, "make_swizzled", which="the layout"))
+
+
+ck.register_classes(composed=ComposedLayout, swizzle=Swizzle)

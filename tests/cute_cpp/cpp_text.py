@@ -1,8 +1,8 @@
 """Python values of the algebra as C++ expressions with static ints, and as short text.
 
-The C++ is the product's own spelling, ``cutemma.to_cpp`` (cutemma/emit/cpp.py): a Layout is
-``Layout<Shape<Int<4>,Int<2>>,Stride<Int<1>,Int<4>>>{}`` (every int static, as cutemma's ints
-are), a tuple tiler ``make_tile(...)``, ``None`` in a tiler CuTe's ``_``, a Swizzle
+The C++ is the product's own spelling, ``cutemma.to_cpp`` (cutemma/emit/cpp_layouts.py): a
+Layout is ``Layout<Shape<Int<4>,Int<2>>,Stride<Int<1>,Int<4>>>{}`` (every int static, as
+cutemma's ints are), a tuple tiler ``make_tile(...)``, ``None`` in a tiler CuTe's ``_``, a Swizzle
 ``Swizzle<B,M,S>{}`` and a ComposedLayout ``make_composed_layout(outer, offset, inner)``
 (always the composition here: the algebra's cases test the functions, not the atoms' names).
 """
@@ -10,7 +10,7 @@ are), a tuple tiler ``make_tile(...)``, ``None`` in a tiler CuTe's ``_``, a Swiz
 from __future__ import annotations
 
 from cutemma.emit import to_cpp
-from cutemma.emit.cpp import tuple_type
+from cutemma.emit.cpp_layouts import tuple_type
 from cutemma.layout import ComposedLayout, Layout, Swizzle
 
 

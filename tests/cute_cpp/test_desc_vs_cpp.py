@@ -15,7 +15,7 @@ from functools import cache
 import pytest
 
 from cute_cpp import harness
-from cutemma.emit.cpp_atoms import cpp_value_type
+from cutemma.emit.cpp_types import cpp_value_type
 from cutemma.emit.smem_names import smem_layout_expr
 from cutemma.layout import ComposedLayout, Layout, Swizzle, tile_to_shape
 from cutemma.layout.algebra import zipped_divide

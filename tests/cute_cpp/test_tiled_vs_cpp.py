@@ -18,8 +18,8 @@ import pytest
 
 from cute_cpp import harness
 from cutemma.emit import to_cpp
-from cutemma.emit.cpp import tiler_type
 from cutemma.emit.cpp_atoms import mma_op_cpp
+from cutemma.emit.cpp_layouts import tiler_type
 from cutemma.layout import Layout, size
 from cutemma.layout.notation import parse_int_tuple, parse_layout
 from cutemma.layout.offsets import offsets

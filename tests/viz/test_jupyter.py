@@ -165,3 +165,6 @@ def test_lower_layers_do_not_import_viz():
                 assert not node.module.startswith("cutemma.viz"), path
             if isinstance(node, ast.Import):
                 assert all(not a.name.startswith("cutemma.viz") for a in node.names), path
+            if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "import_module":
+                arg = node.args[0] if node.args else None  # importlib.import_module("...")
+                assert not (isinstance(arg, ast.Constant) and "cutemma.viz" in arg.value), path

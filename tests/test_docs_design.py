@@ -27,3 +27,14 @@ def test_every_package_and_module_is_a_layer_line():
     assert not missing, f"docs/design.md's layer list leaves out {missing}"
     stale = sorted(n for n in listed if n.endswith(".py") and n not in present)
     assert not stale, f"docs/design.md lists modules that are gone: {stale}"
+
+
+def test_every_kernels_module_is_a_line_of_its_block():
+    """The kernels block lists each module and package of cutemma/kernels as kernels/NAME."""
+    section = _layer_block()
+    listed = set(re.findall(r"^kernels/([\w.]+?)/?(?=\s)", section, flags=re.M))
+    kdir = PKG / "kernels"
+    present = {p.name for p in kdir.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    present |= {p.name for p in kdir.glob("*.py") if p.name != "__init__.py"}
+    assert sorted(present - listed) == [], "docs/design.md's kernels block leaves these out"
+    assert sorted(listed - present) == [], "docs/design.md's kernels block names modules that are gone"

@@ -21,8 +21,6 @@ import ast
 import doctest
 from pathlib import Path
 
-import pytest
-
 import cutemma
 
 ROOT = Path(cutemma.__file__).parent

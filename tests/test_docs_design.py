@@ -37,4 +37,6 @@ def test_every_kernels_module_is_a_line_of_its_block():
     present = {p.name for p in kdir.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
     present |= {p.name for p in kdir.glob("*.py") if p.name != "__init__.py"}
     assert sorted(present - listed) == [], "docs/design.md's kernels block leaves these out"
-    assert sorted(listed - present) == [], "docs/design.md's kernels block names modules that are gone"
+    assert sorted(listed - present) == [], (
+        "docs/design.md's kernels block names modules that are gone"
+    )

@@ -65,93 +65,37 @@ def builtin_config(m: int, n: int, k: int, batch: int = 1, dtype: str = "bf16") 
 
 
 DEFAULT_SM90 = Sm90Config(128, 256)
-
-
 SMALL_SM90 = Sm90Config(128, 128)
-
-
 # fp8's big tile: 2 x 96 accumulators per thread, the k-tile sums promoted by N halves
 FP8_SM90 = Sm90Config(128, 192, promote="split")
-
-# fp8 tile widths and their per-tile speed relative to 128x192 (promoted by halves): 128x160
-# fills the waves where N is a multiple of 160 (run 6, raw/tile-widths-run6.json, e4m3
-# against _scaled_mm: (M, 10240, 8192) at M = 256 / 512 / 1024: 1.06 / 1.11 / 1.04x against
-# 1.01 / 0.99 / 0.94x; where 160 leaves a ragged last column it loses, as the waves say).
-# 128x128 keeps a wgmma batch in flight while it promotes (promote="overlap"): where the
-# waves pick 128 it beat promote=True (raw/sk-probe-table-run3.json: (M, 8192, 28672) at
-# M = 256 / 512: 0.98 / 0.98x _scaled_mm against 0.94 / 0.92x; (512, 8192, 8192) 1.02x
-# against 0.97x; within 1.3% either way on the other such rows); its speed against
-# 128x192 stays 0.88 (at 0.92 and up the waves would pick it where it measured slower)
+# fp8 widths and their per-tile speed against 128x192 (raw/tile-widths-run6.json,
+# raw/sk-probe-table-run3.json)
 FP8_TILES = {
     192: (FP8_SM90, 1.0),
     160: (Sm90Config(128, 160, promote="split"), 0.93),
     128: (Sm90Config(128, 128, promote="overlap"), 0.88),
 }
-# fp8 calls of one tile row (M <= 128; past decode's 64 swapped tokens) stream B, and 128x64
-# tiles (a batch in flight) put twice the CTAs on that stream wherever their tiles take no
-# more waves than 128x128's: e4m3 (128, N, K) ran 1.01-1.15x _scaled_mm against 0.61-1.11x
-# at 128x128 for (N, K) from (2048, 8192) to (8192, 28672), (80, 4096, 14336) 0.84 against
-# 0.81x, but (96, 8192, 28672) 0.90 against 0.95x (raw/fp8-one-row-run18.json)
+# one tile row of fp8 streams B: 128x64 tiles put twice the CTAs on it (raw/fp8-one-row-run18.json)
 FP8_ONE_ROW = Sm90Config(128, 64, promote="overlap")
-# 128x256 from FULL_WAVE of a wave of its tiles up when K is this long (run 6: (512, 8192,
-# 8192|28672): 128 tiles of 128x256 for 132 SMs, 0.98-0.99x cuBLAS against 0.94-0.95x for
-# 128x128); with a short K two waves of 128x128 pipeline one tile's epilogue under the
-# next's mainloop and win (run 29: 2048^3, 128x128 3% faster than one wave of 128x256)
+# from this K, 128x256 from FULL_WAVE of a wave up: the mainloop hides the partial wave
+# (raw/sm90-tiles16-run29.json)
 LONG_K = 4096
-
-
-# 16-bit tile widths (block_n of 128-row tiles) and their per-tile speed relative to
-# 128x256, bf16 at 6144^3 and 8192^3 (run 29, raw/sm90-tiles16-run29.json): a tile is
-# chosen by whole waves over the SMs and these speeds (pick_sm90_config)
+# 16-bit widths (block_n of 128-row tiles) and their per-tile speed against 128x256
+# (raw/sm90-tiles16-run29.json; 320: raw/wide-mixed-s12-run6.json)
 TILE_SPEEDS_16 = {320: 0.98, 256: 1.0, 192: 0.955, 128: 0.93, 64: 0.54}
-# Width 320 is WIDE_16: a m64n256 and a m64n64 wgmma side by side (Sm90Config.wgmma_n; a
-# multiple of 64 columns each, so an N-major B's 128-byte swizzle atoms stay whole), k tiles
-# of 32 (6 stages beside the half-width staging tile). Its speed is from session 12's run 6
-# (raw/wide-mixed-s12-run6.json): at (1024, 10240, 8192) its 2 waves ran 1.011x cuBLAS
-# against 0.953x for 128x128's 5, which the costs below give at 0.987 (0.98 here, so that
-# it does not replace 128x256 on a margin under 1%, as at (1024 | 2048, 57344, 8192),
-# where it was not measured). There 5 x m64n64 ran 0.94 (raw/wide-tiles-s12-run1.json):
-# 4 x m64n64 for 128x256 is 0.87 of one m64n256 at 4096^3 (raw/wgmma-widths-s12-run5.json).
-# It wins where its tiles fill whole waves that 128x256's do not: (512 | 1024, 10240, 8192)
-# 1.018 / 1.011x against 0.949 / 0.953x; raw/pick-wide-s12-run8.json times every pick it
-# changed.
+# width 320: a m64n256 and a m64n64 wgmma side by side, taken where its tiles fill whole
+# waves (raw/pick-wide-s12-run8.json)
 WIDE_16 = Sm90Config(128, 320, block_k=32, epilogue="tma2", wgmma_n=(256, 64))
-# Width 64 above is the narrow tile's output: 128 x 64 when it was timed. The kernel runs it
-# as 64x128 tiles of one consumer warpgroup. That ran 1.6-13% faster (means of 9 rounds)
-# than 128x64 on all 12 shapes where the picker took 128x64, from (1024, 1024, 1024) to
-# (128, 8192, 28672) (raw/tile-64x128-run7.json). Never stream-K: it lost 1-43% there.
+# width 64 runs as 64x128 tiles of one warpgroup, never stream-K (raw/tile-64x128-run7.json)
 NARROW_16 = Sm90Config(64, 128, consumers=1)
-# Stream-K for a grid of tiles whose last wave is partial (K this long: measured there): the
-# whole waves, then the last wave's tiles cut into `split` aligned k chunks, cost whole
-# waves + 1 / split + SK_WAVES of a wave (its fix-up, the chunks' pipeline fill and
-# epilogues; runs 5-6, raw/sk-probe-dpfirst-run6.json: (512, 10240, 8192) bf16 at 128x256
-# ran 1.53 waves, (2048, 8192, 28672) e4m3 at 128x192 5.53: 0.28 over the chunk count)
+# a stream-K last wave costs 1 / split + this of a wave: fix-up, pipeline fill, epilogues
+# (raw/sk-probe-dpfirst-run6.json)
 SK_WAVES = 0.28
-# fp8 128x128 (promote="overlap") runs whole tiles faster as its stream-K kernel than as its
-# plain kernel, even with no tile shared (raw/tile-map-run1.json, e4m3 against _scaled_mm at
-# M = 1024 / 2048 on (8192, 28672): 1.00 / 1.02x against 0.88 / 0.82x; the same in the A/B
-# runs raw/sk-vs-plain-ab-run2.json and raw/tile-loop-ab-run3-old.json. Why is not known:
-# the k loops' SASS differs only in the plain loop re-reading K from the constant bank, and
-# the plain kernel's tile loop walked by a count ran no faster, tile-loop-ab-run3-counted).
-# Where stream-K may run (one 2-D call, K >= LONG_K, more than a wave of tiles, two tile
-# rows and columns) this tile takes that kernel, at this speed against 128x192's (the
-# map's best fit: 0.96-0.98)
+# fp8 128x128 runs whole tiles faster as its stream-K kernel (why is not known;
+# raw/tile-map-run1.json, raw/sk-vs-plain-ab-run2.json)
 FP8_SK_KERNEL_SPEEDS = {128: 0.97}
-# B's loads carry an L2 evict-first policy (Sm90Config.evict_first) where B is read by at
-# most EVICT_FIRST_ROWS tile rows, K is at least LONG_K (as measured) and B is at most this
-# many bytes (decode's swapped calls: the weights, their A). A short stream of B starts at
-# half the DRAM bandwidth while L2 writes back the lines the kernels before it left dirty
-# (per-CTA arrival times, raw/decode-timeline-run9.json: 1.3-2 TB/s for the first ~20 us,
-# 3+ after); with B's lines the first to leave L2 nothing is written back
-# (raw/decode-evict-first-run10.json, 16 tokens swapped: e4m3 (10240 | 8192, 8192) 0.97 /
-# 0.99x cuBLAS -> 1.07 / 1.16x, bf16 1.00 / 0.99x -> 1.05 / 1.06x;
-# raw/evict-first-b-run11.json, unswapped: e4m3 (128 | 256, 8192,
-# 8192) 0.97 / 0.99x -> 1.11 / 1.12x, bf16 (128, 8192, 8192) 0.99x -> 1.07x). Over a longer
-# stream the write-back is a smaller share and the hint lost: swapped e4m3 (16, 57344,
-# 8192) 1.06 -> 1.05x, bf16 1.00 -> 0.96x; 235 MB of B ((8192, 28672) e4m3) broke even.
-# At 4 and 8 tile rows (M = 512, 1024; K >= LONG_K) it still gained 0-4% on the two shapes
-# under the bound, at 16 it was even, and over the bound it lost up to 15%
-# (raw/evict-first-b-mid-run14.json)
+# B under an L2 evict-first policy where few tile rows stream a B this small: nothing dirty
+# is written back ahead of it (raw/decode-evict-first-run10.json, raw/evict-first-b-mid-run14.json)
 EVICT_FIRST_MAX_BYTES = 192 << 20
 EVICT_FIRST_ROWS = 8
 

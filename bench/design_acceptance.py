@@ -13,13 +13,17 @@ N from 8 to 256 in steps of 8, 16-bit majors K or MN where CuTe allows them, 1-3
 warpgroups, every schedule). Tiles are 1-8x the TiledMMA's tile in each of M, N, K (each
 multiple drawn), stages 2-6. A draw is only ever shaped by what CuTe itself refuses to
 build: an RS atom's A is K-major, ldmatrix .trans moves 16-bit elements, the quadpair's
-fragments take no ldmatrix, CUTLASS's pingpong kernel takes a one-warpgroup TiledMMA, and
-an smem layout the stage cannot hold (``smem_layout`` raises) is left to the design.
+fragments take no ldmatrix, CUTLASS's pingpong kernel takes a one-warpgroup TiledMMA,
+'alternate' means 2 or 3 warpgroups taking turns, and an smem layout the stage cannot hold
+(``smem_layout`` raises) is left to the design.
 
 Each draw is classified with ``failed_rules(design, "sm_90a")``: accepted; refused by a
-hardware limit (:data:`LIMIT_RULES`); refused by another rule (its name and first
-message); or a bare exception (anything not a CutemmaError). The figure is
-accepted / (draws not refused by a hardware limit). The output JSON holds the seed, the
+hardware limit (:data:`LIMIT_RULES`, evaluated even where an earlier rule stops the table);
+refused by another rule (its name and first message); 'cute' when CuTe's own layout algebra
+refuses the TiledMMA (no design at all, e.g. 28 quadpairs over the SM70 thread layout break
+the stride divisibility condition); or a bare exception (anything not a CutemmaError). The
+figure is accepted / (accepted + refused + bare); ``accepted_share_counting_cute`` also
+counts the 'cute' draws as refused. The output JSON holds the seed, the
 counts (in all and per family), one example message per rule, and the accepted designs as
 their draw parameters (:func:`build` rebuilds each).
 
@@ -27,8 +31,12 @@ their draw parameters (:func:`build` rebuilds each).
 shapes each (the first with M, N and K not multiples of the tile), small-integer operands
 in the majors the design fixes (else the drawn ones), and compares with float64 exactly;
 it counts exact / wrong / refused at launch / bare exceptions. The designs run in
-``--shards`` processes on the one GPU, so NVRTC compiles run side by side; a shard that dies
-or hangs on a design is restarted past it. ``--dry`` builds the same cases (shapes, majors,
+``--shards`` processes on the one GPU (default: CPU cores - 2, at most 12), so their NVRTC
+compiles run side by side (the kernel variant of a design's call depends on the call's
+majors and alignment, which the call path derives; running the calls is the one sure way
+to compile what they need); a shard that dies or hangs (150 s) on a design is restarted
+past it, and ``--budget`` (330 s) stops the run. ``--from=FILE`` takes the accepted designs
+of an earlier CPU run's JSON instead of drawing them. ``--dry`` builds the same cases (shapes, majors,
 dtypes) without torch.
 """
 
@@ -59,7 +67,6 @@ ARCH = "sm_90a"
 # registers per thread (the limit is ...)") and a block's threads (threads: "N threads per
 # block (the device allows ...)"). A design past one of them is outside the space measured.
 LIMIT_RULES = ("smem_limit", "registers", "threads")
-RULE_NAMES = frozenset(r.name for r in RULES)
 MULTIPLES = range(1, 9)  # a tile is 1-8x the TiledMMA's tile in each of M, N, K
 STAGES = range(2, 7)
 GMMA_N = range(8, 257, 8)  # wgmma's N for 16-bit, tf32 and fp8 (PTX ISA 9.7.15.5.2)
@@ -448,7 +455,10 @@ def run_case(d: GemmDesign, case: dict, gen: Any) -> dict:
         b = torch.randint(-r, r + 1, (k, n), generator=gen, device="cuda").double()
         A = a.t().contiguous().t() if case["majors"][0] == "M" else a.contiguous()
         B = b.contiguous() if case["majors"][1] == "N" else b.t().contiguous().t()
-        A, B = A.to(getattr(torch, case["a"])), B.to(getattr(torch, case["b"]))
+        # through float32: float64 -> float8 has no direct conversion in every torch; .to keeps
+        # the strides (the majors)
+        A = A.to(torch.float32).to(getattr(torch, case["a"]))
+        B = B.to(torch.float32).to(getattr(torch, case["b"]))
         D = torch.full((m, n), 7777, dtype=getattr(torch, case["out"]), device="cuda")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # SM70 atoms on sm_90a: a software routine
@@ -464,8 +474,21 @@ def run_case(d: GemmDesign, case: dict, gen: Any) -> dict:
         return {"result": "bare", "error": f"{type(exc).__name__}: {exc}"[:400]}
 
 
+def _context_alive() -> bool:
+    """Whether this process's CUDA context still runs work (a faulting kernel kills it)."""
+    import torch
+
+    try:
+        torch.ones(1, device="cuda").add_(1)
+        torch.cuda.synchronize()
+        return True
+    except Exception:  # noqa: BLE001 - any failure here means the context is gone
+        return False
+
+
 def shard_main(listfile: str, indices: list[int], rows_path: str, seed: int) -> int:
-    """Run the accepted designs ``indices`` of ``listfile``, a JSON line per event."""
+    """Run the accepted designs ``indices`` of ``listfile``, a JSON line per event; exit 3
+    when a case leaves the CUDA context dead (the parent restarts past that design)."""
     import torch
 
     designs = json.load(open(listfile))
@@ -474,13 +497,18 @@ def shard_main(listfile: str, indices: list[int], rows_path: str, seed: int) -> 
         for i in indices:
             print(json.dumps({"i": i, "event": "start", "t": time.time()}), file=f, flush=True)
             p = designs[i]
-            d = build(p)
-            for j, case in enumerate(cases(p, i, seed)):
+            try:
+                d, runs = build(p), cases(p, i, seed)
+            except Exception as exc:  # noqa: BLE001 - accepted on the CPU: counted if not
+                row = {"i": i, "case": 0, "name": p["name"], "label": p["label"]}
+                print(json.dumps(row | {"result": "bare", "error": repr(exc)}), file=f, flush=True)
+                continue
+            for j, case in enumerate(runs):
                 row = {"i": i, "case": j, "name": p["name"], "label": p["label"], **case}
                 row |= run_case(d, case, gen)
                 print(json.dumps(row), file=f, flush=True)
-                if row["result"] == "bare" and "CUDA" in row.get("error", ""):
-                    return 3  # the context is gone: the parent restarts past this design
+                if row["result"] not in ("exact", "wrong") and not _context_alive():
+                    return 3
             print(json.dumps({"i": i, "event": "done"}), file=f, flush=True)
     return 0
 
@@ -498,9 +526,16 @@ def gpu_main(designs: list[dict], out: str, seed: int, shards: int, budget: floa
 
     def events(path: str) -> list[dict]:
         try:
-            return [json.loads(x) for x in open(path) if x.strip()]
-        except (OSError, ValueError):
+            lines = open(path).read().splitlines()
+        except OSError:
             return []
+        out = []
+        for line in lines:
+            try:
+                out.append(json.loads(line))
+            except ValueError:  # the line a shard is writing now
+                pass
+        return out
 
     def launch(chunk: list[int]) -> None:
         nonlocal serial
@@ -535,14 +570,25 @@ def gpu_main(designs: list[dict], out: str, seed: int, shards: int, budget: floa
                 lost[started[-1]["i"]] = "hung" if hung else ("budget" if over else "died")
             del procs[key]
             rest = [i for i in chunk if i not in finished and i not in lost]
-            if rest and not over:
+            if rest and started and not over:  # past the design it stopped on
                 launch(rest)
-            else:
+            else:  # out of time, or a shard that died before its first design
+                why = "budget" if over else f"shard exited {proc.returncode} before a design"
                 for i in rest:
-                    lost.setdefault(i, "budget")
+                    lost.setdefault(i, why)
     rows = [e for s in range(serial) for e in events(str(work / f"rows{s}.jsonl")) if "case" in e]
     by = Counter(r["result"] for r in rows)
+    by_label: dict[str, Counter] = defaultdict(Counter)
+    examples: dict[str, str] = {}
+    for r in rows:
+        by_label[r["label"]][r["result"]] += 1
+        if r["result"] != "exact":
+            examples.setdefault(r["result"], f"{r['name']} {r['shape']}: {r.get('error', '')}"
+                                f"{r.get('max_abs_err', '')}")  # fmt: skip
+    designs_exact = {r["i"] for r in rows} - {r["i"] for r in rows if r["result"] != "exact"}
     return {"device_rows": rows, "gpu_counts": dict(by), "designs_run": len({r["i"] for r in rows}),
+            "designs_all_exact": len(designs_exact), "gpu_examples": examples,
+            "gpu_by_label": {k: dict(v) for k, v in sorted(by_label.items())},
             "designs_lost": {str(k): v for k, v in sorted(lost.items())},
             "gpu_seconds": round(time.time() - t0, 1)}  # fmt: skip
 
@@ -575,8 +621,9 @@ def main(argv: list[str]) -> int:
         report = json.load(open(opts["from"]))
         seed = report["seed"]
     else:
-        draws = int(opts.get("draws", 2000))
-        procs = int(opts.get("procs", min(8, os.cpu_count() or 1)))
+        # about 1 draw in 12 is accepted: enough draws for N accepted ones, stopping there
+        draws = int(opts.get("draws", max(2000, 20 * limit) if gpu or dry else 2000))
+        procs = int(opts.get("procs", min(16, os.cpu_count() or 1)))
         report = measure(draws, seed, "any-wg-layout" in opts, limit if gpu or dry else 0, procs)
     designs = report["accepted"][: limit or None] if gpu or dry else []
     if dry:
@@ -588,18 +635,30 @@ def main(argv: list[str]) -> int:
         shards = int(opts.get("shards", max(1, min(12, (os.cpu_count() or 2) - 2))))
         report |= gpu_main(designs, opts.get("out", "design_acceptance.json"), seed, shards,
                            float(opts.get("budget", 330)))  # fmt: skip
-        report["commit_digest"] = _digest()
-        report["date"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    summary = {k: v for k, v in report.items()
-               if k not in ("accepted", "device_rows", "cases")}  # fmt: skip
+    report["commit_digest"] = _digest()
+    report["date"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     if "out" in opts:
         json.dump(report, open(opts["out"], "w"), indent=1)
-        print(json.dumps(summary, indent=1))
+        print(json.dumps(summary(report), indent=1))
     else:
         print(json.dumps(report, indent=1))
     bad = report["counts"].get("bare", 0) + report.get("gpu_counts", {}).get("bare", 0)
     wrong = report.get("gpu_counts", {}).get("wrong", 0)
-    return 1 if bad or wrong else 0
+    crashed = [v for v in report.get("designs_lost", {}).values() if v in ("died", "hung")]
+    return 1 if bad or wrong or crashed else 0
+
+
+def summary(report: dict) -> dict:
+    """The figures of a report without its lists (what the script prints)."""
+    keys = ("seed", "draws", "counts", "within_limits", "accepted_share",
+            "accepted_share_counting_cute", "seconds", "per_family", "case_counts",
+            "gpu_counts", "designs_run", "designs_all_exact", "designs_lost", "gpu_examples",
+            "gpu_by_label", "gpu_seconds")  # fmt: skip
+    out = {k: report[k] for k in keys if k in report}
+    for key in ("refused_by_rule", "limit_by_rule", "cute_refusals", "bare_exceptions"):
+        out[key] = {rule: [row["count"], row["example"]["message"][:300]]
+                    for rule, row in report.get(key, {}).items()}  # fmt: skip
+    return out
 
 
 def _digest() -> str | None:

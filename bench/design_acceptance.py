@@ -308,6 +308,7 @@ def classify(p: dict) -> dict:
 def _pattern(message: str) -> str:
     """A refusal's message with its numbers and names blanked: its kind."""
     text = re.sub(r"\bd_\w+", "D", message.split("; need ")[0])
+    text = re.sub(r"with A \w+-major, B \w+-major: ", "", text)  # one kind for every major
     return re.sub(r"\d+", "#", text)[:160]
 
 
@@ -359,7 +360,7 @@ def measure(
     for key in rules:
         rules[key] = dict(sorted(rules[key].items(), key=lambda kv: -kv[1]["count"]))
     for rule, row in rules["refused"].items():
-        row["kinds"] = dict(kinds[rule].most_common(8))
+        row["kinds"] = dict(kinds[rule].most_common(12))
     within = counts["accepted"] + counts["refused"] + counts["bare"]
     fam = {
         k: {**dict(v), "share": _share(v["accepted"], v["accepted"] + v["refused"] + v["bare"])}

@@ -446,10 +446,9 @@ def remember_epilogue(
     ops = (A, B, out, *record.tensors) if given else (A, B, *record.tensors)
     entry = FastEntry(make_guard(*ops), prepared, out)
     entry.epi = record.slots
-    old = FAST.pop(key, ())
-    if len(FAST) >= FAST_MAX:
-        FAST.pop(next(iter(FAST)))
-    FAST[key] = (entry, *old[: FAST_PER_KEY - 1])
+    with _TABLES_LOCK:  # as remember: another thread may be dropping the oldest key
+        old = FAST.pop(key, ())
+        put_bounded(FAST, key, (entry, *old[: FAST_PER_KEY - 1]), FAST_MAX)
 
 
 def try_fast_epilogue(

@@ -319,6 +319,8 @@ class GemmDesign:
             params = dict(self.tiled_mma.atom.op.params)
             majors = (params.get("a_major", "K"), params.get("b_major", "K"))
             transposable = ATOMS_SM90.get(self.dtype, (None, 0, True))[2]
+            if which == "A" and self.config.a_regs:  # RS: A's registers load K-major rows
+                return "K"  # (CuTe's RS atoms take a K-major A only)
             if majors == ("K", "K") and transposable:
                 return None
             return other if majors["AB".index(which)] == "MN" else "K"
@@ -751,6 +753,8 @@ def _plan_builds(d: GemmDesign, arch: str) -> str | None:
                 plan.epilogue  # noqa: B018 - evaluated for its checks
             else:
                 plan.tma, plan.descriptors  # noqa: B018
+                if d.config.a_regs:  # the RS A registers' table: what the source reads
+                    plan.a_regload  # noqa: B018
         except CutemmaError as exc:
             return f"with A {a_major}-major, B {b_major}-major: {exc}"
     return None

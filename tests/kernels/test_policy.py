@@ -106,3 +106,24 @@ def test_a_copy_into_the_atoms_major_pads_its_rows_for_tma():
     c = choose(record(A, B, design=d))
     assert c.views.b_major == "N" and c.views.ldb == 104 and c.views.B.stride() == (104, 1)
     assert torch.equal(c.views.B, B)
+
+
+def test_an_rs_design_reads_a_k_major_and_its_registers_table_is_checked():
+    """GMMA RS atoms load A into registers from K-major rows (CuTe's RS atoms take K-major A
+    only): an M-major A is copied K-major (it ran wrong on the GPU as given: 17.0 off,
+    bench/results/design-acceptance-h200.json before this); and a design whose A-register
+    table cannot be written as thread part + constants is refused by its plan rule, not at
+    launch."""
+    from cutemma.kernels import failed_rules
+    from cutemma.tiled import make_tiled_mma
+
+    rs = GemmDesign(make_tiled_mma("SM90_64x16x16_F16F16F16_RS<K,K>", (1, 1, 1)),
+                    tile=(256, 80, 16), schedule="pingpong")  # fmt: skip
+    assert rs.major("A") == "K" and rs.major("B") is None
+    A = torch.zeros(64, 400, dtype=torch.float16).t()  # (400, 64) M-major
+    B = torch.zeros(64, 232, dtype=torch.float16)
+    c = choose(record(A, B, dtype="f16", design=rs))
+    assert c.views.a_major == "K" and c.views.copied
+    bad = GemmDesign(make_tiled_mma("SM90_64x96x16_F16F16F16_RS<K,MN>", (3, 1, 1)),
+                     tile=(384, 96, 32), stages=5, schedule="alternate")  # fmt: skip
+    assert failed_rules(bad, "sm_90a") == ["plan"]

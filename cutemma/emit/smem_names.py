@@ -61,7 +61,9 @@ def _candidates(sw: Swizzle, dtype):
 
 
 def _shape_expr(shape) -> str:
-    return "make_shape(" + ", ".join(f"Int<{s}>{{}}" for s in shape) + ")"
+    from cutemma.emit.cpp import int_type
+
+    return "make_shape(" + ", ".join(f"{int_type(s)}{{}}" for s in shape) + ")"
 
 
 def smem_layout_expr(c: ComposedLayout, dtype) -> str | None:

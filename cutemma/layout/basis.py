@@ -147,6 +147,8 @@ class BasisLayout(RichDisplay):
         """
         from cutemma.layout.checks import _check_coord, int_tuple_arg
 
+        if strict is not False and strict is not True:
+            raise LayoutError(f"{self}: strict={strict!r:.40} must be True or False")
         if len(crd) == 1 and is_int(crd[0]):
             c = crd[0]
         else:

@@ -115,6 +115,14 @@ def test_a_basis_layout_extends_a_mode_as_cute_does():
     assert L(3, 4) == (3, 4) and L(64 + 3) == (3, 1)  # inside, as before
 
 
+@pytest.mark.parametrize("strict", ["x", None, 0, 1, [1]])
+def test_strict_takes_true_or_false_only(strict):
+    # a truthy 'x' was read as strict=True, a None or 0 as False, silently
+    for layout in (cm.Layout((4, 2)), cm.Layout.parse("(_64,_64):(_1@0,_1@1)")):
+        with pytest.raises(LayoutError, match="strict="):
+            layout(1, strict=strict)
+
+
 # --- rounded_reference on integer atoms ----------------------------------------------------------
 
 

@@ -115,11 +115,12 @@ class Tensor(RichDisplay):
                 f"(t[{crd!r}] = {value!r}); make a tensor over data with make_tensor to write"
             )
         if not _has_none(crd):
-            self.data[self._data_index(crd)] = value
+            i = self._data_index(crd)
+            self.data[i] = _element_values(self.data, value, crd, single=True)[()]
             return
         sub = self(crd)
         n = sub.size()
-        values = np.asarray(value)
+        values = _element_values(self.data, value, crd, single=False)
         if values.ndim == 0:
             values = np.broadcast_to(values, (n,))
         elif values.size != n:
@@ -410,6 +411,77 @@ def local_partition(tensor: Tensor, thr_layout, index: int) -> Tensor:
     n_rest = len(rest) if is_tuple(rest.shape) else 1
     keep = tuple([None] * n_rest) if n_rest > 1 else None
     return z(coord if len(tile) > 1 else coord[0], keep)
+
+
+def _element_values(data: np.ndarray, value, crd, single: bool) -> np.ndarray:
+    """``value`` as numbers the data's dtype holds exactly (integers) or finitely (floats),
+    else a LayoutError: numpy would store None as NaN, wrap 1000 into int8 and drop 1.5's
+    half, all without a word."""
+    where = f"t[{crd!r}] = {value!r:.60}"
+    if not data.flags.writeable:
+        raise LayoutError(f"{where}: the tensor's data is read-only; make_tensor over a copy")
+    if data.dtype.kind not in "biufc" and not _is_ml_float(data.dtype):
+        # object or structured data: the caller's own values, as numpy takes them
+        return np.asarray(value, dtype=object) if data.dtype.kind == "O" else np.asarray(value)
+    accepted = "give a number" + ("" if single else " or a list/array of numbers")
+    if (
+        value is None
+        or isinstance(value, str | bytes | set | frozenset | dict)
+        or not (isinstance(value, list | tuple | np.ndarray | np.generic | int | float | complex))
+    ):
+        raise LayoutError(f"{where}: {type(value).__name__} is not a number; {accepted}")
+    try:
+        values = np.asarray(value)
+    except (ValueError, TypeError) as e:  # ragged nesting
+        raise LayoutError(f"{where}: not an array of numbers ({e}); {accepted}") from None
+    if values.dtype.kind not in "biufc":
+        raise LayoutError(
+            f"{where}: holds {values.dtype} values, not numbers (too large for 64 bits, or not"
+            f" numeric); {accepted} that {data.dtype} holds"
+        )
+    if single and values.ndim != 0:
+        raise LayoutError(
+            f"{where}: one element takes one number, got {values.size}; slice with None "
+            "(t[None, j] = [...]) to write several"
+        )
+    if values.dtype.kind == "c" and data.dtype.kind != "c" and np.any(values.imag != 0):
+        raise LayoutError(
+            f"{where}: complex values into {data.dtype} data would lose the imaginary part"
+        )
+    if values.dtype.kind == "c" and data.dtype.kind != "c":
+        values = values.real
+    with np.errstate(all="ignore"):
+        stored = values.astype(data.dtype)
+        if data.dtype.kind in "biu":
+            exact = values.dtype.kind in "biu" or np.all(np.isfinite(values))
+            exact = exact and np.array_equal(stored.astype(values.dtype), values)
+            if values.dtype.kind in "iu" and exact:  # int -> int round trip can wrap twice
+                info = np.iinfo(data.dtype) if data.dtype.kind != "b" else None
+                exact = info is None or bool(
+                    values.size == 0 or (values.min() >= info.min and values.max() <= info.max)
+                )
+            if not exact:
+                raise LayoutError(
+                    f"{where}: {data.dtype} data cannot hold these values exactly (whole numbers "
+                    f"in its range only; numpy would wrap or truncate them)"
+                )
+        elif np.any(np.isfinite(values) & ~np.isfinite(stored.astype(np.complex128))):
+            raise LayoutError(
+                f"{where}: a value is past the largest finite {data.dtype} and would be stored "
+                "as inf or NaN; give values in range"
+            )
+    return stored
+
+
+def _is_ml_float(dtype: np.dtype) -> bool:
+    """bf16, fp8 ... (ml_dtypes): numpy sees them as opaque ('V') but they hold floats."""
+    import ml_dtypes
+
+    try:
+        ml_dtypes.finfo(dtype)
+    except ValueError:
+        return False
+    return True
 
 
 def _tensor_arg(x, func: str) -> None:

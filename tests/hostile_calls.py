@@ -149,6 +149,15 @@ TEMPLATES: list[tuple[str, list[str], dict[str, str]]] = [
     ("tunemod.lookup", ["'dev'", "64", "64", "64", "'bf16'", "'K'", "'N'"], {}),
     ("tunemod.store", ["'dev'", "64", "64", "64", "'bf16'", "'K'", "'N'", "cfg", "{'x': 1.0}"], {}),
     ("tunefn.default_candidates", ["'bf16'", "'K'", "'K'"], {}),
+    # issue 34: tensor assignment, int-tuples, basis layouts, integer emulation, emit
+    ("tsr().__setitem__", ["1", "2.0"], {}),
+    ("tsr(np.int8).__setitem__", ["1", "7"], {}),
+    ("it.product_each", ["(2, (3, 4))"], {}),
+    ("bas", ["3", "4"], {"strict": "False"}),
+    ("cm.emulate.rounded_reference", ["ts8", "np.ones((16, 32))", "np.ones((8, 32))"], {}),
+    ("emit.to_cpp", ["cm.Layout((4, 2))"], {"type": "False", "dtype": "None"}),
+    ("emit.to_cute_dsl", ["cm.Layout((4, 2))"], {"mma": "None"}),
+    ("cm.Layout.parse", ["'Layout<Shape<Int<4>,Int<2>>,Stride<Int<2>,Int<1>>>{}'"], {}),
     # cutemma.gemm: the checks that run before a GPU is needed (CPU torch tensors)
     (
         "cm.gemm",
@@ -247,6 +256,57 @@ EXTRA: list[tuple[str, str]] = [
     ("etma.bulk_copy(b64, np.zeros(64, np.uint8)[::2], 0, 0, 16)", "raise"),  # dst untouched
     ("etmem.tmem_store(tst, np.full((32, 1), np.nan), tmem, 0, 0)", "raise"),
     ("etma.tma_load(args, np.array(['a'] * 8192), (0, 0))", "raise"),
+    # issue 34: Tensor assignment
+    ("tsr().__setitem__(1, 'x')", "raise"),
+    ("tsr().__setitem__(1, [1, 2])", "raise"),
+    ("tsr().__setitem__(1, 10**400)", "raise"),
+    ("tsr().__setitem__(1, {1})", "raise"),
+    ("tsr().__setitem__(1, iter([1]))", "raise"),
+    ("tsr().__setitem__(1, None)", "raise"),  # was stored as NaN
+    ("tsr(ro=True).__setitem__(1, 1.0)", "raise"),
+    ("tsr(np.int8).__setitem__(1, 1000)", "raise"),  # was wrapped to -24
+    ("tsr(np.int8).__setitem__(1, 1.5)", "raise"),
+    ("tsr(np.uint8).__setitem__(1, -1)", "raise"),
+    ("tsr(np.float16).__setitem__(1, 1e6)", "raise"),  # was stored as inf
+    ("tsr(np.int8).__setitem__(1, -128)", "ok"),
+    ("tsr().__setitem__(None, [1, 2, 3, 4])", "ok"),
+    # int-tuples and layouts
+    ("it.product_each((2, (3, 'x')))", "raise"),  # was (2, 'xxx')
+    ("it.product_each(deep(3000))", "raise"),
+    ("cm.product(deep(3000))", "raise"),
+    ("cm.flatten(deep(3000))", "raise"),
+    ("cm.congruent(deep(3000), 1)", "raise"),
+    ("bas(64, 0)", "raise"),  # strict (the default): outside the shape
+    ("bas(64, 0, strict=False) == (64, 0) or 1/0", "ok"),  # was (0, 1); CuTe gives (64, 0)
+    ("cm.Layout((2,) * 10**6, (0,) * 10**6).size() == 1 << 10**6 or 1/0", "ok"),  # was ~30 s
+    # integer atoms on the CPU
+    ("cm.emulate.rounded_reference(ts8, np.full((16, 32), 200), np.ones((8, 32)))", "raise"),
+    ("cm.emulate.rounded_reference(ts8, np.full((16, 32), 1.5), np.ones((8, 32)))", "raise"),
+    (
+        "cm.emulate.rounded_reference(ts8, np.ones((16, 32)), np.ones((8, 32)), np.full((16, 8), 2**40))",
+        "raise",
+    ),  # noqa: E501
+    # emit
+    ("emit.to_cpp(cm.Layout(2**31))", "raise"),  # was Int<2147483648>, which g++ rejects
+    ("emit.to_cpp(cm.Layout(10**5000))", "raise"),
+    ("emit.to_cute_dsl(cm.Layout(10**5000))", "raise"),
+    ("emit.to_cpp(deep(3000))", "raise"),
+    ("emit.to_cute_dsl(deep(3000))", "raise"),
+    (
+        "emit.to_cute_dsl(cm.ComposedLayout(cm.Layout(4, 2), 1, cm.ComposedLayout(cm.Swizzle(1, 1, 2), 0, cm.Layout(4))))",
+        "raise",
+    ),  # noqa: E501
+    (
+        "'cute.make_composed_layout(cute.make_composed_layout(' in emit.to_cute_dsl(cm.ComposedLayout(cm.Swizzle(1, 1, 2), 0, cm.ComposedLayout(cm.Layout(8, 2), 1, cm.Layout(4)))) or 1/0",
+        "ok",
+    ),  # noqa: E501
+    ("emit.to_cpp(thr)", "raise"),
+    ("emit.to_cute_dsl(tsr())", "raise"),
+    (
+        "cm.Layout.parse(emit.to_cpp(cm.Layout((4, 2), (2, 1)))) == cm.Layout((4, 2), (2, 1)) or 1/0",
+        "ok",
+    ),  # noqa: E501
+    ("cm.Layout.parse(emit.to_cpp(cm.Layout.parse('Sw<3,4,3> o 0 o (8,64):(64,1)')))", "ok"),
 ]
 
 
@@ -267,6 +327,10 @@ CLI_TEMPLATES: list[tuple[str, tuple[str, ...]]] = [
     ("verify --arch sm61 --no-progress", ("--arch", "--family", "--json")),
     ("gemm --plan", ("--config", "--dtype", "--a-major", "--b-major", "--out", "--batch")),
     ("gemm --sass", ("--arch",)),
+    ("emit cpp 4:1", ("--atom-layout", "--tile")),
+    ("emit cpp SM75_U32x4_LDSM_N", ("-p",)),
+    ("emit cpp desc -p major=K -p swizzle=128 -p dtype=bf16", ("-p",)),
+    ("show SM80_16x8x16_F32F16F16F32_TN", ("--thread",)),
 ]
 CLI_EXTRA = [
     "layout 4:1 --svg a.svg --html a.svg",
@@ -281,6 +345,21 @@ CLI_EXTRA = [
     "show SM80_16x8x16_F32F16F16F32_TN --tile 1099511627776,8,16",
     "show SM80_16x8x16_F32F16F16F32_TN --atom-layout 1000000,1000,1",
     "layout '(1048576,1048576):(1,1048576)'",
+    # issue 34
+    "emit cpp SM75_U32x4_LDSM_N -p dtype=f16 -p dtype=f32",
+    "emit cpp '2147483648:1'",
+    "emit dsl '2147483648:1'",
+    "emit cpp desc -p major=K -p swizzle=128",
+    "show SM80_16x8x16_F32F16F16F32_TN --thread ²",
+    "show SM80_16x8x16_F32F16F16F32_TN --thread " + "9" * 5000,
+    "show SM75_U32x4_LDSM_N --thread 3",
+    "verify --copy --family tmem_load --no-progress",
+]
+# commands that must succeed (exit 0): a refusal of one of them is 'refused-legal'
+CLI_OK = [
+    "emit cpp 'Sw<3,3,3>'",
+    "emit cpp desc -p major=K -p swizzle=128 -p dtype=bf16 -p tile=64x64",
+    "emit cpp 'Layout<Shape<Int<4>,Int<2>>,Stride<Int<2>,Int<1>>>{}'",
 ]
 
 
@@ -291,6 +370,7 @@ def cli_calls() -> list[tuple[str, str]]:
         for opt in options:
             for v in CLI_VALUES:
                 out.append((f"cli({base + ' ' + opt + ' ' + v!r})", "raise"))
+    out += [(f"cli({argv!r})", "ok") for argv in CLI_OK]
     return out + [(f"cli({argv!r})", "raise") for argv in CLI_EXTRA]
 
 
@@ -332,6 +412,36 @@ def _alias_old_layout() -> None:
         kernels.pick_sm90_config = sys.modules["cutemma.kernels.pick"].pick_sm90_config
 
 
+def _issue34_names(cm) -> dict:
+    """The objects issue 34's rows use (each row gets fresh data to write into)."""
+    import numpy as np
+
+    import cutemma.emit as emit
+    import cutemma.layout.int_tuple as it
+
+    def tsr(dtype=np.float64, ro=False):
+        data = np.zeros(4, dtype)
+        data.flags.writeable = not ro
+        return cm.make_tensor(data, cm.Layout(4))
+
+    def deep(n):
+        t = 1
+        for _ in range(n):
+            t = (t,)
+        return t
+
+    return {
+        "np": np,
+        "emit": emit,
+        "it": it,
+        "tsr": tsr,
+        "deep": deep,
+        "bas": cm.Layout.parse("(_64,_64):(_1@0,_1@1)"),
+        "ts8": cm.make_tiled_mma("SM80_16x8x32_S32S8S8S32_TN"),
+        "thr": cm.make_tiled_mma("SM80_16x8x16_F32F16F16F32_TN").get_slice(0),
+    }
+
+
 def _names() -> dict:
     sys.path.insert(0, HERE)
     _alias_old_layout()
@@ -346,6 +456,7 @@ def _names() -> dict:
     names["tunefn"] = tunefn
     names["cli"] = _cli
     names["cm"] = cm
+    names.update(_issue34_names(cm))
     try:
         import torch
 
@@ -372,13 +483,28 @@ def calls() -> list[tuple[str, str]]:
     return out + EXTRA + cli_calls()
 
 
+def _mapped_bytes() -> int:
+    """This process's virtual memory size (Linux /proc; 0 where there is none)."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmSize:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
 def _worker() -> None:
     import resource
     import signal
 
-    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_BYTES, MEMORY_BYTES))
     os.environ.setdefault("XDG_CACHE_HOME", "/tmp/hostile-cache")
     names = _names()
+    # the limit counts from what the imports mapped: torch alone maps more than 3 GiB of
+    # address space on some machines (its import then aborts under a flat limit)
+    limit = _mapped_bytes() + MEMORY_BYTES
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     from cutemma.errors import CutemmaError
 
     signal.signal(signal.SIGALRM, lambda *_: (_ for _ in ()).throw(TimeoutError("alarm")))

@@ -34,7 +34,7 @@ from __future__ import annotations
 import argparse
 
 from cutemma.copy import CopyAtom, make_copy_atom
-from cutemma.errors import CopyError
+from cutemma.errors import CliError, CopyError
 from cutemma.layout import Layout
 
 
@@ -116,6 +116,11 @@ def show_copy(args: argparse.Namespace) -> int:
     """
     from cutemma.viz.copy import copy_html, copy_svg, copy_text
 
+    if getattr(args, "thread", None) is not None:
+        raise CliError(
+            f"--thread {args.thread[:40]!r} draws one thread of a TiledMMA; {args.name} is a "
+            "copy atom: its pictures show every thread (hover a cell in --html to pick one)"
+        )
     params = {}
     for p in args.param or []:
         key, eq, value = p.partition("=")
@@ -123,6 +128,8 @@ def show_copy(args: argparse.Namespace) -> int:
             raise CopyError(
                 f"parameter {p!r}: a copy atom takes -p dtype=f16, thr=L, val=L, smem=L"
             )
+        if key in params:
+            raise CopyError(f"parameter {key} given twice (-p {key}=...): give each key once")
         params[key] = value
     atom = make_copy_atom(args.name, params.get("dtype") or _default_dtype(args.name))
     obj = atom

@@ -90,6 +90,20 @@ def _words(form, bits: int) -> str:
     )
 
 
+def make_descriptor(major: str, swizzle: str, dtype: str, tile: str, start: str = "0",
+                    arch: str | None = None):  # fmt: skip
+    """The atom, tile and descriptor ``cutemma desc`` builds from its option texts.
+
+    >>> atom, desc = make_descriptor("K", "128", "bf16", "64x64")
+    >>> hex(desc.raw)
+    '0x4000004000010000'
+    """
+    atom_fn, make, _ = _ARCH[_arch(arch) or "sm90"]
+    atom = atom_fn(major, swizzle, dtype)
+    tile = tile_to_shape(atom, _tile(tile))
+    return tile, make(tile, major, dtype, start_address=_int(start))
+
+
 def build(args: argparse.Namespace) -> int:
     """Print atom, tile, canonical form and descriptor for the options given.
 
@@ -152,7 +166,14 @@ def register(sub) -> None:
     >>> import argparse
     >>> register(argparse.ArgumentParser().add_subparsers())
     """
-    p = sub.add_parser("desc", help="shared-memory tile + wgmma/tcgen05 descriptor, or decode one")
+    p = sub.add_parser(
+        "desc",
+        help="shared-memory tile + wgmma/tcgen05 descriptor, or decode one",
+        description="Build a shared-memory tile (--major, --swizzle, --dtype, --tile) and print "
+        "its canonical form and wgmma (sm90) or tcgen05 (sm100) matrix descriptor field by "
+        "field, or explain a raw descriptor (--decode RAW; with --kind, a tcgen05 instruction "
+        "descriptor). cutemma emit cpp desc -p ... writes the same descriptor as CuTe C++.",
+    )
     p.add_argument("--major", help="K or MN")
     p.add_argument("--swizzle", help="INTER (or 0/16), 32, 64, 128, or 128_32B (sm100)")
     p.add_argument("--dtype", help="element type: tf32, bf16, f16, e4m3, s8, e2m1, ...")

@@ -340,8 +340,19 @@ def register(sub) -> None:
     >>> status, args.out, args.a_major, args.b_major
     (0, 's32', 'K', 'K')
     """
-    p = sub.add_parser("gemm", help="the GEMM kernels (sm80, sm90): source, plan, SASS, run")
-    p.add_argument("--config", default=None, help="large | wide | small | BMxBNxBK/WMxWN/S")
+    p = sub.add_parser(
+        "gemm",
+        help="the GEMM kernels (sm80, sm90): source, plan, SASS, run",
+        description="The GEMM kernels cutemma generates (sm80 mma.sync, sm90 wgmma): summarise a "
+        "kernel's config and TiledMMA (default), print its CUDA source (--show-source), its "
+        "plan (--plan), compile it and read its SASS "
+        "(--sass; no GPU needed), or run and check it on a GPU (--run M N K).",
+    )
+    p.add_argument(
+        "--config",
+        default=None,
+        help="large | wide | small | skinny | BMxBNxBK/WMxWN/S (the sm80 configurations)",
+    )
     p.add_argument(
         "--dtype",
         default="bf16",

@@ -95,7 +95,13 @@ def register(sub) -> None:
     >>> args.layout, args.svg
     ('4:2', 'l.svg')
     """
-    p = sub.add_parser("layout", help="print a layout, its size/cosize and its index table")
+    p = sub.add_parser(
+        "layout",
+        help="print a layout, its size/cosize and its index table",
+        description="Print a layout (CuTe notation, C++ Layout<...>, or a swizzled "
+        "Sw<B,M,S> o 0 o L): its size, cosize and the offset of every coordinate, or draw it "
+        "with --svg/--html/--latex.",
+    )
     p.add_argument("layout", help='CuTe notation, e.g. "((2,2,2),(2,2,2)):((1,16,4),(8,2,32))"')
     from cutemma.cli.show_viz import add_picture_args
 

@@ -253,13 +253,14 @@ def run_show(args: argparse.Namespace) -> int:
 
 
 def _thread_index(text: str, tiled) -> int:
-    n = tiled.size() if callable(getattr(tiled, "size", None)) else None
-    if not text.isdigit() or (n is not None and int(text) >= n):
+    n = tiled.thread_count
+    # ASCII digits only ('²'.isdigit() is True, int('²') fails), few enough for int()
+    if not re.fullmatch(r"[0-9]{1,18}", text) or (n is not None and int(text) >= n):
         from cutemma.errors import CliError
 
-        top = f"0..{n - 1}" if n is not None else "a thread index"
         raise CliError(
-            f"--thread {text}: expected a whole number in {top} (the TiledMMA's threads)"
+            f"--thread {text[:40]!r}: expected a whole number among the TiledMMA's thread "
+            f"indices 0..{n - 1}"
         )
     return int(text)
 
@@ -273,7 +274,11 @@ def register(sub) -> None:
     ['a=1', 'b=2']
     """
     p = sub.add_parser(
-        "list", help="list the MMA catalog (or, with --family copy, the copy atoms) with counts"
+        "list",
+        help="list the MMA catalog (or, with --family copy, the copy atoms) with counts",
+        description="List the MMA atoms of the catalog by architecture and family, with counts; "
+        "--family copy (or a copy family such as ldsm) lists the copy atoms instead. Each "
+        "name is what cutemma show and cutemma emit take.",
     )
     p.add_argument("--arch", help="only this architecture, e.g. sm80")
     p.add_argument(

@@ -38,7 +38,10 @@ def register(subparsers) -> None:
     p.add_argument("--hardware", action="store_true", help="also run each probe the GPU can run")
     p.add_argument("--arch", help="only atoms of this architecture, e.g. sm90 or 80")
     p.add_argument(
-        "--family", action="append", help="only this family (repeatable), e.g. sm80.int8"
+        "--family",
+        action="append",
+        help="only this family (repeatable), e.g. sm80.int8; with --copy a copy family: ldsm, "
+        "stsm, cp_async, shuffle or tma",
     )
     p.add_argument(
         "--k-major-only",
@@ -112,6 +115,41 @@ def compile_unavailable() -> str | None:
 PROBE_SECONDS = 0.3
 
 
+def copy_probe_names(families: list[str]) -> list[str]:
+    """The copy probes ``--copy --family F`` runs: every probed atom of each family named as
+    ``cutemma list --family`` names it (``ldsm`` or ``sm75.ldsm``).
+
+    >>> copy_probe_names(["stsm"])[:2]
+    ['SM90_U32x1_STSM_N', 'SM90_U32x2_STSM_N']
+    """
+    from cutemma.copy import copy_ops
+    from cutemma.copy.catalog import copy_families
+    from cutemma.cuda.probe_copy import PROBED
+    from cutemma.cuda.probe_copy_tma import tma_probes
+
+    probed = [f for f in copy_families() if f.name in PROBED or f.name == "sm90.tma"]
+    shorts = ", ".join(f.short for f in probed)
+    names: list[str] = []
+    for given in families:
+        fam = next((f for f in copy_families() if given in (f.name, f.short)), None)
+        if fam is None:
+            raise CliError(
+                f"--family {given!r:.60}: not a copy family; with --copy give one of {shorts} "
+                "(cutemma list --family copy lists the copy atoms)"
+            )
+        if fam not in probed:
+            raise CliError(
+                f"--family {given}: {fam.name} atoms have no probe of their own; --copy "
+                f"--family takes {shorts} (leave --family out to check every copy atom, the "
+                "sm100 ones included)"
+            )
+        if fam.name == "sm90.tma":
+            names += [p.name for p in tma_probes()]
+        else:
+            names += [op.name for op in copy_ops(family=fam.name)]
+    return list(dict.fromkeys(names))
+
+
 def plan_line(n: int, compile: bool = True, hardware: bool = False) -> str:
     """What ``cutemma verify`` is about to do and about how long it takes, said up front.
 
@@ -156,14 +194,16 @@ def run(args: argparse.Namespace) -> int:
                 f"--hardware: {reason}; leave --hardware out to check the layouts and compile"
             )
     if getattr(args, "copy", False):  # copy atoms: cutemma.cuda.verify_copy
-        if args.arch or args.family or args.k_major_only:
+        if args.arch or args.k_major_only:
             raise CliError(
-                "--copy verifies every copy atom: --arch, --family and --k-major-only select "
-                "MMA atoms; leave them out with --copy"
+                "--copy verifies the copy atoms: --arch and --k-major-only select MMA atoms; "
+                "leave them out with --copy (--family ldsm, stsm, cp_async, shuffle or tma "
+                "narrows the copy check)"
             )
         from cutemma.cuda.verify_copy import table, verify_copy
 
-        report = verify_copy(hardware=args.hardware)
+        names = copy_probe_names(args.family) if args.family else None
+        report = verify_copy(names, hardware=args.hardware)
         print(table(report))
         if args.json:
             args.json.parent.mkdir(parents=True, exist_ok=True)

@@ -18,6 +18,8 @@ shared-memory atom is spelled by CuTe's own name (:mod:`cutemma.emit.smem_names`
 
 from __future__ import annotations
 
+import builtins
+
 from cutemma.emit.smem_names import smem_layout_expr
 from cutemma.errors import EmitError
 from cutemma.layout.basis import BasisLayout, ScaledBasis
@@ -25,9 +27,24 @@ from cutemma.layout.checks import as_int
 from cutemma.layout.layout import Layout
 from cutemma.layout.swizzle import ComposedLayout, Swizzle
 
+# CuTe's Int<n> is integral_constant<int, n>: a value outside int32 does not compile (g++
+# refuses the narrowing; with -w it wraps). The DSL's static ints have the same range.
+INT_MIN, INT_MAX = -(2**31), 2**31 - 1
+
+
+def shown_int(n: int) -> str:
+    """``n`` in a message: its digits, or its size when Python would refuse to print them
+    (past 4,300 digits) or they would drown the message.
+
+    >>> shown_int(2**31), shown_int(10**5000)
+    ('2147483648', 'a 16610-bit integer')
+    """
+    return str(n) if n.bit_length() <= 256 else f"a {n.bit_length()}-bit integer"
+
 
 def static_int(v, what: str = "value") -> int:
-    """``v`` as a plain int, or EmitError: C++ needs every value at compile time.
+    """``v`` as a plain int in C++'s ``int`` range, or EmitError: C++ needs every value at
+    compile time, as an ``Int<n>`` whose n is an ``int``.
 
     >>> import numpy as np
     >>> static_int(np.int64(4))
@@ -36,11 +53,28 @@ def static_int(v, what: str = "value") -> int:
     n = as_int(v)
     if n is None:
         raise EmitError(
-            f"{what} {v!r} ({type(v).__name__}) has no static C++ form: CuTe's Int<n> takes a "
-            "whole number known when the code is written (a Python int, or a numpy integer "
-            "scalar), not an array, float, bool or run-time value"
+            f"to_cpp: {what} {_shown(v)} ({type(v).__name__}) has no static C++ form: CuTe's "
+            "Int<n> takes a whole number known when the code is written (a Python int, or a "
+            "numpy integer scalar), not an array, float, bool or run-time value"
+        )
+    if not INT_MIN <= n <= INT_MAX:
+        raise EmitError(
+            f"to_cpp: {what} {shown_int(n)} is outside CuTe's Int<n>, whose n is a 32-bit int "
+            f"[{INT_MIN}, {INT_MAX}] (g++ rejects it; to_cute_dsl refuses it too): use "
+            "smaller extents or strides"
         )
     return n
+
+
+def _shown(v) -> str:
+    """A short, printable form of any value (its type alone when its print is long)."""
+    if as_int(v) is not None and not isinstance(v, bool):
+        return shown_int(as_int(v))
+    try:
+        text = repr(v)
+    except ValueError:  # a structure holding an int too long to print
+        return f"a {type(v).__name__}"
+    return text if len(text) <= 80 and "\n" not in text else f"a {type(v).__name__}"
 
 
 def int_type(n) -> str:
@@ -90,7 +124,8 @@ def _composed_expr(c: ComposedLayout, dtype) -> str:
     named = smem_layout_expr(c, dtype) if c.pinned else None
     if named is not None:
         return named
-    return f"make_composed_layout({_expr(c.outer)}, Int<{c.offset}>{{}}, {_expr(c.inner)})"
+    offset = int_type(c.offset)
+    return f"make_composed_layout({_expr(c.outer)}, {offset}{{}}, {_expr(c.inner)})"
 
 
 def _tile_entry(x) -> str:
@@ -171,9 +206,18 @@ def layout_to_cpp(obj, *, type: bool = False, dtype=None) -> str:  # noqa: A002 
     >>> layout_to_cpp(gmma_layout_atom("K", "SW128", "bf16"), dtype="bf16")
     'GMMA::Layout_K_SW128_Atom<bfloat16_t>{}'
     """
-    if isinstance(obj, ComposedLayout) and type and obj.pinned:
-        return _type(obj) if smem_layout_expr(obj, dtype) is None else _decltype(obj, dtype)
-    return _type(obj) if type else _expr(obj, dtype)
+    try:
+        if isinstance(obj, ComposedLayout) and type and obj.pinned:
+            return _type(obj) if smem_layout_expr(obj, dtype) is None else _decltype(obj, dtype)
+        return _type(obj) if type else _expr(obj, dtype)
+    except RecursionError:
+        raise EmitError(
+            f"to_cpp: the {builtins_type(obj).__name__} is nested too deeply to write "
+            "(past Python's recursion limit); C++ templates nest far less: flatten it"
+        ) from None
+
+
+builtins_type = builtins.type  # layout_to_cpp's keyword ``type`` shadows the builtin there
 
 
 def _decltype(c: ComposedLayout, dtype) -> str:
@@ -193,9 +237,21 @@ def unsupported(obj) -> EmitError:
     elif isinstance(obj, bool | float):
         hint = "C++ static values are whole numbers (Int<n>)"
     else:
-        hint = "a NumPy array or other run-time value has no static C++ form"
+        hint = _hint(obj)
     return EmitError(
-        f"to_cpp: no CuTe C++ form for {obj!r} ({what}); {hint}. to_cpp takes a Layout, "
+        f"to_cpp: no CuTe C++ form for {_shown(obj)} ({what}); {hint}. to_cpp takes a Layout, "
         "Swizzle, ComposedLayout, BasisLayout, tiler tuple, int, MmaAtom, TiledMma, CopyAtom, "
         "TiledCopy or a GMMA/UMMA descriptor"
     )
+
+
+def _hint(obj) -> str:
+    # the objects users most often try: say what to emit instead of printing them whole
+    name = type(obj).__name__
+    if name in ("ThrMma", "ThrCopy"):
+        return f"a {name} is one thread's slice: emit the tiled object it came from"
+    if name == "Tensor":
+        return "a Tensor holds run-time data: emit its layout (tensor.layout)"
+    if name.endswith("Descriptor"):
+        return "a descriptor is emitted by to_cpp only (the DSL builds one inside its kernel)"
+    return "a NumPy array or other run-time value has no static form"

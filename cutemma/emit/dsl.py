@@ -33,6 +33,18 @@ def to_cute_dsl(obj, *, mma=None) -> str:
     >>> to_cute_dsl(ComposedLayout(Swizzle(3, 4, 3), 0, Layout((8, 64), (64, 1))))
     'cute.make_composed_layout(cute.make_swizzle(3, 4, 3), 0, cute.make_layout((8, 64), stride=(64, 1)))'
     """
+    try:
+        return _to_cute_dsl(obj, mma)
+    except RecursionError:
+        raise EmitError(
+            f"to_cute_dsl: the {type(obj).__name__} is nested too deeply to write (past "
+            "Python's recursion limit); CuTe DSL tuples nest far less: flatten it"
+        ) from None
+
+
+def _to_cute_dsl(obj, mma) -> str:
+    from cutemma.emit.cpp_layouts import _hint, _shown
+
     for kind, emit in _EMITTERS:
         if isinstance(obj, kind()):
             if mma is not None and emit is not _tiled_copy:
@@ -45,9 +57,9 @@ def to_cute_dsl(obj, *, mma=None) -> str:
         )
     if isinstance(obj, bool) or not _is_int(obj) and not isinstance(obj, tuple | list):
         raise EmitError(
-            f"to_cute_dsl: CuTe DSL has no static form for {type(obj).__name__} {obj!r}; "
-            "give a Layout, Swizzle, ComposedLayout, tiler, MmaAtom, TiledMma, CopyAtom or "
-            "TiledCopy"
+            f"to_cute_dsl: CuTe DSL has no static form for {_shown(obj)} "
+            f"({type(obj).__name__}); {_hint(obj)}. Give a Layout, Swizzle, ComposedLayout, "
+            "tiler, MmaAtom, TiledMma, CopyAtom or TiledCopy"
         )
     return _tiler(obj)
 
@@ -63,15 +75,18 @@ def _int(x, what: str) -> int:
     from cutemma.layout.checks import as_int
 
     v = None if isinstance(x, bool) else as_int(x)
+    from cutemma.emit.cpp_layouts import _shown, shown_int
+
     if v is None:
         raise EmitError(
-            f"to_cute_dsl: {what} has {x!r} ({type(x).__name__}); CuTe DSL static values are "
-            "whole numbers (a dynamic value has no emitted form)"
+            f"to_cute_dsl: {what} has {_shown(x)} ({type(x).__name__}); CuTe DSL static values "
+            "are whole numbers (a dynamic value has no emitted form)"
         )
     if not -_INT_LIMIT <= v < _INT_LIMIT:
         raise EmitError(
-            f"to_cute_dsl: {what} has {v}, outside CuTe DSL's 32-bit static ints "
-            f"[-2^31, 2^31); use smaller extents or strides"
+            f"to_cute_dsl: {what} has {shown_int(v)}, outside CuTe DSL's 32-bit static ints "
+            f"[-2^31, 2^31) (to_cpp refuses it too: CuTe's Int<n> is an int); use smaller "
+            "extents or strides"
         )
     return v
 
@@ -83,8 +98,16 @@ def _tuple(t, what: str) -> str:
     return str(_int(t, what))
 
 
+def _named(kind: str, x) -> str:
+    """``kind x`` for a message, or ``a kind`` when ``x`` has an int too long to print."""
+    try:
+        return f"{kind} {x}"
+    except ValueError:
+        return f"a {kind}"
+
+
 def _layout(L) -> str:
-    what = f"layout {L}"
+    what = _named("layout", L)
     from cutemma.layout import flatten
 
     if any(_is_int(e) and e < 1 for e in flatten(L.shape)):
@@ -109,7 +132,7 @@ def _basis_stride(d, what: str) -> str:
 
 
 def _basis_layout(L) -> str:
-    what = f"basis layout {L}"
+    what = _named("basis layout", L)
     if L.offset != 0:
         raise EmitError(
             f"to_cute_dsl: {L} starts at {L.offset}; CuTe DSL builds such a view as "
@@ -139,7 +162,23 @@ def _function(x) -> str:
 def _composed(c) -> str:
     # cute.make_composed_layout(inner, offset, outer) evaluates inner(offset + outer(x)): its
     # first argument is what cutemma calls outer (core.py, make_composed_layout)
-    off = _int(c.offset, f"composed layout {c}")
+    from cutemma.layout import Layout
+    from cutemma.layout.swizzle import ComposedLayout
+
+    off = _int(c.offset, _named("composed layout", c))
+    inner = c.inner
+    # the DSL's make_composed_layout takes an affine layout last ("expects the outer layout to
+    # be an affine layout"; C++ takes any). Composition is associative, so A o a o (L o b o C)
+    # with an affine L is written as the same function (A o a o L) o b o C.
+    if isinstance(inner, ComposedLayout) and isinstance(inner.outer, Layout):
+        left = ComposedLayout(c.outer, c.offset, inner.outer)
+        return _composed(ComposedLayout(left, inner.offset, inner.inner))
+    if not isinstance(inner, Layout):
+        raise EmitError(
+            f"to_cute_dsl: {_named('composed layout', c)} ends in "
+            f"{_named(type(inner).__name__, inner)}, which CuTe DSL's make_composed_layout does "
+            "not take (its last argument must be an affine Layout); to_cpp writes it"
+        )
     return f"cute.make_composed_layout({_function(c.outer)}, {off}, {_function(c.inner)})"
 
 
@@ -291,6 +330,11 @@ def _mma_atom(atom) -> str:
 
 def dsl_arch(obj) -> str | None:
     """The ``CUTE_DSL_ARCH`` the DSL needs to build ``obj`` (None: any).
+
+    CuTe DSL builds an architecture's atoms (wgmma: ``sm_90a``, tcgen05: ``sm_100a``) only
+    when it compiles for that architecture, which it reads from the GPU; on a machine without
+    that GPU, set ``CUTE_DSL_ARCH`` to this value before importing the DSL to trace what
+    :func:`to_cute_dsl` wrote for ``obj``.
 
     >>> from cutemma import make_mma_atom
     >>> dsl_arch(make_mma_atom("SM90_64x8x16_F16F16F16_SS"))

@@ -60,6 +60,7 @@ def _candidates(sw: Swizzle, dtype):
 
 
 def _shape_expr(shape) -> str:
+    # a shared-memory tile's extents: far inside Int<n>'s 32-bit range
     return "make_shape(" + ", ".join(f"Int<{s}>{{}}" for s in shape) + ")"
 
 

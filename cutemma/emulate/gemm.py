@@ -59,18 +59,38 @@ def _atom_table(layout: Layout) -> np.ndarray:
     return offsets(layout).reshape((t, v), order="F")
 
 
-def _check_numbers(what: str, x, tiled_mma) -> None:
+def _check_numbers(what: str, x, tiled_mma, func: str = "gemm") -> None:
     """Real numbers only: complex values would lose their imaginary part, objects are not
-    numbers (the atoms' arithmetic is real; complex atoms take real and imaginary parts)."""
-    if x is None or x.dtype.kind in "biuf":
+    numbers (the atoms' arithmetic is real; complex atoms take real and imaginary parts).
+    An integer atom's operand must hold whole numbers inside its type's range: rounding 1.5
+    or wrapping 200 into s8 would compute a product of numbers the caller never gave."""
+    if x is None:
         return
-    kind = {"c": "complex", "O": "object", "U": "text", "S": "bytes"}.get(
-        x.dtype.kind, str(x.dtype)
-    )
-    raise TiledMmaError(
-        f"gemm: {what} holds {kind} values (dtype {x.dtype}); {tiled_mma.atom.name} multiplies "
-        "real numbers: pass a numeric (bool, int or float) array"
-    )
+    if x.dtype.kind not in "biuf":
+        kind = {"c": "complex", "O": "object", "U": "text", "S": "bytes"}.get(
+            x.dtype.kind, str(x.dtype)
+        )
+        raise TiledMmaError(
+            f"{func}: {what} holds {kind} values (dtype {x.dtype}); {tiled_mma.atom.name} "
+            "multiplies real numbers: pass a numeric (bool, int or float) array"
+        )
+    vt = getattr(tiled_mma.atom, f"val_type_{'C' if what == 'C' else what}")
+    if vt.kind != "int" or x.size == 0 or x.dtype.kind == "b":
+        return
+    if x.dtype.kind == "f" and not np.all(np.isfinite(x) & (x == np.rint(x))):
+        bad = x[~(np.isfinite(x) & (x == np.rint(x)))].flat[0].item()
+        raise TiledMmaError(
+            f"{func}: {what} holds {bad!r}, not a whole number; {tiled_mma.atom.name} reads "
+            f"{what} as {vt.name} (integers {vt.min}..{vt.max}): pass whole numbers"
+        )
+    lo, hi = x.min(), x.max()
+    if lo < vt.min or hi > vt.max:
+        bad = (lo if lo < vt.min else hi).item()
+        raise TiledMmaError(
+            f"{func}: {what} holds {bad!r}, outside {vt.name}'s range {vt.min}..{vt.max} that "
+            f"{tiled_mma.atom.name} reads {what} as; the hardware would keep only the low "
+            f"{vt.bits} bits: pass values in range"
+        )
 
 
 def gemm(tiled_mma, A, B, C=None) -> np.ndarray:
@@ -81,7 +101,8 @@ def gemm(tiled_mma, A, B, C=None) -> np.ndarray:
     Returns D as float64 / int64 values of the atom's D type.
 
     The inputs are first rounded to the atom's A, B and C types, as the hardware reads them
-    (round to nearest even; integers wrap): float64 data given to a bf16 atom keeps 8 bits
+    (round to nearest even; an integer atom refuses values that are not whole or not in its
+    type's range rather than wrap them): float64 data given to a bf16 atom keeps 8 bits
     of mantissa, so D differs from ``A @ B.T`` by that rounding, not by a bug. Compare D with
     :func:`rounded_reference` (the same product of the rounded inputs, in float64).
 
@@ -196,7 +217,7 @@ def rounded_reference(tiled_mma, A, B, C=None) -> np.ndarray:
     atom = tiled_mma.atom
     A, B = np.asarray(A), np.asarray(B)
     for what, x in (("A", A), ("B", B), ("C", None if C is None else np.asarray(C))):
-        _check_numbers(what, x, tiled_mma)
+        _check_numbers(what, x, tiled_mma, "rounded_reference")
     if A.ndim != 2 or B.ndim != 2 or A.shape[1] != B.shape[1]:
         raise TiledMmaError(
             f"rounded_reference needs A (M x K) and B (N x K) with one K; got {A.shape} and "

@@ -135,24 +135,35 @@ class BasisLayout(RichDisplay):
         return it.product(self.shape)
 
     def __call__(self, *crd, strict: bool = True):
-        # ``strict`` for the Layout protocol (a ComposedLayout passes it on); a basis layout
-        # always refuses an index past its size
-        if len(crd) == 1 and is_int(crd[0]):
-            idx = crd[0]
-        else:
-            from cutemma.layout.checks import int_tuple_arg
+        """The coordinate an index or a (natural or partial) coordinate maps to.
 
+        ``strict`` (the default) refuses a coordinate outside the shape; ``strict=False``
+        extends each mode past its size as CuTe does (the mode's last leaf takes the excess),
+        so ``(64, 0)`` of ``(64,64):(1@0,1@1)`` is ``(64, 0)``, not a wrap into mode 1.
+
+        >>> L = make_identity_layout((64, 64))
+        >>> L(65), L(64, 0, strict=False)
+        ((1, 1), (64, 0))
+        """
+        from cutemma.layout.checks import _check_coord, int_tuple_arg
+
+        if strict is not False and strict is not True:
+            raise LayoutError(f"{self}: strict={strict!r:.40} must be True or False")
+        if len(crd) == 1 and is_int(crd[0]):
+            c = crd[0]
+        else:
             c = int_tuple_arg(crd[0] if len(crd) == 1 else tuple(crd), "BasisLayout", "coordinate")
-            idx = it.crd2idx(c, self.shape)
-        if not 0 <= idx < max(1, self.size()):
-            raise LayoutError(f"index {idx} is out of range for {self} (size {self.size()})")
+        if strict:
+            _check_coord(c, self.shape if self.size() else 1, f"BasisLayout {self}", c)
+        elif any(x < 0 for x in _leaves(c)):
+            raise LayoutError(f"coordinate {c} of {self} has a negative entry; entries are >= 0")
+        natural = it.idx2crd(c, self.shape)  # per leaf; the last leaf of a mode extends
         entries: dict = {}
         if self.offset != 0:
             self._scatter(self.offset, (), entries)
-        for s, d in zip(_leaves(self.shape), _leaves(self.stride)):
-            c, idx = idx % s, idx // s
+        for x, d in zip(_leaves(natural), _leaves(self.stride)):
             if isinstance(d, ScaledBasis):
-                _add(entries, d.modes, c * d.value)
+                _add(entries, d.modes, x * d.value)
         return _build(entries)
 
     def _scatter(self, t, prefix, entries) -> None:

@@ -153,13 +153,15 @@ def layout_arg(x: object, func: str, composed: bool = False, which: str = "the f
     )
 
 
-def _plain_ints(t: tuple, minimum: int) -> bool:
-    """Every leaf a plain int >= ``minimum`` (-1: any int)."""
+def _plain_ints(t: tuple, minimum: int, level: int = 1) -> bool:
+    """Every leaf a plain int >= ``minimum`` (-1: any int), nested at most ``MAX_DEPTH``."""
     for x in t:
         if type(x) is int:
             if minimum >= 0 and x < minimum:
                 return False
-        elif type(x) is not tuple or not _plain_ints(x, minimum):
+        elif type(x) is not tuple or level >= it.MAX_DEPTH:
+            return False
+        elif not _plain_ints(x, minimum, level + 1):
             return False
     return True
 
@@ -176,9 +178,14 @@ def int_tuple_arg(t: object, func: str, name: str, minimum: int | None = None, o
     if type(t) is tuple and _plain_ints(t, -1 if minimum is None else minimum):
         return t  # already plain ints in range: nothing to rebuild
 
-    def go(x):
+    def go(x, level=0):
         if isinstance(x, tuple):
-            return tuple(go(v) for v in x)
+            if level >= it.MAX_DEPTH:
+                raise LayoutError(
+                    f"{_where(func, of)}: {name} is nested more than {it.MAX_DEPTH} levels deep; "
+                    "use a shallower hierarchy"
+                )
+            return tuple(go(v, level + 1) for v in x)
         n = as_int(x)
         if n is None:
             raise LayoutError(
@@ -191,10 +198,7 @@ def int_tuple_arg(t: object, func: str, name: str, minimum: int | None = None, o
             )
         return n
 
-    try:
-        return go(t)
-    except RecursionError:
-        raise LayoutError(f"{func}: {name} is nested too deeply") from None
+    return go(t)
 
 
 def _plain_tiler(t: tuple) -> bool:

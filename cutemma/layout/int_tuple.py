@@ -36,19 +36,31 @@ def is_tuple(x: object) -> bool:
     return isinstance(x, tuple)
 
 
+MAX_DEPTH = 64  # nesting a shape may have; CuTe's deepest layouts nest a handful of levels
+
+
 def check_int_tuple(t: object, what: str = "int-tuple") -> IntTuple:
     """Return ``t`` if it is an int or a nested tuple of ints, else raise LayoutError.
+
+    Walked without recursion, so a tuple nested past :data:`MAX_DEPTH` is refused by name
+    (the algebra recurses over the hierarchy) rather than failing inside Python.
 
     >>> check_int_tuple((1, (2, 3)))
     (1, (2, 3))
     """
-    if is_int(t):
-        return t
-    if is_tuple(t):
-        for x in t:
-            check_int_tuple(x, what)
-        return t
-    raise LayoutError(f"{what} must be an int or a nested tuple of ints, got {t!r}")
+    stack = [(t, 0)]
+    while stack:
+        x, level = stack.pop()
+        if is_int(x):
+            continue
+        if not is_tuple(x):
+            raise LayoutError(f"{what} must be an int or a nested tuple of ints, got {t!r:.200}")
+        if level >= MAX_DEPTH:
+            raise LayoutError(
+                f"{what} is nested more than {MAX_DEPTH} levels deep; use a shallower hierarchy"
+            )
+        stack.extend((v, level + 1) for v in x)
+    return t
 
 
 def rank(t: IntTuple) -> int:
@@ -74,12 +86,36 @@ def depth(t: IntTuple) -> int:
 def product(t: IntTuple) -> int:
     """Product of all leaves.
 
+    Many leaves are multiplied as a balanced tree: a left-to-right product of a million
+    2s multiplies a growing big int a million times (quadratic), the tree does not.
+
     >>> product(((2, 3), 4))
     24
     """
-    if is_tuple(t):
+    if not is_tuple(t):
+        return t
+    if len(t) <= 32:
         return reduce(lambda acc, x: acc * product(x), t, 1)
-    return t
+    return _tree_product(list(_leaf_iter(t)))
+
+
+def _leaf_iter(t: tuple):
+    stack = [iter(t)]
+    while stack:
+        for x in stack[-1]:
+            if is_tuple(x):
+                stack.append(iter(x))
+                break
+            yield x
+        else:
+            stack.pop()
+
+
+def _tree_product(xs: list) -> int:
+    while len(xs) > 1:
+        pairs = [xs[i] * xs[i + 1] for i in range(0, len(xs) - 1, 2)]
+        xs = pairs + xs[len(xs) - len(xs) % 2 :]
+    return xs[0] if xs else 1
 
 
 size = product
@@ -92,6 +128,7 @@ def product_each(t: IntTuple) -> IntTuple:
     >>> product_each(((2, 3), 4)), product_each(16)
     ((6, 4), (16,))
     """
+    check_int_tuple(t, "product_each: the int-tuple")  # a str leaf would multiply into 'xxx'
     return tuple(product(x) for x in t) if is_tuple(t) else (t,)
 
 

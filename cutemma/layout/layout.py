@@ -194,6 +194,8 @@ class Layout(RichDisplay):
             crd = crd[0]
         elif len(crd) == 0:
             raise LayoutError(f"layout {self} called with no coordinate")
+        if strict is not False and strict is not True:
+            raise LayoutError(f"layout {self}: strict={strict!r:.40} must be True or False")
         if type(crd) is not int and ck.has_foreign_ints(crd):  # numpy ints are ints
             crd = ck.ints_of(crd)
         if _has_none(crd):

@@ -109,6 +109,7 @@ class _Reader:
             self.pos = self.text.index("<", self.pos) + 1
             v = self.integer()
             self.expect(">")
+            self.braces()
             return v
         m = re.compile(r"_?(-?[0-9]+)").match(self.text, self.pos)  # ASCII digits only
         if not m:
@@ -133,6 +134,8 @@ class _Reader:
         w = self.word()
         if w in _CPP_TUPLES:
             return self.cpp_tuple()
+        if w in ("ScaledBasis", "cute::ScaledBasis"):  # to_cpp's ScaledBasis<Int<v>,m...>
+            return self.cpp_basis()
         v = self.integer()
         if not self.peek("@"):
             return v
@@ -142,6 +145,24 @@ class _Reader:
             modes.append(self.integer())
 
         return ScaledBasis(v, tuple(reversed(modes)))
+
+    def braces(self) -> None:
+        """C++'s value-initialisation ``{}`` after a type (``Int<4>{}``, ``Layout<...>{}``)."""
+        if self.peek("{}"):
+            self.expect("{}")
+
+    def cpp_basis(self):
+        from cutemma.layout.basis import ScaledBasis
+
+        self.pos += len(self.word())
+        self.expect("<")
+        v = self.integer()
+        modes = []
+        while self.peek(","):
+            self.expect(",")
+            modes.append(self.integer())
+        self.expect(">")
+        return ScaledBasis(v, tuple(modes))
 
     def cpp_tuple(self):
         w = self.word()
@@ -165,6 +186,7 @@ class _Reader:
                 self.expect(",")
                 stride = self.int_tuple()
             self.expect(">")
+            self.braces()
         else:
             shape = self.int_tuple()
             stride = None
@@ -198,12 +220,38 @@ class _Reader:
         s = self.integer()
         if not (w == "S" and s < 0 and self.peek("o")):
             self.expect(">")
+            self.braces()
         # else CuTe DSL 4.8 prints a negative shift without the '>': S<2,1,-2 o 0 o ...
         # (docs/dsl_defects.md); read it as it is printed
         try:
             return Swizzle(b, m, s)
         except LayoutError as e:
             raise LayoutParseError(f"swizzle in {self.text!r} is not valid: {e}") from None
+
+    def cpp_function(self):
+        """to_cpp's spellings: ``Swizzle<..>{}``, ``Layout<..>{}``, ``ComposedLayout<A,Int<o>,B>``
+        and ``make_composed_layout(A{}, Int<o>{}, B{})``."""
+        from cutemma.layout.swizzle import ComposedLayout
+
+        w = self.word()
+        if w in _SWIZZLE_WORDS:
+            return self.swizzle()
+        if w in ("ComposedLayout", "cute::ComposedLayout", "make_composed_layout"):
+            self.pos += len(w)
+            close = ">" if w != "make_composed_layout" else ")"
+            self.expect("<" if close == ">" else "(")
+            outer = self.cpp_function()
+            self.expect(",")
+            offset = self.integer()
+            self.expect(",")
+            inner = self.cpp_function()
+            self.expect(close)
+            self.braces()
+            try:
+                return ComposedLayout(outer, offset, inner)
+            except LayoutError as e:
+                raise LayoutParseError(f"layout {self.text!r} is not valid: {e}") from None
+        return self.layout()
 
     def smem_ptr_bits(self) -> int:
         """``smem_ptr[16b](unset)``: the element bits of CuTe's unset shared-memory pointer."""
@@ -238,6 +286,23 @@ def parse_layout(text: str):
         ) from None
 
 
+def parse_swizzle(text: str) -> Swizzle:
+    """Parse a swizzle alone: ``Sw<3,4,3>`` (C++'s print), ``S<3,4,3>`` (the DSL's) or
+    ``Swizzle<3,4,3>{}`` (C++ source, what ``to_cpp`` writes).
+
+    >>> parse_swizzle("Swizzle<3,4,3>{}")
+    Sw<3,4,3>
+    """
+    if not isinstance(text, str):
+        raise LayoutParseError(f"swizzle text must be a str, got {text!r:.60}")
+    r = _Reader(text[:200])
+    if r.word() not in _SWIZZLE_WORDS:
+        r.fail("'Sw<', 'S<' or 'Swizzle<'")
+    sw = r.swizzle()
+    r.end()
+    return sw
+
+
 def _has_basis(t) -> bool:
 
     if isinstance(t, tuple):
@@ -268,6 +333,10 @@ def byte_swizzle_to_elements(sw, bits: int, text: str = ""):
 
 def _parse(text: str):
     r = _Reader(text)
+    if r.word() in ("ComposedLayout", "cute::ComposedLayout", "make_composed_layout"):
+        result = r.cpp_function()  # what to_cpp writes for a composed layout
+        r.end()
+        return result
     if r.peek("(") and text.rstrip().endswith(")"):
         # CuTe DSL prints a nested composition in parentheses: (S<1,1,2> o 0 o L1 o 0 o L2)
         r.expect("(")

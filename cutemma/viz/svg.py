@@ -172,18 +172,24 @@ def panel_svg_compact(p: Panel, x0: int, y0: int, s: int, labels: bool = True) -
 
 
 def _panel_names(fig: Figure, s: int, ox: int, oy: int) -> list[str]:
-    """Each panel's name (A, B, C; S, D) drawn faintly over it, so a reader knows which
-    operand a grid is."""
+    """Each panel's name (A, B, C; S, D) in the free corner cell above-left of it, so a reader
+    knows which operand a grid is. The corner never holds an index label (those run along
+    the panel's left column and top row) nor a cell, so the name covers no label.
+
+    >>> from cutemma.mma import make_mma_atom
+    >>> from cutemma.viz.grid import figure_of
+    >>> _panel_names(figure_of(make_mma_atom("SM70_8x8x4_F32F16F16F32_NT")), 20, 0, 0)[1]
+    '<text class="panel-name" x="10" y="110" font-size="16">A</text>'
+    """
     if len(fig.panels) < 2:
         return []
     at, _, _ = placements(fig)
-    out = ['<g class="panel-names" font-weight="bold" fill="#000" fill-opacity="0.18" '
-           'pointer-events="none">']  # fmt: skip
+    font = max(6.0, min(24.0, 0.8 * s))
+    out = ['<g class="panel-names" font-weight="bold" fill="#444" text-anchor="middle" '
+           'dominant-baseline="central" pointer-events="none">']  # fmt: skip
     for p in fig.panels:
         x, y = at[p.name]
-        w, h = p.cols * s, p.rows * s
-        font = max(10.0, min(96.0, 0.8 * min(w, h)))
-        cx, cy = ox + x * s + w / 2, oy + y * s + h / 2
+        cx, cy = ox + (x - 1) * s + s / 2, oy + (y - 1) * s + s / 2
         out.append(f'<text class="panel-name" x="{cx:g}" y="{cy:g}" font-size="{font:g}">'
                    f"{escape(p.name)}</text>")  # fmt: skip
     out.append("</g>")

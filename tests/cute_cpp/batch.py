@@ -115,7 +115,11 @@ def _pch(prelude: str) -> Path:
             tmp = folder / f"tmp.{os.getpid()}.gch"
             cmd = [harness.compiler(), *_flags(), *_includes(), "-x", "c++-header", str(header)]
             try:
-                subprocess.run([*cmd, "-o", str(tmp)], check=True, capture_output=True)
+                res = subprocess.run([*cmd, "-o", str(tmp)], capture_output=True, text=True)
+                if res.returncode:
+                    raise harness.CompileFailed(
+                        header.read_text(), res.stderr, harness.compiler(), res.returncode
+                    )
                 tmp.replace(gch)
             finally:  # a failed compile or rename leaves no half-written PCH behind
                 tmp.unlink(missing_ok=True)
@@ -150,7 +154,9 @@ def _gcc(src: str, prelude: str, exe: Path) -> str | None:
         text=True,
         check=False,
     )
-    return (res.stderr or f"g++ exited {res.returncode}") if res.returncode else None
+    if not res.returncode:
+        return None
+    return res.stderr or f"{harness.compiler()} exited {res.returncode} with no output"
 
 
 _LOC = re.compile(r"case\.cpp:(\d+)")

@@ -83,7 +83,18 @@ def include_dirs() -> tuple[str, ...]:
 
 @cache
 def compiler() -> str:
-    cxx = os.environ.get("CXX") or shutil.which("g++")
+    """The C++ compiler: ``$CXX`` (a path or a name on PATH), else g++; CppUnavailable (a
+    skip, with this reason) when there is none to run."""
+    given = os.environ.get("CXX")
+    if given:
+        found = shutil.which(given)
+        if not found:
+            raise CppUnavailable(
+                f"CXX={given} is not an executable compiler (not found, or not executable); "
+                "set CXX to a C++ compiler such as g++, or unset it to use g++ from PATH"
+            )
+        return found
+    cxx = shutil.which("g++")
     if not cxx:
         raise CppUnavailable("no C++ compiler: install g++ (apt-get install g++) or set CXX")
     return cxx
@@ -284,7 +295,7 @@ def _build(source: str, programs: int) -> Path:
                 check=False,
             )
             if res.returncode:
-                raise CompileFailed(source, res.stderr)
+                raise CompileFailed(source, res.stderr, compiler(), res.returncode)
             return _install(out, exe)
 
 
@@ -309,11 +320,14 @@ def _install(built: Path, exe: Path) -> Path:
 
 
 class CompileFailed(Exception):
-    """g++ refused a program; ``.errors`` holds the first error lines."""
+    """The compiler refused a program; ``.errors`` names the compiler and its exit status,
+    then holds the first error lines (never empty: a compiler that fails without a word,
+    such as CXX=/bin/false, is still a failure to report)."""
 
-    def __init__(self, source: str, stderr: str):
+    def __init__(self, source: str, stderr: str, cxx: str = "the compiler", status: int = 1):
         lines = [ln for ln in stderr.splitlines() if "error" in ln]
-        self.errors = "\n".join(lines[:8]) or stderr[-2000:]
+        detail = "\n".join(lines[:8]) or stderr[-2000:].strip()
+        self.errors = f"{cxx} exited {status}" + (f":\n{detail}" if detail else " with no output")
         super().__init__(self.errors)
         self.source = source
 

@@ -335,3 +335,31 @@ def test_explain_compile_is_true_or_false(bad, monkeypatch):
     monkeypatch.setattr(ex, "_compiled_registers", lambda *a: pytest.fail("compiled"))
     with pytest.raises(DesignError, match="compile=.*True or False"):
         explain(GemmDesign(F16, (64, 64, 32)), compile=bad)
+
+
+_SEED_DTYPES = {"SM70": "float16", "SM80 16x8x16": "float16", "SM80 tf32": "float32",
+                "GMMA 64x128 1": "bfloat16", "GMMA 64x256": "bfloat16", "GMMA 64x128 RS": "float16"}  # fmt: skip
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", sorted(_seeds()))
+def test_a_seed_tiled_mma_runs_with_no_other_argument(name):
+    """Issue 32, acceptance 4: ``cutemma.gemm(A, B, tiled_mma=t)`` and nothing else, for each
+    seed TiledMMA, on shapes that are and are not multiples of its default tile; exact on
+    small integers (every product and sum representable in the atom's types)."""
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    import cutemma
+
+    dtype = getattr(torch, next(v for k, v in _SEED_DTYPES.items() if name.startswith(k)))
+    t = _seeds()[name]
+    gen = torch.Generator(device="cuda").manual_seed(7)
+    for m, n, k in ((256, 256, 128), (131, 97, 72)):
+        A = torch.randint(-1, 2, (m, k), device="cuda", generator=gen).to(dtype)  # |sum| <= K
+        B = torch.randint(-1, 2, (k, n), device="cuda", generator=gen).to(dtype)  # exact in bf16
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", SoftwareAtomWarning)  # SM70 on sm_90a: slow, right
+            D = cutemma.gemm(A, B, tiled_mma=t)
+        ref = A.double() @ B.double()
+        assert torch.equal(D.double(), ref), (name, (m, n, k))

@@ -161,8 +161,9 @@ def test_generated_source_is_byte_identical_to_the_former_plan(
             former_cp_async_table(self, which, cp), outer, f"cp.async {which}"
         )
         return plan_mod.CopyPlan(
-            cp.which, cp.k_contiguous, cp.thr_layout, cp.iters, cp.rows_per_pass, split
-        )
+            cp.which, cp.k_contiguous, cp.thr_layout, cp.iters, cp.rows_per_pass, split,
+            cp.threads,
+        )  # fmt: skip
 
     monkeypatch.setattr(plan_mod.GemmPlan, "_plan_ldmatrix", former_ldmatrix)
     monkeypatch.setattr(plan_mod.GemmPlan, "copy", former_copy)

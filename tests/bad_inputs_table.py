@@ -656,6 +656,14 @@ API: list[tuple[str, type, str]] = [
     ("kernels.gemm(None, None, epilogue=('scale_row',), scale_row=3)", LA, "is a int"),
     ("kernels.gemm(None, None, epilogue=('scale_col',), scale_col='x')", LA, "is a str"),
     ("kernels.gemm(None, None, epilogue=('residual',), residual=[[0.0]])", LA, "is a list"),
+    ("kernels.gemm(None, None, alpha=2**2000)", LA, "within float range"),
+    ("kernels.gemm(None, None, scale_a=10**400)", LA, "scale_a=1000"),
+    # which_kernel makes gemm's checks (the call record), then asks the policy
+    ("kernels.which_kernel(None, None)", LA, "A must be a 2-D or 3-D"),
+    ("kernels.which_kernel(np.ones((4, 4)), np.ones((4, 4)))", LA, "for numpy arrays on the CPU"),
+    ("kernels.which_kernel(None, None, alpha=float('nan'))", LA, "alpha=nan must be a finite"),
+    ("kernels.which_kernel(None, None, alpha=2**2000)", LA, "within float range"),
+    ("kernels.which_kernel(None, None, config='big')", LA, "a GemmConfig (sm80), an Sm90Config"),
     # --- hardux (issue 22) ---
     ("cm.emulate.rounded_reference('x', np.ones((2, 2)), np.ones((2, 2)))", TE, "TiledMma"),
     ("cm.emulate.rounded_reference(tiled, np.ones((2, 3)), np.ones((2, 2)))", TE, "one K"),

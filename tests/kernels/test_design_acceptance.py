@@ -62,16 +62,18 @@ def test_classify_known_draws():
     """A draw past the registers is a limit; one breaking atom_pairs is refused by it; one
     that breaks nothing is accepted. The expectations are counted by hand: a 16x8x16 atom
     on one warp holds 4 f32 accumulators per atom, so a 128x64 tile (8 x 8 atoms) needs 256
-    registers for them alone (> 255); 3 N tiles of 8 columns are 6 B registers, which
-    ldmatrix.x4 (4 at a time) does not tile."""
+    registers for them alone (> 255); 3 N tiles of 8 columns are 6 B registers, which an
+    asked ldmatrix.x4 (4 at a time) does not tile, and the x2 the design picks when none is
+    asked does."""
     base = {"family": "sm80", "label": "sm80/16-bit", "atom": "SM80_16x8x16_F32F16F16F32_TN",
             "layout": [1, 1], "order": "M", "perm": False, "stages": 2, "majors": ["K", "K"],
             "smem": [None, None], "copy": [None, None]}  # fmt: skip
     big = acc.classify(base | {"mult": [8, 8, 2]})
     assert (big["status"], big["rule"]) == ("limit", "registers")
-    odd = acc.classify(base | {"mult": [1, 3, 2]})
+    odd = acc.classify(base | {"mult": [1, 3, 2], "copy": [None, "SM75_U32x4_LDSM_N"]})
     assert (odd["status"], odd["rule"]) == ("refused", "atom_pairs")
     assert "rule atom_pairs:" in odd["message"]
+    assert acc.classify(base | {"mult": [1, 3, 2]})["status"] == "accepted"
     ok = acc.classify(base | {"mult": [4, 8, 2], "layout": [2, 2]})
     assert ok["status"] == "accepted", ok
 

@@ -8,7 +8,8 @@ quadpair) run the sm80 family, GMMA ``SS`` and ``RS`` atoms (``SM90_64xNxK_...``
 family. The sm80 mainloop reads registers with ldmatrix where the fragments are
 ldmatrix-shaped, else (SM70, atoms repeated in a thread's tile, ``copy_a/copy_b =
 "UniversalCopy<...>"``) with plain shared loads at the offsets the TiledMMA's TV layouts give. What a design leaves out is chosen as the built-in
-configs choose it. ``GemmConfig`` and ``Sm90Config`` are shorthands: ``config.design(dtype)``
+configs choose it, where their choice fits, else from the rules: B's ldmatrix the widest
+count (x4, x2, x1) that tiles a row of B atoms, each stage the widest swizzle its rows hold. ``GemmConfig`` and ``Sm90Config`` are shorthands: ``config.design(dtype)``
 (or :meth:`GemmDesign.from_config`) gives the design whose kernel is the config's, byte for
 byte.
 

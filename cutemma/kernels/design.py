@@ -8,7 +8,8 @@ quadpair) run the sm80 family, GMMA ``SS`` and ``RS`` atoms (``SM90_64xNxK_...``
 family. The sm80 mainloop reads registers with ldmatrix where the fragments are
 ldmatrix-shaped, else (SM70, atoms repeated in a thread's tile, ``copy_a/copy_b =
 "UniversalCopy<...>"``) with plain shared loads at the offsets the TiledMMA's TV layouts give. What a design leaves out is chosen as the built-in
-configs choose it. ``GemmConfig`` and ``Sm90Config`` are shorthands: ``config.design(dtype)``
+configs choose it, where their choice fits, else from the rules: B's ldmatrix the widest
+count (x4, x2, x1) that tiles a row of B atoms, each stage the widest swizzle its rows hold. ``GemmConfig`` and ``Sm90Config`` are shorthands: ``config.design(dtype)``
 (or :meth:`GemmDesign.from_config`) gives the design whose kernel is the config's, byte for
 byte.
 
@@ -33,7 +34,13 @@ from typing import Any
 from cutemma.errors import CutemmaError, DesignError, SoftwareAtomWarning
 from cutemma.hardware import arch_number, limits, parse_arch
 from cutemma.kernels.epilogue import design_check
-from cutemma.kernels.sm80.plan import ATOMS, ELEM_BYTES, GemmConfig, smem_layout
+from cutemma.kernels.sm80.plan import (
+    ATOMS,
+    ELEM_BYTES,
+    GemmConfig,
+    b_ldmatrix_num,
+    widest_smem_layout,
+)
 from cutemma.kernels.sm90.config import (
     ATOMS_SM90,
     NON_ACC_REGS,
@@ -610,15 +617,16 @@ def _warps(d: GemmDesign, arch: str) -> str | None:
 
 
 def _sm80_atom_pairs(d: GemmDesign, arch: str) -> str | None:
-    if d.family != "sm80" or _regload_only(d) or (d.copy_b or "").startswith("UniversalCopy"):
+    """An ldmatrix copy_b must load whole atoms and split a thread's row of B atoms into
+    whole instructions; left None, the plan takes the widest ldmatrix that does."""
+    copy_b = d.copy_b or ""
+    if d.family != "sm80" or _regload_only(d) or not copy_b.startswith("SM75_"):
         return None
     mma_n = d.tile[1] // d.tiled_mma.tile_size_mnk[1]
-    regs = mma_n * d.tiled_mma.atom.op.b.count  # B registers of a thread's row of atoms
-    if regs > 2 and regs % 4:
-        return (
-            f"{mma_n} N tiles of the TiledMMA per block (B's ldmatrix.x4 reads "
-            f"{4 // d.tiled_mma.atom.op.b.count} at a time)"
-        )
+    try:
+        b_ldmatrix_num(mma_n, d.tiled_mma.atom.op.b.count, copy_b)
+    except CutemmaError as exc:
+        return str(exc)
     return None
 
 
@@ -802,7 +810,12 @@ RULES: tuple[Rule, ...] = (
     Rule("atom_layout_k", _k_layout, "one atom along K (atom_layout (m, n, 1))"),
     Rule("permutation", _permutations, "no N/K permutation; an M permutation of the atoms' rows"),
     Rule("threads", _warps, f"at most {MAX_WARPS_SM80} warps (sm80) or 3 consumer warpgroups"),
-    Rule("atom_pairs", _sm80_atom_pairs, "an even number of TiledMMA N tiles per block (or 1)"),
+    Rule(
+        "atom_pairs",
+        _sm80_atom_pairs,
+        "copy_b an ldmatrix whose matrices are whole B atoms and tile a row of them (or None: "
+        "the widest that does)",
+    ),
     Rule("sm90_shape", _sm90_shape, "warpgroups along M only (1, 2 or 3)"),
     Rule("stages", _stages, "stages >= 2 (or None: as many as fit)"),
     Rule("schedule", _schedule, "schedule None (sm80) or one of the sm90 schedules"),
@@ -921,14 +934,14 @@ def _contiguity(layout: Any, ext: int, bk: int) -> int:
 
 
 def sm80_smem(design: GemmDesign, which: str, major: str) -> ComposedLayout:
-    """The stage layout of ``which`` in an sm80 design: the design's own, or the built-in
-    swizzle of its width for the operand's major."""
+    """The stage layout of ``which`` in an sm80 design: the design's own, or the widest
+    swizzle (up to the config's width) the stage takes in the operand's major."""
     given = design.smem_a if which == "A" else design.smem_b
     if given is not None:
         return given
     bm, bn, bk = design.tile
     ext = bm if which == "A" else bn
     cfg = design.config
-    return smem_layout(
+    return widest_smem_layout(
         ext, bk, "K" if major == "K" else "MN", cfg.swizzle_bytes, ELEM_BYTES[design.dtype]
     )

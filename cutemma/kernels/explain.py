@@ -149,11 +149,10 @@ def _plain_load_conflicts(plan: Any, which: str) -> int:
     reads; 32 banks of 4 bytes, words of one bank serialise, equal words broadcast)."""
     split, eb, worst = plan.regload(which), plan.elem_bytes, 1
     for w in range(plan.threads // 32):
-        for c in split.consts:
+        for i in range(len(split.consts)):
             words: dict[int, set[int]] = {}
             for t in range(32 * w, 32 * w + 32):
-                base = split.thread(t)
-                word = (base + c if split.op == "+" else base ^ c) * eb // 4
+                word = split.at(t, i) * eb // 4
                 words.setdefault(word % 32, set()).add(word)
             worst = max(worst, max(len(v) for v in words.values()))
     return worst

@@ -52,11 +52,29 @@ class ThreadValue:
 
 @dataclass(frozen=True)
 class Split:
-    """offset(t, i) = thread(t) <op> const[i], checked for every thread and i."""
+    """offset(t, i) = thread(t) <op> const[i], checked for every thread and i; op 's+' is
+    ``swizzle(thread(t) + const[i])``: the sum before the stage's swizzle (offsets whose
+    swizzle mixes bits of the thread and of the value, so that neither + nor ^ splits them
+    after it).
+
+    >>> s = Split(ThreadValue.of([0, 8]), (0, 64), "s+", Swizzle(1, 3, 3))
+    >>> [s.at(t, i) for t in (0, 1) for i in (0, 1)]
+    [0, 72, 8, 64]
+    """
 
     thread: ThreadValue
     consts: tuple[int, ...]
-    op: str  # '+' or '^'
+    op: str  # '+', '^' or 's+'
+    swizzle: Swizzle | None = None  # op 's+': applied after the sum
+
+    def at(self, t: int, i: int) -> int:
+        """offset(t, i) as the split writes it."""
+        b, c = self.thread(t), self.consts[i]
+        if self.op == "+":
+            return b + c
+        if self.op == "^":
+            return b ^ c
+        return self.swizzle(b + c)
 
     def parts(self) -> tuple[tuple[int, ...], tuple[tuple[int, int], ...]]:
         """Each constant as (key index, add): offset(t, i) = (thread(t) ^ keys[key]) + add.
@@ -71,6 +89,13 @@ class Split:
         """
         if self.op == "+":
             return (0,), tuple((0, c) for c in self.consts)
+        if self.op == "s+":
+            # the swizzle reads and writes bits below `span` only: a constant's higher part
+            # passes through it (swizzle(x + hi) = swizzle(x) + hi), so each distinct low
+            # part is a key (offset = swizzle(thread + key) + add)
+            span = 1 << (self.swizzle.yyy_mask | self.swizzle.zzz_mask).bit_length()
+            keys = tuple(sorted({c % span for c in self.consts}))
+            return keys, tuple((keys.index(c % span), c - c % span) for c in self.consts)
         used = 0
         for t in range(len(self.thread.table)):
             used |= self.thread(t)
@@ -84,12 +109,20 @@ class Split:
         return keys, parts
 
 
-def split_offsets(table: list[list[int]], swizzle: Swizzle | None, what: str) -> Split:
-    """Write ``table[t][i]`` as ``thread[t] + const[i]`` or, failing that, ``thread[t] ^ const[i]``.
+def split_offsets(
+    table: list[list[int]], swizzle: Swizzle | None, what: str, before_swizzle: bool = False
+) -> Split:
+    """Write ``table[t][i]`` as ``thread[t] + const[i]`` or, failing that, ``thread[t] ^ const[i]``;
+    with ``before_swizzle``, failing both, as ``swizzle(thread[t] + const[i])`` (op 's+': the
+    offsets before the swizzle split by +).
 
     >>> s = split_offsets([[0, 16], [8, 24]], None, "x")
     >>> s.op, s.consts, s.thread.table
     ('+', (0, 16), (0, 8))
+    >>> sw = Swizzle(1, 3, 3)  # bit 3 ^= bit 6: thread 8 + value 56 carries into bit 6
+    >>> s = split_offsets([[sw(t + c) for c in (0, 56, 64)] for t in (0, 8)], sw, "x", True)
+    >>> s.op, s.consts, s.thread.table, s.parts()
+    ('s+', (0, 56, 64), (0, 8), ((0, 56, 64), ((0, 0), (1, 0), (2, 0))))
     """
     base = [row[0] for row in table]
     for op, inv in (("+", lambda x, b: x - b), ("^", lambda x, b: x ^ b)):
@@ -99,6 +132,12 @@ def split_offsets(table: list[list[int]], swizzle: Swizzle | None, what: str) ->
             apply(base[t], c) == row[i] for t, row in enumerate(table) for i, c in enumerate(consts)
         ):
             return Split(ThreadValue.of(base, swizzle), tuple(consts), op)
+    if before_swizzle and swizzle is not None and swizzle.shift > 0:
+        flat = [[swizzle(x) for x in row] for row in table]  # a swizzle is its own inverse
+        pre = [row[0] for row in flat]
+        consts = [x - pre[0] for x in flat[0]]
+        if all(pre[t] + c == row[i] for t, row in enumerate(flat) for i, c in enumerate(consts)):
+            return Split(ThreadValue.of(pre), tuple(consts), "s+", swizzle)
     raise TiledMmaError(
         f"{what}: offsets do not split into a per-thread part and a per-value constant "
         "(neither + nor ^ reproduces them); choose a tile whose values do not share bits "

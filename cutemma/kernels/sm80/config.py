@@ -38,8 +38,9 @@ MAX_WARPS = 32  # 1024 threads per block (CUDA guide, every arch since sm_20)
 class GemmConfig:
     """Block tile, warp layout, pipeline depth and swizzle width of an sm80 GEMM.
 
-    ``warps`` is the TiledMMA's atom layout (M, N); ``swizzle_bytes`` the
-    contiguous width of one swizzle atom row, at most 128 bytes.
+    ``warps`` is the TiledMMA's atom layout (M, N); ``swizzle_bytes`` the widest
+    contiguous width of one swizzle atom row, at most 128 bytes (a stage whose rows do not
+    hold whole atoms of it takes the widest narrower one that they do).
 
     >>> GemmConfig(block_m=64, block_n=64).name
     'b64x64x32_w2x2_s4'

@@ -18,7 +18,7 @@ and value, combining by ``+`` or, where a swizzle makes the bits overlap, ``^``.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 
 import numpy as np
@@ -84,6 +84,78 @@ def smem_layout(
     bits = (w * elem_bytes // 16).bit_length() - 1
     base = vec.bit_length() - 1
     return ComposedLayout(Swizzle(bits, base, 3), 0, tile_to_shape(atom, (extent, block_k)))
+
+
+SWIZZLE_WIDTHS = (128, 64, 32, 16)  # bytes of a swizzle atom's row; 16: one chunk, none
+
+
+def widest_smem_layout(
+    extent: int, block_k: int, major: str, widest: int = 128, elem_bytes: int = 2
+) -> ComposedLayout:
+    """The :func:`smem_layout` of the widest swizzle row, at most ``widest`` bytes, that the
+    (extent, block_k) stage takes: its contiguous extent must hold whole rows of the swizzle
+    atom, so a 96-element 16-bit row takes 64-byte atoms (32 elements), not 128-byte ones.
+    An atom row is a power of two of 16-byte chunks, the bits the swizzle permutes (a row
+    of 5 chunks under ``Sw<2,..>`` mixes carries of the row index into the chunk bits, and
+    no thread part + constant reproduces its offsets). What a design or config leaves to
+    the kernel; a stage whose contiguous extent is not whole 16-byte chunks takes none (the
+    error of the narrowest).
+
+    >>> str(widest_smem_layout(40, 96, "K"))
+    'Sw<2,3,3> o 0 o ((8,5),(32,3)):((32,256),(1,1280))'
+    >>> str(widest_smem_layout(40, 16, "MN"))  # 5 chunks a row: 16-byte atoms, unswizzled
+    'Sw<0,3,3> o 0 o ((8,5),(8,2)):((1,64),(8,320))'
+    >>> widest_smem_layout(128, 32, "MN") == smem_layout(128, 32, "MN")
+    True
+    """
+    contiguous = block_k if major == "K" else extent
+    err = None
+    for width in SWIZZLE_WIDTHS:
+        chunks = min(width, contiguous * elem_bytes) // 16
+        if width > widest or chunks & (chunks - 1):
+            continue
+        try:
+            return smem_layout(extent, block_k, major, width, elem_bytes)
+        except TiledMmaError as exc:
+            err = exc
+    raise err or TiledMmaError(f"swizzle width {widest} bytes: one of {SWIZZLE_WIDTHS} or wider")
+
+
+def ldmatrix_num(name: str) -> int:
+    """8x8 matrices one ldmatrix copy atom loads (a register each per lane).
+
+    >>> ldmatrix_num("SM75_U32x2_LDSM_N"), ldmatrix_num("SM75_U16x8_LDSM_T")
+    (2, 4)
+    """
+    kind, count = name.split("_")[1].split("x")
+    return int(count) // (2 if kind == "U16" else 1)
+
+
+def b_ldmatrix_num(mma_n: int, regs_b: int, asked: str | None = None) -> int:
+    """Matrices each ldmatrix of B loads: whole atoms' registers (a multiple of ``regs_b``)
+    that split the ``mma_n * regs_b`` registers of a thread's row of atoms into whole
+    instructions. The widest of 4, 2, 1 that does, or the ``asked`` copy atom's count
+    (a TiledMmaError when it does not).
+
+    >>> b_ldmatrix_num(4, 2), b_ldmatrix_num(3, 2), b_ldmatrix_num(5, 1), b_ldmatrix_num(6, 1)
+    (4, 2, 1, 2)
+    >>> b_ldmatrix_num(3, 2, "SM75_U32x4_LDSM_N")
+    Traceback (most recent call last):
+    ...
+    cutemma.errors.TiledMmaError: copy_b SM75_U32x4_LDSM_N: 4 matrices per ldmatrix do not split B's 6 registers of 3 atoms (2 each) into whole atoms; give an ldmatrix of 2 matrices, or None
+    """
+    total = mma_n * regs_b
+    fits = [n for n in (4, 2, 1) if n % regs_b == 0 and total % n == 0]
+    if asked is None:
+        return fits[0]
+    num = ldmatrix_num(asked)
+    if num not in fits:
+        raise TiledMmaError(
+            f"copy_b {asked}: {num} matrices per ldmatrix do not split B's {total} registers "
+            f"of {mma_n} atoms ({regs_b} each) into whole atoms; give an ldmatrix of "
+            f"{' or '.join(map(str, fits))} matrices, or None"
+        )
+    return num
 
 
 class GemmPlan:
@@ -186,14 +258,14 @@ class GemmPlan:
             for w in "AB"
         }
         self.frag_regs = {"A": self.rep_m * self.regs_a, "B": self.rep_n * self.regs_b}
-        # B's ldmatrix moves up to 4 registers: 4 // regs_b atoms at once
-        self.ldsm_b = min(4, self.mma_n * self.regs_b)
-        if not self.universal["B"] and (
-            (self.mma_n * self.regs_b) % self.ldsm_b or self.ldsm_b == 3
-        ):
-            raise TiledMmaError(
-                f"{config.name}: block_n/{self.tn} = {self.mma_n} atoms must be even"
-            )
+        # B's ldmatrix moves up to 4 registers: 4 // regs_b atoms at once, fewer (x2, x1)
+        # where a row of atoms is not whole x4s
+        asked_b = str(getattr(design, "copy_b", None) or "")
+        self.ldsm_b = b_ldmatrix_num(
+            self.mma_n,
+            self.regs_b,
+            asked_b if asked_b.startswith("SM75_") and not self.universal["B"] else None,
+        )
 
     # -------------------------------------------------------------- smem
     @cached_property
@@ -203,7 +275,9 @@ class GemmPlan:
             return self.design.smem_a
         major = "K" if self.a_major == "K" else "MN"
         cfg = self.config
-        return smem_layout(cfg.block_m, cfg.block_k, major, cfg.swizzle_bytes, self.elem_bytes)
+        return widest_smem_layout(
+            cfg.block_m, cfg.block_k, major, cfg.swizzle_bytes, self.elem_bytes
+        )
 
     @cached_property
     def smem_B(self) -> ComposedLayout:
@@ -212,7 +286,9 @@ class GemmPlan:
             return self.design.smem_b
         major = "K" if self.b_major == "K" else "MN"
         cfg = self.config
-        return smem_layout(cfg.block_n, cfg.block_k, major, cfg.swizzle_bytes, self.elem_bytes)
+        return widest_smem_layout(
+            cfg.block_n, cfg.block_k, major, cfg.swizzle_bytes, self.elem_bytes
+        )
 
     @cached_property
     def smem_tables(self) -> dict[str, np.ndarray]:
@@ -350,7 +426,7 @@ class GemmPlan:
         atom = LdMatrix(op.param("num"), "trans" in op.modifiers)
         smem_outer = (self.smem_A if which == "A" else self.smem_B).outer
         return LdmatrixPlan(atom, tuple(rows)), split_offsets(
-            table, smem_outer, f"ldmatrix {which}"
+            table, smem_outer, f"ldmatrix {which}", before_swizzle=True
         )
 
     def smem_read(self, which: str) -> Split:
@@ -392,7 +468,7 @@ class GemmPlan:
             ]
             table = np.concatenate(cols, axis=1).tolist()
             smem = self.smem_A if which == "A" else self.smem_B
-            out[which] = split_offsets(table, smem.outer, f"regload {which}")
+            out[which] = split_offsets(table, smem.outer, f"regload {which}", before_swizzle=True)
         return out
 
     def regload_wide(self, which: str) -> tuple[bool, ...]:
@@ -433,8 +509,7 @@ class GemmPlan:
 
 
 def _combine(split: Split, t: int, i: int) -> int:
-    b, c = split.thread(t), split.consts[i]
-    return b + c if split.op == "+" else b ^ c
+    return split.at(t, i)
 
 
 @dataclass(frozen=True)
@@ -473,17 +548,23 @@ class CopyPlan:
                 f"and at most {threads * vec}"
             )
         last = None
-        for rpp in copy_rows_per_pass(cpr, other, threads):
-            try:
-                return CopyPlan._make(
-                    which, extent, block_k, k_contiguous, swizzle, smem_tab, threads, vec, rpp
-                )
-            except TiledMmaError as exc:  # offsets that do not split: try shorter passes
-                last = exc
+        # offsets that split after the swizzle first (shorter passes if need be), then
+        # before it (the swizzle applied to each chunk's sum: a few more instructions)
+        for before in (False, True):
+            for rpp in copy_rows_per_pass(cpr, other, threads):
+                try:
+                    return CopyPlan._make(
+                        which, extent, block_k, k_contiguous, swizzle, smem_tab, threads, vec,
+                        rpp, before,
+                    )  # fmt: skip
+                except TiledMmaError as exc:  # offsets that do not split: try shorter passes
+                    last = exc
         raise last
 
     @staticmethod
-    def _make(which, extent, block_k, k_contiguous, swizzle, smem_tab, threads, vec, rpp):
+    def _make(
+        which, extent, block_k, k_contiguous, swizzle, smem_tab, threads, vec, rpp, before=False
+    ):
         contiguous, other = (block_k, extent) if k_contiguous else (extent, block_k)
         cpr = contiguous // vec
         copiers = cpr * rpp
@@ -504,11 +585,11 @@ class CopyPlan:
                     )
                 row.append(offs[0])
             table.append(row)
-        split = split_offsets(table, swizzle, f"cp.async {which}")
+        split = split_offsets(table, swizzle, f"cp.async {which}", before_swizzle=before)
         if split.thread.layout is None and copiers < threads:
             # a __constant__ table is read at [tid] by every thread: the idle ones read 0s
             pad = split.thread.table + (0,) * (threads - copiers)
-            split = Split(ThreadValue(pad, None, split.thread.swizzle), split.consts, split.op)
+            split = replace(split, thread=ThreadValue(pad, None, split.thread.swizzle))
         return CopyPlan(which, k_contiguous, thr, other // rpp, rpp, split, copiers)
 
 

@@ -31,7 +31,8 @@ from cutemma.cuda.source import (
     translation_unit,
 )
 from cutemma.errors import TiledMmaError
-from cutemma.kernels.common.expr import check_outs, thread_expr
+from cutemma.kernels.common.expr import check_outs, swizzle_expr, thread_expr
+from cutemma.kernels.common.partition import Split
 from cutemma.kernels.common.scheduler import raster_sm80
 from cutemma.kernels.common.types import OUT_TYPES
 from cutemma.kernels.epilogue import NO_EPILOGUE, Epilogue
@@ -154,6 +155,14 @@ def _combine(base: str, op: str, const: int) -> str:
     return f"({base} {op} {const})"
 
 
+def _keyed(split: Split, base: str, key: int) -> str:
+    """C text of a split's thread part ``base`` at one of its keys (Split.parts): base ^ key,
+    or (op 's+') the stage's swizzle of base + key."""
+    if split.op == "s+":
+        return f"({swizzle_expr(split.swizzle, _combine(base, '+', key))})"
+    return _combine(base, "^", key)
+
+
 def _copy_roles(plan: GemmPlan, cp: CopyPlan) -> dict[str, str]:
     """C names of one operand's copy: its extent, block origin, leading stride, stage offset."""
     X = cp.which
@@ -175,7 +184,7 @@ def _copy_setup(plan: GemmPlan, cp: CopyPlan, vec: bool) -> str:
     keys, parts = cp.smem.parts()
     lines = [
         f"const uint32_t {X}_dst{j} = smem_base + {eb} * ({r['off']} + "
-        f"{_combine(f'{X}_copy_base', '^', key)});"
+        f"{_keyed(cp.smem, f'{X}_copy_base', key)});"
         for j, key in enumerate(keys)
     ]
     if not vec:
@@ -272,18 +281,19 @@ def _ldsm_setup(plan: GemmPlan, which: str) -> str:
     off = "0" if which == "A" else str(plan.stage_elems_A)
     return "\n".join(
         f"const uint32_t {which}_ldsm{j} = smem_base + {plan.elem_bytes} * ({off} + "
-        f"{_combine(f'{which}_ldsm_base', '^', key)});"
+        f"{_keyed(split, f'{which}_ldsm_base', key)});"
         for j, key in enumerate(keys)
     )
 
 
 def _regload_setup(plan: GemmPlan, which: str) -> str:
     """Shared addresses of the lane's register loads: one per key (see Split.parts)."""
-    keys, _ = plan.regload(which).parts()
+    split = plan.regload(which)
+    keys, _ = split.parts()
     off = "0" if which == "A" else str(plan.stage_elems_A)
     return "\n".join(
         f"const uint32_t {which}_ld{j} = smem_base + {plan.elem_bytes} * ({off} + "
-        f"{_combine(f'{which}_ld_base', '^', key)});"
+        f"{_keyed(split, f'{which}_ld_base', key)});"
         for j, key in enumerate(keys)
     )
 

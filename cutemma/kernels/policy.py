@@ -57,6 +57,9 @@ def choose(call: Call) -> Choice:
     custom = design if design is not None and design.custom else None
     want = (design.major("A"), design.major("B")) if design is not None else (None, None)
     seen = views(call.A, call.B, call.dtype, call.arch, want)
+    if isinstance(seen, str) and design is not None and isinstance(asked, Sm90Config):
+        # a design's kernel is fixed: operands TMA cannot read are copied into padded rows
+        seen = views(call.A, call.B, call.dtype, call.arch, want, pad=True)
     why = seen if isinstance(seen, str) else None
     if isinstance(asked, GemmConfig):
         return Choice("sm80", asked, custom, why=why or "an sm80 config was asked for")

@@ -127,3 +127,17 @@ def test_an_rs_design_reads_a_k_major_and_its_registers_table_is_checked():
     bad = GemmDesign(make_tiled_mma("SM90_64x96x16_F16F16F16_RS<K,MN>", (3, 1, 1)),
                      tile=(384, 96, 32), stages=5, schedule="alternate")  # fmt: skip
     assert failed_rules(bad, "sm_90a") == ["plan"]
+
+
+def test_a_design_pads_operands_tma_cannot_read():
+    """A design's sm90 kernel is fixed, so a B whose rows are 97 elements (194 bytes, no
+    16-byte stride) is copied into rows of 104 for it (a seed TiledMMA ran so on the H200);
+    a plain call asking the same config is refused by name."""
+    A = torch.ones(131, 72, dtype=BF)
+    B = torch.arange(72 * 97, dtype=torch.float32).reshape(72, 97).to(BF)
+    d = GemmDesign("SM90_64x128x16_F32BF16BF16_SS<K,K>")
+    c = choose(record(A, B, design=d))
+    assert c.family == "sm90" and c.views.ldb == 104 and c.views.copied
+    assert torch.equal(c.views.B, B)
+    with pytest.raises(LaunchError, match="leading stride 97 elements"):
+        choose(record(A, B, config=d.config))

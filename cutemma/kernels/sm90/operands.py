@@ -75,14 +75,14 @@ def tma_major(t: Any, what: str) -> tuple[Any, str, int]:
     return major(t, what)
 
 
-def to_major(t: Any, what: str, want: str) -> Any:
+def to_major(t: Any, what: str, want: str, force: bool = False) -> Any:
     """``t`` with its last two modes in major ``want`` ('K', or 'M' for A / 'N' for B): the
-    tensor itself where its strides already are, else a copy whose leading stride is padded
-    to TMA's 16-byte multiple (a view of the copy's first columns)."""
+    tensor itself where its strides already are (unless ``force``), else a copy whose
+    leading stride is padded to TMA's 16-byte multiple (a view of the copy's first columns)."""
     rows_contiguous = (want == "K") == (what == "A")  # A K-major, B N-major: rows contiguous
-    if rows_contiguous and (t.stride(-1) == 1 or t.shape[-1] == 1):
+    if not force and rows_contiguous and (t.stride(-1) == 1 or t.shape[-1] == 1):
         return t
-    if not rows_contiguous and (t.stride(-2) == 1 or t.shape[-2] == 1):
+    if not force and not rows_contiguous and (t.stride(-2) == 1 or t.shape[-2] == 1):
         return t
     s = t if rows_contiguous else t.transpose(-1, -2)  # the copy's rows are s's rows
     v = TMA_RULES.stride_multiple // t.element_size()
@@ -93,12 +93,19 @@ def to_major(t: Any, what: str, want: str) -> Any:
 
 
 def views(
-    A: Any, B: Any, dtype: str, arch: str, want: tuple[str | None, str | None] = (None, None)
+    A: Any,
+    B: Any,
+    dtype: str,
+    arch: str,
+    want: tuple[str | None, str | None] = (None, None),
+    pad: bool = False,
 ) -> Views | str:
     """The sm90 kernel's :class:`Views` of (A, B) (``dtype`` the kernel's element type), or
     why it cannot read them (a sentence). ``want``: the majors a design's GMMA atom fixes
     (:meth:`cutemma.kernels.GemmDesign.major`), None where the operand's own decides; an
-    operand in another major is copied into it.
+    operand in another major is copied into it. ``pad``: an operand TMA cannot read as it
+    is (its base or its leading or batch stride not 16-byte aligned) is copied into rows
+    padded to 16 bytes instead of refused (what a design's call takes: its kernel is fixed).
 
     >>> views(None, None, "s8", "sm_90a")
     'dtypes of kernel type s8 (the sm90 kernel takes f16, bf16, tf32 and fp8)'
@@ -110,6 +117,8 @@ def views(
     a_sh, b_sh = shared_operand(A), shared_operand(B)
     a_in = a_sh if want[0] is None else to_major(a_sh, "A", want[0])
     b_in = b_sh if want[1] is None else to_major(b_sh, "B", want[1])
+    if pad:
+        a_in, b_in = _readable(a_in, "A"), _readable(b_in, "B")
     a_t, a_major, lda = tma_major(a_in, "A")
     b_t, b_major, ldb = tma_major(b_in, "B")
     if not ATOMS_SM90[dtype][2] and (a_major, b_major) != ("K", "K"):
@@ -129,3 +138,13 @@ def views(
             if why is not None:
                 return f"operand {which} TMA cannot read: its batch {why}"
     return Views(a_t, a_major, lda, b_t, b_major, ldb, a_t is not a_sh or b_t is not b_sh)
+
+
+def _readable(t: Any, what: str) -> Any:
+    """``t``, or a copy in its own major with rows padded to 16 bytes where TMA cannot read
+    ``t`` as it is (base address, leading or batch stride)."""
+    v, kind, ld = tma_major(t, what)
+    eb = v.element_size()
+    bad = v.data_ptr() % TMA_RULES.global_align or stride_refusal(ld, eb, 1) is not None
+    bad = bad or (v.dim() == 3 and stride_refusal(v.stride(0), eb, 2) is not None)
+    return to_major(v, what, kind, force=True) if bad else t

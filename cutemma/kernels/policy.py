@@ -55,14 +55,14 @@ def choose(call: Call) -> Choice:
     design = call.design
     asked = design.config if design is not None else call.config
     custom = design if design is not None and design.custom else None
+    if isinstance(asked, GemmConfig):  # (no sm90 views: they may copy an operand)
+        return Choice("sm80", asked, custom, why="an sm80 config was asked for")
     want = (design.major("A"), design.major("B")) if design is not None else (None, None)
     seen = views(call.A, call.B, call.dtype, call.arch, want)
     if isinstance(seen, str) and design is not None and isinstance(asked, Sm90Config):
         # a design's kernel is fixed: operands TMA cannot read are copied into padded rows
         seen = views(call.A, call.B, call.dtype, call.arch, want, pad=True)
     why = seen if isinstance(seen, str) else None
-    if isinstance(asked, GemmConfig):
-        return Choice("sm80", asked, custom, why=why or "an sm80 config was asked for")
     if isinstance(asked, Sm90Config):
         if isinstance(seen, str):
             raise LaunchError(f"gemm: config {asked.name} is an sm90 config, but {seen}")

@@ -658,6 +658,10 @@ API: list[tuple[str, type, str]] = [
     ("kernels.gemm(None, None, epilogue=('residual',), residual=[[0.0]])", LA, "is a list"),
     ("kernels.gemm(None, None, alpha=2**2000)", LA, "within float range"),
     ("kernels.gemm(None, None, scale_a=10**400)", LA, "scale_a=1000"),
+    # epilogue ops as data (issue 34): an unordered set, a bare string, lists as a key
+    ("kernels.epilogue.validate_ops({'residual', 'relu'})", TE, "has no order"),
+    ("kernels.epilogue.Epilogue('relu', '')", TE, "must be a tuple of strings"),
+    ("kernels.epilogue.Epilogue(['relu'], [''])", TE, "must be a tuple of strings"),
     # which_kernel makes gemm's checks (the call record), then asks the policy
     ("kernels.which_kernel(None, None)", LA, "A must be a 2-D or 3-D"),
     ("kernels.which_kernel(np.ones((4, 4)), np.ones((4, 4)))", LA, "for numpy arrays on the CPU"),

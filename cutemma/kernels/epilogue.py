@@ -147,6 +147,12 @@ def validate_ops(names: Any) -> tuple[str, ...]:
         return ()
     if isinstance(names, str):
         names = (names,)
+    if isinstance(names, set | frozenset | dict):  # no order of their own
+        raise DesignError(
+            f"epilogue: a {type(names).__name__} of ops has no order (the ops apply in order, "
+            "and a set's follows the process's hash seed); give a tuple or list, e.g. "
+            "('bias', 'gelu')"
+        )
     try:
         done = _VALID.get(names)
     except TypeError:  # unhashable: checked below
@@ -223,6 +229,12 @@ class Epilogue:
     dtypes: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
+        for what, v in (("ops", self.ops), ("dtypes", self.dtypes)):
+            if not isinstance(v, tuple) or not all(isinstance(x, str) for x in v):
+                raise DesignError(
+                    f"Epilogue: {what}={v!r} must be a tuple of strings (it is a cache key); "
+                    "e.g. Epilogue(('bias', 'gelu'), ('f32', ''))"
+                )
         validate_ops(self.ops)
         want = tuple(bool(OPS[n].arg) for n in self.ops)
         got = tuple(bool(d) for d in self.dtypes)

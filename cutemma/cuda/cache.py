@@ -27,7 +27,7 @@ import threading
 import warnings
 from pathlib import Path
 
-from cutemma.errors import CacheWarning
+from cutemma.errors import CacheWarning, CompileError
 
 CACHE_ENV = "CUTEMMA_CACHE_DIR"
 
@@ -70,7 +70,13 @@ def cache_dir() -> Path:
     """
     explicit = os.environ.get(CACHE_ENV)
     if explicit:
-        return Path(explicit).expanduser()
+        try:
+            return Path(explicit).expanduser()
+        except RuntimeError:  # '~user/...' of a user with no home here
+            raise CompileError(
+                f"{CACHE_ENV}={explicit!r}: its '~' names no home directory on this machine; "
+                "give an absolute path (or unset it for the default cache)"
+            ) from None
     return cache_root() / "cutemma"
 
 

@@ -255,22 +255,22 @@ def traced_gemm(
     gemm_op, gemm_out_op = _REGISTERED["gemm"], _REGISTERED["gemm_out"]
     for what, v in (("alpha", alpha), ("beta", beta), ("scale_a", scale_a), ("scale_b", scale_b)):
         check_scalar(what, v)
-    key = (
-        design_key(design, tiled_mma)
-        if design is not None or tiled_mma is not None
-        else config_key(config)
-    )
     if design is not None or tiled_mma is not None:
         if config is not None:
             raise LaunchError(
                 "gemm: give one of config=, design= and tiled_mma= (a design holds its config)"
             )
-    ops = [epilogue] if isinstance(epilogue, str) else list(epilogue or ())
-    if not all(isinstance(o, str) and o.isidentifier() for o in ops):
+        key = design_key(design, tiled_mma)
+    else:
+        key = config_key(config)
+    ops = [epilogue] if isinstance(epilogue, str) else epilogue
+    if ops is not None and not (
+        isinstance(ops, tuple | list) and all(isinstance(o, str) and o.isidentifier() for o in ops)
+    ):  # a set, a number, names that are not ops' names: the eager call's error
         from cutemma.kernels.epilogue import validate_ops
 
-        validate_ops(epilogue)  # names what is wrong with the list
-    ops = ",".join(ops)
+        validate_ops(epilogue)
+    ops = ",".join(ops or ())
     given = (A, B, C, out, *tensors)
     if not all(x is None or isinstance(x, torch.Tensor) for x in given) or not (
         out_dtype is None or isinstance(out_dtype, torch.dtype)

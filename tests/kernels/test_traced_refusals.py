@@ -67,6 +67,7 @@ def _bad_calls(make):
         "float C": (A, B, {"C": 1.0, "beta": 1.0}),
         "numpy out": (A, B, {"out": np.zeros((M, N), np.float32)}),
         "unknown op": (A, B, {"epilogue": ("bias", "gleu"), "bias": make((N,), BF)}),
+        "a set of ops": (A, B, {"epilogue": {"relu", "bias"}, "bias": make((N,), BF)}),
         "bias of the wrong length": (A, B, {"epilogue": "bias", "bias": make((N + 1,), BF)}),
         "bias without its op": (A, B, {"bias": make((N,), BF)}),
         "a list for bias": (A, B, {"epilogue": "bias", "bias": [0.0] * N}),

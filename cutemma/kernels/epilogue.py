@@ -522,11 +522,26 @@ def reference(
     >>> reference(acc, ("bias", "relu"), {"bias": torch.tensor([0.5, 0.5])})
     tensor([[0.0000, 2.5000]])
     """
-    x = alpha * acc.float()
-    if C is not None and beta != 0:
-        x = x + beta * C.float()
-    for n in validate_ops(names):
-        op = OPS[n]
-        t = tensors.get(op.arg) if op.arg else None
-        x = op.ref(x, None if t is None else t.float())
-    return x if out_dtype is None else x.to(out_dtype)
+    ops = validate_ops(names)
+    if not hasattr(acc, "float") or not hasattr(tensors, "get"):
+        raise LaunchError(
+            f"epilogue reference: acc is a {type(acc).__name__} and tensors a "
+            f"{type(tensors).__name__}; give a torch tensor and a dict of the ops' tensors"
+        )
+    for n in ops:
+        arg = OPS[n].arg
+        if arg and not hasattr(tensors.get(arg), "float"):
+            raise LaunchError(
+                f"epilogue reference: op {n!r} reads tensors[{arg!r}], which is "
+                f"{type(tensors.get(arg)).__name__}; give its torch tensor"
+            )
+    try:
+        x = alpha * acc.float()
+        if C is not None and beta != 0:
+            x = x + beta * C.float()
+        for n in ops:
+            op = OPS[n]
+            x = op.ref(x, tensors[op.arg].float() if op.arg else None)
+        return x if out_dtype is None else x.to(out_dtype)
+    except (RuntimeError, TypeError) as exc:  # shapes that do not broadcast, a bad dtype
+        raise LaunchError(f"epilogue reference: {exc}") from None

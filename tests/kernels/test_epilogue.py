@@ -235,3 +235,17 @@ def test_a_designs_epilogue_is_the_calls_own(monkeypatch):
     assert ran[-1].epilogue.epilogue.ops == ("silu",)
     with pytest.raises(DesignError, match="epilogue"):
         d.gemm(A, B, design=GemmDesign(tiled, (64, 64, 32), epilogue=("gleu",)))
+
+
+def test_reference_names_what_is_wrong():
+    """epilogue.reference refuses by name what it cannot compute (issue 34: bare errors)."""
+    from cutemma.kernels.epilogue import reference
+
+    acc = torch.zeros(2, 3)
+    with pytest.raises(LaunchError, match="acc is a list"):
+        reference([[0.0]], ("relu",), {})
+    with pytest.raises(LaunchError, match="op 'bias' reads tensors\\['bias'\\], which is NoneType"):
+        reference(acc, ("bias",), {})
+    with pytest.raises(LaunchError, match="epilogue reference: "):
+        reference(acc, ("bias",), {"bias": torch.zeros(5)})  # 5 does not broadcast to 3
+    assert reference(acc, ("bias",), {"bias": torch.ones(3)}).sum() == 6

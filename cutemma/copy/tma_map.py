@@ -203,7 +203,7 @@ def stride_refusal(elements: int, elem_bytes: int, dim: int = 1) -> str | None:
     >>> stride_refusal(4096, 2) is None, stride_refusal(0, 2, dim=2)
     (True, 'stride 0 elements = 0 bytes of dim 2 must be a positive multiple of 16 bytes below 2^40; a zero (broadcast) stride is not allowed')
     """
-    # cutemma.gemm's checked path (sm90_refusal) asks this per call with Python ints: one
+    # cutemma.gemm's checked path (sm90/operands.views) asks this per call with Python ints: one
     # test of the good case, the named error only past it
     if (
         type(elements) is not int

@@ -325,7 +325,7 @@ def _shape_of(op: EpilogueOp, M: int, N: int) -> tuple[int, ...]:
 
 @dataclass(frozen=True)
 class FastRecord:
-    """What the repeated-call path keeps of an epilogue call (kernels/fastpath_epilogue.py):
+    """What the repeated-call path keeps of an epilogue call (kernels/runtime/fastpath.py):
     the op list as given (part of the key), which of the call's tensor keywords (in
     :data:`ARGS` order) were None, the given tensors in that order (for the guard), and
     per pointer parameter of :meth:`Epilogue.params` ``(its index, its tensor's index)``."""

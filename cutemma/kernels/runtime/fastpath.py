@@ -182,7 +182,7 @@ class FastEntry:
 
     def __init__(self, check: Callable[..., bool], prepared: BoxedLaunch, out: Any) -> None:
         self.check, self.prepared = check, prepared
-        self.epi = ()  # a fused epilogue's (box, tensor) pairs (fastpath_epilogue)
+        self.epi = ()  # a fused epilogue's (box, tensor) pairs (try_fast_epilogue)
         self.strides, self.shape = out.stride(), tuple(out.shape)
         self.dtype, self.device = out.dtype, out.device
 

@@ -15,8 +15,8 @@ if TYPE_CHECKING:  # what type checkers and the API reference (griffe) read; at 
     # name loads its module on first use (below)
     from cutemma.kernels.design import GemmDesign, check, failed_rules
     from cutemma.kernels.dispatch import gemm, which_kernel
-    from cutemma.kernels.explain import explain
     from cutemma.kernels.pick import BUILTIN_CONFIGS, pick_config, pick_sm90_config
+    from cutemma.kernels.report import explain
     from cutemma.kernels.sm80.config import GemmConfig
     from cutemma.kernels.sm80.plan import GemmPlan
     from cutemma.kernels.sm80.source import gemm_source, kernel_name
@@ -30,7 +30,7 @@ _LAZY = {
     "GemmDesign": "design",
     "check": "design",
     "failed_rules": "design",
-    "explain": "explain",
+    "explain": "report",
     "gemm": "dispatch",
     "which_kernel": "dispatch",
     "BUILTIN_CONFIGS": "pick",

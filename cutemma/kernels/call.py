@@ -21,6 +21,7 @@ import sys
 from typing import Any
 
 from cutemma.errors import DesignError, LaunchError
+from cutemma.hardware import arch_number
 from cutemma.kernels.common.types import ELEM_BYTES
 
 # torch input dtype -> (kernel element type, output dtypes it may write; the first is the default)
@@ -34,7 +35,6 @@ KERNEL_TYPES = {
 }
 # torch output / C dtype -> kernel output type
 OUT_KINDS = {"float16": "f16", "bfloat16": "bf16", "float32": "f32", "int32": "s32"}
-EPILOGUE_ARGS = ("scale_row", "scale_col", "bias", "bias_row", "residual")  # epilogue.ARGS order
 MAX_BATCH = 65535  # problems of one launch (the sm80 kernel's grid y)
 
 
@@ -393,7 +393,7 @@ def _name(dtype: Any) -> str:
 def _arch_number(arch: str | None) -> int:
     """90 for 'sm_90a'; a large number where the arch is unknown (a trace without a GPU:
     the eager call checks it)."""
-    return 1 << 30 if arch is None else int(arch.removeprefix("sm_").rstrip("a"))
+    return 1 << 30 if arch is None else arch_number(arch)
 
 
 def _traced_arch(device: int) -> str | None:

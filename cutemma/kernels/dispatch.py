@@ -22,6 +22,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from cutemma.kernels.call import make_call
+from cutemma.kernels.epilogue import ARGS as _EP  # the epilogue's tensor keywords, in order
 from cutemma.kernels.policy import Choice, choose
 from cutemma.kernels.runtime.fastpath import keep, run, try_fast, try_fast_epilogue
 from cutemma.kernels.sm80 import host as sm80
@@ -151,9 +152,6 @@ def gemm(
     if keeps:
         keep(*call.given, call.out, out is not None, asked, prepared, call.epilogue)
     return call.out
-
-
-_EP = ("scale_row", "scale_col", "bias", "bias_row", "residual")  # the ep tuple's keywords
 
 
 def which_kernel(A: Any, B: Any, C: Any = None, **kwargs: Any) -> Choice:

@@ -37,6 +37,7 @@ import torch  # this module is imported only where torch traces or a user asks f
 from torch import Tensor
 
 from cutemma.errors import LaunchError
+from cutemma.kernels.epilogue import ARGS as _EP  # the ops' tensors, in their order
 
 NAMESPACE = "cutemma"
 _REGISTERED: dict[str, Any] = {}  # "gemm", "gemm_out" -> the torch op, once registered
@@ -151,9 +152,6 @@ def _kwargs(config: str | None, epilogue: str, tensors: tuple) -> dict[str, Any]
         kw["config"] = config_of(config)
     kw["epilogue"] = tuple(epilogue.split(",")) if epilogue else None
     return kw
-
-
-_EP = ("scale_row", "scale_col", "bias", "bias_row", "residual")  # the ops' tensor order
 
 
 def gemm_meta(A: Any, B: Any, C: Any, alpha: float, beta: float, out: Any, out_dtype: Any,

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from cutemma.errors import CutemmaError, LaunchError
+from cutemma.kernels.call import KERNEL_TYPES
 from cutemma.kernels.sm80.config import ELEM_BYTES, GemmConfig
 from cutemma.kernels.sm90.config import Sm90Config
 
@@ -42,14 +43,8 @@ FILE_NAME = "gemm-tune.json"
 _FORMAT = 1  # bump when an entry's meaning changes: old files are then ignored
 
 
-_TORCH_TYPES = {  # torch dtype name -> kernel dtype (what the cache key says)
-    "float16": "f16",
-    "bfloat16": "bf16",
-    "float32": "tf32",
-    "int8": "s8",
-    "float8_e4m3fn": "e4m3",
-    "float8_e5m2": "e5m2",
-}
+# torch dtype name -> kernel dtype (what the cache key says): the call's own table
+_TORCH_TYPES = {name: kind for name, (kind, _) in KERNEL_TYPES.items()}
 
 
 # key tuple -> GemmConfig or Sm90Config, loaded from the file once (None: not yet read)

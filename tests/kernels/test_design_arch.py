@@ -331,7 +331,7 @@ def test_a_list_tile_and_epilogue_are_read_as_tuples():
 def test_explain_compile_is_true_or_false(bad, monkeypatch):
     import importlib
 
-    ex = importlib.import_module("cutemma.kernels.explain")  # the package re-exports the function
+    ex = importlib.import_module("cutemma.kernels.report")  # the package re-exports the function
     monkeypatch.setattr(ex, "_compiled_registers", lambda *a: pytest.fail("compiled"))
     with pytest.raises(DesignError, match="compile=.*True or False"):
         explain(GemmDesign(F16, (64, 64, 32)), compile=bad)
@@ -363,3 +363,14 @@ def test_a_seed_tiled_mma_runs_with_no_other_argument(name):
             D = cutemma.gemm(A, B, tiled_mma=t)
         ref = A.double() @ B.double()
         assert torch.equal(D.double(), ref), (name, (m, n, k))
+
+
+def test_the_explain_function_survives_its_module_being_imported():
+    """cutemma.kernels.explain is the function even after its module is imported (a
+    submodule of the same name, once imported, replaced the package's attribute)."""
+    import importlib
+
+    import cutemma.kernels as k
+
+    importlib.import_module("cutemma.kernels.report")
+    assert callable(k.explain) and k.explain.__name__ == "explain"

@@ -19,6 +19,7 @@ fake_tensor = pytest.importorskip("torch._subclasses.fake_tensor")
 
 import cutemma  # noqa: E402
 import cutemma.kernels.call as call_mod  # noqa: E402
+from cutemma.kernels.epilogue import ARGS  # noqa: E402
 
 BF, E4 = torch.bfloat16, torch.float8_e4m3fn
 M, N, K = 16, 32, 64
@@ -43,7 +44,7 @@ def eager(monkeypatch):
     monkeypatch.setattr(call_mod, "sm_count", lambda device: 132)
 
     def run(A, B, **kw):
-        tensors = {k: kw.pop(k) for k in list(kw) if k in call_mod.EPILOGUE_ARGS}
+        tensors = {k: kw.pop(k) for k in list(kw) if k in ARGS}
         C = kw.pop("C", None)
         return call_mod.make_call(A, B, C, tensors=tensors, **kw)
 

@@ -14,6 +14,7 @@ from functools import cache
 from typing import Any
 
 from cutemma.kernels.common.key import KernelKey
+from cutemma.kernels.common.majors import major
 from cutemma.kernels.common.types import ELEM_BYTES
 from cutemma.kernels.epilogue import NO_EPILOGUE
 from cutemma.kernels.runtime.driver import DriverKernel
@@ -75,8 +76,8 @@ def prepare(call: Any, choice: Any) -> tuple[Sm80Launch, bool]:
         A, B, lda, ldb = _k_major(A, B, M, N, K)
         a_major = b_major = "K"
     else:
-        A, a_major, lda = _major(A, "A")
-        B, b_major, ldb = _major(B, "B")
+        A, a_major, lda = major(A, "A")
+        B, b_major, ldb = major(B, "B")
     design = choice.design
     if call.design is not None:  # a design's layouts fix its operands' majors: copy to them
         A, a_major, lda = _to_major(A, "A", a_major, lda, call.design.major("A"))
@@ -103,19 +104,6 @@ def prepare(call: Any, choice: Any) -> tuple[Sm80Launch, bool]:
 def _batch_stride(t: Any) -> int:
     """Elements between the problems of a 3-D operand; 0 (shared) for 2-D or a batch of 1."""
     return t.stride(0) if t.dim() == 3 and t.shape[0] > 1 else 0
-
-
-def _major(t: Any, what: str) -> tuple[Any, str, int]:
-    """(tensor, major, leading stride) of the last two modes: 'K'-contiguous or the other;
-    neither mode contiguous: the operand is copied (a 3-D one as a whole)."""
-    r, c = t.shape[-2:]
-    s0, s1 = t.stride()[-2:]
-    inner, outer = ("K", "M") if what == "A" else ("K", "N")
-    if s1 == 1 or c == 1:
-        return t, (inner if what == "A" else outer), s0 if r > 1 else max(c, 1)
-    if s0 == 1 or r == 1:
-        return t, (outer if what == "A" else inner), s1 if c > 1 else max(r, 1)
-    return _major(t.contiguous(), what)
 
 
 def _k_major(A: Any, B: Any, M: int, N: int, K: int) -> tuple[Any, Any, int, int]:

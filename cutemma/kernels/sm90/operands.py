@@ -18,9 +18,8 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from cutemma.copy.tma_map import TMA_RULES, stride_refusal
+from cutemma.kernels.common.majors import NAMES, major
 from cutemma.kernels.sm90.config import ATOMS_SM90
-
-_NAMES = {"A": ("K", "M"), "B": ("K", "N")}  # (the K-contiguous major, the other)
 
 
 class Views(NamedTuple):
@@ -45,21 +44,9 @@ def shared_operand(t: Any) -> Any:
     return t[0] if t.dim() == 3 and (t.shape[0] <= 1 or t.stride(0) == 0) else t
 
 
-def major(t: Any, what: str) -> tuple[Any, str, int]:
-    """(tensor, major, leading stride) of the last two modes: 'K'-contiguous or the other;
-    neither mode contiguous: the operand is copied (a 3-D one as a whole)."""
-    r, c = t.shape[-2:]
-    s0, s1 = t.stride()[-2:]
-    inner, outer = _NAMES[what]
-    if s1 == 1 or c == 1:
-        return t, (inner if what == "A" else outer), s0 if r > 1 else max(c, 1)
-    if s0 == 1 or r == 1:
-        return t, (outer if what == "A" else inner), s1 if c > 1 else max(r, 1)
-    return major(t.contiguous(), what)
-
-
 def tma_major(t: Any, what: str) -> tuple[Any, str, int]:
-    """(tensor, major, leading stride) as :func:`major` reads them, except for a matrix with
+    """(tensor, major, leading stride) as :func:`~cutemma.kernels.common.majors.major`
+    reads them, except for a matrix with
     one row or one column whose other mode is contiguous: its mode of extent 1 has no stride
     that matters (TMA never steps along it), so that mode is the outer one and the leading
     stride is the contiguous extent rounded up to 16 bytes. A column vector B (N = 1) is
@@ -67,7 +54,7 @@ def tma_major(t: Any, what: str) -> tuple[Any, str, int]:
     r, c = t.shape[-2:]
     s0, s1 = t.stride()[-2:]
     v = TMA_RULES.stride_multiple // t.element_size()
-    inner, outer = _NAMES[what]
+    inner, outer = NAMES[what]
     if c == 1 and r > 1 and s0 == 1:  # the rows' mode is contiguous
         return t, (outer if what == "A" else inner), -(-r // v) * v
     if r == 1 and c > 1 and s1 == 1:  # the columns' mode is contiguous

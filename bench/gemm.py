@@ -460,7 +460,19 @@ def main() -> None:
     ap.add_argument("--png", default=None)
     ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--sweep", action="store_true", help="also the sm80 config sweep")
+    ap.add_argument("--sm80-configs", action="store_true", help="also the sm80 config sweep")
+    ap.add_argument(
+        "--sweep",
+        type=int,
+        metavar="N",
+        help="only the generalisation sweep: N shapes drawn at run time (bench/gemm_sweep.py)",
+    )
+    ap.add_argument("--seed", type=int, help="the sweep's seed (default: drawn from the OS)")
+    ap.add_argument(
+        "--compare-rules",
+        action="store_true",
+        help="the sweep also times the fitted rules' pick (CUTEMMA_PICK=rules) on each row",
+    )
     ap.add_argument("--ceiling", action="store_true", help="also the mma.sync roof")
     ap.add_argument("--inference", action="store_true", help="also the inference table")
     ap.add_argument(
@@ -480,6 +492,8 @@ def main() -> None:
         help="only the square sweep 1024^3..8192^3, bf16 and e4m3 (issue 21 acceptance 3)",
     )
     args = ap.parse_args()
+    if args.sweep:
+        return sweep_main(args)
     if args.inference_only:
         return inference_main(args)
     if args.square_only:
@@ -521,7 +535,7 @@ def main() -> None:
         except Exception as exc:  # a peer that cannot run this case is noted, not fatal
             print(f"e4m3 {s}: skipped ({exc})", flush=True)
     sweep = []
-    if args.sweep:
+    if args.sm80_configs:
         for s in (4096, 8192):
             for cfg in SWEEP:
                 sweep.append(measure(s, s, s, bf16, False, False, args.reps, cfg))
@@ -615,6 +629,22 @@ def inference_main(args) -> None:
 
 
 SQUARE_ROUNDS = 5
+
+
+def sweep_main(args) -> None:
+    """The generalisation sweep (bench/gemm_sweep.py): the seed drawn now unless given."""
+    from gemm_sweep import run_sweep
+
+    seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "little")
+    print(f"sweep of {args.sweep} shapes, seed {seed}", flush=True)
+    result = {
+        **_run_header("L2-flushed medians of 3 interleaved rounds"),
+        **run_sweep(args.sweep, seed, compare=args.compare_rules),
+    }
+    out = args.out if args.out != "bench/results/gemm-h100.json" else f"sweep-{seed}.json"
+    with open(out, "w") as f:
+        json.dump(result, f, indent=1)
+    print(json.dumps(result["summary"], indent=1))
 
 
 def square_main(args) -> None:

@@ -2,9 +2,9 @@
 chosen once, as a :class:`Choice` of family, config and operand views.
 
 In order: what the call asked for (a config, or a design's), else a config
-:func:`cutemma.tune` stored for this GPU and shape class, else a decode call's swapped
-stream-K config (:mod:`cutemma.kernels.decode`), else the built-in pick
-(:mod:`cutemma.kernels.pick`). The sm90 family (wgmma + TMA) runs where its operand rules
+:func:`cutemma.tune` stored for this GPU and shape class, else the kernel of the sm90
+space (:mod:`cutemma.kernels.space`: tiles, stream-K, swap-AB) that the cost model
+(:mod:`cutemma.kernels.cost`, calibrated per device kind) prices fastest. The sm90 family (wgmma + TMA) runs where its operand rules
 hold (:func:`cutemma.kernels.sm90.operands.views`), the sm80 family (``mma.sync``)
 everywhere else. An sm90 config asked for where those rules fail is an error that says
 which rule.
@@ -15,18 +15,21 @@ False
 
 from __future__ import annotations
 
+import os
 from dataclasses import replace
 from typing import Any, NamedTuple
 
 from cutemma.errors import LaunchError
 from cutemma.kernels.call import Call
 from cutemma.kernels.common.types import ELEM_BYTES
-from cutemma.kernels.decode import SWAP_MAX_M, decode_config
+from cutemma.kernels.cost import best, device_kind
+from cutemma.kernels.decode import decode_config
 from cutemma.kernels.pick import SMALL_SM90, builtin_config, builtin_sm90_config
 from cutemma.kernels.sm80.config import GemmConfig
 from cutemma.kernels.sm90.config import FP8, Sm90Config
 from cutemma.kernels.sm90.operands import Views, views
-from cutemma.kernels.tuned import lookup_device
+from cutemma.kernels.space import candidates
+from cutemma.kernels.tuned import device_name, lookup_device
 
 
 class Choice(NamedTuple):
@@ -42,6 +45,7 @@ class Choice(NamedTuple):
     views: Views | None = None
     swap: bool = False
     why: str | None = None
+    predicted_s: float | None = None
 
 
 def choose(call: Call) -> Choice:
@@ -77,12 +81,24 @@ def choose(call: Call) -> Choice:
         return Choice("sm80", config, why=why)
     if tuned is not None:
         return _swapped(call, tuned) if tuned.swap_ab else Choice("sm90", tuned, None, seen)
-    decode = _decode(call)
-    if decode is not None:
-        return decode
-    config = builtin_sm90_config(call.M, call.N, call.sms, call.dtype, call.batch or 1, call.K)
     if call.epilogue is not None and call.dtype in FP8:  # 128x192 by N halves: no registers
-        config = SMALL_SM90  # left for the ops (tests/kernels/test_epilogue_compile.py)
+        return Choice("sm90", SMALL_SM90, None, seen)  # left for the ops (test_epilogue_compile)
+    if os.environ.get("CUTEMMA_PICK") == "rules":
+        return _rules(call, seen)
+    return _fastest(call, seen)
+
+
+def _rules(call: Call, seen: Views) -> Choice:
+    """The fitted rules the cost model replaced (:mod:`.pick`, :mod:`.decode`), kept while
+    the bench compares the two in one run (``CUTEMMA_PICK=rules``)."""
+    plain = call.batch is None and call.epilogue is None and call.C is None
+    decode = decode_config(call.M, call.N, call.K, call.dtype, call.sms) if plain else None
+    if decode is not None:
+        try:
+            return _swapped(call, decode)
+        except LaunchError:  # B^T or A^T not TMA-readable: the plain kernel
+            pass
+    config = builtin_sm90_config(call.M, call.N, call.sms, call.dtype, call.batch or 1, call.K)
     return Choice("sm90", config, None, seen)
 
 
@@ -103,18 +119,36 @@ def _tuned(call: Call, seen: Views | str) -> Any:
     return found
 
 
-def _decode(call: Call) -> Choice | None:
-    """The swapped stream-K kernel of a decode-sized 2-D call (no C, no epilogue) whose
-    transposed operands the sm90 kernel reads, else None."""
-    if call.M > SWAP_MAX_M or call.batch is not None or call.epilogue or call.C is not None:
-        return None
-    config = decode_config(call.M, call.N, call.K, call.dtype, call.sms)
-    if config is None:
-        return None
-    try:
-        return _swapped(call, config)
-    except LaunchError:  # B^T or A^T not TMA-readable: the plain kernel
-        return None
+def _fastest(call: Call, seen: Views) -> Choice:
+    """The kernel of the space (:mod:`.space`) the cost model (:mod:`.cost`) prices fastest
+    for this call on this device kind; swapped kernels only for 2-D calls without C or
+    epilogue, and only where the transposed operands are TMA-readable."""
+    plain = call.batch is None and call.epilogue is None and call.C is None
+    kind = _kind(call.device)
+    batch = call.batch or 1
+    found = candidates(call.M, call.N, call.K, call.dtype, batch, call.sms, swap=plain)
+    config, seconds = best(found, call.M, call.N, call.K, call.dtype, batch, kind)
+    if config.swap_ab:
+        try:
+            return _swapped(call, config)._replace(predicted_s=seconds)
+        except LaunchError:  # B^T or A^T not TMA-readable: the best unswapped kernel
+            found = tuple(c for c in found if not c.swap_ab)
+            config, seconds = best(found, call.M, call.N, call.K, call.dtype, batch, kind)
+    return Choice("sm90", config, None, seen, predicted_s=seconds)
+
+
+_KINDS: dict[int, str] = {}  # device -> the cost model's kind, asked once per process
+
+
+def _kind(device: int) -> str:
+    kind = _KINDS.get(device)
+    if kind is None:
+        try:
+            name = device_name(device)
+        except Exception:  # no CUDA to ask (a call record built on the CPU): the default
+            name = ""
+        kind = _KINDS[device] = device_kind(name)
+    return kind
 
 
 def _swapped(call: Call, config: Sm90Config) -> Choice:

@@ -1,0 +1,204 @@
+"""The cost model: a predicted time for each kernel of the space (:mod:`.space`), from the
+shape, with constants calibrated per device kind (``bench/calibrate.py`` writes
+``cutemma/kernels/devices/<kind>.json``).
+
+For a kernel of ``bm x bn`` tiles and ``bk``-deep k tiles on a problem of (m, n, k) (its
+own m and n: a swapped kernel's m is the call's n):
+
+- a k tile costs a CTA ``max(flops / (rate x eff), operand bytes / load)``: the tile's
+  2 bm bn bk flops at the dtype's per-SM rate times the tile's measured efficiency, or its
+  (bm + bn) bk operand bytes at one SM's load bandwidth, whichever is slower;
+- a whole tile costs its k tiles plus ``tile_us`` (pipeline fill, epilogue);
+- whole tiles go round the SMs in waves, the last one partial (quantisation); stream-K
+  (:func:`~cutemma.kernels.sm90.streamk.sk_split`) shares the k tiles of the tiles it
+  names equally over its CTAs, then adds ``fixup_us`` per partial sum an owner adds;
+- the whole call takes at least its compulsory DRAM bytes (A, B read once, D written
+  once) at ``dram_gbps``, and ``launch_us`` more.
+
+The prediction is in seconds.
+
+>>> from cutemma.kernels.sm90.config import Sm90Config
+>>> big, small = Sm90Config(128, 256), Sm90Config(128, 128)
+>>> predict(big, 8192, 8192, 8192, "bf16") < predict(small, 8192, 8192, 8192, "bf16")
+True
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from functools import cache, lru_cache
+from pathlib import Path
+
+from cutemma.kernels.sm90.config import ATOMS_SM90, FP8, Sm90Config
+from cutemma.kernels.sm90.streamk import sk_split
+
+DEVICES = Path(__file__).with_name("devices")
+DEFAULT_KIND = "h100"  # what a GPU without its own file is priced as
+KINDS = ("h200", "h100")  # the kinds with a file, as their names appear in a GPU's name
+
+
+@dataclass(frozen=True)
+class Device:
+    """One device kind's constants (``bench/calibrate.py`` fits them; see the module doc).
+
+    ``rate_tflops``: per-SM dense rate by type class ('16', 'tf32', 'fp8'); ``eff``: a tile
+    class's share of it (:func:`tile_class`); ``load_gbps``: one SM's operand bandwidth;
+    ``dram_gbps``: the card's; times in microseconds."""
+
+    kind: str
+    sms: int
+    rate_tflops: dict = field(default_factory=dict)
+    eff: dict = field(default_factory=dict)
+    load_gbps: float = 60.0
+    dram_gbps: float = 3000.0
+    tile_us: float = 1.0
+    fixup_us: float = 1.0
+    launch_us: float = 4.0
+    reread: float = 0.1
+    sharpness: float = 4.0
+
+
+def device_kind(name: str) -> str:
+    """The kind of a GPU by its name: the first known kind named in it, else the default.
+
+    >>> device_kind("NVIDIA H200"), device_kind("NVIDIA H100 80GB HBM3"), device_kind("?")
+    ('h200', 'h100', 'h100')
+    """
+    low = name.lower()
+    return next((kind for kind in KINDS if kind in low), DEFAULT_KIND)
+
+
+def type_class(dtype: str) -> str:
+    """'16', 'tf32' or 'fp8': the rate a kernel dtype runs at.
+
+    >>> type_class("bf16"), type_class("e4m3")
+    ('16', 'fp8')
+    """
+    return "fp8" if dtype in FP8 else "tf32" if dtype == "tf32" else "16"
+
+
+def tile_class(config: Sm90Config, dtype: str) -> str:
+    """The efficiency class of a config: type class, rows x columns, and 'swap' for the
+    swapped kernels (whose columns are the call's tokens: one class per row count).
+
+    >>> tile_class(Sm90Config(128, 256), "bf16"), tile_class(Sm90Config(64, 24, consumers=1, swap_ab=True, epilogue="regs"), "e4m3")
+    ('16/128x256', 'fp8/swap64')
+    """
+    what = f"swap{config.block_m}" if config.swap_ab else f"{config.block_m}x{config.block_n}"
+    return f"{type_class(dtype)}/{what}"
+
+
+@cache
+def device(kind: str) -> Device:
+    """The constants of device ``kind`` ('h100', 'h200', ...), from its JSON file; the
+    default kind's where it has none.
+
+    >>> device("h100").sms
+    132
+    """
+    path = DEVICES / f"{kind}.json"
+    if not path.exists():
+        path = DEVICES / f"{DEFAULT_KIND}.json"
+    data = json.loads(path.read_text())
+    fields = set(Device.__dataclass_fields__)
+    return Device(**{k: v for k, v in data.items() if k in fields})
+
+
+@lru_cache(maxsize=4096)
+def _shape_free(config: Sm90Config, dtype: str, kind: str) -> tuple:
+    return shape_free(config, dtype, device(kind))
+
+
+def shape_free(config: Sm90Config, dtype: str, dev: Device) -> tuple:
+    """What a config costs whatever the shape: (bm, bn, bk, us per k tile, us per tile)."""
+    eb = ATOMS_SM90[dtype][1]
+    bm, bn = config.block_m, config.block_n
+    bk = config.block_k or 128 // eb
+    rate = dev.rate_tflops.get(type_class(dtype), 7.0) * dev.eff.get(tile_class(config, dtype), 0.8)
+    k_us = max(2 * bm * bn * bk / (rate * 1e6), (bm + bn) * bk * eb / (dev.load_gbps * 1e3))
+    return bm, bn, bk, k_us, dev.tile_us
+
+
+def predict(
+    config: Sm90Config,
+    m: int,
+    n: int,
+    k: int,
+    dtype: str,
+    batch: int = 1,
+    kind: str = DEFAULT_KIND,
+    out_bytes: int = 2,
+) -> float:
+    """Predicted seconds of ``config`` on an (m, n, k) call (``batch`` of them) of ``dtype``
+    on device ``kind``; a swapped config (``swap_ab``) runs the transposed problem.
+
+    >>> predict(Sm90Config(128, 128), 4096, 4096, 4096, "bf16") > 0
+    True
+    """
+    dev = device(kind)
+    return price(_shape_free(config, dtype, kind), config, m, n, k, dtype, batch, dev, out_bytes)
+
+
+def price(
+    free: tuple,
+    config: Sm90Config,
+    m: int,
+    n: int,
+    k: int,
+    dtype: str,
+    batch: int,
+    dev: Device,
+    out_bytes: int = 2,
+) -> float:
+    """:func:`predict` with the config's shape-free costs (:func:`shape_free`) and the
+    device's constants given (what a calibration varies)."""
+    bm, bn, bk, k_us, tile_us = free
+    if config.swap_ab:
+        m, n = n, m
+    tm, tn, kt = -(-m // bm), -(-n // bn), -(-k // bk)
+    tiles, grid = tm * tn * batch, dev.sms
+    whole_tile = kt * k_us + tile_us
+    eb = ATOMS_SM90[dtype][1]
+    once = batch * (m + n) * k * eb  # A and B, each read from DRAM once
+    sk = 0
+    if config.stream_k:
+        sk, ctas = sk_split(tm, tn, kt, grid)
+    if sk:
+        whole = (tiles - sk) // grid
+        shared = -(-sk * kt // ctas)
+        us = whole * whole_tile + shared * k_us + tile_us + dev.fixup_us * (ctas // sk)
+        # shares at unrelated k: neighbours' slices of A and B no longer meet in L2, so a
+        # part (``reread``) of every CTA's own operand bytes comes from DRAM again
+        own = sk * (bm + bn) * k * eb
+        once += dev.reread * max(0, own - once)
+    else:
+        us = -(-tiles // grid) * whole_tile
+    dram_us = (once + batch * m * n * out_bytes) / (dev.dram_gbps * 1e3)
+    # the slower of compute and DRAM, smoothly: where they are close, both cost
+    p = dev.sharpness
+    return ((us**p + dram_us**p) ** (1 / p) + dev.launch_us) * 1e-6
+
+
+def best(
+    configs: tuple[Sm90Config, ...],
+    m: int,
+    n: int,
+    k: int,
+    dtype: str,
+    batch: int = 1,
+    kind: str = DEFAULT_KIND,
+) -> tuple[Sm90Config, float]:
+    """(the config of ``configs`` with the least predicted time, that time in seconds);
+    ties go to the earlier config.
+
+    >>> from cutemma.kernels.space import candidates
+    >>> best(candidates(8192, 8192, 8192, "bf16"), 8192, 8192, 8192, "bf16")[0].block_m
+    128
+    """
+    timed = [(predict(c, m, n, k, dtype, batch, kind), i) for i, c in enumerate(configs)]
+    t, i = min(timed)
+    return configs[i], t
+
+
+__all__ = ["Device", "best", "device", "predict", "price", "shape_free", "tile_class", "type_class"]

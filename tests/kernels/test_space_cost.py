@@ -1,0 +1,141 @@
+"""The sm90 kernel space (cutemma.kernels.space), the cost model (cutemma.kernels.cost) and
+the policy's use of them (issue 33). Expected values come from the family's own rules
+(Sm90Plan), from stream-K's split (sk_split) and from the model's stated form, never from
+running the code under test on the same inputs.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from cutemma.kernels.cost import DEVICES, Device, best, device, device_kind, predict, tile_class
+from cutemma.kernels.sm90.config import ATOMS_SM90, Sm90Config
+from cutemma.kernels.sm90.plan import Sm90Plan
+from cutemma.kernels.sm90.streamk import sk_split
+from cutemma.kernels.space import SWAP_MAX_M, _tiles, candidates, fits
+
+DTYPES = sorted(ATOMS_SM90)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_every_tile_of_the_space_builds_its_plan(dtype):
+    majors = [("K", "K")] if dtype in ("tf32", "e4m3", "e5m2") else [("K", "K"), ("M", "N")]
+    for cfg in _tiles(dtype):
+        for a, b in majors:
+            for out in (None, "f32", "bf16"):
+                Sm90Plan(cfg, dtype, a, b, out)  # raises if the family refuses it
+
+
+@pytest.mark.parametrize(
+    "cfg, dtype",
+    [
+        (Sm90Config(64, 256, consumers=1, promote="split"), "e4m3"),
+        (Sm90Config(256, 128, promote="overlap"), "e4m3"),
+        (Sm90Config(128, 224, block_k=256, epilogue="regs", swap_ab=True), "e4m3"),
+        (Sm90Config(128, 256), "bf16"),
+        (Sm90Config(256, 128), "bf16"),
+        (Sm90Config(64, 256, consumers=1), "bf16"),
+    ],
+)
+def test_fits_agrees_with_the_plans_register_rule(cfg, dtype):
+    try:
+        Sm90Plan(cfg, dtype, "K", "K", "bf16")
+        planned = True
+    except Exception as exc:
+        planned = "registers" not in str(exc)
+    assert fits(cfg, dtype) == planned
+
+
+@pytest.mark.parametrize("shape", [(4096, 4096, 4096), (700, 8192, 28672), (37, 10240, 8192)])
+def test_stream_k_variants_only_where_stream_k_shares_tiles(shape):
+    m, n, k = shape
+    found = candidates(m, n, k, "bf16")
+    assert len(set(found)) == len(found)
+    for cfg in found:
+        if cfg.stream_k and not cfg.swap_ab:
+            bk = cfg.block_k or 64
+            assert sk_split(-(-m // cfg.block_m), -(-n // cfg.block_n), -(-k // bk), 132)[0] > 0
+
+
+def test_swapped_kernels_only_for_few_rows_and_plain_calls():
+    assert any(c.swap_ab for c in candidates(SWAP_MAX_M, 8192, 8192, "bf16"))
+    assert not any(c.swap_ab for c in candidates(SWAP_MAX_M + 1, 8192, 8192, "bf16"))
+    assert not any(c.swap_ab for c in candidates(16, 8192, 8192, "bf16", swap=False))
+    assert not any(c.swap_ab for c in candidates(16, 8192, 8192, "bf16", batch=2))
+    assert not any(c.swap_ab for c in candidates(16, 8192, 8192, "tf32"))
+
+
+def test_the_model_charges_more_k_more_time_and_prices_a_swap_transposed():
+    cfg = Sm90Config(128, 128)
+    times = [predict(cfg, 1024, 4096, k, "bf16", kind="h200") for k in (1024, 4096, 16384)]
+    assert times == sorted(times) and times[0] < times[-1]
+    swapped = Sm90Config(64, 16, consumers=1, swap_ab=True, epilogue="regs")
+    plain = Sm90Config(64, 16, consumers=1, epilogue="regs")
+    assert predict(swapped, 16, 8192, 8192, "bf16") == predict(plain, 8192, 16, 8192, "bf16")
+
+
+def test_best_is_the_least_predicted():
+    found = candidates(300, 28672, 4096, "e4m3")
+    cfg, t = best(found, 300, 28672, 4096, "e4m3", 1, "h200")
+    assert t == min(predict(c, 300, 28672, 4096, "e4m3", 1, "h200") for c in found)
+    assert cfg in found
+
+
+def test_device_files_load_and_name_their_kind():
+    for path in DEVICES.glob("*.json"):
+        data = json.loads(path.read_text())
+        dev = device(path.stem)
+        assert isinstance(dev, Device) and dev.kind == path.stem == data["kind"]
+        assert dev.sms > 0 and dev.dram_gbps > 0 and "note" in data
+        for cls, eff in dev.eff.items():
+            assert 0 < eff <= 1.5, (cls, eff)
+    assert device_kind("NVIDIA H200") == "h200" and device_kind("NVIDIA H100 PCIe") == "h100"
+
+
+def test_every_fitted_class_is_a_class_of_the_space():
+    classes = {tile_class(c, d) for d in DTYPES for c in candidates(40, 8192, 8192, d)}
+    classes |= {tile_class(c, d) for d in DTYPES for c in candidates(4000, 8192, 8192, d)}
+    assert set(device("h200").eff) <= classes
+
+
+torch = pytest.importorskip("torch")
+
+
+def test_the_policy_takes_the_cheapest_kernel_and_rules_on_request(monkeypatch):
+    import types
+
+    from cutemma.kernels import policy
+
+    BF = torch.bfloat16
+    A, B = torch.zeros(300, 4096, dtype=BF), torch.zeros(4096, 8192, dtype=BF)
+    call = types.SimpleNamespace(A=A, B=B, M=300, N=8192, K=4096, batch=None, dtype="bf16",
+                                 arch="sm_90a", sms=132, device=7, design=None, config=None,
+                                 epilogue=None, C=None)  # fmt: skip
+    monkeypatch.setitem(policy._KINDS, 7, "h200")
+    monkeypatch.setattr(policy, "_tuned", lambda call, seen: None)
+    chosen = policy.choose(call)
+    want, seconds = best(candidates(300, 8192, 4096, "bf16"), 300, 8192, 4096, "bf16", 1, "h200")
+    assert chosen.config == want and chosen.predicted_s == seconds
+    monkeypatch.setenv("CUTEMMA_PICK", "rules")
+    from cutemma.kernels.pick import builtin_sm90_config
+
+    assert policy.choose(call).config == builtin_sm90_config(300, 8192, 132, "bf16", 1, 4096)
+
+
+def test_the_sweep_draws_its_documented_distribution():
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+    from gemm_sweep import MODELS, PROJECTIONS, draw_shapes
+
+    assert len(MODELS) >= 20
+    shapes = draw_shapes(400, 12345)
+    assert shapes == draw_shapes(400, 12345) and shapes != draw_shapes(400, 54321)
+    assert all(1 <= m <= 16384 for m, _, _ in shapes)
+    named = [s for i, s in enumerate(shapes) if i % 2 == 0]
+    drawn = [s for i, s in enumerate(shapes) if i % 2 == 1]
+    assert all((n, k) in PROJECTIONS for _, n, k in named)
+    assert all(n % 16 == 0 and k % 16 == 0 and 256 <= n <= 65536 for _, n, k in drawn)
+    assert min(m for m, _, _ in shapes) < 8 and max(m for m, _, _ in shapes) > 4096

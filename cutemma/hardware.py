@@ -65,6 +65,9 @@ LIMITS = {
 
 # the most shared memory any architecture gives one block: a tile larger than this fits nowhere
 MAX_SMEM_PER_BLOCK = max(lim.smem_per_block for lim in LIMITS.values())
+# the most threads every architecture gives one block: the one block limit a kernel checks
+# (layouts, TiledMMAs and TiledCopies take any number of threads, as CuTe's do)
+MAX_THREADS_PER_BLOCK = min(lim.threads_per_block for lim in LIMITS.values())
 
 _ARCH = re.compile(r"(?:sm_?)?(\d{2,3})([af]?)", re.IGNORECASE)
 

@@ -372,8 +372,14 @@ COPY_API: list[tuple[str, type, str]] = [
     ("cm.make_tiled_copy(3, cm.Layout(32))", CE, "expected a CopyAtom"),
     ("cm.make_tiled_copy(uni, cm.Layout((8, 4), (4, 1)), 0)", CE, "val_layout=0"),
     ("cm.make_tiled_copy(uni, -1)", CE, "thr_layout=-1"),
-    ("cm.make_tiled_copy(uni, 2**40, cm.Layout((1, 2)))", CE, "at most 1024"),
-    ("cm.make_tiled_copy(uni, cm.Layout(2**19), cm.Layout(2))", CE, "at most 1024"),
+    # any number of threads makes a TiledCopy (as in CuTe); drawing or analysing it is bounded
+    ("cm.print_latex(cm.make_tiled_copy(uni, 2**40, cm.Layout((1, 2))))", LE, "too large to draw"),
+    (
+        "tp.bank_conflicts(cm.make_tiled_copy(uni, cm.Layout(2**19), cm.Layout(2)),"
+        " cm.Layout((2**9, 2**9)), side='S')",
+        CE,
+        "524288 threads; the analysis slices every thread (at most 4096)",
+    ),
     ("cm.TiledCopy(uni, cm.Layout((32, 4), (4, 1)), (10, 10))", CE, "outside the 100-element tile"),
     ("cm.TiledCopy(uni, cm.Layout((32, 2), (2, 1)), ())", CE, "each extent a whole number >= 1"),
     ("cm.TiledCopy(uni, cm.Layout((32, 2), (2, 1)), (0, 64))", CE, "(0, 64)"),

@@ -980,7 +980,7 @@ CLI: list[tuple[str, str]] = [
     ("show SM100_MMA_F16BF16_SS -p m=64 -p m=128", "parameter m given twice"),
     ("show SM100_MMA_F16BF16_SS --param ''", "give a value"),
     ("show SM80_16x8x16_F32F16F16F32_TN --no-grid -p x", "key=value"),
-    ("show SM80_16x8x16_F32F16F16F32_TN --atom-layout 1000000,1000,1", "too large"),
+    ("show SM80_16x8x16_F32F16F16F32_TN --atom-layout 1000000,1000,1 --svg x.svg", "too large"),
     ("show SM80_16x8x16_F32F16F16F32_TN --atom-layout ٤", "--atom-layout"),
     ("show SM80_16x8x16_F32F16F16F32_TN --atom-layout 2,²", "--atom-layout"),
     ("show SM80_16x8x16_F32F16F16F32_TN --tile ٤,8,16", "--tile"),

@@ -27,8 +27,7 @@ import argparse
 import re
 from collections import Counter
 
-from cutemma.errors import AtomError, CliError
-from cutemma.layout import size
+from cutemma.errors import AtomError
 from cutemma.mma import MmaAtom, make_mma_atom, mma_ops, traits_of
 
 
@@ -173,9 +172,6 @@ def show_text(atom: MmaAtom, grids: bool = True) -> str:
     return "\n".join(lines)
 
 
-MAX_SHOWN_THREADS = 1024  # threads of one CTA (CUDA guide): the largest TiledMMA a kernel has
-
-
 def _params(pairs: list[str]) -> dict:
     out = {}
     for p in pairs or []:
@@ -228,12 +224,6 @@ def run_show(args: argparse.Namespace) -> int:
     thread = getattr(args, "thread", None)
     if args.atom_layout or args.tile or thread is not None:
         layout = parse_atom_layout(args.atom_layout) if args.atom_layout else (1, 1, 1)
-        threads = size(layout) * size(atom.thr_id)
-        if threads > MAX_SHOWN_THREADS:  # the TiledMMA itself would take minutes to build
-            raise CliError(
-                f"--atom-layout {args.atom_layout}: a TiledMMA of {threads} threads is too large "
-                f"to show (at most {MAX_SHOWN_THREADS}, a CTA's threads)"
-            )
         obj = make_tiled_mma(atom, layout, parse_tile(args.tile) if args.tile else None)
     if thread is not None:  # one thread's cells of the TiledMMA (its ThrMma)
         obj = obj.get_slice(_thread_index(thread, obj))

@@ -608,11 +608,13 @@ def _regload_only(d: GemmDesign) -> bool:
 
 
 def _warps(d: GemmDesign, arch: str) -> str | None:
+    # the block limit is the hardware's (one table, cutemma.hardware); a TiledMMA itself may
+    # have any number of threads, as in CuTe: only a kernel is held to a block's
     lim = limits(arch).threads_per_block
+    if d.threads > lim:
+        return f"{d.threads} threads per block (the {arch} limit is {lim})"
     if d.family == "sm80" and d.threads > 32 * MAX_WARPS_SM80:
         return f"{d.threads // 32} warps (the sm80 family takes up to {MAX_WARPS_SM80})"
-    if d.threads > lim:
-        return f"{d.threads} threads per block (the device allows {lim})"
     return None
 
 

@@ -42,6 +42,9 @@ from cutemma.tensor import Tensor
 # elements the per-thread walk of bank_conflicts/coalescing covers (227 KiB of shared
 # memory hold at most 232448 one-byte elements)
 MAX_ANALYSED = 1 << 18
+# the analyses slice the copy once per thread (about 0.3 ms each): past this many threads a
+# TiledCopy (which may have any number, as in CuTe) is refused by name, not walked for minutes
+MAX_ANALYSED_THREADS = 1 << 12
 # families whose operands may live in any memory (side= says which is shared or global);
 # every other operand's space is fixed by its instruction
 _ANY_SPACE_FAMILIES = ("universal",)
@@ -164,6 +167,11 @@ def _checked_layout(layout) -> None:
 def _lane_offsets(tiled_copy, layout, side: str) -> tuple[np.ndarray, int]:
     """offsets[thread, instr, value] (element units) of every thread's partition, and nv."""
     _checked_layout(layout)
+    if tiled_copy.size > MAX_ANALYSED_THREADS:
+        raise CopyError(
+            f"a TiledCopy of {tiled_copy.size} threads; the analysis slices every thread (at "
+            f"most {MAX_ANALYSED_THREADS}): analyse a TiledCopy of one block's threads"
+        )
     t = Tensor(np.zeros(1), layout)  # data unused: only the offsets are read
     atom = tiled_copy.atom
     nv = atom.num_val_src if side == "S" else atom.num_val_dst

@@ -62,23 +62,15 @@ def _tiler_shape(tiler) -> tuple:
     return tuple(t if is_int(t) else t.shape for t in tiler)
 
 
-MAX_THREADS = 1024  # threads of one CTA (CUDA guide): a TiledCopy is a CTA's copy
-
-
 def _check_tiler(tiler_mn: tuple, layout_tv: Layout) -> None:
     """Each extent a whole number >= 1 (or a Layout), the tile large enough for every
-    (thread, value) the layout maps into it, at most MAX_THREADS threads."""
+    (thread, value) the layout maps into it. Any number of threads, as in CuTe: a block's
+    limit is the kernel's to apply (:func:`cutemma.hardware.limits`)."""
     bad = [t for t in tiler_mn if not isinstance(t, Layout) and (as_int(t) is None or t < 1)]
     if bad or not tiler_mn:
         raise CopyError(
             f"TiledCopy: tiler_mn {tuple(tiler_mn)!r}: each extent a whole number >= 1 or a "
             "Layout, e.g. (8, 8)"
-        )
-    threads = size(layout_tv[0])
-    if threads > MAX_THREADS:
-        raise CopyError(
-            f"TiledCopy: {threads} threads; a CTA has at most {MAX_THREADS}: use a smaller "
-            "thread layout"
         )
     tile = 1
     for t in tiler_mn:

@@ -52,6 +52,20 @@ def _tile_of(obj) -> tuple[int, int, bool]:
     return n // cols, cols, False
 
 
+def _check_size(cells: int, threads: int) -> None:
+    """Refuse a picture past grid.MAX_CELLS cells (or threads: one id each) before any
+    array of that size is made. A TiledCopy may have any number of threads (as in CuTe);
+    only its picture is bounded."""
+    from cutemma.errors import LayoutError
+    from cutemma.viz.grid import MAX_CELLS
+
+    if max(cells, threads) > MAX_CELLS:
+        raise LayoutError(
+            f"a copy picture of {cells} cells and {threads} threads is too large to draw (at "
+            f"most {MAX_CELLS} of each); draw a TiledCopy of fewer threads or a smaller tile"
+        )
+
+
 def copy_figure(obj, smem=None, side: str | None = None) -> Figure:
     """The S and D panels (and ``banks`` with ``smem``) of a CopyAtom or TiledCopy.
 
@@ -75,6 +89,7 @@ def copy_figure(obj, smem=None, side: str | None = None) -> Figure:
     else:
         src, dst, threads = obj.layout_src_tv, obj.layout_dst_tv, obj.traits.threads
         name = f"Copy_Atom {obj.name} ({obj.val_type.name}), {threads} threads"
+    _check_size(2 * rows * cols, threads)
     ids = np.arange(threads, dtype=np.int64)
     axes = ("m", "n") if col_major else ("row", "col")
     panels = [

@@ -1,8 +1,13 @@
 """A new process's first cutemma.gemm call with its kernel in the disk cache (issue 21, item 5)
-imports only the host side it runs: no layout algebra, atoms, catalogs, shared-memory
-descriptors, code text, plans or cuda.bindings (each of those cost milliseconds of import,
-and where Python has no bytecode cache, of compiling, on the H100's host:
-bench/results/first-call-h100.json).
+imports only the host side it runs and the sm90 plan that checks the index's launch record:
+no code text, copy catalogs, sm80 plans, designs, NVRTC or cuda.bindings (each of those cost
+milliseconds of import, and where Python has no bytecode cache, of compiling, on the H100's
+host: bench/results/first-call-h100.json).
+
+The plan (and with it the layout algebra, the atoms and the shared-memory descriptors) is
+loaded since issue 34: a sealed record that is plausible but not its kernel's (shared_bytes=1,
+a TMA box of 32 rows where the plan has 64) must be refused before the launch, and only the
+plan knows the right one (:func:`cutemma.kernels.sm90.index.plan_refusal`).
 
 Held by what is NOT imported, in a fresh process that runs every step of such a call a CPU
 can run: the call path's modules, gemm's option checks, the kernel's entry read back from a
@@ -22,15 +27,14 @@ ROOT = Path(__file__).resolve().parents[2]
 
 # what a cached kernel's call must not load (a module or any of its submodules)
 HEAVY = (
-    "cutemma.layout", "cutemma.mma", "cutemma.smem", "cutemma.tiled", "cutemma.tensor",
-    "cutemma.copy.atom", "cutemma.copy.catalog", "cutemma.copy.traits", "cutemma.copy.tma",
+    "cutemma.copy.atom", "cutemma.copy.catalog", "cutemma.copy.traits",
     "cutemma.cuda.source", "cutemma.cuda.launch", "cutemma.kernels.sm80.plan",
-    "cutemma.kernels.sm90.plan", "cutemma.kernels.sm90.source", "cutemma.kernels.design",
-    "cutemma.kernels.torch_op", "ml_dtypes", "cuda.bindings", "cuda.core",
+    "cutemma.kernels.sm90.source", "cutemma.kernels.design",
+    "cutemma.kernels.torch_op", "cuda.bindings", "cuda.core",
 )  # fmt: skip
 
 CALL_STEPS = """
-import json, sys, tempfile
+import json, sys
 from pathlib import Path
 import cutemma
 from cutemma.errors import LaunchError, TmaError
@@ -45,16 +49,12 @@ from cutemma.copy.tma_map import encode_tensor_map
 check_scalar("alpha", 1.0)
 decode.decode_config(16, 768, 1024, "bf16")  # a decode call's picker (swap-AB, stream-K)
 cfg = builtin_sm90_config(512, 768, 132, "bf16")
-name = host.kernel_key(cfg, "bf16", "K", "N", "bf16", "bf16").name
+key = host.kernel_key(cfg, "bf16", "K", "N", "bf16", "bf16")
+name = key.name
 host._package_fingerprint()
 host._index_path(name, "sm_90a")
-box = {"dtype": "bf16", "contiguous": "K", "box": [64, 128], "swizzle": "SW128",
-       "copies": [[0, 0, 0]]}
-rec = {"tma": {"A": box, "B": dict(box, contiguous="MN")}, "tma_D": box, "tma_store": True,
-       "shared_bytes": 65536}
-path = Path(tempfile.mkdtemp()) / "k.sm90"
-index.write(path, b"\\x7fELF", rec)
-cubin, record = index.read(path)
+path = Path(sys.argv[1])  # the entry an earlier process wrote (the plan's own record)
+cubin, record = index.read(path, key)
 launch = Sm90Launch.from_json(json.dumps(record))
 args = operand_map_args(launch.tma["A"], "A", 0x7F0000000000, 512, 1024, "K", 1024)
 output_map_args(launch.tma_D, 0x7F0000000000, (512, 768), (768, 1))
@@ -71,10 +71,10 @@ print(json.dumps(sorted(sys.modules)))
 """
 
 
-def _loaded(code: str) -> list[str]:
+def _loaded(code: str, *args: str) -> list[str]:
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+        [sys.executable, "-c", code, *args], capture_output=True, text=True, env=env, check=True
     ).stdout.splitlines()[-1]
     return json.loads(out)
 
@@ -83,9 +83,17 @@ def _heavy(mods: list[str]) -> list[str]:
     return sorted(m for m in mods if any(m == h or m.startswith(h + ".") for h in HEAVY))
 
 
-def test_a_cached_kernels_call_loads_none_of_the_heavy_modules():
-    mods = _loaded(CALL_STEPS)
+def test_a_cached_kernels_call_loads_none_of_the_heavy_modules(tmp_path):
+    from cutemma.kernels.pick import builtin_sm90_config
+    from cutemma.kernels.sm90 import host, index
+
+    key = host.kernel_key(builtin_sm90_config(512, 768, 132, "bf16"), "bf16", "K", "N", "bf16",
+                          "bf16")  # fmt: skip
+    path = tmp_path / "k.sm90"
+    index.write(path, b"\x7fELF", index.plan_record(key))
+    mods = _loaded(CALL_STEPS, str(path))
     assert "cutemma.kernels.sm90.index" in mods and "cutemma.copy.tma_map" in mods
+    assert "cutemma.kernels.sm90.plan" in mods  # the record was checked against its plan
     assert _heavy(mods) == []
 
 
@@ -101,8 +109,7 @@ def test_the_heavy_modules_are_what_the_generator_loads():
         "print(json.dumps(sorted(sys.modules)))\n"
     )
     heavy = _heavy(_loaded(code))
-    for name in ("cutemma.layout", "cutemma.mma", "cutemma.smem", "cutemma.cuda.source",
-                 "cutemma.kernels.sm90.plan", "cutemma.copy.tma"):  # fmt: skip
+    for name in ("cutemma.cuda.source", "cutemma.kernels.sm90.source"):
         assert name in heavy
 
 

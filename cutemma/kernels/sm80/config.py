@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from cutemma.errors import TiledMmaError
 from cutemma.hardware import MAX_SMEM_PER_BLOCK as SMEM_LIMIT
+from cutemma.hardware import MAX_THREADS_PER_BLOCK
 from cutemma.kernels.common.scheduler import GROUP_M_MAX
 from cutemma.kernels.common.types import ELEM_BYTES  # noqa: F401 - the config's names
 
@@ -31,7 +32,7 @@ ATOMS = {
     "e5m2_e4m3": "SM89_16x8x32_F32E5M2E4M3F32_TN",
 }
 VEC = 8  # 16-bit elements per 16-byte cp.async chunk (16 // elem_bytes in general)
-MAX_WARPS = 32  # 1024 threads per block (CUDA guide, every arch since sm_20)
+MAX_WARPS = MAX_THREADS_PER_BLOCK // 32  # a block's threads, in warps
 
 
 @dataclass(frozen=True)
@@ -68,7 +69,10 @@ class GemmConfig:
                 self.swizzle_bytes in (16, 32, 64, 128),  # 16: one chunk a row, no swizzle
                 "swizzle_bytes one of 16, 32, 64, 128",
             ),
-            (wm * wn <= MAX_WARPS, f"warps {wm}x{wn} at most {MAX_WARPS} (1024 threads a block)"),
+            (
+                wm * wn <= MAX_WARPS,
+                f"warps {wm}x{wn} at most {MAX_WARPS} ({MAX_THREADS_PER_BLOCK} threads a block)",
+            ),
             (
                 self.group_m <= GROUP_M_MAX,
                 f"group_m {self.group_m} <= {GROUP_M_MAX} (the raster's 32-bit tile index)",

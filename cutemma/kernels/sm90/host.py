@@ -91,7 +91,7 @@ def compiled_sm90(key: KernelKey, arch: str) -> tuple[DriverKernel, Sm90Launch]:
     """
     config, name = key.config, key.name
     index = _index_path(name, arch)
-    if index is not None and (hit := sm90_index.read(index)) is not None:  # sealed, checked
+    if index is not None and (hit := sm90_index.read(index, key)) is not None:  # sealed, = its plan
         launch = Sm90Launch.from_json(json.dumps(hit[1]))
         return DriverKernel(hit[0], name, launch.shared_bytes, config.threads, config.pdl), launch
     from cutemma.cuda import compile

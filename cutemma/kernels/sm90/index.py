@@ -3,9 +3,11 @@
 A new process that runs a known kernel reads this entry instead of generating the kernel's
 source and loading NVRTC (:func:`cutemma.kernels.sm90.host.compiled_sm90`). The entry is
 sealed like every cache file (:func:`cutemma.cuda.cache.seal`: a digest and a length, checked
-on read), and its launch record is checked field by field before the launch uses it: a
-shared-memory size past the limit, a TMA box TMA cannot copy or a missing operand make the
-entry a miss, rebuilt with one :class:`~cutemma.errors.CacheWarning`, never a launch.
+on read), and its launch record is checked before the launch uses it, twice: field by field
+(a shared-memory size past the limit, a TMA box TMA cannot copy or a missing operand), then
+against the record its kernel's plan derives (:func:`plan_record`), so a plausible but wrong
+record (``shared_bytes=1``, a box of 32 rows where the plan has 64) is caught too. Either
+makes the entry a miss, rebuilt with one :class:`~cutemma.errors.CacheWarning`, never a launch.
 
 >>> import tempfile
 >>> from pathlib import Path
@@ -22,7 +24,9 @@ entry a miss, rebuilt with one :class:`~cutemma.errors.CacheWarning`, never a la
 from __future__ import annotations
 
 import json
+from functools import cache
 from pathlib import Path
+from typing import Any
 
 from cutemma.copy.tma_map import SWIZZLE_MODES, TMA_DTYPES, TMA_RULES
 from cutemma.cuda.cache import load_sealed, seal, warn_damaged, write_atomic
@@ -90,18 +94,79 @@ def record_refusal(record: object) -> str | None:
     return next((r for which, box in boxes if (r := _box_refusal(which, box))), None)
 
 
-def read(path: Path) -> tuple[bytes, dict] | None:
+@cache
+def plan_record(key: Any) -> dict:
+    """The launch record (JSON of an ``Sm90Launch``) that the plan of ``key`` (a
+    :class:`~cutemma.kernels.common.key.KernelKey` of the sm90 family) derives: what an index
+    entry for that kernel must hold, field for field.
+
+    >>> from cutemma.kernels.sm90.config import Sm90Config
+    >>> from cutemma.kernels.sm90.host import kernel_key
+    >>> rec = plan_record(kernel_key(Sm90Config(), "bf16", "K", "K", "bf16", "bf16"))
+    >>> rec["tma"]["A"]["box"], rec["tma_store"], rec["stream_k"]
+    ([64, 128], True, None)
+    """
+    from cutemma.kernels.sm90.plan import Sm90Plan  # the generator's plan: not at import
+    from cutemma.kernels.sm90.tma_maps import Sm90Launch
+
+    plan = Sm90Plan(key.config, key.dtype, key.a_major, key.b_major, key.out)
+    return json.loads(Sm90Launch.of(plan).to_json())
+
+
+def _difference(got: object, want: object, where: str) -> str | None:
+    """The first place ``got`` differs from ``want`` (types too: ``true`` is not ``1``,
+    ``64.0`` not ``64``), walking only as deep as ``want``, or None."""
+    if isinstance(want, dict):
+        if not isinstance(got, dict) or sorted(got) != sorted(want):
+            return f"{where or 'the record'} has keys {_keys(got)}, the plan's {_keys(want)}"
+        return next((d for k in want if (d := _difference(got[k], want[k], f"{where}{k} "))), None)
+    if isinstance(want, list) and isinstance(got, list) and len(got) == len(want):
+        return next(
+            (d for i, w in enumerate(want) if (d := _difference(got[i], w, f"{where}[{i}] "))),
+            None,
+        )
+    if json.dumps(got) != json.dumps(want):
+        return f"{where}is {_short(got)}, the plan's {_short(want)}"
+    return None
+
+
+def _keys(x: object) -> str:
+    return _short(sorted(map(str, x))) if isinstance(x, dict) else f"none (a {type(x).__name__})"
+
+
+def _short(x: object) -> str:
+    text = json.dumps(x)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def plan_refusal(record: dict, key: Any) -> str | None:
+    """Why ``record`` is not the launch record the plan of ``key`` derives, or None.
+
+    >>> from cutemma.kernels.sm90.config import Sm90Config
+    >>> from cutemma.kernels.sm90.host import kernel_key
+    >>> key = kernel_key(Sm90Config(), "bf16", "K", "K", "bf16", "bf16")
+    >>> print(plan_refusal(dict(plan_record(key), shared_bytes=1), key))
+    differs from its plan: shared_bytes is 1, the plan's 230496
+    """
+    why = _difference(record, plan_record(key), "")
+    return None if why is None else f"differs from its plan: {why}"
+
+
+def read(path: Path, key: Any = None) -> tuple[bytes, dict] | None:
     """(cubin, launch record) of the entry at ``path``, or None: absent, from before seals,
-    or damaged (then one CacheWarning)."""
+    or damaged (then one CacheWarning). With ``key`` (the entry's kernel), a record that is
+    not the one its plan derives (:func:`plan_refusal`) is damage too."""
     data = load_sealed(path)
     if data is None:
         return None
     cubin, sep, text = data.partition(_SEPARATOR)
     try:
         record = json.loads(text) if sep else None
-    except ValueError:
+    except (ValueError, RecursionError):  # sealed but not JSON, or nested past the parser
         record = None
     why = record_refusal(record) if record is not None else "has no launch record"
+    if why is None and key is not None:
+        why = plan_refusal(record, key)
     if why is None and not cubin.startswith(b"\x7fELF"):
         why = "holds no cubin"
     if why is not None:

@@ -672,3 +672,36 @@ def _corrupt(lines: list[str], old: str, new: str) -> str:
     head, found, tail = text.rpartition(old)
     assert found, (old, text)
     return head + new + tail
+
+
+PAGE = Path(__file__).resolve().parents[2] / "docs" / "to-your-kernel.md"
+
+
+def _nvrtc_section() -> str:
+    text = PAGE.read_text()
+    start = text.index("### In a kernel, compiled by NVRTC")
+    return text[start : text.index("\n## ", start)]
+
+
+def test_the_docs_say_what_this_test_needs():
+    # the page's versions, include folders and options are the ones this file compiles with
+    section = _nvrtc_section()
+    pyproject = (PAGE.parents[1] / "pyproject.toml").read_text()
+    pins = re.findall(r'^\s*"(nvidia-cuda-cccl[^"]*|nvidia-cutlass==[^"]*)",', pyproject, re.M)
+    assert len(pins) == 2 and all(f"`{p}`" in section for p in pins), pins
+    assert "-default-device" in section and "-default-device" in options()
+    for d in harness.include_dirs():  # <site>/cutlass_library/..., <site>/nvidia/cu13/...
+        tail = d.split("site-packages/")[-1]
+        assert f"<site-packages>/{tail}`" in section, tail
+
+
+def test_the_docs_nvrtc_example_compiles():
+    # the page's example, run as written (in its namespace: sA from the page's earlier blocks)
+    from test_docs_page import page_objects
+
+    code = re.search(r"```py\n(.*?)```", _nvrtc_section(), re.S).group(1)
+    import cutemma as cm
+
+    ns = {"cm": cm, "sA": page_objects()["sA"]}
+    exec(compile(code, str(PAGE), "exec"), ns)  # noqa: S102 - the page's own example
+    assert ns["cubin"].data[:4] == b"\x7fELF"

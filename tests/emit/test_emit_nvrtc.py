@@ -270,8 +270,11 @@ def mma_atoms() -> dict[str, object]:
     """The first atom CuTe declares of every catalog family, and the template arguments C++
     spells: MN majors, negations, the sparse selector, tcgen05 M/N/types and variants."""
     atoms = {}
+    by_family: dict[str, list] = {}
+    for op in catalog.mma_ops():
+        by_family.setdefault(op.family, []).append(op)
     for fam in catalog.families():
-        atom = _first_in_cpp(op for op in catalog.mma_ops() if op.family == fam.name)
+        atom = _first_in_cpp(by_family.get(fam.name, ()))
         if atom is not None:
             atoms[f"mma/{atom.name}"] = atom
     extra = [

@@ -153,17 +153,37 @@ def price(
 ) -> float:
     """:func:`predict` with the config's shape-free costs (:func:`shape_free`) and the
     device's constants given (what a calibration varies)."""
+    eb = ATOMS_SM90[dtype][1]
+    return seconds(free, config.stream_k, config.swap_ab, m, n, k, eb, batch, dev, out_bytes)
+
+
+def seconds(
+    free: tuple,
+    stream_k: bool,
+    swap: bool,
+    m: int,
+    n: int,
+    k: int,
+    eb: int,
+    batch: int,
+    dev: Device,
+    out_bytes: int = 2,
+    split: tuple[int, int] | None = None,
+) -> float:
+    """The model itself (see the module doc), on a kernel's numbers: its shape-free costs
+    ``free`` (:func:`shape_free`), whether it runs stream-K and swapped, and the call's
+    (m, n, k), element bytes ``eb`` and ``batch``; ``split``: stream-K's
+    :func:`~cutemma.kernels.sm90.streamk.sk_split` where the caller has it."""
     bm, bn, bk, k_us, tile_us = free
-    if config.swap_ab:
+    if swap:
         m, n = n, m
     tm, tn, kt = -(-m // bm), -(-n // bn), -(-k // bk)
     tiles, grid = tm * tn * batch, dev.sms
     whole_tile = kt * k_us + tile_us
-    eb = ATOMS_SM90[dtype][1]
     once = batch * (m + n) * k * eb  # A and B, each read from DRAM once
     sk = 0
-    if config.stream_k:
-        sk, ctas = sk_split(tm, tn, kt, grid)
+    if stream_k:
+        sk, ctas = split or sk_split(tm, tn, kt, grid)
     if sk:
         whole = (tiles - sk) // grid
         shared = -(-sk * kt // ctas)
@@ -201,4 +221,14 @@ def best(
     return configs[i], t
 
 
-__all__ = ["Device", "best", "device", "predict", "price", "shape_free", "tile_class", "type_class"]
+__all__ = [
+    "Device",
+    "best",
+    "device",
+    "predict",
+    "price",
+    "seconds",
+    "shape_free",
+    "tile_class",
+    "type_class",
+]

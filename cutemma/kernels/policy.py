@@ -22,13 +22,13 @@ from typing import Any, NamedTuple
 from cutemma.errors import LaunchError
 from cutemma.kernels.call import Call
 from cutemma.kernels.common.types import ELEM_BYTES
-from cutemma.kernels.cost import best, device_kind
+from cutemma.kernels.cost import device_kind
 from cutemma.kernels.decode import decode_config
 from cutemma.kernels.pick import SMALL_SM90, builtin_config, builtin_sm90_config
 from cutemma.kernels.sm80.config import GemmConfig
 from cutemma.kernels.sm90.config import FP8, Sm90Config
 from cutemma.kernels.sm90.operands import Views, views
-from cutemma.kernels.space import candidates
+from cutemma.kernels.space import cheapest
 from cutemma.kernels.tuned import device_name, lookup_device
 
 
@@ -126,14 +126,13 @@ def _fastest(call: Call, seen: Views) -> Choice:
     plain = call.batch is None and call.epilogue is None and call.C is None
     kind = _kind(call.device)
     batch = call.batch or 1
-    found = candidates(call.M, call.N, call.K, call.dtype, batch, call.sms, swap=plain)
-    config, seconds = best(found, call.M, call.N, call.K, call.dtype, batch, kind)
+    shape = (call.M, call.N, call.K, call.dtype, batch, call.sms)
+    config, seconds = cheapest(*shape, swap=plain, kind=kind)
     if config.swap_ab:
         try:
             return _swapped(call, config)._replace(predicted_s=seconds)
         except LaunchError:  # B^T or A^T not TMA-readable: the best unswapped kernel
-            found = tuple(c for c in found if not c.swap_ab)
-            config, seconds = best(found, call.M, call.N, call.K, call.dtype, batch, kind)
+            config, seconds = cheapest(*shape, swap=False, kind=kind)
     return Choice("sm90", config, None, seen, predicted_s=seconds)
 
 

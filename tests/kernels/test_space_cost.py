@@ -139,3 +139,22 @@ def test_the_sweep_draws_its_documented_distribution():
     assert all((n, k) in PROJECTIONS for _, n, k in named)
     assert all(n % 16 == 0 and k % 16 == 0 and 256 <= n <= 65536 for _, n, k in drawn)
     assert min(m for m, _, _ in shapes) < 8 and max(m for m, _, _ in shapes) > 4096
+
+
+@pytest.mark.parametrize("dtype", ["bf16", "e4m3", "tf32"])
+def test_the_fast_pick_is_the_cheapest_candidate(dtype):
+    """space.cheapest prices numbers instead of building configs: it must pick exactly what
+    cost.best picks over space.candidates, swapped or not, on shapes of the sweep's
+    distribution and on decode shapes around the evict-first and ring-depth boundaries."""
+    from cutemma.kernels.space import cheapest
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+    from gemm_sweep import draw_shapes
+
+    shapes = draw_shapes(150, 4242) + [
+        (m, n, k) for m in (1, 64, 200) for n in (1024, 16896, 17000) for k in (4096, 30000)
+    ]
+    for m, n, k in shapes:
+        for swap in (True, False):
+            want = best(candidates(m, n, k, dtype, swap=swap), m, n, k, dtype, 1, "h200")
+            assert cheapest(m, n, k, dtype, swap=swap, kind="h200") == want, (m, n, k, swap)

@@ -469,6 +469,11 @@ def main() -> None:
     )
     ap.add_argument("--seed", type=int, help="the sweep's seed (default: drawn from the OS)")
     ap.add_argument(
+        "--named",
+        action="store_true",
+        help="with --sweep 0: the named shapes (inference table, squares) instead of drawn ones",
+    )
+    ap.add_argument(
         "--compare-rules",
         action="store_true",
         help="the sweep also times the fitted rules' pick (CUTEMMA_PICK=rules) on each row",
@@ -492,6 +497,8 @@ def main() -> None:
         help="only the square sweep 1024^3..8192^3, bf16 and e4m3 (issue 21 acceptance 3)",
     )
     args = ap.parse_args()
+    if args.named:
+        return sweep_main(args)
     if args.sweep:
         return sweep_main(args)
     if args.inference_only:
@@ -633,13 +640,14 @@ SQUARE_ROUNDS = 5
 
 def sweep_main(args) -> None:
     """The generalisation sweep (bench/gemm_sweep.py): the seed drawn now unless given."""
-    from gemm_sweep import run_sweep
+    from gemm_sweep import named_shapes, run_sweep
 
     seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "little")
-    print(f"sweep of {args.sweep} shapes, seed {seed}", flush=True)
+    shapes = named_shapes() if args.named else None
+    print(f"sweep of {len(shapes) if shapes else args.sweep} shapes, seed {seed}", flush=True)
     result = {
         **_run_header("L2-flushed medians of 3 interleaved rounds"),
-        **run_sweep(args.sweep, seed, compare=args.compare_rules),
+        **run_sweep(args.sweep, seed, compare=args.compare_rules, shapes=shapes),
     }
     out = args.out if args.out != "bench/results/gemm-h100.json" else f"sweep-{seed}.json"
     with open(out, "w") as f:

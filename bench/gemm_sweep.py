@@ -252,10 +252,11 @@ def summarise(rows: list[dict]) -> dict:
 
 def compile_shard(count: int, seed: int, shard: int, shards: int) -> None:
     """Run this shard's calls once (uninitialised operands): their kernels land in the disk
-    cache, so the timing process compiles nothing."""
+    cache, so the timing process compiles nothing. ``count`` -1: :func:`named_shapes`."""
     import cutemma
 
-    for i, (m, n, k) in enumerate(draw_shapes(count, seed)):
+    shapes = named_shapes() if count < 0 else draw_shapes(count, seed)  # -1: the named ones
+    for i, (m, n, k) in enumerate(shapes):
         for j, combo in enumerate(COMBOS):
             if (3 * i + j) % shards != shard:
                 continue
@@ -280,20 +281,38 @@ def precompile(count: int, seed: int, shards: int) -> None:
         p.wait()
 
 
-def run_sweep(count: int, seed: int, combos=COMBOS, shards: int = 8, compare: bool = False) -> dict:
+def named_shapes() -> list[tuple[int, int, int]]:
+    """The shapes bench/gemm.py names: the inference table's (N, K) at M = 1..8192 and the
+    squares 1024^3..8192^3 (what ``--named`` re-checks against the rules)."""
+    from gemm_inference import SHAPES_NK, TOKENS
+
+    return [(m, n, k) for n, k in SHAPES_NK for m in TOKENS] + [
+        (s, s, s) for s in (1024, 2048, 3072, 4096, 6144, 8192)
+    ]
+
+
+def run_sweep(
+    count: int,
+    seed: int,
+    combos=COMBOS,
+    shards: int = 8,
+    compare: bool = False,
+    shapes: list | None = None,
+) -> dict:
     """The sweep's rows and summary (see the module doc), its kernels compiled first in
-    ``shards`` processes."""
+    ``shards`` processes; ``shapes``: :func:`named_shapes` instead of drawn ones."""
     if shards > 1:
-        precompile(count, seed, shards)
+        precompile(-1 if shapes is not None else count, seed, shards)
+    shapes = shapes if shapes is not None else draw_shapes(count, seed)
     rows = []
-    for i, (m, n, k) in enumerate(draw_shapes(count, seed)):
+    for i, (m, n, k) in enumerate(shapes):
         for combo in combos:
             row = sweep_row(combo, m, n, k, compare)
             rows.append(row)
             torch.cuda.empty_cache()
             tag = f"{row['ratio']:.3f} {row['pick']['config']}" if "ratio" in row else row["error"]
-            print(f"[{i + 1}/{count}] {combo:<8} {m:>6} {n:>6} {k:>6} {tag}", flush=True)
-    return {"seed": seed, "shapes": count, "rows": rows, "summary": summarise(rows)}
+            print(f"[{i + 1}/{len(shapes)}] {combo:<8} {m:>6} {n:>6} {k:>6} {tag}", flush=True)
+    return {"seed": seed, "shapes": len(shapes), "rows": rows, "summary": summarise(rows)}
 
 
 if __name__ == "__main__":

@@ -26,7 +26,10 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict
 from functools import cache
 from pathlib import Path
@@ -256,6 +259,30 @@ def device_name(device: int) -> str:
     return torch.cuda.get_device_name(device)
 
 
+@contextmanager
+def _file_lock(path: Path) -> Iterator[None]:
+    """An exclusive lock on ``path``'s lock file (``<name>.lock`` beside it) while a process
+    reads, merges and writes the file; where locks are not available (no fcntl, a
+    read-only folder) the write is still atomic, only a concurrent writer's entry may be
+    lost."""
+    try:
+        import fcntl
+    except ImportError:  # Windows: no advisory locks here
+        yield
+        return
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path.with_name(path.name + ".lock"), os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError:
+        yield
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
 def store(
     device: str,
     m: int,
@@ -289,7 +316,8 @@ def store(
     from cutemma.cuda.cache import CACHE_ENV, write_atomic
 
     path = cache_path()
-    with _STORE_LOCK:  # two threads storing at once: each merges into the other's file
+    # two threads, or two processes, storing at once: each merges into the other's file
+    with _STORE_LOCK, _file_lock(path):
         entries = _read_file()
         entries[key] = {
             "family": "sm90" if isinstance(config, Sm90Config) else "sm80",

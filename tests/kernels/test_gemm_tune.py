@@ -118,3 +118,28 @@ def test_default_candidates_build_for_each_dtype():
     for dtype in ("f16", "tf32", "s8", "e5m2"):
         cands = tuning.default_candidates(dtype)
         assert cands and all(c.block_k % (32 if dtype in ("s8", "e5m2") else 8) == 0 for c in cands)
+
+
+_STORE_CHILD = """
+import sys
+from cutemma.kernels import tuned
+from cutemma.kernels.sm80.config import GemmConfig
+i = int(sys.argv[1])
+cfg = GemmConfig(128, 128, 64, (2, 2), 3)
+for j in range(6):
+    m = 2 ** (i + 1) * 1000 + j  # a shape class of this process's own
+    tuned.store("some GPU", m, 64 << j, 64, "bf16", "K", "N", cfg, {cfg.name: 1e-4})
+"""
+
+
+def test_processes_storing_at_once_lose_no_entry(cache):
+    """Issue 33: the tuning cache is safe across processes as well as threads: 6 processes
+    each store 6 winners of their own classes at once; the file then holds all 36 (each
+    store reads, merges and writes under the file's lock)."""
+    import subprocess
+    import sys
+
+    procs = [subprocess.Popen([sys.executable, "-c", _STORE_CHILD, str(i)]) for i in range(6)]
+    assert all(p.wait(timeout=120) == 0 for p in procs)
+    entries = json.loads(tuned.cache_path().read_text())["entries"]
+    assert len(entries) == 36

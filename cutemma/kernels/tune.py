@@ -118,6 +118,22 @@ def _decode_candidates(M: int, N: int, K: int, dtype: str) -> list[Sm90Config]:
     return decode_alternatives(M, N, K, dtype)
 
 
+def _space_candidates(M: int, N: int, K: int, dtype: str) -> tuple[Sm90Config, ...]:
+    """The sm90 kernels of :mod:`.space` for this shape (the built-in pick is one of them,
+    so a tuned winner is never one the built-in pick beat in the same timing); none for a
+    dtype the sm90 kernel does not take.
+
+    >>> any(c.stream_k for c in _space_candidates(700, 8192, 28672, "bf16"))
+    True
+    """
+    from cutemma.kernels.space import candidates
+
+    try:
+        return candidates(M, N, K, dtype)
+    except CutemmaError:
+        return ()
+
+
 def tune(
     M: int,
     N: int,
@@ -142,7 +158,10 @@ def tune(
     winner's family is what cutemma.gemm then runs for the class (an sm80 winner sends
     those calls to sm80). Each candidate runs once untimed (it builds and loads), at least
     ``warmup`` times and :data:`WARM_S` of GPU time, then at least ``reps`` times and
-    :data:`TIMED_S` queued back to back, each between CUDA events; its time is the median.
+    :data:`TIMED_S` queued back to back, each between CUDA events after a write of twice
+    the L2 (operands come from DRAM, as in a model's step and the bench); its time is the
+    median. On sm90 the candidates include every kernel of :mod:`.space` for the shape,
+    among them the built-in pick.
     A candidate that does not compile or launch is skipped. The winner is written to the
     cache file (see the module doc for the key) and from then on picked by
     :func:`cutemma.gemm` for every shape of the same class.
@@ -163,9 +182,10 @@ def tune(
             raise LaunchError(f"tune: {what}={v!r} must be a whole number >= {least}")
     if cands is None:
         sm90 = timer is None and _no_gpu_reason(device) is None and _is_sm90(device)
-        cands = default_candidates(dt, am, bm, sm90) + (
-            _decode_candidates(M, N, K, dt) if sm90 else []
-        )
+        cands = default_candidates(dt, am, bm, sm90)
+        if sm90:  # the decode configs, then every kernel of the space (the built-in pick's)
+            extra = _decode_candidates(M, N, K, dt) + list(_space_candidates(M, N, K, dt))
+            cands += [c for c in extra if c not in cands]
     if not cands:
         raise LaunchError(f"tune: no candidate config builds a {dt} {am}{bm} plan")
     if timer is None:
@@ -260,6 +280,9 @@ def _event_timer(M, N, K, dtype, a_major, b_major, device, warmup, reps):
 
     A = make(M, K, a_major == "M", ta)
     B = make(K, N, b_major == "K", tb)
+    # written between timed calls: twice L2, so each call reads its operands from DRAM
+    l2 = torch.cuda.get_device_properties(dev).L2_cache_size
+    flush = torch.empty(2 * max(l2, 1 << 20), dtype=torch.uint8, device=dev)
 
     def calls(cfg: GemmConfig | Sm90Config, out: Any, n: int) -> list:
         """``n`` calls queued back to back, each between a pair of CUDA events."""
@@ -268,6 +291,7 @@ def _event_timer(M, N, K, dtype, a_major, b_major, device, warmup, reps):
             for _ in range(n)
         ]
         for start, end in events:
+            flush.zero_()  # operands out of L2, as a model's call finds them (untimed)
             start.record()
             gemm(A, B, out=out, config=cfg)
             end.record()

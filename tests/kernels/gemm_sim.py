@@ -13,7 +13,7 @@ import re
 import numpy as np
 
 from cutemma.kernels.sm80.plan import GemmPlan
-from cutemma.kernels.sm80.source import _mma_lines
+from cutemma.kernels.sm80.source import _ldsm_a, _ldsm_b, _mma_lines
 
 _DECL = re.compile(r"^\s*const (?:int|uint32_t) (\w+) = (.+);", re.M)
 
@@ -148,6 +148,7 @@ def simulate(
                 for X, smem, G, ext, block_mn in (("A", sA, A, M, m0), ("B", sB, B.T, N, n0)):
                     cp = plan.copy(X)
                     cpr, _ = cp.thr_layout.shape
+                    vec = cp.vec  # elements per chunk: 16 bytes, or 8 or 4 (cp.async.ca)
                     writes = np.zeros(len(smem), dtype=int)  # chunk writes per element
                     for t in range(copiers[X]):
                         c, o = (t % cpr) * vec, t // cpr
@@ -217,17 +218,27 @@ def _read_registers(
                     cols.append([smem[_at(tv, f"{X}_ld{key}", t, add, plan, X)] for t in lanes])
                 out[g, r] = np.array(cols).T
         return out
-    lm, split = plan.ldmatrix(X)
-    _, parts = split.parts()
-    regs_atom = plan.regs_a if X == "A" else plan.regs_b
-    for i in range(plan.ldmatrix_groups(X)):
-        key, add = parts[i * kb + ik]
-        addrs = [_at(tv, f"{X}_ldsm{key}", t, add, plan, X) for t in lanes]
+    lm, _ = plan.ldmatrix(X)
+    # the ldmatrix statements the kernel writes for this k block: their destination
+    # registers and addresses, read from the text (x1/x2/x4, whole atoms or parts of one)
+    text = "\n".join((_ldsm_a if X == "A" else _ldsm_b)(plan, ik, 0))
+    stmts = _LDSM_STMT.findall(text)
+    assert len(stmts) == plan.ldmatrix_groups(X)
+    for ptx, outs, name, add in stmts:
+        assert ptx == lm.atom.ptx
+        regs = [tuple(map(int, x)) for x in re.findall(r"_frag\[0\]\[(\d+)\]\[(\d+)\]", outs)]
+        assert len(regs) == lm.atom.num
+        off = 0 if X == "A" else plan.stage_elems_A
+        addrs = [(tv[name][t] + int(add or 0)) // eb - off for t in lanes]
         rows = [smem[a : a + vec] for a in addrs[: 8 * lm.atom.num]]
         vals = ldmatrix_lane_values(rows, lm.atom.num, lm.atom.trans, eb)
-        per = lm.atom.num // regs_atom  # atoms one ldmatrix fills (B: up to 4 // regs_b)
-        for h in range(per):
-            for r in range(regs_atom):
-                j = h * regs_atom + r
-                out[i * per + h, r] = vals[:, j * vpr : (j + 1) * vpr]
+        for j, reg in enumerate(regs):
+            assert reg not in out, f"{X} register {reg} loaded twice"
+            out[reg] = vals[:, j * vpr : (j + 1) * vpr]
     return out
+
+
+_LDSM_STMT = re.compile(
+    r'asm volatile\("(ldmatrix[\w.]+) \{[^}]*\}, \[%\d+\];\\n" : (.*?) : '
+    r'"r"\((\w+) \+ rd(?: \+ (\d+))?\)\);'
+)

@@ -12,10 +12,12 @@ atom layout, M- or N-ordered, sometimes the seeds' M permutation; sm90 (GMMA SS 
 N from 8 to 256 in steps of 8, 16-bit majors K or MN where CuTe allows them, 1-3
 warpgroups, every schedule). Tiles are 1-8x the TiledMMA's tile in each of M, N, K (each
 multiple drawn), stages 2-6. A draw is only ever shaped by what CuTe itself refuses to
-build: an RS atom's A is K-major, ldmatrix .trans moves 16-bit elements, the quadpair's
-fragments take no ldmatrix, CUTLASS's pingpong kernel takes a one-warpgroup TiledMMA,
-'alternate' means 2 or 3 warpgroups taking turns, and an smem layout the stage cannot hold
-(``smem_layout`` raises) is left to the design.
+build: an RS atom's A is K-major, ldmatrix .trans moves 16-bit elements, an ldmatrix atom
+splits one MMA atom's fragment registers (a wider one fails CuTe's "TiledCopy uses too few
+vals", :func:`ldmatrix_atoms`), the quadpair's fragments take no ldmatrix, CUTLASS's
+pingpong kernel takes a one-warpgroup TiledMMA, 'alternate' means 2 or 3 warpgroups taking
+turns, and an smem layout the stage cannot hold (``smem_layout`` raises) is left to the
+design.
 
 Each draw is classified with ``failed_rules(design, "sm_90a")``: accepted; refused by a
 hardware limit (:data:`LIMIT_RULES`, evaluated even where an earlier rule stops the table);

@@ -61,6 +61,10 @@ CASES = {
         lambda: GemmDesign(_tiled(QUAD, 2, 2), (16, 32, 20)),
         "f16", "M", "N",
     ),
+    "quadpair, K-major rows of 56 bytes (8-byte chunks, one unswizzled row)": (
+        lambda: GemmDesign(_tiled(QUAD, 2, 2), (16, 32, 28)),
+        "f16", "K", "K",
+    ),
     "quadpair alone, rows of 8 bytes": (
         lambda: GemmDesign(make_tiled_mma(QUAD, (1, 1, 1)), (8, 8, 4)),
         "f16", "K", "K",

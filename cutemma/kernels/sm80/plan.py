@@ -86,7 +86,8 @@ def smem_layout(
             f"16-byte cp.async chunk ({vec} elements) or, narrower, one row of whole "
             "4-byte chunks"
         )
-    bits = max(0, (w * elem_bytes // 16).bit_length() - 1)
+    # a swizzle permutes whole 16-byte chunks: a row that is not whole chunks takes none
+    bits = max(0, (w * elem_bytes // 16).bit_length() - 1) if w * elem_bytes % 16 == 0 else 0
     # a swizzle permutes the chunks of 8 rows; unswizzled, an atom of fewer rows tiles a
     # stage whose other extent is no multiple of 8 (an MN-major k4 tile of 12 rows)
     other = extent if major == "K" else block_k
@@ -122,6 +123,8 @@ def widest_smem_layout(
     'Sw<0,3,3> o 0 o ((8,5),(8,2)):((1,64),(8,320))'
     >>> widest_smem_layout(128, 32, "MN") == smem_layout(128, 32, "MN")
     True
+    >>> str(widest_smem_layout(16, 28, "K"))  # 56-byte rows: one unswizzled row of 28
+    'Sw<0,3,3> o 0 o ((8,2),(28,1)):((28,224),(1,0))'
     """
     contiguous = block_k if major == "K" else extent
     err = None
@@ -133,6 +136,8 @@ def widest_smem_layout(
             return smem_layout(extent, block_k, major, width, elem_bytes)
         except TiledMmaError as exc:
             err = exc
+    if contiguous * elem_bytes % 16:  # not whole chunks: one unswizzled row (8- or 4-byte copies)
+        return smem_layout(extent, block_k, major, contiguous * elem_bytes, elem_bytes)
     raise err or TiledMmaError(f"swizzle width {widest} bytes: one of {SWIZZLE_WIDTHS} or wider")
 
 

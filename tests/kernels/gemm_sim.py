@@ -16,17 +16,23 @@ from cutemma.kernels.sm80.plan import GemmPlan
 from cutemma.kernels.sm80.source import _ldsm_a, _ldsm_b, _mma_lines
 
 _DECL = re.compile(r"^\s*const (?:int|uint32_t) (\w+) = (.+);", re.M)
+_TABLE = re.compile(r"^__constant__ int (\w+)\[\d+\] = \{([^}]*)\};", re.M)
 
 
 def thread_values(source: str, names: list[str], threads: int) -> dict[str, list[int]]:
     """Evaluate the kernel's ``const int|uint32_t name = expr;`` lines for every tid (C ``/``
     -> ``//``), in order, each seeing the names before it; shared addresses from smem_base 0."""
     exprs = {m.group(1): m.group(2) for m in _DECL.finditer(source)}
+    # __constant__ tables a thread part reads at [tid] where no layout reproduces it
+    tables = {
+        m.group(1): [int(x) for x in m.group(2).split(",")] for m in _TABLE.finditer(source)
+    }
     out: dict[str, list[int]] = {}
     for name in names:
         code = compile(exprs[name].replace("/", "//"), name, "eval")
         env = [
-            {"tid": t, "smem_base": 0} | {k: v[t] for k, v in out.items()} for t in range(threads)
+            {"tid": t, "smem_base": 0} | tables | {k: v[t] for k, v in out.items()}
+            for t in range(threads)
         ]
         out[name] = [eval(code, {}, e) for e in env]
     return out
@@ -34,12 +40,18 @@ def thread_values(source: str, names: list[str], threads: int) -> dict[str, list
 
 def _key_names(plan: GemmPlan) -> list[str]:
     """The per-thread names the kernel declares: offsets, then one shared address per key."""
-    names = ["A_copy_base", "B_copy_base", "A_ldsm_base", "B_ldsm_base", "C_m", "C_n"]
-    names = [n for n in names if not (n[2:] == "ldsm_base" and plan.universal[n[0]])]
+    names = ["A_copy_base", "B_copy_base", "C_m", "C_n"]
+    for X in "AB":  # the read's thread part, or (a 'k+' split) one per key
+        split = plan.smem_read(X)
+        base = f"{X}_ld_base" if plan.universal[X] else f"{X}_ldsm_base"
+        if split.op == "k+":
+            names += [f"{base}{j}" for j in range(len(split.keys))]
+        elif not plan.universal[X]:
+            names.append(base)
     for X in "AB":
         names += [f"{X}_dst{j}" for j in range(len(plan.copy(X).smem.parts()[0]))]
         if plan.universal[X]:
-            names += [f"{X}_ld_base"]
+            names += [f"{X}_ld_base"] if plan.regload(X).op != "k+" else []
             names += [f"{X}_ld{j}" for j in range(len(plan.regload(X).parts()[0]))]
         else:
             names += [f"{X}_ldsm{j}" for j in range(len(plan.ldmatrix(X)[1].parts()[0]))]

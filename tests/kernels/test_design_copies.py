@@ -1,7 +1,8 @@
 """sm80 designs the family once refused and CuTe builds (issue 32, acceptance 3): an asked
 ldmatrix of fewer matrices than an atom's fragment (more instructions, as CuTe's
-make_tiled_copy_A/B issues them), and tiles whose rows are not whole 16-byte chunks (8- and
-4-byte cp.async.ca chunks). Each is accepted, and its generated kernel computes A @ B in the
+make_tiled_copy_A/B issues them), tiles whose rows are not whole 16-byte chunks (8- and
+4-byte cp.async.ca chunks), and register reads whose offsets have no one thread part (a
+shared address per group of values). Each is accepted, and its generated kernel computes A @ B in the
 CPU model of the kernel (gemm_sim: the ldmatrix statements and registers read from the
 kernel text, ldmatrix by the PTX fragment rule), edge tiles included; a sample compiles
 with NVRTC for sm_80 and sm_90a without local memory."""
@@ -26,6 +27,8 @@ from cutemma.tiled import make_tiled_mma
 F16 = "SM80_16x8x16_F32F16F16F32_TN"
 TF32 = "SM80_16x8x8_F32TF32TF32F32_TN"
 QUAD = "SM70_8x8x4_F32F16F16F32_TN"
+F16K8 = "SM80_16x8x8_F16F16F16F16_TN"
+F16F16 = "SM80_16x8x16_F16F16F16F16_TN"
 
 
 def _tiled(atom: str, wm: int, wn: int):
@@ -64,6 +67,25 @@ CASES = {
     "quadpair, K-major rows of 56 bytes (8-byte chunks, one unswizzled row)": (
         lambda: GemmDesign(_tiled(QUAD, 2, 2), (16, 32, 28)),
         "f16", "K", "K",
+    ),
+    # offsets with no one thread part: 3 warps of 16 rows cross the 32-row swizzle atoms at
+    # different values, so each group of values keeps its own shared address (Split 'k+')
+    "keyed: A M-major ldmatrix over 3 warps": (
+        lambda: GemmDesign(_tiled(F16K8, 3, 1), (192, 8, 8)),
+        "f16", "M", "K",
+    ),
+    "keyed: B N-major ldmatrix x1 over 1x3 warps": (
+        lambda: GemmDesign(
+            _tiled("SM80_16x8x8_F32F16F16F32_TN", 1, 3), (48, 96, 16), copy_b="SM75_U16x2_LDSM_T"
+        ),
+        "f16", "K", "N",
+    ),
+    "keyed: B N-major plain loads over 1x3 warps": (
+        lambda: GemmDesign(
+            make_tiled_mma(F16F16, Layout((1, 3, 1), (3, 1, 0))), (16, 96, 32),
+            copy_b="UniversalCopy<uint32_t>",
+        ),
+        "f16", "K", "N",
     ),
     "quadpair alone, rows of 8 bytes": (
         lambda: GemmDesign(make_tiled_mma(QUAD, (1, 1, 1)), (8, 8, 4)),
@@ -106,7 +128,9 @@ def test_new_copies_compile_without_local_memory(arch):
     from cutemma.cuda import compile, local_memory_use
 
     for label in ("A x2 on a 4-register atom, K-major", "B x1 over 5 atoms of 2 registers",
-                  "quadpair, K-major rows of 24 bytes (8-byte chunks)"):  # fmt: skip
+                  "quadpair, K-major rows of 24 bytes (8-byte chunks)",
+                  "keyed: A M-major ldmatrix over 3 warps",
+                  "keyed: B N-major plain loads over 1x3 warps"):  # fmt: skip
         make, dtype, am, bm = CASES[label]
         d = make()
         use = local_memory_use(compile(gemm_source(d.config, dtype, am, bm, design=d), arch))

@@ -102,6 +102,9 @@ def smem_layout(
     return ComposedLayout(Swizzle(bits, base, 3), 0, tile_to_shape(atom, (extent, block_k)))
 
 
+# shared addresses (a register each) a register read may keep where its offsets have no one
+# thread part (Split op 'k+'): beyond this many the mainloop's registers would spill
+MAX_KEYS = 16
 SWIZZLE_WIDTHS = (128, 64, 32, 16)  # bytes of a swizzle atom's row; 16: one chunk, none
 
 
@@ -483,7 +486,7 @@ class GemmPlan:
         atom = LdMatrix(op.param("num"), "trans" in op.modifiers)
         smem_outer = (self.smem_A if which == "A" else self.smem_B).outer
         return LdmatrixPlan(atom, tuple(rows)), split_offsets(
-            table, smem_outer, f"ldmatrix {which}", before_swizzle=True
+            table, smem_outer, f"ldmatrix {which}", before_swizzle=True, max_keys=MAX_KEYS
         )
 
     def smem_read(self, which: str) -> Split:
@@ -525,7 +528,9 @@ class GemmPlan:
             ]
             table = np.concatenate(cols, axis=1).tolist()
             smem = self.smem_A if which == "A" else self.smem_B
-            out[which] = split_offsets(table, smem.outer, f"regload {which}", before_swizzle=True)
+            out[which] = split_offsets(
+                table, smem.outer, f"regload {which}", before_swizzle=True, max_keys=MAX_KEYS
+            )
         return out
 
     def regload_wide(self, which: str) -> tuple[bool, ...]:

@@ -170,7 +170,9 @@ def _combine(base: str, op: str, const: int) -> str:
 
 def _keyed(split: Split, base: str, key: int) -> str:
     """C text of a split's thread part ``base`` at one of its keys (Split.parts): base ^ key,
-    or (op 's+') the stage's swizzle of base + key."""
+    (op 's+') the stage's swizzle of base + key, or (op 'k+') key's own thread part."""
+    if split.op == "k+":
+        return f"{base}{key}"
     if split.op == "s+":
         return f"({swizzle_expr(split.swizzle, _combine(base, '+', key))})"
     return _combine(base, "^", key)
@@ -529,7 +531,7 @@ def _register_read_setup(plan: GemmPlan, tables: list[str]) -> list[str]:
                 comment(
                     f"{which} by plain loads at tv_layout_{which}_tiled {tv} (element offsets)"
                 ),
-                thread_expr(f"{which}_ld_base", plan.regload(which).thread, tables),
+                *_thread_parts(f"{which}_ld_base", plan.regload(which), tables),
                 _regload_setup(plan, which),
             ]
             continue
@@ -541,10 +543,17 @@ def _register_read_setup(plan: GemmPlan, tables: list[str]) -> list[str]:
         )
         out += [
             comment(f"{head}{la.atom.ptx}"),
-            thread_expr(f"{which}_ldsm_base", sa.thread, tables),
+            *_thread_parts(f"{which}_ldsm_base", sa, tables),
             _ldsm_setup(plan, which),
         ]
     return out
+
+
+def _thread_parts(name: str, split: Split, tables: list[str]) -> list[str]:
+    """The thread part of a split as ``name``, or (op 'k+') one per key as ``name<j>``."""
+    if split.op != "k+":
+        return [thread_expr(name, split.thread, tables)]
+    return [thread_expr(f"{name}{j}", key, tables) for j, key in enumerate(split.keys)]
 
 
 def _epilogue_lines(plan: GemmPlan, out: str, c_type: str, epilogue: Epilogue = NO_EPILOGUE) -> str:

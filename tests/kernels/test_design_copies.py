@@ -135,3 +135,16 @@ def test_new_copies_compile_without_local_memory(arch):
         d = make()
         use = local_memory_use(compile(gemm_source(d.config, dtype, am, bm, design=d), arch))
         assert not use.local_bytes and not use.stack_bytes, label
+
+
+def test_an_ldmatrix_wider_than_the_atoms_fragment_is_refused_as_cute_refuses_it():
+    """x4 over the 2 registers of a 16x8x8 atom's A: CuTe's make_tiled_copy_A fails its static
+    assertion (tests/cute_cpp/test_ldmatrix_vals.py); the rule names it and what fits."""
+    from cutemma.errors import DesignError
+    from cutemma.kernels import check
+
+    d = GemmDesign(_tiled("SM80_16x8x8_F32F16F16F32_TN", 2, 2), (64, 32, 16),
+                   copy_a="SM75_U32x4_LDSM_N")  # fmt: skip
+    assert "atom_pairs" in failed_rules(d)
+    with pytest.raises(DesignError, match="TiledCopy uses too few vals.*2 or 1 matrices"):
+        check(d)

@@ -1,13 +1,14 @@
 """CUDA C++ of an sm80 GEMM, D = alpha * A @ B + beta * C, generated from a GemmPlan.
 
 The kernel: a TiledMMA of ``mma.sync.m16n8k16`` (f16/bf16 in, f32 accumulate);
-global -> shared through ``cp.async`` (16-byte chunks, zero-filled past the
-matrix edge: ``src-size`` < 16 fills the rest with zeros, PTX ISA "cp.async";
+global -> shared through ``cp.async`` (16-byte chunks, or 8/4-byte ``.ca`` ones where a row
+is not whole 16-byte chunks; zero-filled past the matrix edge: ``src-size`` < cp-size fills
+the rest with zeros, PTX ISA "cp.async";
 https://docs.rs/crate/ptx-90-parser/latest/source/docs/instructions/cp.md) in a
-``stages``-deep pipeline; swizzled shared tiles; ``ldmatrix`` into the atom
-fragments; the epilogue through partition_C, predicated at the edges. Every
-offset is a number from :class:`cutemma.kernels.sm80.plan.GemmPlan`: a thread part
-written as the expression of its Layout, plus constants.
+``stages``-deep pipeline; swizzled shared tiles; ``ldmatrix`` (x4, or the x2/x1 a design
+asks) into the atom fragments; the epilogue through partition_C, predicated at the edges.
+Every offset is a number from :class:`cutemma.kernels.sm80.plan.GemmPlan`: a thread part
+written as the expression of its Layout (or one per group of values), plus constants.
 
 >>> from cutemma.kernels.sm80.plan import GemmConfig
 >>> src = gemm_source(GemmConfig(), "bf16", "K", "N", out="bf16")

@@ -476,7 +476,7 @@ class GemmPlan:
                     ):
                         raise TiledMmaError(
                             f"{which} {self.config.name}: {tc.atom.name} reads 16-byte rows but "
-                            f"thread {t}'s row {tuple(crd[j])} is not 16 contiguous aligned bytes in the "
+                            f"thread {t}'s row {tuple(int(x) for x in crd[j])} is not 16 contiguous aligned bytes in the "
                             "smem layout; make its contiguous mode the fragment's K (plain) or "
                             "M/N (.trans) mode"
                         )

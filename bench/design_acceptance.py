@@ -12,10 +12,12 @@ atom layout, M- or N-ordered, sometimes the seeds' M permutation; sm90 (GMMA SS 
 N from 8 to 256 in steps of 8, 16-bit majors K or MN where CuTe allows them, 1-3
 warpgroups, every schedule). Tiles are 1-8x the TiledMMA's tile in each of M, N, K (each
 multiple drawn), stages 2-6. A draw is only ever shaped by what CuTe itself refuses to
-build: an RS atom's A is K-major, ldmatrix .trans moves 16-bit elements, the quadpair's
-fragments take no ldmatrix, CUTLASS's pingpong kernel takes a one-warpgroup TiledMMA,
-'alternate' means 2 or 3 warpgroups taking turns, and an smem layout the stage cannot hold
-(``smem_layout`` raises) is left to the design.
+build: an RS atom's A is K-major, ldmatrix .trans moves 16-bit elements, an ldmatrix atom
+splits one MMA atom's fragment registers (a wider one fails CuTe's "TiledCopy uses too few
+vals", :func:`ldmatrix_atoms`), the quadpair's fragments take no ldmatrix, CUTLASS's
+pingpong kernel takes a one-warpgroup TiledMMA, 'alternate' means 2 or 3 warpgroups taking
+turns, and an smem layout the stage cannot hold (``smem_layout`` raises) is left to the
+design.
 
 Each draw is classified with ``failed_rules(design, "sm_90a")``: accepted; refused by a
 hardware limit (:data:`LIMIT_RULES`, evaluated even where an earlier rule stops the table);
@@ -56,9 +58,10 @@ from typing import Any
 
 from cutemma.errors import CutemmaError, DesignError, LaunchError
 from cutemma.kernels.design import RULES, SM80_ATOMS, GemmDesign, checked, failed_rules
-from cutemma.kernels.sm80.plan import ELEM_BYTES, smem_layout
+from cutemma.kernels.sm80.plan import ELEM_BYTES, ldmatrix_num, smem_layout
 from cutemma.kernels.sm90.config import ATOMS_SM90, SCHEDULES
 from cutemma.layout import Layout
+from cutemma.mma import make_mma_atom
 from cutemma.tiled import make_tiled_mma
 
 ARCH = "sm_90a"
@@ -71,8 +74,22 @@ MULTIPLES = range(1, 9)  # a tile is 1-8x the TiledMMA's tile in each of M, N, K
 STAGES = range(2, 7)
 GMMA_N = range(8, 257, 8)  # wgmma's N for 16-bit, tf32 and fp8 (PTX ISA 9.7.15.5.2)
 UNIVERSAL = "UniversalCopy<uint32_t>"
-LDSM = {"K": ("SM75_U32x4_LDSM_N", "SM75_U32x2_LDSM_N"),
-        "MN": ("SM75_U16x8_LDSM_T", "SM75_U16x4_LDSM_T")}  # fmt: skip
+LDSM = {"K": ("SM75_U32x4_LDSM_N", "SM75_U32x2_LDSM_N", "SM75_U32x1_LDSM_N"),
+        "MN": ("SM75_U16x8_LDSM_T", "SM75_U16x4_LDSM_T", "SM75_U16x2_LDSM_T")}  # fmt: skip
+
+
+def ldmatrix_atoms(atom: str, which: str, major: str) -> tuple[str, ...]:
+    """The ldmatrix copy atoms of ``major`` ('K' or 'MN') that CuTe builds over operand
+    ``which`` of ``atom``'s TiledMMA: those whose matrices split one atom's registers. A
+    wider one fails ``make_tiled_copy_A/B``'s static assertion "TiledCopy uses too few vals
+    for selected CopyAtom" (witness: tests/cute_cpp/test_ldmatrix_vals.py).
+
+    >>> ldmatrix_atoms("SM80_16x8x16_F32F16F16F32_TN", "B", "MN")
+    ('SM75_U16x4_LDSM_T', 'SM75_U16x2_LDSM_T')
+    """
+    op = make_mma_atom(atom).op
+    regs = op.a.count if which == "A" else op.b.count
+    return tuple(n for n in LDSM[major] if regs % ldmatrix_num(n) == 0)
 
 
 def _sm80_classes() -> dict[str, list[str]]:
@@ -141,7 +158,9 @@ def _draw_sm80(rng: random.Random, _any: bool) -> dict:
                 pass
         r = rng.random()
         if r < 0.25 and not quad:  # the ldmatrix atoms of the operand's major
-            p["copy"][i] = rng.choice(LDSM["K" if majors[i] == "K" else "MN"])
+            p["copy"][i] = rng.choice(
+                ldmatrix_atoms(atom, "AB"[i], "K" if majors[i] == "K" else "MN")
+            )
         elif r < 0.45:
             p["copy"][i] = UNIVERSAL
     return p

@@ -122,7 +122,8 @@ def describe(plan: GemmPlan) -> str:
     for which in ("A", "B"):
         cp = plan.copy(which)
         lines.append(
-            f"cp.async {which}: thr_layout {cp.thr_layout}, {cp.iters} x 16 B per thread, "
+            f"cp.async {which}: thr_layout {cp.thr_layout}, {cp.iters} x {cp.chunk_bytes} B per "
+            "thread, "
             f"smem {cp.smem.thread.layout} then {cp.smem.thread.swizzle} {cp.smem.op} "
             f"{list(cp.smem.consts)}"
         )

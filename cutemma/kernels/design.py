@@ -38,6 +38,7 @@ from cutemma.kernels.sm80.plan import (
     ATOMS,
     ELEM_BYTES,
     GemmConfig,
+    a_ldmatrix_num,
     b_ldmatrix_num,
     widest_smem_layout,
 )
@@ -91,8 +92,8 @@ SM90_RS_ATOMS = {
     r"SM90_64x\d+x16_F16F16F16_RS": "f16",
 }
 LDMATRIX = {  # operand major -> the ldmatrix copy atoms the sm80 mainloop issues
-    "K": ("SM75_U32x4_LDSM_N", "SM75_U32x2_LDSM_N"),
-    "MN": ("SM75_U16x8_LDSM_T", "SM75_U16x4_LDSM_T"),
+    "K": ("SM75_U32x4_LDSM_N", "SM75_U32x2_LDSM_N", "SM75_U32x1_LDSM_N"),
+    "MN": ("SM75_U16x8_LDSM_T", "SM75_U16x4_LDSM_T", "SM75_U16x2_LDSM_T"),
 }
 # (TiledMMA, smem layouts, copies, stages, schedule, epilogue) -> the default tile found
 _DEFAULT_TILES: dict[tuple, tuple[int, int, int]] = {}
@@ -619,14 +620,18 @@ def _warps(d: GemmDesign, arch: str) -> str | None:
 
 
 def _sm80_atom_pairs(d: GemmDesign, arch: str) -> str | None:
-    """An ldmatrix copy_b must load whole atoms and split a thread's row of B atoms into
-    whole instructions; left None, the plan takes the widest ldmatrix that does."""
-    copy_b = d.copy_b or ""
-    if d.family != "sm80" or _regload_only(d) or not copy_b.startswith("SM75_"):
+    """An ldmatrix copy_a must split one A atom's registers into whole instructions, a
+    copy_b split one B atom's or load whole atoms of a thread's row of them; left None, the
+    plan takes the widest ldmatrix that does."""
+    if d.family != "sm80" or _regload_only(d):
         return None
+    op = d.tiled_mma.atom.op
     mma_n = d.tile[1] // d.tiled_mma.tile_size_mnk[1]
     try:
-        b_ldmatrix_num(mma_n, d.tiled_mma.atom.op.b.count, copy_b)
+        if (d.copy_a or "").startswith("SM75_"):
+            a_ldmatrix_num(op.a.count, d.copy_a)
+        if (d.copy_b or "").startswith("SM75_"):
+            b_ldmatrix_num(mma_n, op.b.count, d.copy_b)
     except CutemmaError as exc:
         return str(exc)
     return None
@@ -682,8 +687,9 @@ def _smem_layouts(d: GemmDesign, arch: str) -> str | None:
 
 
 def _smem_vectors(d: GemmDesign, arch: str) -> str | None:
-    """cp.async moves 16 bytes: each 16-byte chunk of the contiguous mode must land
-    contiguous (and aligned) in the layout."""
+    """cp.async moves 16, 8 or 4 bytes: a chunk of the contiguous mode must land contiguous
+    in the layout, at least 4 bytes of it (the narrowest cp.async; the plan takes the widest
+    chunk the layout keeps whole)."""
     if d.family != "sm80" or d.dtype is None:
         return None
     eb = ELEM_BYTES[d.dtype]
@@ -692,10 +698,10 @@ def _smem_vectors(d: GemmDesign, arch: str) -> str | None:
         if s is None or _flat_extents(s) != (ext, bk):
             continue
         run = _contiguity(s, ext, bk)
-        if run * eb < 16:
+        if run * eb < 4:
             return (
                 f"smem_{which.lower()}: {run * eb} contiguous bytes along its contiguous mode, "
-                "narrower than cp.async's 16-byte vector"
+                "narrower than cp.async's narrowest chunk (4 bytes)"
             )
     return None
 
@@ -824,7 +830,7 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "smem_layout", _smem_layouts, "a (bm, bk) / (bn, bk) swizzled layout (sm80), none on sm90"
     ),
-    Rule("smem_vector", _smem_vectors, "16 contiguous bytes per cp.async chunk in the smem layout"),
+    Rule("smem_vector", _smem_vectors, "4, 8 or 16 contiguous bytes per cp.async chunk in smem"),
     Rule(
         "copy_atom",
         _copies,

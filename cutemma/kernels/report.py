@@ -128,7 +128,8 @@ def _sm80_accesses(design: GemmDesign, report: DesignReport) -> None:
     for which in "AB":
         smem = plan.smem_A if which == "A" else plan.smem_B
         cp = plan.copy(which)
-        tc = cp_async_copy(cp.k_contiguous, cp.thr_layout.shape[0], cp.rows_per_pass, plan.vec)
+        cpr = cp.thr_layout.shape[0]
+        tc = cp_async_copy(cp.k_contiguous, cpr, cp.rows_per_pass, cp.vec, cp.chunk_bytes)
         key = f"{which} cp.async (global -> smem)"
         report.conflicts[key] = bank_conflicts(tc, smem, side="D").worst
         report.vectors[key] = vector_bits(tc, smem, side="D")

@@ -9,6 +9,8 @@ walked by hand. Every (thread, instruction) offset equal = the same generated ke
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from cutemma.kernels.sm80.ldmatrix import plan_ldmatrix
@@ -160,10 +162,7 @@ def test_generated_source_is_byte_identical_to_the_former_plan(
         split = plan_mod.split_offsets(
             former_cp_async_table(self, which, cp), outer, f"cp.async {which}"
         )
-        return plan_mod.CopyPlan(
-            cp.which, cp.k_contiguous, cp.thr_layout, cp.iters, cp.rows_per_pass, split,
-            cp.threads,
-        )  # fmt: skip
+        return dataclasses.replace(cp, smem=split)
 
     monkeypatch.setattr(plan_mod.GemmPlan, "_plan_ldmatrix", former_ldmatrix)
     monkeypatch.setattr(plan_mod.GemmPlan, "copy", former_copy)

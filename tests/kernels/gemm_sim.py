@@ -13,20 +13,26 @@ import re
 import numpy as np
 
 from cutemma.kernels.sm80.plan import GemmPlan
-from cutemma.kernels.sm80.source import _mma_lines
+from cutemma.kernels.sm80.source import _ldsm_a, _ldsm_b, _mma_lines
 
 _DECL = re.compile(r"^\s*const (?:int|uint32_t) (\w+) = (.+);", re.M)
+_TABLE = re.compile(r"^__constant__ int (\w+)\[\d+\] = \{([^}]*)\};", re.M)
 
 
 def thread_values(source: str, names: list[str], threads: int) -> dict[str, list[int]]:
     """Evaluate the kernel's ``const int|uint32_t name = expr;`` lines for every tid (C ``/``
     -> ``//``), in order, each seeing the names before it; shared addresses from smem_base 0."""
     exprs = {m.group(1): m.group(2) for m in _DECL.finditer(source)}
+    # __constant__ tables a thread part reads at [tid] where no layout reproduces it
+    tables = {
+        m.group(1): [int(x) for x in m.group(2).split(",")] for m in _TABLE.finditer(source)
+    }
     out: dict[str, list[int]] = {}
     for name in names:
         code = compile(exprs[name].replace("/", "//"), name, "eval")
         env = [
-            {"tid": t, "smem_base": 0} | {k: v[t] for k, v in out.items()} for t in range(threads)
+            {"tid": t, "smem_base": 0} | tables | {k: v[t] for k, v in out.items()}
+            for t in range(threads)
         ]
         out[name] = [eval(code, {}, e) for e in env]
     return out
@@ -34,12 +40,18 @@ def thread_values(source: str, names: list[str], threads: int) -> dict[str, list
 
 def _key_names(plan: GemmPlan) -> list[str]:
     """The per-thread names the kernel declares: offsets, then one shared address per key."""
-    names = ["A_copy_base", "B_copy_base", "A_ldsm_base", "B_ldsm_base", "C_m", "C_n"]
-    names = [n for n in names if not (n[2:] == "ldsm_base" and plan.universal[n[0]])]
+    names = ["A_copy_base", "B_copy_base", "C_m", "C_n"]
+    for X in "AB":  # the read's thread part, or (a 'k+' split) one per key
+        split = plan.smem_read(X)
+        base = f"{X}_ld_base" if plan.universal[X] else f"{X}_ldsm_base"
+        if split.op == "k+":
+            names += [f"{base}{j}" for j in range(len(split.keys))]
+        elif not plan.universal[X]:
+            names.append(base)
     for X in "AB":
         names += [f"{X}_dst{j}" for j in range(len(plan.copy(X).smem.parts()[0]))]
         if plan.universal[X]:
-            names += [f"{X}_ld_base"]
+            names += [f"{X}_ld_base"] if plan.regload(X).op != "k+" else []
             names += [f"{X}_ld{j}" for j in range(len(plan.regload(X).parts()[0]))]
         else:
             names += [f"{X}_ldsm{j}" for j in range(len(plan.ldmatrix(X)[1].parts()[0]))]
@@ -148,6 +160,7 @@ def simulate(
                 for X, smem, G, ext, block_mn in (("A", sA, A, M, m0), ("B", sB, B.T, N, n0)):
                     cp = plan.copy(X)
                     cpr, _ = cp.thr_layout.shape
+                    vec = cp.vec  # elements per chunk: 16 bytes, or 8 or 4 (cp.async.ca)
                     writes = np.zeros(len(smem), dtype=int)  # chunk writes per element
                     for t in range(copiers[X]):
                         c, o = (t % cpr) * vec, t // cpr
@@ -217,17 +230,27 @@ def _read_registers(
                     cols.append([smem[_at(tv, f"{X}_ld{key}", t, add, plan, X)] for t in lanes])
                 out[g, r] = np.array(cols).T
         return out
-    lm, split = plan.ldmatrix(X)
-    _, parts = split.parts()
-    regs_atom = plan.regs_a if X == "A" else plan.regs_b
-    for i in range(plan.ldmatrix_groups(X)):
-        key, add = parts[i * kb + ik]
-        addrs = [_at(tv, f"{X}_ldsm{key}", t, add, plan, X) for t in lanes]
+    lm, _ = plan.ldmatrix(X)
+    # the ldmatrix statements the kernel writes for this k block: their destination
+    # registers and addresses, read from the text (x1/x2/x4, whole atoms or parts of one)
+    text = "\n".join((_ldsm_a if X == "A" else _ldsm_b)(plan, ik, 0))
+    stmts = _LDSM_STMT.findall(text)
+    assert len(stmts) == plan.ldmatrix_groups(X)
+    for ptx, outs, name, add in stmts:
+        assert ptx == lm.atom.ptx
+        regs = [tuple(map(int, x)) for x in re.findall(r"_frag\[0\]\[(\d+)\]\[(\d+)\]", outs)]
+        assert len(regs) == lm.atom.num
+        off = 0 if X == "A" else plan.stage_elems_A
+        addrs = [(tv[name][t] + int(add or 0)) // eb - off for t in lanes]
         rows = [smem[a : a + vec] for a in addrs[: 8 * lm.atom.num]]
         vals = ldmatrix_lane_values(rows, lm.atom.num, lm.atom.trans, eb)
-        per = lm.atom.num // regs_atom  # atoms one ldmatrix fills (B: up to 4 // regs_b)
-        for h in range(per):
-            for r in range(regs_atom):
-                j = h * regs_atom + r
-                out[i * per + h, r] = vals[:, j * vpr : (j + 1) * vpr]
+        for j, reg in enumerate(regs):
+            assert reg not in out, f"{X} register {reg} loaded twice"
+            out[reg] = vals[:, j * vpr : (j + 1) * vpr]
     return out
+
+
+_LDSM_STMT = re.compile(
+    r'asm volatile\("(ldmatrix[\w.]+) \{[^}]*\}, \[%\d+\];\\n" : (.*?) : '
+    r'"r"\((\w+) \+ rd(?: \+ (\d+))?\)\);'
+)

@@ -112,12 +112,5 @@ def test_accepted_designs_rebuild_and_cases(report):
         assert m % bm or bm == 1 or (first["majors"][0] == "M" and align % bm == 0)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 32 acceptance 3 is not met yet: the design layer accepts about 70% of the "
-    "draws within the limits (most refusals: an asked ldmatrix copy_a/copy_b of another count "
-    "than the mainloop's, K tiles not whole 16-byte cp.async chunks; bench/results/"
-    "design-acceptance-cpu.json); strict: this marker must go when it passes",
-)
 def test_accepted_share_at_least_90_percent(report):
     assert report["accepted_share"] >= 0.90, (report["accepted_share"], report["counts"])

@@ -64,11 +64,16 @@ class Split:
 
     thread: ThreadValue
     consts: tuple[int, ...]
-    op: str  # '+', '^' or 's+'
+    op: str  # '+', '^', 's+' or 'k+'
     swizzle: Swizzle | None = None  # op 's+': applied after the sum
+    # op 'k+': offset(t, i) = keys[key_of[i]](t) + consts[i], a thread part per key
+    keys: tuple[ThreadValue, ...] = ()
+    key_of: tuple[int, ...] = ()
 
     def at(self, t: int, i: int) -> int:
         """offset(t, i) as the split writes it."""
+        if self.op == "k+":
+            return self.keys[self.key_of[i]](t) + self.consts[i]
         b, c = self.thread(t), self.consts[i]
         if self.op == "+":
             return b + c
@@ -89,6 +94,8 @@ class Split:
         """
         if self.op == "+":
             return (0,), tuple((0, c) for c in self.consts)
+        if self.op == "k+":  # key j: its own thread part (the kernel's register j)
+            return tuple(range(len(self.keys))), tuple(zip(self.key_of, self.consts))
         if self.op == "s+":
             # the swizzle reads and writes bits below `span` only: a constant's higher part
             # passes through it (swizzle(x + hi) = swizzle(x) + hi), so each distinct low
@@ -110,11 +117,19 @@ class Split:
 
 
 def split_offsets(
-    table: list[list[int]], swizzle: Swizzle | None, what: str, before_swizzle: bool = False
+    table: list[list[int]],
+    swizzle: Swizzle | None,
+    what: str,
+    before_swizzle: bool = False,
+    max_keys: int = 0,
 ) -> Split:
     """Write ``table[t][i]`` as ``thread[t] + const[i]`` or, failing that, ``thread[t] ^ const[i]``;
     with ``before_swizzle``, failing both, as ``swizzle(thread[t] + const[i])`` (op 's+': the
-    offsets before the swizzle split by +).
+    offsets before the swizzle split by +). Failing all, with ``max_keys``, as
+    ``key[j](t) + const[i]`` (op 'k+'): the values grouped by how their offset moves with the
+    thread, a thread part per group, at most ``max_keys`` of them (a register each: a swizzle
+    or a layout mode boundary that a thread's and a value's parts both cross, as 3 warps of
+    16 rows do in a 32-row swizzle atom, leaves no single thread part).
 
     >>> s = split_offsets([[0, 16], [8, 24]], None, "x")
     >>> s.op, s.consts, s.thread.table
@@ -138,11 +153,36 @@ def split_offsets(
         consts = [x - pre[0] for x in flat[0]]
         if all(pre[t] + c == row[i] for t, row in enumerate(flat) for i, c in enumerate(consts)):
             return Split(ThreadValue.of(pre), tuple(consts), "s+", swizzle)
+    if max_keys:
+        keyed = _keyed_split(table, max_keys)
+        if keyed is not None:
+            return keyed
     raise TiledMmaError(
         f"{what}: offsets do not split into a per-thread part and a per-value constant "
         "(neither + nor ^ reproduces them); choose a tile whose values do not share bits "
         "with the thread index"
     )
+
+
+def _keyed_split(table: list[list[int]], max_keys: int) -> Split | None:
+    """The 'k+' split of ``table``: value i's column less its thread-0 offset is its key's
+    thread part, the thread-0 offset its constant; None past ``max_keys`` keys.
+
+    >>> s = _keyed_split([[0, 5], [8, 6]], 2)
+    >>> s.op, s.consts, [k.table for k in s.keys], [s.at(1, i) for i in (0, 1)]
+    ('k+', (0, 5), [(0, 8), (0, 1)], [8, 6])
+    """
+    cols = list(zip(*table))
+    parts = [tuple(x - col[0] for x in col) for col in cols]
+    keys = list(dict.fromkeys(parts))
+    if len(keys) > max_keys:
+        return None
+    index = {k: j for j, k in enumerate(keys)}
+    threads = tuple(ThreadValue.of(k) for k in keys)
+    return Split(
+        threads[0], tuple(col[0] for col in cols), "k+", None, threads,
+        tuple(index[p] for p in parts),
+    )  # fmt: skip
 
 
 def c_partition(

@@ -17,6 +17,7 @@ and value, combining by ``+`` or, where a swizzle makes the bits overlap, ``^``.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import cached_property
@@ -70,22 +71,40 @@ def smem_layout(
     'Sw<3,2,3> o 0 o ((8,16),(32,1)):((32,256),(1,0))'
     >>> str(smem_layout(64, 8, "K"))
     'Sw<0,3,3> o 0 o ((8,8),(8,1)):((8,64),(1,0))'
+    >>> str(smem_layout(8, 4, "K"))  # 8-byte rows: SM70's k4 tile, moved in 8-byte chunks
+    'Sw<0,3,3> o 0 o ((8,1),(4,1)):((4,0),(1,0))'
     """
     vec = 16 // elem_bytes
     contiguous = block_k if major == "K" else extent
     w = min(width_bytes // elem_bytes, contiguous)
-    if w < vec or contiguous % w:
+    # a row narrower than 16 bytes is the whole contiguous extent, unswizzled (the copy
+    # moves it in 8- or 4-byte cp.async chunks)
+    if (w < vec and w != contiguous) or contiguous % w or (w * elem_bytes) % 4:
         raise TiledMmaError(
             f"shared tile ({extent}, {block_k}) {major}-major: its contiguous extent "
-            f"{contiguous} must be a multiple of the swizzle width {w} elements and of one "
-            f"16-byte cp.async chunk ({vec} elements)"
+            f"{contiguous} must be a multiple of the swizzle width {w} elements, of one "
+            f"16-byte cp.async chunk ({vec} elements) or, narrower, one row of whole "
+            "4-byte chunks"
         )
-    atom = Layout((8, w), (w, 1)) if major == "K" else Layout((w, 8), (1, w))
-    bits = (w * elem_bytes // 16).bit_length() - 1
+    # a swizzle permutes whole 16-byte chunks: a row that is not whole chunks takes none
+    bits = max(0, (w * elem_bytes // 16).bit_length() - 1) if w * elem_bytes % 16 == 0 else 0
+    # a swizzle permutes the chunks of 8 rows; unswizzled, an atom of fewer rows tiles a
+    # stage whose other extent is no multiple of 8 (an MN-major k4 tile of 12 rows)
+    other = extent if major == "K" else block_k
+    rows = 8 if bits or other % 8 == 0 else math.gcd(other, 8)
+    if other % rows:
+        raise TiledMmaError(
+            f"shared tile ({extent}, {block_k}) {major}-major: a {w * elem_bytes}-byte swizzle "
+            f"row permutes 8 rows, and {other} rows are not whole 8s; a 16-byte row is unswizzled"
+        )
+    atom = Layout((rows, w), (w, 1)) if major == "K" else Layout((w, rows), (1, w))
     base = vec.bit_length() - 1
     return ComposedLayout(Swizzle(bits, base, 3), 0, tile_to_shape(atom, (extent, block_k)))
 
 
+# shared addresses (a register each) a register read may keep where its offsets have no one
+# thread part (Split op 'k+'): beyond this many the mainloop's registers would spill
+MAX_KEYS = 16
 SWIZZLE_WIDTHS = (128, 64, 32, 16)  # bytes of a swizzle atom's row; 16: one chunk, none
 
 
@@ -107,6 +126,8 @@ def widest_smem_layout(
     'Sw<0,3,3> o 0 o ((8,5),(8,2)):((1,64),(8,320))'
     >>> widest_smem_layout(128, 32, "MN") == smem_layout(128, 32, "MN")
     True
+    >>> str(widest_smem_layout(16, 28, "K"))  # 56-byte rows: one unswizzled row of 28
+    'Sw<0,3,3> o 0 o ((8,2),(28,1)):((28,224),(1,0))'
     """
     contiguous = block_k if major == "K" else extent
     err = None
@@ -118,6 +139,8 @@ def widest_smem_layout(
             return smem_layout(extent, block_k, major, width, elem_bytes)
         except TiledMmaError as exc:
             err = exc
+    if contiguous * elem_bytes % 16:  # not whole chunks: one unswizzled row (8- or 4-byte copies)
+        return smem_layout(extent, block_k, major, contiguous * elem_bytes, elem_bytes)
     raise err or TiledMmaError(f"swizzle width {widest} bytes: one of {SWIZZLE_WIDTHS} or wider")
 
 
@@ -132,28 +155,61 @@ def ldmatrix_num(name: str) -> int:
 
 
 def b_ldmatrix_num(mma_n: int, regs_b: int, asked: str | None = None) -> int:
-    """Matrices each ldmatrix of B loads: whole atoms' registers (a multiple of ``regs_b``)
-    that split the ``mma_n * regs_b`` registers of a thread's row of atoms into whole
-    instructions. The widest of 4, 2, 1 that does, or the ``asked`` copy atom's count
-    (a TiledMmaError when it does not).
+    """Matrices each ldmatrix of B loads. Left to the kernel (``asked`` None): whole atoms'
+    registers (a multiple of ``regs_b``) that split the ``mma_n * regs_b`` registers of a
+    thread's row of atoms into whole instructions, the widest of 4, 2, 1 that does. An
+    ``asked`` copy atom's count is taken where it splits one atom's registers (CuTe's
+    ``make_tiled_copy_B``: more instructions of fewer matrices) or, wider, whole atoms of
+    the row (the kernel pairs adjacent N atoms); else a TiledMmaError.
 
     >>> b_ldmatrix_num(4, 2), b_ldmatrix_num(3, 2), b_ldmatrix_num(5, 1), b_ldmatrix_num(6, 1)
     (4, 2, 1, 2)
+    >>> b_ldmatrix_num(5, 2, "SM75_U32x1_LDSM_N")
+    1
     >>> b_ldmatrix_num(3, 2, "SM75_U32x4_LDSM_N")
     Traceback (most recent call last):
     ...
-    cutemma.errors.TiledMmaError: copy_b SM75_U32x4_LDSM_N: 4 matrices per ldmatrix do not split B's 6 registers of 3 atoms (2 each) into whole atoms; give an ldmatrix of 2 matrices, or None
+    cutemma.errors.TiledMmaError: copy_b SM75_U32x4_LDSM_N: 4 matrices per ldmatrix do not split B's 6 registers of 3 atoms (2 each) into whole atoms; give an ldmatrix of 2 or 1 matrices, or None
     """
     total = mma_n * regs_b
     fits = [n for n in (4, 2, 1) if n % regs_b == 0 and total % n == 0]
     if asked is None:
         return fits[0]
+    fits += [n for n in (4, 2, 1) if regs_b % n == 0 and n not in fits]
     num = ldmatrix_num(asked)
     if num not in fits:
         raise TiledMmaError(
             f"copy_b {asked}: {num} matrices per ldmatrix do not split B's {total} registers "
             f"of {mma_n} atoms ({regs_b} each) into whole atoms; give an ldmatrix of "
             f"{' or '.join(map(str, fits))} matrices, or None"
+        )
+    return num
+
+
+def a_ldmatrix_num(regs_a: int, asked: str | None = None) -> int:
+    """Matrices each ldmatrix of A loads: one A atom's ``regs_a`` registers in one
+    instruction, or the ``asked`` copy atom's count where it splits them (more instructions
+    of fewer matrices, as CuTe's ``make_tiled_copy_A`` issues them). Wider than an atom is
+    CuTe's own refusal: ``make_tiled_copy_A`` of an x4 atom over a 2-register A fragment
+    fails its static assertion "TiledCopy uses too few vals for selected CopyAtom"
+    (tests/cute_cpp/test_ldmatrix_vals.py compiles both).
+
+    >>> a_ldmatrix_num(4), a_ldmatrix_num(4, "SM75_U32x2_LDSM_N"), a_ldmatrix_num(2, "SM75_U16x2_LDSM_T")
+    (4, 2, 1)
+    >>> a_ldmatrix_num(2, "SM75_U32x4_LDSM_N")
+    Traceback (most recent call last):
+    ...
+    cutemma.errors.TiledMmaError: copy_a SM75_U32x4_LDSM_N: 4 matrices per ldmatrix do not split A's 2 registers of one atom (CuTe: TiledCopy uses too few vals for selected CopyAtom); give an ldmatrix of 2 or 1 matrices, or None
+    """
+    if asked is None:
+        return regs_a
+    num = ldmatrix_num(asked)
+    fits = [n for n in (4, 2, 1) if regs_a % n == 0]
+    if num not in fits:
+        raise TiledMmaError(
+            f"copy_a {asked}: {num} matrices per ldmatrix do not split A's {regs_a} registers "
+            "of one atom (CuTe: TiledCopy uses too few vals for selected CopyAtom); give an "
+            f"ldmatrix of {' or '.join(map(str, fits))} matrices, or None"
         )
     return num
 
@@ -260,12 +316,12 @@ class GemmPlan:
         self.frag_regs = {"A": self.rep_m * self.regs_a, "B": self.rep_n * self.regs_b}
         # B's ldmatrix moves up to 4 registers: 4 // regs_b atoms at once, fewer (x2, x1)
         # where a row of atoms is not whole x4s
-        asked_b = str(getattr(design, "copy_b", None) or "")
-        self.ldsm_b = b_ldmatrix_num(
-            self.mma_n,
-            self.regs_b,
-            asked_b if asked_b.startswith("SM75_") and not self.universal["B"] else None,
-        )
+        asked = {w: str(getattr(design, f"copy_{w.lower()}", None) or "") for w in "AB"}
+        asked = {w: a if a.startswith("SM75_") and not self.universal[w] else None
+                 for w, a in asked.items()}  # fmt: skip
+        self.ldsm_b = b_ldmatrix_num(self.mma_n, self.regs_b, asked["B"])
+        # A's: one atom's registers per ldmatrix, or the asked atom's fewer matrices
+        self.ldsm_a = a_ldmatrix_num(self.regs_a, asked["A"])
 
     # -------------------------------------------------------------- smem
     @cached_property
@@ -344,8 +400,12 @@ class GemmPlan:
         }
 
     def ldmatrix_groups(self, which: str) -> int:
-        """ldmatrix instructions per k block: one per A atom row, one per pair of B atoms."""
-        return self.mma_m if which == "A" else self.mma_n * self.regs_b // self.ldsm_b
+        """ldmatrix instructions per k block: regs_a / ldsm_a per A atom row (1 but for a
+        narrower asked atom), and the B row's registers over ldsm_b (a pair of atoms, one,
+        or part of one)."""
+        if which == "A":
+            return self.mma_m * self.regs_a // self.ldsm_a
+        return self.mma_n * self.regs_b // self.ldsm_b
 
     def ldmatrix(self, which: str) -> tuple[LdmatrixPlan, Split]:
         return self._ldmatrix[which]
@@ -366,7 +426,7 @@ class GemmPlan:
         ('SM75_U32x4_LDSM_N', 'SM75_U16x8_LDSM_T')
         """
         major = self.a_major if which == "A" else self.b_major
-        num = self.regs_a if which == "A" else self.ldsm_b
+        num = self.ldsm_a if which == "A" else self.ldsm_b
         name = f"SM75_U32x{num}_LDSM_N" if major == "K" else f"SM75_U16x{2 * num}_LDSM_T"
         asked = None if self.design is None else getattr(self.design, f"copy_{which.lower()}")
         if asked is not None and asked != name:
@@ -416,7 +476,7 @@ class GemmPlan:
                     ):
                         raise TiledMmaError(
                             f"{which} {self.config.name}: {tc.atom.name} reads 16-byte rows but "
-                            f"thread {t}'s row {tuple(crd[j])} is not 16 contiguous aligned bytes in the "
+                            f"thread {t}'s row {tuple(int(x) for x in crd[j])} is not 16 contiguous aligned bytes in the "
                             "smem layout; make its contiguous mode the fragment's K (plain) or "
                             "M/N (.trans) mode"
                         )
@@ -426,7 +486,7 @@ class GemmPlan:
         atom = LdMatrix(op.param("num"), "trans" in op.modifiers)
         smem_outer = (self.smem_A if which == "A" else self.smem_B).outer
         return LdmatrixPlan(atom, tuple(rows)), split_offsets(
-            table, smem_outer, f"ldmatrix {which}", before_swizzle=True
+            table, smem_outer, f"ldmatrix {which}", before_swizzle=True, max_keys=MAX_KEYS
         )
 
     def smem_read(self, which: str) -> Split:
@@ -468,7 +528,9 @@ class GemmPlan:
             ]
             table = np.concatenate(cols, axis=1).tolist()
             smem = self.smem_A if which == "A" else self.smem_B
-            out[which] = split_offsets(table, smem.outer, f"regload {which}", before_swizzle=True)
+            out[which] = split_offsets(
+                table, smem.outer, f"regload {which}", before_swizzle=True, max_keys=MAX_KEYS
+            )
         return out
 
     def regload_wide(self, which: str) -> tuple[bool, ...]:
@@ -535,41 +597,50 @@ class CopyPlan:
     rows_per_pass: int
     smem: Split
     threads: int  # the first `threads` threads of the block copy; the rest skip the copy
+    vec: int  # elements per chunk
+    chunk_bytes: int  # 16, or 8 or 4 where the row is not whole 16-byte chunks
 
     @staticmethod
     def make(which, extent, block_k, k_contiguous, swizzle, smem_tab, threads, vec) -> CopyPlan:
+        """The copy of ``vec``-element (16-byte) chunks, else of the narrower ones cp.async
+        moves (8 and 4 bytes: ``cp.async.ca``) where a row is not whole 16-byte chunks or
+        the smem layout keeps fewer elements contiguous, as CuTe takes a narrower cp.async
+        atom for such a tile."""
         contiguous, other = (block_k, extent) if k_contiguous else (extent, block_k)
-        cpr = contiguous // vec
-        if contiguous % vec or cpr > threads:
+        widths = [v for v in (vec, vec // 2, vec // 4) if contiguous % v == 0]
+        widths = [v for v in widths if contiguous // v <= threads]
+        if not widths:
             raise TiledMmaError(
                 f"cp.async of {which} ({extent}x{block_k}): rows of {contiguous} contiguous "
-                f"elements in 16-byte chunks of {vec}, at most one chunk per thread of the "
-                f"{threads} per row; need a contiguous extent that is a multiple of {vec} "
-                f"and at most {threads * vec}"
+                f"elements in 16-, 8- or 4-byte chunks of {vec}, {vec // 2} or {vec // 4}, at "
+                f"most one chunk per thread of the {threads} per row; need a contiguous extent "
+                f"that is a multiple of {max(1, vec // 4)} and at most {threads * vec}"
             )
         last = None
-        # offsets that split after the swizzle first (shorter passes if need be), then
-        # before it (the swizzle applied to each chunk's sum: a few more instructions)
-        for before in (False, True):
-            for rpp in copy_rows_per_pass(cpr, other, threads):
-                try:
-                    return CopyPlan._make(
-                        which, extent, block_k, k_contiguous, swizzle, smem_tab, threads, vec,
-                        rpp, before,
-                    )  # fmt: skip
-                except TiledMmaError as exc:  # offsets that do not split: try shorter passes
-                    last = exc
+        # the widest chunk first; offsets that split after the swizzle first (shorter passes
+        # if need be), then before it (the swizzle applied to each chunk's sum: a few more
+        # instructions)
+        for v in widths:
+            for before in (False, True):
+                for rpp in copy_rows_per_pass(contiguous // v, other, threads):
+                    try:
+                        return CopyPlan._make(
+                            which, extent, block_k, k_contiguous, swizzle, smem_tab, threads, v,
+                            rpp, before, 16 * v // vec,
+                        )  # fmt: skip
+                    except TiledMmaError as exc:  # offsets that do not split: try shorter passes
+                        last = exc
         raise last
 
     @staticmethod
     def _make(
-        which, extent, block_k, k_contiguous, swizzle, smem_tab, threads, vec, rpp, before=False
+        which, extent, block_k, k_contiguous, swizzle, smem_tab, threads, vec, rpp, before, nbytes
     ):
         contiguous, other = (block_k, extent) if k_contiguous else (extent, block_k)
         cpr = contiguous // vec
         copiers = cpr * rpp
         thr = Layout((cpr, rpp))
-        tc = cp_async_copy(k_contiguous, cpr, rpp, vec)
+        tc = cp_async_copy(k_contiguous, cpr, rpp, vec, nbytes)
         table = []
         coords = _partition_coords(tc, extent, block_k)
         for t in range(copiers):
@@ -590,7 +661,7 @@ class CopyPlan:
             # a __constant__ table is read at [tid] by every thread: the idle ones read 0s
             pad = split.thread.table + (0,) * (threads - copiers)
             split = replace(split, thread=ThreadValue(pad, None, split.thread.swizzle))
-        return CopyPlan(which, k_contiguous, thr, other // rpp, rpp, split, copiers)
+        return CopyPlan(which, k_contiguous, thr, other // rpp, rpp, split, copiers, vec, nbytes)
 
 
 def copy_rows_per_pass(chunks_per_row: int, rows: int, threads: int) -> list[int]:
@@ -606,15 +677,22 @@ def copy_rows_per_pass(chunks_per_row: int, rows: int, threads: int) -> list[int
     return [r for r in range(min(fit, rows), 0, -1) if rows % r == 0]
 
 
-def cp_async_copy(k_contiguous: bool, cpr: int, rpp: int, vec: int) -> TiledCopy:
+def cp_async_copy(
+    k_contiguous: bool, cpr: int, rpp: int, vec: int, chunk_bytes: int = 16
+) -> TiledCopy:
     """The TiledCopy of the kernel's cp.async: thread t at chunk t % cpr of row t // cpr
-    (``cpr`` 16-byte chunks per row, ``rpp`` rows per pass), each moving ``vec`` contiguous
-    elements; its instructions in partition order.
+    (``cpr`` chunks of ``chunk_bytes`` per row, ``rpp`` rows per pass), each moving ``vec``
+    contiguous elements; its instructions in partition order. 8- and 4-byte chunks are
+    CuTe's ``SM80_CP_ASYNC_CACHEALWAYS`` (``cp.async.ca``; ``.cg`` moves 16 bytes only).
 
-    >>> cp_async_copy(True, 4, 32, 8).size
-    128
+    >>> cp_async_copy(True, 4, 32, 8).size, cp_async_copy(True, 2, 8, 2, 4).atom.name
+    (128, 'SM80_CP_ASYNC_CACHEALWAYS_ZFILL<uint32_t>')
     """
-    atom = make_copy_atom("SM80_CP_ASYNC_CACHEGLOBAL_ZFILL<uint128_t>", 128 // vec)
+    if chunk_bytes == 16:
+        atom = make_copy_atom("SM80_CP_ASYNC_CACHEGLOBAL_ZFILL<uint128_t>", 128 // vec)
+    else:
+        unit = {8: "uint64_t", 4: "uint32_t"}[chunk_bytes]
+        atom = make_copy_atom(f"SM80_CP_ASYNC_CACHEALWAYS_ZFILL<{unit}>", 8 * chunk_bytes // vec)
     if k_contiguous:
         return make_tiled_copy(atom, Layout((rpp, cpr), (cpr, 1)), Layout((1, vec)))
     return make_tiled_copy(atom, Layout((cpr, rpp), (1, cpr)), Layout((vec, 1)))

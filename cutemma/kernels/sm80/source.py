@@ -1,13 +1,14 @@
 """CUDA C++ of an sm80 GEMM, D = alpha * A @ B + beta * C, generated from a GemmPlan.
 
 The kernel: a TiledMMA of ``mma.sync.m16n8k16`` (f16/bf16 in, f32 accumulate);
-global -> shared through ``cp.async`` (16-byte chunks, zero-filled past the
-matrix edge: ``src-size`` < 16 fills the rest with zeros, PTX ISA "cp.async";
+global -> shared through ``cp.async`` (16-byte chunks, or 8/4-byte ``.ca`` ones where a row
+is not whole 16-byte chunks; zero-filled past the matrix edge: ``src-size`` < cp-size fills
+the rest with zeros, PTX ISA "cp.async";
 https://docs.rs/crate/ptx-90-parser/latest/source/docs/instructions/cp.md) in a
-``stages``-deep pipeline; swizzled shared tiles; ``ldmatrix`` into the atom
-fragments; the epilogue through partition_C, predicated at the edges. Every
-offset is a number from :class:`cutemma.kernels.sm80.plan.GemmPlan`: a thread part
-written as the expression of its Layout, plus constants.
+``stages``-deep pipeline; swizzled shared tiles; ``ldmatrix`` (x4, or the x2/x1 a design
+asks) into the atom fragments; the epilogue through partition_C, predicated at the edges.
+Every offset is a number from :class:`cutemma.kernels.sm80.plan.GemmPlan`: a thread part
+written as the expression of its Layout (or one per group of values), plus constants.
 
 >>> from cutemma.kernels.sm80.plan import GemmConfig
 >>> src = gemm_source(GemmConfig(), "bf16", "K", "N", out="bf16")
@@ -64,6 +65,19 @@ __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_gr
 
 """
     + FLOAT_CONVERSIONS
+)
+# 8- and 4-byte chunks (cp.async.ca: .cg moves 16 bytes only), for rows that are not whole
+# 16-byte chunks; in the source only where a copy uses them
+NARROW_CP_ASYNC = "".join(
+    f"""
+__device__ __forceinline__ void cp_async_{n}(uint32_t dst, const void* src, int src_bytes) {{
+  asm volatile("cp.async.ca.shared.global [%0], [%1], {n}, %2;\\n" :: "r"(dst), "l"(src), "r"(src_bytes));
+}}
+__device__ __forceinline__ void cp_async_{n}_full(uint32_t dst, const void* src) {{
+  asm volatile("cp.async.ca.shared.global [%0], [%1], {n};\\n" :: "r"(dst), "l"(src));
+}}
+"""
+    for n in (8, 4)
 )
 
 
@@ -157,7 +171,9 @@ def _combine(base: str, op: str, const: int) -> str:
 
 def _keyed(split: Split, base: str, key: int) -> str:
     """C text of a split's thread part ``base`` at one of its keys (Split.parts): base ^ key,
-    or (op 's+') the stage's swizzle of base + key."""
+    (op 's+') the stage's swizzle of base + key, or (op 'k+') key's own thread part."""
+    if split.op == "k+":
+        return f"{base}{key}"
     if split.op == "s+":
         return f"({swizzle_expr(split.swizzle, _combine(base, '+', key))})"
     return _combine(base, "^", key)
@@ -194,7 +210,8 @@ def _copy_setup(plan: GemmPlan, cp: CopyPlan, vec: bool) -> str:
     else:  # rows are k, chunks run along m (n): the m (n) edge clips this thread's column
         origin, step = f"(long long){X}_o * {ld} + {mn0} + {X}_c", f"(long long)BLOCK_K * {ld}"
         lines.append(
-            f"const int {X}_col_bytes = min(max({eb} * ({ext} - ({mn0} + {X}_c)), 0), 16);"
+            f"const int {X}_col_bytes = min(max({eb} * ({ext} - ({mn0} + {X}_c)), 0), "
+            f"{cp.chunk_bytes});"
         )
     T = IN_TYPES[plan.dtype]
     lines.append(f"const {T}* {X}_src = {X} + {origin};  // this thread's first chunk, k tile 0")
@@ -218,7 +235,8 @@ def _copy_lines(plan: GemmPlan, cp: CopyPlan, vec: bool, fast: bool) -> str:
     lines = [f"const {T}* p = {X}_src;"] if vec else []
     if vec and not fast and cp.k_contiguous:
         lines.append(
-            f"const int {X}_k_bytes = min(max({eb} * (K - (kt * BLOCK_K + {X}_c)), 0), 16);"
+            f"const int {X}_k_bytes = min(max({eb} * (K - (kt * BLOCK_K + {X}_c)), 0), "
+            f"{cp.chunk_bytes});"
         )
     for i, (j, add) in enumerate(parts):
         o_off = i * cp.rows_per_pass
@@ -226,7 +244,7 @@ def _copy_lines(plan: GemmPlan, cp: CopyPlan, vec: bool, fast: bool) -> str:
         if vec and i:
             lines.append(f"p += {X}_rows;")
         if fast:
-            lines.append(f"cp_async_16_full({dst}, p);  // chunk {i}: row +{o_off}")
+            lines.append(f"cp_async_{cp.chunk_bytes}_full({dst}, p);  // chunk {i}: row +{o_off}")
             continue
         if vec:
             if cp.k_contiguous:
@@ -235,7 +253,7 @@ def _copy_lines(plan: GemmPlan, cp: CopyPlan, vec: bool, fast: bool) -> str:
                 ok, nbytes = f"kt * BLOCK_K + {X}_o + {o_off} < K", f"{X}_col_bytes"
             body = [
                 f"const int bytes = ({ok}) ? {nbytes} : 0;",
-                f"cp_async_16({dst}, bytes ? p : {X}, bytes);",
+                f"cp_async_{cp.chunk_bytes}({dst}, bytes ? p : {X}, bytes);",
             ]
         else:
             if cp.k_contiguous:  # rows are m (n), chunks run along k
@@ -249,7 +267,7 @@ def _copy_lines(plan: GemmPlan, cp: CopyPlan, vec: bool, fast: bool) -> str:
                 f"const int row = {row}, col = {col};",
                 f"{T}* dst = smem + {elem};",
                 f"const bool row_ok = row < {ext_o};",
-                f"#pragma unroll\nfor (int j = 0; j < {plan.vec}; ++j) "
+                f"#pragma unroll\nfor (int j = 0; j < {cp.vec}; ++j) "
                 f"dst[j] = (row_ok && col + j < {ext_c}) ? {X}[(long long)row * {ld} + col + j] "
                 f": ({T})0;",
             ]
@@ -363,17 +381,23 @@ def _mixed_load_lines(plan: GemmPlan, ik: int, buf: int) -> str:
 
 
 def _ldsm_a(plan: GemmPlan, ik: int, buf: int) -> list[str]:
+    """ldmatrix of A's k block ``ik``: per atom row, ``regs_a / ldsm_a`` instructions, the
+    r-th filling registers ``r * ldsm_a ..`` (one but for a narrower asked copy atom)."""
     la, sa = plan.ldmatrix("A")
     kb, eb = plan.k_blocks, plan.elem_bytes
     out = []
     _, pa = sa.parts()
+    na = plan.ldsm_a
+    per_atom = plan.regs_a // na
     for im in range(plan.mma_m):
-        j, add = pa[im * kb + ik]
-        ra = plan.regs_a
-        regs = ", ".join(f'"=r"(a_frag[{buf}][{im}][{r}])' for r in range(ra))
-        addr = f"A_ldsm{j} + rd" + (f" + {eb * add}" if add else "")
-        ops = ", ".join(f"%{r}" for r in range(ra))
-        out.append(f'asm volatile("{la.atom.ptx} {{{ops}}}, [%{ra}];\\n" : {regs} : "r"({addr}));')
+        for r0 in range(per_atom):
+            j, add = pa[(im * per_atom + r0) * kb + ik]
+            regs = ", ".join(f'"=r"(a_frag[{buf}][{im}][{r0 * na + r}])' for r in range(na))
+            addr = f"A_ldsm{j} + rd" + (f" + {eb * add}" if add else "")
+            ops = ", ".join(f"%{r}" for r in range(na))
+            out.append(
+                f'asm volatile("{la.atom.ptx} {{{ops}}}, [%{na}];\\n" : {regs} : "r"({addr}));'
+            )
     return out
 
 
@@ -386,7 +410,7 @@ def _ldsm_b(plan: GemmPlan, ik: int, buf: int) -> list[str]:
     for ib in range(plan.ldmatrix_groups("B")):
         j, add = pb[ib * kb + ik]
         rb = plan.regs_b
-        regs = [f"b_frag[{buf}][{(ib * nb + r) // rb}][{r % rb}]" for r in range(nb)]
+        regs = [f"b_frag[{buf}][{(ib * nb + r) // rb}][{(ib * nb + r) % rb}]" for r in range(nb)]
         outs = ", ".join(f'"=r"({r})' for r in regs)
         ops = ", ".join(f"%{r}" for r in range(nb))
         addr = f"B_ldsm{j} + rd" + (f" + {eb * add}" if add else "")
@@ -508,7 +532,7 @@ def _register_read_setup(plan: GemmPlan, tables: list[str]) -> list[str]:
                 comment(
                     f"{which} by plain loads at tv_layout_{which}_tiled {tv} (element offsets)"
                 ),
-                thread_expr(f"{which}_ld_base", plan.regload(which).thread, tables),
+                *_thread_parts(f"{which}_ld_base", plan.regload(which), tables),
                 _regload_setup(plan, which),
             ]
             continue
@@ -520,10 +544,17 @@ def _register_read_setup(plan: GemmPlan, tables: list[str]) -> list[str]:
         )
         out += [
             comment(f"{head}{la.atom.ptx}"),
-            thread_expr(f"{which}_ldsm_base", sa.thread, tables),
+            *_thread_parts(f"{which}_ldsm_base", sa, tables),
             _ldsm_setup(plan, which),
         ]
     return out
+
+
+def _thread_parts(name: str, split: Split, tables: list[str]) -> list[str]:
+    """The thread part of a split as ``name``, or (op 'k+') one per key as ``name<j>``."""
+    if split.op != "k+":
+        return [thread_expr(name, split.thread, tables)]
+    return [thread_expr(f"{name}{j}", key, tables) for j, key in enumerate(split.keys)]
 
 
 def _epilogue_lines(plan: GemmPlan, out: str, c_type: str, epilogue: Epilogue = NO_EPILOGUE) -> str:
@@ -605,6 +636,7 @@ def gemm_source(
     name = kernel_name(config, dtype, a_major, b_major, out, c_type, vec_a, vec_b, design, epilogue)
     tables: list[str] = []
     cpa, cpb = plan.copy("A"), plan.copy("B")
+    narrow = cpa.chunk_bytes != 16 or cpb.chunk_bytes != 16
     m_t, n_t, _ = plan.epilogue
     S = config.stages
     T = IN_TYPES[dtype]
@@ -626,7 +658,7 @@ def gemm_source(
         X = cp.which
         (cpr, rpp) = cp.thr_layout.shape
         setup.append(
-            f"const int {X}_c = (tid % {cpr}) * {plan.vec}, {X}_o = tid / {cpr};  "
+            f"const int {X}_c = (tid % {cpr}) * {cp.vec}, {X}_o = tid / {cpr};  "
             f"// thr_layout {cp.thr_layout}, {cp.iters} chunks per thread"
             + (f" (threads {cp.threads}.. idle)" if cp.threads < plan.threads else "")
         )
@@ -670,7 +702,7 @@ def gemm_source(
         header,
         FIXED_WIDTH_TYPES,
         defines,
-        HELPERS + epilogue.helpers(),
+        HELPERS + (NARROW_CP_ASYNC if narrow else "") + epilogue.helpers(),
         *tables,
         kernel(name, params(out, c_type, dtype, epilogue), body, launch_bounds=plan.threads),
     )

@@ -505,6 +505,26 @@ def _kernel_type(t: Any, op: EpilogueOp, M: int, N: int) -> str:
     return ARG_DTYPES[dt]
 
 
+def empty_product(out: Any, C: Any, alpha: float, beta: float, bound: Bound | None) -> Any:
+    """``out`` filled as a call with nothing to multiply (an empty D, or K = 0) writes it:
+    beta * C (or zeros), through ``bound``'s ops (None: no epilogue).
+
+    >>> import torch
+    >>> empty_product(torch.empty(1, 2), torch.tensor([[1.0, -3.0]]), 1.0, 2.0, None)
+    tensor([[ 2., -6.]])
+    """
+    if out.numel() == 0:
+        return out
+    if bound is not None:
+        import torch
+
+        zero = torch.zeros(out.shape, device=out.device)
+        return out.copy_(reference(zero, bound.epilogue.ops, bound.named, alpha, beta, C))
+    if C is not None:
+        return out.copy_(beta * C)
+    return out.zero_()
+
+
 def reference(
     acc: Any,
     names: Any,

@@ -114,10 +114,10 @@ _PREPARED: dict[tuple, Any] = {}
 _PREPARED_MAX = 256
 
 
-def prepare(call: Any, choice: Any, sms: int, persistent: bool = True) -> tuple[Any, bool]:
+def prepare(call: Any, choice: Any, persistent: bool = True) -> tuple[Any, bool]:
     """(the prepared launch of ``call`` as ``choice`` says, whether a repeat may reuse it).
 
-    ``sms``: the device's multiprocessors (the persistent grid); ``persistent=False``
+    The persistent grid covers the device's multiprocessors (``call.sms``); ``persistent=False``
     launches one CTA per tile. A swapped choice launches D^T = B^T A^T on its views and
     hands back a :class:`~cutemma.kernels.sm90.launch.SwapLaunch`, whose output is D.
     Raises LaunchError for what the config cannot run (stream-K, pdl or swap-AB with a
@@ -151,7 +151,7 @@ def prepare(call: Any, choice: Any, sms: int, persistent: bool = True) -> tuple[
         map_b = tensor_map_param(operand_map(plan, "B", B, v.b_major, v.ldb))
         M, K = A.shape[-2:]
         N = B.shape[-1]
-        grid = _grid(config, M, N, batch, sms, persistent)
+        grid = _grid(config, M, N, batch, call.sms, persistent)
         sizes = (_I32(M), _I32(N), _I32(K))
         bat = None
         if batch is not None:

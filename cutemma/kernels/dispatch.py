@@ -1,15 +1,17 @@
 """``cutemma.gemm``: one path for every call, each step once.
 
-1. A repeat of an earlier call with these operands takes its prepared launch
-   (:mod:`cutemma.kernels.runtime.fastpath`).
+1. A repeat of an earlier call with these operands takes its prepared launch (:func:`try_fast`,
+   in the runtime's table :data:`cutemma.kernels.runtime.fastpath.FAST`).
 2. While torch traces (``torch.compile``, export, fake tensors), the call is one node of
    the graph: the custom op (:mod:`cutemma.kernels.torch_op`).
 3. :func:`~cutemma.kernels.call.make_call` checks the arguments once into a call record.
 4. :func:`~cutemma.kernels.policy.choose` picks the kernel: family, config, operand views.
 5. The family (:mod:`~cutemma.kernels.sm90.host`, :mod:`~cutemma.kernels.sm80.host`)
    prepares its launch: the compiled variant, argument boxes, grid.
-6. The runtime launches it (:func:`cutemma.kernels.runtime.fastpath.run`), and keeps it for
-   the call's repeats.
+6. The runtime keeps it for the call's repeats and launches it
+   (:func:`cutemma.kernels.runtime.fastpath.run`).
+
+Each step is entered once, and none calls back into an earlier one.
 
 >>> from cutemma.kernels.pick import BUILTIN_CONFIGS
 >>> GemmConfig() in BUILTIN_CONFIGS.values()
@@ -25,7 +27,7 @@ from cutemma.errors import LaunchError
 from cutemma.kernels.call import make_call
 from cutemma.kernels.epilogue import ARGS as _EP  # the epilogue's tensor keywords, in order
 from cutemma.kernels.policy import Choice, choose
-from cutemma.kernels.runtime.fastpath import FAST, LAUNCH_LOCK, keep, run
+from cutemma.kernels.runtime.fastpath import FAST, LAUNCH_LOCK, run
 from cutemma.kernels.sm80 import host as sm80
 from cutemma.kernels.sm80.config import GemmConfig
 from cutemma.kernels.sm90 import host as sm90
@@ -154,9 +156,8 @@ def gemm(
     else:
         prepared, keeps = sm80.prepare(call, choice)
     C = call.D if call.C is None else call.C
-    run(prepared, C, call.D, call.alpha, call.beta, call.epilogue)
-    if keeps:
-        keep(*call.given, call.out, out is not None, asked, prepared, call.epilogue)
+    kept = (*call.given, call.out, out is not None, asked) if keeps else None
+    run(prepared, C, call.D, call.alpha, call.beta, call.epilogue, kept)
     return call.out
 
 

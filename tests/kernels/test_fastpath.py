@@ -318,3 +318,50 @@ def test_entries_keep_no_operand_alive(fast, torch_guard):
     fp.remember(A, B, out, False, None, prepared())
     del A, B, out
     assert [r.expired() for r in refs] == [True] * 3
+
+
+def test_run_keeps_the_launch_before_it_launches(fast, torch_guard, monkeypatch):
+    """The runtime's last stage: the call's launch is in the repeats' table when the kernel
+    is launched (nothing of the call is left to do after the launch), and a repeat takes it."""
+    torch = torch_guard
+    A, B, out = operands(torch)
+    p = prepared()
+    at_launch = []
+    monkeypatch.setattr(
+        fp.BoxedLaunch, "launch", lambda self: at_launch.append(fp.find(A, B, out, None))
+    )
+    fp.run(p, out, out, 1.0, 0.0, None, (A, B, out, True, None))
+    assert len(at_launch) == 1 and at_launch[0] is not None and at_launch[0].prepared is p
+    assert dsp.try_fast(A, B, out, 1.0, None) is out and len(at_launch) == 2
+    fp.run(p, out, out, 1.0, 0.0, None, None)  # a call that may not be repeated keeps nothing
+    assert len(fp.FAST) == 1
+
+
+def test_the_runtime_writes_a_launchs_workspace_on_its_stream(monkeypatch):
+    """A launch that carries a WorkspaceArgs gets the launch stream's workspace and a new
+    epoch in its boxes before cuLaunchKernel (here the checked launch of a stand-in kernel)."""
+    from cutemma.kernels.runtime import workspace as wsm
+
+    asked = []
+
+    class Space:  # a stream's workspace: what the runtime asks of it
+        def pointers(self, grid, slot, stream):
+            asked.append((grid, slot, stream))
+            return 0x2000, 0x1000
+
+        def next_epoch(self):
+            return 7
+
+    monkeypatch.setattr(wsm, "workspace", lambda device, stream: Space())
+    launched = []
+
+    class Kern:
+        def launch_checked(self, device, grid, grid_y, stream, params):
+            launched.append((w.ws.value, w.flags.value, w.epoch.value, stream))
+
+    b = fp.BoxedLaunch(Kern(), 0, 132)
+    b.set_args([])
+    b.cu, b.stream_of = False, lambda device: 5  # no libcuda entry: the checked launch
+    w = b.work = wsm.WorkspaceArgs(132, 128 * 128)
+    b.launch()
+    assert asked == [(132, 128 * 128, 5)] and launched == [(0x2000, 0x1000, 7, 5)]

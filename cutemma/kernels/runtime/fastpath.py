@@ -20,10 +20,11 @@ call compares dtype, device, sizes and strides of every tensor, ~3x cheaper than
 each tensor from Python) when this torch has one that passes a self-test, else
 :class:`MetaGuard` (the same comparisons from Python).
 
-A call with a fused epilogue (:func:`cutemma.kernels.dispatch.try_fast_epilogue`) adds two things to the key and the
-guard: the key the op list as given and which tensor keywords were None; the guard every
-epilogue tensor's dtype, device, shape and strides (so the kernel variant, the lengths and a
-residual's row stride, which stay in the argument boxes, still hold). Every hit writes each
+A call with a fused epilogue (:func:`cutemma.kernels.dispatch.try_fast_epilogue`) adds two
+things to the key and the guard: the key the op list as given and which tensor keywords
+were None; the guard every epilogue tensor's dtype, device, shape and strides (so the
+kernel variant, the lengths and a residual's row stride, which stay in the argument boxes,
+still hold). Every hit writes each
 epilogue tensor's pointer into its box: a tensor changed in place is read anew, and another
 tensor with the same metadata is read at its own address. A call whose tensors had to be
 copied (a strided vector) or whose op list is unhashable leaves no entry
@@ -196,9 +197,11 @@ class BoxedLaunch:
     :class:`cutemma.kernels.sm80.launch.Sm80Launch`).
 
     ``kern`` is a :class:`~cutemma.kernels.runtime.driver.DriverKernel`; ``alpha`` the box
-    :func:`~cutemma.kernels.dispatch.try_fast` writes per call; ``at`` and ``ptr``: the fast-path entry and output
-    pointer the boxes were last written for (None after any other write), so a repeated
-    call writes only alpha. A subclass sets ``args`` with :meth:`set_args` and says how a
+    :func:`~cutemma.kernels.dispatch.try_fast` writes per call; ``at`` and ``ptr``: the
+    fast-path entry and output pointer the boxes were last written for (None after any
+    other write), so a repeated call writes only alpha; ``work``: a
+    :class:`~cutemma.kernels.runtime.workspace.WorkspaceArgs` where the kernel's CTAs share
+    device memory (written at each launch), else None. A subclass sets ``args`` with :meth:`set_args` and says how a
     new output is written (:meth:`write_out`).
 
     >>> BoxedLaunch(None, 0, 4, 2).grid, BoxedLaunch(None, 0, 4, 2).grid_y
@@ -207,7 +210,7 @@ class BoxedLaunch:
 
     __slots__ = ("kern", "device", "grid", "grid_y", "args", "ptrs", "launch_ptrs", "alpha",
                  "at", "ptr", "fn", "cu", "stream", "stream_box", "stream_of", "threads",
-                 "shared", "epi")  # fmt: skip
+                 "shared", "epi", "work")  # fmt: skip
 
     def __init__(self, kern: Any, device: int, grid: int, grid_y: int = 1) -> None:
         self.kern, self.device, self.grid, self.grid_y = kern, device, grid, grid_y
@@ -218,6 +221,7 @@ class BoxedLaunch:
         self.at, self.ptr = None, None
         self.args: list = []
         self.epi: list = []  # a fused epilogue's boxes (add_epilogue)
+        self.work = None  # a WorkspaceArgs where the kernel's CTAs share device memory
 
     def set_args(self, args: list) -> None:
         """The kernel's parameters in order, one ctypes box each (kept alive here)."""
@@ -257,6 +261,8 @@ class BoxedLaunch:
         stream = self.stream_of(self.device)
         if stream != self.stream:  # the pointer argument boxed once per stream
             self.stream, self.stream_box = stream, ctypes.c_void_p(stream)
+        if self.work is not None:  # this stream's workspace, a new epoch
+            self.work.write(self.device, stream)
         if f:
             status = f(self.fn, self.grid, self.grid_y, 1, self.threads, 1, 1, self.shared,
                        self.stream_box, self.launch_ptrs, None)  # fmt: skip
@@ -397,11 +403,22 @@ def remember_epilogue(
         put_bounded(FAST, key, (entry, *old[: FAST_PER_KEY - 1]), FAST_MAX)
 
 
-def run(prepared: BoxedLaunch, C: Any, D: Any, alpha: float, beta: float, epilogue: Any) -> None:
+def run(
+    prepared: BoxedLaunch,
+    C: Any,
+    D: Any,
+    alpha: float,
+    beta: float,
+    epilogue: Any,
+    kept: tuple | None = None,
+) -> None:
     """Launch a family's prepared launch for one call: C and D (C is D without a C), the
     scalars and a bound epilogue's tensors (:class:`~cutemma.kernels.epilogue.Bound`, or
     None) written into its boxes, under :data:`LAUNCH_LOCK` (the boxes are shared with
-    other calls of the signature, and threads)."""
+    other calls of the signature, and threads). ``kept``: ``(A, B, out, given, asked)`` of a
+    call whose repeats may reuse the launch, kept first (:func:`keep`), else None."""
+    if kept is not None:
+        keep(*kept, prepared, epilogue)
     with LAUNCH_LOCK:
         if epilogue is not None:
             prepared.set_epilogue(epilogue.values)

@@ -159,8 +159,8 @@ def prepare(call: Any, choice: Any, persistent: bool = True) -> tuple[Any, bool]
         shape = tuple(D.shape)
         prepared = PreparedLaunch(kern, call.device, grid, (map_a, map_b), sizes, plan, D.dtype,
                                   shape, bat)  # fmt: skip
-        if epi:
-            prepared.add_epilogue(epi.params())
+        if epi:  # (the bound epilogue's kernel parameters)
+            prepared.add_epilogue(call.epilogue.params)
         put_bounded(_PREPARED, key, prepared, _PREPARED_MAX)
     keep = call.remember and persistent and call.C is None and not v.copied
     return (SwapLaunch(prepared) if choice.swap else prepared), keep

@@ -11,7 +11,8 @@
 6. The runtime keeps it for the call's repeats and launches it
    (:func:`cutemma.kernels.runtime.fastpath.run`).
 
-Each step is entered once, and none calls back into an earlier one.
+The dispatcher hands each step its input and takes its answer; no step calls back into the
+dispatcher, the call record's checks or the policy.
 
 >>> from cutemma.kernels.pick import BUILTIN_CONFIGS
 >>> GemmConfig() in BUILTIN_CONFIGS.values()

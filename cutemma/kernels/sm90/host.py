@@ -92,19 +92,20 @@ def compiled_sm90(key: KernelKey, arch: str) -> tuple[DriverKernel, Sm90Launch]:
     config, name = key.config, key.name
     index = _index_path(name, arch)
     if index is not None and (hit := sm90_index.read(index)) is not None:  # sealed, checked
-        launch = Sm90Launch.from_json(json.dumps(hit[1]))
-        return DriverKernel(hit[0], name, launch.shared_bytes, config.threads, config.pdl), launch
-    from cutemma.cuda import compile
-    from cutemma.kernels.sm90.plan import Sm90Plan  # the generator: loaded when it compiles
-    from cutemma.kernels.sm90.source import gemm_sm90_source
+        data, launch = hit[0], Sm90Launch.from_json(json.dumps(hit[1]))
+    else:
+        from cutemma.cuda import compile
+        from cutemma.kernels.sm90.plan import Sm90Plan  # the generator: loaded when it compiles
+        from cutemma.kernels.sm90.source import gemm_sm90_source
 
-    plan = Sm90Plan(config, key.dtype, key.a_major, key.b_major, key.out)
-    src = gemm_sm90_source(*key.args())
-    cubin = compile(src, arch)
-    launch = Sm90Launch.of(plan)
-    if index is not None:  # a read-only or full cache only makes the next process slower
-        sm90_index.write(index, cubin.data, json.loads(launch.to_json()))
-    return DriverKernel(cubin.data, name, launch.shared_bytes, config.threads, config.pdl), launch
+        plan = Sm90Plan(config, key.dtype, key.a_major, key.b_major, key.out)
+        src = gemm_sm90_source(*key.args())
+        cubin = compile(src, arch)
+        launch = Sm90Launch.of(plan)
+        if index is not None:  # a read-only or full cache only makes the next process slower
+            sm90_index.write(index, cubin.data, json.loads(launch.to_json()))
+        data = cubin.data
+    return DriverKernel(data, name, launch.shared_bytes, config.threads, config.pdl), launch
 
 
 _I32 = ctypes.c_int32

@@ -152,10 +152,8 @@ def gemm(
     if call.done is not None:
         return call.done
     choice = choose(call)
-    if choice.family == "sm90":
-        prepared, keeps = sm90.prepare(call, choice)
-    else:
-        prepared, keeps = sm80.prepare(call, choice)
+    family = sm90 if choice.family == "sm90" else sm80  # one interface: prepare(call, choice)
+    prepared, keeps = family.prepare(call, choice)
     C = call.D if call.C is None else call.C
     kept = (*call.given, call.out, out is not None, asked) if keeps else None
     run(prepared, C, call.D, call.alpha, call.beta, call.epilogue, kept)

@@ -142,17 +142,15 @@ def prepare(call: Any, choice: Any, persistent: bool = True) -> tuple[Any, bool]
     key = (A.data_ptr(), A.shape, A.stride(), A.dtype, B.data_ptr(), B.shape, B.stride(),
            B.dtype, D.dtype, C.dtype, config, persistent, A.device, batch, epi)  # fmt: skip
     prepared = _PREPARED.get(key)
-    if prepared is None:
-        kern, plan = compiled_sm90(
-            kernel_key(config, call.dtype, v.a_major, v.b_major, call.out_type, call.c_type,
-                       batch is not None, epi),
-            call.arch,
-        )  # fmt: skip
-        map_a = tensor_map_param(operand_map(plan, "A", A, v.a_major, v.lda))
-        map_b = tensor_map_param(operand_map(plan, "B", B, v.b_major, v.ldb))
+    if prepared is None:  # the host's own steps, then the kernel, its maps and boxes
         M, K = A.shape[-2:]
         N = B.shape[-1]
         grid = _grid(config, M, N, batch, call.sms, persistent)
+        variant = kernel_key(config, call.dtype, v.a_major, v.b_major, call.out_type, call.c_type,
+                             batch is not None, epi)  # fmt: skip
+        kern, plan = compiled_sm90(variant, call.arch)
+        map_a = tensor_map_param(operand_map(plan, "A", A, v.a_major, v.lda))
+        map_b = tensor_map_param(operand_map(plan, "B", B, v.b_major, v.ldb))
         sizes = (_I32(M), _I32(N), _I32(K))
         bat = None
         if batch is not None:

@@ -45,8 +45,10 @@ class Call:
     ``given``: A and B as the caller passed them (the fast path's key); ``C``: None or C cast
     to D's dtype and broadcast to D's shape (beta 0 drops it); ``out``: what the call
     returns; ``D``: the view of ``out`` the kernel writes; ``alpha`` (scale_a and scale_b
-    folded in), ``beta``; ``M, N, K``, ``batch`` (None for a 2-D problem), ``dtype`` (the
-    kernel's element type), ``out_type``, ``c_type`` (kernel output types); ``device``,
+    folded in), ``beta``; ``M, N, K`` (plain ints), ``batch`` (None for a 2-D problem),
+    ``dtype`` (the kernel's element type), ``out_type``, ``c_type`` (kernel output types);
+    ``a_major``, ``b_major``: 'K' or 'M' / 'N' by whether the operand's last mode is contiguous
+    ('K' for 8- and 32-bit types, which every kernel reads K-major); ``device``,
     ``arch``, ``sms`` (multiprocessors, read on sm_90 devices, else 0); ``epilogue`` (a bound :class:`~cutemma.kernels.epilogue.Bound` or None);
     ``design`` (checked) and ``config`` (asked for) or None; ``asked``: what the call asked
     for (the fast path's key slot); ``remember``: whether a repeat may reuse this call's
@@ -57,8 +59,8 @@ class Call:
     """
 
     __slots__ = ("A", "B", "given", "C", "out", "D", "alpha", "beta", "M", "N", "K", "batch",
-                 "dtype", "out_type", "c_type", "device", "arch", "sms", "epilogue", "design",
-                 "config", "asked", "remember", "done")  # fmt: skip
+                 "dtype", "out_type", "c_type", "a_major", "b_major", "device", "arch", "sms",
+                 "epilogue", "design", "config", "asked", "remember", "done")  # fmt: skip
 
     def __repr__(self) -> str:
         shape = (
@@ -154,13 +156,6 @@ def make_call(
         if call.arch is not None:
             check(design, call.arch)
     call.design, call.config = design, config
-    call.epilogue = None
-    if ops:
-        from cutemma.kernels.epilogue import bind
-
-        bound = bind(epilogue, tensors, call.M, call.N, A.device, call.batch is not None,
-                     call.dtype == "s8")  # fmt: skip
-        call.epilogue = bound if bound.epilogue else None
     shape = (call.M, call.N) if call.batch is None else (call.batch, call.M, call.N)
     call.out = _output(out, shape, out_dtype, A, fake)
     call.C = _c_operand(C, call.beta, shape, call.out, A)
@@ -170,16 +165,28 @@ def make_call(
     call.c_type = call.out_type
     call.remember = repeatable
     call.A, call.B, call.D, call.done = A, B, call.out, None
-    if fake:
-        return call
-    if call.M == 0 or call.N == 0 or call.batch == 0 or call.K == 0:
-        call.done = _nothing_to_multiply(call, shape, torch)
-        return call
-    if call.batch == 1:  # one problem: the 2-D kernel on its matrices (views)
+    batched = call.batch is not None  # (a batch of one is a batched call to the epilogue)
+    empty = call.M == 0 or call.N == 0 or call.batch == 0 or call.K == 0
+    if call.batch == 1 and not (fake or empty):  # one problem: the 2-D kernel on its matrices
         one = lambda t: t[0] if t.dim() == 3 else t  # noqa: E731
         call.A, call.B, call.D = one(A), one(B), call.out[0]
         call.C = None if call.C is None else call.C[0]
         call.batch, call.remember = None, False
+    if ELEM_BYTES[call.dtype] == 2:  # the majors as laid out (the tuned table's key)
+        call.a_major = "K" if A.stride(-1) == 1 else "M"
+        call.b_major = "N" if B.stride(-1) == 1 else "K"
+    else:  # 8- and 32-bit operands are read K-major
+        call.a_major = call.b_major = "K"
+    call.epilogue = None
+    if ops:  # last: the epilogue stage binds its tensors (and answers an empty product)
+        from cutemma.kernels.epilogue import bind
+
+        bound = bind(epilogue, tensors, call.M, call.N, A.device, batched, call.dtype == "s8")
+        call.epilogue = bound if bound.epilogue else None
+    if empty and not fake:
+        from cutemma.kernels.epilogue import empty_product
+
+        call.done = empty_product(call.out, call.C, call.alpha, call.beta, call.epilogue)
     return call
 
 
@@ -335,20 +342,6 @@ def _c_operand(C: Any, beta: float, shape: tuple, out: Any, A: Any) -> Any:
         return C.expand(shape)
     except RuntimeError:
         raise LaunchError(f"gemm: C {tuple(C.shape)} does not broadcast to {shape}") from None
-
-
-def _nothing_to_multiply(call: Call, shape: tuple, torch: Any) -> Any:
-    """D of a call with an empty D or K = 0: beta * C (or zeros), through the epilogue's ops."""
-    out, C = call.out, call.C
-    if out.numel() == 0:
-        return out
-    if call.epilogue is not None:
-        from cutemma.kernels.epilogue import reference
-
-        zero = torch.zeros(shape, device=out.device)
-        ops, named = call.epilogue.epilogue.ops, call.epilogue.named
-        return out.copy_(reference(zero, ops, named, call.alpha, call.beta, C))
-    return out.copy_(call.beta * C if C is not None else torch.zeros_like(out))
 
 
 def _as_design(design: Any, tiled_mma: Any, config: Any) -> Any:

@@ -1,15 +1,18 @@
 """``cutemma.gemm``: one path for every call, each step once.
 
-1. A repeat of an earlier call with these operands takes its prepared launch
-   (:mod:`cutemma.kernels.runtime.fastpath`).
+1. A repeat of an earlier call with these operands takes its prepared launch (:func:`try_fast`,
+   in the runtime's table :data:`cutemma.kernels.runtime.fastpath.FAST`).
 2. While torch traces (``torch.compile``, export, fake tensors), the call is one node of
    the graph: the custom op (:mod:`cutemma.kernels.torch_op`).
 3. :func:`~cutemma.kernels.call.make_call` checks the arguments once into a call record.
 4. :func:`~cutemma.kernels.policy.choose` picks the kernel: family, config, operand views.
 5. The family (:mod:`~cutemma.kernels.sm90.host`, :mod:`~cutemma.kernels.sm80.host`)
    prepares its launch: the compiled variant, argument boxes, grid.
-6. The runtime launches it (:func:`cutemma.kernels.runtime.fastpath.run`), and keeps it for
-   the call's repeats.
+6. The runtime keeps it for the call's repeats and launches it
+   (:func:`cutemma.kernels.runtime.fastpath.run`).
+
+The dispatcher hands each step its input and takes its answer; no step calls back into the
+dispatcher, the call record's checks or the policy.
 
 >>> from cutemma.kernels.pick import BUILTIN_CONFIGS
 >>> GemmConfig() in BUILTIN_CONFIGS.values()
@@ -21,10 +24,11 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any
 
+from cutemma.errors import LaunchError
 from cutemma.kernels.call import make_call
 from cutemma.kernels.epilogue import ARGS as _EP  # the epilogue's tensor keywords, in order
 from cutemma.kernels.policy import Choice, choose
-from cutemma.kernels.runtime.fastpath import keep, run, try_fast, try_fast_epilogue
+from cutemma.kernels.runtime.fastpath import FAST, LAUNCH_LOCK, run
 from cutemma.kernels.sm80 import host as sm80
 from cutemma.kernels.sm80.config import GemmConfig
 from cutemma.kernels.sm90 import host as sm90
@@ -134,24 +138,142 @@ def gemm(
     if traced:  # the call as one custom-op node of the graph
         from cutemma.kernels.torch_op import traced_gemm
 
-        return traced_gemm(A, B, C, alpha, beta, out, out_dtype, config, scale_a, scale_b,
+        node = traced_gemm(A, B, C, alpha, beta, out, out_dtype, config, scale_a, scale_b,
                            design, tiled_mma, epilogue, ep)  # fmt: skip
+        if node is not None:
+            return node
+    # (traced: an argument the op's schema cannot carry, which these checks name)
     call = make_call(A, B, C, alpha=alpha, beta=beta, out=out, out_dtype=out_dtype,
                      config=config, scale_a=scale_a, scale_b=scale_b, design=design,
                      tiled_mma=tiled_mma, epilogue=epilogue, tensors=dict(zip(_EP, ep)),
-                     asked=asked)  # fmt: skip
+                     asked=asked, fake=traced)  # fmt: skip
+    if traced:
+        raise LaunchError("gemm: an argument is not a torch tensor where one belongs")
     if call.done is not None:
         return call.done
     choice = choose(call)
-    if choice.family == "sm90":
-        prepared, keeps = sm90.prepare(call, choice, call.sms)
-    else:
-        prepared, keeps = sm80.prepare(call, choice)
+    family = sm90 if choice.family == "sm90" else sm80  # one interface: prepare(call, choice)
+    prepared, keeps = family.prepare(call, choice)
     C = call.D if call.C is None else call.C
-    run(prepared, C, call.D, call.alpha, call.beta, call.epilogue)
-    if keeps:
-        keep(*call.given, call.out, out is not None, asked, prepared, call.epilogue)
+    kept = (*call.given, call.out, out is not None, asked) if keeps else None
+    run(prepared, C, call.D, call.alpha, call.beta, call.epilogue, kept)
     return call.out
+
+
+def try_fast(A: Any, B: Any, out: Any, alpha: float, config: Any) -> Any:
+    """D = alpha * A @ B through a prepared launch, or None when this signature has none
+    (the caller takes the checked path, which prepares one). Written flat: every line
+    here is host time of each repeated call.
+
+    >>> try_fast(object(), object(), None, 1.0, None) is None  # not tensors: not here
+    True
+    """
+    try:
+        entries = FAST.get((A.data_ptr(), B.data_ptr(), out is not None, config))
+        if entries is None:
+            return None
+        if out is None:
+            for e in entries:
+                if e.check(A, B):
+                    break
+            else:
+                return None
+            out = e.new(e.shape, dtype=e.dtype, device=e.device)
+        else:
+            for e in entries:
+                if e.check(A, B, out):
+                    break
+            else:
+                return None
+        ptr = out.data_ptr()
+    except (AttributeError, TypeError, RuntimeError):  # not tensors (or fake ones): the
+        # checked path names the error (or hands a fake tensor to the torch op)
+        return None
+    p = e.prepared
+    with LAUNCH_LOCK:
+        if p.at is not e or p.ptr != ptr:  # out moved (or the boxes hold another call's)
+            p.write_out(ptr, e.strides, out)
+            p.at, p.ptr = e, ptr
+        try:
+            p.alpha.value = alpha
+        except TypeError:  # e.g. alpha not a number: the checked path names it
+            return None
+        p.launch()
+    return out
+
+
+def try_fast_epilogue(
+    A: Any, B: Any, out: Any, alpha: float, config: Any, names: Any, tensors: tuple
+) -> Any:
+    """D = epilogue(alpha * A @ B) through a prepared launch, or None (the caller takes the
+    checked path, which prepares one). ``tensors``: the call's epilogue keywords in
+    :data:`cutemma.kernels.epilogue.ARGS` order, None where not given.
+
+    >>> from cutemma.kernels.runtime.fastpath import FAST, remember_epilogue
+    >>> class T:  # a stand-in tensor: what the key and the guard ask
+    ...     def __init__(self, ptr, shape, stride=None):
+    ...         self.ptr, self.shape, self.dtype, self.device = ptr, shape, "bf16", "cuda:0"
+    ...         self.st = stride or (shape[-1], 1)[-len(shape):]
+    ...     def data_ptr(self): return self.ptr
+    ...     def stride(self): return self.st
+    ...     def get_device(self): return 0
+    >>> import ctypes
+    >>> class P:  # a stand-in prepared launch: its boxes and launches
+    ...     at = ptr = None; alpha = ctypes.c_float(); epi = [ctypes.c_uint64()]; runs = []
+    ...     def write_out(self, ptr, st, out): pass
+    ...     def launch(self): self.runs.append(self.epi[0].value)
+    >>> A, B, b1 = T(1 << 40, (64, 32)), T(2 << 40, (32, 16)), T(3 << 40, (16,), (1,))
+    >>> from cutemma.kernels.epilogue import FastRecord
+    >>> rec = FastRecord(("bias",), (True, True, False, True, True), (b1,), ((0, 0),))
+    >>> D = T(4 << 40, (64, 16))
+    >>> remember_epilogue(A, B, D, True, None, P(), rec)
+    >>> b2 = T(5 << 40, (16,), (1,))  # another bias with the same metadata: its own address
+    >>> t = (None, None, b2, None, None)
+    >>> try_fast_epilogue(A, B, D, 1.0, None, ("bias",), t) is D, P.runs == [b2.ptr]
+    (True, True)
+    >>> try_fast_epilogue(A, B, D, 1.0, None, ("bias", "relu"), t) is None  # other ops
+    True
+    >>> short = (None, None, T(6 << 40, (8,), (1,)), None, None)  # another length: refused
+    >>> try_fast_epilogue(A, B, D, 1.0, None, ("bias",), short) is None
+    True
+    >>> _ = FAST.clear()
+    """
+    try:
+        absent = tuple(t is None for t in tensors)
+        entries = FAST.get((A.data_ptr(), B.data_ptr(), out is not None, config, names, absent))
+        if entries is None:
+            return None
+        given = [t for t in tensors if t is not None]
+        if out is None:
+            for e in entries:
+                if e.check(A, B, *given):
+                    break
+            else:
+                return None
+            out = e.new(e.shape, dtype=e.dtype, device=e.device)
+        else:
+            for e in entries:
+                if e.check(A, B, out, *given):
+                    break
+            else:
+                return None
+        ptr = out.data_ptr()
+        ptrs = [(i, given[j].data_ptr()) for i, j in e.epi]
+    except (AttributeError, TypeError):  # not tensors, unhashable ops: the checked path
+        return None
+    p = e.prepared
+    with LAUNCH_LOCK:
+        if p.at is not e or p.ptr != ptr:
+            p.write_out(ptr, e.strides, out)
+            p.at, p.ptr = e, ptr
+        for i, v in ptrs:
+            p.epi[i].value = v
+        try:
+            p.alpha.value = alpha
+        except TypeError:
+            return None
+        p.launch()
+    return out
 
 
 def which_kernel(A: Any, B: Any, C: Any = None, **kwargs: Any) -> Choice:

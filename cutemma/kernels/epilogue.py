@@ -339,12 +339,14 @@ class FastRecord:
 @dataclass(frozen=True)
 class Bound:
     """An epilogue bound to one call: the :class:`Epilogue` to compile and, per kernel
-    parameter of :meth:`Epilogue.params`, the tensor (kept alive until the launch) or row
-    stride to launch with (``args``); ``values`` the same as integers (pointers)."""
+    parameter of :meth:`Epilogue.params` (``params``), the tensor (kept alive until the
+    launch) or row stride to launch with (``args``); ``values`` the same as integers
+    (pointers)."""
 
     epilogue: Epilogue
     args: tuple
     fast: FastRecord | None = None
+    params: tuple = ()  # the kernel parameters of Epilogue.params(), computed here once
 
     @property
     def tensors(self) -> tuple:
@@ -452,10 +454,13 @@ def bind(
     epi = _BUILT.get(key)
     if epi is None:
         epi = _BUILT[key] = Epilogue(*key)
-    return Bound(epi, tuple(args), _fast_record(names, tensors, epi, args))
+    params = tuple(epi.params())
+    return Bound(epi, tuple(args), _fast_record(names, tensors, epi, args, params), params)
 
 
-def _fast_record(names: Any, tensors: dict, epi: Epilogue, args: list) -> FastRecord | None:
+def _fast_record(
+    names: Any, tensors: dict, epi: Epilogue, args: list, params: tuple
+) -> FastRecord | None:
     """The repeated-call record of a bound call, or None when a repeat could not reuse its
     launch as is: an op list that is no hashable key, or a tensor that was copied (a repeat
     would pass the caller's strided tensor)."""
@@ -468,7 +473,6 @@ def _fast_record(names: Any, tensors: dict, epi: Epilogue, args: list) -> FastRe
     kept = [a for a in args if not isinstance(a, int)]
     if any(t is not tensors[a] for t, a in zip(kept, ptr_args)):
         return None
-    params = epi.params()
     slots, k = [], 0
     for i, p in enumerate(params):
         if p.is_pointer:
@@ -503,6 +507,26 @@ def _kernel_type(t: Any, op: EpilogueOp, M: int, N: int) -> str:
         raise LaunchError(f"gemm epilogue: {op.arg} is {dt}; give {' or '.join(ARG_DTYPES)}")
     _TORCH_TYPES[t.dtype] = ARG_DTYPES[dt]
     return ARG_DTYPES[dt]
+
+
+def empty_product(out: Any, C: Any, alpha: float, beta: float, bound: Bound | None) -> Any:
+    """``out`` filled as a call with nothing to multiply (an empty D, or K = 0) writes it:
+    beta * C (or zeros), through ``bound``'s ops (None: no epilogue).
+
+    >>> import torch
+    >>> empty_product(torch.empty(1, 2), torch.tensor([[1.0, -3.0]]), 1.0, 2.0, None)
+    tensor([[ 2., -6.]])
+    """
+    if out.numel() == 0:
+        return out
+    if bound is not None:
+        import torch
+
+        zero = torch.zeros(out.shape, device=out.device)
+        return out.copy_(reference(zero, bound.epilogue.ops, bound.named, alpha, beta, C))
+    if C is not None:
+        return out.copy_(beta * C)
+    return out.zero_()
 
 
 def reference(

@@ -56,7 +56,25 @@ def builtin_config(m: int, n: int, k: int, batch: int = 1, dtype: str = "bf16") 
             raise TiledMmaError(f"pick_config: {what}={v!r} must be a whole number >= 1")
     if not isinstance(dtype, str) or dtype not in ELEM_BYTES:
         raise TiledMmaError(f"pick_config: dtype {dtype!r}; choose one of {', '.join(ELEM_BYTES)}")
-    m, n, batch = as_int(m), as_int(n), as_int(batch)
+    return _sm80_tile(as_int(m), as_int(n), as_int(batch), dtype)
+
+
+def builtin(m: int, n: int, k: int, batch: int, dtype: str, sms: int, sm90: bool) -> Any:
+    """The policy's built-in config of a checked call (plain ints >= 1, a kernel dtype):
+    :func:`builtin_sm90_config`'s where the sm90 kernel reads the operands (``sm90``), else
+    :func:`builtin_config`'s, without their argument checks.
+
+    >>> builtin(8192, 8192, 8192, 1, "bf16", 132, True).name
+    'b128x256_c2_sauto'
+    >>> builtin(8192, 8192, 8192, 1, "s8", 132, False).name
+    'b128x128x32_w2x2_s4'
+    """
+    if not sm90:
+        return _sm80_tile(m, n, batch, dtype)
+    return _sm90_tile(m, n, sms, dtype, batch, k)
+
+
+def _sm80_tile(m: int, n: int, batch: int, dtype: str) -> GemmConfig:
     for name in ("large", "small"):
         cfg = BUILTIN_CONFIGS[name]
         if -(-m // cfg.block_m) * -(-n // cfg.block_n) * batch >= 132:  # H100: 132 SMs
@@ -141,6 +159,10 @@ def builtin_sm90_config(
             f"dtype one of {kinds}"
         )
 
+    return _sm90_tile(m, n, sms, dtype, batch, k)
+
+
+def _sm90_tile(m: int, n: int, sms: int, dtype: str, batch: int, k: int | None) -> Sm90Config:
     k_row = SWIZZLE_ROW_BYTES // ATOMS_SM90[dtype][1]  # a built-in tile's k tile
 
     def waves(bn: int) -> tuple[float, bool]:  # (waves, by stream-K) of 128 x bn tiles

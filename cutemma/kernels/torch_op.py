@@ -247,7 +247,9 @@ def traced_gemm(
     """``cutemma.gemm`` while torch traces: the call as one op node (``gemm_out`` when ``out``
     is given, whose result is ``out``). ``tensors``: the epilogue's, in the op's order
     (scale_row, scale_col, bias, bias_row, residual). Scalars the op's schema cannot carry
-    (not real numbers) are refused here with the eager call's error."""
+    (not real numbers) are refused here with the eager call's error; None where a tensor
+    argument is not a tensor (or out_dtype not a dtype): the caller's checks
+    (:func:`~cutemma.kernels.call.make_call` with ``fake=True``) name it."""
     from cutemma.kernels.call import check_scalar
 
     gemm_op, gemm_out_op = _REGISTERED["gemm"], _REGISTERED["gemm_out"]
@@ -272,13 +274,8 @@ def traced_gemm(
     given = (A, B, C, out, *tensors)
     if not all(x is None or isinstance(x, torch.Tensor) for x in given) or not (
         out_dtype is None or isinstance(out_dtype, torch.dtype)
-    ):  # what the schema cannot carry: the eager call's checks name it
-        from cutemma.kernels.call import make_call
-
-        make_call(A, B, C, alpha=alpha, beta=beta, out=out, out_dtype=out_dtype,
-                  scale_a=scale_a, scale_b=scale_b, epilogue=epilogue,
-                  tensors=dict(zip(_EP, tensors)), fake=True)  # fmt: skip
-        raise LaunchError("gemm: an argument is not a torch tensor where one belongs")
+    ):  # what the schema cannot carry: the eager call's checks name it (the caller's)
+        return None
     args = (float(alpha), float(beta))
     scales = (float(scale_a), float(scale_b))
     if out is None:

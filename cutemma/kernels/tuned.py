@@ -61,7 +61,11 @@ def shape_class(m: int, n: int, k: int) -> tuple[int, int, int]:
     >>> shape_class(1, 17, 4096)
     (1, 32, 4096)
     """
-    return tuple(1 << max(x - 1, 0).bit_length() for x in _dims(m, n, k))
+    return _classes(*_dims(m, n, k))
+
+
+def _classes(m: int, n: int, k: int) -> tuple[int, int, int]:
+    return tuple(1 << max(x - 1, 0).bit_length() for x in (m, n, k))
 
 
 def _dims(m: object, n: object, k: object) -> tuple[int, int, int]:
@@ -230,7 +234,8 @@ def lookup(
 def lookup_device(
     device: int, m: int, n: int, k: int, dtype: str, a_major: str, b_major: str
 ) -> GemmConfig | None:
-    """:func:`lookup` for a CUDA device index (gemm's hot path: nothing tuned, no work).
+    """:func:`lookup` for a CUDA device index and a checked call's plain ints >= 1 (gemm's
+    hot path: nothing tuned, no work).
 
     With nothing tuned it returns None without asking torch for the device's name:
 
@@ -243,7 +248,7 @@ def lookup_device(
     tab = _TABLE if _TABLE is not None else table()
     if not tab:
         return None
-    mb, nb, kb = shape_class(m, n, k)
+    mb, nb, kb = _classes(m, n, k)
     return tab.get((device_name(device), mb, nb, kb, dtype, a_major, b_major))
 
 

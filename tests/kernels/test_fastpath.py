@@ -15,6 +15,7 @@ import ctypes
 
 import pytest
 
+from cutemma.kernels import dispatch as dsp
 from cutemma.kernels.runtime import fastpath as fp
 from cutemma.kernels.sm90 import launch as fp90
 
@@ -32,7 +33,9 @@ def prepared(shape=(4, 6)):
 @pytest.fixture
 def fast(monkeypatch):
     """An empty FAST, no torch stream query, launches counted instead of made."""
-    monkeypatch.setattr(fp, "FAST", {})
+    table = {}  # the runtime keeps it, the dispatcher looks it up: one dict
+    monkeypatch.setattr(fp, "FAST", table)
+    monkeypatch.setattr(dsp, "FAST", table)
     monkeypatch.setattr(fp, "_stream_getter", lambda: None)
     launched = []
     monkeypatch.setattr(fp.BoxedLaunch, "launch", lambda self: launched.append(self))
@@ -63,16 +66,16 @@ def test_hit_reuses_and_writes_only_what_moved(fast, torch_guard):
     A, B, out = operands(torch)
     p = prepared()
     fp.remember(A, B, out, True, None, p)
-    assert fp.try_fast(A, B, out, 2.0, None) is out and fast == [p]
+    assert dsp.try_fast(A, B, out, 2.0, None) is out and fast == [p]
     assert (p.c.value, p.d.value) == (out.data_ptr(),) * 2
     assert (p.ldd_m.value, p.ldd_n.value, p.ldc_m.value, p.alpha.value) == (6, 1, 6, 2.0)
     p.d.value = 12345  # a stand-in for "already written": an unmoved out writes no box
-    assert fp.try_fast(A, B, out, 1.0, None) is out and p.d.value == 12345
+    assert dsp.try_fast(A, B, out, 1.0, None) is out and p.d.value == 12345
     assert p.alpha.value == 1.0  # alpha is written on every call
     out2 = torch.empty(4, 6, dtype=torch.bfloat16)
-    assert fp.try_fast(A, B, out2, 1.0, None) is out2 and p.d.value == out2.data_ptr()
+    assert dsp.try_fast(A, B, out2, 1.0, None) is out2 and p.d.value == out2.data_ptr()
     p.set_operands(A, out, 1.0, 0.5)  # the checked path wrote C and beta: a hit rewrites
-    assert fp.try_fast(A, B, out, 1.0, None) is out
+    assert dsp.try_fast(A, B, out, 1.0, None) is out
     assert (p.c.value, p.beta.value) == (out.data_ptr(), 0.0)
     assert len(fast) == 4
 
@@ -82,8 +85,8 @@ def test_new_output_per_call(fast, torch_guard):
     A, B, out = operands(torch)
     p = prepared()
     fp.remember(A, B, out, False, None, p)  # out: the new output the first call made
-    assert fp.try_fast(A, B, out, 1.0, None) is None  # entries of given outs are others
-    D = fp.try_fast(A, B, None, 1.0, None)
+    assert dsp.try_fast(A, B, out, 1.0, None) is None  # entries of given outs are others
+    D = dsp.try_fast(A, B, None, 1.0, None)
     assert D.shape == out.shape and D.dtype == out.dtype and D.stride() == out.stride()
     assert p.d.value == D.data_ptr() and D.data_ptr() != out.data_ptr()
 
@@ -124,16 +127,16 @@ def test_in_place_metadata_change_misses(fast, torch_guard, change, which):
         t.resize_(4, 8)
     p = prepared((4, 4))
     fp.remember(A, B, out, True, None, p)
-    assert fp.try_fast(A, B, out, 1.0, None) is out  # the unchanged call hits
+    assert dsp.try_fast(A, B, out, 1.0, None) is out  # the unchanged call hits
     before = (t.data_ptr(), tuple(t.shape), t.stride())
     RESTRIDES[change](t)
     assert (t.data_ptr(), tuple(t.shape), t.stride()) != before  # it did change
     if which == "out" and (tuple(t.shape), t.stride()) == before[1:]:
         # out moved, same layout: a hit that points D at the new address
-        assert fp.try_fast(A, B, out, 1.0, None) is out and p.d.value == out.data_ptr()
+        assert dsp.try_fast(A, B, out, 1.0, None) is out and p.d.value == out.data_ptr()
         assert len(fast) == 2
     else:
-        assert fp.try_fast(A, B, out, 1.0, None) is None
+        assert dsp.try_fast(A, B, out, 1.0, None) is None
         assert len(fast) == 1
 
 
@@ -151,8 +154,8 @@ def test_other_tensor_same_pointer_misses(fast, torch_guard, which):
     for o in others:
         assert o.data_ptr() == t.data_ptr()
         args = dict(base, **{which: o})
-        assert fp.try_fast(args["A"], args["B"], args["out"], 1.0, None) is None, o.stride()
-    assert fp.try_fast(base["A"], base["B"], base["out"], 1.0, None) is base["out"]
+        assert dsp.try_fast(args["A"], args["B"], args["out"], 1.0, None) is None, o.stride()
+    assert dsp.try_fast(base["A"], base["B"], base["out"], 1.0, None) is base["out"]
     assert len(fast) == 1
 
 
@@ -193,9 +196,9 @@ def test_declines_what_it_cannot_take(fast, torch_guard):
     A, B, out = operands(torch)
     p = prepared()
     fp.remember(A, B, out, True, None, p)
-    assert fp.try_fast(A, B, out, "2", None) is None  # alpha not a number
-    assert fp.try_fast(A, B, object(), 1.0, None) is None  # out not a tensor
-    assert fp.try_fast(object(), B, out, 1.0, None) is None
+    assert dsp.try_fast(A, B, out, "2", None) is None  # alpha not a number
+    assert dsp.try_fast(A, B, object(), 1.0, None) is None  # out not a tensor
+    assert dsp.try_fast(object(), B, out, 1.0, None) is None
     assert fast == []
 
 
@@ -220,9 +223,9 @@ def test_stand_in_tensors_use_the_python_guard(fast):
     p = prepared()
     fp.remember(A, B, out, True, None, p)
     assert type(fp.find(A, B, out, None).check.__self__) is fp.MetaGuard
-    assert fp.try_fast(A, B, out, 1.0, None) is out
+    assert dsp.try_fast(A, B, out, 1.0, None) is out
     A._st = (1, 4)  # restrided in place
-    assert fp.try_fast(A, B, out, 1.0, None) is None
+    assert dsp.try_fast(A, B, out, 1.0, None) is None
     assert len(fast) == 1
 
 
@@ -245,7 +248,9 @@ def test_a_hit_writes_and_launches_under_the_lock(monkeypatch):
         def get_device(self):
             return 0
 
-    monkeypatch.setattr(fp, "FAST", {})
+    table = {}
+    monkeypatch.setattr(fp, "FAST", table)
+    monkeypatch.setattr(dsp, "FAST", table)
     held = []
     monkeypatch.setattr(fp.BoxedLaunch, "launch", lambda self: held.append(fp.LAUNCH_LOCK.locked()))
     writes = []
@@ -254,8 +259,8 @@ def test_a_hit_writes_and_launches_under_the_lock(monkeypatch):
     )
     A, B, out = T(1 << 40), T(2 << 40), T(3 << 40)
     fp.remember(A, B, out, True, None, prepared())
-    assert fp.try_fast(A, B, out, 1.0, None) is out
-    assert fp.try_fast(A, B, T(4 << 40), 1.0, None) is not None  # out moved: boxes rewritten
+    assert dsp.try_fast(A, B, out, 1.0, None) is out
+    assert dsp.try_fast(A, B, T(4 << 40), 1.0, None) is not None  # out moved: boxes rewritten
     assert held == [True, True] and writes and all(writes)
     assert not fp.LAUNCH_LOCK.locked()
 
@@ -313,3 +318,50 @@ def test_entries_keep_no_operand_alive(fast, torch_guard):
     fp.remember(A, B, out, False, None, prepared())
     del A, B, out
     assert [r.expired() for r in refs] == [True] * 3
+
+
+def test_run_keeps_the_launch_before_it_launches(fast, torch_guard, monkeypatch):
+    """The runtime's last stage: the call's launch is in the repeats' table when the kernel
+    is launched (nothing of the call is left to do after the launch), and a repeat takes it."""
+    torch = torch_guard
+    A, B, out = operands(torch)
+    p = prepared()
+    at_launch = []
+    monkeypatch.setattr(
+        fp.BoxedLaunch, "launch", lambda self: at_launch.append(fp.find(A, B, out, None))
+    )
+    fp.run(p, out, out, 1.0, 0.0, None, (A, B, out, True, None))
+    assert len(at_launch) == 1 and at_launch[0] is not None and at_launch[0].prepared is p
+    assert dsp.try_fast(A, B, out, 1.0, None) is out and len(at_launch) == 2
+    fp.run(p, out, out, 1.0, 0.0, None, None)  # a call that may not be repeated keeps nothing
+    assert len(fp.FAST) == 1
+
+
+def test_the_runtime_writes_a_launchs_workspace_on_its_stream(monkeypatch):
+    """A launch that carries a WorkspaceArgs gets the launch stream's workspace and a new
+    epoch in its boxes before cuLaunchKernel (here the checked launch of a stand-in kernel)."""
+    from cutemma.kernels.runtime import workspace as wsm
+
+    asked = []
+
+    class Space:  # a stream's workspace: what the runtime asks of it
+        def pointers(self, grid, slot, stream):
+            asked.append((grid, slot, stream))
+            return 0x2000, 0x1000
+
+        def next_epoch(self):
+            return 7
+
+    monkeypatch.setattr(wsm, "workspace", lambda device, stream: Space())
+    launched = []
+
+    class Kern:
+        def launch_checked(self, device, grid, grid_y, stream, params):
+            launched.append((w.ws.value, w.flags.value, w.epoch.value, stream))
+
+    b = fp.BoxedLaunch(Kern(), 0, 132)
+    b.set_args([])
+    b.cu, b.stream_of = False, lambda device: 5  # no libcuda entry: the checked launch
+    w = b.work = wsm.WorkspaceArgs(132, 128 * 128)
+    b.launch()
+    assert asked == [(132, 128 * 128, 5)] and launched == [(0x2000, 0x1000, 7, 5)]

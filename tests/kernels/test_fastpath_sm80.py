@@ -72,14 +72,16 @@ def sm80(monkeypatch, tmp_path):
     monkeypatch.setattr(call_mod, "sm_count", lambda device: 132)
     keys = []
     monkeypatch.setattr(h80, "compiled_kernel", lambda key, arch: keys.append(key) or Kern(key))
-    monkeypatch.setattr(fp, "FAST", {})
+    table = {}  # the runtime keeps it, the dispatcher looks it up: one dict
+    monkeypatch.setattr(fp, "FAST", table)
+    monkeypatch.setattr(dsp, "FAST", table)
 
     def launch(self):
         log.append(("boxes", None, [a.value for a in self.args], (self.grid, self.grid_y)))
 
     monkeypatch.setattr(fp.BoxedLaunch, "launch", launch)
     hits = []
-    orig_try = fp.try_fast
+    orig_try = dsp.try_fast
 
     def try_fast(*a):
         r = orig_try(*a)
@@ -95,10 +97,11 @@ def reference(A, B, out=None, **kw):
     """The checked path's launch of this call (no prepared launch to find), and its
     output."""
     kept, fp.FAST = fp.FAST, {}
+    dsp.FAST = fp.FAST
     try:
         D = dsp.gemm(A, B, out=out, **kw)
     finally:
-        fp.FAST = kept
+        fp.FAST = dsp.FAST = kept
     return D
 
 
@@ -261,7 +264,9 @@ def test_stand_in_boxes_without_torch_queries(monkeypatch):
     assert (p.grid, p.grid_y, one.grid_y) == (6, 3, 1)
     assert len(p.args) == 19 and all(isinstance(a, ctypes._SimpleCData) for a in p.args)
     # a hit through try_fast with stand-in tensors (the Python guard): out moved
-    monkeypatch.setattr(fp, "FAST", {})
+    table = {}
+    monkeypatch.setattr(fp, "FAST", table)
+    monkeypatch.setattr(dsp, "FAST", table)
     monkeypatch.setattr(fp.BoxedLaunch, "launch", lambda self: None)
 
     class T:
@@ -281,10 +286,10 @@ def test_stand_in_boxes_without_torch_queries(monkeypatch):
     out = T(0x4000, (3, 64, 48), (64 * 48 + 16, 48, 1))
     fp.remember(A, B, out, True, None, p)
     moved = T(0x8000, (3, 64, 48), (64 * 48 + 16, 48, 1))
-    assert fp.try_fast(A, B, moved, 2.0, None) is moved
+    assert dsp.try_fast(A, B, moved, 2.0, None) is moved
     assert [a.value for a in p.args] == [*vals[:2], 0x8000, 0x8000, *vals[4:13], 2.0, *vals[14:]]
     moved.st = (64 * 48, 48, 1)  # restrided in place: a miss
-    assert fp.try_fast(A, B, moved, 2.0, None) is None
+    assert dsp.try_fast(A, B, moved, 2.0, None) is None
 
 
 H100_SM80 = {  # what an sm_90a device runs on the sm80 family (config None unless given)

@@ -7,7 +7,8 @@ from dataclasses import replace
 
 import pytest
 
-from cutemma.kernels.runtime.fastpath import FAST, try_fast
+from cutemma.kernels.dispatch import try_fast
+from cutemma.kernels.runtime.fastpath import FAST
 from cutemma.kernels.sm90 import host as d
 from cutemma.kernels.sm90 import tma_maps
 from cutemma.kernels.sm90.plan import Sm90Config, Sm90Plan

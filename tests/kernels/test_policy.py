@@ -29,6 +29,9 @@ def record(A, B, **kw):
                   dtype="bf16", arch="sm_90a", sms=132, device=0, design=None, config=None,
                   epilogue=None, C=None)  # fmt: skip
     fields.update(kw)
+    wide = fields["dtype"] in ("bf16", "f16")  # the majors the record holds (make_call's rule)
+    fields["a_major"] = "K" if not wide or A.stride(-1) == 1 else "M"
+    fields["b_major"] = "N" if wide and B.stride(-1) == 1 else "K"
     return types.SimpleNamespace(**fields)
 
 
@@ -141,3 +144,35 @@ def test_a_design_pads_operands_tma_cannot_read():
     assert torch.equal(c.views.B, B)
     with pytest.raises(LaunchError, match="leading stride 97 elements"):
         choose(record(A, B, config=d.config))
+
+
+@pytest.mark.parametrize("elem_bytes", [1, 2, 4])
+@pytest.mark.parametrize("dim", [1, 2])
+def test_the_policys_tma_stride_rule_is_the_tensor_maps(elem_bytes, dim):
+    """The views decide TMA readability from the driver's rules as data; the tensor-map
+    encoder's own check (copy/tma_map.stride_refusal) is the witness: same answer, same
+    words, on strides around every boundary."""
+    from cutemma.copy.tma_map import TMA_RULES, stride_refusal
+    from cutemma.kernels.sm90.operands import _stride_refusal
+
+    top = TMA_RULES.max_stride // elem_bytes
+    for elements in [0, 1, 2, 7, 8, 15, 16, 17, 24, 4096, 4097, top - 16, top - 1, top, top + 16]:
+        assert _stride_refusal(elements, elem_bytes, dim) == stride_refusal(
+            elements, elem_bytes, dim
+        )
+
+
+def test_the_call_record_holds_what_the_policy_reads():
+    """make_call's record carries plain ints and the operands' majors (fake tensors: no
+    device is needed), so the policy checks no argument again."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    from cutemma.kernels.call import make_call
+
+    with FakeTensorMode():
+        A = torch.empty(64, 32, dtype=BF, device="cuda").t()  # (32, 64), M-major
+        B = torch.empty(64, 48, dtype=BF, device="cuda")  # N-major
+        call = make_call(A, B, fake=True)
+    assert (call.M, call.N, call.K) == (32, 48, 64)
+    assert all(type(x) is int for x in (call.M, call.N, call.K))
+    assert (call.a_major, call.b_major) == ("M", "N")

@@ -114,9 +114,9 @@ def test_the_policy_takes_the_cheapest_kernel_and_rules_on_request(monkeypatch):
     A, B = torch.zeros(300, 4096, dtype=BF), torch.zeros(4096, 8192, dtype=BF)
     call = types.SimpleNamespace(A=A, B=B, M=300, N=8192, K=4096, batch=None, dtype="bf16",
                                  arch="sm_90a", sms=132, device=7, design=None, config=None,
-                                 epilogue=None, C=None)  # fmt: skip
+                                 epilogue=None, C=None, a_major="K", b_major="N")  # fmt: skip
     monkeypatch.setitem(policy._KINDS, 7, "h200")
-    monkeypatch.setattr(policy, "_tuned", lambda call, seen: None)
+    monkeypatch.setattr(policy, "lookup_device", lambda *a: None)  # nothing tuned
     chosen = policy.choose(call)
     want, seconds = best(candidates(300, 8192, 4096, "bf16"), 300, 8192, 4096, "bf16", 1, "h200")
     assert chosen.config == want and chosen.predicted_s == seconds

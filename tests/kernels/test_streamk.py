@@ -368,17 +368,21 @@ def test_no_swap_past_decode_or_for_tf32():
 
 def test_a_swapped_config_refuses_batches_and_fused_epilogues():
     """swap_ab runs D^T = B^T A^T of a 2-D call: a batch or a fused epilogue is refused by
-    name before any operand is touched (the policy's swapped choice, given stand-ins)."""
+    name (the policy's choice for a call record of CPU tensors that asks for the config)."""
     import types
 
     from cutemma.errors import LaunchError
-    from cutemma.kernels.policy import _swapped
+    from cutemma.kernels.policy import choose
 
+    torch = pytest.importorskip("torch")
     cfg = decode_config(16, 256, 256, "bf16")
+    A, B = torch.zeros(16, 256, dtype=torch.bfloat16), torch.zeros(256, 256, dtype=torch.bfloat16)
     for batch, epi in ((3, None), (None, object())):
-        call = types.SimpleNamespace(batch=batch, epilogue=epi, A=None, B=None)
+        call = types.SimpleNamespace(batch=batch, epilogue=epi, A=A, B=B, M=16, N=256, K=256,
+                                     dtype="bf16", arch="sm_90a", sms=132, device=0,
+                                     design=None, config=cfg, C=None, a_major="K", b_major="N")  # fmt: skip
         with pytest.raises(LaunchError, match="swaps A and B, which runs 2-D calls"):
-            _swapped(call, cfg)
+            choose(call)
 
 
 def test_the_picker_takes_stream_k_where_its_waves_say_so():

@@ -20,10 +20,11 @@ call compares dtype, device, sizes and strides of every tensor, ~3x cheaper than
 each tensor from Python) when this torch has one that passes a self-test, else
 :class:`MetaGuard` (the same comparisons from Python).
 
-A call with a fused epilogue (:func:`try_fast_epilogue`) adds two things to the key and the
-guard: the key the op list as given and which tensor keywords were None; the guard every
-epilogue tensor's dtype, device, shape and strides (so the kernel variant, the lengths and a
-residual's row stride, which stay in the argument boxes, still hold). Every hit writes each
+A call with a fused epilogue (:func:`cutemma.kernels.dispatch.try_fast_epilogue`) adds two
+things to the key and the guard: the key the op list as given and which tensor keywords
+were None; the guard every epilogue tensor's dtype, device, shape and strides (so the
+kernel variant, the lengths and a residual's row stride, which stay in the argument boxes,
+still hold). Every hit writes each
 epilogue tensor's pointer into its box: a tensor changed in place is read anew, and another
 tensor with the same metadata is read at its own address. A call whose tensors had to be
 copied (a strided vector) or whose op list is unhashable leaves no entry
@@ -178,13 +179,14 @@ class FastEntry:
     ((6, 1), (4, 6), True)
     """
 
-    __slots__ = ("check", "prepared", "strides", "shape", "dtype", "device", "epi")
+    __slots__ = ("check", "prepared", "strides", "shape", "dtype", "device", "epi", "new")
 
     def __init__(self, check: Callable[..., bool], prepared: BoxedLaunch, out: Any) -> None:
         self.check, self.prepared = check, prepared
         self.epi = ()  # a fused epilogue's (box, tensor) pairs (try_fast_epilogue)
         self.strides, self.shape = out.stride(), tuple(out.shape)
         self.dtype, self.device = out.dtype, out.device
+        self.new = _empty  # makes a hit's new output: torch.empty (None for stand-ins)
 
 
 class BoxedLaunch:
@@ -195,9 +197,11 @@ class BoxedLaunch:
     :class:`cutemma.kernels.sm80.launch.Sm80Launch`).
 
     ``kern`` is a :class:`~cutemma.kernels.runtime.driver.DriverKernel`; ``alpha`` the box
-    :func:`try_fast` writes per call; ``at`` and ``ptr``: the fast-path entry and output
-    pointer the boxes were last written for (None after any other write), so a repeated
-    call writes only alpha. A subclass sets ``args`` with :meth:`set_args` and says how a
+    :func:`~cutemma.kernels.dispatch.try_fast` writes per call; ``at`` and ``ptr``: the
+    fast-path entry and output pointer the boxes were last written for (None after any
+    other write), so a repeated call writes only alpha; ``work``: a
+    :class:`~cutemma.kernels.runtime.workspace.WorkspaceArgs` where the kernel's CTAs share
+    device memory (written at each launch), else None. A subclass sets ``args`` with :meth:`set_args` and says how a
     new output is written (:meth:`write_out`).
 
     >>> BoxedLaunch(None, 0, 4, 2).grid, BoxedLaunch(None, 0, 4, 2).grid_y
@@ -206,7 +210,7 @@ class BoxedLaunch:
 
     __slots__ = ("kern", "device", "grid", "grid_y", "args", "ptrs", "launch_ptrs", "alpha",
                  "at", "ptr", "fn", "cu", "stream", "stream_box", "stream_of", "threads",
-                 "shared", "epi")  # fmt: skip
+                 "shared", "epi", "work")  # fmt: skip
 
     def __init__(self, kern: Any, device: int, grid: int, grid_y: int = 1) -> None:
         self.kern, self.device, self.grid, self.grid_y = kern, device, grid, grid_y
@@ -217,6 +221,7 @@ class BoxedLaunch:
         self.at, self.ptr = None, None
         self.args: list = []
         self.epi: list = []  # a fused epilogue's boxes (add_epilogue)
+        self.work = None  # a WorkspaceArgs where the kernel's CTAs share device memory
 
     def set_args(self, args: list) -> None:
         """The kernel's parameters in order, one ctypes box each (kept alive here)."""
@@ -256,6 +261,8 @@ class BoxedLaunch:
         stream = self.stream_of(self.device)
         if stream != self.stream:  # the pointer argument boxed once per stream
             self.stream, self.stream_box = stream, ctypes.c_void_p(stream)
+        if self.work is not None:  # this stream's workspace, a new epoch
+            self.work.write(self.device, stream)
         if f:
             status = f(self.fn, self.grid, self.grid_y, 1, self.threads, 1, 1, self.shared,
                        self.stream_box, self.launch_ptrs, None)  # fmt: skip
@@ -330,7 +337,7 @@ def put_bounded(table: dict, key: Any, value: Any, limit: int) -> Any:
 
 def find(A: Any, B: Any, out: Any, config: Any) -> FastEntry | None:
     """The entry a call ``gemm(A, B, out=out, config=config)`` would reuse, or None (what
-    :func:`try_fast` looks up, for benchmarks and tests).
+    :func:`~cutemma.kernels.dispatch.try_fast` looks up, for benchmarks and tests).
 
     >>> class T:  # a stand-in tensor: what the key and the guard ask
     ...     def __init__(self, ptr, shape, stride):
@@ -356,48 +363,6 @@ def find(A: Any, B: Any, out: Any, config: Any) -> FastEntry | None:
     return None
 
 
-def try_fast(A: Any, B: Any, out: Any, alpha: float, config: Any) -> Any:
-    """D = alpha * A @ B through a prepared launch, or None when this signature has none
-    (the caller takes the checked path, which prepares one). Written flat: every line
-    here is host time of each repeated call.
-
-    >>> try_fast(object(), object(), None, 1.0, None) is None  # not tensors: not here
-    True
-    """
-    try:
-        entries = FAST.get((A.data_ptr(), B.data_ptr(), out is not None, config))
-        if entries is None:
-            return None
-        if out is None:
-            for e in entries:
-                if e.check(A, B):
-                    break
-            else:
-                return None
-            out = _empty(e.shape, dtype=e.dtype, device=e.device)
-        else:
-            for e in entries:
-                if e.check(A, B, out):
-                    break
-            else:
-                return None
-        ptr = out.data_ptr()
-    except (AttributeError, TypeError, RuntimeError):  # not tensors (or fake ones): the
-        # checked path names the error (or hands a fake tensor to the torch op)
-        return None
-    p = e.prepared
-    with LAUNCH_LOCK:
-        if p.at is not e or p.ptr != ptr:  # out moved (or the boxes hold another call's)
-            p.write_out(ptr, e.strides, out)
-            p.at, p.ptr = e, ptr
-        try:
-            p.alpha.value = alpha
-        except TypeError:  # e.g. alpha not a number: the checked path names it
-            return None
-        p.launch()
-    return out
-
-
 def key_fields() -> tuple[str, ...]:
     """What the key of an epilogue call's prepared launch holds."""
     return (*fast_key_fields(), "epilogue as given", "absent tensors")
@@ -416,25 +381,12 @@ def remember_epilogue(
     ...     def data_ptr(self): return self.ptr
     ...     def stride(self): return self.st
     ...     def get_device(self): return 0
-    >>> import ctypes
-    >>> class P:  # a stand-in prepared launch: its boxes and launches
-    ...     at = ptr = None; alpha = ctypes.c_float(); epi = [ctypes.c_uint64()]; runs = []
-    ...     def write_out(self, ptr, st, out): pass
-    ...     def launch(self): self.runs.append(self.epi[0].value)
     >>> A, B, b1 = T(1 << 40, (64, 32)), T(2 << 40, (32, 16)), T(3 << 40, (16,), (1,))
     >>> from cutemma.kernels.epilogue import FastRecord
     >>> rec = FastRecord(("bias",), (True, True, False, True, True), (b1,), ((0, 0),))
-    >>> D = T(4 << 40, (64, 16))
-    >>> remember_epilogue(A, B, D, True, None, P(), rec)
-    >>> b2 = T(5 << 40, (16,), (1,))  # another bias with the same metadata: its own address
-    >>> t = (None, None, b2, None, None)
-    >>> try_fast_epilogue(A, B, D, 1.0, None, ("bias",), t) is D, P.runs == [b2.ptr]
-    (True, True)
-    >>> try_fast_epilogue(A, B, D, 1.0, None, ("bias", "relu"), t) is None  # other ops
-    True
-    >>> short = (None, None, T(6 << 40, (8,), (1,)), None, None)  # another length: refused
-    >>> try_fast_epilogue(A, B, D, 1.0, None, ("bias",), short) is None
-    True
+    >>> remember_epilogue(A, B, T(4 << 40, (64, 16)), True, None, "a prepared launch", rec)
+    >>> [e.prepared for e in FAST[(1 << 40, 2 << 40, True, None, ("bias",), rec.absent)]]
+    ['a prepared launch']
     >>> _ = FAST.clear()
     """
     global _empty
@@ -451,55 +403,22 @@ def remember_epilogue(
         put_bounded(FAST, key, (entry, *old[: FAST_PER_KEY - 1]), FAST_MAX)
 
 
-def try_fast_epilogue(
-    A: Any, B: Any, out: Any, alpha: float, config: Any, names: Any, tensors: tuple
-) -> Any:
-    """D = epilogue(alpha * A @ B) through a prepared launch, or None (the caller takes the
-    checked path, which prepares one). ``tensors``: the call's epilogue keywords in
-    :data:`cutemma.kernels.epilogue.ARGS` order, None where not given."""
-    try:
-        absent = tuple(t is None for t in tensors)
-        entries = FAST.get((A.data_ptr(), B.data_ptr(), out is not None, config, names, absent))
-        if entries is None:
-            return None
-        given = [t for t in tensors if t is not None]
-        if out is None:
-            for e in entries:
-                if e.check(A, B, *given):
-                    break
-            else:
-                return None
-            out = _empty(e.shape, dtype=e.dtype, device=e.device)
-        else:
-            for e in entries:
-                if e.check(A, B, out, *given):
-                    break
-            else:
-                return None
-        ptr = out.data_ptr()
-        ptrs = [(i, given[j].data_ptr()) for i, j in e.epi]
-    except (AttributeError, TypeError):  # not tensors, unhashable ops: the checked path
-        return None
-    p = e.prepared
-    with LAUNCH_LOCK:
-        if p.at is not e or p.ptr != ptr:
-            p.write_out(ptr, e.strides, out)
-            p.at, p.ptr = e, ptr
-        for i, v in ptrs:
-            p.epi[i].value = v
-        try:
-            p.alpha.value = alpha
-        except TypeError:
-            return None
-        p.launch()
-    return out
-
-
-def run(prepared: BoxedLaunch, C: Any, D: Any, alpha: float, beta: float, epilogue: Any) -> None:
+def run(
+    prepared: BoxedLaunch,
+    C: Any,
+    D: Any,
+    alpha: float,
+    beta: float,
+    epilogue: Any,
+    kept: tuple | None = None,
+) -> None:
     """Launch a family's prepared launch for one call: C and D (C is D without a C), the
     scalars and a bound epilogue's tensors (:class:`~cutemma.kernels.epilogue.Bound`, or
     None) written into its boxes, under :data:`LAUNCH_LOCK` (the boxes are shared with
-    other calls of the signature, and threads)."""
+    other calls of the signature, and threads). ``kept``: ``(A, B, out, given, asked)`` of a
+    call whose repeats may reuse the launch, kept first (:func:`keep`), else None."""
+    if kept is not None:
+        keep(*kept, prepared, epilogue)
     with LAUNCH_LOCK:
         if epilogue is not None:
             prepared.set_epilogue(epilogue.values)

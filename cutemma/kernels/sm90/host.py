@@ -92,19 +92,20 @@ def compiled_sm90(key: KernelKey, arch: str) -> tuple[DriverKernel, Sm90Launch]:
     config, name = key.config, key.name
     index = _index_path(name, arch)
     if index is not None and (hit := sm90_index.read(index, key)) is not None:  # sealed, = its plan
-        launch = Sm90Launch.from_json(json.dumps(hit[1]))
-        return DriverKernel(hit[0], name, launch.shared_bytes, config.threads, config.pdl), launch
-    from cutemma.cuda import compile
-    from cutemma.kernels.sm90.plan import Sm90Plan  # the generator: loaded when it compiles
-    from cutemma.kernels.sm90.source import gemm_sm90_source
+        data, launch = hit[0], Sm90Launch.from_json(json.dumps(hit[1]))
+    else:
+        from cutemma.cuda import compile
+        from cutemma.kernels.sm90.plan import Sm90Plan  # the generator: loaded when it compiles
+        from cutemma.kernels.sm90.source import gemm_sm90_source
 
-    plan = Sm90Plan(config, key.dtype, key.a_major, key.b_major, key.out)
-    src = gemm_sm90_source(*key.args())
-    cubin = compile(src, arch)
-    launch = Sm90Launch.of(plan)
-    if index is not None:  # a read-only or full cache only makes the next process slower
-        sm90_index.write(index, cubin.data, json.loads(launch.to_json()))
-    return DriverKernel(cubin.data, name, launch.shared_bytes, config.threads, config.pdl), launch
+        plan = Sm90Plan(config, key.dtype, key.a_major, key.b_major, key.out)
+        src = gemm_sm90_source(*key.args())
+        cubin = compile(src, arch)
+        launch = Sm90Launch.of(plan)
+        if index is not None:  # a read-only or full cache only makes the next process slower
+            sm90_index.write(index, cubin.data, json.loads(launch.to_json()))
+        data = cubin.data
+    return DriverKernel(data, name, launch.shared_bytes, config.threads, config.pdl), launch
 
 
 _I32 = ctypes.c_int32
@@ -114,10 +115,10 @@ _PREPARED: dict[tuple, Any] = {}
 _PREPARED_MAX = 256
 
 
-def prepare(call: Any, choice: Any, sms: int, persistent: bool = True) -> tuple[Any, bool]:
+def prepare(call: Any, choice: Any, persistent: bool = True) -> tuple[Any, bool]:
     """(the prepared launch of ``call`` as ``choice`` says, whether a repeat may reuse it).
 
-    ``sms``: the device's multiprocessors (the persistent grid); ``persistent=False``
+    The persistent grid covers the device's multiprocessors (``call.sms``); ``persistent=False``
     launches one CTA per tile. A swapped choice launches D^T = B^T A^T on its views and
     hands back a :class:`~cutemma.kernels.sm90.launch.SwapLaunch`, whose output is D.
     Raises LaunchError for what the config cannot run (stream-K, pdl or swap-AB with a
@@ -141,17 +142,15 @@ def prepare(call: Any, choice: Any, sms: int, persistent: bool = True) -> tuple[
     key = (A.data_ptr(), A.shape, A.stride(), A.dtype, B.data_ptr(), B.shape, B.stride(),
            B.dtype, D.dtype, C.dtype, config, persistent, A.device, batch, epi)  # fmt: skip
     prepared = _PREPARED.get(key)
-    if prepared is None:
-        kern, plan = compiled_sm90(
-            kernel_key(config, call.dtype, v.a_major, v.b_major, call.out_type, call.c_type,
-                       batch is not None, epi),
-            call.arch,
-        )  # fmt: skip
-        map_a = tensor_map_param(operand_map(plan, "A", A, v.a_major, v.lda))
-        map_b = tensor_map_param(operand_map(plan, "B", B, v.b_major, v.ldb))
+    if prepared is None:  # the host's own steps, then the kernel, its maps and boxes
         M, K = A.shape[-2:]
         N = B.shape[-1]
-        grid = _grid(config, M, N, batch, sms, persistent)
+        grid = _grid(config, M, N, batch, call.sms, persistent)
+        variant = kernel_key(config, call.dtype, v.a_major, v.b_major, call.out_type, call.c_type,
+                             batch is not None, epi)  # fmt: skip
+        kern, plan = compiled_sm90(variant, call.arch)
+        map_a = tensor_map_param(operand_map(plan, "A", A, v.a_major, v.lda))
+        map_b = tensor_map_param(operand_map(plan, "B", B, v.b_major, v.ldb))
         sizes = (_I32(M), _I32(N), _I32(K))
         bat = None
         if batch is not None:
@@ -159,8 +158,8 @@ def prepare(call: Any, choice: Any, sms: int, persistent: bool = True) -> tuple[
         shape = tuple(D.shape)
         prepared = PreparedLaunch(kern, call.device, grid, (map_a, map_b), sizes, plan, D.dtype,
                                   shape, bat)  # fmt: skip
-        if epi:
-            prepared.add_epilogue(epi.params())
+        if epi:  # (the bound epilogue's kernel parameters)
+            prepared.add_epilogue(call.epilogue.params)
         put_bounded(_PREPARED, key, prepared, _PREPARED_MAX)
     keep = call.remember and persistent and call.C is None and not v.copied
     return (SwapLaunch(prepared) if choice.swap else prepared), keep

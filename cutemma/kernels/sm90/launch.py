@@ -11,38 +11,24 @@ import ctypes
 from typing import Any
 
 from cutemma.kernels.runtime.fastpath import _F32, _I32, _I64, _U64, BoxedLaunch, put_bounded
+from cutemma.kernels.runtime.workspace import WorkspaceArgs
 from cutemma.kernels.sm90.tma_maps import NO_MAP, output_map
 
 
 class StreamKArgs:
-    """A stream-K launch's extra argument boxes (workspace partials and flags, shared tile
-    and sharing CTA counts, epoch) and how each launch fills them from its stream's
-    workspace."""
+    """A stream-K launch's extra argument boxes: the runtime's workspace boxes (partials,
+    flags, epoch: :class:`~cutemma.kernels.runtime.workspace.WorkspaceArgs`, written at
+    each launch) around the shared tile and sharing CTA counts."""
 
-    __slots__ = ("boxes", "ws", "flags", "epoch", "grid", "slot", "stream_of")
+    __slots__ = ("boxes", "workspace")
 
     def __init__(self, block: tuple, sizes: list, grid: int) -> None:
         from cutemma.kernels.sm90.streamk import sk_split
 
         (m, n, k), (bm, bn, bk) = sizes, block
         sk_tiles, sk_ctas = sk_split(-(-m // bm), -(-n // bn), -(-k // bk), grid)
-        self.ws, self.flags, self.epoch = _U64(), _U64(), _U64()
-        self.boxes = [self.ws, self.flags, _I32(sk_tiles), _I32(sk_ctas), self.epoch]
-        self.grid, self.slot = grid, bm * bn
-        self.stream_of = None
-
-    def write(self, device: int) -> None:
-        """This launch's workspace (the current stream's) and a new epoch."""
-        from cutemma.kernels.sm90.streamk import workspace
-
-        if self.stream_of is None:
-            from cutemma.kernels.runtime.fastpath import _stream_getter
-
-            self.stream_of = _stream_getter()
-        stream = self.stream_of(device)
-        ws = workspace(device, stream)
-        self.ws.value, self.flags.value = ws.pointers(self.grid, self.slot, stream)
-        self.epoch.value = ws.next_epoch()
+        w = self.workspace = WorkspaceArgs(grid, bm * bn)
+        self.boxes = [w.ws, w.flags, _I32(sk_tiles), _I32(sk_ctas), w.epoch]
 
 
 class PreparedLaunch(BoxedLaunch):
@@ -85,8 +71,9 @@ class PreparedLaunch(BoxedLaunch):
         args += [self.c, self.d, *sizes, self.ldc_m, self.ldc_n, self.ldd_m, self.ldd_n]
         args += [self.alpha, self.beta] + ([self.tma_d] if self.tma_store else [])
         self.sk = None
-        if plan.stream_k:  # the workspace's boxes, written per launch (its stream)
+        if plan.stream_k:  # the workspace's boxes, written by the runtime per launch
             self.sk = StreamKArgs(plan.stream_k, [s.value for s in sizes], grid)
+            self.work = self.sk.workspace
             args += self.sk.boxes
         self.batched = batch is not None
         self.ldc_l, self.ldd_l = _I64(), _I64()
@@ -110,13 +97,6 @@ class PreparedLaunch(BoxedLaunch):
             self.map_d = NO_MAP if m is None else m  # keep the box alive while it is used
             self.ptrs[2] = ctypes.addressof(self.map_d)
             self.tma_d.value = 0 if m is None else 1
-
-    def launch(self) -> None:
-        """The kernel on torch's current stream (stream-K: that stream's workspace and a new
-        epoch written first)."""
-        if self.sk is not None:
-            self.sk.write(self.device)
-        BoxedLaunch.launch(self)
 
     def write_out(self, ptr: int, st: tuple, out: Any) -> None:
         """C = D = ``out`` (at ``ptr``, element strides ``st``), beta 0, D's map."""

@@ -30,12 +30,12 @@ its partial over before it waits on anyone, so no CTA waits on one that cannot r
 
 from __future__ import annotations
 
-import threading
-
 from cutemma.errors import TiledMmaError
 from cutemma.kernels.common.scheduler import FULL_WAVE  # whole tiles this full: no stream-K
 
-FLAG_BYTES = 8  # one u64 flag per CTA (the epoch a slot was written in)
+# the workspace (partials and flags) is the runtime's, allocated at each launch
+from cutemma.kernels.runtime.workspace import FLAG_BYTES, MAX_GRID, Workspace, workspace  # noqa: F401
+
 ACC_VECTOR = 4  # a partial is stored and read as float4s
 QUAD_BYTES = ACC_VECTOR * 4  # one float4
 LOAD_CHUNK = 8  # float4s of a peer's partial read before they are added
@@ -288,57 +288,3 @@ def sk_params() -> list:
         Param("int", "sk_ctas"),
         Param("unsigned long long", "sk_epoch"),
     ]
-
-
-class Workspace:
-    """One stream's stream-K workspace: device memory from the driver (``cuMemAlloc``:
-    outside torch's allocator, so no CUDA-graph pool ever holds it and torch.compile's
-    graph trees see no stray tensor) holding the flags of up to MAX_GRID CTAs, then the
-    partial tiles; grown to the largest launch seen, never freed (a captured graph may
-    still point at an outgrown one). The flags are zeroed once, on the launch's stream
-    (``cuMemsetD8Async``: under capture a memset node of the graph, ahead of its kernel);
-    every launch leaves them zero, and launches on one stream run in order, so they share
-    it. ``epoch``: the counter of its launches (the value their flags are set to).
-    """
-
-    __slots__ = ("ptr", "size", "epoch", "device")
-
-    def __init__(self, device: int) -> None:
-        self.ptr, self.size, self.epoch, self.device = 0, 0, 0, device
-
-    def pointers(self, grid: int, slot_floats: int, stream: int) -> tuple[int, int]:
-        """(partials, flags) addresses for a launch of ``grid`` CTAs whose partial tiles
-        are ``slot_floats`` floats each, on CUstream ``stream``."""
-        if grid > MAX_GRID:
-            raise TiledMmaError(f"stream-K: a grid of {grid} CTAs; at most {MAX_GRID} flags")
-        need = MAX_GRID * FLAG_BYTES + grid * slot_floats * 4
-        if self.size < need:
-            size = max(need, 2 * self.size)
-            self.ptr, self.size = _device_zeroed(self.device, size, MAX_GRID * FLAG_BYTES, stream)
-        return self.ptr + MAX_GRID * FLAG_BYTES, self.ptr
-
-    def next_epoch(self) -> int:
-        """A new nonzero epoch for the next launch (the value its flags are set to)."""
-        self.epoch = (self.epoch + 1) % (1 << 64) or 1
-        return self.epoch
-
-
-def _device_zeroed(device: int, size: int, zeroed: int, stream: int) -> tuple[int, int]:
-    """``size`` bytes of device memory, the first ``zeroed`` set to zero on ``stream``."""
-    from cutemma.libcuda import alloc_zeroed
-
-    return alloc_zeroed(device, size, zeroed, stream), size
-
-
-MAX_GRID = 1024  # flags kept per workspace: more than any GPU's SMs
-_WORKSPACES: dict[tuple[int, int], Workspace] = {}
-_WS_LOCK = threading.Lock()
-
-
-def workspace(device: int, stream: int) -> Workspace:
-    """The stream-K workspace of ``stream`` on ``device`` (made on first use)."""
-    ws = _WORKSPACES.get((device, stream))
-    if ws is None:
-        with _WS_LOCK:
-            ws = _WORKSPACES.setdefault((device, stream), Workspace(device))
-    return ws

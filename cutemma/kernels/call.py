@@ -49,7 +49,7 @@ class Call:
     ``dtype`` (the kernel's element type), ``out_type``, ``c_type`` (kernel output types);
     ``a_major``, ``b_major``: 'K' or 'M' / 'N' by whether the operand's last mode is contiguous
     ('K' for 8- and 32-bit types, which every kernel reads K-major); ``device``,
-    ``arch``, ``sms`` (multiprocessors, read on sm_90 devices, else 0); ``epilogue`` (a bound :class:`~cutemma.kernels.epilogue.Bound` or None);
+    ``arch``, ``sms`` (multiprocessors, read on sm_90 devices, else 0), ``gpu`` (its name there, else ""); ``epilogue`` (a bound :class:`~cutemma.kernels.epilogue.Bound` or None);
     ``design`` (checked) and ``config`` (asked for) or None; ``asked``: what the call asked
     for (the fast path's key slot); ``remember``: whether a repeat may reuse this call's
     launch; ``done``: the result of a call with nothing to compute, else None.
@@ -59,7 +59,7 @@ class Call:
     """
 
     __slots__ = ("A", "B", "given", "C", "out", "D", "alpha", "beta", "M", "N", "K", "batch",
-                 "dtype", "out_type", "c_type", "a_major", "b_major", "device", "arch", "sms",
+                 "dtype", "out_type", "c_type", "a_major", "b_major", "device", "arch", "sms", "gpu",
                  "epilogue", "design", "config", "asked", "remember", "done")  # fmt: skip
 
     def __repr__(self) -> str:
@@ -125,6 +125,7 @@ def make_call(
     call.device = A.device.index or 0
     call.arch = device_arch(call.device) if not fake else _traced_arch(call.device)
     call.sms = sm_count(call.device) if call.arch == "sm_90a" and not fake else 0
+    call.gpu = gpu_name(call.device) if call.sms else ""  # the cost model's device kind
     import torch
 
     if out_dtype is not None and not isinstance(out_dtype, torch.dtype):
@@ -420,6 +421,17 @@ def device_arch(device: int) -> str:
 
 
 _SMS: dict[int, int] = {}
+_NAMES: dict[int, str] = {}
+
+
+def gpu_name(device: int) -> str:
+    """A CUDA device's name as torch reports it (read once), e.g. 'NVIDIA H200'."""
+    name = _NAMES.get(device)
+    if name is None:
+        import torch
+
+        name = _NAMES[device] = torch.cuda.get_device_properties(device).name
+    return name
 
 
 def sm_count(device: int) -> int:

@@ -91,15 +91,15 @@ def tile_class(config: Sm90Config, dtype: str) -> str:
 
 @cache
 def device(kind: str) -> Device:
-    """The constants of device ``kind`` ('h100', 'h200', ...), from its JSON file; the
-    default kind's where it has none.
+    """The constants of device ``kind`` ('h100', 'h200', ...), from its JSON file; a GPU's
+    name is read as its kind (:func:`device_kind`), an unknown one as the default kind.
 
-    >>> device("h100").sms
-    132
+    >>> device("h100").sms, device("NVIDIA H200").kind
+    (132, 'h200')
     """
     path = DEVICES / f"{kind}.json"
-    if not path.exists():
-        path = DEVICES / f"{DEFAULT_KIND}.json"
+    if not path.exists():  # a GPU's name ('NVIDIA H200'), or a kind without a file
+        path = DEVICES / f"{device_kind(kind)}.json"
     data = json.loads(path.read_text())
     fields = set(Device.__dataclass_fields__)
     return Device(**{k: v for k, v in data.items() if k in fields})

@@ -28,15 +28,15 @@ from typing import Any, NamedTuple
 
 from cutemma.errors import LaunchError
 from cutemma.kernels.call import Call
-from cutemma.kernels.cost import device_kind
+from cutemma.kernels.cost import best
 from cutemma.kernels.decode import SWAP_MAX_M, decode_config
 from cutemma.kernels.pick import SMALL_SM90, builtin
 from cutemma.kernels.sm80.config import GemmConfig
 from cutemma.kernels.sm90.config import FP8, Sm90Config
 from cutemma.kernels.sm90.operands import Views, operand_views
 from cutemma.kernels.space import SWAP_MAX_M as SPACE_SWAP_MAX_M
-from cutemma.kernels.space import cheapest
-from cutemma.kernels.tuned import device_name, lookup_device
+from cutemma.kernels.space import candidates
+from cutemma.kernels.tuned import lookup_device
 
 
 class Choice(NamedTuple):
@@ -104,8 +104,9 @@ def choose(call: Call) -> Choice:
     if config is None and why is None and rules and may_swap:
         config = decode_config(call.M, call.N, call.K, call.dtype, call.sms)
     if config is None and why is None and not rules:
-        shape = (call.M, call.N, call.K, call.dtype, call.batch or 1, call.sms)
-        config, predicted = cheapest(*shape, swap=may_swap, kind=_kind(call.device))
+        shape = (call.M, call.N, call.K, call.dtype, call.batch or 1)
+        found = candidates(*shape, call.sms, swap=may_swap)
+        config, predicted = best(found, *shape, kind=call.gpu)
     if config is None:
         config = builtin(call.M, call.N, call.K, call.batch or 1, call.dtype, call.sms, why is None)
         if why is not None:
@@ -129,17 +130,3 @@ def choose(call: Call) -> Choice:
     return Choice(
         "sm90", replace(config, swap_ab=False), None, swapped, True, predicted_s=predicted
     )
-
-
-_KINDS: dict[int, str] = {}  # device -> the cost model's kind, asked once per process
-
-
-def _kind(device: int) -> str:
-    kind = _KINDS.get(device)
-    if kind is None:
-        try:
-            name = device_name(device)
-        except Exception:  # no CUDA to ask (a call record built on the CPU): the default
-            name = ""
-        kind = _KINDS[device] = device_kind(name)
-    return kind

@@ -29,7 +29,6 @@ from dataclasses import replace
 from functools import cache, lru_cache
 
 from cutemma.errors import TiledMmaError
-from cutemma.kernels.cost import DEFAULT_KIND, device, seconds, shape_free
 from cutemma.kernels.decode import _swapped
 from cutemma.kernels.sm90.config import (
     ATOMS_SM90,
@@ -98,60 +97,9 @@ def candidates(
             found.append(_variant(cfg, True, streamed))
     if swap and batch == 1 and m <= SWAP_MAX_M and dtype != "tf32":
         tokens = max(16, -(-m // 8) * 8)  # what a swapped kernel's columns take of m
-        found += [c for whole in (False, True) if (c := _swap(tokens, n, k, dtype, sms, whole))]
+        n_k = _swap_class(n, k, dtype, sms)  # the swapped kernels depend on n, k only so
+        found += [c for whole in (False, True) if (c := _swap(tokens, *n_k, dtype, sms, whole))]
     return tuple(found)
-
-
-def cheapest(
-    m: int,
-    n: int,
-    k: int,
-    dtype: str,
-    batch: int = 1,
-    sms: int = 132,
-    swap: bool = True,
-    kind: str = DEFAULT_KIND,
-) -> tuple[Sm90Config, float]:
-    """(the kernel of :func:`candidates` the cost model prices fastest, its predicted
-    seconds): ``cost.best(candidates(...))``, without building a config that loses (a
-    config checks its rules when made, ~0.1 ms each; this prices numbers).
-
-    >>> from cutemma.kernels.cost import best
-    >>> cfg, t = cheapest(300, 28672, 4096, "e4m3", kind="h200")
-    >>> (cfg, t) == best(candidates(300, 28672, 4096, "e4m3"), 300, 28672, 4096, "e4m3", 1, "h200")
-    True
-    """
-    dev, eb = device(kind), ATOMS_SM90[dtype][1]
-    options = []  # (seconds, place in candidates' order, how to build it)
-    streamed = {rows: evict_first(m, n, k, dtype, batch, rows) for rows in ROWS}
-    for i, (cfg, free) in enumerate(_priced(dtype, kind)):
-        t = seconds(free, False, False, m, n, k, eb, batch, dev)
-        options.append((t, 2 * i, cfg, False, streamed[cfg.block_m]))
-        if batch == 1 and cfg.wgmma_n is None:
-            tm, tn = -(-m // cfg.block_m), -(-n // cfg.block_n)
-            split = sk_split(tm, tn, -(-k // free[2]), sms)
-            if split[0]:
-                t = seconds(free, True, False, m, n, k, eb, batch, dev, split=split)
-                options.append((t, 2 * i + 1, cfg, True, streamed[cfg.block_m]))
-    if swap and batch == 1 and m <= SWAP_MAX_M and dtype != "tf32":
-        tokens = max(16, -(-m // 8) * 8)
-        for j, whole in enumerate((False, True)):
-            free = _swap_free(tokens, dtype, kind, whole)
-            if free is None and (cfg := _swap(tokens, n, k, dtype, sms, whole)) is not None:
-                free = shape_free(cfg, dtype, dev)  # refused only for the sample's n, k
-            if free is not None:
-                t = seconds(free, not whole, True, m, n, k, eb, batch, dev)
-                options.append((t, 10**6 + j, tokens, whole, None))
-    while options:
-        best_option = min(options, key=lambda o: o[:2])
-        t, _, what, flag, hint = best_option
-        if hint is not None:
-            return _variant(what, flag, hint), t
-        cfg = _swap(what, *_swap_class(n, k, dtype, sms), dtype, sms, flag)  # None: refused
-        if cfg is not None:
-            return cfg, t
-        options.remove(best_option)
-    raise TiledMmaError(f"kernel space: no sm90 kernel for ({m}, {n}, {k}) {dtype}")
 
 
 def _swap_class(n: int, k: int, dtype: str, sms: int) -> tuple[int, int]:
@@ -161,20 +109,6 @@ def _swap_class(n: int, k: int, dtype: str, sms: int) -> tuple[int, int]:
     hinted = n * k * ATOMS_SM90[dtype][1] <= EVICT_FIRST_MAX_BYTES
     rows = min(-(-n // 128), sms) * 128
     return rows, (1 if hinted else EVICT_FIRST_MAX_BYTES)
-
-
-@cache
-def _priced(dtype: str, kind: str) -> tuple[tuple[Sm90Config, tuple], ...]:
-    """The tiles of ``dtype`` with their shape-free costs on ``kind``."""
-    return tuple((cfg, shape_free(cfg, dtype, device(kind))) for cfg in _tiles(dtype))
-
-
-@cache
-def _swap_free(tokens: int, dtype: str, kind: str, whole: bool) -> tuple | None:
-    """The shape-free costs of the swapped kernel of ``tokens`` columns (its ring depth and
-    hints, which the shape decides, do not change them), or None where it does not fit."""
-    cfg = _swap(tokens, 8192, 8192, dtype, 132, whole)
-    return None if cfg is None else shape_free(cfg, dtype, device(kind))
 
 
 @lru_cache(maxsize=4096)
@@ -251,4 +185,4 @@ def evict_first(m: int, n: int, k: int, dtype: str, batch: int, rows: int) -> bo
     )
 
 
-__all__ = ["candidates", "cheapest", "evict_first", "fits"]
+__all__ = ["candidates", "evict_first", "fits"]

@@ -24,9 +24,7 @@ def thread_values(source: str, names: list[str], threads: int) -> dict[str, list
     -> ``//``), in order, each seeing the names before it; shared addresses from smem_base 0."""
     exprs = {m.group(1): m.group(2) for m in _DECL.finditer(source)}
     # __constant__ tables a thread part reads at [tid] where no layout reproduces it
-    tables = {
-        m.group(1): [int(x) for x in m.group(2).split(",")] for m in _TABLE.finditer(source)
-    }
+    tables = {m.group(1): [int(x) for x in m.group(2).split(",")] for m in _TABLE.finditer(source)}
     out: dict[str, list[int]] = {}
     for name in names:
         code = compile(exprs[name].replace("/", "//"), name, "eval")

@@ -160,6 +160,7 @@ def _stand_in_families(monkeypatch, d, arch="sm_90a"):
     monkeypatch.setattr(c, "_operands", lambda A, B: (None, *c.kernel_type(A, B)))
     monkeypatch.setattr(c, "device_arch", lambda device: arch)
     monkeypatch.setattr(c, "sm_count", lambda device: 132)
+    monkeypatch.setattr(c, "gpu_name", lambda device: "NVIDIA H100")
 
     def choose(call):
         ran.append(call)

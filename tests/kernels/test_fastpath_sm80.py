@@ -70,6 +70,7 @@ def sm80(monkeypatch, tmp_path):
     monkeypatch.setattr(call_mod, "_operands", lambda A, B: orig_check(Proxy(A), Proxy(B)))
     set_arch(monkeypatch, "sm_89")  # fp8 mma.sync, no sm90
     monkeypatch.setattr(call_mod, "sm_count", lambda device: 132)
+    monkeypatch.setattr(call_mod, "gpu_name", lambda device: "NVIDIA H100")
     keys = []
     monkeypatch.setattr(h80, "compiled_kernel", lambda key, arch: keys.append(key) or Kern(key))
     table = {}  # the runtime keeps it, the dispatcher looks it up: one dict

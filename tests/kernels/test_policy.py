@@ -26,7 +26,7 @@ BF = torch.bfloat16
 def record(A, B, **kw):
     """A checked call's fields as the policy reads them (an sm_90a device of 132 SMs)."""
     fields = dict(A=A, B=B, M=A.shape[-2], N=B.shape[-1], K=A.shape[-1], batch=None,
-                  dtype="bf16", arch="sm_90a", sms=132, device=0, design=None, config=None,
+                  dtype="bf16", arch="sm_90a", sms=132, gpu="NVIDIA H100", device=0, design=None, config=None,
                   epilogue=None, C=None)  # fmt: skip
     fields.update(kw)
     wide = fields["dtype"] in ("bf16", "f16")  # the majors the record holds (make_call's rule)

@@ -42,6 +42,7 @@ def eager(monkeypatch):
     monkeypatch.setattr(call_mod, "_operands", lambda A, B: orig(Cuda(A), Cuda(B)))
     monkeypatch.setattr(call_mod, "device_arch", lambda device: "sm_90a")
     monkeypatch.setattr(call_mod, "sm_count", lambda device: 132)
+    monkeypatch.setattr(call_mod, "gpu_name", lambda device: "NVIDIA H100")
 
     def run(A, B, **kw):
         tensors = {k: kw.pop(k) for k in list(kw) if k in ARGS}

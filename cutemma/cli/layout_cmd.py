@@ -33,6 +33,8 @@ def grid_text(layout) -> str:
         +--+--+--+
      0  | 0| 2| 4|
     """
+    if layout.size() == 0:  # a 0 in the shape: no cells to draw
+        return "(no cells: the layout's size is 0)"
     rows, cols, f = _as_2d(layout)
     cells = [[_text(f(r, c)) for c in range(cols)] for r in range(rows)]
     w = max(2, len(str(cols - 1)), max(len(v) for row in cells for v in row))

@@ -133,7 +133,8 @@ def make_call(
             f"gemm: out_dtype={out_dtype!r} is a {type(out_dtype).__name__}; give a torch dtype "
             f"({', '.join('torch.' + o for o in outs)}) or None"
         )
-    out_dtype = out_dtype or (out.dtype if out is not None else getattr(torch, outs[0]))
+    given = getattr(out, "dtype", None)  # an out that is no tensor is named by _output
+    out_dtype = out_dtype or (given if isinstance(given, torch.dtype) else getattr(torch, outs[0]))
     if _name(out_dtype) not in outs:
         raise LaunchError(
             f"gemm: out_dtype {_name(out_dtype)} for {_name(A.dtype)} inputs; choose "

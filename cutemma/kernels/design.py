@@ -211,6 +211,13 @@ class GemmDesign:
                     f"GemmDesign: {f} is a {type(v).__name__}, not a layout; give a (swizzled) "
                     "Layout of the stage, e.g. cutemma.kernels.sm80.plan.smem_layout(...)"
                 )
+        try:  # the rule stages names a wrong value; one that cannot be keyed fails here
+            hash(self.stages)
+        except TypeError:
+            raise DesignError(
+                f"GemmDesign: stages {self.stages!r}; give a whole number >= 2, or None for "
+                "as many as fit"
+            ) from None
         for f in ("copy_a", "copy_b", "schedule"):
             v = getattr(self, f)
             if v is not None and not isinstance(v, str):

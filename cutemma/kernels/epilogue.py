@@ -529,6 +529,19 @@ def empty_product(out: Any, C: Any, alpha: float, beta: float, bound: Bound | No
     return out.zero_()
 
 
+def _finite_real(v: Any) -> bool:
+    """A number the reference can scale by: a real (not a bool) within float range."""
+    import math
+    import numbers
+
+    if isinstance(v, bool) or not isinstance(v, numbers.Real):
+        return False
+    try:
+        return math.isfinite(float(v))
+    except OverflowError:
+        return False
+
+
 def reference(
     acc: Any,
     names: Any,
@@ -559,6 +572,21 @@ def reference(
                 f"epilogue reference: op {n!r} reads tensors[{arg!r}], which is "
                 f"{type(tensors.get(arg)).__name__}; give its torch tensor"
             )
+    for what, v in (("alpha", alpha), ("beta", beta)):
+        if not _finite_real(v):
+            raise LaunchError(
+                f"epilogue reference: {what}={v!r} must be a finite real number (a Python "
+                "or numpy float or int)"
+            )
+    if C is not None and not hasattr(C, "float"):
+        raise LaunchError(
+            f"epilogue reference: C is a {type(C).__name__}; give a torch tensor or None"
+        )
+    if out_dtype is not None and not isinstance(out_dtype, _torch().dtype):
+        raise LaunchError(
+            f"epilogue reference: out_dtype={out_dtype!r}; give a torch dtype "
+            "(torch.bfloat16, torch.float16, torch.float32) or None"
+        )
     try:
         x = alpha * acc.float()
         if C is not None and beta != 0:

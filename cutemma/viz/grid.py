@@ -280,6 +280,8 @@ def _grid_shape(layout) -> tuple[int, int]:
     if isinstance(shape, int) or len(shape) < 2:
         return 1, int(np.prod(shape))
     rows = int(np.prod(shape[0]))
+    if rows == 0:  # a 0 in mode 0: no rows, and so no cells in any column
+        return 0, 0
     return rows, int(np.prod(np.array(_leaves(shape), dtype=np.int64))) // rows
 
 

@@ -1,13 +1,14 @@
 """A new process's first cutemma.gemm call with its kernel in the disk cache (issue 21, item 5)
-imports only the host side it runs and the sm90 plan that checks the index's launch record:
-no code text, copy catalogs, sm80 plans, designs, NVRTC or cuda.bindings (each of those cost
-milliseconds of import, and where Python has no bytecode cache, of compiling, on the H100's
-host: bench/results/first-call-h100.json).
+imports only the host side it runs: no layout algebra, atoms, catalogs, shared-memory
+descriptors, code text, plans or cuda.bindings (each of those cost milliseconds of import,
+and where Python has no bytecode cache, of compiling, on the H100's host:
+bench/results/first-call-h100.json).
 
-The plan (and with it the layout algebra, the atoms and the shared-memory descriptors) is
-loaded since issue 34: a sealed record that is plausible but not its kernel's (shared_bytes=1,
-a TMA box of 32 rows where the plan has 64) must be refused before the launch, and only the
-plan knows the right one (:func:`cutemma.kernels.sm90.index.plan_refusal`).
+The index entry's launch record is still checked against the one its kernel's plan derives
+(issue 34: a plausible but wrong record, shared_bytes=1 or a TMA box of 32 rows where the
+plan has 64, is refused before the launch), by arithmetic on the config
+(:func:`cutemma.kernels.sm90.index.launch_record`, equal to the plan's record over the whole
+kernel space: tests/kernels/test_sm90_launch_record.py), not by building the plan.
 
 Held by what is NOT imported, in a fresh process that runs every step of such a call a CPU
 can run: the call path's modules, gemm's option checks, the kernel's entry read back from a
@@ -27,10 +28,12 @@ ROOT = Path(__file__).resolve().parents[2]
 
 # what a cached kernel's call must not load (a module or any of its submodules)
 HEAVY = (
-    "cutemma.copy.atom", "cutemma.copy.catalog", "cutemma.copy.traits",
+    "cutemma.layout", "cutemma.mma", "cutemma.smem", "cutemma.tiled", "cutemma.tensor",
+    "cutemma.copy.atom", "cutemma.copy.catalog", "cutemma.copy.traits", "cutemma.copy.tma",
     "cutemma.cuda.source", "cutemma.cuda.launch", "cutemma.kernels.sm80.plan",
-    "cutemma.kernels.sm90.source", "cutemma.kernels.design",
-    "cutemma.kernels.torch_op", "cuda.bindings", "cuda.core",
+    "cutemma.kernels.sm90.plan", "cutemma.kernels.sm90.source", "cutemma.kernels.design",
+    "cutemma.kernels.common.partition", "cutemma.kernels.torch_op", "ml_dtypes",
+    "cuda.bindings", "cuda.core",
 )  # fmt: skip
 
 CALL_STEPS = """
@@ -93,7 +96,7 @@ def test_a_cached_kernels_call_loads_none_of_the_heavy_modules(tmp_path):
     index.write(path, b"\x7fELF", index.plan_record(key))
     mods = _loaded(CALL_STEPS, str(path))
     assert "cutemma.kernels.sm90.index" in mods and "cutemma.copy.tma_map" in mods
-    assert "cutemma.kernels.sm90.plan" in mods  # the record was checked against its plan
+    assert "cutemma.kernels.sm90.plan" not in mods  # the record checked by arithmetic
     assert _heavy(mods) == []
 
 

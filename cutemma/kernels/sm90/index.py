@@ -30,7 +30,18 @@ from typing import Any
 
 from cutemma.copy.tma_map import SWIZZLE_MODES, TMA_DTYPES, TMA_RULES
 from cutemma.cuda.cache import load_sealed, seal, warn_damaged, write_atomic
-from cutemma.kernels.sm90.config import SMEM_LIMIT
+from cutemma.errors import TiledMmaError
+from cutemma.kernels.sm90.config import (
+    ALIGN_SLACK,
+    ATOMS_SM90,
+    BARRIER_BYTES,
+    MAX_STAGES,
+    OUTS_SM90,
+    SMEM_LIMIT,
+    SWIZZLES,
+    TMA_STORE_OUTS,
+    Sm90Config,
+)
 
 _SEPARATOR = b"\n--cutemma-sm90--\n"
 
@@ -100,17 +111,114 @@ def plan_record(key: Any) -> dict:
     :class:`~cutemma.kernels.common.key.KernelKey` of the sm90 family) derives: what an index
     entry for that kernel must hold, field for field.
 
+    Computed from the config by arithmetic (:func:`launch_record`), not by building the
+    plan: a cached kernel's first call checks its record without loading the layout
+    algebra (tests/kernels/test_sm90_index_plan.py holds the two equal over the kernel space).
+
     >>> from cutemma.kernels.sm90.config import Sm90Config
     >>> from cutemma.kernels.sm90.host import kernel_key
     >>> rec = plan_record(kernel_key(Sm90Config(), "bf16", "K", "K", "bf16", "bf16"))
     >>> rec["tma"]["A"]["box"], rec["tma_store"], rec["stream_k"]
     ([64, 128], True, None)
     """
-    from cutemma.kernels.sm90.plan import Sm90Plan  # the generator's plan: not at import
-    from cutemma.kernels.sm90.tma_maps import Sm90Launch
+    return launch_record(key.config, key.dtype, key.a_major, key.b_major, key.out)
 
-    plan = Sm90Plan(key.config, key.dtype, key.a_major, key.b_major, key.out)
-    return json.loads(Sm90Launch.of(plan).to_json())
+
+# swizzle modes of the GMMA shared-memory atoms, widest first: (name, row span in bytes)
+_SPANS = {"SW128": 128, "SW64": 64, "SW32": 32}
+
+
+def _stage_box(extent: int, block_k: int, major: str, dtype: str, eb: int) -> dict:
+    """The TMA box record of one (extent, block_k) stage as ``Sm90Plan`` lays it out
+    (:func:`cutemma.kernels.sm90.plan.stage_layout`, then :func:`cutemma.copy.tma.tma_box`).
+
+    The stage is the widest GMMA swizzle atom that tiles it: K-major atoms are 8 rows of one
+    swizzle span (w elements) tiled along MN first; MN-major atoms w rows by 8 K, tiled
+    along K first. A box is one span of the contiguous mode by the largest divisor (at most
+    the TMA limit) of the other mode's run, and the boxes start where the tiling puts them.
+    """
+    for sw in SWIZZLES:
+        w = _SPANS[sw] // eb
+        rows, cols = (8, w) if major == "K" else (w, 8)
+        if extent % rows == 0 and block_k % cols == 0:
+            break
+    else:
+        raise TiledMmaError(
+            f"no swizzled GMMA atom tiles a {extent} x {block_k} {major}-major {dtype} stage"
+        )
+    # (contiguous extent, other extent, start of the box at (c, o))
+    if major == "K":
+        c_ext, o_ext = block_k, extent
+
+        def start(c: int, o: int) -> int:
+            return o * w + (c // w) * extent * w
+    else:
+        c_ext, o_ext = extent, block_k
+
+        def start(c: int, o: int) -> int:
+            return (c // w) * block_k * w + o * w
+
+    b1 = max(d for d in range(1, min(o_ext, TMA_RULES.max_box) + 1) if o_ext % d == 0)
+    copies = sorted(
+        ([c, o, start(c, o)] for o in range(0, o_ext, b1) for c in range(0, c_ext, w)),
+        key=lambda x: x[2],
+    )
+    return {"dtype": dtype, "contiguous": major, "box": [w, b1], "swizzle": sw, "copies": copies}
+
+
+def launch_record(config: Any, dtype: str, a_major: str, b_major: str, out: str | None) -> dict:
+    """The launch record ``Sm90Plan(config, dtype, a_major, b_major, out)`` derives (its TMA
+    boxes, TMA-store flag, shared bytes, stream-K block), by arithmetic on the config: no
+    layouts, atoms or partitions are built. TiledMmaError where the plan's own rules for
+    these fields refuse (a dtype, output or major it does not take, stages that do not fit).
+
+    >>> from cutemma.kernels.sm90.config import Sm90Config
+    >>> rec = launch_record(Sm90Config(), "bf16", "K", "N", "bf16")
+    >>> rec["tma"]["B"]["box"], rec["tma"]["B"]["copies"], rec["shared_bytes"]
+    ([64, 64], [[0, 0, 0], [64, 0, 4096]], 230496)
+    """
+    if not isinstance(config, Sm90Config) or dtype not in ATOMS_SM90:
+        raise TiledMmaError(f"launch record: {config!r} {dtype!r}: an Sm90Config and a dtype "
+                            f"of {', '.join(ATOMS_SM90)}")  # fmt: skip
+    if (
+        (out is not None and out not in OUTS_SM90)
+        or a_major not in ("K", "M")
+        or b_major
+        not in (
+            "K",
+            "N",
+        )
+    ):
+        raise TiledMmaError(
+            f"launch record: out {out!r}, majors A={a_major!r} B={b_major!r}: out one of "
+            f"{', '.join(OUTS_SM90)}, A 'K' or 'M', B 'K' or 'N'"
+        )
+    eb = ATOMS_SM90[dtype][1]
+    bm, bn = config.block_m, config.block_n
+    bk = config.block_k or 128 // eb
+    majors = {"A": "K" if a_major == "K" else "MN", "B": "K" if b_major == "K" else "MN"}
+    tma_store = config.epilogue in ("tma", "tma2") and out in TMA_STORE_OUTS
+    d_width = bn // (2 if config.epilogue == "tma2" else 1)
+    bytes_d = bm * d_width * 2 * (config.consumers // config.tile_warpgroups) if tma_store else 0
+    sk_bar = BARRIER_BYTES if config.stream_k and tma_store else 0
+    stage = (bm + bn) * bk * eb + 2 * BARRIER_BYTES
+    room = (SMEM_LIMIT - ALIGN_SLACK - bytes_d - sk_bar) // stage
+    stages = config.stages or min(room, MAX_STAGES)
+    if stages < 2 or stages > room:
+        raise TiledMmaError(
+            f"{config.name}: {stages} stages of {stage} bytes do not fit in {SMEM_LIMIT} bytes"
+        )
+    tma = {}
+    for which, extent in (("A", bm), ("B", bn)):
+        share = extent // (config.cluster if which == config.multicast else 1)
+        tma[which] = _stage_box(share, bk, majors[which], dtype, eb)
+    return {
+        "tma": tma,
+        "tma_D": _stage_box(bm, d_width, "K", out, 2) if tma_store else None,
+        "tma_store": tma_store,
+        "shared_bytes": stages * stage + sk_bar + bytes_d + ALIGN_SLACK,
+        "stream_k": [bm, bn, bk] if config.stream_k else None,
+    }
 
 
 def _difference(got: object, want: object, where: str) -> str | None:

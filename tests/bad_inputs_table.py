@@ -814,7 +814,7 @@ DESIGN_API: list[tuple[str, type, str]] = [
     (_chk(f"{_D}({_tm(_F16, '(1, 1, 1)', '(32, None, None)')}, (64, 64, 32))"), DSE, "not replicate them"),
     (_chk(f"{_D}({_tm(_GK, '(2, 1, 1)', '(cm.Layout((64, 2), (2, 1)), None, None)')}, (128, 128, 64))"), DSE, "rule permutation"),
     (_chk(f"{_D}({_tm(_F16, '(4, 4, 1)')}, (128, 128, 32))"), DSE, "rule threads"),
-    (_chk(f"{_D}({_tm(_F16, '(16, 4, 1)')}, (256, 64, 32))"), DSE, "64 warps"),
+    (_chk(f"{_D}({_tm(_F16, '(16, 4, 1)')}, (256, 64, 32))"), DSE, "2048 threads per block"),
     (_chk(f"{_D}({_F16}, (64, 24, 32), copy_b='SM75_U32x4_LDSM_N')"), DSE, "rule atom_pairs"),
     (_chk(f"{_D}({_tm(_G, '(2, 2, 1)')}, (128, 256, 64))"), DSE, "rule sm90_shape"),
     (_chk(f"{_D}({_G}, (128, 192, 64))"), DSE, "rule tile_multiple"),  # whole wgmmas along N

@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import sys
 
 import torch
@@ -26,6 +25,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
 sys.path.insert(0, HERE)
 
+from gemm_inference import graph_call_us  # noqa: E402
 from gemm_sweep import MODELS  # noqa: E402
 
 TOKENS = (1, 2, 4, 8, 16, 32, 64, 128, 256)
@@ -42,28 +42,9 @@ def copy_tbps() -> float:
 
 
 def replayed_s(calls, replays: int = REPLAYS) -> float:
-    """Median seconds of one replay of a CUDA graph of ``calls`` (warmed outside it)."""
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        for c in calls:
-            c()
-    torch.cuda.current_stream().wait_stream(side)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        for c in calls:
-            c()
-    graph.replay()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(replays):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        graph.replay()
-        e.record()
-        e.synchronize()
-        times.append(s.elapsed_time(e) * 1e-3)
-    return statistics.median(times)
+    """Median seconds of one replay of a CUDA graph of ``calls`` (each warmed outside it):
+    bench/gemm_inference.py's graph timing, per replay."""
+    return graph_call_us(lambda c: c(), calls, replays) * len(calls) * 1e-6
 
 
 def weights(model: str, dtype: str) -> list:

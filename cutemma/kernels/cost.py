@@ -26,7 +26,7 @@ True
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cache, lru_cache
 from pathlib import Path
 
@@ -35,7 +35,9 @@ from cutemma.kernels.sm90.streamk import sk_split
 
 DEVICES = Path(__file__).with_name("devices")
 DEFAULT_KIND = "h100"  # what a GPU without its own file is priced as
-KINDS = ("h200", "h100")  # the kinds with a file, as their names appear in a GPU's name
+# the kinds with a file, as their names appear in a GPU's name ('NVIDIA H200')
+UNFITTED_EFF = 0.8  # about the fitted 16-bit classes' middle (devices/h200.json)
+KINDS = tuple(sorted(p.stem for p in DEVICES.glob("*.json")))
 
 
 @dataclass(frozen=True)
@@ -48,15 +50,15 @@ class Device:
 
     kind: str
     sms: int
-    rate_tflops: dict = field(default_factory=dict)
-    eff: dict = field(default_factory=dict)
-    load_gbps: float = 60.0
-    dram_gbps: float = 3000.0
-    tile_us: float = 1.0
-    fixup_us: float = 1.0
-    launch_us: float = 4.0
-    reread: float = 0.1
-    sharpness: float = 4.0
+    rate_tflops: dict
+    eff: dict
+    load_gbps: float
+    dram_gbps: float
+    tile_us: float
+    fixup_us: float
+    launch_us: float
+    reread: float
+    sharpness: float
 
 
 def device_kind(name: str) -> str:
@@ -113,9 +115,9 @@ def _shape_free(config: Sm90Config, dtype: str, kind: str) -> tuple:
 def shape_free(config: Sm90Config, dtype: str, dev: Device) -> tuple:
     """What a config costs whatever the shape: (bm, bn, bk, us per k tile, us per tile)."""
     eb = ATOMS_SM90[dtype][1]
-    bm, bn = config.block_m, config.block_n
-    bk = config.block_k or 128 // eb
-    rate = dev.rate_tflops.get(type_class(dtype), 7.0) * dev.eff.get(tile_class(config, dtype), 0.8)
+    bm, bn, bk = config.block_m, config.block_n, config.k_tile(eb)
+    # a class no calibration measured (tf32's, so far) is priced at UNFITTED_EFF
+    rate = dev.rate_tflops[type_class(dtype)] * dev.eff.get(tile_class(config, dtype), UNFITTED_EFF)
     k_us = max(2 * bm * bn * bk / (rate * 1e6), (bm + bn) * bk * eb / (dev.load_gbps * 1e3))
     return bm, bn, bk, k_us, dev.tile_us
 
@@ -152,38 +154,18 @@ def price(
     out_bytes: int = 2,
 ) -> float:
     """:func:`predict` with the config's shape-free costs (:func:`shape_free`) and the
-    device's constants given (what a calibration varies)."""
-    eb = ATOMS_SM90[dtype][1]
-    return seconds(free, config.stream_k, config.swap_ab, m, n, k, eb, batch, dev, out_bytes)
-
-
-def seconds(
-    free: tuple,
-    stream_k: bool,
-    swap: bool,
-    m: int,
-    n: int,
-    k: int,
-    eb: int,
-    batch: int,
-    dev: Device,
-    out_bytes: int = 2,
-    split: tuple[int, int] | None = None,
-) -> float:
-    """The model itself (see the module doc), on a kernel's numbers: its shape-free costs
-    ``free`` (:func:`shape_free`), whether it runs stream-K and swapped, and the call's
-    (m, n, k), element bytes ``eb`` and ``batch``; ``split``: stream-K's
-    :func:`~cutemma.kernels.sm90.streamk.sk_split` where the caller has it."""
+    device's constants given (what a calibration varies): the model itself (module doc)."""
     bm, bn, bk, k_us, tile_us = free
-    if swap:
+    eb = ATOMS_SM90[dtype][1]
+    if config.swap_ab:
         m, n = n, m
     tm, tn, kt = -(-m // bm), -(-n // bn), -(-k // bk)
     tiles, grid = tm * tn * batch, dev.sms
     whole_tile = kt * k_us + tile_us
     once = batch * (m + n) * k * eb  # A and B, each read from DRAM once
     sk = 0
-    if stream_k:
-        sk, ctas = split or sk_split(tm, tn, kt, grid)
+    if config.stream_k:
+        sk, ctas = sk_split(tm, tn, kt, grid)
     if sk:
         whole = (tiles - sk) // grid
         shared = -(-sk * kt // ctas)
@@ -227,7 +209,6 @@ __all__ = [
     "device",
     "predict",
     "price",
-    "seconds",
     "shape_free",
     "tile_class",
     "type_class",

@@ -104,7 +104,7 @@ def decode_alternatives(m: int, n: int, k: int, dtype: str, sms: int = 132) -> l
 def _swapped(m: int, n: int, k: int, dtype: str, sms: int, whole: bool) -> Sm90Config:
     """The swapped config: 128-row tiles run whole (``whole``), else 64-row tiles of one
     warpgroup shared by stream-K; the ring from :func:`stream_stages`."""
-    tokens = max(TOKENS_MIN, -(-m // 8) * 8)
+    tokens = swap_tokens(m)
     # D^T is column-major (its M, B's N, is D's contiguous dim): no TMA store; the register
     # epilogue needs no staging tile (of any token width: 128 x 24 has no swizzled atom)
     kw = {"stream_k": not whole, "epilogue": "regs", "swap_ab": True}
@@ -117,6 +117,16 @@ def _swapped(m: int, n: int, k: int, dtype: str, sms: int, whole: bool) -> Sm90C
         return Sm90Config(2 * ROWS, tokens, block_k=block_k, stages=stages, **kw)
     stages = stream_stages(ROWS, k_bytes, sms)
     return Sm90Config(ROWS, tokens, block_k=block_k, consumers=1, stages=stages, **kw)
+
+
+def swap_tokens(m: int) -> int:
+    """A swapped kernel's columns for ``m`` rows of the call: m rounded up to a multiple of
+    8 (wgmma's N step), at least :data:`TOKENS_MIN`.
+
+    >>> swap_tokens(1), swap_tokens(17)
+    (16, 24)
+    """
+    return max(TOKENS_MIN, -(-m // 8) * 8)
 
 
 def stream_stages(rows: int, k_bytes: int, ctas: int) -> int | None:

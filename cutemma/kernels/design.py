@@ -414,7 +414,7 @@ class GemmDesign:
             pattern, eb, any_major = ATOMS_SM90[dtype]
             name = pattern.format(n=config.atom_n) + ("<K,K>" if any_major else "")
             tiled = make_tiled_mma(name, (config.tile_warpgroups, 1, 1))
-            tile = (config.block_m, config.block_n, config.block_k or 128 // eb)
+            tile = (config.block_m, config.block_n, config.k_tile(eb))
             d = GemmDesign(tiled, tile, stages=config.stages, schedule=config.schedule)
             return _with_config(d, config)
         raise DesignError(f"from_config: a GemmConfig or Sm90Config, got {type(config).__name__}")

@@ -29,7 +29,9 @@ from dataclasses import replace
 from functools import cache, lru_cache
 
 from cutemma.errors import TiledMmaError
-from cutemma.kernels.decode import _swapped
+from cutemma.kernels.decode import ROWS as SWAP_ROWS
+from cutemma.kernels.decode import _swapped, swap_tokens
+from cutemma.kernels.pick import EVICT_FIRST_MAX_BYTES, EVICT_FIRST_ROWS, LONG_K, WIDE_16
 from cutemma.kernels.sm90.config import (
     ATOMS_SM90,
     FP8,
@@ -48,17 +50,11 @@ WIDTHS = {
     4: {64: (128,), 128: (128, 256)},  # tf32: half the k per byte; its accumulators as 16-bit's
     1: {64: (128, 256), 128: (64, 128, 160, 192), 256: (128,)},
 }
-# 320 columns: a 256- and a 64-wide wgmma (one wgmma is at most 256 wide)
-MIXED = {320: (256, 64)}
 # promoted fp8 by width: 'split' issues the N halves as two batches (one in flight while
 # the other's sums are added); 'overlap' keeps a batch in flight by alternating two sets,
 # which needs the registers of 3 sets: only narrow tiles have them
 FP8_PROMOTE = {64: "overlap", 128: "overlap", 160: "split", 192: "split", 256: "split"}
 SWAP_MAX_M = 256  # a swapped call's tokens are one wgmma's N: at most 256
-# evict-first B: at most this many bytes of B, streamed by at most this many tile rows
-# (raw/decode-evict-first-run10.json, raw/evict-first-b-mid-run14.json)
-EVICT_FIRST_MAX_BYTES = 192 << 20
-EVICT_FIRST_ROWS = 8
 
 
 def candidates(
@@ -92,11 +88,11 @@ def candidates(
         if (
             batch == 1
             and cfg.wgmma_n is None
-            and sk_split(tm, tn, -(-k // _k_tile(cfg, dtype)), sms)[0]
+            and sk_split(tm, tn, -(-k // cfg.k_tile(ATOMS_SM90[dtype][1])), sms)[0]
         ):
             found.append(_variant(cfg, True, streamed))
     if swap and batch == 1 and m <= SWAP_MAX_M and dtype != "tf32":
-        tokens = max(16, -(-m // 8) * 8)  # what a swapped kernel's columns take of m
+        tokens = swap_tokens(m)
         n_k = _swap_class(n, k, dtype, sms)  # the swapped kernels depend on n, k only so
         found += [c for whole in (False, True) if (c := _swap(tokens, *n_k, dtype, sms, whole))]
     return tuple(found)
@@ -107,7 +103,7 @@ def _swap_class(n: int, k: int, dtype: str, sms: int) -> tuple[int, int]:
     only as the CTAs of 128-row tiles (at most ``sms``), its hint only whether B fits
     :data:`EVICT_FIRST_MAX_BYTES` (tests/kernels/test_space_cost.py compares the two)."""
     hinted = n * k * ATOMS_SM90[dtype][1] <= EVICT_FIRST_MAX_BYTES
-    rows = min(-(-n // 128), sms) * 128
+    rows = min(-(-n // (2 * SWAP_ROWS)), sms) * 2 * SWAP_ROWS  # its 128-row (whole) tiles
     return rows, (1 if hinted else EVICT_FIRST_MAX_BYTES)
 
 
@@ -124,7 +120,7 @@ def _swap(tokens: int, n: int, k: int, dtype: str, sms: int, whole: bool) -> Sm9
 
 def fits(cfg: Sm90Config, dtype: str) -> bool:
     """Whether a config's accumulators fit its consumers' registers, as
-    :class:`~cutemma.kernels.sm90.plan.Sm90Plan` checks it (tests/kernels/test_space.py
+    :class:`~cutemma.kernels.sm90.plan.Sm90Plan` checks it (tests/kernels/test_space_cost.py
     compares them) without building the plan: a wgmma of 64 rows by N keeps N / 2
     accumulators per thread, promoted fp8 2 sets of them (3 with ``overlap``).
 
@@ -140,18 +136,18 @@ def fits(cfg: Sm90Config, dtype: str) -> bool:
 @cache
 def _tiles(dtype: str) -> tuple[Sm90Config, ...]:
     """The tile configs of ``dtype`` whose accumulators fit (:func:`fits`; each builds its
-    plan for every output type and major: tests/kernels/test_space.py; a plan takes 0.1 s
+    plan for every output type and major: tests/kernels/test_space_cost.py; a plan takes 0.1 s
     to build, too long for a pick)."""
     eb = ATOMS_SM90[dtype][1]
     found = []
     for rows, widths in WIDTHS[eb].items():
         for bn in widths:
             kw = {"consumers": ROWS[rows]}
-            if bn in MIXED:
-                kw |= {"wgmma_n": MIXED[bn], "block_k": 32, "epilogue": "tma2"}
             if dtype in FP8:
                 kw["promote"] = FP8_PROMOTE[bn]
-            cfg = Sm90Config(rows, bn, **kw)
+            # 320 columns: pick.WIDE_16's 256- and 64-wide wgmmas (one is at most 256 wide)
+            wide = (rows, bn) == (WIDE_16.block_m, WIDE_16.block_n)
+            cfg = WIDE_16 if wide else Sm90Config(rows, bn, **kw)
             if fits(cfg, dtype):
                 found.append(cfg)
     return tuple(found)
@@ -164,22 +160,18 @@ def _variant(cfg: Sm90Config, stream_k: bool, streamed: bool) -> Sm90Config:
     return replace(cfg, stream_k=stream_k, evict_first="B" if streamed else "")
 
 
-def _k_tile(cfg: Sm90Config, dtype: str) -> int:
-    """Elements of K per stage: ``block_k``, else one 128-byte swizzle row."""
-    return cfg.block_k or 128 // ATOMS_SM90[dtype][1]
-
-
 def evict_first(m: int, n: int, k: int, dtype: str, batch: int, rows: int) -> bool:
     """Whether B streams under an L2 evict-first hint: one problem, at most
     :data:`EVICT_FIRST_ROWS` tile rows of ``rows``, B at most
-    :data:`EVICT_FIRST_MAX_BYTES` and K long (4096+: a short K's B is re-read from L2).
+    :data:`EVICT_FIRST_MAX_BYTES` (those two from :mod:`.pick`, which measured them) and K
+    at least ``pick.LONG_K`` (a short K's B is re-read from L2).
 
     >>> evict_first(512, 8192, 8192, "bf16", 1, 128), evict_first(8192, 8192, 8192, "bf16", 1, 128)
     (True, False)
     """
     return (
         batch == 1
-        and k >= 4096
+        and k >= LONG_K
         and -(-m // rows) <= EVICT_FIRST_ROWS
         and n * k * ATOMS_SM90[dtype][1] <= EVICT_FIRST_MAX_BYTES
     )

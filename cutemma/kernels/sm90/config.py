@@ -401,6 +401,15 @@ class Sm90Config:
         starts = [sum(widths[:i]) for i in range(len(widths))]
         return tuple(zip(starts, widths))
 
+    def k_tile(self, elem_bytes: int) -> int:
+        """Elements of K per stage for ``elem_bytes``-byte elements: ``block_k``, else one
+        :data:`SWIZZLE_ROW_BYTES` swizzle row.
+
+        >>> Sm90Config().k_tile(2), Sm90Config(block_k=256).k_tile(1)
+        (64, 256)
+        """
+        return self.block_k or SWIZZLE_ROW_BYTES // elem_bytes
+
     @property
     def threads(self) -> int:
         return WARPGROUP * (1 + self.consumers)

@@ -4,8 +4,8 @@
 The rules: a 2-D or batched 3-D call on an sm_90a device, A and B of one sm90 dtype, 16-bit
 types in either major and others K-major (A row-major, B column-major), what TMA reads
 16-byte aligned (base pointers; leading strides and the batch stride of an operand with a
-batch: the driver's rules, ``TMA_RULES``, read here as data, as
-:func:`cutemma.copy.tma_map.stride_refusal` states them for the tensor maps).
+batch: the driver's rules, ``TMA_RULES``, and :func:`cutemma.copy.tma_map.stride_refusal`,
+which states them for the tensor maps).
 
 >>> class T:  # a (K, N) = (200, 1) column vector with contiguous rows, bf16
 ...     shape, element_size = (200, 1), staticmethod(lambda: 2)
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from cutemma.copy.tma_map import TMA_RULES
+from cutemma.copy.tma_map import TMA_RULES, stride_refusal
 from cutemma.kernels.common.majors import NAMES, major
 from cutemma.kernels.sm90.config import ATOMS_SM90
 
@@ -118,11 +118,11 @@ def views(
                 f"operand {which} TMA cannot read: its base address is not "
                 f"{TMA_RULES.global_align}-byte aligned"
             )
-        why = _stride_refusal(ld, eb, 1)
+        why = stride_refusal(ld, eb, 1)
         if why is not None:
             return f"operand {which} TMA cannot read: its leading {why}"
         if t.dim() == 3:  # an operand with a batch (shared ones are 2-D views by now)
-            why = _stride_refusal(t.stride(0), eb, 2)
+            why = stride_refusal(t.stride(0), eb, 2)
             if why is not None:
                 return f"operand {which} TMA cannot read: its batch {why}"
     return Views(a_t, a_major, lda, b_t, b_major, ldb, a_t is not a_sh or b_t is not b_sh)
@@ -133,8 +133,8 @@ def _readable(t: Any, what: str) -> Any:
     ``t`` as it is (base address, leading or batch stride)."""
     v, kind, ld = tma_major(t, what)
     eb = v.element_size()
-    bad = v.data_ptr() % TMA_RULES.global_align or _stride_refusal(ld, eb, 1) is not None
-    bad = bad or (v.dim() == 3 and _stride_refusal(v.stride(0), eb, 2) is not None)
+    bad = v.data_ptr() % TMA_RULES.global_align or stride_refusal(ld, eb, 1) is not None
+    bad = bad or (v.dim() == 3 and stride_refusal(v.stride(0), eb, 2) is not None)
     return to_major(v, what, kind, force=True) if bad else t
 
 
@@ -161,15 +161,4 @@ def operand_views(
     return seen, (views(B.t(), A.t(), dtype, arch) if swaps else None)
 
 
-def _stride_refusal(elements: int, elem_bytes: int, dim: int) -> str | None:
-    """Why TMA cannot walk a global stride of ``elements`` (Python ints) along ``dim``, in
-    :func:`cutemma.copy.tma_map.stride_refusal`'s words, or None: the policy decides from
-    the driver's rules as data, before any map is encoded."""
-    nbytes = elements * elem_bytes
-    if nbytes % TMA_RULES.stride_multiple == 0 and 0 < nbytes < TMA_RULES.max_stride:
-        return None
-    return (
-        f"stride {elements} elements = {nbytes} bytes of dim {dim} must be a positive multiple "
-        f"of {TMA_RULES.stride_multiple} bytes below 2^{TMA_RULES.max_stride.bit_length() - 1}"
-        + ("; a zero (broadcast) stride is not allowed" if nbytes == 0 else "")
-    )
+_stride_refusal = stride_refusal  # (the name the policy's tests ask for)

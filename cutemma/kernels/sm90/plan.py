@@ -144,7 +144,7 @@ class Sm90Plan:
         self.tiled = make_tiled_mma(name, (self.tile_wgs, 1, 1))
         self.atom_name = self.tiled.atom.name
         self.tm, self.tn, self.tk = self.tiled.tile_size_mnk
-        self.block_k = config.block_k or 128 // self.elem_bytes
+        self.block_k = config.k_tile(self.elem_bytes)
         if self.block_k % self.tk:
             raise TiledMmaError(f"block_k {self.block_k}: a multiple of the atom's K {self.tk}")
         self.mma_m = config.block_m // self.tm

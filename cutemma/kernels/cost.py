@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from functools import cache, lru_cache
 from pathlib import Path
 
+from cutemma.errors import TiledMmaError
 from cutemma.kernels.sm90.config import ATOMS_SM90, FP8, Sm90Config
 from cutemma.kernels.sm90.streamk import sk_split
 
@@ -138,6 +139,11 @@ def predict(
     >>> predict(Sm90Config(128, 128), 4096, 4096, 4096, "bf16") > 0
     True
     """
+    if dtype not in ATOMS_SM90 or not isinstance(config, Sm90Config):
+        raise TiledMmaError(
+            f"cost model: prices an Sm90Config and a dtype of {sorted(ATOMS_SM90)}; got "
+            f"{type(config).__name__} and {dtype!r}"
+        )
     dev = device(kind)
     return price(_shape_free(config, dtype, kind), config, m, n, k, dtype, batch, dev, out_bytes)
 
@@ -198,6 +204,8 @@ def best(
     >>> best(candidates(8192, 8192, 8192, "bf16"), 8192, 8192, 8192, "bf16")[0].block_m
     128
     """
+    if not configs:
+        raise TiledMmaError("cost model: best() of no configs; give at least one Sm90Config")
     timed = [(predict(c, m, n, k, dtype, batch, kind), i) for i, c in enumerate(configs)]
     t, i = min(timed)
     return configs[i], t

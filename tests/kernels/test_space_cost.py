@@ -85,6 +85,19 @@ def test_best_is_the_least_predicted():
     assert cfg in found
 
 
+def test_the_model_names_what_it_cannot_price():
+    from cutemma.errors import TiledMmaError
+
+    with pytest.raises(TiledMmaError, match="dtype of"):
+        predict(Sm90Config(128, 128), 64, 64, 64, "s8")
+    with pytest.raises(TiledMmaError, match="an Sm90Config"):
+        predict("b128x128", 64, 64, 64, "bf16")
+    with pytest.raises(TiledMmaError, match="no configs"):
+        best((), 64, 64, 64, "bf16")
+    with pytest.raises(TiledMmaError, match="takes"):
+        candidates(64, 64, 64, "s8")
+
+
 def test_device_files_load_and_name_their_kind():
     for path in DEVICES.glob("*.json"):
         data = json.loads(path.read_text())

@@ -57,7 +57,7 @@ from cutemma.kernels.call import sm_count
 sms = sm_count(0)
 lap("sm_count")
 from cutemma.kernels.pick import builtin_sm90_config
-cfg = builtin_sm90_config(512, 768, sms, "bf16")
+cfg = builtin_sm90_config(512, 768, 1024, "bf16", sms=sms)
 lap("config")
 kern, launch = host.compiled_sm90(host.kernel_key(cfg, "bf16", "K", "N", "bf16", "bf16"), arch)
 lap("kernel_from_index")

@@ -189,7 +189,7 @@ def measure(m, n, k, dtype, a_col, b_col, reps, config=None, rounds=ROUNDS):
     }
     if row["family"] == "sm90":
         kdt = {torch.float8_e4m3fn: "e4m3"}.get(dtype, "bf16")
-        row["config"] = (config or builtin_sm90_config(m, n, 132, kdt, 1, k)).name
+        row["config"] = (config or builtin_sm90_config(m, n, k, kdt)).name
     print(
         f"{m:>6} {n:>6} {k:>6} {row['dtype']:>9} {row['a_major']}{row['b_major']} "
         f"{row['family']} "
@@ -473,11 +473,6 @@ def main() -> None:
         action="store_true",
         help="with --sweep 0: the named shapes (inference table, squares) instead of drawn ones",
     )
-    ap.add_argument(
-        "--compare-rules",
-        action="store_true",
-        help="the sweep also times the fitted rules' pick (CUTEMMA_PICK=rules) on each row",
-    )
     ap.add_argument("--ceiling", action="store_true", help="also the mma.sync roof")
     ap.add_argument("--inference", action="store_true", help="also the inference table")
     ap.add_argument(
@@ -647,7 +642,7 @@ def sweep_main(args) -> None:
     print(f"sweep of {len(shapes) if shapes else args.sweep} shapes, seed {seed}", flush=True)
     result = {
         **_run_header("L2-flushed medians of 3 interleaved rounds"),
-        **run_sweep(args.sweep, seed, compare=args.compare_rules, shapes=shapes),
+        **run_sweep(args.sweep, seed, shapes=shapes),
     }
     out = args.out if args.out != "bench/results/gemm-h100.json" else f"sweep-{seed}.json"
     with open(out, "w") as f:

@@ -170,25 +170,8 @@ def pick_of(A, B) -> dict:
     return pick
 
 
-def rules_config(A, B):
-    """The config the fitted rules the cost model replaced would run (``CUTEMMA_PICK=rules``),
-    as a config to ask for (``swap_ab`` set where it swaps)."""
-    import os
-    from dataclasses import replace
-
-    from cutemma.kernels.dispatch import which_kernel
-
-    os.environ["CUTEMMA_PICK"] = "rules"
-    try:
-        c = which_kernel(A, B)
-    finally:
-        del os.environ["CUTEMMA_PICK"]
-    return replace(c.config, swap_ab=True) if c.swap else c.config
-
-
-def sweep_row(combo: str, m: int, n: int, k: int, compare: bool = False) -> dict:
-    """One measured row: cutemma against its peer on fresh operands, checked first; with
-    ``compare``, also the rules' pick against the same peer (``rules_ratio``)."""
+def sweep_row(combo: str, m: int, n: int, k: int) -> dict:
+    """One measured row: cutemma against its peer on fresh operands, checked first."""
     import cutemma
 
     A, B, out, peer = operands(combo, m, n, k)
@@ -208,16 +191,6 @@ def sweep_row(combo: str, m: int, n: int, k: int, compare: bool = False) -> dict
                ratio=round(theirs / ours, 4))  # fmt: skip
     if "predicted_us" in row["pick"]:
         row["model_error"] = round(row["pick"]["predicted_us"] / row["cutemma_us"] - 1, 4)
-    if compare:
-        try:
-            cfg = rules_config(A, B)
-            row["rules_pick"] = cfg.name
-            rules, theirs = pair_ms(
-                lambda: cutemma.gemm(A, B, out=out, config=cfg), lambda: peer(out)
-            )
-            row["rules_ratio"] = round(theirs / rules, 4)
-        except Exception as exc:
-            row["rules_error"] = f"{type(exc).__name__}: {exc}"[:300]
     return row
 
 
@@ -236,7 +209,6 @@ def summarise(rows: list[dict]) -> dict:
         ratios = [r["ratio"] for r in got]
         errs = [abs(r["model_error"]) for r in got if "model_error" in r]
         worst = sorted(got, key=lambda r: r["ratio"])[:10]
-        rules = [r["rules_ratio"] for r in got if "rules_ratio" in r]
         out[combo] = {
             "rows": len(got),
             "failed": sum(1 for r in rows if r["combo"] == combo and "error" in r),
@@ -244,7 +216,6 @@ def summarise(rows: list[dict]) -> dict:
             "share_at_least_0.97": round(sum(x >= 0.97 for x in ratios) / len(ratios), 4),
             "min": min(ratios),
             "model_error": round(statistics.median(errs), 4) if errs else None,
-            "rules_geomean": _geomean(rules) if rules else None,
             "worst": [{k: r[k] for k in ("m", "n", "k", "ratio", "pick")} for r in worst],
         }
     return out
@@ -263,7 +234,6 @@ def compile_shard(count: int, seed: int, shard: int, shards: int) -> None:
             try:
                 A, B, out, _ = operands(combo, m, n, k, fill=False)
                 cutemma.gemm(A, B, out=out)
-                cutemma.gemm(A, B, out=out, config=rules_config(A, B))
                 torch.cuda.synchronize()
             except Exception as exc:  # seen again (and recorded) when timed
                 print(f"compile {combo} {m} {n} {k}: {type(exc).__name__}: {exc}"[:300])
@@ -283,7 +253,7 @@ def precompile(count: int, seed: int, shards: int) -> None:
 
 def named_shapes() -> list[tuple[int, int, int]]:
     """The shapes bench/gemm.py names: the inference table's (N, K) at M = 1..8192 and the
-    squares 1024^3..8192^3 (what ``--named`` re-checks against the rules)."""
+    squares 1024^3..8192^3 (``--named``)."""
     from gemm_inference import SHAPES_NK, TOKENS
 
     return [(m, n, k) for n, k in SHAPES_NK for m in TOKENS] + [
@@ -296,7 +266,6 @@ def run_sweep(
     seed: int,
     combos=COMBOS,
     shards: int = 8,
-    compare: bool = False,
     shapes: list | None = None,
 ) -> dict:
     """The sweep's rows and summary (see the module doc), its kernels compiled first in
@@ -307,7 +276,7 @@ def run_sweep(
     rows = []
     for i, (m, n, k) in enumerate(shapes):
         for combo in combos:
-            row = sweep_row(combo, m, n, k, compare)
+            row = sweep_row(combo, m, n, k)
             rows.append(row)
             torch.cuda.empty_cache()
             tag = f"{row['ratio']:.3f} {row['pick']['config']}" if "ratio" in row else row["error"]

@@ -528,7 +528,7 @@ COPY_API: list[tuple[str, type, str]] = [
     ("kernels.kernel_name(cfg, 'bf16', 'K', 'N', 'f64', 'f32', True, True)", TE, "out='f64'"),
     ("kernels.kernel_name(cfg, 'bf16', 'K', 'N', 'f32', 'f32', 1, True)", TE, "vec_a=1"),
     ("kernels.pick_config(64, 64, 64, dtype=[1])", TE, "dtype [1]"),
-    ("kernels.pick_sm90_config(64, 64, sms=0)", TE, "sms=0"),
+    ("kernels.pick_sm90_config(64, 64, 64, sms=0)", TE, "sms=0"),
     # cutemma.gemm: its arguments are checked before the operands need a GPU
     ("cm.gemm(None, None, scale_a=np.ones(2))", LA, "scale_a=a numpy.ndarray"),
     ("cm.gemm(None, None, scale_b='x')", LA, "scale_b='x'"),

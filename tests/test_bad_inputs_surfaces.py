@@ -258,7 +258,7 @@ NUMPY_INTS = [
     ("etma.tma_load(args, np.arange(8192, dtype=np.uint16), (np.int64(64), np.int32(1))).tolist()", "etma.tma_load(args, np.arange(8192, dtype=np.uint16), (64, 1)).tolist()"),
     ("etmem.tmem_load(tld, np.arange(65536, dtype=np.uint32).reshape(128, 512), np.int64(32), np.int64(4)).tolist()", "etmem.tmem_load(tld, np.arange(65536, dtype=np.uint32).reshape(128, 512), 32, 4).tolist()"),
     ("tuned.shape_class(np.int64(1000), np.int32(64), 64)", "(1024, 64, 64)"),
-    ("kernels.pick_sm90_config(np.int64(4096), np.int64(4096))", "kernels.pick_sm90_config(4096, 4096)"),
+    ("kernels.pick_sm90_config(np.int64(4096), np.int64(4096), np.int64(4096))", "kernels.pick_sm90_config(4096, 4096, 4096)"),
 ]  # fmt: skip
 
 

@@ -21,9 +21,9 @@ sys.path.insert(0, "bench")
 import triton.testing as tt
 from sk_probe import BF, E4, make
 
-from cutemma.kernels.decode import decode_config
 from cutemma.kernels.dispatch import gemm as gemm_sm90
 from cutemma.kernels.sm90.config import Sm90Config as C
+from cutemma.kernels.space import swapped_kernel
 
 res = []
 one = torch.ones((), device="cuda")
@@ -41,7 +41,7 @@ for dt in ("e4m3", "bf16"):
         es = 1 if fp8 else 2
         B = make(k, n, fp8, dtype)
         for m in (1, 16, 32, 64):
-            base = decode_config(m, n, k, dt)
+            base = swapped_kernel(m, n, k, dt, 132, whole=132 < -(-n // 64) < 264)
             if base is None:
                 continue
             A = make(m, k, False, dtype)

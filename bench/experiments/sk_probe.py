@@ -195,8 +195,8 @@ def part1(result: dict) -> None:
             if 0 < ctas <= GRID and val <= tiles and not (label != "sk0" and val == 0):
                 cands[label] = forced(sk, val, ctas)
         row = {"dtype": str(dtype)[6:], "m": m, "n": n, "k": k, "tile": v["plain"].name,
-               "tiles": tiles, "builtin": builtin_sm90_config(m, n, GRID, "e4m3" if fp8 else "bf16",
-                                                              1, k).name, "ratio": {}}  # fmt: skip
+               "tiles": tiles, "builtin": builtin_sm90_config(m, n, k, "e4m3" if fp8 else "bf16",
+                                                              sms=GRID).name, "ratio": {}}  # fmt: skip
         timed(cands, peer, row)
         result["part1"].append(row)
         print(json.dumps(row), flush=True)
@@ -315,7 +315,7 @@ def part5(result: dict) -> None:
                 A = make(m, k, False, dtype)
                 out = torch.empty(m, n, device="cuda", dtype=BF)
                 peer = peer_call(fp8, A, B, out)
-                cfg = builtin_sm90_config(m, n, GRID, "e4m3" if fp8 else "bf16", 1, k)
+                cfg = builtin_sm90_config(m, n, k, "e4m3" if fp8 else "bf16", sms=GRID)
                 sk = Sm90Config(**{**cfg.__dict__, "stream_k": True})
                 cands = {
                     "default": lambda: cutemma.gemm(A, B, out=out),

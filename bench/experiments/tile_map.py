@@ -83,7 +83,7 @@ def prewarm(dtypes) -> None:
 def row_of(dt: str, m: int, n: int, k: int, A, B, out) -> dict:
     fp8 = dt == "e4m3"
     peer = peer_call(fp8, A, B, out)
-    pick = builtin_sm90_config(m, n, 132, dt, 1, k)
+    pick = builtin_sm90_config(m, n, k, dt)
     row = {"dtype": dt, "m": m, "n": n, "k": k, "builtin": pick.name, "ratio": {}}
     cands = {"default": lambda: cutemma.gemm(A, B, out=out)}
     cands |= {c.name: (lambda c=c: gemm_sm90(A, B, out=out, config=c)) for c in candidates(dt)}

@@ -232,7 +232,7 @@ def sm90_config(args: argparse.Namespace):
     from cutemma.kernels.sm90.config import Sm90Config
 
     if not getattr(args, "config_given", False):
-        return builtin_sm90_config(1 << 14, 1 << 14, dtype=args.dtype)
+        return builtin_sm90_config(1 << 14, 1 << 14, 1 << 14, dtype=args.dtype)
     m = re.fullmatch(r"(\d{1,4})x(\d{1,4})", args.config.strip())
     if not m:
         raise CliError(

@@ -5,8 +5,7 @@ In order: what the call asked for (a config, or a design's), else a config
 :func:`cutemma.tune` stored for this GPU and shape class, else the kernel of the sm90
 space (:mod:`cutemma.kernels.space`: tiles, stream-K, swap-AB) that the cost model
 (:mod:`cutemma.kernels.cost`, calibrated per device kind) prices fastest
-(``CUTEMMA_PICK=rules``: the fitted rules it replaced, :mod:`cutemma.kernels.decode` and
-:mod:`cutemma.kernels.pick`, kept for comparison). The sm90 family (wgmma + TMA) runs where its operand rules
+(:func:`cutemma.kernels.pick.builtin`). The sm90 family (wgmma + TMA) runs where its operand rules
 hold (:func:`cutemma.kernels.sm90.operands.views`), the sm80 family (``mma.sync``)
 everywhere else. An sm90 config asked for where those rules fail is an error that says
 which rule.
@@ -22,20 +21,16 @@ False
 
 from __future__ import annotations
 
-import os
 from dataclasses import replace
 from typing import Any, NamedTuple
 
 from cutemma.errors import LaunchError
 from cutemma.kernels.call import Call
-from cutemma.kernels.cost import best
-from cutemma.kernels.decode import SWAP_MAX_M, decode_config
 from cutemma.kernels.pick import SMALL_SM90, builtin
 from cutemma.kernels.sm80.config import GemmConfig
 from cutemma.kernels.sm90.config import FP8, Sm90Config
 from cutemma.kernels.sm90.operands import Views, operand_views
-from cutemma.kernels.space import SWAP_MAX_M as SPACE_SWAP_MAX_M
-from cutemma.kernels.space import candidates
+from cutemma.kernels.space import SWAP_MAX_M
 from cutemma.kernels.tuned import lookup_device
 
 
@@ -77,10 +72,8 @@ def choose(call: Call) -> Choice:
     # a design's kernel is fixed: operands TMA cannot read are copied into padded rows
     fixed = design is not None and isinstance(asked, Sm90Config)
     plain = call.batch is None and call.epilogue is None  # what a swapped kernel runs
-    rules = os.environ.get("CUTEMMA_PICK") == "rules"
-    few = SWAP_MAX_M if rules else SPACE_SWAP_MAX_M  # the rows a built-in pick may swap
     swaps = plain and (
-        (call.M <= few and call.C is None)  # a decode-sized call
+        (call.M <= SWAP_MAX_M and call.C is None)  # a call the swapped kernels may run
         or any(isinstance(c, Sm90Config) and c.swap_ab for c in (asked, tuned))
     )
     seen, swapped = operand_views(call.A, call.B, call.dtype, call.arch, want, fixed, swaps)
@@ -100,15 +93,11 @@ def choose(call: Call) -> Choice:
     if config is None and tuned is not None:
         config = tuned
     predicted, built_in = None, config is None
-    may_swap = swaps and call.M <= few and call.C is None and not isinstance(swapped, str)
-    if config is None and why is None and rules and may_swap:
-        config = decode_config(call.M, call.N, call.K, call.dtype, call.sms)
-    if config is None and why is None and not rules:
-        shape = (call.M, call.N, call.K, call.dtype, call.batch or 1)
-        found = candidates(*shape, call.sms, swap=may_swap)
-        config, predicted = best(found, *shape, kind=call.gpu)
+    may_swap = swaps and call.M <= SWAP_MAX_M and call.C is None and not isinstance(swapped, str)
     if config is None:
-        config = builtin(call.M, call.N, call.K, call.batch or 1, call.dtype, call.sms, why is None)
+        kind = call.gpu if why is None else None  # None: the sm80 family's pick
+        config, predicted = builtin(call.M, call.N, call.K, call.batch or 1, call.dtype,
+                                    call.sms, kind, may_swap)  # fmt: skip
         if why is not None:
             return Choice("sm80", config, why=why)
     if built_in and call.epilogue is not None and call.dtype in FP8:

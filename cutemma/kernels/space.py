@@ -10,9 +10,14 @@ of a few axes, each a table below, filtered by the family's own rules (a config 
 - whole tiles, or stream-K (a last partial wave's, or a small grid's, k iterations shared
   over every SM, fixed up in a fixed order: deterministic);
 - swap-AB for calls of at most :data:`SWAP_MAX_M` rows (D^T = B^T A^T: B's N fills the
-  wgmma's 64 rows), 64-row tiles shared by stream-K or 128-row tiles whole;
+  wgmma's 64 rows, the call's tokens sit in wgmma's N; the swap is three views, nothing is
+  copied): 64-row tiles of one warpgroup shared by stream-K, or 128-row tiles of two run
+  whole (:func:`swapped_kernel`), the ring as deep as keeps :data:`IN_FLIGHT_BYTES` of
+  weights requested;
 - B (or, swapped, B^T) read under an L2 evict-first hint where few tile rows stream a B
   that L2 cannot keep anyway (:func:`evict_first`).
+
+No fitted rule chooses between them: every candidate is priced by the cost model.
 
 :mod:`cutemma.kernels.cost` predicts each candidate's time; the policy takes the fastest.
 
@@ -29,18 +34,16 @@ from dataclasses import replace
 from functools import cache, lru_cache
 
 from cutemma.errors import TiledMmaError
-from cutemma.kernels.decode import ROWS as SWAP_ROWS
-from cutemma.kernels.decode import _swapped, swap_tokens
-from cutemma.kernels.pick import EVICT_FIRST_MAX_BYTES, EVICT_FIRST_ROWS, LONG_K, WIDE_16
 from cutemma.kernels.sm90.config import (
     ATOMS_SM90,
     FP8,
+    MAX_STAGES,
     NON_ACC_REGS,
+    SWIZZLE_ROW_BYTES,
     WARPGROUP,
     Sm90Config,
     register_split,
 )
-from cutemma.kernels.sm90.streamk import sk_split
 
 # tile rows -> consumer warpgroups (each warpgroup owns 64-row wgmma slices)
 ROWS = {64: 1, 128: 2, 256: 2}
@@ -54,7 +57,21 @@ WIDTHS = {
 # the other's sums are added); 'overlap' keeps a batch in flight by alternating two sets,
 # which needs the registers of 3 sets: only narrow tiles have them
 FP8_PROMOTE = {64: "overlap", 128: "overlap", 160: "split", 192: "split", 256: "split"}
+# width 320: a m64n256 and a m64n64 wgmma side by side (raw/wide-mixed-s12-run6.json)
+WIDE_16 = Sm90Config(128, 320, block_k=32, epilogue="tma2", wgmma_n=(256, 64))
 SWAP_MAX_M = 256  # a swapped call's tokens are one wgmma's N: at most 256
+SWAP_ROWS = 64  # a swapped tile's rows of B^T: one wgmma M (two warpgroups: 2 x this)
+TOKENS_MIN = 16  # the narrowest token tile: 8 was no faster (raw/streamk-explore-run2.json)
+FP8_BLOCK_K = 256  # swapped fp8: 256-byte K rows per TMA box row (raw/streamk-explore-run2.json)
+# weights requested and not yet landed, all CTAs together: about DRAM bandwidth x latency
+# (3 TB/s x ~2.5 us); deeper rings ran 2-7% slower at 1-64 tokens (raw/decode-stages-run6.json)
+IN_FLIGHT_BYTES = 8 << 20
+# B under an L2 evict-first hint where at most this many tile rows stream at most this many
+# bytes of it from a K this long: nothing dirty is written back ahead of it
+# (raw/decode-evict-first-run10.json, raw/evict-first-b-mid-run14.json)
+EVICT_FIRST_MAX_BYTES = 192 << 20
+EVICT_FIRST_ROWS = 8
+LONG_K = 4096  # a shorter K's B is re-read from L2 anyway (raw/evict-first-b-mid-run14.json)
 
 
 def candidates(
@@ -78,18 +95,14 @@ def candidates(
         raise TiledMmaError(
             f"kernel space: dtype {dtype!r}; the sm90 GEMM takes {sorted(ATOMS_SM90)}"
         )
-    tiles = _tiles(dtype)
     found = []
-    for cfg in tiles:
+    for cfg in _tiles(dtype):
         streamed = evict_first(m, n, k, dtype, batch, cfg.block_m)
         found.append(_variant(cfg, False, streamed))
-        tm, tn = -(-m // cfg.block_m), -(-n // cfg.block_n)
-        # 320 wide runs whole tiles: its stream-K kernel spills (24 bytes, compiled here)
-        if (
-            batch == 1
-            and cfg.wgmma_n is None
-            and sk_split(tm, tn, -(-k // cfg.k_tile(ATOMS_SM90[dtype][1])), sms)[0]
-        ):
+        # stream-K runs 2-D calls; 320 wide runs whole tiles (its stream-K kernel spills 24
+        # bytes, compiled here). Where stream-K shares nothing its price is the whole
+        # kernel's, and the whole kernel, listed first, wins the tie.
+        if batch == 1 and cfg.wgmma_n is None:
             found.append(_variant(cfg, True, streamed))
     if swap and batch == 1 and m <= SWAP_MAX_M and dtype != "tf32":
         tokens = swap_tokens(m)
@@ -112,7 +125,7 @@ def _swap(tokens: int, n: int, k: int, dtype: str, sms: int, whole: bool) -> Sm9
     """The swapped kernel for ``tokens`` rows (built once per shape class), or None where
     the family's rules refuse it (a ring too deep for the tokens' tile)."""
     try:
-        cfg = _swapped(tokens, n, k, dtype, sms, whole)
+        cfg = swapped_kernel(tokens, n, k, dtype, sms, whole)
     except TiledMmaError:
         return None
     return cfg if fits(cfg, dtype) else None
@@ -145,7 +158,7 @@ def _tiles(dtype: str) -> tuple[Sm90Config, ...]:
             kw = {"consumers": ROWS[rows]}
             if dtype in FP8:
                 kw["promote"] = FP8_PROMOTE[bn]
-            # 320 columns: pick.WIDE_16's 256- and 64-wide wgmmas (one is at most 256 wide)
+            # 320 columns: WIDE_16's 256- and 64-wide wgmmas (one is at most 256 wide)
             wide = (rows, bn) == (WIDE_16.block_m, WIDE_16.block_n)
             cfg = WIDE_16 if wide else Sm90Config(rows, bn, **kw)
             if fits(cfg, dtype):
@@ -163,8 +176,7 @@ def _variant(cfg: Sm90Config, stream_k: bool, streamed: bool) -> Sm90Config:
 def evict_first(m: int, n: int, k: int, dtype: str, batch: int, rows: int) -> bool:
     """Whether B streams under an L2 evict-first hint: one problem, at most
     :data:`EVICT_FIRST_ROWS` tile rows of ``rows``, B at most
-    :data:`EVICT_FIRST_MAX_BYTES` (those two from :mod:`.pick`, which measured them) and K
-    at least ``pick.LONG_K`` (a short K's B is re-read from L2).
+    :data:`EVICT_FIRST_MAX_BYTES` and K at least :data:`LONG_K`.
 
     >>> evict_first(512, 8192, 8192, "bf16", 1, 128), evict_first(8192, 8192, 8192, "bf16", 1, 128)
     (True, False)
@@ -177,4 +189,51 @@ def evict_first(m: int, n: int, k: int, dtype: str, batch: int, rows: int) -> bo
     )
 
 
-__all__ = ["candidates", "evict_first", "fits"]
+def swapped_kernel(m: int, n: int, k: int, dtype: str, sms: int, whole: bool) -> Sm90Config:
+    """The swapped kernel (``swap_ab``: its problem is (n, m, k)) for an (m, n, k) call:
+    128-row tiles of two warpgroups run whole (``whole``), else 64-row tiles of one shared
+    by stream-K. D^T is column-major, so it writes from registers (no TMA store, no staging
+    tile); weights of at most :data:`EVICT_FIRST_MAX_BYTES` stream in evict-first (the
+    kernel's A is B^T: ``evict_first="A"``).
+
+    >>> swapped_kernel(16, 8192, 8192, "bf16", 132, False).name
+    'b64x16_c1_sauto_eregs_efa_sk_swap'
+    >>> swapped_kernel(33, 10240, 8192, "e4m3", 132, True).name
+    'b128x40x256_c2_s3_eregs_efa_swap'
+    """
+    tokens = swap_tokens(m)
+    kw = {"stream_k": not whole, "epilogue": "regs", "swap_ab": True}
+    if n * k * ATOMS_SM90[dtype][1] <= EVICT_FIRST_MAX_BYTES:
+        kw["evict_first"] = "A"
+    # fp8: 256-byte K rows; 16-bit: the plan's one 128-byte row (block_k None)
+    block_k, k_bytes = (FP8_BLOCK_K, FP8_BLOCK_K) if dtype in FP8 else (None, SWIZZLE_ROW_BYTES)
+    if whole:
+        stages = stream_stages(2 * SWAP_ROWS, k_bytes, min(-(-n // (2 * SWAP_ROWS)), sms))
+        return Sm90Config(2 * SWAP_ROWS, tokens, block_k=block_k, stages=stages, **kw)
+    stages = stream_stages(SWAP_ROWS, k_bytes, sms)
+    return Sm90Config(SWAP_ROWS, tokens, block_k=block_k, consumers=1, stages=stages, **kw)
+
+
+def swap_tokens(m: int) -> int:
+    """A swapped kernel's columns for ``m`` rows of the call: m rounded up to a multiple of
+    8 (wgmma's N step), at least :data:`TOKENS_MIN`.
+
+    >>> swap_tokens(1), swap_tokens(17)
+    (16, 24)
+    """
+    return max(TOKENS_MIN, -(-m // 8) * 8)
+
+
+def stream_stages(rows: int, k_bytes: int, ctas: int) -> int | None:
+    """The ring depth that keeps about :data:`IN_FLIGHT_BYTES` of weights in flight when
+    ``ctas`` CTAs each stream tiles of ``rows`` rows by ``k_bytes`` bytes of K; None (the
+    plan's depth, as many as fit up to MAX_STAGES) where that would be as deep or deeper.
+
+    >>> stream_stages(64, 256, 132), stream_stages(128, 128, 80), stream_stages(64, 128, 132)
+    (4, 6, None)
+    """
+    stages = max(2, round(IN_FLIGHT_BYTES / (ctas * rows * k_bytes)))
+    return None if stages >= MAX_STAGES else stages
+
+
+__all__ = ["candidates", "evict_first", "fits", "swap_tokens", "swapped_kernel"]

@@ -16,10 +16,11 @@ from cutemma.errors import CutemmaError, LaunchError
 from cutemma.hardware import LIMITS
 from cutemma.kernels.call import device_arch as _arch
 from cutemma.kernels.dispatch import gemm
-from cutemma.kernels.pick import BUILTIN_CONFIGS, FP8_LARGE, NARROW_16, WIDE_16
+from cutemma.kernels.pick import BUILTIN_CONFIGS, FP8_LARGE, NARROW_16
 from cutemma.kernels.sm80.plan import GemmConfig, GemmPlan
 from cutemma.kernels.sm90.config import FP8, Sm90Config
 from cutemma.kernels.sm90.plan import Sm90Plan
+from cutemma.kernels.space import WIDE_16
 from cutemma.kernels.tuned import (
     _TORCH_TYPES,
     _dims,
@@ -104,20 +105,6 @@ def default_candidates(
     return out
 
 
-def _decode_candidates(M: int, N: int, K: int, dtype: str) -> list[Sm90Config]:
-    """The built-in decode call's swapped config (:func:`.decode.decode_config`,
-    ``swap_ab``) and the other swapped tiling (:func:`.decode.decode_alternatives`) for
-    a decode-sized shape, so that tune times them beside the others (a tuned winner replaces
-    the built-in choice); none for other shapes or types.
-
-    >>> [c.name for c in _decode_candidates(16, 8192, 8192, "bf16")], _decode_candidates(512, 8192, 8192, "bf16")
-    (['b64x16_c1_sauto_eregs_efa_sk_swap', 'b128x16_c2_sauto_eregs_efa_swap'], [])
-    """
-    from cutemma.kernels.decode import decode_alternatives
-
-    return decode_alternatives(M, N, K, dtype)
-
-
 def _space_candidates(M: int, N: int, K: int, dtype: str) -> tuple[Sm90Config, ...]:
     """The sm90 kernels of :mod:`.space` for this shape (the built-in pick is one of them,
     so a tuned winner is never one the built-in pick beat in the same timing); none for a
@@ -153,8 +140,8 @@ def tune(
 
     ``dtype`` is a torch dtype (or its name, or a kernel dtype such as 'e4m3_e5m2');
     ``a_major`` 'K' (A row-major) or 'M', ``b_major`` 'K' (B column-major) or 'N'.
-    On an sm_90 GPU the candidates include sm90 configs (:data:`SM90_CANDIDATES`, and for a
-    decode-sized M the two swapped configs of ``_decode_candidates``): the
+    On an sm_90 GPU the candidates include sm90 configs (:data:`SM90_CANDIDATES`, and every
+    kernel of :mod:`.space` for the shape, swapped ones included): the
     winner's family is what cutemma.gemm then runs for the class (an sm80 winner sends
     those calls to sm80). Each candidate runs once untimed (it builds and loads), at least
     ``warmup`` times and :data:`WARM_S` of GPU time, then at least ``reps`` times and
@@ -183,8 +170,8 @@ def tune(
     if cands is None:
         sm90 = timer is None and _no_gpu_reason(device) is None and _is_sm90(device)
         cands = default_candidates(dt, am, bm, sm90)
-        if sm90:  # the decode configs, then every kernel of the space (the built-in pick's)
-            extra = _decode_candidates(M, N, K, dt) + list(_space_candidates(M, N, K, dt))
+        if sm90:  # every kernel of the space (the built-in pick's among them)
+            extra = list(_space_candidates(M, N, K, dt))
             cands += [c for c in extra if c not in cands]
     if not cands:
         raise LaunchError(f"tune: no candidate config builds a {dt} {am}{bm} plan")

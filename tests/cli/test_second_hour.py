@@ -166,7 +166,13 @@ def _nvrtc():
 def test_gemm_sass_compiles_the_family_cutemma_gemm_runs(capsys):
     out = out_of(capsys, "gemm", "--sass", "--arch", "sm_90a")
     assert out.startswith("sm_90a: HGMMA ") and "HGMMA 0" not in out
-    assert "LocalMemoryUse(" not in out and "local memory: none" in out
+    # the pick may be the 128x320 kernel, which keeps one 4-byte value on the stack outside
+    # its k loop (tests/kernels/test_gemm_sm90_compile.py::test_wide_16_spills_one_...)
+    spills = (
+        "local memory: none" in out
+        or "local memory: 1 loads, 1 stores, 8 B stack, 0 B local" in out
+    )
+    assert "LocalMemoryUse(" not in out and spills, out
     out = out_of(capsys, "gemm", "--sass")
     assert out.startswith("sm_80: HMMA ") and "HMMA 0" not in out
     assert "LocalMemoryUse(" not in out

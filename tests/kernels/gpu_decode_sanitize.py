@@ -1,4 +1,4 @@
-"""Decode kernels with the rings :func:`cutemma.kernels.decode.stream_stages` sets (fp8
+"""Decode kernels with the rings :func:`cutemma.kernels.space.stream_stages` sets (fp8
 64-row tiles of 4 stages, shared by stream-K; bf16 128-row tiles of 6 and fp8 ones of 3,
 whole), on shapes small enough for compute-sanitizer (issue 21; validate-streamk-h100.json
 "session9" and "session10"):
@@ -18,7 +18,7 @@ import sys
 import torch
 
 import cutemma
-from cutemma.kernels.decode import decode_config
+from cutemma.kernels.pick import builtin_sm90_config
 
 CASES = [("e4m3", 8, 2048, 1024), ("e4m3", 64, 8192, 512), ("bf16", 16, 10240, 256),
          ("bf16", 40, 10240, 512), ("e4m3", 40, 10240, 512)]  # fmt: skip
@@ -39,7 +39,7 @@ def one(dtype: str, m: int, n: int, k: int) -> bool:
     D = cutemma.gemm(A, B)
     torch.cuda.synchronize()
     err = float((D.float() - ref.float()).norm() / ref.float().norm())
-    name = decode_config(m, n, k, dtype).name
+    name = builtin_sm90_config(m, n, k, dtype, swap=True).name
     print(f"{dtype} ({m}, {n}, {k}) {name}: err {err:.1e}", flush=True)
     return err < 1e-2
 

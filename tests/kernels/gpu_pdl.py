@@ -18,8 +18,8 @@ from dataclasses import replace
 import torch
 
 import cutemma
-from cutemma.kernels.decode import decode_config
 from cutemma.kernels.sm90.config import Sm90Config
+from cutemma.kernels.space import swapped_kernel
 
 STEPS = 4
 UNIT = None  # the peer's unit scales, made on the device once
@@ -32,9 +32,15 @@ def cases(small: bool) -> list[tuple]:
     k = 512 if small else 8192
     n = 2048 if small else 10240
     return [
-        ("e4m3", 16, n, k, replace(decode_config(16, n, k, "e4m3"), pdl=True)),
-        ("e4m3", 64, n * 4 // 5, k, replace(decode_config(64, n * 4 // 5, k, "e4m3"), pdl=True)),
-        ("bf16", 16, 10240, k, replace(decode_config(16, 10240, k, "bf16"), pdl=True)),
+        ("e4m3", 16, n, k, replace(swapped_kernel(16, n, k, "e4m3", 132, False), pdl=True)),
+        (
+            "e4m3",
+            64,
+            n * 4 // 5,
+            k,
+            replace(swapped_kernel(64, n * 4 // 5, k, "e4m3", 132, False), pdl=True),
+        ),
+        ("bf16", 16, 10240, k, replace(swapped_kernel(16, 10240, k, "bf16", 132, False), pdl=True)),
         ("bf16", 256, n, k, Sm90Config(128, 256, pdl=True)),
     ]
 

@@ -128,7 +128,7 @@ def check(L, m, n, k, dtype, am, bm, kinds, config, gen, out_dtype=None, alpha=1
     if via_gemm:
         _, family = ran_family(lambda: cutemma.gemm(A, B, C, **kw))
     else:  # the sm90 kernel: its config, else the built-in sm90 pick
-        config = config or pick.pick_sm90_config(m, n, 132, KD[A.dtype], L).config
+        config = config or pick.pick_sm90_config(m, n, A.shape[-1], KD[A.dtype], L).config
         _, family = ran_family(lambda: cutemma.gemm(A, B, C, config=config, **kw))
     torch.cuda.synchronize()
     ref = alpha * torch.matmul(A.double(), B.double())
@@ -224,9 +224,9 @@ def variants(case_list) -> set:
           torch.float8_e4m3fn: "e4m3"}  # fmt: skip
     od = {torch.bfloat16: "bf16", torch.float16: "f16", torch.float32: "f32"}
     got = set()
-    for (L, m, n, _k, dtype, am, bm, _kinds, cfg), kw in case_list:
+    for (L, m, n, k, dtype, am, bm, _kinds, cfg), kw in case_list:
         o = kw.get("out_dtype") or (torch.bfloat16 if dtype.itemsize == 1 else dtype)
-        cfg = cfg or pick.pick_sm90_config(m, n, 132, kd[dtype], L).config
+        cfg = cfg or pick.pick_sm90_config(m, n, k, kd[dtype], L).config
         got.add((d90.kernel_key(cfg, kd[dtype], am, bm, od[o], od[o], L > 1), "sm_90a"))
     return got
 

@@ -30,8 +30,9 @@ import torch  # before cutemma's CUDA modules (see notes/CUDA.md)
 from gpu_timing import rounds  # beside this script
 
 from cutemma.kernels.dispatch import gemm as gemm_sm90
-from cutemma.kernels.pick import NARROW_16, WIDE_16
+from cutemma.kernels.pick import NARROW_16
 from cutemma.kernels.sm90.plan import Sm90Config
+from cutemma.kernels.space import WIDE_16
 
 BOUND = {torch.float32: 1e-5, torch.float16: 1.5e-3, torch.bfloat16: 1e-2}
 TF32_BOUND = 3e-3  # tf32 keeps 10 mantissa bits of each fp32 input (truncated)

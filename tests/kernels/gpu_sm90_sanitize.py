@@ -19,8 +19,9 @@ from dataclasses import replace
 import torch  # before cutemma's CUDA modules (see notes/CUDA.md)
 
 from cutemma.kernels.dispatch import gemm as gemm_sm90
-from cutemma.kernels.pick import NARROW_16, WIDE_16
+from cutemma.kernels.pick import NARROW_16
 from cutemma.kernels.sm90.plan import Sm90Config
+from cutemma.kernels.space import WIDE_16
 
 CONFIGS = [Sm90Config(128, 128), Sm90Config(128, 256), Sm90Config(128, 256, cluster=2),
            Sm90Config(128, 256, epilogue="tma2"), Sm90Config(128, 192), Sm90Config(128, 64),

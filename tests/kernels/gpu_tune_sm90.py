@@ -6,7 +6,7 @@ Tunes bf16 4096^3 (A row-major, B row-major) in a fresh cache folder, prints eve
 candidate's time and the winner, then checks cutemma.gemm on that class (first call and
 the fast-path repeat, fresh inputs, poisoned output) against float64. Then two decode
 shapes, e4m3 (16, 10240, 8192) and bf16 (16, 8192, 8192): both swapped tilings
-(decode.decode_alternatives) must be among the timed candidates, cutemma.gemm runs the
+(space.swapped_kernel, both tilings) must be among the timed candidates, cutemma.gemm runs the
 winner of each correctly, and the winner is no more than 5% slower than the built-in
 decode config in a CUDA graph of 20 calls.
 """
@@ -33,7 +33,7 @@ DECODE = [(16, 10240, 8192, "e4m3"), (16, 8192, 8192, "bf16")]
 
 def decode_case(m: int, n: int, k: int, dt: str) -> dict:
     """Tune one decode shape; both swapped tilings timed, the winner run against float64."""
-    from cutemma.kernels.decode import decode_alternatives
+    from cutemma.kernels.space import swapped_kernel
     from cutemma.kernels.tuned import device_name, entry_key
 
     fp8 = dt == "e4m3"
@@ -42,7 +42,7 @@ def decode_case(m: int, n: int, k: int, dt: str) -> dict:
     key = entry_key(device_name(0), m, n, k, dt, "K", b_major)
     rec = json.loads(tuned.cache_path().read_text())["entries"][key]
     timed = set(rec["timings"])
-    swapped = [c.name for c in decode_alternatives(m, n, k, dt)]
+    swapped = [swapped_kernel(m, n, k, dt, 132, whole).name for whole in (False, True)]
     A = torch.randn(m, k, device="cuda")
     B = torch.randn(n, k, device="cuda").t() if fp8 else torch.randn(k, n, device="cuda")
     A, B = (
@@ -58,7 +58,7 @@ def decode_case(m: int, n: int, k: int, dt: str) -> dict:
     # the winner is no slower than the built-in decode config by an independent clock: a
     # CUDA graph of 20 calls, no host in between and no L2 flush, as tune times (tune's
     # own timer once ranked host paths: an sm80 32x32 tile won bf16 (16, 8192, 8192))
-    builtin = decode_alternatives(m, n, k, dt)[0]
+    builtin = cutemma.kernels.pick.builtin_sm90_config(m, n, k, dt, swap=True)
     rounds = [
         [graph_call_us(lambda _, c=c: cutemma.gemm(A, B, out=D, config=c), [None] * 20) / 1e3
          for c in (best, builtin)]

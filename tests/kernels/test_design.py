@@ -31,6 +31,7 @@ from cutemma.kernels import (
     pick_config,
     pick_sm90_config,
 )
+from cutemma.kernels.pick import builtin_sm90_config
 from cutemma.kernels.sm80.plan import ATOMS, GemmPlan, smem_layout
 from cutemma.kernels.sm80.source import kernel_name
 from cutemma.layout import Layout
@@ -72,8 +73,9 @@ def test_pickers_return_designs_of_the_configs():
     d = pick_config(8192, 8192, 8192, dtype="e4m3")
     assert isinstance(d, GemmDesign) and d.config == GemmConfig(128, 128, 32, (4, 2), 4)
     assert d.name == d.config.name and d.warps == (4, 2)
-    s = pick_sm90_config(8192, 8192)
-    assert s.config == Sm90Config(128, 256) and s.tiled_mma.atom.shape_mnk == (64, 256, 16)
+    s = pick_sm90_config(4096, 4096, 4096)
+    assert s.config == builtin_sm90_config(4096, 4096, 4096) and s.config.wgmma_n is None
+    assert s.tiled_mma.atom.shape_mnk == (64, s.config.block_n, 16)
     src = gemm_sm90_source(GemmDesign.from_config(Sm90Config(128, 256), "bf16").config,
                            "bf16", "K", "N", "bf16")  # fmt: skip
     assert src == gemm_sm90_source(Sm90Config(128, 256), "bf16", "K", "N", "bf16")

@@ -80,41 +80,35 @@ def test_the_name_says_which_operand():
     assert cfg.name == "b64x16_c1_sauto_efa_sk"
 
 
-def test_decode_configs_hint_the_weights_up_to_the_bound():
-    """A swapped decode config hints its A (the weights B^T) exactly when B's bytes are at
-    most pick.EVICT_FIRST_MAX_BYTES."""
-    from cutemma.kernels.decode import decode_config
-    from cutemma.kernels.pick import EVICT_FIRST_MAX_BYTES
+def test_swapped_kernels_hint_the_weights_up_to_the_bound():
+    """A swapped kernel hints its A (the weights B^T) exactly when B's bytes are at most
+    space.EVICT_FIRST_MAX_BYTES."""
+    from cutemma.kernels.space import EVICT_FIRST_MAX_BYTES, swapped_kernel
 
     for dtype in ("bf16", "f16", "e4m3"):
         for n, k in [(10240, 8192), (8192, 8192), (8192, 28672), (57344, 8192), (4096, 4096)]:
-            for m in (1, 16, 64):
-                cfg = decode_config(m, n, k, dtype)
-                if cfg is None:
-                    continue
-                small = n * k * ATOMS_SM90[dtype][1] <= EVICT_FIRST_MAX_BYTES
-                assert cfg.evict_first == ("A" if small else ""), (dtype, m, n, k, cfg.name)
+            for m in (1, 16, 64, 200):
+                for whole in (False, True):
+                    try:
+                        cfg = swapped_kernel(m, n, k, dtype, 132, whole)
+                    except TiledMmaError:  # wide fp8 token tiles: the ring outgrows smem
+                        continue
+                    small = n * k * ATOMS_SM90[dtype][1] <= EVICT_FIRST_MAX_BYTES
+                    assert cfg.evict_first == ("A" if small else ""), (dtype, m, n, k, cfg.name)
 
 
-def test_the_picker_hints_b_read_by_few_tile_rows():
-    """builtin_sm90_config hints B for one 2-D call whose B is read by at most
-    pick.EVICT_FIRST_ROWS tile rows and is at most EVICT_FIRST_MAX_BYTES, K >= LONG_K; never
-    for a batch, an unknown or short K, more tile rows or a bigger B."""
-    from cutemma.kernels.pick import (
-        EVICT_FIRST_MAX_BYTES,
-        EVICT_FIRST_ROWS,
-        LONG_K,
-        builtin_sm90_config,
-    )
+def test_the_space_hints_b_read_by_few_tile_rows():
+    """Each unswapped kernel of the space hints B for one 2-D call whose B is read by at most
+    space.EVICT_FIRST_ROWS of its tile rows and is at most EVICT_FIRST_MAX_BYTES, K >= LONG_K;
+    never for a batch, a short K, more tile rows or a bigger B."""
+    from cutemma.kernels.space import EVICT_FIRST_MAX_BYTES, EVICT_FIRST_ROWS, LONG_K, candidates
 
     for dtype in ("bf16", "e4m3"):
         for m in (1, 64, 128, 256, 257, 512, 1024, 1025, 2048, 4096):
-            for n, k in [(10240, 8192), (8192, 8192), (8192, 28672), (57344, 8192)]:
-                cfg = builtin_sm90_config(m, n, 132, dtype, 1, k)
-                few = -(-m // 128) <= EVICT_FIRST_ROWS
-                small = n * k * ATOMS_SM90[dtype][1] <= EVICT_FIRST_MAX_BYTES
-                assert cfg.evict_first == ("B" if few and small else ""), (m, n, k, cfg.name)
-        assert builtin_sm90_config(128, 8192, 132, dtype, 2, 8192).evict_first == ""
-        assert builtin_sm90_config(128, 8192, 132, dtype).evict_first == ""
-        assert builtin_sm90_config(128, 8192, 132, dtype, 1, LONG_K - 1).evict_first == ""
-        assert builtin_sm90_config(1024, 1024, 132, dtype, 1, 1024).evict_first == ""
+            for n, k in [(10240, 8192), (8192, 8192), (8192, 28672), (57344, 8192), (8192, 2048)]:
+                for batch in (1, 2):
+                    for cfg in candidates(m, n, k, dtype, batch, swap=False):
+                        few = -(-m // cfg.block_m) <= EVICT_FIRST_ROWS
+                        small = n * k * ATOMS_SM90[dtype][1] <= EVICT_FIRST_MAX_BYTES
+                        want = batch == 1 and k >= LONG_K and few and small
+                        assert cfg.evict_first == ("B" if want else ""), (m, n, k, cfg.name)

@@ -41,7 +41,7 @@ import json, sys
 from pathlib import Path
 import cutemma
 from cutemma.errors import LaunchError, TmaError
-from cutemma.kernels import decode, dispatch, policy
+from cutemma.kernels import dispatch, policy
 from cutemma.kernels.runtime import capture
 from cutemma.kernels.call import check_scalar
 from cutemma.kernels.pick import builtin_sm90_config
@@ -50,8 +50,8 @@ from cutemma.kernels.sm90.tma_maps import Sm90Launch, operand_map_args, output_m
 from cutemma.copy.tma_map import encode_tensor_map
 
 check_scalar("alpha", 1.0)
-decode.decode_config(16, 768, 1024, "bf16")  # a decode call's picker (swap-AB, stream-K)
-cfg = builtin_sm90_config(512, 768, 132, "bf16")
+builtin_sm90_config(16, 768, 1024, "bf16", swap=True)  # a decode call's pick (swap-AB)
+cfg = builtin_sm90_config(512, 768, 1024, "bf16")
 key = host.kernel_key(cfg, "bf16", "K", "N", "bf16", "bf16")
 name = key.name
 host._package_fingerprint()
@@ -90,7 +90,7 @@ def test_a_cached_kernels_call_loads_none_of_the_heavy_modules(tmp_path):
     from cutemma.kernels.pick import builtin_sm90_config
     from cutemma.kernels.sm90 import host, index
 
-    key = host.kernel_key(builtin_sm90_config(512, 768, 132, "bf16"), "bf16", "K", "N", "bf16",
+    key = host.kernel_key(builtin_sm90_config(512, 768, 1024, "bf16"), "bf16", "K", "N", "bf16",
                           "bf16")  # fmt: skip
     path = tmp_path / "k.sm90"
     index.write(path, b"\x7fELF", index.plan_record(key))

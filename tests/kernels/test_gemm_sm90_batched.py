@@ -201,11 +201,14 @@ def test_kernel_name_and_signature_tell_batched_from_2d():
     ]
 
 
-def test_batched_tiles_change_the_built_in_tile():
-    # 2048^2 alone: 128 tiles of 128x256, under one wave of 132 SMs -> 128x128;
-    # 8 problems: 1024 tiles, whole waves of the big tile
-    assert pick.pick_sm90_config(2048, 2048).block_n == 128
-    assert pick.pick_sm90_config(2048, 2048, batch=8).block_n == 256
+def test_a_batch_takes_whole_unswapped_tiles():
+    """Stream-K and swap-AB run 2-D calls: a batch's candidates and its pick are neither."""
+    from cutemma.kernels.space import candidates
+
+    found = candidates(64, 2048, 2048, "bf16", batch=8)
+    assert found and not any(c.stream_k or c.swap_ab for c in found)
+    cfg = pick.pick_sm90_config(64, 2048, 2048, batch=8).config
+    assert not cfg.stream_k and not cfg.swap_ab
 
 
 def test_fast_path_keys_and_boxes(monkeypatch):

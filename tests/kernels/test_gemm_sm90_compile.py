@@ -227,12 +227,12 @@ def test_split_keeps_a_half_batch_in_flight():
 @needs_nvrtc
 @needs_cuobjdump
 def test_wide_16_spills_one_register_outside_the_k_loop():
-    """pick.WIDE_16 (128x320 as m64n256 + m64n64, 160 accumulators a thread beside the
+    """space.WIDE_16 (128x320 as m64n256 + m64n64, 160 accumulators a thread beside the
     TMA-store epilogue's addresses): ptxas keeps one 4-byte value on the stack, stored once
     before the tile loop and loaded once per tile after the epilogue's store; no local
     access lies between the k loop's first and last HGMMA."""
     from cutemma.cuda import compile, local_memory_use, sass
-    from cutemma.kernels.pick import WIDE_16
+    from cutemma.kernels.space import WIDE_16
 
     for dtype, am, bm in (("bf16", "K", "N"), ("f16", "M", "K")):
         cubin = compile(gemm_sm90_source(WIDE_16, dtype, am, bm, dtype), "sm_90a")

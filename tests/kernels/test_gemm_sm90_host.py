@@ -3,8 +3,6 @@ that lets a new process skip plan, source and NVRTC, and the fast path's refusal
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import pytest
 
 from cutemma.kernels.dispatch import try_fast
@@ -75,92 +73,32 @@ def test_fast_path_declines_unknown_calls():
     assert try_fast(a, a, None, 1.0, None) is None  # no prepared launch for this signature
 
 
-def test_built_in_16bit_tile_is_the_fastest_measured():
-    """At each square size where one 128-row tile width was clearly (>= 2%) the fastest on
-    the H100 (raw/sm90-tiles16-run29.json, measured against cuBLAS in one process), the
-    built-in pick is that width (the narrow 128x64's output as pick.NARROW_16's 64x128)."""
-    import json
-    from pathlib import Path
+def test_the_built_in_pick_is_the_cheapest_candidate_of_the_space():
+    """builtin_sm90_config is the cost model's cheapest kernel of the space, whatever the
+    shape: every other candidate is predicted no faster (an independent min over predict)."""
+    from cutemma.kernels.cost import predict
+    from cutemma.kernels.pick import builtin_sm90_config
+    from cutemma.kernels.space import candidates
 
+    for m, n, k, dtype in [(1024, 1024, 1024, "bf16"), (300, 28672, 4096, "e4m3"),
+                           (16, 8192, 8192, "bf16"), (5000, 3000, 700, "tf32")]:  # fmt: skip
+        cfg = builtin_sm90_config(m, n, k, dtype, swap=True)
+        t = predict(cfg, m, n, k, dtype)
+        assert all(predict(c, m, n, k, dtype) >= t for c in candidates(m, n, k, dtype))
+
+
+def test_the_narrow_16_bit_tile_is_64x128_of_one_warpgroup():
+    """Wherever the built-in pick takes 64-row tiles of an unswapped 16-bit kernel, they are
+    64x128 or 64x256 of one consumer warpgroup; 128-row tiles have two."""
     from cutemma.kernels.pick import builtin_sm90_config
 
-    raw = Path(__file__).parents[2] / "bench/results/raw/sm90-tiles16-run29.json"
-    rows = json.loads(raw.read_text())["rows"]
-    checked = 0
-    for row in rows:
-        speeds = sorted(((v, k) for k, v in row["median"].items() if k != "matmul"), reverse=True)
-        (best, name), (second, _) = speeds[:2]
-        if best >= 1.02 * second:
-            s = row["size"]
-            cfg = builtin_sm90_config(s, s)
-            assert cfg.block_m * cfg.block_n // 128 == int(name.split("x")[1]), (s, speeds)
-            checked += 1
-    assert checked >= 5
-
-
-def test_partly_empty_tiles_do_not_take_the_narrow_tile():
-    """M = 16 x 4096 x 4096 ran 128x64 at 0.679x cuBLAS (raw/gemm-h100-run30.json) against
-    128x128's 0.757x (the run before): with fewer than 128 valid rows a 128x64 tile loads
-    mostly zero-filled A; M = 128 keeps the narrow tile (0.832x there against 0.766x)."""
-    from cutemma.kernels.pick import NARROW_16, builtin_sm90_config
-
-    assert builtin_sm90_config(16, 4096).block_n == 128
-    assert builtin_sm90_config(128, 4096) == NARROW_16
-
-
-def test_the_narrow_16_bit_tile_is_64x128_of_one_warpgroup_never_stream_k():
-    """Wherever the picker's costs choose width 64, it runs 64x128 of one consumer
-    (raw/tile-64x128-run7.json: faster than 128x64 on all 12 shapes timed), never stream-K,
-    and with evict-first B where B streams; other widths keep 128-row tiles."""
-    from cutemma.kernels.pick import NARROW_16, builtin_sm90_config
-
-    narrow = 0
     for m in (128, 256, 512, 768, 1024, 2048, 4096):
         for n in (512, 1024, 2048, 4096, 8192):
             for k in (1024, 8192):
                 for dtype in ("bf16", "f16"):
-                    cfg = builtin_sm90_config(m, n, 132, dtype, 1, k)
-                    if cfg.block_m == 64:
-                        narrow += 1
-                        assert replace(cfg, evict_first="") == NARROW_16, cfg.name
-                    else:
-                        assert cfg.block_m == 128 and cfg.consumers == 2, cfg.name
-    assert narrow >= 20  # e.g. (1024, 1024), (128, 4096), (2048, 512)
-    assert builtin_sm90_config(128, 4096, k=8192).evict_first == "B"  # B streamed
-    assert builtin_sm90_config(1024, 1024, dtype="tf32").block_m == 128  # tf32: no narrow tile
-
-
-@pytest.mark.parametrize(
-    ("m", "n", "k", "width"),
-    [
-        (128, 8192, 28672, 64),  # 128 tiles of 128x64, one wave like 64 of 128x128
-        (128, 4096, 4096, 64),
-        (80, 4096, 14336, 64),
-        (128, 10240, 8192, 128),  # 160 tiles of 128x64: two waves, 80 of 128x128 one
-        (256, 8192, 8192, 128),  # two tile rows: compute, not one stream of B
-        (1024, 1024, 1024, 128),
-    ],
-)
-def test_fp8_one_tile_row_takes_128x64_where_its_waves_allow(m, n, k, width):
-    """pick.FP8_ONE_ROW (raw/fp8-one-row-run18.json): twice the CTAs stream B when the
-    narrower tiles take no more waves."""
-    from cutemma.kernels.pick import builtin_sm90_config
-
-    cfg = builtin_sm90_config(m, n, 132, "e4m3", 1, k)
-    assert cfg.block_n == width, cfg.name
-    if width == 64:
-        assert cfg.promote == "overlap" and -(-n // 64) <= 132
-
-
-def test_a_pick_leaves_the_speed_table_alone():
-    """A pick for fewer than 128 rows over a whole wave of tiles drops the 64-wide tile
-    from its own candidates, not from TILE_SPEEDS_16: the next pick still has it."""
-    from cutemma.kernels.pick import NARROW_16, TILE_SPEEDS_16, builtin_sm90_config
-
-    before = dict(TILE_SPEEDS_16)
-    assert builtin_sm90_config(1, 14336, batch=8).block_m == 128
-    assert TILE_SPEEDS_16 == before
-    assert builtin_sm90_config(1024, 1024) == NARROW_16
+                    cfg = builtin_sm90_config(m, n, k, dtype)
+                    assert cfg.consumers == (1 if cfg.block_m == 64 else 2), cfg.name
+    assert builtin_sm90_config(1024, 1024, 1024, dtype="tf32").block_n in (128, 256)
 
 
 def test_a_call_path_imports_no_generator():
@@ -186,34 +124,16 @@ def test_a_call_path_imports_no_generator():
     assert loaded & generators == set()
 
 
-def test_wide_16_where_its_tiles_fill_whole_waves():
-    """pick.WIDE_16 (128x320, m64n256 + m64n64): at each bf16 row of
-    raw/wide-mixed-s12-run6.json where its k-32 kernel ran >= 2% faster than the other
-    tiles timed (the built-in pick of then, 128x256), the picker takes it; where it ran
-    >= 2% slower than the best kernel timed, it does not. It is never stream-K, and
-    it never runs for tf32 or fp8, or short of a wave of its tiles."""
-    import json
-    from pathlib import Path
+def test_wide_16_is_16_bit_and_never_stream_k():
+    """space.WIDE_16 (128x320, m64n256 + m64n64): the space offers it for 16-bit types only,
+    and never as stream-K (its stream-K kernel spills); the pick may take it."""
+    from cutemma.kernels.pick import builtin_sm90_config
+    from cutemma.kernels.space import candidates
 
-    from cutemma.kernels.pick import WIDE_16, builtin_sm90_config
-
-    raw = Path(__file__).parents[2] / "bench/results/raw/wide-mixed-s12-run6.json"
-    took = left = 0
-    for row in json.loads(raw.read_text())["data"]:
-        r = {k: v for k, v in row["ratio"].items() if k != "peer"}
-        wide = r.pop(WIDE_16.name)
-        cfg = builtin_sm90_config(row["m"], row["n"], 132, "bf16", 1, row["k"])
-        if wide >= 1.02 * max(v for k, v in r.items() if "x320" not in k):
-            assert replace(cfg, evict_first="") == WIDE_16, (row["m"], row["n"], cfg.name)
-            took += 1
-        if wide * 1.02 <= max(r.values()):
-            assert cfg.block_n != 320, (row["m"], row["n"], cfg.name)
-            left += 1
-    assert took == 2 and left >= 4  # (512 | 1024, 10240, 8192); 4096^3, 2048^3, ...
-    for m in (128, 256, 512, 1024, 2048, 4096, 8192):
-        for n in (4096, 5120, 10240, 14336, 28672, 57344):
-            for dtype in ("bf16", "f16", "tf32", "e4m3"):
-                cfg = builtin_sm90_config(m, n, 132, dtype, 1, 8192)
-                if cfg.block_n == 320:
-                    assert dtype in ("bf16", "f16") and not cfg.stream_k, cfg.name
-                    assert -(-m // 128) * -(-n // 320) >= 0.95 * 132, (m, n)
+    for dtype in ("bf16", "f16", "tf32", "e4m3"):
+        wide = [c for c in candidates(4096, 10240, 8192, dtype) if c.block_n == 320]
+        assert bool(wide) == (dtype in ("bf16", "f16")) and not any(c.stream_k for c in wide)
+    for m in (128, 1024, 8192):
+        for n in (4096, 10240, 57344):
+            cfg = builtin_sm90_config(m, n, 8192, "bf16")
+            assert cfg.block_n != 320 or not cfg.stream_k, cfg.name

@@ -454,7 +454,7 @@ def test_wgmma_widths_are_one_config_however_written():
     import json
     from dataclasses import asdict
 
-    from cutemma.kernels.pick import WIDE_16
+    from cutemma.kernels.space import WIDE_16
 
     again = Sm90Config(**json.loads(json.dumps(asdict(WIDE_16))))
     assert again == WIDE_16 and hash(again) == hash(WIDE_16) and again.wgmma_n == (256, 64)

@@ -17,7 +17,6 @@ from dataclasses import replace
 import pytest
 
 from cutemma.errors import TiledMmaError
-from cutemma.kernels.decode import decode_config
 from cutemma.kernels.runtime.driver import (
     PROGRAMMATIC_STREAM_SERIALIZATION,
     LaunchAttribute,
@@ -26,10 +25,21 @@ from cutemma.kernels.runtime.driver import (
 )
 from cutemma.kernels.sm90.config import Sm90Config
 from cutemma.kernels.sm90.source import gemm_sm90_source
+from cutemma.kernels.space import swapped_kernel
 
 CASES = [  # (config, dtype, a_major, b_major): a stream-K fp8 decode kernel, a whole bf16 one
-    (replace(decode_config(16, 10240, 8192, "e4m3"), swap_ab=False, pdl=True), "e4m3", "K", "K"),
-    (replace(decode_config(16, 10240, 8192, "bf16"), swap_ab=False, pdl=True), "bf16", "M", "K"),
+    (
+        replace(swapped_kernel(16, 10240, 8192, "e4m3", 132, False), swap_ab=False, pdl=True),
+        "e4m3",
+        "K",
+        "K",
+    ),
+    (
+        replace(swapped_kernel(16, 10240, 8192, "bf16", 132, True), swap_ab=False, pdl=True),
+        "bf16",
+        "M",
+        "K",
+    ),
     (Sm90Config(128, 256, pdl=True), "bf16", "K", "N"),
 ]
 
@@ -94,7 +104,8 @@ def test_decode_configs_leave_pdl_to_the_caller():
     graph but 0-4% slower L2-flushed (the inference table's timing): no default."""
     for dtype in ("e4m3", "bf16"):
         for n in (8192, 10240, 57344):
-            assert not decode_config(16, n, 8192, dtype).pdl
+            for whole in (False, True):
+                assert not swapped_kernel(16, n, 8192, dtype, 132, whole).pdl
 
 
 def test_pdl_launcher_fills_cuda_launch_config():

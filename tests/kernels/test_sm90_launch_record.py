@@ -1,7 +1,7 @@
 """The sm90 index's launch record by arithmetic (:func:`cutemma.kernels.sm90.index.launch_record`)
 is the record the kernel's plan derives (``Sm90Launch.of(Sm90Plan(...))``), field for field,
 for every kernel the family builds: the kernel space's tiles (whole and stream-K), the built-in
-picks and the decode picks, every major the dtype takes and each output type. The cached
+picks and the swapped kernels, every major the dtype takes and each output type. The cached
 first call checks an index entry against the arithmetic record (issue 34), so a difference
 here would make it refuse a right entry or accept a wrong one."""
 
@@ -13,12 +13,12 @@ from dataclasses import replace
 import pytest
 
 from cutemma.errors import TiledMmaError
-from cutemma.kernels import decode, pick
+from cutemma.kernels import pick
 from cutemma.kernels.sm90.config import ATOMS_SM90, Sm90Config
 from cutemma.kernels.sm90.index import launch_record
 from cutemma.kernels.sm90.plan import Sm90Plan
 from cutemma.kernels.sm90.tma_maps import Sm90Launch
-from cutemma.kernels.space import _tiles, candidates
+from cutemma.kernels.space import WIDE_16, _tiles, candidates
 
 
 def _configs() -> dict[str, set[Sm90Config]]:
@@ -29,13 +29,9 @@ def _configs() -> dict[str, set[Sm90Config]]:
             out[dt] |= {replace(cfg, stream_k=False), replace(cfg, stream_k=True)}
         for m, n, k in ((16, 768, 1024), (64, 4096, 4096), (200, 8192, 2048), (4096, 4096, 512)):
             out[dt] |= {replace(c, evict_first="") for c in candidates(m, n, k, dt)}
-            found = decode.decode_config(m, n, k, dt)
-            if found is not None:
-                out[dt].add(found)
-            out[dt] |= set(decode.decode_alternatives(m, n, k, dt))
-            out[dt].add(pick.builtin_sm90_config(m, n, 132, dt))
+            out[dt].add(pick.builtin_sm90_config(m, n, k, dt, swap=True))
     extra = (
-        pick.DEFAULT_SM90, pick.SMALL_SM90, pick.WIDE_16, pick.NARROW_16,
+        pick.DEFAULT_SM90, pick.SMALL_SM90, WIDE_16, pick.NARROW_16,
         Sm90Config(cluster=2, multicast="A"), Sm90Config(cluster=2, multicast="B"),
         Sm90Config(64, 128, schedule="pingpong"), Sm90Config(128, 128, stages=3),
         Sm90Config(128, 192, epilogue="tma2"), Sm90Config(128, 128, block_k=32),
@@ -43,7 +39,10 @@ def _configs() -> dict[str, set[Sm90Config]]:
     for dt in ("bf16", "f16"):
         out[dt] |= set(extra)
     for dt in ("e4m3", "e5m2"):
-        out[dt] |= {pick.FP8_SM90, pick.FP8_ONE_ROW, *(c for c, _ in pick.FP8_TILES.values())}
+        out[dt] |= {
+            Sm90Config(128, bn, promote=p)
+            for bn, p in ((192, "split"), (160, "split"), (128, "overlap"), (64, "overlap"))
+        }
     return out
 
 

@@ -1,6 +1,6 @@
 """Stream-K (issue 21): the schedule the kernel runs, checked by compiling its own device
 helpers with g++ for every CTA of a grid, and the fix-up's protocol on those pieces; the
-kernel text and its SASS (NVRTC, no GPU); the config rules; the decode picker.
+kernel text and its SASS (NVRTC, no GPU); the config rules; the swapped kernels.
 
 The schedule is the kernel's text (``HELPERS_STREAMK``: ``sk_start``, ``sk_next``,
 ``sk_share_end``) run on the CPU with ``blockIdx``/``gridDim`` as plain variables, so what is
@@ -17,14 +17,13 @@ import re
 import shutil
 import subprocess
 import tempfile
-from dataclasses import replace
 
 import pytest
 
 from cutemma.errors import TiledMmaError
-from cutemma.kernels.decode import decode_config
 from cutemma.kernels.sm90.config import Sm90Config
 from cutemma.kernels.sm90.streamk import HELPERS_STREAMK, SPLIT_MAX, sk_split
+from cutemma.kernels.space import IN_FLIGHT_BYTES, candidates, swapped_kernel
 
 HARNESS = r"""
 #include <cstdio>
@@ -232,10 +231,10 @@ def opcode_count(lines: list[str], op: str) -> int:
         (Sm90Config(128, 256, stream_k=True), "bf16", "K", "N"),
         (Sm90Config(128, 192, promote="split", stream_k=True), "e4m3", "K", "K"),
         (Sm90Config(128, 128, promote="overlap", stream_k=True), "e4m3", "K", "K"),
-        (decode_config(16, 8192, 8192, "bf16"), "bf16", "M", "K"),
-        (decode_config(1, 10240, 8192, "bf16"), "bf16", "M", "K"),
-        (decode_config(64, 8192, 8192, "e4m3"), "e4m3", "K", "K"),
-        (decode_config(40, 10240, 8192, "e4m3"), "e4m3", "K", "K"),  # 128-row whole tiles
+        (swapped_kernel(16, 8192, 8192, "bf16", 132, False), "bf16", "M", "K"),
+        (swapped_kernel(1, 10240, 8192, "bf16", 132, True), "bf16", "M", "K"),
+        (swapped_kernel(64, 8192, 8192, "e4m3", 132, False), "e4m3", "K", "K"),
+        (swapped_kernel(40, 10240, 8192, "e4m3", 132, True), "e4m3", "K", "K"),  # whole tiles
     ],
 )
 def test_stream_k_kernels_compile_without_local_memory(cfg, dtype, a, b):
@@ -295,75 +294,77 @@ def test_batched_stream_k_is_refused():
         gemm_sm90_source(Sm90Config(stream_k=True), "bf16", "K", "N", "bf16", batched=True)
 
 
-@pytest.mark.parametrize(
-    ("m", "n", "dtype", "rows", "tokens", "consumers", "shared"),
-    [
-        (1, 8192, "bf16", 64, 16, 1, True),
-        (16, 10240, "bf16", 128, 16, 2, False),  # 80 tiles under a wave: whole (run 9)
-        (33, 57344, "f16", 64, 40, 1, True),
-        (64, 8192, "e4m3", 64, 64, 1, True),
-        (9, 10240, "e4m3", 128, 16, 2, False),  # between waves: as 16-bit (fp8 run 2)
-        (40, 14336, "e4m3", 128, 40, 2, False),
-        (64, 8192, "f16", 64, 64, 1, True),
-    ],  # fmt: skip
-)
-def test_decode_config_follows_the_measured_rules(m, n, dtype, rows, tokens, consumers, shared):
-    cfg = decode_config(m, n, 8192, dtype)
-    got = (cfg.block_m, cfg.block_n, cfg.consumers, cfg.stream_k, cfg.swap_ab)
-    assert got == (rows, tokens, consumers, shared, True)
-    assert cfg.block_n >= m  # every token in one tile column
-    # 64-row tiles never between one and two waves
-    assert -(-n // cfg.block_m) <= 132 or -(-n // cfg.block_m) >= 264 or rows == 128
+def test_swapped_kernels_are_64_rows_shared_or_128_rows_whole():
+    """A swapped kernel holds every token in one tile column (a multiple of wgmma's N step
+    8, at least 16): 64-row tiles of one warpgroup shared by stream-K, or 128-row tiles of
+    two run whole."""
+    for m in (1, 7, 8, 9, 16, 33, 64, 65, 100, 200, 256):
+        for n in (4096, 10240, 57344):
+            for dtype in ("bf16", "f16", "e4m3"):
+                for whole in (False, True):
+                    try:
+                        cfg = swapped_kernel(m, n, 8192, dtype, 132, whole)
+                    except TiledMmaError:  # wide token tiles: the ring outgrows smem
+                        assert m > 64
+                        continue
+                    got = (cfg.block_m, cfg.consumers, cfg.stream_k, cfg.swap_ab)
+                    assert got == ((128, 2, False, True) if whole else (64, 1, True, True))
+                    assert cfg.block_n >= max(m, 16) and cfg.block_n % 8 == 0
+                    assert cfg.block_n - m < 8 or cfg.block_n == 16
 
 
 @pytest.mark.parametrize("n", [256, 4096, 8192, 10240, 14336, 28672, 57344])
 @pytest.mark.parametrize("dtype", ["bf16", "e4m3"])
-def test_decode_rings_hold_about_the_in_flight_bytes(n, dtype):
+@pytest.mark.parametrize("whole", [False, True])
+def test_swapped_rings_hold_about_the_in_flight_bytes(n, dtype, whole):
     """The weights requested over the grid (stages x a tile's weight bytes x CTAs) stay
-    within a stage of decode.IN_FLIGHT_BYTES, unless the ring is at its floor (2) or at the
+    within a stage of space.IN_FLIGHT_BYTES, unless the ring is at its floor (2) or at the
     plan's own depth (stages None: the plan holds fewer bytes than the rule asks)."""
-    from cutemma.kernels import decode
     from cutemma.kernels.sm90.plan import Sm90Plan
 
-    cfg = decode_config(16, n, 8192, dtype)
+    cfg = swapped_kernel(16, n, 8192, dtype, 132, whole)
     es = 1 if dtype == "e4m3" else 2
     k_bytes = cfg.block_k * es if cfg.block_k else 128
     ctas = 132 if cfg.stream_k else min(-(-n // cfg.block_m), 132)
     per_stage = cfg.block_m * k_bytes * ctas
     stages = Sm90Plan(cfg, dtype, "K" if es == 1 else "M", "K", "bf16").stages
     if cfg.stages is None:
-        assert stages * per_stage <= decode.IN_FLIGHT_BYTES + per_stage / 2
+        assert stages * per_stage <= IN_FLIGHT_BYTES + per_stage / 2
     elif cfg.stages > 2:
-        assert abs(stages * per_stage - decode.IN_FLIGHT_BYTES) <= per_stage / 2
+        assert abs(stages * per_stage - IN_FLIGHT_BYTES) <= per_stage / 2
 
 
-def test_decode_rings_of_the_measured_shapes():
+def test_swapped_rings_of_the_measured_shapes():
     """The depths measured as fastest: fp8 64-row tiles shared by 132 SMs 4, 16-bit
     128-row tiles on 80 CTAs 6, 16-bit 64-row tiles the plan's 8 (raw/decode-stages-run6.json);
     fp8 128-row tiles on 80 CTAs 3 (against the plan's 8: raw/fp8-between-waves-run2.json)."""
-    assert decode_config(16, 8192, 8192, "e4m3").stages == 4
-    assert decode_config(16, 10240, 8192, "bf16").stages == 6
-    assert decode_config(16, 10240, 8192, "e4m3").stages == 3
-    assert decode_config(16, 8192, 8192, "bf16").stages is None
+    assert swapped_kernel(16, 8192, 8192, "e4m3", 132, False).stages == 4
+    assert swapped_kernel(16, 10240, 8192, "bf16", 132, True).stages == 6
+    assert swapped_kernel(16, 10240, 8192, "e4m3", 132, True).stages == 3
+    assert swapped_kernel(16, 8192, 8192, "bf16", 132, False).stages is None
 
 
-@pytest.mark.parametrize("m", range(1, 65))
+@pytest.mark.parametrize("m", [*range(1, 65, 3), 64, 72, 128, 200, 256])
 @pytest.mark.parametrize(("n", "dtype", "a"), [(8192, "bf16", "M"), (14336, "f16", "K"),
                                               (8192, "e4m3", "K")])  # fmt: skip
-def test_every_decode_config_plans(m, n, dtype, a):
+def test_every_swapped_kernel_plans(m, n, dtype, a):
     """Every token width of both row counts has a plan (its smem, its epilogue) for the
     swapped operands (A' = B^T: M-major for 16-bit row-major B; B' = A^T K-major)."""
     from cutemma.kernels.sm90.plan import Sm90Plan
 
-    plan = Sm90Plan(
-        decode_config(m, n, 4096, dtype), dtype, a, "K", "f16" if dtype == "f16" else "bf16"
-    )
-    assert not plan.tma_store and plan.stages >= 4
+    out = "f16" if dtype == "f16" else "bf16"
+    swapped = [c for c in candidates(m, n, 4096, dtype) if c.swap_ab]
+    assert len(swapped) == 2 or m > 64  # (wide token tiles: the ring's smem, fp8 registers)
+    for cfg in swapped:
+        plan = Sm90Plan(cfg, dtype, a, "K", out)
+        assert not plan.tma_store and plan.stages >= 2
 
 
-def test_no_swap_past_decode_or_for_tf32():
-    assert decode_config(65, 8192, 8192, "bf16") is None
-    assert decode_config(8, 8192, 8192, "tf32") is None
+def test_no_swap_past_256_rows_for_tf32_or_a_batch():
+    assert any(c.swap_ab for c in candidates(256, 8192, 8192, "bf16"))
+    assert not any(c.swap_ab for c in candidates(257, 8192, 8192, "bf16"))
+    assert not any(c.swap_ab for c in candidates(8, 8192, 8192, "tf32"))
+    assert not any(c.swap_ab for c in candidates(8, 8192, 8192, "bf16", batch=2))
 
 
 def test_a_swapped_config_refuses_batches_and_fused_epilogues():
@@ -375,7 +376,7 @@ def test_a_swapped_config_refuses_batches_and_fused_epilogues():
     from cutemma.kernels.policy import choose
 
     torch = pytest.importorskip("torch")
-    cfg = decode_config(16, 256, 256, "bf16")
+    cfg = swapped_kernel(16, 256, 256, "bf16", 132, False)
     A, B = torch.zeros(16, 256, dtype=torch.bfloat16), torch.zeros(256, 256, dtype=torch.bfloat16)
     for batch, epi in ((3, None), (None, object())):
         call = types.SimpleNamespace(batch=batch, epilogue=epi, A=A, B=B, M=16, N=256, K=256,
@@ -385,81 +386,11 @@ def test_a_swapped_config_refuses_batches_and_fused_epilogues():
             choose(call)
 
 
-def test_the_picker_takes_stream_k_where_its_waves_say_so():
-    """builtin_sm90_config picks stream-K for a single grid of tiles whose last wave is
-    partial, when the cut last wave (whole waves + 1/split + pick.SK_WAVES) beats whole
-    waves; never for batches, short K, a single tile row, or full waves."""
-    from cutemma.kernels.pick import LONG_K, SK_WAVES, builtin_sm90_config
-
-    # (4096, 8192, 28672) e4m3 at 128x192: 1376 tiles, 10 waves + 56 tiles cut in 2 chunks
-    cfg = builtin_sm90_config(4096, 8192, 132, "e4m3", 1, 28672)
-    assert (cfg.block_n, cfg.promote, cfg.stream_k) == (192, "split", True)
-    assert not builtin_sm90_config(2048, 8192, 132, "e4m3", 2, 28672).stream_k  # a batch
-    assert not builtin_sm90_config(2048, 8192, 132, "e4m3", 1, LONG_K - 1).stream_k
-    assert not builtin_sm90_config(2048, 8192, 132, "e4m3").stream_k  # K unknown
-    assert not builtin_sm90_config(128, 57344, 132, "bf16", 1, 8192).stream_k  # one tile row
-    assert not builtin_sm90_config(8192, 8192, 132, "bf16", 1, 8192).stream_k  # 68 left: uncut
-    for m in (256, 512, 1024, 2048, 4096):
-        for n in (8192, 10240, 28672, 57344):
-            cfg = builtin_sm90_config(m, n, 132, "bf16", 1, 8192)
-            if cfg.stream_k:
-                tm, tn = -(-m // 128), -(-n // cfg.block_n)
-                sk, ctas = sk_split(tm, tn, 8192 // 64, 132)
-                assert (
-                    sk
-                    and tm * tn > 132
-                    and tm * tn // 132 + sk / ctas + SK_WAVES < -(-tm * tn // 132)
-                )
-
-
-def test_fp8_128x128_takes_the_stream_k_kernel_wherever_stream_k_may_run():
-    """pick.FP8_SK_KERNEL_SPEEDS: fp8's 128x128 tile runs as its stream-K kernel over more
-    than a wave of tiles on one 2-D call with a long K, also where sk_split shares no tile
-    (its whole tiles ran faster so); under a wave, with a batch or a short K it stays plain."""
-    from cutemma.kernels.pick import FP8_SK_KERNEL_SPEEDS, LONG_K, builtin_sm90_config
-
-    assert set(FP8_SK_KERNEL_SPEEDS) == {128}
-    # (2048, 8192, 28672): 1024 tiles of 128x128, 97% of 8 waves: nothing shared
-    assert sk_split(2048 // 128, 8192 // 128, 28672 // 128, 132) == (0, 132)
-    cfg = builtin_sm90_config(2048, 8192, 132, "e4m3", 1, 28672)
-    assert (cfg.block_n, cfg.promote, cfg.stream_k) == (128, "overlap", True)
-    for m, batch, k in ((128, 1, 28672), (2048, 2, 28672), (2048, 1, LONG_K - 1)):
-        cfg = builtin_sm90_config(m, 8192, 132, "e4m3", batch, k)
-        assert not (cfg.block_n == 128 and cfg.stream_k), (m, batch, k, cfg.name)
-    for m in (512, 1024, 2048, 4096, 8192):  # wherever 128x128 is picked over a wave
-        for n in (8192, 10240, 28672, 57344):
-            cfg = builtin_sm90_config(m, n, 132, "e4m3", 1, 8192)
-            if cfg.block_n == 128 and (m // 128) * (n // 128) > 132:
-                assert cfg.stream_k, cfg.name
-
-
-def test_every_decode_call_swaps_and_between_waves_takes_whole_128_row_tiles():
-    """Every M <= 64 of both families swaps. Where N/64 tiles would fall between one and
-    two waves (N = 10240, 14336 on 132 SMs), the tiles are 128 rows, whole; elsewhere 64
-    rows shared by stream-K (fp8: raw/fp8-between-waves-run2.json)."""
-    for m in range(1, 65):
-        for n, between in ((8192, False), (10240, True), (14336, True), (28672, False)):
-            for dtype in ("bf16", "e4m3"):
-                cfg = decode_config(m, n, 8192, dtype)
-                got = (cfg.block_m, cfg.consumers, cfg.stream_k)
-                assert got == ((128, 2, False) if between else (64, 1, True)), (m, n, cfg.name)
-
-
-@pytest.mark.parametrize("dtype", ["bf16", "f16", "e4m3"])
-def test_decode_alternatives_are_both_tilings_built_in_first(dtype):
-    """cutemma.tune times both swapped tilings of a decode call: decode_config's first,
-    then 128-row whole tiles where that shares 64-row tiles by stream-K, and the reverse;
-    each builds a plan for the swapped problem."""
-    from cutemma.kernels.decode import decode_alternatives
-    from cutemma.kernels.sm90.plan import Sm90Plan
-
-    majors = ("K", "K") if dtype == "e4m3" else ("M", "K")
-    for m in (1, 16, 40, 64):
-        for n in (4096, 10240, 28672):
-            first, other = decode_alternatives(m, n, 8192, dtype)
-            assert first == decode_config(m, n, 8192, dtype)
-            tilings = {(c.block_m, c.consumers, c.stream_k) for c in (first, other)}
-            assert tilings == {(64, 1, True), (128, 2, False)}, (first.name, other.name)
-            assert first.block_n == other.block_n >= m and other.swap_ab
-            Sm90Plan(replace(other, swap_ab=False), dtype, *majors, "bf16")
-    assert decode_alternatives(65, 8192, 8192, dtype) == []
+def test_the_space_offers_stream_k_for_2d_calls_only():
+    """Each tile of a 2-D call comes whole and as stream-K (320 wide only whole: its
+    stream-K kernel spills); a batch takes whole tiles only."""
+    two_d = candidates(4096, 8192, 28672, "e4m3")
+    assert {c.block_n for c in two_d if c.stream_k} == {c.block_n for c in two_d if not c.stream_k}
+    assert not any(c.stream_k for c in candidates(4096, 8192, 28672, "e4m3", batch=2))
+    wide = [c for c in candidates(4096, 10240, 8192, "bf16") if c.block_n == 320]
+    assert wide and not any(c.stream_k for c in wide)

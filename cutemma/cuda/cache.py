@@ -225,9 +225,9 @@ def load_entry(path: Path | str) -> tuple[bytes, str | None] | None:
     checks the record (:func:`cutemma.kernels.sm90.index.read`).
 
     >>> import tempfile
-    >>> p = store_entry(Path(tempfile.mkdtemp()) / "k.sm90", b"\x7fELF", '{"a": 1}')
+    >>> p = store_entry(Path(tempfile.mkdtemp()) / "k.sm90", b"cubin", '{"a": 1}')
     >>> load_entry(p)
-    (b'\x7fELF', '{"a": 1}')
+    (b'cubin', '{"a": 1}')
     """
     data = load_sealed(path)
     if data is None:

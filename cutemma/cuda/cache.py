@@ -214,6 +214,34 @@ def write_atomic(path: Path, data: bytes) -> Path | None:
                 pass
 
 
+# A kernel entry: a cubin, this line, then the JSON record its launch needs (kept by name
+# beside the source-keyed cubins, so a new process loads a known kernel without its source)
+_RECORD_LINE = b"\n--cutemma-sm90--\n"
+
+
+def load_entry(path: Path | str) -> tuple[bytes, str | None] | None:
+    """(cubin, JSON record text or None when it has none) of the sealed kernel entry at
+    ``path``, or None: absent, from before seals, or damaged (one CacheWarning). The caller
+    checks the record (:func:`cutemma.kernels.sm90.index.read`).
+
+    >>> import tempfile
+    >>> p = store_entry(Path(tempfile.mkdtemp()) / "k.sm90", b"cubin", '{"a": 1}')
+    >>> load_entry(p)
+    (b'cubin', '{"a": 1}')
+    """
+    data = load_sealed(path)
+    if data is None:
+        return None
+    cubin, line, record = data.partition(_RECORD_LINE)
+    return cubin, record.decode(errors="replace") if line else None
+
+
+def store_entry(path: Path, cubin: bytes, record: str) -> Path | None:
+    """Store ``cubin`` and its JSON ``record`` text at ``path``, sealed, atomically
+    (:func:`write_atomic`); None if it cannot be written. Example: :func:`load_entry`."""
+    return write_atomic(path, seal(cubin + _RECORD_LINE + record.encode()))
+
+
 def _path(key: str) -> Path:
     return cache_dir() / f"{key}.cubin"
 

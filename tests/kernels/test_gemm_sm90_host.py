@@ -39,6 +39,8 @@ def test_index_hit_builds_nothing(tmp_path, monkeypatch):
     d.compiled_sm90.cache_clear()
     args = (d.kernel_key(Sm90Config(128, 128), "bf16", "K", "K", "bf16", "bf16"), "sm_90a")
     k1, rec1 = d.compiled_sm90(*args)
+    assert k1.cubin is None  # the runtime compiles at the kernel's first load
+    assert k1.image() == FakeCubin.data  # that load's build: compiled, the index written
     d.compiled_sm90.cache_clear()
 
     def boom(*a, **k):
@@ -54,6 +56,38 @@ def test_index_hit_builds_nothing(tmp_path, monkeypatch):
     d.compiled_sm90.cache_clear()
     assert k2.cubin == k1.cubin == FakeCubin.data and rec2 == rec1
     assert k2.shared == k1.shared and k2.name == k1.name
+
+
+def test_a_new_variant_is_compiled_by_the_runtime_at_its_first_load(tmp_path, monkeypatch):
+    """The family hands the runtime the kernel text: nothing compiles until the kernel's first
+    load asks for its cubin, and then once; the launch record is the plan's own (witness:
+    ``Sm90Launch.of`` of the plan, built here, not by the host)."""
+    import sys
+
+    import cutemma.cuda as cuda_pkg
+    from cutemma.kernels.sm90 import index as sm90_index
+
+    monkeypatch.setenv("CUTEMMA_CACHE_DIR", str(tmp_path))
+    comp = sys.modules["cutemma.cuda.compile"]
+    monkeypatch.setattr(comp, "nvrtc_version_hint", lambda: (13, 0))
+    compiled = []
+
+    class FakeCubin:
+        data = b"\x7fELF-compiled"
+
+    monkeypatch.setattr(cuda_pkg, "compile", lambda src, arch: compiled.append(arch) or FakeCubin())
+    d.compiled_sm90.cache_clear()
+    cfg = Sm90Config(128, 256)
+    key = d.kernel_key(cfg, "bf16", "K", "N", "bf16", "bf16")
+    kern, launch = d.compiled_sm90(key, "sm_90a")
+    d.compiled_sm90.cache_clear()
+    assert compiled == [] and kern.cubin is None and list(tmp_path.glob("*.sm90")) == []
+    assert key.name in kern.source
+    assert launch == tma_maps.Sm90Launch.of(Sm90Plan(cfg, "bf16", "K", "N", "bf16"))
+    assert kern.shared == launch.shared_bytes and kern.threads == cfg.threads
+    assert kern.image() == kern.image() == FakeCubin.data and compiled == ["sm_90a"]
+    (entry,) = tmp_path.glob("*.sm90")
+    assert sm90_index.read(entry, key) == (FakeCubin.data, sm90_index.plan_record(key))
 
 
 def test_nvrtc_hint_matches_the_library():

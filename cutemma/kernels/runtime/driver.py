@@ -11,8 +11,8 @@ context on this thread, an error) does :meth:`DriverKernel.launch_checked` make 
 device's primary context current, launch again and name the driver's error.
 
 >>> k = DriverKernel(b"\\x7fELF", "k", 0, 128)
->>> k.name, k.threads
-('k', 128)
+>>> k.name, k.threads, k.image()
+('k', 128, b'\\x7fELF')
 """
 
 from __future__ import annotations
@@ -20,6 +20,8 @@ from __future__ import annotations
 import ctypes
 import threading
 from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import cutemma.libcuda as libcuda  # (not `from cutemma import`: that asks cutemma.__getattr__)
@@ -103,32 +105,64 @@ def pdl_launcher() -> PdlLauncher | None:
     return None if cu is None else PdlLauncher(cu)
 
 
+@dataclass(eq=False)
 class DriverKernel:
-    """One kernel of a cubin, loaded and launched through libcuda (:mod:`cutemma.libcuda`).
-    ``pdl``: launched as a programmatic dependent launch (its source waits with
-    ``griddepcontrol.wait``; only such kernels may be)."""
+    """One kernel of a cubin, built at its first load and launched through libcuda
+    (:mod:`cutemma.libcuda`). A family hands the runtime plain data: the kernel's symbol
+    ``name``, dynamic ``shared`` bytes, ``threads`` per block, ``pdl`` (launched as a
+    programmatic dependent launch: its source waits with ``griddepcontrol.wait``; only such
+    kernels may be), and either the ``cubin`` (from a disk index) or the kernel text
+    ``source`` for ``arch``, compiled at the first load (:meth:`image`); ``index``: where
+    the compiled cubin is then kept beside the JSON launch ``record`` (or None).
 
-    def __init__(self, cubin: bytes, name: str, shared: int, threads: int, pdl: bool = False):
-        self.cubin, self.name, self.shared, self.threads = cubin, name, shared, threads
-        self.pdl = pdl
-        self._loaded: dict[int, tuple] = {}
-        self._handles: dict[int, ctypes.c_void_p] = {}  # device -> CUfunction, boxed
+    >>> k = DriverKernel(None, "k", 0, 128, source="__global__ void k() {}", arch="sm_90a")
+    >>> k.name, k.threads, k.cubin is None
+    ('k', 128, True)
+    """
+
+    cubin: bytes | None
+    name: str
+    shared: int
+    threads: int
+    pdl: bool = False
+    source: str | None = None
+    arch: str | None = None
+    index: Path | None = None
+    record: str | None = None
+    _loaded: dict[int, tuple] = field(default_factory=dict, init=False, repr=False)
+    _handles: dict[int, ctypes.c_void_p] = field(default_factory=dict, init=False, repr=False)
+
+    def image(self) -> bytes:
+        """The cubin: compiled by NVRTC (:func:`cutemma.cuda.compile`, disk-cached by its
+        source) at the first ask when the family handed over the kernel text, and then kept
+        in the disk index by name when the family named an entry (a read-only or full cache
+        only makes the next process slower)."""
+        if self.cubin is None:
+            from cutemma.cuda import compile
+            from cutemma.cuda.cache import store_entry
+
+            cubin = compile(self.source, self.arch).data
+            if self.index is not None:
+                store_entry(self.index, cubin, self.record)
+            self.cubin = cubin
+        return self.cubin
 
     def _function(self, device: int) -> tuple:
         hit = self._loaded.get(device)
         if hit is not None:
             return hit
+        cubin = self.image()  # (before the lock: other kernels load while this one compiles)
         with _LOAD_LOCK:  # threads launching a new kernel at once load its module once
             hit = self._loaded.get(device)
-            return hit if hit is not None else self._load(device)
+            return hit if hit is not None else self._load(device, cubin)
 
-    def _load(self, device: int) -> tuple:
+    def _load(self, device: int, cubin: bytes) -> tuple:
         from cutemma.kernels.runtime.capture import refuse_during_capture
 
         refuse_during_capture(f"loading kernel {self.name} on device {device}")
         ctx = libcuda.primary_context(device)
         shared = self.shared if self.shared > _DEFAULT_SHARED_LIMIT else None
-        module, fn = libcuda.load_function(self.cubin, self.name, shared)
+        module, fn = libcuda.load_function(cubin, self.name, shared)
         hit = self._loaded[device] = (ctx, module, fn)
         return hit
 

@@ -1,6 +1,7 @@
 """The sm80 family's host side: a checked call and its :class:`~cutemma.kernels.policy.Choice`
-become a prepared launch (:func:`prepare`: the compiled variant, the operands read in the
-majors ldmatrix and the design need, the grid); :func:`precompile` fills the disk cache.
+become a prepared launch (:func:`prepare`: the kernel, whose text the runtime compiles at its
+first launch, the operands read in the majors ldmatrix and the design need, the grid);
+:func:`precompile` fills the disk cache.
 
 >>> from cutemma.kernels.sm80.config import GemmConfig
 >>> kernel_key(GemmConfig(), "bf16", "K", "N", "bf16", "bf16", True, True).name
@@ -45,22 +46,22 @@ def kernel_key(
 
 @cache
 def compiled_kernel(key: KernelKey, arch: str) -> DriverKernel:
-    """The kernel of one variant, compiled once per process (disk-cached by its source).
+    """The kernel of one variant, made once per process: its plan's sizes and kernel text,
+    which the runtime compiles (disk-cached by the text) at the kernel's first load.
 
     The default config takes 64 KiB of shared memory and 128 threads:
 
     >>> key = kernel_key(GemmConfig(), "bf16", "K", "N", "bf16", "bf16", True, True)
-    >>> kern = compiled_kernel(key, "sm_90a")  # doctest: +SKIP
-    >>> kern.shared, kern.threads  # doctest: +SKIP
-    (65536, 128)
+    >>> kern = compiled_kernel(key, "sm_90a")
+    >>> kern.shared, kern.threads, kern.cubin is None
+    (65536, 128, True)
     """
-    from cutemma.cuda import compile
     from cutemma.kernels.sm80.plan import GemmPlan  # the generator: loaded when it compiles
     from cutemma.kernels.sm80.source import gemm_source
 
-    cubin = compile(gemm_source(*key.args()), arch)
     plan = GemmPlan(key.config, key.dtype, key.a_major, key.b_major, key.design)
-    return DriverKernel(cubin.data, key.name, plan.shared_bytes, plan.threads)
+    text = gemm_source(*key.args())
+    return DriverKernel(None, key.name, plan.shared_bytes, plan.threads, source=text, arch=arch)
 
 
 def prepare(call: Any, choice: Any) -> tuple[Sm80Launch, bool]:

@@ -1,6 +1,7 @@
 """The sm90 family's host side: a checked call and its :class:`~cutemma.kernels.policy.Choice`
-become a prepared launch (:func:`prepare`): the compiled variant (disk-cached by name, so a new
-process loads a known kernel without generating it), the tensor maps of A and B (boxes and
+become a prepared launch (:func:`prepare`): the kernel (its cubin from the disk index by name,
+so a new process loads a known kernel without generating it, else its plan's kernel text, which
+the runtime compiles at the first launch), the tensor maps of A and B (boxes and
 swizzle from the plan's stage layouts, :mod:`.tma_maps`), the persistent grid. The kernel is
 persistent: one CTA per SM walking every problem's tiles.
 
@@ -80,32 +81,32 @@ def _index_path(name: str, arch: str) -> Path | None:
 
 @cache
 def compiled_sm90(key: KernelKey, arch: str) -> tuple[DriverKernel, Sm90Launch]:
-    """(DriverKernel, launch record) of one variant, compiled once per process.
+    """(DriverKernel, launch record) of one variant, made once per process.
 
-    Disk-cached twice: the cubin by its source (:func:`cutemma.cuda.compile`), and an index
-    by kernel name + cutemma's source fingerprint holding the cubin and the launch record,
-    so a new process loads a known kernel without generating its source or loading NVRTC.
+    The launch record is the one the variant's plan derives, by arithmetic on the config
+    (:func:`~cutemma.kernels.sm90.index.plan_record`: no plan is built). A variant in the disk
+    index (its cubin beside that record, by kernel name + cutemma's source fingerprint)
+    comes back with no plan, no source and no NVRTC; otherwise the generator writes its
+    text, which the runtime compiles at the kernel's first load, writing the index entry
+    (:meth:`~cutemma.kernels.runtime.driver.DriverKernel.image`).
 
     >>> from cutemma.kernels.sm90.config import Sm90Config
-    >>> k, launch = compiled_sm90(kernel_key(Sm90Config(), "bf16", "K", "K", "bf16", "bf16"), "sm_90a")  # doctest: +SKIP
+    >>> k, launch = compiled_sm90(kernel_key(Sm90Config(), "bf16", "K", "K", "bf16", "bf16"), "sm_90a")
+    >>> launch.shared_bytes == k.shared, k.threads
+    (True, 384)
     """
     config, name = key.config, key.name
     index = _index_path(name, arch)
-    if index is not None and (hit := sm90_index.read(index, key)) is not None:  # sealed, = its plan
-        data, launch = hit[0], Sm90Launch.from_json(json.dumps(hit[1]))
-    else:
-        from cutemma.cuda import compile
-        from cutemma.kernels.sm90.plan import Sm90Plan  # the generator: loaded when it compiles
-        from cutemma.kernels.sm90.source import gemm_sm90_source
+    hit = None if index is None else sm90_index.read(index, key)  # sealed, its plan's record
+    record = sm90_index.plan_record(key)  # what a hit holds (the index refuses any other)
+    launch = Sm90Launch.from_json(json.dumps(record))
+    if hit is not None:
+        return DriverKernel(hit[0], name, launch.shared_bytes, config.threads, config.pdl), launch
+    from cutemma.kernels.sm90.source import gemm_sm90_source  # the generator: loaded to compile
 
-        plan = Sm90Plan(config, key.dtype, key.a_major, key.b_major, key.out)
-        src = gemm_sm90_source(*key.args())
-        cubin = compile(src, arch)
-        launch = Sm90Launch.of(plan)
-        if index is not None:  # a read-only or full cache only makes the next process slower
-            sm90_index.write(index, cubin.data, json.loads(launch.to_json()))
-        data = cubin.data
-    return DriverKernel(data, name, launch.shared_bytes, config.threads, config.pdl), launch
+    kern = DriverKernel(None, name, launch.shared_bytes, config.threads, config.pdl,
+                        gemm_sm90_source(*key.args()), arch, index, launch.to_json())  # fmt: skip
+    return kern, launch
 
 
 _I32 = ctypes.c_int32

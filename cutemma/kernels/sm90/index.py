@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from cutemma.copy.tma_map import SWIZZLE_MODES, TMA_DTYPES, TMA_RULES
-from cutemma.cuda.cache import load_sealed, seal, warn_damaged, write_atomic
+from cutemma.cuda.cache import load_entry, store_entry, warn_damaged
 from cutemma.errors import TiledMmaError
 from cutemma.kernels.sm90.config import (
     ALIGN_SLACK,
@@ -42,8 +42,6 @@ from cutemma.kernels.sm90.config import (
     TMA_STORE_OUTS,
     Sm90Config,
 )
-
-_SEPARATOR = b"\n--cutemma-sm90--\n"
 
 
 def _whole(x: object, lo: int, hi: int) -> bool:
@@ -264,12 +262,12 @@ def read(path: Path, key: Any = None) -> tuple[bytes, dict] | None:
     """(cubin, launch record) of the entry at ``path``, or None: absent, from before seals,
     or damaged (then one CacheWarning). With ``key`` (the entry's kernel), a record that is
     not the one its plan derives (:func:`plan_refusal`) is damage too."""
-    data = load_sealed(path)
-    if data is None:
+    entry = load_entry(path)
+    if entry is None:
         return None
-    cubin, sep, text = data.partition(_SEPARATOR)
+    cubin, text = entry
     try:
-        record = json.loads(text) if sep else None
+        record = json.loads(text) if text is not None else None
     except (ValueError, RecursionError):  # sealed but not JSON, or nested past the parser
         record = None
     why = record_refusal(record) if record is not None else "has no launch record"
@@ -284,5 +282,7 @@ def read(path: Path, key: Any = None) -> tuple[bytes, dict] | None:
 
 
 def write(path: Path, cubin: bytes, record: dict) -> Path | None:
-    """Store (cubin, record) at ``path``, sealed, atomically; None if it cannot be written."""
-    return write_atomic(path, seal(cubin + _SEPARATOR + json.dumps(record).encode()))
+    """Store (cubin, record) at ``path``, sealed, atomically; None if it cannot be written
+    (the runtime writes a new kernel's entry itself when it compiles it:
+    :meth:`cutemma.kernels.runtime.driver.DriverKernel.image`)."""
+    return store_entry(path, cubin, json.dumps(record))

@@ -52,7 +52,7 @@ from cutemma.kernels.sm90.batched import (
     batch_epilogue,
     tma_lines_batched,
 )
-from cutemma.kernels.sm90.config import kernel_name_sm90  # noqa: F401 - re-exported
+from cutemma.kernels.sm90.config import kernel_name_sm90
 from cutemma.kernels.sm90.epilogue import epilogue_lines, tma_store_lines
 from cutemma.kernels.sm90.mainloop import mainloop
 from cutemma.kernels.sm90.plan import BARRIER_BYTES as MB
@@ -691,11 +691,12 @@ def gemm_sm90_source(
     if epilogue and batched:
         raise TiledMmaError("gemm_sm90_source: a fused epilogue is for 2-D kernels, not batched")
     plan = Sm90Plan(config, dtype, a_major, b_major, out)
+    c_type = c_type or out
+    name = kernel_name_sm90(config, dtype, a_major, b_major, out, c_type, batched, epilogue)
     if config.stream_k and batched:
         raise TiledMmaError("gemm_sm90_source: stream_k is for 2-D kernels, not batched")
     if config.pdl and batched:
         raise TiledMmaError("gemm_sm90_source: pdl is for 2-D kernels, not batched")
-    c_type = c_type or out
     check_outs("gemm_sm90_source", out, c_type)
     S, CL = plan.stages, config.cluster
     tables: list[str] = []  # filled by the renderers that index thread tables
@@ -708,7 +709,7 @@ def gemm_sm90_source(
         KERNEL_SM90,
         cluster_attr="" if CL == 1 else f"__cluster_dims__({CL}, 1, 1) ",
         threads=config.threads,
-        name=kernel_name_sm90(config, dtype, a_major, b_major, out, c_type, batched, epilogue),
+        name=name,
         signature=signature,
         bar_base=S * plan.stage_bytes + plan.bytes_D,  # after the stages and the staging tile
         S=S,

@@ -113,14 +113,11 @@ def _shape_free(config: Sm90Config, dtype: str, kind: str) -> tuple:
     return shape_free(config, dtype, device(kind))
 
 
-def shape_free(config: Sm90Config, dtype: str, dev: Device) -> tuple:
-    """What a config costs whatever the shape: (bm, bn, bk, us per k tile, us per tile)."""
-    eb = ATOMS_SM90[dtype][1]
-    bm, bn, bk = config.block_m, config.block_n, config.k_tile(eb)
+def shape_free(config: Sm90Config, dtype: str, dev: Device) -> tuple[float, float]:
+    """What a config costs whatever the shape: (its rate in TFLOP/s, us per tile)."""
     # a class no calibration measured (tf32's, so far) is priced at UNFITTED_EFF
     rate = dev.rate_tflops[type_class(dtype)] * dev.eff.get(tile_class(config, dtype), UNFITTED_EFF)
-    k_us = max(2 * bm * bn * bk / (rate * 1e6), (bm + bn) * bk * eb / (dev.load_gbps * 1e3))
-    return bm, bn, bk, k_us, dev.tile_us
+    return rate, dev.tile_us
 
 
 def predict(
@@ -144,8 +141,9 @@ def predict(
             f"cost model: prices an Sm90Config and a dtype of {sorted(ATOMS_SM90)}; got "
             f"{type(config).__name__} and {dtype!r}"
         )
+    free = _shape_free(config, dtype, kind)
     dev = device(kind)
-    return price(_shape_free(config, dtype, kind), config, m, n, k, dtype, batch, dev, out_bytes)
+    return price(free, config, m, n, k, dtype, batch, dev, out_bytes)
 
 
 def price(
@@ -161,17 +159,17 @@ def price(
 ) -> float:
     """:func:`predict` with the config's shape-free costs (:func:`shape_free`) and the
     device's constants given (what a calibration varies): the model itself (module doc)."""
-    bm, bn, bk, k_us, tile_us = free
+    rate, tile_us = free
     eb = ATOMS_SM90[dtype][1]
+    bm, bn, bk = config.block_m, config.block_n, config.k_tile(eb)
     if config.swap_ab:
         m, n = n, m
     tm, tn, kt = -(-m // bm), -(-n // bn), -(-k // bk)
     tiles, grid = tm * tn * batch, dev.sms
+    sk, ctas = sk_split(tm, tn, kt, grid) if config.stream_k else (0, grid)
+    k_us = max(2 * bm * bn * bk / (rate * 1e6), (bm + bn) * bk * eb / (dev.load_gbps * 1e3))
     whole_tile = kt * k_us + tile_us
     once = batch * (m + n) * k * eb  # A and B, each read from DRAM once
-    sk = 0
-    if config.stream_k:
-        sk, ctas = sk_split(tm, tn, kt, grid)
     if sk:
         whole = (tiles - sk) // grid
         shared = -(-sk * kt // ctas)

@@ -131,7 +131,8 @@ def builtin_sm90_config(
 def _sm90_pick(
     m: int, n: int, k: int, dtype: str, batch: int, sms: int, kind: str, swap: bool
 ) -> tuple[Sm90Config, float]:
-    return best(candidates(m, n, k, dtype, batch, sms, swap), m, n, k, dtype, batch, kind)
+    found = candidates(m, n, k, dtype, batch, sms, swap)
+    return best(found, m, n, k, dtype, batch, kind)
 
 
 def pick_config(m: int, n: int, k: int, batch: int = 1, dtype: str = "bf16") -> GemmDesign:

@@ -10,8 +10,9 @@ own m and n: a swapped kernel's m is the call's n):
   (bm + bn) bk operand bytes at one SM's load bandwidth, whichever is slower;
 - a whole tile costs its k tiles plus ``tile_us`` (pipeline fill, epilogue);
 - whole tiles go round the SMs in waves, the last one partial (quantisation); stream-K
-  (:func:`~cutemma.kernels.sm90.streamk.sk_split`) shares the k tiles of the tiles it
-  names equally over its CTAs, then adds ``fixup_us`` per partial sum an owner adds;
+  (:func:`~cutemma.kernels.sm90.streamk.sk_split`, capped by the config's ``split``) shares
+  the k tiles of the tiles it names equally over its CTAs, then adds per partial sum an
+  owner adds ``fixup_us`` and the partial's f32 bytes at one SM's load bandwidth;
 - the whole call takes at least its compulsory DRAM bytes (A, B read once, D written
   once) at ``dram_gbps``, and ``launch_us`` more.
 
@@ -166,14 +167,16 @@ def price(
         m, n = n, m
     tm, tn, kt = -(-m // bm), -(-n // bn), -(-k // bk)
     tiles, grid = tm * tn * batch, dev.sms
-    sk, ctas = sk_split(tm, tn, kt, grid) if config.stream_k else (0, grid)
+    sk, ctas = sk_split(tm, tn, kt, grid, config.split) if config.stream_k else (0, grid)
     k_us = max(2 * bm * bn * bk / (rate * 1e6), (bm + bn) * bk * eb / (dev.load_gbps * 1e3))
     whole_tile = kt * k_us + tile_us
     once = batch * (m + n) * k * eb  # A and B, each read from DRAM once
     if sk:
         whole = (tiles - sk) // grid
         shared = -(-sk * kt // ctas)
-        us = whole * whole_tile + shared * k_us + tile_us + dev.fixup_us * (ctas // sk)
+        # each partial an owner adds: a wait on its flag, then its f32 slot read by one SM
+        partial_us = dev.fixup_us + bm * bn * 4 / (dev.load_gbps * 1e3)
+        us = whole * whole_tile + shared * k_us + tile_us + partial_us * (ctas // sk)
         # shares at unrelated k: neighbours' slices of A and B no longer meet in L2, so a
         # part (``reread``) of every CTA's own operand bytes comes from DRAM again
         own = sk * (bm + bn) * k * eb
@@ -204,7 +207,12 @@ def best(
     """
     if not configs:
         raise TiledMmaError("cost model: best() of no configs; give at least one Sm90Config")
-    timed = [(predict(c, m, n, k, dtype, batch, kind), i) for i, c in enumerate(configs)]
+    for c in configs:
+        if dtype not in ATOMS_SM90 or not isinstance(c, Sm90Config):
+            predict(c, m, n, k, dtype)  # raises, naming what it cannot price
+    dev = device(kind)  # (predict's steps, each asked once for all the configs)
+    timed = [(price(_shape_free(c, dtype, kind), c, m, n, k, dtype, batch, dev), i)
+             for i, c in enumerate(configs)]  # fmt: skip
     t, i = min(timed)
     return configs[i], t
 

@@ -8,7 +8,8 @@ of a few axes, each a table below, filtered by the family's own rules (a config 
   (:data:`WIDTHS`, per element type; 16-bit 320 is a m64n256 and a m64n64 wgmma side by
   side), fp8 promoted as its width allows (:data:`FP8_PROMOTE`);
 - whole tiles, or stream-K (a last partial wave's, or a small grid's, k iterations shared
-  over every SM, fixed up in a fixed order: deterministic);
+  over every SM, or over at most :data:`SPLITS` CTAs per shared tile; fixed up in a fixed
+  order: deterministic);
 - swap-AB for calls of at most :data:`SWAP_MAX_M` rows (D^T = B^T A^T: B's N fills the
   wgmma's 64 rows, the call's tokens sit in wgmma's N; the swap is three views, nothing is
   copied): 64-row tiles of one warpgroup shared by stream-K, or 128-row tiles of two run
@@ -59,6 +60,10 @@ WIDTHS = {
 FP8_PROMOTE = {64: "overlap", 128: "overlap", 160: "split", 192: "split", 256: "split"}
 # width 320: a m64n256 and a m64n64 wgmma side by side (raw/wide-mixed-s12-run6.json)
 WIDE_16 = Sm90Config(128, 320, block_k=32, epilogue="tma2", wgmma_n=(256, 64))
+# stream-K's caps on the CTAs sharing one tile (Sm90Config.split; None: the whole grid):
+# with few tiles and a long K, 4-8 ran 1.3-3.5x faster than the grid's 16-33
+# (raw/sk-split-cap-run1.json)
+SPLITS = (None, 8, 4)
 SWAP_MAX_M = 256  # a swapped call's tokens are one wgmma's N: at most 256
 SWAP_ROWS = 64  # a swapped tile's rows of B^T: one wgmma M (two warpgroups: 2 x this)
 TOKENS_MIN = 16  # the narrowest token tile: 8 was no faster (raw/streamk-explore-run2.json)
@@ -103,11 +108,12 @@ def candidates(
         # bytes, compiled here). Where stream-K shares nothing its price is the whole
         # kernel's, and the whole kernel, listed first, wins the tie.
         if batch == 1 and cfg.wgmma_n is None:
-            found.append(_variant(cfg, True, streamed))
+            found += [_variant(cfg, True, streamed, split) for split in SPLITS]
     if swap and batch == 1 and m <= SWAP_MAX_M and dtype != "tf32":
         tokens = swap_tokens(m)
         n_k = _swap_class(n, k, dtype, sms)  # the swapped kernels depend on n, k only so
-        found += [c for whole in (False, True) if (c := _swap(tokens, *n_k, dtype, sms, whole))]
+        found += [c for split in SPLITS if (c := _swap(tokens, *n_k, dtype, sms, False, split))]
+        found += [c for c in (_swap(tokens, *n_k, dtype, sms, True),) if c]
     return tuple(found)
 
 
@@ -121,14 +127,17 @@ def _swap_class(n: int, k: int, dtype: str, sms: int) -> tuple[int, int]:
 
 
 @lru_cache(maxsize=4096)
-def _swap(tokens: int, n: int, k: int, dtype: str, sms: int, whole: bool) -> Sm90Config | None:
-    """The swapped kernel for ``tokens`` rows (built once per shape class), or None where
-    the family's rules refuse it (a ring too deep for the tokens' tile)."""
+def _swap(
+    tokens: int, n: int, k: int, dtype: str, sms: int, whole: bool, split: int | None = None
+) -> Sm90Config | None:
+    """The swapped kernel for ``tokens`` rows (built once per shape class; stream-K's
+    ``split`` as given), or None where the family's rules refuse it (a ring too deep for
+    the tokens' tile)."""
     try:
         cfg = swapped_kernel(tokens, n, k, dtype, sms, whole)
     except TiledMmaError:
         return None
-    return cfg if fits(cfg, dtype) else None
+    return (replace(cfg, split=split) if split else cfg) if fits(cfg, dtype) else None
 
 
 def fits(cfg: Sm90Config, dtype: str) -> bool:
@@ -167,10 +176,12 @@ def _tiles(dtype: str) -> tuple[Sm90Config, ...]:
 
 
 @cache
-def _variant(cfg: Sm90Config, stream_k: bool, streamed: bool) -> Sm90Config:
-    """``cfg`` with stream-K and the evict-first B hint as given (built once: a config
-    checks its rules when made)."""
-    return replace(cfg, stream_k=stream_k, evict_first="B" if streamed else "")
+def _variant(
+    cfg: Sm90Config, stream_k: bool, streamed: bool, split: int | None = None
+) -> Sm90Config:
+    """``cfg`` with stream-K (and its ``split``) and the evict-first B hint as given (built
+    once: a config checks its rules when made)."""
+    return replace(cfg, stream_k=stream_k, evict_first="B" if streamed else "", split=split)
 
 
 def evict_first(m: int, n: int, k: int, dtype: str, batch: int, rows: int) -> bool:

@@ -20,6 +20,7 @@ import json
 import os
 import sys
 import traceback
+from dataclasses import replace
 
 import torch
 
@@ -161,6 +162,13 @@ def correctness(small: bool, graphs: bool = True) -> None:
     sk_case(300, 504, 3000, BF, sk(128, 128), beta=0.75)
     sk_case(300, 500, 3000, F32, sk(128, 128))
     sk_case(200, 1000, 5000, BF, sk(128, 128), epi=True)
+    # Sm90Config.split: few tiles over a long K, 2-8 CTAs per shared tile (swapped too)
+    sw = swapped_kernel(10, 320, 8496, "bf16", 132, False)
+    for split in () if small else (2, 4, 8):
+        sk_case(4, 464, 12656, BF, sk(64, 128, consumers=1, split=split), beta=0.5)
+        sk_case(47, 304, 4480, E4, sk(128, 64, promote="overlap", split=split))
+        sk_case(166, 592, 2208, BF, sk(128, 128, split=split), b_col=True, epi=True)
+        sk_case(10, 320, 8496, BF, replace(sw, split=split, swap_ab=False), swap=True)
     if graphs and not small:
         graph_replay()
 

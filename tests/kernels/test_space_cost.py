@@ -17,7 +17,7 @@ from cutemma.kernels.cost import DEVICES, Device, best, device, device_kind, pre
 from cutemma.kernels.sm90.config import ATOMS_SM90, Sm90Config
 from cutemma.kernels.sm90.plan import Sm90Plan
 from cutemma.kernels.sm90.streamk import sk_split
-from cutemma.kernels.space import SWAP_MAX_M, _tiles, candidates, fits
+from cutemma.kernels.space import SPLITS, SWAP_MAX_M, _tiles, candidates, fits
 
 DTYPES = sorted(ATOMS_SM90)
 
@@ -55,20 +55,24 @@ def test_fits_agrees_with_the_plans_register_rule(cfg, dtype):
     "shape", [(4096, 4096, 4096), (700, 8192, 28672), (37, 10240, 8192), (1536, 1408, 4096)]
 )
 def test_a_stream_k_variant_that_shares_nothing_never_beats_its_whole_kernel(shape):
-    """Each tile comes whole, then as stream-K; where sk_split shares no tile the stream-K
-    kernel runs whole tiles, so the model prices it as the whole kernel and the pick (ties
-    to the earlier) never takes it."""
+    """Each tile comes whole, then as stream-K with each split of space.SPLITS; where
+    sk_split shares no tile the stream-K kernel runs whole tiles, so the model prices it as
+    the whole kernel and the pick (ties to the earlier) never takes it."""
     m, n, k = shape
     found = candidates(m, n, k, "bf16")
     assert len(set(found)) == len(found)
-    for i, cfg in enumerate(found):
+    wholes = {replace(c, evict_first=""): c for c in found if not c.stream_k}
+    for cfg in found:
         if cfg.stream_k and not cfg.swap_ab:
-            whole = found[i - 1]
-            assert whole == replace(cfg, stream_k=False)
+            whole = wholes[replace(cfg, stream_k=False, split=None, evict_first="")]
+            assert found.index(whole) < found.index(cfg)
             bk = cfg.block_k or 64
-            if sk_split(-(-m // cfg.block_m), -(-n // cfg.block_n), -(-k // bk), 132)[0] == 0:
+            tiles = (-(-m // cfg.block_m), -(-n // cfg.block_n), -(-k // bk), 132)
+            if sk_split(*tiles, cfg.split)[0] == 0:
                 assert predict(cfg, m, n, k, "bf16") == predict(whole, m, n, k, "bf16")
                 assert best(found, m, n, k, "bf16")[0] != cfg
+    splits = {c.split for c in found if c.stream_k and not c.swap_ab}
+    assert splits == set(SPLITS)
 
 
 def test_swapped_kernels_only_for_few_rows_and_plain_calls():

@@ -354,7 +354,8 @@ def test_every_swapped_kernel_plans(m, n, dtype, a):
 
     out = "f16" if dtype == "f16" else "bf16"
     swapped = [c for c in candidates(m, n, 4096, dtype) if c.swap_ab]
-    assert len(swapped) == 2 or m > 64  # (wide token tiles: the ring's smem, fp8 registers)
+    tilings = {(c.block_m, c.stream_k) for c in swapped}  # (stream-K's with each split)
+    assert tilings == {(64, True), (128, False)} or m > 64  # (wide tokens: smem, registers)
     for cfg in swapped:
         plan = Sm90Plan(cfg, dtype, a, "K", out)
         assert not plan.tma_store and plan.stages >= 2
@@ -394,3 +395,38 @@ def test_the_space_offers_stream_k_for_2d_calls_only():
     assert not any(c.stream_k for c in candidates(4096, 8192, 28672, "e4m3", batch=2))
     wide = [c for c in candidates(4096, 10240, 8192, "bf16") if c.block_n == 320]
     assert wide and not any(c.stream_k for c in wide)
+
+
+def test_split_caps_the_ctas_per_shared_tile_and_aligns_them():
+    """Sm90Config.split: at most that many CTAs share each shared tile, sk_ctas a whole
+    multiple of sk_tiles (the probe raw/sk-split-cap-run1.json ran 4-8 per tile 1.3-3.5x
+    faster than the whole grid's 16-33 on few-tile long-K calls); the kernel is the same."""
+    from cutemma.kernels.sm90.host import kernel_key
+
+    for tiles_m, tiles_n, k_tiles in ((1, 8, 198), (3, 5, 712), (2, 7, 3), (4, 40, 128)):
+        for split in (2, 4, 8, 16):
+            sk, ctas = sk_split(tiles_m, tiles_n, k_tiles, 132, split)
+            if sk:
+                per = ctas // sk
+                assert ctas % sk == 0 and 1 <= per <= min(split, k_tiles) and ctas <= 132
+    assert sk_split(1, 8, 198, 132, 4) == (8, 32) and sk_split(1, 8, 198, 132) == (8, 132)
+    keys = {kernel_key(Sm90Config(stream_k=True, split=s), "bf16", "K", "K", "bf16", "bf16").name
+            for s in (None, 4, 8)}  # fmt: skip
+    assert len(keys) == 1
+    assert Sm90Config(stream_k=True, split=4).name.endswith("_sk4")
+    for bad in ({"split": 4}, {"stream_k": True, "split": 1}, {"stream_k": True, "split": "4"}):
+        with pytest.raises(TiledMmaError, match="split"):
+            Sm90Config(**bad)
+
+
+def test_configs_hash_once_and_pickle_without_their_hash():
+    import pickle
+
+    a, b = (
+        Sm90Config(128, 256, stream_k=True, split=4),
+        Sm90Config(128, 256, stream_k=True, split=4),
+    )
+    assert a == b and hash(a) == hash(b) and {a: 1}[b] == 1
+    c = pickle.loads(pickle.dumps(a))
+    assert c == a and "_hash" not in c.__dict__ and hash(c) == hash(a)
+    assert a != Sm90Config(128, 256, stream_k=True, split=8)

@@ -217,6 +217,21 @@ class Sm90Config:
     # than one wgmma (256 columns), e.g. 128x320 as 5 x m64n64 per warpgroup; or the
     # widths from column 0 on, e.g. (256, 64): m64n256 then m64n64
     wgmma_n: int | tuple[int, ...] | None = None
+    # stream-K's split (host side only: the kernel takes the sharing CTA count as a
+    # parameter): at most this many CTAs share each shared tile, CTA shares aligned to tiles
+    # (None: as many as the grid holds; streamk.sk_split)
+    split: int | None = None
+
+    def __hash__(self) -> int:
+        # configs key every cache of the pick (a few dozen lookups per new shape): hashed once
+        h = self.__dict__.get("_hash")
+        if h is None:
+            h = hash(tuple(getattr(self, f) for f in self.__dataclass_fields__))
+            object.__setattr__(self, "_hash", h)
+        return h
+
+    def __getstate__(self) -> dict:  # a pickle carries no hash: str hashes vary by process
+        return {k: v for k, v in self.__dict__.items() if k != "_hash"}
 
     def __post_init__(self) -> None:
         ints = ("block_m", "block_n", "consumers", "group_m", "cluster")
@@ -271,6 +286,12 @@ class Sm90Config:
             (self.schedule in SCHEDULES, f"schedule {self.schedule!r} in {SCHEDULES}"),
             (isinstance(self.stream_k, bool), f"stream_k {self.stream_k!r} True or False"),
             (isinstance(self.swap_ab, bool), f"swap_ab {self.swap_ab!r} True or False"),
+            (
+                self.split is None
+                or (type(self.split) is int and self.split >= 2 and self.stream_k is True),
+                f"split {self.split!r}: None, or an int >= 2 (CTAs per shared tile) with "
+                "stream_k=True",
+            ),
             (
                 self.evict_first in ("", "A", "B"),
                 f"evict_first {self.evict_first!r}: 'A' or 'B' (the streamed operand) or ''",
@@ -372,7 +393,9 @@ class Sm90Config:
         pp = {"cooperative": "", "pingpong": "_pp", "alternate": "_alt"}.get(self.schedule, "")
         rs = ("_rs" if self.a_regs else "") + ("_h16" if self.acc_f16 else "")
         rs += f"_ef{self.evict_first.lower()}" if self.evict_first in ("A", "B") else ""
-        rs += ("_sk" if self.stream_k is True else "") + ("_swap" if self.swap_ab is True else "")
+        rs += "_sk" if self.stream_k is True else ""
+        rs += f"{self.split}" if self.split is not None and self.stream_k is True else ""
+        rs += "_swap" if self.swap_ab is True else ""
         rs += "_pdl" if self.pdl is True else ""
         widths = "_".join(map(str, _as_tuple(self.wgmma_n or ())))  # a C symbol
         rs += f"_n{widths}" if self.wgmma_n not in (None, self.block_n) else ""

@@ -44,7 +44,15 @@ def kernel_key(
     epilogue: Any = NO_EPILOGUE,
 ) -> KernelKey:
     """The :class:`~cutemma.kernels.common.key.KernelKey` of one sm90 variant (its name is
-    :func:`~cutemma.kernels.sm90.config.kernel_name_sm90`'s)."""
+    :func:`~cutemma.kernels.sm90.config.kernel_name_sm90`'s). Stream-K's ``split`` is the
+    host's alone: configs that differ only there share one kernel.
+
+    >>> k = kernel_key(Sm90Config(stream_k=True, split=4), "bf16", "K", "K", "bf16", "bf16")
+    >>> k.name.endswith("_sauto_sk_obf16_cbf16")
+    True
+    """
+    if config.split is not None:
+        config = replace(config, split=None)
     key = KernelKey("sm90", config, dtype, a_major, b_major, out, c_type, batched, epilogue)
     return replace(key, name=kernel_name_sm90(*key.args()))
 
@@ -158,7 +166,7 @@ def prepare(call: Any, choice: Any, persistent: bool = True) -> tuple[Any, bool]
             bat = (batch, (BAT_A if A.dim() == 3 else 0) | (BAT_B if B.dim() == 3 else 0))
         shape = tuple(D.shape)
         prepared = PreparedLaunch(kern, call.device, grid, (map_a, map_b), sizes, plan, D.dtype,
-                                  shape, bat)  # fmt: skip
+                                  shape, bat, config.split)  # fmt: skip
         if epi:  # (the bound epilogue's kernel parameters)
             prepared.add_epilogue(call.epilogue.params)
         put_bounded(_PREPARED, key, prepared, _PREPARED_MAX)

@@ -231,12 +231,17 @@ SPLIT_MAX = 4  # CTAs per tile of the last partial wave (the owner adds split - 
 ITERS_MAX = 2**31 - 1  # the kernel walks the shared k iterations in 32-bit ints
 
 
-def sk_split(tiles_m: int, tiles_n: int, k_tiles: int, grid: int) -> tuple[int, int]:
+def sk_split(
+    tiles_m: int, tiles_n: int, k_tiles: int, grid: int, split: int | None = None
+) -> tuple[int, int]:
     """``(sk_tiles, sk_ctas)``: every CTA takes whole tiles, then the first ``sk_tiles``
     tiles (in tile order) are shared by k iterations among CTAs ``0 .. sk_ctas - 1``
     (equal shares). ``(0, grid)``, nothing shared, when the whole tiles fill their last
     wave to :data:`FULL_WAVE` or the shared iterations would not fit the kernel's 32-bit
-    count (:data:`ITERS_MAX`).
+    count (:data:`ITERS_MAX`). ``split`` (``Sm90Config.split``): at most that many CTAs
+    per shared tile, ``sk_ctas`` a multiple of ``sk_tiles`` (each tile's owner then adds
+    ``split - 1`` partials; over the whole grid a few tiles' owners add 16 or more, one
+    after another: bench/results/raw/sk-split-cap-run1.json).
 
     - One wave or less, or a single tile row or column (decode's swapped calls): every
       tile over the whole grid, or the last partial wave and one full wave (each CTA's
@@ -253,6 +258,8 @@ def sk_split(tiles_m: int, tiles_n: int, k_tiles: int, grid: int) -> tuple[int, 
     ((80, 132), (28, 112), (56, 112))
     >>> sk_split(2, 66, 16, 132), sk_split(1, 300, 64, 132)
     ((0, 132), (168, 132))
+    >>> sk_split(1, 8, 198, 132), sk_split(1, 8, 198, 132, split=4), sk_split(4, 40, 128, 132, 2)
+    ((8, 132), (8, 32), (28, 56))
     """
     tiles = tiles_m * tiles_n
     if min(tiles_m, tiles_n, k_tiles, grid) < 1:
@@ -265,9 +272,11 @@ def sk_split(tiles_m: int, tiles_n: int, k_tiles: int, grid: int) -> tuple[int, 
         return 0, grid
     if tiles <= grid or min(tiles_m, tiles_n) == 1:
         sk, ctas = (tiles if tiles < 2 * grid else tiles % grid + grid), grid
+        if split is not None and sk <= grid:
+            ctas = sk * max(1, min(grid // sk, split, k_tiles))
     else:
         sk = tiles % grid
-        ctas = sk * max(1, min(grid // sk, SPLIT_MAX, k_tiles))
+        ctas = sk * max(1, min(grid // sk, split or SPLIT_MAX, k_tiles))
     return (sk, ctas) if sk * k_tiles <= ITERS_MAX else (0, grid)
 
 

@@ -60,10 +60,11 @@ WIDTHS = {
 FP8_PROMOTE = {64: "overlap", 128: "overlap", 160: "split", 192: "split", 256: "split"}
 # width 320: a m64n256 and a m64n64 wgmma side by side (raw/wide-mixed-s12-run6.json)
 WIDE_16 = Sm90Config(128, 320, block_k=32, epilogue="tma2", wgmma_n=(256, 64))
-# stream-K's caps on the CTAs sharing one tile (Sm90Config.split; None: the whole grid):
-# with few tiles and a long K, 4-8 ran 1.3-3.5x faster than the grid's 16-33
-# (raw/sk-split-cap-run1.json)
-SPLITS = (None, 8, 4)
+# stream-K's caps on the CTAs sharing one tile (Sm90Config.split; None: the whole grid,
+# shares not aligned to tiles, listed last so that it loses the model's ties): with few
+# tiles and a long K, aligned 16 ran up to 1.8x and 4-8 up to 3.5x faster than the grid's
+# unaligned 16-33 (raw/sk-split-cap-run1.json)
+SPLITS = (16, 8, 4, None)
 SWAP_MAX_M = 256  # a swapped call's tokens are one wgmma's N: at most 256
 SWAP_ROWS = 64  # a swapped tile's rows of B^T: one wgmma M (two warpgroups: 2 x this)
 TOKENS_MIN = 16  # the narrowest token tile: 8 was no faster (raw/streamk-explore-run2.json)

@@ -180,7 +180,7 @@ def fit(rows: list[dict], kind: str):
     classes = sorted({tile_class(p[0], p[4]) for p in pts})
     x0 = [0.7] * len(classes) + [f[1] for f in FITTED]
     lo = [0.05] * len(classes) + [f[2] for f in FITTED]
-    hi = [1.5] * len(classes) + [f[3] for f in FITTED]
+    hi = [1.0] * len(classes) + [f[3] for f in FITTED]  # a share of the datasheet rate
 
     def residuals(x):
         dev = _device(base, x, classes)

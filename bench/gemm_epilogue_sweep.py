@@ -45,6 +45,8 @@ def row(m: int, n: int, k: int) -> dict:
         torch.cuda.synchronize()
         r["rel_err_vs_peer"] = float((out.float() - ref.float()).norm() / ref.float().norm())
         r["pick"] = pick_of(A, W.t())
+        fused = cutemma.kernels.which_kernel(A, W.t(), epilogue=OPS, bias=b)
+        r["fused_pick"] = {"config": fused.config.name, "swap": bool(fused.swap)}
         calls = {
             "plain": lambda: cutemma.gemm(A, W.t(), out=out),
             "fused": lambda: cutemma.gemm(A, W.t(), out=out, epilogue=OPS, bias=b),

@@ -156,7 +156,8 @@ def gemm(
     prepared, keeps = family.prepare(call, choice)
     C = call.D if call.C is None else call.C
     kept = (*call.given, call.out, out is not None, asked) if keeps else None
-    run(prepared, C, call.D, call.alpha, call.beta, call.epilogue, kept)
+    epilogue = call.epilogue if choice.epilogue is None else choice.epilogue  # (D^T's, swapped)
+    run(prepared, C, call.D, call.alpha, call.beta, epilogue, kept)
     return call.out
 
 

@@ -458,6 +458,50 @@ def bind(
     return Bound(epi, tuple(args), _fast_record(names, tensors, epi, args, params), params)
 
 
+# each vector op of D as the op that applies the same vector to D^T (a swapped kernel's
+# output: its rows are D's columns); the residual, a matrix read by rows, has none
+TRANSPOSED = {"scale_row": "scale_col", "scale_col": "scale_row", "bias": "bias_row",
+              "bias_row": "bias"}  # fmt: skip
+
+
+def transposable(bound: Bound) -> bool:
+    """Whether every op of ``bound`` that reads a tensor has a transposed twin
+    (:data:`TRANSPOSED`): a swapped kernel can run the chain."""
+    return all(n in TRANSPOSED or not OPS[n].arg for n in bound.epilogue.ops)
+
+
+def transposed(bound: Bound, M: int, N: int, device: Any) -> Bound | None:
+    """``bound``'s chain for a kernel that computes D^T = B^T A^T of an (M, N) call: each
+    per-row op as its per-column twin and back (:data:`TRANSPOSED`), the same tensors; the
+    repeated-call record keeps the call's own op list and tensors, its slots those of the
+    transposed chain's parameters. None where an op has no twin (a residual).
+
+    >>> import torch
+    >>> b = bind(("scale_row", "bias", "silu"), {"scale_row": torch.ones(4), "bias": torch.zeros(8)},
+    ...          4, 8, torch.device("cpu"))
+    >>> t = transposed(b, 4, 8, torch.device("cpu"))
+    >>> t.epilogue.ops, t.fast.names, [tuple(x.shape) for x in t.tensors]
+    (('scale_col', 'bias_row', 'silu'), ('scale_row', 'bias', 'silu'), [(4,), (8,)])
+    """
+    ops = bound.epilogue.ops
+    if not transposable(bound):
+        return None
+    named = bound.named
+    flipped = bind(
+        tuple(TRANSPOSED.get(n, n) for n in ops),
+        {TRANSPOSED[a]: t for a, t in named.items()},
+        N,
+        M,
+        device,
+    )
+    fast, mine = bound.fast, flipped.fast
+    if fast is not None and mine is not None:  # the call's own record, slots at its tensors
+        index = {id(t): j for j, t in enumerate(fast.tensors)}
+        slots = tuple((i, index[id(mine.tensors[j])]) for i, j in mine.slots)
+        fast = FastRecord(fast.names, fast.absent, fast.tensors, slots)
+    return Bound(flipped.epilogue, flipped.args, fast if mine else None, flipped.params)
+
+
 def _fast_record(
     names: Any, tensors: dict, epi: Epilogue, args: list, params: tuple
 ) -> FastRecord | None:

@@ -26,6 +26,7 @@ from typing import Any, NamedTuple
 
 from cutemma.errors import LaunchError
 from cutemma.kernels.call import Call
+from cutemma.kernels.epilogue import transposable, transposed
 from cutemma.kernels.pick import SMALL_SM90, builtin
 from cutemma.kernels.sm80.config import GemmConfig
 from cutemma.kernels.sm90.config import FP8, Sm90Config
@@ -39,8 +40,10 @@ class Choice(NamedTuple):
     ``design`` (its own layouts and copies; None for a config's kernel), the sm90 operand
     ``views``, ``swap``: the kernel computes D^T = B^T A^T (the views are then B^T's and
     A^T's, the config's ``swap_ab`` cleared), ``why`` an sm80 choice is not sm90's (None
-    where the sm90 kernel could have read the operands), and ``predicted_s`` the cost
-    model's time for a built-in sm90 choice."""
+    where the sm90 kernel could have read the operands), ``predicted_s`` the cost
+    model's time for a built-in sm90 choice, and ``epilogue``: the fused chain as the
+    swapped kernel runs it (:func:`~cutemma.kernels.epilogue.transposed`; None: the call's
+    own)."""
 
     family: str
     config: Any
@@ -49,6 +52,7 @@ class Choice(NamedTuple):
     swap: bool = False
     why: str | None = None
     predicted_s: float | None = None
+    epilogue: Any = None
 
 
 def choose(call: Call) -> Choice:
@@ -71,7 +75,8 @@ def choose(call: Call) -> Choice:
     want = (design.major("A"), design.major("B")) if design is not None else (None, None)
     # a design's kernel is fixed: operands TMA cannot read are copied into padded rows
     fixed = design is not None and isinstance(asked, Sm90Config)
-    plain = call.batch is None and call.epilogue is None  # what a swapped kernel runs
+    # what a swapped kernel runs: 2-D calls, their fused ops each with a transposed twin
+    plain = call.batch is None and (call.epilogue is None or transposable(call.epilogue))
     swaps = plain and (
         (call.M <= SWAP_MAX_M and call.C is None)  # a call the swapped kernels may run
         or any(isinstance(c, Sm90Config) and c.swap_ab for c in (asked, tuned))
@@ -83,7 +88,7 @@ def choose(call: Call) -> Choice:
         raise LaunchError(f"gemm: config {asked.name} is an sm90 config, but {why}")
     if isinstance(tuned, Sm90Config) and (
         why is not None or call.batch is not None  # tuned for 2-D calls
-        or (tuned.swap_ab and (call.epilogue or call.C is not None))
+        or (tuned.swap_ab and (not plain or call.C is not None))
     ):  # fmt: skip
         tuned = None  # sm90 winners only where the sm90 kernel reads the operands
     elif isinstance(tuned, GemmConfig) and call.batch is not None and why is None:
@@ -100,7 +105,7 @@ def choose(call: Call) -> Choice:
                                     call.sms, kind, may_swap)  # fmt: skip
         if why is not None:
             return Choice("sm80", config, why=why)
-    if built_in and call.epilogue is not None and call.dtype in FP8:
+    if built_in and call.epilogue is not None and call.dtype in FP8 and not config.swap_ab:
         config = SMALL_SM90  # 128x192 by N halves leaves no registers for the ops
         predicted = None  # (tests/kernels/test_epilogue_compile.py)
     if not config.swap_ab:
@@ -111,11 +116,19 @@ def choose(call: Call) -> Choice:
     if not plain:
         what = f"a batch of {call.batch}" if call.batch is not None else "a fused epilogue"
         raise LaunchError(
-            f"gemm (sm90): config {config.name} swaps A and B, which runs 2-D calls without "
-            f"a fused epilogue; this one has {what}: give a config without swap_ab"
+            f"gemm (sm90): config {config.name} swaps A and B, which runs 2-D calls whose "
+            f"fused ops each have a transposed twin (no residual); this one has {what}: give "
+            "a config without swap_ab"
         )
     if isinstance(swapped, str):
         raise LaunchError(f"gemm: config {config.name} swaps A and B, but then {swapped}")
+    epi = None if call.epilogue is None else transposed(call.epilogue, call.M, call.N, call.device)
     return Choice(
-        "sm90", replace(config, swap_ab=False), None, swapped, True, predicted_s=predicted
+        "sm90",
+        replace(config, swap_ab=False),
+        None,
+        swapped,
+        True,
+        predicted_s=predicted,
+        epilogue=epi,
     )

@@ -44,6 +44,11 @@ FAMILIES = {"sm80": GemmConfig(128, 128, 32, (2, 2), 4), "sm90": Sm90Config(128,
 FP8_SM80 = GemmConfig(128, 128, 32, (4, 2), 4)
 SHAPES = [(1, 72, 48), (257, 384, 128), (300, 200, 144), (1031, 1000, 528)]  # fp8 TMA: K % 16
 COMPOSITIONS = [("bias", "gelu_tanh"), ("scale_row", "scale_col", "bias", "silu", "residual")]
+# the built-in pick (config None) on calls of at most 256 rows: swapped kernels run the chain
+# as D^T's (epilogue.transposed); each row records whether it ran swapped
+SWAP_SHAPES = [(1, 4096, 1024), (16, 2048, 1024), (77, 1000, 528), (200, 3072, 512)]
+SWAP_CHAINS = [("bias", "gelu_tanh"), ("scale_row", "scale_col", "bias_row", "silu"),
+               ("bias_row", "relu"), ("scale_col", "bias")]  # fmt: skip
 TOL = {torch.bfloat16: 8e-3, torch.float32: 2e-3}
 
 
@@ -87,7 +92,7 @@ def check(results, family, ops, M, N, K, dtype, out_dtype, alpha=1.0, beta=0.0, 
     tens = tensors_for(ops, M, N, out_dtype, vec or torch.bfloat16)
     C = torch.randn(M, N, device="cuda", dtype=out_dtype) if beta else None
     out = torch.full((M, N), float("nan"), device="cuda", dtype=out_dtype)
-    cfg = FP8_SM80 if family == "sm80" and dtype.itemsize == 1 else FAMILIES[family]
+    cfg = FP8_SM80 if family == "sm80" and dtype.itemsize == 1 else FAMILIES.get(family)
     cutemma.gemm(A, B, C, alpha=alpha, beta=beta, out=out, config=cfg,
                  epilogue=ops, **tens)  # fmt: skip
     acc = A.float() @ B.float()
@@ -97,6 +102,9 @@ def check(results, family, ops, M, N, K, dtype, out_dtype, alpha=1.0, beta=0.0, 
     results.append({"family": family, "ops": list(ops), "shape": [M, N, K],
                     "dtype": str(dtype)[6:], "out": str(out_dtype)[6:], "alpha": alpha,
                     "beta": beta, "rel_err": err, "ok": ok})  # fmt: skip
+    if family == "builtin":
+        seen = cutemma.kernels.which_kernel(A, B, C, alpha=alpha, beta=beta, epilogue=ops, **tens)
+        results[-1]["swapped"] = bool(seen.swap)
     if not ok:
         print("FAIL", results[-1], flush=True)
     return ok
@@ -164,6 +172,10 @@ def correctness(quick):
         check(results, family, ("bias", "relu"), 300, 200, 144, torch.bfloat16,
               torch.bfloat16, alpha=0.5, beta=2.0)  # fmt: skip
         special_checks(results, family)
+    for ops in SWAP_CHAINS:
+        for M, N, K in SWAP_SHAPES[:2] if quick else SWAP_SHAPES:
+            check(results, "builtin", ops, M, N, K, torch.bfloat16, torch.bfloat16)
+            check(results, "builtin", ops, M, N, K, torch.float8_e4m3fn, torch.bfloat16)
     return results
 
 

@@ -250,3 +250,30 @@ def test_reference_names_what_is_wrong():
     with pytest.raises(LaunchError, match="epilogue reference: "):
         reference(acc, ("bias",), {"bias": torch.zeros(5)})  # 5 does not broadcast to 3
     assert reference(acc, ("bias",), {"bias": torch.ones(3)}).sum() == 6
+
+
+def test_a_transposed_chain_on_d_t_is_the_chain_on_d():
+    """epilogue.transposed: each vector op as its twin on D^T, so that the swapped kernel's
+    D^T through the transposed chain is, transposed back, the call's D through its own
+    chain (torch references on random values); a residual has no twin."""
+    from cutemma.kernels.epilogue import transposed
+
+    M, N, cpu = 5, 7, torch.device("cpu")
+    acc = torch.randn(M, N)
+    vec = {"scale_row": torch.rand(M) + 0.5, "scale_col": torch.rand(N) + 0.5,
+           "bias": torch.randn(N), "bias_row": torch.randn(M)}  # fmt: skip
+    for ops in [("bias", "gelu_tanh"), ("scale_row", "scale_col", "bias", "silu"),
+                ("scale_col", "bias_row", "relu"), ("bias", "bias_row")]:  # fmt: skip
+        tensors = {OPS[n].arg: vec[OPS[n].arg] for n in ops if OPS[n].arg}
+        b = bind(ops, tensors, M, N, cpu)
+        t = transposed(b, M, N, cpu)
+        assert t.epilogue.ops != b.epilogue.ops and t.fast.names == ops
+        want = reference(acc, ops, tensors)
+        got = reference(acc.t().contiguous(), t.epilogue.ops, t.named).t()
+        assert torch.allclose(got, want, atol=1e-6), ops
+        # each fast-path slot of the transposed launch points at the call's same tensor
+        assert {t.values[i] for i, _ in t.fast.slots} == {x.data_ptr() for x in tensors.values()}
+        for i, j in t.fast.slots:
+            assert t.fast.tensors[j].data_ptr() == t.values[i]
+    r = bind(("bias", "residual"), {"bias": vec["bias"], "residual": torch.randn(M, N)}, M, N, cpu)
+    assert transposed(r, M, N, cpu) is None

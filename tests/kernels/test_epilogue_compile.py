@@ -11,6 +11,7 @@ import os
 import re
 import sys
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -23,6 +24,7 @@ from cutemma.kernels.sm80.plan import GemmConfig, GemmPlan  # noqa: E402
 from cutemma.kernels.sm80.source import gemm_source  # noqa: E402
 from cutemma.kernels.sm90.plan import Sm90Config, Sm90Plan  # noqa: E402
 from cutemma.kernels.sm90.source import gemm_sm90_source  # noqa: E402
+from cutemma.kernels.space import swapped_kernel  # noqa: E402
 
 # every op at least once: one chain of all vector ops per activation, plus two compositions
 # people use (Linear + GELU; fp8 dequantisation + bias + SiLU + residual)
@@ -41,6 +43,16 @@ CASES = [("sm80", SM80, e) for e in CHAINS] + [("sm90", SM90, e) for e in CHAINS
 CASES.append(("sm90", FP8, CHAINS[3]))
 # the bench's fused call (bias + GELU) on the wide 16-bit tiles the built-in pick takes
 CASES += [("sm90", (Sm90Config(128, bn), "bf16", "K", "K", "bf16"), CHAINS[2]) for bn in (192, 256)]
+# swapped kernels (D^T = B^T A^T, register epilogue) with chains as D^T's (epilogue.transposed)
+_SWAPPED = [(swapped_kernel(16, 8192, 8192, "bf16", 132, False), "bf16"),
+            (swapped_kernel(24, 10240, 8192, "bf16", 132, True), "bf16"),
+            (swapped_kernel(32, 8192, 8192, "e4m3", 132, False), "e4m3")]  # fmt: skip
+CASES += [
+    ("sm90", (replace(c, swap_ab=False), dt, "K", "K", "bf16"), e)
+    for c, dt in _SWAPPED
+    for e in (Epilogue(("bias_row", "gelu_tanh"), ("bf16", "")),
+              Epilogue(("scale_col", "scale_row", "bias_row", "silu"), ("f32", "f32", "bf16", "")))
+]  # fmt: skip
 
 
 def _source(family, args, epilogue):

@@ -129,14 +129,12 @@ def test_every_fitted_class_is_a_class_of_the_space():
     assert set(device("h200").eff) <= classes
 
 
-torch = pytest.importorskip("torch")
-
-
-def test_the_policy_takes_the_cheapest_kernel_and_rules_on_request(monkeypatch):
+def test_the_policy_takes_the_cheapest_kernel(monkeypatch):
     import types
 
     from cutemma.kernels import policy
 
+    torch = pytest.importorskip("torch")
     BF = torch.bfloat16
     A, B = torch.zeros(300, 4096, dtype=BF), torch.zeros(4096, 8192, dtype=BF)
     call = types.SimpleNamespace(A=A, B=B, M=300, N=8192, K=4096, batch=None, dtype="bf16",
@@ -147,6 +145,36 @@ def test_the_policy_takes_the_cheapest_kernel_and_rules_on_request(monkeypatch):
     chosen = policy.choose(call)
     want, seconds = best(candidates(300, 8192, 4096, "bf16"), 300, 8192, 4096, "bf16", 1, "h200")
     assert chosen.config == want and chosen.predicted_s == seconds
+
+
+def test_a_fused_call_may_run_swapped_with_its_chain_transposed(monkeypatch):
+    """A decode-sized call with vector ops (bias, scales) is priced with the swapped kernels
+    too; taken swapped, the kernel runs the chain as D^T's (bias -> bias_row); a residual
+    (no transposed twin) keeps the call unswapped."""
+    import types
+
+    from cutemma.kernels import policy
+    from cutemma.kernels.epilogue import bind
+
+    torch = pytest.importorskip("torch")
+    BF, cpu = torch.bfloat16, torch.device("cpu")
+    M, N, K = 16, 8192, 8192
+    A, B = torch.zeros(M, K, dtype=BF), torch.zeros(N, K, dtype=BF).t()
+    monkeypatch.setattr(policy, "lookup_device", lambda *a: None)
+
+    def call(ops, tensors):
+        return types.SimpleNamespace(A=A, B=B, M=M, N=N, K=K, batch=None, dtype="bf16",
+                                     arch="sm_90a", sms=132, gpu="NVIDIA H200", device=cpu,
+                                     design=None, config=None, C=None, a_major="K", b_major="K",
+                                     epilogue=bind(ops, tensors, M, N, cpu))  # fmt: skip
+
+    plain = types.SimpleNamespace(**{**vars(call(("relu",), {})), "epilogue": None})
+    assert policy.choose(plain).swap  # the plain call runs swapped here
+    fused = policy.choose(call(("bias", "gelu_tanh"), {"bias": torch.zeros(N, dtype=BF)}))
+    assert fused.swap and fused.epilogue.epilogue.ops == ("bias_row", "gelu_tanh")
+    assert fused.config == policy.choose(plain).config
+    res = call(("residual",), {"residual": torch.zeros(M, N, dtype=BF)})
+    assert not policy.choose(res).swap and policy.choose(res).epilogue is None
 
 
 def test_the_sweep_draws_its_documented_distribution():

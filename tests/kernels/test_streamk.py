@@ -368,18 +368,21 @@ def test_no_swap_past_256_rows_for_tf32_or_a_batch():
     assert not any(c.swap_ab for c in candidates(8, 8192, 8192, "bf16", batch=2))
 
 
-def test_a_swapped_config_refuses_batches_and_fused_epilogues():
-    """swap_ab runs D^T = B^T A^T of a 2-D call: a batch or a fused epilogue is refused by
-    name (the policy's choice for a call record of CPU tensors that asks for the config)."""
+def test_a_swapped_config_refuses_batches_and_a_residual():
+    """swap_ab runs D^T = B^T A^T of a 2-D call whose fused ops each have a transposed twin:
+    a batch or a residual (a matrix read by D's rows) is refused by name (the policy's
+    choice for a call record of CPU tensors that asks for the config)."""
     import types
 
     from cutemma.errors import LaunchError
+    from cutemma.kernels.epilogue import bind
     from cutemma.kernels.policy import choose
 
     torch = pytest.importorskip("torch")
     cfg = swapped_kernel(16, 256, 256, "bf16", 132, False)
     A, B = torch.zeros(16, 256, dtype=torch.bfloat16), torch.zeros(256, 256, dtype=torch.bfloat16)
-    for batch, epi in ((3, None), (None, object())):
+    res = bind(("residual",), {"residual": torch.zeros(16, 256)}, 16, 256, torch.device("cpu"))
+    for batch, epi in ((3, None), (None, res)):
         call = types.SimpleNamespace(batch=batch, epilogue=epi, A=A, B=B, M=16, N=256, K=256,
                                      dtype="bf16", arch="sm_90a", sms=132, device=0,
                                      design=None, config=cfg, C=None, a_major="K", b_major="N")  # fmt: skip

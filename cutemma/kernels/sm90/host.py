@@ -146,7 +146,8 @@ def prepare(call: Any, choice: Any, persistent: bool = True) -> tuple[Any, bool]
             )
     D = call.D.t() if choice.swap else call.D  # what the kernel writes
     C = D if call.C is None else call.C
-    epi = NO_EPILOGUE if call.epilogue is None else call.epilogue.epilogue
+    bound = call.epilogue if choice.epilogue is None else choice.epilogue  # (swapped: D^T's)
+    epi = NO_EPILOGUE if bound is None else bound.epilogue
     A, B = v.A, v.B
     key = (A.data_ptr(), A.shape, A.stride(), A.dtype, B.data_ptr(), B.shape, B.stride(),
            B.dtype, D.dtype, C.dtype, config, persistent, A.device, batch, epi)  # fmt: skip
@@ -168,7 +169,7 @@ def prepare(call: Any, choice: Any, persistent: bool = True) -> tuple[Any, bool]
         prepared = PreparedLaunch(kern, call.device, grid, (map_a, map_b), sizes, plan, D.dtype,
                                   shape, bat, config.split)  # fmt: skip
         if epi:  # (the bound epilogue's kernel parameters)
-            prepared.add_epilogue(call.epilogue.params)
+            prepared.add_epilogue(bound.params)
         put_bounded(_PREPARED, key, prepared, _PREPARED_MAX)
     keep = call.remember and persistent and call.C is None and not v.copied
     return (SwapLaunch(prepared) if choice.swap else prepared), keep

@@ -155,5 +155,11 @@ class SwapLaunch:
         """C and D of the unswapped call: the kernel reads C^T and writes D^T."""
         self.inner.set_operands(C.t(), out.t(), alpha, beta)
 
+    # the fused chain's boxes are the inner launch's (the chain as D^T's: epilogue.transposed)
+    epi = property(lambda s: s.inner.epi)
+
+    def set_epilogue(self, values: tuple) -> None:
+        self.inner.set_epilogue(values)
+
     def launch(self) -> None:
         self.inner.launch()

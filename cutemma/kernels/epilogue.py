@@ -470,7 +470,7 @@ def transposable(bound: Bound) -> bool:
     return all(n in TRANSPOSED or not OPS[n].arg for n in bound.epilogue.ops)
 
 
-def transposed(bound: Bound, M: int, N: int, device: Any) -> Bound | None:
+def transposed(bound: Bound, M: int, N: int) -> Bound | None:
     """``bound``'s chain for a kernel that computes D^T = B^T A^T of an (M, N) call: each
     per-row op as its per-column twin and back (:data:`TRANSPOSED`), the same tensors; the
     repeated-call record keeps the call's own op list and tensors, its slots those of the
@@ -479,7 +479,7 @@ def transposed(bound: Bound, M: int, N: int, device: Any) -> Bound | None:
     >>> import torch
     >>> b = bind(("scale_row", "bias", "silu"), {"scale_row": torch.ones(4), "bias": torch.zeros(8)},
     ...          4, 8, torch.device("cpu"))
-    >>> t = transposed(b, 4, 8, torch.device("cpu"))
+    >>> t = transposed(b, 4, 8)
     >>> t.epilogue.ops, t.fast.names, [tuple(x.shape) for x in t.tensors]
     (('scale_col', 'bias_row', 'silu'), ('scale_row', 'bias', 'silu'), [(4,), (8,)])
     """
@@ -487,6 +487,7 @@ def transposed(bound: Bound, M: int, N: int, device: Any) -> Bound | None:
     if not transposable(bound):
         return None
     named = bound.named
+    device = next((t.device for t in named.values()), None)  # (checked by the call's bind)
     flipped = bind(
         tuple(TRANSPOSED.get(n, n) for n in ops),
         {TRANSPOSED[a]: t for a, t in named.items()},

@@ -122,7 +122,7 @@ def choose(call: Call) -> Choice:
         )
     if isinstance(swapped, str):
         raise LaunchError(f"gemm: config {config.name} swaps A and B, but then {swapped}")
-    epi = None if call.epilogue is None else transposed(call.epilogue, call.M, call.N, call.device)
+    epi = None if call.epilogue is None else transposed(call.epilogue, call.M, call.N)
     return Choice(
         "sm90",
         replace(config, swap_ab=False),

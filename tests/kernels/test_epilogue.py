@@ -266,7 +266,7 @@ def test_a_transposed_chain_on_d_t_is_the_chain_on_d():
                 ("scale_col", "bias_row", "relu"), ("bias", "bias_row")]:  # fmt: skip
         tensors = {OPS[n].arg: vec[OPS[n].arg] for n in ops if OPS[n].arg}
         b = bind(ops, tensors, M, N, cpu)
-        t = transposed(b, M, N, cpu)
+        t = transposed(b, M, N)
         assert t.epilogue.ops != b.epilogue.ops and t.fast.names == ops
         want = reference(acc, ops, tensors)
         got = reference(acc.t().contiguous(), t.epilogue.ops, t.named).t()
@@ -276,4 +276,4 @@ def test_a_transposed_chain_on_d_t_is_the_chain_on_d():
         for i, j in t.fast.slots:
             assert t.fast.tensors[j].data_ptr() == t.values[i]
     r = bind(("bias", "residual"), {"bias": vec["bias"], "residual": torch.randn(M, N)}, M, N, cpu)
-    assert transposed(r, M, N, cpu) is None
+    assert transposed(r, M, N) is None

@@ -164,7 +164,7 @@ def test_a_fused_call_may_run_swapped_with_its_chain_transposed(monkeypatch):
 
     def call(ops, tensors):
         return types.SimpleNamespace(A=A, B=B, M=M, N=N, K=K, batch=None, dtype="bf16",
-                                     arch="sm_90a", sms=132, gpu="NVIDIA H200", device=cpu,
+                                     arch="sm_90a", sms=132, gpu="NVIDIA H200", device=0,
                                      design=None, config=None, C=None, a_major="K", b_major="K",
                                      epilogue=bind(ops, tensors, M, N, cpu))  # fmt: skip
 

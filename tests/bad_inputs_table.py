@@ -536,6 +536,10 @@ API: list[tuple[str, type, str]] = [
     # stream-K (issue 21): a bool, cooperative, no cluster, 2-D only
     ("cm.Sm90Config(stream_k=1)", TE, "stream_k 1 True or False"),
     ("cm.Sm90Config(swap_ab=1)", TE, "swap_ab 1 True or False"),
+    ("cm.Sm90Config(split=4)", TE, "split 4: None, or an int >= 2"),
+    ("cm.Sm90Config(stream_k=True, split=1)", TE, "split 1: None, or an int >= 2"),
+    ("cm.Sm90Config(stream_k=True, split='4')", TE, "split '4': None, or an int >= 2"),
+    ("cm.Sm90Config(stream_k=True, split=True)", TE, "split True: None, or an int >= 2"),
     # L2 evict-first loads (issue 21, session 8): 'A', 'B' or '', clusters of 1
     ("cm.Sm90Config(evict_first='C')", TE, "evict_first 'C': 'A' or 'B'"),
     ("cm.Sm90Config(evict_first=1)", TE, "evict_first a str"),

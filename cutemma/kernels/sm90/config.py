@@ -165,11 +165,11 @@ class Sm90Config:
     last partial wave would leave to few SMs, a tile cut between CTAs summed by its first
     CTA in a fixed order (:mod:`cutemma.kernels.sm90.streamk`). ``swap_ab`` (2-D calls, no
     fused epilogue): the call runs as D^T = B^T A^T through transposed views, this config
-    being the kernel's for the swapped problem (decode calls, :mod:`cutemma.kernels.decode`).
+    being the kernel's for the swapped problem (:func:`cutemma.kernels.space.swapped_kernel`).
     ``evict_first`` 'A' or 'B' (clusters of 1): that operand's TMA loads carry an L2
     evict-first cache policy, for an operand read once (a decode call's weights): its lines
     are the first L2 gives up, so lines that earlier kernels left dirty in L2 are not
-    written back to DRAM while the weights stream in (pick.EVICT_FIRST_MAX_BYTES).
+    written back to DRAM while the weights stream in (space.EVICT_FIRST_MAX_BYTES).
     ``pdl`` (clusters of 1, 2-D calls): programmatic dependent launch. The kernel is
     launched to overlap the end of the kernel before it in the stream. It warms L2 with its
     first k tiles, then waits (``griddepcontrol.wait``) for that grid to finish before it
@@ -177,6 +177,9 @@ class Sm90Config:
     ``wgmma_n``: several wgmmas side by side along N per 64-row slice, for tiles wider than
     one wgmma's 256 columns: an int (equal widths dividing block_n) or the widths from
     column 0 on (e.g. ``(256, 64)`` for 320; each starts at a multiple of its own N).
+    ``split`` (with ``stream_k``): at most that many CTAs share each shared tile, their
+    shares aligned to tiles (:func:`cutemma.kernels.sm90.streamk.sk_split`); the host's
+    alone: the kernel is the same.
 
     >>> Sm90Config(128, 256).name
     'b128x256_c2_sauto'
@@ -202,7 +205,7 @@ class Sm90Config:
     # stream-K (cutemma.kernels.sm90.streamk): the CTAs share the k iterations of the tiles
     # a last partial wave would leave to few SMs, with a deterministic fix-up
     stream_k: bool = False
-    # swap-AB (cutemma.kernels.decode): the call runs as D^T = B^T A^T, this config's
+    # swap-AB (cutemma.kernels.space.swapped_kernel): the call runs as D^T = B^T A^T, this config's
     # kernel on the swapped problem (B's N as its M, the tokens as its N)
     swap_ab: bool = False
     # L2 evict-first (PTX ISA createpolicy): operand "A" or "B" streamed once, its TMA loads

@@ -32,6 +32,10 @@ MEMORY_BYTES = 3 << 30
 HOSTILE = ("'x'", "None", "0", "-1", "2**40", "1.5", "float('nan')", "()", "True", "[1]")
 
 # (callable text, valid positional args, valid keyword args): each argument is swapped in turn
+# cutemma.gemm's keywords at their defaults (the eager and the traced call share them)
+GEMM_KEYWORDS = {"C": "None", "alpha": "1.0", "beta": "0.0", "out": "None", "out_dtype": "None",
+                 "config": "None", "scale_a": "1.0", "scale_b": "1.0"}  # fmt: skip
+
 TEMPLATES: list[tuple[str, list[str], dict[str, str]]] = [
     # copy atoms
     ("cm.make_copy_atom", ["'SM75_U32x4_LDSM_N'", "'f16'"], {}),
@@ -162,20 +166,7 @@ TEMPLATES: list[tuple[str, list[str], dict[str, str]]] = [
     ("emit.to_cute_dsl", ["cm.Layout((4, 2))"], {"mma": "None"}),
     ("cm.Layout.parse", ["'Layout<Shape<Int<4>,Int<2>>,Stride<Int<2>,Int<1>>>{}'"], {}),
     # cutemma.gemm: the checks that run before a GPU is needed (CPU torch tensors)
-    (
-        "cm.gemm",
-        ["tA", "tB"],
-        {
-            "C": "None",
-            "alpha": "1.0",
-            "beta": "0.0",
-            "out": "None",
-            "out_dtype": "None",
-            "config": "None",
-            "scale_a": "1.0",
-            "scale_b": "1.0",
-        },
-    ),  # noqa: E501
+    ("cm.gemm", ["tA", "tB"], GEMM_KEYWORDS),
 ]
 
 # issue 34, wave 3: designs, the call record, epilogues, the traced call, the C++ harness
@@ -191,20 +182,8 @@ TEMPLATES += [
     (
         "traced",
         [],
-        {
-            "C": "None",
-            "alpha": "1.0",
-            "beta": "0.0",
-            "out": "None",
-            "out_dtype": "None",
-            "config": "None",
-            "scale_a": "1.0",
-            "scale_b": "1.0",
-            "epilogue": "None",
-            "design": "None",
-            "tiled_mma": "None",
-        },
-    ),  # fmt: skip
+        {**GEMM_KEYWORDS, "epilogue": "None", "design": "None", "tiled_mma": "None"},
+    ),
     ("callmod.check_scalar", ["'alpha'", "1.0"], {}),
     ("ep.validate_ops", ["('bias', 'relu')"], {}),
     ("ep.design_check", ["('bias', 'relu')"], {"family": "'sm90'"}),

@@ -41,8 +41,9 @@ from gemm import interleaved_ms, median_ms  # noqa: E402
 from read_ceiling import READ_SHAPES, READ_SOURCE  # noqa: E402
 
 import cutemma  # noqa: E402
+from cutemma.kernels import policy as streamk  # noqa: E402  (the policy computes stream-K's work)
 from cutemma.kernels.dispatch import gemm as gemm_sm90  # noqa: E402
-from cutemma.kernels.sm90 import host, streamk  # noqa: E402
+from cutemma.kernels.sm90 import host  # noqa: E402
 from cutemma.kernels.sm90.config import Sm90Config  # noqa: E402
 
 BF, E4 = torch.bfloat16, torch.float8_e4m3fn

@@ -20,8 +20,9 @@ import torch  # noqa: E402
 from gemm_sweep import operands, pair_ms  # noqa: E402
 
 import cutemma  # noqa: E402
+from cutemma.kernels import policy as streamk  # noqa: E402  (the policy computes stream-K's work)
 from cutemma.kernels.runtime import fastpath  # noqa: E402
-from cutemma.kernels.sm90 import host, streamk  # noqa: E402
+from cutemma.kernels.sm90 import host  # noqa: E402
 from cutemma.kernels.space import candidates  # noqa: E402
 
 SHAPES = [(4, 464, 12656), (10, 320, 8496), (23, 896, 8160), (47, 304, 44480),

@@ -162,7 +162,7 @@ def price(
     device's constants given (what a calibration varies): the model itself (module doc)."""
     rate, tile_us = free
     eb = ATOMS_SM90[dtype][1]
-    bm, bn, bk = config.block_m, config.block_n, config.k_tile(eb)
+    bm, bn, bk = config.block_m, config.block_n, config.k_tiles[eb]
     if config.swap_ab:
         m, n = n, m
     tm, tn, kt = -(-m // bm), -(-n // bn), -(-k // bk)
@@ -207,12 +207,15 @@ def best(
     """
     if not configs:
         raise TiledMmaError("cost model: best() of no configs; give at least one Sm90Config")
-    for c in configs:
-        if dtype not in ATOMS_SM90 or not isinstance(c, Sm90Config):
-            predict(c, m, n, k, dtype)  # raises, naming what it cannot price
     dev = device(kind)  # (predict's steps, each asked once for all the configs)
-    timed = [(price(_shape_free(c, dtype, kind), c, m, n, k, dtype, batch, dev), i)
-             for i, c in enumerate(configs)]  # fmt: skip
+    if dtype not in ATOMS_SM90 or not all(isinstance(c, Sm90Config) for c in configs):
+        raise TiledMmaError(
+            f"cost model: best() prices Sm90Configs of a dtype of {sorted(ATOMS_SM90)}; got "
+            f"{sorted({type(c).__name__ for c in configs})} and {dtype!r}"
+        )
+    frees = [_shape_free(c, dtype, kind) for c in configs]
+    timed = [(price(f, c, m, n, k, dtype, batch, dev), i)
+             for i, (f, c) in enumerate(zip(frees, configs))]  # fmt: skip
     t, i = min(timed)
     return configs[i], t
 

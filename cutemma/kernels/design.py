@@ -45,10 +45,10 @@ from cutemma.kernels.sm80.plan import (
 from cutemma.kernels.sm90.config import (
     ATOMS_SM90,
     NON_ACC_REGS,
+    REGISTER_SPLIT,
     SCHEDULES,
     WARPGROUP,
     Sm90Config,
-    register_split,
 )
 from cutemma.layout import ComposedLayout, Layout, size
 from cutemma.tiled import make_tiled_mma
@@ -414,7 +414,7 @@ class GemmDesign:
             pattern, eb, any_major = ATOMS_SM90[dtype]
             name = pattern.format(n=config.atom_n) + ("<K,K>" if any_major else "")
             tiled = make_tiled_mma(name, (config.tile_warpgroups, 1, 1))
-            tile = (config.block_m, config.block_n, config.k_tile(eb))
+            tile = (config.block_m, config.block_n, config.k_tiles[eb])
             d = GemmDesign(tiled, tile, stages=config.stages, schedule=config.schedule)
             return _with_config(d, config)
         raise DesignError(f"from_config: a GemmConfig or Sm90Config, got {type(config).__name__}")
@@ -752,7 +752,7 @@ def _smem_limit(d: GemmDesign, arch: str) -> str | None:
 def _registers(d: GemmDesign, arch: str) -> str | None:
     est, lim = d.registers_estimate(), limits(arch).regs_per_thread
     if d.family == "sm90":
-        lim = register_split(d.config.consumers)[1]
+        lim = REGISTER_SPLIT[d.config.consumers][1]
     if est > lim:
         return f"about {est} registers per thread (the limit is {lim})"
     return None

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from cutemma.errors import DesignError, LaunchError
@@ -341,12 +341,14 @@ class Bound:
     """An epilogue bound to one call: the :class:`Epilogue` to compile and, per kernel
     parameter of :meth:`Epilogue.params` (``params``), the tensor (kept alive until the
     launch) or row stride to launch with (``args``); ``values`` the same as integers
-    (pointers)."""
+    (pointers); ``twin``: the chain as a swapped kernel runs it (:func:`transposed`), bound
+    with the call, None where it has none (a residual, a batch)."""
 
     epilogue: Epilogue
     args: tuple
     fast: FastRecord | None = None
     params: tuple = ()  # the kernel parameters of Epilogue.params(), computed here once
+    twin: Bound | None = None
 
     @property
     def tensors(self) -> tuple:
@@ -403,11 +405,14 @@ def bind(
     device: Any,
     batched: bool = False,
     int8: bool = False,
+    twin: bool = True,
 ) -> Bound:
     """Check a call's epilogue tensors against its ops: every tensor an op needs is given
     and no other, each a torch tensor on ``device`` of float32, bfloat16 or float16 with
     the op's shape (vectors of M or N values, a residual (M, N)); 2-D calls of float
     inputs only. Raises DesignError for the op list, LaunchError for the tensors.
+    ``twin``: bind the chain a swapped kernel would run too (:attr:`Bound.twin`), so
+    the policy reads it rather than coming back here.
 
     >>> import torch
     >>> bind(("bias", "gelu"), {"bias": torch.zeros(8)}, 4, 8, torch.device("cpu")).epilogue
@@ -455,7 +460,10 @@ def bind(
     if epi is None:
         epi = _BUILT[key] = Epilogue(*key)
     params = tuple(epi.params())
-    return Bound(epi, tuple(args), _fast_record(names, tensors, epi, args, params), params)
+    bound = Bound(epi, tuple(args), _fast_record(names, tensors, epi, args, params), params)
+    if not twin or not ops:
+        return bound
+    return replace(bound, twin=transposed(bound, M, N))
 
 
 # each vector op of D as the op that applies the same vector to D^T (a swapped kernel's
@@ -494,6 +502,7 @@ def transposed(bound: Bound, M: int, N: int) -> Bound | None:
         N,
         M,
         device,
+        twin=False,
     )
     fast, mine = bound.fast, flipped.fast
     if fast is not None and mine is not None:  # the call's own record, slots at its tensors

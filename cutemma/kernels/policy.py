@@ -26,11 +26,11 @@ from typing import Any, NamedTuple
 
 from cutemma.errors import LaunchError
 from cutemma.kernels.call import Call
-from cutemma.kernels.epilogue import transposable, transposed
 from cutemma.kernels.pick import SMALL_SM90, builtin
 from cutemma.kernels.sm80.config import GemmConfig
-from cutemma.kernels.sm90.config import FP8, Sm90Config
+from cutemma.kernels.sm90.config import ATOMS_SM90, FP8, Sm90Config
 from cutemma.kernels.sm90.operands import Views, operand_views
+from cutemma.kernels.sm90.streamk import sk_split
 from cutemma.kernels.space import SWAP_MAX_M
 from cutemma.kernels.tuned import lookup_device
 
@@ -42,8 +42,9 @@ class Choice(NamedTuple):
     A^T's, the config's ``swap_ab`` cleared), ``why`` an sm80 choice is not sm90's (None
     where the sm90 kernel could have read the operands), ``predicted_s`` the cost
     model's time for a built-in sm90 choice, and ``epilogue``: the fused chain as the
-    swapped kernel runs it (:func:`~cutemma.kernels.epilogue.transposed`; None: the call's
-    own)."""
+    swapped kernel runs it (:attr:`~cutemma.kernels.epilogue.Bound.twin`; None: the call's
+    own); ``work``, a stream-K config's (tiles shared, CTAs sharing them), as the cost
+    model priced them (:func:`~cutemma.kernels.sm90.streamk.sk_split`)."""
 
     family: str
     config: Any
@@ -53,6 +54,7 @@ class Choice(NamedTuple):
     why: str | None = None
     predicted_s: float | None = None
     epilogue: Any = None
+    work: tuple[int, int] | None = None
 
 
 def choose(call: Call) -> Choice:
@@ -76,7 +78,7 @@ def choose(call: Call) -> Choice:
     # a design's kernel is fixed: operands TMA cannot read are copied into padded rows
     fixed = design is not None and isinstance(asked, Sm90Config)
     # what a swapped kernel runs: 2-D calls, their fused ops each with a transposed twin
-    plain = call.batch is None and (call.epilogue is None or transposable(call.epilogue))
+    plain = call.batch is None and (call.epilogue is None or call.epilogue.twin is not None)
     swaps = plain and (
         (call.M <= SWAP_MAX_M and call.C is None)  # a call the swapped kernels may run
         or any(isinstance(c, Sm90Config) and c.swap_ab for c in (asked, tuned))
@@ -108,9 +110,20 @@ def choose(call: Call) -> Choice:
     if built_in and call.epilogue is not None and call.dtype in FP8 and not config.swap_ab:
         config = SMALL_SM90  # 128x192 by N halves leaves no registers for the ops
         predicted = None  # (tests/kernels/test_epilogue_compile.py)
+    work = None
+    if config.stream_k:  # the tiles stream-K shares and its CTAs, as the cost model priced them
+        m, n = (call.N, call.M) if config.swap_ab else (call.M, call.N)
+        bk = config.k_tiles[ATOMS_SM90[call.dtype][1]]
+        tiles_m, tiles_n = -(-m // config.block_m), -(-n // config.block_n)
+        work = sk_split(tiles_m, tiles_n, -(-call.K // bk), call.sms, config.split)
     if not config.swap_ab:
         return Choice(
-            "sm90", config, custom if config is asked else None, seen, predicted_s=predicted
+            "sm90",
+            config,
+            custom if config is asked else None,
+            seen,
+            predicted_s=predicted,
+            work=work,
         )
     # D^T = B^T A^T with the config's kernel (its swap_ab cleared) on the transposed views
     if not plain:
@@ -122,7 +135,7 @@ def choose(call: Call) -> Choice:
         )
     if isinstance(swapped, str):
         raise LaunchError(f"gemm: config {config.name} swaps A and B, but then {swapped}")
-    epi = None if call.epilogue is None else transposed(call.epilogue, call.M, call.N)
+    epi = None if call.epilogue is None else call.epilogue.twin
     return Choice(
         "sm90",
         replace(config, swap_ab=False),
@@ -131,4 +144,5 @@ def choose(call: Call) -> Choice:
         True,
         predicted_s=predicted,
         epilogue=epi,
+        work=work,
     )

@@ -19,7 +19,7 @@ from cutemma.errors import CutemmaError, DesignError, SoftwareAtomWarning
 from cutemma.hardware import limits, parse_arch
 from cutemma.kernels.design import GemmDesign, checked, family_plan
 from cutemma.kernels.sm80.plan import cp_async_copy
-from cutemma.kernels.sm90.config import register_split
+from cutemma.kernels.sm90.config import REGISTER_SPLIT
 from cutemma.tiled.copy_analysis import bank_conflicts, vector_bits
 
 
@@ -170,7 +170,7 @@ def _sm90_accesses(design: GemmDesign, report: DesignReport) -> None:
             f"{which}: TMA box {box.box} x {len(box.copies)} ({box.swizzle}), wgmma descriptors "
             "read the same swizzle: no bank conflicts by construction"
         )
-    prod, cons = register_split(plan.config.consumers)
+    prod, cons = REGISTER_SPLIT[plan.config.consumers]
     report.notes.append(f"setmaxnreg: producer {prod}, consumers {cons} registers per thread")
 
 

@@ -40,10 +40,10 @@ from cutemma.kernels.sm90.config import (
     FP8,
     MAX_STAGES,
     NON_ACC_REGS,
+    REGISTER_SPLIT,
     SWIZZLE_ROW_BYTES,
     WARPGROUP,
     Sm90Config,
-    register_split,
 )
 
 # tile rows -> consumer warpgroups (each warpgroup owns 64-row wgmma slices)
@@ -153,7 +153,7 @@ def fits(cfg: Sm90Config, dtype: str) -> bool:
     per_thread = cfg.block_m // cfg.consumers * cfg.block_n // WARPGROUP
     promoted = dtype in FP8 and bool(cfg.promote)
     sets = 3 if promoted and cfg.promote == "overlap" else 2 if promoted else 1
-    return sets * per_thread <= register_split(cfg.consumers)[1] - NON_ACC_REGS
+    return sets * per_thread <= REGISTER_SPLIT[cfg.consumers][1] - NON_ACC_REGS
 
 
 @cache

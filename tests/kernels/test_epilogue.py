@@ -268,6 +268,9 @@ def test_a_transposed_chain_on_d_t_is_the_chain_on_d():
         b = bind(ops, tensors, M, N, cpu)
         t = transposed(b, M, N)
         assert t.epilogue.ops != b.epilogue.ops and t.fast.names == ops
+        # the call's bind holds the same twin, so the policy asks the epilogue nothing more
+        assert (b.twin.epilogue, b.twin.values, b.twin.fast) == (t.epilogue, t.values, t.fast)
+        assert t.twin is None  # (a twin binds no twin of its own)
         want = reference(acc, ops, tensors)
         got = reference(acc.t().contiguous(), t.epilogue.ops, t.named).t()
         assert torch.allclose(got, want, atol=1e-6), ops
@@ -276,4 +279,4 @@ def test_a_transposed_chain_on_d_t_is_the_chain_on_d():
         for i, j in t.fast.slots:
             assert t.fast.tensors[j].data_ptr() == t.values[i]
     r = bind(("bias", "residual"), {"bias": vec["bias"], "residual": torch.randn(M, N)}, M, N, cpu)
-    assert transposed(r, M, N) is None
+    assert transposed(r, M, N) is None and r.twin is None

@@ -146,20 +146,50 @@ def test_a_design_pads_operands_tma_cannot_read():
         choose(record(A, B, config=d.config))
 
 
+class _Strided:
+    """A stand-in operand: any shape and strides (a stride near 2^40 bytes needs no memory)."""
+
+    def __init__(self, shape, stride, eb):
+        self.shape, self._stride, self.eb = shape, stride, eb
+
+    def stride(self, d=None):
+        return self._stride if d is None else self._stride[d]
+
+    def element_size(self):
+        return self.eb
+
+    def data_ptr(self):
+        return 1 << 20
+
+    def dim(self):
+        return len(self.shape)
+
+
 @pytest.mark.parametrize("elem_bytes", [1, 2, 4])
 @pytest.mark.parametrize("dim", [1, 2])
 def test_the_policys_tma_stride_rule_is_the_tensor_maps(elem_bytes, dim):
-    """The views decide TMA readability from the driver's rules as data; the tensor-map
-    encoder's own check (copy/tma_map.stride_refusal) is the witness: same answer, same
-    words, on strides around every boundary."""
+    """The views decide TMA readability from the driver's numbers (TMA_RULES); the
+    tensor-map encoder's own check (copy/tma_map.stride_refusal) is the witness: the same
+    answer on strides around every boundary, for the leading (dim 1) and batch (dim 2)
+    strides."""
     from cutemma.copy.tma_map import TMA_RULES, stride_refusal
-    from cutemma.kernels.sm90.operands import _stride_refusal
 
+    dtype = {1: "e4m3", 2: "bf16", 4: "tf32"}[elem_bytes]
+    v = 16 // elem_bytes
+    B = _Strided((8 * v, 2), (1, 8 * v), elem_bytes)  # K-major, aligned
     top = TMA_RULES.max_stride // elem_bytes
     for elements in [0, 1, 2, 7, 8, 15, 16, 17, 24, 4096, 4097, top - 16, top - 1, top, top + 16]:
-        assert _stride_refusal(elements, elem_bytes, dim) == stride_refusal(
-            elements, elem_bytes, dim
-        )
+        if dim == 1:
+            A = _Strided((2, 8 * v), (elements, 1), elem_bytes)
+        elif elements == 0:
+            continue  # a zero batch stride is a shared operand: a 2-D map, no batch stride
+        else:
+            A = _Strided((3, 2, 8 * v), (elements, 8 * v, 1), elem_bytes)
+        seen = views(A, B, dtype, "sm_90a")
+        want = stride_refusal(elements, elem_bytes, dim)
+        assert isinstance(seen, str) == (want is not None), (elements, seen, want)
+        if want is not None:
+            assert f"stride {elements} elements = {elements * elem_bytes} bytes" in seen
 
 
 def test_the_call_record_holds_what_the_policy_reads():
@@ -176,3 +206,28 @@ def test_the_call_record_holds_what_the_policy_reads():
     assert (call.M, call.N, call.K) == (32, 48, 64)
     assert all(type(x) is int for x in (call.M, call.N, call.K))
     assert (call.a_major, call.b_major) == ("M", "N")
+
+
+@pytest.mark.parametrize("split", [None, 4])
+def test_a_stream_k_choice_carries_its_work_for_the_launch(split):
+    """The policy hands the launch stream-K's (shared tiles, CTAs) for the call's own tile
+    counts (300 x 8192 over 128 x 128 tiles: 3 x 64; K 4096 over 64-deep k tiles: 64);
+    a config without stream-K carries none."""
+    from cutemma.kernels.sm90.streamk import sk_split
+
+    A, B = torch.zeros(300, 4096, dtype=BF), torch.zeros(4096, 8192, dtype=BF)
+    cfg = Sm90Config(128, 128, stream_k=True, split=split)
+    c = choose(record(A, B, config=cfg))
+    assert c.work == sk_split(3, 64, 64, 132, split)
+    assert choose(record(A, B, config=Sm90Config(128, 128))).work is None
+
+
+def test_a_stream_k_launch_without_its_work_is_refused():
+    from cutemma.kernels.sm90 import launch as fp90
+
+    class Plan:
+        stream_k, tma_store = (128, 128, 64), False
+
+    sizes = [fp90._I32(300), fp90._I32(8192), fp90._I32(4096)]
+    with pytest.raises(LaunchError, match="stream-K launch needs its work"):
+        fp90.PreparedLaunch(None, 0, 132, (fp90._I32(), fp90._I32()), sizes, Plan, "x", (3, 4))

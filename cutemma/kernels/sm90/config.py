@@ -40,14 +40,10 @@ CONSUMER_REGS = 232
 REGS_3_CONSUMERS = (24, 160)
 
 
-def register_split(consumers: int) -> tuple[int, int]:
-    """(producer, consumer) registers per thread after setmaxnreg, by consumer warpgroups:
-    the warpgroups' total stays within the SM's 65536 (multiples of 8, PTX ISA setmaxnreg).
-
-    >>> register_split(2), register_split(3)
-    ((40, 232), (24, 160))
-    """
-    return REGS_3_CONSUMERS if consumers == 3 else (PRODUCER_REGS, CONSUMER_REGS)
+# (producer, consumer) registers per thread after setmaxnreg, by consumer warpgroups: the
+# warpgroups' total stays within the SM's 65536 (multiples of 8, PTX ISA setmaxnreg)
+REGISTER_SPLIT = {1: (PRODUCER_REGS, CONSUMER_REGS), 2: (PRODUCER_REGS, CONSUMER_REGS),
+                  3: REGS_3_CONSUMERS}  # fmt: skip
 
 
 # "tma": 16-bit outputs go registers -> a swizzled smem tile -> TMA store (asynchronous: the
@@ -380,6 +376,9 @@ class Sm90Config:
         bad = [what for ok, what in rules if not ok]
         if bad:
             raise TiledMmaError(f"Sm90Config {self.name}: need " + "; ".join(bad))
+        # K elements per stage by element bytes: data the cost model and the plan read
+        k_tiles = {eb: self.block_k or SWIZZLE_ROW_BYTES // eb for eb in (1, 2, 4)}
+        object.__setattr__(self, "k_tiles", k_tiles)
 
     @property
     def name(self) -> str:
@@ -429,12 +428,12 @@ class Sm90Config:
 
     def k_tile(self, elem_bytes: int) -> int:
         """Elements of K per stage for ``elem_bytes``-byte elements: ``block_k``, else one
-        :data:`SWIZZLE_ROW_BYTES` swizzle row.
+        :data:`SWIZZLE_ROW_BYTES` swizzle row (``k_tiles``, by element bytes, holds them).
 
-        >>> Sm90Config().k_tile(2), Sm90Config(block_k=256).k_tile(1)
-        (64, 256)
+        >>> Sm90Config().k_tile(2), Sm90Config(block_k=256).k_tile(1), Sm90Config().k_tiles[4]
+        (64, 256, 32)
         """
-        return self.block_k or SWIZZLE_ROW_BYTES // elem_bytes
+        return self.k_tiles[elem_bytes]
 
     @property
     def threads(self) -> int:

@@ -167,7 +167,7 @@ def prepare(call: Any, choice: Any, persistent: bool = True) -> tuple[Any, bool]
             bat = (batch, (BAT_A if A.dim() == 3 else 0) | (BAT_B if B.dim() == 3 else 0))
         shape = tuple(D.shape)
         prepared = PreparedLaunch(kern, call.device, grid, (map_a, map_b), sizes, plan, D.dtype,
-                                  shape, bat, config.split)  # fmt: skip
+                                  shape, bat, choice.work)  # fmt: skip
         if epi:  # (the bound epilogue's kernel parameters)
             prepared.add_epilogue(bound.params)
         put_bounded(_PREPARED, key, prepared, _PREPARED_MAX)

@@ -193,7 +193,7 @@ def launch_record(config: Any, dtype: str, a_major: str, b_major: str, out: str 
         )
     eb = ATOMS_SM90[dtype][1]
     bm, bn = config.block_m, config.block_n
-    bk = config.k_tile(eb)
+    bk = config.k_tiles[eb]
     majors = {"A": "K" if a_major == "K" else "MN", "B": "K" if b_major == "K" else "MN"}
     tma_store = config.epilogue in ("tma", "tma2") and out in TMA_STORE_OUTS
     d_width = bn // (2 if config.epilogue == "tma2" else 1)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ctypes
 from typing import Any
 
+from cutemma.errors import LaunchError
 from cutemma.kernels.runtime.fastpath import _F32, _I32, _I64, _U64, BoxedLaunch, put_bounded
 from cutemma.kernels.runtime.workspace import WorkspaceArgs
 from cutemma.kernels.sm90.tma_maps import NO_MAP, output_map
@@ -18,16 +19,13 @@ from cutemma.kernels.sm90.tma_maps import NO_MAP, output_map
 class StreamKArgs:
     """A stream-K launch's extra argument boxes: the runtime's workspace boxes (partials,
     flags, epoch: :class:`~cutemma.kernels.runtime.workspace.WorkspaceArgs`, written at
-    each launch) around the shared tile and sharing CTA counts (``split``: the config's cap
-    on the CTAs per shared tile)."""
+    each launch) around the shared tile and sharing CTA counts (``work``: the policy's
+    :func:`~cutemma.kernels.sm90.streamk.sk_split` of the call)."""
 
     __slots__ = ("boxes", "workspace")
 
-    def __init__(self, block: tuple, sizes: list, grid: int, split: int | None = None) -> None:
-        from cutemma.kernels.sm90.streamk import sk_split
-
-        (m, n, k), (bm, bn, bk) = sizes, block
-        sk_tiles, sk_ctas = sk_split(-(-m // bm), -(-n // bn), -(-k // bk), grid, split)
+    def __init__(self, block: tuple, grid: int, work: tuple[int, int]) -> None:
+        (bm, bn, _), (sk_tiles, sk_ctas) = block, work
         w = self.workspace = WorkspaceArgs(grid, bm * bn)
         self.boxes = [w.ws, w.flags, _I32(sk_tiles), _I32(sk_ctas), w.epoch]
 
@@ -57,7 +55,7 @@ class PreparedLaunch(BoxedLaunch):
         out_dtype: Any,
         shape: tuple,
         batch: tuple[int, int] | None = None,
-        split: int | None = None,
+        work: tuple[int, int] | None = None,
     ) -> None:
         super().__init__(kern, device, grid)
         self.plan, self.shape, self.out_dtype = plan, shape, out_dtype
@@ -74,7 +72,12 @@ class PreparedLaunch(BoxedLaunch):
         args += [self.alpha, self.beta] + ([self.tma_d] if self.tma_store else [])
         self.sk = None
         if plan.stream_k:  # the workspace's boxes, written by the runtime per launch
-            self.sk = StreamKArgs(plan.stream_k, [s.value for s in sizes], grid, split)
+            if work is None:
+                raise LaunchError(
+                    "a stream-K launch needs its work: (tiles shared, CTAs sharing them), "
+                    "the policy's sk_split of the call (Choice.work)"
+                )
+            self.sk = StreamKArgs(plan.stream_k, grid, work)
             self.work = self.sk.workspace
             args += self.sk.boxes
         self.batched = batch is not None

@@ -4,8 +4,8 @@
 The rules: a 2-D or batched 3-D call on an sm_90a device, A and B of one sm90 dtype, 16-bit
 types in either major and others K-major (A row-major, B column-major), what TMA reads
 16-byte aligned (base pointers; leading strides and the batch stride of an operand with a
-batch: the driver's rules, ``TMA_RULES``, and :func:`cutemma.copy.tma_map.stride_refusal`,
-which states them for the tensor maps).
+batch: the driver's numbers, ``TMA_RULES``, read here as plain ints; the tensor maps' own
+argument checks are :func:`cutemma.copy.tma_map.stride_refusal`).
 
 >>> class T:  # a (K, N) = (200, 1) column vector with contiguous rows, bf16
 ...     shape, element_size = (200, 1), staticmethod(lambda: 2)
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from cutemma.copy.tma_map import TMA_RULES, stride_refusal
+from cutemma.copy.tma_map import TMA_RULES
 from cutemma.kernels.common.majors import NAMES, major
 from cutemma.kernels.sm90.config import ATOMS_SM90
 
@@ -52,15 +52,25 @@ def tma_major(t: Any, what: str) -> tuple[Any, str, int]:
     that matters (TMA never steps along it), so that mode is the outer one and the leading
     stride is the contiguous extent rounded up to 16 bytes. A column vector B (N = 1) is
     then K-major, as float8 and tf32 need."""
-    r, c = t.shape[-2:]
-    s0, s1 = t.stride()[-2:]
-    v = TMA_RULES.stride_multiple // t.element_size()
-    inner, outer = NAMES[what]
-    if c == 1 and r > 1 and s0 == 1:  # the rows' mode is contiguous
-        return t, (outer if what == "A" else inner), -(-r // v) * v
-    if r == 1 and c > 1 and s1 == 1:  # the columns' mode is contiguous
-        return t, (inner if what == "A" else outer), -(-c // v) * v
-    return major(t, what)
+    return tma_majors([(t, what)])[0]
+
+
+def tma_majors(operands: list[tuple[Any, str]]) -> list[tuple[Any, str, int]]:
+    """:func:`tma_major` of each (tensor, 'A' or 'B'), in order (the checked path asks for
+    every operand of the call and of its swapped problem at once)."""
+    read = []
+    for t, what in operands:
+        r, c = t.shape[-2:]
+        s0, s1 = t.stride()[-2:]
+        v = TMA_RULES.stride_multiple // t.element_size()
+        inner, outer = NAMES[what]
+        if c == 1 and r > 1 and s0 == 1:  # the rows' mode is contiguous
+            read.append((t, (outer if what == "A" else inner), -(-r // v) * v))
+        elif r == 1 and c > 1 and s1 == 1:  # the columns' mode is contiguous
+            read.append((t, (inner if what == "A" else outer), -(-c // v) * v))
+        else:
+            read.append(major(t, what))
+    return read
 
 
 def to_major(t: Any, what: str, want: str, force: bool = False) -> Any:
@@ -91,51 +101,23 @@ def views(
     """The sm90 kernel's :class:`Views` of (A, B) (``dtype`` the kernel's element type), or
     why it cannot read them (a sentence). ``want``: the majors a design's GMMA atom fixes
     (:meth:`cutemma.kernels.GemmDesign.major`), None where the operand's own decides; an
-    operand in another major is copied into it. ``pad``: an operand TMA cannot read as it
-    is (its base or its leading or batch stride not 16-byte aligned) is copied into rows
-    padded to 16 bytes instead of refused (what a design's call takes: its kernel is fixed).
+    operand in another major is copied into it. ``pad``: an operand whose base or strides
+    are not 16-byte aligned is copied into rows padded to 16 bytes rather than refused
+    (what a design's call takes: its kernel is fixed).
 
     >>> views(None, None, "s8", "sm_90a")
     'dtypes of kernel type s8 (the sm90 kernel takes f16, bf16, tf32 and fp8)'
     """
-    if dtype not in ATOMS_SM90:
-        return f"dtypes of kernel type {dtype} (the sm90 kernel takes f16, bf16, tf32 and fp8)"
-    if arch != "sm_90a":
-        return "the device is not sm_90"
-    a_sh, b_sh = shared_operand(A), shared_operand(B)
-    a_in = a_sh if want[0] is None else to_major(a_sh, "A", want[0])
-    b_in = b_sh if want[1] is None else to_major(b_sh, "B", want[1])
-    if pad:
-        a_in, b_in = _readable(a_in, "A"), _readable(b_in, "B")
-    a_t, a_major, lda = tma_major(a_in, "A")
-    b_t, b_major, ldb = tma_major(b_in, "B")
-    if not ATOMS_SM90[dtype][2] and (a_major, b_major) != ("K", "K"):
-        return "an 8- or 32-bit operand that is not K-major"
-    eb = a_t.element_size()
-    for which, t, ld in (("A", a_t, lda), ("B", b_t, ldb)):
-        if t.data_ptr() % TMA_RULES.global_align:
-            return (
-                f"operand {which} TMA cannot read: its base address is not "
-                f"{TMA_RULES.global_align}-byte aligned"
-            )
-        why = stride_refusal(ld, eb, 1)
-        if why is not None:
-            return f"operand {which} TMA cannot read: its leading {why}"
-        if t.dim() == 3:  # an operand with a batch (shared ones are 2-D views by now)
-            why = stride_refusal(t.stride(0), eb, 2)
-            if why is not None:
-                return f"operand {which} TMA cannot read: its batch {why}"
-    return Views(a_t, a_major, lda, b_t, b_major, ldb, a_t is not a_sh or b_t is not b_sh)
+    return operand_views(A, B, dtype, arch, want, pad)[0]
 
 
-def _readable(t: Any, what: str) -> Any:
-    """``t``, or a copy in its own major with rows padded to 16 bytes where TMA cannot read
-    ``t`` as it is (base address, leading or batch stride)."""
-    v, kind, ld = tma_major(t, what)
-    eb = v.element_size()
-    bad = v.data_ptr() % TMA_RULES.global_align or stride_refusal(ld, eb, 1) is not None
-    bad = bad or (v.dim() == 3 and stride_refusal(v.stride(0), eb, 2) is not None)
-    return to_major(v, what, kind, force=True) if bad else t
+def _padded(t: Any, what: str) -> Any:
+    """A copy of ``t`` in its own major (rows, where neither mode is contiguous) with rows
+    padded to 16 bytes: what TMA reads whatever ``t``'s base and strides were."""
+    rows = t.stride(-1) == 1 or t.stride(-2) != 1
+    inner, outer = NAMES[what]
+    own = (inner if what == "A" else outer) if rows else (outer if what == "A" else inner)
+    return to_major(t, what, own, force=True)
 
 
 def operand_views(
@@ -150,15 +132,66 @@ def operand_views(
     """What the policy asks of the sm90 kernel, in one step: its :func:`views` of (A, B)
     (``fixed``: a design's kernel, which copies operands TMA cannot read into padded rows
     rather than refuse them), and, where ``swaps`` (a call that may run as D^T = B^T A^T),
-    its views of (B^T, A^T), else None.
+    its views of (B^T, A^T), else None. The rules: the module doc; the majors are read once
+    for all four operands (:func:`tma_majors`).
 
     >>> operand_views(None, None, "s8", "sm_90a")[1] is None
     True
     """
-    seen = views(A, B, dtype, arch, want)
-    if isinstance(seen, str) and fixed:
-        seen = views(A, B, dtype, arch, want, pad=True)
-    return seen, (views(B.t(), A.t(), dtype, arch) if swaps else None)
+    if dtype not in ATOMS_SM90:
+        why = f"dtypes of kernel type {dtype} (the sm90 kernel takes f16, bf16, tf32 and fp8)"
+        return why, (why if swaps else None)
+    if arch != "sm_90a":
+        return "the device is not sm_90", ("the device is not sm_90" if swaps else None)
+    problems = [(A, B, want, fixed)] + ([(B.t(), A.t(), (None, None), False)] if swaps else [])
+    given = [_inputs(*p) for p in problems]
+    read = tma_majors([(t, w) for *_, a_in, b_in in given for t, w in ((a_in, "A"), (b_in, "B"))])
+    answers: list[Views | str] = []
+    rules = TMA_RULES
+    top = rules.max_stride.bit_length() - 1
+    for i, (a_sh, b_sh, _, _) in enumerate(given):
+        (a_t, a_major, lda), (b_t, b_major, ldb) = read[2 * i], read[2 * i + 1]
+        why = None
+        if not ATOMS_SM90[dtype][2] and (a_major, b_major) != ("K", "K"):
+            why = "an 8- or 32-bit operand that is not K-major"
+        eb = a_t.element_size()
+        for which, t, ld in (("A", a_t, lda), ("B", b_t, ldb)):
+            if why is None and t.data_ptr() % rules.global_align:
+                why = (
+                    f"operand {which} TMA cannot read: its base address is not "
+                    f"{rules.global_align}-byte aligned"
+                )
+            # (a shared batch is a 2-D view by now: a 3-D operand's batch stride is a stride)
+            strides = (("leading", ld, 1),) + ((("batch", t.stride(0), 2),) if t.dim() == 3 else ())
+            for what, st, d in strides:  # the driver's stride rule, on TMA_RULES' numbers
+                ok = st * eb % rules.stride_multiple == 0 and 0 < st * eb < rules.max_stride
+                if why is None and not ok:
+                    why = (
+                        f"operand {which} TMA cannot read: its {what} stride {st} elements = "
+                        f"{st * eb} bytes of dim {d} is not a positive multiple of "
+                        f"{rules.stride_multiple} bytes below 2^{top}"
+                    )
+        copied = a_t is not a_sh or b_t is not b_sh
+        answers.append(why or Views(a_t, a_major, lda, b_t, b_major, ldb, copied))
+    return answers[0], (answers[1] if swaps else None)
 
 
-_stride_refusal = stride_refusal  # (the name the policy's tests ask for)
+def _inputs(A: Any, B: Any, want: tuple, pad: bool) -> tuple[Any, Any, Any, Any]:
+    """(A, B as their shared matrices, A, B in the majors ``want`` fixes, padded where
+    ``pad`` and TMA could not read them as they are)."""
+    a_sh, b_sh = shared_operand(A), shared_operand(B)
+    a_in = a_sh if want[0] is None else to_major(a_sh, "A", want[0])
+    b_in = b_sh if want[1] is None else to_major(b_sh, "B", want[1])
+    if pad:
+        a_in, b_in = _aligned(a_in, "A"), _aligned(b_in, "B")
+    return a_sh, b_sh, a_in, b_in
+
+
+def _aligned(t: Any, what: str) -> Any:
+    """``t``, or its copy with rows padded to 16 bytes where its base or a stride of a mode
+    it steps along is not a 16-byte multiple."""
+    eb, align = t.element_size(), TMA_RULES.stride_multiple
+    steps = [s for s, n in zip(t.stride(), t.shape) if s != 1 and n > 1]
+    if t.data_ptr() % TMA_RULES.global_align or any(s * eb % align for s in steps):
+        return _padded(t, what)
+    return t

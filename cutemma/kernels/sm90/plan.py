@@ -46,6 +46,7 @@ from cutemma.kernels.sm90.config import (  # noqa: F401 - the config's names, re
     OUTS_SM90,
     PRODUCER_REGS,
     PROMOTES,
+    REGISTER_SPLIT,
     REGS_3_CONSUMERS,
     SCHEDULES,
     SMEM_LIMIT,
@@ -53,7 +54,6 @@ from cutemma.kernels.sm90.config import (  # noqa: F401 - the config's names, re
     TMA_STORE_OUTS,
     WARPGROUP,
     Sm90Config,
-    register_split,
 )
 from cutemma.layout import ComposedLayout, slice_and_offset, tile_to_shape, zipped_divide
 from cutemma.mma.operation import Operation
@@ -144,7 +144,7 @@ class Sm90Plan:
         self.tiled = make_tiled_mma(name, (self.tile_wgs, 1, 1))
         self.atom_name = self.tiled.atom.name
         self.tm, self.tn, self.tk = self.tiled.tile_size_mnk
-        self.block_k = config.k_tile(self.elem_bytes)
+        self.block_k = config.k_tiles[self.elem_bytes]
         if self.block_k % self.tk:
             raise TiledMmaError(f"block_k {self.block_k}: a multiple of the atom's K {self.tk}")
         self.mma_m = config.block_m // self.tm
@@ -162,7 +162,7 @@ class Sm90Plan:
         self.consumer_threads = WARPGROUP * self.tile_wgs
         if self.tiled.size != self.consumer_threads:  # pragma: no cover - GMMA is a warpgroup
             raise TiledMmaError(f"TiledMMA of {self.tiled.size} threads")
-        regs = register_split(config.consumers)[1]
+        regs = REGISTER_SPLIT[config.consumers][1]
         sets = 3 if self.overlap else 2 if self.promote else 1
         if sets * self.acc_per_thread > regs - NON_ACC_REGS:
             what = (

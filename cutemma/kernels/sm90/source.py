@@ -56,7 +56,7 @@ from cutemma.kernels.sm90.config import kernel_name_sm90
 from cutemma.kernels.sm90.epilogue import epilogue_lines, tma_store_lines
 from cutemma.kernels.sm90.mainloop import mainloop
 from cutemma.kernels.sm90.plan import BARRIER_BYTES as MB
-from cutemma.kernels.sm90.plan import Sm90Config, Sm90Plan, register_split
+from cutemma.kernels.sm90.plan import REGISTER_SPLIT, Sm90Config, Sm90Plan
 from cutemma.kernels.sm90.ring import CONSUMER, EPI_BAR, ORDER_BAR, PRODUCER
 from cutemma.kernels.sm90.streamk import (
     HELPERS_STREAMK,
@@ -485,7 +485,7 @@ def _producer(plan: Sm90Plan, batched: bool) -> str:
         loads = _tma_lines(plan, kt="(k_lo + kt)" if sk else "kt")
     return fill(
         PRODUCER_SM90,
-        regs=register_split(plan.config.consumers)[0],
+        regs=REGISTER_SPLIT[plan.config.consumers][0],
         start_phase=PRODUCER.start_phase,
         tile_loop=unit_loop() if sk else tile_loop_sm90(plan.config),
         raster=raster_sm90(plan.config.cluster, _along(plan.config), batched),
@@ -571,7 +571,7 @@ def _consumer(
         epi = block("if (k_lo == 0)", epi) + "  // the tile's owner stores it"
     return fill(
         CONSUMER_SM90,
-        regs=register_split(config.consumers)[1],
+        regs=REGISTER_SPLIT[config.consumers][1],
         pdl_wait="griddep_wait();  // Sm90Config.pdl: C, D and the stream-K slots after the previous grid"
         if config.pdl
         else "",
@@ -703,7 +703,7 @@ def gemm_sm90_source(
     empty_arrivals = CL * plan.tile_wgs * 128 // CONSUMER.arrive_every
     signature = ", ".join(
         p.declaration
-        for p in params_sm90(out, c_type, plan.tma_store, batched, epilogue, config.stream_k)
+        for p in params_sm90(out, c_type, plan.tma_store, batched, epilogue, plan.config.stream_k)
     )
     kern = fill(
         KERNEL_SM90,

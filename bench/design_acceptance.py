@@ -248,7 +248,7 @@ def build(p: dict) -> GemmDesign:
 # ---------------------------------------------------------------------------- the classifier
 def _rule_of(message: str) -> str:
     """The rule a refusal's message names ('rule NAME: ...'), else 'unnamed'."""
-    m = re.search(r"rule (\w+):", message)
+    m = re.search(r"rule ([\w.]+):", message)
     return m.group(1) if m else "unnamed"
 
 

@@ -62,6 +62,22 @@ class EmitError(CutemmaError, ValueError):
     """An object the target language (CuTe C++ or CuTe DSL) cannot express, or a bad emit option."""
 
 
+class ConfigRuleError(TiledMmaError):
+    """A kernel family's config whose fields break named rules of its table
+    (:mod:`cutemma.kernels.common.config_rules`): ``subject`` names the config, ``broken``
+    holds (rule name, what would satisfy it) for each rule it breaks."""
+
+    def __init__(self, subject: str, broken: tuple[tuple[str, str], ...]) -> None:
+        self.subject = subject
+        self.broken = tuple(broken)
+        super().__init__(
+            f"{subject}: " + "; ".join(f"rule {name}: need {need}" for name, need in broken)
+        )
+
+    def __reduce__(self) -> tuple:  # pickles (worker processes) keep the two fields
+        return (type(self), (self.subject, self.broken))
+
+
 class DesignError(TiledMmaError):
     """A GEMM design (TiledMMA, tile, smem layouts, copies, schedule, epilogue) that cannot run;
     the message names the rule that failed and what would satisfy it."""

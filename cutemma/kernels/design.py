@@ -18,6 +18,13 @@ byte.
 ('sm80', 'bf16', 'b64x64x32_w1x1_s4')
 >>> failed_rules(GemmDesign("SM80_16x8x16_F32BF16BF16F32_TN", tile=(60, 64, 32)), "sm_90a")
 ['tile_multiple']
+
+A family's config is plain data whose allowed combinations are the named rules of the
+family's ``CONFIG_RULES``; the rule ``config`` builds it, and a design whose config breaks
+one fails by that rule's name:
+
+>>> failed_rules(GemmDesign("SM90_64x128x16_F32BF16BF16_SS", (64, 128, 64), schedule="alternate"))
+['sm90_config.alternate_consumers']
 """
 
 from __future__ import annotations
@@ -31,7 +38,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
 
-from cutemma.errors import CutemmaError, DesignError, SoftwareAtomWarning
+from cutemma.errors import ConfigRuleError, CutemmaError, DesignError, SoftwareAtomWarning
 from cutemma.hardware import arch_number, limits, parse_arch
 from cutemma.kernels.epilogue import design_check
 from cutemma.kernels.sm80.plan import (
@@ -423,24 +430,31 @@ class GemmDesign:
     def config(self) -> GemmConfig | Sm90Config:
         """The family's config of this design (the numbers its plan reads); the TiledMMA,
         smem layouts and copies beyond the config's own are :attr:`custom`."""
+        try:
+            return self._family_config()
+        except ConfigRuleError as exc:  # it names its rules
+            raise DesignError(f"design {self.name}: {exc}") from None
+        except CutemmaError as exc:
+            raise DesignError(f"design {self.name}: rule config: {exc}") from None
+
+    def _family_config(self) -> GemmConfig | Sm90Config:
+        """:attr:`config`, raising the family config's own error (the rule ``config`` reads
+        the names of the config rules it breaks)."""
         cfg = getattr(self, "_config", None)
         if cfg is not None:
             return cfg
         bm, bn, bk = self.tile
         wm, wn, _ = self.atom_counts
-        try:
-            if self.family == "sm90":
-                consumers = 2 if self.schedule == "pingpong" else wm
-                return Sm90Config(
-                    bm, bn, bk, consumers=consumers, stages=self.stages,
-                    schedule=self.schedule or "cooperative", a_regs="_RS" in self.atom_name,
-                    acc_f16="F16F16F16_" in self.atom_name,
-                    wgmma_n=self.tiled_mma.atom.shape_mnk[1],
-                )  # fmt: skip
-            swz = _swizzle_bytes(self.smem_a, self.smem_b)
-            return GemmConfig(bm, bn, bk, (wm, wn), self.stages or 4, swz)
-        except CutemmaError as exc:
-            raise DesignError(f"design {self.name}: rule config: {exc}") from None
+        if self.family == "sm90":
+            consumers = 2 if self.schedule == "pingpong" else wm
+            return Sm90Config(
+                bm, bn, bk, consumers=consumers, stages=self.stages,
+                schedule=self.schedule or "cooperative", a_regs="_RS" in self.atom_name,
+                acc_f16="F16F16F16_" in self.atom_name,
+                wgmma_n=self.tiled_mma.atom.shape_mnk[1],
+            )  # fmt: skip
+        swz = _swizzle_bytes(self.smem_a, self.smem_b)
+        return GemmConfig(bm, bn, bk, (wm, wn), self.stages or 4, swz)
 
     @property
     def custom(self) -> bool:
@@ -738,6 +752,13 @@ def _copies(d: GemmDesign, arch: str) -> str | None:
     return None
 
 
+def _config(d: GemmDesign, arch: str) -> str | None:
+    """The family's config of the design can be made: a broken config rule raises, and
+    :func:`_failures` reports it by the config rule's own name (sm90_config.<rule>)."""
+    d._family_config()
+    return None
+
+
 def _smem_limit(d: GemmDesign, arch: str) -> str | None:
     lim = limits(arch).smem_per_block
     try:
@@ -794,8 +815,15 @@ def _call_majors(d: GemmDesign) -> list[tuple[str, str]]:
     return [(x, y) for x in a for y in b]
 
 
-# the rules a smaller multiple of the TiledMMA's tile can satisfy (GemmDesign._default_tile)
-_TILE_RULES = frozenset({"atom_pairs", "smem_limit", "registers", "plan"})
+# the rules a smaller multiple of the TiledMMA's tile can satisfy (GemmDesign._default_tile);
+# "config" unnamed: the sm90 config's ranges, of which a design's tile can break only the
+# shared memory's
+_TILE_RULES = frozenset(
+    {"atom_pairs", "smem_limit", "registers", "plan", "config", "sm80_config.smem"}
+)
+# the rules that read the family's config, by family: once the config is broken, its own
+# rules say why, and these would only repeat it
+_READ_CONFIG = {"sm80": frozenset({"plan"}), "sm90": frozenset({"smem_limit", "registers", "plan"})}
 
 
 def _tile_preference(tile: tuple[int, int, int]) -> tuple[int, int, int]:
@@ -843,6 +871,12 @@ RULES: tuple[Rule, ...] = (
         _copies,
         "an ldmatrix atom of the operand's major or UniversalCopy (sm80); none on sm90",
     ),
+    Rule(
+        "config",
+        _config,
+        "a tile, stages and schedule the family's config takes (its rules, CONFIG_RULES of "
+        "sm80/config.py and sm90/config.py, are reported by name: sm90_config.<rule>)",
+    ),
     Rule("smem_limit", _smem_limit, "fewer stages or a smaller tile"),
     Rule("registers", _registers, "a smaller tile or more warps"),
     Rule("epilogue", _epilogue, "epilogue ops the fused-epilogue table knows"),
@@ -866,16 +900,26 @@ def _failures_cached(design: GemmDesign, arch: str) -> tuple[tuple[str, str], ..
 
 
 def _failures(design: GemmDesign, arch: str) -> list[tuple[str, str]]:
-    out = []
+    out: list[tuple[str, str]] = []
+    skip: frozenset[str] = frozenset()
     for rule in RULES:
+        if rule.name in skip:
+            continue
         try:
             why = rule.check(design, arch)
+        except ConfigRuleError as exc:  # the config's own named rules, each with its fix
+            out += [(n, f"rule {n}: {exc.subject} breaks it; need {fix}") for n, fix in exc.broken]
+            why = ""
         except CutemmaError as exc:  # e.g. the family's config refuses a field
             why = str(exc)
-        if why is not None:
+        if why is None:
+            continue
+        if why:
             out.append((rule.name, f"rule {rule.name}: {why}; need {rule.fix}"))
-            if rule.name in _STOP:
-                break  # what follows reads what this rule found wrong
+        if rule.name == "config" or not why:  # the config is broken: its rules said why
+            skip = _READ_CONFIG.get(design.family, frozenset())
+        if rule.name in _STOP:
+            break  # what follows reads what this rule found wrong
     return [(n, w) for n, w in out if n != "plan" or len(out) == 1]
 
 

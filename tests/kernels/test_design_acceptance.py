@@ -114,3 +114,10 @@ def test_accepted_designs_rebuild_and_cases(report):
 
 def test_accepted_share_at_least_90_percent(report):
     assert report["accepted_share"] >= 0.90, (report["accepted_share"], report["counts"])
+
+
+def test_rule_of_reads_a_config_rule_name():
+    """A config rule's name has a dot (sm90_config.<rule>): the refusal's rule is all of it."""
+    message = "Sm90Config b64x128_c1_sauto_alt: rule sm90_config.alternate_consumers: need ..."
+    assert acc._rule_of(message) == "sm90_config.alternate_consumers"
+    assert acc._rule_of("rule stages: stages 1; need stages >= 2") == "stages"

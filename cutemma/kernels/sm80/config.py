@@ -1,5 +1,6 @@
 """GemmConfig: the choices of one sm80 GEMM kernel (block tile, warp layout, ring depth,
-swizzle width, raster), checked when made, and the element types the family takes
+swizzle width, raster) as plain data, its allowed combinations the named rules of
+:data:`CONFIG_RULES` (checked when a config is made), and the element types the family takes
 (``ATOMS``, ``ELEM_BYTES``). A module of its own, without the plan's layout machinery, so
 that a call of ``cutemma.gemm`` with a cached kernel imports no more than it runs
 (:class:`cutemma.kernels.sm80.plan.GemmPlan` derives the kernel's numbers from a config).
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 from cutemma.errors import TiledMmaError
 from cutemma.hardware import MAX_SMEM_PER_BLOCK as SMEM_LIMIT
 from cutemma.hardware import MAX_THREADS_PER_BLOCK
+from cutemma.kernels.common.config_rules import ConfigRule, apply_rules
 from cutemma.kernels.common.scheduler import GROUP_M_MAX
 from cutemma.kernels.common.types import ELEM_BYTES  # noqa: F401 - the config's names
 
@@ -56,37 +58,8 @@ class GemmConfig:
     group_m: int = 8
 
     def __post_init__(self) -> None:
-        _check_config_ints(self)  # whole positive numbers first: the rules below divide by them
-        wm, wn = self.warps
-        rules = [
-            # the family's smallest atom, 8x8x4 (the SM70 quadpair; tf32 k4): the plan checks
-            # the TiledMMA's own tile and the copy its 16-byte chunks
-            (self.block_m % (8 * wm) == 0, f"block_m {self.block_m} a multiple of 8*{wm}"),
-            (self.block_n % (8 * wn) == 0, f"block_n {self.block_n} a multiple of 8*{wn}"),
-            (self.block_k % 4 == 0, f"block_k {self.block_k} a multiple of 4"),
-            (self.stages >= 2, f"stages {self.stages} >= 2"),
-            (
-                self.swizzle_bytes in (16, 32, 64, 128),  # 16: one chunk a row, no swizzle
-                "swizzle_bytes one of 16, 32, 64, 128",
-            ),
-            (
-                wm * wn <= MAX_WARPS,
-                f"warps {wm}x{wn} at most {MAX_WARPS} ({MAX_THREADS_PER_BLOCK} threads a block)",
-            ),
-            (
-                self.group_m <= GROUP_M_MAX,
-                f"group_m {self.group_m} <= {GROUP_M_MAX} (the raster's 32-bit tile index)",
-            ),
-            (
-                self.stages * (self.block_m + self.block_n) * self.block_k <= SMEM_LIMIT,
-                f"a smaller tile or fewer stages: {self.stages} stages of ({self.block_m} + "
-                f"{self.block_n}) x {self.block_k} elements do not fit in {SMEM_LIMIT} bytes of "
-                "shared memory even at 1 byte each",
-            ),
-        ]
-        bad = [what for ok, what in rules if not ok]
-        if bad:
-            raise TiledMmaError(f"GemmConfig{self.name_tuple}: need " + "; ".join(bad))
+        _check_config_ints(self)  # whole positive numbers first: the rules divide by them
+        apply_rules(self, CONFIG_RULES, RULE_SCOPE, f"GemmConfig{self.name_tuple}")
         # hashed once: a config is part of cutemma.gemm's repeated-call key (kernels/
         # fastpath.py), and the generated field-by-field hash cost 0.1 us per call
         object.__setattr__(self, "_hash", hash(dataclasses.astuple(self)))
@@ -131,3 +104,54 @@ def _check_config_ints(cfg: GemmConfig) -> None:
             continue
         object.__setattr__(cfg, name, n)  # frozen: store the plain int
     object.__setattr__(cfg, "warps", (operator.index(warps[0]), operator.index(warps[1])))
+
+
+RULE_SCOPE = "sm80_config"  # a broken rule's qualified name: sm80_config.<name>
+# The combinations of fields a GemmConfig may take, checked in order when one is made. The
+# block sizes are multiples of the family's smallest atom, 8x8x4 (the SM70 quadpair; tf32
+# k4): the plan checks the TiledMMA's own tile and the copy its 16-byte chunks
+CONFIG_RULES: tuple[ConfigRule, ...] = (
+    ConfigRule(
+        "block_m_warps",
+        lambda c: c.block_m % (8 * c.warps[0]) == 0,
+        lambda c: f"block_m {c.block_m} a multiple of 8*{c.warps[0]}",
+    ),
+    ConfigRule(
+        "block_n_warps",
+        lambda c: c.block_n % (8 * c.warps[1]) == 0,
+        lambda c: f"block_n {c.block_n} a multiple of 8*{c.warps[1]}",
+    ),
+    ConfigRule(
+        "block_k",
+        lambda c: c.block_k % 4 == 0,
+        lambda c: f"block_k {c.block_k} a multiple of 4",
+    ),
+    ConfigRule("stages", lambda c: c.stages >= 2, lambda c: f"stages {c.stages} >= 2"),
+    ConfigRule(
+        "swizzle_bytes",
+        lambda c: c.swizzle_bytes in (16, 32, 64, 128),  # 16: one chunk a row, no swizzle
+        lambda c: "swizzle_bytes one of 16, 32, 64, 128",
+    ),
+    ConfigRule(
+        "warps",
+        lambda c: c.warps[0] * c.warps[1] <= MAX_WARPS,
+        lambda c: (
+            f"warps {c.warps[0]}x{c.warps[1]} at most {MAX_WARPS} "
+            f"({MAX_THREADS_PER_BLOCK} threads a block)"
+        ),
+    ),
+    ConfigRule(
+        "group_m",
+        lambda c: c.group_m <= GROUP_M_MAX,
+        lambda c: f"group_m {c.group_m} <= {GROUP_M_MAX} (the raster's 32-bit tile index)",
+    ),
+    ConfigRule(
+        "smem",
+        lambda c: c.stages * (c.block_m + c.block_n) * c.block_k <= SMEM_LIMIT,
+        lambda c: (
+            f"a smaller tile or fewer stages: {c.stages} stages of ({c.block_m} + "
+            f"{c.block_n}) x {c.block_k} elements do not fit in {SMEM_LIMIT} bytes of "
+            "shared memory even at 1 byte each"
+        ),
+    ),
+)

@@ -1,5 +1,6 @@
 """Sm90Config: the choices of one sm90 GEMM kernel (tile, consumer warpgroups, ring depth,
-raster, cluster, epilogue, fp8 promotion, schedule), checked when made, and the hardware
+raster, cluster, epilogue, fp8 promotion, schedule) as plain data, its allowed combinations
+the named rules of :data:`CONFIG_RULES` (checked when a config is made), and the hardware
 numbers they are checked against (GMMA atoms per dtype, shared memory and register
 budgets). :class:`cutemma.kernels.sm90.plan.Sm90Plan` derives the kernel's numbers from a
 config.
@@ -16,6 +17,7 @@ from typing import Any
 
 from cutemma.errors import TiledMmaError
 from cutemma.hardware import LIMITS
+from cutemma.kernels.common.config_rules import ConfigRule, apply_rules
 from cutemma.kernels.common.scheduler import GROUP_M_MAX
 
 # kernel dtype -> (GMMA SS atom name with N and K left open, element bytes, A/B majors free?)
@@ -94,6 +96,44 @@ def _plain_widths(v: Any) -> Any:
     elif isinstance(v, numbers.Integral) and not isinstance(v, bool | int):
         return int(v)
     return v
+
+
+def _plain_types(cfg: Sm90Config) -> None:
+    """Numpy integers stored as ints; any field of the wrong type refused by name (the
+    ranges and rules compare and divide these values)."""
+    ints = ("block_m", "block_n", "consumers", "group_m", "cluster")
+    for f in (*ints, "block_k", "stages"):  # numpy integers are integers (stored plain)
+        v = getattr(cfg, f)
+        if isinstance(v, numbers.Integral) and not isinstance(v, bool | int):
+            object.__setattr__(cfg, f, int(v))
+    object.__setattr__(cfg, "wgmma_n", _plain_widths(cfg.wgmma_n))
+    bad_type = [
+        f"{f} an int (got {getattr(cfg, f)!r})"
+        for f in ints
+        if not isinstance(getattr(cfg, f), int) or isinstance(getattr(cfg, f), bool)
+    ]
+    bad_type += [
+        f"{f} None or an int (got {getattr(cfg, f)!r})"
+        for f in ("block_k", "stages")
+        if getattr(cfg, f) is not None
+        and (not isinstance(getattr(cfg, f), int) or isinstance(getattr(cfg, f), bool))
+    ]
+    w = cfg.wgmma_n
+    if (
+        w is not None
+        and not all(isinstance(x, int) and not isinstance(x, bool) for x in _as_tuple(w))
+        or w == ()
+    ):
+        bad_type.append(f"wgmma_n None, an int or a tuple of ints (got {w!r})")
+    bad_type += [
+        f"{f} a str (got {getattr(cfg, f)!r})"
+        for f in ("epilogue", "multicast", "schedule", "evict_first")
+        if not isinstance(getattr(cfg, f), str)
+    ]
+    if not isinstance(cfg.promote, bool | str):
+        bad_type.append(f"promote one of {PROMOTES} (got {cfg.promote!r})")
+    if bad_type:
+        raise TiledMmaError("Sm90Config: need " + "; ".join(bad_type))
 
 
 def _check_ranges(cfg: Sm90Config) -> None:
@@ -233,149 +273,11 @@ class Sm90Config:
         return {k: v for k, v in self.__dict__.items() if k != "_hash"}
 
     def __post_init__(self) -> None:
-        ints = ("block_m", "block_n", "consumers", "group_m", "cluster")
-        for f in (*ints, "block_k", "stages"):  # numpy integers are integers (stored plain)
-            v = getattr(self, f)
-            if isinstance(v, numbers.Integral) and not isinstance(v, bool | int):
-                object.__setattr__(self, f, int(v))
-        object.__setattr__(self, "wgmma_n", _plain_widths(self.wgmma_n))
-        bad_type = [
-            f"{f} an int (got {getattr(self, f)!r})"
-            for f in ints
-            if not isinstance(getattr(self, f), int) or isinstance(getattr(self, f), bool)
-        ]
-        bad_type += [
-            f"{f} None or an int (got {getattr(self, f)!r})"
-            for f in ("block_k", "stages")
-            if getattr(self, f) is not None
-            and (not isinstance(getattr(self, f), int) or isinstance(getattr(self, f), bool))
-        ]
-        w = self.wgmma_n
-        if (
-            w is not None
-            and not all(isinstance(x, int) and not isinstance(x, bool) for x in _as_tuple(w))
-            or w == ()
-        ):
-            bad_type.append(f"wgmma_n None, an int or a tuple of ints (got {w!r})")
-        bad_type += [
-            f"{f} a str (got {getattr(self, f)!r})"
-            for f in ("epilogue", "multicast", "schedule", "evict_first")
-            if not isinstance(getattr(self, f), str)
-        ]
-        if not isinstance(self.promote, bool | str):
-            bad_type.append(f"promote one of {PROMOTES} (got {self.promote!r})")
-        if bad_type:
-            raise TiledMmaError("Sm90Config: need " + "; ".join(bad_type))
+        _plain_types(self)
         _check_ranges(self)  # positive and small enough first: the rules below divide by them
         if self.wgmma_n == self.block_n:  # one config, one name
             object.__setattr__(self, "wgmma_n", None)
-        rules = [
-            (self.epilogue in EPILOGUES, f"epilogue {self.epilogue!r} in {EPILOGUES}"),
-            (self.cluster in (1, 2), f"cluster {self.cluster} is 1 or 2 CTAs"),
-            (
-                self.multicast == "B" or (self.multicast == "A" and self.cluster > 1),
-                f"multicast {self.multicast!r}: 'B', or 'A' with cluster=2",
-            ),
-            (self.consumers in (1, 2, 3), f"consumers {self.consumers} is 1, 2 or 3 warpgroups"),
-            (isinstance(self.a_regs, bool), f"a_regs {self.a_regs!r} True or False (GMMA RS)"),
-            (
-                isinstance(self.acc_f16, bool),
-                f"acc_f16 {self.acc_f16!r} True or False (F16-accumulating GMMA)",
-            ),
-            (self.schedule in SCHEDULES, f"schedule {self.schedule!r} in {SCHEDULES}"),
-            (isinstance(self.stream_k, bool), f"stream_k {self.stream_k!r} True or False"),
-            (isinstance(self.swap_ab, bool), f"swap_ab {self.swap_ab!r} True or False"),
-            (
-                self.split is None
-                or (type(self.split) is int and self.split >= 2 and self.stream_k is True),
-                f"split {self.split!r}: None, or an int >= 2 (CTAs per shared tile) with "
-                "stream_k=True",
-            ),
-            (
-                self.evict_first in ("", "A", "B"),
-                f"evict_first {self.evict_first!r}: 'A' or 'B' (the streamed operand) or ''",
-            ),
-            (isinstance(self.pdl, bool), f"pdl {self.pdl!r} True or False"),
-            (self.pdl is not True or self.cluster == 1, "pdl with cluster=1"),
-            (
-                not self.evict_first or self.cluster == 1,
-                "evict_first with cluster=1 (a cluster multicasts its loads)",
-            ),
-            (
-                not self.stream_k or (self.schedule, self.cluster) == ("cooperative", 1),
-                "stream_k with schedule='cooperative' and cluster=1 (the consumers share each "
-                "piece of a tile; one CTA's share of the k iterations)",
-            ),
-            (
-                isinstance(self.promote, bool) or self.promote in ("overlap", "split"),
-                f"promote {self.promote!r} in {PROMOTES}",
-            ),
-            (
-                self.promote not in ("overlap", "split") or self.schedule == "cooperative",
-                f"promote={self.promote!r} with schedule='cooperative' (its wgmma sets are the "
-                "tile's; pingpong/alternate already hand the tensor cores over)",
-            ),
-            (
-                self.promote != "split" or (self.block_n % 16 == 0 and self.cluster == 1),
-                f"promote='split' with block_n {self.block_n} a multiple of 16 (two halves "
-                f"of a multiple of 8 columns) and cluster {self.cluster} = 1 (in clusters "
-                "ptxas spills its registers, and it was not faster: notes/kernels-journal.md run 22)",
-            ),
-            (
-                self.promote != "split" or self.block_m == 64 * self.tile_warpgroups,
-                f"promote='split' with block_m {self.block_m} = 64 x {self.tile_warpgroups} "
-                "warpgroups (one 64-row slice per warpgroup)",
-            ),
-            (
-                self.schedule != "pingpong" or (self.consumers, self.cluster) == (2, 1),
-                "pingpong with consumers=2 and cluster=1 (two warpgroups take turns)",
-            ),
-            (
-                self.schedule != "alternate" or self.consumers >= 2,
-                "alternate with 2 or 3 consumer warpgroups (they take turns)",
-            ),
-            (
-                self.block_m % (64 * self.tile_warpgroups) == 0,
-                f"block_m {self.block_m} a multiple of 64 x {self.tile_warpgroups} warpgroups "
-                "per tile",
-            ),
-            (
-                all(w % 8 == 0 and 8 <= w <= 256 for w in _as_tuple(self.wgmma_n or self.block_n)),
-                f"each wgmma N of {self.wgmma_n or self.block_n} in 8..256, a multiple of 8 "
-                "(block_n > 256 takes wgmma_n: a divisor of it, or widths that add up to it)",
-            ),
-            (
-                self.block_n % self.atom_n == 0
-                if isinstance(self.wgmma_n, int | None)
-                else sum(self.wgmma_n) == self.block_n,
-                f"block_n {self.block_n} a multiple of wgmma_n {self.wgmma_n}"
-                if isinstance(self.wgmma_n, int | None)
-                else f"wgmma_n {self.wgmma_n} adding up to block_n {self.block_n}",
-            ),
-            (
-                all(n0 % w == 0 for n0, w in self.wgmma_columns),
-                f"each wgmma of {self.wgmma_n} starting at a multiple of its N (widest first, "
-                "e.g. (256, 64)): its B is a whole block of the stage",
-            ),
-            (
-                self.promote != "split" or self.atom_n == self.block_n,
-                "promote='split' with one wgmma across the tile (wgmma_n None): it halves it",
-            ),
-            (self.stages is None or self.stages >= 2, f"stages {self.stages} >= 2"),
-            (
-                self.epilogue != "tma2" or self.block_n % 16 == 0,
-                f"epilogue 'tma2' with block_n {self.block_n} a multiple of 16 (two passes of "
-                "a multiple of 8 columns)",
-            ),
-            (
-                self.consumers < 3 or self.block_n <= 128,
-                f"block_n {self.block_n} <= 128 with 3 consumers (512 threads enter with 128 "
-                "registers each; ptxas needs more for a 64x256 wgmma)",
-            ),
-        ]
-        bad = [what for ok, what in rules if not ok]
-        if bad:
-            raise TiledMmaError(f"Sm90Config {self.name}: need " + "; ".join(bad))
+        apply_rules(self, CONFIG_RULES, RULE_SCOPE, f"Sm90Config {self.name}")
         # K elements per stage by element bytes: data the cost model and the plan read
         k_tiles = {eb: self.block_k or SWIZZLE_ROW_BYTES // eb for eb in (1, 2, 4)}
         object.__setattr__(self, "k_tiles", k_tiles)
@@ -447,6 +349,185 @@ class Sm90Config:
         (2, 1)
         """
         return 1 if self.schedule == "pingpong" else self.consumers
+
+
+def _widths_cover(c: Sm90Config) -> bool:
+    if isinstance(c.wgmma_n, tuple):
+        return sum(c.wgmma_n) == c.block_n
+    return c.block_n % c.atom_n == 0
+
+
+def _widths_cover_need(c: Sm90Config) -> str:
+    if isinstance(c.wgmma_n, tuple):
+        return f"wgmma_n {c.wgmma_n} adding up to block_n {c.block_n}"
+    return f"block_n {c.block_n} a multiple of wgmma_n {c.wgmma_n}"
+
+
+RULE_SCOPE = "sm90_config"  # a broken rule's qualified name: sm90_config.<name>
+# The combinations of fields an Sm90Config may take, checked in order when one is made, after
+# the fields' types and ranges (_check_ranges: every int positive, so the rules may divide)
+CONFIG_RULES: tuple[ConfigRule, ...] = (
+    ConfigRule(
+        "epilogue",
+        lambda c: c.epilogue in EPILOGUES,
+        lambda c: f"epilogue {c.epilogue!r} in {EPILOGUES}",
+    ),
+    ConfigRule(
+        "cluster", lambda c: c.cluster in (1, 2), lambda c: f"cluster {c.cluster} is 1 or 2 CTAs"
+    ),
+    ConfigRule(
+        "multicast",
+        lambda c: c.multicast == "B" or (c.multicast == "A" and c.cluster > 1),
+        lambda c: f"multicast {c.multicast!r}: 'B', or 'A' with cluster=2",
+    ),
+    ConfigRule(
+        "consumers",
+        lambda c: c.consumers in (1, 2, 3),
+        lambda c: f"consumers {c.consumers} is 1, 2 or 3 warpgroups",
+    ),
+    ConfigRule(
+        "a_regs_bool",
+        lambda c: isinstance(c.a_regs, bool),
+        lambda c: f"a_regs {c.a_regs!r} True or False (GMMA RS)",
+    ),
+    ConfigRule(
+        "acc_f16_bool",
+        lambda c: isinstance(c.acc_f16, bool),
+        lambda c: f"acc_f16 {c.acc_f16!r} True or False (F16-accumulating GMMA)",
+    ),
+    ConfigRule(
+        "schedule",
+        lambda c: c.schedule in SCHEDULES,
+        lambda c: f"schedule {c.schedule!r} in {SCHEDULES}",
+    ),
+    ConfigRule(
+        "stream_k_bool",
+        lambda c: isinstance(c.stream_k, bool),
+        lambda c: f"stream_k {c.stream_k!r} True or False",
+    ),
+    ConfigRule(
+        "swap_ab_bool",
+        lambda c: isinstance(c.swap_ab, bool),
+        lambda c: f"swap_ab {c.swap_ab!r} True or False",
+    ),
+    ConfigRule(
+        "split",
+        lambda c: c.split is None or (type(c.split) is int and c.split >= 2 and c.stream_k is True),
+        lambda c: (
+            f"split {c.split!r}: None, or an int >= 2 (CTAs per shared tile) with stream_k=True"
+        ),
+    ),
+    ConfigRule(
+        "evict_first",
+        lambda c: c.evict_first in ("", "A", "B"),
+        lambda c: f"evict_first {c.evict_first!r}: 'A' or 'B' (the streamed operand) or ''",
+    ),
+    ConfigRule(
+        "pdl_bool", lambda c: isinstance(c.pdl, bool), lambda c: f"pdl {c.pdl!r} True or False"
+    ),
+    ConfigRule(
+        "pdl_cluster", lambda c: c.pdl is not True or c.cluster == 1, lambda c: "pdl with cluster=1"
+    ),
+    ConfigRule(
+        "evict_first_cluster",
+        lambda c: not c.evict_first or c.cluster == 1,
+        lambda c: "evict_first with cluster=1 (a cluster multicasts its loads)",
+    ),
+    ConfigRule(
+        "stream_k_shape",
+        lambda c: not c.stream_k or (c.schedule, c.cluster) == ("cooperative", 1),
+        lambda c: (
+            "stream_k with schedule='cooperative' and cluster=1 (the consumers share "
+            "each piece of a tile; one CTA's share of the k iterations)"
+        ),
+    ),
+    ConfigRule(
+        "promote",
+        lambda c: isinstance(c.promote, bool) or c.promote in ("overlap", "split"),
+        lambda c: f"promote {c.promote!r} in {PROMOTES}",
+    ),
+    ConfigRule(
+        "promote_cooperative",
+        lambda c: c.promote not in ("overlap", "split") or c.schedule == "cooperative",
+        lambda c: (
+            f"promote={c.promote!r} with schedule='cooperative' (its wgmma sets are the "
+            "tile's; pingpong/alternate already hand the tensor cores over)"
+        ),
+    ),
+    ConfigRule(
+        "split_columns",
+        lambda c: c.promote != "split" or (c.block_n % 16 == 0 and c.cluster == 1),
+        lambda c: (
+            f"promote='split' with block_n {c.block_n} a multiple of 16 (two halves of "
+            f"a multiple of 8 columns) and cluster {c.cluster} = 1 (in clusters ptxas spills its "
+            "registers, and it was not faster: notes/kernels-journal.md run 22)"
+        ),
+    ),
+    ConfigRule(
+        "split_rows",
+        lambda c: c.promote != "split" or c.block_m == 64 * c.tile_warpgroups,
+        lambda c: (
+            f"promote='split' with block_m {c.block_m} = 64 x {c.tile_warpgroups} "
+            "warpgroups (one 64-row slice per warpgroup)"
+        ),
+    ),
+    ConfigRule(
+        "pingpong_shape",
+        lambda c: c.schedule != "pingpong" or (c.consumers, c.cluster) == (2, 1),
+        lambda c: "pingpong with consumers=2 and cluster=1 (two warpgroups take turns)",
+    ),
+    ConfigRule(
+        "alternate_consumers",
+        lambda c: c.schedule != "alternate" or c.consumers >= 2,
+        lambda c: "alternate with 2 or 3 consumer warpgroups (they take turns)",
+    ),
+    ConfigRule(
+        "block_m_slices",
+        lambda c: c.block_m % (64 * c.tile_warpgroups) == 0,
+        lambda c: f"block_m {c.block_m} a multiple of 64 x {c.tile_warpgroups} warpgroups per tile",
+    ),
+    ConfigRule(
+        "wgmma_n_range",
+        lambda c: all(w % 8 == 0 and 8 <= w <= 256 for w in _as_tuple(c.wgmma_n or c.block_n)),
+        lambda c: (
+            f"each wgmma N of {c.wgmma_n or c.block_n} in 8..256, a multiple of 8 "
+            "(block_n > 256 takes wgmma_n: a divisor of it, or widths that add up to it)"
+        ),
+    ),
+    ConfigRule("wgmma_n_cover", _widths_cover, _widths_cover_need),
+    ConfigRule(
+        "wgmma_n_aligned",
+        lambda c: all(n0 % w == 0 for n0, w in c.wgmma_columns),
+        lambda c: (
+            f"each wgmma of {c.wgmma_n} starting at a multiple of its N (widest first, "
+            "e.g. (256, 64)): its B is a whole block of the stage"
+        ),
+    ),
+    ConfigRule(
+        "split_one_wgmma",
+        lambda c: c.promote != "split" or c.atom_n == c.block_n,
+        lambda c: "promote='split' with one wgmma across the tile (wgmma_n None): it halves it",
+    ),
+    ConfigRule(
+        "stages", lambda c: c.stages is None or c.stages >= 2, lambda c: f"stages {c.stages} >= 2"
+    ),
+    ConfigRule(
+        "tma2_columns",
+        lambda c: c.epilogue != "tma2" or c.block_n % 16 == 0,
+        lambda c: (
+            f"epilogue 'tma2' with block_n {c.block_n} a multiple of 16 (two passes of "
+            "a multiple of 8 columns)"
+        ),
+    ),
+    ConfigRule(
+        "three_consumers_width",
+        lambda c: c.consumers < 3 or c.block_n <= 128,
+        lambda c: (
+            f"block_n {c.block_n} <= 128 with 3 consumers (512 threads enter with 128 "
+            "registers each; ptxas needs more for a 64x256 wgmma)"
+        ),
+    ),
+)
 
 
 # bits of the batched kernel's `bat` argument: which operand has a rank-3 (batched) map;

@@ -203,7 +203,9 @@ def test_dlpack_only_tensor_is_read_without_cuda_core():
             self.array, self.device, self.dtype = array, device, array.dtype
 
         def __dlpack__(self, stream=None):
-            return self.array.__dlpack__()
+            return self.array.__dlpack__(max_version=self.version)
+
+        version = None
 
         def __dlpack_device__(self):
             return self.device
@@ -219,3 +221,7 @@ def test_dlpack_only_tensor_is_read_without_cuda_core():
     )
     t = describe_tensor(DlpackOnly(a.T, (2, 1)))
     assert (t.shape, t.strides, t.device, t.is_contiguous) == ((4, 2), (1, 4), ("cuda", 1), False)
+    versioned = DlpackOnly(a, (2, 0))
+    versioned.version = (1, 0)  # a DLManagedTensorVersioned: another layout, refused by name
+    with pytest.raises(LaunchError, match="cannot read a DlpackOnly through DLPack"):
+        describe_tensor(versioned)

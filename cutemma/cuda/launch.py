@@ -184,6 +184,12 @@ class _DLTensor(ctypes.Structure):
     ]
 
 
+# a private function object (not ctypes.pythonapi's shared one, whose argtypes others may set)
+_capsule_pointer = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.py_object, ctypes.c_char_p)(
+    ("PyCapsule_GetPointer", ctypes.pythonapi)
+)
+
+
 def _dlpack_capsule(obj: Any) -> Any:
     """``obj.__dlpack__()`` asking the producer not to synchronise any stream (-1: the
     launch is ordered by the stream it goes to); producers that take no stream (CPU ones)
@@ -199,10 +205,8 @@ def _from_dlpack(obj: Any, device: tuple[str, int]) -> TensorArg:
     its capsule, which is left unconsumed (its destructor returns it to the producer; the
     memory stays ``obj``'s)."""
     capsule = _dlpack_capsule(obj)
-    get = ctypes.pythonapi.PyCapsule_GetPointer
-    get.restype, get.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
     try:
-        address = get(capsule, b"dltensor")
+        address = _capsule_pointer(capsule, b"dltensor")
     except ValueError as exc:  # a versioned or used capsule: not the layout read below
         raise LaunchError(
             f"cannot read a {type(obj).__name__} through DLPack ({exc}): give a PyTorch or "

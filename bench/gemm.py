@@ -39,8 +39,8 @@ from cutemma.kernels import (  # noqa: E402
 )
 from cutemma.kernels.dispatch import which_kernel  # noqa: E402
 from cutemma.kernels.pick import BUILTIN_CONFIGS, builtin_sm90_config, pick_config  # noqa: E402
-from cutemma.kernels.runtime.driver import launcher  # noqa: E402
 from cutemma.kernels.sm80.host import compiled_kernel, kernel_key, precompile  # noqa: E402
+from cutemma.libcuda import launcher  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gemm_inference import LARGE_M, LARGE_ROUNDS, first_call_ms, inference_rows  # noqa: E402

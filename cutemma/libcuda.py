@@ -1,10 +1,15 @@
-"""The CUDA driver (libcuda) through ctypes: the few calls a GEMM kernel's first launch makes.
+"""The CUDA driver (libcuda) through ctypes: the one module of cutemma that talks to it.
 
-A cached kernel's first call in a new process makes a handful of driver calls: make the
-device's primary context current, load the cubin's module, find its function, raise its
-shared-memory limit, encode the tensor maps. ``cuda.bindings`` (cuda-python) wraps every
-driver entry point, but importing its driver module costs about 18 ms in a new process on
-the H100's host (bench/results/first-call-h100.json), more than the rest of such a call;
+Every driver call cutemma makes is here: make a device's primary context current, count
+devices and read their compute capability, load a cubin's module and find its function,
+raise its shared-memory limit, encode tensor maps, allocate a workspace, and launch
+(``cuLaunchKernel``, or ``cuLaunchKernelEx`` for a programmatic dependent launch). The GEMM
+runtime (:mod:`cutemma.kernels.runtime.driver`) and the general launcher
+(:mod:`cutemma.cuda.launch`) call these functions; tests/test_one_driver.py keeps it so.
+
+``cuda.bindings`` (cuda-python) wraps every driver entry point, but importing its driver
+module costs about 18 ms in a new process on the H100's host
+(bench/results/first-call-h100.json), more than the rest of a cached kernel's first call;
 here each call goes straight to libcuda's exported symbol, and a failure raises a
 :class:`~cutemma.errors.LaunchError` naming the driver's status (``cuGetErrorName``).
 
@@ -26,6 +31,7 @@ from cutemma.errors import LaunchError
 
 LIBRARY = "libcuda.so.1"
 FUNC_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8  # a CUfunction_attribute (cuda.h)
+COMPUTE_CAPABILITY_MAJOR, COMPUTE_CAPABILITY_MINOR = 75, 76  # CUdevice_attributes (cuda.h)
 
 _LOCK = threading.Lock()
 _lib: Any = None  # the CDLL, or False once it could not be opened
@@ -80,6 +86,38 @@ def check(status: int, what: str) -> None:
         raise LaunchError(f"{what} failed: {status_name(status)} ({int(status)})")
 
 
+def device_count() -> int:
+    """How many CUDA devices the driver sees (``cuInit``, then ``cuDeviceGetCount``); a
+    LaunchError naming why where there is no driver or it cannot start (no GPU: the driver's
+    CUDA_ERROR_NO_DEVICE).
+
+    >>> device_count() >= 1  # doctest: +SKIP
+    True
+    """
+    cu = _need()
+    check(cu.cuInit(0), "cuInit")
+    count = ctypes.c_int()
+    check(cu.cuDeviceGetCount(ctypes.byref(count)), "cuDeviceGetCount")
+    return count.value
+
+
+def compute_capability(ordinal: int) -> tuple[int, int]:
+    """(major, minor) compute capability of device ``ordinal`` (``cuDeviceGetAttribute``).
+
+    >>> compute_capability(0)  # doctest: +SKIP
+    (9, 0)
+    """
+    cu = _need()
+    dev = device(ordinal)
+    found = []
+    for attr, what in ((COMPUTE_CAPABILITY_MAJOR, "major"), (COMPUTE_CAPABILITY_MINOR, "minor")):
+        value = ctypes.c_int()
+        check(cu.cuDeviceGetAttribute(ctypes.byref(value), attr, dev),
+              f"read the compute capability ({what}) of device {ordinal}")  # fmt: skip
+        found.append(value.value)
+    return found[0], found[1]
+
+
 def device(ordinal: int) -> int:
     """The ``CUdevice`` of a device ordinal (the driver initialised first).
 
@@ -106,6 +144,15 @@ def primary_context(ordinal: int) -> ctypes.c_void_p:
     check(cu.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), dev), "cuDevicePrimaryCtxRetain")
     check(cu.cuCtxSetCurrent(ctx), "cuCtxSetCurrent")
     return ctx
+
+
+def set_current(ctx: ctypes.c_void_p | int) -> None:
+    """Make context ``ctx`` (from :func:`primary_context`) current on this thread.
+
+    >>> set_current(primary_context(0))  # doctest: +SKIP
+    """
+    ctx = ctx if isinstance(ctx, ctypes.c_void_p) else ctypes.c_void_p(ctx)
+    check(_need().cuCtxSetCurrent(ctx), "cuCtxSetCurrent")
 
 
 def ensure_context(ordinal: int) -> None:
@@ -142,10 +189,123 @@ def load_function(cubin: bytes, name: str, max_dynamic_shared: int | None) -> tu
     check(cu.cuModuleLoadData(ctypes.byref(module), ctypes.c_char_p(cubin)), "cuModuleLoadData")
     check(cu.cuModuleGetFunction(ctypes.byref(fn), module, name.encode()), f"get {name}")
     if max_dynamic_shared is not None:
-        attr = FUNC_MAX_DYNAMIC_SHARED_SIZE_BYTES
-        check(cu.cuFuncSetAttribute(fn, attr, int(max_dynamic_shared)),
-              "raise the shared-memory limit")  # fmt: skip
+        raise_shared_limit(fn.value, max_dynamic_shared)
     return module.value, fn.value
+
+
+def raise_shared_limit(fn: int, nbytes: int) -> None:
+    """Let CUfunction ``fn`` take ``nbytes`` of dynamic shared memory (past the 48 KiB a
+    kernel gets without asking: ``cuFuncSetAttribute``).
+
+    >>> raise_shared_limit(fn, 100 * 1024)  # doctest: +SKIP
+    """
+    attr = FUNC_MAX_DYNAMIC_SHARED_SIZE_BYTES
+    check(_need().cuFuncSetAttribute(ctypes.c_void_p(fn), attr, int(nbytes)),
+          f"raise the shared-memory limit to {int(nbytes)} bytes")  # fmt: skip
+
+
+def launcher() -> Any:
+    """libcuda's cuLaunchKernel through ctypes with no argtypes, or None where libcuda
+    cannot be opened: the function object itself, which a hot path keeps and calls with
+    pre-boxed arguments (no wrapper call per launch). The caller passes pointers as
+    ``c_void_p`` boxes and the unsigned ints as small Python ints (C ints in the platform's
+    calling convention): about half the time of declared argtypes (ctypes' from_param per
+    argument), and a tenth of the ``cuda.bindings`` call (its argument objects and checks).
+
+    >>> f = launcher()
+    >>> f is None or f.restype is ctypes.c_int
+    True
+    """
+    cu = lib()
+    return None if cu is None else cu.cuLaunchKernel
+
+
+# cuLaunchKernelEx's launch attribute that lets a kernel start before the previous one in its
+# stream ends (the kernel then orders itself with griddepcontrol.wait): CUlaunchAttributeID
+# CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION in cuda.h
+PROGRAMMATIC_STREAM_SERIALIZATION = 6
+
+
+class LaunchAttribute(ctypes.Structure):
+    """cuda.h's CUlaunchAttribute: an id, padding to 8 bytes, a 64-byte value union."""
+
+    _fields_ = [("id", ctypes.c_uint), ("pad", ctypes.c_uint), ("value", ctypes.c_ubyte * 64)]
+
+
+class LaunchConfig(ctypes.Structure):
+    """cuda.h's CUlaunchConfig: grid, block, dynamic shared bytes, stream, attributes."""
+
+    _fields_ = [
+        *[(f, ctypes.c_uint) for f in ("gridDimX", "gridDimY", "gridDimZ")],
+        *[(f, ctypes.c_uint) for f in ("blockDimX", "blockDimY", "blockDimZ")],
+        ("sharedMemBytes", ctypes.c_uint),
+        ("hStream", ctypes.c_void_p),
+        ("attrs", ctypes.POINTER(LaunchAttribute)),
+        ("numAttrs", ctypes.c_uint),
+    ]
+
+
+class PdlLauncher:
+    """Called as libcuda's ``cuLaunchKernel`` is (function, grid, block, shared bytes,
+    stream, parameters, extra), it launches through ``cuLaunchKernelEx`` of ``cu`` (the
+    CDLL, or a stand-in) with programmatic stream serialization allowed (a programmatic
+    dependent launch: ``Sm90Config.pdl``). One launcher per caller: it rewrites its own
+    config on every call.
+
+    >>> cfg = PdlLauncher(None).config
+    >>> cfg.numAttrs, cfg.attrs[0].id, cfg.attrs[0].value[0]
+    (1, 6, 1)
+    """
+
+    def __init__(self, cu: Any) -> None:
+        self.launch_ex = None if cu is None else cu.cuLaunchKernelEx
+        self.attr = LaunchAttribute(PROGRAMMATIC_STREAM_SERIALIZATION)
+        self.attr.value[0] = 1  # programmaticStreamSerializationAllowed (an int, little-endian)
+        self.config = LaunchConfig(attrs=ctypes.pointer(self.attr), numAttrs=1)
+        self.config_ref = ctypes.byref(self.config)
+
+    def __call__(self, fn, gx, gy, gz, bx, by, bz, shared, stream, params, extra) -> int:
+        c = self.config
+        c.gridDimX, c.gridDimY, c.gridDimZ, c.blockDimX, c.blockDimY, c.blockDimZ = (
+            gx, gy, gz, bx, by, bz,
+        )  # fmt: skip
+        c.sharedMemBytes = shared
+        c.hStream = stream.value if isinstance(stream, ctypes.c_void_p) else stream
+        return self.launch_ex(self.config_ref, fn, params, extra)
+
+
+def pdl_launcher() -> PdlLauncher | None:
+    """A :class:`PdlLauncher` on libcuda, or None where libcuda cannot be opened.
+
+    >>> pdl_launcher() is None or pdl_launcher().launch_ex is not None
+    True
+    """
+    cu = lib()
+    return None if cu is None else PdlLauncher(cu)
+
+
+def launch(
+    fn: int,
+    grid: tuple[int, int, int],
+    block: tuple[int, int, int],
+    shared: int,
+    stream: int,
+    params: int,
+    what: str,
+    pdl: bool = False,
+) -> None:
+    """A checked launch of CUfunction ``fn`` in the current context: ``grid`` and ``block``
+    (x, y, z), ``shared`` dynamic bytes, CUstream ``stream`` (an int), ``params`` the address
+    of the array of argument pointers; ``pdl``: a programmatic dependent launch. A failure
+    raises a LaunchError naming ``what`` and the driver's status.
+
+    >>> launch(fn, (1, 1, 1), (32, 1, 1), 0, 0, params, "launching k")  # doctest: +SKIP
+    """
+    cu = _need()
+    f = PdlLauncher(cu) if pdl else cu.cuLaunchKernel
+    status = f(ctypes.c_void_p(fn), *grid, *block, int(shared), ctypes.c_void_p(stream),
+               ctypes.c_void_p(params), None)  # fmt: skip
+    check(status, what)
 
 
 def encode_tiled(

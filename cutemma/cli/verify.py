@@ -183,7 +183,7 @@ def run(args: argparse.Namespace) -> int:
     0
     """
     if args.hardware:
-        try:  # torch before cuda.core touches the driver (notes/CUDA.md)
+        try:  # torch before cutemma touches the driver (notes/CUDA.md)
             import torch  # noqa: F401
         except ImportError:
             pass

@@ -2,9 +2,8 @@
 
 Arguments are checked before anything touches the GPU, so a CPU tensor, a
 wrong dtype or a strided view gives a :class:`LaunchError` that says what would
-be right. The launch goes through ``cuda.core`` (1.x, or 0.x's
-``cuda.core.experimental``) and falls back to the ``cuda.bindings`` driver API
-where cuda.core cannot do what is asked.
+be right. The module load and the launch go through :mod:`cutemma.libcuda` (the one
+module that talks to the CUDA driver: ctypes, no ``cuda.bindings`` or ``cuda.core``).
 
 >>> from cutemma.cuda.source import Param
 >>> k = load_kernel(b"\\x7fELF", "k", [Param("float*", "d"), Param("int", "n")])
@@ -22,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+import cutemma.libcuda as libcuda  # (not `from cutemma import`: that asks cutemma.__getattr__)
 from cutemma.cuda.compile import Cubin
 from cutemma.cuda.source import Param
 from cutemma.errors import LaunchError
@@ -162,22 +162,63 @@ def _from_cuda_array_interface(obj: Any, device: tuple[str, int] | None) -> Tens
     )
 
 
-def _from_dlpack(obj: Any, device: tuple[str, int]) -> TensorArg:
-    """Read a DLPack-only tensor (JAX, ...) through cuda.core's StridedMemoryView."""
+class _DLDevice(ctypes.Structure):
+    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
+
+
+class _DLDataType(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
+
+
+class _DLTensor(ctypes.Structure):
+    """dlpack.h's DLTensor, the first member of the DLManagedTensor a "dltensor" capsule holds."""
+
+    _fields_ = [
+        ("data", ctypes.c_void_p),
+        ("device", _DLDevice),
+        ("ndim", ctypes.c_int32),
+        ("dtype", _DLDataType),
+        ("shape", ctypes.POINTER(ctypes.c_int64)),
+        ("strides", ctypes.POINTER(ctypes.c_int64)),
+        ("byte_offset", ctypes.c_uint64),
+    ]
+
+
+# a private function object (not ctypes.pythonapi's shared one, whose argtypes others may set)
+_capsule_pointer = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.py_object, ctypes.c_char_p)(
+    ("PyCapsule_GetPointer", ctypes.pythonapi)
+)
+
+
+def _dlpack_capsule(obj: Any) -> Any:
+    """``obj.__dlpack__()`` asking the producer not to synchronise any stream (-1: the
+    launch is ordered by the stream it goes to); producers that take no stream (CPU ones)
+    are asked plainly."""
     try:
-        from cuda.core.utils import StridedMemoryView
-    except ImportError:
-        from cuda.core.experimental.utils import StridedMemoryView
-    view = (
-        StridedMemoryView.from_dlpack(obj, stream_ptr=-1)
-        if hasattr(StridedMemoryView, "from_dlpack")
-        else StridedMemoryView(obj, stream_ptr=-1)
-    )
-    strides = view.strides
+        return obj.__dlpack__(stream=-1)
+    except (TypeError, ValueError, RuntimeError, BufferError):
+        return obj.__dlpack__()
+
+
+def _from_dlpack(obj: Any, device: tuple[str, int]) -> TensorArg:
+    """Read a DLPack-only tensor (JAX, ...): address, shape and strides from the DLTensor in
+    its capsule, which is left unconsumed (its destructor returns it to the producer; the
+    memory stays ``obj``'s)."""
+    capsule = _dlpack_capsule(obj)
+    try:
+        address = _capsule_pointer(capsule, b"dltensor")
+    except ValueError as exc:  # a versioned or used capsule: not the layout read below
+        raise LaunchError(
+            f"cannot read a {type(obj).__name__} through DLPack ({exc}): give a PyTorch or "
+            "CuPy tensor, or one whose __dlpack__() returns a 'dltensor' capsule"
+        ) from exc
+    t = _DLTensor.from_address(address)
+    shape = tuple(t.shape[i] for i in range(t.ndim))
+    strides = tuple(t.strides[i] for i in range(t.ndim)) if t.strides else None
     return TensorArg(
-        ptr=int(view.ptr),
-        shape=tuple(view.shape),
-        strides=None if strides is None else tuple(strides),
+        ptr=(t.data or 0) + t.byte_offset,
+        shape=shape,
+        strides=strides,
         dtype=_dtype_name(obj),
         device=device,
     )
@@ -295,24 +336,6 @@ def marshal(
 # --- devices and streams -------------------------------------------------------------
 
 
-def _driver():
-    try:
-        from cuda.bindings import driver
-    except ImportError as exc:
-        raise LaunchError(
-            f"cannot import cuda.bindings.driver ({exc}); pip install 'cutemma[cuda]'"
-        ) from exc
-    return driver
-
-
-def _drv(result: Any, what: str) -> tuple:
-    """Unwrap a driver (status, values...) result; raise LaunchError on failure."""
-    status, *values = result if isinstance(result, tuple) else (result,)
-    if int(status) != 0:
-        raise LaunchError(f"{what} failed: {status!r}")
-    return tuple(values)
-
-
 def gpu_unavailable_reason() -> str | None:
     """Why no kernel can be launched here (no driver, no GPU), or None.
 
@@ -320,10 +343,8 @@ def gpu_unavailable_reason() -> str | None:
     True
     """
     try:
-        driver = _driver()
-        _drv(driver.cuInit(0), "cuInit")
-        (count,) = _drv(driver.cuDeviceGetCount(), "cuDeviceGetCount")
-    except (LaunchError, RuntimeError, OSError) as exc:
+        count = libcuda.device_count()
+    except LaunchError as exc:
         return f"no NVIDIA GPU usable here ({exc})"
     return None if count > 0 else "no NVIDIA GPU usable here (the driver reports 0 devices)"
 
@@ -336,7 +357,7 @@ def device_count() -> int:
     """
     if gpu_unavailable_reason() is not None:
         return 0
-    return int(_drv(_driver().cuDeviceGetCount(), "cuDeviceGetCount")[0])
+    return libcuda.device_count()
 
 
 def device_arch(device: int = 0) -> str:
@@ -356,15 +377,7 @@ def device_arch(device: int = 0) -> str:
     device = as_int(device)
     if (reason := gpu_unavailable_reason()) is not None:
         raise LaunchError(f"cannot read the architecture of device {device}: {reason}")
-    driver = _driver()
-    (dev,) = _drv(driver.cuDeviceGet(device), f"cuDeviceGet({device})")
-    attr = driver.CUdevice_attribute
-    (major,) = _drv(
-        driver.cuDeviceGetAttribute(attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev), "major"
-    )
-    (minor,) = _drv(
-        driver.cuDeviceGetAttribute(attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev), "minor"
-    )
+    major, minor = libcuda.compute_capability(device)
     from cutemma.cuda.compile import arch_target
 
     return arch_target(major, minor)
@@ -407,61 +420,25 @@ def _dim3(value: int | Sequence[int], what: str) -> tuple[int, int, int]:
     return (*dims, *(1,) * (3 - len(dims)))
 
 
-# --- the two launch paths ------------------------------------------------------------
+# --- the launch ----------------------------------------------------------------------
 
 
-def _core_module():
-    import cuda.core
-
-    if hasattr(cuda.core, "launch"):
-        return cuda.core
-    import cuda.core.experimental
-
-    return cuda.core.experimental
-
-
-def _launch_core(kernel: Kernel, device: int, grid, block, shared: int, stream: int, values):
-    core = _core_module()
-    dev = core.Device(device)
-    dev.set_current()
-    loaded = kernel._loaded.get(("core", device))
+def _launch(kernel: Kernel, device: int, grid, block, shared: int, stream: int, values) -> None:
+    loaded = kernel._loaded.get(device)
     if loaded is None:
-        code = core.ObjectCode.from_cubin(kernel.data)
-        # Keep the ObjectCode with its Kernel so the module outlives every launch.
-        loaded = kernel._loaded[("core", device)] = (code, code.get_kernel(kernel.name))
-    handle = loaded[1]
-    config = core.LaunchConfig(grid=grid, block=block, shmem_size=shared)
-    # Handle 0 is the legacy default stream, which cuda.core names rather than wraps.
-    legacy = getattr(core, "LEGACY_DEFAULT_STREAM", None)
-    target = legacy if stream == 0 and legacy is not None else core.Stream.from_handle(stream)
-    core.launch(target, config, handle, *values)
-
-
-def _launch_driver(kernel: Kernel, device: int, grid, block, shared: int, stream: int, values):
-    driver = _driver()
-    (dev,) = _drv(driver.cuDeviceGet(device), "cuDeviceGet")
-    (ctx,) = _drv(driver.cuDevicePrimaryCtxRetain(dev), "cuDevicePrimaryCtxRetain")
-    _drv(driver.cuCtxSetCurrent(ctx), "cuCtxSetCurrent")
-    fn = kernel._loaded.get(("driver", device))
-    if fn is None:
-        (module,) = _drv(driver.cuModuleLoadData(kernel.data), "cuModuleLoadData")
-        (fn,) = _drv(driver.cuModuleGetFunction(module, kernel.name.encode()), "get " + kernel.name)
-        kernel._loaded[("driver", device)] = fn
-    if shared > _DEFAULT_SHARED_LIMIT:
-        attr = driver.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
-        _drv(driver.cuFuncSetAttribute(fn, attr, shared), "raise the shared-memory limit")
+        ctx = libcuda.primary_context(device)  # retained once per device, made current
+        _, fn = libcuda.load_function(kernel.data, kernel.name, None)
+        loaded = kernel._loaded[device] = (ctx, fn)
+    ctx, fn = loaded
+    libcuda.set_current(ctx)
+    if shared > _DEFAULT_SHARED_LIMIT:  # per launch: each may ask for another amount
+        libcuda.raise_shared_limit(fn, shared)
     # The driver wants void**: an array of addresses, one per argument value.
     boxes = [_CTYPES[type(v)](v.item()) for v in values]
     pointers = (ctypes.c_void_p * max(1, len(boxes)))(*[ctypes.addressof(b) for b in boxes])
-    _drv(
-        driver.cuLaunchKernel(
-            fn, *grid, *block, shared, driver.CUstream(stream), ctypes.addressof(pointers), 0
-        ),
-        f"launching {kernel.name}",
-    )
-
-
-_BACKENDS = {"core": _launch_core, "driver": _launch_driver}
+    what = (f"launching {kernel.name} on device {device} (grid {grid}, block {block}, "
+            f"{shared} B shared memory)")  # fmt: skip
+    libcuda.launch(fn, grid, block, shared, stream, ctypes.addressof(pointers), what)
 
 
 @dataclass
@@ -488,7 +465,6 @@ class Kernel:
         shared_mem: int = 0,
         stream: Any = None,
         device: int | None = None,
-        backend: str = "core",
     ) -> None:
         """Launch asynchronously on ``stream`` (default: the tensors' framework's current one).
 
@@ -497,8 +473,6 @@ class Kernel:
         LaunchError: argument 0 is a float64 tensor on cpu
         """
         grid3, block3 = _dim3(grid, "grid"), _dim3(block, "block")
-        if backend not in _BACKENDS:
-            raise LaunchError(f"backend={backend!r}: choose one of {', '.join(_BACKENDS)}")
         marshalled = marshal(args, self.params)
         tensors = [t for _, t in marshalled if t is not None]
         devices = sorted({t.device[1] for t in tensors})
@@ -520,18 +494,7 @@ class Kernel:
             else _current_stream_of([a for a in args if hasattr(a, "shape")], device)
         )
         values = [v for v, _ in marshalled]
-        # cuda.core cannot raise a kernel's shared-memory limit the same way in every version.
-        if shared_mem > _DEFAULT_SHARED_LIMIT:
-            backend = "driver"
-        try:
-            _BACKENDS[backend](self, device, grid3, block3, shared_mem, handle, values)
-        except LaunchError:
-            raise
-        except Exception as exc:  # cuda.core / driver errors, named with the launch shape
-            raise LaunchError(
-                f"launching {self.name} on device {device} (grid {grid3}, block {block3}, "
-                f"{shared_mem} B shared memory) through the {backend} backend failed: {exc}"
-            ) from exc
+        _launch(self, device, grid3, block3, shared_mem, handle, values)
 
 
 def load_kernel(cubin: Cubin | bytes, name: str, params: Sequence[Param] | None = None) -> Kernel:

@@ -138,7 +138,7 @@ def run_on_gpu(cases: Sequence[_Case], progress: Progress | None, device: int = 
     >>> report.failed  # doctest: +SKIP
     0
     """
-    import torch  # before cuda.core touches the driver (notes/CUDA.md)
+    import torch  # before cutemma touches the driver (notes/CUDA.md)
 
     from cutemma.cuda.launch import load_kernel
 

@@ -5,7 +5,7 @@ process: on the H100, importing torch inside the pytest process after the CUDA
 tests had loaded cuda.core, the driver and NVRTC failed in torch's own import
 (custom_op schema parsing), and a crashing kernel would poison the test process.
 
-    python tests/cuda/gpu_checks.py axpy_runs_on_torch_tensors core
+    python tests/cuda/gpu_checks.py axpy_runs_on_torch_tensors
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 import sys
 
 import pytest  # for pytest.raises only
-import torch  # before cutemma, so before cuda.core / cuda.bindings start
+import torch  # before cutemma, so before cutemma's driver calls (libcuda) start
 from cuda_probes import AXPY_PARAMS, axpy_probe, mma_sync_probe
 
 from cutemma.cuda.launch import device_arch, load_kernel
@@ -28,11 +28,11 @@ def _axpy():
     return load_kernel(compile(axpy_probe(), device_arch()), "axpy", AXPY_PARAMS)
 
 
-def check_axpy_runs_on_torch_tensors(backend: str) -> None:
+def check_axpy_runs_on_torch_tensors() -> None:
     n = 1000
     x = torch.arange(n, device="cuda", dtype=torch.float32)
     y = torch.ones(n, device="cuda", dtype=torch.float32)
-    _axpy()(y, x, 2.0, n, grid=(n + 127) // 128, block=128, backend=backend)
+    _axpy()(y, x, 2.0, n, grid=(n + 127) // 128, block=128)
     torch.cuda.synchronize()
     assert torch.equal(y, 2 * torch.arange(n, device="cuda", dtype=torch.float32) + 1)
 

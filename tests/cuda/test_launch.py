@@ -118,13 +118,11 @@ def test_unknown_argument_type_is_named():
         marshal([{}], None)
 
 
-def test_launch_shape_and_backend_are_checked():
+def test_launch_shape_is_checked():
     with pytest.raises(LaunchError, match="grid=0"):
         KERNEL(FakeGpuTensor((8,)), FakeGpuTensor((8,)), 2.0, 8, grid=0)
     with pytest.raises(LaunchError, match=r"block=\(1, 2, 3, 4\)"):
         KERNEL(FakeGpuTensor((8,)), FakeGpuTensor((8,)), 2.0, 8, block=(1, 2, 3, 4))
-    with pytest.raises(LaunchError, match="choose one of core, driver"):
-        KERNEL(FakeGpuTensor((8,)), FakeGpuTensor((8,)), 2.0, 8, backend="ctypes")
 
 
 def test_stream_handles():
@@ -151,8 +149,7 @@ def test_no_gpu_gives_launch_error_after_arguments_pass():
 # ---- on a GPU (each check in a child process: see gpu_checks.py) ----------------------
 
 GPU_CHECKS = [
-    ("axpy_runs_on_torch_tensors", "core"),
-    ("axpy_runs_on_torch_tensors", "driver"),
+    ("axpy_runs_on_torch_tensors",),
     ("launch_follows_torch_current_stream",),
     ("real_tensor_errors",),
     ("mma_sync_probe_sums_ones",),

@@ -17,15 +17,15 @@ from dataclasses import replace
 import pytest
 
 from cutemma.errors import TiledMmaError
-from cutemma.kernels.runtime.driver import (
+from cutemma.kernels.sm90.config import Sm90Config
+from cutemma.kernels.sm90.source import gemm_sm90_source
+from cutemma.kernels.space import swapped_kernel
+from cutemma.libcuda import (
     PROGRAMMATIC_STREAM_SERIALIZATION,
     LaunchAttribute,
     LaunchConfig,
     PdlLauncher,
 )
-from cutemma.kernels.sm90.config import Sm90Config
-from cutemma.kernels.sm90.source import gemm_sm90_source
-from cutemma.kernels.space import swapped_kernel
 
 CASES = [  # (config, dtype, a_major, b_major): a stream-K fp8 decode kernel, a whole bf16 one
     (

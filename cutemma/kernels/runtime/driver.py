@@ -1,13 +1,13 @@
 """A lean driver-API launch for the GEMM kernels: module loaded once per device, then
 one ``cuLaunchKernel`` with ctypes argument boxes per call.
 
-The general launcher (:mod:`cutemma.cuda.launch`) checks every argument and queries
-the driver on each call (tens of microseconds); ``cutemma.gemm`` has already checked
-its arguments, so it launches through this instead. Every driver call here goes to
-libcuda through ctypes (:mod:`cutemma.libcuda`: no ``cuda.bindings`` import, which alone
-cost a new process's first call about 18 ms); the launch itself is ``cuLaunchKernel``
-called without argtypes (:func:`launcher`). Only when that launch fails (no current
-context on this thread, an error) does :meth:`DriverKernel.launch_checked` make the
+The general launcher (:mod:`cutemma.cuda.launch`) checks every argument on each call;
+``cutemma.gemm`` has already checked its arguments, so it launches through this instead.
+The driver itself is :mod:`cutemma.libcuda`'s (ctypes; the one module that talks to it):
+this module loads through :func:`~cutemma.libcuda.load_function` and launches through the
+function object :func:`~cutemma.libcuda.launcher` hands back (``cuLaunchKernel`` called
+without argtypes) or :func:`~cutemma.libcuda.pdl_launcher`. Only when that launch fails (no
+current context on this thread, an error) does :meth:`DriverKernel.launch_checked` make the
 device's primary context current, launch again and name the driver's error.
 
 >>> k = DriverKernel(b"\\x7fELF", "k", 0, 128)
@@ -22,87 +22,12 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import cutemma.libcuda as libcuda  # (not `from cutemma import`: that asks cutemma.__getattr__)
 from cutemma.libcuda import ensure_context  # noqa: F401  (tma_maps and others import it here)
 
 _LOAD_LOCK = threading.Lock()
 _DEFAULT_SHARED_LIMIT = 48 * 1024  # what a kernel gets without raising its limit
-
-
-def launcher() -> Any:
-    """libcuda's cuLaunchKernel through ctypes with no argtypes, or None where libcuda
-    cannot be opened. The caller passes pointers as ``c_void_p`` boxes and the unsigned
-    ints as small Python ints (C ints in the platform's calling convention): about half
-    the time of declared argtypes (ctypes' from_param per argument), and a tenth of the
-    ``cuda.bindings`` call (its argument objects and checks).
-
-    >>> f = launcher()
-    >>> f is None or f.restype is ctypes.c_int
-    True
-    """
-    cu = libcuda.lib()
-    return None if cu is None else cu.cuLaunchKernel
-
-
-# cuLaunchKernelEx's launch attribute that lets a kernel start before the previous one in its
-# stream ends (the kernel then orders itself with griddepcontrol.wait): CUlaunchAttributeID
-# CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION in cuda.h
-PROGRAMMATIC_STREAM_SERIALIZATION = 6
-
-
-class LaunchAttribute(ctypes.Structure):
-    """cuda.h's CUlaunchAttribute: an id, padding to 8 bytes, a 64-byte value union."""
-
-    _fields_ = [("id", ctypes.c_uint), ("pad", ctypes.c_uint), ("value", ctypes.c_ubyte * 64)]
-
-
-class LaunchConfig(ctypes.Structure):
-    """cuda.h's CUlaunchConfig: grid, block, dynamic shared bytes, stream, attributes."""
-
-    _fields_ = [
-        *[(f, ctypes.c_uint) for f in ("gridDimX", "gridDimY", "gridDimZ")],
-        *[(f, ctypes.c_uint) for f in ("blockDimX", "blockDimY", "blockDimZ")],
-        ("sharedMemBytes", ctypes.c_uint),
-        ("hStream", ctypes.c_void_p),
-        ("attrs", ctypes.POINTER(LaunchAttribute)),
-        ("numAttrs", ctypes.c_uint),
-    ]
-
-
-class PdlLauncher:
-    """Called as libcuda's ``cuLaunchKernel`` is (function, grid, block, shared bytes,
-    stream, parameters, extra), it launches through ``cuLaunchKernelEx`` with programmatic
-    stream serialization allowed (a programmatic dependent launch: ``Sm90Config.pdl``).
-    One launcher per caller: it rewrites its own config on every call.
-
-    >>> cfg = PdlLauncher(None).config
-    >>> cfg.numAttrs, cfg.attrs[0].id, cfg.attrs[0].value[0]
-    (1, 6, 1)
-    """
-
-    def __init__(self, cu: Any) -> None:
-        self.launch_ex = None if cu is None else cu.cuLaunchKernelEx
-        self.attr = LaunchAttribute(PROGRAMMATIC_STREAM_SERIALIZATION)
-        self.attr.value[0] = 1  # programmaticStreamSerializationAllowed (an int, little-endian)
-        self.config = LaunchConfig(attrs=ctypes.pointer(self.attr), numAttrs=1)
-        self.config_ref = ctypes.byref(self.config)
-
-    def __call__(self, fn, gx, gy, gz, bx, by, bz, shared, stream, params, extra) -> int:
-        c = self.config
-        c.gridDimX, c.gridDimY, c.gridDimZ, c.blockDimX, c.blockDimY, c.blockDimZ = (
-            gx, gy, gz, bx, by, bz,
-        )  # fmt: skip
-        c.sharedMemBytes = shared
-        c.hStream = stream.value if isinstance(stream, ctypes.c_void_p) else stream
-        return self.launch_ex(self.config_ref, fn, params, extra)
-
-
-def pdl_launcher() -> PdlLauncher | None:
-    """A :class:`PdlLauncher` on libcuda, or None where libcuda cannot be opened."""
-    cu = libcuda.lib()
-    return None if cu is None else PdlLauncher(cu)
 
 
 @dataclass(eq=False)
@@ -187,7 +112,7 @@ class DriverKernel:
         ctypes box per kernel parameter, in order.
         """
         ptrs = (ctypes.c_void_p * len(args))(*[ctypes.addressof(a) for a in args])
-        f = pdl_launcher() if self.pdl else launcher()
+        f = libcuda.pdl_launcher() if self.pdl else libcuda.launcher()
         if f is not None:
             h = self._handles.get(device) or self.handle(device)
             status = f(h, grid, grid_y, 1, self.threads, 1, 1, self.shared,
@@ -201,12 +126,10 @@ class DriverKernel:
         raised as a LaunchError naming the driver's status. ``params``: the address of the
         array of argument pointers."""
         ctx, _, fn = self._function(device)
-        cu = libcuda.lib()
-        libcuda.check(cu.cuCtxSetCurrent(ctx), "cuCtxSetCurrent")
-        launch = PdlLauncher(cu) if self.pdl else cu.cuLaunchKernel
-        status = launch(ctypes.c_void_p(fn), grid, grid_y, 1, self.threads, 1, 1, self.shared,
-                        ctypes.c_void_p(stream), ctypes.c_void_p(params), None)  # fmt: skip
-        libcuda.check(
-            status,
-            f"launching {self.name} (grid {grid}x{grid_y}, block {self.threads}, {self.shared} B shared)",
-        )
+        libcuda.set_current(ctx)
+        libcuda.launch(
+            fn, (grid, grid_y, 1), (self.threads, 1, 1), self.shared, stream, params,
+            f"launching {self.name} (grid {grid}x{grid_y}, block {self.threads}, "
+            f"{self.shared} B shared)",
+            pdl=self.pdl,
+        )  # fmt: skip

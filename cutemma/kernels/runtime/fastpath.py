@@ -45,8 +45,8 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from cutemma.kernels.runtime.driver import launcher as _launcher
-from cutemma.kernels.runtime.driver import pdl_launcher
+from cutemma.libcuda import launcher as _launcher
+from cutemma.libcuda import pdl_launcher
 
 if TYPE_CHECKING:  # the record's type only: the epilogue's ops live above the runtime
     from cutemma.kernels.epilogue import FastRecord

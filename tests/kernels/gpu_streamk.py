@@ -105,6 +105,20 @@ def bias(n, dtype):
     return _BIAS[(n, dtype)]
 
 
+def splits(small: bool) -> None:
+    """Sm90Config.split: few tiles over a long K, 2-8 CTAs per shared tile (swapped too);
+    --small: one split, for compute-sanitizer (--splits-only: these cases alone)."""
+    from cutemma.kernels.space import swapped_kernel
+
+    sk = lambda bm, bn, **kw: Sm90Config(bm, bn, stream_k=True, **kw)  # noqa: E731
+    sw = swapped_kernel(10, 320, 8496, "bf16", 132, False)
+    for split in (4,) if small else (2, 4, 8):
+        sk_case(4, 464, 12656, BF, sk(64, 128, consumers=1, split=split), beta=0.5)
+        sk_case(47, 304, 4480, E4, sk(128, 64, promote="overlap", split=split))
+        sk_case(166, 592, 2208, BF, sk(128, 128, split=split), b_col=True, epi=True)
+        sk_case(10, 320, 8496, BF, replace(sw, split=split, swap_ab=False), swap=True)
+
+
 def correctness(small: bool, graphs: bool = True) -> None:
     sk = lambda bm, bn, **kw: Sm90Config(bm, bn, stream_k=True, **kw)  # noqa: E731
     # TMA-legal shapes (16-byte leading strides: K a multiple of 16 for fp8 row-major A, M
@@ -162,13 +176,7 @@ def correctness(small: bool, graphs: bool = True) -> None:
     sk_case(300, 504, 3000, BF, sk(128, 128), beta=0.75)
     sk_case(300, 500, 3000, F32, sk(128, 128))
     sk_case(200, 1000, 5000, BF, sk(128, 128), epi=True)
-    # Sm90Config.split: few tiles over a long K, 2-8 CTAs per shared tile (swapped too)
-    sw = swapped_kernel(10, 320, 8496, "bf16", 132, False)
-    for split in (4,) if small else (2, 4, 8):  # (--small: one, for compute-sanitizer)
-        sk_case(4, 464, 12656, BF, sk(64, 128, consumers=1, split=split), beta=0.5)
-        sk_case(47, 304, 4480, E4, sk(128, 64, promote="overlap", split=split))
-        sk_case(166, 592, 2208, BF, sk(128, 128, split=split), b_col=True, epi=True)
-        sk_case(10, 320, 8496, BF, replace(sw, split=split, swap_ab=False), swap=True)
+    splits(small)
     if graphs and not small:
         graph_replay()
 
@@ -415,7 +423,9 @@ def main() -> None:
     small = "--small" in sys.argv
     if "--prewarm" in sys.argv:
         prewarm(small, "--explore" in sys.argv or "--explore-only" in sys.argv)
-    if "--explore-only" not in sys.argv and "--same-kernel-dp" not in sys.argv:
+    if "--splits-only" in sys.argv:
+        splits(small)
+    elif "--explore-only" not in sys.argv and "--same-kernel-dp" not in sys.argv:
         correctness(small)
     if "--explore" in sys.argv or "--explore-only" in sys.argv:
         explore()

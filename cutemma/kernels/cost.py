@@ -27,6 +27,7 @@ True
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from pathlib import Path
@@ -250,7 +251,9 @@ def price_table(configs: tuple[Sm90Config, ...], dtype: str, kind: str = DEFAULT
         whole, shared = groups.setdefault((bm, bn, bk, k_us, partial_us, cfg.swap_ab), ([], []))
         (shared if cfg.stream_k else whole).append((i, cfg.split) if cfg.stream_k else i)
     flat = []
-    for key, (whole, shared) in groups.items():
+    # the tiles of most flops per microsecond first: the best price found early lets
+    # cheapest() skip more stream-K tiles (which tile wins a tie is the index's business)
+    for key, (whole, shared) in sorted(groups.items(), key=lambda g: g[0][3] / g[0][0] / g[0][1]):
         # a later whole config of the same tile costs the same: only the first can win
         first = whole[0] if whole else -1
         flat.append(key + (first, tuple(i for i, _ in shared), tuple(s for _, s in shared)))
@@ -259,7 +262,7 @@ def price_table(configs: tuple[Sm90Config, ...], dtype: str, kind: str = DEFAULT
     return eb, constants, tuple(flat)
 
 
-def _sk_ctas(tm: int, tn: int, kt: int, grid: int, splits: tuple) -> tuple[int, tuple]:
+def _sk_ctas(tm: int, tn: int, kt: int, grid: int, splits: tuple) -> tuple[int, Sequence[int]]:
     """sk_split's ``(sk_tiles, (sk_ctas for each split))`` at once: its tiles do not depend
     on the split (tests/kernels/test_pick_fast.py compares the two)."""
     tiles = tm * tn
@@ -271,13 +274,14 @@ def _sk_ctas(tm: int, tn: int, kt: int, grid: int, splits: tuple) -> tuple[int, 
             return 0, ()
         if sk > grid:
             return sk, (grid,) * len(splits)
-        room = grid // sk
-        return sk, tuple(grid if s is None else sk * max(1, min(room, s, kt)) for s in splits)
+        # each min is >= 1 (sk <= grid, kt >= 1): sk_split's max(1, ...) changes nothing
+        room = min(grid // sk, kt)
+        return sk, [grid if s is None else sk * min(room, s) for s in splits]
     sk = tiles % grid
     if sk * kt > ITERS_MAX:
         return 0, ()
-    room = min(grid // sk, kt)
-    return sk, tuple(sk * max(1, min(room, s or SPLIT_MAX)) for s in splits)
+    room = min(grid // sk, kt)  # sk < grid
+    return sk, [sk * min(room, s or SPLIT_MAX) for s in splits]
 
 
 def cheapest(table: tuple, m: int, n: int, k: int, batch: int = 1) -> tuple[float, int]:
@@ -303,22 +307,44 @@ def cheapest(table: tuple, m: int, n: int, k: int, batch: int = 1) -> tuple[floa
         kt = -(-k // bk)
         tiles = tm * tn * batch
         whole_tile = kt * k_us + tile_us
-        sk, ctases = _sk_ctas(tm, tn, kt, grid, splits) if shared else (0, ())
-        if sk:
-            once = once0 + reread * max(0, sk * (bm + bn) * k * eb - once0)
-            d = ((once + out) / dram) ** p
-            done = (tiles - sk) // grid * whole_tile
-            for i, ctas in zip(shared, ctases):
-                us = done + -(-sk * kt // ctas) * k_us + tile_us + partial_us * (ctas // sk)
-                t = ((us**p + d) ** ip + launch) * 1e-6
-                if t < bt or (t == bt and i < bi):
-                    bt, bi = t, i
-        elif shared and (first < 0 or shared[0] < first):
-            first = shared[0]  # stream-K that shares nothing: the whole kernel's price
+        if shared and (first < 0 or shared[0] < first):
+            # where stream-K shares nothing it costs the whole kernel's price, at an index
+            # earlier than the whole kernel's: price them as one, found in the loop below
+            first_sk = shared[0]
+        else:
+            first_sk = -1
+        sk, ctases = (0, ())
+        # whole tiles that fill their last wave share nothing (sk_split's first test)
+        if shared and tm * tn / (-(-tm * tn // grid) * grid) < FULL_WAVE:
+            sk, ctases = _sk_ctas(tm, tn, kt, grid, splits)
+        if not sk and first_sk >= 0:
+            first = first_sk
         if first >= 0:
             t = (((-(-tiles // grid) * whole_tile) ** p + d0) ** ip + launch) * 1e-6
             if t < bt or (t == bt and first < bi):
                 bt, bi = t, first
+        if not sk:
+            continue
+        if batch == 1 and first_sk < 0:
+            # no stream-K config of the tile beats the current best if the least its
+            # price can be does not: every SM busy on an equal share of the tile's k
+            # iterations (the ``1 - 1e-9``: rounding; price's d is at least d0); batch 1
+            # keeps the tiles left whole to whole waves
+            low = tm * tn * kt / grid * k_us * (1 - 1e-9)
+            if ((low**p + d0) ** ip + launch) * 1e-6 > bt:
+                continue
+        once = once0 + reread * max(0, sk * (bm + bn) * k * eb - once0)
+        d = ((once + out) / dram) ** p
+        done = (tiles - sk) // grid * whole_tile
+        last = 0
+        for i, ctas in zip(shared, ctases):
+            if ctas == last:  # splits that come to the same CTAs: the earlier one wins
+                continue
+            last = ctas
+            us = done + -(-sk * kt // ctas) * k_us + tile_us + partial_us * (ctas // sk)
+            t = ((us**p + d) ** ip + launch) * 1e-6
+            if t < bt or (t == bt and i < bi):
+                bt, bi = t, i
     return bt, bi
 
 

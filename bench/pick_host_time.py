@@ -9,7 +9,7 @@ policy passes it. In the same run and on the same shapes it times the reference 
 repeated call of each shape. Medians and 90th percentiles in microseconds; ``--profile``
 adds the pick's cProfile (top functions by own time).
 
-    python bench/pick_host_time.py --out bench/results/pick-host-cpu.json
+    python bench/pick_host_time.py --out bench/results/pick-host-cpu.json [--before OLD.json ...]
 """
 
 from __future__ import annotations
@@ -99,6 +99,9 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=33)
     ap.add_argument("--out", type=Path)
     ap.add_argument("--profile", action="store_true")
+    ap.add_argument(
+        "--before", type=Path, nargs="*", default=[], help="this script's results of an older tree"
+    )
     args = ap.parse_args()
 
     # the shape-free caches (tiles, variants, swapped kernels, device constants) fill on
@@ -130,6 +133,9 @@ def main() -> None:
         "builtin_new_shape": summary(new_us),
         "builtin_repeated_shape": summary(again_us),
     }
+    # the older tree's runs, each with its own in-process reference (the machine is shared:
+    # compare each run's builtin with its own reference, not across runs)
+    result["before"] = [json.loads(f.read_text()) for f in args.before]
     print(json.dumps(result, indent=1))
     if args.profile:
         print(profile(fast, spare))

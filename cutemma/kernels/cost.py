@@ -27,13 +27,15 @@ True
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from pathlib import Path
 
 from cutemma.errors import TiledMmaError
+from cutemma.kernels.common.scheduler import FULL_WAVE
 from cutemma.kernels.sm90.config import ATOMS_SM90, FP8, Sm90Config
-from cutemma.kernels.sm90.streamk import sk_split
+from cutemma.kernels.sm90.streamk import ITERS_MAX, SPLIT_MAX, sk_split
 
 DEVICES = Path(__file__).with_name("devices")
 DEFAULT_KIND = "h100"  # what a GPU without its own file is priced as
@@ -220,12 +222,140 @@ def best(
     return configs[i], t
 
 
+def price_table(configs: tuple[Sm90Config, ...], dtype: str, kind: str = DEFAULT_KIND) -> tuple:
+    """What :func:`cheapest` needs of ``configs`` whatever the shape: the device's constants,
+    and the configs grouped by tile (rows, columns, k tile, rate, swap), each group with its
+    k tile's and partial's microseconds, its first whole config's index (-1: none) and its stream-K
+    configs' indices and splits. Build it once per set of configs: a pick then prices them
+    all in one call.
+
+    >>> from cutemma.kernels.space import candidates
+    >>> found = candidates(4096, 4096, 4096, "bf16")
+    >>> len(price_table(found, "bf16")[2]) < len(found)
+    True
+    """
+    if dtype not in ATOMS_SM90 or not all(isinstance(c, Sm90Config) for c in configs):
+        raise TiledMmaError(
+            f"cost model: price_table() takes Sm90Configs and a dtype of {sorted(ATOMS_SM90)}; "
+            f"got {sorted({type(c).__name__ for c in configs})} and {dtype!r}"
+        )
+    dev = device(kind)
+    eb = ATOMS_SM90[dtype][1]
+    groups: dict[tuple, tuple[list, list]] = {}
+    for i, cfg in enumerate(configs):
+        rate, _ = _shape_free(cfg, dtype, kind)
+        bm, bn, bk = cfg.block_m, cfg.block_n, cfg.k_tiles[eb]
+        # price's own expressions, so that each figure is the same float
+        k_us = max(2 * bm * bn * bk / (rate * 1e6), (bm + bn) * bk * eb / (dev.load_gbps * 1e3))
+        partial_us = dev.fixup_us + bm * bn * 4 / (dev.load_gbps * 1e3)
+        whole, shared = groups.setdefault((bm, bn, bk, k_us, partial_us, cfg.swap_ab), ([], []))
+        (shared if cfg.stream_k else whole).append((i, cfg.split) if cfg.stream_k else i)
+    flat = []
+    # the tiles of most flops per microsecond first: the best price found early lets
+    # cheapest() skip more stream-K tiles (which tile wins a tie is the index's business)
+    for key, (whole, shared) in sorted(groups.items(), key=lambda g: g[0][3] / g[0][0] / g[0][1]):
+        # a later whole config of the same tile costs the same: only the first can win
+        first = whole[0] if whole else -1
+        flat.append(key + (first, tuple(i for i, _ in shared), tuple(s for _, s in shared)))
+    constants = (dev.sms, dev.sharpness, 1 / dev.sharpness, dev.launch_us, dev.reread)
+    constants += (dev.tile_us, dev.dram_gbps * 1e3)
+    return eb, constants, tuple(flat)
+
+
+def _sk_ctas(tm: int, tn: int, kt: int, grid: int, splits: tuple) -> tuple[int, Sequence[int]]:
+    """sk_split's ``(sk_tiles, (sk_ctas for each split))`` at once: its tiles do not depend
+    on the split (tests/kernels/test_pick_fast.py compares the two)."""
+    tiles = tm * tn
+    if tiles / (-(-tiles // grid) * grid) >= FULL_WAVE:
+        return 0, ()
+    if tiles <= grid or min(tm, tn) == 1:
+        sk = tiles if tiles < 2 * grid else tiles % grid + grid
+        if sk * kt > ITERS_MAX:
+            return 0, ()
+        if sk > grid:
+            return sk, (grid,) * len(splits)
+        # each min is >= 1 (sk <= grid, kt >= 1): sk_split's max(1, ...) changes nothing
+        room = min(grid // sk, kt)
+        return sk, [grid if s is None else sk * min(room, s) for s in splits]
+    sk = tiles % grid
+    if sk * kt > ITERS_MAX:
+        return 0, ()
+    room = min(grid // sk, kt)  # sk < grid
+    return sk, [sk * min(room, s or SPLIT_MAX) for s in splits]
+
+
+def cheapest(table: tuple, m: int, n: int, k: int, batch: int = 1) -> tuple[float, int]:
+    """(the least predicted seconds of :func:`price_table`'s configs on an (m, n, k) call
+    (``batch`` of them) on the table's device kind, the index of the earliest config that
+    takes it): :func:`best` in one pass, each figure computed as :func:`price` computes it.
+    A stream-K config that shares nothing costs what its tile's whole kernel costs, so such
+    a tile is priced once.
+
+    >>> from cutemma.kernels.space import candidates
+    >>> found = candidates(512, 8192, 8192, "bf16")
+    >>> t, i = cheapest(price_table(found, "bf16"), 512, 8192, 8192)
+    >>> (found[i], t) == best(found, 512, 8192, 8192, "bf16")
+    True
+    """
+    eb, (grid, p, ip, launch, reread, tile_us, dram), groups = table
+    once0 = batch * (m + n) * k * eb  # A and B once; the swapped problem's are the same
+    out = batch * m * n * 2
+    d0 = ((once0 + out) / dram) ** p
+    bt, bi = float("inf"), -1
+    for bm, bn, bk, k_us, partial_us, swap, first, shared, splits in groups:
+        tm, tn = (-(-n // bm), -(-m // bn)) if swap else (-(-m // bm), -(-n // bn))
+        kt = -(-k // bk)
+        tiles = tm * tn * batch
+        whole_tile = kt * k_us + tile_us
+        if shared and (first < 0 or shared[0] < first):
+            # where stream-K shares nothing it costs the whole kernel's price, at an index
+            # earlier than the whole kernel's: price them as one, found in the loop below
+            first_sk = shared[0]
+        else:
+            first_sk = -1
+        sk, ctases = (0, ())
+        # whole tiles that fill their last wave share nothing (sk_split's first test)
+        if shared and tm * tn / (-(-tm * tn // grid) * grid) < FULL_WAVE:
+            sk, ctases = _sk_ctas(tm, tn, kt, grid, splits)
+        if not sk and first_sk >= 0:
+            first = first_sk
+        if first >= 0:
+            t = (((-(-tiles // grid) * whole_tile) ** p + d0) ** ip + launch) * 1e-6
+            if t < bt or (t == bt and first < bi):
+                bt, bi = t, first
+        if not sk:
+            continue
+        if batch == 1 and first_sk < 0:
+            # no stream-K config of the tile beats the current best if the least its
+            # price can be does not: every SM busy on an equal share of the tile's k
+            # iterations (the ``1 - 1e-9``: rounding; price's d is at least d0); batch 1
+            # keeps the tiles left whole to whole waves
+            low = tm * tn * kt / grid * k_us * (1 - 1e-9)
+            if ((low**p + d0) ** ip + launch) * 1e-6 > bt:
+                continue
+        once = once0 + reread * max(0, sk * (bm + bn) * k * eb - once0)
+        d = ((once + out) / dram) ** p
+        done = (tiles - sk) // grid * whole_tile
+        last = 0
+        for i, ctas in zip(shared, ctases):
+            if ctas == last:  # splits that come to the same CTAs: the earlier one wins
+                continue
+            last = ctas
+            us = done + -(-sk * kt // ctas) * k_us + tile_us + partial_us * (ctas // sk)
+            t = ((us**p + d) ** ip + launch) * 1e-6
+            if t < bt or (t == bt and i < bi):
+                bt, bi = t, i
+    return bt, bi
+
+
 __all__ = [
     "Device",
     "best",
+    "cheapest",
     "device",
     "predict",
     "price",
+    "price_table",
     "shape_free",
     "tile_class",
     "type_class",

@@ -10,13 +10,20 @@
 from __future__ import annotations
 
 import numbers
+from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Any
 
 from cutemma.errors import TiledMmaError
-from cutemma.kernels.cost import DEFAULT_KIND, best
+from cutemma.kernels.cost import DEFAULT_KIND, cheapest, price_table
 from cutemma.kernels.sm80.config import ELEM_BYTES, GemmConfig
 from cutemma.kernels.sm90.config import ATOMS_SM90, Sm90Config
-from cutemma.kernels.space import candidates
+from cutemma.kernels.space import (
+    SWAP_MAX_M,
+    hinted,
+    swap_class,
+    swapped_kernels,
+    tile_kernels,
+)
 
 if TYPE_CHECKING:  # designs load with the first pick_config: a call's host side needs none
     from cutemma.kernels.design import GemmDesign
@@ -131,8 +138,33 @@ def builtin_sm90_config(
 def _sm90_pick(
     m: int, n: int, k: int, dtype: str, batch: int, sms: int, kind: str, swap: bool
 ) -> tuple[Sm90Config, float]:
-    found = candidates(m, n, k, dtype, batch, sms, swap)
-    return best(found, m, n, k, dtype, batch, kind)
+    # best(candidates(...)) (tests/kernels/test_pick_fast.py holds them equal), with the
+    # shape-free part of each kernel's price worked out once per kind of call, not per shape
+    tiles, table = _tile_prices(dtype, batch == 1, kind)
+    t, i = cheapest(table, m, n, k, batch)
+    found = hinted(tiles[i], m, n, k, dtype, batch)
+    if swap and batch == 1 and m <= SWAP_MAX_M and dtype != "tf32":
+        swapped, table = _swap_prices(swap_class(m, n, k, dtype, sms), dtype, sms, kind)
+        if swapped:
+            ts, j = cheapest(table, m, n, k, batch)
+            if ts < t:  # a tie goes to the unswapped kernel, listed first
+                return swapped[j], ts
+    return found, t
+
+
+@cache
+def _tile_prices(dtype: str, one: bool, kind: str) -> tuple[tuple[Sm90Config, ...], tuple]:
+    tiles = tile_kernels(dtype, 1 if one else 2)
+    return tiles, price_table(tiles, dtype, kind)
+
+
+@lru_cache(maxsize=8192)
+def _swap_prices(
+    key: tuple, dtype: str, sms: int, kind: str
+) -> tuple[tuple[Sm90Config, ...], tuple]:
+    m, n, k = key  # the class's own call: its swapped kernels are the class's
+    swapped = swapped_kernels(m, n, k, dtype, sms)
+    return swapped, price_table(swapped, dtype, kind) if swapped else ()
 
 
 def pick_config(m: int, n: int, k: int, batch: int = 1, dtype: str = "bf16") -> GemmDesign:

@@ -101,21 +101,77 @@ def candidates(
         raise TiledMmaError(
             f"kernel space: dtype {dtype!r}; the sm90 GEMM takes {sorted(ATOMS_SM90)}"
         )
+    rows = {bm: evict_first(m, n, k, dtype, batch, bm) for bm in ROWS}
+    found = [_variant(c, c.stream_k, rows[c.block_m], c.split) for c in tile_kernels(dtype, batch)]
+    if swap and batch == 1 and m <= SWAP_MAX_M and dtype != "tf32":
+        found += swapped_kernels(m, n, k, dtype, sms)
+    return tuple(found)
+
+
+def tile_kernels(dtype: str, batch: int = 1) -> tuple[Sm90Config, ...]:
+    """:func:`candidates`' unswapped kernels, in its order, without the evict-first hint
+    (which the cost model does not price; :func:`hinted` adds it for a shape): each tile of
+    :func:`_tiles` whole, then (one problem: ``batch`` 1) as stream-K with each split of
+    :data:`SPLITS`.
+
+    >>> [c.split for c in tile_kernels("bf16")[:5]], any(c.stream_k for c in tile_kernels("bf16", 2))
+    ([None, 16, 8, 4, None], False)
+    """
+    return _tile_kernels(dtype, batch == 1)
+
+
+@cache
+def _tile_kernels(dtype: str, one: bool) -> tuple[Sm90Config, ...]:
     found = []
     for cfg in _tiles(dtype):
-        streamed = evict_first(m, n, k, dtype, batch, cfg.block_m)
-        found.append(_variant(cfg, False, streamed))
+        found.append(_variant(cfg, False, False))
         # stream-K runs 2-D calls; 320 wide runs whole tiles (its stream-K kernel spills 24
         # bytes, compiled here). Where stream-K shares nothing its price is the whole
         # kernel's, and the whole kernel, listed first, wins the tie.
-        if batch == 1 and cfg.wgmma_n is None:
-            found += [_variant(cfg, True, streamed, split) for split in SPLITS]
-    if swap and batch == 1 and m <= SWAP_MAX_M and dtype != "tf32":
-        tokens = swap_tokens(m)
-        n_k = _swap_class(n, k, dtype, sms)  # the swapped kernels depend on n, k only so
-        found += [c for split in SPLITS if (c := _swap(tokens, *n_k, dtype, sms, False, split))]
-        found += [c for c in (_swap(tokens, *n_k, dtype, sms, True),) if c]
+        if one and cfg.wgmma_n is None:
+            found += [_variant(cfg, True, False, split) for split in SPLITS]
     return tuple(found)
+
+
+def hinted(cfg: Sm90Config, m: int, n: int, k: int, dtype: str, batch: int = 1) -> Sm90Config:
+    """A kernel of :func:`tile_kernels` as :func:`candidates` gives it for an (m, n, k) call:
+    with B evict-first where :func:`evict_first` says so.
+
+    >>> hinted(tile_kernels("bf16")[0], 512, 8192, 8192, "bf16").evict_first
+    'B'
+    """
+    streamed = evict_first(m, n, k, dtype, batch, cfg.block_m)
+    return _variant(cfg, cfg.stream_k, streamed, cfg.split)
+
+
+def swapped_kernels(m: int, n: int, k: int, dtype: str, sms: int = 132) -> tuple[Sm90Config, ...]:
+    """:func:`candidates`' swapped kernels for an (m, n, k) call (m at most
+    :data:`SWAP_MAX_M`; no tf32): stream-K with each split of :data:`SPLITS`, then whole,
+    those the family's rules allow; one tuple per class of calls (:func:`swap_class`).
+
+    >>> [c.split for c in swapped_kernels(16, 8192, 8192, "bf16")]
+    [16, 8, 4, None, None]
+    """
+    return _swapped_of_class(swap_class(m, n, k, dtype, sms), dtype, sms)
+
+
+def swap_class(m: int, n: int, k: int, dtype: str, sms: int = 132) -> tuple[int, int, int]:
+    """The calls whose swapped kernels are the same as an (m, n, k) call's: its token tile
+    (:func:`swap_tokens`) and :func:`_swap_class`'s (n, k).
+
+    >>> swap_class(3, 8192, 8192, "bf16") == swap_class(9, 8192, 8000, "bf16")
+    True
+    """
+    return (swap_tokens(m), *_swap_class(n, k, dtype, sms))
+
+
+@lru_cache(maxsize=8192)
+def _swapped_of_class(key: tuple[int, int, int], dtype: str, sms: int) -> tuple[Sm90Config, ...]:
+    tokens, n, k = key
+    # stream-K's ring depth reads neither n nor k: one build per tokens and hint
+    shared = [_swap(tokens, 2 * SWAP_ROWS, k, dtype, sms, False, split) for split in SPLITS]
+    whole = _swap(tokens, n, k, dtype, sms, True)
+    return tuple(c for c in (*shared, whole) if c)
 
 
 def _swap_class(n: int, k: int, dtype: str, sms: int) -> tuple[int, int]:
@@ -248,4 +304,14 @@ def stream_stages(rows: int, k_bytes: int, ctas: int) -> int | None:
     return None if stages >= MAX_STAGES else stages
 
 
-__all__ = ["candidates", "evict_first", "fits", "swap_tokens", "swapped_kernel"]
+__all__ = [
+    "candidates",
+    "evict_first",
+    "fits",
+    "hinted",
+    "swap_class",
+    "swap_tokens",
+    "swapped_kernel",
+    "swapped_kernels",
+    "tile_kernels",
+]

@@ -1,0 +1,147 @@
+"""Host time of the built-in sm90 pick for a shape the process has not seen (issue 33,
+acceptance 4: at most 20 us, and a repeated call no slower than before).
+
+Draws ``--shapes`` distinct random shapes (M log-uniform in 1..16384, N and K multiples of
+16 log-uniform in 256..65536, dtype bf16 or e4m3), each new to the process, and times one
+:func:`cutemma.kernels.pick.builtin` call per shape with ``swap = M <= SWAP_MAX_M`` as the
+policy passes it. In the same run and on the same shapes it times the reference definition,
+``cost.best(space.candidates(...))``, so the two figures share the machine's load; then a
+repeated call of each shape. Medians and 90th percentiles in microseconds; ``--profile``
+adds the pick's cProfile (top functions by own time).
+
+    python bench/pick_host_time.py --out bench/results/pick-host-cpu.json [--before OLD.json ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import json
+import math
+import platform
+import pstats
+import random
+import statistics
+import subprocess
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from cutemma.kernels import pick  # noqa: E402
+from cutemma.kernels.cost import best  # noqa: E402
+from cutemma.kernels.space import SWAP_MAX_M, candidates  # noqa: E402
+
+KIND, SMS = "h200", 132
+
+
+def shapes(count: int, seed: int) -> list[tuple[int, int, int, str]]:
+    """``count`` distinct (m, n, k, dtype) drawn as the module doc says."""
+    rng = random.Random(seed)
+
+    def log_uniform(lo: int, hi: int) -> float:
+        return math.exp(rng.uniform(math.log(lo), math.log(hi)))
+
+    seen: dict[tuple, None] = {}
+    while len(seen) < count:
+        m = max(1, round(log_uniform(1, 16384)))
+        n, k = (max(16, round(log_uniform(256, 65536) / 16) * 16) for _ in range(2))
+        seen[(m, n, k, rng.choice(("bf16", "e4m3")))] = None
+    return list(seen)
+
+
+def reference(m: int, n: int, k: int, dtype: str, swap: bool):
+    return best(candidates(m, n, k, dtype, 1, SMS, swap), m, n, k, dtype, 1, KIND)
+
+
+def fast(m: int, n: int, k: int, dtype: str, swap: bool):
+    return pick.builtin(m, n, k, 1, dtype, SMS, KIND, swap)
+
+
+def time_us(fn, todo) -> list[float]:
+    out = []
+    clock = time.perf_counter_ns
+    for m, n, k, dtype in todo:
+        swap = m <= SWAP_MAX_M
+        t0 = clock()
+        fn(m, n, k, dtype, swap)
+        out.append((clock() - t0) / 1e3)
+    return out
+
+
+def summary(us: list[float]) -> dict:
+    ordered = sorted(us)
+    return {
+        "median_us": round(statistics.median(ordered), 2),
+        "p90_us": round(ordered[int(0.9 * (len(ordered) - 1))], 2),
+        "calls": len(ordered),
+    }
+
+
+def profile(fn, todo, top: int = 15) -> str:
+    prof = cProfile.Profile()
+    prof.enable()
+    for m, n, k, dtype in todo:
+        fn(m, n, k, dtype, m <= SWAP_MAX_M)
+    prof.disable()
+    buf = io.StringIO()
+    pstats.Stats(prof, stream=buf).sort_stats("tottime").print_stats(top)
+    return buf.getvalue()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--shapes", type=int, default=2000)
+    ap.add_argument("--seed", type=int, default=33)
+    ap.add_argument("--out", type=Path)
+    ap.add_argument("--profile", action="store_true")
+    ap.add_argument(
+        "--before", type=Path, nargs="*", default=[], help="this script's results of an older tree"
+    )
+    args = ap.parse_args()
+
+    # the shape-free caches (tiles, variants, swapped kernels, device constants) fill on
+    # warm-up shapes that the timed ones never repeat
+    todo = shapes(args.shapes + 200, args.seed)
+    warm, timed, spare = todo[:100], todo[100 : 100 + args.shapes], todo[100 + args.shapes :]
+    for m, n, k, dtype in warm:
+        fast(m, n, k, dtype, m <= SWAP_MAX_M)
+        reference(m, n, k, dtype, m <= SWAP_MAX_M)
+    # interleave halves so that a load change on the shared machine hits both alike
+    half = len(timed) // 2
+    ref_us = time_us(reference, timed[:half])
+    new_us = time_us(fast, timed[half:])
+    ref_us += time_us(reference, timed[half:])
+    new_us = time_us(fast, timed[:half]) + new_us
+    # the same shapes again: what a repeated call pays
+    again_us = time_us(fast, timed)
+    result = {
+        "what": "host time of pick.builtin for a shape new to the process (issue 33, acc. 4)",
+        "kind": KIND,
+        "sms": SMS,
+        "seed": args.seed,
+        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "commit": subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=REPO
+        ).stdout.strip(),
+        "machine": f"{platform.processor() or platform.machine()}, python {platform.python_version()}",
+        "reference_best_of_candidates": summary(ref_us),
+        "builtin_new_shape": summary(new_us),
+        "builtin_repeated_shape": summary(again_us),
+    }
+    # the older tree's runs, each with its own in-process reference (the machine is shared:
+    # compare each run's builtin with its own reference, not across runs)
+    result["before"] = [json.loads(f.read_text()) for f in args.before]
+    print(json.dumps(result, indent=1))
+    if args.profile:
+        print(profile(fast, spare))
+    if args.out:
+        args.out.write_text(json.dumps(result, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,104 @@
+"""The built-in sm90 pick's one-pass pricing (issue 33, acceptance 4): ``pick.builtin`` prices
+the kernel space through ``cost.price_table`` and ``cost.cheapest``; the reference definition
+is ``cost.best(space.candidates(...))``, each config priced by ``cost.price``. The two must
+give the same config and the same predicted time on every shape."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import pytest
+
+from cutemma.kernels.cost import _sk_ctas, best, cheapest, price_table
+from cutemma.kernels.pick import builtin
+from cutemma.kernels.sm90.streamk import sk_split
+from cutemma.kernels.space import SPLITS, SWAP_MAX_M, candidates
+
+KIND, SMS = "h200", 132
+
+
+def _draw(count: int, seed: int) -> list[tuple[int, int, int]]:
+    rng = random.Random(seed)
+
+    def log_uniform(lo: int, hi: int) -> float:
+        return math.exp(rng.uniform(math.log(lo), math.log(hi)))
+
+    return [
+        (
+            max(1, round(log_uniform(1, 16384))),
+            max(16, round(log_uniform(256, 65536) / 16) * 16),
+            max(16, round(log_uniform(256, 65536) / 16) * 16),
+        )
+        for _ in range(count)
+    ]
+
+
+def _same_pick(m: int, n: int, k: int, batch: int, dtype: str, swap: bool, kind: str = KIND):
+    want, want_t = best(candidates(m, n, k, dtype, batch, SMS, swap), m, n, k, dtype, batch, kind)
+    got, got_t = builtin(m, n, k, batch, dtype, SMS, kind, swap)
+    assert got == want, (m, n, k, batch, dtype, swap, got.name, want.name)
+    assert math.isclose(got_t, want_t, rel_tol=1e-9, abs_tol=0), (m, n, k, batch, dtype, swap)
+
+
+@pytest.mark.parametrize("dtype", ["bf16", "e4m3"])
+def test_the_pick_is_best_of_candidates_on_random_shapes(dtype):
+    # as the policy passes it, and the other way (a call with C never swaps)
+    for m, n, k in _draw(3000, 4033 if dtype == "bf16" else 4034):
+        _same_pick(m, n, k, 1, dtype, m <= SWAP_MAX_M)
+        if m <= SWAP_MAX_M:
+            _same_pick(m, n, k, 1, dtype, False)
+
+
+@pytest.mark.parametrize("dtype", ["bf16", "e4m3", "f16", "tf32"])
+@pytest.mark.parametrize(
+    "m, n, k, batch",
+    [
+        (1, 4096, 4096, 1),
+        (1, 256, 16, 1),
+        (4096, 4096, 16, 1),
+        (SWAP_MAX_M, 8192, 8192, 1),
+        (SWAP_MAX_M + 1, 8192, 8192, 1),
+        (17, 1 << 20, 4096, 1),  # a vocabulary-sized N: many waves of tiles
+        (8192, 1 << 20, 8192, 1),
+        (1, 1 << 22, 16, 1),
+        (64, 4096, 4096, 3),  # batched: whole tiles only, never swapped
+        (1024, 1024, 1024, 40),
+        (1, 16, 16, 1),
+    ],
+)
+def test_the_pick_is_best_of_candidates_on_edge_shapes(m, n, k, batch, dtype):
+    for swap in (True, False):
+        for kind in ("h100", "h200"):
+            _same_pick(m, n, k, batch, dtype, swap and m <= SWAP_MAX_M, kind)
+
+
+def test_cheapest_breaks_ties_and_skips_nothing_as_best_does():
+    """Any order of configs: duplicates (a tie the earlier one wins), stream-K configs whose
+    whole kernel comes later or not at all (sharing nothing, they cost the whole kernel's
+    price and must still be found), swapped configs first."""
+    rng = random.Random(7)
+    for m, n, k in _draw(300, 4035):
+        found = list(candidates(m, n, k, "bf16", 1, SMS, m <= SWAP_MAX_M))
+        picked = found + rng.sample(found, len(found) // 2)
+        rng.shuffle(picked)
+        picked = [c for c in picked if c.stream_k or rng.random() < 0.5] or found
+        configs = tuple(picked)
+        t, i = cheapest(price_table(configs, "bf16", KIND), m, n, k)
+        want, want_t = best(configs, m, n, k, "bf16", 1, KIND)
+        assert (configs[i], i) == (want, configs.index(want))
+        assert math.isclose(t, want_t, rel_tol=1e-9, abs_tol=0)
+
+
+def test_the_stream_k_split_of_every_split_at_once_is_sk_split():
+    rng = random.Random(11)
+    cases = [(1, 80, 128), (2, 132, 64), (4, 40, 128), (1, 8, 198), (1, 300, 64), (2, 66, 16)]
+    cases += [
+        (rng.randint(1, 300), rng.randint(1, 300), rng.choice((1, 2, 7, 64, 1 << 14, 1 << 26)))
+        for _ in range(3000)
+    ]
+    for tm, tn, kt in cases:
+        for grid in (132, 114, 1):
+            sk, ctases = _sk_ctas(tm, tn, kt, grid, SPLITS)
+            for split, ctas in zip(SPLITS, ctases or (grid,) * len(SPLITS)):
+                assert (sk, ctas) == sk_split(tm, tn, kt, grid, split), (tm, tn, kt, grid, split)

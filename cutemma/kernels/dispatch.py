@@ -6,6 +6,9 @@
    the graph: the custom op (:mod:`cutemma.kernels.torch_op`).
 3. :func:`~cutemma.kernels.call.make_call` checks the arguments once into a call record.
 4. :func:`~cutemma.kernels.policy.choose` picks the kernel: family, config, operand views.
+   With ``CUTEMMA_AUTOTUNE=1``, a call of a shape bucket not yet tuned tunes it first
+   (:func:`cutemma.kernels.autotune.first_use`, handed :func:`gemm` to time each candidate
+   with) and the policy chooses again.
 5. The family (:mod:`~cutemma.kernels.sm90.host`, :mod:`~cutemma.kernels.sm80.host`)
    prepares its launch: the compiled variant, argument boxes, grid.
 6. The runtime keeps it for the call's repeats and launches it
@@ -25,6 +28,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from cutemma.errors import LaunchError
+from cutemma.kernels import autotune
 from cutemma.kernels.call import make_call
 from cutemma.kernels.epilogue import ARGS as _EP  # the epilogue's tensor keywords, in order
 from cutemma.kernels.policy import Choice, choose
@@ -152,6 +156,8 @@ def gemm(
     if call.done is not None:
         return call.done
     choice = choose(call)
+    if asked is None and autotune.enabled() and autotune.first_use(call, choice, gemm):
+        choice = choose(call)  # the bucket's winner now stored (or the built-in pick kept)
     family = sm90 if choice.family == "sm90" else sm80  # one interface: prepare(call, choice)
     prepared, keeps = family.prepare(call, choice)
     C = call.D if call.C is None else call.C

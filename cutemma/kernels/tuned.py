@@ -10,6 +10,11 @@ and :func:`cutemma.gemm` consults it before its built-in table: the file is read
 once per process, then each call costs one dict look-up (none at all while nothing
 was tuned).
 
+An entry of family ``builtin`` (``config`` null) records that tuning found no candidate
+faster than the built-in pick (the autotune of ``CUTEMMA_AUTOTUNE=1``,
+:mod:`cutemma.kernels.autotune`): the bucket counts as tuned, and gemm keeps its built-in
+pick there, which the cost model makes per shape.
+
 Shape class: each of M, N and K rounded up to a power of two (:func:`shape_class`),
 so 1000 and 1024 share a class and 1025 starts the next. A config tuned for one
 shape serves every shape of its class; the batch count of a batched call is not
@@ -52,6 +57,8 @@ _TORCH_TYPES = {name: kind for name, (kind, _) in KERNEL_TYPES.items()}
 
 # key tuple -> GemmConfig or Sm90Config, loaded from the file once (None: not yet read)
 _TABLE: dict[tuple, GemmConfig | Sm90Config] | None = None
+# key tuples whose tuning kept the built-in pick (no candidate beat it): tuned, nothing to use
+_KEPT: set[tuple] = set()
 _STORE_LOCK = threading.Lock()
 
 
@@ -176,20 +183,69 @@ def table() -> dict[tuple, GemmConfig]:
     """
     global _TABLE
     if _TABLE is None:
-        loaded = {}
-        for key, entry in _read_file().items():
-            parts = key.split("|")
-            cfg = _config_of(entry) if isinstance(entry, dict) else None
-            if len(parts) != 4 or cfg is None:
-                continue
-            device, shape, dtype, majors = parts
-            try:
-                mb, nb, kb = (int(x[1:]) for x in shape.split(","))
-            except ValueError:
-                continue
-            loaded[(device, mb, nb, kb, dtype, majors[:1], majors[1:])] = cfg
-        _TABLE = loaded
+        _TABLE, kept = _load()
+        _KEPT.clear()
+        _KEPT.update(kept)
     return _TABLE
+
+
+def _load() -> tuple[dict[tuple, GemmConfig | Sm90Config], set[tuple]]:
+    """The file's configs by key tuple, and the key tuples whose tuning kept the built-in."""
+    loaded, kept = {}, set()
+    for key, entry in _read_file().items():
+        parts = key.split("|")
+        builtin = isinstance(entry, dict) and entry.get("family") == "builtin"
+        cfg = _config_of(entry) if isinstance(entry, dict) and not builtin else None
+        if len(parts) != 4 or (cfg is None and not builtin):
+            continue
+        device, shape, dtype, majors = parts
+        try:
+            mb, nb, kb = (int(x[1:]) for x in shape.split(","))
+        except ValueError:
+            continue
+        k = (device, mb, nb, kb, dtype, majors[:1], majors[1:])
+        if builtin:
+            kept.add(k)
+        else:
+            loaded[k] = cfg
+    return loaded, kept
+
+
+def refresh() -> bool:
+    """Merge into the loaded table what other processes stored since it was read; True when
+    a config changed (the prepared launches of repeated calls are then forgotten).
+
+    >>> import os, tempfile
+    >>> os.environ["CUTEMMA_CACHE_DIR"] = tempfile.mkdtemp()
+    >>> reload()
+    >>> refresh()  # an empty cache folder: nothing new
+    False
+    """
+    configs, kept = _load()
+    tab = table()
+    changed = {k: v for k, v in configs.items() if tab.get(k) != v}
+    tab.update(changed)
+    _KEPT.update(kept - tab.keys())
+    if changed:
+        from cutemma.kernels.runtime.fastpath import FAST
+
+        FAST.clear()
+    return bool(changed)
+
+
+def decided(device: str, m: int, n: int, k: int, dtype: str, a_major: str, b_major: str) -> bool:
+    """Whether this device's shape class was tuned: a config stored for it, or the built-in
+    pick kept (see the module doc).
+
+    >>> import os, tempfile
+    >>> os.environ["CUTEMMA_CACHE_DIR"] = tempfile.mkdtemp()
+    >>> reload()
+    >>> _ = store("some GPU", 64, 64, 64, "bf16", "K", "N", None, {"b128x128x32_w2x2_s4": 1e-5})
+    >>> decided("some GPU", 60, 64, 64, "bf16", "K", "N"), lookup("some GPU", 64, 64, 64, "bf16", "K", "N")
+    (True, None)
+    """
+    key = (device, *shape_class(m, n, k), dtype, a_major, b_major)
+    return key in table() or key in _KEPT
 
 
 def reload() -> None:
@@ -204,6 +260,7 @@ def reload() -> None:
     """
     global _TABLE
     _TABLE = None
+    _KEPT.clear()
     from cutemma.kernels.runtime.fastpath import FAST
 
     FAST.clear()
@@ -296,10 +353,11 @@ def store(
     dtype: str,
     a_major: str,
     b_major: str,
-    config: GemmConfig,
+    config: GemmConfig | Sm90Config | None,
     timings: dict[str, float],
 ) -> Path:
-    """Merge one winner into the file (atomic rename) and into the loaded table.
+    """Merge one winner into the file (atomic rename) and into the loaded table; ``config``
+    None records that the built-in pick stays for the class (an entry of family ``builtin``).
 
     The config then serves every shape of the class (here 1024 x 1024 x 1024):
 
@@ -313,8 +371,11 @@ def store(
     'b128x128x64_w2x2_s3'
     """
     key = entry_key(device, m, n, k, dtype, a_major, b_major)
-    if not isinstance(config, GemmConfig | Sm90Config):
-        raise LaunchError(f"tune.store: config {config!r}: a GemmConfig or an Sm90Config")
+    if config is not None and not isinstance(config, GemmConfig | Sm90Config):
+        raise LaunchError(
+            f"tune.store: config {config!r}: a GemmConfig, an Sm90Config, or None (the built-in "
+            "pick stays)"
+        )
     bad = _bad_timings(timings)
     if bad:
         raise LaunchError(f"tune.store: timings {bad}: a dict of config name -> seconds > 0")
@@ -324,10 +385,11 @@ def store(
     # two threads, or two processes, storing at once: each merges into the other's file
     with _STORE_LOCK, _file_lock(path):
         entries = _read_file()
+        family = "sm90" if isinstance(config, Sm90Config) else "sm80"
         entries[key] = {
-            "family": "sm90" if isinstance(config, Sm90Config) else "sm80",
-            "config": asdict(config),
-            "seconds": timings.get(config.name),
+            "family": "builtin" if config is None else family,
+            "config": None if config is None else asdict(config),
+            "seconds": None if config is None else timings.get(config.name),
             "timings": timings,
             "shape": [m, n, k],
         }
@@ -339,7 +401,15 @@ def store(
             f"way); set {CACHE_ENV} to a writable folder"
         )
     mb, nb, kb = shape_class(m, n, k)
-    table()[(device, mb, nb, kb, dtype, a_major, b_major)] = config
+    k_ = (device, mb, nb, kb, dtype, a_major, b_major)
+    tab = table()  # (loaded first: a first load resets _KEPT)
+    if config is None:
+        _KEPT.add(k_)
+        if tab.pop(k_, None) is None:
+            return path  # the built-in pick stays: the prepared launches hold it already
+    else:
+        tab[k_] = config
+        _KEPT.discard(k_)
     from cutemma.kernels.runtime.fastpath import FAST
 
     FAST.clear()  # prepared launches chose their config before this winner existed

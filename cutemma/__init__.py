@@ -48,7 +48,7 @@ __version__ = "0.1.0"
 # emulator, ``cutemma.gemm`` the kernel generator (never torch or cuda-python before a call).
 # name -> the module that defines it, relative to cutemma
 _LAZY = {
-    "gemm": "kernels.dispatch",
+    "gemm": "kernels.entry",
     "GemmConfig": "kernels.sm80.config",
     "Sm90Config": "kernels.sm90.config",
     "tune": "kernels.tune",

@@ -2,9 +2,12 @@
 
 A bucket is the tuning cache's key (:mod:`cutemma.kernels.tuned`): the device's name, the
 shape class (M, N, K each rounded up to a power of two), the kernel dtype and the majors.
-:func:`cutemma.gemm` calls :func:`first_use` on its checked path (never on the fast path of a
-repeat) when the call asked for no config, design or TiledMMA; when it returns True the
-dispatcher asks the policy again, which then finds the bucket's entry.
+With the switch set when ``cutemma.gemm`` is first looked up, ``cutemma.gemm`` is this
+module's :func:`gemm`: a front above the dispatcher (which knows nothing of tuning). A call
+signature it has not seen, asking for no config, design or TiledMMA, is checked
+(:func:`cutemma.kernels.dispatch.checked`) and its bucket tuned by :func:`first_use`; then, as
+every call, it goes to :func:`cutemma.kernels.dispatch.gemm`, whose policy finds the bucket's
+entry. A repeat costs the front one set look-up before the dispatcher's fast path.
 
 What runs: the built-in pick of this call (the policy's choice) and every candidate
 :func:`cutemma.tune` would time (:func:`cutemma.kernels.timing.default_candidates`, on sm_90
@@ -37,7 +40,7 @@ from dataclasses import replace
 from typing import Any
 
 from cutemma.errors import LaunchError
-from cutemma.kernels import tuned
+from cutemma.kernels import dispatch, tuned
 from cutemma.kernels.runtime.capture import capturing
 
 ENV = "CUTEMMA_AUTOTUNE"
@@ -66,6 +69,42 @@ def enabled() -> bool:
         f"gemm: {ENV}={value!r}; set it to 1 (tune each new shape bucket on its first call) "
         "or 0 / unset (off)"
     )
+
+
+def gemm(A: Any, B: Any, C: Any = None, **kwargs: Any) -> Any:
+    """:func:`cutemma.kernels.dispatch.gemm` (same arguments, same answer), the first call of
+    each signature tuning its shape bucket first where the switch is on (module doc).
+
+    >>> os.environ.pop(ENV, None) and None
+    >>> gemm.__name__
+    'gemm'
+    """
+    if enabled() and not any(kwargs.get(k) is not None for k in _ASKED):
+        _first(A, B, C, kwargs)
+    return dispatch.gemm(A, B, C, **kwargs)
+
+
+_ASKED = ("config", "design", "tiled_mma")  # a kernel the caller chose: nothing to tune
+_SEEN: dict[tuple, None] = {}  # signatures whose bucket is settled in this process
+_SEEN_MAX = 4096
+
+
+def _first(A: Any, B: Any, C: Any, kwargs: dict) -> None:
+    """Tune the bucket of a call signature not seen yet (its operands' shapes, strides,
+    dtypes and device, and which optional tensors it has)."""
+    try:
+        key = (A.shape, A.stride(), A.dtype, B.shape, B.stride(), B.dtype, A.device, C is None,
+               tuple(k for k, v in kwargs.items() if v is not None))  # fmt: skip
+    except (AttributeError, TypeError):  # not tensors: the dispatcher names what is wrong
+        return
+    if key in _SEEN or dispatch.traced(A, B):
+        return
+    call, choice = dispatch.checked(A, B, C, **kwargs)
+    if call.done is None:
+        first_use(call, choice, dispatch.gemm)
+    if len(_SEEN) >= _SEEN_MAX:
+        _SEEN.clear()
+    _SEEN[key] = None
 
 
 def builtin_config(choice: Any) -> Any:

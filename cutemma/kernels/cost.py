@@ -27,7 +27,6 @@ True
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from pathlib import Path
@@ -35,7 +34,7 @@ from pathlib import Path
 from cutemma.errors import TiledMmaError
 from cutemma.kernels.common.scheduler import FULL_WAVE
 from cutemma.kernels.sm90.config import ATOMS_SM90, FP8, Sm90Config
-from cutemma.kernels.sm90.streamk import ITERS_MAX, SPLIT_MAX, sk_split
+from cutemma.kernels.sm90.streamk import sk_shares, sk_split
 
 DEVICES = Path(__file__).with_name("devices")
 DEFAULT_KIND = "h100"  # what a GPU without its own file is priced as
@@ -222,12 +221,13 @@ def best(
     return configs[i], t
 
 
+@lru_cache(maxsize=8192)  # (one per swapped class too: space._swapped_of_class's size)
 def price_table(configs: tuple[Sm90Config, ...], dtype: str, kind: str = DEFAULT_KIND) -> tuple:
     """What :func:`cheapest` needs of ``configs`` whatever the shape: the device's constants,
     and the configs grouped by tile (rows, columns, k tile, rate, swap), each group with its
     k tile's and partial's microseconds, its first whole config's index (-1: none) and its stream-K
     configs' indices and splits. Build it once per set of configs: a pick then prices them
-    all in one call.
+    all in one call (cached: a pick asks it per shape for one of a few sets).
 
     >>> from cutemma.kernels.space import candidates
     >>> found = candidates(4096, 4096, 4096, "bf16")
@@ -262,41 +262,33 @@ def price_table(configs: tuple[Sm90Config, ...], dtype: str, kind: str = DEFAULT
     return eb, constants, tuple(flat)
 
 
-def _sk_ctas(tm: int, tn: int, kt: int, grid: int, splits: tuple) -> tuple[int, Sequence[int]]:
-    """sk_split's ``(sk_tiles, (sk_ctas for each split))`` at once: its tiles do not depend
-    on the split (tests/kernels/test_pick_fast.py compares the two)."""
-    tiles = tm * tn
-    if tiles / (-(-tiles // grid) * grid) >= FULL_WAVE:
-        return 0, ()
-    if tiles <= grid or min(tm, tn) == 1:
-        sk = tiles if tiles < 2 * grid else tiles % grid + grid
-        if sk * kt > ITERS_MAX:
-            return 0, ()
-        if sk > grid:
-            return sk, (grid,) * len(splits)
-        # each min is >= 1 (sk <= grid, kt >= 1): sk_split's max(1, ...) changes nothing
-        room = min(grid // sk, kt)
-        return sk, [grid if s is None else sk * min(room, s) for s in splits]
-    sk = tiles % grid
-    if sk * kt > ITERS_MAX:
-        return 0, ()
-    room = min(grid // sk, kt)  # sk < grid
-    return sk, [sk * min(room, s or SPLIT_MAX) for s in splits]
-
-
-def cheapest(table: tuple, m: int, n: int, k: int, batch: int = 1) -> tuple[float, int]:
-    """(the least predicted seconds of :func:`price_table`'s configs on an (m, n, k) call
-    (``batch`` of them) on the table's device kind, the index of the earliest config that
-    takes it): :func:`best` in one pass, each figure computed as :func:`price` computes it.
+def cheapest(
+    tables: tuple[tuple, ...], m: int, n: int, k: int, batch: int = 1
+) -> tuple[float, int, int]:
+    """(the least predicted seconds of the configs of ``tables`` (each a :func:`price_table`
+    of one dtype and device kind) on an (m, n, k) call (``batch`` of them), which table, the
+    index there of the config that takes it; ties go to the earlier table, then the earlier
+    config): :func:`best` in one pass, each figure computed as :func:`price` computes it.
     A stream-K config that shares nothing costs what its tile's whole kernel costs, so such
     a tile is priced once.
 
     >>> from cutemma.kernels.space import candidates
     >>> found = candidates(512, 8192, 8192, "bf16")
-    >>> t, i = cheapest(price_table(found, "bf16"), 512, 8192, 8192)
+    >>> t, _, i = cheapest((price_table(found, "bf16"),), 512, 8192, 8192)
     >>> (found[i], t) == best(found, 512, 8192, 8192, "bf16")
     True
     """
+    bt, bw, bi = float("inf"), -1, -1
+    for w, table in enumerate(tables):
+        t, i = _cheapest(table, m, n, k, batch, bt)
+        if t < bt:  # (strictly: a tie stays with the earlier table)
+            bt, bw, bi = t, w, i
+    return bt, bw, bi
+
+
+def _cheapest(table: tuple, m: int, n: int, k: int, batch: int, bound: float) -> tuple[float, int]:
+    """:func:`cheapest` of one table: (seconds, index), or (inf, -1) where nothing in it
+    comes under ``bound`` (a stream-K tile whose least possible price does not is skipped)."""
     eb, (grid, p, ip, launch, reread, tile_us, dram), groups = table
     once0 = batch * (m + n) * k * eb  # A and B once; the swapped problem's are the same
     out = batch * m * n * 2
@@ -316,7 +308,7 @@ def cheapest(table: tuple, m: int, n: int, k: int, batch: int = 1) -> tuple[floa
         sk, ctases = (0, ())
         # whole tiles that fill their last wave share nothing (sk_split's first test)
         if shared and tm * tn / (-(-tm * tn // grid) * grid) < FULL_WAVE:
-            sk, ctases = _sk_ctas(tm, tn, kt, grid, splits)
+            sk, ctases = sk_shares(tm, tn, kt, grid, splits)
         if not sk and first_sk >= 0:
             first = first_sk
         if first >= 0:
@@ -331,7 +323,7 @@ def cheapest(table: tuple, m: int, n: int, k: int, batch: int = 1) -> tuple[floa
             # iterations (the ``1 - 1e-9``: rounding; price's d is at least d0); batch 1
             # keeps the tiles left whole to whole waves
             low = tm * tn * kt / grid * k_us * (1 - 1e-9)
-            if ((low**p + d0) ** ip + launch) * 1e-6 > bt:
+            if ((low**p + d0) ** ip + launch) * 1e-6 > min(bt, bound):
                 continue
         once = once0 + reread * max(0, sk * (bm + bn) * k * eb - once0)
         d = ((once + out) / dram) ** p

@@ -6,9 +6,6 @@
    the graph: the custom op (:mod:`cutemma.kernels.torch_op`).
 3. :func:`~cutemma.kernels.call.make_call` checks the arguments once into a call record.
 4. :func:`~cutemma.kernels.policy.choose` picks the kernel: family, config, operand views.
-   With ``CUTEMMA_AUTOTUNE=1``, a call of a shape bucket not yet tuned tunes it first
-   (:func:`cutemma.kernels.autotune.first_use`, handed :func:`gemm` to time each candidate
-   with) and the policy chooses again.
 5. The family (:mod:`~cutemma.kernels.sm90.host`, :mod:`~cutemma.kernels.sm80.host`)
    prepares its launch: the compiled variant, argument boxes, grid.
 6. The runtime keeps it for the call's repeats and launches it
@@ -28,7 +25,6 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from cutemma.errors import LaunchError
-from cutemma.kernels import autotune
 from cutemma.kernels.call import make_call
 from cutemma.kernels.epilogue import ARGS as _EP  # the epilogue's tensor keywords, in order
 from cutemma.kernels.policy import Choice, choose
@@ -156,8 +152,6 @@ def gemm(
     if call.done is not None:
         return call.done
     choice = choose(call)
-    if asked is None and autotune.enabled() and autotune.first_use(call, choice, gemm):
-        choice = choose(call)  # the bucket's winner now stored (or the built-in pick kept)
     family = sm90 if choice.family == "sm90" else sm80  # one interface: prepare(call, choice)
     prepared, keeps = family.prepare(call, choice)
     C = call.D if call.C is None else call.C
@@ -293,8 +287,32 @@ def which_kernel(A: Any, B: Any, C: Any = None, **kwargs: Any) -> Choice:
     >>> which_kernel(A, torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)).swap  # doctest: +SKIP
     True
     """
+    return checked(A, B, C, **kwargs)[1]
+
+
+def checked(A: Any, B: Any, C: Any = None, **kwargs: Any) -> tuple[Any, Choice]:
+    """(the call record, the policy's choice) of ``cutemma.gemm(A, B, C, **kwargs)``, without
+    running it: what :func:`which_kernel` answers, and what the autotuning front
+    (:mod:`cutemma.kernels.autotune`) tunes a first call from.
+
+    >>> checked.__name__
+    'checked'
+    """
     tensors = {k: kwargs.pop(k, None) for k in _EP}
-    return choose(make_call(A, B, C, tensors=tensors, **kwargs))
+    call = make_call(A, B, C, tensors=tensors, **kwargs)
+    return call, choose(call)
+
+
+def traced(A: Any, B: Any) -> bool:
+    """Whether torch traces a call of ``A`` and ``B`` now (dynamo compiling, fake tensors or a
+    proxy trace): what :func:`gemm` hands to the custom op.
+
+    >>> traced(object(), object())
+    False
+    """
+    if _TRACING[0]():
+        return True
+    return "torch" in sys.modules and (is_fake(A) or is_fake(B) or _dispatch_mode() is not None)
 
 
 def _bind_tracing() -> bool:

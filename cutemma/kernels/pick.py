@@ -10,7 +10,6 @@
 from __future__ import annotations
 
 import numbers
-from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Any
 
 from cutemma.errors import TiledMmaError
@@ -19,10 +18,8 @@ from cutemma.kernels.sm80.config import ELEM_BYTES, GemmConfig
 from cutemma.kernels.sm90.config import ATOMS_SM90, Sm90Config
 from cutemma.kernels.space import (
     SWAP_MAX_M,
-    hinted,
-    swap_class,
+    hinted_kernels,
     swapped_kernels,
-    tile_kernels,
 )
 
 if TYPE_CHECKING:  # designs load with the first pick_config: a call's host side needs none
@@ -138,33 +135,17 @@ def builtin_sm90_config(
 def _sm90_pick(
     m: int, n: int, k: int, dtype: str, batch: int, sms: int, kind: str, swap: bool
 ) -> tuple[Sm90Config, float]:
-    # best(candidates(...)) (tests/kernels/test_pick_fast.py holds them equal), with the
-    # shape-free part of each kernel's price worked out once per kind of call, not per shape
-    tiles, table = _tile_prices(dtype, batch == 1, kind)
-    t, i = cheapest(table, m, n, k, batch)
-    found = hinted(tiles[i], m, n, k, dtype, batch)
-    if swap and batch == 1 and m <= SWAP_MAX_M and dtype != "tf32":
-        swapped, table = _swap_prices(swap_class(m, n, k, dtype, sms), dtype, sms, kind)
-        if swapped:
-            ts, j = cheapest(table, m, n, k, batch)
-            if ts < t:  # a tie goes to the unswapped kernel, listed first
-                return swapped[j], ts
-    return found, t
-
-
-@cache
-def _tile_prices(dtype: str, one: bool, kind: str) -> tuple[tuple[Sm90Config, ...], tuple]:
-    tiles = tile_kernels(dtype, 1 if one else 2)
-    return tiles, price_table(tiles, dtype, kind)
-
-
-@lru_cache(maxsize=8192)
-def _swap_prices(
-    key: tuple, dtype: str, sms: int, kind: str
-) -> tuple[tuple[Sm90Config, ...], tuple]:
-    m, n, k = key  # the class's own call: its swapped kernels are the class's
-    swapped = swapped_kernels(m, n, k, dtype, sms)
-    return swapped, price_table(swapped, dtype, kind) if swapped else ()
+    # best(candidates(...)) in one pass (tests/kernels/test_pick_fast.py holds them equal):
+    # the space's kernels of the call, then the model's prices of them (a table per set of
+    # kernels, built once: price_table is cached)
+    tiles = hinted_kernels(m, n, k, dtype, batch)
+    swaps = swap and batch == 1 and m <= SWAP_MAX_M and dtype != "tf32"
+    swapped = swapped_kernels(m, n, k, dtype, sms) if swaps else ()
+    tables = (price_table(tiles, dtype, kind),)
+    if swapped:  # (a tie goes to the unswapped kernels, listed first)
+        tables += (price_table(swapped, dtype, kind),)
+    t, which, i = cheapest(tables, m, n, k, batch)
+    return (swapped if which else tiles)[i], t
 
 
 def pick_config(m: int, n: int, k: int, batch: int = 1, dtype: str = "bf16") -> GemmDesign:

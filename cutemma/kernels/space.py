@@ -101,8 +101,7 @@ def candidates(
         raise TiledMmaError(
             f"kernel space: dtype {dtype!r}; the sm90 GEMM takes {sorted(ATOMS_SM90)}"
         )
-    rows = {bm: evict_first(m, n, k, dtype, batch, bm) for bm in ROWS}
-    found = [_variant(c, c.stream_k, rows[c.block_m], c.split) for c in tile_kernels(dtype, batch)]
+    found = list(hinted_kernels(m, n, k, dtype, batch))
     if swap and batch == 1 and m <= SWAP_MAX_M and dtype != "tf32":
         found += swapped_kernels(m, n, k, dtype, sms)
     return tuple(found)
@@ -133,15 +132,24 @@ def _tile_kernels(dtype: str, one: bool) -> tuple[Sm90Config, ...]:
     return tuple(found)
 
 
-def hinted(cfg: Sm90Config, m: int, n: int, k: int, dtype: str, batch: int = 1) -> Sm90Config:
-    """A kernel of :func:`tile_kernels` as :func:`candidates` gives it for an (m, n, k) call:
-    with B evict-first where :func:`evict_first` says so.
+def hinted_kernels(m: int, n: int, k: int, dtype: str, batch: int = 1) -> tuple[Sm90Config, ...]:
+    """:func:`candidates`' unswapped kernels for an (m, n, k) call: :func:`tile_kernels`, each
+    with B evict-first where :func:`evict_first` says so for its rows (one tuple per set of
+    hints, so the cost model's table of them is built once).
 
-    >>> hinted(tile_kernels("bf16")[0], 512, 8192, 8192, "bf16").evict_first
-    'B'
+    >>> [c.evict_first for c in hinted_kernels(512, 8192, 8192, "bf16")][:2]
+    ['B', 'B']
     """
-    streamed = evict_first(m, n, k, dtype, batch, cfg.block_m)
-    return _variant(cfg, cfg.stream_k, streamed, cfg.split)
+    hints = tuple(evict_first(m, n, k, dtype, batch, bm) for bm in ROWS)
+    return _hinted_kernels(dtype, batch == 1, hints)
+
+
+@cache
+def _hinted_kernels(dtype: str, one: bool, hints: tuple[bool, ...]) -> tuple[Sm90Config, ...]:
+    rows = dict(zip(ROWS, hints))
+    return tuple(
+        _variant(c, c.stream_k, rows[c.block_m], c.split) for c in _tile_kernels(dtype, one)
+    )
 
 
 def swapped_kernels(m: int, n: int, k: int, dtype: str, sms: int = 132) -> tuple[Sm90Config, ...]:
@@ -308,7 +316,7 @@ __all__ = [
     "candidates",
     "evict_first",
     "fits",
-    "hinted",
+    "hinted_kernels",
     "swap_class",
     "swap_tokens",
     "swapped_kernel",

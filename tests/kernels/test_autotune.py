@@ -1,7 +1,7 @@
-"""CUTEMMA_AUTOTUNE=1 (cutemma.kernels.autotune) through cutemma.gemm's checked path, without a
-GPU: the call record, the policy, the family's prepare and the launch are stand-ins, and a
-fake timer replaces the CUDA events. What is real: the dispatcher's hook, the bucket check,
-the lock, the candidates, the margin rule and the cache file."""
+"""CUTEMMA_AUTOTUNE=1 (cutemma.kernels.autotune) through its front over cutemma.gemm's checked
+path, without a GPU: the call record, the policy, the family's prepare and the launch are
+stand-ins, and a fake timer replaces the CUDA events. What is real: the front, the bucket
+check, the lock, the candidates, the margin rule and the cache file."""
 
 from __future__ import annotations
 
@@ -68,12 +68,13 @@ def rig(tmp_path, monkeypatch):
     monkeypatch.setattr(dsp, "run", lambda *a: None)
     monkeypatch.setattr(timing, "event_timer", r.timer)
     monkeypatch.setattr(tuned, "device_name", lambda device: "GPU X")
+    autotune._SEEN.clear()
     yield r
     tuned.reload()
 
 
-def gemm(m, n, k, **kw):
-    return dsp.gemm(torch.zeros(m, k), torch.zeros(k, n), **kw)
+def gemm(m, n, k, **kw):  # cutemma.gemm as the switch binds it: the autotuning front
+    return autotune.gemm(torch.zeros(m, k), torch.zeros(k, n), **kw)
 
 
 def entries(path):
@@ -178,3 +179,35 @@ def test_two_threads_on_one_bucket_tune_once(rig, monkeypatch):
     gemm(1000, 512, 512)
     second.join(60)
     assert len(rig.timers) == 1 and rig.prepared == [QUICK, QUICK]
+
+
+def test_the_switch_binds_cutemma_gemm_to_the_front_or_the_dispatcher():
+    """Read when cutemma.gemm is first looked up, in a fresh process each way."""
+    import os
+    import subprocess
+    import sys
+
+    ask = (
+        "import cutemma\n"
+        "from cutemma.kernels import autotune, dispatch\n"
+        "print(cutemma.gemm is autotune.gemm, cutemma.gemm is dispatch.gemm)"
+    )
+    for value, want in (("1", "True False"), ("0", "False True"), (None, "False True")):
+        env = {k: v for k, v in os.environ.items() if k != autotune.ENV}
+        if value is not None:
+            env[autotune.ENV] = value
+        out = subprocess.run([sys.executable, "-c", ask], env=env, capture_output=True,
+                             text=True, check=True)  # fmt: skip
+        assert out.stdout.split() == want.split(), (value, out.stdout, out.stderr)
+
+
+def test_a_seen_signature_goes_straight_to_the_dispatcher(rig, monkeypatch):
+    """The front checks a signature once: a repeat costs a set look-up, not a checked call."""
+    monkeypatch.setenv(autotune.ENV, "1")
+    seen = []
+    real = dsp.checked
+    monkeypatch.setattr(dsp, "checked", lambda *a, **k: seen.append(1) or real(*a, **k))
+    A, B = torch.zeros(1000, 512), torch.zeros(512, 512)
+    autotune.gemm(A, B)
+    autotune.gemm(A, B)
+    assert len(seen) == 1 and len(rig.timers) == 1

@@ -10,9 +10,9 @@ import random
 
 import pytest
 
-from cutemma.kernels.cost import _sk_ctas, best, cheapest, price_table
+from cutemma.kernels.cost import best, cheapest, price_table
 from cutemma.kernels.pick import builtin
-from cutemma.kernels.sm90.streamk import sk_split
+from cutemma.kernels.sm90.streamk import sk_shares, sk_split
 from cutemma.kernels.space import SPLITS, SWAP_MAX_M, candidates
 
 KIND, SMS = "h200", 132
@@ -84,7 +84,7 @@ def test_cheapest_breaks_ties_and_skips_nothing_as_best_does():
         rng.shuffle(picked)
         picked = [c for c in picked if c.stream_k or rng.random() < 0.5] or found
         configs = tuple(picked)
-        t, i = cheapest(price_table(configs, "bf16", KIND), m, n, k)
+        t, _, i = cheapest((price_table(configs, "bf16", KIND),), m, n, k)
         want, want_t = best(configs, m, n, k, "bf16", 1, KIND)
         assert (configs[i], i) == (want, configs.index(want))
         assert math.isclose(t, want_t, rel_tol=1e-9, abs_tol=0)
@@ -99,6 +99,6 @@ def test_the_stream_k_split_of_every_split_at_once_is_sk_split():
     ]
     for tm, tn, kt in cases:
         for grid in (132, 114, 1):
-            sk, ctases = _sk_ctas(tm, tn, kt, grid, SPLITS)
+            sk, ctases = sk_shares(tm, tn, kt, grid, SPLITS)
             for split, ctas in zip(SPLITS, ctases or (grid,) * len(SPLITS)):
                 assert (sk, ctas) == sk_split(tm, tn, kt, grid, split), (tm, tn, kt, grid, split)

@@ -30,6 +30,8 @@ its partial over before it waits on anyone, so no CTA waits on one that cannot r
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from cutemma.errors import TiledMmaError
 from cutemma.kernels.common.scheduler import FULL_WAVE  # whole tiles this full: no stream-K
 
@@ -261,23 +263,41 @@ def sk_split(
     >>> sk_split(1, 8, 198, 132), sk_split(1, 8, 198, 132, split=4), sk_split(4, 40, 128, 132, 2)
     ((8, 132), (8, 32), (28, 56))
     """
-    tiles = tiles_m * tiles_n
     if min(tiles_m, tiles_n, k_tiles, grid) < 1:
         raise TiledMmaError(
             f"stream-K: tiles_m={tiles_m}, tiles_n={tiles_n}, k_tiles={k_tiles}, grid={grid}; "
             "each must be >= 1"
         )
-    waves = -(-tiles // grid)
-    if tiles / (waves * grid) >= FULL_WAVE:
-        return 0, grid
+    sk, ctas = sk_shares(tiles_m, tiles_n, k_tiles, grid, (split,))
+    return (sk, ctas[0]) if sk else (0, grid)
+
+
+def sk_shares(
+    tiles_m: int, tiles_n: int, k_tiles: int, grid: int, splits: tuple
+) -> tuple[int, Sequence[int]]:
+    """:func:`sk_split`'s rule for several splits at once (its shared tiles do not depend on
+    the split; the cost model prices every split of a tile in one pass): ``(sk_tiles, the
+    sk_ctas of each split)``, or ``(0, ())`` where nothing is shared. Counts >= 1 (unchecked).
+
+    >>> sk_shares(1, 8, 198, 132, (None, 4)), sk_shares(2, 66, 16, 132, (None,))
+    ((8, [132, 32]), (0, ()))
+    """
+    tiles = tiles_m * tiles_n
+    if tiles / (-(-tiles // grid) * grid) >= FULL_WAVE:
+        return 0, ()
     if tiles <= grid or min(tiles_m, tiles_n) == 1:
-        sk, ctas = (tiles if tiles < 2 * grid else tiles % grid + grid), grid
-        if split is not None and sk <= grid:
-            ctas = sk * max(1, min(grid // sk, split, k_tiles))
-    else:
-        sk = tiles % grid
-        ctas = sk * max(1, min(grid // sk, split or SPLIT_MAX, k_tiles))
-    return (sk, ctas) if sk * k_tiles <= ITERS_MAX else (0, grid)
+        sk = tiles if tiles < 2 * grid else tiles % grid + grid
+        if sk * k_tiles > ITERS_MAX:
+            return 0, ()
+        if sk > grid:
+            return sk, (grid,) * len(splits)
+        room = min(grid // sk, k_tiles)  # >= 1: sk <= grid, k_tiles >= 1
+        return sk, [grid if s is None else sk * min(room, s) for s in splits]
+    sk = tiles % grid
+    if sk * k_tiles > ITERS_MAX:
+        return 0, ()
+    room = min(grid // sk, k_tiles)  # sk < grid
+    return sk, [sk * min(room, s or SPLIT_MAX) for s in splits]
 
 
 def sk_params() -> list:

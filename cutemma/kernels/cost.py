@@ -221,19 +221,35 @@ def best(
     return configs[i], t
 
 
-@lru_cache(maxsize=8192)  # (one per swapped class too: space._swapped_of_class's size)
 def price_table(configs: tuple[Sm90Config, ...], dtype: str, kind: str = DEFAULT_KIND) -> tuple:
     """What :func:`cheapest` needs of ``configs`` whatever the shape: the device's constants,
     and the configs grouped by tile (rows, columns, k tile, rate, swap), each group with its
     k tile's and partial's microseconds, its first whole config's index (-1: none) and its stream-K
     configs' indices and splits. Build it once per set of configs: a pick then prices them
-    all in one call (cached: a pick asks it per shape for one of a few sets).
+    all in one call (cached by the tuple itself: the space hands a pick one of a few cached
+    tuples, and hashing its configs would cost more than the look-up saves).
 
     >>> from cutemma.kernels.space import candidates
     >>> found = candidates(4096, 4096, 4096, "bf16")
-    >>> len(price_table(found, "bf16")[2]) < len(found)
-    True
+    >>> len(price_table(found, "bf16")[2]) < len(found), price_table(found, "bf16") is price_table(found, "bf16")
+    (True, True)
     """
+    key = (id(configs), dtype, kind)
+    hit = _TABLES.get(key)
+    if hit is not None and hit[0] is configs:
+        return hit[1]
+    table = _price_table(configs, dtype, kind)
+    if len(_TABLES) >= _TABLES_MAX:
+        _TABLES.clear()
+    _TABLES[key] = (configs, table)  # (the tuple kept alive: its id stays its own)
+    return table
+
+
+_TABLES: dict[tuple, tuple] = {}
+_TABLES_MAX = 8192  # one per swapped class too: space._swapped_of_class's size
+
+
+def _price_table(configs: tuple[Sm90Config, ...], dtype: str, kind: str) -> tuple:
     if dtype not in ATOMS_SM90 or not all(isinstance(c, Sm90Config) for c in configs):
         raise TiledMmaError(
             f"cost model: price_table() takes Sm90Configs and a dtype of {sorted(ATOMS_SM90)}; "

@@ -614,6 +614,8 @@ COPY_API: list[tuple[str, type, str]] = [
     ("tuned.kernel_majors('x', 'K', 'N')", LA, "kernel dtype 'x'"),
     ("tuned.kernel_majors('bf16', 'K', 'Q')", LA, "b_major 'Q'"),
     ("tuned.lookup('d', 0, 64, 64, 'bf16', 'K', 'N')", LA, "M=0"),
+    ("tuned.decided('d', 0, 64, 64, 'bf16', 'K', 'N')", LA, "M=0"),
+    ("tuned.decided('d', 64, 64, 64, ['bf16'], 'K', 'N')", LA, "each a str"),
     ("tuned.store('d', 64, 64, 64, 'bf16', 'K', 'N', 'x', {})", LA, "config 'x'"),
     ("tuned.store('d', 64, 64, 64, 'bf16', 'K', 'N', cfg, {'a': float('nan')})", LA, "seconds > 0"),
     ("tuned.store('d', 64, 64, 64, 'bf16', 'K', 'N', cfg, [1.0])", LA, "timings [1.0]"),

@@ -46,7 +46,8 @@ EXEMPT = {
     "cutemma.copy.is_copy_name", "cutemma.kernels.tuned.is_time",
     # no arguments, or a device index whose checks need a GPU (tune's device= has rows)
     "cutemma.kernels.tuned.cache_path", "cutemma.kernels.tuned.table",
-    "cutemma.kernels.tuned.reload", "cutemma.kernels.tuned.device_name",
+    "cutemma.kernels.tuned.reload", "cutemma.kernels.tuned.refresh",
+    "cutemma.kernels.tuned.device_name",
     "cutemma.kernels.tuned.lookup_device",
 }  # fmt: skip
 # keywords of the entry points whose checks need operands on a GPU first (a CPU tensor is

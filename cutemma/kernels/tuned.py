@@ -245,7 +245,13 @@ def decided(device: str, m: int, n: int, k: int, dtype: str, a_major: str, b_maj
     (True, None)
     """
     key = (device, *shape_class(m, n, k), dtype, a_major, b_major)
-    return key in table() or key in _KEPT
+    try:
+        return key in table() or key in _KEPT
+    except TypeError:  # a list or dict where a name belongs
+        raise LaunchError(
+            f"tune.decided: device {device!r}, dtype {dtype!r}, majors {a_major!r} {b_major!r}: "
+            "each a str"
+        ) from None
 
 
 def reload() -> None:

@@ -43,7 +43,6 @@ from cutemma.cuda.source import (
 from cutemma.errors import TiledMmaError
 from cutemma.kernels.common.expr import check_outs, thread_expr
 from cutemma.kernels.common.scheduler import raster_sm90, tile_counts_sm90, tile_loop_sm90
-from cutemma.kernels.common.template import fill
 from cutemma.kernels.common.types import OUT_TYPES
 from cutemma.kernels.epilogue import NO_EPILOGUE, Epilogue
 from cutemma.kernels.sm90.batched import (
@@ -297,92 +296,6 @@ def _tma_lines(
     return "\n".join(out)
 
 
-# The kernel, top to bottom. Holes ($name, cutemma.kernels.common.template.fill) are filled by the
-# renderers below; a hole alone on its line may be several lines, or none.
-KERNEL_SM90 = r"""extern "C" __global__ void ${cluster_attr}__launch_bounds__($threads, 1) $name($signature) {
-  extern __shared__ __align__(1024) uint8_t smem_raw[];
-  const uint32_t smem = (smem_addr(smem_raw) + 1023u) & ~1023u;  // SW128 pattern
-  const uint32_t bars = smem + $bar_base;  // full[$S] then empty[$S]
-  const int tiles_m = (M + BLOCK_M - 1) / BLOCK_M, tiles_n = (N + BLOCK_N - 1) / BLOCK_N;
-  $tile_counts
-  const bool vec_d = ldd_n == 1 && (ldd_m % 2) == 0 && ${vec_d_batch}(reinterpret_cast<uint64_t>(D) % 4) == 0;
-  if (threadIdx.x == 0) {
-    for (int s = 0; s < $S; ++s) {
-      mbar_init(bars + $MB * s, $full_arrivals);  // full: the producer's expect_tx
-      mbar_init(bars + $empty_base + $MB * s, $empty_arrivals);  // empty: the consumers' signalling threads
-    }
-    $sk_bar_init
-    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-  }
-  $start_sync
-  if (threadIdx.x < 128) {
-    $producer
-  } else {
-    $consumer
-  }
-  $end_sync
-}"""
-
-# warpgroup 0: one thread waits for each stage to be empty, arms its full barrier with the
-# stage's bytes and issues the TMA loads of A and B (cutemma.kernels.sm90.ring.producer_ops)
-PRODUCER_SM90 = r"""asm volatile("setmaxnreg.dec.sync.aligned.u32 $regs;\n" ::: "memory");
-if (threadIdx.x == 0) {  // one thread issues every TMA load
-  tma_prefetch(&tmap_a); tma_prefetch(&tmap_b);
-  $policy
-  $pdl_first
-  int stage = 0; uint32_t phase = $start_phase;
-  $tile_loop
-    $raster
-    for (int kt = 0; kt < k_tiles; ++kt) {
-      $pdl_wait
-      const uint32_t full = bars + $MB * stage, empty = bars + $empty_base + $MB * stage;
-      mbar_wait(empty, phase ^ $wait_flip);  // the consumers released it
-      mbar_expect_tx(full, $tx_bytes);
-      const uint32_t a_dst = smem + stage * $stage_bytes, b_dst = a_dst + $bytes_A;
-      $tma_loads
-      if (++stage == $S) { stage = 0; phase ^= 1; }
-    }
-  }
-  $pdl_trigger
-}"""
-
-# warpgroups 1..C: per tile the mainloop (cutemma.kernels.sm90.mainloop) and the epilogue
-# (cutemma.kernels.sm90.epilogue); pingpong's lines hand the tensor cores over between the two
-CONSUMER_SM90 = r"""asm volatile("setmaxnreg.inc.sync.aligned.u32 $regs;\n" ::: "memory");
-$pdl_wait
-$ids
-const bool signals = tid % $arrive_every == 0;  // arrives on empty
-$partition_comment
-$c_m
-$c_n
-const uint32_t a_off[$mma_m][$k_blocks] = {$a_rows};
-$accumulators
-$staging
-int stage = 0; uint32_t phase = $start_phase;
-$sk_state
-$alternate_flag
-$pingpong_start
-$tile_loop
-  $raster
-  $pingpong_wait
-  $mainloop
-  // epilogue: alpha * acc + beta * C, partition_C, predicated at the edges
-  $epilogue
-  $pingpong_skip
-}
-$last_store"""
-
-HEADER_SM90 = """\
-cutemma sm90 GEMM: D = alpha * A @ B + beta * C; config $config, $S stages
-$dtype in, f32 accumulate, $out out; A ${a_major}-major, B ${b_major}-major
-TiledMMA $atom x ($C,1,1): tile $tile, $wgmma_grid wgmma per k tile per warpgroup
-smem A $smem_A (desc $desc_A | window addr >> 4)
-smem B $smem_B (desc $desc_B | window addr >> 4)
-TMA A box $box_A x $copies_A $swizzle_A; B box $box_B x $copies_B $swizzle_B
-A slice offsets per warpgroup $offs_A"""
-
-
 def _a_offsets(plan: Sm90Plan) -> str:
     """a_off[im][kb] of this warpgroup: the slice offsets, chosen once by warpgroup index
     (a chain of selects, no table in memory)."""
@@ -476,38 +389,109 @@ def _epilogue(
     return batch_epilogue(text, out, c_type) if batched else text
 
 
+def _lines(*parts: str) -> str:
+    """The non-empty ``parts``, each one line or several: an option that does not apply
+    gives "" and leaves no line behind.
+
+    >>> _lines("a;", "", "b;\\nc;")
+    'a;\\nb;\\nc;'
+    """
+    return "\n".join(p for p in parts if p)
+
+
+def _loop(head: str, *body: str) -> str:
+    """A loop whose opening text ``head`` ends inside its block
+    (:func:`~cutemma.kernels.common.scheduler.tile_loop_sm90`, or stream-K's
+    :func:`~cutemma.kernels.sm90.streamk.unit_loop` with its per-piece lines): ``body``
+    indented under it, then the closing brace."""
+    return _lines(head, indent(_lines(*body)), "}")
+
+
+def _kernel(
+    plan: Sm90Plan, name: str, signature: str, batched: bool, producer: str, consumer: str
+) -> str:
+    """The kernel, top to bottom: the aligned shared base, the ring's barriers (full[S] then
+    empty[S], after the stages and the staging tile) initialised by thread 0, then
+    warpgroup 0 runs ``producer`` and the others ``consumer``."""
+    config, S, CL = plan.config, plan.stages, plan.config.cluster
+    empty_arrivals = CL * plan.tile_wgs * 128 // CONSUMER.arrive_every
+    init = _lines(
+        block(
+            f"for (int s = 0; s < {S}; ++s)",
+            f"mbar_init(bars + {MB} * s, {PRODUCER.arrivals});  // full: the producer's expect_tx\n"
+            f"mbar_init(bars + {MB * S} + {MB} * s, {empty_arrivals});"
+            "  // empty: the consumers' signalling threads",
+        ),
+        f"mbar_init(bars + {plan.sk_bar_offset}, 1);  // stream-K fix-up: thread 0's copies"
+        if plan.sk_bar_bytes
+        else "",
+        'asm volatile("fence.mbarrier_init.release.cluster;\\n" ::: "memory");',
+        'asm volatile("fence.proxy.async.shared::cta;\\n" ::: "memory");',
+    )
+    vec_d_batch = "(ldd_l % 2) == 0 && " if batched else ""
+    body = _lines(
+        "extern __shared__ __align__(1024) uint8_t smem_raw[];",
+        "const uint32_t smem = (smem_addr(smem_raw) + 1023u) & ~1023u;  // SW128 pattern",
+        f"const uint32_t bars = smem + {S * plan.stage_bytes + plan.bytes_D};"
+        f"  // full[{S}] then empty[{S}]",
+        "const int tiles_m = (M + BLOCK_M - 1) / BLOCK_M, tiles_n = (N + BLOCK_N - 1) / BLOCK_N;",
+        tile_counts_sm90(CL, config.multicast, batched),
+        f"const bool vec_d = ldd_n == 1 && (ldd_m % 2) == 0 && {vec_d_batch}"
+        "(reinterpret_cast<uint64_t>(D) % 4) == 0;",
+        block("if (threadIdx.x == 0)", init),
+        "__syncthreads();" if CL == 1 else "cluster_sync();  // peers' barriers are initialised",
+        block("if (threadIdx.x < 128)", producer) + " else {\n" + indent(consumer) + "\n}",
+        "cluster_sync();  // no CTA leaves while a peer may still arrive on its barriers"
+        if CL > 1
+        else "",
+    )
+    cluster_dims = "" if CL == 1 else f"__cluster_dims__({CL}, 1, 1) "
+    bounds = f"__launch_bounds__({config.threads}, 1)"
+    return block(f'extern "C" __global__ void {cluster_dims}{bounds} {name}({signature})', body)
+
+
 def _producer(plan: Sm90Plan, batched: bool) -> str:
-    S = plan.stages
-    sk = plan.config.stream_k
+    """Warpgroup 0: it gives registers back, and one thread waits for each stage to be
+    empty, arms its full barrier with the stage's bytes and issues the TMA loads of A and B
+    (:func:`cutemma.kernels.sm90.ring.producer_ops`)."""
+    config, S = plan.config, plan.stages
+    sk, pdl = config.stream_k, config.pdl
     if batched:
         loads = tma_lines_batched(plan, _tma_lines)
     else:
         loads = _tma_lines(plan, kt="(k_lo + kt)" if sk else "kt")
-    return fill(
-        PRODUCER_SM90,
-        regs=REGISTER_SPLIT[plan.config.consumers][0],
-        start_phase=PRODUCER.start_phase,
-        tile_loop=unit_loop() if sk else tile_loop_sm90(plan.config),
-        raster=raster_sm90(plan.config.cluster, _along(plan.config), batched),
-        MB=MB,
-        empty_base=MB * S,
-        wait_flip=PRODUCER.wait_flip,
-        tx_bytes=plan.bytes_A + plan.bytes_B,
-        stage_bytes=plan.stage_bytes,
-        bytes_A=plan.bytes_A,
-        tma_loads=loads,
-        policy="const uint64_t l2_first = l2_evict_first_policy();  // Sm90Config.evict_first"
-        if plan.config.evict_first
+    k_tile = _lines(
+        _pdl_producer_wait(plan) if pdl else "",
+        f"const uint32_t full = bars + {MB} * stage, empty = bars + {MB * S} + {MB} * stage;",
+        f"mbar_wait(empty, phase ^ {PRODUCER.wait_flip});  // the consumers released it",
+        f"mbar_expect_tx(full, {plan.bytes_A + plan.bytes_B});",
+        f"const uint32_t a_dst = smem + stage * {plan.stage_bytes}, b_dst = a_dst + {plan.bytes_A};",
+        loads,
+        f"if (++stage == {S}) {{ stage = 0; phase ^= 1; }}",
+    )
+    issuer = _lines(
+        "tma_prefetch(&tmap_a); tma_prefetch(&tmap_b);",
+        "const uint64_t l2_first = l2_evict_first_policy();  // Sm90Config.evict_first"
+        if config.evict_first
         else "",
-        pdl_first="bool pdl_first = true;  // Sm90Config.pdl: before the first load"
-        if plan.config.pdl
-        else "",
-        pdl_wait=_pdl_producer_wait(plan) if plan.config.pdl else "",
-        pdl_trigger="griddep_launch_dependents();  // Sm90Config.pdl: every load issued, the "
+        "bool pdl_first = true;  // Sm90Config.pdl: before the first load" if pdl else "",
+        f"int stage = 0; uint32_t phase = {PRODUCER.start_phase};",
+        _loop(
+            unit_loop() if sk else tile_loop_sm90(config),
+            raster_sm90(config.cluster, _along(config), batched),
+            block("for (int kt = 0; kt < k_tiles; ++kt)", k_tile),
+        ),
+        "griddep_launch_dependents();  // Sm90Config.pdl: every load issued, the "
         "next grid may take the SMs this one leaves"
-        if plan.config.pdl
+        if pdl
         else "",
-        S=S,
+    )
+    regs = REGISTER_SPLIT[config.consumers][0]
+    return _lines(
+        f'asm volatile("setmaxnreg.dec.sync.aligned.u32 {regs};\\n" ::: "memory");',
+        "if (threadIdx.x == 0) {  // one thread issues every TMA load",
+        indent(issuer),
+        "}",
     )
 
 
@@ -569,55 +553,44 @@ def _consumer(
         main += "\n" + fixup("accf" if plan.promote else "acc", plan.acc_per_thread,
                              plan.consumer_threads, staging_tile)  # fmt: skip
         epi = block("if (k_lo == 0)", epi) + "  // the tile's owner stores it"
-    return fill(
-        CONSUMER_SM90,
-        regs=REGISTER_SPLIT[config.consumers][1],
-        pdl_wait="griddep_wait();  // Sm90Config.pdl: C, D and the stream-K slots after the previous grid"
+    regs = REGISTER_SPLIT[config.consumers][1]
+    return _lines(
+        f'asm volatile("setmaxnreg.inc.sync.aligned.u32 {regs};\\n" ::: "memory");',
+        "griddep_wait();  // Sm90Config.pdl: C, D and the stream-K slots after the previous grid"
         if config.pdl
         else "",
-        ids=ids,
-        arrive_every=CONSUMER.arrive_every,
-        partition_comment=comment(f"partition_C: tv_layout_C_tiled {plan.tiled.tv_layout_C_tiled}"),
-        c_m=c_m,
-        c_n=c_n,
-        mma_m=plan.mma_m,
-        k_blocks=plan.k_blocks,
-        a_rows=_a_offsets(plan),
-        accumulators=_accumulators(plan),
-        staging=staging,
-        start_phase=CONSUMER.start_phase,
-        sk_state=(
-            f"uint32_t sk_phase = 0; const uint32_t sk_bar = bars + {plan.sk_bar_offset};"
-            "  // stream-K: the fix-up's copies into the staging tile"
-            if plan.sk_bar_bytes
-            else ""
-        ),
-        alternate_flag=(
-            "bool turned = false;  // alternate: issued a batch yet"
-            if config.schedule == "alternate"
-            else ""
-        ),
-        pingpong_start=(
-            f"if (wg == 1) {skip}  // warpgroup 1 starts at the CTA's second tile"
-            if pingpong
-            else ""
-        ),
-        tile_loop=unit_loop() if config.stream_k else tile_loop_sm90(config, pingpong),
-        raster=raster_sm90(config.cluster, _along(config), batched),
-        pingpong_wait=(
+        ids,
+        f"const bool signals = tid % {CONSUMER.arrive_every} == 0;  // arrives on empty",
+        comment(f"partition_C: tv_layout_C_tiled {plan.tiled.tv_layout_C_tiled}"),
+        c_m,
+        c_n,
+        f"const uint32_t a_off[{plan.mma_m}][{plan.k_blocks}] = {{{_a_offsets(plan)}}};",
+        _accumulators(plan),
+        staging,
+        f"int stage = 0; uint32_t phase = {CONSUMER.start_phase};",
+        f"uint32_t sk_phase = 0; const uint32_t sk_bar = bars + {plan.sk_bar_offset};"
+        "  // stream-K: the fix-up's copies into the staging tile"
+        if plan.sk_bar_bytes
+        else "",
+        "bool turned = false;  // alternate: issued a batch yet"
+        if config.schedule == "alternate"
+        else "",
+        f"if (wg == 1) {skip}  // warpgroup 1 starts at the CTA's second tile" if pingpong else "",
+        _loop(
+            unit_loop() if config.stream_k else tile_loop_sm90(config, pingpong),
+            raster_sm90(config.cluster, _along(config), batched),
             f"if (tile != blockIdx.x) named_sync({ORDER_BAR} + wg, 256);"
             "  // my turn: the other warpgroup issued its tile's last wgmma"
             if pingpong
-            else ""
+            else "",
+            main,
+            "// epilogue: alpha * acc + beta * C, partition_C, predicated at the edges",
+            epi,
+            f"{skip}  // the other warpgroup's tile" if pingpong else "",
         ),
-        mainloop=main,
-        epilogue=epi,
-        pingpong_skip=f"{skip}  // the other warpgroup's tile" if pingpong else "",
-        last_store=(
-            "if (tid == 0) bulk_wait0();  // the last store is done before the CTA leaves"
-            if plan.tma_store
-            else ""
-        ),
+        "if (tid == 0) bulk_wait0();  // the last store is done before the CTA leaves"
+        if plan.tma_store
+        else "",
     )
 
 
@@ -627,21 +600,29 @@ def _along(config: Sm90Config) -> str:
 
 
 def _header(plan: Sm90Plan, dtype: str, a_major: str, b_major: str, out: str) -> str:
-    config = plan.config
-    holes = {"config": config.name, "S": plan.stages, "dtype": dtype, "out": out}
-    holes |= {"a_major": a_major, "b_major": b_major, "atom": plan.atom_name}
-    holes |= {"C": config.consumers, "tile": plan.tiled.tile_size_mnk}
+    """The comment that opens the source: the config, types, TiledMMA, shared layouts with
+    their descriptors, TMA boxes."""
+    config, A, B = plan.config, plan.tma["A"], plan.tma["B"]
     # (M x) N x k repeats; one wgmma across N keeps the text built-in kernels always had
     grid = (
         (plan.mma_m, plan.mma_n, plan.k_blocks) if plan.mma_n > 1 else (plan.mma_m, plan.k_blocks)
     )
-    holes |= {"wgmma_grid": " x ".join(map(str, grid)), "offs_A": plan.desc_offsets("A")}
-    for w in "AB":
-        box = plan.tma[w]
-        holes |= {f"smem_{w}": getattr(plan, f"smem_{w}")}
-        holes |= {f"desc_{w}": f"{plan.descriptors[w][0]:#018x}", f"box_{w}": box.box}
-        holes |= {f"copies_{w}": len(box.copies), f"swizzle_{w}": box.swizzle}
-    return comment(fill(HEADER_SM90, **holes))
+    wgmma_grid = " x ".join(map(str, grid))
+    desc_A, desc_B = (f"{plan.descriptors[w][0]:#018x}" for w in "AB")
+    return comment(
+        _lines(
+            f"cutemma sm90 GEMM: D = alpha * A @ B + beta * C; config {config.name}, "
+            f"{plan.stages} stages",
+            f"{dtype} in, f32 accumulate, {out} out; A {a_major}-major, B {b_major}-major",
+            f"TiledMMA {plan.atom_name} x ({config.consumers},1,1): tile "
+            f"{plan.tiled.tile_size_mnk}, {wgmma_grid} wgmma per k tile per warpgroup",
+            f"smem A {plan.smem_A} (desc {desc_A} | window addr >> 4)",
+            f"smem B {plan.smem_B} (desc {desc_B} | window addr >> 4)",
+            f"TMA A box {A.box} x {len(A.copies)} {A.swizzle}; "
+            f"B box {B.box} x {len(B.copies)} {B.swizzle}",
+            f"A slice offsets per warpgroup {plan.desc_offsets('A')}",
+        )
+    )
 
 
 def _defines(plan: Sm90Plan) -> str:
@@ -698,43 +679,14 @@ def gemm_sm90_source(
     if config.pdl and batched:
         raise TiledMmaError("gemm_sm90_source: pdl is for 2-D kernels, not batched")
     check_outs("gemm_sm90_source", out, c_type)
-    S, CL = plan.stages, config.cluster
     tables: list[str] = []  # filled by the renderers that index thread tables
-    empty_arrivals = CL * plan.tile_wgs * 128 // CONSUMER.arrive_every
     signature = ", ".join(
         p.declaration
         for p in params_sm90(out, c_type, plan.tma_store, batched, epilogue, plan.config.stream_k)
     )
-    kern = fill(
-        KERNEL_SM90,
-        cluster_attr="" if CL == 1 else f"__cluster_dims__({CL}, 1, 1) ",
-        threads=config.threads,
-        name=name,
-        signature=signature,
-        bar_base=S * plan.stage_bytes + plan.bytes_D,  # after the stages and the staging tile
-        S=S,
-        tile_counts=tile_counts_sm90(CL, config.multicast, batched),
-        vec_d_batch="(ldd_l % 2) == 0 && " if batched else "",
-        MB=MB,
-        full_arrivals=PRODUCER.arrivals,
-        empty_base=MB * S,
-        empty_arrivals=empty_arrivals,
-        sk_bar_init=(
-            f"mbar_init(bars + {plan.sk_bar_offset}, 1);  // stream-K fix-up: thread 0's copies"
-            if plan.sk_bar_bytes
-            else ""
-        ),
-        start_sync="__syncthreads();"
-        if CL == 1
-        else "cluster_sync();  // peers' barriers are initialised",
-        producer=_producer(plan, batched),
-        consumer=_consumer(plan, out, c_type, batched, tables, epilogue),
-        end_sync=(
-            "cluster_sync();  // no CTA leaves while a peer may still arrive on its barriers"
-            if CL > 1
-            else ""
-        ),
-    )
+    producer = _producer(plan, batched)
+    consumer = _consumer(plan, out, c_type, batched, tables, epilogue)
+    kern = _kernel(plan, name, signature, batched, producer, consumer)
     helpers = HELPERS_SM90 + (HELPERS_SM90_BATCHED if batched else "") + epilogue.helpers()
     helpers += HELPERS_STREAMK + HELPERS_STREAMK_SYNC if config.stream_k else ""
     if config.evict_first:

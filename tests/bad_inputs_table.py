@@ -528,6 +528,7 @@ API: list[tuple[str, type, str]] = [
     ("cm.GemmConfig(64, 64, 32, (2, 'x'))", TE, "warps"),
     # sm90 GEMM (CPU side; hopper helper)
     ("cm.Sm90Config(96, 128)", TE, "multiple of 64"),
+    ("cm.Sm90Config().k_tile(3)", TE, "[1, 2, 4] bytes"),
     ("cm.Sm90Config(128.0, 128)", TE, "block_m"),
     ("cm.Sm90Config(128, 128, consumers=4)", TE, "consumers"),
     ("cm.Sm90Config(192, 256, consumers=3)", TE, "block_n"),

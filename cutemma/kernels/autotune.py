@@ -121,7 +121,7 @@ def builtin_config(choice: Any) -> Any:
 
 def first_use(call: Any, choice: Any, run: Any, timer: Any = None) -> bool:
     """Tune ``call``'s bucket when it has no entry yet (see the module doc); True when the
-    bucket has one now (the caller asks the policy again), False when nothing changed.
+    bucket has one now (the dispatcher's policy then finds it), False when nothing changed.
 
     ``choice``: the policy's built-in choice for ``call``; ``run``: :func:`cutemma.gemm`, which
     the timer calls with each candidate's ``config=``; ``timer`` (config -> seconds) replaces

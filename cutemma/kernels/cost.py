@@ -32,7 +32,6 @@ from functools import cache, lru_cache
 from pathlib import Path
 
 from cutemma.errors import TiledMmaError
-from cutemma.kernels.common.scheduler import FULL_WAVE
 from cutemma.kernels.sm90.config import ATOMS_SM90, FP8, Sm90Config
 from cutemma.kernels.sm90.streamk import sk_shares, sk_split
 
@@ -169,14 +168,13 @@ def price(
     tm, tn, kt = -(-m // bm), -(-n // bn), -(-k // bk)
     tiles, grid = tm * tn * batch, dev.sms
     sk, ctas = sk_split(tm, tn, kt, grid, config.split) if config.stream_k else (0, grid)
-    k_us = max(2 * bm * bn * bk / (rate * 1e6), (bm + bn) * bk * eb / (dev.load_gbps * 1e3))
+    k_us = _k_us(bm, bn, bk, eb, rate, dev)
     whole_tile = kt * k_us + tile_us
     once = batch * (m + n) * k * eb  # A and B, each read from DRAM once
     if sk:
         whole = (tiles - sk) // grid
         shared = -(-sk * kt // ctas)
-        # each partial an owner adds: a wait on its flag, then its f32 slot read by one SM
-        partial_us = dev.fixup_us + bm * bn * 4 / (dev.load_gbps * 1e3)
+        partial_us = _partial_us(bm, bn, dev)
         us = whole * whole_tile + shared * k_us + tile_us + partial_us * (ctas // sk)
         # shares at unrelated k: neighbours' slices of A and B no longer meet in L2, so a
         # part (``reread``) of every CTA's own operand bytes comes from DRAM again
@@ -188,6 +186,18 @@ def price(
     # the slower of compute and DRAM, smoothly: where they are close, both cost
     p = dev.sharpness
     return ((us**p + dram_us**p) ** (1 / p) + dev.launch_us) * 1e-6
+
+
+def _k_us(bm: int, bn: int, bk: int, eb: int, rate: float, dev: Device) -> float:
+    """A CTA's microseconds per k tile: its flops at ``rate`` or its operand bytes at one
+    SM's load bandwidth, whichever is slower (module doc)."""
+    return max(2 * bm * bn * bk / (rate * 1e6), (bm + bn) * bk * eb / (dev.load_gbps * 1e3))
+
+
+def _partial_us(bm: int, bn: int, dev: Device) -> float:
+    """Each stream-K partial an owner adds: a wait on its flag, then its f32 slot read by
+    one SM."""
+    return dev.fixup_us + bm * bn * 4 / (dev.load_gbps * 1e3)
 
 
 def best(
@@ -262,8 +272,7 @@ def _price_table(configs: tuple[Sm90Config, ...], dtype: str, kind: str) -> tupl
         rate, _ = _shape_free(cfg, dtype, kind)
         bm, bn, bk = cfg.block_m, cfg.block_n, cfg.k_tiles[eb]
         # price's own expressions, so that each figure is the same float
-        k_us = max(2 * bm * bn * bk / (rate * 1e6), (bm + bn) * bk * eb / (dev.load_gbps * 1e3))
-        partial_us = dev.fixup_us + bm * bn * 4 / (dev.load_gbps * 1e3)
+        k_us, partial_us = _k_us(bm, bn, bk, eb, rate, dev), _partial_us(bm, bn, dev)
         whole, shared = groups.setdefault((bm, bn, bk, k_us, partial_us, cfg.swap_ab), ([], []))
         (shared if cfg.stream_k else whole).append((i, cfg.split) if cfg.stream_k else i)
     flat = []
@@ -321,10 +330,7 @@ def _cheapest(table: tuple, m: int, n: int, k: int, batch: int, bound: float) ->
             first_sk = shared[0]
         else:
             first_sk = -1
-        sk, ctases = (0, ())
-        # whole tiles that fill their last wave share nothing (sk_split's first test)
-        if shared and tm * tn / (-(-tm * tn // grid) * grid) < FULL_WAVE:
-            sk, ctases = sk_shares(tm, tn, kt, grid, splits)
+        sk, ctases = sk_shares(tm, tn, kt, grid, splits) if shared else (0, ())
         if not sk and first_sk >= 0:
             first = first_sk
         if first >= 0:

@@ -109,7 +109,7 @@ def candidates(
 
 def tile_kernels(dtype: str, batch: int = 1) -> tuple[Sm90Config, ...]:
     """:func:`candidates`' unswapped kernels, in its order, without the evict-first hint
-    (which the cost model does not price; :func:`hinted` adds it for a shape): each tile of
+    (which the cost model does not price; :func:`hinted_kernels` adds it for a shape): each tile of
     :func:`_tiles` whole, then (one problem: ``batch`` 1) as stream-K with each split of
     :data:`SPLITS`.
 

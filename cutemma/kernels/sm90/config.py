@@ -28,6 +28,7 @@ ATOMS_SM90 = {
     "e4m3": ("SM90_64x{n}x32_F32E4M3E4M3_SS_TN", 1, False),
     "e5m2": ("SM90_64x{n}x32_F32E5M2E5M2_SS_TN", 1, False),
 }
+ELEM_SIZES_SM90 = tuple(sorted({eb for _, eb, _ in ATOMS_SM90.values()}))  # 1, 2, 4 bytes
 WARPGROUP = 128
 SMEM_LIMIT = LIMITS["sm_90a"].smem_per_block  # opt-in dynamic shared memory per block
 ALIGN_SLACK = 1024  # the kernel rounds its shared base up to the 1024-byte SW128 pattern
@@ -279,7 +280,7 @@ class Sm90Config:
             object.__setattr__(self, "wgmma_n", None)
         apply_rules(self, CONFIG_RULES, RULE_SCOPE, f"Sm90Config {self.name}")
         # K elements per stage by element bytes: data the cost model and the plan read
-        k_tiles = {eb: self.block_k or SWIZZLE_ROW_BYTES // eb for eb in (1, 2, 4)}
+        k_tiles = {eb: self.block_k or SWIZZLE_ROW_BYTES // eb for eb in ELEM_SIZES_SM90}
         object.__setattr__(self, "k_tiles", k_tiles)
 
     @property
@@ -335,6 +336,11 @@ class Sm90Config:
         >>> Sm90Config().k_tile(2), Sm90Config(block_k=256).k_tile(1), Sm90Config().k_tiles[4]
         (64, 256, 32)
         """
+        if elem_bytes not in self.k_tiles:
+            raise TiledMmaError(
+                f"Sm90Config.k_tile: {elem_bytes!r}-byte elements; the sm90 kernel's are "
+                f"{sorted(self.k_tiles)} bytes"
+            )
         return self.k_tiles[elem_bytes]
 
     @property

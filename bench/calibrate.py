@@ -1,6 +1,7 @@
 """Calibrate the cost model (cutemma/kernels/cost.py) for one device kind (issue 33).
 
     python bench/calibrate.py measure --out FILE [--shapes N] [--seed S] [--shards P]   # GPU
+    python bench/calibrate.py measure --out FILE --named                               # GPU
     python bench/calibrate.py fit FILE [FILE ...] --kind h200 [--write]                # CPU
 
 ``measure`` draws N shapes (bench/gemm_sweep.py's distribution, calibration seed S, never a
@@ -38,9 +39,20 @@ def _configs(m: int, n: int, k: int, combo: str) -> list:
     return list(candidates(m, n, k, KERNEL_DTYPE[combo]))
 
 
+# ``--named``: the named table's rows that the old fitted rules ran whole-wave tiles on (the
+# inference table's projections at 128, 1024 and 8192 tokens, the squares), each as
+# bench/compare_trees.py runs it: bf16 with B N-major, e4m3 (count -1)
+NAMED_NK = [(10240, 8192), (8192, 28672), (57344, 8192), (8192, 8192)]
+NAMED = [(m, n, k) for n, k in NAMED_NK for m in (128, 1024, 8192)] + [
+    (s, s, s) for s in (1024, 2048, 4096)
+]
+
+
 def _cases(count: int, seed: int) -> list[tuple]:
     from gemm_sweep import COMBOS, draw_shapes
 
+    if count < 0:
+        return [(combo, *shape) for shape in NAMED for combo in ("bf16_bN", "e4m3")]
     return [(combo, m, n, k) for (m, n, k) in draw_shapes(count, seed) for combo in COMBOS]
 
 
@@ -136,17 +148,26 @@ def _case(combo: str, m: int, n: int, k: int) -> dict:
 # -------------------------------------------------------------------------------- fit
 
 
+def _rows16(r: dict) -> tuple[bool, bool]:
+    """Whether a measured row's A and B rows sat half a sector off (as
+    cutemma.kernels.call.rows16 reads gemm_sweep's operands: A K-major, B K-major but for
+    'bf16_bN', whose rows are N long)."""
+    eb = 1 if r["combo"] == "e4m3" else 2
+    b_pitch = r["n"] if r["combo"] == "bf16_bN" else r["k"]
+    return r["k"] * eb % 32 == 16, b_pitch * eb % 32 == 16
+
+
 def _points(rows: list[dict]) -> list[tuple]:
-    """(config, m, n, k, dtype, measured us) of every timed kernel."""
+    """(config, m, n, k, dtype, measured us, rows16) of every timed kernel."""
     from cutemma.kernels.space import candidates
 
     pts = []
     for r in rows:
-        dtype = KERNEL_DTYPE[r["combo"]]
-        by_name = {c.name: c for c in candidates(r["m"], r["n"], r["k"], dtype)}
+        dtype, r16 = KERNEL_DTYPE[r["combo"]], _rows16(r)
+        by_name = {c.name: c for c in candidates(r["m"], r["n"], r["k"], dtype, rows16=r16)}
         for name, us in r["times_us"].items():
             if isinstance(us, float) and name in by_name:
-                pts.append((by_name[name], r["m"], r["n"], r["k"], dtype, us))
+                pts.append((by_name[name], r["m"], r["n"], r["k"], dtype, us, r16))
     return pts
 
 
@@ -185,8 +206,8 @@ def fit(rows: list[dict], kind: str):
     def residuals(x):
         dev = _device(base, x, classes)
         res = [
-            math.log(price(shape_free(c, d, dev), c, m, n, k, d, 1, dev) * 1e6 / us)
-            for c, m, n, k, d, us in pts
+            math.log(price(shape_free(c, d, dev), c, m, n, k, d, 1, dev, 2, r16) * 1e6 / us)
+            for c, m, n, k, d, us, r16 in pts
         ]
         return np.array(res)
 
@@ -205,15 +226,15 @@ def evaluate(rows: list[dict], dev) -> dict:
     test = [r for i, r in enumerate(rows) if (i // 3) % 2 == 1]
     errs, out = [], {}
     for r in test:
-        dtype = KERNEL_DTYPE[r["combo"]]
-        timed = {c: r["times_us"].get(c.name) for c in candidates(r["m"], r["n"], r["k"], dtype)}
+        dtype, r16 = KERNEL_DTYPE[r["combo"]], _rows16(r)
+        found = candidates(r["m"], r["n"], r["k"], dtype, rows16=r16)
+        timed = {c: r["times_us"].get(c.name) for c in found}
         timed = {c: us for c, us in timed.items() if isinstance(us, float)}
         if not timed:
             continue
-        pred = {
-            c: price(shape_free(c, dtype, dev), c, r["m"], r["n"], r["k"], dtype, 1, dev) * 1e6
-            for c in timed
-        }
+        mnk = r["m"], r["n"], r["k"]
+        pred = {c: price(shape_free(c, dtype, dev), c, *mnk, dtype, 1, dev, 2, r16) * 1e6
+                for c in timed}  # fmt: skip
         errs += [abs(pred[c] / us - 1) for c, us in timed.items()]
         chosen = min(pred, key=pred.get)
         d = out.setdefault(r["combo"], {"model": [], "pick": [], "best": []})
@@ -248,11 +269,12 @@ def main() -> None:
     ap.add_argument("--shapes", type=int, default=60)
     ap.add_argument("--seed", type=int, default=33)
     ap.add_argument("--shards", type=int, default=max(1, (os.cpu_count() or 4) - 2))
+    ap.add_argument("--named", action="store_true", help="the named rows (NAMED), not drawn ones")
     ap.add_argument("--kind", default="h200")
     ap.add_argument("--write", action="store_true")
     args = ap.parse_args()
     if args.mode == "measure":
-        result = measure(args.shapes, args.seed, args.shards, args.out)
+        result = measure(-1 if args.named else args.shapes, args.seed, args.shards, args.out)
         with open(args.out, "w") as f:
             json.dump(result, f, indent=1)
         return

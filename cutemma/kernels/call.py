@@ -192,6 +192,35 @@ def make_call(
     return call
 
 
+def rows16(call: Call) -> tuple[bool, bool]:
+    """Whether the rows of A and of B, as the sm90 kernel reads them (A's along M, B's along
+    N for K-major operands), start half a 32-byte sector apart: a pitch that is an odd
+    multiple of 16 bytes, which TMA reads at about half speed (the cost model's
+    ``half_sector``; bench/results/raw/align-probe-h200.json). An operand the kernel reads
+    from a K-major copy has the copy's pitch, its K.
+
+    >>> class T:  # a row-major bf16 matrix (torch's stride() and element_size())
+    ...     def __init__(self, rows, cols): self.shape = (rows, cols)
+    ...     def stride(self, i): return (self.shape[1], 1)[i]
+    ...     def element_size(self): return 2
+    >>> class C:  # K = 8200: A's rows 16400 bytes apart; B N-major, 8192 wide
+    ...     A, B, a_major, b_major = T(4, 8200), T(8200, 8192), "K", "N"
+    >>> rows16(C())
+    (True, False)
+    """
+    a_along = -1 if call.a_major == "K" else -2  # the mode the kernel reads contiguously
+    b_along = -2 if call.b_major == "K" else -1
+    return _rows16(call.A, a_along), _rows16(call.B, b_along)
+
+
+def _rows16(t: Any, along: int) -> bool:
+    other = -3 - along  # the other of the last two modes
+    if t.shape[other] < 2:  # a single row: nothing to be apart
+        return False
+    pitch = t.stride(other) if t.stride(along) == 1 else t.shape[along]
+    return pitch * t.element_size() % 32 == 16
+
+
 def _unit(scale_a: Any, scale_b: Any) -> bool:
     return type(scale_a) is float and type(scale_b) is float and scale_a == scale_b == 1.0
 

@@ -6,8 +6,11 @@ For a kernel of ``bm x bn`` tiles and ``bk``-deep k tiles on a problem of (m, n,
 own m and n: a swapped kernel's m is the call's n):
 
 - a k tile costs a CTA ``max(flops / (rate x eff), operand bytes / load)``: the tile's
-  2 bm bn bk flops at the dtype's per-SM rate times the tile's measured efficiency, or its
-  (bm + bn) bk operand bytes at one SM's load bandwidth, whichever is slower;
+  2 bm bn bk flops at the dtype's per-SM rate times the tile's measured efficiency (times
+  ``cluster_eff`` for clusters of 2), or its (bm + bn) bk operand bytes at one SM's load
+  bandwidth, whichever is slower. Rows whose pitch is an odd multiple of 16 bytes (half a
+  32-byte sector off: ``rows16``) cost TMA ``half_sector`` times their bytes; an operand a
+  cluster multicasts costs each CTA half its rows (:func:`loaded_rows`);
 - a whole tile costs its k tiles plus ``tile_us`` (pipeline fill, epilogue);
 - whole tiles go round the SMs in waves, the last one partial (quantisation); stream-K
   (:func:`~cutemma.kernels.sm90.streamk.sk_split`, capped by the config's ``split``) shares
@@ -48,7 +51,9 @@ class Device:
 
     ``rate_tflops``: per-SM dense rate by type class ('16', 'tf32', 'fp8'); ``eff``: a tile
     class's share of it (:func:`tile_class`); ``load_gbps``: one SM's operand bandwidth;
-    ``dram_gbps``: the card's; times in microseconds."""
+    ``dram_gbps``: the card's; times in microseconds; ``half_sector``: what a row at an
+    odd multiple of 16 bytes costs TMA, in aligned rows' bytes; ``cluster_eff``: a
+    cluster-of-2 kernel's share of its tile's rate (1.0 where a file has neither)."""
 
     kind: str
     sms: int
@@ -61,6 +66,8 @@ class Device:
     launch_us: float
     reread: float
     sharpness: float
+    half_sector: float = 1.0
+    cluster_eff: float = 1.0
 
 
 def device_kind(name: str) -> str:
@@ -118,7 +125,37 @@ def shape_free(config: Sm90Config, dtype: str, dev: Device) -> tuple[float, floa
     """What a config costs whatever the shape: (its rate in TFLOP/s, us per tile)."""
     # a class no calibration measured (tf32's, so far) is priced at UNFITTED_EFF
     rate = dev.rate_tflops[type_class(dtype)] * dev.eff.get(tile_class(config, dtype), UNFITTED_EFF)
-    return rate, dev.tile_us
+    return rate * (dev.cluster_eff if config.cluster > 1 else 1.0), dev.tile_us
+
+
+def loaded_rows(config: Sm90Config, rows16: tuple[bool, bool], dev: Device) -> float:
+    """The rows of A and B one CTA's TMA moves per k tile, in aligned rows: a row of an
+    operand whose pitch is half a sector off (``rows16``: (A's, B's), as ``config``'s
+    kernel reads them) counts ``dev.half_sector``, an operand the config's cluster
+    multicasts half its rows (bench/results/raw/align-probe-h200.json).
+
+    >>> from cutemma.kernels.cost import device
+    >>> loaded_rows(Sm90Config(128, 256), (False, False), device("h200"))
+    384.0
+    """
+    a = config.block_m * (dev.half_sector if rows16[0] else 1.0)
+    b = config.block_n * (dev.half_sector if rows16[1] else 1.0)
+    share = config.cluster if config.cluster > 1 else 1
+    return a / (share if config.multicast == "A" else 1) + b / (
+        share if config.multicast == "B" else 1
+    )
+
+
+def pairs(config: Sm90Config) -> tuple[int, int]:
+    """How many M and N tiles a config's cluster takes at once: (2, 1) for pairs along M
+    that share B, (1, 2) for pairs along N that share A, else (1, 1).
+
+    >>> pairs(Sm90Config(cluster=2)), pairs(Sm90Config(cluster=2, multicast="A"))
+    ((2, 1), (1, 2))
+    """
+    if config.cluster == 1:
+        return 1, 1
+    return (1, config.cluster) if config.multicast == "A" else (config.cluster, 1)
 
 
 def predict(
@@ -130,9 +167,12 @@ def predict(
     batch: int = 1,
     kind: str = DEFAULT_KIND,
     out_bytes: int = 2,
+    rows16: tuple[bool, bool] = (False, False),
 ) -> float:
     """Predicted seconds of ``config`` on an (m, n, k) call (``batch`` of them) of ``dtype``
     on device ``kind``; a swapped config (``swap_ab``) runs the transposed problem.
+    ``rows16``: whether the call's A and B rows sit at an odd multiple of 16 bytes
+    (:func:`loaded_rows`).
 
     >>> predict(Sm90Config(128, 128), 4096, 4096, 4096, "bf16") > 0
     True
@@ -144,7 +184,7 @@ def predict(
         )
     free = _shape_free(config, dtype, kind)
     dev = device(kind)
-    return price(free, config, m, n, k, dtype, batch, dev, out_bytes)
+    return price(free, config, m, n, k, dtype, batch, dev, out_bytes, rows16)
 
 
 def price(
@@ -157,6 +197,7 @@ def price(
     batch: int,
     dev: Device,
     out_bytes: int = 2,
+    rows16: tuple[bool, bool] = (False, False),
 ) -> float:
     """:func:`predict` with the config's shape-free costs (:func:`shape_free`) and the
     device's constants given (what a calibration varies): the model itself (module doc)."""
@@ -164,11 +205,12 @@ def price(
     eb = ATOMS_SM90[dtype][1]
     bm, bn, bk = config.block_m, config.block_n, config.k_tiles[eb]
     if config.swap_ab:
-        m, n = n, m
-    tm, tn, kt = -(-m // bm), -(-n // bn), -(-k // bk)
+        m, n, rows16 = n, m, rows16[::-1]
+    pm, pn = pairs(config)  # a cluster's CTAs run whole pairs of tiles
+    tm, tn, kt = -(-m // (bm * pm)) * pm, -(-n // (bn * pn)) * pn, -(-k // bk)
     tiles, grid = tm * tn * batch, dev.sms
     sk, ctas = sk_split(tm, tn, kt, grid, config.split) if config.stream_k else (0, grid)
-    k_us = _k_us(bm, bn, bk, eb, rate, dev)
+    k_us = _k_us(bm, bn, loaded_rows(config, rows16, dev), bk, eb, rate, dev)
     whole_tile = kt * k_us + tile_us
     once = batch * (m + n) * k * eb  # A and B, each read from DRAM once
     if sk:
@@ -188,10 +230,11 @@ def price(
     return ((us**p + dram_us**p) ** (1 / p) + dev.launch_us) * 1e-6
 
 
-def _k_us(bm: int, bn: int, bk: int, eb: int, rate: float, dev: Device) -> float:
-    """A CTA's microseconds per k tile: its flops at ``rate`` or its operand bytes at one
-    SM's load bandwidth, whichever is slower (module doc)."""
-    return max(2 * bm * bn * bk / (rate * 1e6), (bm + bn) * bk * eb / (dev.load_gbps * 1e3))
+def _k_us(bm: int, bn: int, rows: float, bk: int, eb: int, rate: float, dev: Device) -> float:
+    """A CTA's microseconds per k tile: its flops at ``rate`` or its ``rows`` of operand
+    bytes (:func:`loaded_rows`) at one SM's load bandwidth, whichever is slower (module
+    doc)."""
+    return max(2 * bm * bn * bk / (rate * 1e6), rows * bk * eb / (dev.load_gbps * 1e3))
 
 
 def _partial_us(bm: int, bn: int, dev: Device) -> float:
@@ -208,9 +251,10 @@ def best(
     dtype: str,
     batch: int = 1,
     kind: str = DEFAULT_KIND,
+    rows16: tuple[bool, bool] = (False, False),
 ) -> tuple[Sm90Config, float]:
     """(the config of ``configs`` with the least predicted time, that time in seconds);
-    ties go to the earlier config.
+    ties go to the earlier config. ``rows16``: as :func:`predict`'s.
 
     >>> from cutemma.kernels.space import candidates
     >>> best(candidates(8192, 8192, 8192, "bf16"), 8192, 8192, 8192, "bf16")[0].block_m
@@ -225,15 +269,21 @@ def best(
             f"{sorted({type(c).__name__ for c in configs})} and {dtype!r}"
         )
     frees = [_shape_free(c, dtype, kind) for c in configs]
-    timed = [(price(f, c, m, n, k, dtype, batch, dev), i)
+    timed = [(price(f, c, m, n, k, dtype, batch, dev, 2, rows16), i)
              for i, (f, c) in enumerate(zip(frees, configs))]  # fmt: skip
     t, i = min(timed)
     return configs[i], t
 
 
-def price_table(configs: tuple[Sm90Config, ...], dtype: str, kind: str = DEFAULT_KIND) -> tuple:
-    """What :func:`cheapest` needs of ``configs`` whatever the shape: the device's constants,
-    and the configs grouped by tile (rows, columns, k tile, rate, swap), each group with its
+def price_table(
+    configs: tuple[Sm90Config, ...],
+    dtype: str,
+    kind: str = DEFAULT_KIND,
+    rows16: tuple[bool, bool] = (False, False),
+) -> tuple:
+    """What :func:`cheapest` needs of ``configs`` whatever the shape (of calls whose rows
+    are as ``rows16`` says, :func:`predict`): the device's constants, and the configs
+    grouped by tile (rows, columns, k tile, rate, swap, cluster pairs), each group with its
     k tile's and partial's microseconds, its first whole config's index (-1: none) and its stream-K
     configs' indices and splits. Build it once per set of configs: a pick then prices them
     all in one call (cached by the tuple itself: the space hands a pick one of a few cached
@@ -244,11 +294,11 @@ def price_table(configs: tuple[Sm90Config, ...], dtype: str, kind: str = DEFAULT
     >>> len(price_table(found, "bf16")[2]) < len(found), price_table(found, "bf16") is price_table(found, "bf16")
     (True, True)
     """
-    key = (id(configs), dtype, kind)
+    key = (id(configs), dtype, kind, rows16)
     hit = _TABLES.get(key)
     if hit is not None and hit[0] is configs:
         return hit[1]
-    table = _price_table(configs, dtype, kind)
+    table = _price_table(configs, dtype, kind, rows16)
     if len(_TABLES) >= _TABLES_MAX:
         _TABLES.clear()
     _TABLES[key] = (configs, table)  # (the tuple kept alive: its id stays its own)
@@ -259,7 +309,9 @@ _TABLES: dict[tuple, tuple] = {}
 _TABLES_MAX = 8192  # one per swapped class too: space._swapped_of_class's size
 
 
-def _price_table(configs: tuple[Sm90Config, ...], dtype: str, kind: str) -> tuple:
+def _price_table(
+    configs: tuple[Sm90Config, ...], dtype: str, kind: str, rows16: tuple[bool, bool]
+) -> tuple:
     if dtype not in ATOMS_SM90 or not all(isinstance(c, Sm90Config) for c in configs):
         raise TiledMmaError(
             f"cost model: price_table() takes Sm90Configs and a dtype of {sorted(ATOMS_SM90)}; "
@@ -272,8 +324,10 @@ def _price_table(configs: tuple[Sm90Config, ...], dtype: str, kind: str) -> tupl
         rate, _ = _shape_free(cfg, dtype, kind)
         bm, bn, bk = cfg.block_m, cfg.block_n, cfg.k_tiles[eb]
         # price's own expressions, so that each figure is the same float
-        k_us, partial_us = _k_us(bm, bn, bk, eb, rate, dev), _partial_us(bm, bn, dev)
-        whole, shared = groups.setdefault((bm, bn, bk, k_us, partial_us, cfg.swap_ab), ([], []))
+        rows = loaded_rows(cfg, rows16[::-1] if cfg.swap_ab else rows16, dev)
+        k_us, partial_us = _k_us(bm, bn, rows, bk, eb, rate, dev), _partial_us(bm, bn, dev)
+        key = (bm, bn, bk, k_us, partial_us, cfg.swap_ab, *pairs(cfg))
+        whole, shared = groups.setdefault(key, ([], []))
         (shared if cfg.stream_k else whole).append((i, cfg.split) if cfg.stream_k else i)
     flat = []
     # the tiles of most flops per microsecond first: the best price found early lets
@@ -319,8 +373,9 @@ def _cheapest(table: tuple, m: int, n: int, k: int, batch: int, bound: float) ->
     out = batch * m * n * 2
     d0 = ((once0 + out) / dram) ** p
     bt, bi = float("inf"), -1
-    for bm, bn, bk, k_us, partial_us, swap, first, shared, splits in groups:
+    for bm, bn, bk, k_us, partial_us, swap, pm, pn, first, shared, splits in groups:
         tm, tn = (-(-n // bm), -(-m // bn)) if swap else (-(-m // bm), -(-n // bn))
+        tm, tn = -(-tm // pm) * pm, -(-tn // pn) * pn  # a cluster's whole pairs
         kt = -(-k // bk)
         tiles = tm * tn * batch
         whole_tile = kt * k_us + tile_us
@@ -367,6 +422,8 @@ __all__ = [
     "best",
     "cheapest",
     "device",
+    "loaded_rows",
+    "pairs",
     "predict",
     "price",
     "price_table",

@@ -63,11 +63,20 @@ def builtin_config(m: int, n: int, k: int, batch: int = 1, dtype: str = "bf16") 
 
 
 def builtin(
-    m: int, n: int, k: int, batch: int, dtype: str, sms: int, kind: str, swap: bool
+    m: int,
+    n: int,
+    k: int,
+    batch: int,
+    dtype: str,
+    sms: int,
+    kind: str,
+    swap: bool,
+    rows16: tuple[bool, bool] = (False, False),
 ) -> tuple[Any, float | None]:
     """The policy's built-in config of a checked call (plain ints >= 1, a kernel dtype) and
     its predicted seconds: :func:`builtin_sm90_config`'s for the sm90 family's dtypes on a
-    device ``kind`` the cost model knows, ``swap`` allowing the swapped kernels; else
+    device ``kind`` the cost model knows, ``swap`` allowing the swapped kernels, ``rows16``
+    where the operands' rows sit (:func:`cutemma.kernels.call.rows16`); else
     :func:`builtin_config`'s (no prediction), without their argument checks. ``kind`` None:
     the sm90 kernel cannot read the operands.
 
@@ -78,7 +87,7 @@ def builtin(
     """
     if kind is None:
         return _sm80_tile(m, n, batch, dtype), None
-    return _sm90_pick(m, n, k, dtype, batch, sms, kind, swap)
+    return _sm90_pick(m, n, k, dtype, batch, sms, kind, swap, rows16)
 
 
 def _sm80_tile(m: int, n: int, batch: int, dtype: str) -> GemmConfig:
@@ -108,12 +117,14 @@ def builtin_sm90_config(
     sms: int = 132,
     kind: str = DEFAULT_KIND,
     swap: bool = False,
+    rows16: tuple[bool, bool] = (False, False),
 ) -> Sm90Config:
     """The built-in sm90 kernel for an (m, n, k) call of ``dtype`` (``batch`` of them) on
     ``sms`` SMs of device ``kind``: of the kernel space's candidates
     (:func:`~cutemma.kernels.space.candidates`; ``swap``: the swapped kernels too, as for a
-    plain 2-D call) the one the cost model (:func:`~cutemma.kernels.cost.best`) prices
-    fastest.
+    plain 2-D call; ``rows16``: whether A's and B's rows sit half a sector off,
+    :func:`cutemma.kernels.call.rows16`) the one the cost model
+    (:func:`~cutemma.kernels.cost.best`) prices fastest.
 
     >>> builtin_sm90_config(8192, 8192, 8192).block_m
     128
@@ -129,21 +140,36 @@ def builtin_sm90_config(
             f"builtin_sm90_config: {', '.join(wrong)}; m, n, k, sms and batch are ints >= 1 "
             f"and dtype one of {kinds}"
         )
-    return _sm90_pick(m, n, k, dtype, batch, sms, kind, swap)[0]
+    if not (
+        isinstance(rows16, tuple) and len(rows16) == 2 and all(type(r) is bool for r in rows16)
+    ):
+        raise TiledMmaError(
+            f"builtin_sm90_config: rows16={rows16!r}; give (A's, B's) as two bools: whether "
+            "that operand's rows sit an odd multiple of 16 bytes apart"
+        )
+    return _sm90_pick(m, n, k, dtype, batch, sms, kind, swap, rows16)[0]
 
 
 def _sm90_pick(
-    m: int, n: int, k: int, dtype: str, batch: int, sms: int, kind: str, swap: bool
+    m: int,
+    n: int,
+    k: int,
+    dtype: str,
+    batch: int,
+    sms: int,
+    kind: str,
+    swap: bool,
+    rows16: tuple[bool, bool] = (False, False),
 ) -> tuple[Sm90Config, float]:
     # best(candidates(...)) in one pass (tests/kernels/test_pick_fast.py holds them equal):
     # the space's kernels of the call, then the model's prices of them (a table per set of
     # kernels, built once: price_table is cached)
-    tiles = hinted_kernels(m, n, k, dtype, batch)
+    tiles = hinted_kernels(m, n, k, dtype, batch, rows16)
     swaps = swap and batch == 1 and m <= SWAP_MAX_M and dtype != "tf32"
     swapped = swapped_kernels(m, n, k, dtype, sms) if swaps else ()
-    tables = (price_table(tiles, dtype, kind),)
+    tables = (price_table(tiles, dtype, kind, rows16),)
     if swapped:  # (a tie goes to the unswapped kernels, listed first)
-        tables += (price_table(swapped, dtype, kind),)
+        tables += (price_table(swapped, dtype, kind, rows16),)
     t, which, i = cheapest(tables, m, n, k, batch)
     return (swapped if which else tiles)[i], t
 

@@ -16,7 +16,12 @@ of a few axes, each a table below, filtered by the family's own rules (a config 
   whole (:func:`swapped_kernel`), the ring as deep as keeps :data:`IN_FLIGHT_BYTES` of
   weights requested;
 - B (or, swapped, B^T) read under an L2 evict-first hint where few tile rows stream a B
-  that L2 cannot keep anyway (:func:`evict_first`).
+  that L2 cannot keep anyway (:func:`evict_first`);
+- clusters of 2 (pairs of 128-row tiles along M sharing B, or along N sharing A, each CTA
+  loading half of the shared tile) for calls whose rows sit half a sector apart
+  (``rows16``, :func:`cutemma.kernels.call.rows16`): TMA reads such rows at about half
+  speed, and a cluster halves one operand's reads per SM; elsewhere they cost about 4%
+  and buy nothing (bench/results/raw/align-probe-h200.json).
 
 No fitted rule chooses between them: every candidate is priced by the cost model.
 
@@ -88,11 +93,13 @@ def candidates(
     batch: int = 1,
     sms: int = 132,
     swap: bool = True,
+    rows16: tuple[bool, bool] = (False, False),
 ) -> tuple[Sm90Config, ...]:
     """The sm90 kernels that run an (m, n, k) call of ``dtype`` (``batch`` of them) on
     ``sms`` SMs: every tile of :data:`WIDTHS`, whole and (where it shares anything)
-    stream-K, and the swapped kernels where ``swap`` allows (2-D calls without C or
-    epilogue, m <= :data:`SWAP_MAX_M`).
+    stream-K, the clusters where ``rows16`` has a row half a sector off
+    (:func:`hinted_kernels`), and the swapped kernels where ``swap`` allows (2-D calls
+    without C or epilogue, m <= :data:`SWAP_MAX_M`).
 
     >>> len(candidates(8192, 8192, 8192, "bf16")) >= 8
     True
@@ -101,7 +108,7 @@ def candidates(
         raise TiledMmaError(
             f"kernel space: dtype {dtype!r}; the sm90 GEMM takes {sorted(ATOMS_SM90)}"
         )
-    found = list(hinted_kernels(m, n, k, dtype, batch))
+    found = list(hinted_kernels(m, n, k, dtype, batch, rows16))
     if swap and batch == 1 and m <= SWAP_MAX_M and dtype != "tf32":
         found += swapped_kernels(m, n, k, dtype, sms)
     return tuple(found)
@@ -132,24 +139,70 @@ def _tile_kernels(dtype: str, one: bool) -> tuple[Sm90Config, ...]:
     return tuple(found)
 
 
-def hinted_kernels(m: int, n: int, k: int, dtype: str, batch: int = 1) -> tuple[Sm90Config, ...]:
+def hinted_kernels(
+    m: int,
+    n: int,
+    k: int,
+    dtype: str,
+    batch: int = 1,
+    rows16: tuple[bool, bool] = (False, False),
+) -> tuple[Sm90Config, ...]:
     """:func:`candidates`' unswapped kernels for an (m, n, k) call: :func:`tile_kernels`, each
-    with B evict-first where :func:`evict_first` says so for its rows (one tuple per set of
-    hints, so the cost model's table of them is built once).
+    with B evict-first where :func:`evict_first` says so for its rows, then, where a row
+    of A or B sits half a sector off (``rows16``), :func:`cluster_kernels` (one tuple per
+    set of hints, so the cost model's table of them is built once).
 
     >>> [c.evict_first for c in hinted_kernels(512, 8192, 8192, "bf16")][:2]
     ['B', 'B']
+    >>> any(c.cluster == 2 for c in hinted_kernels(4096, 8192, 8200, "bf16", 1, (True, True)))
+    True
     """
     hints = tuple(evict_first(m, n, k, dtype, batch, bm) for bm in ROWS)
-    return _hinted_kernels(dtype, batch == 1, hints)
+    return _hinted_kernels(dtype, batch == 1, hints, rows16 != (False, False))
 
 
 @cache
-def _hinted_kernels(dtype: str, one: bool, hints: tuple[bool, ...]) -> tuple[Sm90Config, ...]:
+def _hinted_kernels(
+    dtype: str, one: bool, hints: tuple[bool, ...], clusters: bool
+) -> tuple[Sm90Config, ...]:
     rows = dict(zip(ROWS, hints))
-    return tuple(
+    found = tuple(
         _variant(c, c.stream_k, rows[c.block_m], c.split) for c in _tile_kernels(dtype, one)
     )
+    return found + cluster_kernels(dtype) if clusters else found
+
+
+@cache
+def cluster_kernels(dtype: str) -> tuple[Sm90Config, ...]:
+    """The space's clusters of 2: each 128-row tile of :func:`_tiles` up to 256 columns, as
+    pairs along M that share B and pairs along N that share A, whole tiles, where each
+    CTA's half of the shared tile is whole swizzle atoms in either major; fp8 promoted one
+    batch at a time (the family refuses 'split' in clusters: it spills).
+
+    >>> [c.name for c in cluster_kernels("bf16")][:2]
+    ['b128x64_c2_sauto_x2a', 'b128x128_c2_sauto_x2']
+    """
+    if dtype == "tf32":  # (its clusters were never timed)
+        return ()
+    found = []
+    for cfg in _tiles(dtype):
+        if cfg.block_m != 128 or cfg.wgmma_n is not None:
+            continue
+        base = replace(cfg, promote=True) if cfg.promote == "split" else cfg
+        for shared in ("B", "A"):
+            pair = replace(base, cluster=2, multicast=shared)
+            if fits(pair, dtype) and _whole_atoms(pair, dtype):
+                found.append(pair)
+    return tuple(found)
+
+
+def _whole_atoms(cfg: Sm90Config, dtype: str) -> bool:
+    """Whether each CTA's half of the operand a cluster shares is whole swizzle atoms in
+    either major, as the plan needs: an MN-major stage's atom is a swizzled row's
+    elements wide (16-bit only: 8- and 32-bit operands are read K-major)."""
+    eb = ATOMS_SM90[dtype][1]
+    half = (cfg.block_n if cfg.multicast == "B" else cfg.block_m) // cfg.cluster
+    return eb != 2 or half % (SWIZZLE_ROW_BYTES // eb) == 0
 
 
 def swapped_kernels(m: int, n: int, k: int, dtype: str, sms: int = 132) -> tuple[Sm90Config, ...]:
@@ -314,6 +367,7 @@ def stream_stages(rows: int, k_bytes: int, ctas: int) -> int | None:
 
 __all__ = [
     "candidates",
+    "cluster_kernels",
     "evict_first",
     "fits",
     "hinted_kernels",

@@ -34,11 +34,22 @@ def _draw(count: int, seed: int) -> list[tuple[int, int, int]]:
     ]
 
 
-def _same_pick(m: int, n: int, k: int, batch: int, dtype: str, swap: bool, kind: str = KIND):
-    want, want_t = best(candidates(m, n, k, dtype, batch, SMS, swap), m, n, k, dtype, batch, kind)
-    got, got_t = builtin(m, n, k, batch, dtype, SMS, kind, swap)
-    assert got == want, (m, n, k, batch, dtype, swap, got.name, want.name)
-    assert math.isclose(got_t, want_t, rel_tol=1e-9, abs_tol=0), (m, n, k, batch, dtype, swap)
+def _same_pick(
+    m: int,
+    n: int,
+    k: int,
+    batch: int,
+    dtype: str,
+    swap: bool,
+    kind: str = KIND,
+    rows16: tuple[bool, bool] = (False, False),
+):
+    found = candidates(m, n, k, dtype, batch, SMS, swap, rows16)
+    want, want_t = best(found, m, n, k, dtype, batch, kind, rows16)
+    got, got_t = builtin(m, n, k, batch, dtype, SMS, kind, swap, rows16)
+    what = (m, n, k, batch, dtype, swap, rows16)
+    assert got == want, (*what, got.name, want.name)
+    assert math.isclose(got_t, want_t, rel_tol=1e-9, abs_tol=0), what
 
 
 @pytest.mark.parametrize("dtype", ["bf16", "e4m3"])
@@ -48,6 +59,16 @@ def test_the_pick_is_best_of_candidates_on_random_shapes(dtype):
         _same_pick(m, n, k, 1, dtype, m <= SWAP_MAX_M)
         if m <= SWAP_MAX_M:
             _same_pick(m, n, k, 1, dtype, False)
+
+
+@pytest.mark.parametrize("dtype", ["bf16", "e4m3"])
+def test_the_pick_is_best_of_candidates_where_rows_sit_half_a_sector_off(dtype):
+    # clusters join the candidates, and every kernel's loads are priced by its rows
+    rng = random.Random(4035)
+    for m, n, k in _draw(600, 4035 if dtype == "bf16" else 4036):
+        rows16 = (rng.random() < 0.7, rng.random() < 0.7)
+        _same_pick(m, n, k, 1, dtype, m <= SWAP_MAX_M, KIND, rows16)
+        _same_pick(m, n, k, 2, dtype, False, KIND, rows16)
 
 
 @pytest.mark.parametrize("dtype", ["bf16", "e4m3", "f16", "tf32"])

@@ -17,7 +17,14 @@ from cutemma.kernels.cost import DEVICES, Device, best, device, device_kind, pre
 from cutemma.kernels.sm90.config import ATOMS_SM90, Sm90Config
 from cutemma.kernels.sm90.plan import Sm90Plan
 from cutemma.kernels.sm90.streamk import sk_split
-from cutemma.kernels.space import SPLITS, SWAP_MAX_M, _tiles, candidates, fits
+from cutemma.kernels.space import (
+    SPLITS,
+    SWAP_MAX_M,
+    _tiles,
+    candidates,
+    cluster_kernels,
+    fits,
+)
 
 DTYPES = sorted(ATOMS_SM90)
 
@@ -25,7 +32,9 @@ DTYPES = sorted(ATOMS_SM90)
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_every_tile_of_the_space_builds_its_plan(dtype):
     majors = [("K", "K")] if dtype in ("tf32", "e4m3", "e5m2") else [("K", "K"), ("M", "N")]
-    for cfg in _tiles(dtype):
+    if dtype in ("bf16", "f16"):  # a cluster splits its shared tile: every major counts
+        majors += [("K", "N"), ("M", "K")]
+    for cfg in _tiles(dtype) + cluster_kernels(dtype):
         for a, b in majors:
             for out in (None, "f32", "bf16"):
                 Sm90Plan(cfg, dtype, a, b, out)  # raises if the family refuses it

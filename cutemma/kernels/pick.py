@@ -72,11 +72,13 @@ def builtin(
     kind: str,
     swap: bool,
     rows16: tuple[bool, bool] = (False, False),
+    b_major: str = "K",
 ) -> tuple[Any, float | None]:
     """The policy's built-in config of a checked call (plain ints >= 1, a kernel dtype) and
     its predicted seconds: :func:`builtin_sm90_config`'s for the sm90 family's dtypes on a
     device ``kind`` the cost model knows, ``swap`` allowing the swapped kernels, ``rows16``
-    where the operands' rows sit (:func:`cutemma.kernels.call.rows16`); else
+    where the operands' rows sit (:func:`cutemma.kernels.call.rows16`), ``b_major`` B's
+    major; else
     :func:`builtin_config`'s (no prediction), without their argument checks. ``kind`` None:
     the sm90 kernel cannot read the operands.
 
@@ -87,7 +89,7 @@ def builtin(
     """
     if kind is None:
         return _sm80_tile(m, n, batch, dtype), None
-    return _sm90_pick(m, n, k, dtype, batch, sms, kind, swap, rows16)
+    return _sm90_pick(m, n, k, dtype, batch, sms, kind, swap, rows16, b_major)
 
 
 def _sm80_tile(m: int, n: int, batch: int, dtype: str) -> GemmConfig:
@@ -118,12 +120,13 @@ def builtin_sm90_config(
     kind: str = DEFAULT_KIND,
     swap: bool = False,
     rows16: tuple[bool, bool] = (False, False),
+    b_major: str = "K",
 ) -> Sm90Config:
     """The built-in sm90 kernel for an (m, n, k) call of ``dtype`` (``batch`` of them) on
     ``sms`` SMs of device ``kind``: of the kernel space's candidates
     (:func:`~cutemma.kernels.space.candidates`; ``swap``: the swapped kernels too, as for a
     plain 2-D call; ``rows16``: whether A's and B's rows sit half a sector off,
-    :func:`cutemma.kernels.call.rows16`) the one the cost model
+    :func:`cutemma.kernels.call.rows16`; ``b_major``: B's, 'K' or 'N') the one the cost model
     (:func:`~cutemma.kernels.cost.best`) prices fastest.
 
     >>> builtin_sm90_config(8192, 8192, 8192).block_m
@@ -147,7 +150,9 @@ def builtin_sm90_config(
             f"builtin_sm90_config: rows16={rows16!r}; give (A's, B's) as two bools: whether "
             "that operand's rows sit an odd multiple of 16 bytes apart"
         )
-    return _sm90_pick(m, n, k, dtype, batch, sms, kind, swap, rows16)[0]
+    if b_major not in ("K", "N"):
+        raise TiledMmaError(f"builtin_sm90_config: b_major={b_major!r}; B is 'K' or 'N' major")
+    return _sm90_pick(m, n, k, dtype, batch, sms, kind, swap, rows16, b_major)[0]
 
 
 def _sm90_pick(
@@ -160,13 +165,14 @@ def _sm90_pick(
     kind: str,
     swap: bool,
     rows16: tuple[bool, bool] = (False, False),
+    b_major: str = "K",
 ) -> tuple[Sm90Config, float]:
     # best(candidates(...)) in one pass (tests/kernels/test_pick_fast.py holds them equal):
     # the space's kernels of the call, then the model's prices of them (a table per set of
     # kernels, built once: price_table is cached)
     tiles = hinted_kernels(m, n, k, dtype, batch, rows16)
     swaps = swap and batch == 1 and m <= SWAP_MAX_M and dtype != "tf32"
-    swapped = swapped_kernels(m, n, k, dtype, sms) if swaps else ()
+    swapped = swapped_kernels(m, n, k, dtype, sms, b_major) if swaps else ()
     tables = (price_table(tiles, dtype, kind, rows16),)
     if swapped:  # (a tie goes to the unswapped kernels, listed first)
         tables += (price_table(swapped, dtype, kind, rows16),)

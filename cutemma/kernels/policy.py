@@ -105,7 +105,8 @@ def choose(call: Call) -> Choice:
     if config is None:
         kind = call.gpu if why is None else None  # None: the sm80 family's pick
         config, predicted = builtin(call.M, call.N, call.K, call.batch or 1, call.dtype,
-                                    call.sms, kind, may_swap, rows16(call))  # fmt: skip
+                                    call.sms, kind, may_swap, rows16(call),
+                                    "N" if call.b_major == "N" else "K")  # fmt: skip
         if why is not None:
             return Choice("sm80", config, why=why)
     if built_in and call.epilogue is not None and call.dtype in FP8 and not config.swap_ab:

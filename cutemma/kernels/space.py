@@ -70,6 +70,10 @@ WIDE_16 = Sm90Config(128, 320, block_k=32, epilogue="tma2", wgmma_n=(256, 64))
 # tiles and a long K, aligned 16 ran up to 1.8x and 4-8 up to 3.5x faster than the grid's
 # unaligned 16-33 (raw/sk-split-cap-run1.json)
 SPLITS = (16, 8, 4, None)
+# a swapped kernel's splits by the weights' (B's) major: unaligned shares read an N-major B
+# (the swapped kernel's M-major A) at unrelated k rows, which ran 1.32x the K-major time
+# where aligned ones ran 1.02-1.08x (bench/results/sweep-h200-953108650.json, M <= 256)
+SWAP_SPLITS = {"K": SPLITS, "N": tuple(s for s in SPLITS if s is not None)}
 SWAP_MAX_M = 256  # a swapped call's tokens are one wgmma's N: at most 256
 SWAP_ROWS = 64  # a swapped tile's rows of B^T: one wgmma M (two warpgroups: 2 x this)
 TOKENS_MIN = 16  # the narrowest token tile: 8 was no faster (raw/streamk-explore-run2.json)
@@ -94,12 +98,14 @@ def candidates(
     sms: int = 132,
     swap: bool = True,
     rows16: tuple[bool, bool] = (False, False),
+    b_major: str = "K",
 ) -> tuple[Sm90Config, ...]:
     """The sm90 kernels that run an (m, n, k) call of ``dtype`` (``batch`` of them) on
     ``sms`` SMs: every tile of :data:`WIDTHS`, whole and (where it shares anything)
     stream-K, the clusters where ``rows16`` has a row half a sector off
     (:func:`hinted_kernels`), and the swapped kernels where ``swap`` allows (2-D calls
-    without C or epilogue, m <= :data:`SWAP_MAX_M`).
+    without C or epilogue, m <= :data:`SWAP_MAX_M`; B's major ``b_major`` picks their
+    splits, :data:`SWAP_SPLITS`).
 
     >>> len(candidates(8192, 8192, 8192, "bf16")) >= 8
     True
@@ -110,7 +116,7 @@ def candidates(
         )
     found = list(hinted_kernels(m, n, k, dtype, batch, rows16))
     if swap and batch == 1 and m <= SWAP_MAX_M and dtype != "tf32":
-        found += swapped_kernels(m, n, k, dtype, sms)
+        found += swapped_kernels(m, n, k, dtype, sms, b_major)
     return tuple(found)
 
 
@@ -205,15 +211,22 @@ def _whole_atoms(cfg: Sm90Config, dtype: str) -> bool:
     return eb != 2 or half % (SWIZZLE_ROW_BYTES // eb) == 0
 
 
-def swapped_kernels(m: int, n: int, k: int, dtype: str, sms: int = 132) -> tuple[Sm90Config, ...]:
+def swapped_kernels(
+    m: int, n: int, k: int, dtype: str, sms: int = 132, b_major: str = "K"
+) -> tuple[Sm90Config, ...]:
     """:func:`candidates`' swapped kernels for an (m, n, k) call (m at most
-    :data:`SWAP_MAX_M`; no tf32): stream-K with each split of :data:`SPLITS`, then whole,
-    those the family's rules allow; one tuple per class of calls (:func:`swap_class`).
+    :data:`SWAP_MAX_M`; no tf32) whose B is ``b_major`` ('K' or 'N'): stream-K with each
+    split of :data:`SWAP_SPLITS`, then whole, those the family's rules allow; one tuple per
+    class of calls (:func:`swap_class`).
 
     >>> [c.split for c in swapped_kernels(16, 8192, 8192, "bf16")]
     [16, 8, 4, None, None]
+    >>> [c.split for c in swapped_kernels(16, 8192, 8192, "bf16", b_major="N")]
+    [16, 8, 4, None]
     """
-    return _swapped_of_class(swap_class(m, n, k, dtype, sms), dtype, sms)
+    if b_major not in SWAP_SPLITS:
+        raise TiledMmaError(f"kernel space: b_major {b_major!r}; B is 'K' or 'N' major")
+    return _swapped_of_class(swap_class(m, n, k, dtype, sms), dtype, sms, b_major)
 
 
 def swap_class(m: int, n: int, k: int, dtype: str, sms: int = 132) -> tuple[int, int, int]:
@@ -227,10 +240,13 @@ def swap_class(m: int, n: int, k: int, dtype: str, sms: int = 132) -> tuple[int,
 
 
 @lru_cache(maxsize=8192)
-def _swapped_of_class(key: tuple[int, int, int], dtype: str, sms: int) -> tuple[Sm90Config, ...]:
+def _swapped_of_class(
+    key: tuple[int, int, int], dtype: str, sms: int, b_major: str = "K"
+) -> tuple[Sm90Config, ...]:
     tokens, n, k = key
     # stream-K's ring depth reads neither n nor k: one build per tokens and hint
-    shared = [_swap(tokens, 2 * SWAP_ROWS, k, dtype, sms, False, split) for split in SPLITS]
+    splits = SWAP_SPLITS[b_major]
+    shared = [_swap(tokens, 2 * SWAP_ROWS, k, dtype, sms, False, split) for split in splits]
     whole = _swap(tokens, n, k, dtype, sms, True)
     return tuple(c for c in (*shared, whole) if c)
 

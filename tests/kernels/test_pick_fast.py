@@ -43,11 +43,12 @@ def _same_pick(
     swap: bool,
     kind: str = KIND,
     rows16: tuple[bool, bool] = (False, False),
+    b_major: str = "K",
 ):
-    found = candidates(m, n, k, dtype, batch, SMS, swap, rows16)
+    found = candidates(m, n, k, dtype, batch, SMS, swap, rows16, b_major)
     want, want_t = best(found, m, n, k, dtype, batch, kind, rows16)
-    got, got_t = builtin(m, n, k, batch, dtype, SMS, kind, swap, rows16)
-    what = (m, n, k, batch, dtype, swap, rows16)
+    got, got_t = builtin(m, n, k, batch, dtype, SMS, kind, swap, rows16, b_major)
+    what = (m, n, k, batch, dtype, swap, rows16, b_major)
     assert got == want, (*what, got.name, want.name)
     assert math.isclose(got_t, want_t, rel_tol=1e-9, abs_tol=0), what
 
@@ -67,7 +68,8 @@ def test_the_pick_is_best_of_candidates_where_rows_sit_half_a_sector_off(dtype):
     rng = random.Random(4035)
     for m, n, k in _draw(600, 4035 if dtype == "bf16" else 4036):
         rows16 = (rng.random() < 0.7, rng.random() < 0.7)
-        _same_pick(m, n, k, 1, dtype, m <= SWAP_MAX_M, KIND, rows16)
+        b_major = "N" if dtype == "bf16" and rng.random() < 0.5 else "K"
+        _same_pick(m, n, k, 1, dtype, m <= SWAP_MAX_M, KIND, rows16, b_major)
         _same_pick(m, n, k, 2, dtype, False, KIND, rows16)
 
 

@@ -12,7 +12,7 @@ from cutemma.kernels.call import rows16
 from cutemma.kernels.cost import device, loaded_rows, pairs, predict
 from cutemma.kernels.pick import builtin_sm90_config
 from cutemma.kernels.sm90.config import Sm90Config
-from cutemma.kernels.space import candidates, cluster_kernels, hinted_kernels
+from cutemma.kernels.space import candidates, cluster_kernels, hinted_kernels, swapped_kernels
 
 
 class _T:
@@ -118,3 +118,16 @@ def test_clusters_join_the_space_only_for_off_rows():
 def test_builtin_sm90_config_names_a_bad_rows16():
     with pytest.raises(TiledMmaError, match="rows16"):
         builtin_sm90_config(64, 64, 64, rows16=(1, 0))
+
+
+def test_an_n_major_b_swaps_without_unaligned_shares():
+    # stream-K shares at unrelated k read an N-major B's rows apart (SWAP_SPLITS)
+    k_major = swapped_kernels(4, 5072, 25696, "bf16")
+    n_major = swapped_kernels(4, 5072, 25696, "bf16", b_major="N")
+    assert any(c.stream_k and c.split is None for c in k_major)
+    assert not any(c.stream_k and c.split is None for c in n_major)
+    assert set(n_major) < set(k_major)
+    picked = builtin_sm90_config(1, 5072, 25696, kind="h200", swap=True, b_major="N")
+    assert not (picked.stream_k and picked.split is None)
+    with pytest.raises(TiledMmaError, match="b_major"):
+        builtin_sm90_config(1, 64, 64, b_major="M")

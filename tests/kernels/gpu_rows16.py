@@ -4,6 +4,7 @@ of 16 bytes), run through ``cutemma.gemm``'s built-in pick: which kernel the pol
 calling form a cluster pick can meet.
 
     python tests/kernels/gpu_rows16.py OUT.json
+    compute-sanitizer --tool racecheck python tests/kernels/gpu_rows16.py OUT.json --small
 
 Forms: bf16 with B K-major and N-major, f32 out, alpha/beta with C, a fused epilogue (bias,
 silu), a batch of 3, e4m3 with scales, and odd M, N, K (partial tiles in every mode; a
@@ -78,6 +79,9 @@ def main() -> None:
     shapes = [(4096, 8192, 8200), (1536, 4104, 2056), (513, 1000, 1032), (300, 4096, 4104)]
     shapes += [(rng.randrange(129, 3000), rng.randrange(64, 3000) * 8 + 8, rng.randrange(64, 600) * 16 + 8)
                for _ in range(4)]  # fmt: skip
+    if "--small" in sys.argv:  # a sanitizer's shapes: pairs along N (128x64) and along M
+        shapes = [(300, 520, 264), (2048, 1536, 2056), (1024, 2048, 520)]
+        forms = ("plain", "bias_silu", "batched", "e4m3")
     for m, n, k in shapes:
         for form in forms:
             for b_major in ("K", "N") if form == "plain" else ("K",):

@@ -48,7 +48,8 @@ class Call:
     folded in), ``beta``; ``M, N, K`` (plain ints), ``batch`` (None for a 2-D problem),
     ``dtype`` (the kernel's element type), ``out_type``, ``c_type`` (kernel output types);
     ``a_major``, ``b_major``: 'K' or 'M' / 'N' by whether the operand's last mode is contiguous
-    ('K' for 8- and 32-bit types, which every kernel reads K-major); ``device``,
+    ('K' for 8- and 32-bit types, which every kernel reads K-major); ``rows16``: whether A's
+    and B's rows sit half a 32-byte sector apart (:func:`rows16`); ``device``,
     ``arch``, ``sms`` (multiprocessors, read on sm_90 devices, else 0), ``gpu`` (its name there, else ""); ``epilogue`` (a bound :class:`~cutemma.kernels.epilogue.Bound` or None);
     ``design`` (checked) and ``config`` (asked for) or None; ``asked``: what the call asked
     for (the fast path's key slot); ``remember``: whether a repeat may reuse this call's
@@ -59,8 +60,8 @@ class Call:
     """
 
     __slots__ = ("A", "B", "given", "C", "out", "D", "alpha", "beta", "M", "N", "K", "batch",
-                 "dtype", "out_type", "c_type", "a_major", "b_major", "device", "arch", "sms", "gpu",
-                 "epilogue", "design", "config", "asked", "remember", "done")  # fmt: skip
+                 "dtype", "out_type", "c_type", "a_major", "b_major", "rows16", "device", "arch",
+                 "sms", "gpu", "epilogue", "design", "config", "asked", "remember", "done")  # fmt: skip
 
     def __repr__(self) -> str:
         shape = (
@@ -179,6 +180,7 @@ def make_call(
         call.b_major = "N" if B.stride(-1) == 1 else "K"
     else:  # 8- and 32-bit operands are read K-major
         call.a_major = call.b_major = "K"
+    call.rows16 = rows16(call)
     call.epilogue = None
     if ops:  # last: the epilogue stage binds its tensors (and answers an empty product)
         from cutemma.kernels.epilogue import bind

@@ -12,9 +12,8 @@ which rule.
 
 Each source is asked once, in this order: the tuned table, the operand views (the call's
 and, where it may run swapped, the swapped problem's), the built-in pick; then the choice
-is made from their answers. The call record's plain ints and majors, and how far apart
-the operands' rows sit (:func:`~cutemma.kernels.call.rows16`), are all it reads of the
-arguments.
+is made from their answers. The call record's plain ints, majors and ``rows16`` (how far
+apart the operands' rows sit) are all it reads of the arguments.
 
 >>> Choice("sm80", None).swap
 False
@@ -26,7 +25,7 @@ from dataclasses import replace
 from typing import Any, NamedTuple
 
 from cutemma.errors import LaunchError
-from cutemma.kernels.call import Call, rows16
+from cutemma.kernels.call import Call
 from cutemma.kernels.pick import SMALL_SM90, builtin
 from cutemma.kernels.sm80.config import GemmConfig
 from cutemma.kernels.sm90.config import ATOMS_SM90, FP8, Sm90Config
@@ -105,7 +104,7 @@ def choose(call: Call) -> Choice:
     if config is None:
         kind = call.gpu if why is None else None  # None: the sm80 family's pick
         config, predicted = builtin(call.M, call.N, call.K, call.batch or 1, call.dtype,
-                                    call.sms, kind, may_swap, rows16(call),
+                                    call.sms, kind, may_swap, call.rows16,
                                     "N" if call.b_major == "N" else "K")  # fmt: skip
         if why is not None:
             return Choice("sm80", config, why=why)

@@ -15,6 +15,7 @@ from cutemma.errors import LaunchError
 torch = pytest.importorskip("torch")
 
 from cutemma.kernels import GemmDesign  # noqa: E402
+from cutemma.kernels.call import rows16  # noqa: E402
 from cutemma.kernels.policy import choose  # noqa: E402
 from cutemma.kernels.sm80.config import GemmConfig  # noqa: E402
 from cutemma.kernels.sm90.config import Sm90Config  # noqa: E402
@@ -32,6 +33,7 @@ def record(A, B, **kw):
     wide = fields["dtype"] in ("bf16", "f16")  # the majors the record holds (make_call's rule)
     fields["a_major"] = "K" if not wide or A.stride(-1) == 1 else "M"
     fields["b_major"] = "N" if wide and B.stride(-1) == 1 else "K"
+    fields["rows16"] = rows16(types.SimpleNamespace(**fields))  # (make_call's, too)
     return types.SimpleNamespace(**fields)
 
 

@@ -149,7 +149,8 @@ def test_the_policy_takes_the_cheapest_kernel(monkeypatch):
     call = types.SimpleNamespace(A=A, B=B, M=300, N=8192, K=4096, batch=None, dtype="bf16",
                                  arch="sm_90a", sms=132, gpu="NVIDIA H200", device=7,
                                  design=None, config=None,
-                                 epilogue=None, C=None, a_major="K", b_major="N")  # fmt: skip
+                                 epilogue=None, C=None, a_major="K", b_major="N",
+                                 rows16=(False, False))  # fmt: skip
     monkeypatch.setattr(policy, "lookup_device", lambda *a: None)  # nothing tuned
     chosen = policy.choose(call)
     want, seconds = best(candidates(300, 8192, 4096, "bf16"), 300, 8192, 4096, "bf16", 1, "h200")
@@ -175,6 +176,7 @@ def test_a_fused_call_may_run_swapped_with_its_chain_transposed(monkeypatch):
         return types.SimpleNamespace(A=A, B=B, M=M, N=N, K=K, batch=None, dtype="bf16",
                                      arch="sm_90a", sms=132, gpu="NVIDIA H200", device=0,
                                      design=None, config=None, C=None, a_major="K", b_major="K",
+                                     rows16=(False, False),
                                      epilogue=bind(ops, tensors, M, N, cpu))  # fmt: skip
 
     plain = types.SimpleNamespace(**{**vars(call(("relu",), {})), "epilogue": None})

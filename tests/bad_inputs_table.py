@@ -549,6 +549,8 @@ API: list[tuple[str, type, str]] = [
     ("cm.Sm90Config(128, 320, wgmma_n=96)", TE, "block_n 320 a multiple of wgmma_n 96"),
     ("cm.Sm90Config(wgmma_n=0)", TE, "wgmma_n=0 >= 1"),
     ("cm.Sm90Config(wgmma_n='64')", TE, "wgmma_n None, an int or a tuple of ints"),
+    ("cm.Sm90Config(swizzle='SW64')", TE, "swizzle (A's, B's), each None or one of"),
+    ("cm.Sm90Config(swizzle=('SW16', None))", TE, "swizzle (A's, B's), each None or one of"),
     ("cm.Sm90Config(128, 320, wgmma_n=(64, 256))", TE, "starting at a multiple of its N"),
     ("cm.Sm90Config(128, 320, wgmma_n=(256, 32))", TE, "adding up to block_n 320"),
     ("cm.Sm90Config(128, 256, wgmma_n=128, promote='split')", TE, "one wgmma across the tile"),

@@ -54,6 +54,7 @@ from cutemma.kernels.sm90.config import (
     NON_ACC_REGS,
     REGISTER_SPLIT,
     SCHEDULES,
+    SWIZZLES,
     WARPGROUP,
     Sm90Config,
 )
@@ -344,13 +345,10 @@ class GemmDesign:
             if which == "A" and self.config.a_regs:  # RS: A's registers load K-major rows
                 return "K"  # (CuTe's RS atoms take a K-major A only)
             if majors == ("K", "K") and transposable:
-                return None
+                return None if smem is None else _smem_major(smem, other)
             return other if majors["AB".index(which)] == "MN" else "K"
         if smem is not None:
-            try:
-                return "K" if smem(0, 1) == smem(0, 0) + 1 else other
-            except CutemmaError:
-                return None
+            return _smem_major(smem, other)
         if copy is not None and copy.startswith("SM75_"):
             return other if copy.endswith("_T") else "K"
         return None
@@ -452,9 +450,26 @@ class GemmDesign:
                 schedule=self.schedule or "cooperative", a_regs="_RS" in self.atom_name,
                 acc_f16="F16F16F16_" in self.atom_name,
                 wgmma_n=self.tiled_mma.atom.shape_mnk[1],
+                swizzle=(self._gmma_swizzle("A"), self._gmma_swizzle("B")),
             )  # fmt: skip
         swz = _swizzle_bytes(self.smem_a, self.smem_b)
         return GemmConfig(bm, bn, bk, (wm, wn), self.stages or 4, swz)
+
+    def _gmma_swizzle(self, which: str) -> str | None:
+        """The GMMA swizzle mode of the sm90 stage layout given for operand ``which`` (None:
+        none given, the plan takes the widest): the mode whose canonical stage equals it
+        (:func:`gmma_stage_swizzle`), else a DesignError naming what would be taken."""
+        smem = self.smem_a if which == "A" else self.smem_b
+        if smem is None:
+            return None
+        ext, bk, dtype = self.tile[0] if which == "A" else self.tile[1], self.tile[2], self.dtype
+        found = gmma_stage_swizzle(smem, ext, bk, dtype or "bf16")
+        if found not in SWIZZLES:
+            raise DesignError(f"design {self.name}: smem_{which.lower()}: {found}")
+        # the mode the plan takes anyway is no choice: the built-in kernel, its name
+        major = "K" if _smem_major(smem, "MN") == "K" else "MN"
+        widest = next(sw for sw in SWIZZLES if _tiles_stage(ext, bk, major, dtype or "bf16", sw))
+        return None if found == widest else found
 
     @property
     def custom(self) -> bool:
@@ -688,15 +703,84 @@ def _schedule(d: GemmDesign, arch: str) -> str | None:
     return None
 
 
+# the copy atoms the sm90 family runs (CuTe's names): TMA loads of a CTA's whole stage
+SM90_COPIES = ("SM90_TMA_LOAD",)
+
+
+def _smem_major(smem: Any, other: str) -> str | None:
+    """'K' where a stage layout's K mode is contiguous, else ``other`` ('M' or 'N')."""
+    try:
+        return "K" if smem(0, 1) == smem(0, 0) + 1 else other
+    except CutemmaError:
+        return None
+
+
+def gmma_stage_swizzle(smem: Any, extent: int, block_k: int, dtype: str) -> str:
+    """The GMMA swizzle mode ('SW128', 'SW64' or 'SW32') whose canonical sm90 stage of
+    ``extent`` x ``block_k`` ``dtype`` equals ``smem`` at every (row, k), in the major its
+    contiguous mode names; else a sentence saying which layouts the sm90 kernel takes. The
+    canonical stage: ``tile_to_shape(gmma_layout_atom(major, mode, dtype), (extent,
+    block_k))``, MN-major atoms tiled K first (``order=(1, 0)``), as TMA fills it.
+
+    >>> from cutemma.layout import tile_to_shape
+    >>> from cutemma.smem import gmma_layout_atom
+    >>> gmma_stage_swizzle(tile_to_shape(gmma_layout_atom("K", "SW64", "bf16"), (128, 64)), 128, 64, "bf16")
+    'SW64'
+    """
+    key = (str(smem), extent, block_k, dtype)  # (a layout's spelling is its function)
+    if key not in _STAGE_SWIZZLES:
+        _STAGE_SWIZZLES[key] = _stage_swizzle(smem, extent, block_k, dtype)
+    return _STAGE_SWIZZLES[key]
+
+
+_STAGE_SWIZZLES: dict[tuple, str] = {}
+
+
+def _tiles_stage(extent: int, block_k: int, major: str, dtype: str, swizzle: str) -> bool:
+    from cutemma.kernels.sm90.plan import stage_layout
+
+    try:
+        stage_layout(extent, block_k, major, dtype, swizzle)
+    except CutemmaError:
+        return False
+    return True
+
+
+def _stage_swizzle(smem: Any, extent: int, block_k: int, dtype: str) -> str:
+    from cutemma.kernels.sm90.plan import stage_layout
+
+    major = _smem_major(smem, "MN")
+    canonical = ("MN", "K") if major is None else (major,)
+    for mj in canonical:
+        for sw in SWIZZLES:
+            try:
+                want = stage_layout(extent, block_k, mj, dtype, sw)
+            except CutemmaError:
+                continue
+            try:
+                same = all(smem(i, j) == want(i, j) for j in range(block_k) for i in range(extent))
+            except CutemmaError:
+                same = False
+            if same:
+                return sw
+    return (
+        f"not a canonical GMMA stage of {extent} x {block_k} {dtype}: give "
+        f"tile_to_shape(gmma_layout_atom(major, mode, {dtype!r}), ({extent}, {block_k})) with "
+        f"a mode of {SWIZZLES} that tiles it (MN-major: order=(1, 0), K first, as TMA fills "
+        "the stage)"
+    )
+
+
 def _smem_layouts(d: GemmDesign, arch: str) -> str | None:
     bm, bn, bk = d.tile
     for which, s, ext in (("A", d.smem_a, bm), ("B", d.smem_b, bn)):
         if s is None:
             continue
         if d.family == "sm90":
-            return (
-                f"smem_{which.lower()} given: TMA writes only the GMMA layout atoms the plan picks"
-            )
+            found = gmma_stage_swizzle(s, ext, bk, d.dtype or "bf16")
+            if found not in SWIZZLES:
+                return f"smem_{which.lower()}: {found}"
+            continue
         if not isinstance(s, ComposedLayout):
             return (
                 f"smem_{which.lower()} is a plain {type(s).__name__} (compose it with a Swizzle, "
@@ -732,7 +816,13 @@ def _copies(d: GemmDesign, arch: str) -> str | None:
         if c is None:
             continue
         if d.family == "sm90":
-            return f"copy_{which.lower()} {c!r}: the sm90 family reads smem with wgmma descriptors"
+            if c in SM90_COPIES:
+                continue
+            return (
+                f"copy_{which.lower()} {c!r}: the sm90 family moves operands with "
+                f"{' or '.join(SM90_COPIES)} (TMA, the whole stage a CTA loads) and reads "
+                "shared memory with wgmma descriptors"
+            )
         allowed = {n for names in LDMATRIX.values() for n in names}
         if c.startswith("UniversalCopy"):
             continue  # plain shared loads at the TV layouts' offsets (regload)
@@ -863,13 +953,15 @@ RULES: tuple[Rule, ...] = (
     Rule("stages", _stages, "stages >= 2 (or None: as many as fit)"),
     Rule("schedule", _schedule, "schedule None (sm80) or one of the sm90 schedules"),
     Rule(
-        "smem_layout", _smem_layouts, "a (bm, bk) / (bn, bk) swizzled layout (sm80), none on sm90"
+        "smem_layout",
+        _smem_layouts,
+        "a (bm, bk) / (bn, bk) swizzled layout (sm80), a canonical GMMA stage (sm90)",
     ),
     Rule("smem_vector", _smem_vectors, "4, 8 or 16 contiguous bytes per cp.async chunk in smem"),
     Rule(
         "copy_atom",
         _copies,
-        "an ldmatrix atom of the operand's major or UniversalCopy (sm80); none on sm90",
+        "an ldmatrix atom of the operand's major or UniversalCopy (sm80); SM90_TMA_LOAD (sm90)",
     ),
     Rule(
         "config",

@@ -26,6 +26,8 @@ per call; ``cutemma.gemm``'s repeated call costs a few).
 >>> key = config_key(Sm90Config(128, 64))
 >>> config_of(key) == Sm90Config(128, 64)
 True
+>>> config_of(config_key(Sm90Config(swizzle=("SW64", None)))).swizzle
+('SW64', None)
 """
 
 from __future__ import annotations
@@ -88,9 +90,9 @@ def _value(text: str) -> Any:
         return {"None": None, "True": True, "False": False}[text]
     if text.isdigit():
         return int(text)
-    parts = text.split("x")
-    if len(parts) > 1 and all(p.isdigit() for p in parts):
-        return tuple(int(p) for p in parts)
+    parts = text.split("x")  # a tuple: ints, or swizzle modes and None (Sm90Config.swizzle)
+    if len(parts) > 1 and all(p.isdigit() or p == "None" or p.startswith("SW") for p in parts):
+        return tuple(int(p) if p.isdigit() else None if p == "None" else p for p in parts)
     return text
 
 

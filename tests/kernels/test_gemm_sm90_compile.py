@@ -39,6 +39,7 @@ CASES = [
     (Sm90Config(128, 192, schedule="alternate"), "e4m3", "K", "K", "bf16"),  # turns per k tile
     (Sm90Config(128, 128, promote="overlap"), "e4m3", "K", "K", "bf16"),  # 3 sets, 1 in flight
     (Sm90Config(128, 128, promote="overlap", cluster=2), "e5m2", "K", "K", "f32"),
+    (Sm90Config(128, 128, swizzle=("SW64", "SW32")), "bf16", "K", "N", "bf16"),  # a design's smem
     (Sm90Config(128, 192, promote="split"), "e4m3", "K", "K", "bf16"),  # fp8's default
     (Sm90Config(128, 128, promote="split"), "e5m2", "K", "K", "f32"),
     (Sm90Config(128, 192, promote="split", epilogue="tma2"), "e4m3", "K", "K", "f16"),

@@ -35,6 +35,9 @@ def _configs() -> dict[str, set[Sm90Config]]:
         Sm90Config(cluster=2, multicast="A"), Sm90Config(cluster=2, multicast="B"),
         Sm90Config(64, 128, schedule="pingpong"), Sm90Config(128, 128, stages=3),
         Sm90Config(128, 192, epilogue="tma2"), Sm90Config(128, 128, block_k=32),
+        # a design's own stage layouts: each swizzle mode, one operand or both, a cluster
+        Sm90Config(128, 128, swizzle=("SW64", "SW32")), Sm90Config(128, 256, swizzle=(None, "SW64")),
+        Sm90Config(128, 256, cluster=2, swizzle=("SW32", "SW64")),
     )  # fmt: skip
     for dt in ("bf16", "f16"):
         out[dt] |= set(extra)
@@ -43,6 +46,7 @@ def _configs() -> dict[str, set[Sm90Config]]:
             Sm90Config(128, bn, promote=p)
             for bn, p in ((192, "split"), (160, "split"), (128, "overlap"), (64, "overlap"))
         }
+        out[dt].add(Sm90Config(128, 128, promote="overlap", swizzle=("SW32", "SW64")))
     return out
 
 

@@ -133,6 +133,11 @@ def _plain_types(cfg: Sm90Config) -> None:
     ]
     if not isinstance(cfg.promote, bool | str):
         bad_type.append(f"promote one of {PROMOTES} (got {cfg.promote!r})")
+    sw = cfg.swizzle
+    if isinstance(sw, list):
+        object.__setattr__(cfg, "swizzle", sw := tuple(sw))
+    if not (isinstance(sw, tuple) and len(sw) == 2 and all(x is None or x in SWIZZLES for x in sw)):
+        bad_type.append(f"swizzle (A's, B's), each None or one of {SWIZZLES} (got {sw!r})")
     if bad_type:
         raise TiledMmaError("Sm90Config: need " + "; ".join(bad_type))
 
@@ -216,10 +221,12 @@ class Sm90Config:
     column 0 on (e.g. ``(256, 64)`` for 320; each starts at a multiple of its own N).
     ``split`` (with ``stream_k``): at most that many CTAs share each shared tile, their
     shares aligned to tiles (:func:`cutemma.kernels.sm90.streamk.sk_split`); the host's
-    alone: the kernel is the same.
+    alone: the kernel is the same. ``swizzle``: (A's, B's) GMMA swizzle mode of the stage
+    layouts, each one of :data:`SWIZZLES` or None (the widest that tiles the stage), the
+    mode a design's own shared-memory layout names (:class:`~cutemma.kernels.design.GemmDesign`).
 
-    >>> Sm90Config(128, 256).name
-    'b128x256_c2_sauto'
+    >>> Sm90Config(128, 256).name, Sm90Config(128, 256, swizzle=("SW64", None)).name
+    ('b128x256_c2_sauto', 'b128x256_c2_sauto_swa64')
     """
 
     block_m: int = 128
@@ -261,6 +268,8 @@ class Sm90Config:
     # parameter): at most this many CTAs share each shared tile, CTA shares aligned to tiles
     # (None: as many as the grid holds; streamk.sk_split)
     split: int | None = None
+    # the stage layouts' swizzle modes, (A's, B's): None, the widest that tiles the stage
+    swizzle: tuple = (None, None)
 
     def __hash__(self) -> int:
         # configs key every cache of the pick (a few dozen lookups per new shape): hashed once
@@ -304,6 +313,8 @@ class Sm90Config:
         rs += "_pdl" if self.pdl is True else ""
         widths = "_".join(map(str, _as_tuple(self.wgmma_n or ())))  # a C symbol
         rs += f"_n{widths}" if self.wgmma_n not in (None, self.block_n) else ""
+        for which, sw in zip("ab", self.swizzle):
+            rs += f"_sw{which}{sw[2:]}" if sw is not None else ""
         return f"b{self.block_m}x{self.block_n}{k}_c{self.consumers}_s{s}{g}{x}{e}{p}{pp}{rs}"
 
     @property

@@ -126,7 +126,9 @@ def plan_record(key: Any) -> dict:
 _SPANS = {"SW128": 128, "SW64": 64, "SW32": 32}
 
 
-def _stage_box(extent: int, block_k: int, major: str, dtype: str, eb: int) -> dict:
+def _stage_box(
+    extent: int, block_k: int, major: str, dtype: str, eb: int, swizzle: str | None = None
+) -> dict:
     """The TMA box record of one (extent, block_k) stage as ``Sm90Plan`` lays it out
     (:func:`cutemma.kernels.sm90.plan.stage_layout`, then :func:`cutemma.copy.tma.tma_box`).
 
@@ -135,7 +137,7 @@ def _stage_box(extent: int, block_k: int, major: str, dtype: str, eb: int) -> di
     along K first. A box is one span of the contiguous mode by the largest divisor (at most
     the TMA limit) of the other mode's run, and the boxes start where the tiling puts them.
     """
-    for sw in SWIZZLES:
+    for sw in SWIZZLES if swizzle is None else (swizzle,):
         w = _SPANS[sw] // eb
         rows, cols = (8, w) if major == "K" else (w, 8)
         if extent % rows == 0 and block_k % cols == 0:
@@ -209,7 +211,8 @@ def launch_record(config: Any, dtype: str, a_major: str, b_major: str, out: str 
     tma = {}
     for which, extent in (("A", bm), ("B", bn)):
         share = extent // (config.cluster if which == config.multicast else 1)
-        tma[which] = _stage_box(share, bk, majors[which], dtype, eb)
+        sw = config.swizzle["AB".index(which)]
+        tma[which] = _stage_box(share, bk, majors[which], dtype, eb, sw)
     return {
         "tma": tma,
         "tma_D": _stage_box(bm, d_width, "K", out, 2) if tma_store else None,

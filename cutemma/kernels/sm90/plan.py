@@ -62,8 +62,11 @@ from cutemma.smem import gmma_layout_atom, make_gmma_desc
 from cutemma.tiled import make_tiled_mma
 
 
-def stage_layout(extent: int, block_k: int, major: str, dtype: str) -> ComposedLayout:
-    """One stage of an operand: (extent, block_k), widest GMMA swizzle atom that tiles it.
+def stage_layout(
+    extent: int, block_k: int, major: str, dtype: str, swizzle: str | None = None
+) -> ComposedLayout:
+    """One stage of an operand: (extent, block_k), the widest GMMA swizzle atom that tiles
+    it (``swizzle``: that mode's atom, or an error naming it).
 
     K-major atoms are one swizzle row of K; MN-major atoms one row of MN by 8 K, tiled along
     K first (order (1, 0)) so that the 64 (128-byte) MN rows of a TMA box are one block.
@@ -72,15 +75,14 @@ def stage_layout(extent: int, block_k: int, major: str, dtype: str) -> ComposedL
     >>> lay(64, 0), lay(0, 8), lay(1, 1)  # 64-row blocks 8 KiB apart; K rows of 128 bytes
     (4096, 512, 73)
     """
-    for sw in SWIZZLES:
+    for sw in SWIZZLES if swizzle is None else (swizzle,):
         atom = gmma_layout_atom(major, sw, dtype)
         r, c = atom.shape
         if extent % r == 0 and block_k % c == 0:
             order = (1, 0) if major == "MN" else None
             return tile_to_shape(atom, (extent, block_k), order)
-    raise TiledMmaError(
-        f"no swizzled GMMA atom tiles a {extent} x {block_k} {major}-major {dtype} stage"
-    )
+    mode = "swizzled GMMA" if swizzle is None else f"{swizzle} GMMA"
+    raise TiledMmaError(f"no {mode} atom tiles a {extent} x {block_k} {major}-major {dtype} stage")
 
 
 class Sm90Plan:
@@ -196,12 +198,18 @@ class Sm90Plan:
     @cached_property
     def smem_A(self) -> ComposedLayout:
         """(m, k) -> element of one stage of A."""
-        return stage_layout(self.config.block_m, self.block_k, self.mn_major["A"], self.dtype)
+        return self.stage("A", self.config.block_m)
 
     @cached_property
     def smem_B(self) -> ComposedLayout:
         """(n, k) -> element of one stage of B."""
-        return stage_layout(self.config.block_n, self.block_k, self.mn_major["B"], self.dtype)
+        return self.stage("B", self.config.block_n)
+
+    def stage(self, which: str, extent: int) -> ComposedLayout:
+        """Operand ``which``'s stage layout over ``extent`` rows (a cluster's share: fewer),
+        in the config's swizzle mode for it, else the widest that tiles it."""
+        sw = self.config.swizzle["AB".index(which)]
+        return stage_layout(extent, self.block_k, self.mn_major[which], self.dtype, sw)
 
     @property
     def bytes_A(self) -> int:
@@ -462,7 +470,7 @@ class Sm90Plan:
                                    ("B", self.smem_B, self.config.block_n)):  # fmt: skip
             share = extent // self.split(which)
             if share != extent:
-                lay = stage_layout(share, self.block_k, self.mn_major[which], self.dtype)
+                lay = self.stage(which, share)
             out[which] = tma_box(lay, self.dtype, self.mn_major[which])
         return out
 
@@ -500,7 +508,7 @@ class Sm90Plan:
             "cluster=1"
         )
         try:
-            half = stage_layout(share, self.block_k, self.mn_major[which], self.dtype)
+            half = self.stage(which, share)
         except TiledMmaError:
             raise cut from None
         shift = int(full.inner(share, 0)) - int(half.inner(0, 0))

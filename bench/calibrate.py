@@ -1,7 +1,7 @@
 """Calibrate the cost model (cutemma/kernels/cost.py) for one device kind (issue 33).
 
     python bench/calibrate.py measure --out FILE [--shapes N] [--seed S] [--shards P]   # GPU
-    python bench/calibrate.py measure --out FILE --named                               # GPU
+    python bench/calibrate.py measure --out FILE --set named|small                     # GPU
     python bench/calibrate.py fit FILE [FILE ...] --kind h200 [--write]                # CPU
 
 ``measure`` draws N shapes (bench/gemm_sweep.py's distribution, calibration seed S, never a
@@ -39,8 +39,8 @@ def _configs(m: int, n: int, k: int, combo: str) -> list:
     return list(candidates(m, n, k, KERNEL_DTYPE[combo]))
 
 
-# ``--named``: the named table's rows that the old fitted rules ran whole-wave tiles on (the
-# inference table's projections at 128, 1024 and 8192 tokens, the squares), each as
+# ``--set named``: the named table's rows that the old fitted rules ran whole-wave tiles on
+# (the inference table's projections at 128, 1024 and 8192 tokens, the squares), each as
 # bench/compare_trees.py runs it: bf16 with B N-major, e4m3 (count -1)
 NAMED_NK = [(10240, 8192), (8192, 28672), (57344, 8192), (8192, 8192)]
 NAMED = [(m, n, k) for n, k in NAMED_NK for m in (128, 1024, 8192)] + [
@@ -48,11 +48,21 @@ NAMED = [(m, n, k) for n, k in NAMED_NK for m in (128, 1024, 8192)] + [
 ]
 
 
+# ``--set small``: small calls of few tiles (the sweeps' worst swapped whole-tile rows,
+# sweep-h200-953108650.json and -393741802.json), where stream-K's fix-up decides (count -2)
+SMALL = [(21, 592, 3904), (56, 1024, 1024), (22, 432, 3344), (47, 2048, 2048), (26, 2048, 2048),
+         (47, 784, 1552), (56, 3072, 2048), (43, 1408, 672), (24, 4672, 1920), (27, 3920, 1568),
+         (12, 4096, 1024), (8, 3632, 10304), (2, 2352, 15696), (5, 1440, 40928), (94, 688, 9408),
+         (150, 1536, 4096)]  # fmt: skip
+
+
 def _cases(count: int, seed: int) -> list[tuple]:
     from gemm_sweep import COMBOS, draw_shapes
 
-    if count < 0:
+    if count == -1:
         return [(combo, *shape) for shape in NAMED for combo in ("bf16_bN", "e4m3")]
+    if count == -2:
+        return [(combo, *shape) for shape in SMALL for combo in COMBOS]
     return [(combo, m, n, k) for (m, n, k) in draw_shapes(count, seed) for combo in COMBOS]
 
 
@@ -269,12 +279,13 @@ def main() -> None:
     ap.add_argument("--shapes", type=int, default=60)
     ap.add_argument("--seed", type=int, default=33)
     ap.add_argument("--shards", type=int, default=max(1, (os.cpu_count() or 4) - 2))
-    ap.add_argument("--named", action="store_true", help="the named rows (NAMED), not drawn ones")
+    ap.add_argument("--set", choices=("named", "small"), help="NAMED or SMALL, not drawn rows")
     ap.add_argument("--kind", default="h200")
     ap.add_argument("--write", action="store_true")
     args = ap.parse_args()
     if args.mode == "measure":
-        result = measure(-1 if args.named else args.shapes, args.seed, args.shards, args.out)
+        count = {"named": -1, "small": -2}.get(args.set, args.shapes)
+        result = measure(count, args.seed, args.shards, args.out)
         with open(args.out, "w") as f:
             json.dump(result, f, indent=1)
         return

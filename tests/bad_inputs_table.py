@@ -835,7 +835,9 @@ DESIGN_API: list[tuple[str, type, str]] = [
     (_chk(f"{_D}({_tm(_G, '(2, 1, 1)')}, (128, 128, 64), schedule='pingpong')"), DSE, "each warpgroup owns a tile"),
     (_chk(f"{_D}({_F16}, (64, 64, 32), smem_a=kernels.sm80.plan.smem_layout(32, 32, 'K'))"), DSE, "rule smem_layout"),
     (f"{_D}({_F16}, (64, 64, 32), smem_b='Sw<3,3,3>')", DSE, "not a layout"),
-    (_chk(f"{_D}({_G}, smem_a=kernels.sm80.plan.smem_layout(128, 64, 'K'))"), DSE, "TMA writes only"),
+    # (sm80's K-major 128-byte swizzle is GMMA's SW128 K stage: taken; its M-major one is not)
+    (_chk(f"{_D}({_G}, smem_a=kernels.sm80.plan.smem_layout(128, 64, 'M'))"), DSE,
+     "not a canonical GMMA stage of 128 x 64"),  # fmt: skip
     (_chk(f"{_D}({_F16}, (64, 64, 32), smem_a=cm.make_swizzled(cm.Swizzle(0, 4, 3), cm.Layout((64, 32), (2, 128))))"), DSE, "narrower than cp.async's narrowest chunk"),
     # 8-byte runs: cp.async moves them (8-byte chunks), ldmatrix reads 16-byte rows
     (_chk(f"{_D}({_F16}, (64, 64, 32), smem_a=cm.make_swizzled(cm.Swizzle(0, 4, 3), cm.Layout(((4, 16), 32), ((1, 128), 4))))"), DSE, "row (0, 0) is not 16 contiguous aligned bytes"),

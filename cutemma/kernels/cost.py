@@ -140,10 +140,9 @@ def loaded_rows(config: Sm90Config, rows16: tuple[bool, bool], dev: Device) -> f
     """
     a = config.block_m * (dev.half_sector if rows16[0] else 1.0)
     b = config.block_n * (dev.half_sector if rows16[1] else 1.0)
-    share = config.cluster if config.cluster > 1 else 1
-    return a / (share if config.multicast == "A" else 1) + b / (
-        share if config.multicast == "B" else 1
-    )
+    if config.cluster > 1:  # each CTA of the cluster loads its share of the shared operand
+        a, b = (a / config.cluster, b) if config.multicast == "A" else (a, b / config.cluster)
+    return a + b
 
 
 def pairs(config: Sm90Config) -> tuple[int, int]:

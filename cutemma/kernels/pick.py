@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import numbers
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from cutemma.errors import TiledMmaError
@@ -155,6 +156,12 @@ def builtin_sm90_config(
     return _sm90_pick(m, n, k, dtype, batch, sms, kind, swap, rows16, b_major)[0]
 
 
+# a call's pick, kept per exact signature: a repeated shape whose tensors are new (the fast
+# path keys launches by pointers) is priced once, not on every call
+PICKS_KEPT = 4096
+
+
+@lru_cache(maxsize=PICKS_KEPT)
 def _sm90_pick(
     m: int,
     n: int,

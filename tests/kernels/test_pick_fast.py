@@ -125,3 +125,17 @@ def test_the_stream_k_split_of_every_split_at_once_is_sk_split():
             sk, ctases = sk_shares(tm, tn, kt, grid, SPLITS)
             for split, ctas in zip(SPLITS, ctases or (grid,) * len(SPLITS)):
                 assert (sk, ctas) == sk_split(tm, tn, kt, grid, split), (tm, tn, kt, grid, split)
+
+
+def test_a_repeated_signature_is_priced_once():
+    # a repeated shape with new tensors misses the fast path (keyed by pointers): the pick
+    # itself is kept per exact signature (pick.PICKS_KEPT of them)
+    from cutemma.kernels import pick
+
+    args = (777, 4104, 2056, 1, "bf16", SMS, KIND, False, (True, False), "N")
+    first = builtin(*args)
+    hits = pick._sm90_pick.cache_info().hits
+    again = builtin(*args)
+    assert again[0] is first[0] and again[1] == first[1]
+    assert pick._sm90_pick.cache_info().hits == hits + 1
+    assert pick._sm90_pick.cache_info().maxsize == pick.PICKS_KEPT

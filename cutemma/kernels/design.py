@@ -780,6 +780,13 @@ def _smem_layouts(d: GemmDesign, arch: str) -> str | None:
             found = gmma_stage_swizzle(s, ext, bk, d.dtype or "bf16")
             if found not in SWIZZLES:
                 return f"smem_{which.lower()}: {found}"
+            if which == "A" and "_RS" in d.atom_name and d._gmma_swizzle("A") is not None:
+                # (RS kernels load A's registers from the stage: run on its default mode only)
+                return (
+                    f"smem_a in {found}: an RS atom's A is loaded into registers from the "
+                    "widest stage the plan picks (none given, or that one); give an SS atom to "
+                    "choose A's swizzle"
+                )
             continue
         if not isinstance(s, ComposedLayout):
             return (

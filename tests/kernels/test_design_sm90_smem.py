@@ -94,3 +94,12 @@ def test_a_mode_that_does_not_tile_the_stage_is_named():
     cfg = Sm90Config(128, 128, block_k=16, swizzle=("SW128", None))  # 32-byte K rows
     with pytest.raises(TiledMmaError, match="no SW128 GMMA atom tiles a 128 x 16 K-major"):
         Sm90Plan(cfg, "bf16", "K", "K", "bf16").stage("A", 128)
+
+
+def test_an_rs_atoms_a_keeps_its_default_stage():
+    rs = make_tiled_mma(make_mma_atom("SM90_64x128x16_F32BF16BF16_RS"), (2, 1, 1))
+    with pytest.raises(DesignError, match="rule smem_layout: smem_a in SW64: an RS atom"):
+        check(GemmDesign(rs, tile=TILE, smem_a=_stage("K", "SW64")))
+    # its B takes any mode; its A the default spelled out
+    d = check(GemmDesign(rs, tile=TILE, smem_a=_stage("K", "SW128"), smem_b=_stage("K", "SW32")))
+    assert d.config.swizzle == (None, "SW32")

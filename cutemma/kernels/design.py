@@ -777,6 +777,10 @@ def _smem_layouts(d: GemmDesign, arch: str) -> str | None:
         if s is None:
             continue
         if d.family == "sm90":
+            if tuple(_flat_extents(s)) != (ext, bk):
+                return (
+                    f"smem_{which.lower()} covers {_flat_extents(s)}, not the ({ext}, {bk}) stage"
+                )
             found = gmma_stage_swizzle(s, ext, bk, d.dtype or "bf16")
             if found not in SWIZZLES:
                 return f"smem_{which.lower()}: {found}"

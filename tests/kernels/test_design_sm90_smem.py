@@ -71,6 +71,10 @@ def test_a_stage_in_another_order_or_layout_is_refused_by_name():
     assert "order=(1, 0)" in gmma_stage_swizzle(m_first, 128, 64, "bf16")
     wrong_size = _stage("K", "SW64", rows=64)
     assert "smem_layout" in failed_rules(GemmDesign(_tiled(), tile=TILE, smem_b=wrong_size))
+    # a stage twice as deep in K agrees with the (128, 64) one wherever both are defined
+    deeper = _stage("K", "SW64", k=128)
+    with pytest.raises(DesignError, match=r"smem_a covers \(128, 128\), not the \(128, 64\)"):
+        check(GemmDesign(_tiled(), tile=TILE, smem_a=deeper))
 
 
 def test_tma_is_the_copy_atom_it_takes():

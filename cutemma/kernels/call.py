@@ -180,7 +180,8 @@ def make_call(
         call.b_major = "N" if B.stride(-1) == 1 else "K"
     else:  # 8- and 32-bit operands are read K-major
         call.a_major = call.b_major = "K"
-    call.rows16 = rows16(call)
+    # (a traced call's fake tensors pick nothing: no guard on their strides)
+    call.rows16 = (False, False) if fake else rows16(call)
     call.epilogue = None
     if ops:  # last: the epilogue stage binds its tensors (and answers an empty product)
         from cutemma.kernels.epilogue import bind

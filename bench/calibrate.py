@@ -162,9 +162,11 @@ def _rows16(r: dict) -> tuple[bool, bool]:
     """Whether a measured row's A and B rows sat half a sector off (as
     cutemma.kernels.call.rows16 reads gemm_sweep's operands: A K-major, B K-major but for
     'bf16_bN', whose rows are N long)."""
+    from cutemma.kernels.call import half_sector_off
+
     eb = 1 if r["combo"] == "e4m3" else 2
     b_pitch = r["n"] if r["combo"] == "bf16_bN" else r["k"]
-    return r["k"] * eb % 32 == 16, b_pitch * eb % 32 == 16
+    return half_sector_off(r["k"] * eb), half_sector_off(b_pitch * eb)
 
 
 def _points(rows: list[dict]) -> list[tuple]:

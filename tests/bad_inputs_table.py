@@ -624,6 +624,16 @@ API: list[tuple[str, type, str]] = [
     ("pick.pick_sm90_config(64, 64, 0)", TE, "k=0"),
     ("pick.pick_sm90_config(64, 64, 64, batch=0)", TE, "batch=0"),
     ("pick.pick_sm90_config(64, 64, 64, dtype='f32')", TE, "dtype='f32'"),
+    # the cost model's and the space's rows16 / b_major arguments (issue 33)
+    ("pick.builtin_sm90_config(64, 64, 64, rows16=None)", TE, "builtin_sm90_config: rows16=None"),
+    ("pick.builtin_sm90_config(64, 64, 64, b_major=['N'])", TE, "b_major=['N']; B is 'K' or 'N'"),
+    ("kernels.space.candidates(64, 64, 64, 'bf16', rows16='xy')", TE, "candidates: rows16='xy'"),
+    ("kernels.space.candidates(64, 64, 64, 'bf16', b_major='M')", TE, "b_major='M'"),
+    (
+        "kernels.cost.predict(cm.Sm90Config(), 64, 64, 64, 'bf16', rows16=(1, 0))",
+        TE,
+        "predict: rows16=(1, 0); give (A's, B's) as two bools",
+    ),
     # the CUDA backend (checks that hold without NVRTC or a GPU)
     ("cuda.sass(b'hello')", CE, "ELF magic"),
     ("cuda.sass('x')", CE, "ELF magic"),

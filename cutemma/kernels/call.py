@@ -20,6 +20,7 @@ import numbers
 import sys
 from typing import Any
 
+from cutemma.copy.banks import SECTOR_BYTES
 from cutemma.errors import DesignError, LaunchError
 from cutemma.hardware import arch_number
 from cutemma.kernels.common.types import ELEM_BYTES
@@ -221,7 +222,17 @@ def _rows16(t: Any, along: int) -> bool:
     if t.shape[other] < 2:  # a single row: nothing to be apart
         return False
     pitch = t.stride(other) if t.stride(along) == 1 else t.shape[along]
-    return pitch * t.element_size() % 32 == 16
+    return half_sector_off(pitch * t.element_size())
+
+
+def half_sector_off(pitch_bytes: int) -> bool:
+    """Whether rows ``pitch_bytes`` apart start half a global-memory sector apart (TMA's
+    16-byte multiples that are not whole sectors).
+
+    >>> half_sector_off(16400), half_sector_off(16384)
+    (True, False)
+    """
+    return pitch_bytes % SECTOR_BYTES == SECTOR_BYTES // 2
 
 
 def _unit(scale_a: Any, scale_b: Any) -> bool:

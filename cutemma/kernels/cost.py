@@ -145,6 +145,20 @@ def loaded_rows(config: Sm90Config, rows16: tuple[bool, bool], dev: Device) -> f
     return a + b
 
 
+def check_rows16(rows16: object, what: str) -> None:
+    """Raise a TiledMmaError naming ``what`` unless ``rows16`` is (A's, B's) as two bools.
+
+    >>> check_rows16((True, False), "predict")
+    """
+    if not (
+        isinstance(rows16, tuple) and len(rows16) == 2 and all(type(r) is bool for r in rows16)
+    ):
+        raise TiledMmaError(
+            f"{what}: rows16={rows16!r}; give (A's, B's) as two bools: whether that operand's "
+            "rows sit an odd multiple of 16 bytes apart"
+        )
+
+
 def pairs(config: Sm90Config) -> tuple[int, int]:
     """How many M and N tiles a config's cluster takes at once: (2, 1) for pairs along M
     that share B, (1, 2) for pairs along N that share A, else (1, 1).
@@ -181,6 +195,7 @@ def predict(
             f"cost model: prices an Sm90Config and a dtype of {sorted(ATOMS_SM90)}; got "
             f"{type(config).__name__} and {dtype!r}"
         )
+    check_rows16(rows16, "cost model: predict")
     free = _shape_free(config, dtype, kind)
     dev = device(kind)
     return price(free, config, m, n, k, dtype, batch, dev, out_bytes, rows16)
@@ -267,6 +282,7 @@ def best(
             f"cost model: best() prices Sm90Configs of a dtype of {sorted(ATOMS_SM90)}; got "
             f"{sorted({type(c).__name__ for c in configs})} and {dtype!r}"
         )
+    check_rows16(rows16, "cost model: best")
     frees = [_shape_free(c, dtype, kind) for c in configs]
     timed = [(price(f, c, m, n, k, dtype, batch, dev, 2, rows16), i)
              for i, (f, c) in enumerate(zip(frees, configs))]  # fmt: skip
@@ -316,6 +332,7 @@ def _price_table(
             f"cost model: price_table() takes Sm90Configs and a dtype of {sorted(ATOMS_SM90)}; "
             f"got {sorted({type(c).__name__ for c in configs})} and {dtype!r}"
         )
+    check_rows16(rows16, "cost model: price_table")
     dev = device(kind)
     eb = ATOMS_SM90[dtype][1]
     groups: dict[tuple, tuple[list, list]] = {}
@@ -420,6 +437,7 @@ __all__ = [
     "Device",
     "best",
     "cheapest",
+    "check_rows16",
     "device",
     "loaded_rows",
     "pairs",

@@ -467,9 +467,11 @@ class GemmDesign:
         if found not in SWIZZLES:
             raise DesignError(f"design {self.name}: smem_{which.lower()}: {found}")
         # the mode the plan takes anyway is no choice: the built-in kernel, its name
+        from cutemma.kernels.sm90.plan import stage_layout
+
         major = "K" if _smem_major(smem, "MN") == "K" else "MN"
-        widest = next(sw for sw in SWIZZLES if _tiles_stage(ext, bk, major, dtype or "bf16", sw))
-        return None if found == widest else found
+        default = stage_layout(ext, bk, major, dtype or "bf16")  # (the widest that tiles it)
+        return None if found == gmma_stage_swizzle(default, ext, bk, dtype or "bf16") else found
 
     @property
     def custom(self) -> bool:
@@ -734,16 +736,6 @@ def gmma_stage_swizzle(smem: Any, extent: int, block_k: int, dtype: str) -> str:
 
 
 _STAGE_SWIZZLES: dict[tuple, str] = {}
-
-
-def _tiles_stage(extent: int, block_k: int, major: str, dtype: str, swizzle: str) -> bool:
-    from cutemma.kernels.sm90.plan import stage_layout
-
-    try:
-        stage_layout(extent, block_k, major, dtype, swizzle)
-    except CutemmaError:
-        return False
-    return True
 
 
 def _stage_swizzle(smem: Any, extent: int, block_k: int, dtype: str) -> str:

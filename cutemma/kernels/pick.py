@@ -14,11 +14,12 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from cutemma.errors import TiledMmaError
-from cutemma.kernels.cost import DEFAULT_KIND, cheapest, price_table
+from cutemma.kernels.cost import DEFAULT_KIND, cheapest, check_rows16, price_table
 from cutemma.kernels.sm80.config import ELEM_BYTES, GemmConfig
 from cutemma.kernels.sm90.config import ATOMS_SM90, Sm90Config
 from cutemma.kernels.space import (
     SWAP_MAX_M,
+    check_b_major,
     hinted_kernels,
     swapped_kernels,
 )
@@ -144,15 +145,8 @@ def builtin_sm90_config(
             f"builtin_sm90_config: {', '.join(wrong)}; m, n, k, sms and batch are ints >= 1 "
             f"and dtype one of {kinds}"
         )
-    if not (
-        isinstance(rows16, tuple) and len(rows16) == 2 and all(type(r) is bool for r in rows16)
-    ):
-        raise TiledMmaError(
-            f"builtin_sm90_config: rows16={rows16!r}; give (A's, B's) as two bools: whether "
-            "that operand's rows sit an odd multiple of 16 bytes apart"
-        )
-    if b_major not in ("K", "N"):
-        raise TiledMmaError(f"builtin_sm90_config: b_major={b_major!r}; B is 'K' or 'N' major")
+    check_rows16(rows16, "builtin_sm90_config")
+    check_b_major(b_major, "builtin_sm90_config")
     return _sm90_pick(m, n, k, dtype, batch, sms, kind, swap, rows16, b_major)[0]
 
 

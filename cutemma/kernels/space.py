@@ -40,6 +40,7 @@ from dataclasses import replace
 from functools import cache, lru_cache
 
 from cutemma.errors import TiledMmaError
+from cutemma.kernels.cost import check_rows16
 from cutemma.kernels.sm90.config import (
     ATOMS_SM90,
     FP8,
@@ -114,6 +115,8 @@ def candidates(
         raise TiledMmaError(
             f"kernel space: dtype {dtype!r}; the sm90 GEMM takes {sorted(ATOMS_SM90)}"
         )
+    check_rows16(rows16, "kernel space: candidates")
+    check_b_major(b_major, "kernel space: candidates")
     found = list(hinted_kernels(m, n, k, dtype, batch, rows16))
     if swap and batch == 1 and m <= SWAP_MAX_M and dtype != "tf32":
         found += swapped_kernels(m, n, k, dtype, sms, b_major)
@@ -224,9 +227,18 @@ def swapped_kernels(
     >>> [c.split for c in swapped_kernels(16, 8192, 8192, "bf16", b_major="N")]
     [16, 8, 4, None]
     """
-    if b_major not in SWAP_SPLITS:
-        raise TiledMmaError(f"kernel space: b_major {b_major!r}; B is 'K' or 'N' major")
+    check_b_major(b_major, "kernel space: swapped_kernels")
     return _swapped_of_class(swap_class(m, n, k, dtype, sms), dtype, sms, b_major)
+
+
+def check_b_major(b_major: object, what: str) -> None:
+    """Raise a TiledMmaError naming ``what`` unless ``b_major`` is a major of
+    :data:`SWAP_SPLITS` ('K' or 'N').
+
+    >>> check_b_major("N", "candidates")
+    """
+    if not (isinstance(b_major, str) and b_major in SWAP_SPLITS):
+        raise TiledMmaError(f"{what}: b_major={b_major!r}; B is 'K' or 'N' major")
 
 
 def swap_class(m: int, n: int, k: int, dtype: str, sms: int = 132) -> tuple[int, int, int]:
@@ -383,6 +395,7 @@ def stream_stages(rows: int, k_bytes: int, ctas: int) -> int | None:
 
 __all__ = [
     "candidates",
+    "check_b_major",
     "cluster_kernels",
     "evict_first",
     "fits",

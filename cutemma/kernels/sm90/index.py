@@ -143,8 +143,9 @@ def _stage_box(
         if extent % rows == 0 and block_k % cols == 0:
             break
     else:
+        mode = "swizzled GMMA" if swizzle is None else f"{swizzle} GMMA"
         raise TiledMmaError(
-            f"no swizzled GMMA atom tiles a {extent} x {block_k} {major}-major {dtype} stage"
+            f"no {mode} atom tiles a {extent} x {block_k} {major}-major {dtype} stage"
         )
     # (contiguous extent, other extent, start of the box at (c, o))
     if major == "K":

@@ -1,7 +1,7 @@
 """Calibrate the cost model (cutemma/kernels/cost.py) for one device kind (issue 33).
 
     python bench/calibrate.py measure --out FILE [--shapes N] [--seed S] [--shards P]   # GPU
-    python bench/calibrate.py measure --out FILE --set named|small                     # GPU
+    python bench/calibrate.py measure --out FILE --set named|small|longk               # GPU
     python bench/calibrate.py fit FILE [FILE ...] --kind h200 [--write]                # CPU
 
 ``measure`` draws N shapes (bench/gemm_sweep.py's distribution, calibration seed S, never a
@@ -56,13 +56,22 @@ SMALL = [(21, 592, 3904), (56, 1024, 1024), (22, 432, 3344), (47, 2048, 2048), (
          (150, 1536, 4096)]  # fmt: skip
 
 
+# ``--set longk``: few tiles over a long K, where a tile's k iterations are shared by many
+# CTAs (the sweeps' worst stream-K rows, sweep-h200-3008391727.json and -393741802.json)
+# and the fix-up's cost decides (count -3)
+LONG_K = [(513, 576, 22000), (279, 1248, 31952), (145, 1088, 6608), (126, 368, 41392),
+          (850, 336, 24944), (227, 368, 18352), (264, 1120, 9712), (1179, 288, 26000),
+          (3, 448, 61792), (10, 352, 47424), (180, 1600, 6400), (129, 6144, 16384)]  # fmt: skip
+SETS = {"named": -1, "small": -2, "longk": -3}
+
+
 def _cases(count: int, seed: int) -> list[tuple]:
     from gemm_sweep import COMBOS, draw_shapes
 
     if count == -1:
         return [(combo, *shape) for shape in NAMED for combo in ("bf16_bN", "e4m3")]
-    if count == -2:
-        return [(combo, *shape) for shape in SMALL for combo in COMBOS]
+    if count in (-2, -3):
+        return [(combo, *shape) for shape in (SMALL, LONG_K)[-2 - count] for combo in COMBOS]
     return [(combo, m, n, k) for (m, n, k) in draw_shapes(count, seed) for combo in COMBOS]
 
 
@@ -189,6 +198,7 @@ FITTED = (
     ("dram_gbps", 3000.0, 500, 10000),
     ("tile_us", 1.0, 0, 50),
     ("fixup_us", 1.0, 0, 50),
+    ("together_us", 2.0, 0, 50),
     ("launch_us", 4.0, 0, 30),
     ("reread", 0.1, 0, 1),
     ("sharpness", 4.0, 1, 16),
@@ -281,12 +291,12 @@ def main() -> None:
     ap.add_argument("--shapes", type=int, default=60)
     ap.add_argument("--seed", type=int, default=33)
     ap.add_argument("--shards", type=int, default=max(1, (os.cpu_count() or 4) - 2))
-    ap.add_argument("--set", choices=("named", "small"), help="NAMED or SMALL, not drawn rows")
+    ap.add_argument("--set", choices=tuple(SETS), help="NAMED, SMALL or LONG_K, not drawn rows")
     ap.add_argument("--kind", default="h200")
     ap.add_argument("--write", action="store_true")
     args = ap.parse_args()
     if args.mode == "measure":
-        count = {"named": -1, "small": -2}.get(args.set, args.shapes)
+        count = SETS.get(args.set, args.shapes)
         result = measure(count, args.seed, args.shards, args.out)
         with open(args.out, "w") as f:
             json.dump(result, f, indent=1)

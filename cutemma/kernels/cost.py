@@ -15,7 +15,10 @@ own m and n: a swapped kernel's m is the call's n):
 - whole tiles go round the SMs in waves, the last one partial (quantisation); stream-K
   (:func:`~cutemma.kernels.sm90.streamk.sk_split`, capped by the config's ``split``) shares
   the k tiles of the tiles it names equally over its CTAs, then adds per partial sum an
-  owner adds ``fixup_us`` and the partial's f32 bytes at one SM's load bandwidth;
+  owner adds ``fixup_us`` and the partial's f32 bytes at one SM's load bandwidth; where
+  the shares are whole tiles' k chunks, 5 or more to a tile (a ``split``), the partials
+  are added together (:func:`~cutemma.kernels.sm90.streamk.fixup`) for ``together_us``
+  and three partials' bytes (stored, added, read by the owner), whatever their count;
 - the whole call takes at least its compulsory DRAM bytes (A, B read once, D written
   once) at ``dram_gbps``, and ``launch_us`` more.
 
@@ -36,7 +39,7 @@ from pathlib import Path
 
 from cutemma.errors import TiledMmaError
 from cutemma.kernels.sm90.config import ATOMS_SM90, FP8, Sm90Config
-from cutemma.kernels.sm90.streamk import sk_shares, sk_split
+from cutemma.kernels.sm90.streamk import TOGETHER_MIN, sk_shares, sk_split
 
 DEVICES = Path(__file__).with_name("devices")
 DEFAULT_KIND = "h100"  # what a GPU without its own file is priced as
@@ -53,7 +56,9 @@ class Device:
     class's share of it (:func:`tile_class`); ``load_gbps``: one SM's operand bandwidth;
     ``dram_gbps``: the card's; times in microseconds; ``half_sector``: what a row at an
     odd multiple of 16 bytes costs TMA, in aligned rows' bytes; ``cluster_eff``: a
-    cluster-of-2 kernel's share of its tile's rate (1.0 where a file has neither)."""
+    cluster-of-2 kernel's share of its tile's rate (1.0 where a file has neither);
+    ``together_us``: the fixed cost of a fix-up that adds a tile's partials together (two
+    rounds of flags; twice ``fixup_us`` where a file has none)."""
 
     kind: str
     sms: int
@@ -68,6 +73,11 @@ class Device:
     sharpness: float
     half_sector: float = 1.0
     cluster_eff: float = 1.0
+    together_us: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.together_us is None:  # (frozen: set through object's own setattr)
+            object.__setattr__(self, "together_us", 2 * self.fixup_us)
 
 
 def device_kind(name: str) -> str:
@@ -230,8 +240,8 @@ def price(
     if sk:
         whole = (tiles - sk) // grid
         shared = -(-sk * kt // ctas)
-        partial_us = _partial_us(bm, bn, dev)
-        us = whole * whole_tile + shared * k_us + tile_us + partial_us * (ctas // sk)
+        fix_us = _fix_us(bm, bn, ctas, sk, config.split, dev)
+        us = whole * whole_tile + shared * k_us + tile_us + fix_us
         # shares at unrelated k: neighbours' slices of A and B no longer meet in L2, so a
         # part (``reread``) of every CTA's own operand bytes comes from DRAM again
         own = sk * (bm + bn) * k * eb
@@ -255,6 +265,31 @@ def _partial_us(bm: int, bn: int, dev: Device) -> float:
     """Each stream-K partial an owner adds: a wait on its flag, then its f32 slot read by
     one SM."""
     return dev.fixup_us + bm * bn * 4 / (dev.load_gbps * 1e3)
+
+
+def _together_us(bm: int, bn: int, dev: Device) -> float:
+    """A fix-up that adds a tile's partials together: two rounds of flags, then three
+    partials' bytes at one SM's load bandwidth (its own stored, its part of all added,
+    the owner's one read), whatever the count."""
+    return dev.together_us + 3 * bm * bn * 4 / (dev.load_gbps * 1e3)
+
+
+def together(ctas: int, sk: int, split: int | None) -> bool:
+    """Whether a launch of ``ctas`` CTAs sharing ``sk`` tiles adds each tile's partials
+    together: a ``split`` config whose shares are whole tiles' k chunks, at least
+    :data:`~cutemma.kernels.sm90.streamk.TOGETHER_MIN` to a tile (as the kernel decides).
+
+    >>> together(140, 28, 8), together(140, 28, None), together(112, 28, 4)
+    (True, False, False)
+    """
+    return split is not None and ctas % sk == 0 and ctas // sk >= TOGETHER_MIN
+
+
+def _fix_us(bm: int, bn: int, ctas: int, sk: int, split: int | None, dev: Device) -> float:
+    """What the fix-up adds to the critical path of ``sk`` tiles shared by ``ctas`` CTAs."""
+    if together(ctas, sk, split):
+        return _together_us(bm, bn, dev)
+    return _partial_us(bm, bn, dev) * (ctas // sk)
 
 
 def best(
@@ -342,7 +377,7 @@ def _price_table(
         # price's own expressions, so that each figure is the same float
         rows = loaded_rows(cfg, rows16[::-1] if cfg.swap_ab else rows16, dev)
         k_us, partial_us = _k_us(bm, bn, rows, bk, eb, rate, dev), _partial_us(bm, bn, dev)
-        key = (bm, bn, bk, k_us, partial_us, cfg.swap_ab, *pairs(cfg))
+        key = (bm, bn, bk, k_us, partial_us, _together_us(bm, bn, dev), cfg.swap_ab, *pairs(cfg))
         whole, shared = groups.setdefault(key, ([], []))
         (shared if cfg.stream_k else whole).append((i, cfg.split) if cfg.stream_k else i)
     flat = []
@@ -389,7 +424,7 @@ def _cheapest(table: tuple, m: int, n: int, k: int, batch: int, bound: float) ->
     out = batch * m * n * 2
     d0 = ((once0 + out) / dram) ** p
     bt, bi = float("inf"), -1
-    for bm, bn, bk, k_us, partial_us, swap, pm, pn, first, shared, splits in groups:
+    for bm, bn, bk, k_us, partial_us, together_us, swap, pm, pn, first, shared, splits in groups:
         tm, tn = (-(-n // bm), -(-m // bn)) if swap else (-(-m // bm), -(-n // bn))
         tm, tn = -(-tm // pm) * pm, -(-tn // pn) * pn  # a cluster's whole pairs
         kt = -(-k // bk)
@@ -421,12 +456,17 @@ def _cheapest(table: tuple, m: int, n: int, k: int, batch: int, bound: float) ->
         once = once0 + reread * max(0, sk * (bm + bn) * k * eb - once0)
         d = ((once + out) / dram) ** p
         done = (tiles - sk) // grid * whole_tile
-        last = 0
-        for i, ctas in zip(shared, ctases):
-            if ctas == last:  # splits that come to the same CTAs: the earlier one wins
+        last = None
+        for i, ctas, split in zip(shared, ctases, splits):
+            per = ctas // sk  # (cost.together's rule, inline: this loop is the pick's)
+            if split and per >= TOGETHER_MIN and ctas == per * sk:
+                fix = together_us
+            else:
+                fix = partial_us * per
+            if (ctas, fix) == last:  # splits that come to the same price: the earlier wins
                 continue
-            last = ctas
-            us = done + -(-sk * kt // ctas) * k_us + tile_us + partial_us * (ctas // sk)
+            last = ctas, fix
+            us = done + -(-sk * kt // ctas) * k_us + tile_us + fix
             t = ((us**p + d) ** ip + launch) * 1e-6
             if t < bt or (t == bt and i < bi):
                 bt, bi = t, i
@@ -445,6 +485,7 @@ __all__ = [
     "price",
     "price_table",
     "shape_free",
+    "together",
     "tile_class",
     "type_class",
 ]

@@ -112,11 +112,16 @@ def splits(small: bool) -> None:
 
     sk = lambda bm, bn, **kw: Sm90Config(bm, bn, stream_k=True, **kw)  # noqa: E731
     sw = swapped_kernel(10, 320, 8496, "bf16", 132, False)
-    for split in (4,) if small else (2, 4, 8):
+    # 3 CTAs or more to a tile add their partials together (streamk._fixup_together)
+    for split in (4,) if small else (2, 3, 4, 8, 16):
         sk_case(4, 464, 12656, BF, sk(64, 128, consumers=1, split=split), beta=0.5)
         sk_case(47, 304, 4480, E4, sk(128, 64, promote="overlap", split=split))
         sk_case(166, 592, 2208, BF, sk(128, 128, split=split), b_col=True, epi=True)
         sk_case(10, 320, 8496, BF, replace(sw, split=split, swap_ab=False), swap=True)
+        if not small:  # 2-byte and f32 outputs through the staging tile; fp8 by N halves
+            sk_case(300, 504, 3000, BF, sk(128, 256, split=split), beta=0.75)
+            sk_case(300, 500, 3000, F32, sk(128, 128, split=split))
+            sk_case(200, 1000, 5008, E4, sk(128, 192, promote="split", split=split))
 
 
 def correctness(small: bool, graphs: bool = True) -> None:
@@ -179,11 +184,14 @@ def correctness(small: bool, graphs: bool = True) -> None:
     splits(small)
     if graphs and not small:
         graph_replay()
+        graph_replay(Sm90Config(128, 128, stream_k=True, split=8))
 
 
-def graph_replay() -> None:
-    """A CUDA graph of 4 stream-K calls replays correctly with new inputs."""
-    cfg = Sm90Config(128, 128, stream_k=True)
+def graph_replay(cfg: Sm90Config | None = None) -> None:
+    """A CUDA graph of 4 stream-K calls of ``cfg`` replays correctly with new inputs (the
+    flags the fix-up consumed are zero again for the next call and replay)."""
+    cfg = cfg or Sm90Config(128, 128, stream_k=True)
+    name = "graph_replay_streamk" + ("" if cfg.split is None else f"_split{cfg.split}")
     A = [make(16, 4096, False, BF) for _ in range(4)]
     B = make(4096, 3072, False, BF)
     outs = [torch.empty(16, 3072, device="cuda", dtype=BF) for _ in range(4)]
@@ -205,9 +213,9 @@ def graph_replay() -> None:
             g.replay()
             torch.cuda.synchronize()
             worst = max(worst, *(rel_err(o, ref64(a, B)) for a, o in zip(A, outs, strict=True)))
-        check("graph_replay_streamk", worst <= 1e-2, worst_err=worst)
+        check(name, worst <= 1e-2, worst_err=worst)
     except Exception as exc:  # noqa: BLE001
-        check("graph_replay_streamk", False, error=f"{type(exc).__name__}: {exc}"[:400])
+        check(name, False, error=f"{type(exc).__name__}: {exc}"[:400])
 
 
 SHAPES_NK = [(10240, 8192), (8192, 28672), (57344, 8192), (8192, 8192)]

@@ -17,6 +17,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+from dataclasses import replace
 
 import pytest
 
@@ -231,6 +232,11 @@ def opcode_count(lines: list[str], op: str) -> int:
         (Sm90Config(128, 256, stream_k=True), "bf16", "K", "N"),
         (Sm90Config(128, 192, promote="split", stream_k=True), "e4m3", "K", "K"),
         (Sm90Config(128, 128, promote="overlap", stream_k=True), "e4m3", "K", "K"),
+        # a split: the fix-up together (its non-owners' adds) beside the serial one
+        (Sm90Config(128, 256, stream_k=True, split=16), "bf16", "K", "N"),
+        (Sm90Config(128, 192, promote="split", stream_k=True, split=8), "e4m3", "K", "K"),
+        (Sm90Config(64, 128, consumers=1, stream_k=True, split=4), "bf16", "K", "K"),
+        (replace(swapped_kernel(16, 8192, 8192, "bf16", 132, False), split=16), "bf16", "M", "K"),
         (swapped_kernel(16, 8192, 8192, "bf16", 132, False), "bf16", "M", "K"),
         (swapped_kernel(1, 10240, 8192, "bf16", 132, True), "bf16", "M", "K"),
         (swapped_kernel(64, 8192, 8192, "e4m3", 132, False), "e4m3", "K", "K"),
@@ -413,9 +419,10 @@ def test_split_caps_the_ctas_per_shared_tile_and_aligns_them():
                 per = ctas // sk
                 assert ctas % sk == 0 and 1 <= per <= min(split, k_tiles) and ctas <= 132
     assert sk_split(1, 8, 198, 132, 4) == (8, 32) and sk_split(1, 8, 198, 132) == (8, 132)
-    keys = {kernel_key(Sm90Config(stream_k=True, split=s), "bf16", "K", "K", "bf16", "bf16").name
-            for s in (None, 4, 8)}  # fmt: skip
-    assert len(keys) == 1
+    keys = {s: kernel_key(Sm90Config(stream_k=True, split=s), "bf16", "K", "K", "bf16", "bf16").name
+            for s in (None, 4, 8, 16)}  # fmt: skip
+    # every split one kernel (the fix-up together where its launch allows), None another
+    assert len({keys[4], keys[8], keys[16]}) == 1 and keys[None] != keys[4]
     assert Sm90Config(stream_k=True, split=4).name.endswith("_sk4")
     for bad in ({"split": 4}, {"stream_k": True, "split": 1}, {"stream_k": True, "split": "4"}):
         with pytest.raises(TiledMmaError, match="split"):
@@ -433,3 +440,19 @@ def test_configs_hash_once_and_pickle_without_their_hash():
     c = pickle.loads(pickle.dumps(a))
     assert c == a and "_hash" not in c.__dict__ and hash(c) == hash(a)
     assert a != Sm90Config(128, 256, stream_k=True, split=8)
+
+
+def test_only_split_kernels_add_together_and_each_flag_has_a_thread():
+    """The fix-up together (streamk._fixup_together) is in a split's kernel only, behind
+    the launch's own check (whole tiles' chunks, TOGETHER_MIN or more to a tile); its waits
+    poll one flag per thread (one after another, each acquire is a round trip to L2); the
+    serial fix-up stays as its fallback."""
+    from cutemma.kernels.sm90.streamk import TOGETHER_MIN
+
+    plain = sk_source(Sm90Config(128, 128, stream_k=True))
+    split = sk_source(Sm90Config(128, 128, stream_k=True, split=8))
+    guard = f"if (sk_ctas % sk_tiles == 0 && sk_per >= {TOGETHER_MIN} && k_tiles < k_total)"
+    assert guard in split and "sk_per" not in plain
+    assert split.count("for (int q = tid; q < parts; q += 256)") == 1
+    assert "for (int q = g0 + 1 + tid; q < g0 + sk_per; q += 256)" in split
+    assert "for (int peer = blockIdx.x + 1; next < tile_end; ++peer)" in split  # the fallback

@@ -18,13 +18,17 @@ import threading
 from cutemma.errors import TiledMmaError
 
 FLAG_BYTES = 8  # one u64 flag per CTA (the epoch a slot was written in)
-MAX_GRID = 1024  # flags kept per workspace: more than any GPU's SMs
+MAX_GRID = 1024  # flags kept per workspace and set: more than any GPU's SMs
+# sets of flags: a CTA's slot is written, and (stream-K's fix-up together) its part of
+# the others' slots is added (cutemma.kernels.sm90.streamk._fixup_together)
+FLAG_SETS = 2
+FLAGS = MAX_GRID * FLAG_SETS * FLAG_BYTES  # the flags' bytes, ahead of the partial tiles
 
 
 class Workspace:
     """One stream's workspace: device memory from the driver (``cuMemAlloc``: outside
     torch's allocator, so no CUDA-graph pool ever holds it and torch.compile's graph trees
-    see no stray tensor) holding the flags of up to MAX_GRID CTAs, then the partial tiles;
+    see no stray tensor) holding FLAG_SETS flags for each of up to MAX_GRID CTAs, then the partial tiles;
     grown to the largest launch seen, never freed (a captured graph may still point at an
     outgrown one). The flags are zeroed once, on the launch's stream (``cuMemsetD8Async``:
     under capture a memset node of the graph, ahead of its kernel); every launch leaves
@@ -42,11 +46,11 @@ class Workspace:
         are ``slot_floats`` floats each, on CUstream ``stream``."""
         if grid > MAX_GRID:
             raise TiledMmaError(f"stream-K: a grid of {grid} CTAs; at most {MAX_GRID} flags")
-        need = MAX_GRID * FLAG_BYTES + grid * slot_floats * 4
+        need = FLAGS + grid * slot_floats * 4
         if self.size < need:
             size = max(need, 2 * self.size)
-            self.ptr, self.size = _device_zeroed(self.device, size, MAX_GRID * FLAG_BYTES, stream)
-        return self.ptr + MAX_GRID * FLAG_BYTES, self.ptr
+            self.ptr, self.size = _device_zeroed(self.device, size, FLAGS, stream)
+        return self.ptr + FLAGS, self.ptr
 
     def next_epoch(self) -> int:
         """A new nonzero epoch for the next launch (the value its flags are set to)."""

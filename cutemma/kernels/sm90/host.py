@@ -44,15 +44,17 @@ def kernel_key(
     epilogue: Any = NO_EPILOGUE,
 ) -> KernelKey:
     """The :class:`~cutemma.kernels.common.key.KernelKey` of one sm90 variant (its name is
-    :func:`~cutemma.kernels.sm90.config.kernel_name_sm90`'s). Stream-K's ``split`` is the
-    host's alone: configs that differ only there share one kernel.
+    :func:`~cutemma.kernels.sm90.config.kernel_name_sm90`'s). Stream-K's ``split`` value is
+    the host's alone (its launch's CTA count): configs with a split share one kernel (the
+    fix-up that adds partials together, where the launch's shares allow it), keyed as
+    split 2; those without keep the serial fix-up alone.
 
     >>> k = kernel_key(Sm90Config(stream_k=True, split=4), "bf16", "K", "K", "bf16", "bf16")
-    >>> k.name.endswith("_sauto_sk_obf16_cbf16")
+    >>> k.name.endswith("_sauto_sk2_obf16_cbf16")
     True
     """
     if config.split is not None:
-        config = replace(config, split=None)
+        config = replace(config, split=2)
     key = KernelKey("sm90", config, dtype, a_major, b_major, out, c_type, batched, epilogue)
     return replace(key, name=kernel_name_sm90(*key.args()))
 

@@ -551,7 +551,8 @@ def _consumer(
     if config.stream_k:  # a piece's sums: handed over, or the later pieces' added in
         staging_tile = ("d_smem", plan.bytes_D) if plan.sk_bar_bytes else None
         main += "\n" + fixup("accf" if plan.promote else "acc", plan.acc_per_thread,
-                             plan.consumer_threads, staging_tile)  # fmt: skip
+                             plan.consumer_threads, staging_tile,
+                             together=config.split is not None)  # fmt: skip
         epi = block("if (k_lo == 0)", epi) + "  // the tile's owner stores it"
     regs = REGISTER_SPLIT[config.consumers][1]
     return _lines(

@@ -24,6 +24,13 @@ consumed, so the flags are zero again when the launch ends (a CUDA graph replays
 same epoch). All CTAs are resident (the grid is at most one CTA per SM), and a CTA hands
 its partial over before it waits on anyone, so no CTA waits on one that cannot run.
 
+The owner adds its peers' slots one after another, so that fix-up costs about 1.2-1.7 us
+per CTA sharing the tile. A config with a ``split`` compiles a second fix-up beside it,
+taken where the launch's shares are whole tiles' k chunks, :data:`TOGETHER_MIN` or more to
+a tile: the non-owners add the partials together, each a part of every slot, and the
+owner adds one slot (:func:`_fixup_together`; about 6 us whatever the count:
+bench/results/raw/calibrate-h200-small-together.json).
+
 >>> sk_split(1, 80, 128, 132), sk_split(2, 132, 64, 132), sk_split(4, 40, 128, 132)
 ((80, 132), (0, 132), (28, 112))
 """
@@ -139,7 +146,13 @@ for (int unit = 0; unit < units; ++unit) {
   const int tile = u.tile, k_lo = u.k_lo, k_tiles = u.k_count;"""
 
 
-def fixup(acc_name: str, n_acc: int, threads: int, staging: tuple[str, int] | None = None) -> str:
+def fixup(
+    acc_name: str,
+    n_acc: int,
+    threads: int,
+    staging: tuple[str, int] | None = None,
+    together: bool = False,
+) -> str:
     """After a piece's mainloop: a non-owner stores its sums in its slot and releases its
     flag; an owner with later pieces adds them in k order. ``n_acc`` accumulators per
     thread of ``threads`` consumer threads (``tid`` 0..threads-1). ``staging`` (the
@@ -147,7 +160,12 @@ def fixup(acc_name: str, n_acc: int, threads: int, staging: tuple[str, int] | No
     TMA unit copy each peer's slot into it chunk by chunk (mbarrier ``sk_bar``, parity
     ``sk_phase``) and adds from shared memory; without one it loads the slot into
     registers a few float4s at a time (the accumulators leave few registers free, so those
-    loads are latency-bound: raw/sk-probe-fixup-run2.json, ~10 us per 128 KB slot)."""
+    loads are latency-bound: raw/sk-probe-fixup-run2.json, ~10 us per 128 KB slot).
+
+    ``together`` (a config with a ``split``): where the launch's shares are whole tiles' k
+    chunks, :data:`TOGETHER_MIN` or more CTAs to a tile (``sk_ctas`` a multiple of
+    ``sk_tiles``: every CTA's share lies in one tile), the tile's non-owners add their
+    partials together instead (:func:`_fixup_together`), and the owner adds one slot."""
     if n_acc % ACC_VECTOR:
         raise TiledMmaError(f"stream-K: {n_acc} accumulators per thread, not whole float4s")
     quads, slot = n_acc // ACC_VECTOR, threads * n_acc // ACC_VECTOR
@@ -167,7 +185,7 @@ def fixup(acc_name: str, n_acc: int, threads: int, staging: tuple[str, int] | No
     else:
         adds = _adds_through_shared(staging, quads, threads, add)
         wait = "// the chunks' mbarrier orders the rest"
-    return f"""\
+    serial = f"""\
 if (k_lo > 0) {{  // stream-K: not the tile's first piece: its sums to slot blockIdx.x
   float4* w = reinterpret_cast<float4*>(sk_ws) + (long long)blockIdx.x * {slot} + tid;
   #pragma unroll
@@ -188,6 +206,70 @@ if (k_lo > 0) {{  // stream-K: not the tile's first piece: its sums to slot bloc
     const float4* w = reinterpret_cast<const float4*>(sk_ws) + (long long)peer * {slot} + tid;
 {adds}
     next = peer_end;
+  }}
+}}"""
+    if not together:
+        return serial
+    return _fixup_together(store, slot, quads, threads, adds) + " else {\n" + serial + "\n}"
+
+
+# CTAs per tile from which the non-owners add together: at 3-4 the serial fix-up ran 8-10%
+# faster than this one, at 5 3% slower, at 8 1.3x and at 16 2.1x slower (medians over
+# bench/results/raw/calibrate-h200-small.json's kernels against -small-together.json's)
+TOGETHER_MIN = 5
+
+
+def _fixup_together(store: str, slot: int, quads: int, threads: int, adds: str) -> str:
+    """The fix-up of a launch whose shares are whole tiles' k chunks, ``per`` CTAs to a
+    tile (CTA ``g0 + j`` takes chunk ``j`` of tile ``tile``, ``g0 = tile * per``): each
+    non-owner stores its sums in its slot and releases its flag; once every non-owner's
+    flag is up, non-owner ``j`` adds part ``j - 1`` of the ``per - 1`` slots, in slot
+    order, into that part of slot ``g0 + 1`` (no other CTA reads or writes that part), and
+    releases its second flag; the owner waits for those, adds slot ``g0 + 1`` to its own
+    sums and resets every flag of the tile. A wait on several flags has a thread for each:
+    one after another, each acquire is a round trip
+    to L2, and 16 CTAs to a tile ran 1.3-1.4x the time of 8 (raw/calibrate-h200-small-
+    together.json, -s33-together.json). Each element is ``own + ((p1 + p2) + ...)``,
+    whichever CTA ends first: deterministic. The owner reads one slot instead of
+    ``per - 1``, and the non-owners' reads run side by side (each reads one slot's bytes
+    in all). No CTA waits before it has stored its own sums, and every CTA is resident, so
+    no wait is on one that cannot run."""
+    done = f"(sk_flags + {MAX_GRID})"  # the second set of flags (workspace.FLAG_SETS)
+    return f"""\
+const int sk_per = sk_ctas / sk_tiles;  // CTAs per shared tile (uniform over the grid)
+if (sk_ctas % sk_tiles == 0 && sk_per >= {TOGETHER_MIN} && k_tiles < k_total) {{
+  const int g0 = tile * sk_per;  // the tile's owner; its non-owners g0 + 1 .. g0 + sk_per - 1
+  float4* const sums = reinterpret_cast<float4*>(sk_ws) + (long long)(g0 + 1) * {slot};
+  if (k_lo > 0) {{  // a non-owner: its sums to its slot, then its part of everyone's
+    float4* w = reinterpret_cast<float4*>(sk_ws) + (long long)blockIdx.x * {slot} + tid;
+    #pragma unroll
+    for (int i = 0; i < {quads}; ++i) __stcg(w + i * {threads}, make_float4({store}));
+    named_sync(EPI_BAR, {threads});  // every consumer's sums are written
+    const int parts = sk_per - 1, part = blockIdx.x - g0 - 1;
+    if (tid == 0) {{ __threadfence(); st_release_u64(sk_flags + blockIdx.x, sk_epoch); }}
+    for (int q = tid; q < parts; q += {threads})  // a thread per flag: the waits overlap
+      while (ld_acquire_u64(sk_flags + g0 + 1 + q) != sk_epoch) {{}}
+    named_sync(EPI_BAR, {threads});  // every non-owner's slot is written
+    const int lo = (int)((long long){slot} * part / parts), hi = (int)((long long){slot} * (part + 1) / parts);
+    for (int e = lo + tid; e < hi; e += {threads}) {{
+      float4 s = __ldcg(sums + e);
+      #pragma unroll 4
+      for (int q = 1; q < parts; ++q) {{
+        const float4 v = __ldcg(sums + (long long)q * {slot} + e);
+        s.x += v.x; s.y += v.y; s.z += v.z; s.w += v.w;
+      }}
+      __stcg(sums + e, s);
+    }}
+    named_sync(EPI_BAR, {threads});  // every consumer's part is written
+    if (tid == 0) {{ __threadfence(); st_release_u64({done} + blockIdx.x, sk_epoch); }}
+  }} else {{  // the owner: its sums plus slot g0 + 1, which holds the others' in k order
+    for (int q = g0 + 1 + tid; q < g0 + sk_per; q += {threads}) {{  // a thread per flag
+      while (ld_acquire_u64({done} + q) != sk_epoch) {{}}
+      sk_flags[q] = 0ull; {done}[q] = 0ull;  // consumed: zero again for the next launch
+    }}
+    named_sync(EPI_BAR, {threads});  // every part is added
+    const float4* w = sums + tid;
+{adds}
   }}
 }}"""
 

@@ -20,6 +20,7 @@ from cutemma.kernels.sm90.config import ATOMS_SM90, Sm90Config
 from cutemma.kernels.space import (
     SWAP_MAX_M,
     check_b_major,
+    fused_kernels,
     hinted_kernels,
     swapped_kernels,
 )
@@ -75,12 +76,14 @@ def builtin(
     swap: bool,
     rows16: tuple[bool, bool] = (False, False),
     b_major: str = "K",
+    fused: bool = False,
 ) -> tuple[Any, float | None]:
     """The policy's built-in config of a checked call (plain ints >= 1, a kernel dtype) and
     its predicted seconds: :func:`builtin_sm90_config`'s for the sm90 family's dtypes on a
     device ``kind`` the cost model knows, ``swap`` allowing the swapped kernels, ``rows16``
     where the operands' rows sit (:func:`cutemma.kernels.call.rows16`), ``b_major`` B's
-    major; else
+    major, ``fused``: the call fuses an epilogue (:func:`~cutemma.kernels.space.fused_kernels`
+    then stand for the unswapped kernels); else
     :func:`builtin_config`'s (no prediction), without their argument checks. ``kind`` None:
     the sm90 kernel cannot read the operands.
 
@@ -91,7 +94,7 @@ def builtin(
     """
     if kind is None:
         return _sm80_tile(m, n, batch, dtype), None
-    return _sm90_pick(m, n, k, dtype, batch, sms, kind, swap, rows16, b_major)
+    return _sm90_pick(m, n, k, dtype, batch, sms, kind, swap, rows16, b_major, fused)
 
 
 def _sm80_tile(m: int, n: int, batch: int, dtype: str) -> GemmConfig:
@@ -167,11 +170,14 @@ def _sm90_pick(
     swap: bool,
     rows16: tuple[bool, bool] = (False, False),
     b_major: str = "K",
+    fused: bool = False,
 ) -> tuple[Sm90Config, float]:
     # best(candidates(...)) in one pass (tests/kernels/test_pick_fast.py holds them equal):
     # the space's kernels of the call, then the model's prices of them (a table per set of
     # kernels, built once: price_table is cached)
     tiles = hinted_kernels(m, n, k, dtype, batch, rows16)
+    if fused:
+        tiles = fused_kernels(tiles, dtype)
     swaps = swap and batch == 1 and m <= SWAP_MAX_M and dtype != "tf32"
     swapped = swapped_kernels(m, n, k, dtype, sms, b_major) if swaps else ()
     tables = (price_table(tiles, dtype, kind, rows16),)

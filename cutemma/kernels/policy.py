@@ -26,9 +26,9 @@ from typing import Any, NamedTuple
 
 from cutemma.errors import LaunchError
 from cutemma.kernels.call import Call
-from cutemma.kernels.pick import SMALL_SM90, builtin
+from cutemma.kernels.pick import builtin
 from cutemma.kernels.sm80.config import GemmConfig
-from cutemma.kernels.sm90.config import ATOMS_SM90, FP8, Sm90Config
+from cutemma.kernels.sm90.config import ATOMS_SM90, Sm90Config
 from cutemma.kernels.sm90.operands import Views, operand_views
 from cutemma.kernels.sm90.streamk import sk_split
 from cutemma.kernels.space import SWAP_MAX_M
@@ -99,18 +99,16 @@ def choose(call: Call) -> Choice:
         return Choice("sm80", tuned, why=why or "cutemma.tune found the sm80 kernel faster")
     if config is None and tuned is not None:
         config = tuned
-    predicted, built_in = None, config is None
+    predicted = None
     may_swap = swaps and call.M <= SWAP_MAX_M and call.C is None and not isinstance(swapped, str)
     if config is None:
         kind = call.gpu if why is None else None  # None: the sm80 family's pick
         config, predicted = builtin(call.M, call.N, call.K, call.batch or 1, call.dtype,
                                     call.sms, kind, may_swap, call.rows16,
-                                    "N" if call.b_major == "N" else "K")  # fmt: skip
+                                    "N" if call.b_major == "N" else "K",
+                                    call.epilogue is not None)  # fmt: skip
         if why is not None:
             return Choice("sm80", config, why=why)
-    if built_in and call.epilogue is not None and call.dtype in FP8 and not config.swap_ab:
-        config = SMALL_SM90  # 128x192 by N halves leaves no registers for the ops
-        predicted = None  # (tests/kernels/test_epilogue_compile.py)
     work = None
     if config.stream_k:  # the tiles stream-K shares and its CTAs, as the cost model priced them
         m, n = (call.N, call.M) if config.swap_ab else (call.M, call.N)

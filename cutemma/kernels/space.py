@@ -123,6 +123,34 @@ def candidates(
     return tuple(found)
 
 
+# an fp8 kernel that runs a fused epilogue promotes with one batch of sums (promote=True):
+# by N halves or with a batch in flight the ops' registers spill (64-56 bytes, 128x192 and
+# 64x128, compiled here: tests/kernels/test_epilogue_compile.py); 192 wide spills either way
+FUSED_FP8_MAX_N = 160
+
+
+def fused_kernels(kernels: tuple[Sm90Config, ...], dtype: str) -> tuple[Sm90Config, ...]:
+    """The unswapped ``kernels`` as they run a fused epilogue: fp8's promoted with one
+    batch of sums, at most :data:`FUSED_FP8_MAX_N` wide (each first of its kind kept, in
+    order); 16-bit's and tf32's as they are. One tuple per tuple of kernels (the cost
+    model's table of it is built once).
+
+    >>> [c.name for c in fused_kernels(tile_kernels("e4m3"), "e4m3")][:2]
+    ['b64x128_c1_sauto', 'b64x128_c1_sauto_sk16']
+    >>> fused_kernels(tile_kernels("bf16"), "bf16") == tile_kernels("bf16")
+    True
+    """
+    return _fused_kernels(kernels, dtype in FP8)
+
+
+@lru_cache(maxsize=256)
+def _fused_kernels(kernels: tuple[Sm90Config, ...], fp8: bool) -> tuple[Sm90Config, ...]:
+    if not fp8:
+        return kernels
+    found = (replace(c, promote=True) for c in kernels if c.block_n <= FUSED_FP8_MAX_N)
+    return tuple(dict.fromkeys(found))
+
+
 def tile_kernels(dtype: str, batch: int = 1) -> tuple[Sm90Config, ...]:
     """:func:`candidates`' unswapped kernels, in its order, without the evict-first hint
     (which the cost model does not price; :func:`hinted_kernels` adds it for a shape): each tile of
@@ -399,6 +427,7 @@ __all__ = [
     "cluster_kernels",
     "evict_first",
     "fits",
+    "fused_kernels",
     "hinted_kernels",
     "swap_class",
     "swap_tokens",

@@ -107,13 +107,14 @@ def bias(n, dtype):
 
 def splits(small: bool) -> None:
     """Sm90Config.split: few tiles over a long K, 2-8 CTAs per shared tile (swapped too);
-    --small: one split, for compute-sanitizer (--splits-only: these cases alone)."""
+    --small: one split (8: the fix-up together), for compute-sanitizer (--splits-only:
+    these cases alone)."""
     from cutemma.kernels.space import swapped_kernel
 
     sk = lambda bm, bn, **kw: Sm90Config(bm, bn, stream_k=True, **kw)  # noqa: E731
     sw = swapped_kernel(10, 320, 8496, "bf16", 132, False)
     # 3 CTAs or more to a tile add their partials together (streamk._fixup_together)
-    for split in (4,) if small else (2, 3, 4, 8, 16):
+    for split in (8,) if small else (2, 3, 4, 8, 16):
         sk_case(4, 464, 12656, BF, sk(64, 128, consumers=1, split=split), beta=0.5)
         sk_case(47, 304, 4480, E4, sk(128, 64, promote="overlap", split=split))
         sk_case(166, 592, 2208, BF, sk(128, 128, split=split), b_col=True, epi=True)

@@ -24,7 +24,7 @@ from cutemma.kernels.sm80.plan import GemmConfig, GemmPlan  # noqa: E402
 from cutemma.kernels.sm80.source import gemm_source  # noqa: E402
 from cutemma.kernels.sm90.plan import Sm90Config, Sm90Plan  # noqa: E402
 from cutemma.kernels.sm90.source import gemm_sm90_source  # noqa: E402
-from cutemma.kernels.space import swapped_kernel  # noqa: E402
+from cutemma.kernels.space import fused_kernels, swapped_kernel, tile_kernels  # noqa: E402
 
 # every op at least once: one chain of all vector ops per activation, plus two compositions
 # people use (Linear + GELU; fp8 dequantisation + bias + SiLU + residual)
@@ -37,10 +37,12 @@ CHAINS = [
 ]  # fmt: skip
 SM80 = (GemmConfig(64, 64, 32), "bf16", "K", "N", "bf16")
 SM90 = (Sm90Config(128, 128), "bf16", "K", "N", "bf16")  # TMA-store and register epilogues
-# fp8 with an epilogue: 128x128 (dispatch's pick; 128x192 by N halves spills 80 bytes)
-FP8 = (Sm90Config(128, 128), "e4m3", "K", "K", "bf16")
+# fp8 with an epilogue: every tile of the fused space (space.fused_kernels: promoted with
+# one batch of sums, at most 160 wide; 128x192 by N halves spilled 80 bytes), whole and
+# shared by stream-K, with the longest chain
+FUSED_FP8 = [c for c in fused_kernels(tile_kernels("e4m3"), "e4m3") if c.split in (None, 8)]
 CASES = [("sm80", SM80, e) for e in CHAINS] + [("sm90", SM90, e) for e in CHAINS]
-CASES.append(("sm90", FP8, CHAINS[3]))
+CASES += [("sm90", (c, "e4m3", "K", "K", "bf16"), CHAINS[3]) for c in FUSED_FP8]
 # the bench's fused call (bias + GELU) on the wide 16-bit tiles the built-in pick takes
 CASES += [("sm90", (Sm90Config(128, bn), "bf16", "K", "K", "bf16"), CHAINS[2]) for bn in (192, 256)]
 # swapped kernels (D^T = B^T A^T, register epilogue) with chains as D^T's (epilogue.transposed)
@@ -188,3 +190,19 @@ def test_kernels_without_an_epilogue_are_unchanged():
     got = [hashlib.sha256(gemm_source(*v).encode()).hexdigest() for v in _V80]
     got += [hashlib.sha256(gemm_sm90_source(*v).encode()).hexdigest() for v in _V90]
     assert got == _SHA
+
+
+def test_a_fused_fp8_call_keeps_the_models_schedule():
+    """An fp8 call with an epilogue takes the cost model's pick of the fused space (its
+    tile, stream-K split and hints, promoted with one batch of sums), not one fixed tile:
+    where the plain call's pick is a narrow stream-K kernel, so is the fused one's."""
+    from cutemma.kernels.pick import builtin
+
+    plain, _ = builtin(126, 368, 41392, 1, "e4m3", 132, "h200", False)
+    fused, _ = builtin(126, 368, 41392, 1, "e4m3", 132, "h200", False, fused=True)
+    assert plain.stream_k and fused.stream_k and fused.promote is True
+    assert (fused.block_m, fused.block_n) == (plain.block_m, plain.block_n)
+    wide, _ = builtin(8192, 8192, 8192, 1, "e4m3", 132, "h200", False, fused=True)
+    assert wide.block_n <= 160 and wide.promote is True
+    same, _ = builtin(8192, 8192, 8192, 1, "bf16", 132, "h200", False, fused=True)
+    assert same == builtin(8192, 8192, 8192, 1, "bf16", 132, "h200", False)[0]

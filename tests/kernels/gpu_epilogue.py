@@ -47,6 +47,9 @@ COMPOSITIONS = [("bias", "gelu_tanh"), ("scale_row", "scale_col", "bias", "silu"
 # the built-in pick (config None) on calls of at most 256 rows: swapped kernels run the chain
 # as D^T's (epilogue.transposed); each row records whether it ran swapped
 SWAP_SHAPES = [(1, 4096, 1024), (16, 2048, 1024), (77, 1000, 528), (200, 3072, 512)]
+# fused fp8 calls past the swapped kernels' rows (space.fused_kernels): a narrow stream-K
+# split over a long K, a grid's last partial wave shared, whole 160-wide tiles
+FUSED_FP8_SHAPES = [(300, 368, 41392), (1031, 1000, 528), (2048, 4096, 4096)]
 SWAP_CHAINS = [("bias", "gelu_tanh"), ("scale_row", "scale_col", "bias_row", "silu"),
                ("bias_row", "relu"), ("scale_col", "bias")]  # fmt: skip
 TOL = {torch.bfloat16: 8e-3, torch.float32: 2e-3}
@@ -105,6 +108,7 @@ def check(results, family, ops, M, N, K, dtype, out_dtype, alpha=1.0, beta=0.0, 
     if family == "builtin":
         seen = cutemma.kernels.which_kernel(A, B, C, alpha=alpha, beta=beta, epilogue=ops, **tens)
         results[-1]["swapped"] = bool(seen.swap)
+        results[-1]["config"] = getattr(getattr(seen, "config", None), "name", None)
     if not ok:
         print("FAIL", results[-1], flush=True)
     return ok
@@ -176,6 +180,8 @@ def correctness(quick):
         for M, N, K in SWAP_SHAPES[:2] if quick else SWAP_SHAPES:
             check(results, "builtin", ops, M, N, K, torch.bfloat16, torch.bfloat16)
             check(results, "builtin", ops, M, N, K, torch.float8_e4m3fn, torch.bfloat16)
+    for M, N, K in FUSED_FP8_SHAPES:  # the built-in pick of the fused fp8 space, unswapped
+        check(results, "builtin", COMPOSITIONS[1], M, N, K, torch.float8_e4m3fn, torch.bfloat16)
     return results
 
 

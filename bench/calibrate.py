@@ -3,6 +3,7 @@
     python bench/calibrate.py measure --out FILE [--shapes N] [--seed S] [--shards P]   # GPU
     python bench/calibrate.py measure --out FILE --set named|small|longk               # GPU
     python bench/calibrate.py fit FILE [FILE ...] --kind h200 [--write]                # CPU
+    python bench/calibrate.py picks FILE [FILE ...] --kind h200                        # CPU
 
 ``measure`` draws N shapes (bench/gemm_sweep.py's distribution, calibration seed S, never a
 sweep's) and, for each of bf16 with B K-major, bf16 with B N-major and e4m3, times every
@@ -12,7 +13,9 @@ peer, each as an L2-flushed median. The kernels compile first in ``--shards`` pr
 efficiencies, the load and DRAM bandwidths and the fixed costs are fitted) to the log of
 the measured times by robust least squares, on the even-numbered shapes, and reports the
 odd ones: the model's error and what its picks would have run at against the peer.
-``--write`` stores the constants in cutemma/kernels/devices/<kind>.json.
+``--write`` stores the constants in cutemma/kernels/devices/<kind>.json. ``picks`` reports,
+per measured file and combo, what the model's choices among the timed kernels ran at
+against the peer, beside the best timed kernel (run it on two trees to compare models).
 """
 
 from __future__ import annotations
@@ -280,12 +283,41 @@ def evaluate(rows: list[dict], dev) -> dict:
     return report
 
 
+def picks(path: str, kind: str) -> dict:
+    """Over every row of a ``measure`` file: per combo, the geomean ratio to the peer of the
+    kernel the model (this tree's cutemma/kernels/cost.py, device ``kind``) picks among the
+    timed ones, and of the best timed one (what the space holds)."""
+    from cutemma.kernels.cost import device, price, shape_free
+    from cutemma.kernels.space import candidates
+
+    dev, out = device(kind), {}
+    for r in json.load(open(path))["rows"]:
+        dtype, r16 = KERNEL_DTYPE[r["combo"]], _rows16(r)
+        major = "N" if r["combo"] == "bf16_bN" else "K"
+        found = candidates(r["m"], r["n"], r["k"], dtype, rows16=r16, b_major=major)
+        timed = {c: r["times_us"].get(c.name) for c in found}
+        timed = {c: us for c, us in timed.items() if isinstance(us, float)}
+        if not timed:
+            continue
+        mnk = r["m"], r["n"], r["k"]
+        chosen = min(
+            timed, key=lambda c: price(shape_free(c, dtype, dev), c, *mnk, dtype, 1, dev, 2, r16)
+        )
+        d = out.setdefault(r["combo"], {"model": [], "best": []})
+        d["model"].append(math.log(r["peer_us"] / timed[chosen]))
+        d["best"].append(math.log(r["peer_us"] / min(timed.values())))
+    return {
+        c: {k: round(math.exp(statistics.fmean(v)), 4) for k, v in d.items()}
+        for c, d in out.items()
+    }
+
+
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "compile":
         compile_shard(*map(int, sys.argv[2:6]))
         return
     ap = argparse.ArgumentParser()
-    ap.add_argument("mode", choices=("measure", "fit"))
+    ap.add_argument("mode", choices=("measure", "fit", "picks"))
     ap.add_argument("files", nargs="*")
     ap.add_argument("--out")
     ap.add_argument("--shapes", type=int, default=60)
@@ -300,6 +332,9 @@ def main() -> None:
         result = measure(count, args.seed, args.shards, args.out)
         with open(args.out, "w") as f:
             json.dump(result, f, indent=1)
+        return
+    if args.mode == "picks":
+        print(json.dumps({path: picks(path, args.kind) for path in args.files}, indent=1))
         return
     rows = [r for path in args.files for r in json.load(open(path))["rows"]]
     dev = fit(rows, args.kind)

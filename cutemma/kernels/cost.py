@@ -46,6 +46,13 @@ DEFAULT_KIND = "h100"  # what a GPU without its own file is priced as
 # the kinds with a file, as their names appear in a GPU's name ('NVIDIA H200')
 UNFITTED_EFF = 0.8  # about the fitted 16-bit classes' middle (devices/h200.json)
 KINDS = tuple(sorted(p.stem for p in DEVICES.glob("*.json")))
+# the type classes whose loads count only a tile's rows inside the problem (loaded_rows'
+# extent): over the H200 calibration sets a call of fewer rows than a tile then took 16-bit
+# plain tiles over swapped ones, and the new picks ran 6-14% faster; fp8's flipped picks
+# ran 3-8% slower (its plain tiles' fitted rates overstate them at few rows), so fp8 counts
+# whole tiles until its classes are refitted there (raw/calibrate-h200-s33-run2.json,
+# -s34.json, -small-together.json, -longk-together.json)
+CLAMPED = ("16", "tf32")
 
 
 @dataclass(frozen=True)
@@ -138,18 +145,28 @@ def shape_free(config: Sm90Config, dtype: str, dev: Device) -> tuple[float, floa
     return rate * (dev.cluster_eff if config.cluster > 1 else 1.0), dev.tile_us
 
 
-def loaded_rows(config: Sm90Config, rows16: tuple[bool, bool], dev: Device) -> float:
+def loaded_rows(
+    config: Sm90Config,
+    rows16: tuple[bool, bool],
+    dev: Device,
+    extent: tuple[int, int] | None = None,
+) -> float:
     """The rows of A and B one CTA's TMA moves per k tile, in aligned rows: a row of an
     operand whose pitch is half a sector off (``rows16``: (A's, B's), as ``config``'s
     kernel reads them) counts ``dev.half_sector``, an operand the config's cluster
-    multicasts half its rows (bench/results/raw/align-probe-h200.json).
+    multicasts half its rows (bench/results/raw/align-probe-h200.json). ``extent``: the
+    problem's (m, n) as the kernel sees it, where a tile's rows past it count nothing
+    (TMA fills them with zeros without reading memory; :data:`CLAMPED`).
 
     >>> from cutemma.kernels.cost import device
     >>> loaded_rows(Sm90Config(128, 256), (False, False), device("h200"))
     384.0
+    >>> loaded_rows(Sm90Config(128, 256), (False, False), device("h200"), (40, 8192))
+    296.0
     """
-    a = config.block_m * (dev.half_sector if rows16[0] else 1.0)
-    b = config.block_n * (dev.half_sector if rows16[1] else 1.0)
+    m, n = extent or (config.block_m, config.block_n)
+    a = min(config.block_m, m) * (dev.half_sector if rows16[0] else 1.0)
+    b = min(config.block_n, n) * (dev.half_sector if rows16[1] else 1.0)
     if config.cluster > 1:  # each CTA of the cluster loads its share of the shared operand
         a, b = (a / config.cluster, b) if config.multicast == "A" else (a, b / config.cluster)
     return a + b
@@ -234,7 +251,8 @@ def price(
     tm, tn, kt = -(-m // (bm * pm)) * pm, -(-n // (bn * pn)) * pn, -(-k // bk)
     tiles, grid = tm * tn * batch, dev.sms
     sk, ctas = sk_split(tm, tn, kt, grid, config.split) if config.stream_k else (0, grid)
-    k_us = _k_us(bm, bn, loaded_rows(config, rows16, dev), bk, eb, rate, dev)
+    extent = (m, n) if type_class(dtype) in CLAMPED else None
+    k_us = _k_us(bm, bn, loaded_rows(config, rows16, dev, extent), bk, eb, rate, dev)
     whole_tile = kt * k_us + tile_us
     once = batch * (m + n) * k * eb  # A and B, each read from DRAM once
     if sk:
@@ -370,25 +388,34 @@ def _price_table(
     check_rows16(rows16, "cost model: price_table")
     dev = device(kind)
     eb = ATOMS_SM90[dtype][1]
-    groups: dict[tuple, tuple[list, list]] = {}
+    clamped = type_class(dtype) in CLAMPED
+    groups: dict[tuple, tuple[list, list, tuple | None]] = {}
     for i, cfg in enumerate(configs):
         rate, _ = _shape_free(cfg, dtype, kind)
         bm, bn, bk = cfg.block_m, cfg.block_n, cfg.k_tiles[eb]
         # price's own expressions, so that each figure is the same float
-        rows = loaded_rows(cfg, rows16[::-1] if cfg.swap_ab else rows16, dev)
-        k_us, partial_us = _k_us(bm, bn, rows, bk, eb, rate, dev), _partial_us(bm, bn, dev)
+        r16 = rows16[::-1] if cfg.swap_ab else rows16
+        k_us, partial_us = (
+            _k_us(bm, bn, loaded_rows(cfg, r16, dev), bk, eb, rate, dev),
+            _partial_us(bm, bn, dev),
+        )
         key = (bm, bn, bk, k_us, partial_us, _together_us(bm, bn, dev), cfg.swap_ab, *pairs(cfg))
-        whole, shared = groups.setdefault(key, ([], []))
+        # what prices a k tile of a call with fewer rows than the tile (loaded_rows' extent)
+        clamp = (cfg, rate, r16) if clamped else None
+        whole, shared, _ = groups.setdefault(key + (rate,), ([], [], clamp))
         (shared if cfg.stream_k else whole).append((i, cfg.split) if cfg.stream_k else i)
     flat = []
     # the tiles of most flops per microsecond first: the best price found early lets
     # cheapest() skip more stream-K tiles (which tile wins a tie is the index's business)
-    for key, (whole, shared) in sorted(groups.items(), key=lambda g: g[0][3] / g[0][0] / g[0][1]):
+    for key, (whole, shared, clamp) in sorted(
+        groups.items(), key=lambda g: g[0][3] / g[0][0] / g[0][1]
+    ):
         # a later whole config of the same tile costs the same: only the first can win
         first = whole[0] if whole else -1
-        flat.append(key + (first, tuple(i for i, _ in shared), tuple(s for _, s in shared)))
+        shares = (tuple(i for i, _ in shared), tuple(s for _, s in shared))
+        flat.append(key[:-1] + (first, *shares, clamp))
     constants = (dev.sms, dev.sharpness, 1 / dev.sharpness, dev.launch_us, dev.reread)
-    constants += (dev.tile_us, dev.dram_gbps * 1e3)
+    constants += (dev.tile_us, dev.dram_gbps * 1e3, dev)
     return eb, constants, tuple(flat)
 
 
@@ -419,13 +446,17 @@ def cheapest(
 def _cheapest(table: tuple, m: int, n: int, k: int, batch: int, bound: float) -> tuple[float, int]:
     """:func:`cheapest` of one table: (seconds, index), or (inf, -1) where nothing in it
     comes under ``bound`` (a stream-K tile whose least possible price does not is skipped)."""
-    eb, (grid, p, ip, launch, reread, tile_us, dram), groups = table
+    eb, (grid, p, ip, launch, reread, tile_us, dram, dev), groups = table
     once0 = batch * (m + n) * k * eb  # A and B once; the swapped problem's are the same
     out = batch * m * n * 2
     d0 = ((once0 + out) / dram) ** p
     bt, bi = float("inf"), -1
-    for bm, bn, bk, k_us, partial_us, together_us, swap, pm, pn, first, shared, splits in groups:
-        tm, tn = (-(-n // bm), -(-m // bn)) if swap else (-(-m // bm), -(-n // bn))
+    for group in groups:
+        bm, bn, bk, k_us, partial_us, together_us, swap, pm, pn, first, shared, splits, c = group
+        mk, nk = (n, m) if swap else (m, n)  # the problem as the kernel sees it
+        if c is not None and (mk < bm or nk < bn):  # fewer rows than the tile: price's k_us
+            k_us = _k_us(bm, bn, loaded_rows(c[0], c[2], dev, (mk, nk)), bk, eb, c[1], dev)
+        tm, tn = -(-mk // bm), -(-nk // bn)
         tm, tn = -(-tm // pm) * pm, -(-tn // pn) * pn  # a cluster's whole pairs
         kt = -(-k // bk)
         tiles = tm * tn * batch

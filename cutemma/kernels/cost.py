@@ -272,6 +272,19 @@ def price(
     return ((us**p + dram_us**p) ** (1 / p) + dev.launch_us) * 1e-6
 
 
+def _clamp_terms(
+    cfg: Sm90Config, rows16: tuple[bool, bool], bk: int, rate: float, dev: Device
+) -> tuple:
+    """What :func:`_cheapest` needs to price a k tile of ``cfg`` on a call of fewer rows
+    than its tile as :func:`_k_us` of :func:`loaded_rows` with an extent does: the flops'
+    microseconds, each operand's row weight (half sector) and cluster share."""
+    ha = dev.half_sector if rows16[0] else 1.0
+    hb = dev.half_sector if rows16[1] else 1.0
+    shared = cfg.cluster if cfg.cluster > 1 else 1
+    ca, cb = (shared, 1) if cfg.multicast == "A" else (1, shared)
+    return 2 * cfg.block_m * cfg.block_n * bk / (rate * 1e6), ha, hb, ca, cb
+
+
 def _k_us(bm: int, bn: int, rows: float, bk: int, eb: int, rate: float, dev: Device) -> float:
     """A CTA's microseconds per k tile: its flops at ``rate`` or its ``rows`` of operand
     bytes (:func:`loaded_rows`) at one SM's load bandwidth, whichever is slower (module
@@ -401,7 +414,7 @@ def _price_table(
         )
         key = (bm, bn, bk, k_us, partial_us, _together_us(bm, bn, dev), cfg.swap_ab, *pairs(cfg))
         # what prices a k tile of a call with fewer rows than the tile (loaded_rows' extent)
-        clamp = (cfg, rate, r16) if clamped else None
+        clamp = _clamp_terms(cfg, r16, bk, rate, dev) if clamped else None
         whole, shared, _ = groups.setdefault(key + (rate,), ([], [], clamp))
         (shared if cfg.stream_k else whole).append((i, cfg.split) if cfg.stream_k else i)
     flat = []
@@ -415,7 +428,7 @@ def _price_table(
         shares = (tuple(i for i, _ in shared), tuple(s for _, s in shared))
         flat.append(key[:-1] + (first, *shares, clamp))
     constants = (dev.sms, dev.sharpness, 1 / dev.sharpness, dev.launch_us, dev.reread)
-    constants += (dev.tile_us, dev.dram_gbps * 1e3, dev)
+    constants += (dev.tile_us, dev.dram_gbps * 1e3, dev.load_gbps * 1e3)
     return eb, constants, tuple(flat)
 
 
@@ -446,7 +459,7 @@ def cheapest(
 def _cheapest(table: tuple, m: int, n: int, k: int, batch: int, bound: float) -> tuple[float, int]:
     """:func:`cheapest` of one table: (seconds, index), or (inf, -1) where nothing in it
     comes under ``bound`` (a stream-K tile whose least possible price does not is skipped)."""
-    eb, (grid, p, ip, launch, reread, tile_us, dram, dev), groups = table
+    eb, (grid, p, ip, launch, reread, tile_us, dram, load), groups = table
     once0 = batch * (m + n) * k * eb  # A and B once; the swapped problem's are the same
     out = batch * m * n * 2
     d0 = ((once0 + out) / dram) ** p
@@ -455,7 +468,13 @@ def _cheapest(table: tuple, m: int, n: int, k: int, batch: int, bound: float) ->
         bm, bn, bk, k_us, partial_us, together_us, swap, pm, pn, first, shared, splits, c = group
         mk, nk = (n, m) if swap else (m, n)  # the problem as the kernel sees it
         if c is not None and (mk < bm or nk < bn):  # fewer rows than the tile: price's k_us
-            k_us = _k_us(bm, bn, loaded_rows(c[0], c[2], dev, (mk, nk)), bk, eb, c[1], dev)
+            flop_us, ha, hb, ca, cb = c  # (loaded_rows and _k_us inline: the same floats)
+            a, b = min(bm, mk) * ha, min(bn, nk) * hb
+            if ca > 1:
+                a = a / ca
+            if cb > 1:
+                b = b / cb
+            k_us = max(flop_us, (a + b) * bk * eb / load)
         tm, tn = -(-mk // bm), -(-nk // bn)
         tm, tn = -(-tm // pm) * pm, -(-tn // pn) * pn  # a cluster's whole pairs
         kt = -(-k // bk)

@@ -479,6 +479,12 @@ def _cheapest(table: tuple, m: int, n: int, k: int, batch: int, bound: float) ->
         tm, tn = -(-tm // pm) * pm, -(-tn // pn) * pn  # a cluster's whole pairs
         kt = -(-k // bk)
         tiles = tm * tn * batch
+        # no config of the tile beats the current best if the least its price can be does
+        # not: every SM busy on an equal share of the tiles' k iterations (the ``1 - 1e-9``:
+        # rounding; a price's DRAM term is at least d0)
+        low = (((tiles * kt / grid * k_us * (1 - 1e-9)) ** p + d0) ** ip + launch) * 1e-6
+        if low > min(bt, bound):
+            continue
         whole_tile = kt * k_us + tile_us
         if shared and (first < 0 or shared[0] < first):
             # where stream-K shares nothing it costs the whole kernel's price, at an index
@@ -495,14 +501,8 @@ def _cheapest(table: tuple, m: int, n: int, k: int, batch: int, bound: float) ->
                 bt, bi = t, first
         if not sk:
             continue
-        if batch == 1 and first_sk < 0:
-            # no stream-K config of the tile beats the current best if the least its
-            # price can be does not: every SM busy on an equal share of the tile's k
-            # iterations (the ``1 - 1e-9``: rounding; price's d is at least d0); batch 1
-            # keeps the tiles left whole to whole waves
-            low = tm * tn * kt / grid * k_us * (1 - 1e-9)
-            if ((low**p + d0) ** ip + launch) * 1e-6 > min(bt, bound):
-                continue
+        if first_sk < 0 and low > min(bt, bound):  # (again: the whole kernel's price in)
+            continue
         once = once0 + reread * max(0, sk * (bm + bn) * k * eb - once0)
         d = ((once + out) / dram) ** p
         done = (tiles - sk) // grid * whole_tile

@@ -24,7 +24,12 @@ from cutemma.kernels.sm80.plan import GemmConfig, GemmPlan  # noqa: E402
 from cutemma.kernels.sm80.source import gemm_source  # noqa: E402
 from cutemma.kernels.sm90.plan import Sm90Config, Sm90Plan  # noqa: E402
 from cutemma.kernels.sm90.source import gemm_sm90_source  # noqa: E402
-from cutemma.kernels.space import fused_kernels, swapped_kernel, tile_kernels  # noqa: E402
+from cutemma.kernels.space import (  # noqa: E402
+    cluster_kernels,
+    fused_kernels,
+    swapped_kernel,
+    tile_kernels,
+)
 
 # every op at least once: one chain of all vector ops per activation, plus two compositions
 # people use (Linear + GELU; fp8 dequantisation + bias + SiLU + residual)
@@ -41,6 +46,7 @@ SM90 = (Sm90Config(128, 128), "bf16", "K", "N", "bf16")  # TMA-store and registe
 # one batch of sums, at most 160 wide; 128x192 by N halves spilled 80 bytes), whole and
 # shared by stream-K, with the longest chain
 FUSED_FP8 = [c for c in fused_kernels(tile_kernels("e4m3"), "e4m3") if c.split in (None, 8)]
+FUSED_FP8 += fused_kernels(cluster_kernels("e4m3"), "e4m3")[-2:]  # the widest pairs, each way
 CASES = [("sm80", SM80, e) for e in CHAINS] + [("sm90", SM90, e) for e in CHAINS]
 CASES += [("sm90", (c, "e4m3", "K", "K", "bf16"), CHAINS[3]) for c in FUSED_FP8]
 # the bench's fused call (bias + GELU) on the wide 16-bit tiles the built-in pick takes

@@ -293,11 +293,24 @@ def _swapped_of_class(
 
 def _swap_class(n: int, k: int, dtype: str, sms: int) -> tuple[int, int]:
     """An (n, k) that gives the same swapped kernel as (n, k) does: its ring depth reads n
-    only as the CTAs of 128-row tiles (at most ``sms``), its hint only whether B fits
-    :data:`EVICT_FIRST_MAX_BYTES` (tests/kernels/test_space_cost.py compares the two)."""
+    only through the CTAs of 128-row tiles (at most ``sms``), and few counts of CTAs give
+    one depth, so n stands for the fewest CTAs that give its depth; its hint reads only
+    whether B fits :data:`EVICT_FIRST_MAX_BYTES` (tests/kernels/test_space_cost.py compares
+    the two). A new shape then rarely builds new swapped kernels (each class costs the pick
+    a few hundred microseconds)."""
     hinted = n * k * ATOMS_SM90[dtype][1] <= EVICT_FIRST_MAX_BYTES
-    rows = min(-(-n // (2 * SWAP_ROWS)), sms) * 2 * SWAP_ROWS  # its 128-row (whole) tiles
+    ctas = min(-(-n // (2 * SWAP_ROWS)), sms)  # its 128-row (whole) tiles
+    rows = _fewest_ctas(ctas, dtype in FP8, sms) * 2 * SWAP_ROWS
     return rows, (1 if hinted else EVICT_FIRST_MAX_BYTES)
+
+
+@cache
+def _fewest_ctas(ctas: int, fp8: bool, sms: int) -> int:
+    """The fewest CTAs of 128-row swapped tiles whose ring is as deep as ``ctas``' is
+    (:func:`stream_stages`, as :func:`swapped_kernel` asks it)."""
+    k_bytes = FP8_BLOCK_K if fp8 else SWIZZLE_ROW_BYTES
+    depth = stream_stages(2 * SWAP_ROWS, k_bytes, ctas)
+    return next(c for c in range(1, ctas + 1) if stream_stages(2 * SWAP_ROWS, k_bytes, c) == depth)
 
 
 @lru_cache(maxsize=4096)

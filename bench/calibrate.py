@@ -66,6 +66,7 @@ LONG_K = [(513, 576, 22000), (279, 1248, 31952), (145, 1088, 6608), (126, 368, 4
           (850, 336, 24944), (227, 368, 18352), (264, 1120, 9712), (1179, 288, 26000),
           (3, 448, 61792), (10, 352, 47424), (180, 1600, 6400), (129, 6144, 16384)]  # fmt: skip
 SETS = {"named": -1, "small": -2, "longk": -3}
+SHAPE_SETS = {-2: SMALL, -3: LONG_K}  # the sets every combo runs (NAMED: two of them)
 
 
 def _cases(count: int, seed: int) -> list[tuple]:
@@ -73,8 +74,8 @@ def _cases(count: int, seed: int) -> list[tuple]:
 
     if count == -1:
         return [(combo, *shape) for shape in NAMED for combo in ("bf16_bN", "e4m3")]
-    if count in (-2, -3):
-        return [(combo, *shape) for shape in (SMALL, LONG_K)[-2 - count] for combo in COMBOS]
+    if count in SHAPE_SETS:
+        return [(combo, *shape) for shape in SHAPE_SETS[count] for combo in COMBOS]
     return [(combo, m, n, k) for (m, n, k) in draw_shapes(count, seed) for combo in COMBOS]
 
 

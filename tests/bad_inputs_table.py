@@ -629,6 +629,17 @@ API: list[tuple[str, type, str]] = [
     ("pick.builtin_sm90_config(64, 64, 64, b_major=['N'])", TE, "b_major=['N']; B is 'K' or 'N'"),
     ("kernels.space.candidates(64, 64, 64, 'bf16', rows16='xy')", TE, "candidates: rows16='xy'"),
     ("kernels.space.candidates(64, 64, 64, 'bf16', b_major='M')", TE, "b_major='M'"),
+    ("kernels.space.fused_kernels(kernels.space.tile_kernels('e4m3'), 'e9')", TE, "dtype 'e9'"),
+    (
+        "kernels.space.fused_kernels(list(kernels.space.tile_kernels('e4m3')), 'e4m3')",
+        TE,
+        "a tuple of Sm90Configs",
+    ),
+    (
+        "kernels.cost.loaded_rows(cm.Sm90Config(), (False, False), kernels.cost.device('h200'), (0, 8))",
+        TE,
+        "extent=(0, 8)",
+    ),
     (
         "kernels.cost.predict(cm.Sm90Config(), 64, 64, 64, 'bf16', rows16=(1, 0))",
         TE,

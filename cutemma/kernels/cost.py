@@ -16,8 +16,8 @@ own m and n: a swapped kernel's m is the call's n):
   (:func:`~cutemma.kernels.sm90.streamk.sk_split`, capped by the config's ``split``) shares
   the k tiles of the tiles it names equally over its CTAs, then adds per partial sum an
   owner adds ``fixup_us`` and the partial's f32 bytes at one SM's load bandwidth; where
-  the shares are whole tiles' k chunks, 5 or more to a tile (a ``split``), the partials
-  are added together (:func:`~cutemma.kernels.sm90.streamk.fixup`) for ``together_us``
+  the shares are whole tiles' k chunks, ``TOGETHER_MIN`` or more to a tile (a ``split``), the partials
+  are added together (:func:`~cutemma.kernels.sm90.streamk.fixup`, :func:`_together`) for ``together_us``
   and three partials' bytes (stored, added, read by the owner), whatever their count;
 - the whole call takes at least its compulsory DRAM bytes (A, B read once, D written
   once) at ``dram_gbps``, and ``launch_us`` more.
@@ -65,7 +65,7 @@ class Device:
     odd multiple of 16 bytes costs TMA, in aligned rows' bytes; ``cluster_eff``: a
     cluster-of-2 kernel's share of its tile's rate (1.0 where a file has neither);
     ``together_us``: the fixed cost of a fix-up that adds a tile's partials together (two
-    rounds of flags; twice ``fixup_us`` where a file has none)."""
+    rounds of flags)."""
 
     kind: str
     sms: int
@@ -78,13 +78,9 @@ class Device:
     launch_us: float
     reread: float
     sharpness: float
+    together_us: float
     half_sector: float = 1.0
     cluster_eff: float = 1.0
-    together_us: float | None = None
-
-    def __post_init__(self) -> None:
-        if self.together_us is None:  # (frozen: set through object's own setattr)
-            object.__setattr__(self, "together_us", 2 * self.fixup_us)
 
 
 def device_kind(name: str) -> str:
@@ -164,6 +160,14 @@ def loaded_rows(
     >>> loaded_rows(Sm90Config(128, 256), (False, False), device("h200"), (40, 8192))
     296.0
     """
+    if extent is not None and not (
+        isinstance(extent, tuple) and len(extent) == 2
+        and all(type(v) is int and v >= 1 for v in extent)
+    ):  # fmt: skip
+        raise TiledMmaError(
+            f"cost model: loaded_rows extent={extent!r}; give the problem's (m, n) as two "
+            "ints >= 1, or None for whole tiles"
+        )
     m, n = extent or (config.block_m, config.block_n)
     a = min(config.block_m, m) * (dev.half_sector if rows16[0] else 1.0)
     b = min(config.block_n, n) * (dev.half_sector if rows16[1] else 1.0)
@@ -305,12 +309,12 @@ def _together_us(bm: int, bn: int, dev: Device) -> float:
     return dev.together_us + 3 * bm * bn * 4 / (dev.load_gbps * 1e3)
 
 
-def together(ctas: int, sk: int, split: int | None) -> bool:
+def _together(ctas: int, sk: int, split: int | None) -> bool:
     """Whether a launch of ``ctas`` CTAs sharing ``sk`` tiles adds each tile's partials
     together: a ``split`` config whose shares are whole tiles' k chunks, at least
     :data:`~cutemma.kernels.sm90.streamk.TOGETHER_MIN` to a tile (as the kernel decides).
 
-    >>> together(140, 28, 8), together(140, 28, None), together(112, 28, 4)
+    >>> _together(140, 28, 8), _together(140, 28, None), _together(112, 28, 4)
     (True, False, False)
     """
     return split is not None and ctas % sk == 0 and ctas // sk >= TOGETHER_MIN
@@ -318,7 +322,7 @@ def together(ctas: int, sk: int, split: int | None) -> bool:
 
 def _fix_us(bm: int, bn: int, ctas: int, sk: int, split: int | None, dev: Device) -> float:
     """What the fix-up adds to the critical path of ``sk`` tiles shared by ``ctas`` CTAs."""
-    if together(ctas, sk, split):
+    if _together(ctas, sk, split):
         return _together_us(bm, bn, dev)
     return _partial_us(bm, bn, dev) * (ctas // sk)
 
@@ -468,7 +472,8 @@ def _cheapest(table: tuple, m: int, n: int, k: int, batch: int, bound: float) ->
         bm, bn, bk, k_us, partial_us, together_us, swap, pm, pn, first, shared, splits, c = group
         mk, nk = (n, m) if swap else (m, n)  # the problem as the kernel sees it
         if c is not None and (mk < bm or nk < bn):  # fewer rows than the tile: price's k_us
-            flop_us, ha, hb, ca, cb = c  # (loaded_rows and _k_us inline: the same floats)
+            # (loaded_rows and _k_us inline, the same floats: the calls cost the pick ~2 us)
+            flop_us, ha, hb, ca, cb = c
             a, b = min(bm, mk) * ha, min(bn, nk) * hb
             if ca > 1:
                 a = a / ca
@@ -508,7 +513,9 @@ def _cheapest(table: tuple, m: int, n: int, k: int, batch: int, bound: float) ->
         done = (tiles - sk) // grid * whole_tile
         last = None
         for i, ctas, split in zip(shared, ctases, splits):
-            per = ctas // sk  # (cost.together's rule, inline: this loop is the pick's)
+            # _together's rule and below _fix_us's, inline (a call per split cost the pick
+            # ~2 us); test_pick_fast holds this loop's prices equal to price's
+            per = ctas // sk
             if split and per >= TOGETHER_MIN and ctas == per * sk:
                 fix = together_us
             else:
@@ -535,7 +542,6 @@ __all__ = [
     "price",
     "price_table",
     "shape_free",
-    "together",
     "tile_class",
     "type_class",
 ]

@@ -140,6 +140,14 @@ def fused_kernels(kernels: tuple[Sm90Config, ...], dtype: str) -> tuple[Sm90Conf
     >>> fused_kernels(tile_kernels("bf16"), "bf16") == tile_kernels("bf16")
     True
     """
+    if dtype not in ATOMS_SM90:
+        raise TiledMmaError(
+            f"kernel space: fused_kernels dtype {dtype!r}; the sm90 GEMM takes {sorted(ATOMS_SM90)}"
+        )
+    if not (isinstance(kernels, tuple) and all(isinstance(c, Sm90Config) for c in kernels)):
+        raise TiledMmaError(
+            f"kernel space: fused_kernels takes a tuple of Sm90Configs; got {type(kernels).__name__}"
+        )
     return _fused_kernels(kernels, dtype in FP8)
 
 

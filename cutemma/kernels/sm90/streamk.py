@@ -187,10 +187,7 @@ def fixup(
         wait = "// the chunks' mbarrier orders the rest"
     serial = f"""\
 if (k_lo > 0) {{  // stream-K: not the tile's first piece: its sums to slot blockIdx.x
-  float4* w = reinterpret_cast<float4*>(sk_ws) + (long long)blockIdx.x * {slot} + tid;
-  #pragma unroll
-  for (int i = 0; i < {quads}; ++i) __stcg(w + i * {threads}, make_float4({store}));
-  named_sync(EPI_BAR, {threads});  // every consumer's sums are written
+{_store_slot(store, slot, quads, threads, "  ")}
   if (tid == 0) {{ __threadfence(); st_release_u64(sk_flags + blockIdx.x, sk_epoch); }}
 }} else if (k_tiles < k_total) {{  // the owner: add the later pieces, CTA by CTA (k order)
   const int iters = sk_tiles * k_total, tile_end = (tile + 1) * k_total;
@@ -219,6 +216,20 @@ if (k_lo > 0) {{  // stream-K: not the tile's first piece: its sums to slot bloc
 TOGETHER_MIN = 5
 
 
+def _store_slot(store: str, slot: int, quads: int, threads: int, indent: str) -> str:
+    """A non-owner's sums to its slot (thread-major float4s, ``store`` the four accumulators
+    of float4 ``i``), then a barrier: every consumer's are written."""
+    return "\n".join(
+        indent + line
+        for line in (
+            f"float4* w = reinterpret_cast<float4*>(sk_ws) + (long long)blockIdx.x * {slot} + tid;",
+            "#pragma unroll",
+            f"for (int i = 0; i < {quads}; ++i) __stcg(w + i * {threads}, make_float4({store}));",
+            f"named_sync(EPI_BAR, {threads});  // every consumer's sums are written",
+        )
+    )
+
+
 def _fixup_together(store: str, slot: int, quads: int, threads: int, adds: str) -> str:
     """The fix-up of a launch whose shares are whole tiles' k chunks, ``per`` CTAs to a
     tile (CTA ``g0 + j`` takes chunk ``j`` of tile ``tile``, ``g0 = tile * per``): each
@@ -226,10 +237,8 @@ def _fixup_together(store: str, slot: int, quads: int, threads: int, adds: str) 
     flag is up, non-owner ``j`` adds part ``j - 1`` of the ``per - 1`` slots, in slot
     order, into that part of slot ``g0 + 1`` (no other CTA reads or writes that part), and
     releases its second flag; the owner waits for those, adds slot ``g0 + 1`` to its own
-    sums and resets every flag of the tile. A wait on several flags has a thread for each:
-    one after another, each acquire is a round trip
-    to L2, and 16 CTAs to a tile ran 1.3-1.4x the time of 8 (raw/calibrate-h200-small-
-    together.json, -s33-together.json). Each element is ``own + ((p1 + p2) + ...)``,
+    sums and resets every flag of the tile (a wait on several flags has a thread for each,
+    so the waits overlap). Each element is ``own + ((p1 + p2) + ...)``,
     whichever CTA ends first: deterministic. The owner reads one slot instead of
     ``per - 1``, and the non-owners' reads run side by side (each reads one slot's bytes
     in all). No CTA waits before it has stored its own sums, and every CTA is resident, so
@@ -241,10 +250,7 @@ if (sk_ctas % sk_tiles == 0 && sk_per >= {TOGETHER_MIN} && k_tiles < k_total) {{
   const int g0 = tile * sk_per;  // the tile's owner; its non-owners g0 + 1 .. g0 + sk_per - 1
   float4* const sums = reinterpret_cast<float4*>(sk_ws) + (long long)(g0 + 1) * {slot};
   if (k_lo > 0) {{  // a non-owner: its sums to its slot, then its part of everyone's
-    float4* w = reinterpret_cast<float4*>(sk_ws) + (long long)blockIdx.x * {slot} + tid;
-    #pragma unroll
-    for (int i = 0; i < {quads}; ++i) __stcg(w + i * {threads}, make_float4({store}));
-    named_sync(EPI_BAR, {threads});  // every consumer's sums are written
+{_store_slot(store, slot, quads, threads, "    ")}
     const int parts = sk_per - 1, part = blockIdx.x - g0 - 1;
     if (tid == 0) {{ __threadfence(); st_release_u64(sk_flags + blockIdx.x, sk_epoch); }}
     for (int q = tid; q < parts; q += {threads})  // a thread per flag: the waits overlap

@@ -1,7 +1,7 @@
 """Calibrate the cost model (cutemma/kernels/cost.py) for one device kind (issue 33).
 
     python bench/calibrate.py measure --out FILE [--shapes N] [--seed S] [--shards P]   # GPU
-    python bench/calibrate.py measure --out FILE --set named|small|longk               # GPU
+    python bench/calibrate.py measure --out FILE --set named|small|longk|mid               # GPU
     python bench/calibrate.py fit FILE [FILE ...] --kind h200 [--write]                # CPU
     python bench/calibrate.py picks FILE [FILE ...] --kind h200                        # CPU
 
@@ -65,8 +65,16 @@ SMALL = [(21, 592, 3904), (56, 1024, 1024), (22, 432, 3344), (47, 2048, 2048), (
 LONG_K = [(513, 576, 22000), (279, 1248, 31952), (145, 1088, 6608), (126, 368, 41392),
           (850, 336, 24944), (227, 368, 18352), (264, 1120, 9712), (1179, 288, 26000),
           (3, 448, 61792), (10, 352, 47424), (180, 1600, 6400), (129, 6144, 16384)]  # fmt: skip
-SETS = {"named": -1, "small": -2, "longk": -3}
-SHAPE_SETS = {-2: SMALL, -3: LONG_K}  # the sets every combo runs (NAMED: two of them)
+# ``--set mid``: calls of 257-2048 rows, where tiles of 128 rows leave up to a third of a
+# tile row idle and the swapped kernels' token tiles of several widths fit closer (an even
+# spread by M of the sweeps' rows there, sweep-h200-2634963452.json and -2503642630.json)
+# (count -4)
+MID = [(257, 5120, 17920), (304, 2048, 8192), (368, 7680, 5120), (413, 8288, 608),
+       (450, 15200, 14528), (548, 2688, 1744), (607, 3072, 8192), (690, 23488, 9440),
+       (863, 18960, 608), (907, 544, 2240), (1029, 35840, 5120), (1235, 288, 560),
+       (1330, 8192, 32768), (1530, 18432, 16384), (1733, 9104, 432), (1899, 10144, 928)]  # fmt: skip
+SETS = {"named": -1, "small": -2, "longk": -3, "mid": -4}
+SHAPE_SETS = {-2: SMALL, -3: LONG_K, -4: MID}  # the sets every combo runs (NAMED: two of them)
 
 
 def _cases(count: int, seed: int) -> list[tuple]:
@@ -324,7 +332,9 @@ def main() -> None:
     ap.add_argument("--shapes", type=int, default=60)
     ap.add_argument("--seed", type=int, default=33)
     ap.add_argument("--shards", type=int, default=max(1, (os.cpu_count() or 4) - 2))
-    ap.add_argument("--set", choices=tuple(SETS), help="NAMED, SMALL or LONG_K, not drawn rows")
+    ap.add_argument(
+        "--set", choices=tuple(SETS), help="NAMED, SMALL, LONG_K or MID, not drawn rows"
+    )
     ap.add_argument("--kind", default="h200")
     ap.add_argument("--write", action="store_true")
     args = ap.parse_args()

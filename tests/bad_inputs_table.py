@@ -630,6 +630,15 @@ API: list[tuple[str, type, str]] = [
     ("kernels.space.candidates(64, 64, 64, 'bf16', rows16='xy')", TE, "candidates: rows16='xy'"),
     ("kernels.space.candidates(64, 64, 64, 'bf16', b_major='M')", TE, "b_major='M'"),
     ("kernels.space.fused_kernels(kernels.space.tile_kernels('e4m3'), 'e9')", TE, "dtype 'e9'"),
+    # the swapped kernels past one token tile (issue 33)
+    ("kernels.space.token_tiles(0, 'bf16')", TE, "token_tiles: m=0; give ints >= 1"),
+    ("kernels.space.token_tiles(300, 'tf32')", TE, "dtype='tf32'"),
+    ("kernels.space.token_tiles(300.0, 'bf16')", TE, "m=300.0"),
+    ("kernels.space.swap_classes(300, 8192, -1, 'bf16')", TE, "swap_classes: k=-1"),
+    ("kernels.space.swapped_groups(300, 8192, 8192, 'bf16', b_major='M')", TE, "b_major='M'"),
+    ("kernels.space.mid_swapped_kernel(100, 'bf16', True)", TE, "tokens=100; a token tile"),
+    ("kernels.space.mid_swapped_kernel(264, 'bf16', True)", TE, "tokens=264"),
+    ("kernels.space.mid_swapped_kernel(128, 's8', True)", TE, "dtype='s8'"),
     (
         "kernels.space.fused_kernels(list(kernels.space.tile_kernels('e4m3')), 'e4m3')",
         TE,

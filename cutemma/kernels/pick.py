@@ -22,7 +22,7 @@ from cutemma.kernels.space import (
     check_b_major,
     fused_kernels,
     hinted_kernels,
-    swapped_kernels,
+    swapped_groups,
 )
 
 if TYPE_CHECKING:  # designs load with the first pick_config: a call's host side needs none
@@ -179,12 +179,11 @@ def _sm90_pick(
     if fused:
         tiles = fused_kernels(tiles, dtype)
     swaps = swap and batch == 1 and m <= SWAP_MAX_M and dtype != "tf32"
-    swapped = swapped_kernels(m, n, k, dtype, sms, b_major) if swaps else ()
-    tables = (price_table(tiles, dtype, kind, rows16),)
-    if swapped:  # (a tie goes to the unswapped kernels, listed first)
-        tables += (price_table(swapped, dtype, kind, rows16),)
+    # (a tie goes to the unswapped kernels, listed first, then to the earlier token tile)
+    groups = (tiles, *(swapped_groups(m, n, k, dtype, sms, b_major) if swaps else ()))
+    tables = tuple(price_table(g, dtype, kind, rows16) for g in groups)
     t, which, i = cheapest(tables, m, n, k, batch)
-    return (swapped if which else tiles)[i], t
+    return groups[which][i], t
 
 
 def pick_config(m: int, n: int, k: int, batch: int = 1, dtype: str = "bf16") -> GemmDesign:

@@ -12,9 +12,12 @@ of a few axes, each a table below, filtered by the family's own rules (a config 
   order: deterministic);
 - swap-AB for calls of at most :data:`SWAP_MAX_M` rows (D^T = B^T A^T: B's N fills the
   wgmma's 64 rows, the call's tokens sit in wgmma's N; the swap is three views, nothing is
-  copied): 64-row tiles of one warpgroup shared by stream-K, or 128-row tiles of two run
-  whole (:func:`swapped_kernel`), the ring as deep as keeps :data:`IN_FLIGHT_BYTES` of
-  weights requested;
+  copied). Up to :data:`SWAP_TOKENS` rows the tokens are one tile: 64-row tiles of one
+  warpgroup shared by stream-K, or 128-row tiles of two run whole (:func:`swapped_kernel`),
+  the ring as deep as keeps :data:`IN_FLIGHT_BYTES` of weights requested. Past it they are
+  a few tiles each a multiple of 8 wide (:func:`token_tiles`), so that a call of 287 rows
+  computes 288 rather than 384 (:func:`mid_swapped_kernel`: 128-row tiles of two, whole
+  and stream-K);
 - B (or, swapped, B^T) read under an L2 evict-first hint where few tile rows stream a B
   that L2 cannot keep anyway (:func:`evict_first`);
 - clusters of 2 (pairs of 128-row tiles along M sharing B, or along N sharing A, each CTA
@@ -51,6 +54,7 @@ from cutemma.kernels.sm90.config import (
     WARPGROUP,
     Sm90Config,
 )
+from cutemma.kernels.sm90.index import launch_record
 
 # tile rows -> consumer warpgroups (each warpgroup owns 64-row wgmma slices)
 ROWS = {64: 1, 128: 2, 256: 2}
@@ -75,7 +79,12 @@ SPLITS = (16, 8, 4, None)
 # (the swapped kernel's M-major A) at unrelated k rows, which ran 1.32x the K-major time
 # where aligned ones ran 1.02-1.08x (bench/results/sweep-h200-953108650.json, M <= 256)
 SWAP_SPLITS = {"K": SPLITS, "N": tuple(s for s in SPLITS if s is not None)}
-SWAP_MAX_M = 256  # a swapped call's tokens are one wgmma's N: at most 256
+SWAP_TOKENS = 256  # a token tile is one wgmma's N: at most 256 wide
+# calls of at most this many rows may swap, their tokens in several tiles past SWAP_TOKENS:
+# 128-row tiles cover M in steps of 128, token tiles in steps of 8 (tile rows past M: the
+# sweeps' rows whose tiles were under 80% full ran 0.77-0.79x cuBLAS against 0.90-0.94 for
+# the rest, bench/results/sweep-h200-2634963452.json and -2503642630.json)
+SWAP_MAX_M = 2048
 SWAP_ROWS = 64  # a swapped tile's rows of B^T: one wgmma M (two warpgroups: 2 x this)
 TOKENS_MIN = 16  # the narrowest token tile: 8 was no faster (raw/streamk-explore-run2.json)
 FP8_BLOCK_K = 256  # swapped fp8: 256-byte K rows per TMA box row (raw/streamk-explore-run2.json)
@@ -254,17 +263,33 @@ def swapped_kernels(
     m: int, n: int, k: int, dtype: str, sms: int = 132, b_major: str = "K"
 ) -> tuple[Sm90Config, ...]:
     """:func:`candidates`' swapped kernels for an (m, n, k) call (m at most
-    :data:`SWAP_MAX_M`; no tf32) whose B is ``b_major`` ('K' or 'N'): stream-K with each
-    split of :data:`SWAP_SPLITS`, then whole, those the family's rules allow; one tuple per
-    class of calls (:func:`swap_class`).
+    :data:`SWAP_MAX_M`; no tf32) whose B is ``b_major`` ('K' or 'N'), those the family's
+    rules allow: :func:`swapped_groups`' kernels, in order.
 
     >>> [c.split for c in swapped_kernels(16, 8192, 8192, "bf16")]
     [16, 8, 4, None, None]
     >>> [c.split for c in swapped_kernels(16, 8192, 8192, "bf16", b_major="N")]
     [16, 8, 4, None]
+    >>> sorted({c.block_n for c in swapped_kernels(287, 8192, 8192, "bf16")})
+    [96, 144]
+    """
+    return tuple(c for group in swapped_groups(m, n, k, dtype, sms, b_major) for c in group)
+
+
+def swapped_groups(
+    m: int, n: int, k: int, dtype: str, sms: int = 132, b_major: str = "K"
+) -> tuple[tuple[Sm90Config, ...], ...]:
+    """:func:`swapped_kernels` as one tuple per class of calls (:func:`swap_classes`: a
+    token tile each), each built once (the cost model's table of it too).
+
+    >>> [len(g) for g in swapped_groups(300, 8192, 8192, "bf16")]
+    [5, 5]
     """
     check_b_major(b_major, "kernel space: swapped_kernels")
-    return _swapped_of_class(swap_class(m, n, k, dtype, sms), dtype, sms, b_major)
+    groups = (
+        _swapped_of_class(key, dtype, sms, b_major) for key in swap_classes(m, n, k, dtype, sms)
+    )
+    return tuple(g for g in groups if g)
 
 
 def check_b_major(b_major: object, what: str) -> None:
@@ -277,14 +302,76 @@ def check_b_major(b_major: object, what: str) -> None:
         raise TiledMmaError(f"{what}: b_major={b_major!r}; B is 'K' or 'N' major")
 
 
-def swap_class(m: int, n: int, k: int, dtype: str, sms: int = 132) -> tuple[int, int, int]:
-    """The calls whose swapped kernels are the same as an (m, n, k) call's: its token tile
-    (:func:`swap_tokens`) and :func:`_swap_class`'s (n, k).
+def swap_classes(m: int, n: int, k: int, dtype: str, sms: int = 132) -> tuple[tuple, ...]:
+    """The classes of calls whose swapped kernels are an (m, n, k) call's, one per token
+    tile (:func:`token_tiles`): up to :data:`SWAP_TOKENS` rows (tokens, :func:`_swap_class`'s
+    (n, k)); past it (tokens, 0, whether the weights stream evict-first).
 
-    >>> swap_class(3, 8192, 8192, "bf16") == swap_class(9, 8192, 8000, "bf16")
+    >>> swap_classes(3, 8192, 8192, "bf16") == swap_classes(9, 8192, 8000, "bf16")
     True
+    >>> swap_classes(300, 8192, 8192, "bf16")
+    ((152, 0, 1), (104, 0, 1))
     """
-    return (swap_tokens(m), *_swap_class(n, k, dtype, sms))
+    _check_swap_call(m, dtype, "kernel space: swap_classes", n=n, k=k, sms=sms)
+    if m <= SWAP_TOKENS:
+        return ((swap_tokens(m), *_swap_class(n, k, dtype, sms)),)
+    return tuple((t, 0, int(evict_first(m, n, k, dtype, 1, t))) for t in token_tiles(m, dtype))
+
+
+def _check_swap_call(m: int, dtype: str, what: str, **counts: int) -> None:
+    """Raise a TiledMmaError naming ``what`` unless m (and ``counts``) are ints >= 1 and
+    ``dtype`` one the swapped kernels run (an sm90 dtype but tf32)."""
+    bad = [f"{f}={v!r}" for f, v in {"m": m, **counts}.items() if type(v) is not int or v < 1]
+    if bad or dtype not in ATOMS_SM90 or dtype == "tf32":
+        wrong = bad + ([] if dtype in ATOMS_SM90 and dtype != "tf32" else [f"dtype={dtype!r}"])
+        kinds = sorted(d for d in ATOMS_SM90 if d != "tf32")
+        raise TiledMmaError(f"{what}: {', '.join(wrong)}; give ints >= 1 and a dtype of {kinds}")
+
+
+def token_tiles(m: int, dtype: str) -> tuple[int, ...]:
+    """The token tiles of a swapped call of ``m`` rows: up to :data:`SWAP_TOKENS`,
+    :func:`swap_tokens`' one; past it, for the fewest tiles that hold m and one more, the
+    narrowest multiple of 8 that does (at most what ``dtype``'s mid-size swapped kernel
+    holds in registers, :func:`mid_swapped_kernel`).
+
+    >>> token_tiles(40, "bf16"), token_tiles(287, "bf16"), token_tiles(1000, "e4m3")
+    ((40,), (144, 96), (200, 168))
+    """
+    _check_swap_call(m, dtype, "kernel space: token_tiles")
+    if m <= SWAP_TOKENS:
+        return (swap_tokens(m),)
+    least = -(-m // _widest_tokens(dtype))
+    return tuple(dict.fromkeys(swap_tokens(-(-m // j)) for j in (least, least + 1)))
+
+
+@cache
+def _widest_tokens(dtype: str) -> int:
+    """The widest token tile whose mid-size swapped kernel's sums fit its registers."""
+    steps = range(SWAP_TOKENS, 0, -8)
+    return next(t for t in steps if fits(mid_swapped_kernel(t, dtype, False), dtype))
+
+
+def mid_swapped_kernel(tokens: int, dtype: str, hinted: bool) -> Sm90Config:
+    """The whole swapped kernel of a call past :data:`SWAP_TOKENS` rows, its tokens in
+    tiles ``tokens`` wide: 128-row tiles of two warpgroups (B^T's rows), the plan's ring
+    (a weight tile is read by several token tiles: not a stream), D^T (column-major)
+    stored through an MN-major staging tile by TMA (epilogue "tmat"), fp8 promoted one
+    batch of sums at a time; the weights (its A) evict-first where ``hinted``
+    (:func:`evict_first`).
+
+    >>> mid_swapped_kernel(144, "bf16", True).name
+    'b128x144_c2_sauto_etmat_efa_swap'
+    """
+    if type(tokens) is not int or not 8 <= tokens <= SWAP_TOKENS or tokens % 8:
+        raise TiledMmaError(
+            f"kernel space: mid_swapped_kernel tokens={tokens!r}; a token tile is a multiple of 8 "
+            f"from 8 to {SWAP_TOKENS} (wgmma's N)"
+        )
+    _check_swap_call(tokens, dtype, "kernel space: mid_swapped_kernel")
+    kw = {"epilogue": "tmat", "swap_ab": True, "evict_first": "A" if hinted else ""}
+    if dtype in FP8:
+        kw["promote"] = True
+    return Sm90Config(2 * SWAP_ROWS, tokens, **kw)
 
 
 @lru_cache(maxsize=8192)
@@ -292,8 +379,12 @@ def _swapped_of_class(
     key: tuple[int, int, int], dtype: str, sms: int, b_major: str = "K"
 ) -> tuple[Sm90Config, ...]:
     tokens, n, k = key
-    # stream-K's ring depth reads neither n nor k: one build per tokens and hint
     splits = SWAP_SPLITS[b_major]
+    if n == 0:  # several token tiles: whole, then stream-K (a whole tile wins a tie)
+        whole = mid_swapped_kernel(tokens, dtype, bool(k))
+        shared = [replace(whole, stream_k=True, split=split) for split in splits]
+        return tuple(c for c in (whole, *shared) if fits(c, dtype) and builds(c, dtype))
+    # stream-K's ring depth reads neither n nor k: one build per tokens and hint
     shared = [_swap(tokens, 2 * SWAP_ROWS, k, dtype, sms, False, split) for split in splits]
     whole = _swap(tokens, n, k, dtype, sms, True)
     return tuple(c for c in (*shared, whole) if c)
@@ -332,7 +423,23 @@ def _swap(
         cfg = swapped_kernel(tokens, n, k, dtype, sms, whole)
     except TiledMmaError:
         return None
-    return (replace(cfg, split=split) if split else cfg) if fits(cfg, dtype) else None
+    cfg = replace(cfg, split=split) if split else cfg
+    return cfg if fits(cfg, dtype) and builds(cfg, dtype) else None
+
+
+def builds(cfg: Sm90Config, dtype: str) -> bool:
+    """Whether a config's ring and staging tile fit shared memory with a 16-bit output (the
+    largest staging tile), by the plan's launch record (:func:`~cutemma.kernels.sm90.index.launch_record`:
+    arithmetic, no plan built).
+
+    >>> builds(Sm90Config(128, 256), "bf16"), builds(Sm90Config(128, 256, stages=4), "bf16")
+    (True, False)
+    """
+    try:
+        launch_record(cfg, dtype, "K", "K", "bf16")
+    except TiledMmaError:
+        return False
+    return True
 
 
 def fits(cfg: Sm90Config, dtype: str) -> bool:
@@ -398,17 +505,18 @@ def evict_first(m: int, n: int, k: int, dtype: str, batch: int, rows: int) -> bo
 def swapped_kernel(m: int, n: int, k: int, dtype: str, sms: int, whole: bool) -> Sm90Config:
     """The swapped kernel (``swap_ab``: its problem is (n, m, k)) for an (m, n, k) call:
     128-row tiles of two warpgroups run whole (``whole``), else 64-row tiles of one shared
-    by stream-K. D^T is column-major, so it writes from registers (no TMA store, no staging
-    tile); weights of at most :data:`EVICT_FIRST_MAX_BYTES` stream in evict-first (the
+    by stream-K. D^T is column-major: an MN-major staging tile and TMA store it (epilogue
+    "tmat"; from registers each of a warp's stores wrote 16-byte pieces of four rows of D,
+    ~0.28 ns per element of a tile: bench/results/raw/calibrate-h200-mid-regs.json); weights of at most :data:`EVICT_FIRST_MAX_BYTES` stream in evict-first (the
     kernel's A is B^T: ``evict_first="A"``).
 
     >>> swapped_kernel(16, 8192, 8192, "bf16", 132, False).name
-    'b64x16_c1_sauto_eregs_efa_sk_swap'
+    'b64x16_c1_sauto_etmat_efa_sk_swap'
     >>> swapped_kernel(33, 10240, 8192, "e4m3", 132, True).name
-    'b128x40x256_c2_s3_eregs_efa_swap'
+    'b128x40x256_c2_s3_etmat_efa_swap'
     """
     tokens = swap_tokens(m)
-    kw = {"stream_k": not whole, "epilogue": "regs", "swap_ab": True}
+    kw = {"stream_k": not whole, "epilogue": "tmat", "swap_ab": True}
     if n * k * ATOMS_SM90[dtype][1] <= EVICT_FIRST_MAX_BYTES:
         kw["evict_first"] = "A"
     # fp8: 256-byte K rows; 16-bit: the plan's one 128-byte row (block_k None)
@@ -446,13 +554,17 @@ __all__ = [
     "candidates",
     "check_b_major",
     "cluster_kernels",
+    "builds",
     "evict_first",
     "fits",
     "fused_kernels",
     "hinted_kernels",
-    "swap_class",
+    "mid_swapped_kernel",
+    "swap_classes",
     "swap_tokens",
+    "swapped_groups",
     "swapped_kernel",
     "swapped_kernels",
     "tile_kernels",
+    "token_tiles",
 ]

@@ -52,6 +52,29 @@ CASES = [
     (Sm90Config(128, 320, wgmma_n=160, promote=False, epilogue="regs"), "e4m3", "K", "K", "bf16"),
     (Sm90Config(128, 256, wgmma_n=128, stream_k=True), "f16", "M", "K", "f32"),
     (Sm90Config(128, 320, wgmma_n=(256, 64), epilogue="regs"), "bf16", "K", "N", "bf16"),
+    # "tmat" (the swapped kernels' column-major D^T): an MN-major staging tile, two 16-bit
+    # STS per acc pair; widest tokens with stream-K, a decode fp8 ring, a 64-row share
+    (
+        Sm90Config(128, 256, epilogue="tmat", stream_k=True, split=2, swap_ab=True),
+        "bf16",
+        "M",
+        "K",
+        "bf16",
+    ),
+    (
+        Sm90Config(128, 104, 256, stages=3, promote=True, epilogue="tmat", swap_ab=True),
+        "e4m3",
+        "K",
+        "K",
+        "bf16",
+    ),
+    (
+        Sm90Config(64, 40, consumers=1, epilogue="tmat", stream_k=True, swap_ab=True),
+        "f16",
+        "K",
+        "K",
+        "f16",
+    ),
 ]
 
 
@@ -112,9 +135,11 @@ def test_sm90_sass(case):
     assert counts.get("SYNCS", 0) > 0 and counts.get("USETMAXREG", 0) == 2
     assert counts.get("HMMA", 0) == 0  # no fallback to mma.sync
     # 16-bit outputs: one TMA store per box of the staging tile, one 32-bit STS per acc pair
+    # (column-major D, "tmat": one 16-bit STS per accumulator)
     stores = len(plan.tma_D.copies) * plan.d_passes if plan.tma_store else 0
     assert counts.get("UTMASTG", 0) == stores
-    assert counts.get("STS", 0) == (plan.acc_per_thread // 2 if stores else 0)
+    per_sts = 1 if plan.d_major == "MN" else 2
+    assert counts.get("STS", 0) == (plan.acc_per_thread // per_sts if stores else 0)
     if config.cluster > 1:  # B multicast to the pair; cluster barriers at start and end
         ops = instructions(sass(cubin))
         assert sum(op.startswith("UTMALDG.2D.MULTICAST") for op in ops) == len(

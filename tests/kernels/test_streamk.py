@@ -364,12 +364,15 @@ def test_every_swapped_kernel_plans(m, n, dtype, a):
     assert tilings == {(64, True), (128, False)} or m > 64  # (wide tokens: smem, registers)
     for cfg in swapped:
         plan = Sm90Plan(cfg, dtype, a, "K", out)
-        assert not plan.tma_store and plan.stages >= 2
+        # D^T is column-major: stored through an MN-major staging tile ("tmat")
+        assert plan.tma_store and plan.d_major == "MN" and plan.stages >= 2
 
 
-def test_no_swap_past_256_rows_for_tf32_or_a_batch():
-    assert any(c.swap_ab for c in candidates(256, 8192, 8192, "bf16"))
-    assert not any(c.swap_ab for c in candidates(257, 8192, 8192, "bf16"))
+def test_no_swap_past_swap_max_m_rows_for_tf32_or_a_batch():
+    from cutemma.kernels.space import SWAP_MAX_M
+
+    assert any(c.swap_ab for c in candidates(SWAP_MAX_M, 8192, 8192, "bf16"))
+    assert not any(c.swap_ab for c in candidates(SWAP_MAX_M + 1, 8192, 8192, "bf16"))
     assert not any(c.swap_ab for c in candidates(8, 8192, 8192, "tf32"))
     assert not any(c.swap_ab for c in candidates(8, 8192, 8192, "bf16", batch=2))
 

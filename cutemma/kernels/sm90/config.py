@@ -52,8 +52,11 @@ REGISTER_SPLIT = {1: (PRODUCER_REGS, CONSUMER_REGS), 2: (PRODUCER_REGS, CONSUMER
 # "tma": 16-bit outputs go registers -> a swizzled smem tile -> TMA store (asynchronous: the
 # consumers start the next tile's mainloop while it drains); f32 outputs and beta != 0 keep
 # "regs": alpha * acc + beta * C stored from registers; "tma2": as "tma" through a staging
-# tile of half the columns, stored in two passes (a ring stage more in the shared memory)
-EPILOGUES = ("tma", "regs", "tma2")
+# tile of half the columns, stored in two passes (a ring stage more in the shared memory);
+# "tmat": as "tma" for a column-major D (m contiguous: a swapped kernel's D^T), its staging
+# tile MN-major; a row-major D is then stored from registers (and "tma"'s a column-major one)
+EPILOGUES = ("tma", "regs", "tma2", "tmat")
+TMA_EPILOGUES = {"tma": "K", "tma2": "K", "tmat": "MN"}  # -> the staging tile's contiguous mode
 TMA_STORE_OUTS = ("bf16", "f16")
 OUTS_SM90 = ("f32", "bf16", "f16")  # what the sm90 epilogue writes (registers or TMA)
 FP8 = ("e4m3", "e5m2")
@@ -202,7 +205,8 @@ class Sm90Config:
     ``multicast`` 'B' (pairs along M share B) or 'A' (pairs along N share A).
     ``epilogue`` "tma" (16-bit D through a swizzled staging tile and TMA stores), "tma2"
     (the same through a staging tile of half the columns, in two passes: the freed shared
-    memory holds one more ring stage), "regs" (stores from registers). ``stream_k``
+    memory holds one more ring stage), "tmat" (as "tma" for a column-major D: a swapped
+    kernel's D^T), "regs" (stores from registers). ``stream_k``
     (cooperative, clusters of 1, 2-D calls): the CTAs share the k iterations of the tiles a
     last partial wave would leave to few SMs, a tile cut between CTAs summed by its first
     CTA in a fixed order (:mod:`cutemma.kernels.sm90.streamk`). ``swap_ab`` (2-D calls, no

@@ -87,10 +87,25 @@ def tma_store_lines(
     _, _, consts = plan.epilogue
     _, offs = plan.epilogue_smem
     passes = plan.epilogue_passes
+    by_m = plan.d_major == "MN"  # "tmat": D column-major, the pair's halves a row apart
     sw = plan.smem_D.outer
     eb = 2
     sync = f"named_sync(EPI_BAR, {plan.consumer_threads});"
     lines = []
+    if by_m:
+        # the swizzle reads and writes only the offset's bits under `period`: a value's
+        # address is one of a few per-thread bases (its offset's low part, swizzled once)
+        # plus the rest, an immediate (two addresses per pair, each swizzled, spilled)
+        period = 1 << (sw.bits + sw.base + sw.shift)
+        lows = sorted({off % period for off in offs})
+        lines += [
+            f"const uint32_t dz{j} = d_smem + {eb} * ({swizzle_expr(sw, f'(d_thr + {low})')});"
+            for j, low in enumerate(lows)
+        ]
+
+        def at(off: int) -> str:
+            return f"dz{lows.index(off % period)} + {eb * (off - off % period)}"
+
     for h in range(plan.d_passes):  # "tma2": the second half waits for the first's read
         lines += [
             "if (tid == 0) bulk_wait_read0();  // the last store has read the staging tile",
@@ -100,7 +115,7 @@ def tma_store_lines(
             if passes[i] != h:
                 continue
             (ia, dm, dn), (ib, dm1, dn1) = consts[i], consts[i + 1]
-            if (ib, dm1, dn1) != (ia + 1, dm, dn + 1) or offs[i + 1] != offs[i] + 1:
+            if (ib, dm1, dn1) != (ia + 1, dm, dn + 1) or not (by_m or offs[i + 1] == offs[i] + 1):
                 raise TiledMmaError("TMA-store epilogue: accumulators do not come in n pairs")
             addr = swizzle_expr(sw, f"(d_thr + {offs[i]})")
             va, vb = f"alpha * {acc_name}[{ia}]", f"alpha * {acc_name}[{ib}]"
@@ -108,14 +123,22 @@ def tma_store_lines(
                 m = f"min(m0 + C_m + {dm}, M - 1)"
                 va = epilogue.apply(va, m, f"min(n0 + C_n + {dn}, N - 1)")
                 vb = epilogue.apply(vb, m, f"min(n0 + C_n + {dn + 1}, N - 1)")
-            lines.append(f"st_shared_b32(d_smem + {eb} * ({addr}), {_PACK[out]}({va}, {vb}));")
+            packed = f"{_PACK[out]}({va}, {vb})"
+            if by_m:
+                lines.append(f"st_shared_b16x2({at(offs[i])}, {at(offs[i + 1])}, {packed});")
+            else:
+                lines.append(f"st_shared_b32(d_smem + {eb} * ({addr}), {packed});")
         lines += [
             "fence_async_smem();  // generic-proxy writes -> the TMA engine's reads",
             sync,
             "if (tid == 0) {",
         ]
         for dc, do, off in plan.tma_D.copies:
-            crd = f"n0 + {h * plan.d_width + dc}, m0 + {do}" + (", l" if batched else "")
+            if by_m:  # (the box's contiguous mode is m: D^T's dims (M, N))
+                crd = f"m0 + {dc}, n0 + {h * plan.d_width + do}"
+            else:
+                crd = f"n0 + {h * plan.d_width + dc}, m0 + {do}"
+            crd += ", l" if batched else ""
             lines.append(
                 f"  tma_store_{'3d' if batched else '2d'}(&tmap_d, d_smem + {off * eb}, {crd});"
             )

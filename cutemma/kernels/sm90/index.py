@@ -39,6 +39,7 @@ from cutemma.kernels.sm90.config import (
     OUTS_SM90,
     SMEM_LIMIT,
     SWIZZLES,
+    TMA_EPILOGUES,
     TMA_STORE_OUTS,
     Sm90Config,
 )
@@ -198,7 +199,7 @@ def launch_record(config: Any, dtype: str, a_major: str, b_major: str, out: str 
     bm, bn = config.block_m, config.block_n
     bk = config.k_tiles[eb]
     majors = {"A": "K" if a_major == "K" else "MN", "B": "K" if b_major == "K" else "MN"}
-    tma_store = config.epilogue in ("tma", "tma2") and out in TMA_STORE_OUTS
+    tma_store = config.epilogue in TMA_EPILOGUES and out in TMA_STORE_OUTS
     d_width = bn // (2 if config.epilogue == "tma2" else 1)
     bytes_d = bm * d_width * 2 * (config.consumers // config.tile_warpgroups) if tma_store else 0
     sk_bar = BARRIER_BYTES if config.stream_k and tma_store else 0
@@ -216,7 +217,9 @@ def launch_record(config: Any, dtype: str, a_major: str, b_major: str, out: str 
         tma[which] = _stage_box(share, bk, majors[which], dtype, eb, sw)
     return {
         "tma": tma,
-        "tma_D": _stage_box(bm, d_width, "K", out, 2) if tma_store else None,
+        "tma_D": _stage_box(bm, d_width, TMA_EPILOGUES[config.epilogue], out, 2)
+        if tma_store
+        else None,
         "tma_store": tma_store,
         "shared_bytes": stages * stage + sk_bar + bytes_d + ALIGN_SLACK,
         "stream_k": [bm, bn, bk] if config.stream_k else None,

@@ -51,6 +51,7 @@ from cutemma.kernels.sm90.config import (  # noqa: F401 - the config's names, re
     SCHEDULES,
     SMEM_LIMIT,
     SWIZZLES,
+    TMA_EPILOGUES,
     TMA_STORE_OUTS,
     WARPGROUP,
     Sm90Config,
@@ -112,7 +113,9 @@ class Sm90Plan:
             )
         self.config, self.dtype, self.a_major, self.b_major = config, dtype, a_major, b_major
         self.out = out
-        self.tma_store = config.epilogue in ("tma", "tma2") and out in TMA_STORE_OUTS
+        self.tma_store = config.epilogue in TMA_EPILOGUES and out in TMA_STORE_OUTS
+        # the staging tile's (and D's) contiguous mode: 'K' (n: D row-major) or 'MN' (m)
+        self.d_major = TMA_EPILOGUES.get(config.epilogue, "K")
         # TMA-store passes per tile: the staging tile holds block_n / d_passes columns
         self.d_passes = 2 if config.epilogue == "tma2" else 1
         self.promote = bool(config.promote) and dtype in FP8
@@ -275,15 +278,18 @@ class Sm90Plan:
     def smem_D(self) -> ComposedLayout:
         """(m, n) -> element of the output staging tile: n contiguous (D row-major), the
         widest GMMA K-major swizzle atom tiled over it, so TMA stores it box by box and the
-        accumulator pairs a warp writes (8 rows x 4 threads) hit 32 different banks."""
+        accumulator pairs a warp writes (8 rows x 4 threads) hit 32 different banks; with
+        "tmat" (D column-major) m contiguous, the MN-major atom (a warp's 8 rows of 4
+        columns: 4 swizzled 16-byte chunks, 16 banks, two threads to each 4-byte word)."""
         if not self.tma_store:
             raise TiledMmaError(f"{self.config.name}: no TMA-store epilogue for out={self.out}")
-        return stage_layout(self.config.block_m, self.d_width, "K", self.out)
+        return stage_layout(self.config.block_m, self.d_width, self.d_major, self.out)
 
     @cached_property
     def tma_D(self) -> TmaBox:
-        """The TMA boxes that store the staging tile (global dims (N, M), n contiguous)."""
-        return tma_box(self.smem_D, self.out, "K")
+        """The TMA boxes that store the staging tile (global dims (N, M), n contiguous; with
+        "tmat" (M, N), m contiguous)."""
+        return tma_box(self.smem_D, self.out, self.d_major)
 
     @cached_property
     def epilogue_smem(self) -> tuple[ThreadValue, tuple[int, ...]]:

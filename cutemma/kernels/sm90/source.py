@@ -65,6 +65,16 @@ from cutemma.kernels.sm90.streamk import (
     unit_loop,
 )
 
+# Sm90Config(epilogue="tmat"): D column-major, an accumulator pair's halves a staging row
+# apart (only kernels that store so carry it)
+HELPERS_TMAT = r"""
+__device__ __forceinline__ void st_shared_b16x2(uint32_t a, uint32_t b, uint32_t v) {
+  asm volatile("st.shared.b16 [%0], %2;\nst.shared.b16 [%1], %3;\n"
+               :: "r"(a), "r"(b), "h"((unsigned short)(v & 0xffffu)), "h"((unsigned short)(v >> 16))
+               : "memory");
+}
+"""
+
 # Sm90Config.evict_first: a TMA load with an L2 cache policy (PTX ISA createpolicy,
 # cp.async.bulk.tensor .L2::cache_hint); only kernels that hint carry these
 HELPERS_EVICT_FIRST = r"""
@@ -694,6 +704,8 @@ def gemm_sm90_source(
         helpers += HELPERS_EVICT_FIRST + (HELPERS_EVICT_FIRST_3D if batched else "")
     if config.pdl:
         helpers += HELPERS_PDL
+    if plan.tma_store and plan.d_major == "MN":
+        helpers += HELPERS_TMAT
     header = _header(plan, dtype, a_major, b_major, out)
     return translation_unit(header, FIXED_WIDTH_TYPES, _defines(plan), helpers, *tables, kern)
 

@@ -134,7 +134,9 @@ def output_map_args(
     """``cuTensorMapEncodeTiled`` arguments storing an output of ``shape`` (M, N) or
     (L, M, N) with element ``strides`` through ``box``, or None when TMA cannot write it
     (not row-major, rows or problems overlapping, a TMA rule broken): the kernel then
-    stores from registers. A batched output is rank 3, the problem outermost.
+    stores from registers. A batched output is rank 3, the problem outermost. A box whose
+    contiguous mode is 'MN' (the "tmat" epilogue) stores a column-major 2-D output (the
+    swapped kernel's D^T): dims (M, N).
 
     >>> from cutemma.kernels.sm90.plan import Sm90Plan, Sm90Config
     >>> box = Sm90Plan(Sm90Config(), "bf16", "K", "N", "bf16").tma_D
@@ -143,6 +145,8 @@ def output_map_args(
     >>> output_map_args(box, 0x7F0000000000, (3, 100, 72), (7201, 72, 1)) is None
     True
     """
+    if box.contiguous == "MN":
+        return _column_major_args(box, address, shape, strides)
     *lb, M, N = shape
     *lbs, ld, unit = strides
     if unit != 1 or address % TMA_RULES.global_align or (M > 1 and ld < N):
@@ -153,6 +157,30 @@ def output_map_args(
     dims, st = batched_dims((N, M), (max(ld, N),), batch, bstride)
     try:
         return tensor_map_args(box, address, dims, st)
+    except TmaError:
+        return None
+
+
+def _column_major_args(
+    box: TmaBox, address: int, shape: tuple, strides: tuple
+) -> TensorMapArgs | None:
+    """:func:`output_map_args` of a column-major (M, N) output, or None (another layout,
+    a batch, a TMA rule broken).
+
+    >>> from cutemma.kernels.sm90.plan import Sm90Plan, Sm90Config
+    >>> box = Sm90Plan(Sm90Config(128, 144, epilogue="tmat"), "bf16", "K", "K", "bf16").tma_D
+    >>> _column_major_args(box, 0x7F0000000000, (8192, 300), (1, 8192)).global_dim
+    (8192, 300)
+    >>> _column_major_args(box, 0x7F0000000000, (8192, 300), (300, 1)) is None
+    True
+    """
+    if len(shape) != 2 or strides[0] != 1 or address % TMA_RULES.global_align:
+        return None
+    (M, N), ld = shape, strides[1]
+    if N > 1 and ld < M:
+        return None
+    try:
+        return tensor_map_args(box, address, (M, N), (max(ld, M),))
     except TmaError:
         return None
 

@@ -1,0 +1,116 @@
+"""Swapped kernels past one token tile (calls of 257..SWAP_MAX_M rows) and the "tmat"
+epilogue that stores their column-major D^T through an MN-major staging tile and TMA."""
+
+from __future__ import annotations
+
+import pytest
+
+from cutemma.kernels.sm90.config import Sm90Config
+from cutemma.kernels.sm90.index import launch_record
+from cutemma.kernels.sm90.plan import Sm90Plan
+from cutemma.kernels.sm90.tma_maps import Sm90Launch, output_map_args
+from cutemma.kernels.space import (
+    SWAP_MAX_M,
+    SWAP_TOKENS,
+    candidates,
+    fits,
+    mid_swapped_kernel,
+    swap_classes,
+    token_tiles,
+)
+
+MS = [257, 287, 300, 399, 512, 513, 651, 1000, 1029, 1535, 2047, SWAP_MAX_M]
+
+
+@pytest.mark.parametrize("dtype", ["bf16", "f16", "e4m3"])
+def test_token_tiles_hold_the_rows_in_steps_of_8(dtype):
+    widest = max(
+        t for t in range(8, SWAP_TOKENS + 1, 8) if fits(mid_swapped_kernel(t, dtype, False), dtype)
+    )
+    for m in range(SWAP_TOKENS + 1, SWAP_MAX_M + 1, 7):
+        tiles = token_tiles(m, dtype)
+        least = -(-m // widest)
+        assert [-(-m // t) for t in tiles] == list(range(least, least + len(tiles)))
+        for t in tiles:
+            count = -(-m // t)
+            assert t % 8 == 0 and t <= widest
+            assert count * t - m < 8 * count  # each tile at most 7 columns past its share
+
+
+def test_one_token_tile_up_to_swap_tokens():
+    for m in (1, 8, 9, 100, SWAP_TOKENS):
+        assert token_tiles(m, "bf16") == (max(16, -(-m // 8) * 8),)
+        assert len(swap_classes(m, 8192, 8192, "bf16")) == 1
+
+
+@pytest.mark.parametrize("m", MS)
+@pytest.mark.parametrize(("dtype", "a_major"), [("bf16", "K"), ("bf16", "M"), ("e4m3", "K")])
+def test_every_mid_swapped_kernel_plans_as_its_record_says(m, dtype, a_major):
+    """Each swapped kernel of a mid-size call builds its plan for the swapped operands (A' =
+    B^T: M-major for 16-bit N-major B), stores D^T through an MN-major tile, and the launch
+    record the host derives without a plan is the plan's."""
+    swapped = [c for c in candidates(m, 8192, 4096, dtype) if c.swap_ab]
+    assert swapped and all(c.block_m == 128 and c.epilogue == "tmat" for c in swapped)
+    assert {c.block_n for c in swapped} == set(token_tiles(m, dtype))
+    for cfg in swapped:
+        plan = Sm90Plan(cfg, dtype, a_major, "K", "bf16")
+        assert plan.tma_store and plan.d_major == "MN" and plan.tma_D.contiguous == "MN"
+        record = launch_record(cfg, dtype, a_major, "K", "bf16")
+        assert record["tma_D"] == _as_record(Sm90Launch.of(plan))["tma_D"]
+        assert record["shared_bytes"] == plan.shared_bytes
+
+
+def _as_record(launch: Sm90Launch) -> dict:
+    import json
+
+    return json.loads(launch.to_json())
+
+
+@pytest.mark.parametrize("cfg", [
+    Sm90Config(128, 144, epilogue="tmat"),
+    Sm90Config(128, 256, epilogue="tmat", stream_k=True),
+    Sm90Config(64, 40, consumers=1, epilogue="tmat"),
+    Sm90Config(128, 16, epilogue="tmat"),
+], ids=lambda c: c.name)  # fmt: skip
+def test_tmat_staging_addresses_are_a_few_bases_plus_a_constant(cfg):
+    """The emitted epilogue (tma_store_lines' text, read back) writes accumulator i of
+    thread t at base dzJ (swizzle(d_thr + low_J)) plus an immediate: that must be where the
+    staging layout puts C(m, n) of that thread and value, for every thread and value."""
+    import re
+
+    from cutemma.kernels.sm90.epilogue import tma_store_lines
+
+    plan = Sm90Plan(cfg, "bf16", "K", "K", "bf16")
+    text = tma_store_lines(plan, "bf16")
+    lows = {
+        int(j): int(low)
+        for j, low in re.findall(
+            r"const uint32_t dz(\d+) = d_smem \+ 2 \* \(\(d_thr \+ (\d+)\)", text
+        )
+    }
+    stores = re.findall(
+        r"st_shared_b16x2\(dz(\d+) \+ (\d+), dz(\d+) \+ (\d+), pack_bf16x2\(alpha \* acc\[(\d+)\], alpha \* acc\[(\d+)\]\)\)",
+        text,
+    )
+    m_t, n_t, consts = plan.epilogue
+    assert len(stores) * 2 == len(consts) and len(lows) <= 4
+    sw = plan.smem_D.outer
+    thr, _ = plan.epilogue_smem
+    for t, (m, n) in enumerate(zip(m_t.table, n_t.table)):
+        for ja, xa, jb, xb, ia, ib in stores:
+            for j, x, i in ((ja, xa, ia), (jb, xb, ib)):
+                _, dm, dn = consts[int(i)]
+                emitted = sw(thr.table[t] + lows[int(j)]) + int(x) // 2
+                assert emitted == int(plan.smem_D(m + dm, n + dn)), (t, dm, dn)
+
+
+def test_tmat_stores_a_column_major_output_and_nothing_else():
+    box = Sm90Plan(Sm90Config(128, 144, epilogue="tmat"), "bf16", "K", "K", "bf16").tma_D
+    row_box = Sm90Plan(Sm90Config(128, 144), "bf16", "K", "K", "bf16").tma_D
+    ptr = 0x7F0000000000
+    col = output_map_args(box, ptr, (8192, 300), (1, 8192))  # D^T of a (300, 8192) D
+    assert col is not None and col.global_dim == (8192, 300) and col.box_dim == (64, 144)
+    assert output_map_args(box, ptr, (300, 8192), (8192, 1)) is None  # row-major: registers
+    assert output_map_args(row_box, ptr, (8192, 300), (1, 8192)) is None
+    assert output_map_args(box, ptr, (2, 8192, 300), (8192 * 300, 1, 8192)) is None  # a batch
+    assert output_map_args(box, ptr, (8192, 300), (1, 8000)) is None  # columns overlapping

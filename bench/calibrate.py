@@ -1,7 +1,7 @@
 """Calibrate the cost model (cutemma/kernels/cost.py) for one device kind (issue 33).
 
     python bench/calibrate.py measure --out FILE [--shapes N] [--seed S] [--shards P]   # GPU
-    python bench/calibrate.py measure --out FILE --set named|small|longk|mid               # GPU
+    python bench/calibrate.py measure --out FILE --set named|small|longk|mid|skinny|decode               # GPU
     python bench/calibrate.py fit FILE [FILE ...] --kind h200 [--write]                # CPU
     python bench/calibrate.py picks FILE [FILE ...] --kind h200                        # CPU
 
@@ -73,8 +73,28 @@ MID = [(257, 5120, 17920), (304, 2048, 8192), (368, 7680, 5120), (413, 8288, 608
        (450, 15200, 14528), (548, 2688, 1744), (607, 3072, 8192), (690, 23488, 9440),
        (863, 18960, 608), (907, 544, 2240), (1029, 35840, 5120), (1235, 288, 560),
        (1330, 8192, 32768), (1530, 18432, 16384), (1733, 9104, 432), (1899, 10144, 928)]  # fmt: skip
-SETS = {"named": -1, "small": -2, "longk": -3, "mid": -4}
-SHAPE_SETS = {-2: SMALL, -3: LONG_K, -4: MID}  # the sets every combo runs (NAMED: two of them)
+# ``--set skinny``: calls of 1024+ rows by at most 1536 columns, where the space's widths
+# leave part of the last tile column idle and few tiles share a long K (an even spread by N
+# of such rows of every committed H200 sweep) (count -5)
+SKINNY = [(1426, 256, 2192), (4436, 288, 37584), (2130, 352, 28768), (1281, 416, 1184),
+          (3458, 464, 496), (1157, 560, 60624), (4838, 640, 5824), (2514, 720, 416),
+          (1676, 896, 1520), (1207, 1024, 1024), (5450, 1040, 3856), (9177, 1184, 35216),
+          (6300, 1280, 832), (4620, 1328, 624)]  # fmt: skip
+# ``--set decode``: the decode-step graph's projections (bench/gemm_decode_graph.py: an
+# 8B- and a 70B-class model) at 32 and 64 tokens, where the graph ran the swapped kernels
+# faster than the model's unswapped picks (bench/results/raw/decode-pick-ab-h200.json)
+# (count -6)
+DECODE = [(m, n, k) for m in (32, 64) for n, k in
+          [(6144, 4096), (4096, 4096), (28672, 4096), (4096, 14336),
+           (10240, 8192), (8192, 8192), (57344, 8192), (8192, 28672)]]  # fmt: skip
+SETS = {"named": -1, "small": -2, "longk": -3, "mid": -4, "skinny": -5, "decode": -6}
+SHAPE_SETS = {
+    -2: SMALL,
+    -3: LONG_K,
+    -4: MID,
+    -5: SKINNY,
+    -6: DECODE,
+}  # the sets every combo runs (NAMED: two of them)
 
 
 def _cases(count: int, seed: int) -> list[tuple]:
@@ -333,7 +353,9 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=33)
     ap.add_argument("--shards", type=int, default=max(1, (os.cpu_count() or 4) - 2))
     ap.add_argument(
-        "--set", choices=tuple(SETS), help="NAMED, SMALL, LONG_K or MID, not drawn rows"
+        "--set",
+        choices=tuple(SETS),
+        help="NAMED, SMALL, LONG_K, MID, SKINNY or DECODE, not drawn rows",
     )
     ap.add_argument("--kind", default="h200")
     ap.add_argument("--write", action="store_true")

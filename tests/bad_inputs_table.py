@@ -639,6 +639,9 @@ API: list[tuple[str, type, str]] = [
     ("kernels.space.mid_swapped_kernel(100, 'bf16', True)", TE, "tokens=100; a token tile"),
     ("kernels.space.mid_swapped_kernel(264, 'bf16', True)", TE, "tokens=264"),
     ("kernels.space.mid_swapped_kernel(128, 's8', True)", TE, "dtype='s8'"),
+    ("kernels.space.fitted_widths(0, 'bf16')", TE, "fitted_widths: n=0"),
+    ("kernels.space.fitted_widths(288, 'tf32')", TE, "dtype='tf32'"),
+    ("kernels.space.fitted_kernels(64, -288, 64, 'bf16')", TE, "fitted_kernels: n=-288"),
     (
         "kernels.space.fused_kernels(list(kernels.space.tile_kernels('e4m3')), 'e4m3')",
         TE,

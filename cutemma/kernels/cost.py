@@ -136,9 +136,44 @@ def _shape_free(config: Sm90Config, dtype: str, kind: str) -> tuple:
 
 def shape_free(config: Sm90Config, dtype: str, dev: Device) -> tuple[float, float]:
     """What a config costs whatever the shape: (its rate in TFLOP/s, us per tile)."""
-    # a class no calibration measured (tf32's, so far) is priced at UNFITTED_EFF
-    rate = dev.rate_tflops[type_class(dtype)] * dev.eff.get(tile_class(config, dtype), UNFITTED_EFF)
+    rate = dev.rate_tflops[type_class(dtype)] * efficiency(config, dtype, dev)
     return rate * (dev.cluster_eff if config.cluster > 1 else 1.0), dev.tile_us
+
+
+def efficiency(config: Sm90Config, dtype: str, dev: Device) -> float:
+    """A config's share of its type's rate: its class's (:func:`tile_class`) as calibrated;
+    an unswapped tile of a width no calibration measured (the space's widths fitted to a
+    call's N), interpolated between its rows' measured widths (the nearest one past them);
+    a class of rows never measured (tf32's, so far), :data:`UNFITTED_EFF`.
+
+    >>> dev = device("h200")
+    >>> e = efficiency(Sm90Config(128, 160), "bf16", dev)
+    >>> dev.eff["16/128x128"] < e < dev.eff["16/128x192"]
+    True
+    """
+    cls = tile_class(config, dtype)
+    if cls in dev.eff:
+        return dev.eff[cls]
+    if config.swap_ab:
+        return UNFITTED_EFF
+    return _interpolated(dev.eff, f"{type_class(dtype)}/{config.block_m}x", config.block_n)
+
+
+@lru_cache(maxsize=256)
+def _widths(eff_items: tuple, prefix: str) -> tuple[tuple[int, float], ...]:
+    return tuple(sorted((int(k[len(prefix) :]), v) for k, v in eff_items if k.startswith(prefix)))
+
+
+def _interpolated(eff: dict, prefix: str, width: int) -> float:
+    known = _widths(tuple(eff.items()), prefix)
+    if not known:
+        return UNFITTED_EFF
+    below = [(w, e) for w, e in known if w <= width]
+    above = [(w, e) for w, e in known if w >= width]
+    if not below or not above:
+        return (above or below)[0 if above else -1][1]
+    (w0, e0), (w1, e1) = below[-1], above[0]
+    return e0 if w1 == w0 else e0 + (e1 - e0) * (width - w0) / (w1 - w0)
 
 
 def loaded_rows(
@@ -536,6 +571,7 @@ __all__ = [
     "cheapest",
     "check_rows16",
     "device",
+    "efficiency",
     "loaded_rows",
     "pairs",
     "predict",

@@ -20,6 +20,7 @@ from cutemma.kernels.sm90.config import ATOMS_SM90, Sm90Config
 from cutemma.kernels.space import (
     SWAP_MAX_M,
     check_b_major,
+    fitted_kernels,
     fused_kernels,
     hinted_kernels,
     swapped_groups,
@@ -176,11 +177,15 @@ def _sm90_pick(
     # the space's kernels of the call, then the model's prices of them (a table per set of
     # kernels, built once: price_table is cached)
     tiles = hinted_kernels(m, n, k, dtype, batch, rows16)
+    fitted = fitted_kernels(m, n, k, dtype, batch) if b_major == "K" else ()
     if fused:
         tiles = fused_kernels(tiles, dtype)
+        fitted = fused_kernels(fitted, dtype)
     swaps = swap and batch == 1 and m <= SWAP_MAX_M and dtype != "tf32"
-    # (a tie goes to the unswapped kernels, listed first, then to the earlier token tile)
-    groups = (tiles, *(swapped_groups(m, n, k, dtype, sms, b_major) if swaps else ()))
+    # (a tie goes to the space's own tiles, listed first, then to the fitted widths, then to
+    # the earlier token tile)
+    groups = (tiles, *((fitted,) if fitted else ()))
+    groups += swapped_groups(m, n, k, dtype, sms, b_major) if swaps else ()
     tables = tuple(price_table(g, dtype, kind, rows16) for g in groups)
     t, which, i = cheapest(tables, m, n, k, batch)
     return groups[which][i], t

@@ -6,7 +6,9 @@ of a few axes, each a table below, filtered by the family's own rules (a config 
 
 - the tile: rows (64 with one consumer warpgroup, 128 or 256 with two) by columns
   (:data:`WIDTHS`, per element type; 16-bit 320 is a m64n256 and a m64n64 wgmma side by
-  side), fp8 promoted as its width allows (:data:`FP8_PROMOTE`);
+  side), fp8 promoted as its width allows (:data:`FP8_PROMOTE`); for calls of at most
+  :data:`FIT_MAX_N` columns whose B is K-major, 128-row tiles as wide as N's share in
+  steps of 16 too (:func:`fitted_widths`: 288 columns as 2 x 144 rather than 3 x 128);
 - whole tiles, or stream-K (a last partial wave's, or a small grid's, k iterations shared
   over every SM, or over at most :data:`SPLITS` CTAs per shared tile; fixed up in a fixed
   order: deterministic);
@@ -85,6 +87,13 @@ SWAP_TOKENS = 256  # a token tile is one wgmma's N: at most 256 wide
 # sweeps' rows whose tiles were under 80% full ran 0.77-0.79x cuBLAS against 0.90-0.94 for
 # the rest, bench/results/sweep-h200-2634963452.json and -2503642630.json)
 SWAP_MAX_M = 2048
+# calls of at most this many columns also get 128-row tiles as wide as their N's share
+# (fitted_widths), in steps of 16 (the staging tile's narrowest swizzled atom, SW32): the
+# sweeps' worst rows were calls of 2400-8100 rows by 288-1300 columns (0.50-0.68x,
+# bench/results/sweep-h200-3690315426.json)
+FIT_MAX_N = 1536
+FIT_ROWS = 128
+FIT_STEP = 16
 SWAP_ROWS = 64  # a swapped tile's rows of B^T: one wgmma M (two warpgroups: 2 x this)
 TOKENS_MIN = 16  # the narrowest token tile: 8 was no faster (raw/streamk-explore-run2.json)
 FP8_BLOCK_K = 256  # swapped fp8: 256-byte K rows per TMA box row (raw/streamk-explore-run2.json)
@@ -127,6 +136,8 @@ def candidates(
     check_rows16(rows16, "kernel space: candidates")
     check_b_major(b_major, "kernel space: candidates")
     found = list(hinted_kernels(m, n, k, dtype, batch, rows16))
+    if b_major == "K":
+        found += fitted_kernels(m, n, k, dtype, batch)
     if swap and batch == 1 and m <= SWAP_MAX_M and dtype != "tf32":
         found += swapped_kernels(m, n, k, dtype, sms, b_major)
     return tuple(found)
@@ -190,6 +201,68 @@ def _tile_kernels(dtype: str, one: bool) -> tuple[Sm90Config, ...]:
         # kernel's, and the whole kernel, listed first, wins the tie.
         if one and cfg.wgmma_n is None:
             found += [_variant(cfg, True, False, split) for split in SPLITS]
+    return tuple(found)
+
+
+def fitted_widths(n: int, dtype: str) -> tuple[int, ...]:
+    """The widths of 128-row tiles fitted to a call of ``n`` columns (at most
+    :data:`FIT_MAX_N`; not tf32's): for the fewest tiles that hold n and one more, the
+    narrowest multiple of 16 that does (the staging tile's narrowest swizzle atom), those
+    the space's own widths (:data:`WIDTHS`) and registers (:func:`fits`) leave out.
+
+    >>> fitted_widths(288, "bf16"), fitted_widths(544, "bf16"), fitted_widths(4096, "bf16")
+    ((144, 96), (144,), ())
+    """
+    _check_counts(dtype, "kernel space: fitted_widths", n=n)
+    return _fitted_widths(n, dtype) if n <= FIT_MAX_N else ()
+
+
+@lru_cache(maxsize=4096)
+def _fitted_widths(n: int, dtype: str) -> tuple[int, ...]:
+    standard = WIDTHS[ATOMS_SM90[dtype][1]][FIT_ROWS]
+    steps = range(FIT_STEP, SWAP_TOKENS + 1, FIT_STEP)  # (one wgmma's N at most)
+    widest = max(t for t in steps if fits(_fitted(t, dtype), dtype))
+    least = -(-n // widest)
+    shares = (-(-n // j) for j in (least, least + 1))  # each tile's columns, then in steps
+    found = (-(-share // FIT_STEP) * FIT_STEP for share in shares)
+    return tuple(
+        t for t in dict.fromkeys(found) if t not in standard and builds(_fitted(t, dtype), dtype)
+    )
+
+
+def _fitted(width: int, dtype: str) -> Sm90Config:
+    return (
+        Sm90Config(FIT_ROWS, width, promote=True) if dtype in FP8 else Sm90Config(FIT_ROWS, width)
+    )
+
+
+def fitted_kernels(m: int, n: int, k: int, dtype: str, batch: int = 1) -> tuple[Sm90Config, ...]:
+    """:func:`candidates`' 128-row tiles of :func:`fitted_widths` (calls whose B is
+    K-major: an N-major B's tile of such a width takes a narrow swizzle), each whole and (one
+    problem) stream-K with each split of :data:`SPLITS`, B evict-first where
+    :func:`evict_first` says so; fp8 promoted one batch of sums at a time.
+
+    >>> [c.name for c in fitted_kernels(2802, 288, 12032, "bf16")][:2]
+    ['b128x144_c2_sauto', 'b128x144_c2_sauto_sk16']
+    """
+    if dtype == "tf32":
+        return ()
+    _check_counts(dtype, "kernel space: fitted_kernels", m=m, n=n, k=k, batch=batch)
+    hinted = evict_first(m, n, k, dtype, batch, FIT_ROWS)
+    return _fitted_group(fitted_widths(n, dtype), dtype, batch == 1, hinted)
+
+
+@lru_cache(maxsize=4096)
+def _fitted_group(
+    widths: tuple[int, ...], dtype: str, one: bool, hinted: bool
+) -> tuple[Sm90Config, ...]:
+    """One tuple per set of widths and hints (the cost model's table of it is built once)."""
+    found = []
+    for width in widths:
+        whole = _variant(_fitted(width, dtype), False, hinted)
+        found += [whole] + (
+            [_variant(whole, True, hinted, split) for split in SPLITS] if one else []
+        )
     return tuple(found)
 
 
@@ -312,16 +385,16 @@ def swap_classes(m: int, n: int, k: int, dtype: str, sms: int = 132) -> tuple[tu
     >>> swap_classes(300, 8192, 8192, "bf16")
     ((152, 0, 1), (104, 0, 1))
     """
-    _check_swap_call(m, dtype, "kernel space: swap_classes", n=n, k=k, sms=sms)
+    _check_counts(dtype, "kernel space: swap_classes", m=m, n=n, k=k, sms=sms)
     if m <= SWAP_TOKENS:
         return ((swap_tokens(m), *_swap_class(n, k, dtype, sms)),)
     return tuple((t, 0, int(evict_first(m, n, k, dtype, 1, t))) for t in token_tiles(m, dtype))
 
 
-def _check_swap_call(m: int, dtype: str, what: str, **counts: int) -> None:
-    """Raise a TiledMmaError naming ``what`` unless m (and ``counts``) are ints >= 1 and
-    ``dtype`` one the swapped kernels run (an sm90 dtype but tf32)."""
-    bad = [f"{f}={v!r}" for f, v in {"m": m, **counts}.items() if type(v) is not int or v < 1]
+def _check_counts(dtype: str, what: str, **counts: int) -> None:
+    """Raise a TiledMmaError naming ``what`` unless ``counts`` are ints >= 1 and ``dtype``
+    one the swapped and fitted kernels run (an sm90 dtype but tf32)."""
+    bad = [f"{f}={v!r}" for f, v in counts.items() if type(v) is not int or v < 1]
     if bad or dtype not in ATOMS_SM90 or dtype == "tf32":
         wrong = bad + ([] if dtype in ATOMS_SM90 and dtype != "tf32" else [f"dtype={dtype!r}"])
         kinds = sorted(d for d in ATOMS_SM90 if d != "tf32")
@@ -337,7 +410,7 @@ def token_tiles(m: int, dtype: str) -> tuple[int, ...]:
     >>> token_tiles(40, "bf16"), token_tiles(287, "bf16"), token_tiles(1000, "e4m3")
     ((40,), (144, 96), (200, 168))
     """
-    _check_swap_call(m, dtype, "kernel space: token_tiles")
+    _check_counts(dtype, "kernel space: token_tiles", m=m)
     if m <= SWAP_TOKENS:
         return (swap_tokens(m),)
     least = -(-m // _widest_tokens(dtype))
@@ -367,7 +440,7 @@ def mid_swapped_kernel(tokens: int, dtype: str, hinted: bool) -> Sm90Config:
             f"kernel space: mid_swapped_kernel tokens={tokens!r}; a token tile is a multiple of 8 "
             f"from 8 to {SWAP_TOKENS} (wgmma's N)"
         )
-    _check_swap_call(tokens, dtype, "kernel space: mid_swapped_kernel")
+    _check_counts(dtype, "kernel space: mid_swapped_kernel", tokens=tokens)
     kw = {"epilogue": "tmat", "swap_ab": True, "evict_first": "A" if hinted else ""}
     if dtype in FP8:
         kw["promote"] = True
@@ -557,6 +630,8 @@ __all__ = [
     "builds",
     "evict_first",
     "fits",
+    "fitted_kernels",
+    "fitted_widths",
     "fused_kernels",
     "hinted_kernels",
     "mid_swapped_kernel",

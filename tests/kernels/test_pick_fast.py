@@ -88,6 +88,9 @@ def test_the_pick_is_best_of_candidates_where_rows_sit_half_a_sector_off(dtype):
         (64, 4096, 4096, 3),  # batched: whole tiles only, never swapped
         (1024, 1024, 1024, 40),
         (1, 16, 16, 1),
+        (2802, 288, 12032, 1),  # few columns: the widths fitted to N (space.fitted_widths)
+        (8099, 544, 14864, 2),
+        (1029, 35840, 5120, 1),  # several token tiles (space.token_tiles)
     ],
 )
 def test_the_pick_is_best_of_candidates_on_edge_shapes(m, n, k, batch, dtype):

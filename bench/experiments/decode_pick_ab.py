@@ -1,0 +1,58 @@
+"""The decode-step graph (bench/gemm_decode_graph.py) with the built-in pick, or with only
+the swapped kernels priced for calls of at most 256 rows: which the graph runs faster.
+
+    python bench/experiments/decode_pick_ab.py OUT.json [builtin|swapped] [--models ...]
+
+Each variant runs in its own process (the picks are cached per signature), and records
+the kernel it took for each projection.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", ".."))
+sys.path.insert(0, os.path.join(HERE, ".."))
+
+
+def main() -> None:
+    out, variant = sys.argv[1], sys.argv[2]
+    models = sys.argv[3] if len(sys.argv) > 3 else "llama-3-8b"
+    tokens = sys.argv[4] if len(sys.argv) > 4 else "16,32,64,128,256"
+    from cutemma.kernels import pick
+
+    if variant == "swapped":
+        keep = pick.hinted_kernels
+
+        def tiles(m, n, k, dtype, *a):  # (fp8 at 256 tokens has no swapped kernel)
+            return (
+                () if m <= 256 and pick.swapped_groups(m, n, k, dtype) else keep(m, n, k, dtype, *a)
+            )
+
+        pick.hinted_kernels = tiles
+    import gemm_decode_graph as g
+    from gemm_sweep import MODELS
+
+    copy = g.copy_tbps()
+    rows = []
+    for model in models.split(","):
+        for dtype in ("bf16", "e4m3"):
+            ws = g.weights(model, dtype)
+            for m in map(int, tokens.split(",")):
+                row = g.step(model, dtype, m, ws, copy)
+                row["variant"] = variant
+                row["picks"] = [
+                    pick._sm90_pick(m, n, k, dtype, 1, 132, "h200", True)[0].name
+                    for n, k in MODELS[model]
+                ]
+                rows.append(row)
+            del ws
+    with open(out, "w") as f:
+        json.dump({"variant": variant, "copy_tbps": copy, "rows": rows}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,63 @@
+"""128-row tiles whose width is fitted to a call's few columns (space.fitted_widths), and the
+cost model's efficiency of a width no calibration measured (cost.efficiency)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from cutemma.kernels.cost import device, efficiency
+from cutemma.kernels.sm90.config import Sm90Config
+from cutemma.kernels.sm90.index import launch_record
+from cutemma.kernels.sm90.plan import Sm90Plan
+from cutemma.kernels.sm90.tma_maps import Sm90Launch
+from cutemma.kernels.space import FIT_MAX_N, WIDTHS, candidates, fitted_kernels, fitted_widths
+
+
+@pytest.mark.parametrize("dtype", ["bf16", "f16", "e4m3"])
+def test_fitted_widths_hold_n_in_steps_of_16_and_add_only_new_widths(dtype):
+    standard = WIDTHS[1 if dtype == "e4m3" else 2][128]
+    for n in range(16, FIT_MAX_N + 1, 16):
+        for t in fitted_widths(n, dtype):
+            count = -(-n // t)
+            assert t % 16 == 0 and 16 <= t <= 256 and t not in standard
+            assert count * t - n < 16 * count, (n, t)  # each tile under 16 columns past its share
+    assert fitted_widths(FIT_MAX_N + 16, dtype) == ()
+
+
+@pytest.mark.parametrize("n", [256, 288, 336, 544, 592, 1104, 1328, FIT_MAX_N])
+@pytest.mark.parametrize(("dtype", "a_major", "out"), [("bf16", "K", "bf16"), ("bf16", "M", "f32"),
+                                                       ("e4m3", "K", "bf16")])  # fmt: skip
+def test_every_fitted_kernel_plans_as_its_record_says(n, dtype, a_major, out):
+    for cfg in fitted_kernels(4096, n, 8192, dtype):
+        plan = Sm90Plan(cfg, dtype, a_major, "K", out)
+        record = launch_record(cfg, dtype, a_major, "K", out)
+        assert record == json.loads(Sm90Launch.of(plan).to_json()), cfg.name
+
+
+def test_fitted_widths_only_for_a_k_major_b():
+    """An N-major B's tile of a width that is not a multiple of 64 takes a narrow swizzle
+    (one measured 1.6x slower: bench/results/raw/calibrate-h200-skinny.json)."""
+    k_major = {c.block_n for c in candidates(2802, 288, 12032, "bf16") if not c.swap_ab}
+    n_major = {c.block_n for c in candidates(2802, 288, 12032, "bf16", b_major="N")}
+    assert set(fitted_widths(288, "bf16")) <= k_major
+    assert not set(fitted_widths(288, "bf16")) & n_major
+
+
+def test_an_unmeasured_width_is_priced_between_its_neighbours():
+    dev = device("h200")
+    # (one wgmma's widths: 320 is two side by side)
+    known = sorted(
+        w for k in dev.eff if k.startswith("16/128x") and (w := int(k.split("x")[1])) <= 256
+    )
+    for w in known:
+        assert efficiency(Sm90Config(128, w), "bf16", dev) == dev.eff[f"16/128x{w}"]
+    effs = [efficiency(Sm90Config(128, w), "bf16", dev) for w in range(known[0], known[-1] + 1, 16)]
+    for w, e in zip(range(known[0], known[-1] + 1, 16), effs):
+        lo = max(x for x in known if x <= w)
+        hi = min(x for x in known if x >= w)
+        a, b = dev.eff[f"16/128x{lo}"], dev.eff[f"16/128x{hi}"]
+        assert min(a, b) <= e <= max(a, b), w
+    # past the widest measured width: the widest's
+    assert efficiency(Sm90Config(128, 16), "bf16", dev) == dev.eff[f"16/128x{known[0]}"]

@@ -231,7 +231,6 @@ FITTED = (
     ("tile_us", 1.0, 0, 50),
     ("fixup_us", 1.0, 0, 50),
     ("together_us", 2.0, 0, 50),
-    ("slot_gbps", 25.0, 1, 1000),
     ("launch_us", 4.0, 0, 30),
     ("reread", 0.1, 0, 1),
     ("sharpness", 4.0, 1, 16),

@@ -15,8 +15,7 @@ own m and n: a swapped kernel's m is the call's n):
 - whole tiles go round the SMs in waves, the last one partial (quantisation); stream-K
   (:func:`~cutemma.kernels.sm90.streamk.sk_split`, capped by the config's ``split``) shares
   the k tiles of the tiles it names equally over its CTAs, then adds per partial sum an
-  owner adds ``fixup_us`` and the partial's f32 bytes at ``slot_gbps`` (a CTA's rate of
-  adding a slot: few loads in flight beside the accumulators); where
+  owner adds ``fixup_us`` and the partial's f32 bytes at one SM's load bandwidth; where
   the shares are whole tiles' k chunks, ``TOGETHER_MIN`` or more to a tile (a ``split``), the partials
   are added together (:func:`~cutemma.kernels.sm90.streamk.fixup`, :func:`_together`) for ``together_us``
   and three partials' bytes (stored, added, read by the owner), whatever their count;
@@ -66,9 +65,7 @@ class Device:
     odd multiple of 16 bytes costs TMA, in aligned rows' bytes; ``cluster_eff``: a
     cluster-of-2 kernel's share of its tile's rate (1.0 where a file has neither);
     ``together_us``: the fixed cost of a fix-up that adds a tile's partials together (two
-    rounds of flags); ``slot_gbps``: the rate at which a CTA adds a stream-K partial slot
-    (its f32 loads latency-bound: the accumulators leave few registers for loads in
-    flight)."""
+    rounds of flags)."""
 
     kind: str
     sms: int
@@ -82,7 +79,6 @@ class Device:
     reread: float
     sharpness: float
     together_us: float
-    slot_gbps: float
     half_sector: float = 1.0
     cluster_eff: float = 1.0
 
@@ -336,16 +332,16 @@ def _k_us(bm: int, bn: int, rows: float, bk: int, eb: int, rate: float, dev: Dev
 
 
 def _partial_us(bm: int, bn: int, dev: Device) -> float:
-    """Each stream-K partial an owner adds: a wait on its flag, then its f32 slot added at
-    ``slot_gbps``."""
-    return dev.fixup_us + bm * bn * 4 / (dev.slot_gbps * 1e3)
+    """Each stream-K partial an owner adds: a wait on its flag, then its f32 slot read by
+    one SM."""
+    return dev.fixup_us + bm * bn * 4 / (dev.load_gbps * 1e3)
 
 
 def _together_us(bm: int, bn: int, dev: Device) -> float:
     """A fix-up that adds a tile's partials together: two rounds of flags, then three
-    partials' bytes at ``slot_gbps`` (its own stored, its part of all added, the owner's
-    one read), whatever the count."""
-    return dev.together_us + 3 * bm * bn * 4 / (dev.slot_gbps * 1e3)
+    partials' bytes at one SM's load bandwidth (its own stored, its part of all added,
+    the owner's one read), whatever the count."""
+    return dev.together_us + 3 * bm * bn * 4 / (dev.load_gbps * 1e3)
 
 
 def _together(ctas: int, sk: int, split: int | None) -> bool:

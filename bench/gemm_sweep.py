@@ -288,7 +288,11 @@ def run_sweep(
 
 
 if __name__ == "__main__":
+    import os
     import sys
 
+    # a compile shard is its own process: cutemma from this checkout, as its parent found it
+    # (without it every shard failed to import and the parent compiled every kernel alone)
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
     if sys.argv[1:2] == ["compile"]:
         compile_shard(*map(int, sys.argv[2:6]))

@@ -19,11 +19,11 @@ from cutemma.kernels.sm80.config import ELEM_BYTES, GemmConfig
 from cutemma.kernels.sm90.config import ATOMS_SM90, Sm90Config
 from cutemma.kernels.space import (
     SWAP_MAX_M,
+    _fitted_kernels,
+    _swapped_groups,
     check_b_major,
-    fitted_kernels,
     fused_kernels,
     hinted_kernels,
-    swapped_groups,
 )
 
 if TYPE_CHECKING:  # designs load with the first pick_config: a call's host side needs none
@@ -177,7 +177,8 @@ def _sm90_pick(
     # the space's kernels of the call, then the model's prices of them (a table per set of
     # kernels, built once: price_table is cached)
     tiles = hinted_kernels(m, n, k, dtype, batch, rows16)
-    fitted = fitted_kernels(m, n, k, dtype, batch) if b_major == "K" else ()
+    # (the space's unchecked forms: the policy checked the call)
+    fitted = _fitted_kernels(m, n, k, dtype, batch) if b_major == "K" else ()
     if fused:
         tiles = fused_kernels(tiles, dtype)
         fitted = fused_kernels(fitted, dtype)
@@ -185,7 +186,7 @@ def _sm90_pick(
     # (a tie goes to the space's own tiles, listed first, then to the fitted widths, then to
     # the earlier token tile)
     groups = (tiles, *((fitted,) if fitted else ()))
-    groups += swapped_groups(m, n, k, dtype, sms, b_major) if swaps else ()
+    groups += _swapped_groups(m, n, k, dtype, sms, b_major) if swaps else ()
     tables = tuple(price_table(g, dtype, kind, rows16) for g in groups)
     t, which, i = cheapest(tables, m, n, k, batch)
     return groups[which][i], t

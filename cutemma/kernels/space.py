@@ -219,17 +219,26 @@ def fitted_widths(n: int, dtype: str) -> tuple[int, ...]:
 
 @lru_cache(maxsize=4096)
 def _fitted_widths(n: int, dtype: str) -> tuple[int, ...]:
-    standard = WIDTHS[ATOMS_SM90[dtype][1]][FIT_ROWS]
-    steps = range(FIT_STEP, SWAP_TOKENS + 1, FIT_STEP)  # (one wgmma's N at most)
-    widest = max(t for t in steps if fits(_fitted(t, dtype), dtype))
-    least = -(-n // widest)
+    least = -(-n // _widest_fitted(dtype))
     shares = (-(-n // j) for j in (least, least + 1))  # each tile's columns, then in steps
     found = (-(-share // FIT_STEP) * FIT_STEP for share in shares)
-    return tuple(
-        t for t in dict.fromkeys(found) if t not in standard and builds(_fitted(t, dtype), dtype)
-    )
+    return tuple(t for t in dict.fromkeys(found) if _new_width(t, dtype))
 
 
+@cache
+def _widest_fitted(dtype: str) -> int:
+    steps = range(FIT_STEP, SWAP_TOKENS + 1, FIT_STEP)  # (one wgmma's N at most)
+    return max(t for t in steps if fits(_fitted(t, dtype), dtype))
+
+
+@cache
+def _new_width(width: int, dtype: str) -> bool:
+    """Whether a fitted width is not one of the space's own and its kernel builds."""
+    standard = WIDTHS[ATOMS_SM90[dtype][1]][FIT_ROWS]
+    return width not in standard and builds(_fitted(width, dtype), dtype)
+
+
+@cache
 def _fitted(width: int, dtype: str) -> Sm90Config:
     return (
         Sm90Config(FIT_ROWS, width, promote=True) if dtype in FP8 else Sm90Config(FIT_ROWS, width)
@@ -248,8 +257,15 @@ def fitted_kernels(m: int, n: int, k: int, dtype: str, batch: int = 1) -> tuple[
     if dtype == "tf32":
         return ()
     _check_counts(dtype, "kernel space: fitted_kernels", m=m, n=n, k=k, batch=batch)
+    return _fitted_kernels(m, n, k, dtype, batch)
+
+
+def _fitted_kernels(m: int, n: int, k: int, dtype: str, batch: int) -> tuple[Sm90Config, ...]:
+    """:func:`fitted_kernels` of checked arguments (the pick's: the policy checked them)."""
+    if n > FIT_MAX_N or dtype == "tf32":
+        return ()
     hinted = evict_first(m, n, k, dtype, batch, FIT_ROWS)
-    return _fitted_group(fitted_widths(n, dtype), dtype, batch == 1, hinted)
+    return _fitted_group(_fitted_widths(n, dtype), dtype, batch == 1, hinted)
 
 
 @lru_cache(maxsize=4096)
@@ -359,10 +375,20 @@ def swapped_groups(
     [5, 5]
     """
     check_b_major(b_major, "kernel space: swapped_kernels")
-    groups = (
-        _swapped_of_class(key, dtype, sms, b_major) for key in swap_classes(m, n, k, dtype, sms)
-    )
-    return tuple(g for g in groups if g)
+    _check_counts(dtype, "kernel space: swapped_kernels", m=m, n=n, k=k, sms=sms)
+    return _swapped_groups(m, n, k, dtype, sms, b_major)
+
+
+def _swapped_groups(
+    m: int, n: int, k: int, dtype: str, sms: int, b_major: str
+) -> tuple[tuple[Sm90Config, ...], ...]:
+    """:func:`swapped_groups` of checked arguments (the pick's: the policy checked them)."""
+    found = []
+    for key in _swap_classes(m, n, k, dtype, sms):
+        group = _swapped_of_class(key, dtype, sms, b_major)
+        if group:
+            found.append(group)
+    return tuple(found)
 
 
 def check_b_major(b_major: object, what: str) -> None:
@@ -386,9 +412,13 @@ def swap_classes(m: int, n: int, k: int, dtype: str, sms: int = 132) -> tuple[tu
     ((152, 0, 1), (104, 0, 1))
     """
     _check_counts(dtype, "kernel space: swap_classes", m=m, n=n, k=k, sms=sms)
+    return _swap_classes(m, n, k, dtype, sms)
+
+
+def _swap_classes(m: int, n: int, k: int, dtype: str, sms: int) -> tuple[tuple, ...]:
     if m <= SWAP_TOKENS:
         return ((swap_tokens(m), *_swap_class(n, k, dtype, sms)),)
-    return tuple((t, 0, int(evict_first(m, n, k, dtype, 1, t))) for t in token_tiles(m, dtype))
+    return tuple((t, 0, int(evict_first(m, n, k, dtype, 1, t))) for t in _token_tiles(m, dtype))
 
 
 def _check_counts(dtype: str, what: str, **counts: int) -> None:
@@ -411,6 +441,10 @@ def token_tiles(m: int, dtype: str) -> tuple[int, ...]:
     ((40,), (144, 96), (200, 168))
     """
     _check_counts(dtype, "kernel space: token_tiles", m=m)
+    return _token_tiles(m, dtype)
+
+
+def _token_tiles(m: int, dtype: str) -> tuple[int, ...]:
     if m <= SWAP_TOKENS:
         return (swap_tokens(m),)
     least = -(-m // _widest_tokens(dtype))

@@ -26,7 +26,9 @@ from cutemma.kernels.sm90.plan import Sm90Config, Sm90Plan  # noqa: E402
 from cutemma.kernels.sm90.source import gemm_sm90_source  # noqa: E402
 from cutemma.kernels.space import (  # noqa: E402
     cluster_kernels,
+    fitted_kernels,
     fused_kernels,
+    mid_swapped_kernel,
     swapped_kernel,
     tile_kernels,
 )
@@ -51,10 +53,19 @@ CASES = [("sm80", SM80, e) for e in CHAINS] + [("sm90", SM90, e) for e in CHAINS
 CASES += [("sm90", (c, "e4m3", "K", "K", "bf16"), CHAINS[3]) for c in FUSED_FP8]
 # the bench's fused call (bias + GELU) on the wide 16-bit tiles the built-in pick takes
 CASES += [("sm90", (Sm90Config(128, bn), "bf16", "K", "K", "bf16"), CHAINS[2]) for bn in (192, 256)]
-# swapped kernels (D^T = B^T A^T, register epilogue) with chains as D^T's (epilogue.transposed)
+# the widths fitted to few columns (240 and 160 here) with the bench's chain: whole, and 160
+# shared (stream-K tiles 224 wide or more spill one 8-byte register under this chain, the
+# space's own 128x256 as well: compiled here)
+CASES += [("sm90", (c, "bf16", "K", "K", "bf16"), CHAINS[2])
+          for c in fitted_kernels(4096, 464, 8192, "bf16")
+          if c.split in (None, 8) and (not c.stream_k or c.block_n <= 192)]  # fmt: skip
+# swapped kernels (D^T = B^T A^T, the "tmat" epilogue: TMA store of D^T, registers for f32)
+# with chains as D^T's (epilogue.transposed); several token tiles, the widest
 _SWAPPED = [(swapped_kernel(16, 8192, 8192, "bf16", 132, False), "bf16"),
             (swapped_kernel(24, 10240, 8192, "bf16", 132, True), "bf16"),
-            (swapped_kernel(32, 8192, 8192, "e4m3", 132, False), "e4m3")]  # fmt: skip
+            (swapped_kernel(32, 8192, 8192, "e4m3", 132, False), "e4m3"),
+            (mid_swapped_kernel(256, "bf16", True), "bf16"),
+            (replace(mid_swapped_kernel(200, "e4m3", False), stream_k=True, split=8), "e4m3")]  # fmt: skip
 CASES += [
     ("sm90", (replace(c, swap_ab=False), dt, "K", "K", "bf16"), e)
     for c, dt in _SWAPPED

@@ -22,14 +22,16 @@ def main() -> None:
     out, variant = sys.argv[1], sys.argv[2]
     models = sys.argv[3] if len(sys.argv) > 3 else "llama-3-8b"
     tokens = sys.argv[4] if len(sys.argv) > 4 else "16,32,64,128,256"
-    from cutemma.kernels import pick
+    from cutemma.kernels import pick, space
 
     if variant == "swapped":
         keep = pick.hinted_kernels
 
         def tiles(m, n, k, dtype, *a):  # (fp8 at 256 tokens has no swapped kernel)
             return (
-                () if m <= 256 and pick.swapped_groups(m, n, k, dtype) else keep(m, n, k, dtype, *a)
+                ()
+                if m <= 256 and space.swapped_groups(m, n, k, dtype)
+                else keep(m, n, k, dtype, *a)
             )
 
         pick.hinted_kernels = tiles

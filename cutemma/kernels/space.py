@@ -208,7 +208,8 @@ def fitted_widths(n: int, dtype: str) -> tuple[int, ...]:
     """The widths of 128-row tiles fitted to a call of ``n`` columns (at most
     :data:`FIT_MAX_N`; not tf32's): for the fewest tiles that hold n and one more, the
     narrowest multiple of 16 that does (the staging tile's narrowest swizzle atom), those
-    the space's own widths (:data:`WIDTHS`) and registers (:func:`fits`) leave out.
+    the space's own widths (:data:`WIDTHS`) leave out and whose kernel builds
+    (:func:`builds`; the widest that :func:`fits` bounds the tiles).
 
     >>> fitted_widths(288, "bf16"), fitted_widths(544, "bf16"), fitted_widths(4096, "bf16")
     ((144, 96), (144,), ())
@@ -614,8 +615,9 @@ def swapped_kernel(m: int, n: int, k: int, dtype: str, sms: int, whole: bool) ->
     128-row tiles of two warpgroups run whole (``whole``), else 64-row tiles of one shared
     by stream-K. D^T is column-major: an MN-major staging tile and TMA store it (epilogue
     "tmat"; from registers each of a warp's stores wrote 16-byte pieces of four rows of D,
-    ~0.28 ns per element of a tile: bench/results/raw/calibrate-h200-mid-regs.json); weights of at most :data:`EVICT_FIRST_MAX_BYTES` stream in evict-first (the
-    kernel's A is B^T: ``evict_first="A"``).
+    ~0.28 ns per element of a tile: bench/results/raw/calibrate-h200-mid-regs.json);
+    weights of at most :data:`EVICT_FIRST_MAX_BYTES` stream in evict-first (the kernel's A
+    is B^T: ``evict_first="A"``).
 
     >>> swapped_kernel(16, 8192, 8192, "bf16", 132, False).name
     'b64x16_c1_sauto_etmat_efa_sk_swap'
@@ -658,10 +660,10 @@ def stream_stages(rows: int, k_bytes: int, ctas: int) -> int | None:
 
 
 __all__ = [
+    "builds",
     "candidates",
     "check_b_major",
     "cluster_kernels",
-    "builds",
     "evict_first",
     "fits",
     "fitted_kernels",

@@ -640,6 +640,12 @@ API: list[tuple[str, type, str]] = [
     ("kernels.space.mid_swapped_kernel(264, 'bf16', True)", TE, "tokens=264"),
     ("kernels.space.mid_swapped_kernel(128, 's8', True)", TE, "dtype='s8'"),
     ("kernels.space.fitted_widths(0, 'bf16')", TE, "fitted_widths: n=0"),
+    (
+        "cm.Sm90Config(epilogue='tmat', schedule='pingpong')",
+        TE,
+        "epilogue 'tmat' with schedule 'cooperative'",
+    ),
+    ("cm.Sm90Config(epilogue='tmat', cluster=2)", TE, "cluster 1 (what the GPU has run"),
     ("kernels.space.fitted_widths(288, 'tf32')", TE, "dtype='tf32'"),
     ("kernels.space.fitted_kernels(64, -288, 64, 'bf16')", TE, "fitted_kernels: n=-288"),
     (

@@ -533,6 +533,15 @@ CONFIG_RULES: tuple[ConfigRule, ...] = (
         "stages", lambda c: c.stages is None or c.stages >= 2, lambda c: f"stages {c.stages} >= 2"
     ),
     ConfigRule(
+        "tmat_cooperative",
+        lambda c: c.epilogue != "tmat" or (c.schedule == "cooperative" and c.cluster == 1),
+        lambda c: (
+            f"epilogue 'tmat' with schedule 'cooperative' and cluster 1 (what the GPU has run "
+            f"it on: tests/kernels/gpu_sm90_sanitize.py swap); got schedule {c.schedule!r}, "
+            f"cluster {c.cluster}: use epilogue 'tma' or 'regs' there"
+        ),
+    ),
+    ConfigRule(
         "tma2_columns",
         lambda c: c.epilogue != "tma2" or c.block_n % 16 == 0,
         lambda c: (

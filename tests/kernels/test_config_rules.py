@@ -65,6 +65,10 @@ SM90_CASES: dict[str, list[tuple[dict, dict]]] = {
     ],
     "stages": [({"stages": 1}, {"stages": 2})],
     "tma2_columns": [({"epilogue": "tma2", "block_n": 200}, {"epilogue": "tma2", "block_n": 192})],
+    "tmat_cooperative": [
+        ({"epilogue": "tmat", "schedule": "pingpong"}, {"epilogue": "tma", "schedule": "pingpong"}),
+        ({"epilogue": "tmat", "cluster": 2}, {"epilogue": "tmat", "block_n": 144}),
+    ],
     "three_consumers_width": [
         (
             {"block_m": 192, "consumers": 3, "block_n": 256},

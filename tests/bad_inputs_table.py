@@ -641,6 +641,11 @@ API: list[tuple[str, type, str]] = [
     ("kernels.space.mid_swapped_kernel(128, 's8', True)", TE, "dtype='s8'"),
     ("kernels.space.fitted_widths(0, 'bf16')", TE, "fitted_widths: n=0"),
     (
+        "kernels.cost.efficiency('b128x144', 'bf16', kernels.cost.device('h200'))",
+        TE,
+        "efficiency() of an Sm90Config",
+    ),
+    (
         "cm.Sm90Config(epilogue='tmat', schedule='pingpong')",
         TE,
         "epilogue 'tmat' with schedule 'cooperative'",

@@ -151,6 +151,12 @@ def efficiency(config: Sm90Config, dtype: str, dev: Device) -> float:
     >>> dev.eff["16/128x128"] < e < dev.eff["16/128x192"]
     True
     """
+    if not isinstance(config, Sm90Config) or dtype not in ATOMS_SM90 or not isinstance(dev, Device):
+        raise TiledMmaError(
+            f"cost model: efficiency() of an Sm90Config, a dtype of {sorted(ATOMS_SM90)} and a "
+            f"Device (cost.device(kind)); got {type(config).__name__}, {dtype!r}, "
+            f"{type(dev).__name__}"
+        )
     cls = tile_class(config, dtype)
     if cls in dev.eff:
         return dev.eff[cls]

@@ -53,13 +53,10 @@ from cutemma.kernels.sm90.config import (
     NON_ACC_REGS,
     REGISTER_SPLIT,
     SWIZZLE_ROW_BYTES,
-    SWIZZLES,
     WARPGROUP,
     Sm90Config,
 )
 from cutemma.kernels.sm90.index import launch_record
-from cutemma.mma.arch.sm90_gmma import N_ALL
-from cutemma.smem import swizzle_mode
 
 # tile rows -> consumer warpgroups (each warpgroup owns 64-row wgmma slices)
 ROWS = {64: 1, 128: 2, 256: 2}
@@ -84,8 +81,10 @@ SPLITS = (16, 8, 4, None)
 # (the swapped kernel's M-major A) at unrelated k rows, which ran 1.32x the K-major time
 # where aligned ones ran 1.02-1.08x (bench/results/sweep-h200-953108650.json, M <= 256)
 SWAP_SPLITS = {"K": SPLITS, "N": tuple(s for s in SPLITS if s is not None)}
-SWAP_TOKENS = N_ALL[-1]  # a token tile is one wgmma's N: at most 256 wide
-N_STEP = N_ALL[1] - N_ALL[0]  # wgmma's N step (8): a token tile's
+# a token tile is one wgmma's N: a multiple of N_STEP up to SWAP_TOKENS (mma/arch/sm90_gmma.N_ALL;
+# not imported: it loads the layout algebra, which a cached kernel's call must not)
+SWAP_TOKENS = 256
+N_STEP = 8
 # calls of at most this many rows may swap, their tokens in several tiles past SWAP_TOKENS:
 # 128-row tiles cover M in steps of 128, token tiles in steps of 8 (tile rows past M: the
 # sweeps' rows whose tiles were under 80% full ran 0.77-0.79x cuBLAS against 0.90-0.94 for
@@ -97,8 +96,9 @@ SWAP_MAX_M = 2048
 # bench/results/sweep-h200-3690315426.json)
 FIT_MAX_N = 1536
 FIT_ROWS = 128
-# the narrowest swizzle row of the space's configs, in the staging tile's 16-bit elements
-FIT_STEP = swizzle_mode(SWIZZLES[-1]).row_bytes // 2
+# the narrowest swizzle row of the space's configs (SW32: 32 bytes, smem.swizzle_atoms) in
+# the staging tile's 16-bit elements
+FIT_STEP = 16
 SWAP_ROWS = 64  # a swapped tile's rows of B^T: one wgmma M (two warpgroups: 2 x this)
 TOKENS_MIN = 16  # the narrowest token tile: 8 was no faster (raw/streamk-explore-run2.json)
 FP8_BLOCK_K = 256  # swapped fp8: 256-byte K rows per TMA box row (raw/streamk-explore-run2.json)
@@ -475,7 +475,7 @@ def mid_swapped_kernel(tokens: int, dtype: str, hinted: bool) -> Sm90Config:
     >>> mid_swapped_kernel(144, "bf16", True).name
     'b128x144_c2_sauto_etmat_efa_swap'
     """
-    if type(tokens) is not int or tokens not in N_ALL:
+    if type(tokens) is not int or not N_STEP <= tokens <= SWAP_TOKENS or tokens % N_STEP:
         raise TiledMmaError(
             f"kernel space: mid_swapped_kernel tokens={tokens!r}; a token tile is a multiple of 8 "
             f"from 8 to {SWAP_TOKENS} (wgmma's N)"

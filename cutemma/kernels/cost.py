@@ -20,7 +20,9 @@ own m and n: a swapped kernel's m is the call's n):
   are added together (:func:`~cutemma.kernels.sm90.streamk.fixup`, :func:`_together`) for ``together_us``
   and three partials' bytes (stored, added, read by the owner), whatever their count;
 - the whole call takes at least its compulsory DRAM bytes (A, B read once, D written
-  once) at ``dram_gbps``, and ``launch_us`` more.
+  once) at ``dram_gbps``, and ``launch_us`` more; stream-K's CTAs read a part
+  (``reread``) of their operand bytes past those from DRAM again, but where each byte is
+  one tile's and the shares are whole tiles' k chunks (:func:`_reads_once`).
 
 The prediction is in seconds.
 
@@ -305,10 +307,11 @@ def price(
         shared = -(-sk * kt // ctas)
         fix_us = _fix_us(bm, bn, ctas, sk, config.split, dev)
         us = whole * whole_tile + shared * k_us + tile_us + fix_us
-        # shares at unrelated k: neighbours' slices of A and B no longer meet in L2, so a
-        # part (``reread``) of every CTA's own operand bytes comes from DRAM again
-        own = sk * (bm + bn) * k * eb
-        once += dev.reread * max(0, own - once)
+        if not _reads_once(config.swap_ab, tn, ctas, sk, config.split):
+            # shares at unrelated k: neighbours' slices of A and B no longer meet in L2, so
+            # a part (``reread``) of every CTA's own operand bytes comes from DRAM again
+            own = sk * (bm + bn) * k * eb
+            once += dev.reread * max(0, own - once)
     else:
         us = -(-tiles // grid) * whole_tile
     dram_us = (once + batch * m * n * out_bytes) / (dev.dram_gbps * 1e3)
@@ -358,14 +361,42 @@ def _together(ctas: int, sk: int, split: int | None) -> bool:
     >>> _together(140, 28, 8), _together(140, 28, None), _together(112, 28, 4)
     (True, False, False)
     """
-    return split is not None and ctas % sk == 0 and ctas // sk >= TOGETHER_MIN
+    return _aligned(ctas, sk, split) and ctas // sk >= TOGETHER_MIN
+
+
+def _aligned(ctas: int, sk: int, split: int | None) -> bool:
+    """Whether a launch of ``ctas`` CTAs sharing ``sk`` tiles cuts each tile into the same
+    k chunks (a ``split`` config, as many CTAs to each tile).
+
+    >>> _aligned(132, 66, 16), _aligned(132, 66, None), _aligned(132, 160, 16)
+    (True, False, False)
+    """
+    return split is not None and ctas >= sk and ctas % sk == 0
+
+
+def _reads_once(swap: bool, tiles_n: int, ctas: int, sk: int, split: int | None) -> bool:
+    """Whether stream-K's shares read no operand byte twice: a swapped kernel whose tokens
+    are one tile column (each weight byte is one tile's; the tokens, at most 256 rows, stay
+    in L2) with :func:`_aligned` shares. Over the H200 calibration sets, pricing their
+    re-reads as other shares' had the model take unswapped tiles at 32-64 tokens that ran
+    10-35% slower (the decode set's picks 0.968 -> 1.062 of the peer without them; the
+    drawn sets s35 and s36 and the named, mid and skinny sets even or better). Unswapped
+    tiles' aligned shares ran slower than a price without re-reads, and swapped shares over
+    more tiles than CTAs slower still (raw/calibrate-h200-{decode,named,s35,s36}.json).
+
+    >>> _reads_once(True, 1, 132, 66, 16), _reads_once(False, 1, 132, 66, 16)
+    (True, False)
+    """
+    return swap and tiles_n == 1 and _aligned(ctas, sk, split)
 
 
 def _fix_us(bm: int, bn: int, ctas: int, sk: int, split: int | None, dev: Device) -> float:
-    """What the fix-up adds to the critical path of ``sk`` tiles shared by ``ctas`` CTAs."""
+    """What the fix-up adds to the critical path of ``sk`` tiles shared by ``ctas`` CTAs:
+    where there are more shared tiles than CTAs, each CTA's share still ends inside a tile
+    that another finishes, so it adds one partial at least."""
     if _together(ctas, sk, split):
         return _together_us(bm, bn, dev)
-    return _partial_us(bm, bn, dev) * (ctas // sk)
+    return _partial_us(bm, bn, dev) * max(1, ctas // sk)
 
 
 def best(
@@ -549,6 +580,8 @@ def _cheapest(table: tuple, m: int, n: int, k: int, batch: int, bound: float) ->
             continue
         if first_sk < 0 and low > min(bt, bound):  # (again: the whole kernel's price in)
             continue
+        # (shares re-read a part of their operands but where _reads_once says not)
+        once_read = swap and tn == 1
         once = once0 + reread * max(0, sk * (bm + bn) * k * eb - once0)
         d = ((once + out) / dram) ** p
         done = (tiles - sk) // grid * whole_tile
@@ -557,15 +590,16 @@ def _cheapest(table: tuple, m: int, n: int, k: int, batch: int, bound: float) ->
             # _together's rule and below _fix_us's, inline (a call per split cost the pick
             # ~2 us); test_pick_fast holds this loop's prices equal to price's
             per = ctas // sk
-            if split and per >= TOGETHER_MIN and ctas == per * sk:
+            aligned = split is not None and per >= 1 and ctas == per * sk
+            if aligned and per >= TOGETHER_MIN:
                 fix = together_us
             else:
-                fix = partial_us * per
-            if (ctas, fix) == last:  # splits that come to the same price: the earlier wins
+                fix = partial_us * (per or 1)
+            if (ctas, fix, aligned) == last:  # splits that come to one price: the earlier wins
                 continue
-            last = ctas, fix
+            last = ctas, fix, aligned
             us = done + -(-sk * kt // ctas) * k_us + tile_us + fix
-            t = ((us**p + d) ** ip + launch) * 1e-6
+            t = ((us**p + (d0 if aligned and once_read else d)) ** ip + launch) * 1e-6
             if t < bt or (t == bt and i < bi):
                 bt, bi = t, i
     return bt, bi

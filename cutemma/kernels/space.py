@@ -622,7 +622,8 @@ def swapped_kernel(m: int, n: int, k: int, dtype: str, sms: int, whole: bool) ->
     "tmat"; from registers each of a warp's stores wrote 16-byte pieces of four rows of D,
     ~0.28 ns per element of a tile: bench/results/raw/calibrate-h200-mid-regs.json);
     weights of at most :data:`EVICT_FIRST_MAX_BYTES` stream in evict-first (the kernel's A
-    is B^T: ``evict_first="A"``).
+    is B^T: ``evict_first="A"``). The ring holds about :data:`IN_FLIGHT_BYTES` of weights
+    (:func:`stream_stages`), less where shared memory holds less beside the staging tile.
 
     >>> swapped_kernel(16, 8192, 8192, "bf16", 132, False).name
     'b64x16_c1_sauto_etmat_efa_sk_swap'
@@ -637,9 +638,32 @@ def swapped_kernel(m: int, n: int, k: int, dtype: str, sms: int, whole: bool) ->
     block_k, k_bytes = (FP8_BLOCK_K, FP8_BLOCK_K) if dtype in FP8 else (None, SWIZZLE_ROW_BYTES)
     if whole:
         stages = stream_stages(2 * SWAP_ROWS, k_bytes, min(-(-n // (2 * SWAP_ROWS)), sms))
-        return Sm90Config(2 * SWAP_ROWS, tokens, block_k=block_k, stages=stages, **kw)
-    stages = stream_stages(SWAP_ROWS, k_bytes, sms)
-    return Sm90Config(SWAP_ROWS, tokens, block_k=block_k, consumers=1, stages=stages, **kw)
+        shape = {"block_m": 2 * SWAP_ROWS}
+    else:
+        stages = stream_stages(SWAP_ROWS, k_bytes, sms)
+        shape = {"block_m": SWAP_ROWS, "consumers": 1}
+    make = lambda depth: Sm90Config(  # noqa: E731
+        block_n=tokens, block_k=block_k, stages=depth, **shape, **kw
+    )
+    return _shallower_if_needed(make, stages, dtype)
+
+
+def _shallower_if_needed(make, stages: int | None, dtype: str) -> Sm90Config:
+    """``make(stages)``, or where its ring and staging tile outgrow shared memory
+    (:func:`builds`) the deepest ring down to 2 stages that fits: a wide token tile's
+    staging tile takes what a deep ring would (before the TMA store, 16-bit whole kernels
+    of 104-256 tokens and fp8 ones of 48-168 left the space for it). The first refusal is
+    raised where no depth fits."""
+    if stages is None:
+        return make(None)
+    for depth in range(stages, 1, -1):
+        try:
+            cfg = make(depth)
+        except TiledMmaError:
+            continue
+        if builds(cfg, dtype):
+            return cfg
+    return make(stages)
 
 
 def swap_tokens(m: int) -> int:

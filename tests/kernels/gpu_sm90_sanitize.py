@@ -88,6 +88,13 @@ def swap_cases() -> list:
             (16, 512, 1024, shared, dtype),
             (40, 1024, 512, swapped_kernel(40, 1024, 512, dtype, 132, True), dtype),
         ]
+        # rings one or more stages shallower than the in-flight rule: a wide token tile's
+        # staging tile takes the room (space._shallower_if_needed)
+        wide = (168, swapped_kernel(168, 4096, 8192, dtype, 132, False))
+        wide = (
+            (200, swapped_kernel(200, 14336, 8192, dtype, 132, True)) if dtype == "bf16" else wide
+        )
+        cases.append((wide[0], 512, 1024, wide[1], dtype))
         mid = mid_swapped_kernel(token_tiles(300, dtype)[0], dtype, False)
         cases += [(300, 512, 1024, c, dtype) for c in (mid, replace(mid, stream_k=True, split=4),
                                                        replace(mid, stream_k=True))]  # fmt: skip

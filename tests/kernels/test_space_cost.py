@@ -13,7 +13,17 @@ from pathlib import Path
 
 import pytest
 
-from cutemma.kernels.cost import DEVICES, Device, best, device, device_kind, predict, tile_class
+from cutemma.kernels.cost import (
+    DEVICES,
+    Device,
+    best,
+    device,
+    device_kind,
+    predict,
+    price,
+    shape_free,
+    tile_class,
+)
 from cutemma.kernels.sm90.config import ATOMS_SM90, Sm90Config
 from cutemma.kernels.sm90.plan import Sm90Plan
 from cutemma.kernels.sm90.streamk import sk_split
@@ -24,6 +34,7 @@ from cutemma.kernels.space import (
     candidates,
     cluster_kernels,
     fits,
+    swapped_kernel,
 )
 
 DTYPES = sorted(ATOMS_SM90)
@@ -99,6 +110,37 @@ def test_the_model_charges_more_k_more_time_and_prices_a_swap_transposed():
     swapped = Sm90Config(64, 16, consumers=1, swap_ab=True, epilogue="regs")
     plain = Sm90Config(64, 16, consumers=1, epilogue="regs")
     assert predict(swapped, 16, 8192, 8192, "bf16") == predict(plain, 8192, 16, 8192, "bf16")
+
+
+def test_shares_pay_re_reads_but_a_swapped_column_s_aligned_ones_and_each_pays_a_fix_up():
+    """cost._reads_once: a swapped kernel whose tokens are one tile column, its shares whole
+    tiles' k chunks (a split), reads each byte once; its grid-wide shares (split None) and
+    an unswapped kernel's shares pay ``reread``. A launch sharing more tiles than it has
+    CTAs still adds a partial per CTA (``fixup_us``)."""
+    dev = device("h200")
+
+    def priced(cfg, m, n, k, **constants):
+        d = replace(dev, **constants)
+        return price(shape_free(cfg, "bf16", d), cfg, m, n, k, "bf16", 1, d)
+
+    # 16 tokens by 4096 weight rows: 64 tiles of 64 rows, split 16 over 128 CTAs, 2 a tile
+    column = swapped_kernel(16, 4096, 8192, "bf16", 132, False)
+    aligned, grid = (replace(column, split=s) for s in (16, None))
+    assert sk_split(64, 1, 8192 // 64, 132, 16) == (64, 128)
+    assert sk_split(64, 1, 8192 // 64, 132) == (64, 132)
+    shape = (16, 4096, 8192)
+    assert priced(aligned, *shape) == priced(aligned, *shape, reread=0.0)
+    assert priced(grid, *shape) > priced(grid, *shape, reread=0.0)
+    # the same shares of an unswapped kernel: 66 tiles of 128x128, split 16 over 132 CTAs
+    plain = Sm90Config(128, 128, stream_k=True, split=16)
+    assert sk_split(6, 11, 8192 // 64, 132, 16) == (66, 132)
+    shape = (6 * 128, 11 * 128, 8192)
+    assert priced(plain, *shape) > priced(plain, *shape, reread=0.0)
+    # swapped: 160 tiles of 64 rows over 132 CTAs, each CTA's share ending inside a tile
+    many = swapped_kernel(16, 10240, 8192, "bf16", 132, False)
+    assert sk_split(160, 1, 8192 // 64, 132, many.split)[0] > 132
+    shape = (16, 10240, 8192)
+    assert priced(many, *shape, fixup_us=0.0) < priced(many, *shape)
 
 
 def test_best_is_the_least_predicted():

@@ -340,6 +340,31 @@ def test_swapped_rings_hold_about_the_in_flight_bytes(n, dtype, whole):
         assert abs(stages * per_stage - IN_FLIGHT_BYTES) <= per_stage / 2
 
 
+@pytest.mark.parametrize("dtype", ["bf16", "e4m3"])
+def test_a_swapped_kernel_whose_ring_outgrows_smem_takes_a_shallower_one(dtype):
+    """Every token tile's swapped kernel builds (its ring and staging tile fit shared
+    memory, space.builds) wherever its sums fit registers: the ring is at most the
+    in-flight rule's depth, one stage shallower at a time down to 2 where a wide token
+    tile's staging tile takes the room."""
+    from cutemma.kernels.space import SWIZZLE_ROW_BYTES, builds, fits, stream_stages
+
+    shallower = 0
+    for tokens in range(16, 257, 8):
+        for n in (4096, 14336, 57344):
+            for whole in (False, True):
+                cfg = swapped_kernel(tokens, n, 8192, dtype, 132, whole)  # (refused: raises)
+                if not fits(cfg, dtype):
+                    continue
+                assert builds(cfg, dtype), cfg.name
+                k_bytes = 256 if dtype == "e4m3" else SWIZZLE_ROW_BYTES
+                ctas = min(-(-n // cfg.block_m), 132) if whole else 132
+                rule = stream_stages(cfg.block_m, k_bytes, ctas)
+                if rule is not None:
+                    assert 2 <= cfg.stages <= rule
+                    shallower += cfg.stages < rule
+    assert shallower > 0  # the wide token tiles of both dtypes need it
+
+
 def test_swapped_rings_of_the_measured_shapes():
     """The depths measured as fastest: fp8 64-row tiles shared by 132 SMs 4, 16-bit
     128-row tiles on 80 CTAs 6, 16-bit 64-row tiles the plan's 8 (raw/decode-stages-run6.json);

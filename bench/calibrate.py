@@ -87,13 +87,21 @@ SKINNY = [(1426, 256, 2192), (4436, 288, 37584), (2130, 352, 28768), (1281, 416,
 DECODE = [(m, n, k) for m in (32, 64) for n, k in
           [(6144, 4096), (4096, 4096), (28672, 4096), (4096, 14336),
            (10240, 8192), (8192, 8192), (57344, 8192), (8192, 28672)]]  # fmt: skip
-SETS = {"named": -1, "small": -2, "longk": -3, "mid": -4, "skinny": -5, "decode": -6}
+# ``--set decode-ends``: the 8B-class model's projections at the decode graph's other token
+# counts (1, 16, 128, 256), where a model change moved picks that no set had measured
+# (bench/gemm_decode_graph.py; count -7)
+DECODE_ENDS = [(m, n, k) for m in (1, 16, 128, 256) for _, n, k in DECODE[:4]]
+SETS = {
+    "named": -1, "small": -2, "longk": -3, "mid": -4, "skinny": -5, "decode": -6,
+    "decode-ends": -7,
+}  # fmt: skip
 SHAPE_SETS = {
     -2: SMALL,
     -3: LONG_K,
     -4: MID,
     -5: SKINNY,
     -6: DECODE,
+    -7: DECODE_ENDS,
 }  # the sets every combo runs (NAMED: two of them)
 
 

@@ -129,8 +129,7 @@ def candidates(
     stream-K, the clusters where ``rows16`` has a row half a sector off
     (:func:`hinted_kernels`), and the swapped kernels where ``swap`` allows (2-D calls
     without C or epilogue, m <= :data:`SWAP_MAX_M`; B's major ``b_major`` picks their
-    splits, :data:`SWAP_SPLITS`, and an N-major B's whose tiles outnumber the SMs run whole:
-    :func:`swapped_groups`).
+    splits, :data:`SWAP_SPLITS`).
 
     >>> len(candidates(8192, 8192, 8192, "bf16")) >= 8
     True
@@ -366,8 +365,6 @@ def swapped_kernels(
     [16, 8, 4, None, None]
     >>> [c.split for c in swapped_kernels(16, 8192, 8192, "bf16", b_major="N")]
     [16, 8, 4, None]
-    >>> [c.stream_k for c in swapped_kernels(16, 16384, 8192, "bf16", b_major="N")]
-    [False]
     >>> sorted({c.block_n for c in swapped_kernels(287, 8192, 8192, "bf16")})
     [96, 144]
     """
@@ -378,9 +375,7 @@ def swapped_groups(
     m: int, n: int, k: int, dtype: str, sms: int = 132, b_major: str = "K"
 ) -> tuple[tuple[Sm90Config, ...], ...]:
     """:func:`swapped_kernels` as one tuple per class of calls (:func:`swap_classes`: a
-    token tile each), each built once (the cost model's table of it too). For an N-major B
-    whose tokens are one tile and whose weights' 64-row tiles outnumber ``sms``, only the
-    whole kernels (:func:`_whole_only`).
+    token tile each), each built once (the cost model's table of it too).
 
     >>> [len(g) for g in swapped_groups(300, 8192, 8192, "bf16")]
     [5, 5]
@@ -397,23 +392,9 @@ def _swapped_groups(
     found = []
     for key in _swap_classes(m, n, k, dtype, sms):
         group = _swapped_of_class(key, dtype, sms, b_major)
-        if b_major == "N" and m <= SWAP_TOKENS and -(-n // SWAP_ROWS) > sms:
-            group = _whole_only(group)
         if group:
             found.append(group)
     return tuple(found)
-
-
-@lru_cache(maxsize=4096)
-def _whole_only(group: tuple[Sm90Config, ...]) -> tuple[Sm90Config, ...]:
-    """A swapped group of one token tile without its stream-K kernels, for an N-major B whose
-    64-row tiles outnumber the SMs: their shares then span tiles at unrelated k, which read an N-major B (the
-    swapped kernel's M-major A) 1.07x slower at the median and 1.6x at the 90th percentile
-    than the same kernels on a K-major B, where aligned shares ran 0.995x
-    (raw/calibrate-h200-{s35,s36,decode,decode-ends,mid-tmat,small-tmat,skinny}.json,
-    the same shapes timed with each major). One tuple per group (its price table is
-    built once)."""
-    return tuple(c for c in group if not c.stream_k)
 
 
 def check_b_major(b_major: object, what: str) -> None:

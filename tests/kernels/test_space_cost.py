@@ -95,24 +95,6 @@ def test_a_stream_k_variant_that_shares_nothing_never_beats_its_whole_kernel(sha
     assert splits == set(SPLITS)
 
 
-def test_an_n_major_b_runs_swapped_stream_k_only_where_the_tiles_fit_the_grid():
-    """space._whole_only: for an N-major B, one token tile's stream-K kernels share tiles
-    at unrelated k once the weights' 64-row tiles outnumber the SMs; such calls keep only
-    the whole swapped kernels. A K-major B, and fewer tiles, keep them all."""
-    for dtype in ("bf16", "e4m3"):
-        for n, m in ((132 * 64 + 64, 16), (21520, 17), (57344, 200)):
-            n_major = [c for c in candidates(m, n, 8192, dtype, b_major="N") if c.swap_ab]
-            k_major = [c for c in candidates(m, n, 8192, dtype, b_major="K") if c.swap_ab]
-            assert n_major and not any(c.stream_k for c in n_major)
-            assert any(c.stream_k for c in k_major)
-            assert set(n_major) <= set(k_major)
-        few = [c for c in candidates(16, 132 * 64, 8192, dtype, b_major="N") if c.swap_ab]
-        assert any(c.stream_k for c in few)
-        # several token tiles: their 128-row tiles keep stream-K
-        mid = [c for c in candidates(700, 57344, 8192, dtype, b_major="N") if c.swap_ab]
-        assert any(c.stream_k for c in mid)
-
-
 def test_swapped_kernels_only_for_few_rows_and_plain_calls():
     assert any(c.swap_ab for c in candidates(SWAP_MAX_M, 8192, 8192, "bf16"))
     assert not any(c.swap_ab for c in candidates(SWAP_MAX_M + 1, 8192, 8192, "bf16"))

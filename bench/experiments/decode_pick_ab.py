@@ -1,7 +1,9 @@
-"""The decode-step graph (bench/gemm_decode_graph.py) with the built-in pick, or with only
-the swapped kernels priced for calls of at most 256 rows: which the graph runs faster.
+"""The decode-step graph (bench/gemm_decode_graph.py) with the built-in pick, with only
+the swapped kernels priced for calls of at most 256 rows, or with the built-in pick's
+kernels launched with programmatic dependent launch (``pdl``: each kernel's prologue and
+first loads overlap the previous kernel's tail): which the graph runs faster.
 
-    python bench/experiments/decode_pick_ab.py OUT.json [builtin|swapped] [--models ...]
+    python bench/experiments/decode_pick_ab.py OUT.json builtin|swapped|pdl [MODELS [TOKENS]]
 
 Each variant runs in its own process (the picks are cached per signature), and records
 the kernel it took for each projection.
@@ -35,6 +37,16 @@ def main() -> None:
             )
 
         pick.hinted_kernels = tiles
+    if variant == "pdl":
+        from dataclasses import replace
+
+        built_in = pick._sm90_pick
+
+        def with_pdl(*args, **kw):  # (pdl runs clusters of 1 only)
+            cfg, t = built_in(*args, **kw)
+            return (replace(cfg, pdl=True) if cfg.cluster == 1 else cfg), t
+
+        pick._sm90_pick = with_pdl
     import gemm_decode_graph as g
     from gemm_sweep import MODELS
 

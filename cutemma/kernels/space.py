@@ -41,6 +41,7 @@ True
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from functools import cache, lru_cache
 
@@ -648,12 +649,15 @@ def swapped_kernel(m: int, n: int, k: int, dtype: str, sms: int, whole: bool) ->
     return _shallower_if_needed(make, stages, dtype)
 
 
-def _shallower_if_needed(make, stages: int | None, dtype: str) -> Sm90Config:
+def _shallower_if_needed(
+    make: Callable[[int | None], Sm90Config], stages: int | None, dtype: str
+) -> Sm90Config:
     """``make(stages)``, or where its ring and staging tile outgrow shared memory
     (:func:`builds`) the deepest ring down to 2 stages that fits: a wide token tile's
     staging tile takes what a deep ring would (before the TMA store, 16-bit whole kernels
-    of 104-256 tokens and fp8 ones of 48-168 left the space for it). The first refusal is
-    raised where no depth fits."""
+    of 104-256 tokens and fp8 ones of 48-168 left the space for it). Where no depth fits,
+    ``make(stages)`` as it is: its refusal raised, or a config that does not build, which
+    the space leaves out (:func:`_swap`)."""
     if stages is None:
         return make(None)
     for depth in range(stages, 1, -1):

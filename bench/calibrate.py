@@ -1,7 +1,7 @@
 """Calibrate the cost model (cutemma/kernels/cost.py) for one device kind (issue 33).
 
     python bench/calibrate.py measure --out FILE [--shapes N] [--seed S] [--shards P]   # GPU
-    python bench/calibrate.py measure --out FILE --set named|small|longk|mid|skinny|decode               # GPU
+    python bench/calibrate.py measure --out FILE --set named|small|longk|mid|skinny|decode|decode-ends   # GPU
     python bench/calibrate.py fit FILE [FILE ...] --kind h200 [--write]                # CPU
     python bench/calibrate.py picks FILE [FILE ...] --kind h200                        # CPU
 

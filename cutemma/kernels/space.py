@@ -58,6 +58,7 @@ from cutemma.kernels.sm90.config import (
     Sm90Config,
 )
 from cutemma.kernels.sm90.index import launch_record
+from cutemma.kernels.sm90.streamk import sk_shares
 
 # tile rows -> consumer warpgroups (each warpgroup owns 64-row wgmma slices)
 ROWS = {64: 1, 128: 2, 256: 2}
@@ -130,7 +131,8 @@ def candidates(
     stream-K, the clusters where ``rows16`` has a row half a sector off
     (:func:`hinted_kernels`), and the swapped kernels where ``swap`` allows (2-D calls
     without C or epilogue, m <= :data:`SWAP_MAX_M`; B's major ``b_major`` picks their
-    splits, :data:`SWAP_SPLITS`).
+    splits, :data:`SWAP_SPLITS`, and an N-major B's whose shares would mostly span tiles
+    run whole: :func:`swapped_groups`).
 
     >>> len(candidates(8192, 8192, 8192, "bf16")) >= 8
     True
@@ -366,6 +368,8 @@ def swapped_kernels(
     [16, 8, 4, None, None]
     >>> [c.split for c in swapped_kernels(16, 8192, 8192, "bf16", b_major="N")]
     [16, 8, 4, None]
+    >>> [c.stream_k for c in swapped_kernels(17, 21520, 9392, "bf16", b_major="N")]
+    [False]
     >>> sorted({c.block_n for c in swapped_kernels(287, 8192, 8192, "bf16")})
     [96, 144]
     """
@@ -376,7 +380,10 @@ def swapped_groups(
     m: int, n: int, k: int, dtype: str, sms: int = 132, b_major: str = "K"
 ) -> tuple[tuple[Sm90Config, ...], ...]:
     """:func:`swapped_kernels` as one tuple per class of calls (:func:`swap_classes`: a
-    token tile each), each built once (the cost model's table of it too).
+    token tile each), each built once (the cost model's table of it too). For an N-major B
+    whose tokens are one tile, where stream-K would share most of the weights' 64-row tiles
+    over more of them than ``sms`` (:func:`_shares_mostly_unaligned`), the whole kernels
+    only.
 
     >>> [len(g) for g in swapped_groups(300, 8192, 8192, "bf16")]
     [5, 5]
@@ -393,9 +400,38 @@ def _swapped_groups(
     found = []
     for key in _swap_classes(m, n, k, dtype, sms):
         group = _swapped_of_class(key, dtype, sms, b_major)
+        if b_major == "N" and m <= SWAP_TOKENS and _shares_mostly_unaligned(n, k, dtype, sms):
+            group = _whole_only(group)
         if group:
             found.append(group)
     return tuple(found)
+
+
+# an N-major B's swapped stream-K over more 64-row tiles than SMs: where the shared tiles
+# are at least half of them and K at least this long, the shares (at unrelated k) read the
+# weights 1.35-1.8x slower than the same kernels on a K-major B; under half (e.g. 236 of 896
+# tiles), or K of at most 816, 0.97-1.12x (the same shapes timed with each major,
+# raw/calibrate-h200-{s35,s36,decode,decode-ends}.json)
+N_MAJOR_SHARED_MIN_K = 2048
+
+
+def _shares_mostly_unaligned(n: int, k: int, dtype: str, sms: int) -> bool:
+    """Whether one token tile's swapped stream-K over ``n`` weight rows shares more tiles
+    than ``sms`` CTAs, at least half of all its tiles, over a K of at least
+    :data:`N_MAJOR_SHARED_MIN_K`."""
+    tiles = -(-n // SWAP_ROWS)
+    if tiles <= sms or k < N_MAJOR_SHARED_MIN_K:
+        return False
+    k_tile = FP8_BLOCK_K if dtype in FP8 else SWIZZLE_ROW_BYTES // ATOMS_SM90[dtype][1]
+    sk, _ = sk_shares(tiles, 1, -(-k // k_tile), sms, (None,))
+    return sk > sms and 2 * sk >= tiles
+
+
+@lru_cache(maxsize=4096)
+def _whole_only(group: tuple[Sm90Config, ...]) -> tuple[Sm90Config, ...]:
+    """A swapped group without its stream-K kernels (one tuple per group: its price table is
+    built once)."""
+    return tuple(c for c in group if not c.stream_k)
 
 
 def check_b_major(b_major: object, what: str) -> None:

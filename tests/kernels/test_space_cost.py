@@ -95,6 +95,27 @@ def test_a_stream_k_variant_that_shares_nothing_never_beats_its_whole_kernel(sha
     assert splits == set(SPLITS)
 
 
+@pytest.mark.parametrize("dtype", ["bf16", "e4m3"])
+def test_an_n_major_b_s_swapped_calls_drop_stream_k_where_most_shares_span_tiles(dtype):
+    """space._shares_mostly_unaligned: one token tile's swapped stream-K over more 64-row
+    tiles than SMs, at least half of them shared, over a K of at least
+    N_MAJOR_SHARED_MIN_K, reads an N-major B at unrelated k: such calls keep only the
+    whole swapped kernels. Fewer shared tiles, a short K, several token tiles, or a K-major
+    B keep stream-K."""
+
+    def swapped(m, n, k, major):
+        return [c for c in candidates(m, n, k, dtype, b_major=major) if c.swap_ab]
+
+    for m, n, k in ((17, 21520, 9392), (29, 22368, 35472), (4, 12288, 12288)):
+        n_major = swapped(m, n, k, "N")
+        assert n_major and not any(c.stream_k for c in n_major), (m, n, k)
+        assert any(c.stream_k for c in swapped(m, n, k, "K"))
+        assert set(n_major) <= set(swapped(m, n, k, "K"))
+    kept = ((16, 57344, 8192), (2, 9376, 816), (16, 132 * 64, 8192), (700, 21520, 9392))
+    for m, n, k in kept:  # 236 of 896 tiles shared; K 816; one wave; several token tiles
+        assert any(c.stream_k for c in swapped(m, n, k, "N")), (m, n, k)
+
+
 def test_swapped_kernels_only_for_few_rows_and_plain_calls():
     assert any(c.swap_ab for c in candidates(SWAP_MAX_M, 8192, 8192, "bf16"))
     assert not any(c.swap_ab for c in candidates(SWAP_MAX_M + 1, 8192, 8192, "bf16"))

@@ -4,6 +4,7 @@
     python bench/calibrate.py measure --out FILE --set named|small|longk|mid|skinny|decode|decode-ends   # GPU
     python bench/calibrate.py fit FILE [FILE ...] --kind h200 [--write]                # CPU
     python bench/calibrate.py picks FILE [FILE ...] --kind h200                        # CPU
+    python bench/calibrate.py bias FILE [FILE ...] --kind h200                         # CPU
 
 ``measure`` draws N shapes (bench/gemm_sweep.py's distribution, calibration seed S, never a
 sweep's) and, for each of bf16 with B K-major, bf16 with B N-major and e4m3, times every
@@ -16,6 +17,8 @@ odd ones: the model's error and what its picks would have run at against the pee
 ``--write`` stores the constants in cutemma/kernels/devices/<kind>.json. ``picks`` reports,
 per measured file and combo, what the model's choices among the timed kernels ran at
 against the peer, beside the best timed kernel (run it on two trees to compare models).
+``bias`` reports measured over predicted time by kind of kernel (whole, stream-K aligned
+or not, swapped or not): where the model is biased for or against a kind.
 """
 
 from __future__ import annotations
@@ -349,12 +352,54 @@ def picks(path: str, kind: str) -> dict:
     }
 
 
+def kernel_kind(cfg, m: int, n: int, k: int, dtype: str, sms: int = 132) -> str:
+    """What a timed kernel is on its shape, as the model's terms split it: 'plain' or
+    'swapped' (its tokens one tile column) or 'swapped-tiles' (several), then 'whole',
+    'no-share' (stream-K that shares nothing), 'aligned' (every shared tile cut into the
+    same k chunks, cost._aligned) or 'unaligned'."""
+    from cutemma.kernels.cost import _aligned, pairs
+    from cutemma.kernels.sm90.config import ATOMS_SM90
+    from cutemma.kernels.sm90.streamk import sk_split
+
+    mk, nk = (n, m) if cfg.swap_ab else (m, n)
+    pm, pn = pairs(cfg)
+    tm, tn = -(-mk // (cfg.block_m * pm)) * pm, -(-nk // (cfg.block_n * pn)) * pn
+    side = ("swapped" if tn == 1 else "swapped-tiles") if cfg.swap_ab else "plain"
+    if not cfg.stream_k:
+        return f"{side} whole"
+    kt = -(-k // cfg.k_tiles[ATOMS_SM90[dtype][1]])
+    sk, ctas = sk_split(tm, tn, kt, sms, cfg.split)
+    share = "no-share" if not sk else "aligned" if _aligned(ctas, sk, cfg.split) else "unaligned"
+    return f"{side} {share}"
+
+
+def bias(paths: list[str], kind: str) -> dict:
+    """Measured over predicted time of every timed kernel in ``measure`` files, by
+    :func:`kernel_kind`: how many, and the quartiles (above 1: the model prices that kind
+    too cheap, below: too dear). Where one kind's quartiles sit off the others', the pick
+    favours or shuns it (this split found aligned unswapped stream-K at 0.86 against whole
+    tiles' 1.02-1.08, notes/kernels-journal.md)."""
+    from cutemma.kernels.cost import device, price, shape_free
+
+    dev, ratios = device(kind), {}
+    for path in paths:
+        for c, m, n, k, d, us, r16 in _points(json.load(open(path))["rows"]):
+            predicted = price(shape_free(c, d, dev), c, m, n, k, d, 1, dev, 2, r16) * 1e6
+            ratios.setdefault(kernel_kind(c, m, n, k, d, dev.sms), []).append(us / predicted)
+    out = {}
+    for what, v in sorted(ratios.items()):
+        q = statistics.quantiles(v, n=4) if len(v) > 1 else [v[0]] * 3
+        out[what] = {"kernels": len(v), "p25": round(q[0], 3), "median": round(q[1], 3),
+                     "p75": round(q[2], 3)}  # fmt: skip
+    return out
+
+
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "compile":
         compile_shard(*map(int, sys.argv[2:6]))
         return
     ap = argparse.ArgumentParser()
-    ap.add_argument("mode", choices=("measure", "fit", "picks"))
+    ap.add_argument("mode", choices=("measure", "fit", "picks", "bias"))
     ap.add_argument("files", nargs="*")
     ap.add_argument("--out")
     ap.add_argument("--shapes", type=int, default=60)
@@ -376,6 +421,9 @@ def main() -> None:
         return
     if args.mode == "picks":
         print(json.dumps({path: picks(path, args.kind) for path in args.files}, indent=1))
+        return
+    if args.mode == "bias":
+        print(json.dumps(bias(args.files, args.kind), indent=1))
         return
     rows = [r for path in args.files for r in json.load(open(path))["rows"]]
     dev = fit(rows, args.kind)

@@ -357,17 +357,13 @@ def kernel_kind(cfg, m: int, n: int, k: int, dtype: str, sms: int = 132) -> str:
     'swapped' (its tokens one tile column) or 'swapped-tiles' (several), then 'whole',
     'no-share' (stream-K that shares nothing), 'aligned' (every shared tile cut into the
     same k chunks, cost._aligned) or 'unaligned'."""
-    from cutemma.kernels.cost import _aligned, pairs
-    from cutemma.kernels.sm90.config import ATOMS_SM90
+    from cutemma.kernels.cost import _aligned, _tile_grid
     from cutemma.kernels.sm90.streamk import sk_split
 
-    mk, nk = (n, m) if cfg.swap_ab else (m, n)
-    pm, pn = pairs(cfg)
-    tm, tn = -(-mk // (cfg.block_m * pm)) * pm, -(-nk // (cfg.block_n * pn)) * pn
+    tm, tn, kt = _tile_grid(cfg, m, n, k, dtype)
     side = ("swapped" if tn == 1 else "swapped-tiles") if cfg.swap_ab else "plain"
     if not cfg.stream_k:
         return f"{side} whole"
-    kt = -(-k // cfg.k_tiles[ATOMS_SM90[dtype][1]])
     sk, ctas = sk_split(tm, tn, kt, sms, cfg.split)
     share = "no-share" if not sk else "aligned" if _aligned(ctas, sk, cfg.split) else "unaligned"
     return f"{side} {share}"

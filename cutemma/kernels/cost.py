@@ -245,6 +245,21 @@ def pairs(config: Sm90Config) -> tuple[int, int]:
     return (1, config.cluster) if config.multicast == "A" else (config.cluster, 1)
 
 
+def _tile_grid(config: Sm90Config, m: int, n: int, k: int, dtype: str) -> tuple[int, int, int]:
+    """(tile rows, tile columns, k tiles) of ``config`` on an (m, n, k) call of ``dtype``, as
+    the kernel sees the problem (a swapped config's is (n, m, k)); a cluster's CTAs run
+    whole pairs of tiles (:func:`pairs`).
+
+    >>> _tile_grid(Sm90Config(128, 256), 1000, 1000, 1000, "bf16")
+    (8, 4, 16)
+    """
+    if config.swap_ab:
+        m, n = n, m
+    pm, pn = pairs(config)
+    bk = config.k_tiles[ATOMS_SM90[dtype][1]]
+    return -(-m // (config.block_m * pm)) * pm, -(-n // (config.block_n * pn)) * pn, -(-k // bk)
+
+
 def predict(
     config: Sm90Config,
     m: int,
@@ -292,10 +307,9 @@ def price(
     rate, tile_us = free
     eb = ATOMS_SM90[dtype][1]
     bm, bn, bk = config.block_m, config.block_n, config.k_tiles[eb]
+    tm, tn, kt = _tile_grid(config, m, n, k, dtype)
     if config.swap_ab:
         m, n, rows16 = n, m, rows16[::-1]
-    pm, pn = pairs(config)  # a cluster's CTAs run whole pairs of tiles
-    tm, tn, kt = -(-m // (bm * pm)) * pm, -(-n // (bn * pn)) * pn, -(-k // bk)
     tiles, grid = tm * tn * batch, dev.sms
     sk, ctas = sk_split(tm, tn, kt, grid, config.split) if config.stream_k else (0, grid)
     extent = (m, n) if type_class(dtype) in CLAMPED else None

@@ -400,7 +400,11 @@ def _swapped_groups(
     found = []
     for key in _swap_classes(m, n, k, dtype, sms):
         group = _swapped_of_class(key, dtype, sms, b_major)
-        if b_major == "N" and m <= SWAP_TOKENS and _shares_mostly_unaligned(n, k, dtype, sms):
+        if (
+            b_major == "N"
+            and m <= SWAP_TOKENS
+            and _shares_mostly_unaligned(group, n, k, dtype, sms)
+        ):
             group = _whole_only(group)
         if group:
             found.append(group)
@@ -415,15 +419,20 @@ def _swapped_groups(
 N_MAJOR_SHARED_MIN_K = 2048
 
 
-def _shares_mostly_unaligned(n: int, k: int, dtype: str, sms: int) -> bool:
-    """Whether one token tile's swapped stream-K over ``n`` weight rows shares more tiles
-    than ``sms`` CTAs, at least half of all its tiles, over a K of at least
-    :data:`N_MAJOR_SHARED_MIN_K`."""
-    tiles = -(-n // SWAP_ROWS)
-    if tiles <= sms or k < N_MAJOR_SHARED_MIN_K:
+def _shares_mostly_unaligned(
+    group: tuple[Sm90Config, ...], n: int, k: int, dtype: str, sms: int
+) -> bool:
+    """Whether one token tile's swapped stream-K (``group``'s, its tiles and k tile read
+    from its first stream-K config) over ``n`` weight rows shares more tiles than ``sms``
+    CTAs, at least half of all its tiles, over a K of at least :data:`N_MAJOR_SHARED_MIN_K`."""
+    shared = next((c for c in group if c.stream_k), None)
+    if shared is None or k < N_MAJOR_SHARED_MIN_K:
         return False
-    k_tile = FP8_BLOCK_K if dtype in FP8 else SWIZZLE_ROW_BYTES // ATOMS_SM90[dtype][1]
-    sk, _ = sk_shares(tiles, 1, -(-k // k_tile), sms, (None,))
+    tiles = -(-n // shared.block_m)
+    if tiles <= sms:
+        return False
+    k_tiles = -(-k // shared.k_tiles[ATOMS_SM90[dtype][1]])
+    sk, _ = sk_shares(tiles, 1, k_tiles, sms, (None,))
     return sk > sms and 2 * sk >= tiles
 
 

@@ -1,9 +1,12 @@
 """The decode-step graph (bench/gemm_decode_graph.py) with the built-in pick, with only
 the swapped kernels priced for calls of at most 256 rows, or with the built-in pick's
 kernels launched with programmatic dependent launch (``pdl``: each kernel's prologue and
-first loads overlap the previous kernel's tail): which the graph runs faster.
+first loads overlap the previous kernel's tail), or with every kernel's shared-memory
+carveout set to the most (``carveout``: the SM's L1 and shared memory split the same for
+every kernel, so consecutive kernels of different shared-memory needs do not repartition
+it): which the graph runs faster.
 
-    python bench/experiments/decode_pick_ab.py OUT.json builtin|swapped|pdl [MODELS [TOKENS]]
+    python bench/experiments/decode_pick_ab.py OUT.json builtin|swapped|pdl|carveout [MODELS [TOKENS]]
 
 Each variant runs in its own process (the picks are cached per signature), and records
 the kernel it took for each projection.
@@ -47,6 +50,23 @@ def main() -> None:
             return (replace(cfg, pdl=True) if cfg.cluster == 1 else cfg), t
 
         pick._sm90_pick = with_pdl
+    if variant == "carveout":
+        import ctypes
+
+        from cutemma import libcuda
+
+        loaded = libcuda.load_function
+        carveout, most = 9, 100  # CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, percent
+
+        def load_function(cubin, name, shared):
+            module, fn = loaded(cubin, name, shared)
+            libcuda.check(
+                libcuda._need().cuFuncSetAttribute(ctypes.c_void_p(fn), carveout, most),
+                "set the shared-memory carveout",
+            )
+            return module, fn
+
+        libcuda.load_function = load_function
     import gemm_decode_graph as g
     from gemm_sweep import MODELS
 

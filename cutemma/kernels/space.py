@@ -605,12 +605,16 @@ def fits(cfg: Sm90Config, dtype: str) -> bool:
     """Whether a config's accumulators fit its consumers' registers, as
     :class:`~cutemma.kernels.sm90.plan.Sm90Plan` checks it (tests/kernels/test_space_cost.py
     compares them) without building the plan: a wgmma of 64 rows by N keeps N / 2
-    accumulators per thread, promoted fp8 2 sets of them (3 with ``overlap``).
+    accumulators per thread, promoted fp8 2 sets of them (3 with ``overlap``); a
+    warpgroup holds its share of a tile's rows (pingpong: the whole tile,
+    ``tile_warpgroups``).
 
     >>> fits(Sm90Config(128, 256), "bf16"), fits(Sm90Config(128, 256, promote="split"), "e4m3")
     (True, False)
+    >>> fits(Sm90Config(128, 256, schedule="pingpong"), "bf16")
+    False
     """
-    per_thread = cfg.block_m // cfg.consumers * cfg.block_n // WARPGROUP
+    per_thread = cfg.block_m // cfg.tile_warpgroups * cfg.block_n // WARPGROUP
     promoted = dtype in FP8 and bool(cfg.promote)
     sets = 3 if promoted and cfg.promote == "overlap" else 2 if promoted else 1
     return sets * per_thread <= REGISTER_SPLIT[cfg.consumers][1] - NON_ACC_REGS

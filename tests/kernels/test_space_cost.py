@@ -60,6 +60,11 @@ def test_every_tile_of_the_space_builds_its_plan(dtype):
         (Sm90Config(128, 256), "bf16"),
         (Sm90Config(256, 128), "bf16"),
         (Sm90Config(64, 256, consumers=1), "bf16"),
+        # pingpong: each warpgroup holds a whole tile
+        (Sm90Config(128, 256, schedule="pingpong"), "bf16"),
+        (Sm90Config(128, 192, schedule="pingpong"), "bf16"),
+        (Sm90Config(64, 256, schedule="pingpong"), "bf16"),
+        (Sm90Config(128, 128, schedule="pingpong", promote=True), "e4m3"),
     ],
 )
 def test_fits_agrees_with_the_plans_register_rule(cfg, dtype):

@@ -114,9 +114,15 @@ _HELPERS = {
     "  float t, u = 0.79788456080286536f * (x + 0.044715f * x * x * x);\n"
     '  asm("tanh.approx.f32 %0, %1;" : "=f"(t) : "f"(u));  // MUFU.TANH: rel. error 2^-11\n'
     "  return 0.5f * x * (1.f + t);\n}",
-    # x / (1 + e^-x) with the fast exponential and an IEEE reciprocal: -0 for x << 0
-    "silu": "__device__ __forceinline__ float epi_silu(float x) "
-    "{ return x * __frcp_rn(1.f + __expf(-x)); }",
+    # x / (1 + e^-x) with the fast exponential and the hardware reciprocal (PTX ISA
+    # rcp.approx.ftz.f32, MUFU.RCP: 1 ulp; rcp(+inf) = +0, so -0 for x << 0). The IEEE
+    # reciprocal (__frcp_rn) called a slow-path subroutine per value: a fused
+    # scale_col + bias + silu ran 2-3.8x the plain call at short K
+    # (bench/results/raw/epilogue-cost-h200.json)
+    "silu": "__device__ __forceinline__ float epi_silu(float x) {\n"
+    "  float r;\n"
+    '  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(1.f + __expf(-x)));  // MUFU.RCP\n'
+    "  return x * r;\n}",
 }
 # the call keywords of every op's tensor, in OPS order (what cutemma.gemm accepts)
 ARGS = tuple(dict.fromkeys(op.arg for op in OPS.values() if op.arg))

@@ -223,3 +223,22 @@ def test_a_fused_fp8_call_keeps_the_models_schedule():
     assert wide.block_n <= 160 and wide.promote is True
     same, _ = builtin(8192, 8192, 8192, 1, "bf16", 132, "h200", False, fused=True)
     assert same == builtin(8192, 8192, 8192, 1, "bf16", 132, "h200", False)[0]
+
+
+@needs_nvrtc
+@needs_cuobjdump
+def test_activations_compile_to_straight_line_code():
+    """Each activation adds no branch and no call per value over relu's kernel: an IEEE
+    reciprocal in silu called a slow-path subroutine per value (a fused scale_col + bias +
+    silu ran 2-3.8x the plain call at short K, bench/results/raw/epilogue-cost-h200.json)."""
+    from cutemma.cuda import compile, count_instructions, sass
+
+    cfg = Sm90Config(64, 128, consumers=1)
+    acts = [op for op, spec in OPS.items() if spec.kind == "activation"]
+    counts = {}
+    for op in acts:
+        src = gemm_sm90_source(cfg, "bf16", "K", "K", "bf16", epilogue=Epilogue((op,), ("",)))
+        counts[op] = count_instructions(sass(compile(src, "sm_90a")))
+    for op in acts:
+        assert counts[op].get("CALL", 0) == 0, op
+        assert counts[op].get("BRA", 0) == counts["relu"].get("BRA", 0), op

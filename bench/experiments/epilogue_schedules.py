@@ -1,0 +1,88 @@
+"""Fused bias + gelu_tanh with pingpong tiles (each consumer warpgroup its own tile, so one
+warpgroup's epilogue runs under the other's wgmma) against the built-in pick's fused and
+plain calls, on the epilogue sweep's rows where the fused call cost most over the plain
+one (short K: the epilogue is a large share of the call) and a few where it cost little.
+
+    python bench/experiments/epilogue_schedules.py OUT.json [SWEEP.json [ROWS]]
+
+Each row: the plain and fused built-in calls' times, and each pingpong tile's fused time
+and its error against torch._addmm_activation (L2-flushed medians, 3 rounds in turn).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", ".."))
+sys.path.insert(0, os.path.join(HERE, ".."))
+
+OPS = ("bias", "gelu_tanh")
+TILES = [(64, 128), (64, 192), (64, 256), (128, 64), (128, 128)]
+
+
+def row(m: int, n: int, k: int) -> dict:
+    """One shape: plain, fused, and each pingpong tile's fused call."""
+    import torch
+    from gemm_sweep import flushed_ms, reps_for
+
+    import cutemma
+    from cutemma.kernels.sm90.config import Sm90Config
+
+    A = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
+    W = torch.randn(n, k, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(n, device="cuda", dtype=torch.bfloat16)
+    out = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
+    ref = torch._addmm_activation(b, A, W.t(), use_gelu=True).float()
+    calls = {
+        "plain": lambda: cutemma.gemm(A, W.t(), out=out),
+        "fused": lambda: cutemma.gemm(A, W.t(), out=out, epilogue=OPS, bias=b),
+    }
+    r = {"m": m, "n": n, "k": k, "errors": {}}
+    for bm, bn in TILES:
+        cfg = Sm90Config(bm, bn, schedule="pingpong")
+        try:
+            out.fill_(float("nan"))
+            cutemma.gemm(A, W.t(), out=out, epilogue=OPS, bias=b, config=cfg)
+            r["errors"][cfg.name] = float((out.float() - ref).norm() / ref.norm())
+            calls[cfg.name] = lambda c=cfg: cutemma.gemm(
+                A, W.t(), out=out, epilogue=OPS, bias=b, config=c
+            )
+        except Exception as exc:  # a tile the family refuses for this call: say why
+            r["errors"][cfg.name] = f"{type(exc).__name__}: {exc}"[:160]
+    reps = reps_for(calls["fused"])
+    times = {name: [] for name in calls}
+    for turn in range(3):
+        for name in list(calls) if turn % 2 == 0 else list(calls)[::-1]:
+            times[name].append(flushed_ms(calls[name], reps) * 1e3)
+    r["us"] = {name: round(statistics.median(v), 2) for name, v in times.items()}
+    return r
+
+
+def main() -> None:
+    import torch
+
+    out = sys.argv[1]
+    sweep = (
+        sys.argv[2]
+        if len(sys.argv) > 2
+        else os.path.join(HERE, "..", "results", "epilogue-sweep-h200.json")
+    )
+    count = int(sys.argv[3]) if len(sys.argv) > 3 else 16
+    rows = json.load(open(sweep))["rows"]
+    worst = sorted(rows, key=lambda r: -r.get("fused_over_plain", 0))
+    shapes = [(r["m"], r["n"], r["k"]) for r in worst[:count] + worst[-4:]]
+    found = []
+    for m, n, k in shapes:
+        found.append(row(m, n, k))
+        torch.cuda.empty_cache()
+        print(json.dumps(found[-1]), flush=True)
+    with open(out, "w") as f:
+        json.dump({"device": torch.cuda.get_device_name(), "ops": OPS, "rows": found}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

@@ -668,6 +668,24 @@ API: list[tuple[str, type, str]] = [
         TE,
         "predict: rows16=(1, 0); give (A's, B's) as two bools",
     ),
+    # a fused epilogue's cost and the pingpong tiles it may take (issue 33)
+    ("kernels.space.fused_pingpong('e9')", TE, "fused_pingpong dtype 'e9'"),
+    (
+        "kernels.cost.epilogue_us(cm.Sm90Config(), 'bias', kernels.cost.device('h200'))",
+        TE,
+        "a tuple of op names",
+    ),
+    (
+        "kernels.cost.epilogue_us(cm.Sm90Config(), ('bias', 'tanh'), kernels.cost.device('h200'))",
+        TE,
+        "no epilogue cost for ['tanh']",
+    ),
+    (
+        "kernels.cost.predict_fused(cm.Sm90Config(), 64, 64, 64, 'bf16', ('bias',), rows16=None)",
+        TE,
+        "predict_fused: rows16=None",
+    ),
+    ("kernels.cost.predict_fused('b128x128', 64, 64, 64, 'bf16', ())", TE, "prices an Sm90Config"),
     # the CUDA backend (checks that hold without NVRTC or a GPU)
     ("cuda.sass(b'hello')", CE, "ELF magic"),
     ("cuda.sass('x')", CE, "ELF magic"),

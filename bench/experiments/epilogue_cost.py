@@ -4,7 +4,10 @@ pingpong tile's plain call (``config=``), and the built-in fused call of several
 (each with the kernel it ran), so that the cost model can be given a per-element epilogue
 cost by kind of op and pingpong tiles their rates.
 
-    python bench/experiments/epilogue_cost.py OUT.json [COUNT [SEED]]
+    python bench/experiments/epilogue_cost.py OUT.json [COUNT [SEED [CHAINS]]]
+
+CHAINS: op chains as ``op+op,op,...`` (default: the five below); COUNT 0 runs only the
+short-K shapes.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ SHORT_K = [(9643, 15616, 352), (38, 64480, 432), (36, 32768, 512), (2993, 5120, 
            (4096, 8192, 512), (1024, 12288, 256)]  # fmt: skip
 
 
-def row(m: int, n: int, k: int) -> dict:
+def row(m: int, n: int, k: int, chains: list[tuple[str, ...]]) -> dict:
     """One shape's times (us, L2-flushed medians of 2 rounds in turn) and kernels."""
     import torch
     from gemm_sweep import flushed_ms, pick_of, reps_for
@@ -41,14 +44,17 @@ def row(m: int, n: int, k: int) -> dict:
     A = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
     W = torch.randn(n, k, device="cuda", dtype=torch.bfloat16)
     vec = torch.randn(n, device="cuda", dtype=torch.bfloat16)
+    tensors = {"bias": vec, "scale_col": vec, "bias_row": torch.randn(m, device="cuda",
+               dtype=torch.bfloat16), "residual": torch.randn(m, n, device="cuda")}  # fmt: skip
+    tensors["scale_row"] = tensors["bias_row"]
     out = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
     calls = {"plain": lambda: cutemma.gemm(A, W.t(), out=out)}
     r = {"m": m, "n": n, "k": k, "pick": pick_of(A, W.t()), "fused_picks": {}}
     for bm, bn in PINGPONG:
         cfg = Sm90Config(bm, bn, schedule="pingpong")
         calls[cfg.name] = lambda c=cfg: cutemma.gemm(A, W.t(), out=out, config=c)
-    for chain in CHAINS:
-        kw = {op: vec for op in chain if op in ("bias", "scale_col")}
+    for chain in chains:
+        kw = {op: tensors[op] for op in chain if op in tensors}
         name = "+".join(chain)
         calls[name] = lambda c=chain, kw=kw: cutemma.gemm(A, W.t(), out=out, epilogue=c, **kw)
         fused = cutemma.kernels.which_kernel(A, W.t(), epilogue=chain, **kw)
@@ -71,10 +77,11 @@ def main() -> None:
     out = sys.argv[1]
     count = int(sys.argv[2]) if len(sys.argv) > 2 else 14
     seed = int(sys.argv[3]) if len(sys.argv) > 3 else 41
+    chains = [tuple(c.split("+")) for c in sys.argv[4].split(",")] if len(sys.argv) > 4 else CHAINS
     rows = []
-    for m, n, k in draw_shapes(count, seed) + SHORT_K:
+    for m, n, k in (draw_shapes(count, seed) if count else []) + SHORT_K:
         try:
-            rows.append(row(m, n, k))
+            rows.append(row(m, n, k, chains))
         except Exception as exc:  # a shape the experiment cannot run: say which and why
             rows.append({"m": m, "n": n, "k": k, "error": f"{type(exc).__name__}: {exc}"[:200]})
         torch.cuda.empty_cache()

@@ -35,7 +35,7 @@ True
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache, lru_cache
 from pathlib import Path
 
@@ -67,7 +67,8 @@ class Device:
     odd multiple of 16 bytes costs TMA, in aligned rows' bytes; ``cluster_eff``: a
     cluster-of-2 kernel's share of its tile's rate (1.0 where a file has neither);
     ``together_us``: the fixed cost of a fix-up that adds a tile's partials together (two
-    rounds of flags)."""
+    rounds of flags); ``epilogue_ns``: what each fused op costs a warpgroup per output
+    element, in nanoseconds (:func:`epilogue_us`)."""
 
     kind: str
     sms: int
@@ -83,6 +84,7 @@ class Device:
     together_us: float
     half_sector: float = 1.0
     cluster_eff: float = 1.0
+    epilogue_ns: dict = field(default_factory=dict)
 
 
 def device_kind(name: str) -> str:
@@ -106,13 +108,16 @@ def type_class(dtype: str) -> str:
 
 def tile_class(config: Sm90Config, dtype: str) -> str:
     """The efficiency class of a config: type class, rows x columns, and 'swap' for the
-    swapped kernels (whose columns are the call's tokens: one class per row count).
+    swapped kernels (whose columns are the call's tokens: one class per row count); 'pp'
+    after a pingpong tile's (each warpgroup its own tile: another rate).
 
     >>> tile_class(Sm90Config(128, 256), "bf16"), tile_class(Sm90Config(64, 24, consumers=1, swap_ab=True, epilogue="regs"), "e4m3")
     ('16/128x256', 'fp8/swap64')
+    >>> tile_class(Sm90Config(128, 128, schedule="pingpong"), "bf16")
+    '16/128x128pp'
     """
     what = f"swap{config.block_m}" if config.swap_ab else f"{config.block_m}x{config.block_n}"
-    return f"{type_class(dtype)}/{what}"
+    return f"{type_class(dtype)}/{what}{'pp' if config.schedule == 'pingpong' else ''}"
 
 
 @cache
@@ -162,14 +167,15 @@ def efficiency(config: Sm90Config, dtype: str, dev: Device) -> float:
     cls = tile_class(config, dtype)
     if cls in dev.eff:
         return dev.eff[cls]
-    if config.swap_ab:
+    if config.swap_ab or config.schedule != "cooperative":
         return UNFITTED_EFF
     return _interpolated(dev.eff, f"{type_class(dtype)}/{config.block_m}x", config.block_n)
 
 
 @lru_cache(maxsize=256)
 def _widths(eff_items: tuple, prefix: str) -> tuple[tuple[int, float], ...]:
-    return tuple(sorted((int(k[len(prefix) :]), v) for k, v in eff_items if k.startswith(prefix)))
+    found = ((k[len(prefix) :], v) for k, v in eff_items if k.startswith(prefix))
+    return tuple(sorted((int(w), v) for w, v in found if w.isdigit()))  # (not 'pp' classes)
 
 
 def _interpolated(eff: dict, prefix: str, width: int) -> float:
@@ -332,6 +338,78 @@ def price(
     # the slower of compute and DRAM, smoothly: where they are close, both cost
     p = dev.sharpness
     return ((us**p + dram_us**p) ** (1 / p) + dev.launch_us) * 1e-6
+
+
+def epilogue_us(config: Sm90Config, ops: tuple[str, ...], dev: Device) -> float:
+    """Microseconds one tile's fused epilogue costs: each op's ``dev.epilogue_ns`` per
+    output element, the tile's elements shared by the warpgroups that compute it (a pingpong
+    warpgroup runs its tile's alone). ``ops`` as the kernel runs them (a swapped kernel's
+    twins, cutemma.kernels.epilogue.TRANSPOSED). Column vectors (bias, scale_col) are read
+    per value and row vectors once per row, so the twins cost differently
+    (bench/results/raw/epilogue-cost-ops-h200.json).
+
+    >>> dev = device("h200")
+    >>> epilogue_us(Sm90Config(128, 256), ("relu",), dev) < epilogue_us(Sm90Config(128, 256), ("gelu",), dev)
+    True
+    """
+    if not (
+        isinstance(config, Sm90Config) and isinstance(dev, Device) and isinstance(ops, tuple)
+        and all(isinstance(op, str) for op in ops)
+    ):  # fmt: skip
+        raise TiledMmaError(
+            f"cost model: epilogue_us() of an Sm90Config, a tuple of op names and a Device "
+            f"(cost.device(kind)); got {type(config).__name__}, {ops!r}, {type(dev).__name__}"
+        )
+    unknown = [op for op in ops if op not in dev.epilogue_ns]
+    if unknown:
+        raise TiledMmaError(
+            f"cost model: no epilogue cost for {unknown} on device kind {dev.kind!r}; its file "
+            f"prices {sorted(dev.epilogue_ns)}"
+        )
+    per_element = sum(dev.epilogue_ns[op] for op in ops)
+    return config.block_m * config.block_n * per_element / config.tile_warpgroups * 1e-3
+
+
+def predict_fused(
+    config: Sm90Config,
+    m: int,
+    n: int,
+    k: int,
+    dtype: str,
+    ops: tuple[str, ...],
+    kind: str = DEFAULT_KIND,
+    rows16: tuple[bool, bool] = (False, False),
+) -> float:
+    """:func:`predict` of a 2-D call that fuses the epilogue ``ops`` (as ``config``'s kernel
+    runs them, :func:`epilogue_us`): each tile's epilogue adds to its fixed cost while the
+    tensor cores wait, but a pingpong tile's runs under the other warpgroup's mainloop, so
+    after the first its tiles cost max(M, (M + E) / 2) each (M: a tile's mainloop, E: its
+    epilogue) and the last one's epilogue shows whole (bench/results/raw/
+    epilogue-schedules-h200.json: bias + gelu_tanh at K <= 512, 1.19-1.52x the plain call
+    cooperative, 1.04-1.21x pingpong).
+
+    >>> pp, coop = Sm90Config(128, 128, schedule="pingpong"), Sm90Config(128, 256)
+    >>> ops = ("bias", "gelu_tanh")
+    >>> predict_fused(pp, 9643, 15616, 352, "bf16", ops, "h200") < predict_fused(coop, 9643, 15616, 352, "bf16", ops, "h200")
+    True
+    """
+    if dtype not in ATOMS_SM90 or not isinstance(config, Sm90Config):
+        raise TiledMmaError(
+            f"cost model: prices an Sm90Config and a dtype of {sorted(ATOMS_SM90)}; got "
+            f"{type(config).__name__} and {dtype!r}"
+        )
+    check_rows16(rows16, "cost model: predict_fused")
+    dev = device(kind)
+    rate, tile_us = _shape_free(config, dtype, kind)
+    e = epilogue_us(config, ops, dev)
+    if config.schedule == "pingpong":
+        tm, tn, kt = _tile_grid(config, m, n, k, dtype)
+        eb, bk = ATOMS_SM90[dtype][1], config.k_tiles[ATOMS_SM90[dtype][1]]
+        extent = (m, n) if type_class(dtype) in CLAMPED else None
+        rows = loaded_rows(config, rows16, dev, extent)
+        mainloop = kt * _k_us(config.block_m, config.block_n, rows, bk, eb, rate, dev)
+        e = max(0.0, (e - mainloop) / 2) + e / -(-tm * tn // dev.sms)
+    return price((rate, tile_us + e), config, m, n, k, dtype, 1, dev, 2, rows16)
 
 
 def _clamp_terms(
@@ -626,9 +704,11 @@ __all__ = [
     "check_rows16",
     "device",
     "efficiency",
+    "epilogue_us",
     "loaded_rows",
     "pairs",
     "predict",
+    "predict_fused",
     "price",
     "price_table",
     "shape_free",

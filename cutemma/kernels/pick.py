@@ -14,7 +14,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from cutemma.errors import TiledMmaError
-from cutemma.kernels.cost import DEFAULT_KIND, cheapest, check_rows16, price_table
+from cutemma.kernels.cost import DEFAULT_KIND, cheapest, check_rows16, predict_fused, price_table
 from cutemma.kernels.sm80.config import ELEM_BYTES, GemmConfig
 from cutemma.kernels.sm90.config import ATOMS_SM90, Sm90Config
 from cutemma.kernels.space import (
@@ -23,6 +23,7 @@ from cutemma.kernels.space import (
     _swapped_groups,
     check_b_major,
     fused_kernels,
+    fused_pingpong,
     hinted_kernels,
 )
 
@@ -77,14 +78,15 @@ def builtin(
     swap: bool,
     rows16: tuple[bool, bool] = (False, False),
     b_major: str = "K",
-    fused: bool = False,
+    fused: bool | tuple[str, ...] = False,
 ) -> tuple[Any, float | None]:
     """The policy's built-in config of a checked call (plain ints >= 1, a kernel dtype) and
     its predicted seconds: :func:`builtin_sm90_config`'s for the sm90 family's dtypes on a
     device ``kind`` the cost model knows, ``swap`` allowing the swapped kernels, ``rows16``
     where the operands' rows sit (:func:`cutemma.kernels.call.rows16`), ``b_major`` B's
     major, ``fused``: the call fuses an epilogue (:func:`~cutemma.kernels.space.fused_kernels`
-    then stand for the unswapped kernels); else
+    then stand for the unswapped kernels; given as its op names, the model's pick also
+    weighs the epilogue's cost against the pingpong tiles, :func:`_with_epilogue`); else
     :func:`builtin_config`'s (no prediction), without their argument checks. ``kind`` None:
     the sm90 kernel cannot read the operands.
 
@@ -171,7 +173,7 @@ def _sm90_pick(
     swap: bool,
     rows16: tuple[bool, bool] = (False, False),
     b_major: str = "K",
-    fused: bool = False,
+    fused: bool | tuple[str, ...] = False,
 ) -> tuple[Sm90Config, float]:
     # best(candidates(...)) in one pass (tests/kernels/test_pick_fast.py holds them equal):
     # the space's kernels of the call, then the model's prices of them (a table per set of
@@ -189,7 +191,34 @@ def _sm90_pick(
     groups += _swapped_groups(m, n, k, dtype, sms, b_major) if swaps else ()
     tables = tuple(price_table(g, dtype, kind, rows16) for g in groups)
     t, which, i = cheapest(tables, m, n, k, batch)
+    if isinstance(fused, tuple) and batch == 1:
+        return _with_epilogue(groups[which][i], m, n, k, dtype, kind, rows16, fused)
     return groups[which][i], t
+
+
+def _with_epilogue(
+    chosen: Sm90Config,
+    m: int,
+    n: int,
+    k: int,
+    dtype: str,
+    kind: str,
+    rows16: tuple[bool, bool],
+    ops: tuple[str, ...],
+) -> tuple[Sm90Config, float]:
+    """A fused call's kernel: the space's pick (``chosen``, the plain model's: an epilogue
+    adds about the same per output element to each of its kernels) or a pingpong tile
+    (:func:`~cutemma.kernels.space.fused_pingpong`, whose epilogue runs under the other
+    warpgroup's mainloop), whichever the model prices lower with the epilogue
+    (:func:`~cutemma.kernels.cost.predict_fused`; ties to ``chosen``)."""
+    from cutemma.kernels.epilogue import TRANSPOSED
+
+    run = tuple(TRANSPOSED.get(op, op) for op in ops) if chosen.swap_ab else ops
+    best = (predict_fused(chosen, m, n, k, dtype, run, kind, rows16), 0)
+    rivals = (chosen, *fused_pingpong(dtype))
+    for j, cfg in enumerate(rivals[1:], 1):
+        best = min(best, (predict_fused(cfg, m, n, k, dtype, ops, kind, rows16), j))
+    return rivals[best[1]], best[0]
 
 
 def pick_config(m: int, n: int, k: int, batch: int = 1, dtype: str = "bf16") -> GemmDesign:

@@ -57,6 +57,23 @@ class Choice(NamedTuple):
     work: tuple[int, int] | None = None
 
 
+def _fused(call: Call) -> bool | tuple[str, ...]:
+    """What the built-in pick knows of a call's epilogue: its op names where the pingpong
+    tiles may run it (no C, a 16-bit D through the TMA-store epilogue: what the GPU ran
+    them with, bench/results/raw/epilogue-schedules-h200.json), else whether there is one.
+
+    >>> class C:
+    ...     epilogue, C, out_type = None, None, "bf16"
+    >>> _fused(C())
+    False
+    """
+    if call.epilogue is None:
+        return False
+    if call.C is None and call.out_type in ("bf16", "f16"):
+        return call.epilogue.epilogue.ops
+    return True
+
+
 def choose(call: Call) -> Choice:
     """The kernel of ``call``: the family, config, design and views (see the module doc).
 
@@ -105,8 +122,7 @@ def choose(call: Call) -> Choice:
         kind = call.gpu if why is None else None  # None: the sm80 family's pick
         config, predicted = builtin(call.M, call.N, call.K, call.batch or 1, call.dtype,
                                     call.sms, kind, may_swap, call.rows16,
-                                    "N" if call.b_major == "N" else "K",
-                                    call.epilogue is not None)  # fmt: skip
+                                    "N" if call.b_major == "N" else "K", _fused(call))  # fmt: skip
         if why is not None:
             return Choice("sm80", config, why=why)
     work = None

@@ -179,6 +179,36 @@ def fused_kernels(kernels: tuple[Sm90Config, ...], dtype: str) -> tuple[Sm90Conf
     return _fused_kernels(kernels, dtype in FP8)
 
 
+# pingpong tiles a fused 16-bit call may take (each warpgroup its own tile, so one's
+# epilogue runs under the other's mainloop): where the epilogue is a large share of the
+# call (short K) they ran 1.04-1.21x the plain call against 1.19-1.52x for the cooperative
+# pick; 64x192 and 128x64 never won (bench/results/raw/epilogue-schedules-h200.json)
+PINGPONG_FUSED = ((64, 128), (64, 256), (128, 128))
+
+
+def fused_pingpong(dtype: str) -> tuple[Sm90Config, ...]:
+    """The pingpong tiles (:data:`PINGPONG_FUSED`) that a fused call of ``dtype`` may take,
+    whole (16-bit types only: fp8's fused kernels promote their sums, whose pingpong rates
+    were never measured).
+
+    >>> [c.name for c in fused_pingpong("bf16")], fused_pingpong("e4m3")
+    (['b64x128_c2_sauto_pp', 'b64x256_c2_sauto_pp', 'b128x128_c2_sauto_pp'], ())
+    """
+    if dtype not in ATOMS_SM90:
+        raise TiledMmaError(
+            f"kernel space: fused_pingpong dtype {dtype!r}; the sm90 GEMM takes {sorted(ATOMS_SM90)}"
+        )
+    return _fused_pingpong(dtype)
+
+
+@cache
+def _fused_pingpong(dtype: str) -> tuple[Sm90Config, ...]:
+    if ATOMS_SM90[dtype][1] != 2:
+        return ()
+    found = (Sm90Config(bm, bn, schedule="pingpong") for bm, bn in PINGPONG_FUSED)
+    return tuple(c for c in found if fits(c, dtype) and builds(c, dtype))
+
+
 @lru_cache(maxsize=256)
 def _fused_kernels(kernels: tuple[Sm90Config, ...], fp8: bool) -> tuple[Sm90Config, ...]:
     if not fp8:
@@ -751,6 +781,7 @@ __all__ = [
     "fitted_kernels",
     "fitted_widths",
     "fused_kernels",
+    "fused_pingpong",
     "hinted_kernels",
     "mid_swapped_kernel",
     "swap_classes",

@@ -28,6 +28,7 @@ from cutemma.kernels.space import (  # noqa: E402
     cluster_kernels,
     fitted_kernels,
     fused_kernels,
+    fused_pingpong,
     mid_swapped_kernel,
     swapped_kernel,
     tile_kernels,
@@ -59,6 +60,8 @@ CASES += [("sm90", (Sm90Config(128, bn), "bf16", "K", "K", "bf16"), CHAINS[2]) f
 CASES += [("sm90", (c, "bf16", "K", "K", "bf16"), CHAINS[2])
           for c in fitted_kernels(4096, 464, 8192, "bf16")
           if c.split in (None, 8) and (not c.stream_k or c.block_n <= 192)]  # fmt: skip
+# the pingpong tiles a fused 16-bit call may take (space.fused_pingpong), with the bench's chain
+CASES += [("sm90", (c, "bf16", "K", "K", "bf16"), CHAINS[2]) for c in fused_pingpong("bf16")]
 # swapped kernels (D^T = B^T A^T, the "tmat" epilogue: TMA store of D^T, registers for f32)
 # with chains as D^T's (epilogue.transposed); several token tiles, the widest
 _SWAPPED = [(swapped_kernel(16, 8192, 8192, "bf16", 132, False), "bf16"),

@@ -34,6 +34,7 @@ from cutemma.kernels.space import (
     candidates,
     cluster_kernels,
     fits,
+    fused_pingpong,
     swapped_kernel,
 )
 
@@ -203,6 +204,7 @@ def test_device_files_load_and_name_their_kind():
 def test_every_fitted_class_is_a_class_of_the_space():
     classes = {tile_class(c, d) for d in DTYPES for c in candidates(40, 8192, 8192, d)}
     classes |= {tile_class(c, d) for d in DTYPES for c in candidates(4000, 8192, 8192, d)}
+    classes |= {tile_class(c, d) for d in DTYPES for c in fused_pingpong(d)}  # fused calls'
     assert set(device("h200").eff) <= classes
 
 
@@ -246,7 +248,7 @@ def test_a_fused_call_may_run_swapped_with_its_chain_transposed(monkeypatch):
         return types.SimpleNamespace(A=A, B=B, M=M, N=N, K=K, batch=None, dtype="bf16",
                                      arch="sm_90a", sms=132, gpu="NVIDIA H200", device=0,
                                      design=None, config=None, C=None, a_major="K", b_major="K",
-                                     rows16=(False, False),
+                                     rows16=(False, False), out_type="bf16",
                                      epilogue=bind(ops, tensors, M, N, cpu))  # fmt: skip
 
     plain = types.SimpleNamespace(**{**vars(call(("relu",), {})), "epilogue": None})

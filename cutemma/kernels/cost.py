@@ -285,15 +285,19 @@ def predict(
     >>> predict(Sm90Config(128, 128), 4096, 4096, 4096, "bf16") > 0
     True
     """
+    _check_priced(config, dtype, rows16, "predict")
+    free = _shape_free(config, dtype, kind)
+    dev = device(kind)
+    return price(free, config, m, n, k, dtype, batch, dev, out_bytes, rows16)
+
+
+def _check_priced(config: Sm90Config, dtype: str, rows16: tuple[bool, bool], what: str) -> None:
     if dtype not in ATOMS_SM90 or not isinstance(config, Sm90Config):
         raise TiledMmaError(
             f"cost model: prices an Sm90Config and a dtype of {sorted(ATOMS_SM90)}; got "
             f"{type(config).__name__} and {dtype!r}"
         )
-    check_rows16(rows16, "cost model: predict")
-    free = _shape_free(config, dtype, kind)
-    dev = device(kind)
-    return price(free, config, m, n, k, dtype, batch, dev, out_bytes, rows16)
+    check_rows16(rows16, f"cost model: {what}")
 
 
 def price(
@@ -393,12 +397,7 @@ def predict_fused(
     >>> predict_fused(pp, 9643, 15616, 352, "bf16", ops, "h200") < predict_fused(coop, 9643, 15616, 352, "bf16", ops, "h200")
     True
     """
-    if dtype not in ATOMS_SM90 or not isinstance(config, Sm90Config):
-        raise TiledMmaError(
-            f"cost model: prices an Sm90Config and a dtype of {sorted(ATOMS_SM90)}; got "
-            f"{type(config).__name__} and {dtype!r}"
-        )
-    check_rows16(rows16, "cost model: predict_fused")
+    _check_priced(config, dtype, rows16, "predict_fused")
     dev = device(kind)
     rate, tile_us = _shape_free(config, dtype, kind)
     e = epilogue_us(config, ops, dev)

@@ -249,7 +249,8 @@ FITTED = (
 
 
 def _device(base, x, classes):
-    eff = dict(zip(classes, x[: len(classes)]))
+    # classes no calibration set times (the fused calls' pingpong tiles) keep their rates
+    eff = base.eff | dict(zip(classes, x[: len(classes)]))
     rest = dict(zip((f[0] for f in FITTED), x[len(classes) :]))
     return replace(base, eff=eff, **rest)
 

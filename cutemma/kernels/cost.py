@@ -35,13 +35,21 @@ True
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from pathlib import Path
 
 from cutemma.errors import TiledMmaError
+from cutemma.kernels.common.scheduler import FULL_WAVE
 from cutemma.kernels.sm90.config import ATOMS_SM90, FP8, Sm90Config
-from cutemma.kernels.sm90.streamk import TOGETHER_MIN, sk_shares, sk_split
+from cutemma.kernels.sm90.streamk import (
+    ITERS_MAX,
+    SPLIT_MAX,
+    TOGETHER_MIN,
+    sk_split,
+    split_ctas,
+)
 
 DEVICES = Path(__file__).with_name("devices")
 DEFAULT_KIND = "h100"  # what a GPU without its own file is priced as
@@ -453,17 +461,19 @@ def price_table(
     rows16: tuple[bool, bool] = (False, False),
 ) -> tuple:
     """What :func:`cheapest` needs of ``configs`` whatever the shape (of calls whose rows
-    are as ``rows16`` says, :func:`predict`): the device's constants, and the configs
-    grouped by tile (rows, columns, k tile, rate, swap, cluster pairs), each group with its
-    k tile's and partial's microseconds, its first whole config's index (-1: none) and its stream-K
-    configs' indices and splits. Build it once per set of configs: a pick then prices them
-    all in one call (cached by the tuple itself: the space hands a pick one of a few cached
+    are as ``rows16`` says, :func:`predict`): the dtype's and device's constants
+    (:func:`_basis`), and the configs grouped by tile (rows, columns, k tile, rate, swap,
+    cluster pairs), plain tiles then swapped ones, each group with its k tile's
+    microseconds, its first whole config's index (-1: none) and its stream-K configs
+    (:func:`_shared_part`). Build it once per set of configs: a pick then prices them all
+    in one call (cached by the tuple itself: the space hands a pick one of a few cached
     tuples, and hashing its configs would cost more than the look-up saves).
 
     >>> from cutemma.kernels.space import candidates
     >>> found = candidates(4096, 4096, 4096, "bf16")
-    >>> len(price_table(found, "bf16")[2]) < len(found), price_table(found, "bf16") is price_table(found, "bf16")
-    (True, True)
+    >>> basis, ((swapped, groups),) = price_table(found, "bf16")
+    >>> swapped, len(groups) < len(found), price_table(found, "bf16") is price_table(found, "bf16")
+    (False, True, True)
     """
     key = (id(configs), dtype, kind, rows16)
     hit = _TABLES.get(key)
@@ -478,6 +488,15 @@ def price_table(
 
 _TABLES: dict[tuple, tuple] = {}
 _TABLES_MAX = 8192  # one per swapped class too: space._swapped_of_class's size
+
+
+@cache
+def _basis(eb: int, kind: str) -> tuple:
+    """(element bytes, the device's constants as :func:`cheapest` reads them): one tuple per
+    dtype size and device kind, so that a pick's tables share it."""
+    dev = device(kind)
+    constants = (dev.sms, dev.sharpness, 1 / dev.sharpness, dev.launch_us, dev.reread)
+    return eb, constants + (dev.tile_us, dev.dram_gbps * 1e3, dev.load_gbps * 1e3)
 
 
 def _price_table(
@@ -498,39 +517,53 @@ def _price_table(
         bm, bn, bk = cfg.block_m, cfg.block_n, cfg.k_tiles[eb]
         # price's own expressions, so that each figure is the same float
         r16 = rows16[::-1] if cfg.swap_ab else rows16
-        k_us, partial_us = (
-            _k_us(bm, bn, loaded_rows(cfg, r16, dev), bk, eb, rate, dev),
-            _partial_us(bm, bn, dev),
-        )
-        key = (bm, bn, bk, k_us, partial_us, _together_us(bm, bn, dev), cfg.swap_ab, *pairs(cfg))
+        k_us = _k_us(bm, bn, loaded_rows(cfg, r16, dev), bk, eb, rate, dev)
+        key = (cfg.swap_ab, bm, bn, bk, k_us, *pairs(cfg), rate)
         # what prices a k tile of a call with fewer rows than the tile (loaded_rows' extent)
         clamp = _clamp_terms(cfg, r16, bk, rate, dev) if clamped else None
-        whole, shared, _ = groups.setdefault(key + (rate,), ([], [], clamp))
+        whole, shared, _ = groups.setdefault(key, ([], [], clamp))
         (shared if cfg.stream_k else whole).append((i, cfg.split) if cfg.stream_k else i)
-    flat = []
-    # the tiles of most flops per microsecond first: the best price found early lets
-    # cheapest() skip more stream-K tiles (which tile wins a tie is the index's business)
+    views: dict[bool, list] = {False: [], True: []}
+    # the tiles of most flops per microsecond first (a tie is the index's business)
     for key, (whole, shared, clamp) in sorted(
-        groups.items(), key=lambda g: g[0][3] / g[0][0] / g[0][1]
+        groups.items(), key=lambda g: g[0][4] / g[0][1] / g[0][2]
     ):
+        swap, bm, bn, bk, k_us, pm, pn, _ = key
         # a later whole config of the same tile costs the same: only the first can win
         first = whole[0] if whole else -1
-        shares = (tuple(i for i, _ in shared), tuple(s for _, s in shared))
-        flat.append(key[:-1] + (first, *shares, clamp))
-    constants = (dev.sms, dev.sharpness, 1 / dev.sharpness, dev.launch_us, dev.reread)
-    constants += (dev.tile_us, dev.dram_gbps * 1e3, dev.load_gbps * 1e3)
-    return eb, constants, tuple(flat)
+        part = _shared_part(first, shared, bm, bn, pm, pn, bk, dev) if shared else None
+        views[swap].append((bm, bn, bm * pm, bn * pn, pm, pn, bk, k_us, clamp, first, part))
+    # (the problem as each view's kernels see it: plain, then swapped)
+    return _basis(eb, kind), tuple((swap, tuple(g)) for swap, g in views.items() if g)
+
+
+def _shared_part(
+    first: int, shared: list, bm: int, bn: int, pm: int, pn: int, bk: int, dev: Device
+) -> tuple:
+    """A tile's stream-K configs as :func:`cheapest` reads them: the index that takes the
+    whole kernel's price where stream-K shares nothing (the earlier of the whole and the
+    first stream-K config); the least fix-up any split adds; the tile; the indices and
+    splits; a partial's and a fix-up together's microseconds."""
+    indices, splits = tuple(i for i, _ in shared), tuple(s for _, s in shared)
+    idle = indices[0] if first < 0 or indices[0] < first else first
+    partial_us, together_us = _partial_us(bm, bn, dev), _together_us(bm, bn, dev)
+    least_fix = min(partial_us, together_us) + dev.tile_us
+    tile = (bm * pm, bn * pn, pm, pn, bk, bm + bn)
+    return idle, least_fix, *tile, indices, splits, partial_us, together_us
 
 
 def cheapest(
     tables: tuple[tuple, ...], m: int, n: int, k: int, batch: int = 1
 ) -> tuple[float, int, int]:
-    """(the least predicted seconds of the configs of ``tables`` (each a :func:`price_table`
-    of one dtype and device kind) on an (m, n, k) call (``batch`` of them), which table, the
-    index there of the config that takes it; ties go to the earlier table, then the earlier
-    config): :func:`best` in one pass, each figure computed as :func:`price` computes it.
-    A stream-K config that shares nothing costs what its tile's whole kernel costs, so such
-    a tile is priced once.
+    """(the least predicted seconds of the configs of ``tables`` (each a :func:`price_table`,
+    all of one dtype and device kind) on an (m, n, k) call (``batch`` of them), which table,
+    the index there of the config that takes it; ties go to the earlier table, then the
+    earlier config): :func:`best` in two passes, each figure computed as :func:`price`
+    computes it.
+    The first prices every tile's whole kernel and keeps the stream-K tiles that share
+    something; the second prices their splits, least bound first, until a bound comes
+    above the best price (:func:`_shared_prices`). A stream-K config that shares nothing
+    costs what its tile's whole kernel costs, so such a tile is priced once.
 
     >>> from cutemma.kernels.space import candidates
     >>> found = candidates(512, 8192, 8192, "bf16")
@@ -538,85 +571,157 @@ def cheapest(
     >>> (found[i], t) == best(found, 512, 8192, 8192, "bf16")
     True
     """
-    bt, bw, bi = float("inf"), -1, -1
-    for w, table in enumerate(tables):
-        t, i = _cheapest(table, m, n, k, batch, bt)
-        if t < bt:  # (strictly: a tie stays with the earlier table)
-            bt, bw, bi = t, w, i
+    basis = tables[0][0]
+    if any(table[0] is not basis for table in tables):
+        raise TiledMmaError("cost model: cheapest() prices tables of one dtype and device kind")
+    eb, (_, p, _, _, _, _, dram, _) = basis
+    once0 = batch * (m + n) * k * eb  # A and B once; the swapped problem's are the same
+    d0 = ((once0 + batch * m * n * 2) / dram) ** p
+    best, later = _whole_prices(tables, m, n, k, batch, d0)
+    if later:
+        best = _shared_prices(later, best, basis, m, n, k, batch, once0, d0)
+    return best
+
+
+def _us_limit(t: float, d0: float, constants: tuple) -> float:
+    """The compute microseconds past which every price whose DRAM term (raised to the
+    sharpness) is at least ``d0`` comes above ``t`` seconds, a millionth over for rounding;
+    inf where rounding could tie such a price with ``t`` (its compute too small a part)."""
+    _, p, ip, launch = constants[:4]
+    x = t * 1e6 - launch
+    if not 1e-3 * launch < x < math.inf:
+        return math.inf
+    room = x**p - d0
+    return room**ip * (1 + 1e-6) if room > 1e-3 * d0 else math.inf
+
+
+def _whole_prices(
+    tables: tuple, m: int, n: int, k: int, batch: int, d0: float
+) -> tuple[tuple[float, int, int], list[tuple]]:
+    """:func:`cheapest`'s first pass: the least whole price (seconds, table, index), and the
+    stream-K tiles that share something, each with the least its splits can cost (every
+    SM busy on an equal share of the tiles' k iterations, then the least fix-up)."""
+    eb, (grid, p, ip, launch, _, tile_us, _, load) = tables[0][0]
+    bt, bw, bi = math.inf, -1, -1
+    later = []
+    for w, (_, views) in enumerate(tables):
+        for swap, groups in views:
+            mk, nk = (n, m) if swap else (m, n)  # the problem as the kernel sees it
+            for bm, bn, bmp, bnp, pm, pn, bk, k_us, clamp, index, part in groups:
+                if clamp is not None and (mk < bm or nk < bn):  # fewer rows than the tile
+                    # (loaded_rows and _k_us inline, the same floats: x / 1 is x)
+                    flop_us, ha, hb, ca, cb = clamp
+                    a, b = (mk if mk < bm else bm) * ha / ca, (nk if nk < bn else bn) * hb / cb
+                    k_us = max(flop_us, (a + b) * bk * eb / load)
+                tiles = -(-mk // bmp) * pm * -(-nk // bnp) * pn  # a cluster's whole pairs
+                whole_tile = -(-k // bk) * k_us + tile_us
+                if part is not None:
+                    if tiles / (-(-tiles // grid) * grid) >= FULL_WAVE:  # (shared_tiles')
+                        index = part[0]  # nothing shared: the earlier of whole and stream-K
+                    else:
+                        low = tiles * (whole_tile - tile_us) / grid + part[1]
+                        later.append((low, w, swap, nk, k_us, whole_tile, tiles, part))
+                if index >= 0:
+                    t = (((-(-tiles * batch // grid) * whole_tile) ** p + d0) ** ip + launch) * 1e-6
+                    if t < bt or (t == bt and (w, index) < (bw, bi)):
+                        bt, bw, bi = t, w, index
+    return (bt, bw, bi), later
+
+
+def _shared_prices(
+    later: list[tuple],
+    best: tuple[float, int, int],
+    basis: tuple,
+    m: int,
+    n: int,
+    k: int,
+    batch: int,
+    once0: int,
+    d0: float,
+) -> tuple[float, int, int]:
+    """:func:`cheapest`'s second pass: ``best`` or a cheaper stream-K price, of the tiles of
+    :func:`_whole_prices` whose least price still comes to the best so far, least first."""
+    eb, constants = basis
+    grid, p, ip, launch, reread, tile_us, dram, _ = constants
+    bt, bw, bi = best
+    out = batch * m * n * 2
+    # the bounds hold for one problem whose shares fit ITERS_MAX (sk_split's), on a device
+    # whose tile and re-read costs take no time off
+    bounded = batch == 1 and k <= ITERS_MAX // (2 * grid) and tile_us >= 0 and reread >= 0
+    later.sort(key=_first)
+    limit = _us_limit(bt, d0, constants)
+    for low, w, swap, nk, k_us, whole_tile, tiles, part in later:
+        if low > limit and bounded:
+            break
+        idle, _, bmp, bnp, pm, pn, bk, bmn, indices, splits, partial_us, together_us = part
+        tn, kt = -(-nk // bnp) * pn, -(-k // bk)
+        # shared_tiles past its full-wave test (_whole_prices took those), inline
+        if tiles <= grid or tn == 1 or tiles == tn:
+            sk = tiles if tiles < 2 * grid else tiles % grid + grid
+        else:
+            sk = tiles % grid
+        if sk * kt > ITERS_MAX:  # nothing shared after all: the whole price, at ``idle``
+            t = (((-(-tiles * batch // grid) * whole_tile) ** p + d0) ** ip + launch) * 1e-6
+            if t < bt or (t == bt and (w, idle) < (bw, bi)):
+                bt, bw, bi = t, w, idle
+            continue
+        one_wave, room = tiles <= grid, min(grid // sk, kt)
+        prices = _split_prices(splits, one_wave, room)  # (room 0: sk > grid)
+        # (shares re-read a part of their operands but where _reads_once says not)
+        d = ((once0 + reread * max(0, sk * bmn * k * eb - once0) + out) / dram) ** p
+        d_aligned = d0 if swap and tn == 1 else d
+        done = (tiles * batch - sk) // grid * whole_tile
+        for j, per, together, aligned in prices:
+            if per:  # sk * per CTAs: per to a tile
+                us = -(-kt // per) * k_us
+            else:  # the grid's CTAs, whatever the tiles
+                us = -(-sk * kt // grid) * k_us
+                per = grid // sk or 1
+            us = done + us + tile_us + (together_us if together else partial_us * per)
+            if us > limit and bounded:  # (its DRAM term is d0's at least)
+                continue
+            t = ((us**p + (d_aligned if aligned else d)) ** ip + launch) * 1e-6
+            if t < bt or (t == bt and (w, indices[j]) < (bw, bi)):
+                bt, bw, bi = t, w, indices[j]
+                limit = _us_limit(t, d0, constants)
     return bt, bw, bi
 
 
-def _cheapest(table: tuple, m: int, n: int, k: int, batch: int, bound: float) -> tuple[float, int]:
-    """:func:`cheapest` of one table: (seconds, index), or (inf, -1) where nothing in it
-    comes under ``bound`` (a stream-K tile whose least possible price does not is skipped)."""
-    eb, (grid, p, ip, launch, reread, tile_us, dram, load), groups = table
-    once0 = batch * (m + n) * k * eb  # A and B once; the swapped problem's are the same
-    out = batch * m * n * 2
-    d0 = ((once0 + out) / dram) ** p
-    bt, bi = float("inf"), -1
-    for group in groups:
-        bm, bn, bk, k_us, partial_us, together_us, swap, pm, pn, first, shared, splits, c = group
-        mk, nk = (n, m) if swap else (m, n)  # the problem as the kernel sees it
-        if c is not None and (mk < bm or nk < bn):  # fewer rows than the tile: price's k_us
-            # (loaded_rows and _k_us inline, the same floats: the calls cost the pick ~2 us)
-            flop_us, ha, hb, ca, cb = c
-            a, b = min(bm, mk) * ha, min(bn, nk) * hb
-            if ca > 1:
-                a = a / ca
-            if cb > 1:
-                b = b / cb
-            k_us = max(flop_us, (a + b) * bk * eb / load)
-        tm, tn = -(-mk // bm), -(-nk // bn)
-        tm, tn = -(-tm // pm) * pm, -(-tn // pn) * pn  # a cluster's whole pairs
-        kt = -(-k // bk)
-        tiles = tm * tn * batch
-        # no config of the tile beats the current best if the least its price can be does
-        # not: every SM busy on an equal share of the tiles' k iterations (the ``1 - 1e-9``:
-        # rounding; a price's DRAM term is at least d0)
-        low = (((tiles * kt / grid * k_us * (1 - 1e-9)) ** p + d0) ** ip + launch) * 1e-6
-        if low > min(bt, bound):
-            continue
-        whole_tile = kt * k_us + tile_us
-        if shared and (first < 0 or shared[0] < first):
-            # where stream-K shares nothing it costs the whole kernel's price, at an index
-            # earlier than the whole kernel's: price them as one, found in the loop below
-            first_sk = shared[0]
-        else:
-            first_sk = -1
-        sk, ctases = sk_shares(tm, tn, kt, grid, splits) if shared else (0, ())
-        if not sk and first_sk >= 0:
-            first = first_sk
-        if first >= 0:
-            t = (((-(-tiles // grid) * whole_tile) ** p + d0) ** ip + launch) * 1e-6
-            if t < bt or (t == bt and first < bi):
-                bt, bi = t, first
-        if not sk:
-            continue
-        if first_sk < 0 and low > min(bt, bound):  # (again: the whole kernel's price in)
-            continue
-        # (shares re-read a part of their operands but where _reads_once says not)
-        once_read = swap and tn == 1
-        once = once0 + reread * max(0, sk * (bm + bn) * k * eb - once0)
-        d = ((once + out) / dram) ** p
-        done = (tiles - sk) // grid * whole_tile
-        last = None
-        for i, ctas, split in zip(shared, ctases, splits):
-            # _together's rule and below _fix_us's, inline (a call per split cost the pick
-            # ~2 us); test_pick_fast holds this loop's prices equal to price's
-            per = ctas // sk
-            aligned = split is not None and per >= 1 and ctas == per * sk
-            if aligned and per >= TOGETHER_MIN:
-                fix = together_us
-            else:
-                fix = partial_us * (per or 1)
-            if (ctas, fix, aligned) == last:  # splits that come to one price: the earlier wins
-                continue
-            last = ctas, fix, aligned
-            us = done + -(-sk * kt // ctas) * k_us + tile_us + fix
-            t = ((us**p + (d0 if aligned and once_read else d)) ** ip + launch) * 1e-6
-            if t < bt or (t == bt and i < bi):
-                bt, bi = t, i
-    return bt, bi
+def _first(item: tuple) -> float:
+    return item[0]
+
+
+@lru_cache(maxsize=4096)
+def _split_prices(
+    splits: tuple, one_wave: bool, room: int
+) -> tuple[tuple[int, int, bool, bool], ...]:
+    """The distinct prices of stream-K configs of ``splits`` where some tiles are shared
+    (:func:`~cutemma.kernels.sm90.streamk.split_ctas`; ``room`` 0: more of them than
+    CTAs): (the position of the first split of each, the CTAs it gives a tile (0: the
+    grid's, whatever the tiles), whether its fix-up adds the partials together
+    (:func:`_fix_us`), whether its shares are :func:`_aligned`). Splits that come to the
+    same cost the same, and the earlier wins the tie. One tuple per ``room`` up to the
+    most CTAs a split gives a tile (past it they all price the same).
+
+    >>> _split_prices((16, 8, 4, None), False, 40)
+    ((0, 16, True, True), (1, 8, True, True), (2, 4, False, True), (3, 4, False, False))
+    >>> _split_prices((16, 8, 4, None), True, 3), _split_prices((16, 8, 4, None), False, 0)
+    (((0, 3, False, True), (3, 0, False, False)), ((0, 0, False, False),))
+    """
+    cap = max(s or SPLIT_MAX for s in splits)
+    if room > cap:
+        return _split_prices(splits, one_wave, cap)
+    # one shared tile on a grid that holds room of them (or room 0: two on a grid of one)
+    sk, grid = (1, room) if room else (2, 1)
+    found: dict[tuple, int] = {}
+    for j, (ctas, split) in enumerate(zip(split_ctas(sk, one_wave, room, grid, splits), splits)):
+        aligned = _aligned(ctas, sk, split)
+        if not room or (one_wave and split is None):
+            how = (0, False, aligned)
+        else:  # _fix_us's rule
+            how = (ctas // sk, aligned and ctas // sk >= TOGETHER_MIN, aligned)
+        found.setdefault(how, j)
+    return tuple((j, *how) for how, j in found.items())
 
 
 __all__ = [

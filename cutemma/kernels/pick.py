@@ -187,7 +187,7 @@ def _sm90_pick(
     # the earlier token tile)
     groups = (tiles, *((fitted,) if fitted else ()))
     groups += _swapped_groups(m, n, k, dtype, sms, b_major) if swaps else ()
-    tables = tuple(price_table(g, dtype, kind, rows16) for g in groups)
+    tables = [price_table(g, dtype, kind, rows16) for g in groups]
     t, which, i = cheapest(tables, m, n, k, batch)
     return groups[which][i], t
 

@@ -524,17 +524,53 @@ def _price_table(
         whole, shared, _ = groups.setdefault(key, ([], [], clamp))
         (shared if cfg.stream_k else whole).append((i, cfg.split) if cfg.stream_k else i)
     views: dict[bool, list] = {False: [], True: []}
-    # the tiles of most flops per microsecond first (a tie is the index's business)
-    for key, (whole, shared, clamp) in sorted(
-        groups.items(), key=lambda g: g[0][4] / g[0][1] / g[0][2]
-    ):
+    # (in the order of their configs: a whole price at a later index than the best one's
+    # and no cheaper in compute cannot win, and _whole_prices skips it)
+    for key, (whole, shared, clamp) in groups.items():
         swap, bm, bn, bk, k_us, pm, pn, _ = key
         # a later whole config of the same tile costs the same: only the first can win
         first = whole[0] if whole else -1
         part = _shared_part(first, shared, bm, bn, pm, pn, bk, dev) if shared else None
         views[swap].append((bm, bn, bm * pm, bn * pn, pm, pn, bk, k_us, clamp, first, part))
+    for found in views.values():
+        found[:] = [(_dominated_rows(g, found, dev), *g) for g in found]
     # (the problem as each view's kernels see it: plain, then swapped)
     return _basis(eb, kind), tuple((swap, tuple(g)) for swap, g in views.items() if g)
+
+
+def _dominated_rows(b: tuple, groups: list, dev: Device) -> int:
+    """The most rows (as its kernels see the problem) of a call on which another tile of
+    ``groups`` prices every config of tile ``b`` no lower, at an earlier index
+    (:func:`_dominates`): the pick then skips ``b``; 0 where none does."""
+    return max((a[0] for a in groups if _dominates(a, b, dev)), default=0)
+
+
+def _dominates(a: tuple, b: tuple, dev: Device) -> bool:
+    """Whether tile ``a`` costs no more than tile ``b`` config for config, each at an earlier
+    index, on every call of at most ``a``'s rows: both are then one tile row of the same
+    columns and k tile (the same tiles, shares and splits), and ``b``'s k tile (its flops
+    more, its loaded rows the same), fix-ups and re-read bytes cost as much or more.
+    Over such calls a 64-row tile prices the 128- and 256-row ones of its width out."""
+    abm, abn, _, abnp, apm, apn, abk, ak_us, aclamp, afirst, apart = a
+    bbm, bbn, _, bbnp, bpm, bpn, bbk, bk_us, bclamp, bfirst, bpart = b
+    if not (abm < bbm and apm == bpm == 1 and (abn, abnp, apn, abk) == (bbn, bbnp, bpn, bbk)):
+        return False
+    if ak_us > bk_us or (aclamp is None) != (bclamp is None):
+        return False
+    if aclamp is not None and (aclamp[1:] != bclamp[1:] or aclamp[0] > bclamp[0]):
+        return False
+    if _partial_us(abm, abn, dev) > _partial_us(bbm, bbn, dev):
+        return False
+    if _together_us(abm, abn, dev) > _together_us(bbm, bbn, dev):
+        return False
+    if bfirst >= 0 and not 0 <= afirst < bfirst:  # b's whole kernel: a's, earlier
+        return False
+    if bpart is None:
+        return True
+    # b's stream-K configs: a's of each split, earlier; sharing nothing, a's whole price
+    if apart is None or apart[10] != bpart[10] or apart[0] >= bpart[0]:
+        return False
+    return all(i < j for i, j in zip(apart[9], bpart[9]))
 
 
 def _shared_part(
@@ -542,14 +578,16 @@ def _shared_part(
 ) -> tuple:
     """A tile's stream-K configs as :func:`cheapest` reads them: the index that takes the
     whole kernel's price where stream-K shares nothing (the earlier of the whole and the
-    first stream-K config); the least fix-up any split adds; the tile; the indices and
-    splits; a partial's and a fix-up together's microseconds."""
+    first stream-K config); the least fix-up any split adds; the first stream-K index; the
+    tile; the indices and splits; a partial's and a fix-up together's microseconds; the
+    most CTAs a split gives a tile."""
     indices, splits = tuple(i for i, _ in shared), tuple(s for _, s in shared)
     idle = indices[0] if first < 0 or indices[0] < first else first
     partial_us, together_us = _partial_us(bm, bn, dev), _together_us(bm, bn, dev)
-    least_fix = min(partial_us, together_us) + dev.tile_us
+    least_fix = min(partial_us, together_us)
     tile = (bm * pm, bn * pn, pm, pn, bk, bm + bn)
-    return idle, least_fix, *tile, indices, splits, partial_us, together_us
+    cap = max(s or SPLIT_MAX for s in splits)  # the most CTAs a split gives a tile
+    return idle, least_fix, indices[0], *tile, indices, splits, partial_us, together_us, cap
 
 
 def cheapest(
@@ -585,29 +623,41 @@ def cheapest(
 
 def _us_limit(t: float, d0: float, constants: tuple) -> float:
     """The compute microseconds past which every price whose DRAM term (raised to the
-    sharpness) is at least ``d0`` comes above ``t`` seconds, a millionth over for rounding;
-    inf where rounding could tie such a price with ``t`` (its compute too small a part)."""
+    sharpness) is at least ``d0`` comes above ``t`` seconds, a millionth over for rounding:
+    -1 where that term alone does; inf where rounding could tie such a price with ``t``
+    (the two terms' parts too close to call)."""
     _, p, ip, launch = constants[:4]
     x = t * 1e6 - launch
     if not 1e-3 * launch < x < math.inf:
         return math.inf
     room = x**p - d0
-    return room**ip * (1 + 1e-6) if room > 1e-3 * d0 else math.inf
+    if room > 1e-3 * d0:
+        return room**ip * (1 + 1e-6)
+    return -1.0 if room < -1e-3 * d0 else math.inf
 
 
 def _whole_prices(
     tables: tuple, m: int, n: int, k: int, batch: int, d0: float
 ) -> tuple[tuple[float, int, int], list[tuple]]:
     """:func:`cheapest`'s first pass: the least whole price (seconds, table, index), and the
-    stream-K tiles that share something, each with the least its splits can cost (every
-    SM busy on an equal share of the tiles' k iterations, then the least fix-up)."""
-    eb, (grid, p, ip, launch, _, tile_us, _, load) = tables[0][0]
-    bt, bw, bi = math.inf, -1, -1
+    stream-K tiles that share something and may still come under it, each with the least
+    its splits can cost (every SM busy on an equal share of the tiles' k iterations, then
+    the least fix-up). Whole prices share a DRAM term (``d0``): one no cheaper in compute
+    than the best so far comes to its price at least, and wins only a tie at an earlier
+    index; so does a stream-K tile's least. (The tables list their groups in index order:
+    later ones rarely need the price itself.)"""
+    eb, (grid, p, ip, launch, reread, tile_us, _, load) = tables[0][0]
+    # the stream-K bound holds for one problem whose shares fit ITERS_MAX (sk_split's), on
+    # a device whose tile and re-read costs take no time off
+    bounded = batch == 1 and k <= ITERS_MAX // (2 * grid) and tile_us >= 0 and reread >= 0
+    bt, bw, bi, bu = math.inf, -1, -1, math.inf  # (bu: the best whole price's compute)
     later = []
     for w, (_, views) in enumerate(tables):
         for swap, groups in views:
             mk, nk = (n, m) if swap else (m, n)  # the problem as the kernel sees it
-            for bm, bn, bmp, bnp, pm, pn, bk, k_us, clamp, index, part in groups:
+            for dominated, bm, bn, bmp, bnp, pm, pn, bk, k_us, clamp, index, part in groups:
+                if mk <= dominated:  # (another tile prices every config lower, earlier)
+                    continue
                 if clamp is not None and (mk < bm or nk < bn):  # fewer rows than the tile
                     # (loaded_rows and _k_us inline, the same floats: x / 1 is x)
                     flop_us, ha, hb, ca, cb = clamp
@@ -619,13 +669,20 @@ def _whole_prices(
                     if tiles / (-(-tiles // grid) * grid) >= FULL_WAVE:  # (shared_tiles')
                         index = part[0]  # nothing shared: the earlier of whole and stream-K
                     else:
-                        low = tiles * (whole_tile - tile_us) / grid + part[1]
-                        later.append((low, w, swap, nk, k_us, whole_tile, tiles, part))
+                        low = tiles * (whole_tile - tile_us) / grid + tile_us + part[1]
+                        if low <= bu * _ROUNDING or not bounded or (w == bw and part[2] < bi):
+                            later.append((low, w, swap, nk, k_us, whole_tile, tiles, part))
                 if index >= 0:
-                    t = (((-(-tiles * batch // grid) * whole_tile) ** p + d0) ** ip + launch) * 1e-6
-                    if t < bt or (t == bt and (w, index) < (bw, bi)):
-                        bt, bw, bi = t, w, index
+                    us = -(-tiles * batch // grid) * whole_tile
+                    if us < bu or (w == bw and index < bi):  # (bw <= w: tables in order)
+                        t = ((us**p + d0) ** ip + launch) * 1e-6
+                        if t < bt or (t == bt and (w, index) < (bw, bi)):
+                            bt, bw, bi, bu = t, w, index, us
     return (bt, bw, bi), later
+
+
+# a bound's relative slack for rounding (its float against the exact figure's)
+_ROUNDING = 1 + 1e-12
 
 
 def _shared_prices(
@@ -653,7 +710,22 @@ def _shared_prices(
     for low, w, swap, nk, k_us, whole_tile, tiles, part in later:
         if low > limit and bounded:
             break
-        idle, _, bmp, bnp, pm, pn, bk, bmn, indices, splits, partial_us, together_us = part
+        (
+            idle,
+            least_fix,
+            _,
+            bmp,
+            bnp,
+            pm,
+            pn,
+            bk,
+            bmn,
+            indices,
+            splits,
+            partial_us,
+            together_us,
+            cap,
+        ) = part
         tn, kt = -(-nk // bnp) * pn, -(-k // bk)
         # shared_tiles past its full-wave test (_whole_prices took those), inline
         if tiles <= grid or tn == 1 or tiles == tn:
@@ -666,24 +738,35 @@ def _shared_prices(
                 bt, bw, bi = t, w, idle
             continue
         one_wave, room = tiles <= grid, min(grid // sk, kt)
-        prices = _split_prices(splits, one_wave, room)  # (room 0: sk > grid)
+        done = (tiles * batch - sk) // grid * whole_tile
         # (shares re-read a part of their operands but where _reads_once says not)
         d = ((once0 + reread * max(0, sk * bmn * k * eb - once0) + out) / dram) ** p
         d_aligned = d0 if swap and tn == 1 else d
-        done = (tiles * batch - sk) // grid * whole_tile
-        for j, per, together, aligned in prices:
+        # the most compute a split may take and still come to the best price
+        most = _us_limit(bt, min(d, d_aligned), constants)
+        # the least its splits can take: the most CTAs a split gives a tile and the least
+        # fix-up, or the grid's CTAs and their partials
+        if room:
+            least = done + -(-kt // min(room, cap)) * k_us + tile_us + least_fix
+        if not room or (one_wave and least > most):  # (one wave: split None takes the grid)
+            grid_us = done + -(-sk * kt // grid) * k_us + tile_us + partial_us * (grid // sk or 1)
+            least = grid_us if not room or grid_us < least else least
+        if least > most:
+            continue
+        for j, per, together, aligned in _split_prices(splits, one_wave, room):
             if per:  # sk * per CTAs: per to a tile
                 us = -(-kt // per) * k_us
             else:  # the grid's CTAs, whatever the tiles
                 us = -(-sk * kt // grid) * k_us
                 per = grid // sk or 1
             us = done + us + tile_us + (together_us if together else partial_us * per)
-            if us > limit and bounded:  # (its DRAM term is d0's at least)
+            if us > most:
                 continue
             t = ((us**p + (d_aligned if aligned else d)) ** ip + launch) * 1e-6
             if t < bt or (t == bt and (w, indices[j]) < (bw, bi)):
                 bt, bw, bi = t, w, indices[j]
                 limit = _us_limit(t, d0, constants)
+                most = _us_limit(t, min(d, d_aligned), constants)
     return bt, bw, bi
 
 

@@ -38,6 +38,7 @@ import json
 import math
 from dataclasses import dataclass
 from functools import cache, lru_cache
+from operator import itemgetter
 from pathlib import Path
 
 from cutemma.errors import TiledMmaError
@@ -531,7 +532,7 @@ def _price_table(
         # a later whole config of the same tile costs the same: only the first can win
         first = whole[0] if whole else -1
         part = _shared_part(first, shared, bm, bn, pm, pn, bk, dev) if shared else None
-        views[swap].append((bm, bn, bm * pm, bn * pn, pm, pn, bk, k_us, clamp, first, part))
+        views[swap].append((bm, bn, bm * pm, bn * pn, pm * pn, bk, k_us, clamp, first, part))
     for found in views.values():
         found[:] = [(_dominated_rows(g, found, dev), *g) for g in found]
     # (the problem as each view's kernels see it: plain, then swapped)
@@ -551,9 +552,11 @@ def _dominates(a: tuple, b: tuple, dev: Device) -> bool:
     columns and k tile (the same tiles, shares and splits), and ``b``'s k tile (its flops
     more, its loaded rows the same), fix-ups and re-read bytes cost as much or more.
     Over such calls a 64-row tile prices the 128- and 256-row ones of its width out."""
-    abm, abn, _, abnp, apm, apn, abk, ak_us, aclamp, afirst, apart = a
-    bbm, bbn, _, bbnp, bpm, bpn, bbk, bk_us, bclamp, bfirst, bpart = b
-    if not (abm < bbm and apm == bpm == 1 and (abn, abnp, apn, abk) == (bbn, bbnp, bpn, bbk)):
+    abm, abn, abmp, abnp, apairs, abk, ak_us, aclamp, afirst, apart = a
+    bbm, bbn, bbmp, bbnp, bpairs, bbk, bk_us, bclamp, bfirst, bpart = b
+    if not (abm < bbm and abmp == abm and bbmp == bbm):  # (no pairs along M)
+        return False
+    if (abn, abnp, apairs, abk) != (bbn, bbnp, bpairs, bbk):
         return False
     if ak_us > bk_us or (aclamp is None) != (bclamp is None):
         return False
@@ -652,28 +655,33 @@ def _whole_prices(
     bounded = batch == 1 and k <= ITERS_MAX // (2 * grid) and tile_us >= 0 and reread >= 0
     bt, bw, bi, bu = math.inf, -1, -1, math.inf  # (bu: the best whole price's compute)
     later = []
+    k1 = k - 1
     for w, (_, views) in enumerate(tables):
         for swap, groups in views:
             mk, nk = (n, m) if swap else (m, n)  # the problem as the kernel sees it
-            for dominated, bm, bn, bmp, bnp, pm, pn, bk, k_us, clamp, index, part in groups:
+            mk1, nk1 = mk - 1, nk - 1  # (a ceiling division as (x - 1) // d + 1)
+            for dominated, bm, bn, bmp, bnp, pairs, bk, k_us, clamp, index, part in groups:
                 if mk <= dominated:  # (another tile prices every config lower, earlier)
                     continue
                 if clamp is not None and (mk < bm or nk < bn):  # fewer rows than the tile
                     # (loaded_rows and _k_us inline, the same floats: x / 1 is x)
                     flop_us, ha, hb, ca, cb = clamp
                     a, b = (mk if mk < bm else bm) * ha / ca, (nk if nk < bn else bn) * hb / cb
-                    k_us = max(flop_us, (a + b) * bk * eb / load)
-                tiles = -(-mk // bmp) * pm * -(-nk // bnp) * pn  # a cluster's whole pairs
-                whole_tile = -(-k // bk) * k_us + tile_us
+                    k_us = (a + b) * bk * eb / load
+                    if k_us < flop_us:  # (max(): the flops or the loads, whichever is slower)
+                        k_us = flop_us
+                tiles = (mk1 // bmp + 1) * (nk1 // bnp + 1) * pairs  # a cluster's whole pairs
+                whole_tile = (k1 // bk + 1) * k_us + tile_us
+                waves = -(-tiles // grid)
                 if part is not None:
-                    if tiles / (-(-tiles // grid) * grid) >= FULL_WAVE:  # (shared_tiles')
+                    if tiles / (waves * grid) >= FULL_WAVE:  # (shared_tiles')
                         index = part[0]  # nothing shared: the earlier of whole and stream-K
                     else:
                         low = tiles * (whole_tile - tile_us) / grid + tile_us + part[1]
                         if low <= bu * _ROUNDING or not bounded or (w == bw and part[2] < bi):
                             later.append((low, w, swap, nk, k_us, whole_tile, tiles, part))
                 if index >= 0:
-                    us = -(-tiles * batch // grid) * whole_tile
+                    us = (waves if batch == 1 else -(-tiles * batch // grid)) * whole_tile
                     if us < bu or (w == bw and index < bi):  # (bw <= w: tables in order)
                         t = ((us**p + d0) ** ip + launch) * 1e-6
                         if t < bt or (t == bt and (w, index) < (bw, bi)):
@@ -705,7 +713,8 @@ def _shared_prices(
     # the bounds hold for one problem whose shares fit ITERS_MAX (sk_split's), on a device
     # whose tile and re-read costs take no time off
     bounded = batch == 1 and k <= ITERS_MAX // (2 * grid) and tile_us >= 0 and reread >= 0
-    later.sort(key=_first)
+    ordered = reread >= 0  # (an aligned share's DRAM term no more than others')
+    later.sort(key=_FIRST)
     limit = _us_limit(bt, d0, constants)
     for low, w, swap, nk, k_us, whole_tile, tiles, part in later:
         if low > limit and bounded:
@@ -737,63 +746,62 @@ def _shared_prices(
             if t < bt or (t == bt and (w, idle) < (bw, bi)):
                 bt, bw, bi = t, w, idle
             continue
-        one_wave, room = tiles <= grid, min(grid // sk, kt)
+        one_wave, room = tiles <= grid, grid // sk if grid // sk < kt else kt
         done = (tiles * batch - sk) // grid * whole_tile
         # (shares re-read a part of their operands but where _reads_once says not)
-        d = ((once0 + reread * max(0, sk * bmn * k * eb - once0) + out) / dram) ** p
+        own = sk * bmn * k * eb - once0
+        d = ((once0 + reread * (own if own > 0 else 0) + out) / dram) ** p
         d_aligned = d0 if swap and tn == 1 else d
-        # the most compute a split may take and still come to the best price
-        most = _us_limit(bt, min(d, d_aligned), constants)
-        # the least its splits can take: the most CTAs a split gives a tile and the least
-        # fix-up, or the grid's CTAs and their partials
+        # the least its splits can take (the most CTAs a split gives a tile and the least
+        # fix-up, or the grid's CTAs and their partials) at the least DRAM term: a price at
+        # least its splits' (each figure's floats in the same order)
         if room:
-            least = done + -(-kt // min(room, cap)) * k_us + tile_us + least_fix
-        if not room or (one_wave and least > most):  # (one wave: split None takes the grid)
+            least = done + -(-kt // (room if room < cap else cap)) * k_us + tile_us + least_fix
+        if not room or one_wave:  # (one wave: split None takes the grid)
             grid_us = done + -(-sk * kt // grid) * k_us + tile_us + partial_us * (grid // sk or 1)
             least = grid_us if not room or grid_us < least else least
-        if least > most:
+        if ((least**p + (d if d < d_aligned else d_aligned)) ** ip + launch) * 1e-6 > bt:
             continue
-        for j, per, together, aligned in _split_prices(splits, one_wave, room):
+        for j, per, together, aligned in _split_prices(splits, one_wave, room, ordered):
             if per:  # sk * per CTAs: per to a tile
                 us = -(-kt // per) * k_us
             else:  # the grid's CTAs, whatever the tiles
                 us = -(-sk * kt // grid) * k_us
                 per = grid // sk or 1
             us = done + us + tile_us + (together_us if together else partial_us * per)
-            if us > most:
-                continue
             t = ((us**p + (d_aligned if aligned else d)) ** ip + launch) * 1e-6
             if t < bt or (t == bt and (w, indices[j]) < (bw, bi)):
                 bt, bw, bi = t, w, indices[j]
                 limit = _us_limit(t, d0, constants)
-                most = _us_limit(t, min(d, d_aligned), constants)
     return bt, bw, bi
 
 
-def _first(item: tuple) -> float:
-    return item[0]
+_FIRST = itemgetter(0)
 
 
 @lru_cache(maxsize=4096)
 def _split_prices(
-    splits: tuple, one_wave: bool, room: int
+    splits: tuple, one_wave: bool, room: int, ordered: bool
 ) -> tuple[tuple[int, int, bool, bool], ...]:
-    """The distinct prices of stream-K configs of ``splits`` where some tiles are shared
-    (:func:`~cutemma.kernels.sm90.streamk.split_ctas`; ``room`` 0: more of them than
-    CTAs): (the position of the first split of each, the CTAs it gives a tile (0: the
+    """The prices of stream-K configs of ``splits`` that can win where some tiles are
+    shared (:func:`~cutemma.kernels.sm90.streamk.split_ctas`; ``room`` 0: more of them
+    than CTAs): (the position of the first split of each, the CTAs it gives a tile (0: the
     grid's, whatever the tiles), whether its fix-up adds the partials together
     (:func:`_fix_us`), whether its shares are :func:`_aligned`). Splits that come to the
-    same cost the same, and the earlier wins the tie. One tuple per ``room`` up to the
-    most CTAs a split gives a tile (past it they all price the same).
+    same price cost the same, and the earlier wins the tie; so does an earlier split that
+    adds its partials together over as many CTAs or more, or (``ordered``: aligned shares'
+    DRAM term no more than others', ``reread`` >= 0) one aligned over as many CTAs that
+    adds as many partials. One tuple per ``room`` up to the most CTAs a split gives a tile
+    (past it they all price the same).
 
-    >>> _split_prices((16, 8, 4, None), False, 40)
-    ((0, 16, True, True), (1, 8, True, True), (2, 4, False, True), (3, 4, False, False))
-    >>> _split_prices((16, 8, 4, None), True, 3), _split_prices((16, 8, 4, None), False, 0)
+    >>> _split_prices((16, 8, 4, None), False, 40, True)
+    ((0, 16, True, True), (2, 4, False, True))
+    >>> _split_prices((16, 8, 4, None), True, 3, True), _split_prices((16, 8, 4, None), False, 0, True)
     (((0, 3, False, True), (3, 0, False, False)), ((0, 0, False, False),))
     """
     cap = max(s or SPLIT_MAX for s in splits)
     if room > cap:
-        return _split_prices(splits, one_wave, cap)
+        return _split_prices(splits, one_wave, cap, ordered)
     # one shared tile on a grid that holds room of them (or room 0: two on a grid of one)
     sk, grid = (1, room) if room else (2, 1)
     found: dict[tuple, int] = {}
@@ -804,7 +812,24 @@ def _split_prices(
         else:  # _fix_us's rule
             how = (ctas // sk, aligned and ctas // sk >= TOGETHER_MIN, aligned)
         found.setdefault(how, j)
-    return tuple((j, *how) for how, j in found.items())
+    kept = []
+    for how, j in found.items():
+        if not any(_outprices(was, how, ordered) for was, _ in kept):
+            kept.append((how, j))
+    return tuple((j, *how) for how, j in kept)
+
+
+def _outprices(was: tuple, how: tuple, ordered: bool) -> bool:
+    """Whether a split priced as ``was`` (per tile CTAs, together, aligned) costs no more
+    than a later one priced as ``how`` on every call: more CTAs to a tile, both adding
+    their partials together over aligned shares; or the same CTAs and partials, ``was``'s
+    aligned (its DRAM term no more where ``ordered``)."""
+    (per0, together0, aligned0), (per, together, aligned) = was, how
+    if not per or not per0:  # (the grid's CTAs)
+        return False
+    if together0 and together and aligned0 and aligned:
+        return per0 >= per
+    return ordered and per0 == per and aligned0 and not together0 and not together
 
 
 __all__ = [

@@ -509,6 +509,26 @@ def _price_table(
             f"got {sorted({type(c).__name__ for c in configs})} and {dtype!r}"
         )
     check_rows16(rows16, "cost model: price_table")
+    eb = ATOMS_SM90[dtype][1]
+    # what the model reads of each config (a swapped class's kernels differ from another's
+    # in their ring and hints, not their prices: one table serves them all)
+    read = [(c.block_m, c.block_n, c.k_tiles[eb], c.stream_k, c.split, c.swap_ab, c.cluster,
+             c.multicast) for c in configs]  # fmt: skip
+    key = (tuple(read), dtype, kind, rows16)
+    table = _PRICED.get(key)
+    if table is None:
+        if len(_PRICED) >= _TABLES_MAX:
+            _PRICED.clear()
+        table = _PRICED[key] = _new_price_table(configs, dtype, kind, rows16)
+    return table
+
+
+_PRICED: dict[tuple, tuple] = {}
+
+
+def _new_price_table(
+    configs: tuple[Sm90Config, ...], dtype: str, kind: str, rows16: tuple[bool, bool]
+) -> tuple:
     dev = device(kind)
     eb = ATOMS_SM90[dtype][1]
     clamped = type_class(dtype) in CLAMPED

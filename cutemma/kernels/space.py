@@ -309,14 +309,16 @@ def hinted_kernels(
     >>> any(c.cluster == 2 for c in hinted_kernels(4096, 8192, 8200, "bf16", 1, (True, True)))
     True
     """
-    # (evict_first per row count; most calls stream no B, and the pick asks per call)
+    # (evict_first per row count, -(-m // rows) <= EVICT_FIRST_ROWS: most calls stream no
+    # B, and the pick asks per call)
     if _streams_b(n, k, dtype, batch):
-        hints = tuple(-(-m // bm) <= EVICT_FIRST_ROWS for bm in ROWS)
+        hints = tuple([m <= most for most in _MOST_ROWS])
     else:
         hints = _NO_HINTS
     return _hinted_kernels(dtype, batch == 1, hints, rows16 != (False, False))
 
 
+_MOST_ROWS = tuple(EVICT_FIRST_ROWS * rows for rows in ROWS)  # (a call's, per row count)
 _NO_HINTS = (False,) * len(ROWS)
 
 
@@ -405,7 +407,7 @@ def _swapped_groups(
 ) -> tuple[tuple[Sm90Config, ...], ...]:
     """:func:`swapped_groups` of checked arguments (the pick's: the policy checked them),
     kept per what its classes read of the shape (:func:`_swap_reads`) where B is K-major:
-    a new shape's pick then asks one dict (the classes' own steps cost it ~3 us)."""
+    a new shape's pick then mostly asks one dict (the classes' own steps cost it ~3 us)."""
     if b_major != "K":  # (the N-major rule reads n and k themselves)
         return _groups_of_classes(m, n, k, dtype, sms, b_major)
     key = (_swap_reads(m, n, k, dtype, sms), dtype, sms)
@@ -413,7 +415,13 @@ def _swapped_groups(
     if found is None:
         if len(_SWAPPED) >= _SWAPPED_MAX:
             _SWAPPED.clear()
-        found = _SWAPPED[key] = _groups_of_classes(m, n, k, dtype, sms, b_major)
+        if m > SWAP_TOKENS:  # (one tuple per class of classes: many m share one)
+            classes = (_swap_classes(m, n, k, dtype, sms), dtype, sms)
+            found = _SWAPPED.get(classes) or _groups_of_classes(m, n, k, dtype, sms, b_major)
+            _SWAPPED[classes] = found
+        else:
+            found = _groups_of_classes(m, n, k, dtype, sms, b_major)
+        _SWAPPED[key] = found
     return found
 
 
@@ -425,16 +433,17 @@ def _swap_reads(m: int, n: int, k: int, dtype: str, sms: int) -> tuple:
     """What :func:`_swap_classes` reads of an (m, n, k) call: up to :data:`SWAP_TOKENS`
     rows, the token tile's eighths (:func:`swap_tokens`), the fewest CTAs whose ring is as
     deep as its whole tiles' and whether the weights fit :data:`EVICT_FIRST_MAX_BYTES`
-    (:func:`_swap_class`); past it, the classes themselves.
+    (:func:`_swap_class`); past it, m and whether B streams (:func:`evict_first` per
+    token tile).
 
     >>> _swap_reads(9, 8192, 8192, "bf16", 132), _swap_reads(300, 8192, 8192, "bf16", 132)
-    ((2, 1, True), ((152, 0, 1), (104, 0, 1)))
+    ((2, 1, True), (300, True))
     """
     if m <= SWAP_TOKENS:
         hinted = n * k * ATOMS_SM90[dtype][1] <= EVICT_FIRST_MAX_BYTES
         ctas = _fewest_ctas(min(-(-n // (2 * SWAP_ROWS)), sms), dtype in FP8, sms)
         return -(-m // N_STEP), ctas, hinted
-    return _swap_classes(m, n, k, dtype, sms)
+    return m, _streams_b(n, k, dtype, 1)
 
 
 def _groups_of_classes(
@@ -515,7 +524,7 @@ def _swap_classes(m: int, n: int, k: int, dtype: str, sms: int) -> tuple[tuple, 
         return ((swap_tokens(m), *_swap_class(n, k, dtype, sms)),)
     streams = _streams_b(n, k, dtype, 1)  # (evict_first per token tile)
     return tuple(
-        (t, 0, int(streams and -(-m // t) <= EVICT_FIRST_ROWS)) for t in _token_tiles(m, dtype)
+        [(t, 0, int(streams and -(-m // t) <= EVICT_FIRST_ROWS)) for t in _token_tiles(m, dtype)]
     )
 
 

@@ -415,13 +415,10 @@ def _swapped_groups(
     if found is None:
         if len(_SWAPPED) >= _SWAPPED_MAX:
             _SWAPPED.clear()
-        if m > SWAP_TOKENS:  # (one tuple per class of classes: many m share one)
-            classes = (_swap_classes(m, n, k, dtype, sms), dtype, sms)
-            found = _SWAPPED.get(classes) or _groups_of_classes(m, n, k, dtype, sms, b_major)
-            _SWAPPED[classes] = found
-        else:
-            found = _groups_of_classes(m, n, k, dtype, sms, b_major)
-        _SWAPPED[key] = found
+        found = _groups_of_classes(m, n, k, dtype, sms, b_major)
+        # one tuple per set of groups (each cached in _swapped_of_class), so that the
+        # pick's tables kept per tuple serve every key that comes to it
+        found = _SWAPPED[key] = _SWAPPED.setdefault(tuple(map(id, found)), found)
     return found
 
 

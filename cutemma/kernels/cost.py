@@ -551,8 +551,8 @@ def _new_price_table(
         swap, bm, bn, bk, k_us, pm, pn, _ = key
         # a later whole config of the same tile costs the same: only the first can win
         first = whole[0] if whole else -1
-        part = _shared_part(first, shared, bm, bn, pm, pn, bk, dev) if shared else None
-        views[swap].append((bm, bn, bm * pm, bn * pn, pm * pn, bk, k_us, clamp, first, part))
+        part = _shared_part(first, shared, bm, bn, dev) if shared else None
+        views[swap].append((bm, bn, bm * pm, bn * pn, pm, pn, bk, k_us, clamp, first, part))
     for found in views.values():
         found[:] = [(_dominated_rows(g, found, dev), *g) for g in found]
     # (the problem as each view's kernels see it: plain, then swapped)
@@ -572,11 +572,9 @@ def _dominates(a: tuple, b: tuple, dev: Device) -> bool:
     columns and k tile (the same tiles, shares and splits), and ``b``'s k tile (its flops
     more, its loaded rows the same), fix-ups and re-read bytes cost as much or more.
     Over such calls a 64-row tile prices the 128- and 256-row ones of its width out."""
-    abm, abn, abmp, abnp, apairs, abk, ak_us, aclamp, afirst, apart = a
-    bbm, bbn, bbmp, bbnp, bpairs, bbk, bk_us, bclamp, bfirst, bpart = b
-    if not (abm < bbm and abmp == abm and bbmp == bbm):  # (no pairs along M)
-        return False
-    if (abn, abnp, apairs, abk) != (bbn, bbnp, bpairs, bbk):
+    abm, abn, _, abnp, apm, apn, abk, ak_us, aclamp, afirst, apart = a
+    bbm, bbn, _, bbnp, bpm, bpn, bbk, bk_us, bclamp, bfirst, bpart = b
+    if not (abm < bbm and apm == bpm == 1 and (abn, abnp, apn, abk) == (bbn, bbnp, bpn, bbk)):
         return False
     if ak_us > bk_us or (aclamp is None) != (bclamp is None):
         return False
@@ -591,26 +589,23 @@ def _dominates(a: tuple, b: tuple, dev: Device) -> bool:
     if bpart is None:
         return True
     # b's stream-K configs: a's of each split, earlier; sharing nothing, a's whole price
-    if apart is None or apart[10] != bpart[10] or apart[0] >= bpart[0]:
+    if apart is None or apart[5] != bpart[5] or apart[0] >= bpart[0]:
         return False
-    return all(i < j for i, j in zip(apart[9], bpart[9]))
+    return all(i < j for i, j in zip(apart[4], bpart[4]))
 
 
-def _shared_part(
-    first: int, shared: list, bm: int, bn: int, pm: int, pn: int, bk: int, dev: Device
-) -> tuple:
+def _shared_part(first: int, shared: list, bm: int, bn: int, dev: Device) -> tuple:
     """A tile's stream-K configs as :func:`cheapest` reads them: the index that takes the
     whole kernel's price where stream-K shares nothing (the earlier of the whole and the
     first stream-K config); the least fix-up any split adds; the first stream-K index; the
-    tile; the indices and splits; a partial's and a fix-up together's microseconds; the
-    most CTAs a split gives a tile."""
+    tile's rows and columns; the indices and splits; a partial's and a fix-up together's
+    microseconds; the most CTAs a split gives a tile."""
     indices, splits = tuple(i for i, _ in shared), tuple(s for _, s in shared)
     idle = indices[0] if first < 0 or indices[0] < first else first
     partial_us, together_us = _partial_us(bm, bn, dev), _together_us(bm, bn, dev)
     least_fix = min(partial_us, together_us)
-    tile = (bm * pm, bn * pn, pm, pn, bk, bm + bn)
     cap = max(s or SPLIT_MAX for s in splits)  # the most CTAs a split gives a tile
-    return idle, least_fix, indices[0], *tile, indices, splits, partial_us, together_us, cap
+    return idle, least_fix, indices[0], bm + bn, indices, splits, partial_us, together_us, cap
 
 
 def cheapest(
@@ -680,7 +675,7 @@ def _whole_prices(
         for swap, groups in views:
             mk, nk = (n, m) if swap else (m, n)  # the problem as the kernel sees it
             mk1, nk1 = mk - 1, nk - 1  # (a ceiling division as (x - 1) // d + 1)
-            for dominated, bm, bn, bmp, bnp, pairs, bk, k_us, clamp, index, part in groups:
+            for dominated, bm, bn, bmp, bnp, pm, pn, bk, k_us, clamp, index, part in groups:
                 if mk <= dominated:  # (another tile prices every config lower, earlier)
                     continue
                 if clamp is not None and (mk < bm or nk < bn):  # fewer rows than the tile
@@ -690,8 +685,9 @@ def _whole_prices(
                     k_us = (a + b) * bk * eb / load
                     if k_us < flop_us:  # (max(): the flops or the loads, whichever is slower)
                         k_us = flop_us
-                tiles = (mk1 // bmp + 1) * (nk1 // bnp + 1) * pairs  # a cluster's whole pairs
-                whole_tile = (k1 // bk + 1) * k_us + tile_us
+                tn, kt = (nk1 // bnp + 1) * pn, k1 // bk + 1  # (a cluster's whole pairs)
+                tiles = (mk1 // bmp + 1) * pm * tn
+                whole_tile = kt * k_us + tile_us
                 waves = -(-tiles // grid)
                 if part is not None:
                     if tiles / (waves * grid) >= FULL_WAVE:  # (shared_tiles')
@@ -699,7 +695,7 @@ def _whole_prices(
                     else:
                         low = tiles * (whole_tile - tile_us) / grid + tile_us + part[1]
                         if low <= bu * _ROUNDING or not bounded or (w == bw and part[2] < bi):
-                            later.append((low, w, swap, nk, k_us, whole_tile, tiles, part))
+                            later.append((low, w, swap, tn, kt, k_us, whole_tile, tiles, part))
                 if index >= 0:
                     us = (waves if batch == 1 else -(-tiles * batch // grid)) * whole_tile
                     if us < bu or (w == bw and index < bi):  # (bw <= w: tables in order)
@@ -736,26 +732,10 @@ def _shared_prices(
     ordered = reread >= 0  # (an aligned share's DRAM term no more than others')
     later.sort(key=_FIRST)
     limit = _us_limit(bt, d0, constants)
-    for low, w, swap, nk, k_us, whole_tile, tiles, part in later:
+    for low, w, swap, tn, kt, k_us, whole_tile, tiles, part in later:
         if low > limit and bounded:
             break
-        (
-            idle,
-            least_fix,
-            _,
-            bmp,
-            bnp,
-            pm,
-            pn,
-            bk,
-            bmn,
-            indices,
-            splits,
-            partial_us,
-            together_us,
-            cap,
-        ) = part
-        tn, kt = -(-nk // bnp) * pn, -(-k // bk)
+        idle, least_fix, _, bmn, indices, splits, partial_us, together_us, cap = part
         # shared_tiles past its full-wave test (_whole_prices took those), inline
         if tiles <= grid or tn == 1 or tiles == tn:
             sk = tiles if tiles < 2 * grid else tiles % grid + grid

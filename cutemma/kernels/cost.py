@@ -628,8 +628,6 @@ def cheapest(
     True
     """
     basis = tables[0][0]
-    if any(table[0] is not basis for table in tables):
-        raise TiledMmaError("cost model: cheapest() prices tables of one dtype and device kind")
     eb, (_, p, _, _, _, _, dram, _) = basis
     once0 = batch * (m + n) * k * eb  # A and B once; the swapped problem's are the same
     d0 = ((once0 + batch * m * n * 2) / dram) ** p
@@ -671,7 +669,11 @@ def _whole_prices(
     bt, bw, bi, bu = math.inf, -1, -1, math.inf  # (bu: the best whole price's compute)
     later = []
     k1 = k - 1
-    for w, (_, views) in enumerate(tables):
+    for w, (table_basis, views) in enumerate(tables):
+        if table_basis is not tables[0][0]:
+            raise TiledMmaError(
+                "cost model: cheapest() prices tables of one element size and device kind"
+            )
         for swap, groups in views:
             mk, nk = (n, m) if swap else (m, n)  # the problem as the kernel sees it
             mk1, nk1 = mk - 1, nk - 1  # (a ceiling division as (x - 1) // d + 1)

@@ -667,6 +667,7 @@ def _whole_prices(
     # a device whose tile and re-read costs take no time off
     bounded = batch == 1 and k <= ITERS_MAX // (2 * grid) and tile_us >= 0 and reread >= 0
     bt, bw, bi, bu = math.inf, -1, -1, math.inf  # (bu: the best whole price's compute)
+    above = math.inf  # (bu, with a bound's slack for rounding)
     later = []
     k1 = k - 1
     for w, (table_basis, views) in enumerate(tables):
@@ -696,7 +697,7 @@ def _whole_prices(
                         index = part[0]  # nothing shared: the earlier of whole and stream-K
                     else:
                         low = tiles * (whole_tile - tile_us) / grid + tile_us + part[1]
-                        if low <= bu * _ROUNDING or not bounded or (w == bw and part[2] < bi):
+                        if low <= above or not bounded or (w == bw and part[2] < bi):
                             later.append((low, w, swap, tn, kt, k_us, whole_tile, tiles, part))
                 if index >= 0:
                     us = (waves if batch == 1 else -(-tiles * batch // grid)) * whole_tile
@@ -704,6 +705,7 @@ def _whole_prices(
                         t = ((us**p + d0) ** ip + launch) * 1e-6
                         if t < bt or (t == bt and (w, index) < (bw, bi)):
                             bt, bw, bi, bu = t, w, index, us
+                            above = us * _ROUNDING
     return (bt, bw, bi), later
 
 

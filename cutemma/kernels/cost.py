@@ -464,11 +464,13 @@ def price_table(
     """What :func:`cheapest` needs of ``configs`` whatever the shape (of calls whose rows
     are as ``rows16`` says, :func:`predict`): the dtype's and device's constants
     (:func:`_basis`), and the configs grouped by tile (rows, columns, k tile, rate, swap,
-    cluster pairs), plain tiles then swapped ones, each group with its k tile's
-    microseconds, its first whole config's index (-1: none) and its stream-K configs
+    cluster pairs), plain tiles then swapped ones, in index order, each group with the
+    rows of a call up to which another tile prices it out (:func:`_dominates`), its k
+    tile's microseconds, its first whole config's index (-1: none) and its stream-K configs
     (:func:`_shared_part`). Build it once per set of configs: a pick then prices them all
     in one call (cached by the tuple itself: the space hands a pick one of a few cached
-    tuples, and hashing its configs would cost more than the look-up saves).
+    tuples, and hashing its configs would cost more than the look-up saves; and per what
+    the model reads of the configs, which a few tuples share).
 
     >>> from cutemma.kernels.space import candidates
     >>> found = candidates(4096, 4096, 4096, "bf16")
@@ -515,15 +517,15 @@ def _price_table(
     read = [(c.block_m, c.block_n, c.k_tiles[eb], c.stream_k, c.split, c.swap_ab, c.cluster,
              c.multicast) for c in configs]  # fmt: skip
     key = (tuple(read), dtype, kind, rows16)
-    table = _PRICED.get(key)
+    table = _ALIKE.get(key)
     if table is None:
-        if len(_PRICED) >= _TABLES_MAX:
-            _PRICED.clear()
-        table = _PRICED[key] = _new_price_table(configs, dtype, kind, rows16)
+        if len(_ALIKE) >= _TABLES_MAX:
+            _ALIKE.clear()
+        table = _ALIKE[key] = _new_price_table(configs, dtype, kind, rows16)
     return table
 
 
-_PRICED: dict[tuple, tuple] = {}
+_ALIKE: dict[tuple, tuple] = {}  # (a table per what the model reads of its configs)
 
 
 def _new_price_table(
@@ -612,14 +614,15 @@ def cheapest(
     tables: tuple[tuple, ...], m: int, n: int, k: int, batch: int = 1
 ) -> tuple[float, int, int]:
     """(the least predicted seconds of the configs of ``tables`` (each a :func:`price_table`,
-    all of one dtype and device kind) on an (m, n, k) call (``batch`` of them), which table,
-    the index there of the config that takes it; ties go to the earlier table, then the
-    earlier config): :func:`best` in two passes, each figure computed as :func:`price`
-    computes it.
-    The first prices every tile's whole kernel and keeps the stream-K tiles that share
-    something; the second prices their splits, least bound first, until a bound comes
+    all of one element size and device kind) on an (m, n, k) call (``batch`` of them),
+    which table, the index there of the config that takes it; ties go to the earlier table,
+    then the earlier config): :func:`best` in two passes, each figure computed as
+    :func:`price` computes it. The first prices the tiles' whole kernels
+    (:func:`_whole_prices`) and keeps the stream-K tiles that share something and may come
+    under the best; the second prices their splits, least bound first, until a bound comes
     above the best price (:func:`_shared_prices`). A stream-K config that shares nothing
-    costs what its tile's whole kernel costs, so such a tile is priced once.
+    costs what its tile's whole kernel costs, so such a tile is priced once. Bounds skip
+    only what cannot win a tie either: see the passes for why each holds.
 
     >>> from cutemma.kernels.space import candidates
     >>> found = candidates(512, 8192, 8192, "bf16")

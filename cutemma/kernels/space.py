@@ -415,14 +415,16 @@ def _swapped_groups(
     if found is None:
         if len(_SWAPPED) >= _SWAPPED_MAX:
             _SWAPPED.clear()
+            _SWAPPED_SETS.clear()
         found = _groups_of_classes(m, n, k, dtype, sms, b_major)
         # one tuple per set of groups (each cached in _swapped_of_class), so that the
         # pick's tables kept per tuple serve every key that comes to it
-        found = _SWAPPED[key] = _SWAPPED.setdefault(tuple(map(id, found)), found)
+        found = _SWAPPED[key] = _SWAPPED_SETS.setdefault(tuple(map(id, found)), found)
     return found
 
 
 _SWAPPED: dict[tuple, tuple] = {}
+_SWAPPED_SETS: dict[tuple, tuple] = {}  # (by its groups' ids: the tuple keeps them alive)
 _SWAPPED_MAX = 16384
 
 

@@ -35,13 +35,22 @@ True
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
+from operator import itemgetter
 from pathlib import Path
 
 from cutemma.errors import TiledMmaError
+from cutemma.kernels.common.scheduler import FULL_WAVE
 from cutemma.kernels.sm90.config import ATOMS_SM90, FP8, Sm90Config
-from cutemma.kernels.sm90.streamk import TOGETHER_MIN, sk_shares, sk_split
+from cutemma.kernels.sm90.streamk import (
+    ITERS_MAX,
+    SPLIT_MAX,
+    TOGETHER_MIN,
+    sk_split,
+    split_ctas,
+)
 
 DEVICES = Path(__file__).with_name("devices")
 DEFAULT_KIND = "h100"  # what a GPU without its own file is priced as
@@ -530,17 +539,21 @@ def price_table(
     rows16: tuple[bool, bool] = (False, False),
 ) -> tuple:
     """What :func:`cheapest` needs of ``configs`` whatever the shape (of calls whose rows
-    are as ``rows16`` says, :func:`predict`): the device's constants, and the configs
-    grouped by tile (rows, columns, k tile, rate, swap, cluster pairs), each group with its
-    k tile's and partial's microseconds, its first whole config's index (-1: none) and its stream-K
-    configs' indices and splits. Build it once per set of configs: a pick then prices them
-    all in one call (cached by the tuple itself: the space hands a pick one of a few cached
-    tuples, and hashing its configs would cost more than the look-up saves).
+    are as ``rows16`` says, :func:`predict`): the dtype's and device's constants
+    (:func:`_basis`), and the configs grouped by tile (rows, columns, k tile, rate, swap,
+    cluster pairs), plain tiles then swapped ones, in index order, each group with the
+    rows of a call up to which another tile prices it out (:func:`_dominates`), its k
+    tile's microseconds, its first whole config's index (-1: none) and its stream-K configs
+    (:func:`_shared_part`). Build it once per set of configs: a pick then prices them all
+    in one call (cached by the tuple itself: the space hands a pick one of a few cached
+    tuples, and hashing its configs would cost more than the look-up saves; and per what
+    the model reads of the configs, which a few tuples share).
 
     >>> from cutemma.kernels.space import candidates
     >>> found = candidates(4096, 4096, 4096, "bf16")
-    >>> len(price_table(found, "bf16")[2]) < len(found), price_table(found, "bf16") is price_table(found, "bf16")
-    (True, True)
+    >>> basis, ((swapped, groups),) = price_table(found, "bf16")
+    >>> swapped, len(groups) < len(found), price_table(found, "bf16") is price_table(found, "bf16")
+    (False, True, True)
     """
     key = (id(configs), dtype, kind, rows16)
     hit = _TABLES.get(key)
@@ -557,6 +570,15 @@ _TABLES: dict[tuple, tuple] = {}
 _TABLES_MAX = 8192  # one per swapped class too: space._swapped_of_class's size
 
 
+@cache
+def _basis(eb: int, kind: str) -> tuple:
+    """(element bytes, the device's constants as :func:`cheapest` reads them): one tuple per
+    dtype size and device kind, so that a pick's tables share it."""
+    dev = device(kind)
+    constants = (dev.sms, dev.sharpness, 1 / dev.sharpness, dev.launch_us, dev.reread)
+    return eb, constants + (dev.tile_us, dev.dram_gbps * 1e3, dev.load_gbps * 1e3)
+
+
 def _price_table(
     configs: tuple[Sm90Config, ...], dtype: str, kind: str, rows16: tuple[bool, bool]
 ) -> tuple:
@@ -566,6 +588,26 @@ def _price_table(
             f"got {sorted({type(c).__name__ for c in configs})} and {dtype!r}"
         )
     check_rows16(rows16, "cost model: price_table")
+    eb = ATOMS_SM90[dtype][1]
+    # what the model reads of each config (a swapped class's kernels differ from another's
+    # in their ring and hints, not their prices: one table serves them all)
+    read = [(c.block_m, c.block_n, c.k_tiles[eb], c.stream_k, c.split, c.swap_ab, c.cluster,
+             c.multicast, c.schedule) for c in configs]  # fmt: skip (schedule: tile_class)
+    key = (tuple(read), dtype, kind, rows16)
+    table = _ALIKE.get(key)
+    if table is None:
+        if len(_ALIKE) >= _TABLES_MAX:
+            _ALIKE.clear()
+        table = _ALIKE[key] = _new_price_table(configs, dtype, kind, rows16)
+    return table
+
+
+_ALIKE: dict[tuple, tuple] = {}  # (a table per what the model reads of its configs)
+
+
+def _new_price_table(
+    configs: tuple[Sm90Config, ...], dtype: str, kind: str, rows16: tuple[bool, bool]
+) -> tuple:
     dev = device(kind)
     eb = ATOMS_SM90[dtype][1]
     clamped = type_class(dtype) in CLAMPED
@@ -575,39 +617,89 @@ def _price_table(
         bm, bn, bk = cfg.block_m, cfg.block_n, cfg.k_tiles[eb]
         # price's own expressions, so that each figure is the same float
         r16 = rows16[::-1] if cfg.swap_ab else rows16
-        k_us, partial_us = (
-            _k_us(bm, bn, loaded_rows(cfg, r16, dev), bk, eb, rate, dev),
-            _partial_us(bm, bn, dev),
-        )
-        key = (bm, bn, bk, k_us, partial_us, _together_us(bm, bn, dev), cfg.swap_ab, *pairs(cfg))
+        k_us = _k_us(bm, bn, loaded_rows(cfg, r16, dev), bk, eb, rate, dev)
+        key = (cfg.swap_ab, bm, bn, bk, k_us, *pairs(cfg), rate)
         # what prices a k tile of a call with fewer rows than the tile (loaded_rows' extent)
         clamp = _clamp_terms(cfg, r16, bk, rate, dev) if clamped else None
-        whole, shared, _ = groups.setdefault(key + (rate,), ([], [], clamp))
+        whole, shared, _ = groups.setdefault(key, ([], [], clamp))
         (shared if cfg.stream_k else whole).append((i, cfg.split) if cfg.stream_k else i)
-    flat = []
-    # the tiles of most flops per microsecond first: the best price found early lets
-    # cheapest() skip more stream-K tiles (which tile wins a tie is the index's business)
-    for key, (whole, shared, clamp) in sorted(
-        groups.items(), key=lambda g: g[0][3] / g[0][0] / g[0][1]
-    ):
+    views: dict[bool, list] = {False: [], True: []}
+    # (in the order of their configs: a whole price at a later index than the best one's
+    # and no cheaper in compute cannot win, and _whole_prices skips it)
+    for key, (whole, shared, clamp) in groups.items():
+        swap, bm, bn, bk, k_us, pm, pn, _ = key
         # a later whole config of the same tile costs the same: only the first can win
         first = whole[0] if whole else -1
-        shares = (tuple(i for i, _ in shared), tuple(s for _, s in shared))
-        flat.append(key[:-1] + (first, *shares, clamp))
-    constants = (dev.sms, dev.sharpness, 1 / dev.sharpness, dev.launch_us, dev.reread)
-    constants += (dev.tile_us, dev.dram_gbps * 1e3, dev.load_gbps * 1e3)
-    return eb, constants, tuple(flat)
+        part = _shared_part(first, shared, bm, bn, dev) if shared else None
+        views[swap].append((bm, bn, bm * pm, bn * pn, pm, pn, bk, k_us, clamp, first, part))
+    for found in views.values():
+        found[:] = [(_dominated_rows(g, found, dev), *g) for g in found]
+    # (the problem as each view's kernels see it: plain, then swapped)
+    return _basis(eb, kind), tuple((swap, tuple(g)) for swap, g in views.items() if g)
+
+
+def _dominated_rows(b: tuple, groups: list, dev: Device) -> int:
+    """The most rows (as its kernels see the problem) of a call on which another tile of
+    ``groups`` prices every config of tile ``b`` no lower, at an earlier index
+    (:func:`_dominates`): the pick then skips ``b``; 0 where none does."""
+    return max((a[0] for a in groups if _dominates(a, b, dev)), default=0)
+
+
+def _dominates(a: tuple, b: tuple, dev: Device) -> bool:
+    """Whether tile ``a`` costs no more than tile ``b`` config for config, each at an earlier
+    index, on every call of at most ``a``'s rows: both are then one tile row of the same
+    columns and k tile (the same tiles, shares and splits), and ``b``'s k tile (its flops
+    more, its loaded rows the same), fix-ups and re-read bytes cost as much or more.
+    Over such calls a 64-row tile prices the 128- and 256-row ones of its width out."""
+    abm, abn, _, abnp, apm, apn, abk, ak_us, aclamp, afirst, apart = a
+    bbm, bbn, _, bbnp, bpm, bpn, bbk, bk_us, bclamp, bfirst, bpart = b
+    if not (abm < bbm and apm == bpm == 1 and (abn, abnp, apn, abk) == (bbn, bbnp, bpn, bbk)):
+        return False
+    if ak_us > bk_us or (aclamp is None) != (bclamp is None):
+        return False
+    if aclamp is not None and (aclamp[1:] != bclamp[1:] or aclamp[0] > bclamp[0]):
+        return False
+    if _partial_us(abm, abn, dev) > _partial_us(bbm, bbn, dev):
+        return False
+    if _together_us(abm, abn, dev) > _together_us(bbm, bbn, dev):
+        return False
+    if bfirst >= 0 and not 0 <= afirst < bfirst:  # b's whole kernel: a's, earlier
+        return False
+    if bpart is None:
+        return True
+    # b's stream-K configs: a's of each split, earlier; sharing nothing, a's whole price
+    if apart is None or apart[5] != bpart[5] or apart[0] >= bpart[0]:
+        return False
+    return all(i < j for i, j in zip(apart[4], bpart[4]))
+
+
+def _shared_part(first: int, shared: list, bm: int, bn: int, dev: Device) -> tuple:
+    """A tile's stream-K configs as :func:`cheapest` reads them: the index that takes the
+    whole kernel's price where stream-K shares nothing (the earlier of the whole and the
+    first stream-K config); the least fix-up any split adds; the first stream-K index; the
+    tile's rows and columns; the indices and splits; a partial's and a fix-up together's
+    microseconds; the most CTAs a split gives a tile."""
+    indices, splits = tuple(i for i, _ in shared), tuple(s for _, s in shared)
+    idle = indices[0] if first < 0 or indices[0] < first else first
+    partial_us, together_us = _partial_us(bm, bn, dev), _together_us(bm, bn, dev)
+    least_fix = min(partial_us, together_us)
+    cap = max(s or SPLIT_MAX for s in splits)  # the most CTAs a split gives a tile
+    return idle, least_fix, indices[0], bm + bn, indices, splits, partial_us, together_us, cap
 
 
 def cheapest(
     tables: tuple[tuple, ...], m: int, n: int, k: int, batch: int = 1
 ) -> tuple[float, int, int]:
-    """(the least predicted seconds of the configs of ``tables`` (each a :func:`price_table`
-    of one dtype and device kind) on an (m, n, k) call (``batch`` of them), which table, the
-    index there of the config that takes it; ties go to the earlier table, then the earlier
-    config): :func:`best` in one pass, each figure computed as :func:`price` computes it.
-    A stream-K config that shares nothing costs what its tile's whole kernel costs, so such
-    a tile is priced once.
+    """(the least predicted seconds of the configs of ``tables`` (each a :func:`price_table`,
+    all of one element size and device kind) on an (m, n, k) call (``batch`` of them),
+    which table, the index there of the config that takes it; ties go to the earlier table,
+    then the earlier config): :func:`best` in two passes, each figure computed as
+    :func:`price` computes it. The first prices the tiles' whole kernels
+    (:func:`_whole_prices`) and keeps the stream-K tiles that share something and may come
+    under the best; the second prices their splits, least bound first, until a bound comes
+    above the best price (:func:`_shared_prices`). A stream-K config that shares nothing
+    costs what its tile's whole kernel costs, so such a tile is priced once. Bounds skip
+    only what cannot win a tie either: see the passes for why each holds.
 
     >>> from cutemma.kernels.space import candidates
     >>> found = candidates(512, 8192, 8192, "bf16")
@@ -615,85 +707,213 @@ def cheapest(
     >>> (found[i], t) == best(found, 512, 8192, 8192, "bf16")
     True
     """
-    bt, bw, bi = float("inf"), -1, -1
-    for w, table in enumerate(tables):
-        t, i = _cheapest(table, m, n, k, batch, bt)
-        if t < bt:  # (strictly: a tie stays with the earlier table)
-            bt, bw, bi = t, w, i
+    basis = tables[0][0]
+    eb, (_, p, _, _, _, _, dram, _) = basis
+    once0 = batch * (m + n) * k * eb  # A and B once; the swapped problem's are the same
+    d0 = ((once0 + batch * m * n * 2) / dram) ** p
+    best, later = _whole_prices(tables, m, n, k, batch, d0)
+    if later:
+        best = _shared_prices(later, best, basis, m, n, k, batch, once0, d0)
+    return best
+
+
+def _us_limit(t: float, d0: float, constants: tuple) -> float:
+    """The compute microseconds past which every price whose DRAM term (raised to the
+    sharpness) is at least ``d0`` comes above ``t`` seconds, a millionth over for rounding:
+    -1 where that term alone does; inf where rounding could tie such a price with ``t``
+    (the two terms' parts too close to call)."""
+    _, p, ip, launch = constants[:4]
+    x = t * 1e6 - launch
+    if not 1e-3 * launch < x < math.inf:
+        return math.inf
+    room = x**p - d0
+    if room > 1e-3 * d0:
+        return room**ip * (1 + 1e-6)
+    return -1.0 if room < -1e-3 * d0 else math.inf
+
+
+def _whole_prices(
+    tables: tuple, m: int, n: int, k: int, batch: int, d0: float
+) -> tuple[tuple[float, int, int], list[tuple]]:
+    """:func:`cheapest`'s first pass: the least whole price (seconds, table, index), and the
+    stream-K tiles that share something and may still come under it, each with the least
+    its splits can cost (every SM busy on an equal share of the tiles' k iterations, then
+    the least fix-up). Whole prices share a DRAM term (``d0``): one no cheaper in compute
+    than the best so far comes to its price at least, and wins only a tie at an earlier
+    index; so does a stream-K tile's least. (The tables list their groups in index order:
+    later ones rarely need the price itself.)"""
+    eb, (grid, p, ip, launch, reread, tile_us, _, load) = tables[0][0]
+    # the stream-K bound holds for one problem whose shares fit ITERS_MAX (sk_split's), on
+    # a device whose tile and re-read costs take no time off
+    bounded = batch == 1 and k <= ITERS_MAX // (2 * grid) and tile_us >= 0 and reread >= 0
+    bt, bw, bi, bu = math.inf, -1, -1, math.inf  # (bu: the best whole price's compute)
+    above = math.inf  # (bu, with a bound's slack for rounding)
+    later = []
+    k1 = k - 1
+    for w, (table_basis, views) in enumerate(tables):
+        if table_basis is not tables[0][0]:
+            raise TiledMmaError(
+                "cost model: cheapest() prices tables of one element size and device kind"
+            )
+        for swap, groups in views:
+            mk, nk = (n, m) if swap else (m, n)  # the problem as the kernel sees it
+            mk1, nk1 = mk - 1, nk - 1  # (a ceiling division as (x - 1) // d + 1)
+            for dominated, bm, bn, bmp, bnp, pm, pn, bk, k_us, clamp, index, part in groups:
+                if mk <= dominated:  # (another tile prices every config lower, earlier)
+                    continue
+                if clamp is not None and (mk < bm or nk < bn):  # fewer rows than the tile
+                    # (loaded_rows and _k_us inline, the same floats: x / 1 is x)
+                    flop_us, ha, hb, ca, cb = clamp
+                    a, b = (mk if mk < bm else bm) * ha / ca, (nk if nk < bn else bn) * hb / cb
+                    k_us = (a + b) * bk * eb / load
+                    if k_us < flop_us:  # (max(): the flops or the loads, whichever is slower)
+                        k_us = flop_us
+                tn, kt = (nk1 // bnp + 1) * pn, k1 // bk + 1  # (a cluster's whole pairs)
+                tiles = (mk1 // bmp + 1) * pm * tn
+                whole_tile = kt * k_us + tile_us
+                waves = -(-tiles // grid)
+                if part is not None:
+                    if tiles / (waves * grid) >= FULL_WAVE:  # (shared_tiles')
+                        index = part[0]  # nothing shared: the earlier of whole and stream-K
+                    else:
+                        low = tiles * (whole_tile - tile_us) / grid + tile_us + part[1]
+                        if low <= above or not bounded or (w == bw and part[2] < bi):
+                            later.append((low, w, swap, tn, kt, k_us, whole_tile, tiles, part))
+                if index >= 0:
+                    us = (waves if batch == 1 else -(-tiles * batch // grid)) * whole_tile
+                    if us < bu or (w == bw and index < bi):  # (bw <= w: tables in order)
+                        t = ((us**p + d0) ** ip + launch) * 1e-6
+                        if t < bt or (t == bt and (w, index) < (bw, bi)):
+                            bt, bw, bi, bu = t, w, index, us
+                            above = us * _ROUNDING
+    return (bt, bw, bi), later
+
+
+# a bound's relative slack for rounding (its float against the exact figure's)
+_ROUNDING = 1 + 1e-12
+
+
+def _shared_prices(
+    later: list[tuple],
+    best: tuple[float, int, int],
+    basis: tuple,
+    m: int,
+    n: int,
+    k: int,
+    batch: int,
+    once0: int,
+    d0: float,
+) -> tuple[float, int, int]:
+    """:func:`cheapest`'s second pass: ``best`` or a cheaper stream-K price, of the tiles of
+    :func:`_whole_prices` whose least price still comes to the best so far, least first."""
+    eb, constants = basis
+    grid, p, ip, launch, reread, tile_us, dram, _ = constants
+    bt, bw, bi = best
+    out = batch * m * n * 2
+    # the bounds hold for one problem whose shares fit ITERS_MAX (sk_split's), on a device
+    # whose tile and re-read costs take no time off
+    bounded = batch == 1 and k <= ITERS_MAX // (2 * grid) and tile_us >= 0 and reread >= 0
+    ordered = reread >= 0  # (an aligned share's DRAM term no more than others')
+    later.sort(key=_FIRST)
+    limit = _us_limit(bt, d0, constants)
+    for low, w, swap, tn, kt, k_us, whole_tile, tiles, part in later:
+        if low > limit and bounded:
+            break
+        idle, least_fix, _, bmn, indices, splits, partial_us, together_us, cap = part
+        # shared_tiles past its full-wave test (_whole_prices took those), inline
+        if tiles <= grid or tn == 1 or tiles == tn:
+            sk = tiles if tiles < 2 * grid else tiles % grid + grid
+        else:
+            sk = tiles % grid
+        if sk * kt > ITERS_MAX:  # nothing shared after all: the whole price, at ``idle``
+            t = (((-(-tiles * batch // grid) * whole_tile) ** p + d0) ** ip + launch) * 1e-6
+            if t < bt or (t == bt and (w, idle) < (bw, bi)):
+                bt, bw, bi = t, w, idle
+            continue
+        one_wave, room = tiles <= grid, grid // sk if grid // sk < kt else kt
+        done = (tiles * batch - sk) // grid * whole_tile
+        # (shares re-read a part of their operands but where _reads_once says not)
+        own = sk * bmn * k * eb - once0
+        d = ((once0 + reread * (own if own > 0 else 0) + out) / dram) ** p
+        d_aligned = d0 if swap and tn == 1 else d
+        # the least its splits can take (the most CTAs a split gives a tile and the least
+        # fix-up, or the grid's CTAs and their partials) at the least DRAM term: a price at
+        # least its splits' (each figure's floats in the same order)
+        if room:
+            least = done + -(-kt // (room if room < cap else cap)) * k_us + tile_us + least_fix
+        if not room or one_wave:  # (one wave: split None takes the grid)
+            grid_us = done + -(-sk * kt // grid) * k_us + tile_us + partial_us * (grid // sk or 1)
+            least = grid_us if not room or grid_us < least else least
+        if ((least**p + (d if d < d_aligned else d_aligned)) ** ip + launch) * 1e-6 > bt:
+            continue
+        for j, per, together, aligned in _split_prices(splits, one_wave, room, ordered):
+            if per:  # sk * per CTAs: per to a tile
+                us = -(-kt // per) * k_us
+            else:  # the grid's CTAs, whatever the tiles
+                us = -(-sk * kt // grid) * k_us
+                per = grid // sk or 1
+            us = done + us + tile_us + (together_us if together else partial_us * per)
+            t = ((us**p + (d_aligned if aligned else d)) ** ip + launch) * 1e-6
+            if t < bt or (t == bt and (w, indices[j]) < (bw, bi)):
+                bt, bw, bi = t, w, indices[j]
+                limit = _us_limit(t, d0, constants)
     return bt, bw, bi
 
 
-def _cheapest(table: tuple, m: int, n: int, k: int, batch: int, bound: float) -> tuple[float, int]:
-    """:func:`cheapest` of one table: (seconds, index), or (inf, -1) where nothing in it
-    comes under ``bound`` (a stream-K tile whose least possible price does not is skipped)."""
-    eb, (grid, p, ip, launch, reread, tile_us, dram, load), groups = table
-    once0 = batch * (m + n) * k * eb  # A and B once; the swapped problem's are the same
-    out = batch * m * n * 2
-    d0 = ((once0 + out) / dram) ** p
-    bt, bi = float("inf"), -1
-    for group in groups:
-        bm, bn, bk, k_us, partial_us, together_us, swap, pm, pn, first, shared, splits, c = group
-        mk, nk = (n, m) if swap else (m, n)  # the problem as the kernel sees it
-        if c is not None and (mk < bm or nk < bn):  # fewer rows than the tile: price's k_us
-            # (loaded_rows and _k_us inline, the same floats: the calls cost the pick ~2 us)
-            flop_us, ha, hb, ca, cb = c
-            a, b = min(bm, mk) * ha, min(bn, nk) * hb
-            if ca > 1:
-                a = a / ca
-            if cb > 1:
-                b = b / cb
-            k_us = max(flop_us, (a + b) * bk * eb / load)
-        tm, tn = -(-mk // bm), -(-nk // bn)
-        tm, tn = -(-tm // pm) * pm, -(-tn // pn) * pn  # a cluster's whole pairs
-        kt = -(-k // bk)
-        tiles = tm * tn * batch
-        # no config of the tile beats the current best if the least its price can be does
-        # not: every SM busy on an equal share of the tiles' k iterations (the ``1 - 1e-9``:
-        # rounding; a price's DRAM term is at least d0)
-        low = (((tiles * kt / grid * k_us * (1 - 1e-9)) ** p + d0) ** ip + launch) * 1e-6
-        if low > min(bt, bound):
-            continue
-        whole_tile = kt * k_us + tile_us
-        if shared and (first < 0 or shared[0] < first):
-            # where stream-K shares nothing it costs the whole kernel's price, at an index
-            # earlier than the whole kernel's: price them as one, found in the loop below
-            first_sk = shared[0]
-        else:
-            first_sk = -1
-        sk, ctases = sk_shares(tm, tn, kt, grid, splits) if shared else (0, ())
-        if not sk and first_sk >= 0:
-            first = first_sk
-        if first >= 0:
-            t = (((-(-tiles // grid) * whole_tile) ** p + d0) ** ip + launch) * 1e-6
-            if t < bt or (t == bt and first < bi):
-                bt, bi = t, first
-        if not sk:
-            continue
-        if first_sk < 0 and low > min(bt, bound):  # (again: the whole kernel's price in)
-            continue
-        # (shares re-read a part of their operands but where _reads_once says not)
-        once_read = swap and tn == 1
-        once = once0 + reread * max(0, sk * (bm + bn) * k * eb - once0)
-        d = ((once + out) / dram) ** p
-        done = (tiles - sk) // grid * whole_tile
-        last = None
-        for i, ctas, split in zip(shared, ctases, splits):
-            # _together's rule and below _fix_us's, inline (a call per split cost the pick
-            # ~2 us); test_pick_fast holds this loop's prices equal to price's
-            per = ctas // sk
-            aligned = split is not None and per >= 1 and ctas == per * sk
-            if aligned and per >= TOGETHER_MIN:
-                fix = together_us
-            else:
-                fix = partial_us * (per or 1)
-            if (ctas, fix, aligned) == last:  # splits that come to one price: the earlier wins
-                continue
-            last = ctas, fix, aligned
-            us = done + -(-sk * kt // ctas) * k_us + tile_us + fix
-            t = ((us**p + (d0 if aligned and once_read else d)) ** ip + launch) * 1e-6
-            if t < bt or (t == bt and i < bi):
-                bt, bi = t, i
-    return bt, bi
+_FIRST = itemgetter(0)
+
+
+@lru_cache(maxsize=4096)
+def _split_prices(
+    splits: tuple, one_wave: bool, room: int, ordered: bool
+) -> tuple[tuple[int, int, bool, bool], ...]:
+    """The prices of stream-K configs of ``splits`` that can win where some tiles are
+    shared (:func:`~cutemma.kernels.sm90.streamk.split_ctas`; ``room`` 0: more of them
+    than CTAs): (the position of the first split of each, the CTAs it gives a tile (0: the
+    grid's, whatever the tiles), whether its fix-up adds the partials together
+    (:func:`_fix_us`), whether its shares are :func:`_aligned`). Splits that come to the
+    same price cost the same, and the earlier wins the tie; so does an earlier split that
+    adds its partials together over as many CTAs or more, or (``ordered``: aligned shares'
+    DRAM term no more than others', ``reread`` >= 0) one aligned over as many CTAs that
+    adds as many partials. One tuple per ``room`` up to the most CTAs a split gives a tile
+    (past it they all price the same).
+
+    >>> _split_prices((16, 8, 4, None), False, 40, True)
+    ((0, 16, True, True), (2, 4, False, True))
+    >>> _split_prices((16, 8, 4, None), True, 3, True), _split_prices((16, 8, 4, None), False, 0, True)
+    (((0, 3, False, True), (3, 0, False, False)), ((0, 0, False, False),))
+    """
+    cap = max(s or SPLIT_MAX for s in splits)
+    if room > cap:
+        return _split_prices(splits, one_wave, cap, ordered)
+    # one shared tile on a grid that holds room of them (or room 0: two on a grid of one)
+    sk, grid = (1, room) if room else (2, 1)
+    found: dict[tuple, int] = {}
+    for j, (ctas, split) in enumerate(zip(split_ctas(sk, one_wave, room, grid, splits), splits)):
+        aligned = _aligned(ctas, sk, split)
+        if not room or (one_wave and split is None):
+            how = (0, False, aligned)
+        else:  # _fix_us's rule
+            how = (ctas // sk, aligned and ctas // sk >= TOGETHER_MIN, aligned)
+        found.setdefault(how, j)
+    kept = []
+    for how, j in found.items():
+        if not any(_outprices(was, how, ordered) for was, _ in kept):
+            kept.append((how, j))
+    return tuple((j, *how) for how, j in kept)
+
+
+def _outprices(was: tuple, how: tuple, ordered: bool) -> bool:
+    """Whether a split priced as ``was`` (per tile CTAs, together, aligned) costs no more
+    than a later one priced as ``how`` on every call: more CTAs to a tile, both adding
+    their partials together over aligned shares; or the same CTAs and partials, ``was``'s
+    aligned (its DRAM term no more where ``ordered``)."""
+    (per0, together0, aligned0), (per, together, aligned) = was, how
+    if not per or not per0:  # (the grid's CTAs)
+        return False
+    if together0 and together and aligned0 and aligned:
+        return per0 >= per
+    return ordered and per0 == per and aligned0 and not together0 and not together
 
 
 __all__ = [

@@ -185,11 +185,8 @@ def _sm90_pick(
         tiles = fused_kernels(tiles, dtype)
         fitted = fused_kernels(fitted, dtype)
     swaps = swap and batch == 1 and m <= SWAP_MAX_M and dtype != "tf32"
-    # (a tie goes to the space's own tiles, listed first, then to the fitted widths, then to
-    # the earlier token tile)
-    groups = (tiles, *((fitted,) if fitted else ()))
-    groups += _swapped_groups(m, n, k, dtype, sms, b_major) if swaps else ()
-    tables = tuple(price_table(g, dtype, kind, rows16) for g in groups)
+    swapped = _swapped_groups(m, n, k, dtype, sms, b_major) if swaps else ()
+    groups, tables = _priced(tiles, fitted, swapped, dtype, kind, rows16)
     t, which, i = cheapest(tables, m, n, k, batch)
     if isinstance(fused, tuple) and batch == 1:
         return _with_epilogue(groups[which][i], m, n, k, dtype, kind, rows16, fused)
@@ -219,6 +216,28 @@ def _with_epilogue(
     for j, cfg in enumerate(rivals[1:], 1):
         best = min(best, (predict_fused(cfg, m, n, k, dtype, ops, kind, rows16), j))
     return rivals[best[1]], best[0]
+
+
+def _priced(
+    tiles: tuple, fitted: tuple, swapped: tuple, dtype: str, kind: str, rows16: tuple
+) -> tuple[tuple, list]:
+    """A pick's kernels as groups (a tie goes to the space's own tiles, listed first, then
+    to the fitted widths, then to the earlier token tile) and their price tables, kept per
+    the space's tuples (each cached there: a new shape mostly meets ones seen before, and
+    one look-up here costs less than a table's each)."""
+    key = (id(tiles), id(fitted), id(swapped), kind, rows16)
+    hit = _PRICED.get(key)
+    if hit is not None and hit[0] is tiles and hit[1] is fitted and hit[2] is swapped:
+        return hit[3], hit[4]
+    groups = (tiles, *((fitted,) if fitted else ()), *swapped)
+    tables = [price_table(g, dtype, kind, rows16) for g in groups]
+    if len(_PRICED) >= PICKS_KEPT:
+        _PRICED.clear()
+    _PRICED[key] = (tiles, fitted, swapped, groups, tables)  # (each kept alive: ids stay theirs)
+    return groups, tables
+
+
+_PRICED: dict[tuple, tuple] = {}
 
 
 def pick_config(m: int, n: int, k: int, batch: int = 1, dtype: str = "bf16") -> GemmDesign:

@@ -339,8 +339,17 @@ def hinted_kernels(
     >>> any(c.cluster == 2 for c in hinted_kernels(4096, 8192, 8200, "bf16", 1, (True, True)))
     True
     """
-    hints = tuple(evict_first(m, n, k, dtype, batch, bm) for bm in ROWS)
+    # (evict_first per row count, -(-m // rows) <= EVICT_FIRST_ROWS: most calls stream no
+    # B, and the pick asks per call)
+    if _streams_b(n, k, dtype, batch):
+        hints = tuple([m <= most for most in _MOST_ROWS])
+    else:
+        hints = _NO_HINTS
     return _hinted_kernels(dtype, batch == 1, hints, rows16 != (False, False))
+
+
+_MOST_ROWS = tuple(EVICT_FIRST_ROWS * rows for rows in ROWS)  # (a call's, per row count)
+_NO_HINTS = (False,) * len(ROWS)
 
 
 @cache
@@ -426,7 +435,49 @@ def swapped_groups(
 def _swapped_groups(
     m: int, n: int, k: int, dtype: str, sms: int, b_major: str
 ) -> tuple[tuple[Sm90Config, ...], ...]:
-    """:func:`swapped_groups` of checked arguments (the pick's: the policy checked them)."""
+    """:func:`swapped_groups` of checked arguments (the pick's: the policy checked them),
+    kept per what its classes read of the shape (:func:`_swap_reads`) where B is K-major:
+    a new shape's pick then mostly asks one dict (the classes' own steps cost it ~3 us)."""
+    if b_major != "K":  # (the N-major rule reads n and k themselves)
+        return _groups_of_classes(m, n, k, dtype, sms, b_major)
+    key = (_swap_reads(m, n, k, dtype, sms), dtype, sms)
+    found = _SWAPPED.get(key)
+    if found is None:
+        if len(_SWAPPED) >= _SWAPPED_MAX:
+            _SWAPPED.clear()
+            _SWAPPED_SETS.clear()
+        found = _groups_of_classes(m, n, k, dtype, sms, b_major)
+        # one tuple per set of groups (each cached in _swapped_of_class), so that the
+        # pick's tables kept per tuple serve every key that comes to it
+        found = _SWAPPED[key] = _SWAPPED_SETS.setdefault(tuple(map(id, found)), found)
+    return found
+
+
+_SWAPPED: dict[tuple, tuple] = {}
+_SWAPPED_SETS: dict[tuple, tuple] = {}  # (by its groups' ids: the tuple keeps them alive)
+_SWAPPED_MAX = 16384
+
+
+def _swap_reads(m: int, n: int, k: int, dtype: str, sms: int) -> tuple:
+    """What :func:`_swap_classes` reads of an (m, n, k) call: up to :data:`SWAP_TOKENS`
+    rows, the token tile's eighths (:func:`swap_tokens`), the fewest CTAs whose ring is as
+    deep as its whole tiles' and whether the weights fit :data:`EVICT_FIRST_MAX_BYTES`
+    (:func:`_swap_class`); past it, m and whether B streams (:func:`evict_first` per
+    token tile).
+
+    >>> _swap_reads(9, 8192, 8192, "bf16", 132), _swap_reads(300, 8192, 8192, "bf16", 132)
+    ((2, 1, True), (300, True))
+    """
+    if m <= SWAP_TOKENS:
+        hinted = n * k * ATOMS_SM90[dtype][1] <= EVICT_FIRST_MAX_BYTES
+        ctas = _fewest_ctas(min(-(-n // (2 * SWAP_ROWS)), sms), dtype in FP8, sms)
+        return -(-m // N_STEP), ctas, hinted
+    return m, _streams_b(n, k, dtype, 1)
+
+
+def _groups_of_classes(
+    m: int, n: int, k: int, dtype: str, sms: int, b_major: str
+) -> tuple[tuple[Sm90Config, ...], ...]:
     found = []
     for key in _swap_classes(m, n, k, dtype, sms):
         group = _swapped_of_class(key, dtype, sms, b_major)
@@ -500,7 +551,10 @@ def swap_classes(m: int, n: int, k: int, dtype: str, sms: int = 132) -> tuple[tu
 def _swap_classes(m: int, n: int, k: int, dtype: str, sms: int) -> tuple[tuple, ...]:
     if m <= SWAP_TOKENS:
         return ((swap_tokens(m), *_swap_class(n, k, dtype, sms)),)
-    return tuple((t, 0, int(evict_first(m, n, k, dtype, 1, t))) for t in _token_tiles(m, dtype))
+    streams = _streams_b(n, k, dtype, 1)  # (evict_first per token tile)
+    return tuple(
+        [(t, 0, int(streams and -(-m // t) <= EVICT_FIRST_ROWS)) for t in _token_tiles(m, dtype)]
+    )
 
 
 def _check_counts(dtype: str, what: str, **counts: int) -> None:
@@ -530,7 +584,8 @@ def _token_tiles(m: int, dtype: str) -> tuple[int, ...]:
     if m <= SWAP_TOKENS:
         return (swap_tokens(m),)
     least = -(-m // _widest_tokens(dtype))
-    return tuple(dict.fromkeys(swap_tokens(-(-m // j)) for j in (least, least + 1)))
+    fewest, more = swap_tokens(-(-m // least)), swap_tokens(-(-m // (least + 1)))
+    return (fewest,) if more == fewest else (fewest, more)
 
 
 @cache
@@ -687,12 +742,13 @@ def evict_first(m: int, n: int, k: int, dtype: str, batch: int, rows: int) -> bo
     >>> evict_first(512, 8192, 8192, "bf16", 1, 128), evict_first(8192, 8192, 8192, "bf16", 1, 128)
     (True, False)
     """
-    return (
-        batch == 1
-        and k >= LONG_K
-        and -(-m // rows) <= EVICT_FIRST_ROWS
-        and n * k * ATOMS_SM90[dtype][1] <= EVICT_FIRST_MAX_BYTES
-    )
+    return _streams_b(n, k, dtype, batch) and -(-m // rows) <= EVICT_FIRST_ROWS
+
+
+def _streams_b(n: int, k: int, dtype: str, batch: int) -> bool:
+    """:func:`evict_first` but for the tile rows: one problem, B at most
+    :data:`EVICT_FIRST_MAX_BYTES` and K at least :data:`LONG_K`."""
+    return batch == 1 and k >= LONG_K and n * k * ATOMS_SM90[dtype][1] <= EVICT_FIRST_MAX_BYTES
 
 
 def swapped_kernel(m: int, n: int, k: int, dtype: str, sms: int, whole: bool) -> Sm90Config:

@@ -7,6 +7,7 @@ running the code under test on the same inputs.
 from __future__ import annotations
 
 import json
+import random
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -30,6 +31,8 @@ from cutemma.kernels.sm90.streamk import sk_split
 from cutemma.kernels.space import (
     SPLITS,
     SWAP_MAX_M,
+    _groups_of_classes,
+    _swapped_groups,
     _tiles,
     candidates,
     cluster_kernels,
@@ -120,6 +123,20 @@ def test_an_n_major_b_s_swapped_calls_drop_stream_k_where_most_shares_span_tiles
     kept = ((16, 57344, 8192), (2, 9376, 816), (16, 132 * 64, 8192), (700, 21520, 9392))
     for m, n, k in kept:  # 236 of 896 tiles shared; K 816; one wave; several token tiles
         assert any(c.stream_k for c in swapped(m, n, k, "N")), (m, n, k)
+
+
+def test_swapped_groups_kept_per_what_their_classes_read_are_each_shapes_own():
+    """space._swapped_groups keeps its answer per what the swapped classes read of a shape
+    (space._swap_reads): every drawn shape, many sharing a key with an earlier one, gets
+    the groups its own classes give."""
+    rng = random.Random(33)
+    for _ in range(4000):
+        m = rng.choice((rng.randint(1, 300), rng.randint(1, SWAP_MAX_M)))
+        n, k = (16 * rng.randint(1, 4096) for _ in range(2))
+        for dtype in ("bf16", "e4m3"):
+            for major in ("K", "N"):
+                want = _groups_of_classes(m, n, k, dtype, 132, major)
+                assert _swapped_groups(m, n, k, dtype, 132, major) == want, (m, n, k, dtype)
 
 
 def test_swapped_kernels_only_for_few_rows_and_plain_calls():

@@ -370,22 +370,42 @@ def sk_shares(
     >>> sk_shares(1, 8, 198, 132, (None, 4)), sk_shares(2, 66, 16, 132, (None,))
     ((8, [132, 32]), (0, ()))
     """
+    sk = shared_tiles(tiles_m, tiles_n, grid)
+    if not sk or sk * k_tiles > ITERS_MAX:
+        return 0, ()
+    return sk, split_ctas(sk, tiles_m * tiles_n <= grid, min(grid // sk, k_tiles), grid, splits)
+
+
+def shared_tiles(tiles_m: int, tiles_n: int, grid: int) -> int:
+    """How many tiles of a ``tiles_m`` x ``tiles_n`` grid stream-K shares over ``grid`` CTAs
+    (:func:`sk_split`), before the cap on the shared k iterations (:data:`ITERS_MAX`); 0
+    where the whole tiles' last wave is full enough. Counts >= 1 (unchecked).
+
+    >>> shared_tiles(1, 80, 132), shared_tiles(1, 300, 132), shared_tiles(4, 40, 132), shared_tiles(2, 66, 132)
+    (80, 168, 28, 0)
+    """
     tiles = tiles_m * tiles_n
     if tiles / (-(-tiles // grid) * grid) >= FULL_WAVE:
-        return 0, ()
+        return 0
     if tiles <= grid or min(tiles_m, tiles_n) == 1:
-        sk = tiles if tiles < 2 * grid else tiles % grid + grid
-        if sk * k_tiles > ITERS_MAX:
-            return 0, ()
-        if sk > grid:
-            return sk, (grid,) * len(splits)
-        room = min(grid // sk, k_tiles)  # >= 1: sk <= grid, k_tiles >= 1
-        return sk, [grid if s is None else sk * min(room, s) for s in splits]
-    sk = tiles % grid
-    if sk * k_tiles > ITERS_MAX:
-        return 0, ()
-    room = min(grid // sk, k_tiles)  # sk < grid
-    return sk, [sk * min(room, s or SPLIT_MAX) for s in splits]
+        return tiles if tiles < 2 * grid else tiles % grid + grid
+    return tiles % grid
+
+
+def split_ctas(sk: int, one_wave: bool, room: int, grid: int, splits: tuple) -> Sequence[int]:
+    """The ``sk_ctas`` of each split of ``splits`` where ``sk`` tiles are shared
+    (:func:`shared_tiles`, > 0) over ``grid`` CTAs: ``one_wave``, whether all the tiles fit
+    the grid (then an uncapped split takes every CTA); ``room``, how many CTAs each shared
+    tile may take: ``min(grid // sk, k_tiles)``. More shared tiles than CTAs take the grid.
+
+    >>> split_ctas(8, True, 16, 132, (None, 4)), split_ctas(28, False, 4, 132, (16, None))
+    ([132, 32], [112, 112])
+    """
+    if sk > grid:
+        return (grid,) * len(splits)
+    if one_wave:
+        return [grid if s is None else sk * min(room, s) for s in splits]
+    return [sk * min(room, s or SPLIT_MAX) for s in splits]
 
 
 def sk_params() -> list:

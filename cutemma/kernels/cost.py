@@ -591,8 +591,20 @@ def _price_table(
     eb = ATOMS_SM90[dtype][1]
     # what the model reads of each config (a swapped class's kernels differ from another's
     # in their ring and hints, not their prices: one table serves them all)
-    read = [(c.block_m, c.block_n, c.k_tiles[eb], c.stream_k, c.split, c.swap_ab, c.cluster,
-             c.multicast, c.schedule) for c in configs]  # fmt: skip (schedule: tile_class)
+    read = [
+        (
+            c.block_m,
+            c.block_n,
+            c.k_tiles[eb],
+            c.stream_k,
+            c.split,
+            c.swap_ab,
+            c.cluster,
+            c.multicast,
+            c.schedule,
+        )
+        for c in configs
+    ]  # fmt: skip (schedule: tile_class)
     key = (tuple(read), dtype, kind, rows16)
     table = _ALIKE.get(key)
     if table is None:

@@ -225,7 +225,7 @@ def _priced(
     to the fitted widths, then to the earlier token tile) and their price tables, kept per
     the space's tuples (each cached there: a new shape mostly meets ones seen before, and
     one look-up here costs less than a table's each)."""
-    key = (id(tiles), id(fitted), id(swapped), kind, rows16)
+    key = (id(tiles), id(fitted), id(swapped), dtype, kind, rows16)
     hit = _PRICED.get(key)
     if hit is not None and hit[0] is tiles and hit[1] is fitted and hit[2] is swapped:
         return hit[3], hit[4]

@@ -26,7 +26,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
 sys.path.insert(0, HERE)
 
-from gemm_sweep import draw_shapes, flushed_ms, pick_of, reps_for  # noqa: E402
+from gemm_sweep import draw_shapes, pick_of, reps_for, turns_ms  # noqa: E402
 
 OPS = ("bias", "gelu_tanh")
 
@@ -52,16 +52,10 @@ def row(m: int, n: int, k: int) -> dict:
             "fused": lambda: cutemma.gemm(A, W.t(), out=out, epilogue=OPS, bias=b),
             "addmm": lambda: torch._addmm_activation(b, A, W.t(), use_gelu=True),
         }
-        reps = reps_for(calls["fused"])
-        times = {name: [] for name in calls}
-        for turn in range(3):
-            names = list(calls) if turn % 2 == 0 else list(calls)[::-1]
-            for name in names:
-                times[name].append(flushed_ms(calls[name], reps))
+        t = turns_ms(calls, reps_for(calls["fused"]))
     except Exception as exc:
         r["error"] = f"{type(exc).__name__}: {exc}"[:300]
         return r
-    t = {name: statistics.median(v) for name, v in times.items()}
     r |= {f"{name}_us": round(v * 1e3, 2) for name, v in t.items()}
     r["fused_over_plain"] = round(t["fused"] / t["plain"], 4)
     r["vs_addmm_activation"] = round(t["addmm"] / t["fused"], 4)

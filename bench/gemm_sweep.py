@@ -136,6 +136,21 @@ def flushed_ms(fn, reps: int, warmup: int = 2) -> float:
     return statistics.median(times)
 
 
+def turns_ms(calls: dict, reps: int, turns: int = 3) -> dict:
+    """Each named call's median over ``turns`` rounds of :func:`flushed_ms` (ms), the calls
+    taking turns, their order reversed every other round: a card that heats up over a
+    round slows the calls at its end alike.
+
+    >>> turns_ms({}, 5)
+    {}
+    """
+    times: dict = {name: [] for name in calls}
+    for turn in range(turns):
+        for name in list(calls) if turn % 2 == 0 else list(calls)[::-1]:
+            times[name].append(flushed_ms(calls[name], reps))
+    return {name: statistics.median(v) for name, v in times.items()}
+
+
 def reps_for(fn) -> int:
     """Repetitions for a median: about 30 ms of calls, 5..25 of them."""
     fn()

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import statistics
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -36,7 +35,7 @@ SHORT_K = [(9643, 15616, 352), (38, 64480, 432), (36, 32768, 512), (2993, 5120, 
 def row(m: int, n: int, k: int, chains: list[tuple[str, ...]]) -> dict:
     """One shape's times (us, L2-flushed medians of 2 rounds in turn) and kernels."""
     import torch
-    from gemm_sweep import flushed_ms, pick_of, reps_for
+    from gemm_sweep import pick_of, reps_for, turns_ms
 
     import cutemma
     from cutemma.kernels.sm90.config import Sm90Config
@@ -61,12 +60,8 @@ def row(m: int, n: int, k: int, chains: list[tuple[str, ...]]) -> dict:
         r["fused_picks"][name] = {"config": fused.config.name, "swap": bool(fused.swap)}
     for call in calls.values():
         call()
-    reps = reps_for(calls["plain"])
-    times = {name: [] for name in calls}
-    for turn in range(2):
-        for name in list(calls) if turn == 0 else list(calls)[::-1]:
-            times[name].append(flushed_ms(calls[name], reps) * 1e3)
-    r["us"] = {name: round(statistics.median(v), 2) for name, v in times.items()}
+    medians = turns_ms(calls, reps_for(calls["plain"]), turns=2)
+    r["us"] = {name: round(ms * 1e3, 2) for name, ms in medians.items()}
     return r
 
 

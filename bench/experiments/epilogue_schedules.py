@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import statistics
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -27,7 +26,7 @@ TILES = [(64, 128), (64, 192), (64, 256), (128, 64), (128, 128)]
 def row(m: int, n: int, k: int) -> dict:
     """One shape: plain, fused, and each pingpong tile's fused call."""
     import torch
-    from gemm_sweep import flushed_ms, reps_for
+    from gemm_sweep import reps_for, turns_ms
 
     import cutemma
     from cutemma.kernels.sm90.config import Sm90Config
@@ -53,12 +52,8 @@ def row(m: int, n: int, k: int) -> dict:
             )
         except Exception as exc:  # a tile the family refuses for this call: say why
             r["errors"][cfg.name] = f"{type(exc).__name__}: {exc}"[:160]
-    reps = reps_for(calls["fused"])
-    times = {name: [] for name in calls}
-    for turn in range(3):
-        for name in list(calls) if turn % 2 == 0 else list(calls)[::-1]:
-            times[name].append(flushed_ms(calls[name], reps) * 1e3)
-    r["us"] = {name: round(statistics.median(v), 2) for name, v in times.items()}
+    medians = turns_ms(calls, reps_for(calls["fused"]))
+    r["us"] = {name: round(ms * 1e3, 2) for name, ms in medians.items()}
     return r
 
 

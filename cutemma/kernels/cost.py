@@ -48,6 +48,7 @@ from cutemma.kernels.sm90.streamk import (
     ITERS_MAX,
     SPLIT_MAX,
     TOGETHER_MIN,
+    shared_tiles,
     sk_split,
     split_ctas,
 )
@@ -755,9 +756,7 @@ def _whole_prices(
     index; so does a stream-K tile's least. (The tables list their groups in index order:
     later ones rarely need the price itself.)"""
     eb, (grid, p, ip, launch, reread, tile_us, _, load) = tables[0][0]
-    # the stream-K bound holds for one problem whose shares fit ITERS_MAX (sk_split's), on
-    # a device whose tile and re-read costs take no time off
-    bounded = batch == 1 and k <= ITERS_MAX // (2 * grid) and tile_us >= 0 and reread >= 0
+    bounded = _bounded(batch, k, grid, tile_us, reread)
     bt, bw, bi, bu = math.inf, -1, -1, math.inf  # (bu: the best whole price's compute)
     above = math.inf  # (bu, with a bound's slack for rounding)
     later = []
@@ -801,6 +800,12 @@ def _whole_prices(
     return (bt, bw, bi), later
 
 
+def _bounded(batch: int, k: int, grid: int, tile_us: float, reread: float) -> bool:
+    """Whether :func:`cheapest`'s stream-K bounds hold: one problem whose shares fit
+    ITERS_MAX (sk_split's), on a device whose tile and re-read costs take no time off."""
+    return batch == 1 and k <= ITERS_MAX // (2 * grid) and tile_us >= 0 and reread >= 0
+
+
 # a bound's relative slack for rounding (its float against the exact figure's)
 _ROUNDING = 1 + 1e-12
 
@@ -822,9 +827,7 @@ def _shared_prices(
     grid, p, ip, launch, reread, tile_us, dram, _ = constants
     bt, bw, bi = best
     out = batch * m * n * 2
-    # the bounds hold for one problem whose shares fit ITERS_MAX (sk_split's), on a device
-    # whose tile and re-read costs take no time off
-    bounded = batch == 1 and k <= ITERS_MAX // (2 * grid) and tile_us >= 0 and reread >= 0
+    bounded = _bounded(batch, k, grid, tile_us, reread)
     ordered = reread >= 0  # (an aligned share's DRAM term no more than others')
     later.sort(key=_FIRST)
     limit = _us_limit(bt, d0, constants)
@@ -832,11 +835,7 @@ def _shared_prices(
         if low > limit and bounded:
             break
         idle, least_fix, _, bmn, indices, splits, partial_us, together_us, cap = part
-        # shared_tiles past its full-wave test (_whole_prices took those), inline
-        if tiles <= grid or tn == 1 or tiles == tn:
-            sk = tiles if tiles < 2 * grid else tiles % grid + grid
-        else:
-            sk = tiles % grid
+        sk = shared_tiles(tiles // tn, tn, grid)  # (> 0: _whole_prices kept no full wave)
         if sk * kt > ITERS_MAX:  # nothing shared after all: the whole price, at ``idle``
             t = (((-(-tiles * batch // grid) * whole_tile) ** p + d0) ** ip + launch) * 1e-6
             if t < bt or (t == bt and (w, idle) < (bw, bi)):

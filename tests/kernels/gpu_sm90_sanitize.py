@@ -12,7 +12,10 @@ shared B, the TMA-store and register epilogues, a cluster of 2, a beta with a sh
 ``swap``: the swapped kernels' "tmat" epilogue (D^T through an MN-major staging tile: one
 token tile whole and shared by stream-K, several token tiles whole and stream-K) and the
 widths fitted to a few columns, bf16 and e4m3, each stream-K config run twice (the same
-bits every run).
+bits every run). ``fused``: the pingpong tiles a fused 16-bit call may take
+(``space.fused_pingpong``) with bias + gelu_tanh, a scale_col + bias + silu chain and a
+residual, through both epilogues (registers for f32 out, the TMA store for bf16), with
+shapes of one tile, edge tiles and more tiles than SMs (both warpgroups hand over).
 """
 
 from __future__ import annotations
@@ -126,6 +129,39 @@ def swap_main() -> None:
     )
 
 
+def fused_main() -> None:
+    from cutemma.kernels.space import fused_pingpong
+
+    torch.manual_seed(0)
+    worst = 0.0
+    chains = (("bias", "gelu_tanh"), ("scale_col", "bias", "silu"), ("residual", "relu"))
+    for cfg in fused_pingpong("bf16"):
+        for m, n, k in [(1, 8, 16), (136, 264, 200), (2048, 2056, 136)]:
+            A = torch.randn(m, k).bfloat16().cuda()
+            W = torch.randn(n, k).bfloat16().cuda()
+            vecs = {"bias": torch.randn(n).bfloat16().cuda(),
+                    "scale_col": torch.rand(n).bfloat16().cuda() + 0.5,
+                    "residual": torch.randn(m, n).bfloat16().cuda()}  # fmt: skip
+            for ops in chains:
+                ref = A.double() @ W.double().t()
+                if "scale_col" in ops:
+                    ref = ref * vecs["scale_col"].double()
+                if "bias" in ops:
+                    ref = ref + vecs["bias"].double()
+                if "residual" in ops:
+                    ref = ref + vecs["residual"].double()
+                act = {"gelu_tanh": lambda x: torch.nn.functional.gelu(x, approximate="tanh"),
+                       "silu": torch.nn.functional.silu, "relu": torch.relu}[ops[-1]]  # fmt: skip
+                ref = act(ref)
+                kw = {op: vecs[op] for op in ops if op in vecs}
+                for out_dtype in (torch.float32, torch.bfloat16):
+                    D = gemm_sm90(A, W.t(), out_dtype=out_dtype, config=cfg, epilogue=ops, **kw)
+                    err = float((D.double() - ref).norm() / ref.norm())
+                    worst = max(worst, err)
+    torch.cuda.synchronize()
+    print(f"sm90 fused pingpong sanitize run done; worst rel err {worst:.2e}")
+
+
 def batched() -> float:
     """Small batched calls (L = 3): every map kind and both epilogues; worst rel. error."""
     worst = 0.0
@@ -183,4 +219,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    {"fp8": fp8_main, "swap": swap_main}.get(sys.argv[1] if sys.argv[1:] else "", main)()
+    {"fp8": fp8_main, "swap": swap_main, "fused": fused_main}.get(
+        sys.argv[1] if sys.argv[1:] else "", main
+    )()

@@ -686,6 +686,19 @@ API: list[tuple[str, type, str]] = [
         "predict_fused: rows16=None",
     ),
     ("kernels.cost.predict_fused('b128x128', 64, 64, 64, 'bf16', ())", TE, "prices an Sm90Config"),
+    # split-K in a cluster (issue 33)
+    ("cm.Sm90Config(kcluster=3)", TE, "kcluster 3 in (1, 2, 4, 8)"),
+    ("cm.Sm90Config(kcluster=4, stream_k=True)", TE, "kcluster 4 with schedule='cooperative'"),
+    ("cm.Sm90Config(kcluster=2, cluster=2)", TE, "cluster=1, and no stream_k"),
+    (
+        "kernels.sm90.plan.Sm90Plan(cm.Sm90Config(128, 256, stages=2, kcluster=2), 'bf16', 'K', 'K', 'bf16')",
+        TE,
+        "kcluster adds the tile's 131072 bytes",
+    ),
+    ("kernels.sm90.kcluster.clusters(3, 132)", TE, "clusters(3, 132); give a cluster size"),
+    ("kernels.sm90.kcluster.fixup('acc', 6, 256, 4)", TE, "6 accumulators per thread"),
+    ("kernels.sm90.kcluster.fixup('acc', 64, 256, 3)", TE, "3 CTAs per tile"),
+    ("kernels.space.kcluster_kernels(400, 400, 4096, 'e9')", TE, "kcluster_kernels dtype 'e9'"),
     # the CUDA backend (checks that hold without NVRTC or a GPU)
     ("cuda.sass(b'hello')", CE, "ELF magic"),
     ("cuda.sass('x')", CE, "ELF magic"),

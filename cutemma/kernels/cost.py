@@ -44,6 +44,7 @@ from pathlib import Path
 from cutemma.errors import TiledMmaError
 from cutemma.kernels.common.scheduler import FULL_WAVE
 from cutemma.kernels.sm90.config import ATOMS_SM90, FP8, Sm90Config
+from cutemma.kernels.sm90.kcluster import clusters
 from cutemma.kernels.sm90.streamk import (
     ITERS_MAX,
     SPLIT_MAX,
@@ -78,7 +79,9 @@ class Device:
     cluster-of-2 kernel's share of its tile's rate (1.0 where a file has neither);
     ``together_us``: the fixed cost of a fix-up that adds a tile's partials together (two
     rounds of flags); ``epilogue_ns``: what each fused op costs a warpgroup per output
-    element, in nanoseconds (:func:`epilogue_us`)."""
+    element, in nanoseconds (:func:`epilogue_us`); ``kcluster_us`` and ``dsmem_gbps``:
+    the fixed cost of split-K in a cluster's fix-up and one SM's bandwidth through
+    distributed shared memory (:func:`_kcluster_us`)."""
 
     kind: str
     sms: int
@@ -95,6 +98,8 @@ class Device:
     half_sector: float = 1.0
     cluster_eff: float = 1.0
     epilogue_ns: dict = field(default_factory=dict)
+    kcluster_us: float = 2.0
+    dsmem_gbps: float = 200.0
 
 
 def device_kind(name: str) -> str:
@@ -336,7 +341,11 @@ def price(
     k_us = _k_us(bm, bn, loaded_rows(config, rows16, dev, extent), bk, eb, rate, dev)
     whole_tile = kt * k_us + tile_us
     once = batch * (m + n) * k * eb  # A and B, each read from DRAM once
-    if sk:
+    if config.kcluster > 1:  # one tile per cluster, each CTA 1 / kcluster of its k tiles
+        kc = config.kcluster
+        waves = -(-tiles // clusters(kc, grid))
+        us = waves * (-(-kt // kc) * k_us + tile_us + _kcluster_us(bm, bn, kc, dev))
+    elif sk:
         whole = (tiles - sk) // grid
         shared = -(-sk * kt // ctas)
         fix_us = _fix_us(bm, bn, ctas, sk, config.split, dev)
@@ -454,6 +463,16 @@ def _together_us(bm: int, bn: int, dev: Device) -> float:
     return dev.together_us + 3 * bm * bn * 4 / (dev.load_gbps * 1e3)
 
 
+def _kcluster_us(bm: int, bn: int, kc: int, dev: Device) -> float:
+    """Split-K in a cluster's fix-up (:mod:`cutemma.kernels.sm90.kcluster`): two cluster
+    barriers, then the tile's f32 bytes stored and read back by rank 0, and once more per
+    CTA of the cluster (each reads a tile's bytes, its peers' reads contending with its
+    own, and the slowest CTA sets the pace), at ``dsmem_gbps``. Fitted on the residuals of
+    bench/results/raw/kcluster-probe-h200.json (H200: 2 - 8 CTAs, 64x128 - 128x256 tiles,
+    the measured time less the model's price without a fix-up)."""
+    return dev.kcluster_us + (2 + kc) * bm * bn * 4 / (dev.dsmem_gbps * 1e3)
+
+
 def _together(ctas: int, sk: int, split: int | None) -> bool:
     """Whether a launch of ``ctas`` CTAs sharing ``sk`` tiles adds each tile's partials
     together: a ``split`` config whose shares are whole tiles' k chunks, at least
@@ -560,6 +579,11 @@ def price_table(
     hit = _TABLES.get(key)
     if hit is not None and hit[0] is configs:
         return hit[1]
+    if any(c.kcluster > 1 for c in configs):  # (cheapest's arithmetic has no kcluster term)
+        raise TiledMmaError(
+            "cost model: price_table of kcluster configs; price those with best() or predict() "
+            "(the pick weighs space.kcluster_kernels apart)"
+        )
     table = _price_table(configs, dtype, kind, rows16)
     if len(_TABLES) >= _TABLES_MAX:
         _TABLES.clear()

@@ -14,7 +14,14 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from cutemma.errors import TiledMmaError
-from cutemma.kernels.cost import DEFAULT_KIND, cheapest, check_rows16, predict_fused, price_table
+from cutemma.kernels.cost import (
+    DEFAULT_KIND,
+    best,
+    cheapest,
+    check_rows16,
+    predict_fused,
+    price_table,
+)
 from cutemma.kernels.sm80.config import ELEM_BYTES, GemmConfig
 from cutemma.kernels.sm90.config import ATOMS_SM90, Sm90Config
 from cutemma.kernels.space import (
@@ -25,6 +32,7 @@ from cutemma.kernels.space import (
     fused_kernels,
     fused_pingpong,
     hinted_kernels,
+    kcluster_kernels,
 )
 
 if TYPE_CHECKING:  # designs load with the first pick_config: a call's host side needs none
@@ -188,9 +196,15 @@ def _sm90_pick(
     swapped = _swapped_groups(m, n, k, dtype, sms, b_major) if swaps else ()
     groups, tables = _priced(tiles, fitted, swapped, dtype, kind, rows16)
     t, which, i = cheapest(tables, m, n, k, batch)
+    chosen = groups[which][i]
+    kcs = kcluster_kernels(m, n, k, dtype, batch, sms)  # (listed last: they lose ties)
+    if kcs:
+        kc, kc_t = best(fused_kernels(kcs, dtype) if fused else kcs, m, n, k, dtype, batch, kind,
+                        rows16)  # fmt: skip
+        chosen, t = (kc, kc_t) if kc_t < t else (chosen, t)
     if isinstance(fused, tuple) and batch == 1:
-        return _with_epilogue(groups[which][i], m, n, k, dtype, kind, rows16, fused)
-    return groups[which][i], t
+        return _with_epilogue(chosen, m, n, k, dtype, kind, rows16, fused)
+    return chosen, t
 
 
 def _with_epilogue(

@@ -58,6 +58,7 @@ from cutemma.kernels.sm90.config import (
     Sm90Config,
 )
 from cutemma.kernels.sm90.index import launch_record
+from cutemma.kernels.sm90.kcluster import KCLUSTERS, clusters
 from cutemma.kernels.sm90.streamk import sk_shares
 
 # tile rows -> consumer warpgroups (each warpgroup owns 64-row wgmma slices)
@@ -113,6 +114,24 @@ IN_FLIGHT_BYTES = 8 << 20
 EVICT_FIRST_MAX_BYTES = 192 << 20
 EVICT_FIRST_ROWS = 8
 LONG_K = 4096  # a shorter K's B is re-read from L2 anyway (raw/evict-first-b-mid-run14.json)
+# split-K in a cluster (Sm90Config.kcluster): its tiles, each with every cluster size, for
+# 16-bit calls of at least KCLUSTER_MIN_M rows whose 128x128 tiles number at most a wave of
+# clusters of 4 (few tiles over a long K, where stream-K's fix-up through global memory
+# costs most), whose tiles fill at most a wave of clusters, every CTA keeping at least
+# KCLUSTER_MIN_K k tiles (bench/results/raw/kcluster-probe-h200.json: there its picks ran
+# 0.64-0.89 of cuBLAS against 0.59-0.71 for stream-K's; at 96-128 rows, 64 tiles, or
+# in fp8 the model's kcluster picks ran 0.57-0.95 of the kernels it took otherwise, so
+# those stay out of the space: a config may still ask for one)
+KCLUSTER_TILES = (
+    (128, 128, 2),
+    (128, 64, 2),
+    (64, 128, 1),
+    (128, 256, 2),
+    (128, 192, 2),
+    (64, 256, 1),
+)
+KCLUSTER_MIN_M = 129
+KCLUSTER_MIN_K = 2
 
 
 def candidates(
@@ -148,6 +167,42 @@ def candidates(
         found += fitted_kernels(m, n, k, dtype, batch)
     if swap and batch == 1 and m <= SWAP_MAX_M and dtype != "tf32":
         found += swapped_kernels(m, n, k, dtype, sms, b_major)
+    return tuple(found) + kcluster_kernels(m, n, k, dtype, batch, sms)
+
+
+def kcluster_kernels(
+    m: int, n: int, k: int, dtype: str, batch: int = 1, sms: int = 132
+) -> tuple[Sm90Config, ...]:
+    """The split-K-in-a-cluster kernels (``Sm90Config.kcluster``) of an (m, n, k) call: each
+    tile of :data:`KCLUSTER_TILES` with each cluster size whose clusters all run at once
+    (:func:`~cutemma.kernels.sm90.kcluster.clusters`) and leave every CTA
+    :data:`KCLUSTER_MIN_K` k tiles or more; none for batches, tf32, or fewer than
+    :data:`KCLUSTER_MIN_M` rows. Counts >= 1 (unchecked).
+
+    >>> [c.name for c in kcluster_kernels(399, 448, 4160, "bf16")][:3]
+    ['b128x128_c2_sauto_kc4', 'b128x128_c2_sauto_kc2', 'b128x64_c2_sauto_kc4']
+    >>> kcluster_kernels(4096, 4096, 4096, "bf16"), kcluster_kernels(96, 448, 4160, "bf16")
+    ((), ())
+    """
+    if dtype not in ATOMS_SM90:
+        raise TiledMmaError(
+            f"kernel space: kcluster_kernels dtype {dtype!r}; the sm90 GEMM takes {sorted(ATOMS_SM90)}"
+        )
+    if batch != 1 or dtype in FP8 or dtype == "tf32" or m < KCLUSTER_MIN_M:
+        return ()
+    if -(-m // 128) * -(-n // 128) > clusters(4, sms):  # not few tiles
+        return ()
+    tiles = tuple(-(-m // bm) * -(-n // bn) for bm, bn, _ in KCLUSTER_TILES)
+    return _kcluster_fits(-(-k // (128 // ATOMS_SM90[dtype][1])), sms, tiles)
+
+
+@lru_cache(maxsize=4096)
+def _kcluster_fits(k_tiles: int, sms: int, tiles: tuple) -> tuple[Sm90Config, ...]:
+    found = []
+    for (bm, bn, consumers), count in zip(KCLUSTER_TILES, tiles):
+        for kc in KCLUSTERS[:0:-1]:
+            if count <= clusters(kc, sms) and k_tiles >= KCLUSTER_MIN_K * kc:
+                found.append(Sm90Config(bm, bn, consumers=consumers, kcluster=kc))
     return tuple(found)
 
 

@@ -16,6 +16,9 @@ bits every run). ``fused``: the pingpong tiles a fused 16-bit call may take
 (``space.fused_pingpong``) with bias + gelu_tanh, a scale_col + bias + silu chain and a
 residual, through both epilogues (registers for f32 out, the TMA store for bf16), with
 shapes of one tile, edge tiles and more tiles than SMs (both warpgroups hand over).
+``kcluster``: split-K in a cluster (``Sm90Config(kcluster=2 | 4 | 8)``) over edge shapes,
+bf16 and e4m3, f32 and bf16 out, with beta and C and with a fused epilogue, each run twice
+(the same bits every run).
 """
 
 from __future__ import annotations
@@ -162,6 +165,41 @@ def fused_main() -> None:
     print(f"sm90 fused pingpong sanitize run done; worst rel err {worst:.2e}")
 
 
+def kcluster_main() -> None:
+    torch.manual_seed(0)
+    worst, same = 0.0, True
+    configs = [Sm90Config(128, 128, kcluster=2), Sm90Config(128, 256, kcluster=4),
+               Sm90Config(64, 128, consumers=1, kcluster=8), Sm90Config(128, 64, kcluster=4)]  # fmt: skip
+    fp8 = [Sm90Config(128, 192, promote="split", kcluster=4), Sm90Config(128, 128, kcluster=2)]
+    for dtype, cfgs in (("bf16", configs), ("e4m3", fp8)):
+        for cfg in cfgs:
+            for m, n, k in [(1, 8, 1040), (136, 264, 528), (300, 200, 2000), (17, 1000, 4096)]:
+                A, W = torch.randn(m, k).cuda(), torch.randn(n, k).cuda()
+                if dtype == "e4m3":
+                    A, W = A.to(torch.float8_e4m3fn), W.to(torch.float8_e4m3fn)
+                else:
+                    A, W = A.bfloat16(), W.bfloat16()
+                ref = A.double() @ W.double().t()
+                for out_dtype in (torch.float32, torch.bfloat16):
+                    D = gemm_sm90(A, W.t(), out_dtype=out_dtype, config=cfg)
+                    worst = max(worst, float((D.double() - ref).norm() / ref.norm()))
+                    same &= bool(
+                        torch.equal(D, gemm_sm90(A, W.t(), out_dtype=out_dtype, config=cfg))
+                    )
+                if dtype == "bf16":
+                    C = torch.randn(m, n).bfloat16().cuda()
+                    D = gemm_sm90(A, W.t(), C, alpha=0.5, beta=2.0, config=cfg)
+                    r2 = 0.5 * ref + 2.0 * C.double()
+                    worst = max(worst, float((D.double() - r2).norm() / r2.norm()))
+                    b = torch.randn(n).bfloat16().cuda()
+                    D = gemm_sm90(A, W.t(), out_dtype=torch.bfloat16, config=cfg,
+                                  epilogue=("bias", "gelu_tanh"), bias=b)  # fmt: skip
+                    r3 = torch.nn.functional.gelu(ref + b.double(), approximate="tanh")
+                    worst = max(worst, float((D.double() - r3).norm() / r3.norm()))
+    torch.cuda.synchronize()
+    print(f"sm90 kcluster sanitize run done; worst rel err {worst:.2e}; same bits: {same}")
+
+
 def batched() -> float:
     """Small batched calls (L = 3): every map kind and both epilogues; worst rel. error."""
     worst = 0.0
@@ -219,6 +257,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    {"fp8": fp8_main, "swap": swap_main, "fused": fused_main}.get(
+    {"fp8": fp8_main, "swap": swap_main, "fused": fused_main, "kcluster": kcluster_main}.get(
         sys.argv[1] if sys.argv[1:] else "", main
     )()

@@ -35,6 +35,11 @@ SM90_CASES: dict[str, list[tuple[dict, dict]]] = {
     "pdl_cluster": [({"pdl": True, "cluster": 2}, {"pdl": True})],
     "evict_first_cluster": [({"evict_first": "A", "cluster": 2}, {"evict_first": "A"})],
     "stream_k_shape": [({"stream_k": True, "cluster": 2}, {"stream_k": True})],
+    "kcluster": [({"kcluster": 3}, {"kcluster": 8})],
+    "kcluster_shape": [
+        ({"kcluster": 2, "stream_k": True}, {"kcluster": 2}),
+        ({"kcluster": 2, "schedule": "pingpong"}, {"kcluster": 2, "block_m": 128}),
+    ],
     "promote": [({"promote": "always"}, {"promote": "overlap"})],
     "promote_cooperative": [
         ({"promote": "overlap", "block_m": 64, "schedule": "pingpong"}, {"promote": "overlap"})

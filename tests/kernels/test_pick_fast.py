@@ -105,7 +105,8 @@ def test_cheapest_breaks_ties_and_skips_nothing_as_best_does():
     price and must still be found), swapped configs first."""
     rng = random.Random(7)
     for m, n, k in _draw(300, 4035):
-        found = list(candidates(m, n, k, "bf16", 1, SMS, m <= SWAP_MAX_M))
+        # (cheapest prices the space but for its kcluster kernels, which the pick weighs apart)
+        found = [c for c in candidates(m, n, k, "bf16", 1, SMS, m <= SWAP_MAX_M) if c.kcluster == 1]
         picked = found + rng.sample(found, len(found) // 2)
         rng.shuffle(picked)
         picked = [c for c in picked if c.stream_k or rng.random() < 0.5] or found
@@ -114,6 +115,25 @@ def test_cheapest_breaks_ties_and_skips_nothing_as_best_does():
         want, want_t = best(configs, m, n, k, "bf16", 1, KIND)
         assert (configs[i], i) == (want, configs.index(want))
         assert math.isclose(t, want_t, rel_tol=1e-9, abs_tol=0)
+
+
+def test_price_table_refuses_kcluster_configs():
+    from cutemma.errors import TiledMmaError
+    from cutemma.kernels.sm90.config import Sm90Config
+
+    with pytest.raises(TiledMmaError, match="kcluster"):
+        price_table((Sm90Config(128, 128), Sm90Config(128, 128, kcluster=4)), "bf16", KIND)
+
+
+def test_the_pick_takes_kcluster_kernels_where_they_price_lowest():
+    # few tiles over a long K (sweep 532424160's worst rows): split-K in a cluster
+    for m, n, k in [(399, 448, 4160), (842, 464, 5152), (133, 384, 6432)]:
+        _same_pick(m, n, k, 1, "bf16", True)
+        assert builtin(m, n, k, 1, "bf16", SMS, KIND, True)[0].kcluster > 1, (m, n, k)
+    # many tiles, few rows, or fp8: none in the space
+    for m, n, k, dtype in [(4096, 4096, 4096, "bf16"), (96, 4096, 14336, "bf16"),
+                           (399, 448, 4160, "e4m3")]:  # fmt: skip
+        assert all(c.kcluster == 1 for c in candidates(m, n, k, dtype, 1, SMS)), (m, n, k)
 
 
 def test_the_stream_k_split_of_every_split_at_once_is_sk_split():

@@ -19,6 +19,7 @@ from cutemma.errors import TiledMmaError
 from cutemma.hardware import LIMITS
 from cutemma.kernels.common.config_rules import ConfigRule, apply_rules
 from cutemma.kernels.common.scheduler import GROUP_M_MAX
+from cutemma.kernels.sm90.kcluster import KCLUSTERS
 
 # kernel dtype -> (GMMA SS atom name with N and K left open, element bytes, A/B majors free?)
 ATOMS_SM90 = {
@@ -105,7 +106,7 @@ def _plain_widths(v: Any) -> Any:
 def _plain_types(cfg: Sm90Config) -> None:
     """Numpy integers stored as ints; any field of the wrong type refused by name (the
     ranges and rules compare and divide these values)."""
-    ints = ("block_m", "block_n", "consumers", "group_m", "cluster")
+    ints = ("block_m", "block_n", "consumers", "group_m", "cluster", "kcluster")
     for f in (*ints, "block_k", "stages"):  # numpy integers are integers (stored plain)
         v = getattr(cfg, f)
         if isinstance(v, numbers.Integral) and not isinstance(v, bool | int):
@@ -153,7 +154,16 @@ def _check_ranges(cfg: Sm90Config) -> None:
     ...
     cutemma.errors.TiledMmaError: Sm90Config: need block_m=0 >= 1
     """
-    ints = ("block_m", "block_n", "block_k", "consumers", "stages", "group_m", "cluster")
+    ints = (
+        "block_m",
+        "block_n",
+        "block_k",
+        "consumers",
+        "stages",
+        "group_m",
+        "cluster",
+        "kcluster",
+    )
     bad = [
         f"{f}={getattr(cfg, f)} >= 1"
         for f in ints
@@ -274,6 +284,9 @@ class Sm90Config:
     split: int | None = None
     # the stage layouts' swizzle modes, (A's, B's): None, the widest that tiles the stage
     swizzle: tuple = (None, None)
+    # split-K in a cluster (cutemma.kernels.sm90.kcluster): this many CTAs, one cluster,
+    # share each tile's k tiles and add their sums through distributed shared memory
+    kcluster: int = 1
 
     def __hash__(self) -> int:
         # configs key every cache of the pick (a few dozen lookups per new shape): hashed once
@@ -315,6 +328,7 @@ class Sm90Config:
         rs += f"{self.split}" if self.split is not None and self.stream_k is True else ""
         rs += "_swap" if self.swap_ab is True else ""
         rs += "_pdl" if self.pdl is True else ""
+        rs += f"_kc{self.kcluster}" if self.kcluster != 1 else ""
         widths = "_".join(map(str, _as_tuple(self.wgmma_n or ())))  # a C symbol
         rs += f"_n{widths}" if self.wgmma_n not in (None, self.block_n) else ""
         for which, sw in zip("ab", self.swizzle):
@@ -460,6 +474,26 @@ CONFIG_RULES: tuple[ConfigRule, ...] = (
         lambda c: (
             "stream_k with schedule='cooperative' and cluster=1 (the consumers share "
             "each piece of a tile; one CTA's share of the k iterations)"
+        ),
+    ),
+    ConfigRule(
+        "kcluster",
+        lambda c: c.kcluster in KCLUSTERS,
+        lambda c: f"kcluster {c.kcluster} in {KCLUSTERS} (CTAs of a cluster sharing a tile)",
+    ),
+    ConfigRule(
+        "kcluster_shape",
+        lambda c: (
+            c.kcluster == 1
+            or (
+                (c.schedule, c.cluster, c.stream_k, c.pdl, c.acc_f16)
+                == ("cooperative", 1, False, False, False)
+            )
+        ),
+        lambda c: (
+            f"kcluster {c.kcluster} with schedule='cooperative', cluster=1, and no stream_k, "
+            "pdl or acc_f16 (the cluster's CTAs share each tile's k tiles; one tile per "
+            "cluster, its sums added through shared memory)"
         ),
     ),
     ConfigRule(

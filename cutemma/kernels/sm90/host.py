@@ -24,6 +24,7 @@ from typing import Any
 from cutemma.copy.tma_map import TMA_RULES, tensor_map_param
 from cutemma.errors import LaunchError
 from cutemma.kernels.common.key import KernelKey
+from cutemma.kernels.common.types import ELEM_BYTES
 from cutemma.kernels.epilogue import NO_EPILOGUE
 from cutemma.kernels.runtime.driver import DriverKernel
 from cutemma.kernels.runtime.fastpath import put_bounded
@@ -146,6 +147,8 @@ def prepare(call: Any, choice: Any, persistent: bool = True) -> tuple[Any, bool]
                 f"gemm (sm90): config {config.name} is {what}, which runs 2-D calls; this one "
                 f"has a batch of {batch}: give a config without {'stream_k' if config.stream_k else 'pdl'}"
             )
+    if config.kcluster > 1:
+        _check_kcluster(config, call.dtype, v.A.shape[-1], batch)
     D = call.D.t() if choice.swap else call.D  # what the kernel writes
     C = D if call.C is None else call.C
     bound = call.epilogue if choice.epilogue is None else choice.epilogue  # (swapped: D^T's)
@@ -177,6 +180,22 @@ def prepare(call: Any, choice: Any, persistent: bool = True) -> tuple[Any, bool]
     return (SwapLaunch(prepared) if choice.swap else prepared), keep
 
 
+def _check_kcluster(config: Sm90Config, dtype: str, K: int, batch: int | None) -> None:
+    """A kcluster launch needs a 2-D call and a k tile for every CTA of a cluster."""
+    if batch is not None:
+        raise LaunchError(
+            f"gemm (sm90): config {config.name} shares each tile's k tiles in a cluster, "
+            f"which runs 2-D calls; this one has a batch of {batch}: give a config without kcluster"
+        )
+    k_tile = config.k_tiles[ELEM_BYTES[dtype]]
+    if -(-K // k_tile) < config.kcluster:
+        raise LaunchError(
+            f"gemm (sm90): config {config.name} splits K={K} into {config.kcluster} shares of "
+            f"whole k tiles, but it has {-(-K // k_tile)} of {k_tile}: give K > "
+            f"{(config.kcluster - 1) * k_tile} or a smaller kcluster"
+        )
+
+
 def _grid(config: Sm90Config, M: int, N: int, batch: int | None, sms: int, persistent: bool) -> int:
     """CTAs of a launch: whole clusters, one CTA per SM when persistent (every SM for
     stream-K), else one per tile."""
@@ -187,4 +206,11 @@ def _grid(config: Sm90Config, M: int, N: int, batch: int | None, sms: int, persi
         raise LaunchError(f"gemm (sm90): {tiles} tiles exceed 2^31 - 1; split the batch")
     if config.stream_k:  # every SM takes a share of the k iterations (persistent always)
         return sms
+    if config.kcluster > 1:  # one tile per cluster (its fix-up reuses the ring's stages)
+        if tiles * config.kcluster > TMA_RULES.max_coord:
+            raise LaunchError(
+                f"gemm (sm90): {tiles} tiles of {config.kcluster} CTAs exceed 2^31 - 1 CTAs; "
+                "give a config without kcluster"
+            )
+        return config.kcluster * tiles
     return cl * (min(tiles, sms // cl) if persistent else tiles)

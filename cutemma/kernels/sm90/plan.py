@@ -56,6 +56,7 @@ from cutemma.kernels.sm90.config import (  # noqa: F401 - the config's names, re
     WARPGROUP,
     Sm90Config,
 )
+from cutemma.kernels.sm90.kcluster import reduce_bytes
 from cutemma.layout import ComposedLayout, slice_and_offset, tile_to_shape, zipped_divide
 from cutemma.mma.operation import Operation
 from cutemma.mma.traits import mode_table, tv_table
@@ -182,8 +183,20 @@ class Sm90Plan:
                 + (" or promote=False" if self.promote else "")
             )
         self.stages  # noqa: B018 - checks the ring fits in shared memory now
+        if config.kcluster > 1:
+            self._check_kcluster_room()
         if self.mma_n > 1:
             self._check_b_slices()
+
+    def _check_kcluster_room(self) -> None:
+        """A ``kcluster`` fix-up adds the sums in the ring's stages: they must hold them."""
+        need = reduce_bytes(self.acc_per_thread, self.consumer_threads)
+        if need > self.stages * self.stage_bytes:
+            raise TiledMmaError(
+                f"{self.config.name} {self.dtype}: kcluster adds the tile's {need} bytes of f32 "
+                f"sums in the ring's {self.stages} stages of {self.stage_bytes} bytes; give more "
+                "stages (or stages=None) or a smaller tile"
+            )
 
     def _check_b_slices(self) -> None:
         """Each wgmma's B (``tn`` rows of the stage) must be whole swizzle atoms of it."""

@@ -53,6 +53,8 @@ from cutemma.kernels.sm90.batched import (
 )
 from cutemma.kernels.sm90.config import kernel_name_sm90
 from cutemma.kernels.sm90.epilogue import epilogue_lines, tma_store_lines
+from cutemma.kernels.sm90.kcluster import HELPERS_KCLUSTER, loop_head, producer_syncs
+from cutemma.kernels.sm90.kcluster import fixup as kcluster_fixup
 from cutemma.kernels.sm90.mainloop import mainloop
 from cutemma.kernels.sm90.plan import BARRIER_BYTES as MB
 from cutemma.kernels.sm90.plan import REGISTER_SPLIT, Sm90Config, Sm90Plan
@@ -455,7 +457,8 @@ def _kernel(
         if CL > 1
         else "",
     )
-    cluster_dims = "" if CL == 1 else f"__cluster_dims__({CL}, 1, 1) "
+    ctas = CL * config.kcluster  # a cluster multicasts (CL) or shares a tile's k tiles
+    cluster_dims = "" if ctas == 1 else f"__cluster_dims__({ctas}, 1, 1) "
     bounds = f"__launch_bounds__({config.threads}, 1)"
     return block(f'extern "C" __global__ void {cluster_dims}{bounds} {name}({signature})', body)
 
@@ -465,11 +468,11 @@ def _producer(plan: Sm90Plan, batched: bool) -> str:
     empty, arms its full barrier with the stage's bytes and issues the TMA loads of A and B
     (:func:`cutemma.kernels.sm90.ring.producer_ops`)."""
     config, S = plan.config, plan.stages
-    sk, pdl = config.stream_k, config.pdl
+    sk, pdl, kc = config.stream_k, config.pdl, config.kcluster
     if batched:
         loads = tma_lines_batched(plan, _tma_lines)
     else:
-        loads = _tma_lines(plan, kt="(k_lo + kt)" if sk else "kt")
+        loads = _tma_lines(plan, kt="(k_lo + kt)" if sk or kc > 1 else "kt")
     k_tile = _lines(
         _pdl_producer_wait(plan) if pdl else "",
         f"const uint32_t full = bars + {MB} * stage, empty = bars + {MB * S} + {MB} * stage;",
@@ -487,7 +490,7 @@ def _producer(plan: Sm90Plan, batched: bool) -> str:
         "bool pdl_first = true;  // Sm90Config.pdl: before the first load" if pdl else "",
         f"int stage = 0; uint32_t phase = {PRODUCER.start_phase};",
         _loop(
-            unit_loop() if sk else tile_loop_sm90(config),
+            _tile_head(config),
             raster_sm90(config.cluster, _along(config), batched),
             block("for (int kt = 0; kt < k_tiles; ++kt)", k_tile),
         ),
@@ -502,7 +505,18 @@ def _producer(plan: Sm90Plan, batched: bool) -> str:
         "if (threadIdx.x == 0) {  // one thread issues every TMA load",
         indent(issuer),
         "}",
+        producer_syncs(kc) if kc > 1 else "",
     )
+
+
+def _tile_head(config: Sm90Config, pingpong: bool = False) -> str:
+    """The opening of the tile loop (or block) both roles walk: stream-K's pieces, a
+    kcluster kernel's one tile per cluster, or the persistent loop over tiles."""
+    if config.stream_k:
+        return unit_loop()
+    if config.kcluster > 1:
+        return loop_head(config.kcluster)
+    return tile_loop_sm90(config, pingpong)
 
 
 def _pdl_producer_wait(plan: Sm90Plan) -> str:
@@ -564,6 +578,10 @@ def _consumer(
                              plan.consumer_threads, staging_tile,
                              together=config.split is not None)  # fmt: skip
         epi = block("if (k_lo == 0)", epi) + "  // the tile's owner stores it"
+    if config.kcluster > 1:  # the cluster's k shares added; rank 0 stores the tile
+        main += "\n" + kcluster_fixup("accf" if plan.promote else "acc", plan.acc_per_thread,
+                                      plan.consumer_threads, config.kcluster)  # fmt: skip
+        epi = block("if (krank == 0)", epi) + "  // rank 0 holds the tile's sums"
     regs = REGISTER_SPLIT[config.consumers][1]
     return _lines(
         f'asm volatile("setmaxnreg.inc.sync.aligned.u32 {regs};\\n" ::: "memory");',
@@ -588,7 +606,7 @@ def _consumer(
         else "",
         f"if (wg == 1) {skip}  // warpgroup 1 starts at the CTA's second tile" if pingpong else "",
         _loop(
-            unit_loop() if config.stream_k else tile_loop_sm90(config, pingpong),
+            _tile_head(config, pingpong),
             raster_sm90(config.cluster, _along(config), batched),
             f"if (tile != blockIdx.x) named_sync({ORDER_BAR} + wg, 256);"
             "  // my turn: the other warpgroup issued its tile's last wgmma"
@@ -689,6 +707,8 @@ def gemm_sm90_source(
         raise TiledMmaError("gemm_sm90_source: stream_k is for 2-D kernels, not batched")
     if config.pdl and batched:
         raise TiledMmaError("gemm_sm90_source: pdl is for 2-D kernels, not batched")
+    if config.kcluster > 1 and batched:
+        raise TiledMmaError("gemm_sm90_source: kcluster is for 2-D kernels, not batched")
     check_outs("gemm_sm90_source", out, c_type)
     tables: list[str] = []  # filled by the renderers that index thread tables
     signature = ", ".join(
@@ -700,6 +720,7 @@ def gemm_sm90_source(
     kern = _kernel(plan, name, signature, batched, producer, consumer)
     helpers = HELPERS_SM90 + (HELPERS_SM90_BATCHED if batched else "") + epilogue.helpers()
     helpers += HELPERS_STREAMK + HELPERS_STREAMK_SYNC if config.stream_k else ""
+    helpers += HELPERS_KCLUSTER if config.kcluster > 1 else ""
     if config.evict_first:
         helpers += HELPERS_EVICT_FIRST + (HELPERS_EVICT_FIRST_3D if batched else "")
     if config.pdl:

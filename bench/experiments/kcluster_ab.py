@@ -20,6 +20,9 @@ sys.path.insert(0, os.path.join(HERE, "..", ".."))
 sys.path.insert(0, os.path.join(HERE, ".."))
 
 
+COMBOS = ("bf16_bK", "bf16_bN", "e4m3")
+
+
 def _times(A, B, out, peer, old) -> dict:
     from gemm_sweep import reps_for, turns_ms
 
@@ -51,7 +54,7 @@ def main() -> None:
     for m, n, k in draw_shapes(args.draws, seed):
         if len(rows) >= args.rows:
             break
-        for combo in ("bf16_bK", "bf16_bN"):
+        for combo in COMBOS:
             if (combo, m, n, k) in seen or len(rows) >= args.rows:
                 continue
             seen.add((combo, m, n, k))
@@ -59,10 +62,10 @@ def main() -> None:
             new = which_kernel(A, B).config
             if new.kcluster == 1:
                 continue
-            b_major = "K" if combo == "bf16_bK" else "N"
-            others = tuple(c for c in candidates(m, n, k, "bf16", 1, 132, m <= SWAP_MAX_M,
+            b_major, dtype = ("N" if combo == "bf16_bN" else "K"), combo[:4]
+            others = tuple(c for c in candidates(m, n, k, dtype, 1, 132, m <= SWAP_MAX_M,
                                                  (False, False), b_major) if c.kcluster == 1)  # fmt: skip
-            old = best(others, m, n, k, "bf16", 1, "h200")[0]
+            old = best(others, m, n, k, dtype, 1, "h200")[0]
             A, B, out, peer = operands(combo, m, n, k)
             ref = peer(torch.empty_like(out)).float()
             r = {"combo": combo, "m": m, "n": n, "k": k, "new": new.name, "old": old.name}
@@ -79,7 +82,8 @@ def main() -> None:
         return round(math.exp(sum(math.log(r[key]) for r in rows) / len(rows)), 4) if rows else None
 
     summary = {"rows": len(rows), "new_vs_cublas": gm("new_vs_cublas"),
-               "old_vs_cublas": gm("old_vs_cublas")}  # fmt: skip
+               "old_vs_cublas": gm("old_vs_cublas"),
+               "new_faster": sum(r["new_us"] < r["old_us"] for r in rows)}  # fmt: skip
     with open(args.out, "w") as f:
         json.dump({"what": __doc__.splitlines()[0], "seed": seed, "summary": summary,
                    "rows": rows}, f, indent=1)  # fmt: skip

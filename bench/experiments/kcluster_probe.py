@@ -4,7 +4,11 @@ tiles and add their sums through distributed shared memory) against the built-in
 few tiles over a long K, where the pick's stream-K ran 0.55-0.75 of cuBLAS in sweep
 532424160.
 
-    python bench/experiments/kcluster_probe.py OUT.json [--quick]
+    python bench/experiments/kcluster_probe.py OUT.json [--quick] [--swapped]
+
+``--swapped``: calls of at most 128 rows (decode's and the sweeps' worst small calls), the
+swapped kernels (``swap_ab``: the weights as the kernel's A, the tokens as its N) of the
+space, whole 128-row and 64-row stream-K, rerun as kcluster configs.
 
 Each row: every kcluster config whose tiles x S CTAs fit one wave (and each CTA has at
 least two k tiles), its error against an f32 matmul, whether two runs gave the same bits,
@@ -26,6 +30,10 @@ SHAPES = [(554, 1840, 12528), (842, 464, 5152), (177, 52688, 8784), (133, 384, 6
           (399, 448, 4160), (271, 816, 8288), (160, 1856, 5008), (602, 400, 8048),
           (176, 832, 4512), (63, 480, 4032), (256, 4096, 14336), (128, 4096, 14336),
           (300, 4096, 4096), (64, 7168, 18432), (96, 4096, 14336), (1024, 1024, 8192)]  # fmt: skip
+SWAPPED_SHAPES = [(106, 576, 7168), (77, 704, 5952), (5, 1024, 4096), (33, 272, 6336),
+                  (21, 656, 10608), (40, 832, 7008), (63, 480, 4032), (1, 4096, 4096),
+                  (16, 4096, 4096), (16, 4096, 14336), (32, 4096, 4096), (64, 4096, 4096),
+                  (96, 4096, 14336), (128, 4096, 14336), (8, 2048, 8192), (48, 1440, 6528)]  # fmt: skip
 TILES = [(128, 128, 2), (128, 256, 2), (128, 192, 2), (128, 64, 2), (64, 128, 1), (64, 256, 1)]
 KCS = (2, 4, 8)
 
@@ -46,7 +54,23 @@ def configs(m: int, n: int, k: int, sms: int, dtype: str) -> list:
     return found
 
 
-def row(m: int, n: int, k: int, dtype: str) -> dict:
+def swapped_configs(m: int, n: int, k: int, sms: int, dtype: str) -> list:
+    from dataclasses import replace
+
+    from cutemma.kernels.space import swapped_kernel
+
+    k_tile = 64 if dtype == "bf16" else 128
+    found = []
+    for whole in (False, True):
+        base = swapped_kernel(m, n, k, dtype, sms, whole)
+        tiles = -(-n // base.block_m) * -(-m // base.block_n)
+        for kc in KCS:
+            if tiles * kc <= sms and -(-k // (base.block_k or k_tile)) >= 2 * kc:
+                found.append(replace(base, stream_k=False, split=None, kcluster=kc))
+    return found
+
+
+def row(m: int, n: int, k: int, dtype: str, swapped: bool = False) -> dict:
     import torch
     from gemm_sweep import pick_of, reps_for, turns_ms
 
@@ -69,7 +93,7 @@ def row(m: int, n: int, k: int, dtype: str) -> dict:
         peer = lambda: torch.matmul(A, B, out=out)  # noqa: E731
     calls = {"cublas": peer, "pick": lambda: cutemma.gemm(A, B, out=out)}
     r = {"dtype": dtype, "m": m, "n": n, "k": k, "pick": pick_of(A, B), "errors": {}, "same": {}}
-    for cfg in configs(m, n, k, sms, dtype):
+    for cfg in (swapped_configs if swapped else configs)(m, n, k, sms, dtype):
         try:
             out.fill_(float("nan"))
             cutemma.gemm(A, B, out=out, config=cfg)
@@ -93,11 +117,13 @@ def row(m: int, n: int, k: int, dtype: str) -> dict:
 
 def main() -> None:
     out = sys.argv[1]
-    shapes = SHAPES[:4] if "--quick" in sys.argv else SHAPES
+    swapped = "--swapped" in sys.argv
+    shapes = SWAPPED_SHAPES if swapped else SHAPES
+    shapes = shapes[:4] if "--quick" in sys.argv else shapes
     rows = []
     for dtype in ("bf16", "e4m3"):
         for m, n, k in shapes:
-            rows.append(row(m, n, k, dtype))
+            rows.append(row(m, n, k, dtype, swapped))
             r = rows[-1]
             print(dtype, m, n, k, r.get("pick_vs_cublas"), r.get("best_kcluster"),
                   r.get("best_kcluster_vs_cublas"), flush=True)  # fmt: skip

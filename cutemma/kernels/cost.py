@@ -363,6 +363,59 @@ def price(
     return ((us**p + dram_us**p) ** (1 / p) + dev.launch_us) * 1e-6
 
 
+def kcluster_best(
+    configs: tuple[Sm90Config, ...],
+    m: int,
+    n: int,
+    k: int,
+    dtype: str,
+    kind: str = DEFAULT_KIND,
+    rows16: tuple[bool, bool] = (False, False),
+) -> tuple[float, int]:
+    """(the least predicted seconds of the kcluster ``configs`` on a 2-D (m, n, k) call, its
+    index; (inf, -1) for none): :func:`best`'s answer, each config priced by :func:`price`'s
+    operations in its order from constants kept per config (:func:`_kcluster_terms`), so a
+    pick weighs the space's kcluster kernels (:func:`~cutemma.kernels.space.kcluster_kernels`)
+    at a few operations each. Arguments as the pick checked them (unchecked here).
+
+    >>> from cutemma.kernels.space import kcluster_kernels
+    >>> found = kcluster_kernels(399, 448, 4160, "bf16")
+    >>> t, i = kcluster_best(found, 399, 448, 4160, "bf16", "h200")
+    >>> (found[i], t) == best(found, 399, 448, 4160, "bf16", 1, "h200")
+    True
+    """
+    least, at = math.inf, -1
+    for i, config in enumerate(configs):
+        (bm, bn, bk, eb, swap, kc, flops_us, ha, hb, clamp, load, tile_us, fix, cap, dram,
+         p, launch) = _kcluster_terms(config, dtype, kind, rows16)  # fmt: skip
+        mm, nn = (n, m) if swap else (m, n)
+        tiles, kt = -(-mm // bm) * -(-nn // bn), -(-k // bk)
+        rows = (min(bm, mm) * ha + min(bn, nn) * hb) if clamp else bm * ha + bn * hb
+        k_us = max(flops_us, rows * bk * eb / load)
+        us = -(-tiles // cap) * (-(-kt // kc) * k_us + tile_us + fix)
+        dram_us = ((mm + nn) * k * eb + mm * nn * 2) / dram
+        t = ((us**p + dram_us**p) ** (1 / p) + launch) * 1e-6
+        if t < least:
+            least, at = t, i
+    return least, at
+
+
+@lru_cache(maxsize=1024)
+def _kcluster_terms(config: Sm90Config, dtype: str, kind: str, rows16: tuple) -> tuple:
+    """What :func:`price` reads of a kcluster config whatever the shape, as it computes it."""
+    dev = device(kind)
+    rate, tile_us = _shape_free(config, dtype, kind)
+    eb = ATOMS_SM90[dtype][1]
+    bm, bn, bk = config.block_m, config.block_n, config.k_tiles[eb]
+    ra, rb = rows16[::-1] if config.swap_ab else rows16
+    ha, hb = (dev.half_sector if ra else 1.0), (dev.half_sector if rb else 1.0)
+    kc = config.kcluster
+    return (bm, bn, bk, eb, config.swap_ab, kc, 2 * bm * bn * bk / (rate * 1e6), ha, hb,
+            type_class(dtype) in CLAMPED, dev.load_gbps * 1e3, tile_us,
+            _kcluster_us(bm, bn, kc, dev), clusters(kc, dev.sms), dev.dram_gbps * 1e3,
+            dev.sharpness, dev.launch_us)  # fmt: skip
+
+
 def epilogue_us(config: Sm90Config, ops: tuple[str, ...], dev: Device) -> float:
     """Microseconds one tile's fused epilogue costs: each op's ``dev.epilogue_ns`` per
     output element, the tile's elements shared by the warpgroups that compute it (a pingpong

@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Any
 from cutemma.errors import TiledMmaError
 from cutemma.kernels.cost import (
     DEFAULT_KIND,
-    best,
     cheapest,
     check_rows16,
+    kcluster_best,
     predict_fused,
     price_table,
 )
@@ -197,11 +197,12 @@ def _sm90_pick(
     groups, tables = _priced(tiles, fitted, swapped, dtype, kind, rows16)
     t, which, i = cheapest(tables, m, n, k, batch)
     chosen = groups[which][i]
-    kcs = kcluster_kernels(m, n, k, dtype, batch, sms)  # (listed last: they lose ties)
+    # (listed last: they lose ties; 16-bit only where unswapped, so a fused call runs them
+    # as they are, as it runs the swapped kernels)
+    kcs = kcluster_kernels(m, n, k, dtype, batch, sms, swaps)
     if kcs:
-        kc, kc_t = best(fused_kernels(kcs, dtype) if fused else kcs, m, n, k, dtype, batch, kind,
-                        rows16)  # fmt: skip
-        chosen, t = (kc, kc_t) if kc_t < t else (chosen, t)
+        kc_t, j = kcluster_best(kcs, m, n, k, dtype, kind, rows16)
+        chosen, t = (kcs[j], kc_t) if kc_t < t else (chosen, t)
     if isinstance(fused, tuple) and batch == 1:
         return _with_epilogue(chosen, m, n, k, dtype, kind, rows16, fused)
     return chosen, t

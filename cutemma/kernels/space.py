@@ -114,7 +114,7 @@ IN_FLIGHT_BYTES = 8 << 20
 EVICT_FIRST_MAX_BYTES = 192 << 20
 EVICT_FIRST_ROWS = 8
 LONG_K = 4096  # a shorter K's B is re-read from L2 anyway (raw/evict-first-b-mid-run14.json)
-# split-K in a cluster (Sm90Config.kcluster): its tiles, each with every cluster size, for
+# split-K in a cluster (Sm90Config.kcluster): its tiles, each with its largest size, for
 # 16-bit calls of at least KCLUSTER_MIN_M rows whose 128x128 tiles number at most a wave of
 # clusters of 4 (few tiles over a long K, where stream-K's fix-up through global memory
 # costs most), whose tiles fill at most a wave of clusters, every CTA keeping at least
@@ -167,43 +167,107 @@ def candidates(
         found += fitted_kernels(m, n, k, dtype, batch)
     if swap and batch == 1 and m <= SWAP_MAX_M and dtype != "tf32":
         found += swapped_kernels(m, n, k, dtype, sms, b_major)
-    return tuple(found) + kcluster_kernels(m, n, k, dtype, batch, sms)
+    swaps = swap and m <= SWAP_MAX_M
+    return tuple(found) + kcluster_kernels(m, n, k, dtype, batch, sms, swaps)
 
 
 def kcluster_kernels(
-    m: int, n: int, k: int, dtype: str, batch: int = 1, sms: int = 132
+    m: int, n: int, k: int, dtype: str, batch: int = 1, sms: int = 132, swap: bool = False
 ) -> tuple[Sm90Config, ...]:
-    """The split-K-in-a-cluster kernels (``Sm90Config.kcluster``) of an (m, n, k) call: each
-    tile of :data:`KCLUSTER_TILES` with each cluster size whose clusters all run at once
-    (:func:`~cutemma.kernels.sm90.kcluster.clusters`) and leave every CTA
-    :data:`KCLUSTER_MIN_K` k tiles or more; none for batches, tf32, or fewer than
-    :data:`KCLUSTER_MIN_M` rows. Counts >= 1 (unchecked).
+    """The split-K-in-a-cluster kernels (``Sm90Config.kcluster``) of an (m, n, k) call (a
+    2-D one: none for batches or tf32), each tile with the largest cluster size whose
+    clusters all run at once (:func:`~cutemma.kernels.sm90.kcluster.clusters`) and leave
+    every CTA :data:`KCLUSTER_MIN_K` k tiles or more (:func:`_largest_kc`).
+    ``swap`` (a call that may run swapped, of at most :data:`SWAP_TOKENS` rows): the swapped
+    kernel's 64-row tiles of B^T (:func:`swapped_kernel`). Calls of at least
+    :data:`KCLUSTER_MIN_M` rows of 16-bit types with few tiles: each tile of
+    :data:`KCLUSTER_TILES`. Counts >= 1 (unchecked).
 
     >>> [c.name for c in kcluster_kernels(399, 448, 4160, "bf16")][:3]
-    ['b128x128_c2_sauto_kc4', 'b128x128_c2_sauto_kc2', 'b128x64_c2_sauto_kc4']
+    ['b128x128_c2_sauto_kc4', 'b128x64_c2_sauto_kc4', 'b64x128_c1_sauto_kc4']
     >>> kcluster_kernels(4096, 4096, 4096, "bf16"), kcluster_kernels(96, 448, 4160, "bf16")
     ((), ())
+    >>> [c.name for c in kcluster_kernels(96, 448, 4160, "bf16", swap=True)]
+    ['b64x96_c1_sauto_etmat_efa_swap_kc8']
     """
     if dtype not in ATOMS_SM90:
         raise TiledMmaError(
             f"kernel space: kcluster_kernels dtype {dtype!r}; the sm90 GEMM takes {sorted(ATOMS_SM90)}"
         )
-    if batch != 1 or dtype in FP8 or dtype == "tf32" or m < KCLUSTER_MIN_M:
+    if batch != 1 or dtype == "tf32":
         return ()
-    if -(-m // 128) * -(-n // 128) > clusters(4, sms):  # not few tiles
-        return ()
-    tiles = tuple(-(-m // bm) * -(-n // bn) for bm, bn, _ in KCLUSTER_TILES)
-    return _kcluster_fits(-(-k // (128 // ATOMS_SM90[dtype][1])), sms, tiles)
+    found = _swapped_kclusters(m, n, k, dtype, sms) if swap and m <= SWAP_TOKENS else ()
+    if dtype in FP8 or m < KCLUSTER_MIN_M or -(-m // 128) * -(-n // 128) > clusters(4, sms):
+        return found  # (unswapped: 16-bit calls of few tiles only)
+    k_tiles = -(-k // (SWIZZLE_ROW_BYTES // ATOMS_SM90[dtype][1]))
+    for bm, bn, consumers in KCLUSTER_TILES:
+        kc = _largest_kc(-(-m // bm) * -(-n // bn), k_tiles, sms)
+        found += (_kcluster_config(bm, bn, consumers, kc),) if kc else ()
+    return found
 
 
-@lru_cache(maxsize=4096)
-def _kcluster_fits(k_tiles: int, sms: int, tiles: tuple) -> tuple[Sm90Config, ...]:
+@cache
+def _kcluster_config(bm: int, bn: int, consumers: int, kc: int) -> Sm90Config:
+    return Sm90Config(bm, bn, consumers=consumers, kcluster=kc)
+
+
+@lru_cache(maxsize=64)
+def _capacities(sms: int) -> tuple[tuple[int, int], ...]:
+    """(cluster size, clusters that run at once) on ``sms`` SMs, the largest size first."""
+    return tuple((kc, clusters(kc, sms)) for kc in KCLUSTERS[:0:-1])
+
+
+def _largest_kc(tiles: int, k_tiles: int, sms: int) -> int | None:
+    """The largest cluster size whose clusters, one per tile, all run at once and leave
+    each CTA KCLUSTER_MIN_K k tiles: on every call of the probes the fastest of the sizes
+    that fit (bench/results/raw/kcluster-probe-h200.json, -probe-swapped-h200.json)."""
+    return next((kc for kc, fit in _capacities(sms)
+                 if tiles <= fit and k_tiles >= KCLUSTER_MIN_K * kc), None)  # fmt: skip
+
+
+def _swapped_kclusters(m: int, n: int, k: int, dtype: str, sms: int) -> tuple[Sm90Config, ...]:
+    """The swapped kernel of a call of at most SWAP_TOKENS rows (one token tile) as a kcluster
+    kernel: 64-row tiles of B^T with the largest cluster size that fits
+    (bench/results/raw/kcluster-probe-swapped-h200.json: on every call it ran within 10% of
+    the best of the sizes and rows). Not the 128-row tiles: the model took them for 64-256
+    tokens of 8192-wide weights, where they ran 0.74-0.96 of the kernels picked before
+    (raw/named-h200-kcluster-128rows.json, raw/kcluster-ab2-h200.json). Kept per what
+    swapped_kernel reads of the shape."""
+    eb = ATOMS_SM90[dtype][1]
+    k_tiles = -(-k // (FP8_BLOCK_K if dtype in FP8 else SWIZZLE_ROW_BYTES // eb))
     found = []
-    for (bm, bn, consumers), count in zip(KCLUSTER_TILES, tiles):
-        for kc in KCLUSTERS[:0:-1]:
-            if count <= clusters(kc, sms) and k_tiles >= KCLUSTER_MIN_K * kc:
-                found.append(Sm90Config(bm, bn, consumers=consumers, kcluster=kc))
+    for rows in (SWAP_ROWS,):
+        tiles = -(-n // rows)
+        kc = _largest_kc(tiles, k_tiles, sms)
+        if kc is None:
+            continue
+        # swapped_kernel reads of the shape: the token tile, whether the weights fit the
+        # evict-first bound, and (128 rows) the rows' tiles the ring's depth spreads over
+        hint = n * k * eb <= EVICT_FIRST_MAX_BYTES
+        key = (
+            swap_tokens(m),
+            hint,
+            dtype,
+            sms,
+            rows,
+            min(tiles, sms) if rows > SWAP_ROWS else 0,
+            kc,
+        )
+        cfg = _SWAPPED_KC.get(key)
+        if cfg is None:
+            try:  # (a wide token tile's whole kernel may have no ring that fits)
+                cfg = replace(swapped_kernel(m, n, k, dtype, sms, rows > SWAP_ROWS),
+                              stream_k=False, split=None, kcluster=kc)  # fmt: skip
+                cfg = cfg if fits(cfg, dtype) and builds(cfg, dtype) else False
+            except TiledMmaError:
+                cfg = False
+            _SWAPPED_KC[key] = cfg
+        if cfg:
+            found.append(cfg)
     return tuple(found)
+
+
+_SWAPPED_KC: dict[tuple, Sm90Config | bool] = {}
 
 
 # an fp8 kernel that runs a fused epilogue promotes with one batch of sums (promote=True):

@@ -18,7 +18,8 @@ residual, through both epilogues (registers for f32 out, the TMA store for bf16)
 shapes of one tile, edge tiles and more tiles than SMs (both warpgroups hand over).
 ``kcluster``: split-K in a cluster (``Sm90Config(kcluster=2 | 4 | 8)``) over edge shapes,
 bf16 and e4m3, f32 and bf16 out, with beta and C and with a fused epilogue, each run twice
-(the same bits every run).
+(the same bits every run); and the swapped kernels as kcluster kernels
+(``space.kcluster_kernels(..., swap=True)``).
 """
 
 from __future__ import annotations
@@ -196,6 +197,24 @@ def kcluster_main() -> None:
                                   epilogue=("bias", "gelu_tanh"), bias=b)  # fmt: skip
                     r3 = torch.nn.functional.gelu(ref + b.double(), approximate="tanh")
                     worst = max(worst, float((D.double() - r3).norm() / r3.norm()))
+    # the swapped kernels as kcluster kernels (tokens as the kernel's N, D^T through "tmat")
+    from cutemma.kernels.space import kcluster_kernels
+
+    for dtype in ("bf16", "e4m3"):
+        for m, n, k in [(1, 1024, 4096), (40, 576, 2048), (100, 200, 1040)]:
+            for cfg in kcluster_kernels(m, n, k, dtype, swap=True):
+                A, W = torch.randn(m, k).cuda(), torch.randn(n, k).cuda()
+                if dtype == "e4m3":
+                    A, W = A.to(torch.float8_e4m3fn), W.to(torch.float8_e4m3fn)
+                else:
+                    A, W = A.bfloat16(), W.bfloat16()
+                ref = A.double() @ W.double().t()
+                for out_dtype in (torch.float32, torch.bfloat16):
+                    D = gemm_sm90(A, W.t(), out_dtype=out_dtype, config=cfg)
+                    worst = max(worst, float((D.double() - ref).norm() / ref.norm()))
+                    same &= bool(
+                        torch.equal(D, gemm_sm90(A, W.t(), out_dtype=out_dtype, config=cfg))
+                    )
     torch.cuda.synchronize()
     print(f"sm90 kcluster sanitize run done; worst rel err {worst:.2e}; same bits: {same}")
 

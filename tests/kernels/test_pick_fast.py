@@ -117,6 +117,27 @@ def test_cheapest_breaks_ties_and_skips_nothing_as_best_does():
         assert math.isclose(t, want_t, rel_tol=1e-9, abs_tol=0)
 
 
+@pytest.mark.parametrize("dtype", ["bf16", "e4m3"])
+def test_kcluster_best_is_best_of_the_kcluster_kernels(dtype):
+    from cutemma.kernels.cost import kcluster_best
+    from cutemma.kernels.space import kcluster_kernels
+
+    rng = random.Random(12)
+    seen = 0
+    for m, n, k in _draw(3000, 4036):
+        m = m if rng.random() < 0.5 else max(1, m // 16)  # more calls that may swap
+        rows16 = (rng.random() < 0.2, rng.random() < 0.2)
+        found = kcluster_kernels(m, n, k, dtype, 1, SMS, m <= 256)
+        if not found:
+            assert kcluster_best(found, m, n, k, dtype, KIND, rows16) == (math.inf, -1)
+            continue
+        seen += 1
+        t, i = kcluster_best(found, m, n, k, dtype, KIND, rows16)
+        want, want_t = best(found, m, n, k, dtype, 1, KIND, rows16)
+        assert found[i] == want and t == want_t, (m, n, k, rows16)
+    assert seen > 300
+
+
 def test_price_table_refuses_kcluster_configs():
     from cutemma.errors import TiledMmaError
     from cutemma.kernels.sm90.config import Sm90Config
@@ -130,10 +151,20 @@ def test_the_pick_takes_kcluster_kernels_where_they_price_lowest():
     for m, n, k in [(399, 448, 4160), (842, 464, 5152), (133, 384, 6432)]:
         _same_pick(m, n, k, 1, "bf16", True)
         assert builtin(m, n, k, 1, "bf16", SMS, KIND, True)[0].kcluster > 1, (m, n, k)
-    # many tiles, few rows, or fp8: none in the space
+    # the swapped kernels as kcluster kernels: few rows over few tiles of B^T, and decode's
+    for m, n, k, dtype in [
+        (106, 576, 7168, "bf16"),
+        (16, 4096, 4096, "bf16"),
+        (33, 272, 6336, "e4m3"),
+    ]:
+        _same_pick(m, n, k, 1, dtype, True)
+        got = builtin(m, n, k, 1, dtype, SMS, KIND, True)[0]
+        assert got.kcluster > 1 and got.swap_ab, (m, n, k, got.name)
+    # unswapped: many tiles, few rows, or fp8: none in the space
     for m, n, k, dtype in [(4096, 4096, 4096, "bf16"), (96, 4096, 14336, "bf16"),
                            (399, 448, 4160, "e4m3")]:  # fmt: skip
-        assert all(c.kcluster == 1 for c in candidates(m, n, k, dtype, 1, SMS)), (m, n, k)
+        found = candidates(m, n, k, dtype, 1, SMS, swap=False)
+        assert all(c.kcluster == 1 for c in found), (m, n, k)
 
 
 def test_the_stream_k_split_of_every_split_at_once_is_sk_split():

@@ -721,21 +721,21 @@ def cheapest(
     True
     """
     basis = tables[0][0]
-    eb, (_, p, _, _, _, _, dram, _) = basis
+    eb, (grid, p, _, _, reread, tile_us, dram, _) = basis
     once0 = batch * (m + n) * k * eb  # A and B once; the swapped problem's are the same
     d0 = ((once0 + batch * m * n * 2) / dram) ** p
-    best, later = _whole_prices(tables, m, n, k, batch, d0)
+    bounded = _bounded(batch, k, grid, tile_us, reread)
+    best, later = _whole_prices(tables, m, n, k, batch, d0, bounded)
     if later:
-        best = _shared_prices(later, best, basis, m, n, k, batch, once0, d0)
+        best = _shared_prices(later, best, basis, m, n, k, batch, once0, d0, bounded)
     return best
 
 
-def _us_limit(t: float, d0: float, constants: tuple) -> float:
+def _us_limit(t: float, d0: float, p: float, ip: float, launch: float) -> float:
     """The compute microseconds past which every price whose DRAM term (raised to the
-    sharpness) is at least ``d0`` comes above ``t`` seconds, a millionth over for rounding:
-    -1 where that term alone does; inf where rounding could tie such a price with ``t``
-    (the two terms' parts too close to call)."""
-    _, p, ip, launch = constants[:4]
+    sharpness ``p``; ``ip`` is 1 / p) is at least ``d0`` comes above ``t`` seconds, a
+    millionth over for rounding: -1 where that term alone does; inf where rounding could tie
+    such a price with ``t`` (the two terms' parts too close to call)."""
     x = t * 1e6 - launch
     if not 1e-3 * launch < x < math.inf:
         return math.inf
@@ -746,7 +746,7 @@ def _us_limit(t: float, d0: float, constants: tuple) -> float:
 
 
 def _whole_prices(
-    tables: tuple, m: int, n: int, k: int, batch: int, d0: float
+    tables: tuple, m: int, n: int, k: int, batch: int, d0: float, bounded: bool
 ) -> tuple[tuple[float, int, int], list[tuple]]:
     """:func:`cheapest`'s first pass: the least whole price (seconds, table, index), and the
     stream-K tiles that share something and may still come under it, each with the least
@@ -754,15 +754,16 @@ def _whole_prices(
     the least fix-up). Whole prices share a DRAM term (``d0``): one no cheaper in compute
     than the best so far comes to its price at least, and wins only a tie at an earlier
     index; so does a stream-K tile's least. (The tables list their groups in index order:
-    later ones rarely need the price itself.)"""
-    eb, (grid, p, ip, launch, reread, tile_us, _, load) = tables[0][0]
-    bounded = _bounded(batch, k, grid, tile_us, reread)
+    later ones rarely need the price itself.) ``bounded``: :func:`_bounded`'s."""
+    basis = tables[0][0]
+    eb, (grid, p, ip, launch, _, tile_us, _, load) = basis
+    one, full = batch == 1, FULL_WAVE  # (the hot loop's names as locals)
     bt, bw, bi, bu = math.inf, -1, -1, math.inf  # (bu: the best whole price's compute)
     above = math.inf  # (bu, with a bound's slack for rounding)
     later = []
     k1 = k - 1
     for w, (table_basis, views) in enumerate(tables):
-        if table_basis is not tables[0][0]:
+        if table_basis is not basis:
             raise TiledMmaError(
                 "cost model: cheapest() prices tables of one element size and device kind"
             )
@@ -784,14 +785,14 @@ def _whole_prices(
                 whole_tile = kt * k_us + tile_us
                 waves = -(-tiles // grid)
                 if part is not None:
-                    if tiles / (waves * grid) >= FULL_WAVE:  # (shared_tiles')
+                    if tiles / (waves * grid) >= full:  # (shared_tiles')
                         index = part[0]  # nothing shared: the earlier of whole and stream-K
                     else:
                         low = tiles * (whole_tile - tile_us) / grid + tile_us + part[1]
                         if low <= above or not bounded or (w == bw and part[2] < bi):
                             later.append((low, w, swap, tn, kt, k_us, whole_tile, tiles, part))
                 if index >= 0:
-                    us = (waves if batch == 1 else -(-tiles * batch // grid)) * whole_tile
+                    us = (waves if one else -(-tiles * batch // grid)) * whole_tile
                     if us < bu or (w == bw and index < bi):  # (bw <= w: tables in order)
                         t = ((us**p + d0) ** ip + launch) * 1e-6
                         if t < bt or (t == bt and (w, index) < (bw, bi)):
@@ -820,6 +821,7 @@ def _shared_prices(
     batch: int,
     once0: int,
     d0: float,
+    bounded: bool,
 ) -> tuple[float, int, int]:
     """:func:`cheapest`'s second pass: ``best`` or a cheaper stream-K price, of the tiles of
     :func:`_whole_prices` whose least price still comes to the best so far, least first."""
@@ -827,10 +829,9 @@ def _shared_prices(
     grid, p, ip, launch, reread, tile_us, dram, _ = constants
     bt, bw, bi = best
     out = batch * m * n * 2
-    bounded = _bounded(batch, k, grid, tile_us, reread)
     ordered = reread >= 0  # (an aligned share's DRAM term no more than others')
     later.sort(key=_FIRST)
-    limit = _us_limit(bt, d0, constants)
+    limit = _us_limit(bt, d0, p, ip, launch)
     for low, w, swap, tn, kt, k_us, whole_tile, tiles, part in later:
         if low > limit and bounded:
             break
@@ -843,10 +844,6 @@ def _shared_prices(
             continue
         one_wave, room = tiles <= grid, grid // sk if grid // sk < kt else kt
         done = (tiles * batch - sk) // grid * whole_tile
-        # (shares re-read a part of their operands but where _reads_once says not)
-        own = sk * bmn * k * eb - once0
-        d = ((once0 + reread * (own if own > 0 else 0) + out) / dram) ** p
-        d_aligned = d0 if swap and tn == 1 else d
         # the least its splits can take (the most CTAs a split gives a tile and the least
         # fix-up, or the grid's CTAs and their partials) at the least DRAM term: a price at
         # least its splits' (each figure's floats in the same order)
@@ -855,6 +852,12 @@ def _shared_prices(
         if not room or one_wave:  # (one wave: split None takes the grid)
             grid_us = done + -(-sk * kt // grid) * k_us + tile_us + partial_us * (grid // sk or 1)
             least = grid_us if not room or grid_us < least else least
+        if ordered and least > limit:  # (every DRAM term here at least d0: _us_limit's)
+            continue
+        # (shares re-read a part of their operands but where _reads_once says not)
+        own = sk * bmn * k * eb - once0
+        d = ((once0 + reread * (own if own > 0 else 0) + out) / dram) ** p
+        d_aligned = d0 if swap and tn == 1 else d
         if ((least**p + (d if d < d_aligned else d_aligned)) ** ip + launch) * 1e-6 > bt:
             continue
         for j, per, together, aligned in _split_prices(splits, one_wave, room, ordered):
@@ -864,10 +867,12 @@ def _shared_prices(
                 us = -(-sk * kt // grid) * k_us
                 per = grid // sk or 1
             us = done + us + tile_us + (together_us if together else partial_us * per)
+            if ordered and us > limit:  # (as above: it comes above the best)
+                continue
             t = ((us**p + (d_aligned if aligned else d)) ** ip + launch) * 1e-6
             if t < bt or (t == bt and (w, indices[j]) < (bw, bi)):
                 bt, bw, bi = t, w, indices[j]
-                limit = _us_limit(t, d0, constants)
+                limit = _us_limit(t, d0, p, ip, launch)
     return bt, bw, bi
 
 

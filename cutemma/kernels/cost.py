@@ -422,16 +422,20 @@ def predict_fused(
 
 
 def _clamp_terms(
-    cfg: Sm90Config, rows16: tuple[bool, bool], bk: int, rate: float, dev: Device
+    cfg: Sm90Config, rows16: tuple[bool, bool], bk: int, eb: int, rate: float, dev: Device
 ) -> tuple:
-    """What :func:`_cheapest` needs to price a k tile of ``cfg`` on a call of fewer rows
+    """What :func:`cheapest` needs to price a k tile of ``cfg`` on a call of fewer rows
     than its tile as :func:`_k_us` of :func:`loaded_rows` with an extent does: the flops'
-    microseconds, each operand's row weight (half sector) and cluster share."""
+    microseconds; a k tile's bytes per row where rows count whole (neither half a sector
+    off nor shared by a cluster: the rows' sum is then exact in ints), else 0; each
+    operand's row weight (half sector) and cluster share."""
     ha = dev.half_sector if rows16[0] else 1.0
     hb = dev.half_sector if rows16[1] else 1.0
     shared = cfg.cluster if cfg.cluster > 1 else 1
     ca, cb = (shared, 1) if cfg.multicast == "A" else (1, shared)
-    return 2 * cfg.block_m * cfg.block_n * bk / (rate * 1e6), ha, hb, ca, cb
+    whole_rows = ha == hb == 1.0 and ca == cb == 1
+    flop_us = 2 * cfg.block_m * cfg.block_n * bk / (rate * 1e6)
+    return flop_us, bk * eb if whole_rows else 0, ha, hb, ca, cb
 
 
 def _k_us(bm: int, bn: int, rows: float, bk: int, eb: int, rate: float, dev: Device) -> float:
@@ -633,7 +637,7 @@ def _new_price_table(
         k_us = _k_us(bm, bn, loaded_rows(cfg, r16, dev), bk, eb, rate, dev)
         key = (cfg.swap_ab, bm, bn, bk, k_us, *pairs(cfg), rate)
         # what prices a k tile of a call with fewer rows than the tile (loaded_rows' extent)
-        clamp = _clamp_terms(cfg, r16, bk, rate, dev) if clamped else None
+        clamp = _clamp_terms(cfg, r16, bk, eb, rate, dev) if clamped else None
         whole, shared, _ = groups.setdefault(key, ([], [], clamp))
         (shared if cfg.stream_k else whole).append((i, cfg.split) if cfg.stream_k else i)
     views: dict[bool, list] = {False: [], True: []}
@@ -644,7 +648,8 @@ def _new_price_table(
         # a later whole config of the same tile costs the same: only the first can win
         first = whole[0] if whole else -1
         part = _shared_part(first, shared, bm, bn, dev) if shared else None
-        views[swap].append((bm, bn, bm * pm, bn * pn, pm, pn, bk, k_us, clamp, first, part))
+        paired = (pm, pn) if pm * pn > 1 else None  # (a cluster's tiles come in pairs)
+        views[swap].append((bm, bn, bm * pm, bn * pn, paired, bk, k_us, clamp, first, part))
     for found in views.values():
         found[:] = [(_dominated_rows(g, found, dev), *g) for g in found]
     # (the problem as each view's kernels see it: plain, then swapped)
@@ -664,9 +669,12 @@ def _dominates(a: tuple, b: tuple, dev: Device) -> bool:
     columns and k tile (the same tiles, shares and splits), and ``b``'s k tile (its flops
     more, its loaded rows the same), fix-ups and re-read bytes cost as much or more.
     Over such calls a 64-row tile prices the 128- and 256-row ones of its width out."""
-    abm, abn, _, abnp, apm, apn, abk, ak_us, aclamp, afirst, apart = a
-    bbm, bbn, _, bbnp, bpm, bpn, bbk, bk_us, bclamp, bfirst, bpart = b
-    if not (abm < bbm and apm == bpm == 1 and (abn, abnp, apn, abk) == (bbn, bbnp, bpn, bbk)):
+    abm, abn, _, abnp, apaired, abk, ak_us, aclamp, afirst, apart = a
+    bbm, bbn, _, bbnp, bpaired, bbk, bk_us, bclamp, bfirst, bpart = b
+    if apaired is not None or bpaired is not None:  # (one tile row: no pairs along M)
+        if not (apaired and bpaired and apaired[0] == bpaired[0] == 1):
+            return False
+    if not (abm < bbm and (abn, abnp, apaired, abk) == (bbn, bbnp, bpaired, bbk)):
         return False
     if ak_us > bk_us or (aclamp is None) != (bclamp is None):
         return False
@@ -761,7 +769,7 @@ def _whole_prices(
     bt, bw, bi, bu = math.inf, -1, -1, math.inf  # (bu: the best whole price's compute)
     above = math.inf  # (bu, with a bound's slack for rounding)
     later = []
-    k1 = k - 1
+    k1, kt_bk, kt = k - 1, 0, 0
     for w, (table_basis, views) in enumerate(tables):
         if table_basis is not basis:
             raise TiledMmaError(
@@ -770,18 +778,25 @@ def _whole_prices(
         for swap, groups in views:
             mk, nk = (n, m) if swap else (m, n)  # the problem as the kernel sees it
             mk1, nk1 = mk - 1, nk - 1  # (a ceiling division as (x - 1) // d + 1)
-            for dominated, bm, bn, bmp, bnp, pm, pn, bk, k_us, clamp, index, part in groups:
+            for dominated, bm, bn, bmp, bnp, paired, bk, k_us, clamp, index, part in groups:
                 if mk <= dominated:  # (another tile prices every config lower, earlier)
                     continue
                 if clamp is not None and (mk < bm or nk < bn):  # fewer rows than the tile
-                    # (loaded_rows and _k_us inline, the same floats: x / 1 is x)
-                    flop_us, ha, hb, ca, cb = clamp
-                    a, b = (mk if mk < bm else bm) * ha / ca, (nk if nk < bn else bn) * hb / cb
-                    k_us = (a + b) * bk * eb / load
+                    # (loaded_rows and _k_us inline, the same floats)
+                    flop_us, bkeb, ha, hb, ca, cb = clamp
+                    if bkeb:  # (whole rows: their sum and bytes exact in ints)
+                        k_us = ((mk if mk < bm else bm) + (nk if nk < bn else bn)) * bkeb / load
+                    else:  # (x / 1 is x)
+                        a = (mk if mk < bm else bm) * ha / ca
+                        k_us = (a + (nk if nk < bn else bn) * hb / cb) * bk * eb / load
                     if k_us < flop_us:  # (max(): the flops or the loads, whichever is slower)
                         k_us = flop_us
-                tn, kt = (nk1 // bnp + 1) * pn, k1 // bk + 1  # (a cluster's whole pairs)
-                tiles = (mk1 // bmp + 1) * pm * tn
+                if bk != kt_bk:  # (a view's tiles mostly share their k tile)
+                    kt_bk, kt = bk, k1 // bk + 1
+                tm, tn = mk1 // bmp + 1, nk1 // bnp + 1
+                if paired is not None:  # (a cluster's whole pairs)
+                    tm, tn = tm * paired[0], tn * paired[1]
+                tiles = tm * tn
                 whole_tile = kt * k_us + tile_us
                 waves = -(-tiles // grid)
                 if part is not None:
@@ -830,7 +845,8 @@ def _shared_prices(
     bt, bw, bi = best
     out = batch * m * n * 2
     ordered = reread >= 0  # (an aligned share's DRAM term no more than others')
-    later.sort(key=_FIRST)
+    if len(later) > 1:
+        later.sort(key=_FIRST)
     limit = _us_limit(bt, d0, p, ip, launch)
     for low, w, swap, tn, kt, k_us, whole_tile, tiles, part in later:
         if low > limit and bounded:

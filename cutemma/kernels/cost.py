@@ -858,7 +858,8 @@ def _shared_prices(
             if t < bt or (t == bt and (w, idle) < (bw, bi)):
                 bt, bw, bi = t, w, idle
             continue
-        one_wave, room = tiles <= grid, grid // sk if grid // sk < kt else kt
+        per_sk = grid // sk  # (the CTAs the grid holds per shared tile)
+        one_wave, room = tiles <= grid, per_sk if per_sk < kt else kt
         done = (tiles * batch - sk) // grid * whole_tile
         # the least its splits can take (the most CTAs a split gives a tile and the least
         # fix-up, or the grid's CTAs and their partials) at the least DRAM term: a price at
@@ -866,7 +867,7 @@ def _shared_prices(
         if room:
             least = done + -(-kt // (room if room < cap else cap)) * k_us + tile_us + least_fix
         if not room or one_wave:  # (one wave: split None takes the grid)
-            grid_us = done + -(-sk * kt // grid) * k_us + tile_us + partial_us * (grid // sk or 1)
+            grid_us = done + -(-sk * kt // grid) * k_us + tile_us + partial_us * (per_sk or 1)
             least = grid_us if not room or grid_us < least else least
         if ordered and least > limit:  # (every DRAM term here at least d0: _us_limit's)
             continue
@@ -881,7 +882,7 @@ def _shared_prices(
                 us = -(-kt // per) * k_us
             else:  # the grid's CTAs, whatever the tiles
                 us = -(-sk * kt // grid) * k_us
-                per = grid // sk or 1
+                per = per_sk or 1
             us = done + us + tile_us + (together_us if together else partial_us * per)
             if ordered and us > limit:  # (as above: it comes above the best)
                 continue

@@ -25,6 +25,7 @@ from cutemma.kernels.space import (
     fused_kernels,
     fused_pingpong,
     hinted_kernels,
+    kernel_reads,
 )
 
 if TYPE_CHECKING:  # designs load with the first pick_config: a call's host side needs none
@@ -178,15 +179,8 @@ def _sm90_pick(
     # best(candidates(...)) in one pass (tests/kernels/test_pick_fast.py holds them equal):
     # the space's kernels of the call, then the model's prices of them (a table per set of
     # kernels, built once: price_table is cached)
-    tiles = hinted_kernels(m, n, k, dtype, batch, rows16)
-    # (the space's unchecked forms: the policy checked the call)
-    fitted = _fitted_kernels(m, n, k, dtype, batch) if b_major == "K" else ()
-    if fused:
-        tiles = fused_kernels(tiles, dtype)
-        fitted = fused_kernels(fitted, dtype)
     swaps = swap and batch == 1 and m <= SWAP_MAX_M and dtype != "tf32"
-    swapped = _swapped_groups(m, n, k, dtype, sms, b_major) if swaps else ()
-    groups, tables = _priced(tiles, fitted, swapped, dtype, kind, rows16)
+    groups, tables = _priced(m, n, k, dtype, batch, sms, kind, swaps, rows16, b_major, fused)
     t, which, i = cheapest(tables, m, n, k, batch)
     if isinstance(fused, tuple) and batch == 1:
         return _with_epilogue(groups[which][i], m, n, k, dtype, kind, rows16, fused)
@@ -219,22 +213,41 @@ def _with_epilogue(
 
 
 def _priced(
-    tiles: tuple, fitted: tuple, swapped: tuple, dtype: str, kind: str, rows16: tuple
+    m: int,
+    n: int,
+    k: int,
+    dtype: str,
+    batch: int,
+    sms: int,
+    kind: str,
+    swaps: bool,
+    rows16: tuple[bool, bool],
+    b_major: str,
+    fused: bool | tuple[str, ...],
 ) -> tuple[tuple, list]:
     """A pick's kernels as groups (a tie goes to the space's own tiles, listed first, then
     to the fitted widths, then to the earlier token tile) and their price tables, kept per
-    the space's tuples (each cached there: a new shape mostly meets ones seen before, and
-    one look-up here costs less than a table's each)."""
-    key = (id(tiles), id(fitted), id(swapped), dtype, kind, rows16)
+    what the kernels read of the shape (:func:`~cutemma.kernels.space.kernel_reads`: a new
+    shape mostly meets reads seen before, and one look-up here costs less than the space's
+    own steps)."""
+    reads = kernel_reads(m, n, k, dtype, batch, sms, swaps, b_major)
+    key = (reads, dtype, batch == 1, sms, kind, rows16, b_major, bool(fused))
     hit = _PRICED.get(key)
-    if hit is not None and hit[0] is tiles and hit[1] is fitted and hit[2] is swapped:
-        return hit[3], hit[4]
+    if hit is not None:
+        return hit
+    # (the space's unchecked forms: the policy checked the call)
+    tiles = hinted_kernels(m, n, k, dtype, batch, rows16)
+    fitted = _fitted_kernels(m, n, k, dtype, batch) if b_major == "K" else ()
+    if fused:
+        tiles = fused_kernels(tiles, dtype)
+        fitted = fused_kernels(fitted, dtype)
+    swapped = _swapped_groups(m, n, k, dtype, sms, b_major) if swaps else ()
     groups = (tiles, *((fitted,) if fitted else ()), *swapped)
     tables = [price_table(g, dtype, kind, rows16) for g in groups]
     if len(_PRICED) >= PICKS_KEPT:
         _PRICED.clear()
-    _PRICED[key] = (tiles, fitted, swapped, groups, tables)  # (each kept alive: ids stay theirs)
-    return groups, tables
+    hit = _PRICED[key] = (groups, tables)
+    return hit
 
 
 _PRICED: dict[tuple, tuple] = {}

@@ -339,17 +339,44 @@ def hinted_kernels(
     >>> any(c.cluster == 2 for c in hinted_kernels(4096, 8192, 8200, "bf16", 1, (True, True)))
     True
     """
-    # (evict_first per row count, -(-m // rows) <= EVICT_FIRST_ROWS: most calls stream no
-    # B, and the pick asks per call)
-    if _streams_b(n, k, dtype, batch):
-        hints = tuple([m <= most for most in _MOST_ROWS])
-    else:
-        hints = _NO_HINTS
+    hints = _hints(m, n, k, dtype, batch)
     return _hinted_kernels(dtype, batch == 1, hints, rows16 != (False, False))
+
+
+def _hints(m: int, n: int, k: int, dtype: str, batch: int) -> tuple[bool, ...]:
+    """:func:`evict_first` per row count of :data:`ROWS` (-(-m // rows) <= EVICT_FIRST_ROWS:
+    most calls stream no B, and the pick asks per call)."""
+    if _streams_b(n, k, dtype, batch):
+        return tuple([m <= most for most in _MOST_ROWS])
+    return _NO_HINTS
 
 
 _MOST_ROWS = tuple(EVICT_FIRST_ROWS * rows for rows in ROWS)  # (a call's, per row count)
 _NO_HINTS = (False,) * len(ROWS)
+
+
+def kernel_reads(
+    m: int, n: int, k: int, dtype: str, batch: int, sms: int, swaps: bool, b_major: str
+) -> tuple:
+    """What a checked call's kernels read of its shape (the pick's: the policy checked
+    it): :func:`hinted_kernels`' hints, the fitted widths and their hint where B is K-major
+    (:func:`fitted_kernels`), and where ``swaps`` the swapped kernels' classes
+    (:func:`swap_classes`; an N-major B's also reads n and k, :func:`swapped_groups`). Two
+    calls of one dtype, ``batch == 1``, rows16, sms and b_major whose reads are equal get
+    the same kernels: the pick keeps its price tables per reads (a new shape mostly meets
+    reads seen before, and one look-up costs it less than the space's tuples do).
+
+    >>> kernel_reads(300, 8192, 8192, "bf16", 1, 132, True, "K")
+    ((True, True, True), (), ((152, 0, 1), (104, 0, 1)))
+    """
+    hints = _hints(m, n, k, dtype, batch)
+    fit = ()
+    if b_major == "K" and n <= FIT_MAX_N and dtype != "tf32":
+        fit = (_fitted_widths(n, dtype), evict_first(m, n, k, dtype, batch, FIT_ROWS))
+    if not swaps:
+        return hints, fit, ()
+    classes = _swap_classes(m, n, k, dtype, sms)
+    return hints, fit, classes if b_major == "K" else (classes, n, k)
 
 
 @cache
@@ -436,43 +463,18 @@ def _swapped_groups(
     m: int, n: int, k: int, dtype: str, sms: int, b_major: str
 ) -> tuple[tuple[Sm90Config, ...], ...]:
     """:func:`swapped_groups` of checked arguments (the pick's: the policy checked them),
-    kept per what its classes read of the shape (:func:`_swap_reads`) where B is K-major:
-    a new shape's pick then mostly asks one dict (the classes' own steps cost it ~3 us)."""
+    one tuple per set of classes (:func:`swap_classes`) where B is K-major."""
     if b_major != "K":  # (the N-major rule reads n and k themselves)
         return _groups_of_classes(m, n, k, dtype, sms, b_major)
-    key = (_swap_reads(m, n, k, dtype, sms), dtype, sms)
-    found = _SWAPPED.get(key)
-    if found is None:
-        if len(_SWAPPED) >= _SWAPPED_MAX:
-            _SWAPPED.clear()
-            _SWAPPED_SETS.clear()
-        found = _groups_of_classes(m, n, k, dtype, sms, b_major)
-        # one tuple per set of groups (each cached in _swapped_of_class), so that the
-        # pick's tables kept per tuple serve every key that comes to it
-        found = _SWAPPED[key] = _SWAPPED_SETS.setdefault(tuple(map(id, found)), found)
-    return found
+    return _groups_of(_swap_classes(m, n, k, dtype, sms), dtype, sms)
 
 
-_SWAPPED: dict[tuple, tuple] = {}
-_SWAPPED_SETS: dict[tuple, tuple] = {}  # (by its groups' ids: the tuple keeps them alive)
-_SWAPPED_MAX = 16384
-
-
-def _swap_reads(m: int, n: int, k: int, dtype: str, sms: int) -> tuple:
-    """What :func:`_swap_classes` reads of an (m, n, k) call: up to :data:`SWAP_TOKENS`
-    rows, the token tile's eighths (:func:`swap_tokens`), the fewest CTAs whose ring is as
-    deep as its whole tiles' and whether the weights fit :data:`EVICT_FIRST_MAX_BYTES`
-    (:func:`_swap_class`); past it, m and whether B streams (:func:`evict_first` per
-    token tile).
-
-    >>> _swap_reads(9, 8192, 8192, "bf16", 132), _swap_reads(300, 8192, 8192, "bf16", 132)
-    ((2, 1, True), (300, True))
-    """
-    if m <= SWAP_TOKENS:
-        hinted = n * k * ATOMS_SM90[dtype][1] <= EVICT_FIRST_MAX_BYTES
-        ctas = _fewest_ctas(min(-(-n // (2 * SWAP_ROWS)), sms), dtype in FP8, sms)
-        return -(-m // N_STEP), ctas, hinted
-    return m, _streams_b(n, k, dtype, 1)
+@lru_cache(maxsize=16384)
+def _groups_of(classes: tuple[tuple, ...], dtype: str, sms: int) -> tuple[tuple, ...]:
+    """A K-major B's swapped groups of ``classes``, each a class's kernels (cached there, so
+    that the price tables kept per group serve every set of classes that holds it)."""
+    groups = (_swapped_of_class(key, dtype, sms, "K") for key in classes)
+    return tuple(group for group in groups if group)
 
 
 def _groups_of_classes(

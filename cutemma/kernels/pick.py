@@ -19,13 +19,11 @@ from cutemma.kernels.sm80.config import ELEM_BYTES, GemmConfig
 from cutemma.kernels.sm90.config import ATOMS_SM90, Sm90Config
 from cutemma.kernels.space import (
     SWAP_MAX_M,
-    _fitted_kernels,
-    _swapped_groups,
     check_b_major,
     fused_kernels,
     fused_pingpong,
-    hinted_kernels,
     kernel_reads,
+    kernels_of,
 )
 
 if TYPE_CHECKING:  # designs load with the first pick_config: a call's host side needs none
@@ -180,7 +178,14 @@ def _sm90_pick(
     # the space's kernels of the call, then the model's prices of them (a table per set of
     # kernels, built once: price_table is cached)
     swaps = swap and batch == 1 and m <= SWAP_MAX_M and dtype != "tf32"
-    groups, tables = _priced(m, n, k, dtype, batch, sms, kind, swaps, rows16, b_major, fused)
+    # (kept per what the kernels read of the shape: a new shape mostly meets reads seen
+    # before, and one look-up costs it less than the space's own steps)
+    reads = kernel_reads(m, n, k, dtype, batch, sms, swaps, b_major)
+    key = (reads, dtype, batch == 1, sms, kind, rows16, b_major, bool(fused))
+    priced = _PRICED.get(key)
+    if priced is None:
+        priced = _priced(key, reads, m, n, k, dtype, batch, sms, kind, rows16, b_major, fused)
+    groups, tables = priced
     t, which, i = cheapest(tables, m, n, k, batch)
     if isinstance(fused, tuple) and batch == 1:
         return _with_epilogue(groups[which][i], m, n, k, dtype, kind, rows16, fused)
@@ -213,6 +218,8 @@ def _with_epilogue(
 
 
 def _priced(
+    key: tuple,
+    reads: tuple,
     m: int,
     n: int,
     k: int,
@@ -220,34 +227,24 @@ def _priced(
     batch: int,
     sms: int,
     kind: str,
-    swaps: bool,
     rows16: tuple[bool, bool],
     b_major: str,
     fused: bool | tuple[str, ...],
 ) -> tuple[tuple, list]:
     """A pick's kernels as groups (a tie goes to the space's own tiles, listed first, then
-    to the fitted widths, then to the earlier token tile) and their price tables, kept per
-    what the kernels read of the shape (:func:`~cutemma.kernels.space.kernel_reads`: a new
-    shape mostly meets reads seen before, and one look-up here costs less than the space's
-    own steps)."""
-    reads = kernel_reads(m, n, k, dtype, batch, sms, swaps, b_major)
-    key = (reads, dtype, batch == 1, sms, kind, rows16, b_major, bool(fused))
-    hit = _PRICED.get(key)
-    if hit is not None:
-        return hit
+    to the fitted widths, then to the earlier token tile) and their price tables, kept
+    under ``key`` (:func:`~cutemma.kernels.space.kernel_reads`' ``reads`` and the rest of
+    what the kernels and their prices read of the call)."""
     # (the space's unchecked forms: the policy checked the call)
-    tiles = hinted_kernels(m, n, k, dtype, batch, rows16)
-    fitted = _fitted_kernels(m, n, k, dtype, batch) if b_major == "K" else ()
-    if fused:
-        tiles = fused_kernels(tiles, dtype)
-        fitted = fused_kernels(fitted, dtype)
-    swapped = _swapped_groups(m, n, k, dtype, sms, b_major) if swaps else ()
-    groups = (tiles, *((fitted,) if fitted else ()), *swapped)
+    groups = kernels_of(reads, m, n, k, dtype, batch, sms, rows16, b_major)
+    if fused:  # (the unswapped kernels: the tiles, and the fitted ones where there are any)
+        plain = 2 if reads[1] else 1
+        groups = (*(fused_kernels(g, dtype) for g in groups[:plain]), *groups[plain:])
     tables = [price_table(g, dtype, kind, rows16) for g in groups]
     if len(_PRICED) >= PICKS_KEPT:
         _PRICED.clear()
-    hit = _PRICED[key] = (groups, tables)
-    return hit
+    found = _PRICED[key] = (groups, tables)
+    return found
 
 
 _PRICED: dict[tuple, tuple] = {}

@@ -41,6 +41,7 @@ True
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Callable
 from dataclasses import replace
 from functools import cache, lru_cache
@@ -346,37 +347,105 @@ def hinted_kernels(
 def _hints(m: int, n: int, k: int, dtype: str, batch: int) -> tuple[bool, ...]:
     """:func:`evict_first` per row count of :data:`ROWS` (-(-m // rows) <= EVICT_FIRST_ROWS:
     most calls stream no B, and the pick asks per call)."""
-    if _streams_b(n, k, dtype, batch):
-        return tuple([m <= most for most in _MOST_ROWS])
-    return _NO_HINTS
+    return _HINTS[_hints_at(m, _streams_b(n, k, dtype, batch))]
+
+
+def _hints_at(m: int, streams: bool) -> int:
+    """:func:`_hints` of a call of ``m`` rows as their index in :data:`_HINTS` (``streams``:
+    :func:`_streams_b`'s)."""
+    return bisect_left(_BY_MOST, m) if streams else len(ROWS) + 1  # (the most rows m passes)
 
 
 _MOST_ROWS = tuple(EVICT_FIRST_ROWS * rows for rows in ROWS)  # (a call's, per row count)
-_NO_HINTS = (False,) * len(ROWS)
+_BY_MOST = sorted(_MOST_ROWS)
+# the hints of a call of more rows than the first i of _BY_MOST (m <= most: bisect_left's i
+# at most the index of most there); then a call that streams no B
+_HINTS = tuple(
+    tuple(i <= _BY_MOST.index(most) for most in _MOST_ROWS) for i in range(len(ROWS) + 1)
+)
+_HINTS += ((False,) * len(ROWS),)
 
 
 def kernel_reads(
     m: int, n: int, k: int, dtype: str, batch: int, sms: int, swaps: bool, b_major: str
 ) -> tuple:
     """What a checked call's kernels read of its shape (the pick's: the policy checked
-    it): :func:`hinted_kernels`' hints, the fitted widths and their hint where B is K-major
-    (:func:`fitted_kernels`), and where ``swaps`` the swapped kernels' classes
-    (:func:`swap_classes`; an N-major B's also reads n and k, :func:`swapped_groups`). Two
-    calls of one dtype, ``batch == 1``, rows16, sms and b_major whose reads are equal get
-    the same kernels: the pick keeps its price tables per reads (a new shape mostly meets
-    reads seen before, and one look-up costs it less than the space's tuples do).
+    it), as one flat tuple: :func:`hinted_kernels`' hints (their index in :data:`_HINTS`);
+    where B is K-major the fitted widths (:func:`fitted_kernels`) and their hint; where
+    ``swaps`` what the swapped kernels' classes read (:func:`swap_classes`): up to
+    :data:`SWAP_TOKENS` rows, the token tile's eighths (:func:`swap_tokens`), the fewest
+    CTAs whose ring is as deep as its whole tiles' and whether the weights fit
+    :data:`EVICT_FIRST_MAX_BYTES` (:func:`_swap_class`); past it, m and whether B streams
+    (:func:`evict_first` per token tile); an N-major B's, m, n and k
+    (:func:`swapped_groups` reads them). Two calls of one dtype, ``batch == 1``, rows16,
+    sms and b_major whose reads are equal get the same kernels
+    (tests/kernels/test_pick_fast.py), so the pick keeps its price tables per reads: a new
+    shape mostly meets reads seen before, and one look-up costs it less than the space's
+    steps.
 
-    >>> kernel_reads(300, 8192, 8192, "bf16", 1, 132, True, "K")
-    ((True, True, True), (), ((152, 0, 1), (104, 0, 1)))
+    >>> kernel_reads(300, 1024, 8192, "bf16", 1, 132, True, "K")
+    (0, (208,), True, 300, True)
+    >>> kernel_reads(9, 8192, 8192, "bf16", 1, 132, True, "K")
+    (0, (), False, 2, 1, True)
     """
-    hints = _hints(m, n, k, dtype, batch)
-    fit = ()
+    streams = _streams_b(n, k, dtype, batch)
+    hints = _hints_at(m, streams)
+    fit, fit_hint = (), False
     if b_major == "K" and n <= FIT_MAX_N and dtype != "tf32":
-        fit = (_fitted_widths(n, dtype), evict_first(m, n, k, dtype, batch, FIT_ROWS))
+        fit, fit_hint = _fitted_widths(n, dtype), evict_first(m, n, k, dtype, batch, FIT_ROWS)
     if not swaps:
-        return hints, fit, ()
-    classes = _swap_classes(m, n, k, dtype, sms)
-    return hints, fit, classes if b_major == "K" else (classes, n, k)
+        return hints, fit, fit_hint
+    if b_major != "K":
+        return hints, fit, fit_hint, m, n, k
+    if m > SWAP_TOKENS:
+        return hints, fit, fit_hint, m, streams  # (swaps: one problem)
+    hinted = n * k * ATOMS_SM90[dtype][1] <= EVICT_FIRST_MAX_BYTES
+    ctas = -(-n // (2 * SWAP_ROWS))  # (its 128-row whole tiles', at most sms)
+    ctas = _fewest_ctas(ctas if ctas < sms else sms, dtype in FP8, sms)
+    return hints, fit, fit_hint, -(-m // N_STEP), ctas, hinted
+
+
+def kernels_of(
+    reads: tuple,
+    m: int,
+    n: int,
+    k: int,
+    dtype: str,
+    batch: int,
+    sms: int,
+    rows16: tuple[bool, bool],
+    b_major: str,
+) -> tuple[tuple[Sm90Config, ...], ...]:
+    """A checked call's kernels from its :func:`kernel_reads` (``reads``), one tuple per
+    group: :func:`hinted_kernels`', then the fitted tiles where it has any
+    (:func:`fitted_kernels`), then the swapped groups (:func:`swapped_groups`), each cached
+    per what it reads (the swapped ones per their reads too: a new set of them is a few
+    steps, and new shapes meet many).
+
+    >>> found = kernels_of(kernel_reads(300, 1024, 8192, "bf16", 1, 132, True, "K"),
+    ...                    300, 1024, 8192, "bf16", 1, 132, (False, False), "K")
+    >>> sum(found, ()) == candidates(300, 1024, 8192, "bf16")
+    True
+    """
+    one = batch == 1
+    groups = [_hinted_kernels(dtype, one, _HINTS[reads[0]], rows16 != (False, False))]
+    if reads[1]:
+        groups.append(_fitted_group(reads[1], dtype, one, reads[2]))
+    if len(reads) == 3:  # (no swapped kernels)
+        return tuple(groups)
+    if b_major != "K":  # (the N-major rule reads n and k themselves)
+        return (*groups, *_swapped_groups(m, n, k, dtype, sms, b_major))
+    key = (reads[3:], dtype, sms)
+    swapped = _SWAPPED.get(key)
+    if swapped is None:
+        if len(_SWAPPED) >= _SWAPPED_MAX:
+            _SWAPPED.clear()
+        swapped = _SWAPPED[key] = _swapped_groups(m, n, k, dtype, sms, b_major)
+    return (*groups, *swapped)
+
+
+_SWAPPED: dict[tuple, tuple] = {}  # (a K-major B's swapped groups per their reads)
+_SWAPPED_MAX = 16384
 
 
 @cache

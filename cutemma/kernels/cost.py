@@ -728,12 +728,32 @@ def cheapest(
     >>> (found[i], t) == best(found, 512, 8192, 8192, "bf16")
     True
     """
-    basis = tables[0][0]
+    return _cheapest(*_views(tables), m, n, k, batch)
+
+
+def _views(tables: tuple[tuple, ...]) -> tuple[tuple, tuple[tuple, ...]]:
+    """:func:`cheapest`'s ``tables`` as their one basis and their views in order, each as
+    (its table's position, swap, groups): a pick keeps them with its tables."""
+    basis, views = tables[0][0], []
+    for w, (table_basis, table) in enumerate(tables):
+        if table_basis is not basis:
+            raise TiledMmaError(
+                "cost model: cheapest() prices tables of one element size and device kind"
+            )
+        for swap, groups in table:
+            views.append((w, swap, groups))
+    return basis, tuple(views)
+
+
+def _cheapest(
+    basis: tuple, views: tuple[tuple, ...], m: int, n: int, k: int, batch: int
+) -> tuple[float, int, int]:
+    """:func:`cheapest` of tables given as :func:`_views` gives them."""
     eb, (grid, p, _, _, reread, tile_us, dram, _) = basis
     once0 = batch * (m + n) * k * eb  # A and B once; the swapped problem's are the same
     d0 = ((once0 + batch * m * n * 2) / dram) ** p
     bounded = _bounded(batch, k, grid, tile_us, reread)
-    best, later = _whole_prices(tables, m, n, k, batch, d0, bounded)
+    best, later = _whole_prices(basis, views, m, n, k, batch, d0, bounded)
     if later:
         best = _shared_prices(later, best, basis, m, n, k, batch, once0, d0, bounded)
     return best
@@ -754,7 +774,7 @@ def _us_limit(t: float, d0: float, p: float, ip: float, launch: float) -> float:
 
 
 def _whole_prices(
-    tables: tuple, m: int, n: int, k: int, batch: int, d0: float, bounded: bool
+    basis: tuple, views: tuple, m: int, n: int, k: int, batch: int, d0: float, bounded: bool
 ) -> tuple[tuple[float, int, int], list[tuple]]:
     """:func:`cheapest`'s first pass: the least whole price (seconds, table, index), and the
     stream-K tiles that share something and may still come under it, each with the least
@@ -762,57 +782,52 @@ def _whole_prices(
     the least fix-up). Whole prices share a DRAM term (``d0``): one no cheaper in compute
     than the best so far comes to its price at least, and wins only a tie at an earlier
     index; so does a stream-K tile's least. (The tables list their groups in index order:
-    later ones rarely need the price itself.) ``bounded``: :func:`_bounded`'s."""
-    basis = tables[0][0]
+    later ones rarely need the price itself.) ``views``: :func:`_views`'; ``bounded``:
+    :func:`_bounded`'s."""
     eb, (grid, p, ip, launch, _, tile_us, _, load) = basis
     one, full = batch == 1, FULL_WAVE  # (the hot loop's names as locals)
     bt, bw, bi, bu = math.inf, -1, -1, math.inf  # (bu: the best whole price's compute)
     above = math.inf  # (bu, with a bound's slack for rounding)
     later = []
     k1, kt_bk, kt = k - 1, 0, 0
-    for w, (table_basis, views) in enumerate(tables):
-        if table_basis is not basis:
-            raise TiledMmaError(
-                "cost model: cheapest() prices tables of one element size and device kind"
-            )
-        for swap, groups in views:
-            mk, nk = (n, m) if swap else (m, n)  # the problem as the kernel sees it
-            mk1, nk1 = mk - 1, nk - 1  # (a ceiling division as (x - 1) // d + 1)
-            for dominated, bm, bn, bmp, bnp, paired, bk, k_us, clamp, index, part in groups:
-                if mk <= dominated:  # (another tile prices every config lower, earlier)
-                    continue
-                if clamp is not None and (mk < bm or nk < bn):  # fewer rows than the tile
-                    # (loaded_rows and _k_us inline, the same floats)
-                    flop_us, bkeb, ha, hb, ca, cb = clamp
-                    if bkeb:  # (whole rows: their sum and bytes exact in ints)
-                        k_us = ((mk if mk < bm else bm) + (nk if nk < bn else bn)) * bkeb / load
-                    else:  # (x / 1 is x)
-                        a = (mk if mk < bm else bm) * ha / ca
-                        k_us = (a + (nk if nk < bn else bn) * hb / cb) * bk * eb / load
-                    if k_us < flop_us:  # (max(): the flops or the loads, whichever is slower)
-                        k_us = flop_us
-                if bk != kt_bk:  # (a view's tiles mostly share their k tile)
-                    kt_bk, kt = bk, k1 // bk + 1
-                tm, tn = mk1 // bmp + 1, nk1 // bnp + 1
-                if paired is not None:  # (a cluster's whole pairs)
-                    tm, tn = tm * paired[0], tn * paired[1]
-                tiles = tm * tn
-                whole_tile = kt * k_us + tile_us
-                waves = -(-tiles // grid)
-                if part is not None:
-                    if tiles / (waves * grid) >= full:  # (shared_tiles')
-                        index = part[0]  # nothing shared: the earlier of whole and stream-K
-                    else:
-                        low = tiles * (whole_tile - tile_us) / grid + tile_us + part[1]
-                        if low <= above or not bounded or (w == bw and part[2] < bi):
-                            later.append((low, w, swap, tn, kt, k_us, whole_tile, tiles, part))
-                if index >= 0:
-                    us = (waves if one else -(-tiles * batch // grid)) * whole_tile
-                    if us < bu or (w == bw and index < bi):  # (bw <= w: tables in order)
-                        t = ((us**p + d0) ** ip + launch) * 1e-6
-                        if t < bt or (t == bt and (w, index) < (bw, bi)):
-                            bt, bw, bi, bu = t, w, index, us
-                            above = us * _ROUNDING
+    for w, swap, groups in views:
+        mk, nk = (n, m) if swap else (m, n)  # the problem as the kernel sees it
+        mk1, nk1 = mk - 1, nk - 1  # (a ceiling division as (x - 1) // d + 1)
+        for dominated, bm, bn, bmp, bnp, paired, bk, k_us, clamp, index, part in groups:
+            if mk <= dominated:  # (another tile prices every config lower, earlier)
+                continue
+            if clamp is not None and (mk < bm or nk < bn):  # fewer rows than the tile
+                # (loaded_rows and _k_us inline, the same floats)
+                flop_us, bkeb, ha, hb, ca, cb = clamp
+                if bkeb:  # (whole rows: their sum and bytes exact in ints)
+                    k_us = ((mk if mk < bm else bm) + (nk if nk < bn else bn)) * bkeb / load
+                else:  # (x / 1 is x)
+                    a = (mk if mk < bm else bm) * ha / ca
+                    k_us = (a + (nk if nk < bn else bn) * hb / cb) * bk * eb / load
+                if k_us < flop_us:  # (max(): the flops or the loads, whichever is slower)
+                    k_us = flop_us
+            if bk != kt_bk:  # (a view's tiles mostly share their k tile)
+                kt_bk, kt = bk, k1 // bk + 1
+            tm, tn = mk1 // bmp + 1, nk1 // bnp + 1
+            if paired is not None:  # (a cluster's whole pairs)
+                tm, tn = tm * paired[0], tn * paired[1]
+            tiles = tm * tn
+            whole_tile = kt * k_us + tile_us
+            waves = -(-tiles // grid)
+            if part is not None:
+                if tiles / (waves * grid) >= full:  # (shared_tiles')
+                    index = part[0]  # nothing shared: the earlier of whole and stream-K
+                else:
+                    low = tiles * (whole_tile - tile_us) / grid + tile_us + part[1]
+                    if low <= above or not bounded or (w == bw and part[2] < bi):
+                        later.append((low, w, swap, tn, kt, k_us, whole_tile, tiles, part))
+            if index >= 0:
+                us = (waves if one else -(-tiles * batch // grid)) * whole_tile
+                if us < bu or (w == bw and index < bi):  # (bw <= w: tables in order)
+                    t = ((us**p + d0) ** ip + launch) * 1e-6
+                    if t < bt or (t == bt and (w, index) < (bw, bi)):
+                        bt, bw, bi, bu = t, w, index, us
+                        above = us * _ROUNDING
     return (bt, bw, bi), later
 
 

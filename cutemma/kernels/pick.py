@@ -14,7 +14,14 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from cutemma.errors import TiledMmaError
-from cutemma.kernels.cost import DEFAULT_KIND, cheapest, check_rows16, predict_fused, price_table
+from cutemma.kernels.cost import (
+    DEFAULT_KIND,
+    _cheapest,
+    _views,
+    check_rows16,
+    predict_fused,
+    price_table,
+)
 from cutemma.kernels.sm80.config import ELEM_BYTES, GemmConfig
 from cutemma.kernels.sm90.config import ATOMS_SM90, Sm90Config
 from cutemma.kernels.space import (
@@ -185,8 +192,8 @@ def _sm90_pick(
     priced = _PRICED.get(key)
     if priced is None:
         priced = _priced(key, reads, m, n, k, dtype, batch, sms, kind, rows16, b_major, fused)
-    groups, tables = priced
-    t, which, i = cheapest(tables, m, n, k, batch)
+    groups, basis, views = priced
+    t, which, i = _cheapest(basis, views, m, n, k, batch)
     if isinstance(fused, tuple) and batch == 1:
         return _with_epilogue(groups[which][i], m, n, k, dtype, kind, rows16, fused)
     return groups[which][i], t
@@ -230,11 +237,12 @@ def _priced(
     rows16: tuple[bool, bool],
     b_major: str,
     fused: bool | tuple[str, ...],
-) -> tuple[tuple, list]:
+) -> tuple[tuple, tuple, tuple]:
     """A pick's kernels as groups (a tie goes to the space's own tiles, listed first, then
-    to the fitted widths, then to the earlier token tile) and their price tables, kept
-    under ``key`` (:func:`~cutemma.kernels.space.kernel_reads`' ``reads`` and the rest of
-    what the kernels and their prices read of the call)."""
+        to the fitted widths, then to the earlier token tile) and their price tables (as
+    :func:`~cutemma.kernels.cost.cheapest` reads them: their basis and views), kept
+        under ``key`` (:func:`~cutemma.kernels.space.kernel_reads`' ``reads`` and the rest of
+        what the kernels and their prices read of the call)."""
     # (the space's unchecked forms: the policy checked the call)
     groups = kernels_of(reads, m, n, k, dtype, batch, sms, rows16, b_major)
     if fused:  # (the unswapped kernels: the tiles, and the fitted ones where there are any)
@@ -243,7 +251,7 @@ def _priced(
     tables = [price_table(g, dtype, kind, rows16) for g in groups]
     if len(_PRICED) >= PICKS_KEPT:
         _PRICED.clear()
-    found = _PRICED[key] = (groups, tables)
+    found = _PRICED[key] = (groups, *_views(tables))  # (cheapest's form of the tables)
     return found
 
 

@@ -30,16 +30,13 @@ def main() -> None:
     from cutemma.kernels import pick, space
 
     if variant == "swapped":
-        keep = pick.hinted_kernels
+        keep = pick.kernels_of
 
-        def tiles(m, n, k, dtype, *a):  # (fp8 at 256 tokens has no swapped kernel)
-            return (
-                ()
-                if m <= 256 and space.swapped_groups(m, n, k, dtype)
-                else keep(m, n, k, dtype, *a)
-            )
+        def kernels(reads, m, n, k, dtype, *a):  # (fp8 at 256 tokens has no swapped kernel)
+            found = keep(reads, m, n, k, dtype, *a)  # (the space's tiles first: left out)
+            return found[1:] if m <= 256 and space.swapped_groups(m, n, k, dtype) else found
 
-        pick.hinted_kernels = tiles
+        pick.kernels_of = kernels
     if variant == "pdl":
         from dataclasses import replace
 

@@ -484,16 +484,20 @@ def predict_fused(
 
 
 def _clamp_terms(
-    cfg: Sm90Config, rows16: tuple[bool, bool], bk: int, rate: float, dev: Device
+    cfg: Sm90Config, rows16: tuple[bool, bool], bk: int, eb: int, rate: float, dev: Device
 ) -> tuple:
-    """What :func:`_cheapest` needs to price a k tile of ``cfg`` on a call of fewer rows
+    """What :func:`cheapest` needs to price a k tile of ``cfg`` on a call of fewer rows
     than its tile as :func:`_k_us` of :func:`loaded_rows` with an extent does: the flops'
-    microseconds, each operand's row weight (half sector) and cluster share."""
+    microseconds; a k tile's bytes per row where rows count whole (neither half a sector
+    off nor shared by a cluster: the rows' sum is then exact in ints), else 0; each
+    operand's row weight (half sector) and cluster share."""
     ha = dev.half_sector if rows16[0] else 1.0
     hb = dev.half_sector if rows16[1] else 1.0
     shared = cfg.cluster if cfg.cluster > 1 else 1
     ca, cb = (shared, 1) if cfg.multicast == "A" else (1, shared)
-    return 2 * cfg.block_m * cfg.block_n * bk / (rate * 1e6), ha, hb, ca, cb
+    whole_rows = ha == hb == 1.0 and ca == cb == 1
+    flop_us = 2 * cfg.block_m * cfg.block_n * bk / (rate * 1e6)
+    return flop_us, bk * eb if whole_rows else 0, ha, hb, ca, cb
 
 
 def _k_us(bm: int, bn: int, rows: float, bk: int, eb: int, rate: float, dev: Device) -> float:
@@ -710,7 +714,7 @@ def _new_price_table(
         k_us = _k_us(bm, bn, loaded_rows(cfg, r16, dev), bk, eb, rate, dev)
         key = (cfg.swap_ab, bm, bn, bk, k_us, *pairs(cfg), rate)
         # what prices a k tile of a call with fewer rows than the tile (loaded_rows' extent)
-        clamp = _clamp_terms(cfg, r16, bk, rate, dev) if clamped else None
+        clamp = _clamp_terms(cfg, r16, bk, eb, rate, dev) if clamped else None
         whole, shared, _ = groups.setdefault(key, ([], [], clamp))
         (shared if cfg.stream_k else whole).append((i, cfg.split) if cfg.stream_k else i)
     views: dict[bool, list] = {False: [], True: []}
@@ -721,7 +725,8 @@ def _new_price_table(
         # a later whole config of the same tile costs the same: only the first can win
         first = whole[0] if whole else -1
         part = _shared_part(first, shared, bm, bn, dev) if shared else None
-        views[swap].append((bm, bn, bm * pm, bn * pn, pm, pn, bk, k_us, clamp, first, part))
+        paired = (pm, pn) if pm * pn > 1 else None  # (a cluster's tiles come in pairs)
+        views[swap].append((bm, bn, bm * pm, bn * pn, paired, bk, k_us, clamp, first, part))
     for found in views.values():
         found[:] = [(_dominated_rows(g, found, dev), *g) for g in found]
     # (the problem as each view's kernels see it: plain, then swapped)
@@ -741,9 +746,12 @@ def _dominates(a: tuple, b: tuple, dev: Device) -> bool:
     columns and k tile (the same tiles, shares and splits), and ``b``'s k tile (its flops
     more, its loaded rows the same), fix-ups and re-read bytes cost as much or more.
     Over such calls a 64-row tile prices the 128- and 256-row ones of its width out."""
-    abm, abn, _, abnp, apm, apn, abk, ak_us, aclamp, afirst, apart = a
-    bbm, bbn, _, bbnp, bpm, bpn, bbk, bk_us, bclamp, bfirst, bpart = b
-    if not (abm < bbm and apm == bpm == 1 and (abn, abnp, apn, abk) == (bbn, bbnp, bpn, bbk)):
+    abm, abn, _, abnp, apaired, abk, ak_us, aclamp, afirst, apart = a
+    bbm, bbn, _, bbnp, bpaired, bbk, bk_us, bclamp, bfirst, bpart = b
+    if apaired is not None or bpaired is not None:  # (one tile row: no pairs along M)
+        if not (apaired and bpaired and apaired[0] == bpaired[0] == 1):
+            return False
+    if not (abm < bbm and (abn, abnp, apaired, abk) == (bbn, bbnp, bpaired, bbk)):
         return False
     if ak_us > bk_us or (aclamp is None) != (bclamp is None):
         return False
@@ -797,22 +805,42 @@ def cheapest(
     >>> (found[i], t) == best(found, 512, 8192, 8192, "bf16")
     True
     """
-    basis = tables[0][0]
-    eb, (_, p, _, _, _, _, dram, _) = basis
+    return _cheapest(*_views(tables), m, n, k, batch)
+
+
+def _views(tables: tuple[tuple, ...]) -> tuple[tuple, tuple[tuple, ...]]:
+    """:func:`cheapest`'s ``tables`` as their one basis and their views in order, each as
+    (its table's position, swap, groups): a pick keeps them with its tables."""
+    basis, views = tables[0][0], []
+    for w, (table_basis, table) in enumerate(tables):
+        if table_basis is not basis:
+            raise TiledMmaError(
+                "cost model: cheapest() prices tables of one element size and device kind"
+            )
+        for swap, groups in table:
+            views.append((w, swap, groups))
+    return basis, tuple(views)
+
+
+def _cheapest(
+    basis: tuple, views: tuple[tuple, ...], m: int, n: int, k: int, batch: int
+) -> tuple[float, int, int]:
+    """:func:`cheapest` of tables given as :func:`_views` gives them."""
+    eb, (grid, p, _, _, reread, tile_us, dram, _) = basis
     once0 = batch * (m + n) * k * eb  # A and B once; the swapped problem's are the same
     d0 = ((once0 + batch * m * n * 2) / dram) ** p
-    best, later = _whole_prices(tables, m, n, k, batch, d0)
+    bounded = _bounded(batch, k, grid, tile_us, reread)
+    best, later = _whole_prices(basis, views, m, n, k, batch, d0, bounded)
     if later:
-        best = _shared_prices(later, best, basis, m, n, k, batch, once0, d0)
+        best = _shared_prices(later, best, basis, m, n, k, batch, once0, d0, bounded)
     return best
 
 
-def _us_limit(t: float, d0: float, constants: tuple) -> float:
+def _us_limit(t: float, d0: float, p: float, ip: float, launch: float) -> float:
     """The compute microseconds past which every price whose DRAM term (raised to the
-    sharpness) is at least ``d0`` comes above ``t`` seconds, a millionth over for rounding:
-    -1 where that term alone does; inf where rounding could tie such a price with ``t``
-    (the two terms' parts too close to call)."""
-    _, p, ip, launch = constants[:4]
+    sharpness ``p``; ``ip`` is 1 / p) is at least ``d0`` comes above ``t`` seconds, a
+    millionth over for rounding: -1 where that term alone does; inf where rounding could tie
+    such a price with ``t`` (the two terms' parts too close to call)."""
     x = t * 1e6 - launch
     if not 1e-3 * launch < x < math.inf:
         return math.inf
@@ -823,7 +851,7 @@ def _us_limit(t: float, d0: float, constants: tuple) -> float:
 
 
 def _whole_prices(
-    tables: tuple, m: int, n: int, k: int, batch: int, d0: float
+    basis: tuple, views: tuple, m: int, n: int, k: int, batch: int, d0: float, bounded: bool
 ) -> tuple[tuple[float, int, int], list[tuple]]:
     """:func:`cheapest`'s first pass: the least whole price (seconds, table, index), and the
     stream-K tiles that share something and may still come under it, each with the least
@@ -831,49 +859,52 @@ def _whole_prices(
     the least fix-up). Whole prices share a DRAM term (``d0``): one no cheaper in compute
     than the best so far comes to its price at least, and wins only a tie at an earlier
     index; so does a stream-K tile's least. (The tables list their groups in index order:
-    later ones rarely need the price itself.)"""
-    eb, (grid, p, ip, launch, reread, tile_us, _, load) = tables[0][0]
-    bounded = _bounded(batch, k, grid, tile_us, reread)
+    later ones rarely need the price itself.) ``views``: :func:`_views`'; ``bounded``:
+    :func:`_bounded`'s."""
+    eb, (grid, p, ip, launch, _, tile_us, _, load) = basis
+    one, full = batch == 1, FULL_WAVE  # (the hot loop's names as locals)
     bt, bw, bi, bu = math.inf, -1, -1, math.inf  # (bu: the best whole price's compute)
     above = math.inf  # (bu, with a bound's slack for rounding)
     later = []
-    k1 = k - 1
-    for w, (table_basis, views) in enumerate(tables):
-        if table_basis is not tables[0][0]:
-            raise TiledMmaError(
-                "cost model: cheapest() prices tables of one element size and device kind"
-            )
-        for swap, groups in views:
-            mk, nk = (n, m) if swap else (m, n)  # the problem as the kernel sees it
-            mk1, nk1 = mk - 1, nk - 1  # (a ceiling division as (x - 1) // d + 1)
-            for dominated, bm, bn, bmp, bnp, pm, pn, bk, k_us, clamp, index, part in groups:
-                if mk <= dominated:  # (another tile prices every config lower, earlier)
-                    continue
-                if clamp is not None and (mk < bm or nk < bn):  # fewer rows than the tile
-                    # (loaded_rows and _k_us inline, the same floats: x / 1 is x)
-                    flop_us, ha, hb, ca, cb = clamp
-                    a, b = (mk if mk < bm else bm) * ha / ca, (nk if nk < bn else bn) * hb / cb
-                    k_us = (a + b) * bk * eb / load
-                    if k_us < flop_us:  # (max(): the flops or the loads, whichever is slower)
-                        k_us = flop_us
-                tn, kt = (nk1 // bnp + 1) * pn, k1 // bk + 1  # (a cluster's whole pairs)
-                tiles = (mk1 // bmp + 1) * pm * tn
-                whole_tile = kt * k_us + tile_us
-                waves = -(-tiles // grid)
-                if part is not None:
-                    if tiles / (waves * grid) >= FULL_WAVE:  # (shared_tiles')
-                        index = part[0]  # nothing shared: the earlier of whole and stream-K
-                    else:
-                        low = tiles * (whole_tile - tile_us) / grid + tile_us + part[1]
-                        if low <= above or not bounded or (w == bw and part[2] < bi):
-                            later.append((low, w, swap, tn, kt, k_us, whole_tile, tiles, part))
-                if index >= 0:
-                    us = (waves if batch == 1 else -(-tiles * batch // grid)) * whole_tile
-                    if us < bu or (w == bw and index < bi):  # (bw <= w: tables in order)
-                        t = ((us**p + d0) ** ip + launch) * 1e-6
-                        if t < bt or (t == bt and (w, index) < (bw, bi)):
-                            bt, bw, bi, bu = t, w, index, us
-                            above = us * _ROUNDING
+    k1, kt_bk, kt = k - 1, 0, 0
+    for w, swap, groups in views:
+        mk, nk = (n, m) if swap else (m, n)  # the problem as the kernel sees it
+        mk1, nk1 = mk - 1, nk - 1  # (a ceiling division as (x - 1) // d + 1)
+        for dominated, bm, bn, bmp, bnp, paired, bk, k_us, clamp, index, part in groups:
+            if mk <= dominated:  # (another tile prices every config lower, earlier)
+                continue
+            if clamp is not None and (mk < bm or nk < bn):  # fewer rows than the tile
+                # (loaded_rows and _k_us inline, the same floats)
+                flop_us, bkeb, ha, hb, ca, cb = clamp
+                if bkeb:  # (whole rows: their sum and bytes exact in ints)
+                    k_us = ((mk if mk < bm else bm) + (nk if nk < bn else bn)) * bkeb / load
+                else:  # (x / 1 is x)
+                    a = (mk if mk < bm else bm) * ha / ca
+                    k_us = (a + (nk if nk < bn else bn) * hb / cb) * bk * eb / load
+                if k_us < flop_us:  # (max(): the flops or the loads, whichever is slower)
+                    k_us = flop_us
+            if bk != kt_bk:  # (a view's tiles mostly share their k tile)
+                kt_bk, kt = bk, k1 // bk + 1
+            tm, tn = mk1 // bmp + 1, nk1 // bnp + 1
+            if paired is not None:  # (a cluster's whole pairs)
+                tm, tn = tm * paired[0], tn * paired[1]
+            tiles = tm * tn
+            whole_tile = kt * k_us + tile_us
+            waves = -(-tiles // grid)
+            if part is not None:
+                if tiles / (waves * grid) >= full:  # (shared_tiles')
+                    index = part[0]  # nothing shared: the earlier of whole and stream-K
+                else:
+                    low = tiles * (whole_tile - tile_us) / grid + tile_us + part[1]
+                    if low <= above or not bounded or (w == bw and part[2] < bi):
+                        later.append((low, w, swap, tn, kt, k_us, whole_tile, tiles, part))
+            if index >= 0:
+                us = (waves if one else -(-tiles * batch // grid)) * whole_tile
+                if us < bu or (w == bw and index < bi):  # (bw <= w: tables in order)
+                    t = ((us**p + d0) ** ip + launch) * 1e-6
+                    if t < bt or (t == bt and (w, index) < (bw, bi)):
+                        bt, bw, bi, bu = t, w, index, us
+                        above = us * _ROUNDING
     return (bt, bw, bi), later
 
 
@@ -897,6 +928,7 @@ def _shared_prices(
     batch: int,
     once0: int,
     d0: float,
+    bounded: bool,
 ) -> tuple[float, int, int]:
     """:func:`cheapest`'s second pass: ``best`` or a cheaper stream-K price, of the tiles of
     :func:`_whole_prices` whose least price still comes to the best so far, least first."""
@@ -904,10 +936,10 @@ def _shared_prices(
     grid, p, ip, launch, reread, tile_us, dram, _ = constants
     bt, bw, bi = best
     out = batch * m * n * 2
-    bounded = _bounded(batch, k, grid, tile_us, reread)
     ordered = reread >= 0  # (an aligned share's DRAM term no more than others')
-    later.sort(key=_FIRST)
-    limit = _us_limit(bt, d0, constants)
+    if len(later) > 1:
+        later.sort(key=_FIRST)
+    limit = _us_limit(bt, d0, p, ip, launch)
     for low, w, swap, tn, kt, k_us, whole_tile, tiles, part in later:
         if low > limit and bounded:
             break
@@ -918,20 +950,23 @@ def _shared_prices(
             if t < bt or (t == bt and (w, idle) < (bw, bi)):
                 bt, bw, bi = t, w, idle
             continue
-        one_wave, room = tiles <= grid, grid // sk if grid // sk < kt else kt
+        per_sk = grid // sk  # (the CTAs the grid holds per shared tile)
+        one_wave, room = tiles <= grid, per_sk if per_sk < kt else kt
         done = (tiles * batch - sk) // grid * whole_tile
-        # (shares re-read a part of their operands but where _reads_once says not)
-        own = sk * bmn * k * eb - once0
-        d = ((once0 + reread * (own if own > 0 else 0) + out) / dram) ** p
-        d_aligned = d0 if swap and tn == 1 else d
         # the least its splits can take (the most CTAs a split gives a tile and the least
         # fix-up, or the grid's CTAs and their partials) at the least DRAM term: a price at
         # least its splits' (each figure's floats in the same order)
         if room:
             least = done + -(-kt // (room if room < cap else cap)) * k_us + tile_us + least_fix
         if not room or one_wave:  # (one wave: split None takes the grid)
-            grid_us = done + -(-sk * kt // grid) * k_us + tile_us + partial_us * (grid // sk or 1)
+            grid_us = done + -(-sk * kt // grid) * k_us + tile_us + partial_us * (per_sk or 1)
             least = grid_us if not room or grid_us < least else least
+        if ordered and least > limit:  # (every DRAM term here at least d0: _us_limit's)
+            continue
+        # (shares re-read a part of their operands but where _reads_once says not)
+        own = sk * bmn * k * eb - once0
+        d = ((once0 + reread * (own if own > 0 else 0) + out) / dram) ** p
+        d_aligned = d0 if swap and tn == 1 else d
         if ((least**p + (d if d < d_aligned else d_aligned)) ** ip + launch) * 1e-6 > bt:
             continue
         for j, per, together, aligned in _split_prices(splits, one_wave, room, ordered):
@@ -939,12 +974,14 @@ def _shared_prices(
                 us = -(-kt // per) * k_us
             else:  # the grid's CTAs, whatever the tiles
                 us = -(-sk * kt // grid) * k_us
-                per = grid // sk or 1
+                per = per_sk or 1
             us = done + us + tile_us + (together_us if together else partial_us * per)
+            if ordered and us > limit:  # (as above: it comes above the best)
+                continue
             t = ((us**p + (d_aligned if aligned else d)) ** ip + launch) * 1e-6
             if t < bt or (t == bt and (w, indices[j]) < (bw, bi)):
                 bt, bw, bi = t, w, indices[j]
-                limit = _us_limit(t, d0, constants)
+                limit = _us_limit(t, d0, p, ip, launch)
     return bt, bw, bi
 
 

@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any
 from cutemma.errors import TiledMmaError
 from cutemma.kernels.cost import (
     DEFAULT_KIND,
-    cheapest,
+    _cheapest,
+    _views,
     check_rows16,
     kcluster_best,
     predict_fused,
@@ -26,13 +27,12 @@ from cutemma.kernels.sm80.config import ELEM_BYTES, GemmConfig
 from cutemma.kernels.sm90.config import ATOMS_SM90, Sm90Config
 from cutemma.kernels.space import (
     SWAP_MAX_M,
-    _fitted_kernels,
-    _swapped_groups,
     check_b_major,
     fused_kernels,
     fused_pingpong,
-    hinted_kernels,
     kcluster_kernels,
+    kernel_reads,
+    kernels_of,
 )
 
 if TYPE_CHECKING:  # designs load with the first pick_config: a call's host side needs none
@@ -186,16 +186,16 @@ def _sm90_pick(
     # best(candidates(...)) in one pass (tests/kernels/test_pick_fast.py holds them equal):
     # the space's kernels of the call, then the model's prices of them (a table per set of
     # kernels, built once: price_table is cached)
-    tiles = hinted_kernels(m, n, k, dtype, batch, rows16)
-    # (the space's unchecked forms: the policy checked the call)
-    fitted = _fitted_kernels(m, n, k, dtype, batch) if b_major == "K" else ()
-    if fused:
-        tiles = fused_kernels(tiles, dtype)
-        fitted = fused_kernels(fitted, dtype)
     swaps = swap and batch == 1 and m <= SWAP_MAX_M and dtype != "tf32"
-    swapped = _swapped_groups(m, n, k, dtype, sms, b_major) if swaps else ()
-    groups, tables = _priced(tiles, fitted, swapped, dtype, kind, rows16)
-    t, which, i = cheapest(tables, m, n, k, batch)
+    # (kept per what the kernels read of the shape: a new shape mostly meets reads seen
+    # before, and one look-up costs it less than the space's own steps)
+    reads = kernel_reads(m, n, k, dtype, batch, sms, swaps, b_major)
+    key = (reads, dtype, batch == 1, sms, kind, rows16, b_major, bool(fused))
+    priced = _PRICED.get(key)
+    if priced is None:
+        priced = _priced(key, reads, m, n, k, dtype, batch, sms, kind, rows16, b_major, fused)
+    groups, basis, views = priced
+    t, which, i = _cheapest(basis, views, m, n, k, batch)
     chosen = groups[which][i]
     # (listed last: they lose ties; 16-bit only where unswapped, so a fused call runs them
     # as they are, as it runs the swapped kernels)
@@ -234,22 +234,34 @@ def _with_epilogue(
 
 
 def _priced(
-    tiles: tuple, fitted: tuple, swapped: tuple, dtype: str, kind: str, rows16: tuple
-) -> tuple[tuple, list]:
+    key: tuple,
+    reads: tuple,
+    m: int,
+    n: int,
+    k: int,
+    dtype: str,
+    batch: int,
+    sms: int,
+    kind: str,
+    rows16: tuple[bool, bool],
+    b_major: str,
+    fused: bool | tuple[str, ...],
+) -> tuple[tuple, tuple, tuple]:
     """A pick's kernels as groups (a tie goes to the space's own tiles, listed first, then
-    to the fitted widths, then to the earlier token tile) and their price tables, kept per
-    the space's tuples (each cached there: a new shape mostly meets ones seen before, and
-    one look-up here costs less than a table's each)."""
-    key = (id(tiles), id(fitted), id(swapped), dtype, kind, rows16)
-    hit = _PRICED.get(key)
-    if hit is not None and hit[0] is tiles and hit[1] is fitted and hit[2] is swapped:
-        return hit[3], hit[4]
-    groups = (tiles, *((fitted,) if fitted else ()), *swapped)
+        to the fitted widths, then to the earlier token tile) and their price tables (as
+    :func:`~cutemma.kernels.cost.cheapest` reads them: their basis and views), kept
+        under ``key`` (:func:`~cutemma.kernels.space.kernel_reads`' ``reads`` and the rest of
+        what the kernels and their prices read of the call)."""
+    # (the space's unchecked forms: the policy checked the call)
+    groups = kernels_of(reads, m, n, k, dtype, batch, sms, rows16, b_major)
+    if fused:  # (the unswapped kernels: the tiles, and the fitted ones where there are any)
+        plain = 2 if reads[1] else 1
+        groups = (*(fused_kernels(g, dtype) for g in groups[:plain]), *groups[plain:])
     tables = [price_table(g, dtype, kind, rows16) for g in groups]
     if len(_PRICED) >= PICKS_KEPT:
         _PRICED.clear()
-    _PRICED[key] = (tiles, fitted, swapped, groups, tables)  # (each kept alive: ids stay theirs)
-    return groups, tables
+    found = _PRICED[key] = (groups, *_views(tables))  # (cheapest's form of the tables)
+    return found
 
 
 _PRICED: dict[tuple, tuple] = {}

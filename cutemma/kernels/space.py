@@ -41,6 +41,7 @@ True
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Callable
 from dataclasses import replace
 from functools import cache, lru_cache
@@ -196,12 +197,15 @@ def kcluster_kernels(
         )
     if batch != 1 or dtype == "tf32":
         return ()
-    found = _swapped_kclusters(m, n, k, dtype, sms) if swap and m <= SWAP_TOKENS else ()
-    if dtype in FP8 or m < KCLUSTER_MIN_M or -(-m // 128) * -(-n // 128) > clusters(4, sms):
-        return found  # (unswapped: 16-bit calls of few tiles only)
+    caps = _capacities(sms)  # (cluster size, clusters at once), the largest size first
+    found = ()
+    if swap and m <= SWAP_TOKENS and -(-n // SWAP_ROWS) <= caps[-1][1]:
+        found = _swapped_kcluster(m, n, k, dtype, sms, caps)
+    if m < KCLUSTER_MIN_M or dtype in FP8 or -(-m // 128) * -(-n // 128) > caps[-2][1]:
+        return found  # (unswapped: 16-bit calls whose 128x128 tiles fit clusters of 4)
     k_tiles = -(-k // (SWIZZLE_ROW_BYTES // ATOMS_SM90[dtype][1]))
     for bm, bn, consumers in KCLUSTER_TILES:
-        kc = _largest_kc(-(-m // bm) * -(-n // bn), k_tiles, sms)
+        kc = _largest_kc(-(-m // bm) * -(-n // bn), k_tiles, caps)
         found += (_kcluster_config(bm, bn, consumers, kc),) if kc else ()
     return found
 
@@ -217,57 +221,47 @@ def _capacities(sms: int) -> tuple[tuple[int, int], ...]:
     return tuple((kc, clusters(kc, sms)) for kc in KCLUSTERS[:0:-1])
 
 
-def _largest_kc(tiles: int, k_tiles: int, sms: int) -> int | None:
-    """The largest cluster size whose clusters, one per tile, all run at once and leave
-    each CTA KCLUSTER_MIN_K k tiles: on every call of the probes the fastest of the sizes
-    that fit (bench/results/raw/kcluster-probe-h200.json, -probe-swapped-h200.json)."""
-    return next((kc for kc, fit in _capacities(sms)
-                 if tiles <= fit and k_tiles >= KCLUSTER_MIN_K * kc), None)  # fmt: skip
+def _largest_kc(tiles: int, k_tiles: int, caps: tuple) -> int | None:
+    """The largest cluster size of ``caps`` (:func:`_capacities`) whose clusters, one per
+    tile, all run at once and leave each CTA KCLUSTER_MIN_K k tiles: on every call of the
+    probes the fastest of the sizes that fit (bench/results/raw/kcluster-probe-h200.json,
+    -probe-swapped-h200.json)."""
+    for kc, fit in caps:
+        if tiles <= fit and k_tiles >= KCLUSTER_MIN_K * kc:
+            return kc
+    return None
 
 
-def _swapped_kclusters(m: int, n: int, k: int, dtype: str, sms: int) -> tuple[Sm90Config, ...]:
+def _swapped_kcluster(
+    m: int, n: int, k: int, dtype: str, sms: int, caps: tuple
+) -> tuple[Sm90Config, ...]:
     """The swapped kernel of a call of at most SWAP_TOKENS rows (one token tile) as a kcluster
     kernel: 64-row tiles of B^T with the largest cluster size that fits
     (bench/results/raw/kcluster-probe-swapped-h200.json: on every call it ran within 10% of
     the best of the sizes and rows). Not the 128-row tiles: the model took them for 64-256
     tokens of 8192-wide weights, where they ran 0.74-0.96 of the kernels picked before
     (raw/named-h200-kcluster-128rows.json, raw/kcluster-ab2-h200.json). Kept per what
-    swapped_kernel reads of the shape."""
+    swapped_kernel reads of the shape: the token tile, and whether the weights fit the
+    evict-first bound."""
     eb = ATOMS_SM90[dtype][1]
     k_tiles = -(-k // (FP8_BLOCK_K if dtype in FP8 else SWIZZLE_ROW_BYTES // eb))
-    found = []
-    for rows in (SWAP_ROWS,):
-        tiles = -(-n // rows)
-        kc = _largest_kc(tiles, k_tiles, sms)
-        if kc is None:
-            continue
-        # swapped_kernel reads of the shape: the token tile, whether the weights fit the
-        # evict-first bound, and (128 rows) the rows' tiles the ring's depth spreads over
-        hint = n * k * eb <= EVICT_FIRST_MAX_BYTES
-        key = (
-            swap_tokens(m),
-            hint,
-            dtype,
-            sms,
-            rows,
-            min(tiles, sms) if rows > SWAP_ROWS else 0,
-            kc,
-        )
-        cfg = _SWAPPED_KC.get(key)
-        if cfg is None:
-            try:  # (a wide token tile's whole kernel may have no ring that fits)
-                cfg = replace(swapped_kernel(m, n, k, dtype, sms, rows > SWAP_ROWS),
-                              stream_k=False, split=None, kcluster=kc)  # fmt: skip
-                cfg = cfg if fits(cfg, dtype) and builds(cfg, dtype) else False
-            except TiledMmaError:
-                cfg = False
-            _SWAPPED_KC[key] = cfg
-        if cfg:
-            found.append(cfg)
-    return tuple(found)
+    kc = _largest_kc(-(-n // SWAP_ROWS), k_tiles, caps)
+    if kc is None:
+        return ()
+    key = (swap_tokens(m), n * k * eb <= EVICT_FIRST_MAX_BYTES, dtype, sms, kc)
+    found = _SWAPPED_KC.get(key)
+    if found is None:
+        try:  # (a wide token tile's kernel may have no ring that fits)
+            cfg = replace(swapped_kernel(m, n, k, dtype, sms, False),
+                          stream_k=False, split=None, kcluster=kc)  # fmt: skip
+            found = (cfg,) if fits(cfg, dtype) and builds(cfg, dtype) else ()
+        except TiledMmaError:
+            found = ()
+        _SWAPPED_KC[key] = found
+    return found
 
 
-_SWAPPED_KC: dict[tuple, Sm90Config | bool] = {}
+_SWAPPED_KC: dict[tuple, tuple[Sm90Config, ...]] = {}
 
 
 # an fp8 kernel that runs a fused epilogue promotes with one batch of sums (promote=True):
@@ -458,17 +452,113 @@ def hinted_kernels(
     >>> any(c.cluster == 2 for c in hinted_kernels(4096, 8192, 8200, "bf16", 1, (True, True)))
     True
     """
-    # (evict_first per row count, -(-m // rows) <= EVICT_FIRST_ROWS: most calls stream no
-    # B, and the pick asks per call)
-    if _streams_b(n, k, dtype, batch):
-        hints = tuple([m <= most for most in _MOST_ROWS])
-    else:
-        hints = _NO_HINTS
+    hints = _hints(m, n, k, dtype, batch)
     return _hinted_kernels(dtype, batch == 1, hints, rows16 != (False, False))
 
 
+def _hints(m: int, n: int, k: int, dtype: str, batch: int) -> tuple[bool, ...]:
+    """:func:`evict_first` per row count of :data:`ROWS` (-(-m // rows) <= EVICT_FIRST_ROWS:
+    most calls stream no B, and the pick asks per call)."""
+    return _HINTS[_hints_at(m, _streams_b(n, k, dtype, batch))]
+
+
+def _hints_at(m: int, streams: bool) -> int:
+    """:func:`_hints` of a call of ``m`` rows as their index in :data:`_HINTS` (``streams``:
+    :func:`_streams_b`'s)."""
+    return bisect_left(_BY_MOST, m) if streams else len(ROWS) + 1  # (the most rows m passes)
+
+
 _MOST_ROWS = tuple(EVICT_FIRST_ROWS * rows for rows in ROWS)  # (a call's, per row count)
-_NO_HINTS = (False,) * len(ROWS)
+_BY_MOST = sorted(_MOST_ROWS)
+# the hints of a call of more rows than the first i of _BY_MOST (m <= most: bisect_left's i
+# at most the index of most there); then a call that streams no B
+_HINTS = tuple(
+    tuple(i <= _BY_MOST.index(most) for most in _MOST_ROWS) for i in range(len(ROWS) + 1)
+)
+_HINTS += ((False,) * len(ROWS),)
+
+
+def kernel_reads(
+    m: int, n: int, k: int, dtype: str, batch: int, sms: int, swaps: bool, b_major: str
+) -> tuple:
+    """What a checked call's kernels read of its shape (the pick's: the policy checked
+    it), as one flat tuple: :func:`hinted_kernels`' hints (their index in :data:`_HINTS`);
+    where B is K-major the fitted widths (:func:`fitted_kernels`) and their hint; where
+    ``swaps`` what the swapped kernels' classes read (:func:`swap_classes`): up to
+    :data:`SWAP_TOKENS` rows, the token tile's eighths (:func:`swap_tokens`), the fewest
+    CTAs whose ring is as deep as its whole tiles' and whether the weights fit
+    :data:`EVICT_FIRST_MAX_BYTES` (:func:`_swap_class`); past it, m and whether B streams
+    (:func:`evict_first` per token tile); an N-major B's, m, n and k
+    (:func:`swapped_groups` reads them). Two calls of one dtype, ``batch == 1``, rows16,
+    sms and b_major whose reads are equal get the same kernels
+    (tests/kernels/test_pick_fast.py), so the pick keeps its price tables per reads: a new
+    shape mostly meets reads seen before, and one look-up costs it less than the space's
+    steps.
+
+    >>> kernel_reads(300, 1024, 8192, "bf16", 1, 132, True, "K")
+    (0, (208,), True, 300, True)
+    >>> kernel_reads(9, 8192, 8192, "bf16", 1, 132, True, "K")
+    (0, (), False, 2, 1, True)
+    """
+    streams = _streams_b(n, k, dtype, batch)
+    hints = _hints_at(m, streams)
+    fit, fit_hint = (), False
+    if b_major == "K" and n <= FIT_MAX_N and dtype != "tf32":
+        fit, fit_hint = _fitted_widths(n, dtype), evict_first(m, n, k, dtype, batch, FIT_ROWS)
+    if not swaps:
+        return hints, fit, fit_hint
+    if b_major != "K":
+        return hints, fit, fit_hint, m, n, k
+    if m > SWAP_TOKENS:
+        return hints, fit, fit_hint, m, streams  # (swaps: one problem)
+    hinted = n * k * ATOMS_SM90[dtype][1] <= EVICT_FIRST_MAX_BYTES
+    ctas = -(-n // (2 * SWAP_ROWS))  # (its 128-row whole tiles', at most sms)
+    ctas = _fewest_ctas(ctas if ctas < sms else sms, dtype in FP8, sms)
+    return hints, fit, fit_hint, -(-m // N_STEP), ctas, hinted
+
+
+def kernels_of(
+    reads: tuple,
+    m: int,
+    n: int,
+    k: int,
+    dtype: str,
+    batch: int,
+    sms: int,
+    rows16: tuple[bool, bool],
+    b_major: str,
+) -> tuple[tuple[Sm90Config, ...], ...]:
+    """A checked call's kernels from its :func:`kernel_reads` (``reads``), one tuple per
+    group: :func:`hinted_kernels`', then the fitted tiles where it has any
+    (:func:`fitted_kernels`), then the swapped groups (:func:`swapped_groups`), each cached
+    per what it reads (the swapped ones per their reads too: a new set of them is a few
+    steps, and new shapes meet many). :func:`candidates` lists the same, then the
+    kcluster kernels (:func:`kcluster_kernels`), which the pick weighs apart.
+
+    >>> found = kernels_of(kernel_reads(300, 1024, 8192, "bf16", 1, 132, True, "K"),
+    ...                    300, 1024, 8192, "bf16", 1, 132, (False, False), "K")
+    >>> sum(found, ()) + kcluster_kernels(300, 1024, 8192, "bf16", swap=True) == candidates(300, 1024, 8192, "bf16")
+    True
+    """
+    one = batch == 1
+    groups = [_hinted_kernels(dtype, one, _HINTS[reads[0]], rows16 != (False, False))]
+    if reads[1]:
+        groups.append(_fitted_group(reads[1], dtype, one, reads[2]))
+    if len(reads) == 3:  # (no swapped kernels)
+        return tuple(groups)
+    if b_major != "K":  # (the N-major rule reads n and k themselves)
+        return (*groups, *_swapped_groups(m, n, k, dtype, sms, b_major))
+    key = (reads[3:], dtype, sms)
+    swapped = _SWAPPED.get(key)
+    if swapped is None:
+        if len(_SWAPPED) >= _SWAPPED_MAX:
+            _SWAPPED.clear()
+        swapped = _SWAPPED[key] = _swapped_groups(m, n, k, dtype, sms, b_major)
+    return (*groups, *swapped)
+
+
+_SWAPPED: dict[tuple, tuple] = {}  # (a K-major B's swapped groups per their reads)
+_SWAPPED_MAX = 16384
 
 
 @cache
@@ -555,43 +645,18 @@ def _swapped_groups(
     m: int, n: int, k: int, dtype: str, sms: int, b_major: str
 ) -> tuple[tuple[Sm90Config, ...], ...]:
     """:func:`swapped_groups` of checked arguments (the pick's: the policy checked them),
-    kept per what its classes read of the shape (:func:`_swap_reads`) where B is K-major:
-    a new shape's pick then mostly asks one dict (the classes' own steps cost it ~3 us)."""
+    one tuple per set of classes (:func:`swap_classes`) where B is K-major."""
     if b_major != "K":  # (the N-major rule reads n and k themselves)
         return _groups_of_classes(m, n, k, dtype, sms, b_major)
-    key = (_swap_reads(m, n, k, dtype, sms), dtype, sms)
-    found = _SWAPPED.get(key)
-    if found is None:
-        if len(_SWAPPED) >= _SWAPPED_MAX:
-            _SWAPPED.clear()
-            _SWAPPED_SETS.clear()
-        found = _groups_of_classes(m, n, k, dtype, sms, b_major)
-        # one tuple per set of groups (each cached in _swapped_of_class), so that the
-        # pick's tables kept per tuple serve every key that comes to it
-        found = _SWAPPED[key] = _SWAPPED_SETS.setdefault(tuple(map(id, found)), found)
-    return found
+    return _groups_of(_swap_classes(m, n, k, dtype, sms), dtype, sms)
 
 
-_SWAPPED: dict[tuple, tuple] = {}
-_SWAPPED_SETS: dict[tuple, tuple] = {}  # (by its groups' ids: the tuple keeps them alive)
-_SWAPPED_MAX = 16384
-
-
-def _swap_reads(m: int, n: int, k: int, dtype: str, sms: int) -> tuple:
-    """What :func:`_swap_classes` reads of an (m, n, k) call: up to :data:`SWAP_TOKENS`
-    rows, the token tile's eighths (:func:`swap_tokens`), the fewest CTAs whose ring is as
-    deep as its whole tiles' and whether the weights fit :data:`EVICT_FIRST_MAX_BYTES`
-    (:func:`_swap_class`); past it, m and whether B streams (:func:`evict_first` per
-    token tile).
-
-    >>> _swap_reads(9, 8192, 8192, "bf16", 132), _swap_reads(300, 8192, 8192, "bf16", 132)
-    ((2, 1, True), (300, True))
-    """
-    if m <= SWAP_TOKENS:
-        hinted = n * k * ATOMS_SM90[dtype][1] <= EVICT_FIRST_MAX_BYTES
-        ctas = _fewest_ctas(min(-(-n // (2 * SWAP_ROWS)), sms), dtype in FP8, sms)
-        return -(-m // N_STEP), ctas, hinted
-    return m, _streams_b(n, k, dtype, 1)
+@lru_cache(maxsize=16384)
+def _groups_of(classes: tuple[tuple, ...], dtype: str, sms: int) -> tuple[tuple, ...]:
+    """A K-major B's swapped groups of ``classes``, each a class's kernels (cached there, so
+    that the price tables kept per group serve every set of classes that holds it)."""
+    groups = (_swapped_of_class(key, dtype, sms, "K") for key in classes)
+    return tuple(group for group in groups if group)
 
 
 def _groups_of_classes(

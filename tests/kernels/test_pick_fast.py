@@ -13,7 +13,14 @@ import pytest
 from cutemma.kernels.cost import best, cheapest, price_table
 from cutemma.kernels.pick import builtin
 from cutemma.kernels.sm90.streamk import sk_shares, sk_split
-from cutemma.kernels.space import SPLITS, SWAP_MAX_M, candidates
+from cutemma.kernels.space import (
+    SPLITS,
+    SWAP_MAX_M,
+    candidates,
+    kcluster_kernels,
+    kernel_reads,
+    kernels_of,
+)
 
 KIND, SMS = "h200", 132
 
@@ -120,7 +127,6 @@ def test_cheapest_breaks_ties_and_skips_nothing_as_best_does():
 @pytest.mark.parametrize("dtype", ["bf16", "e4m3"])
 def test_kcluster_best_is_best_of_the_kcluster_kernels(dtype):
     from cutemma.kernels.cost import kcluster_best
-    from cutemma.kernels.space import kcluster_kernels
 
     rng = random.Random(12)
     seen = 0
@@ -193,3 +199,28 @@ def test_a_repeated_signature_is_priced_once():
     assert again[0] is first[0] and again[1] == first[1]
     assert pick._sm90_pick.cache_info().hits == hits + 1
     assert pick._sm90_pick.cache_info().maxsize == pick.PICKS_KEPT
+
+
+def test_equal_kernel_reads_give_the_same_kernels():
+    # the pick keeps its tables per space.kernel_reads: calls whose reads are equal must get
+    # the same kernels, and kernels_of must give them as candidates does (but for the
+    # kcluster kernels, which the pick weighs apart: candidates lists them last)
+    rng = random.Random(13)
+    kept: dict[tuple, tuple] = {}
+    for m, n, k in _draw(4000, 4037):
+        m = m if rng.random() < 0.5 else rng.randint(1, SWAP_MAX_M)
+        n = n if rng.random() < 0.7 else rng.randint(1, 2048)
+        dtype = rng.choice(("bf16", "f16", "e4m3", "tf32"))
+        batch, sms = rng.choice((1, 1, 2)), rng.choice((78, 132))
+        rows16 = (rng.random() < 0.2, rng.random() < 0.2)
+        b_major = "N" if dtype in ("bf16", "f16") and rng.random() < 0.3 else "K"
+        swap = rng.random() < 0.8
+        swaps = swap and batch == 1 and m <= SWAP_MAX_M and dtype != "tf32"
+        reads = kernel_reads(m, n, k, dtype, batch, sms, swaps, b_major)
+        found = kernels_of(reads, m, n, k, dtype, batch, sms, rows16, b_major)
+        what = (m, n, k, dtype, batch, sms, rows16, b_major, swap)
+        listed = candidates(m, n, k, dtype, batch, sms, swap, rows16, b_major)
+        apart = kcluster_kernels(m, n, k, dtype, batch, sms, swaps)
+        assert sum(found, ()) + apart == listed, what
+        key = (reads, dtype, batch == 1, sms, rows16, b_major)
+        assert kept.setdefault(key, found) == found, what

@@ -126,9 +126,10 @@ def test_an_n_major_b_s_swapped_calls_drop_stream_k_where_most_shares_span_tiles
 
 
 def test_swapped_groups_kept_per_what_their_classes_read_are_each_shapes_own():
-    """space._swapped_groups keeps its answer per what the swapped classes read of a shape
-    (space._swap_reads): every drawn shape, many sharing a key with an earlier one, gets
-    the groups its own classes give."""
+    """space._swapped_groups keeps its answer per set of swapped classes (space._groups_of;
+    the pick's space.kernels_of per what the classes read, tests/kernels/test_pick_fast.py):
+    every drawn shape, many sharing a key with an earlier one, gets the groups its own
+    classes give."""
     rng = random.Random(33)
     for _ in range(4000):
         m = rng.choice((rng.randint(1, 300), rng.randint(1, SWAP_MAX_M)))

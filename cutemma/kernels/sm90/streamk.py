@@ -387,7 +387,7 @@ def shared_tiles(tiles_m: int, tiles_n: int, grid: int) -> int:
     tiles = tiles_m * tiles_n
     if tiles / (-(-tiles // grid) * grid) >= FULL_WAVE:
         return 0
-    if tiles <= grid or min(tiles_m, tiles_n) == 1:
+    if tiles <= grid or tiles_m == 1 or tiles_n == 1:
         return tiles if tiles < 2 * grid else tiles % grid + grid
     return tiles % grid
 

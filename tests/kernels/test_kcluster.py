@@ -105,3 +105,18 @@ def test_the_fix_up_costs_more_with_the_tile_and_the_cluster():
     assert cost._kcluster_us(128, 128, 8, dev) > cost._kcluster_us(128, 128, 2, dev)
     # far under stream-K's fix-up that adds partials through global memory
     assert cost._kcluster_us(128, 128, 8, dev) < cost._together_us(128, 128, dev)
+
+
+def test_the_host_refuses_batches_and_too_few_k_tiles():
+    from cutemma.errors import LaunchError
+    from cutemma.kernels.sm90.host import _check_kcluster
+
+    cfg = Sm90Config(128, 128, kcluster=4)
+    _check_kcluster(cfg, "bf16", 4 * 64 - 63, None)  # 4 k tiles of 64, the last partial
+    with pytest.raises(LaunchError, match="K=192 into 4 shares"):
+        _check_kcluster(cfg, "bf16", 192, None)
+    with pytest.raises(LaunchError, match="batch of 3"):
+        _check_kcluster(cfg, "bf16", 4096, 3)
+    _check_kcluster(cfg, "e4m3", 3 * 128 + 1, None)  # fp8: 128-element k tiles
+    with pytest.raises(LaunchError, match="give K > 384"):
+        _check_kcluster(cfg, "e4m3", 384, None)

@@ -7,8 +7,8 @@ Why: stream-K's fix-up through global memory costs a flat 6-8 us where 5 or more
 a tile (two rounds of flags, each slot written and read at one SM's L2 bandwidth;
 notes/kernels-journal.md "Where mid-size calls lose"), which is most of what mid-size calls
 lose to cuBLAS. A cluster's CTAs run at the same time on SMs of one GPC and may read and
-write each other's shared memory (PTX ISA 9.7.9.x ``ld``/``st`` with ``.shared::cluster``
-and ``mapa``; ``barrier.cluster`` orders it), so the partial sums never leave the chip.
+write each other's shared memory (PTX ISA: ``ld``/``st`` with the ``.shared::cluster`` state
+space, ``mapa``; ``barrier.cluster`` orders them), so the partial sums never leave the chip.
 
 The fix-up, after a CTA's mainloop (the ring's stages are free then: every k tile was
 consumed, and the grid has one tile per cluster, so no next tile is being loaded):
@@ -24,8 +24,10 @@ consumed, and the grid has one tile per cluster, so no next tile is being loaded
    accumulators and runs the epilogue; the other ranks are done.
 
 Each CTA reads one tile's bytes (``(S - 1) / S`` of them from its peers) and writes a part of
-one, so the fix-up's time does not grow with S. The producer warpgroup takes part in both
-cluster barriers (``barrier.cluster`` waits for every thread of every CTA of the cluster).
+one, whatever S; measured, the fix-up still costs more with S (the peers' reads contend, and
+the slowest CTA sets the pace: :func:`cutemma.kernels.cost._kcluster_us`). The producer
+warpgroup takes part in both cluster barriers (``barrier.cluster`` waits for every thread of
+every CTA of the cluster).
 
 >>> print(loop_head(4).splitlines()[0])
 if (blockIdx.x / 4 < tiles) {  // one tile per cluster (the host launches tiles x kcluster CTAs)

@@ -95,11 +95,11 @@ class Device:
     reread: float
     sharpness: float
     together_us: float
+    kcluster_us: float
+    dsmem_gbps: float
     half_sector: float = 1.0
     cluster_eff: float = 1.0
     epilogue_ns: dict = field(default_factory=dict)
-    kcluster_us: float = 2.0
-    dsmem_gbps: float = 200.0
 
 
 def device_kind(name: str) -> str:

@@ -244,7 +244,7 @@ def _swapped_kcluster(
     swapped_kernel reads of the shape: the token tile, and whether the weights fit the
     evict-first bound."""
     eb = ATOMS_SM90[dtype][1]
-    k_tiles = -(-k // (FP8_BLOCK_K if dtype in FP8 else SWIZZLE_ROW_BYTES // eb))
+    k_tiles = -(-k // (_swap_k_bytes(dtype in FP8) // eb))
     kc = _largest_kc(-(-n // SWAP_ROWS), k_tiles, caps)
     if kc is None:
         return ()
@@ -831,11 +831,21 @@ def _swap_class(n: int, k: int, dtype: str, sms: int) -> tuple[int, int]:
     return rows, (1 if hinted else EVICT_FIRST_MAX_BYTES)
 
 
+def _swap_k_bytes(fp8: bool) -> int:
+    """The bytes of K in a swapped kernel's k tile: fp8's 256-byte rows
+    (:data:`FP8_BLOCK_K` elements), 16-bit's one 128-byte swizzle row.
+
+    >>> _swap_k_bytes(True), _swap_k_bytes(False)
+    (256, 128)
+    """
+    return FP8_BLOCK_K if fp8 else SWIZZLE_ROW_BYTES
+
+
 @cache
 def _fewest_ctas(ctas: int, fp8: bool, sms: int) -> int:
     """The fewest CTAs of 128-row swapped tiles whose ring is as deep as ``ctas``' is
     (:func:`stream_stages`, as :func:`swapped_kernel` asks it)."""
-    k_bytes = FP8_BLOCK_K if fp8 else SWIZZLE_ROW_BYTES
+    k_bytes = _swap_k_bytes(fp8)
     depth = stream_stages(2 * SWAP_ROWS, k_bytes, ctas)
     return next(c for c in range(1, ctas + 1) if stream_stages(2 * SWAP_ROWS, k_bytes, c) == depth)
 
@@ -954,8 +964,8 @@ def swapped_kernel(m: int, n: int, k: int, dtype: str, sms: int, whole: bool) ->
     kw = {"stream_k": not whole, "epilogue": "tmat", "swap_ab": True}
     if n * k * ATOMS_SM90[dtype][1] <= EVICT_FIRST_MAX_BYTES:
         kw["evict_first"] = "A"
-    # fp8: 256-byte K rows; 16-bit: the plan's one 128-byte row (block_k None)
-    block_k, k_bytes = (FP8_BLOCK_K, FP8_BLOCK_K) if dtype in FP8 else (None, SWIZZLE_ROW_BYTES)
+    k_bytes = _swap_k_bytes(dtype in FP8)
+    block_k = k_bytes if dtype in FP8 else None  # (16-bit: the plan's row, block_k None)
     if whole:
         stages = stream_stages(2 * SWAP_ROWS, k_bytes, min(-(-n // (2 * SWAP_ROWS)), sms))
         shape = {"block_m": 2 * SWAP_ROWS}

@@ -36,6 +36,7 @@ if (blockIdx.x / 4 < tiles) {  // one tile per cluster (the host launches tiles 
 from __future__ import annotations
 
 from cutemma.errors import TiledMmaError
+from cutemma.kernels.sm90.streamk import ACC_VECTOR, QUAD_BYTES  # float4s, as stream-K's slots
 
 KCLUSTERS = (1, 2, 4, 8)  # CTAs of a cluster that share a tile (8: the portable cluster size)
 # clusters of S CTAs that run at once on a 132-SM H200, one CTA per SM (the driver's
@@ -44,8 +45,6 @@ KCLUSTERS = (1, 2, 4, 8)  # CTAs of a cluster that share a tile (8: the portable
 # more ran a second wave (66 -> 67 clusters of 128x128 tiles: 50 -> 71 us)
 ACTIVE_CLUSTERS = {2: 66, 4: 30, 8: 15}
 ACTIVE_SMS = 132
-ACC_VECTOR = 4  # the sums are stored and added as float4s
-QUAD_BYTES = ACC_VECTOR * 4
 
 HELPERS_KCLUSTER = r"""
 // split-K in a cluster (cutemma.kernels.sm90.kcluster): the address of the same byte of

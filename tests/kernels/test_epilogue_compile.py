@@ -245,3 +245,26 @@ def test_activations_compile_to_straight_line_code():
     for op in acts:
         assert counts[op].get("CALL", 0) == 0, op
         assert counts[op].get("BRA", 0) == counts["relu"].get("BRA", 0), op
+
+
+@needs_nvrtc
+@needs_cuobjdump
+def test_gelu_tanh_costs_five_float_ops_and_one_tanh_per_value():
+    """The fused GELU is most of a short-K call's epilogue (raw/epilogue-schedules-h200.json:
+    a fused bias + gelu_tanh at K = 352 ran 1.5x the plain call): x (a + b x^2) and h + h t
+    take 5 float instructions beside MUFU.TANH per value (the textbook form compiled to 7)."""
+    from cutemma.cuda import compile, count_instructions, sass
+
+    cfg = Sm90Config(64, 128, consumers=1)
+    counts = {
+        op: count_instructions(sass(compile(gemm_sm90_source(
+            cfg, "bf16", "K", "K", "bf16", epilogue=Epilogue((op,), ("",))), "sm_90a")))
+        for op in ("relu", "gelu_tanh")
+    }  # fmt: skip
+    values = counts["gelu_tanh"]["MUFU"] - counts["relu"].get("MUFU", 0)  # one tanh each
+    assert values % Sm90Plan(cfg, "bf16", "K", "K", "bf16").acc_per_thread == 0 < values
+
+    def flops(c: dict) -> int:
+        return sum(c.get(k, 0) for k in ("FMUL", "FFMA", "FADD"))
+
+    assert flops(counts["gelu_tanh"]) - flops(counts["relu"]) <= 5 * values

@@ -487,8 +487,8 @@ def kernel_reads(
     ``swaps`` what the swapped kernels' classes read (:func:`swap_classes`): up to
     :data:`SWAP_TOKENS` rows, the token tile's eighths (:func:`swap_tokens`), the fewest
     CTAs whose ring is as deep as its whole tiles' and whether the weights fit
-    :data:`EVICT_FIRST_MAX_BYTES` (:func:`_swap_class`); past it, m and whether B streams
-    (:func:`evict_first` per token tile); an N-major B's, m, n and k
+    :data:`EVICT_FIRST_MAX_BYTES` (:func:`_swap_class`); past it, the token tiles' classes
+    (:func:`swap_classes`: each tile's width and whether B streams); an N-major B's, m, n and k
     (:func:`swapped_groups` reads them). Two calls of one dtype, ``batch == 1``, rows16,
     sms and b_major whose reads are equal get the same kernels
     (tests/kernels/test_pick_fast.py), so the pick keeps its price tables per reads: a new
@@ -496,7 +496,7 @@ def kernel_reads(
     steps.
 
     >>> kernel_reads(300, 1024, 8192, "bf16", 1, 132, True, "K")
-    (0, (208,), True, 300, True)
+    (0, (208,), True, ((152, 0, 1), (104, 0, 1)))
     >>> kernel_reads(9, 8192, 8192, "bf16", 1, 132, True, "K")
     (0, (), False, 2, 1, True)
     """
@@ -509,8 +509,8 @@ def kernel_reads(
         return hints, fit, fit_hint
     if b_major != "K":
         return hints, fit, fit_hint, m, n, k
-    if m > SWAP_TOKENS:
-        return hints, fit, fit_hint, m, streams  # (swaps: one problem)
+    if m > SWAP_TOKENS:  # (its swapped groups read its token tiles' classes alone)
+        return hints, fit, fit_hint, _swap_classes(m, n, k, dtype, sms)
     hinted = n * k * ATOMS_SM90[dtype][1] <= EVICT_FIRST_MAX_BYTES
     ctas = -(-n // (2 * SWAP_ROWS))  # (its 128-row whole tiles', at most sms)
     ctas = _fewest_ctas(ctas if ctas < sms else sms, dtype in FP8, sms)

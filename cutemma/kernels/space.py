@@ -488,8 +488,8 @@ def kernel_reads(
     :data:`SWAP_TOKENS` rows, the token tile's eighths (:func:`swap_tokens`), the fewest
     CTAs whose ring is as deep as its whole tiles' and whether the weights fit
     :data:`EVICT_FIRST_MAX_BYTES` (:func:`_swap_class`); past it, the token tiles' classes
-    (:func:`swap_classes`: each tile's width and whether B streams); an N-major B's, m, n and k
-    (:func:`swapped_groups` reads them). Two calls of one dtype, ``batch == 1``, rows16,
+    (:func:`swap_classes`: each tile's width and whether B streams); an N-major B's, its
+    classes and which of them run whole only (:func:`swapped_groups`). Two calls of one dtype, ``batch == 1``, rows16,
     sms and b_major whose reads are equal get the same kernels
     (tests/kernels/test_pick_fast.py), so the pick keeps its price tables per reads: a new
     shape mostly meets reads seen before, and one look-up costs it less than the space's
@@ -507,8 +507,9 @@ def kernel_reads(
         fit, fit_hint = _fitted_widths(n, dtype), evict_first(m, n, k, dtype, batch, FIT_ROWS)
     if not swaps:
         return hints, fit, fit_hint
-    if b_major != "K":
-        return hints, fit, fit_hint, m, n, k
+    if b_major != "K":  # (the classes, and per class whether it runs its whole kernels only)
+        classes = _swap_classes(m, n, k, dtype, sms)
+        return hints, fit, fit_hint, classes, _n_major_whole(classes, m, n, k, dtype, sms)
     if m > SWAP_TOKENS:  # (its swapped groups read its token tiles' classes alone)
         return hints, fit, fit_hint, _swap_classes(m, n, k, dtype, sms)
     hinted = n * k * ATOMS_SM90[dtype][1] <= EVICT_FIRST_MAX_BYTES
@@ -662,18 +663,30 @@ def _groups_of(classes: tuple[tuple, ...], dtype: str, sms: int) -> tuple[tuple,
 def _groups_of_classes(
     m: int, n: int, k: int, dtype: str, sms: int, b_major: str
 ) -> tuple[tuple[Sm90Config, ...], ...]:
+    classes = _swap_classes(m, n, k, dtype, sms)
+    n_major = b_major == "N"
+    whole = _n_major_whole(classes, m, n, k, dtype, sms) if n_major else (False,) * len(classes)
     found = []
-    for key in _swap_classes(m, n, k, dtype, sms):
+    for key, only in zip(classes, whole):
         group = _swapped_of_class(key, dtype, sms, b_major)
-        if (
-            b_major == "N"
-            and m <= SWAP_TOKENS
-            and _shares_mostly_unaligned(group, n, k, dtype, sms)
-        ):
-            group = _whole_only(group)
+        group = _whole_only(group) if only else group
         if group:
             found.append(group)
     return tuple(found)
+
+
+def _n_major_whole(
+    classes: tuple[tuple, ...], m: int, n: int, k: int, dtype: str, sms: int
+) -> tuple[bool, ...]:
+    """Per class of an N-major B's swapped call, whether it runs its whole kernels only
+    (:func:`_shares_mostly_unaligned`, for tokens of one tile): with the classes, all that
+    its swapped groups read of the shape (:func:`kernel_reads`)."""
+    if m > SWAP_TOKENS:
+        return (False,) * len(classes)
+    return tuple(
+        _shares_mostly_unaligned(_swapped_of_class(key, dtype, sms, "N"), n, k, dtype, sms)
+        for key in classes
+    )
 
 
 # an N-major B's swapped stream-K over more 64-row tiles than SMs: where the shared tiles

@@ -111,6 +111,20 @@ def calls_of(A, B, out, peer, configs: dict) -> dict:
     return calls
 
 
+def errors_of(calls: dict, names: list, out, ref) -> dict:
+    """Run each named call once: its error against ``ref`` in ``out``, or (dropping it from
+    ``calls``) what it raised, so that a kernel that cannot run is seen, not timed."""
+    errs = {}
+    for name in names:
+        try:
+            calls[name]()
+            errs[name] = float((out.float() - ref).norm() / ref.norm())
+        except Exception as exc:
+            errs[name] = f"{type(exc).__name__}: {str(exc)[:160]}"
+            del calls[name]
+    return errs
+
+
 def main() -> None:
     if sys.argv[1] == "compile":
         compile_shard(*map(int, sys.argv[2:]))
@@ -145,14 +159,7 @@ def main() -> None:
         others = {key: cfg for key, (cfg, _) in bests.items() if cfg != pick}
         calls = calls_of(A, B, out, peer, others)
         ref = peer(torch.empty_like(out)).float()
-        errs = {}
-        for key, fn in list(calls.items())[1:]:
-            try:
-                fn()
-                errs[key] = float((out.float() - ref).norm() / ref.norm())
-            except Exception as exc:  # recorded: a class whose kernel cannot run is seen
-                errs[key] = f"{type(exc).__name__}: {str(exc)[:160]}"
-                del calls[key]
+        errs = errors_of(calls, list(calls)[1:], out, ref)
         t = turns_ms(calls, reps_for(calls["pick"]))
         us = {key: round(v * 1e3, 2) for key, v in t.items()}
         ours = {key: v for key, v in us.items() if key != "cublas"}

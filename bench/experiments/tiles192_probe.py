@@ -45,19 +45,12 @@ def shapes(peer: str) -> list[tuple]:
 def row(combo: str, m: int, n: int, k: int, tiles: dict) -> dict:
     import torch
     from gemm_sweep import operands, pick_of, reps_for, turns_ms
-    from pick_audit import calls_of
+    from pick_audit import calls_of, errors_of
 
     A, B, out, peer = operands(combo, m, n, k)
     ref = peer(torch.empty_like(out)).float()
     calls = calls_of(A, B, out, peer, tiles)
-    errs = {}
-    for name in list(tiles):
-        try:
-            calls[name]()
-            errs[name] = float((out.float() - ref).norm() / ref.norm())
-        except Exception as exc:  # recorded: a tile that cannot run here is seen
-            errs[name] = f"{type(exc).__name__}: {str(exc)[:160]}"
-            del calls[name]
+    errs = errors_of(calls, list(tiles), out, ref)
     t = turns_ms(calls, reps_for(calls["pick"]))
     us = {key: round(v * 1e3, 2) for key, v in t.items()}
     best = min((key for key in us if key not in ("cublas", "pick")), key=us.get, default=None)

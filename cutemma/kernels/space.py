@@ -547,9 +547,7 @@ def kernels_of(
         groups.append(_fitted_group(reads[1], dtype, one, reads[2]))
     if len(reads) == 3:  # (no swapped kernels)
         return tuple(groups)
-    if b_major != "K":  # (the N-major rule reads n and k themselves)
-        return (*groups, *_swapped_groups(m, n, k, dtype, sms, b_major))
-    key = (reads[3:], dtype, sms)
+    key = (reads[3:], dtype, sms, b_major)
     swapped = _SWAPPED.get(key)
     if swapped is None:
         if len(_SWAPPED) >= _SWAPPED_MAX:
@@ -558,7 +556,7 @@ def kernels_of(
     return (*groups, *swapped)
 
 
-_SWAPPED: dict[tuple, tuple] = {}  # (a K-major B's swapped groups per their reads)
+_SWAPPED: dict[tuple, tuple] = {}  # (a call's swapped groups per their reads and B's major)
 _SWAPPED_MAX = 16384
 
 

@@ -690,6 +690,19 @@ API: list[tuple[str, type, str]] = [
     ("cm.Sm90Config(kcluster=3)", TE, "kcluster 3 in (1, 2, 4, 8)"),
     ("cm.Sm90Config(kcluster=4, stream_k=True)", TE, "kcluster 4 with schedule='cooperative'"),
     ("cm.Sm90Config(kcluster=2, cluster=2)", TE, "cluster=1, and no stream_k"),
+    ("cm.Sm90Config(consumers_n=0)", TE, "consumers_n=0 >= 1"),
+    ("cm.Sm90Config(consumers_n=2.0)", TE, "consumers_n an int"),
+    ("cm.Sm90Config(192, 192, consumers_n=2, cluster=2)", TE, "2 with consumers=2, cluster=1"),
+    (
+        "kernels.sm90.plan.Sm90Plan(cm.Sm90Config(192, 144, consumers_n=2), 'bf16', 'K', 'K', 'bf16')",
+        TE,
+        "starts an atom at each warpgroup's 72 columns",
+    ),
+    (
+        "kernels.sm90.plan.Sm90Plan(cm.Sm90Config(192, 192, consumers_n=2, swizzle=(None, 'SW128')), 'bf16', 'K', 'N', 'bf16')",
+        TE,
+        "a wgmma of 96 columns",
+    ),
     (
         "kernels.sm90.plan.Sm90Plan(cm.Sm90Config(128, 256, stages=2, kcluster=2), 'bf16', 'K', 'K', 'bf16')",
         TE,

@@ -130,8 +130,11 @@ def tile_class(config: Sm90Config, dtype: str) -> str:
     ('16/128x256', 'fp8/swap64')
     >>> tile_class(Sm90Config(128, 128, schedule="pingpong"), "bf16")
     '16/128x128pp'
+    >>> tile_class(Sm90Config(192, 192, consumers_n=2), "bf16")
+    '16/wn192x192'
     """
-    what = f"swap{config.block_m}" if config.swap_ab else f"{config.block_m}x{config.block_n}"
+    wn = "wn" if config.consumers_n > 1 else ""  # warpgroups side by side along N
+    what = f"swap{config.block_m}" if config.swap_ab else f"{wn}{config.block_m}x{config.block_n}"
     return f"{type_class(dtype)}/{what}{'pp' if config.schedule == 'pingpong' else ''}"
 
 
@@ -184,7 +187,8 @@ def efficiency(config: Sm90Config, dtype: str, dev: Device) -> float:
         return dev.eff[cls]
     if config.swap_ab or config.schedule != "cooperative":
         return UNFITTED_EFF
-    return _interpolated(dev.eff, f"{type_class(dtype)}/{config.block_m}x", config.block_n)
+    wn = "wn" if config.consumers_n > 1 else ""
+    return _interpolated(dev.eff, f"{type_class(dtype)}/{wn}{config.block_m}x", config.block_n)
 
 
 @lru_cache(maxsize=256)
@@ -684,9 +688,10 @@ def _price_table(
             c.cluster,
             c.multicast,
             c.schedule,
+            c.consumers_n,
         )
         for c in configs
-    ]  # fmt: skip (schedule: tile_class)
+    ]  # fmt: skip (schedule, consumers_n: tile_class)
     key = (tuple(read), dtype, kind, rows16)
     table = _ALIKE.get(key)
     if table is None:

@@ -418,7 +418,7 @@ class GemmDesign:
                 raise DesignError(f"from_config: dtype {dtype!r}; one of {', '.join(ATOMS_SM90)}")
             pattern, eb, any_major = ATOMS_SM90[dtype]
             name = pattern.format(n=config.atom_n) + ("<K,K>" if any_major else "")
-            tiled = make_tiled_mma(name, (config.tile_warpgroups, 1, 1))
+            tiled = make_tiled_mma(name, (config.consumers_m, config.consumers_n, 1))
             tile = (config.block_m, config.block_n, config.k_tiles[eb])
             d = GemmDesign(tiled, tile, stages=config.stages, schedule=config.schedule)
             return _with_config(d, config)
@@ -444,12 +444,14 @@ class GemmDesign:
         bm, bn, bk = self.tile
         wm, wn, _ = self.atom_counts
         if self.family == "sm90":
-            consumers = 2 if self.schedule == "pingpong" else wm
+            # the TiledMMA's warpgroups: wm along M by wn along N (consumers_n), or pingpong's
+            # two warpgroups each with a tile of its own
+            pingpong = self.schedule == "pingpong"
             return Sm90Config(
-                bm, bn, bk, consumers=consumers, stages=self.stages,
+                bm, bn, bk, consumers=2 if pingpong else wm * wn, stages=self.stages,
                 schedule=self.schedule or "cooperative", a_regs="_RS" in self.atom_name,
                 acc_f16="F16F16F16_" in self.atom_name,
-                wgmma_n=self.tiled_mma.atom.shape_mnk[1],
+                wgmma_n=self.tiled_mma.atom.shape_mnk[1], consumers_n=1 if pingpong else wn,
                 swizzle=(self._gmma_swizzle("A"), self._gmma_swizzle("B")),
             )  # fmt: skip
         swz = _swizzle_bytes(self.smem_a, self.smem_b)
@@ -679,8 +681,11 @@ def _sm90_shape(d: GemmDesign, arch: str) -> str | None:
     if d.family != "sm90":
         return None
     wm, wn, _ = d.atom_counts  # tile N: whole wgmmas side by side (rule tile_multiple)
-    if wn != 1:
-        return f"{wn} warpgroups along N (the sm90 family stacks warpgroups along M)"
+    if wn != 1 and (wn, wm) != (2, 1):
+        return (
+            f"{wm} x {wn} warpgroups (the sm90 family takes 1, 2 or 3 along M, or 2 side by "
+            "side along N)"
+        )
     if wm not in (1, 2, 3):
         return f"{wm} consumer warpgroups (1, 2 or 3)"
     return None
@@ -952,7 +957,7 @@ RULES: tuple[Rule, ...] = (
         "copy_b an ldmatrix whose matrices are whole B atoms and tile a row of them (or None: "
         "the widest that does)",
     ),
-    Rule("sm90_shape", _sm90_shape, "warpgroups along M only (1, 2 or 3)"),
+    Rule("sm90_shape", _sm90_shape, "1, 2 or 3 warpgroups along M, or 2 side by side along N"),
     Rule("stages", _stages, "stages >= 2 (or None: as many as fit)"),
     Rule("schedule", _schedule, "schedule None (sm80) or one of the sm90 schedules"),
     Rule(

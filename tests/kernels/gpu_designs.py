@@ -10,7 +10,7 @@ warps (M- or N-major order), the seeds' kind of M permutation (rows of the atoms
 interleaved) or none, a tile that is a multiple of the TiledMMA's, a swizzle of 32, 64 or
 128 bytes for either operand's stage (which fixes its major), an ldmatrix atom or the
 default, 2-4 stages; sm90: a GMMA SS atom of any N the tile allows (16-bit, tf32, fp8),
-1-3 consumer warpgroups, a schedule. Designs breaking a rule are drawn again (counted).
+1-3 consumer warpgroups (or 2 side by side along N), a schedule. Designs breaking a rule are drawn again (counted).
 Each design runs through ``cutemma.gemm(A, B, design=...)`` on 3 shapes (one of 1 x 1,
 primes, non-multiples of the tile) with small-integer operands, so every product and sum
 is exact in every type: pass = D equals the float64 reference exactly. Then every seed
@@ -96,9 +96,13 @@ def draw_sm90(rng: random.Random) -> tuple[GemmDesign, str, tuple[str, str]]:
     schedule = rng.choice(["cooperative", "cooperative", "alternate", "pingpong"])
     if schedule == "pingpong":
         c = 1
+    bk = 128 // eb * rng.choice([1, 1, 2])
+    if schedule == "cooperative" and rng.random() < 0.25:
+        # two warpgroups side by side along N (Sm90Config.consumers_n), 1-3 m64 rows each
+        tiled = make_tiled_mma(name, (1, 2, 1))
+        return GemmDesign(tiled, (64 * rng.choice([1, 2, 3]), 2 * n, bk)), dtype, majors
     tiled = make_tiled_mma(name, (c, 1, 1))
     tile = (64 * c * rng.choice([1, 2]), n, None)
-    bk = 128 // eb * rng.choice([1, 1, 2])
     reps_n = rng.choice([1, 1, 2])  # wgmmas side by side along N (Sm90Config.wgmma_n)
     d = GemmDesign(tiled, (tile[0], n * reps_n, bk), schedule=schedule)
     return d, dtype, majors

@@ -1,6 +1,9 @@
 """GPU correctness and speed of the sm90 GEMM against torch (run as a script; torch first).
 
-    python tests/kernels/gpu_sm90_checks.py OUT.json [--quick] [--batched] [--no-bench]
+    python tests/kernels/gpu_sm90_checks.py OUT.json [--quick] [--batched] [--no-bench] [--only RE]
+
+``--only RE``: the explicit configs whose names match RE alone (no cutemma.gemm calls,
+no batched checks, no tf32), e.g. ``--only 'wn2|b128x1[14][24]'`` for a new tile's checks.
         [--no-precompile]
 
 Correctness: fresh random inputs per check, the output poisoned with NaN before each run
@@ -21,6 +24,7 @@ from __future__ import annotations
 import faulthandler
 import json
 import random
+import re
 import sys
 import time
 import traceback
@@ -31,6 +35,7 @@ from gpu_timing import rounds  # beside this script
 
 from cutemma.kernels.dispatch import gemm as gemm_sm90
 from cutemma.kernels.pick import NARROW_16
+from cutemma.kernels.sm90.host import kernel_key
 from cutemma.kernels.sm90.plan import Sm90Config
 from cutemma.kernels.space import WIDE_16
 
@@ -57,6 +62,10 @@ CONFIGS = [
     NARROW_16,
     Sm90Config(128, 320, wgmma_n=64, epilogue="regs"),  # 5 wgmmas along N
     Sm90Config(128, 256, wgmma_n=128),  # 2 along N, the TMA-store epilogue
+    # two warpgroups side by side along N, three m64 wgmmas each (SW64/SW32 staging tiles)
+    Sm90Config(192, 192, consumers_n=2),
+    Sm90Config(192, 160, consumers_n=2),
+    Sm90Config(192, 128, consumers_n=2, epilogue="regs"),
     WIDE_16,  # built-in 128x320: m64n256 + m64n64, half-width staging tile
 ]  # fmt: skip (built-in 16-bit widths, and tiles wider than one wgmma)
 CLUSTER_CONFIGS = [Sm90Config(128, 256, cluster=2), Sm90Config(128, 128, cluster=2),
@@ -66,7 +75,9 @@ MAJORS = [("K", "K"), ("K", "N"), ("M", "K"), ("M", "N")]
 FP8_CONFIGS = [*FP8_CONFIGS, Sm90Config(128, 128, promote="overlap"),
                Sm90Config(128, 192, promote="split"), Sm90Config(128, 128, promote="split"),
                Sm90Config(128, 192, promote="split", epilogue="tma2"),
-               Sm90Config(128, 320, wgmma_n=160, promote=False, epilogue="regs")]  # fmt: skip
+               Sm90Config(128, 320, wgmma_n=160, promote=False, epilogue="regs"),
+               Sm90Config(192, 128, consumers_n=2),  # promoted, warpgroups along N
+               Sm90Config(128, 112, promote="overlap"), Sm90Config(128, 144, promote="split")]  # fmt: skip
 
 
 def operand(rows, cols, contiguous_rows, dtype, gen):
@@ -159,7 +170,7 @@ def correctness(quick: bool) -> list[dict]:
                 rows.append(check(136, 520, 200, dtype, am, bm, cfg, gen, torch.float32, 0.5, 1.5))
                 rows.append(check(136, 520, 200, dtype, am, bm, cfg, gen, nan=True))
     # tf32 and fp8: K-major A and B (the only majors their GMMA reads)
-    for dtype in (torch.float32, torch.float8_e4m3fn, torch.float8_e5m2):
+    for dtype in (torch.float32, torch.float8_e4m3fn, torch.float8_e5m2)[1 if ONLY else 0 :]:
         outs = (torch.float32,) if dtype == torch.float32 else (torch.bfloat16, torch.float32)
         for cfg in CONFIGS[:2] if dtype == torch.float32 else FP8_CONFIGS:
             for m, n, k in shapes_for("K", "K", rng, 2 if quick else 6):
@@ -168,6 +179,8 @@ def correctness(quick: bool) -> list[dict]:
                 for out_dtype in outs:
                     rows.append(check(m, n, k, dtype, "K", "K", cfg, gen, out_dtype))
             rows.append(check(300, 200, 512, dtype, "K", "K", cfg, gen, outs[-1], 0.5, 2.0))
+    if ONLY:
+        return rows
     # through cutemma.gemm: the dispatcher picks sm90 for aligned 2-D calls (fp8 too)
     for m, n, k in [(4096, 512, 4096), (333, 4104, 1008), (8192, 8200, 256)]:  # last: 128x192
         for dtype in (torch.float8_e4m3fn, torch.float8_e5m2):
@@ -343,20 +356,20 @@ def bench2() -> dict:
 
 
 def variants_2d() -> set:
-    """Every (config, dtype, majors, out, c_type, arch) the 2-D checks compile, a superset
+    """Every (kernel key, arch) the 2-D checks compile, a superset
     (precompile: NVRTC in forked workers, ~1 s a variant, instead of one by one)."""
     got = set()
     for dt in ("bf16", "f16"):
         for am, bm in MAJORS:
             for cfg in CONFIGS + (CLUSTER_CONFIGS if dt == "bf16" else []):
                 for o in (dt, "f32"):
-                    got.add((cfg, dt, am, bm, o, o, "sm_90a"))
-    for cfg in CONFIGS[:2]:
-        got.add((cfg, "tf32", "K", "K", "f32", "f32", "sm_90a"))
+                    got.add((kernel_key(cfg, dt, am, bm, o, o), "sm_90a"))
+    for cfg in [] if ONLY else CONFIGS[:2]:
+        got.add((kernel_key(cfg, "tf32", "K", "K", "f32", "f32"), "sm_90a"))
     for dt in ("e4m3", "e5m2"):
-        for cfg in FP8_CONFIGS + [Sm90Config(128, 192)]:
+        for cfg in FP8_CONFIGS + ([] if ONLY else [Sm90Config(128, 192)]):
             for o in ("bf16", "f32"):
-                got.add((cfg, dt, "K", "K", o, o, "sm_90a"))
+                got.add((kernel_key(cfg, dt, "K", "K", o, o), "sm_90a"))
     return got
 
 
@@ -373,8 +386,22 @@ def precompile_2d(processes: int = 14) -> dict:
     return {"variants": len(vs), "seconds": round(time.perf_counter() - t, 1), "failed": bad}
 
 
+ONLY = ""  # --only: a regex of config names; the other configs and calls are skipped
+
+
+def _only(pattern: str) -> None:
+    global ONLY, CONFIGS, CLUSTER_CONFIGS, FP8_CONFIGS
+    ONLY = pattern
+    keep = re.compile(pattern).search
+    CONFIGS = [c for c in CONFIGS if keep(c.name)]
+    CLUSTER_CONFIGS = [c for c in CLUSTER_CONFIGS if keep(c.name)]
+    FP8_CONFIGS = [c for c in FP8_CONFIGS if keep(c.name)]
+
+
 def main() -> None:
     path = sys.argv[1] if len(sys.argv) > 1 else "gpu_sm90.json"
+    if "--only" in sys.argv:
+        _only(sys.argv[sys.argv.index("--only") + 1])
     quick = "--quick" in sys.argv
     faulthandler.dump_traceback_later(420, exit=True)  # a hung kernel: say where, then stop
     t = time.perf_counter()
@@ -385,7 +412,8 @@ def main() -> None:
         print("precompile", json.dumps(pre)[:600], flush=True)
     elif "--no-precompile" not in sys.argv:
         pre = precompile_2d()
-        pre["batched"] = gpu_sm90_batched.precompile(gpu_sm90_batched.cases(quick))
+        if not ONLY:
+            pre["batched"] = gpu_sm90_batched.precompile(gpu_sm90_batched.cases(quick))
         print("precompile", json.dumps(pre)[:600], flush=True)
     result = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "precompile": pre}
     try:

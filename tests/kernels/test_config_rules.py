@@ -74,6 +74,13 @@ SM90_CASES: dict[str, list[tuple[dict, dict]]] = {
         ({"epilogue": "tmat", "schedule": "pingpong"}, {"epilogue": "tma", "schedule": "pingpong"}),
         ({"epilogue": "tmat", "cluster": 2}, {"epilogue": "tmat", "block_n": 144}),
     ],
+    # warpgroups side by side along N: each one wgmma of half the columns, cooperative
+    "consumers_n": [
+        ({"consumers_n": 2, "schedule": "pingpong"}, {"consumers_n": 2}),
+        ({"consumers_n": 2, "epilogue": "tma2"}, {"consumers_n": 2, "epilogue": "regs"}),
+        ({"consumers_n": 2, "wgmma_n": 32}, {"consumers_n": 2, "wgmma_n": 64}),
+        ({"consumers_n": 2, "a_regs": True}, {"consumers_n": 2}),
+    ],
     "three_consumers_width": [
         (
             {"block_m": 192, "consumers": 3, "block_n": 256},
@@ -197,6 +204,10 @@ def _gmma(n: int, warpgroups: int) -> object:
         # three warpgroups of a 256-column wgmma: 512 threads' registers cannot hold it
         (lambda: GemmDesign(_gmma(256, 3), (192, 256, 64)),
          "sm90_config.three_consumers_width", "<= 128 with 3 consumers"),
+        # two warpgroups along N, each repeating a 64-wide wgmma: one wgmma each is built
+        (lambda: GemmDesign(make_tiled_mma("SM90_64x64x16_F32BF16BF16_SS<K,K>", (1, 2, 1)),
+                            (128, 256, 64)),
+         "sm90_config.consumers_n", "no wgmma_n"),
     ],
 )  # fmt: skip
 def test_a_design_fails_by_its_config_rule(design, rule, fix):

@@ -288,3 +288,33 @@ def test_f16_accumulators_are_read_as_the_ptx_packs_them(atom):
         atom_i, r = divmod(int(reg), 2)
         im, jn = divmod(atom_i, 2)  # mma_m = 2, mma_n = 2 atoms, n fastest
         assert (int(dm), int(dn)) == (16 * im + 8 * r, 8 * jn + (1 if high else 0))
+
+
+def test_sm90_warpgroups_side_by_side_along_n_are_the_design():
+    """A TiledMMA of two warpgroups along N (atom layout (1, 2, 1)) is the sm90 config with
+    ``consumers_n=2``, whose kernel multiplies with that very TiledMMA: each warpgroup every
+    row of the tile by its half of the columns. Before, such a design was refused by
+    ``sm90_shape`` while its ``config`` named a one-warpgroup kernel of another TiledMMA."""
+    from cutemma.kernels.design import check, failed_rules
+    from cutemma.kernels.sm90.plan import Sm90Plan
+
+    tiled = make_tiled_mma("SM90_64x96x16_F32BF16BF16_SS<K,K>", (1, 2, 1))
+    d = GemmDesign(tiled, (192, 192, 64))
+    assert failed_rules(d) == [] and check(d) is d
+    cfg = d.config
+    assert (cfg.consumers, cfg.consumers_n, cfg.atom_n, cfg.name) == (
+        2, 2, 96, "b192x192x64_c2_sauto_wn2"
+    )  # fmt: skip
+    plan = Sm90Plan(cfg, "bf16", "K", "K", "bf16")
+    assert plan.tiled.atom_layout_mnk == tiled.atom_layout_mnk
+    # warpgroup w's accumulators: every (row, column) of rows 0..191 (three m64 wgmmas) by
+    # columns 96 w .. 96 w + 95, each once
+    m_t, n_t, consts = plan.epilogue
+    for w in range(2):
+        got = [(m_t(t) + dm, n_t(t) + dn) for t in range(128 * w, 128 * w + 128)
+               for _, dm, dn in consts]  # fmt: skip
+        assert sorted(got) == [(m, n) for m in range(192) for n in range(96 * w, 96 * w + 96)]
+    # and warpgroups (2, 1, 1) remain the config they were
+    stacked = GemmDesign(make_tiled_mma("SM90_64x192x16_F32BF16BF16_SS<K,K>", (2, 1, 1)),
+                         (128, 192, 64))  # fmt: skip
+    assert stacked.config.consumers_n == 1 and stacked.config.consumers == 2

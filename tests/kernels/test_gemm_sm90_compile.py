@@ -68,6 +68,10 @@ CASES = [
         "K",
         "bf16",
     ),
+    # two warpgroups side by side along N: three m64 wgmmas each per k block (12 HGMMA a k
+    # tile); B and the staging tile at SW32 so that an atom starts at each one's 80 columns
+    (Sm90Config(192, 160, consumers_n=2), "f16", "K", "N", "bf16"),
+    (Sm90Config(192, 192, consumers_n=2, epilogue="regs", stream_k=True), "bf16", "M", "K", "f32"),
     (
         Sm90Config(64, 40, consumers=1, epilogue="tmat", stream_k=True, swap_ab=True),
         "f16",

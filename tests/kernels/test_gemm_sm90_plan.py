@@ -38,14 +38,16 @@ def tma_image(plan: Sm90Plan, which: str, base: int) -> dict[int, tuple[int, int
     box = plan.tma[which]
     eb = plan.elem_bytes
     b0, b1 = box.box
-    assert box.swizzle == "SW128" and b0 * eb == 128
+    span = {"SW128": 128, "SW64": 64, "SW32": 32}[box.swizzle]  # a box row is one swizzle row
+    assert b0 * eb == span
+    bits = {128: 3, 64: 2, 32: 1}[span]
     image = {}
     for dc, do, off, _rank in plan.stage_copies(which):
         for j in range(b1):
             for i in range(b0):
                 c, o = dc + i, do + j
                 mn, k = (o, c) if box.contiguous == "K" else (c, o)
-                addr = int(byte_swizzle(np.array(base + off * eb + (i + b0 * j) * eb), 3))
+                addr = int(byte_swizzle(np.array(base + off * eb + (i + b0 * j) * eb), bits))
                 assert addr not in image, "two elements land on one address"
                 image[addr] = (mn, k)
     return image
@@ -92,6 +94,12 @@ CASES = [
     (Sm90Config(128, 320, wgmma_n=(256, 64)), "bf16", "K", "N"),  # mixed: LBO 0 for the n64
     (Sm90Config(128, 320, wgmma_n=(256, 64)), "f16", "M", "K"),
     (Sm90Config(128, 192, wgmma_n=(128, 64)), "e4m3", "K", "K"),
+    # two warpgroups side by side along N, each all 192 rows by half the columns
+    (Sm90Config(192, 192, consumers_n=2), "bf16", "K", "K"),
+    (Sm90Config(192, 192, consumers_n=2), "bf16", "M", "N"),  # B at SW64: atoms of 32 columns
+    (Sm90Config(192, 160, consumers_n=2), "f16", "K", "N"),  # B at SW32: atoms of 16 columns
+    (Sm90Config(192, 128, consumers_n=2), "e4m3", "K", "K"),
+    (Sm90Config(128, 256, consumers_n=2), "bf16", "M", "K"),
 ]
 
 
@@ -104,13 +112,17 @@ def test_tma_writes_what_wgmma_reads(config, dtype, am, bm):
         common, offs = plan.descriptors[which]
         major = plan.mn_major[which]
         for (w, im, kb), off in offs.items():
-            # the TiledMMA: warpgroup w's wgmma multiplies A rows 64 w + im * tm by the B
-            # rows of N block jn (the key's middle index for B: wgmmas side by side along N)
+            # the TiledMMA: warpgroups (wm, wn), M first (consumers_m along M, consumers_n
+            # along N); warpgroup w's wgmma multiplies A rows 64 wm + im * tm by the B rows
+            # of N block jn (the key's middle index for B: wgmmas side by side along N) past
+            # its warpgroup's wn * wgmma N
+            wm, wn = w % config.consumers_m, w // config.consumers_m
             if which == "A":
-                rows, r0, bits = 64, 64 * w + im * plan.tm, common
+                rows, r0, bits = 64, 64 * wm + im * plan.tm, common
             else:
-                r0, tiled = plan.columns[im]
-                rows, bits = tiled.tile_size_mnk[1], plan.desc_b_bits.get(im, common)
+                n0, tiled = plan.columns[im]
+                rows, bits = tiled.atom.shape_mnk[1], plan.desc_b_bits.get(im, common)
+                r0 = n0 + wn * rows
             raw = bits | ((base + off) >> 4)
             addrs = wgmma_reads(raw, major, rows, plan.tk, plan.elem_bytes)
             for r in range(rows):
@@ -332,6 +344,10 @@ STAGING_CASES = [
     (Sm90Config(128, 256, wgmma_n=128), "bf16"),  # 2 N repeats per warpgroup
     (Sm90Config(128, 320, wgmma_n=64), "f16"),  # 5 N repeats (2 stages beside the staging)
     (Sm90Config(128, 192, wgmma_n=(128, 64), schedule="pingpong"), "bf16"),  # mixed, 2 M
+    # warpgroups side by side along N: SW64 (96 columns each), SW32 (80), SW128 (64)
+    (Sm90Config(192, 192, consumers_n=2), "bf16"),
+    (Sm90Config(192, 160, consumers_n=2), "f16"),
+    (Sm90Config(192, 128, consumers_n=2), "bf16"),
 ]
 
 
@@ -342,7 +358,8 @@ def test_staging_tile_is_what_tma_stores(config, out):
     element (m, n) of the block tile from exactly there; a warp's 32-bit stores hit 32
     different banks."""
     plan = Sm90Plan(config, "bf16", "K", "N", out)
-    assert plan.tma_store and plan.tma_D.swizzle == "SW128"
+    bits = {"SW128": 3, "SW64": 2, "SW32": 1}[plan.tma_D.swizzle]
+    assert plan.tma_store and plan.tma_D.box[0] * 2 == 16 << bits  # a box row: a swizzle row
     base = 1024 * 48
     thr, consts = plan.epilogue_smem
     sw = plan.smem_D.outer
@@ -352,7 +369,7 @@ def test_staging_tile_is_what_tma_stores(config, out):
     for dc, do, off in plan.tma_D.copies:
         for j in range(b1):
             for i in range(b0):
-                addr = int(byte_swizzle(np.array(base + (off + i + b0 * j) * 2), 3))
+                addr = int(byte_swizzle(np.array(base + (off + i + b0 * j) * 2), bits))
                 where[do + j, dc + i] = addr  # (m, n) -> shared byte
     assert len(set(where.values())) == config.block_m * config.block_n
     per_wg = plan.acc_per_thread
@@ -363,8 +380,10 @@ def test_staging_tile_is_what_tma_stores(config, out):
             start, im, jn = max(b for b in blocks if b[0] <= v)
             vv = v - start
             m, n = wgmma_c_coords(t % 128, vv)
-            m += 64 * (t // 128) + im * 64 * plan.tile_wgs  # the TiledMMA's M repeats
-            n += plan.columns[jn][0]  # and its N repeats
+            # warpgroup (wm, wn) of the TiledMMA (M first), then its M and N repeats
+            wm, wn = t // 128 % config.consumers_m, t // 128 // config.consumers_m
+            m += 64 * wm + im * 64 * config.consumers_m
+            n += wn * plan.columns[jn][1].atom.shape_mnk[1] + plan.columns[jn][0]
             got = base + 2 * sw(thr(t) + consts[v])
             assert got == where[m, n], (t, v, m, n)
     assert_32_banks(plan)

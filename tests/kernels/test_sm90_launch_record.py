@@ -38,6 +38,11 @@ def _configs() -> dict[str, set[Sm90Config]]:
         # a design's own stage layouts: each swizzle mode, one operand or both, a cluster
         Sm90Config(128, 128, swizzle=("SW64", "SW32")), Sm90Config(128, 256, swizzle=(None, "SW64")),
         Sm90Config(128, 256, cluster=2, swizzle=("SW32", "SW64")),
+        # warpgroups side by side along N: B's and the staging tile's swizzle start an atom
+        # at each warpgroup's columns (SW64 at 96, SW32 at 80, none at 72)
+        *(Sm90Config(192, bn, consumers_n=2, **x) for bn in (128, 144, 160, 192)
+          for x in ({}, {"stream_k": True}, {"epilogue": "regs"})),
+        Sm90Config(192, 192, consumers_n=2, swizzle=(None, "SW128")),
     )  # fmt: skip
     for dt in ("bf16", "f16"):
         out[dt] |= set(extra)
@@ -47,6 +52,7 @@ def _configs() -> dict[str, set[Sm90Config]]:
             for bn, p in ((192, "split"), (160, "split"), (128, "overlap"), (64, "overlap"))
         }
         out[dt].add(Sm90Config(128, 128, promote="overlap", swizzle=("SW32", "SW64")))
+        out[dt] |= {Sm90Config(192, 128, consumers_n=2), Sm90Config(128, 112, promote="overlap")}
     return out
 
 

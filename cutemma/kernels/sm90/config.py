@@ -36,6 +36,8 @@ ALIGN_SLACK = 1024  # the kernel rounds its shared base up to the 1024-byte SW12
 BARRIER_BYTES = 8  # one mbarrier object (PTX ISA: .b64)
 MAX_STAGES = 8  # the deepest ring a config without ``stages`` gets (as many as fit, up to it)
 SWIZZLES = ("SW128", "SW64", "SW32")  # widest first
+# bytes of one swizzle row of each mode (PTX ISA, shared memory matrix layouts: 128B/64B/32B)
+SWIZZLE_SPANS = {"SW128": 128, "SW64": 64, "SW32": 32}
 # setmaxnreg (PTX ISA 9.7.19.x): the producer gives registers back, consumers take them;
 # 40 + 2 x 232 per thread-of-warpgroup x 128 = 64512 <= 65536 registers per SM.
 PRODUCER_REGS = 40
@@ -106,7 +108,7 @@ def _plain_widths(v: Any) -> Any:
 def _plain_types(cfg: Sm90Config) -> None:
     """Numpy integers stored as ints; any field of the wrong type refused by name (the
     ranges and rules compare and divide these values)."""
-    ints = ("block_m", "block_n", "consumers", "group_m", "cluster", "kcluster")
+    ints = ("block_m", "block_n", "consumers", "group_m", "cluster", "kcluster", "consumers_n")
     for f in (*ints, "block_k", "stages"):  # numpy integers are integers (stored plain)
         v = getattr(cfg, f)
         if isinstance(v, numbers.Integral) and not isinstance(v, bool | int):
@@ -163,6 +165,7 @@ def _check_ranges(cfg: Sm90Config) -> None:
         "group_m",
         "cluster",
         "kcluster",
+        "consumers_n",
     )
     bad = [
         f"{f}={getattr(cfg, f)} >= 1"
@@ -287,6 +290,11 @@ class Sm90Config:
     # split-K in a cluster (cutemma.kernels.sm90.kcluster): this many CTAs, one cluster,
     # share each tile's k tiles and add their sums through distributed shared memory
     kcluster: int = 1
+    # consumer warpgroups side by side along N (the TiledMMA's atom layout is
+    # (tile warpgroups / this, this, 1)): 2 gives each of two warpgroups every row of the
+    # tile by half its columns, so a 192-row tile is three m64 wgmmas per warpgroup
+    # (what cuBLAS runs at 192x144..192x192: bench/results/raw/peer-kernels-h200.json)
+    consumers_n: int = 1
 
     def __hash__(self) -> int:
         # configs key every cache of the pick (a few dozen lookups per new shape): hashed once
@@ -302,7 +310,7 @@ class Sm90Config:
     def __post_init__(self) -> None:
         _plain_types(self)
         _check_ranges(self)  # positive and small enough first: the rules below divide by them
-        if self.wgmma_n == self.block_n:  # one config, one name
+        if self.wgmma_n == self.block_n // self.consumers_n:  # one config, one name
             object.__setattr__(self, "wgmma_n", None)
         apply_rules(self, CONFIG_RULES, RULE_SCOPE, f"Sm90Config {self.name}")
         # K elements per stage by element bytes: data the cost model and the plan read
@@ -329,6 +337,7 @@ class Sm90Config:
         rs += "_swap" if self.swap_ab is True else ""
         rs += "_pdl" if self.pdl is True else ""
         rs += f"_kc{self.kcluster}" if self.kcluster != 1 else ""
+        rs += f"_wn{self.consumers_n}" if self.consumers_n != 1 else ""
         widths = "_".join(map(str, _as_tuple(self.wgmma_n or ())))  # a C symbol
         rs += f"_n{widths}" if self.wgmma_n not in (None, self.block_n) else ""
         for which, sw in zip("ab", self.swizzle):
@@ -337,26 +346,44 @@ class Sm90Config:
 
     @property
     def atom_n(self) -> int:
-        """The N of each wgmma (of the first, for mixed widths): ``wgmma_n``, or the tile's.
+        """The N of each wgmma (of the first, for mixed widths): ``wgmma_n``, or the tile's
+        (its share of a warpgroup, with ``consumers_n`` warpgroups along N).
 
         >>> Sm90Config(128, 320, wgmma_n=64).atom_n, Sm90Config(128, 320, wgmma_n=64).name
         (64, 'b128x320_c2_sauto_n64')
+        >>> Sm90Config(192, 192, consumers_n=2).atom_n
+        96
         """
-        return self.block_n if self.wgmma_n is None else _as_tuple(self.wgmma_n)[0]
+        return (
+            self.block_n // self.consumers_n if self.wgmma_n is None else _as_tuple(self.wgmma_n)[0]
+        )
 
     @property
     def wgmma_columns(self) -> tuple[tuple[int, int], ...]:
-        """(first column, N) of each wgmma along the tile's N.
+        """(first column, N) of each TiledMMA along the tile's N (its N: ``consumers_n``
+        wgmmas side by side, one per warpgroup along N).
 
         >>> Sm90Config(128, 320, wgmma_n=(256, 64)).wgmma_columns
         ((0, 256), (256, 64))
+        >>> Sm90Config(192, 192, consumers_n=2).wgmma_columns
+        ((0, 192),)
         """
         if isinstance(self.wgmma_n, tuple):
             widths = self.wgmma_n
         else:
-            widths = (self.atom_n,) * max(1, self.block_n // self.atom_n)
+            span = self.atom_n * self.consumers_n
+            widths = (span,) * max(1, self.block_n // span)
         starts = [sum(widths[:i]) for i in range(len(widths))]
         return tuple(zip(starts, widths))
+
+    @property
+    def consumers_m(self) -> int:
+        """Warpgroups of one tile along M (each owns block_m / this rows).
+
+        >>> Sm90Config(128, 128).consumers_m, Sm90Config(192, 192, consumers_n=2).consumers_m
+        (2, 1)
+        """
+        return max(1, self.tile_warpgroups // self.consumers_n)  # (>= 1: rules divide by it)
 
     def k_tile(self, elem_bytes: int) -> int:
         """Elements of K per stage for ``elem_bytes``-byte elements: ``block_k``, else one
@@ -384,6 +411,24 @@ class Sm90Config:
         (2, 1)
         """
         return 1 if self.schedule == "pingpong" else self.consumers
+
+
+def split_swizzles(config: Sm90Config, extent: int, contiguous: bool, eb: int) -> tuple[str, ...]:
+    """The swizzle modes a shared tile of ``extent`` N (B's stage: its rows; the staging
+    tile: its columns) may take, widest first: every mode, but with warpgroups side by side
+    along N (``consumers_n``) only those whose atom starts at each warpgroup's first column,
+    so that its slice (B) or its values' offsets (D) are whole atoms. An atom spans
+    ``SWIZZLE_SPANS / eb`` elements of its contiguous mode and 8 rows of the other.
+
+    >>> split_swizzles(Sm90Config(192, 192, consumers_n=2), 192, True, 2)
+    ('SW64', 'SW32')
+    >>> split_swizzles(Sm90Config(192, 192, consumers_n=2), 192, False, 2)
+    ('SW128', 'SW64', 'SW32')
+    """
+    share = extent // config.consumers_n
+    if config.consumers_n == 1:
+        return SWIZZLES
+    return tuple(s for s in SWIZZLES if share % (SWIZZLE_SPANS[s] // eb if contiguous else 8) == 0)
 
 
 def _widths_cover(c: Sm90Config) -> bool:
@@ -537,15 +582,36 @@ CONFIG_RULES: tuple[ConfigRule, ...] = (
         lambda c: "alternate with 2 or 3 consumer warpgroups (they take turns)",
     ),
     ConfigRule(
+        "consumers_n",
+        lambda c: (
+            c.consumers_n == 1
+            or (
+                c.consumers_n == 2
+                and (c.consumers, c.schedule, c.wgmma_n, c.a_regs, c.cluster)
+                == (2, "cooperative", None, False, 1)
+                and c.promote != "split"
+                and c.epilogue != "tma2"
+                and c.block_n % 16 == 0
+            )
+        ),
+        lambda c: (
+            f"consumers_n {c.consumers_n}: 1, or 2 with consumers=2, cluster=1, "
+            "schedule='cooperative', "
+            "no wgmma_n, a_regs, promote='split' or epilogue='tma2', and block_n a multiple "
+            "of 16 (two "
+            "warpgroups side by side along N, each one wgmma of block_n / 2 columns)"
+        ),
+    ),
+    ConfigRule(
         "block_m_slices",
-        lambda c: c.block_m % (64 * c.tile_warpgroups) == 0,
-        lambda c: f"block_m {c.block_m} a multiple of 64 x {c.tile_warpgroups} warpgroups per tile",
+        lambda c: c.block_m % (64 * c.consumers_m) == 0,
+        lambda c: f"block_m {c.block_m} a multiple of 64 x {c.consumers_m} warpgroups along M",
     ),
     ConfigRule(
         "wgmma_n_range",
-        lambda c: all(w % 8 == 0 and 8 <= w <= 256 for w in _as_tuple(c.wgmma_n or c.block_n)),
+        lambda c: all(w % 8 == 0 and 8 <= w <= 256 for w in _as_tuple(c.wgmma_n or c.atom_n)),
         lambda c: (
-            f"each wgmma N of {c.wgmma_n or c.block_n} in 8..256, a multiple of 8 "
+            f"each wgmma N of {c.wgmma_n or c.atom_n} in 8..256, a multiple of 8 "
             "(block_n > 256 takes wgmma_n: a divisor of it, or widths that add up to it)"
         ),
     ),

@@ -38,10 +38,12 @@ from cutemma.kernels.sm90.config import (
     MAX_STAGES,
     OUTS_SM90,
     SMEM_LIMIT,
+    SWIZZLE_SPANS,
     SWIZZLES,
     TMA_EPILOGUES,
     TMA_STORE_OUTS,
     Sm90Config,
+    split_swizzles,
 )
 
 
@@ -123,12 +125,14 @@ def plan_record(key: Any) -> dict:
     return launch_record(key.config, key.dtype, key.a_major, key.b_major, key.out)
 
 
-# swizzle modes of the GMMA shared-memory atoms, widest first: (name, row span in bytes)
-_SPANS = {"SW128": 128, "SW64": 64, "SW32": 32}
-
-
 def _stage_box(
-    extent: int, block_k: int, major: str, dtype: str, eb: int, swizzle: str | None = None
+    extent: int,
+    block_k: int,
+    major: str,
+    dtype: str,
+    eb: int,
+    swizzle: str | None = None,
+    allowed: tuple[str, ...] = SWIZZLES,
 ) -> dict:
     """The TMA box record of one (extent, block_k) stage as ``Sm90Plan`` lays it out
     (:func:`cutemma.kernels.sm90.plan.stage_layout`, then :func:`cutemma.copy.tma.tma_box`).
@@ -138,8 +142,9 @@ def _stage_box(
     along K first. A box is one span of the contiguous mode by the largest divisor (at most
     the TMA limit) of the other mode's run, and the boxes start where the tiling puts them.
     """
-    for sw in SWIZZLES if swizzle is None else (swizzle,):
-        w = _SPANS[sw] // eb
+    # a given mode the warpgroups' columns cut (split_swizzles) is refused as the plan does
+    for sw in allowed if swizzle is None else (swizzle,) if swizzle in allowed else ():
+        w = SWIZZLE_SPANS[sw] // eb
         rows, cols = (8, w) if major == "K" else (w, 8)
         if extent % rows == 0 and block_k % cols == 0:
             break
@@ -214,10 +219,16 @@ def launch_record(config: Any, dtype: str, a_major: str, b_major: str, out: str 
     for which, extent in (("A", bm), ("B", bn)):
         share = extent // (config.cluster if which == config.multicast else 1)
         sw = config.swizzle["AB".index(which)]
-        tma[which] = _stage_box(share, bk, majors[which], dtype, eb, sw)
+        allowed = (
+            split_swizzles(config, bn, majors[which] == "MN", eb) if which == "B" else SWIZZLES
+        )
+        tma[which] = _stage_box(share, bk, majors[which], dtype, eb, sw, allowed)
+    d_major = TMA_EPILOGUES.get(config.epilogue)
     return {
         "tma": tma,
-        "tma_D": _stage_box(bm, d_width, TMA_EPILOGUES[config.epilogue], out, 2)
+        "tma_D": _stage_box(
+            bm, d_width, d_major, out, 2, None, split_swizzles(config, d_width, d_major == "K", 2)
+        )
         if tma_store
         else None,
         "tma_store": tma_store,

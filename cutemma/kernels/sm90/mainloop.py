@@ -138,6 +138,18 @@ def _turns(plan: Sm90Plan) -> tuple[str, str]:
     return before, after
 
 
+def _b_warpgroup(plan: Sm90Plan) -> str:
+    """This warpgroup's B columns past warpgroup 0's (``consumers_n``), in bytes, chosen by
+    warpgroup index; nothing when every warpgroup reads the same B."""
+    offs = plan.b_warpgroup_offsets
+    if not any(offs):
+        return ""
+    pick = f"{offs[0]}u"
+    for w in range(1, len(offs)):
+        pick = f"(wg == {w} ? {offs[w]}u : {pick})"
+    return f" + {pick}"
+
+
 def mainloop(plan: Sm90Plan, release_stmt: str, after_issue: str = "") -> str:
     """The consumers' k-tile loop of one tile, ending with every wgmma retired.
 
@@ -174,7 +186,7 @@ def mainloop(plan: Sm90Plan, release_stmt: str, after_issue: str = "") -> str:
         # shared::cta address carries the CTA's rank at bit 24 (SASS: SR_CgaCtaId << 24),
         # which an unmasked OR would add to LBO (the N-major-B cluster bug, notes/kernels-journal.md)
         f"const uint32_t a_addr = (smem & {SMEM_WINDOW - 1:#x}u) + stage * {plan.stage_bytes}, "
-        f"b_addr = a_addr + {plan.bytes_A};  // window-relative, for descriptors only",
+        f"b_addr = a_addr + {plan.bytes_A}{_b_warpgroup(plan)};  // window-relative, for descriptors only",
     ]
     tail = [f"prev_empty = empty;\nif (++stage == {S}) {{ stage = 0; phase ^= 1; }}"]
     turn_wait, turn_pass = _turns(plan)

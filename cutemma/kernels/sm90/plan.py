@@ -55,6 +55,7 @@ from cutemma.kernels.sm90.config import (  # noqa: F401 - the config's names, re
     TMA_STORE_OUTS,
     WARPGROUP,
     Sm90Config,
+    split_swizzles,
 )
 from cutemma.kernels.sm90.kcluster import reduce_bytes
 from cutemma.layout import ComposedLayout, slice_and_offset, tile_to_shape, zipped_divide
@@ -65,10 +66,15 @@ from cutemma.tiled import make_tiled_mma
 
 
 def stage_layout(
-    extent: int, block_k: int, major: str, dtype: str, swizzle: str | None = None
+    extent: int,
+    block_k: int,
+    major: str,
+    dtype: str,
+    swizzle: str | None = None,
+    allowed: tuple[str, ...] = SWIZZLES,
 ) -> ComposedLayout:
-    """One stage of an operand: (extent, block_k), the widest GMMA swizzle atom that tiles
-    it (``swizzle``: that mode's atom, or an error naming it).
+    """One stage of an operand: (extent, block_k), the widest GMMA swizzle atom of
+    ``allowed`` that tiles it (``swizzle``: that mode's atom, or an error naming it).
 
     K-major atoms are one swizzle row of K; MN-major atoms one row of MN by 8 K, tiled along
     K first (order (1, 0)) so that the 64 (128-byte) MN rows of a TMA box are one block.
@@ -77,7 +83,7 @@ def stage_layout(
     >>> lay(64, 0), lay(0, 8), lay(1, 1)  # 64-row blocks 8 KiB apart; K rows of 128 bytes
     (4096, 512, 73)
     """
-    for sw in SWIZZLES if swizzle is None else (swizzle,):
+    for sw in allowed if swizzle is None else (swizzle,):
         atom = gmma_layout_atom(major, sw, dtype)
         r, c = atom.shape
         if extent % r == 0 and block_k % c == 0:
@@ -147,7 +153,9 @@ class Sm90Plan:
             a = "K" if self.a_regs else self.mn_major["A"]
             name += f"<{a},{self.mn_major['B']}>"
         self.tile_wgs = config.tile_warpgroups
-        self.tiled = make_tiled_mma(name, (self.tile_wgs, 1, 1))
+        # the warpgroups along M and N (consumers_n: side by side along N, each every row)
+        self.wg_layout = (config.consumers_m, config.consumers_n, 1)
+        self.tiled = make_tiled_mma(name, self.wg_layout)
         self.atom_name = self.tiled.atom.name
         self.tm, self.tn, self.tk = self.tiled.tile_size_mnk
         self.block_k = config.k_tiles[self.elem_bytes]
@@ -159,7 +167,7 @@ class Sm90Plan:
         # another width's atom is this one's name with its N (SM90_64x{N}x{K}_...)
         def tiled_of(w: int):
             wider = name.replace(f"_64x{self.tn}x", f"_64x{w}x", 1)
-            return self.tiled if w == self.tn else make_tiled_mma(wider, (self.tile_wgs, 1, 1))
+            return self.tiled if w == self.tn else make_tiled_mma(wider, self.wg_layout)
 
         self.columns = tuple((n0, tiled_of(w)) for n0, w in config.wgmma_columns)
         self.mma_n = len(self.columns)
@@ -185,8 +193,10 @@ class Sm90Plan:
         self.stages  # noqa: B018 - checks the ring fits in shared memory now
         if config.kcluster > 1:
             self._check_kcluster_room()
-        if self.mma_n > 1:
+        if self.mma_n > 1 or config.consumers_n > 1:
             self._check_b_slices()
+        if self.tma_store and config.consumers_n > 1:
+            self.smem_D  # noqa: B018 - each warpgroup's columns start a staging-tile atom
 
     def _check_kcluster_room(self) -> None:
         """A ``kcluster`` fix-up adds the sums in the ring's stages: they must hold them."""
@@ -204,8 +214,10 @@ class Sm90Plan:
             self.descriptors  # noqa: B018
         except LayoutError:
             raise TiledMmaError(
-                f"{self.config.name} {self.dtype}: wgmma_n {self.config.wgmma_n} cuts the "
-                f"{self.mn_major['B']}-major B stage {self.smem_B.inner} inside a swizzle atom; "
+                f"{self.config.name} {self.dtype}: a wgmma of {self.config.atom_n} columns "
+                f"(wgmma_n {self.config.wgmma_n}, {self.config.consumers_n} warpgroup(s) along "
+                f"N) cuts the {self.mn_major['B']}-major B stage {self.smem_B.inner} inside a "
+                "swizzle atom; "
                 "take a multiple of the atom's N (64 16-bit elements for an MN-major B at "
                 "128-byte swizzle), or a K-major B"
             ) from None
@@ -225,7 +237,15 @@ class Sm90Plan:
         """Operand ``which``'s stage layout over ``extent`` rows (a cluster's share: fewer),
         in the config's swizzle mode for it, else the widest that tiles it."""
         sw = self.config.swizzle["AB".index(which)]
-        return stage_layout(extent, self.block_k, self.mn_major[which], self.dtype, sw)
+        major = self.mn_major[which]
+        # warpgroups side by side along N read B from their first column on: an atom must
+        # start there (an MN-major SW128 atom is 64 16-bit columns: 96 takes SW64)
+        allowed = (
+            split_swizzles(self.config, self.config.block_n, major == "MN", self.elem_bytes)
+            if which == "B"
+            else SWIZZLES
+        )
+        return stage_layout(extent, self.block_k, major, self.dtype, sw, allowed)
 
     @property
     def bytes_A(self) -> int:
@@ -296,7 +316,17 @@ class Sm90Plan:
         columns: 4 swizzled 16-byte chunks, 16 banks, two threads to each 4-byte word)."""
         if not self.tma_store:
             raise TiledMmaError(f"{self.config.name}: no TMA-store epilogue for out={self.out}")
-        return stage_layout(self.config.block_m, self.d_width, self.d_major, self.out)
+        bm, width, major = self.config.block_m, self.d_width, self.d_major
+        # warpgroups side by side along N: each one's first column must start an atom, or
+        # its values' offsets are not its thread's plus one constant each
+        allowed = split_swizzles(self.config, width, major == "K", 2)
+        if not allowed:
+            raise TiledMmaError(
+                f"{self.config.name}: no swizzled staging tile starts an atom at each "
+                f"warpgroup's {width // self.config.consumers_n} columns; take a block_n "
+                "whose half is a multiple of 16, or epilogue='regs'"
+            )
+        return stage_layout(bm, width, major, self.out, allowed=allowed)
 
     @cached_property
     def tma_D(self) -> TmaBox:
@@ -362,24 +392,30 @@ class Sm90Plan:
 
     # ------------------------------------------------------------------ descriptors
     def _rows_of(self, which: str) -> list[int]:
-        """First row each consumer warpgroup reads of a ``tm``-row (A) slice, from the
-        TiledMMA: the smallest m among warpgroup w's A values."""
-        if which == "B":
-            return [0] * self.tile_wgs
-        tv = tv_table(self.tiled.tv_layout_A_tiled)
+        """First row each consumer warpgroup reads of a ``tm``-row (A) or ``tn``-row (B)
+        slice, from the TiledMMA: the smallest m (n) among warpgroup w's values of it (B
+        differs by warpgroup only with warpgroups side by side along N)."""
+        tiled_tv = self.tiled.tv_layout_A_tiled if which == "A" else self.tiled.tv_layout_B_tiled
+        tv = tv_table(tiled_tv)
+        extent = self.tm if which == "A" else self.tn
+        count = 64 if which == "A" else self.tiled.atom.shape_mnk[1]
         out = []
         for w in range(self.tile_wgs):
-            # SS: thread 0 of the warpgroup names its slice; RS: its threads share the rows
-            rows = tv[w * WARPGROUP : (w + 1) * WARPGROUP] if self.a_regs else tv[w * WARPGROUP]
-            ms = sorted({int(o) % self.tm for o in rows.ravel()})
-            if ms != list(range(ms[0], ms[0] + 64)):  # pragma: no cover - GMMA A is 64 rows
-                raise TiledMmaError(f"warpgroup {w} does not read 64 consecutive rows of A")
+            # SS: thread 0 of the warpgroup names its slice; RS: its threads share A's rows
+            rs = which == "A" and self.a_regs
+            rows = tv[w * WARPGROUP : (w + 1) * WARPGROUP] if rs else tv[w * WARPGROUP]
+            ms = sorted({int(o) % extent for o in rows.ravel()})
+            if ms != list(range(ms[0], ms[0] + count)):  # pragma: no cover - GMMA's slices
+                raise TiledMmaError(
+                    f"warpgroup {w} does not read {count} consecutive rows of {which}"
+                )
             out.append(ms[0])
         return out
 
     def _slices(self, which: str):
         """(warpgroup, im or jn, kb) -> the (64 or wgmma N, K-atom) slice of a stage, with
-        its offset (A: row block im of the warpgroup's; B: column block jn, shared)."""
+        its offset (A: row block im of the warpgroup's; B: column block jn of the
+        warpgroup's, the same for every warpgroup but side by side along N)."""
         lay = self.smem_A if which == "A" else self.smem_B
         rows = 64
         tiles = zipped_divide(lay.inner, (rows, self.tk))
@@ -388,10 +424,10 @@ class Sm90Plan:
             for im in range(self.mma_m if which == "A" else self.mma_n):
                 if which == "B":  # column block im: its own width (config.wgmma_columns)
                     n0, tiled = self.columns[im]
-                    rows = tiled.tile_size_mnk[1]
+                    rows = tiled.atom.shape_mnk[1]
                     tiles = zipped_divide(lay.inner, (rows, self.tk))
                 for kb in range(self.k_blocks):
-                    row = (im * self.tm + r0) // rows if which == "A" else n0 // rows
+                    row = (im * self.tm + r0) // rows if which == "A" else (n0 + r0) // rows
                     sub, off = slice_and_offset(((None, None), (row, kb)), tiles)
                     out[w, im, kb] = ComposedLayout(lay.outer, lay.offset + off, sub)
         return out
@@ -465,6 +501,24 @@ class Sm90Plan:
                     raise TiledMmaError("B halves: descriptors differ beyond the start address")
                 offs[h, kb] = d.start_address << 4
         return half.op, offs
+
+    @cached_property
+    def b_warpgroup_offsets(self) -> tuple[int, ...]:
+        """Each consumer warpgroup's B slices past warpgroup 0's, in bytes: 0 but with
+        warpgroups side by side along N (``consumers_n``), where warpgroup w reads the
+        columns w N / 2 on, at one offset from warpgroup 0's in every N and k block.
+
+        >>> Sm90Plan(Sm90Config(192, 192, consumers_n=2), "bf16", "K", "K").b_warpgroup_offsets
+        (0, 12288)
+        """
+        _, offs = self.descriptors["B"]
+        out = []
+        for w in range(self.tile_wgs):
+            deltas = {o - offs[0, jn, kb] for (v, jn, kb), o in offs.items() if v == w}
+            if len(deltas) != 1:  # pragma: no cover - a slice of the same stage layout
+                raise TiledMmaError(f"B's slices of warpgroup {w} move by {sorted(deltas)}")
+            out.append(deltas.pop())
+        return tuple(out)
 
     def desc_offsets(self, which: str) -> dict:
         """{warpgroup: (byte offset of k block 0, 1, ...)} (A; for im = 0), or B's tuple.

@@ -643,7 +643,8 @@ def _header(plan: Sm90Plan, dtype: str, a_major: str, b_major: str, out: str) ->
             f"cutemma sm90 GEMM: D = alpha * A @ B + beta * C; config {config.name}, "
             f"{plan.stages} stages",
             f"{dtype} in, f32 accumulate, {out} out; A {a_major}-major, B {b_major}-major",
-            f"TiledMMA {plan.atom_name} x ({config.consumers},1,1): tile "
+            f"TiledMMA {plan.atom_name} x ({config.consumers // config.consumers_n},"
+            f"{config.consumers_n},1): tile "
             f"{plan.tiled.tile_size_mnk}, {wgmma_grid} wgmma per k tile per warpgroup",
             f"smem A {plan.smem_A} (desc {desc_A} | window addr >> 4)",
             f"smem B {plan.smem_B} (desc {desc_B} | window addr >> 4)",

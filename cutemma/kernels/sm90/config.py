@@ -236,6 +236,9 @@ class Sm90Config:
     ``wgmma_n``: several wgmmas side by side along N per 64-row slice, for tiles wider than
     one wgmma's 256 columns: an int (equal widths dividing block_n) or the widths from
     column 0 on (e.g. ``(256, 64)`` for 320; each starts at a multiple of its own N).
+    ``consumers_n`` 2: the two consumer warpgroups side by side along N (TiledMMA atom
+    layout (1, 2, 1)), each computing every row of the tile (block_m / 64 wgmmas) by half
+    its columns, e.g. ``Sm90Config(192, 192, consumers_n=2)``: 144 accumulators a thread.
     ``split`` (with ``stream_k``): at most that many CTAs share each shared tile, their
     shares aligned to tiles (:func:`cutemma.kernels.sm90.streamk.sk_split`); the host's
     alone: the kernel is the same. ``swizzle``: (A's, B's) GMMA swizzle mode of the stage

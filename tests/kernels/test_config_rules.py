@@ -80,6 +80,7 @@ SM90_CASES: dict[str, list[tuple[dict, dict]]] = {
         ({"consumers_n": 2, "epilogue": "tma2"}, {"consumers_n": 2, "epilogue": "regs"}),
         ({"consumers_n": 2, "wgmma_n": 32}, {"consumers_n": 2, "wgmma_n": 64}),
         ({"consumers_n": 2, "a_regs": True}, {"consumers_n": 2}),
+        ({"consumers_n": 2, "kcluster": 2}, {"consumers_n": 2}),
     ],
     "three_consumers_width": [
         (

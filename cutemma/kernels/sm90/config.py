@@ -590,16 +590,16 @@ CONFIG_RULES: tuple[ConfigRule, ...] = (
             c.consumers_n == 1
             or (
                 c.consumers_n == 2
-                and (c.consumers, c.schedule, c.wgmma_n, c.a_regs, c.cluster)
-                == (2, "cooperative", None, False, 1)
+                and (c.consumers, c.schedule, c.wgmma_n, c.a_regs, c.cluster, c.kcluster)
+                == (2, "cooperative", None, False, 1, 1)
                 and c.promote != "split"
                 and c.epilogue != "tma2"
                 and c.block_n % 16 == 0
             )
         ),
         lambda c: (
-            f"consumers_n {c.consumers_n}: 1, or 2 with consumers=2, cluster=1, "
-            "schedule='cooperative', "
+            f"consumers_n {c.consumers_n}: 1, or 2 with consumers=2, cluster=1, kcluster=1 "
+            "(not yet run on the GPU), schedule='cooperative', "
             "no wgmma_n, a_regs, promote='split' or epilogue='tma2', and block_n a multiple "
             "of 16 (two "
             "warpgroups side by side along N, each one wgmma of block_n / 2 columns)"

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import random
 import sys
@@ -44,6 +43,7 @@ def main() -> None:
 
     import torch
     from gemm_sweep import draw_shapes, operands
+    from pick_audit import ab_summary
 
     import cutemma
     from cutemma.kernels.cost import best
@@ -78,12 +78,7 @@ def main() -> None:
             rows.append(r)
             print(r, flush=True)
 
-    def gm(key):
-        return round(math.exp(sum(math.log(r[key]) for r in rows) / len(rows)), 4) if rows else None
-
-    summary = {"rows": len(rows), "new_vs_cublas": gm("new_vs_cublas"),
-               "old_vs_cublas": gm("old_vs_cublas"),
-               "new_faster": sum(r["new_us"] < r["old_us"] for r in rows)}  # fmt: skip
+    summary = ab_summary(rows)
     with open(args.out, "w") as f:
         json.dump({"what": __doc__.splitlines()[0], "seed": seed, "summary": summary,
                    "rows": rows}, f, indent=1)  # fmt: skip

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import random
 import sys
@@ -54,7 +53,7 @@ def main() -> None:
 
     import torch
     from gemm_sweep import draw_shapes, operands, reps_for, turns_ms
-    from pick_audit import calls_of
+    from pick_audit import ab_summary, calls_of
 
     from cutemma.kernels.cost import device
     from cutemma.kernels.dispatch import checked
@@ -87,12 +86,7 @@ def main() -> None:
             rows.append(r)
             print(r, flush=True)
 
-    def gm(key):
-        return round(math.exp(sum(math.log(r[key]) for r in rows) / len(rows)), 4) if rows else None
-
-    summary = {"rows": len(rows), "new_vs_cublas": gm("new_vs_cublas"),
-               "old_vs_cublas": gm("old_vs_cublas"),
-               "new_faster": sum(r["new_us"] < r["old_us"] for r in rows)}  # fmt: skip
+    summary = ab_summary(rows)
     with open(args.out, "w") as f:
         json.dump({"what": __doc__.splitlines()[0], "seed": seed, "eff": scale,
                    "summary": summary, "rows": rows}, f, indent=1)  # fmt: skip

@@ -101,6 +101,19 @@ def compile_shard(rows: int, seed: int, m_max: int, shard: int, shards: int) -> 
         torch.cuda.empty_cache()
 
 
+def geomean_of(rows: list[dict], key: str) -> float | None:
+    """The geometric mean of ``key`` over ``rows``, to 4 places (None without rows)."""
+    return round(math.exp(sum(math.log(r[key]) for r in rows) / len(rows)), 4) if rows else None
+
+
+def ab_summary(rows: list[dict]) -> dict:
+    """An A/B run's summary: its rows, the geomean ratios to cuBLAS of the new and the old
+    picks, and on how many calls the new one ran faster."""
+    return {"rows": len(rows), "new_vs_cublas": geomean_of(rows, "new_vs_cublas"),
+            "old_vs_cublas": geomean_of(rows, "old_vs_cublas"),
+            "new_faster": sum(r["new_us"] < r["old_us"] for r in rows)}  # fmt: skip
+
+
 def calls_of(A, B, out, peer, configs: dict) -> dict:
     """cuBLAS, the pick and each named config as calls on the same operands."""
     import cutemma
@@ -173,11 +186,8 @@ def main() -> None:
         rows.append(r)
         print(r, flush=True)
 
-    def gm(key):
-        return round(math.exp(sum(math.log(r[key]) for r in rows) / len(rows)), 4) if rows else None
-
-    summary = {"rows": len(rows), "pick_vs_cublas": gm("pick_vs_cublas"),
-               "oracle_vs_cublas": gm("oracle_vs_cublas")}  # fmt: skip
+    summary = {"rows": len(rows), "pick_vs_cublas": geomean_of(rows, "pick_vs_cublas"),
+               "oracle_vs_cublas": geomean_of(rows, "oracle_vs_cublas")}  # fmt: skip
     with open(args.out, "w") as f:
         json.dump({"what": __doc__.splitlines()[0], "seed": seed, "summary": summary,
                    "rows": rows}, f, indent=1)  # fmt: skip

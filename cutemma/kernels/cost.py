@@ -133,9 +133,14 @@ def tile_class(config: Sm90Config, dtype: str) -> str:
     >>> tile_class(Sm90Config(192, 192, consumers_n=2), "bf16")
     '16/wn192x192'
     """
-    wn = "wn" if config.consumers_n > 1 else ""  # warpgroups side by side along N
-    what = f"swap{config.block_m}" if config.swap_ab else f"{wn}{config.block_m}x{config.block_n}"
+    what = f"swap{config.block_m}" if config.swap_ab else f"{_rows(config)}{config.block_n}"
     return f"{type_class(dtype)}/{what}{'pp' if config.schedule == 'pingpong' else ''}"
+
+
+def _rows(config: Sm90Config) -> str:
+    """An unswapped class's name up to its width: rows, 'wn' before them for warpgroups side
+    by side along N (``consumers_n``): ``192x`` or ``wn192x``."""
+    return f"{'wn' if config.consumers_n > 1 else ''}{config.block_m}x"
 
 
 @cache
@@ -187,8 +192,7 @@ def efficiency(config: Sm90Config, dtype: str, dev: Device) -> float:
         return dev.eff[cls]
     if config.swap_ab or config.schedule != "cooperative":
         return UNFITTED_EFF
-    wn = "wn" if config.consumers_n > 1 else ""
-    return _interpolated(dev.eff, f"{type_class(dtype)}/{wn}{config.block_m}x", config.block_n)
+    return _interpolated(dev.eff, f"{type_class(dtype)}/{_rows(config)}", config.block_n)
 
 
 @lru_cache(maxsize=256)

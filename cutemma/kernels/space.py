@@ -489,8 +489,8 @@ def kernel_reads(
     CTAs whose ring is as deep as its whole tiles' and whether the weights fit
     :data:`EVICT_FIRST_MAX_BYTES` (:func:`_swap_class`); past it, the token tiles' classes
     (:func:`swap_classes`: each tile's width and whether B streams); an N-major B's, its
-    classes and which of them run whole only (:func:`swapped_groups`). Two calls of one dtype, ``batch == 1``, rows16,
-    sms and b_major whose reads are equal get the same kernels
+    classes and which of them run whole only (:func:`swapped_groups`). Two calls of one
+    dtype, ``batch == 1``, rows16, sms and b_major whose reads are equal get the same kernels
     (tests/kernels/test_pick_fast.py), so the pick keeps its price tables per reads: a new
     shape mostly meets reads seen before, and one look-up costs it less than the space's
     steps.

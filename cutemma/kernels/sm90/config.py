@@ -15,6 +15,7 @@ import numbers
 from dataclasses import dataclass
 from typing import Any
 
+from cutemma.copy.tma_map import SWIZZLE_MODES
 from cutemma.errors import TiledMmaError
 from cutemma.hardware import LIMITS
 from cutemma.kernels.common.config_rules import ConfigRule, apply_rules
@@ -36,8 +37,8 @@ ALIGN_SLACK = 1024  # the kernel rounds its shared base up to the 1024-byte SW12
 BARRIER_BYTES = 8  # one mbarrier object (PTX ISA: .b64)
 MAX_STAGES = 8  # the deepest ring a config without ``stages`` gets (as many as fit, up to it)
 SWIZZLES = ("SW128", "SW64", "SW32")  # widest first
-# bytes of one swizzle row of each mode (PTX ISA, shared memory matrix layouts: 128B/64B/32B)
-SWIZZLE_SPANS = {"SW128": 128, "SW64": 64, "SW32": 32}
+# bytes of one swizzle row of each mode: the TMA swizzle table's span (cutemma.copy.tma_map)
+SWIZZLE_SPANS = {sw: SWIZZLE_MODES[sw][2] for sw in SWIZZLES}
 # setmaxnreg (PTX ISA 9.7.19.x): the producer gives registers back, consumers take them;
 # 40 + 2 x 232 per thread-of-warpgroup x 128 = 64512 <= 65536 registers per SM.
 PRODUCER_REGS = 40
@@ -428,9 +429,9 @@ def split_swizzles(config: Sm90Config, extent: int, contiguous: bool, eb: int) -
     >>> split_swizzles(Sm90Config(192, 192, consumers_n=2), 192, False, 2)
     ('SW128', 'SW64', 'SW32')
     """
-    share = extent // config.consumers_n
     if config.consumers_n == 1:
         return SWIZZLES
+    share = extent // config.consumers_n
     return tuple(s for s in SWIZZLES if share % (SWIZZLE_SPANS[s] // eb if contiguous else 8) == 0)
 
 
@@ -599,10 +600,9 @@ CONFIG_RULES: tuple[ConfigRule, ...] = (
         ),
         lambda c: (
             f"consumers_n {c.consumers_n}: 1, or 2 with consumers=2, cluster=1, kcluster=1 "
-            "(not yet run on the GPU), schedule='cooperative', "
-            "no wgmma_n, a_regs, promote='split' or epilogue='tma2', and block_n a multiple "
-            "of 16 (two "
-            "warpgroups side by side along N, each one wgmma of block_n / 2 columns)"
+            "(not yet run on the GPU), schedule='cooperative', no wgmma_n, a_regs, "
+            "promote='split' or epilogue='tma2', and block_n a multiple of 16 (two warpgroups "
+            "side by side along N, each one wgmma of block_n / 2 columns)"
         ),
     ),
     ConfigRule(

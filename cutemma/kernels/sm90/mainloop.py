@@ -138,16 +138,24 @@ def _turns(plan: Sm90Plan) -> tuple[str, str]:
     return before, after
 
 
+def by_warpgroup(values: list[int] | tuple[int, ...]) -> str:
+    """An unsigned C expression of consumer warpgroup ``wg``'s value: a chain of selects, no
+    table in memory.
+
+    >>> by_warpgroup([0, 12288])
+    '(wg == 1 ? 12288u : 0u)'
+    """
+    pick = f"{values[0]}u"
+    for w in range(1, len(values)):
+        pick = f"(wg == {w} ? {values[w]}u : {pick})"
+    return pick
+
+
 def _b_warpgroup(plan: Sm90Plan) -> str:
-    """This warpgroup's B columns past warpgroup 0's (``consumers_n``), in bytes, chosen by
-    warpgroup index; nothing when every warpgroup reads the same B."""
+    """This warpgroup's B columns past warpgroup 0's (``consumers_n``), in bytes; nothing when
+    every warpgroup reads the same B."""
     offs = plan.b_warpgroup_offsets
-    if not any(offs):
-        return ""
-    pick = f"{offs[0]}u"
-    for w in range(1, len(offs)):
-        pick = f"(wg == {w} ? {offs[w]}u : {pick})"
-    return f" + {pick}"
+    return f" + {by_warpgroup(offs)}" if any(offs) else ""
 
 
 def mainloop(plan: Sm90Plan, release_stmt: str, after_issue: str = "") -> str:

@@ -55,7 +55,7 @@ from cutemma.kernels.sm90.config import kernel_name_sm90
 from cutemma.kernels.sm90.epilogue import epilogue_lines, tma_store_lines
 from cutemma.kernels.sm90.kcluster import HELPERS_KCLUSTER, loop_head, producer_syncs
 from cutemma.kernels.sm90.kcluster import fixup as kcluster_fixup
-from cutemma.kernels.sm90.mainloop import mainloop
+from cutemma.kernels.sm90.mainloop import by_warpgroup, mainloop
 from cutemma.kernels.sm90.plan import BARRIER_BYTES as MB
 from cutemma.kernels.sm90.plan import REGISTER_SPLIT, Sm90Config, Sm90Plan
 from cutemma.kernels.sm90.ring import CONSUMER, EPI_BAR, ORDER_BAR, PRODUCER
@@ -309,19 +309,14 @@ def _tma_lines(
 
 
 def _a_offsets(plan: Sm90Plan) -> str:
-    """a_off[im][kb] of this warpgroup: the slice offsets, chosen once by warpgroup index
-    (a chain of selects, no table in memory)."""
-    rows = []
-    for im in range(plan.mma_m):
-        row = []
-        for kb in range(plan.k_blocks):
-            o = [plan.descriptors["A"][1][w, im, kb] for w in range(plan.tile_wgs)]
-            pick = f"{o[0]}u"
-            for w in range(1, plan.tile_wgs):
-                pick = f"(wg == {w} ? {o[w]}u : {pick})"
-            row.append(pick)
-        rows.append("{" + ", ".join(row) + "}")
-    return ", ".join(rows)
+    """a_off[im][kb] of this warpgroup: the slice offsets, chosen once by warpgroup index."""
+    offs = plan.descriptors["A"][1]
+    rows = (
+        ", ".join(by_warpgroup([offs[w, im, kb] for w in range(plan.tile_wgs)])
+                  for kb in range(plan.k_blocks))
+        for im in range(plan.mma_m)
+    )  # fmt: skip
+    return ", ".join("{" + row + "}" for row in rows)
 
 
 def _release_stmt(cluster: int) -> str:

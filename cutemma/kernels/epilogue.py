@@ -42,6 +42,7 @@ if TYPE_CHECKING:  # the code text (cuda.source) loads where a kernel is generat
 # the tensor dtypes an epilogue argument may have (torch name -> kernel element type)
 ARG_DTYPES = {"float32": "f32", "bfloat16": "bf16", "float16": "f16"}
 _C_TYPES = {"f32": "float", "bf16": "uint16_t", "f16": "uint16_t"}
+_ELEM_BYTES = {"f32": 4, "bf16": 2, "f16": 2}
 _ORDER = ("scale", "bias", "activation")  # kinds that must come in this order
 
 
@@ -295,19 +296,58 @@ class Epilogue:
             lines.append(f'{p.ctype} {local} = {p.name}; asm volatile("" : "+l"({local}));')
         return "\n".join(lines)
 
+    @property
+    def reads_vectors(self) -> bool:
+        """Whether an op reads a row or column vector (``shape`` 'M' or 'N').
+
+        >>> Epilogue(("bias", "relu"), ("f32", "")).reads_vectors, Epilogue(("relu",), ("",)).reads_vectors
+        (True, False)
+        """
+        return bool(self._vectors())
+
+    def _vectors(self) -> list[tuple[str, str, str]]:
+        """(tensor keyword, element type, 'M' or 'N') of each row or column vector."""
+        return [(OPS[n].arg, d, OPS[n].shape) for n, d in zip(self.ops, self.dtypes)
+                if OPS[n].shape in ("M", "N")]  # fmt: skip
+
+    def prefetch(self, m: str, n: str, rows: int, cols: int, tid: str) -> str:
+        """Lines a family puts at the start of a tile's mainloop: threads ``tid`` < the
+        128-byte lines a vector spans over the tile (``rows`` x ``cols`` from row ``m``,
+        column ``n``) each ask L1 for one, clamped into the vector, so that the epilogue's
+        reads after the mainloop find them there. A column vector cost 10-30% of a short-K
+        call, a row vector 1-4% (raw/epilogue-cost-h200.json); with this alone the epilogue
+        sweep's cooperative fused calls ran 1.053 of the plain call against 1.063
+        (raw/epilogue-sweep-h200-2581065801-prefetch.json).
+
+        >>> print(Epilogue(("bias",), ("bf16",)).prefetch("m0", "n0", 128, 256, "tid"))
+        if (tid < 5) prefetch_l1(ep_bias + min(n0 + tid * 64, N - 1));
+        """
+        lines = []
+        for arg, d, shape in self._vectors():
+            first, extent, count = (m, "M", rows) if shape == "M" else (n, "N", cols)
+            per_line = 128 // _ELEM_BYTES[d]
+            lines.append(
+                f"if ({tid} < {-(-count // per_line) + 1}) prefetch_l1(ep_{arg} + "
+                f"min({first} + {tid} * {per_line}, {extent} - 1));"
+            )
+        return "\n".join(lines)
+
     def helpers(self) -> str:
         """Device functions the chain's activations call (file scope, before the kernel)."""
         return "".join(_HELPERS[n] + "\n" for n in self.ops if n in _HELPERS)
 
-    def apply(self, x: str, m: str, n: str) -> str:
+    def apply(self, x: str, m: str, n: str, read: dict[str, str] | None = None) -> str:
         """The f32 expression of one element: value ``x`` through every op, the tensors
         read at (``m``, ``n``), C expressions of the element's coordinates that the family
-        takes from its partition_C, the tensors through the locals of :meth:`setup`. Vectors are read through the read-only cache
-        (``__ldg``): a warp's lanes read a handful of neighbouring values, which the
-        cache serves once.
+        takes from its partition_C, the tensors through the locals of :meth:`setup`.
+        Vectors are read through the read-only cache (``__ldg``): a warp's lanes read a
+        handful of neighbouring values, which the cache serves once. ``read``: a vector's
+        value as an f32 expression the family computed, by tensor keyword.
 
         >>> Epilogue(("residual", "gelu_tanh"), ("f32", "")).apply("a", "m", "n")
         'epi_gelu_tanh((a) + epl_residual[(long long)(m) * epl_residual_ld + (n)])'
+        >>> Epilogue(("bias",), ("bf16",)).apply("a", "m", "n", {"bias": "b0"})
+        '(a) + b0'
         """
         from cutemma.cuda.source import TO_F32
 
@@ -318,10 +358,59 @@ class Epilogue:
                 a = op.arg
                 v = f"epl_{a}[(long long)({m}) * epl_{a}_ld + ({n})]"
                 v = TO_F32[d].format(x=v)
+            elif read and op.arg in read:
+                v = read[op.arg]
             elif op.shape:
                 v = TO_F32[d].format(x=f"__ldg(&epl_{op.arg}[{m if op.shape == 'M' else n}])")
             x = op.cuda.format(x=x, v=v)
         return x
+
+    def column_pairs(self) -> list[tuple[str, str]]:
+        """(tensor keyword, element type) of each 16-bit column vector: a family may read two
+        neighbouring columns' values as one 32-bit word (:func:`pair_reads`).
+
+        >>> Epilogue(("scale_col", "bias"), ("f32", "bf16")).column_pairs()
+        [('bias', 'bf16')]
+        """
+        return [(arg, d) for arg, d, shape in self._vectors() if shape == "N" and d != "f32"]
+
+    def pairs_flag(self) -> str:
+        """A kernel line that sets ``epi_pairs``: whether every :meth:`column_pairs` vector
+        may be read a word (two columns) at a time, its address 4-byte aligned and N even
+        (a word at an even column then never crosses the vector's end).
+
+        >>> print(Epilogue(("bias",), ("bf16",)).pairs_flag())
+        const bool epi_pairs = N % 2 == 0 && (((unsigned long long)epl_bias) & 3) == 0;
+        """
+        ptrs = " | ".join(f"(unsigned long long)epl_{arg}" for arg, _ in self.column_pairs())
+        return f"const bool epi_pairs = N % 2 == 0 && (({ptrs}) & 3) == 0;"
+
+    def pair_reads(self, col: str, named: set[str], tag: str) -> tuple[list[str], dict, dict]:
+        """For the values at columns ``col`` (even: :meth:`pairs_flag` holds) and ``col`` + 1:
+        the lines that read each :meth:`column_pairs` vector's word there once (declared
+        under ``tag``, kept in ``named``; clamped to the last word, a word past N read for
+        values never stored), and :meth:`apply`'s ``read`` of each of the two columns.
+
+        >>> lines, lo, hi = Epilogue(("bias",), ("bf16",)).pair_reads("n0 + 8", set(), "8")
+        >>> lines[0]
+        'const uint32_t epw_bias_8 = __ldg(reinterpret_cast<const uint32_t*>(epl_bias + min(n0 + 8, N - 2)));'
+        >>> lo, hi
+        ({'bias': 'bf16_to_f32((uint16_t)(epw_bias_8))'}, {'bias': 'bf16_to_f32((uint16_t)(epw_bias_8 >> 16))'})
+        """
+        from cutemma.cuda.source import TO_F32
+
+        lines, lo, hi = [], {}, {}
+        for arg, d in self.column_pairs():
+            word = f"epw_{arg}_{tag}"
+            if word not in named:
+                named.add(word)
+                lines.append(
+                    f"const uint32_t {word} = __ldg(reinterpret_cast<const uint32_t*>"
+                    f"(epl_{arg} + min({col}, N - 2)));"
+                )
+            lo[arg] = TO_F32[d].format(x=f"(uint16_t)({word})")
+            hi[arg] = TO_F32[d].format(x=f"(uint16_t)({word} >> 16)")
+        return lines, lo, hi
 
 
 NO_EPILOGUE = Epilogue()

@@ -145,6 +145,67 @@ def test_each_value_reads_its_partition_c_coordinates(epilogue):
         assert f"__ldg(&epl_bias[min(n0 + C_n + {dn}, N - 1)])" in src  # TMA store: clamped
 
 
+def test_tma_store_reads_a_16_bit_column_vector_a_word_per_column_pair():
+    """sm90's TMA-store epilogue, where N is even and the vector 4-byte aligned (a runtime
+    flag): one 32-bit read per pair of columns, at the pair's first (even) column clamped
+    to the last word, its halves the two columns' values; else, and in the register
+    epilogue, a value at a time. A float vector or a row vector reads values."""
+    epilogue = Epilogue(("bias", "gelu_tanh"), ("bf16", ""))
+    plan = Sm90Plan(*SM90)
+    src = gemm_sm90_source(*SM90, epilogue=epilogue)
+    _, n_t, consts = plan.epilogue
+    assert all(v % 2 == 0 for v in n_t.table)  # each thread's first column is even
+    assert "const bool epi_pairs = N % 2 == 0 && (((unsigned long long)epl_bias) & 3) == 0;" in src
+    paired, values = src.split("if (epi_pairs) {")[1].split("} else {", 1)
+    pairs = sorted({dn for _, _, dn in consts[::2]})
+    assert all(dn % 2 == 0 for dn in pairs)
+    words = re.findall(r"const uint32_t epw_bias_(\d+) = __ldg\(reinterpret_cast<const uint32_t\*>"
+                       r"\(epl_bias \+ min\(n0 \+ C_n \+ (\d+), N - 2\)\)\);", paired)  # fmt: skip
+    assert sorted(int(a) for a, b in words) == pairs and all(a == b for a, b in words)
+    for dn in pairs:  # the low half is column dn's value, the high half dn + 1's
+        assert f"bf16_to_f32((uint16_t)(epw_bias_{dn}))" in paired
+        assert f"bf16_to_f32((uint16_t)(epw_bias_{dn} >> 16))" in paired
+    assert "epl_bias[" not in paired and "epw_" not in values.split("fence_async_smem")[0]
+    assert f"__ldg(&epl_bias[min(n0 + C_n + {pairs[0] + 1}, N - 1)])" in values
+    for chain in (Epilogue(("bias",), ("f32",)), Epilogue(("bias_row",), ("bf16",))):
+        assert "epi_pairs" not in gemm_sm90_source(*SM90, epilogue=chain)
+
+
+def test_a_vector_is_asked_into_l1_at_each_tiles_start():
+    """Each vector an epilogue reads: the 128-byte lines of the tile's span (plus one, the
+    span being unaligned), one thread each, in the tile loop before the mainloop; a chain
+    without vectors (or no epilogue) asks for nothing."""
+    src = gemm_sm90_source(*SM90, epilogue=Epilogue(("scale_row", "bias"), ("f32", "bf16")))
+    loop = src.split("for (int tile = blockIdx.x;")[-1]
+    rows, cols = SM90[0].block_m, SM90[0].block_n
+    want_m = (
+        f"if (tid < {rows * 4 // 128 + 1}) prefetch_l1(ep_scale_row + min(m0 + tid * 32, M - 1));"
+    )
+    want_n = f"if (tid < {cols * 2 // 128 + 1}) prefetch_l1(ep_bias + min(n0 + tid * 64, N - 1));"
+    assert want_m in loop and want_n in loop
+    assert loop.index(want_n) < loop.index("wgmma_fence()")
+    for chain in (Epilogue(("relu",), ("",)), Epilogue()):
+        assert "prefetch_l1" not in gemm_sm90_source(*SM90, epilogue=chain)
+
+
+@needs_nvrtc
+@needs_cuobjdump
+def test_paired_column_reads_halve_the_loads_of_the_tma_store_epilogue():
+    """SASS: a bias-only 128x256 kernel (64 columns a thread) holds 32 more 16-bit-pair
+    loads than the value-at-a-time reads alone would (one per column pair), and the
+    prefetches (CCTL.E.PF1)."""
+    from cutemma.cuda import compile, sass
+
+    cfg = Sm90Config(128, 256)
+    epilogue = Epilogue(("bias",), ("bf16",))
+    text = sass(
+        compile(gemm_sm90_source(cfg, "bf16", "K", "K", "bf16", epilogue=epilogue), "sm_90a")
+    )
+    words = len(re.findall(r"LDG\.E\.CONSTANT ", text))  # (32-bit loads: the pairs)
+    assert words == 256 // 8
+    assert "CCTL.E.PF1" in text
+
+
 def test_batched_and_int8_kernels_refuse_an_epilogue():
     from cutemma.errors import TiledMmaError
 

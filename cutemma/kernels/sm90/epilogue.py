@@ -84,7 +84,7 @@ def tma_store_lines(
     >>> tma_store_lines(plan, "bf16").count("tma_store_2d("), len(plan.tma_D.copies)
     (4, 4)
     """
-    _, _, consts = plan.epilogue
+    _, n_t, consts = plan.epilogue
     _, offs = plan.epilogue_smem
     passes = plan.epilogue_passes
     by_m = plan.d_major == "MN"  # "tmat": D column-major, the pair's halves a row apart
@@ -106,11 +106,10 @@ def tma_store_lines(
         def at(off: int) -> str:
             return f"dz{lows.index(off % period)} + {eb * (off - off % period)}"
 
-    for h in range(plan.d_passes):  # "tma2": the second half waits for the first's read
-        lines += [
-            "if (tid == 0) bulk_wait_read0();  // the last store has read the staging tile",
-            sync,
-        ]
+    def stage(h: int, paired: bool) -> list[str]:
+        """Pass ``h``'s values into the staging tile; ``paired``: a column vector's two
+        values of a pair read as one word (Epilogue.pair_reads)."""
+        staged, named = [], set()
         for i in range(0, len(consts), 2):
             if passes[i] != h:
                 continue
@@ -121,13 +120,37 @@ def tma_store_lines(
             va, vb = f"alpha * {acc_name}[{ia}]", f"alpha * {acc_name}[{ib}]"
             if epilogue:
                 m = f"min(m0 + C_m + {dm}, M - 1)"
-                va = epilogue.apply(va, m, f"min(n0 + C_n + {dn}, N - 1)")
-                vb = epilogue.apply(vb, m, f"min(n0 + C_n + {dn + 1}, N - 1)")
+                lo = hi = None
+                if paired:
+                    reads, lo, hi = epilogue.pair_reads(f"n0 + C_n + {dn}", named, str(dn))
+                    staged += reads
+                va = epilogue.apply(va, m, f"min(n0 + C_n + {dn}, N - 1)", lo)
+                vb = epilogue.apply(vb, m, f"min(n0 + C_n + {dn + 1}, N - 1)", hi)
             packed = f"{_PACK[out]}({va}, {vb})"
             if by_m:
-                lines.append(f"st_shared_b16x2({at(offs[i])}, {at(offs[i + 1])}, {packed});")
+                staged.append(f"st_shared_b16x2({at(offs[i])}, {at(offs[i + 1])}, {packed});")
             else:
-                lines.append(f"st_shared_b32(d_smem + {eb} * ({addr}), {packed});")
+                staged.append(f"st_shared_b32(d_smem + {eb} * ({addr}), {packed});")
+        return staged
+
+    # column vectors of 16-bit values a word per pair where they can be (the even columns
+    # of an aligned vector of even N; else per value): half the loads and their registers.
+    # The cooperative fused calls of the epilogue sweep ran 1.045 of the plain call against
+    # 1.053 with the prefetch alone (raw/epilogue-sweep-h200-2581065801-pairs.json)
+    pairs = bool(epilogue) and not by_m and bool(epilogue.column_pairs())
+    pairs = pairs and all(dn % 2 == 0 for _, _, dn in consts[::2])
+    pairs = pairs and all(v % 2 == 0 for v in n_t.table) and plan.config.block_n % 2 == 0
+    if pairs:
+        lines.append(epilogue.pairs_flag())
+    for h in range(plan.d_passes):  # "tma2": the second half waits for the first's read
+        lines += [
+            "if (tid == 0) bulk_wait_read0();  // the last store has read the staging tile",
+            sync,
+        ]
+        if pairs:
+            lines += ["if (epi_pairs) {", *stage(h, True), "} else {", *stage(h, False), "}"]
+        else:
+            lines += stage(h, False)
         lines += [
             "fence_async_smem();  // generic-proxy writes -> the TMA engine's reads",
             sync,

@@ -217,6 +217,13 @@ __device__ __forceinline__ uint32_t pack_bf16x2(float lo, float hi) {
 )
 
 
+# a fused epilogue's vectors asked into L1 at a tile's start (Epilogue.prefetch)
+HELPERS_PREFETCH = r"""__device__ __forceinline__ void prefetch_l1(const void* p) {
+  asm volatile("prefetch.global.L1 [%0];" :: "l"(p));
+}
+"""
+
+
 def params_sm90(
     out: str,
     c_type: str,
@@ -603,6 +610,9 @@ def _consumer(
         _loop(
             _tile_head(config, pingpong),
             raster_sm90(config.cluster, _along(config), batched),
+            epilogue.prefetch("m0", "n0", config.block_m, config.block_n, "tid")
+            if epilogue and plan.tma_store
+            else "",
             f"if (tile != blockIdx.x) named_sync({ORDER_BAR} + wg, 256);"
             "  // my turn: the other warpgroup issued its tile's last wgmma"
             if pingpong
@@ -715,6 +725,7 @@ def gemm_sm90_source(
     consumer = _consumer(plan, out, c_type, batched, tables, epilogue)
     kern = _kernel(plan, name, signature, batched, producer, consumer)
     helpers = HELPERS_SM90 + (HELPERS_SM90_BATCHED if batched else "") + epilogue.helpers()
+    helpers += HELPERS_PREFETCH if plan.tma_store and epilogue.reads_vectors else ""
     helpers += HELPERS_STREAMK + HELPERS_STREAMK_SYNC if config.stream_k else ""
     helpers += HELPERS_KCLUSTER if config.kcluster > 1 else ""
     if config.evict_first:

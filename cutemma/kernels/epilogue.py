@@ -367,7 +367,7 @@ class Epilogue:
 
     def column_pairs(self) -> list[tuple[str, str]]:
         """(tensor keyword, element type) of each 16-bit column vector: a family may read two
-        neighbouring columns' values as one 32-bit word (:func:`pair_reads`).
+        neighbouring columns' values as one 32-bit word (:meth:`pair_reads`).
 
         >>> Epilogue(("scale_col", "bias"), ("f32", "bf16")).column_pairs()
         [('bias', 'bf16')]

@@ -191,9 +191,9 @@ def test_a_vector_is_asked_into_l1_at_each_tiles_start():
 @needs_nvrtc
 @needs_cuobjdump
 def test_paired_column_reads_halve_the_loads_of_the_tma_store_epilogue():
-    """SASS: a bias-only 128x256 kernel (64 columns a thread) holds 32 more 16-bit-pair
-    loads than the value-at-a-time reads alone would (one per column pair), and the
-    prefetches (CCTL.E.PF1)."""
+    """SASS: a bias-only 128x256 kernel (64 columns a thread) holds 32 32-bit loads (no
+    width suffix: the paired pass, one per column pair; the value-at-a-time pass loads
+    16 bits, LDG.E.U16) and the prefetches (CCTL.E.PF1)."""
     from cutemma.cuda import compile, sass
 
     cfg = Sm90Config(128, 256)

@@ -34,6 +34,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from cutemma.errors import DesignError, LaunchError
+from cutemma.kernels.common.types import OUT_BYTES, OUT_TYPES
 
 if TYPE_CHECKING:  # the code text (cuda.source) loads where a kernel is generated, not with a
     # cached kernel's call
@@ -41,8 +42,8 @@ if TYPE_CHECKING:  # the code text (cuda.source) loads where a kernel is generat
 
 # the tensor dtypes an epilogue argument may have (torch name -> kernel element type)
 ARG_DTYPES = {"float32": "f32", "bfloat16": "bf16", "float16": "f16"}
-_C_TYPES = {"f32": "float", "bf16": "uint16_t", "f16": "uint16_t"}
-_ELEM_BYTES = {"f32": 4, "bf16": 2, "f16": 2}
+# an epilogue tensor's element types: the output types that are floats
+_C_TYPES = {d: OUT_TYPES[d] for d in ("f32", "bf16", "f16")}
 _ORDER = ("scale", "bias", "activation")  # kinds that must come in this order
 
 
@@ -208,7 +209,8 @@ def design_check(names: Any, family: str = "") -> str | None:
     """Why a design's ``epilogue`` field cannot run, or None: the rule :func:`validate_ops`
     applies, as the one-line refusal a design's validation reports (both families, sm80 and
     sm90, render every op; ``family`` is accepted for the design's rule table). The design
-    module imports this (this module imports nothing of the kernels: no circle).
+    module imports this (this module imports of the kernels only the leaf table of element
+    types: no circle).
 
     >>> design_check(("bias", "gelu")) is None, design_check(("gelu", "gelu"), "sm90")
     (True, "epilogue ('gelu', 'gelu'): 'gelu' appears twice; each op at most once")
@@ -325,7 +327,7 @@ class Epilogue:
         lines = []
         for arg, d, shape in self._vectors():
             first, extent, count = (m, "M", rows) if shape == "M" else (n, "N", cols)
-            per_line = 128 // _ELEM_BYTES[d]
+            per_line = 128 // OUT_BYTES[d]
             lines.append(
                 f"if ({tid} < {-(-count // per_line) + 1}) prefetch_l1(ep_{arg} + "
                 f"min({first} + {tid} * {per_line}, {extent} - 1));"

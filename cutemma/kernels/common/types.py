@@ -13,3 +13,4 @@ FP8_KINDS = ("e4m3", "e5m2", "e4m3_e5m2", "e5m2_e4m3")  # a mixed pair: A's type
 ELEM_BYTES = {"f16": 2, "bf16": 2, "tf32": 4, "s8": 1} | {fp8: 1 for fp8 in FP8_KINDS}
 # what an output or C element is held in (16-bit floats as their bits)
 OUT_TYPES = {"f32": "float", "f16": "uint16_t", "bf16": "uint16_t", "s32": "int"}
+OUT_BYTES = {"f32": 4, "f16": 2, "bf16": 2, "s32": 4}  # (the size of each OUT_TYPES type)

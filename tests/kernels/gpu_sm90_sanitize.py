@@ -13,7 +13,8 @@ shared B, the TMA-store and register epilogues, a cluster of 2, a beta with a sh
 token tile whole and shared by stream-K, several token tiles whole and stream-K) and the
 widths fitted to a few columns, bf16 and e4m3, each stream-K config run twice (the same
 bits every run). ``fused``: the pingpong tiles a fused 16-bit call may take
-(``space.fused_pingpong``) with bias + gelu_tanh, a scale_col + bias + silu chain and a
+(``space.fused_pingpong``) and cooperative tiles (``FUSED_COOPERATIVE``; ``fused
+cooperative``: those alone), with bias + gelu_tanh, a scale_col + bias + silu chain and a
 residual, through both epilogues (registers for f32 out, the TMA store for bf16), with
 shapes of one tile, edge tiles and more tiles than SMs (both warpgroups hand over).
 ``kcluster``: split-K in a cluster (``Sm90Config(kcluster=2 | 4 | 8)``) over edge shapes,
@@ -133,13 +134,21 @@ def swap_main() -> None:
     )
 
 
+# cooperative tiles, their epilogue after each tile's mainloop: one staging pass, two, a
+# cluster, one consumer warpgroup
+FUSED_COOPERATIVE = (Sm90Config(128, 256), Sm90Config(128, 256, epilogue="tma2"),
+                     Sm90Config(128, 128, cluster=2), NARROW_16)  # fmt: skip
+
+
 def fused_main() -> None:
     from cutemma.kernels.space import fused_pingpong
 
     torch.manual_seed(0)
     worst = 0.0
     chains = (("bias", "gelu_tanh"), ("scale_col", "bias", "silu"), ("residual", "relu"))
-    for cfg in fused_pingpong("bf16"):
+    # (`fused cooperative`: those alone)
+    coop = "cooperative" in sys.argv[2:]
+    for cfg in FUSED_COOPERATIVE if coop else fused_pingpong("bf16") + FUSED_COOPERATIVE:
         for m, n, k in [(1, 8, 16), (136, 264, 200), (2048, 2056, 136)]:
             A = torch.randn(m, k).bfloat16().cuda()
             W = torch.randn(n, k).bfloat16().cuda()
@@ -163,7 +172,7 @@ def fused_main() -> None:
                     err = float((D.double() - ref).norm() / ref.norm())
                     worst = max(worst, err)
     torch.cuda.synchronize()
-    print(f"sm90 fused pingpong sanitize run done; worst rel err {worst:.2e}")
+    print(f"sm90 fused sanitize run done; worst rel err {worst:.2e}")
 
 
 def _operands(m: int, n: int, k: int, dtype: str) -> tuple:

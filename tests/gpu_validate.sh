@@ -79,4 +79,7 @@ sanitize streamk python tests/kernels/gpu_streamk.py "$out/san_@TOOL@_streamk.js
 sanitize decode python tests/kernels/gpu_decode_sanitize.py
 # programmatic dependent launches (issue 21): eager and in a graph, after a torch kernel
 sanitize pdl python tests/kernels/gpu_pdl.py "$out/san_@TOOL@_pdl.json" --small
+# fused epilogues on cooperative tiles (issue 33): one staging pass, two, a cluster, one
+# consumer warpgroup, each with bias + gelu_tanh, scale_col + bias + silu and a residual
+sanitize fused_coop python tests/kernels/gpu_sm90_sanitize.py fused cooperative
 exit $failed

@@ -2,9 +2,13 @@
 8B-class model's four projections one at a time, each as a graph of distinct weights
 (~3.5 GB, as bench/gemm_decode_graph.py's step) run by cuBLAS, by cutemma's built-in pick
 and by each of the model's cheapest few kernels of the space (``config=``), so that a
-projection the step loses on, and the kernel that would win it there, show by name.
+projection the step loses on, and the kernel that would win it there, show by name. With
+TOP "rings": the pick at deeper rings than the space's (``space.stream_stages``: about
+``space.IN_FLIGHT_BYTES`` of weights in flight over the grid, 8 MiB, set on an H100 at
+~3 TB/s), to see whether a faster DRAM wants more bytes in flight
+(raw/decode-ring-depth-h200.json).
 
-    python bench/experiments/decode_per_projection.py OUT.json [TOKENS [DTYPES [TOP]]]
+    python bench/experiments/decode_per_projection.py OUT.json [TOKENS [DTYPES [TOP|rings]]]
 """
 
 from __future__ import annotations
@@ -20,14 +24,13 @@ sys.path.insert(0, os.path.join(HERE, ".."))
 GRAPH_BYTES = 3.5e9
 
 
-def row(dtype: str, m: int, ws: list, copy: float, top: int) -> dict:
-    """One projection at ``m`` tokens: cuBLAS's graph, then each kernel's, as ratios."""
+def contenders(dtype: str, m: int, ws: list) -> tuple:
+    """At ``m`` tokens over the weights ``ws``: cuBLAS's graph seconds, the weights' bytes,
+    and a function of a config that gives cutemma's graph seconds with it."""
     import gemm_decode_graph as g
     import torch
 
     import cutemma
-    from cutemma.kernels import cost, space
-    from cutemma.kernels.pick import _sm90_pick
 
     n, k = ws[0].shape
     acts = [torch.randn(m, k, device="cuda").to(ws[0].dtype) for _ in ws]
@@ -44,19 +47,75 @@ def row(dtype: str, m: int, ws: list, copy: float, top: int) -> dict:
 
     peer = g.replayed_s([theirs(i) for i in range(len(ws))])
     nbytes = sum(w.numel() * w.element_size() for w in ws)
-    picked = _sm90_pick(m, n, k, dtype, 1, 132, "h200", True)[0]
-    found = space.candidates(m, n, k, dtype, 1, 132, True)
-    priced = sorted(found, key=lambda c: cost.predict(c, m, n, k, dtype, 1, "h200"))
-    timed = {}
-    for cfg in [picked] + [c for c in priced[:top] if c != picked]:
+    return peer, nbytes, lambda cfg: g.replayed_s([ours(i, cfg) for i in range(len(ws))])
+
+
+def weight_copies(n: int, k: int, dtype: str) -> list:
+    """Distinct (n, k) weights of ``dtype``, about GRAPH_BYTES of them (at least 2)."""
+    import torch
+
+    eb = 1 if dtype == "e4m3" else 2
+    ws = []
+    for _ in range(max(2, round(GRAPH_BYTES / (n * k * eb)))):
+        w = torch.randn(n, k, device="cuda", dtype=torch.bfloat16)
+        ws.append(w.to(torch.float8_e4m3fn) if dtype == "e4m3" else w)
+    return ws
+
+
+# "rings": the pick's ring depth (its stages) times these, to at most MAX_STAGES, where it fits
+DEEPER = (1, 1.5, 2)
+
+
+def deeper_rings(cfg, dtype: str) -> list:
+    """``cfg`` and its deeper rings that fit shared memory (none where the space left
+    ``stages`` unset: the plan's own depth is the deepest that fits up to MAX_STAGES)."""
+    from dataclasses import replace
+
+    from cutemma.errors import TiledMmaError
+    from cutemma.kernels.sm90.config import MAX_STAGES
+    from cutemma.kernels.space import builds
+
+    if cfg.stages is None:
+        return [cfg]
+    out = []
+    for f in DEEPER:
         try:
-            timed[cfg.name] = round(peer / g.replayed_s([ours(i, cfg) for i in range(len(ws))]), 4)
+            c = replace(cfg, stages=min(MAX_STAGES, round(cfg.stages * f)))
+        except TiledMmaError:  # a ring that shared memory cannot hold
+            continue
+        if builds(c, dtype) and c not in out:
+            out.append(c)
+    return out
+
+
+def row(dtype: str, m: int, ws: list, copy: float, top: int | str) -> dict:
+    """One projection at ``m`` tokens: cuBLAS's graph, then each kernel's (its time's ratio
+    to cuBLAS's and its weights' read rate over the copy's): the pick and the model's
+    cheapest ``top`` of the space, or with ``top`` "rings" the pick at deeper rings."""
+    from cutemma.kernels import cost, space
+    from cutemma.kernels.pick import _sm90_pick
+
+    n, k = ws[0].shape
+    peer, nbytes, ours = contenders(dtype, m, ws)
+    picked = _sm90_pick(m, n, k, dtype, 1, 132, "h200", True)[0]
+    if top == "rings":
+        configs = deeper_rings(picked, dtype)
+    else:
+        found = space.candidates(m, n, k, dtype, 1, 132, True)
+        priced = sorted(found, key=lambda c: cost.predict(c, m, n, k, dtype, 1, "h200"))
+        configs = [picked] + [c for c in priced[:top] if c != picked]
+    timed = {}
+    for cfg in configs:
+        try:
+            s = ours(cfg)
+            timed[cfg.name] = {"ratio": round(peer / s, 4),
+                               "read_of_copy": round(nbytes / s / 1e12 / copy, 4)}  # fmt: skip
         except Exception as exc:  # a kernel the graph cannot run: say which and why
             timed[cfg.name] = f"{type(exc).__name__}: {exc}"[:120]
     return {"dtype": dtype, "m": m, "n": n, "k": k, "copies": len(ws),
             "peer_us": round(peer * 1e6, 1),
             "peer_read_of_copy": round(nbytes / peer / 1e12 / copy, 4),
-            "pick": picked.name, "ratio_by_config": timed}  # fmt: skip
+            "pick": picked.name, "by_config": timed}  # fmt: skip
 
 
 def main() -> None:
@@ -67,16 +126,13 @@ def main() -> None:
     out = sys.argv[1]
     tokens = [int(t) for t in (sys.argv[2] if len(sys.argv) > 2 else "1,16").split(",")]
     dtypes = (sys.argv[3] if len(sys.argv) > 3 else "bf16").split(",")
-    top = int(sys.argv[4]) if len(sys.argv) > 4 else 6
+    top = sys.argv[4] if len(sys.argv) > 4 else "6"
+    top = top if top == "rings" else int(top)
     copy = g.copy_tbps()
     rows = []
     for dtype in dtypes:
         for n, k in MODELS["llama-3-8b"]:
-            eb = 1 if dtype == "e4m3" else 2
-            ws = []
-            for _ in range(max(2, round(GRAPH_BYTES / (n * k * eb)))):
-                w = torch.randn(n, k, device="cuda", dtype=torch.bfloat16)
-                ws.append(w.to(torch.float8_e4m3fn) if dtype == "e4m3" else w)
+            ws = weight_copies(n, k, dtype)
             for m in tokens:
                 rows.append(row(dtype, m, ws, copy, top))
                 print(json.dumps(rows[-1]), flush=True)

@@ -668,8 +668,37 @@ API: list[tuple[str, type, str]] = [
         TE,
         "predict: rows16=(1, 0); give (A's, B's) as two bools",
     ),
+    # the model's and the space's public functions check the call's counts, dtype and kind
+    # themselves (issue 33's review): a negative batch gave a complex time, an unknown dtype a
+    # bare KeyError, sms=0 a ZeroDivisionError
+    ("kernels.cost.predict(cm.Sm90Config(), 64, 64, 64, 'bf16', batch=-1)", TE, "batch=-1"),
+    ("kernels.cost.predict(cm.Sm90Config(), -64, 64, 64, 'e4m3')", TE, "m=-64"),
+    ("kernels.cost.predict(cm.Sm90Config(), 64, 64, 64, 'bf16', out_bytes=0)", TE, "out_bytes=0"),
+    ("kernels.cost.predict(cm.Sm90Config(), 64, 64, 64, ['bf16'])", TE, "dtype of"),
+    ("kernels.cost.predict_fused(cm.Sm90Config(), 64, 64, 0, 'bf16', ('bias',))", TE, "k=0"),
+    (
+        "kernels.cost.predict_fused(cm.Sm90Config(), 64, 64, 64, 'bf16', ('bias', 'bias'))",
+        TE,
+        "appears twice",
+    ),
+    ("kernels.cost.best(cm.Sm90Config(), 64, 64, 64, 'bf16')", TE, "give a tuple"),
+    ("kernels.cost.best((cm.Sm90Config(),), 64, 64, 64, 'bf16', batch=0)", TE, "batch=0"),
+    ("kernels.cost.device(None)", TE, "device kind None"),
+    ("kernels.cost.device_kind(5)", TE, "device kind 5"),
+    ("kernels.space.tile_kernels('nope')", TE, "dtype='nope'"),
+    ("kernels.space.cluster_kernels('nope')", TE, "dtype='nope'"),
+    ("kernels.space.hinted_kernels(64, 64, 64, 'nope')", TE, "dtype='nope'"),
+    ("kernels.space.hinted_kernels(64, 64, 8192, 'bf16', rows16=None)", TE, "rows16=None"),
+    ("kernels.space.evict_first(64, 64, 8192, 'bf16', 1, 0)", TE, "rows=0"),
+    ("kernels.space.swapped_kernel(16, 8192, 8192, 'bf16', 0, False)", TE, "sms=0"),
+    ("kernels.space.swapped_kernel(16, 0, 8192, 'bf16', 132, True)", TE, "n=0"),
+    ("kernels.space.candidates(0, 64, 64, 'tf32')", TE, "m=0"),
+    ("kernels.space.candidates(64, 64, 64, 'bf16', b_major='N', batch=-2)", TE, "batch=-2"),
+    ("kernels.space.candidates(64, 64, 64, ['bf16'])", TE, "dtype=['bf16']"),
+    ("kernels.space.kcluster_kernels(96, 0, 4160, 'bf16', swap=True)", TE, "n=0"),
+    ("kernels.space.token_tiles(5, ['bf16'])", TE, "dtype=['bf16']"),
     # a fused epilogue's cost and the pingpong tiles it may take (issue 33)
-    ("kernels.space.fused_pingpong('e9')", TE, "fused_pingpong dtype 'e9'"),
+    ("kernels.space.fused_pingpong('e9')", TE, "fused_pingpong: dtype='e9'"),
     (
         "kernels.cost.epilogue_us(cm.Sm90Config(), 'bias', kernels.cost.device('h200'))",
         TE,
@@ -711,7 +740,7 @@ API: list[tuple[str, type, str]] = [
     ("kernels.sm90.kcluster.clusters(3, 132)", TE, "clusters(3, 132); give a cluster size"),
     ("kernels.sm90.kcluster.fixup('acc', 6, 256, 4)", TE, "6 accumulators per thread"),
     ("kernels.sm90.kcluster.fixup('acc', 64, 256, 3)", TE, "3 CTAs per tile"),
-    ("kernels.space.kcluster_kernels(400, 400, 4096, 'e9')", TE, "kcluster_kernels dtype 'e9'"),
+    ("kernels.space.kcluster_kernels(400, 400, 4096, 'e9')", TE, "kcluster_kernels: dtype='e9'"),
     # the CUDA backend (checks that hold without NVRTC or a GPU)
     ("cuda.sass(b'hello')", CE, "ELF magic"),
     ("cuda.sass('x')", CE, "ELF magic"),
@@ -776,6 +805,9 @@ API: list[tuple[str, type, str]] = [
     # epilogue (helper epilogue, issue 20): op lists (DesignError, a TiledMmaError) and the
     # call's tensors (LaunchError), checked without torch or a GPU
     ("kernels.epilogue.validate_ops(('bias', 'gleu'))", TE, "did you mean 'gelu'"),
+    ("kernels.epilogue.check_call(('bias',), None)", LA, "must be a dict of keyword"),
+    ("kernels.epilogue.check_call((), {1: 2})", LA, "must be a dict of keyword"),
+    ("kernels.epilogue.check_call((), {'foo': 2})", LA, "foo is no epilogue tensor"),
     ("kernels.epilogue.validate_ops(('relu', 'relu'))", TE, "appears twice"),
     ("kernels.epilogue.validate_ops(('relu', 'silu'))", TE, "two activations"),
     ("kernels.epilogue.validate_ops(('silu', 'bias_row'))", TE, "after the activation"),

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import json
 import math
+import numbers
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
 from operator import itemgetter
@@ -43,6 +44,7 @@ from pathlib import Path
 
 from cutemma.errors import TiledMmaError
 from cutemma.kernels.common.scheduler import FULL_WAVE
+from cutemma.kernels.epilogue import validate_ops
 from cutemma.kernels.sm90.config import ATOMS_SM90, FP8, Sm90Config
 from cutemma.kernels.sm90.kcluster import clusters
 from cutemma.kernels.sm90.streamk import (
@@ -108,6 +110,7 @@ def device_kind(name: str) -> str:
     >>> device_kind("NVIDIA H200"), device_kind("NVIDIA H100 80GB HBM3"), device_kind("?")
     ('h200', 'h100', 'h100')
     """
+    _check_kind(name)
     low = name.lower()
     return next((kind for kind in KINDS if kind in low), DEFAULT_KIND)
 
@@ -143,7 +146,14 @@ def _rows(config: Sm90Config) -> str:
     return f"{'wn' if config.consumers_n > 1 else ''}{config.block_m}x"
 
 
-@cache
+def _check_kind(kind: object) -> None:
+    if not isinstance(kind, str):
+        raise TiledMmaError(
+            f"cost model: device kind {kind!r} ({type(kind).__name__}); give a kind's name, one "
+            f"of {list(KINDS)}, or a GPU's name ('NVIDIA H200')"
+        )
+
+
 def device(kind: str) -> Device:
     """The constants of device ``kind`` ('h100', 'h200', ...), from its JSON file; a GPU's
     name is read as its kind (:func:`device_kind`), an unknown one as the default kind.
@@ -151,6 +161,12 @@ def device(kind: str) -> Device:
     >>> device("h100").sms, device("NVIDIA H200").kind
     (132, 'h200')
     """
+    _check_kind(kind)
+    return _device(kind)
+
+
+@cache
+def _device(kind: str) -> Device:
     path = DEVICES / f"{kind}.json"
     if not path.exists():  # a GPU's name ('NVIDIA H200'), or a kind without a file
         path = DEVICES / f"{device_kind(kind)}.json"
@@ -309,13 +325,27 @@ def predict(
     True
     """
     _check_priced(config, dtype, rows16, "predict")
+    _check_call(m, n, k, batch, "predict", out_bytes=out_bytes)
     free = _shape_free(config, dtype, kind)
     dev = device(kind)
     return price(free, config, m, n, k, dtype, batch, dev, out_bytes, rows16)
 
 
+def _check_call(m: int, n: int, k: int, batch: int, what: str, **more: int) -> None:
+    """Raise a TiledMmaError naming ``what`` unless the call's counts are ints >= 1 (a bool
+    is not a count; numpy's integers are)."""
+    counts = {"m": m, "n": n, "k": k, "batch": batch, **more}
+    bad = [f"{f}={v!r}" for f, v in counts.items()
+           if not isinstance(v, numbers.Integral) or isinstance(v, bool) or v < 1]  # fmt: skip
+    if bad:
+        raise TiledMmaError(
+            f"cost model: {what}: {', '.join(bad)}; the call's m, n, k and batch (and "
+            "out_bytes) are whole numbers >= 1"
+        )
+
+
 def _check_priced(config: Sm90Config, dtype: str, rows16: tuple[bool, bool], what: str) -> None:
-    if dtype not in ATOMS_SM90 or not isinstance(config, Sm90Config):
+    if not isinstance(dtype, str) or dtype not in ATOMS_SM90 or not isinstance(config, Sm90Config):
         raise TiledMmaError(
             f"cost model: prices an Sm90Config and a dtype of {sorted(ATOMS_SM90)}; got "
             f"{type(config).__name__} and {dtype!r}"
@@ -478,6 +508,8 @@ def predict_fused(
     True
     """
     _check_priced(config, dtype, rows16, "predict_fused")
+    _check_call(m, n, k, 1, "predict_fused")
+    validate_ops(ops)  # (an op list a call could not give is not priced)
     dev = device(kind)
     rate, tile_us = _shape_free(config, dtype, kind)
     e = epilogue_us(config, ops, dev)
@@ -601,10 +633,18 @@ def best(
     >>> best(candidates(8192, 8192, 8192, "bf16"), 8192, 8192, 8192, "bf16")[0].block_m
     128
     """
-    if not configs:
-        raise TiledMmaError("cost model: best() of no configs; give at least one Sm90Config")
+    if not isinstance(configs, tuple | list) or not configs:
+        raise TiledMmaError(
+            f"cost model: best() of {type(configs).__name__} {configs!r:.60}: no configs; give "
+            "a tuple of at least one Sm90Config (space.candidates' answer)"
+        )
     dev = device(kind)  # (predict's steps, each asked once for all the configs)
-    if dtype not in ATOMS_SM90 or not all(isinstance(c, Sm90Config) for c in configs):
+    _check_call(m, n, k, batch, "best")
+    if (
+        not isinstance(dtype, str)
+        or dtype not in ATOMS_SM90
+        or not all(isinstance(c, Sm90Config) for c in configs)
+    ):
         raise TiledMmaError(
             f"cost model: best() prices Sm90Configs of a dtype of {sorted(ATOMS_SM90)}; got "
             f"{sorted({type(c).__name__ for c in configs})} and {dtype!r}"

@@ -476,13 +476,26 @@ def check_call(names: Any, tensors: dict[str, Any]) -> tuple[tuple[str, ...], di
     cutemma.errors.LaunchError: gemm epilogue: bias=[0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0] is a list; give a torch tensor on the operands' device
     """
     ops = validate_ops(names)
+    if not isinstance(tensors, dict) or not all(isinstance(k, str) for k in tensors):
+        raise LaunchError(
+            f"gemm epilogue: tensors={tensors!r:.80} must be a dict of keyword -> tensor, its "
+            f"keywords among {', '.join(ARGS)}"
+        )
     given = {k: v for k, v in tensors.items() if v is not None}
     needed = {OPS[n].arg: n for n in ops if OPS[n].arg}
+    unknown = sorted(set(given) - set(ARGS))
+    if unknown:
+        raise LaunchError(
+            f"gemm epilogue: {', '.join(unknown)} is no epilogue tensor; the ops read "
+            f"{', '.join(ARGS)}"
+        )
     extra = sorted(set(given) - set(needed))
     if extra:
+        ops_of = {op.arg: name for name, op in OPS.items() if op.arg}
         raise LaunchError(
             f"gemm epilogue: {', '.join(extra)} given but no op of epilogue={ops} reads it; "
-            f"add its op ({', '.join(a for a in extra)}) to the epilogue or drop the argument"
+            f"add its op ({', '.join(ops_of[a] for a in extra)}) to the epilogue or drop the "
+            "argument"
         )
     missing = [f"{a}= (op {n!r})" for a, n in needed.items() if a not in given]
     if missing:

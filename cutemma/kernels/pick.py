@@ -27,10 +27,10 @@ from cutemma.kernels.sm80.config import ELEM_BYTES, GemmConfig
 from cutemma.kernels.sm90.config import ATOMS_SM90, Sm90Config
 from cutemma.kernels.space import (
     SWAP_MAX_M,
+    _kcluster_kernels,
     check_b_major,
     fused_kernels,
     fused_pingpong,
-    kcluster_kernels,
     kernel_reads,
     kernels_of,
 )
@@ -161,7 +161,8 @@ def builtin_sm90_config(
         )
     check_rows16(rows16, "builtin_sm90_config")
     check_b_major(b_major, "builtin_sm90_config")
-    return _sm90_pick(m, n, k, dtype, batch, sms, kind, swap, rows16, b_major)[0]
+    m, n, k, batch, sms = (int(v) for v in (m, n, k, batch, sms))  # (numpy's ints: plain)
+    return _sm90_pick(m, n, k, dtype, batch, sms, kind, bool(swap), rows16, b_major)[0]
 
 
 # a call's pick, kept per exact signature: a repeated shape whose tensors are new (the fast
@@ -199,7 +200,7 @@ def _sm90_pick(
     chosen = groups[which][i]
     # (listed last: they lose ties; 16-bit only where unswapped, so a fused call runs them
     # as they are, as it runs the swapped kernels)
-    kcs = kcluster_kernels(m, n, k, dtype, batch, sms, swaps)
+    kcs = _kcluster_kernels(m, n, k, dtype, batch, sms, swaps)
     if kcs:
         kc_t, j = kcluster_best(kcs, m, n, k, dtype, kind, rows16)
         chosen, t = (kcs[j], kc_t) if kc_t < t else (chosen, t)

@@ -41,6 +41,7 @@ True
 
 from __future__ import annotations
 
+import numbers
 from bisect import bisect_left
 from collections.abc import Callable
 from dataclasses import replace
@@ -157,10 +158,8 @@ def candidates(
     >>> len(candidates(8192, 8192, 8192, "bf16")) >= 8
     True
     """
-    if dtype not in ATOMS_SM90:
-        raise TiledMmaError(
-            f"kernel space: dtype {dtype!r}; the sm90 GEMM takes {sorted(ATOMS_SM90)}"
-        )
+    _check_call(dtype, "kernel space: candidates", m=m, n=n, k=k, batch=batch, sms=sms)
+    m, n, k, batch, sms = (int(v) for v in (m, n, k, batch, sms))  # (numpy's ints: plain)
     check_rows16(rows16, "kernel space: candidates")
     check_b_major(b_major, "kernel space: candidates")
     found = list(hinted_kernels(m, n, k, dtype, batch, rows16))
@@ -169,7 +168,7 @@ def candidates(
     if swap and batch == 1 and m <= SWAP_MAX_M and dtype != "tf32":
         found += swapped_kernels(m, n, k, dtype, sms, b_major)
     swaps = swap and m <= SWAP_MAX_M
-    return tuple(found) + kcluster_kernels(m, n, k, dtype, batch, sms, swaps)
+    return tuple(found) + _kcluster_kernels(m, n, k, dtype, batch, sms, swaps)
 
 
 def kcluster_kernels(
@@ -182,7 +181,7 @@ def kcluster_kernels(
     ``swap`` (a call that may run swapped, of at most :data:`SWAP_TOKENS` rows): the swapped
     kernel's 64-row tiles of B^T (:func:`swapped_kernel`). Calls of at least
     :data:`KCLUSTER_MIN_M` rows of 16-bit types with few tiles: each tile of
-    :data:`KCLUSTER_TILES`. Counts >= 1 (unchecked).
+    :data:`KCLUSTER_TILES`.
 
     >>> [c.name for c in kcluster_kernels(399, 448, 4160, "bf16")][:3]
     ['b128x128_c2_sauto_kc4', 'b128x64_c2_sauto_kc4', 'b64x128_c1_sauto_kc4']
@@ -191,10 +190,15 @@ def kcluster_kernels(
     >>> [c.name for c in kcluster_kernels(96, 448, 4160, "bf16", swap=True)]
     ['b64x96_c1_sauto_etmat_efa_swap_kc8']
     """
-    if dtype not in ATOMS_SM90:
-        raise TiledMmaError(
-            f"kernel space: kcluster_kernels dtype {dtype!r}; the sm90 GEMM takes {sorted(ATOMS_SM90)}"
-        )
+    _check_call(dtype, "kernel space: kcluster_kernels", m=m, n=n, k=k, batch=batch, sms=sms)
+    m, n, k, batch, sms = (int(v) for v in (m, n, k, batch, sms))
+    return _kcluster_kernels(m, n, k, dtype, batch, sms, bool(swap))
+
+
+def _kcluster_kernels(
+    m: int, n: int, k: int, dtype: str, batch: int, sms: int, swap: bool
+) -> tuple[Sm90Config, ...]:
+    """:func:`kcluster_kernels` of checked arguments (the pick's: the policy checked them)."""
     if batch != 1 or dtype == "tf32":
         return ()
     caps = _capacities(sms)  # (cluster size, clusters at once), the largest size first
@@ -307,10 +311,7 @@ def fused_pingpong(dtype: str) -> tuple[Sm90Config, ...]:
     >>> [c.name for c in fused_pingpong("bf16")], fused_pingpong("e4m3")
     (['b64x128_c2_sauto_pp', 'b64x256_c2_sauto_pp', 'b128x128_c2_sauto_pp'], ())
     """
-    if dtype not in ATOMS_SM90:
-        raise TiledMmaError(
-            f"kernel space: fused_pingpong dtype {dtype!r}; the sm90 GEMM takes {sorted(ATOMS_SM90)}"
-        )
+    _check_call(dtype, "kernel space: fused_pingpong")
     return _fused_pingpong(dtype)
 
 
@@ -339,6 +340,7 @@ def tile_kernels(dtype: str, batch: int = 1) -> tuple[Sm90Config, ...]:
     >>> [c.split for c in tile_kernels("bf16")[:5]], any(c.stream_k for c in tile_kernels("bf16", 2))
     ([None, 16, 8, 4, None], False)
     """
+    _check_call(dtype, "kernel space: tile_kernels", batch=batch)
     return _tile_kernels(dtype, batch == 1)
 
 
@@ -416,7 +418,7 @@ def _fitted_kernels(m: int, n: int, k: int, dtype: str, batch: int) -> tuple[Sm9
     """:func:`fitted_kernels` of checked arguments (the pick's: the policy checked them)."""
     if n > FIT_MAX_N or dtype == "tf32":
         return ()
-    hinted = evict_first(m, n, k, dtype, batch, FIT_ROWS)
+    hinted = _evict_first(m, n, k, dtype, batch, FIT_ROWS)
     return _fitted_group(_fitted_widths(n, dtype), dtype, batch == 1, hinted)
 
 
@@ -452,6 +454,8 @@ def hinted_kernels(
     >>> any(c.cluster == 2 for c in hinted_kernels(4096, 8192, 8200, "bf16", 1, (True, True)))
     True
     """
+    _check_call(dtype, "kernel space: hinted_kernels", m=m, n=n, k=k, batch=batch)
+    check_rows16(rows16, "kernel space: hinted_kernels")
     hints = _hints(m, n, k, dtype, batch)
     return _hinted_kernels(dtype, batch == 1, hints, rows16 != (False, False))
 
@@ -504,7 +508,7 @@ def kernel_reads(
     hints = _hints_at(m, streams)
     fit, fit_hint = (), False
     if b_major == "K" and n <= FIT_MAX_N and dtype != "tf32":
-        fit, fit_hint = _fitted_widths(n, dtype), evict_first(m, n, k, dtype, batch, FIT_ROWS)
+        fit, fit_hint = _fitted_widths(n, dtype), _evict_first(m, n, k, dtype, batch, FIT_ROWS)
     if not swaps:
         return hints, fit, fit_hint
     if b_major != "K":  # (the classes, and per class whether it runs its whole kernels only)
@@ -568,10 +572,9 @@ def _hinted_kernels(
     found = tuple(
         _variant(c, c.stream_k, rows[c.block_m], c.split) for c in _tile_kernels(dtype, one)
     )
-    return found + cluster_kernels(dtype) if clusters else found
+    return found + _cluster_kernels(dtype) if clusters else found
 
 
-@cache
 def cluster_kernels(dtype: str) -> tuple[Sm90Config, ...]:
     """The space's clusters of 2: each 128-row tile of :func:`_tiles` up to 256 columns, as
     pairs along M that share B and pairs along N that share A, whole tiles, where each
@@ -581,6 +584,12 @@ def cluster_kernels(dtype: str) -> tuple[Sm90Config, ...]:
     >>> [c.name for c in cluster_kernels("bf16")][:2]
     ['b128x64_c2_sauto_x2a', 'b128x128_c2_sauto_x2']
     """
+    _check_call(dtype, "kernel space: cluster_kernels")
+    return _cluster_kernels(dtype)
+
+
+@cache
+def _cluster_kernels(dtype: str) -> tuple[Sm90Config, ...]:
     if dtype == "tf32":  # (its clusters were never timed)
         return ()
     found = []
@@ -752,12 +761,27 @@ def _swap_classes(m: int, n: int, k: int, dtype: str, sms: int) -> tuple[tuple, 
     )
 
 
+def _check_call(dtype: str, what: str, **counts: int) -> None:
+    """Raise a TiledMmaError naming ``what`` unless ``dtype`` is an sm90 dtype and
+    ``counts`` are ints >= 1 (numpy's integers too; a bool is not a count)."""
+    bad = [f"{f}={v!r}" for f, v in counts.items()
+           if not isinstance(v, numbers.Integral) or isinstance(v, bool) or v < 1]  # fmt: skip
+    if not (isinstance(dtype, str) and dtype in ATOMS_SM90):
+        bad.append(f"dtype={dtype!r}")
+    if bad:
+        raise TiledMmaError(
+            f"{what}: {', '.join(bad)}; give whole numbers >= 1 and a dtype the sm90 GEMM "
+            f"takes, one of {sorted(ATOMS_SM90)}"
+        )
+
+
 def _check_counts(dtype: str, what: str, **counts: int) -> None:
     """Raise a TiledMmaError naming ``what`` unless ``counts`` are ints >= 1 and ``dtype``
     one the swapped and fitted kernels run (an sm90 dtype but tf32)."""
     bad = [f"{f}={v!r}" for f, v in counts.items() if type(v) is not int or v < 1]
-    if bad or dtype not in ATOMS_SM90 or dtype == "tf32":
-        wrong = bad + ([] if dtype in ATOMS_SM90 and dtype != "tf32" else [f"dtype={dtype!r}"])
+    known = isinstance(dtype, str) and dtype in ATOMS_SM90 and dtype != "tf32"
+    if bad or not known:
+        wrong = bad + ([] if known else [f"dtype={dtype!r}"])
         kinds = sorted(d for d in ATOMS_SM90 if d != "tf32")
         raise TiledMmaError(f"{what}: {', '.join(wrong)}; give ints >= 1 and a dtype of {kinds}")
 
@@ -947,6 +971,12 @@ def evict_first(m: int, n: int, k: int, dtype: str, batch: int, rows: int) -> bo
     >>> evict_first(512, 8192, 8192, "bf16", 1, 128), evict_first(8192, 8192, 8192, "bf16", 1, 128)
     (True, False)
     """
+    _check_call(dtype, "kernel space: evict_first", m=m, n=n, k=k, batch=batch, rows=rows)
+    return _evict_first(m, n, k, dtype, batch, rows)
+
+
+def _evict_first(m: int, n: int, k: int, dtype: str, batch: int, rows: int) -> bool:
+    """:func:`evict_first` of checked arguments (the pick's)."""
     return _streams_b(n, k, dtype, batch) and -(-m // rows) <= EVICT_FIRST_ROWS
 
 
@@ -971,6 +1001,7 @@ def swapped_kernel(m: int, n: int, k: int, dtype: str, sms: int, whole: bool) ->
     >>> swapped_kernel(33, 10240, 8192, "e4m3", 132, True).name
     'b128x40x256_c2_s3_etmat_efa_swap'
     """
+    _check_counts(dtype, "kernel space: swapped_kernel", m=m, n=n, k=k, sms=sms)
     tokens = swap_tokens(m)
     kw = {"stream_k": not whole, "epilogue": "tmat", "swap_ab": True}
     if n * k * ATOMS_SM90[dtype][1] <= EVICT_FIRST_MAX_BYTES:

@@ -319,3 +319,17 @@ def test_a_swapped_kernel_depends_on_n_and_k_only_through_its_class(dtype):
             except Exception:
                 cls = None
             assert own == cls, (m, n, k, whole)
+
+
+def test_numpy_counts_give_the_plain_ints_picks():
+    """numpy's integers pass the checks as whole numbers, so they must pick as the same ints
+    do: a numpy m of 257-2048 rows once reached the mid-size swapped kernel's token check
+    unconverted and was refused there, unless the plain call had been cached first."""
+    import numpy as np
+
+    from cutemma.kernels import pick
+
+    for m in (300, 1500):
+        got = pick.builtin_sm90_config(np.int64(m), np.int32(8192), 8192, swap=True, kind="h200")
+        assert got == pick.builtin_sm90_config(m, 8192, 8192, swap=True, kind="h200")
+    assert candidates(np.int64(300), 8192, 8192, "bf16") == candidates(300, 8192, 8192, "bf16")

@@ -97,8 +97,9 @@ class Tensor(RichDisplay):
 
     def __setitem__(self, crd, value) -> None:
         """``t[c] = v`` writes one element, as CuTe's ``tensor(c) = v``; a coordinate with
-        ``None`` (CuTe's ``_``) writes every element of that slice: ``v`` a scalar, or one
-        value per element in the slice's (colexicographic) order.
+        ``None`` (CuTe's ``_``) writes every element of that slice: ``v`` a scalar, one
+        value per element in the slice's (colexicographic) order, or an array shaped like the
+        slice's modes (``t[None, None] = a`` puts ``a[i, j]`` at ``t(i, j)``).
 
         The data is written in place (a numpy array given to ``make_tensor`` sees the write
         when it was contiguous; ``Tensor.data`` always does).
@@ -121,6 +122,17 @@ class Tensor(RichDisplay):
         sub = self(crd)
         n = sub.size()
         values = _element_values(self.data, value, crd, single=False)
+        if values.ndim > 1:  # an array shaped like the slice: element (i, j) to (i, j)
+            modes = product_each(sub.layout.shape)
+            modes = modes if is_tuple(modes) else (modes,)
+            if values.shape != tuple(modes):
+                raise LayoutError(
+                    f"t[{crd!r}] = an array of shape {values.shape}: the slice {sub.layout} "
+                    f"has modes of {tuple(modes)} elements; give an array of that shape "
+                    f"(element (i, j) lands at (i, j)), or {n} values in a flat sequence, "
+                    "in the slice's colexicographic order"
+                )
+            values = values.reshape(-1, order="F")  # (colexicographic: the first index fastest)
         if values.ndim == 0:
             values = np.broadcast_to(values, (n,))
         elif values.size != n:
@@ -270,6 +282,7 @@ def format_tensor(tensor: Tensor, limit: int | None = None) -> str:
     fmt = _element_format(tensor)
     shape = tensor.layout.shape
     sizes = [product(m) for m in shape] if is_tuple(shape) else [product(shape)]
+    sizes = sizes or [1]  # (rank 0: one element, at coordinate ())
     if len(sizes) > 4:
         sizes = sizes[:3] + [product(tuple(sizes[3:]))]
     rows = []
@@ -327,7 +340,16 @@ def make_tensor(data, layout) -> Tensor:
     """
     layout = as_layout(layout) if isinstance(layout, (int, tuple)) else layout
     layout = ck.layout_arg(layout, "make_tensor", composed=True, which="the layout")
-    n = len(data) if isinstance(data, CoordinateEngine) else np.asarray(data).size
+    if not isinstance(data, CoordinateEngine):
+        try:
+            n = np.asarray(data).size
+        except (ValueError, TypeError) as e:  # ragged nesting
+            raise LayoutError(
+                f"make_tensor: data {data!r:.60} is not an array ({e}); give a flat sequence "
+                "or a numpy array of the elements"
+            ) from None
+    else:
+        n = len(data)
     if layout.cosize() > n:
         raise LayoutError(
             f"layout {layout} reaches offset {layout.cosize() - 1} but data has {n} elements"
@@ -403,6 +425,11 @@ def local_partition(tensor: Tensor, thr_layout, index: int) -> Tensor:
         )
     thr_layout = as_layout(thr_layout)
     index = ck.int_arg(index, "local_partition", "index")
+    if thr_layout.shape == ():
+        raise LayoutError(
+            "local_partition: thr_layout () has no modes; give one mode per tensor mode the "
+            "threads split, e.g. Layout((2, 2))"
+        )
     tile = product_each(thr_layout.shape)
     tile = tile if is_tuple(tile) else (tile,)
     coord = _coord_of(thr_layout, index)
@@ -422,7 +449,15 @@ def _element_values(data: np.ndarray, value, crd, single: bool) -> np.ndarray:
         raise LayoutError(f"{where}: the tensor's data is read-only; make_tensor over a copy")
     if data.dtype.kind not in "biufc" and not _is_ml_float(data.dtype):
         # object or structured data: the caller's own values, as numpy takes them
-        return np.asarray(value, dtype=object) if data.dtype.kind == "O" else np.asarray(value)
+        if data.dtype.kind == "O":
+            return np.asarray(value, dtype=object)
+        values = np.asarray(value)
+        if single and values.ndim != 0:
+            raise LayoutError(
+                f"{where}: one element takes one value, got {values.size}; slice with None "
+                "(t[None, j] = [...]) to write several"
+            )
+        return values
     accepted = "give a number" + ("" if single else " or a list/array of numbers")
     if (
         value is None

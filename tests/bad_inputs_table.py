@@ -333,6 +333,9 @@ API: list[tuple[str, type, str]] = [
     ("cm.Tensor(np.arange(8), cm.Layout(8), -3)(0)", LE, "outside the data"),
     ("cm.Tensor(np.arange(8), cm.Layout(8), 1.5)", LE, "offset"),
     ("cm.Tensor(np.arange(8), 'x')", LE, "layout"),
+    ("cm.make_tensor([[1, 2], [3]], cm.Layout(1))", LE, "is not an array"),
+    ("cm.local_partition(cm.make_identity_tensor((4, 4)), (), 0)", LE, "has no modes"),
+    ("T.__setitem__(None, np.zeros((2, 4)))", LE, "give an array of that shape"),
     ("cm.Tensor(np.arange(8), None)", LE, "layout"),
     ("cm.Tensor(np.arange(4), cm.Layout(8))(7)", LE, "offsets 0..3"),
     ("cm.Tensor(np.arange(8), cm.Layout(8), 4)(5)", LE, "4 + 5 = 9"),
@@ -923,6 +926,11 @@ DESIGN_API: list[tuple[str, type, str]] = [
     (_chk(f"{_D}({_G})", "sm_89"), DSE, "runs on sm_90a only"),
     (_chk(f"{_D}({_G})", "sm_80"), DSE, "rule atom_arch"),
     (f"{_D}('SM80_no_such_atom')", DSE, "SM80_no_such_atom"),
+    # issue 33's review: a malformed ldmatrix name leaked numpy's unpacking ValueError; a
+    # float ring depth was refused as "needs at least 2", and its cached refusal then
+    # answered for the int design that compares equal to it
+    (_chk(f"{_D}({_F16}, (64, 64, 32), copy_a='SM75_foo_T')"), DSE, "not an ldmatrix name"),
+    (_chk(f"{_D}({_F16}, (64, 64, 32), stages=3.0)"), DSE, "a whole number (int)"),
     (f"{_D}(42)", DSE, "a TiledMMA"),
     # tiles
     (_chk(f"{_D}({_F16}, (60, 64, 32))"), DSE, "rule tile_multiple"),

@@ -267,7 +267,9 @@ class GemmDesign:
         tiled = self.tiled_mma_key
         fields = (self.smem_a, self.smem_b, self.copy_a, self.copy_b)
         cfg = getattr(self, "_config", None)  # a config's own choices (cluster, epilogue, ...)
-        rest = (self.stages, self.schedule, self.epilogue, cfg)
+        # (the stages' type too: 3.0 == 3, but only the int is a ring depth; the cached
+        # check of one must not answer for the other)
+        rest = ((type(self.stages).__name__, self.stages), self.schedule, self.epilogue, cfg)
         # 64.0 == 64 in Python: the types keep a float tile apart from the int one
         tile = (
             tuple((type(x).__name__, x) for x in self.tile)
@@ -693,7 +695,9 @@ def _sm90_shape(d: GemmDesign, arch: str) -> str | None:
 
 def _stages(d: GemmDesign, arch: str) -> str | None:
     s = d.stages
-    if s is not None and (not isinstance(s, int) or isinstance(s, bool) or s < 2):
+    if s is not None and (not isinstance(s, int) or isinstance(s, bool)):
+        return f"stages {s!r} ({type(s).__name__}): a ring depth is a whole number (int)"
+    if s is not None and s < 2:
         return f"stages {s!r} (a ring needs at least 2)"
     return None
 

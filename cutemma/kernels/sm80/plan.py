@@ -18,6 +18,7 @@ and value, combining by ``+`` or, where a swizzle makes the bits overlap, ``^``.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import cached_property
@@ -150,7 +151,14 @@ def ldmatrix_num(name: str) -> int:
     >>> ldmatrix_num("SM75_U32x2_LDSM_N"), ldmatrix_num("SM75_U16x8_LDSM_T")
     (2, 4)
     """
-    kind, count = name.split("_")[1].split("x")
+    pattern = r"SM75_(U32)x([124])_LDSM_N|SM75_(U16)x([248])_LDSM_T"
+    m = re.fullmatch(pattern, name) if isinstance(name, str) else None
+    if m is None:
+        raise TiledMmaError(
+            f"ldmatrix copy atom {name!r}: not an ldmatrix name; give SM75_U32x{{1,2,4}}_LDSM_N "
+            "or SM75_U16x{2,4,8}_LDSM_T"
+        )
+    kind, count = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
     return int(count) // (2 if kind == "U16" else 1)
 
 

@@ -387,7 +387,29 @@ def zipped_divide_tensor(tensor: Tensor, tiler) -> Tensor:
     >>> z((1, 1), (1, 0))
     (3, 1)
     """
+    if isinstance(tensor.data, CoordinateEngine):
+        _check_identity_tiles(tensor, tiler)
     return Tensor(tensor.data, algebra.zipped_divide(tensor.layout, tiler), tensor.offset)
+
+
+def _check_identity_tiles(tensor: Tensor, tiler) -> None:
+    """An identity tensor's coordinates come from one linear offset over its shape, so a tile
+    that runs past the end of a mode (a tiler that does not divide it) would read the next
+    column's coordinates, inside the shape, where CuTe gives ones past its end (the ones
+    predication tests): refuse such a tiler rather than answer wrongly."""
+    modes = product_each(tensor.layout.shape)
+    if not (is_tuple(modes) and is_tuple(tiler)) or len(modes) < 2:
+        return  # (one mode: an offset past its end is a coordinate past its end)
+    for i, (extent, t) in enumerate(zip(modes, tiler)):
+        size = t if isinstance(t, int) else t.size() if isinstance(t, Layout) else None
+        if size and extent % size:
+            raise LayoutError(
+                f"a tile of {size} along mode {i} does not divide the identity tensor's "
+                f"{extent}: its last tile's coordinates past {extent - 1} are not computed "
+                "(cutemma's identity tensors count offsets, not per-mode coordinates); make "
+                "the identity tensor of the shape rounded up to the tile: its coordinates past "
+                "the real shape are the ones to predicate off"
+            )
 
 
 def local_tile(tensor: Tensor, tiler, coord) -> Tensor:

@@ -52,3 +52,15 @@ def test_designs_equal_in_value_but_not_in_type_are_checked_apart():
     with pytest.raises(DesignError, match="whole number"):
         kernels.check(kernels.GemmDesign(atom, (64, 64, 32), stages=3.0))
     assert kernels.check(kernels.GemmDesign(atom, (64, 64, 32), stages=3)).stages == 3
+
+
+def test_a_padded_identity_tensor_gives_the_coordinates_to_predicate_off():
+    """A tile that does not divide an identity tensor is refused (its coordinates would
+    wrap into the next column, inside the shape); the identity tensor of the shape rounded
+    up to the tile gives CuTe's coordinates past the end, which predication tests."""
+    with pytest.raises(LayoutError, match="does not divide"):
+        cm.local_tile(cm.make_identity_tensor((8, 8)), (3, 3), (2, 2))
+    t = cm.local_tile(cm.make_identity_tensor((9, 9)), (3, 3), (2, 2))
+    assert t(2, 0) == (8, 6) and t(0, 2) == (6, 8)
+    inside = [t(i, j)[0] < 8 and t(i, j)[1] < 8 for j in range(3) for i in range(3)]
+    assert inside == [True, True, False] * 2 + [False] * 3

@@ -336,6 +336,8 @@ API: list[tuple[str, type, str]] = [
     ("cm.make_tensor([[1, 2], [3]], cm.Layout(1))", LE, "is not an array"),
     ("cm.local_partition(cm.make_identity_tensor((4, 4)), (), 0)", LE, "has no modes"),
     ("cm.local_tile(I, (3, 3), (2, 2))", LE, "does not divide the identity tensor's 8"),
+    ("T.__setitem__((None,), 5)", LE, "give an int or None, not a tuple"),
+    ("cm.local_tile(I, (4, 4), 1)", LE, "give 2 (an int or None each)"),
     ("T.__setitem__(None, np.zeros((2, 4)))", LE, "give an array of that shape"),
     ("cm.Tensor(np.arange(8), None)", LE, "layout"),
     ("cm.Tensor(np.arange(4), cm.Layout(8))(7)", LE, "offsets 0..3"),

@@ -64,3 +64,12 @@ def test_a_padded_identity_tensor_gives_the_coordinates_to_predicate_off():
     assert t(2, 0) == (8, 6) and t(0, 2) == (6, 8)
     inside = [t(i, j)[0] < 8 and t(i, j)[1] < 8 for j in range(3) for i in range(3)]
     assert inside == [True, True, False] * 2 + [False] * 3
+
+
+def test_a_design_tile_of_numpy_integers_is_the_same_design():
+    from cutemma import kernels
+
+    atom = "SM80_16x8x16_F32F16F16F32_TN"
+    d = kernels.GemmDesign(atom, (np.int64(64), np.int32(64), 32))
+    assert d == kernels.GemmDesign(atom, (64, 64, 32))
+    assert all(type(x) is int for x in d.tile) and kernels.check(d).tile == (64, 64, 32)

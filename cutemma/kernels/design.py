@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import numbers
 import re
 import warnings
 from collections.abc import Callable
@@ -242,13 +243,18 @@ class GemmDesign:
         t = self.tile
         if t is not None:
             if not isinstance(t, (tuple, list)) or not all(
-                isinstance(x, (int, float)) for x in t
+                isinstance(x, (int, float, numbers.Integral)) for x in t
             ):  # the rule tile_ints names a wrong count or a float; these cannot even be keyed
                 raise DesignError(
                     f"GemmDesign: tile {t!r}; give (bm, bn, bk), three whole numbers, or None "
                     "for the largest multiple of the TiledMMA's tile that passes the rules"
                 )
-            object.__setattr__(self, "tile", tuple(t))
+            # (numpy's integers are whole numbers: kept as ints, as the rules and keys read them)
+            t = tuple(
+                int(x) if isinstance(x, numbers.Integral) and not isinstance(x, bool) else x
+                for x in t
+            )
+            object.__setattr__(self, "tile", t)
         else:
             # the search builds designs: once per TiledMMA and fields, not once per gemm call
             fields = (self.smem_a, self.smem_b, self.copy_a, self.copy_b)

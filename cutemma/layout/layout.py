@@ -302,7 +302,13 @@ def slice_and_offset(crd: IntTuple, layout: Layout) -> tuple[Layout, int]:
             return [(s, d)], 0
         if is_tuple(c):
             if not is_tuple(s) or len(c) != len(s):
-                raise LayoutError(f"slice {c} does not match layout {layout}")
+                fix = (
+                    f"{len(c)} coordinates for a shape {s} of {len(s)} modes; give {len(s)} "
+                    "(an int or None each)"
+                    if is_tuple(s)
+                    else f"its shape {s} is one mode: give an int or None, not a tuple"
+                )
+                raise LayoutError(f"slice {c} does not match layout {layout}: {fix}")
             kept, off = [], 0
             for ci, si, di in zip(c, s, d):
                 k, o = go(ci, si, di)

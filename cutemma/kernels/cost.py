@@ -248,6 +248,7 @@ def loaded_rows(
     >>> loaded_rows(Sm90Config(128, 256), (False, False), device("h200"), (40, 8192))
     296.0
     """
+    check_rows16(rows16, "cost model: loaded_rows")
     if extent is not None and not (
         isinstance(extent, tuple) and len(extent) == 2
         and all(type(v) is int and v >= 1 for v in extent)
@@ -331,16 +332,21 @@ def predict(
     return price(free, config, m, n, k, dtype, batch, dev, out_bytes, rows16)
 
 
+# the largest count the model prices (a float holds every whole number up to it exactly)
+COUNT_MAX = 1 << 53
+
+
 def _check_call(m: int, n: int, k: int, batch: int, what: str, **more: int) -> None:
     """Raise a TiledMmaError naming ``what`` unless the call's counts are ints >= 1 (a bool
     is not a count; numpy's integers are)."""
     counts = {"m": m, "n": n, "k": k, "batch": batch, **more}
-    bad = [f"{f}={v!r}" for f, v in counts.items()
-           if not isinstance(v, numbers.Integral) or isinstance(v, bool) or v < 1]  # fmt: skip
+    bad = [f"{f}={v!r:.40}" for f, v in counts.items()
+           if not isinstance(v, numbers.Integral) or isinstance(v, bool)
+           or not 1 <= v <= COUNT_MAX]  # fmt: skip
     if bad:
         raise TiledMmaError(
             f"cost model: {what}: {', '.join(bad)}; the call's m, n, k and batch (and "
-            "out_bytes) are whole numbers >= 1"
+            "out_bytes) are whole numbers from 1 to 2**53"
         )
 
 
@@ -854,6 +860,11 @@ def cheapest(
     >>> (found[i], t) == best(found, 512, 8192, 8192, "bf16")
     True
     """
+    if not (isinstance(tables, tuple) and tables):
+        raise TiledMmaError(
+            f"cost model: cheapest() of {tables!r:.60}; give a tuple of at least one price_table"
+        )
+    _check_call(m, n, k, batch, "cheapest")
     return _cheapest(*_views(tables), m, n, k, batch)
 
 

@@ -646,6 +646,11 @@ def swapped_groups(
     """
     check_b_major(b_major, "kernel space: swapped_kernels")
     _check_counts(dtype, "kernel space: swapped_kernels", m=m, n=n, k=k, sms=sms)
+    if m > SWAP_MAX_M:
+        raise TiledMmaError(
+            f"kernel space: swapped_kernels m={m}; calls of at most SWAP_MAX_M = {SWAP_MAX_M} "
+            "rows run swapped"
+        )
     return _swapped_groups(m, n, k, dtype, sms, b_major)
 
 

@@ -56,7 +56,7 @@ def to_cpp(obj, *, type: bool = False, dtype=None) -> str:  # noqa: A002 - the i
     Compiles after :func:`prelude` (``#include <cute/tensor.hpp>``, the atom headers and
     ``using namespace cute;``). Takes a Layout, BasisLayout, Swizzle, ComposedLayout (a
     GMMA/UMMA shared-memory atom, or ``tile_to_shape`` of one, by CuTe's own name), a tiler
-    (a tuple of ints, Layouts and ``None``), an int, an MmaAtom, TiledMma, CopyAtom,
+    (a tuple of ints, Layouts, Swizzles, ``None`` and nested tilers), an int, an MmaAtom, TiledMma, CopyAtom,
     TiledCopy, or a GMMA/UMMA shared-memory descriptor. ``dtype`` names the element type
     of a shared-memory atom (its layout depends only on the width, so by default a type of
     that width: ``half_t`` for 16 bits). Raises EmitError for anything C++ cannot express.

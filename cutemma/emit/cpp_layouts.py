@@ -131,16 +131,19 @@ def _composed_expr(c: ComposedLayout, dtype) -> str:
 def _tile_entry(x) -> str:
     if x is None:
         return "Underscore"
-    if isinstance(x, Layout | ComposedLayout):
+    if isinstance(x, tuple):  # a nested tiler: make_tile's own type, one level down
+        return tiler_type(x)
+    if isinstance(x, Layout | ComposedLayout | Swizzle):
         return _type(x)
     return int_type(x)
 
 
 def tiler_type(tiler: tuple) -> str:
-    """A tuple tiler as ``Tile<...>``: ints ``Int<n>``, Layouts, ``None`` CuTe's ``_``.
+    """A tuple tiler as ``Tile<...>``: ints ``Int<n>``, Layouts, ``None`` CuTe's ``_``, a
+    nested tuple the ``Tile<...>`` its ``make_tile`` makes.
 
-    >>> tiler_type((8, None))
-    'Tile<Int<8>,Underscore>'
+    >>> tiler_type((8, None)), tiler_type((4, (2, 8)))
+    ('Tile<Int<8>,Underscore>', 'Tile<Int<4>,Tile<Int<2>,Int<8>>>')
     """
     return "Tile<" + ",".join(_tile_entry(x) for x in tiler) + ">"
 

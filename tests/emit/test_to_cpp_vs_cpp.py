@@ -516,6 +516,11 @@ def test_expressions_are_their_types():
         "swizzle": Swizzle(3, 4, 3),
         "composed": ComposedLayout(Swizzle(2, 1, 3), 4, Layout((8, 4), (4, 1))),
         "tiler": (8, None, Layout(4, 2)),
+        # nested tilers and a swizzle in one (the expression form always emitted them; the
+        # type form refused them until the bad-input review of issue 33)
+        "tiler_nested": (4, (2, 8)),
+        "tiler_nested_underscore": (4, (2, None)),
+        "tiler_swizzle": (Swizzle(1, 1, 2), 8),
         "atom": catalog.make_mma_atom("SM90_64x64x16_F32BF16BF16_SS"),
         "copy": make_copy_atom("SM75_U32x4_LDSM_N", "f16"),
         "smem": gmma_layout_atom("K", "SW128", "bf16"),

@@ -336,13 +336,22 @@ def predict(
 COUNT_MAX = 1 << 53
 
 
+def whole_number(v: object) -> bool:
+    """Whether ``v`` is an integer: an int or numpy's, not a bool (the kernels' light path's
+    test; layout.checks.as_int's module loads the layout algebra).
+
+    >>> whole_number(3), whole_number(True), whole_number(3.0)
+    (True, False, False)
+    """
+    return isinstance(v, numbers.Integral) and not isinstance(v, bool)
+
+
 def _check_call(m: int, n: int, k: int, batch: int, what: str, **more: int) -> None:
     """Raise a TiledMmaError naming ``what`` unless the call's counts are ints >= 1 (a bool
     is not a count; numpy's integers are)."""
     counts = {"m": m, "n": n, "k": k, "batch": batch, **more}
     bad = [f"{f}={v!r:.40}" for f, v in counts.items()
-           if not isinstance(v, numbers.Integral) or isinstance(v, bool)
-           or not 1 <= v <= COUNT_MAX]  # fmt: skip
+           if not whole_number(v) or not 1 <= v <= COUNT_MAX]  # fmt: skip
     if bad:
         raise TiledMmaError(
             f"cost model: {what}: {', '.join(bad)}; the call's m, n, k and batch (and "

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-import numbers
 import re
 import warnings
 from collections.abc import Callable
@@ -60,6 +59,7 @@ from cutemma.kernels.sm90.config import (
     Sm90Config,
 )
 from cutemma.layout import ComposedLayout, Layout, size
+from cutemma.layout.checks import as_int
 from cutemma.tiled import make_tiled_mma
 
 # atom name -> kernel dtype, per family (the families' own tables, inverted)
@@ -243,17 +243,14 @@ class GemmDesign:
         t = self.tile
         if t is not None:
             if not isinstance(t, (tuple, list)) or not all(
-                isinstance(x, (int, float, numbers.Integral)) for x in t
+                isinstance(x, int | float) or as_int(x) is not None for x in t
             ):  # the rule tile_ints names a wrong count or a float; these cannot even be keyed
                 raise DesignError(
                     f"GemmDesign: tile {t!r}; give (bm, bn, bk), three whole numbers, or None "
                     "for the largest multiple of the TiledMMA's tile that passes the rules"
                 )
             # (numpy's integers are whole numbers: kept as ints, as the rules and keys read them)
-            t = tuple(
-                int(x) if isinstance(x, numbers.Integral) and not isinstance(x, bool) else x
-                for x in t
-            )
+            t = tuple(x if (i := as_int(x)) is None else i for x in t)
             object.__setattr__(self, "tile", t)
         else:
             # the search builds designs: once per TiledMMA and fields, not once per gemm call

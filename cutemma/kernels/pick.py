@@ -9,7 +9,6 @@
 
 from __future__ import annotations
 
-import numbers
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +21,7 @@ from cutemma.kernels.cost import (
     kcluster_best,
     predict_fused,
     price_table,
+    whole_number,
 )
 from cutemma.kernels.sm80.config import ELEM_BYTES, GemmConfig
 from cutemma.kernels.sm90.config import ATOMS_SM90, Sm90Config
@@ -122,10 +122,6 @@ SMALL_SM90 = Sm90Config(128, 128)
 NARROW_16 = Sm90Config(64, 128, consumers=1)  # 128 x 64 of output's work as 64x128 tiles
 
 
-def _whole(v: Any) -> bool:
-    return isinstance(v, numbers.Integral) and not isinstance(v, bool)
-
-
 def builtin_sm90_config(
     m: int,
     n: int,
@@ -151,7 +147,7 @@ def builtin_sm90_config(
     True
     """
     counts = {"m": m, "n": n, "k": k, "sms": sms, "batch": batch}
-    bad = [f"{f}={v!r}" for f, v in counts.items() if not _whole(v) or v < 1]
+    bad = [f"{f}={v!r}" for f, v in counts.items() if not whole_number(v) or v < 1]
     kinds = sorted(ATOMS_SM90)
     if bad or dtype not in kinds:
         wrong = bad + ([] if dtype in kinds else [f"dtype={dtype!r}"])

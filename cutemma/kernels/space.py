@@ -41,14 +41,13 @@ True
 
 from __future__ import annotations
 
-import numbers
 from bisect import bisect_left
 from collections.abc import Callable
 from dataclasses import replace
 from functools import cache, lru_cache
 
 from cutemma.errors import TiledMmaError
-from cutemma.kernels.cost import check_rows16
+from cutemma.kernels.cost import check_rows16, whole_number
 from cutemma.kernels.sm90.config import (
     ATOMS_SM90,
     FP8,
@@ -769,8 +768,7 @@ def _swap_classes(m: int, n: int, k: int, dtype: str, sms: int) -> tuple[tuple, 
 def _check_call(dtype: str, what: str, **counts: int) -> None:
     """Raise a TiledMmaError naming ``what`` unless ``dtype`` is an sm90 dtype and
     ``counts`` are ints >= 1 (numpy's integers too; a bool is not a count)."""
-    bad = [f"{f}={v!r}" for f, v in counts.items()
-           if not isinstance(v, numbers.Integral) or isinstance(v, bool) or v < 1]  # fmt: skip
+    bad = [f"{f}={v!r}" for f, v in counts.items() if not whole_number(v) or v < 1]
     if not (isinstance(dtype, str) and dtype in ATOMS_SM90):
         bad.append(f"dtype={dtype!r}")
     if bad:

@@ -13,32 +13,123 @@ identity tensor and read off which coordinates each thread holds.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from cutemma.display import RichDisplay
 from cutemma.errors import LayoutError
 from cutemma.layout import algebra
 from cutemma.layout import checks as ck
-from cutemma.layout.int_tuple import IntTuple, idx2crd, is_tuple, product, product_each
+from cutemma.layout.int_tuple import (
+    IntTuple,
+    flatten,
+    idx2crd,
+    is_tuple,
+    product,
+    product_each,
+    unflatten,
+)
 from cutemma.layout.layout import Layout, _has_none, as_layout, slice_and_offset
+
+# An offset must fit numpy's int64: the composition check and offsets() compute in it.
+_OFFSET_BITS = 62
+
+
+def _digit_bits(leaves: tuple) -> tuple[int, ...]:
+    """Bits of each leaf's digit but the last (the top digit is unbounded): room for twice
+    the extent and its sign, plus an even share of what the int64 budget leaves over."""
+    need = [max(int(e), 1).bit_length() + 2 for e in leaves]
+    spare = max(0, _OFFSET_BITS - sum(need)) // max(len(need), 1)
+    return tuple(n + spare for n in need[:-1])
 
 
 class CoordinateEngine:
-    """Data of an identity tensor: offset ``o`` holds the coordinate ``idx2crd(o, shape)``.
+    """Data of an identity tensor: an offset packs one coordinate per leaf of ``shape``.
+
+    CuTe's identity tensor has basis strides ``1@0, 1@1, ...``
+    (cute/numeric/arithmetic_tuple.hpp), so each mode's coordinate is summed on its own and a
+    tile past the end of a mode gives coordinates past its end. Here each leaf of the
+    flattened shape is a digit of the offset (leaf j weighs ``2**(bits[0]+...+bits[j-1])``,
+    ``strides`` nests those weights like the shape), read back as *balanced* digits (each in
+    ``[-2**(b-1), 2**(b-1))``, so negative coordinates decode too): every layout the algebra
+    derives from ``Layout(shape, strides)`` is a sum of per-leaf steps and decodes mode by
+    mode, as long as no coordinate reaches half its digit: ``check`` refuses a view that
+    could. (What it cannot see is a step of a whole digit, ``2**bits[j]`` along leaf j, which
+    reads as a step along leaf j+1: a tiler stride of 2**31 on a mode of a 2-mode shape, less
+    on shapes of many leaves, which share the 62 bits of an int64 offset.)
+    ``make_identity_tensor`` builds the tensor ``Tensor(engine, Layout(shape, strides))``.
 
     >>> e = CoordinateEngine((4, 3))
-    >>> e[5], len(e)
-    ((1, 1), 12)
+    >>> w = e.strides[1]
+    >>> e[1 + 2 * w], e[10 + 0 * w], e[-1]
+    ((1, 2), (10, 0), (-1, 0))
     """
 
     def __init__(self, shape: IntTuple):
         self.shape = shape
+        leaves = flatten(shape) if is_tuple(shape) else (shape,)
+        self.bits = _digit_bits(leaves)
+        weights = [1]
+        for b in self.bits:
+            weights.append(weights[-1] << b)
+        self.weights = tuple(weights[: len(leaves)])
+        self.strides = unflatten(self.weights, shape) if is_tuple(shape) else 1
+        self._radix = tuple((b, 1 << (b - 1), (1 << b) - 1) for b in self.bits)
+        self._flat = is_tuple(shape) and not any(is_tuple(x) for x in shape)
+
+    def digits(self, offset: int) -> list[int]:
+        """The per-leaf coordinates packed in ``offset``, flat (balanced digits).
+
+        >>> e = CoordinateEngine((2, (2, 3)))
+        >>> e.digits(e.weights[2] - e.weights[1])
+        [0, -1, 1]
+        """
+        o, out = int(offset), []
+        for b, half, mask in self._radix:
+            d = ((o + half) & mask) - half
+            out.append(d)
+            o = (o - d) >> b
+        return out + [o] if self.weights else []
 
     def __getitem__(self, offset: int):
-        return idx2crd(int(offset), self.shape)
+        digits = self.digits(offset)
+        if not is_tuple(self.shape):
+            return digits[0]
+        return tuple(digits) if self._flat else unflatten(tuple(digits), self.shape)
 
     def __len__(self) -> int:
-        return product(self.shape)
+        # one past the largest offset of the whole identity tensor (make_tensor's check)
+        leaves = flatten(self.shape) if is_tuple(self.shape) else (self.shape,)
+        return 1 + sum((e - 1) * w for e, w in zip(leaves, self.weights))
+
+    def check(self, layout: Layout, offset: int) -> None:
+        """Refuse a view whose coordinates could outgrow a digit and decode into the next
+        leaf (a silent wrong coordinate); the reach of each leaf is summed over the modes.
+
+        >>> e = CoordinateEngine((8, 8))
+        >>> e.check(Layout((4, 4), (1, e.strides[1])), 4)  # a tile at rows 4..7: fine
+        >>> e.check(Layout(2, 1 << 30), 0)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        cutemma.errors.LayoutError: a view of the identity tensor of shape (8, 8) reaches ...
+        """
+        if len(self.bits) == 0:
+            return  # one leaf: its coordinate is the whole offset, never wrong
+        reach = [abs(d) for d in self.digits(offset)[:-1]]
+        for s, d in zip(*layout.flat()):
+            for j, x in enumerate(self.digits(d)[:-1]):
+                reach[j] += max(s - 1, 0) * abs(x)
+        for j, (r, b) in enumerate(zip(reach, self.bits)):
+            if r >= 1 << (b - 1):
+                raise LayoutError(
+                    f"a view of the identity tensor of shape {self.shape} reaches coordinate "
+                    f"{r} (in absolute value) along leaf {j} of the flattened shape; CuTe "
+                    "counts on, but cutemma packs an identity tensor's coordinates and holds "
+                    f"them exactly only below {1 << (b - 1)} along that leaf (past it they "
+                    "would be wrong): keep the view's coordinates below that (smaller tiler "
+                    "strides or extents)"
+                )
 
 
 class Tensor(RichDisplay):
@@ -58,6 +149,8 @@ class Tensor(RichDisplay):
             layout = Layout(layout)
         self.layout = ck.layout_arg(layout, "Tensor", composed=True, which="the layout")
         self.offset = ck.int_arg(offset, "Tensor", "offset")
+        if isinstance(self.data, CoordinateEngine) and isinstance(self.layout, Layout):
+            self.data.check(self.layout, self.offset)
 
     @property
     def shape(self) -> IntTuple:
@@ -148,7 +241,8 @@ class Tensor(RichDisplay):
         return [self(i) for i in range(self.size())]
 
     def offsets(self) -> np.ndarray:
-        """The data offset of every element, in the layout's order."""
+        """The data offset of every element, in the layout's order (an identity tensor's
+        offsets pack its coordinates, see CoordinateEngine)."""
         return np.array([self.offset + self.layout(i) for i in range(self.size())])
 
     def __str__(self) -> str:
@@ -180,7 +274,7 @@ def engine_text(tensor: Tensor) -> str:
     ('ArithTuple(0,0)', 'ptr[64b](data+0)')
     """
     if isinstance(tensor.data, CoordinateEngine):
-        origin = idx2crd(tensor.offset, tensor.data.shape)
+        origin = tensor.data[tensor.offset]
         return f"ArithTuple{_crd_text(origin if is_tuple(origin) else (origin,))}"
     return f"ptr[{tensor.data.dtype.itemsize * 8}b](data+{tensor.offset})"
 
@@ -195,12 +289,12 @@ def layout_text(tensor: Tensor) -> str:
     """
     if not isinstance(tensor.data, CoordinateEngine) or not isinstance(tensor.layout, Layout):
         return str(tensor.layout)  # arrays, and swizzled views: the layout as it prints
-    shape = tensor.data.shape
+    engine = tensor.data
 
     def step(d):
         if is_tuple(d):
             return "(" + ",".join(step(x) for x in d) + ")"
-        return _basis_text(idx2crd(d, shape))
+        return _basis_text(engine[d])
 
     return f"{_shape_text(tensor.layout.shape)}:{step(tensor.layout.stride)}"
 
@@ -363,8 +457,10 @@ def make_identity_tensor(shape: IntTuple) -> Tensor:
     >>> make_identity_tensor((2, 3))(5)
     (1, 2)
     """
-    layout = Layout(ck.int_tuple_arg(shape, "make_identity_tensor", "shape", 1))
-    return Tensor(CoordinateEngine(layout.shape), layout)
+    shape = Layout(ck.int_tuple_arg(shape, "make_identity_tensor", "shape", 1)).shape
+    engine = CoordinateEngine(shape)
+    # one digit per leaf stands for CuTe's basis strides 1@0, 1@1, ... (see CoordinateEngine)
+    return Tensor(engine, Layout(shape, engine.strides))
 
 
 def composition_tensor(tensor: Tensor, tiler) -> Tensor:
@@ -373,7 +469,7 @@ def composition_tensor(tensor: Tensor, tiler) -> Tensor:
     >>> composition_tensor(make_identity_tensor(8), Layout(4, 2))(1)
     2
     """
-    return Tensor(tensor.data, algebra.composition(tensor.layout, tiler), tensor.offset)
+    return _derived(tensor, algebra.composition, tiler)
 
 
 def zipped_divide_tensor(tensor: Tensor, tiler) -> Tensor:
@@ -382,34 +478,53 @@ def zipped_divide_tensor(tensor: Tensor, tiler) -> Tensor:
     Element (1, 1) of the 2x2 tile at tile coordinate (1, 0) of a 4x4 tensor:
 
     >>> z = zipped_divide_tensor(make_identity_tensor((4, 4)), (2, 2))
-    >>> print(z.layout)
-    ((2,2),(2,2)):((1,4),(2,8))
+    >>> layout_text(z)
+    '((2,2),(2,2)):((1@0,1@1),(2@0,2@1))'
     >>> z((1, 1), (1, 0))
     (3, 1)
+
+    A tiler that does not divide a mode pads it, as in CuTe: the last tile's coordinates run
+    past the end (the ones a predicated copy tests against the shape).
+
+    >>> zipped_divide_tensor(make_identity_tensor((5, 4)), (2, 2))((1, 0), (2, 0))
+    (5, 0)
     """
-    if isinstance(tensor.data, CoordinateEngine):
-        _check_identity_tiles(tensor, tiler)
-    return Tensor(tensor.data, algebra.zipped_divide(tensor.layout, tiler), tensor.offset)
+    return _derived(tensor, algebra.zipped_divide, tiler)
 
 
-def _check_identity_tiles(tensor: Tensor, tiler) -> None:
-    """An identity tensor's coordinates come from one linear offset over its shape, so a tile
-    that runs past the end of a mode (a tiler that does not divide it) would read the next
-    column's coordinates, inside the shape, where CuTe gives ones past its end (the ones
-    predication tests): refuse such a tiler rather than answer wrongly."""
-    modes = product_each(tensor.layout.shape)
-    if not (is_tuple(modes) and is_tuple(tiler)) or len(modes) < 2:
-        return  # (one mode: an offset past its end is a coordinate past its end)
-    for i, (extent, t) in enumerate(zip(modes, tiler)):
-        size = t if isinstance(t, int) else t.size() if isinstance(t, Layout) else None
-        if size and extent % size:
-            raise LayoutError(
-                f"a tile of {size} along mode {i} does not divide the identity tensor's "
-                f"{extent}: its last tile's coordinates past {extent - 1} are not computed "
-                "(cutemma's identity tensors count offsets, not per-mode coordinates); make "
-                "the identity tensor of the shape rounded up to the tile: its coordinates past "
-                "the real shape are the ones to predicate off"
-            )
+def _derived(tensor: Tensor, op, tiler) -> Tensor:
+    try:
+        layout = op(tensor.layout, tiler)
+    except LayoutError as e:
+        raise LayoutError(_packed_text(str(e), tensor)) from None
+    return Tensor(tensor.data, layout, tensor.offset)
+
+
+# a layout's stride as the algebra prints it: what follows "shape:" (a message's own colons
+# are followed by a space)
+_STRIDE = re.compile(r":(\([-\d,()]*\)|-?\d+)")
+
+
+def _packed_text(message: str, tensor: Tensor) -> str:
+    """``message`` (the layout algebra's, about ``tensor``'s layout) with the packed strides of
+    an identity tensor shown as the coordinate steps they are: a stride that steps along a
+    leaf past the first prints as CuTe's basis elements; index layouts (tilers) stay as they
+    are.
+
+    >>> t = make_identity_tensor((8, (3, 4)))
+    >>> _packed_text(f"no: {t.layout[1]} by 4:1", t)
+    'no: (3,4):(1@0@1,1@1@1) by 4:1'
+    """
+    engine = tensor.data
+    if not isinstance(engine, CoordinateEngine) or len(engine.weights) < 2:
+        return message
+
+    def steps(m: re.Match) -> str:
+        if all(abs(int(x)) < engine.weights[1] for x in re.findall(r"-?\d+", m.group(1))):
+            return m.group(0)  # a tiler's index strides (or steps along the first leaf only)
+        return ":" + re.sub(r"-?\d+", lambda n: _basis_text(engine[int(n.group())]), m.group(1))
+
+    return _STRIDE.sub(steps, message)
 
 
 def local_tile(tensor: Tensor, tiler, coord) -> Tensor:

@@ -165,7 +165,7 @@ COPY_API: list[tuple[str, type, str]] = [
     ("cm.ThrCopy(tc, 'a')", CE, "thread 'a'"),
     ("tc.get_slice(0).partition_S('x')", CE, "Tensor"),
     ("tc.get_slice(0).partition_D(None)", CE, "Tensor"),
-    ("tc.get_slice(0).partition_S(cm.make_identity_tensor((7, 8)))", CE, "extent 7"),
+    ("tc.get_slice(0).partition_S(cm.make_tensor(np.zeros(56), (7, 8)))", CE, "extent 7"),
     ("tc.get_slice(0).partition_D(cm.make_identity_tensor((8,)))", CE, "rank 1"),
     ("tc.get_slice(0).retile_S('x')", CE, "Tensor"),
     ("tc.get_slice(0).retile_D(None)", CE, "Tensor"),

@@ -29,7 +29,7 @@ from cutemma.layout.int_tuple import is_int, is_tuple, product_each
 from cutemma.layout.layout import Layout, _modes, coalesce, cosize, make_layout, size
 from cutemma.layout.layout import filter as filter_layout
 from cutemma.layout.swizzle import ComposedLayout
-from cutemma.tensor import Tensor
+from cutemma.tensor import CoordinateEngine, Tensor, _packed_text
 
 
 def _as_copy_atom(atom, dtype=None):
@@ -185,7 +185,7 @@ class TiledCopy(RichDisplay):
         out = make_layout(thr, val, rest)
         return tv.with_inner(out) if swizzled else out
 
-    def _tidfrg(self, layout, ref2trg: Layout, what: str):
+    def _tidfrg(self, layout, ref2trg: Layout, what: str, pad: bool = False):
         if not isinstance(layout, Layout | ComposedLayout):
             raise CopyError(f"{what}: expected a Layout of the tensor, got {layout!r}")
         shape = (layout.inner if isinstance(layout, ComposedLayout) else layout).shape
@@ -197,10 +197,13 @@ class TiledCopy(RichDisplay):
             )
         for j, t in enumerate(_tiler_shape(self.tiler_mn)):
             ext = size(Layout(shape[j] if is_tuple(shape) else shape))
-            if ext % size(Layout(t)):
+            # an identity tensor may be padded: its last tile's coordinates run past the end,
+            # as CuTe's (the ones a predicated copy tests); data past the end would be wrong
+            if not pad and ext % size(Layout(t)):
                 raise CopyError(
                     f"{what}: mode {j} of the tensor has extent {ext}, not a multiple of the "
-                    f"TiledCopy tile {size(Layout(t))}; pad the tensor or use a tile that divides it"
+                    f"TiledCopy tile {size(Layout(t))}; pad the tensor or use a tile that divides "
+                    "it (an identity tensor of this shape partitions, padded, for predication)"
                 )
         try:
             divided = algebra.zipped_divide(layout, _tiler_layouts(self.tiler_mn))
@@ -332,12 +335,20 @@ class ThrCopy:
     def partition_S(self, tensor: Tensor) -> Tensor:
         """This thread's source elements: shape (CopyV, RestM, RestN, ...)."""
         self._check(tensor, "partition_S")
-        return self._slice(self.tiled.tidfrg_S(tensor.layout), tensor)
+        return self._partition(tensor, self.tiled._ref2src, "partition_S")
 
     def partition_D(self, tensor: Tensor) -> Tensor:
         """This thread's destination elements: shape (CopyV, RestM, RestN, ...)."""
         self._check(tensor, "partition_D")
-        return self._slice(self.tiled.tidfrg_D(tensor.layout), tensor)
+        return self._partition(tensor, self.tiled._ref2dst, "partition_D")
+
+    def _partition(self, tensor: Tensor, ref2trg: Layout, what: str) -> Tensor:
+        pad = isinstance(tensor.data, CoordinateEngine)  # (see _tidfrg)
+        try:
+            frg = self.tiled._tidfrg(tensor.layout, ref2trg, what, pad)
+        except CopyError as e:  # an identity tensor's strides, as coordinate steps
+            raise CopyError(_packed_text(str(e), tensor)) from None
+        return self._slice(frg, tensor)
 
     def retile_S(self, tensor: Tensor) -> Tensor:
         """A register fragment (e.g. an MMA partition) regrouped for this copy's source."""

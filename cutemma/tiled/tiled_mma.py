@@ -30,7 +30,7 @@ from cutemma.layout import algebra
 from cutemma.layout.int_tuple import flatten, is_int, is_tuple
 from cutemma.layout.layout import Layout, _modes, append, make_layout, size
 from cutemma.layout.swizzle import ComposedLayout
-from cutemma.tensor import Tensor
+from cutemma.tensor import CoordinateEngine, Tensor, _packed_text
 
 # which of (M, N, K) each operand spans, as indices into shape_mnk
 _OPERAND_MODES = {"A": (0, 2), "B": (1, 2), "C": (0, 1)}
@@ -425,7 +425,9 @@ class ThrMma(RichDisplay):
     def __repr__(self) -> str:
         return self.__str__()
 
-    def _partition_layout(self, layout: Layout, which: str) -> tuple[Layout, int]:
+    def _partition_layout(
+        self, layout: Layout, which: str, pad: bool = False
+    ) -> tuple[Layout, int]:
         t = self.tiled
         i0, i1 = _OPERAND_MODES[which]
         tile = t.tile_size_mnk
@@ -433,11 +435,14 @@ class ThrMma(RichDisplay):
         if len(shape) < 2:
             raise TiledMmaError(f"partition_{which}: tensor layout {layout} must have 2 modes")
         for j, (ext, idx) in enumerate(zip(shape[:2], (i0, i1))):
-            if size(Layout(ext)) % tile[idx] != 0:
+            # an identity tensor may be padded: its last tile's coordinates run past the end,
+            # as CuTe's (the ones a predicated kernel tests); data past the end would be wrong
+            if not pad and size(Layout(ext)) % tile[idx] != 0:
                 raise TiledMmaError(
                     f"partition_{which}: mode {j} of the tensor has extent {size(Layout(ext))}, "
                     f"not a multiple of the TiledMMA tile {'MNK'[idx]}={tile[idx]}; pad the "
-                    "tensor or use a tile that divides it"
+                    "tensor or use a tile that divides it (an identity tensor of this shape "
+                    "partitions, padded, for predication)"
                 )
         try:
             frg = t._thrfrg(layout, which)
@@ -461,10 +466,14 @@ class ThrMma(RichDisplay):
         if isinstance(layout, ComposedLayout):
             # partition the inner layout; the thread's offset goes inside the swizzle
             # (outer(offset + off + sub(i))), as CuTe slices a swizzled tensor
-            sub, off = self._partition_layout(layout.inner, which)
+            sub, off = self._partition_layout(layout.inner, which, pad=False)
             return Tensor(tensor.data, ComposedLayout(layout.outer, layout.offset + off, sub),
                           tensor.offset)  # fmt: skip
-        sub, off = self._partition_layout(layout, which)
+        pad = isinstance(tensor.data, CoordinateEngine)
+        try:
+            sub, off = self._partition_layout(layout, which, pad)
+        except TiledMmaError as e:  # an identity tensor's strides, as coordinate steps
+            raise TiledMmaError(_packed_text(str(e), tensor)) from None
         return Tensor(tensor.data, sub, tensor.offset + off)
 
     def partition_A(self, tensor: Tensor) -> Tensor:
@@ -509,8 +518,11 @@ class ThrMma(RichDisplay):
     def _fragment(self, tensor, which: str):
         import numpy as np
 
-        shape = tensor.layout.shape if isinstance(tensor, Tensor) else tuple(tensor)
-        part = self.partition_shape(shape if is_tuple(shape) else (shape,), which)
+        if isinstance(tensor, Tensor) and isinstance(tensor.data, CoordinateEngine):
+            part = self._partition(tensor, which).shape  # padded, as its partition is
+        else:
+            shape = tensor.layout.shape if isinstance(tensor, Tensor) else tuple(tensor)
+            part = self.partition_shape(shape if is_tuple(shape) else (shape,), which)
         atom = self.tiled.atom
         vt = {"A": atom.val_type_A, "B": atom.val_type_B, "C": atom.val_type_C}[which]
         layout = Layout(part)

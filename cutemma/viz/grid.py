@@ -21,7 +21,7 @@ from cutemma.errors import DrawError, LayoutError
 from cutemma.layout import ComposedLayout, Layout, Swizzle
 from cutemma.layout.basis import BasisLayout
 from cutemma.layout.int_tuple import crd2idx
-from cutemma.tensor import CoordinateEngine, Tensor
+from cutemma.tensor import CoordinateEngine, Tensor, layout_text
 
 
 @dataclass(frozen=True)
@@ -384,8 +384,9 @@ def tensor_figure(tensor: Tensor) -> Figure:
             is_crd = isinstance(tensor.data, CoordinateEngine)
             offset[r, c] = crd2idx(v, engine) if is_crd else tensor.offset + tensor.layout(i)
     name = "identity tensor" if isinstance(tensor.data, CoordinateEngine) else "Tensor"
-    panel = Panel("L", rows, cols, "row", "col", str(tensor.layout), offset=offset, labels=labels)
-    return Figure("layout", f"{name} {tensor.layout}", (panel,))
+    text = layout_text(tensor)  # an identity tensor's strides as the coordinate steps they are
+    panel = Panel("L", rows, cols, "row", "col", text, offset=offset, labels=labels)
+    return Figure("layout", f"{name} {text}", (panel,))
 
 
 def tv_figure(layout: Layout, tile: tuple[int, int]) -> Figure:

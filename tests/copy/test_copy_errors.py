@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from cutemma.copy import copy_op, copy_traits, is_copy_name, make_copy_atom, parse_copy_name
@@ -84,10 +85,12 @@ def test_tiled_copy_too_few_threads():
 
 def test_partition_wrong_tensor():
     tc = make_tiled_copy(make_copy_atom("UniversalCopy<uint32_t>", "f32"), Layout(32))
-    from cutemma.tensor import make_identity_tensor
+    from cutemma.tensor import make_identity_tensor, make_tensor
 
+    # data is refused; an identity tensor is padded (its coordinates past 47 are predicated)
     with pytest.raises(CopyError, match="not a multiple of the TiledCopy tile 32"):
-        tc.get_slice(0).partition_S(make_identity_tensor(48))
+        tc.get_slice(0).partition_S(make_tensor(np.zeros(48), 48))
+    assert tc.get_slice(20).partition_S(make_identity_tensor(48)).tolist() == [20, 52]
     with pytest.raises(CopyError, match="expects a cutemma Tensor"):
         tc.get_slice(0).partition_D([1, 2, 3])
     with pytest.raises(CopyError, match="is not a thread of this TiledCopy"):

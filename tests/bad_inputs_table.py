@@ -659,6 +659,10 @@ API: list[tuple[str, type, str]] = [
     ("cm.Sm90Config(epilogue='tmat', cluster=2)", TE, "cluster 1 (what the GPU has run"),
     ("kernels.space.fitted_widths(288, 'tf32')", TE, "dtype='tf32'"),
     ("kernels.space.fitted_kernels(64, -288, 64, 'bf16')", TE, "fitted_kernels: n=-288"),
+    ("kernels.space.wave_width(763, 1040.0, 'bf16')", TE, "wave_width: n=1040.0"),
+    ("kernels.space.wave_width(763, 1040, 'tf32')", TE, "dtype='tf32'"),
+    ("kernels.space.wave_kernels(763, 1040, 0, 'bf16')", TE, "wave_kernels: k=0"),
+    ("kernels.space.wave_kernels(763, 1040, 5280, 'bf16', sms=True)", TE, "sms=True"),
     (
         "kernels.space.fused_kernels(list(kernels.space.tile_kernels('e4m3')), 'e4m3')",
         TE,

@@ -9,6 +9,9 @@ of a few axes, each a table below, filtered by the family's own rules (a config 
   side), fp8 promoted as its width allows (:data:`FP8_PROMOTE`); for calls of at most
   :data:`FIT_MAX_N` columns whose B is K-major, 128-row tiles as wide as N's share in
   steps of 16 too (:func:`fitted_widths`: 288 columns as 2 x 144 rather than 3 x 128);
+  for 16-bit calls of :data:`WAVE_MIN_M` rows or more whose B is K-major, 64-row tiles
+  as wide as fills one wave of the SMs (:func:`wave_width`: 763 rows by 1040 as 12 x 11
+  tiles of 64 x 96 rather than 12 x 9 of 64 x 128);
 - whole tiles, or stream-K (a last partial wave's, or a small grid's, k iterations shared
   over every SM, or over at most :data:`SPLITS` CTAs per shared tile; fixed up in a fixed
   order: deterministic);
@@ -103,6 +106,20 @@ FIT_ROWS = 128
 # the narrowest swizzle row of the space's configs (SW32: 32 bytes, smem.swizzle_atoms) in
 # the staging tile's 16-bit elements
 FIT_STEP = 16
+# 16-bit calls of at least this many rows whose B is K-major also get 64-row tiles whose
+# width gives one tile per SM (wave_width): cuBLAS runs such widths where it beats the pick
+# at 250-800 rows (128x80, 128x104, 256x120: bench/results/raw/ncu-mid-times-h200.json),
+# and on the sweep's worst 16-bit K-major rows of that band 64x96, 64x160 and 64x176 ran
+# 0.99-1.07 of cuBLAS where the pick ran 0.75-0.86; with B N-major (a narrow swizzle for
+# such a width) and in fp8 they ran slower than the pick (raw/wave-widths-h200.json). On
+# calls drawn at run time whose pick they moved, calls of 129 rows or more ran 0.982 of
+# cuBLAS against 0.923 (19 of 24 faster); of 65-128 rows, where the second tile row is
+# mostly past M, two of six ran 7-26% slower (raw/pick-ab-wave-h200.json).
+WAVE_MIN_M = 129
+WAVE_ROWS = 64
+# the narrowest: the space's own (WIDTHS); 64x48 tiles ran 0.23-0.71 of cuBLAS on the same
+# calls (their operand bytes per flop half again 64x128's)
+WAVE_WIDTH_MIN = 64
 SWAP_ROWS = 64  # a swapped tile's rows of B^T: one wgmma M (two warpgroups: 2 x this)
 TOKENS_MIN = 16  # the narrowest token tile: 8 was no faster (raw/streamk-explore-run2.json)
 FP8_BLOCK_K = 256  # swapped fp8: 256-byte K rows per TMA box row (raw/streamk-explore-run2.json)
@@ -149,7 +166,9 @@ def candidates(
     """The sm90 kernels that run an (m, n, k) call of ``dtype`` (``batch`` of them) on
     ``sms`` SMs: every tile of :data:`WIDTHS`, whole and (where it shares anything)
     stream-K, the clusters where ``rows16`` has a row half a sector off
-    (:func:`hinted_kernels`), and the swapped kernels where ``swap`` allows (2-D calls
+    (:func:`hinted_kernels`), where B is K-major the widths fitted to N
+    (:func:`fitted_kernels`) and to a wave (:func:`wave_kernels`), and the swapped kernels
+    where ``swap`` allows (2-D calls
     without C or epilogue, m <= :data:`SWAP_MAX_M`; B's major ``b_major`` picks their
     splits, :data:`SWAP_SPLITS`, and an N-major B's whose shares would mostly span tiles
     run whole: :func:`swapped_groups`).
@@ -164,6 +183,7 @@ def candidates(
     found = list(hinted_kernels(m, n, k, dtype, batch, rows16))
     if b_major == "K":
         found += fitted_kernels(m, n, k, dtype, batch)
+        found += _wave_kernels(m, n, k, dtype, batch, sms)
     if swap and batch == 1 and m <= SWAP_MAX_M and dtype != "tf32":
         found += swapped_kernels(m, n, k, dtype, sms, b_major)
     swaps = swap and m <= SWAP_MAX_M
@@ -435,6 +455,77 @@ def _fitted_group(
     return tuple(found)
 
 
+def wave_width(m: int, n: int, dtype: str, sms: int = 132) -> int:
+    """The width of 64-row tiles (one consumer warpgroup) that gives an (m, n) call of a
+    16-bit ``dtype`` one tile per SM: the narrowest multiple of 16 (the staging tile's
+    narrowest swizzle atom) holding n over as many tile columns as ``sms`` leaves each tile
+    row, where that is a width the space's own (:data:`WIDTHS`) leave out, at least
+    :data:`WAVE_WIDTH_MIN` and one wgmma wide at most, and its kernel builds; 0 where there
+    is none (fp8 and tf32, fewer than :data:`WAVE_MIN_M` rows, too few or too many columns).
+
+    >>> wave_width(763, 1040, "bf16"), wave_width(788, 1600, "bf16"), wave_width(8192, 1040, "bf16")
+    (96, 160, 0)
+    """
+    _check_counts(dtype, "kernel space: wave_width", m=m, n=n, sms=sms)
+    return _wave_width(m, n, dtype, sms)
+
+
+@lru_cache(maxsize=4096)
+def _wave_width(m: int, n: int, dtype: str, sms: int) -> int:
+    if ATOMS_SM90[dtype][1] != 2 or m < WAVE_MIN_M:
+        return 0
+    columns = sms // -(-m // WAVE_ROWS)  # (tile columns a wave leaves each tile row)
+    if columns < 2:
+        return 0
+    share = -(-n // columns)
+    width = -(-share // FIT_STEP) * FIT_STEP
+    return width if _new_wave_width(width, dtype) else 0
+
+
+@cache
+def _new_wave_width(width: int, dtype: str) -> bool:
+    """Whether a wave-fitted width is in bounds, not one of the space's own 64-row widths,
+    and its kernel builds."""
+    if not WAVE_WIDTH_MIN <= width <= SWAP_TOKENS or width in WIDTHS[2][WAVE_ROWS]:
+        return False
+    cfg = _wave_config(width)
+    return fits(cfg, dtype) and builds(cfg, dtype)
+
+
+@cache
+def _wave_config(width: int) -> Sm90Config:
+    return Sm90Config(WAVE_ROWS, width, consumers=ROWS[WAVE_ROWS])
+
+
+def wave_kernels(
+    m: int, n: int, k: int, dtype: str, batch: int = 1, sms: int = 132
+) -> tuple[Sm90Config, ...]:
+    """:func:`candidates`' 64-row tiles of :func:`wave_width` (one problem, B K-major):
+    whole (one wave shares nothing), B evict-first where :func:`evict_first` says so.
+
+    >>> [c.name for c in wave_kernels(763, 1040, 5280, "bf16")]
+    ['b64x96_c1_sauto']
+    >>> wave_kernels(763, 1040, 5280, "e4m3"), wave_kernels(763, 1040, 5280, "bf16", batch=2)
+    ((), ())
+    """
+    _check_counts(dtype, "kernel space: wave_kernels", m=m, n=n, k=k, batch=batch, sms=sms)
+    return _wave_kernels(m, n, k, dtype, batch, sms)
+
+
+def _wave_kernels(
+    m: int, n: int, k: int, dtype: str, batch: int, sms: int
+) -> tuple[Sm90Config, ...]:
+    """:func:`wave_kernels` of checked arguments (the pick's)."""
+    width = _wave_width(m, n, dtype, sms) if batch == 1 and dtype != "tf32" else 0
+    return _wave_group(width, _evict_first(m, n, k, dtype, batch, WAVE_ROWS)) if width else ()
+
+
+@lru_cache(maxsize=1024)
+def _wave_group(width: int, hinted: bool) -> tuple[Sm90Config, ...]:
+    """One tuple per width and hint (the cost model's table of it is built once)."""
+    return (_variant(_wave_config(width), False, hinted),)
+
+
 def hinted_kernels(
     m: int,
     n: int,
@@ -486,7 +577,8 @@ def kernel_reads(
 ) -> tuple:
     """What a checked call's kernels read of its shape (the pick's: the policy checked
     it), as one flat tuple: :func:`hinted_kernels`' hints (their index in :data:`_HINTS`);
-    where B is K-major the fitted widths (:func:`fitted_kernels`) and their hint; where
+    where B is K-major the fitted widths (:func:`fitted_kernels`) and their hint, and the
+    wave's width (:func:`wave_kernels`, 0 for none) and its hint; where
     ``swaps`` what the swapped kernels' classes read (:func:`swap_classes`): up to
     :data:`SWAP_TOKENS` rows, the token tile's eighths (:func:`swap_tokens`), the fewest
     CTAs whose ring is as deep as its whole tiles' and whether the weights fit
@@ -499,26 +591,47 @@ def kernel_reads(
     steps.
 
     >>> kernel_reads(300, 1024, 8192, "bf16", 1, 132, True, "K")
-    (0, (208,), True, ((152, 0, 1), (104, 0, 1)))
+    (0, (208,), True, 0, False, ((152, 0, 1), (104, 0, 1)))
     >>> kernel_reads(9, 8192, 8192, "bf16", 1, 132, True, "K")
-    (0, (), False, 2, 1, True)
+    (0, (), False, 0, False, 2, 1, True)
     """
     streams = _streams_b(n, k, dtype, batch)
     hints = _hints_at(m, streams)
-    fit, fit_hint = (), False
-    if b_major == "K" and n <= FIT_MAX_N and dtype != "tf32":
-        fit, fit_hint = _fitted_widths(n, dtype), _evict_first(m, n, k, dtype, batch, FIT_ROWS)
+    fit, fit_hint, wave, wave_hint = (), False, 0, False
+    if b_major == "K" and dtype != "tf32":
+        if n <= FIT_MAX_N:
+            fit = _fitted_widths(n, dtype)
+            fit_hint = _evict_first(m, n, k, dtype, batch, FIT_ROWS)
+        if batch == 1:
+            wave = _wave_width(m, n, dtype, sms)
+            wave_hint = bool(wave) and _evict_first(m, n, k, dtype, batch, WAVE_ROWS)
+    plain = hints, fit, fit_hint, wave, wave_hint
     if not swaps:
-        return hints, fit, fit_hint
+        return plain
     if b_major != "K":  # (the classes, and per class whether it runs its whole kernels only)
         classes = _swap_classes(m, n, k, dtype, sms)
-        return hints, fit, fit_hint, classes, _n_major_whole(classes, m, n, k, dtype, sms)
+        return *plain, classes, _n_major_whole(classes, m, n, k, dtype, sms)
     if m > SWAP_TOKENS:  # (its swapped groups read its token tiles' classes alone)
-        return hints, fit, fit_hint, _swap_classes(m, n, k, dtype, sms)
+        return *plain, _swap_classes(m, n, k, dtype, sms)
     hinted = n * k * ATOMS_SM90[dtype][1] <= EVICT_FIRST_MAX_BYTES
     ctas = -(-n // (2 * SWAP_ROWS))  # (its 128-row whole tiles', at most sms)
     ctas = _fewest_ctas(ctas if ctas < sms else sms, dtype in FP8, sms)
-    return hints, fit, fit_hint, -(-m // N_STEP), ctas, hinted
+    return *plain, -(-m // N_STEP), ctas, hinted
+
+
+# kernel_reads' fields for the unswapped kernels (the hints, the fitted widths and their
+# hint, the wave's width and its hint); the swapped kernels' follow
+PLAIN_READS = 5
+
+
+def unswapped_groups(reads: tuple) -> int:
+    """How many of :func:`kernels_of`'s groups are unswapped tiles (the space's, then the
+    fitted widths' and the wave's where the call has them).
+
+    >>> unswapped_groups(kernel_reads(763, 1040, 5280, "bf16", 1, 132, True, "K"))
+    3
+    """
+    return 1 + bool(reads[1]) + bool(reads[3])
 
 
 def kernels_of(
@@ -534,7 +647,7 @@ def kernels_of(
 ) -> tuple[tuple[Sm90Config, ...], ...]:
     """A checked call's kernels from its :func:`kernel_reads` (``reads``), one tuple per
     group: :func:`hinted_kernels`', then the fitted tiles where it has any
-    (:func:`fitted_kernels`), then the swapped groups (:func:`swapped_groups`), each cached
+    (:func:`fitted_kernels`), then the wave's (:func:`wave_kernels`), then the swapped groups (:func:`swapped_groups`), each cached
     per what it reads (the swapped ones per their reads too: a new set of them is a few
     steps, and new shapes meet many). :func:`candidates` lists the same, then the
     kcluster kernels (:func:`kcluster_kernels`), which the pick weighs apart.
@@ -548,9 +661,11 @@ def kernels_of(
     groups = [_hinted_kernels(dtype, one, _HINTS[reads[0]], rows16 != (False, False))]
     if reads[1]:
         groups.append(_fitted_group(reads[1], dtype, one, reads[2]))
-    if len(reads) == 3:  # (no swapped kernels)
+    if reads[3]:
+        groups.append(_wave_group(reads[3], reads[4]))
+    if len(reads) == PLAIN_READS:  # (no swapped kernels)
         return tuple(groups)
-    key = (reads[3:], dtype, sms, b_major)
+    key = (reads[PLAIN_READS:], dtype, sms, b_major)
     swapped = _SWAPPED.get(key)
     if swapped is None:
         if len(_SWAPPED) >= _SWAPPED_MAX:
@@ -1075,6 +1190,9 @@ __all__ = [
     "fits",
     "fitted_kernels",
     "fitted_widths",
+    "wave_kernels",
+    "wave_width",
+    "unswapped_groups",
     "fused_kernels",
     "fused_pingpong",
     "hinted_kernels",

@@ -68,6 +68,10 @@ CONFIGS = [
     Sm90Config(192, 128, consumers_n=2, epilogue="regs"),
     Sm90Config(192, 192, consumers_n=2, stream_k=True),
     WIDE_16,  # built-in 128x320: m64n256 + m64n64, half-width staging tile
+    # 64-row tiles as wide as fills a wave (space.wave_width): widths off the 64-column grid
+    Sm90Config(64, 96, consumers=1),
+    Sm90Config(64, 176, consumers=1),
+    Sm90Config(64, 224, consumers=1, evict_first="B"),
 ]  # fmt: skip (built-in 16-bit widths, and tiles wider than one wgmma)
 CLUSTER_CONFIGS = [Sm90Config(128, 256, cluster=2), Sm90Config(128, 128, cluster=2),
                    Sm90Config(128, 256, cluster=2, multicast="A")]  # fmt: skip

@@ -168,10 +168,9 @@ def candidates(
     stream-K, the clusters where ``rows16`` has a row half a sector off
     (:func:`hinted_kernels`), where B is K-major the widths fitted to N
     (:func:`fitted_kernels`) and to a wave (:func:`wave_kernels`), and the swapped kernels
-    where ``swap`` allows (2-D calls
-    without C or epilogue, m <= :data:`SWAP_MAX_M`; B's major ``b_major`` picks their
-    splits, :data:`SWAP_SPLITS`, and an N-major B's whose shares would mostly span tiles
-    run whole: :func:`swapped_groups`).
+    where ``swap`` allows (2-D calls without C or epilogue, m <= :data:`SWAP_MAX_M`; B's
+    major ``b_major`` picks their splits, :data:`SWAP_SPLITS`, and an N-major B's whose
+    shares would mostly span tiles run whole: :func:`swapped_groups`).
 
     >>> len(candidates(8192, 8192, 8192, "bf16")) >= 8
     True
@@ -461,7 +460,8 @@ def wave_width(m: int, n: int, dtype: str, sms: int = 132) -> int:
     narrowest swizzle atom) holding n over as many tile columns as ``sms`` leaves each tile
     row, where that is a width the space's own (:data:`WIDTHS`) leave out, at least
     :data:`WAVE_WIDTH_MIN` and one wgmma wide at most, and its kernel builds; 0 where there
-    is none (fp8 and tf32, fewer than :data:`WAVE_MIN_M` rows, too few or too many columns).
+    is none (fp8, fewer than :data:`WAVE_MIN_M` rows, too few or too many columns). tf32 is
+    refused, as :func:`fitted_widths` refuses it.
 
     >>> wave_width(763, 1040, "bf16"), wave_width(788, 1600, "bf16"), wave_width(8192, 1040, "bf16")
     (96, 160, 0)
@@ -647,8 +647,8 @@ def kernels_of(
 ) -> tuple[tuple[Sm90Config, ...], ...]:
     """A checked call's kernels from its :func:`kernel_reads` (``reads``), one tuple per
     group: :func:`hinted_kernels`', then the fitted tiles where it has any
-    (:func:`fitted_kernels`), then the wave's (:func:`wave_kernels`), then the swapped groups (:func:`swapped_groups`), each cached
-    per what it reads (the swapped ones per their reads too: a new set of them is a few
+    (:func:`fitted_kernels`), then the wave's (:func:`wave_kernels`), then the swapped
+    groups (:func:`swapped_groups`), each cached per what it reads (the swapped ones per their reads too: a new set of them is a few
     steps, and new shapes meet many). :func:`candidates` lists the same, then the
     kcluster kernels (:func:`kcluster_kernels`), which the pick weighs apart.
 

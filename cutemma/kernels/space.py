@@ -1192,7 +1192,6 @@ __all__ = [
     "fitted_widths",
     "wave_kernels",
     "wave_width",
-    "unswapped_groups",
     "fused_kernels",
     "fused_pingpong",
     "hinted_kernels",

@@ -166,10 +166,13 @@ class Tensor(RichDisplay):
 
     def __call__(self, *crd):
         c = crd[0] if len(crd) == 1 else crd
-        if _has_none(c):
-            sub, off = slice_and_offset(c, self.layout)
-            return Tensor(self.data, sub, self.offset + off)
-        v = self.data[self._data_index(c)]
+        try:
+            if _has_none(c):
+                sub, off = slice_and_offset(c, self.layout)
+                return Tensor(self.data, sub, self.offset + off)
+            v = self.data[self._data_index(c)]
+        except LayoutError as e:  # (an identity tensor's strides, as coordinate steps)
+            raise LayoutError(_packed_text(str(e), self)) from None
         return v.item() if isinstance(v, np.generic) else v
 
     def _data_index(self, c) -> int:

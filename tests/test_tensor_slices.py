@@ -143,3 +143,11 @@ def test_a_design_tile_of_numpy_integers_is_the_same_design():
     d = kernels.GemmDesign(atom, (np.int64(64), np.int32(64), 32))
     assert d == kernels.GemmDesign(atom, (64, 64, 32))
     assert all(type(x) is int for x in d.tile) and kernels.check(d).tile == (64, 64, 32)
+
+
+def test_an_identity_tiles_bad_coordinate_names_its_strides_as_basis_elements():
+    # the packed integer strides are cutemma's, not the user's: the error shows CuTe's form
+    tile = cm.local_tile(cm.make_identity_tensor((10, 8)), (4, 4), (2, 1))
+    with pytest.raises(LayoutError, match=r"\(4,4\):\(1@0,1@1\)") as info:
+        tile(4, 0)
+    assert "2147483648" not in str(info.value)

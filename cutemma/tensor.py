@@ -172,7 +172,7 @@ class Tensor(RichDisplay):
                 return Tensor(self.data, sub, self.offset + off)
             v = self.data[self._data_index(c)]
         except LayoutError as e:  # (an identity tensor's strides, as coordinate steps)
-            raise LayoutError(_packed_text(str(e), self)) from None
+            raise LayoutError(packed_text(str(e), self)) from None
         return v.item() if isinstance(v, np.generic) else v
 
     def _data_index(self, c) -> int:
@@ -499,7 +499,7 @@ def _derived(tensor: Tensor, op, tiler) -> Tensor:
     try:
         layout = op(tensor.layout, tiler)
     except LayoutError as e:
-        raise LayoutError(_packed_text(str(e), tensor)) from None
+        raise LayoutError(packed_text(str(e), tensor)) from None
     return Tensor(tensor.data, layout, tensor.offset)
 
 
@@ -508,14 +508,14 @@ def _derived(tensor: Tensor, op, tiler) -> Tensor:
 _STRIDE = re.compile(r":(\([-\d,()]*\)|-?\d+)")
 
 
-def _packed_text(message: str, tensor: Tensor) -> str:
+def packed_text(message: str, tensor: Tensor) -> str:
     """``message`` (the layout algebra's, about ``tensor``'s layout) with the packed strides of
     an identity tensor shown as the coordinate steps they are: a stride that steps along a
     leaf past the first prints as CuTe's basis elements; index layouts (tilers) stay as they
     are.
 
     >>> t = make_identity_tensor((8, (3, 4)))
-    >>> _packed_text(f"no: {t.layout[1]} by 4:1", t)
+    >>> packed_text(f"no: {t.layout[1]} by 4:1", t)
     'no: (3,4):(1@0@1,1@1@1) by 4:1'
     """
     engine = tensor.data

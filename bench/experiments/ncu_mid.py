@@ -69,31 +69,14 @@ def time_rows(path: str) -> None:
         json.dump({"what": __doc__.splitlines()[0], "rows": rows}, f, indent=1)
 
 
-def cluster_variants(cfg) -> dict:
-    """The config as it is, as clusters of 1 and 2 sharing A or B (what the config's rules
-    allow: a cluster multicasts its loads, so it drops evict_first and stream-K), and without
-    its evict-first loads."""
-    from dataclasses import replace
-
-    from cutemma.errors import TiledMmaError
-
-    out = {"pick": cfg}
-    if cfg.stream_k or cfg.kcluster > 1:
-        return out
-    for cl, mc in ((1, "B"), (2, "B"), (2, "A")):
-        try:
-            v = replace(
-                cfg, cluster=cl, multicast=mc, evict_first=cfg.evict_first if cl == 1 else ""
-            )
-        except TiledMmaError:  # a combination the config's rules refuse
-            continue
-        if v != cfg:
-            out[f"x{cl}{mc}"] = v
-    if cfg.evict_first:
-        out["no_evict_first"] = replace(cfg, evict_first="")
-    return out
-
-
+# the pick in clusters of 1 and 2 sharing A or B (a cluster multicasts its loads, so it
+# drops the evict-first hint), and without that hint (``clusters``)
+CLUSTER_VARIANTS = {
+    "x1B": {"cluster": 1, "multicast": "B"},
+    "x2B": {"cluster": 2, "multicast": "B", "evict_first": ""},
+    "x2A": {"cluster": 2, "multicast": "A", "evict_first": ""},
+    "no_evict_first": {"evict_first": ""},
+}
 # changes to a pick that give its ring more bytes in flight (``ring``): the TMA store's
 # staging tile's room given to a stage, narrower tiles, the other fp8 promotion
 RING_VARIANTS = {
@@ -106,26 +89,38 @@ RING_VARIANTS = {
 }
 
 
-def ring_variants(cfg) -> dict:
-    """The config as it is and with each of :data:`RING_VARIANTS`' changes that its rules
-    allow."""
+def variants(cfg, changes: dict) -> dict:
+    """The config as it is ('pick') and with each of ``changes`` that its rules allow and
+    that makes another kernel."""
     from dataclasses import replace
 
     from cutemma.errors import TiledMmaError
 
     out = {"pick": cfg}
-    for key, change in RING_VARIANTS.items():
+    for key, change in changes.items():
         try:
             v = replace(cfg, **change)
-        except TiledMmaError:
+        except TiledMmaError:  # a combination the config's rules refuse
             continue
-        if v != cfg and v not in out.values():
+        if v not in out.values():
             out[key] = v
     return out
 
 
-def clusters(path: str, variants=cluster_variants) -> None:
-    """Each shape's pick against itself in clusters of 1 and 2 (multicasting A or B)."""
+def cluster_variants(cfg) -> dict:
+    """:data:`CLUSTER_VARIANTS` of a pick; none of a stream-K or kcluster one (their CTAs
+    share k tiles, not an operand)."""
+    return {"pick": cfg} if cfg.stream_k or cfg.kcluster > 1 else variants(cfg, CLUSTER_VARIANTS)
+
+
+def ring_variants(cfg) -> dict:
+    """:data:`RING_VARIANTS` of a pick."""
+    return variants(cfg, RING_VARIANTS)
+
+
+def time_variants(path: str, variants_of=cluster_variants) -> None:
+    """Each shape's pick against its ``variants_of`` (cuBLAS beside them), L2-flushed
+    medians in turns."""
     import torch
     from gemm_sweep import operands, reps_for, turns_ms
     from pick_audit import calls_of, errors_of
@@ -136,19 +131,18 @@ def clusters(path: str, variants=cluster_variants) -> None:
     for combo, m, n, k in SHAPES:
         A, B, out, peer = operands(combo, m, n, k)
         _, choice = checked(A, B, out=out)
-        found = variants(choice.config).items()
-        variants_of = {key: c for key, c in found if key != "pick"}
-        calls = calls_of(A, B, out, peer, variants_of)
+        found = {key: c for key, c in variants_of(choice.config).items() if key != "pick"}
+        calls = calls_of(A, B, out, peer, found)
         ref = peer(torch.empty_like(out)).float()
         errs = errors_of(calls, list(calls)[1:], out, ref)
         us = {key: round(v * 1e3, 2) for key, v in turns_ms(calls, reps_for(calls["pick"])).items()}
         r = {"combo": combo, "m": m, "n": n, "k": k, "pick": choice.config.name,
-             "configs": {key: c.name for key, c in variants_of.items()}, "us": us, "errors": errs,
+             "configs": {key: c.name for key, c in found.items()}, "us": us, "errors": errs,
              "vs_cublas": {key: round(us["cublas"] / v, 3) for key, v in us.items()}}  # fmt: skip
         rows.append(r)
         print(json.dumps(r), flush=True)
     with open(path, "w") as f:
-        json.dump({"what": variants.__doc__, "rows": rows}, f, indent=1)
+        json.dump({"what": variants_of.__doc__, "rows": rows}, f, indent=1)
 
 
 def profile(only: int | None = None) -> None:
@@ -177,8 +171,8 @@ if __name__ == "__main__":
     if sys.argv[1] == "time":
         time_rows(sys.argv[2])
     elif sys.argv[1] == "clusters":
-        clusters(sys.argv[2])
+        time_variants(sys.argv[2])
     elif sys.argv[1] == "ring":
-        clusters(sys.argv[2], ring_variants)
+        time_variants(sys.argv[2], ring_variants)
     else:
         profile(int(sys.argv[2]) if len(sys.argv) > 2 else None)

@@ -41,6 +41,7 @@ from typing import Any
 from cutemma.errors import ConfigRuleError, CutemmaError, DesignError, SoftwareAtomWarning
 from cutemma.hardware import arch_number, limits, parse_arch
 from cutemma.kernels.epilogue import design_check
+from cutemma.kernels.sm80.ldmatrix import MATRICES, atom_name
 from cutemma.kernels.sm80.plan import (
     ATOMS,
     ELEM_BYTES,
@@ -100,9 +101,10 @@ SM90_RS_ATOMS = {
     r"SM90_64x\d+x16_F16F16F16_SS": "f16",
     r"SM90_64x\d+x16_F16F16F16_RS": "f16",
 }
-LDMATRIX = {  # operand major -> the ldmatrix copy atoms the sm80 mainloop issues
-    "K": ("SM75_U32x4_LDSM_N", "SM75_U32x2_LDSM_N", "SM75_U32x1_LDSM_N"),
-    "MN": ("SM75_U16x8_LDSM_T", "SM75_U16x4_LDSM_T", "SM75_U16x2_LDSM_T"),
+# operand major -> the ldmatrix copy atoms the sm80 mainloop issues, the widest first
+LDMATRIX = {
+    major: tuple(atom_name(num, trans) for num in reversed(MATRICES))
+    for major, trans in (("K", False), ("MN", True))
 }
 # (TiledMMA, smem layouts, copies, stages, schedule, epilogue) -> the default tile found
 _DEFAULT_TILES: dict[tuple, tuple[int, int, int]] = {}

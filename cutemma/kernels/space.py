@@ -486,7 +486,8 @@ def _wave_width(m: int, n: int, dtype: str, sms: int) -> int:
 def _new_wave_width(width: int, dtype: str) -> bool:
     """Whether a wave-fitted width is in bounds, not one of the space's own 64-row widths,
     and its kernel builds."""
-    if not WAVE_WIDTH_MIN <= width <= SWAP_TOKENS or width in WIDTHS[2][WAVE_ROWS]:
+    standard = WIDTHS[ATOMS_SM90[dtype][1]][WAVE_ROWS]
+    if not WAVE_WIDTH_MIN <= width <= SWAP_TOKENS or width in standard:
         return False
     cfg = _wave_config(width)
     return fits(cfg, dtype) and builds(cfg, dtype)

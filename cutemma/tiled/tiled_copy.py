@@ -29,7 +29,7 @@ from cutemma.layout.int_tuple import is_int, is_tuple, product_each
 from cutemma.layout.layout import Layout, _modes, coalesce, cosize, make_layout, size
 from cutemma.layout.layout import filter as filter_layout
 from cutemma.layout.swizzle import ComposedLayout
-from cutemma.tensor import CoordinateEngine, Tensor, _packed_text
+from cutemma.tensor import CoordinateEngine, Tensor, packed_text
 
 
 def _as_copy_atom(atom, dtype=None):
@@ -347,7 +347,7 @@ class ThrCopy:
         try:
             frg = self.tiled._tidfrg(tensor.layout, ref2trg, what, pad)
         except CopyError as e:  # an identity tensor's strides, as coordinate steps
-            raise CopyError(_packed_text(str(e), tensor)) from None
+            raise CopyError(packed_text(str(e), tensor)) from None
         return self._slice(frg, tensor)
 
     def retile_S(self, tensor: Tensor) -> Tensor:

@@ -30,7 +30,7 @@ from cutemma.layout import algebra
 from cutemma.layout.int_tuple import flatten, is_int, is_tuple
 from cutemma.layout.layout import Layout, _modes, append, make_layout, size
 from cutemma.layout.swizzle import ComposedLayout
-from cutemma.tensor import CoordinateEngine, Tensor, _packed_text
+from cutemma.tensor import CoordinateEngine, Tensor, packed_text
 
 # which of (M, N, K) each operand spans, as indices into shape_mnk
 _OPERAND_MODES = {"A": (0, 2), "B": (1, 2), "C": (0, 1)}
@@ -473,7 +473,7 @@ class ThrMma(RichDisplay):
         try:
             sub, off = self._partition_layout(layout, which, pad)
         except TiledMmaError as e:  # an identity tensor's strides, as coordinate steps
-            raise TiledMmaError(_packed_text(str(e), tensor)) from None
+            raise TiledMmaError(packed_text(str(e), tensor)) from None
         return Tensor(tensor.data, sub, tensor.offset + off)
 
     def partition_A(self, tensor: Tensor) -> Tensor:

@@ -32,6 +32,7 @@ import traceback
 import gpu_sm90_batched  # noqa: E402 - beside this script
 import torch  # before cutemma's CUDA modules (see notes/CUDA.md)
 from gpu_timing import rounds  # beside this script
+from gpu_wave_sanitize import CONFIGS as WAVE_CONFIGS  # beside this script
 
 from cutemma.kernels.dispatch import gemm as gemm_sm90
 from cutemma.kernels.pick import NARROW_16
@@ -69,9 +70,7 @@ CONFIGS = [
     Sm90Config(192, 192, consumers_n=2, stream_k=True),
     WIDE_16,  # built-in 128x320: m64n256 + m64n64, half-width staging tile
     # 64-row tiles as wide as fills a wave (space.wave_width): widths off the 64-column grid
-    Sm90Config(64, 96, consumers=1),
-    Sm90Config(64, 176, consumers=1),
-    Sm90Config(64, 224, consumers=1, evict_first="B"),
+    *WAVE_CONFIGS,
 ]  # fmt: skip (built-in 16-bit widths, and tiles wider than one wgmma)
 CLUSTER_CONFIGS = [Sm90Config(128, 256, cluster=2), Sm90Config(128, 128, cluster=2),
                    Sm90Config(128, 256, cluster=2, multicast="A")]  # fmt: skip

@@ -12,6 +12,7 @@ import torch  # before cutemma's CUDA modules
 import cutemma
 from cutemma.kernels.sm90.config import Sm90Config
 
+# (gpu_sm90_checks.py checks the same ones in every major pair)
 CONFIGS = [Sm90Config(64, w, consumers=1) for w in (96, 176)] + [
     Sm90Config(64, 224, consumers=1, evict_first="B")
 ]

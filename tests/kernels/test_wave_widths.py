@@ -83,11 +83,14 @@ def test_a_long_k_streams_b_under_the_evict_first_hint():
     assert cfg.evict_first == ""
 
 
-@pytest.mark.parametrize("width", range(WAVE_WIDTH_MIN, 257, 16))
+@pytest.mark.parametrize(
+    "width", [w for w in range(WAVE_WIDTH_MIN, 257, 16) if w not in WIDTHS[2][64]]
+)
 @pytest.mark.parametrize(("a_major", "out"), [("K", "bf16"), ("M", "f32")])
 def test_every_wave_kernel_plans_as_its_record_says(width, a_major, out):
-    m = 64 * (132 // -(-1040 // width) if width < 1040 else 1)
-    for cfg in wave_kernels(max(m, WAVE_MIN_M), 1040, 8192, "bf16") or ():
+    # 763 rows are 12 tile rows, which leave each 11 tile columns of a wave: 11 x width
+    # columns take that width
+    for cfg in wave_kernels(763, 11 * width, 8192, "bf16"):
         plan = Sm90Plan(cfg, "bf16", a_major, "K", out)
         record = launch_record(cfg, "bf16", a_major, "K", out)
         assert record == json.loads(Sm90Launch.of(plan).to_json()), cfg.name

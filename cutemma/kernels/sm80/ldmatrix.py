@@ -36,6 +36,21 @@ from cutemma.layout import Layout
 from cutemma.mma.traits import tv_table
 
 Coord = tuple[int, int]
+MATRICES = (1, 2, 4)  # 8x8 matrices one ldmatrix loads: .x1, .x2, .x4 (PTX ISA)
+
+
+def atom_name(num: int, trans: bool) -> str:
+    """The copy catalog's name of ``ldmatrix.x<num>[.trans]`` in 16-bit values: 32-bit
+    registers untransposed, 16-bit elements transposed (CuTe's names).
+
+    >>> atom_name(4, False), atom_name(4, True)
+    ('SM75_U32x4_LDSM_N', 'SM75_U16x8_LDSM_T')
+    """
+    return f"SM75_U16x{2 * num}_LDSM_T" if trans else f"SM75_U32x{num}_LDSM_N"
+
+
+# copy atom name -> the matrices it loads, every ldmatrix the catalog names
+ATOM_MATRICES = {atom_name(n, t): n for t in (False, True) for n in MATRICES}
 
 
 @dataclass(frozen=True)
@@ -51,7 +66,7 @@ class LdMatrix:
     trans: bool = False
 
     def __post_init__(self) -> None:
-        if self.num not in (1, 2, 4):
+        if self.num not in MATRICES:
             raise TiledMmaError(f"ldmatrix loads 1, 2 or 4 matrices, not {self.num}")
 
     @property
@@ -63,8 +78,7 @@ class LdMatrix:
         """
         from cutemma.copy import make_copy_atom
 
-        name = f"SM75_U16x{2 * self.num}_LDSM_T" if self.trans else f"SM75_U32x{self.num}_LDSM_N"
-        return make_copy_atom(name, "f16")
+        return make_copy_atom(atom_name(self.num, self.trans), "f16")
 
     @property
     def ptx(self) -> str:

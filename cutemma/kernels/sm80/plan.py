@@ -18,7 +18,6 @@ and value, combining by ``+`` or, where a swizzle makes the bits overlap, ``^``.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import cached_property
@@ -41,7 +40,7 @@ from cutemma.kernels.sm80.config import (  # noqa: F401 - the config's names, re
     GemmConfig,
     _check_config_ints,
 )
-from cutemma.kernels.sm80.ldmatrix import LdMatrix, LdmatrixPlan, bank_phases
+from cutemma.kernels.sm80.ldmatrix import ATOM_MATRICES, LdMatrix, LdmatrixPlan, bank_phases
 from cutemma.layout import ComposedLayout, Layout, Swizzle, size, tile_to_shape
 from cutemma.mma.traits import mode_table, tv_table
 from cutemma.tiled import (
@@ -151,15 +150,13 @@ def ldmatrix_num(name: str) -> int:
     >>> ldmatrix_num("SM75_U32x2_LDSM_N"), ldmatrix_num("SM75_U16x8_LDSM_T")
     (2, 4)
     """
-    pattern = r"SM75_(U32)x([124])_LDSM_N|SM75_(U16)x([248])_LDSM_T"
-    m = re.fullmatch(pattern, name) if isinstance(name, str) else None
-    if m is None:
+    num = ATOM_MATRICES.get(name) if isinstance(name, str) else None
+    if num is None:
         raise TiledMmaError(
-            f"ldmatrix copy atom {name!r}: not an ldmatrix name; give SM75_U32x{{1,2,4}}_LDSM_N "
-            "or SM75_U16x{2,4,8}_LDSM_T"
+            f"ldmatrix copy atom {name!r}: not an ldmatrix name; give one of "
+            f"{', '.join(ATOM_MATRICES)}"
         )
-    kind, count = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
-    return int(count) // (2 if kind == "U16" else 1)
+    return num
 
 
 def b_ldmatrix_num(mma_n: int, regs_b: int, asked: str | None = None) -> int:

@@ -663,6 +663,16 @@ API: list[tuple[str, type, str]] = [
     ("kernels.space.wave_width(763, 1040, 'tf32')", TE, "dtype='tf32'"),
     ("kernels.space.wave_kernels(763, 1040, 0, 'bf16')", TE, "wave_kernels: k=0"),
     ("kernels.space.wave_kernels(763, 1040, 5280, 'bf16', sms=True)", TE, "sms=True"),
+    ("kernels.space.quad_kernels(0, 'e4m3', 1, (True, True))", TE, "quad_kernels: m=0"),
+    ("kernels.space.quad_kernels(2048, 'e9', 1, (True, True))", TE, "dtype='e9'"),
+    ("kernels.space.quad_kernels(2048, 'e4m3', 1, (1, 0))", TE, "rows16=(1, 0)"),
+    ("kernels.space.quad_kernels(2048, 'e4m3', 0)", TE, "batch=0"),
+    ("kernels.sm90.config.Sm90Config(cluster=4)", TE, "'AB' with cluster=4"),
+    (
+        "kernels.sm90.config.Sm90Config(cluster=2, multicast='AB')",
+        TE,
+        "multicast 'AB' with cluster 2",
+    ),
     (
         "kernels.space.fused_kernels(list(kernels.space.tile_kernels('e4m3')), 'e4m3')",
         TE,

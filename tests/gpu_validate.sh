@@ -41,6 +41,7 @@ step() {  # step NAME COMMAND...: run, keep the log, record rc and seconds
 step pytest_gpu python -m pytest -q -m gpu tests -p no:cacheprovider
 step sm90_checks python tests/kernels/gpu_sm90_checks.py "$out/sm90_checks.json" --no-bench ${quick:+--quick}
 step cluster python tests/kernels/gpu_sm90_cluster.py "$out/cluster.json" --no-speed
+step quad python tests/kernels/gpu_quad_clusters.py "$out/quad.json"
 step sweep python tests/kernels/gpu_sweep.py "$out/sweep.json" "${SWEEP_COUNT:-1200}" --shards=4
 # issue 20-22's checks: designs (random + the seeds), fused epilogues, the torch custom op and
 # CUDA graphs, split-K, first calls from threads in fresh processes, the bench's key rows

@@ -260,9 +260,8 @@ def loaded_rows(
     m, n = extent or (config.block_m, config.block_n)
     a = min(config.block_m, m) * (dev.half_sector if rows16[0] else 1.0)
     b = min(config.block_n, n) * (dev.half_sector if rows16[1] else 1.0)
-    if config.cluster > 1:  # each CTA of the cluster loads its share of the shared operand
-        a, b = (a / config.cluster, b) if config.multicast == "A" else (a, b / config.cluster)
-    return a + b
+    cm, cn = config.cluster_mn  # each CTA loads its share of an operand its cluster shares
+    return a / cn + b / cm
 
 
 def check_rows16(rows16: object, what: str) -> None:
@@ -281,14 +280,24 @@ def check_rows16(rows16: object, what: str) -> None:
 
 def pairs(config: Sm90Config) -> tuple[int, int]:
     """How many M and N tiles a config's cluster takes at once: (2, 1) for pairs along M
-    that share B, (1, 2) for pairs along N that share A, else (1, 1).
+    that share B, (1, 2) for pairs along N that share A, (2, 2) for a 2 x 2 cluster, else
+    (1, 1) (:attr:`Sm90Config.cluster_mn`).
 
     >>> pairs(Sm90Config(cluster=2)), pairs(Sm90Config(cluster=2, multicast="A"))
     ((2, 1), (1, 2))
     """
-    if config.cluster == 1:
-        return 1, 1
-    return (1, config.cluster) if config.multicast == "A" else (config.cluster, 1)
+    return config.cluster_mn
+
+
+def cluster_grid(config: Sm90Config, sms: int) -> int:
+    """The tiles a persistent grid of ``config`` runs at once on ``sms`` SMs: one per SM, but
+    clusters of 4 fit fewer (:func:`~cutemma.kernels.sm90.kcluster.clusters`: 30 on 132).
+
+    >>> cluster_grid(Sm90Config(), 132), cluster_grid(Sm90Config(cluster=4, multicast="AB"), 132)
+    (132, 120)
+    """
+    cl = config.cluster
+    return sms if cl <= 2 else cl * clusters(cl, sms)
 
 
 def _tile_grid(config: Sm90Config, m: int, n: int, k: int, dtype: str) -> tuple[int, int, int]:
@@ -388,7 +397,7 @@ def price(
     tm, tn, kt = _tile_grid(config, m, n, k, dtype)
     if config.swap_ab:
         m, n, rows16 = n, m, rows16[::-1]
-    tiles, grid = tm * tn * batch, dev.sms
+    tiles, grid = tm * tn * batch, cluster_grid(config, dev.sms)
     sk, ctas = sk_split(tm, tn, kt, grid, config.split) if config.stream_k else (0, grid)
     extent = (m, n) if type_class(dtype) in CLAMPED else None
     k_us = _k_us(bm, bn, loaded_rows(config, rows16, dev, extent), bk, eb, rate, dev)
@@ -451,6 +460,58 @@ def kcluster_best(
         if t < least:
             least, at = t, i
     return least, at
+
+
+def quad_best(
+    configs: tuple[Sm90Config, ...],
+    m: int,
+    n: int,
+    k: int,
+    dtype: str,
+    kind: str = DEFAULT_KIND,
+    rows16: tuple[bool, bool] = (False, False),
+) -> tuple[float, int]:
+    """(the least predicted seconds of the whole-tile clusters ``configs`` on a 2-D (m, n, k)
+    call, its index; (inf, -1) for none): :func:`best`'s answer, each config priced by
+    :func:`price`'s operations in its order from constants kept per config
+    (:func:`_quad_terms`), for the few clusters of 2 x 2 a pick weighs apart
+    (:func:`~cutemma.kernels.space.quad_kernels`). Arguments as the pick checked them
+    (unchecked here).
+
+    >>> from cutemma.kernels.space import quad_kernels
+    >>> found = quad_kernels(2048, "e4m3", 1, (True, True))
+    >>> t, i = quad_best(found, 2048, 8192, 8208, "e4m3", "h200", (True, True))
+    >>> (found[i], t) == best(found, 2048, 8192, 8208, "e4m3", 1, "h200", (True, True))
+    True
+    """
+    least, at = math.inf, -1
+    for i, config in enumerate(configs):
+        (bm, bn, bk, eb, pm, pn, flops_us, ha, hb, clamp, load, tile_us, grid, dram, p,
+         launch) = _quad_terms(config, dtype, kind, rows16)  # fmt: skip
+        tiles, kt = -(-m // (bm * pm)) * pm * -(-n // (bn * pn)) * pn, -(-k // bk)
+        a, b = (min(bm, m) * ha, min(bn, n) * hb) if clamp else (bm * ha, bn * hb)
+        k_us = max(flops_us, (a / pn + b / pm) * bk * eb / load)  # (A shared along N)
+        us = -(-tiles // grid) * (kt * k_us + tile_us)
+        dram_us = ((m + n) * k * eb + m * n * 2) / dram
+        t = ((us**p + dram_us**p) ** (1 / p) + launch) * 1e-6
+        if t < least:
+            least, at = t, i
+    return least, at
+
+
+@lru_cache(maxsize=256)
+def _quad_terms(config: Sm90Config, dtype: str, kind: str, rows16: tuple) -> tuple:
+    """What :func:`price` reads of a whole-tile unswapped config whatever the shape, as it
+    computes it."""
+    dev = device(kind)
+    rate, tile_us = _shape_free(config, dtype, kind)
+    eb = ATOMS_SM90[dtype][1]
+    bm, bn, bk = config.block_m, config.block_n, config.k_tiles[eb]
+    ha, hb = (dev.half_sector if rows16[0] else 1.0), (dev.half_sector if rows16[1] else 1.0)
+    return (bm, bn, bk, eb, *config.cluster_mn, 2 * bm * bn * bk / (rate * 1e6), ha, hb,
+            type_class(dtype) in CLAMPED, dev.load_gbps * 1e3, tile_us,
+            cluster_grid(config, dev.sms), dev.dram_gbps * 1e3, dev.sharpness,
+            dev.launch_us)  # fmt: skip
 
 
 @lru_cache(maxsize=1024)
@@ -548,8 +609,7 @@ def _clamp_terms(
     operand's row weight (half sector) and cluster share."""
     ha = dev.half_sector if rows16[0] else 1.0
     hb = dev.half_sector if rows16[1] else 1.0
-    shared = cfg.cluster if cfg.cluster > 1 else 1
-    ca, cb = (shared, 1) if cfg.multicast == "A" else (1, shared)
+    cb, ca = cfg.cluster_mn  # A is shared by the CTAs along N, B by those along M
     whole_rows = ha == hb == 1.0 and ca == cb == 1
     flop_us = 2 * cfg.block_m * cfg.block_n * bk / (rate * 1e6)
     return flop_us, bk * eb if whole_rows else 0, ha, hb, ca, cb
@@ -703,6 +763,11 @@ def price_table(
         raise TiledMmaError(
             "cost model: price_table of kcluster configs; price those with best() or predict() "
             "(the pick weighs space.kcluster_kernels apart)"
+        )
+    if any(c.cluster > 2 for c in configs):  # (cheapest's grid is every SM)
+        raise TiledMmaError(
+            "cost model: price_table of clusters of 4, whose persistent grid is not every SM's; "
+            "price those with quad_best(), best() or predict()"
         )
     table = _price_table(configs, dtype, kind, rows16)
     if len(_TABLES) >= _TABLES_MAX:

@@ -21,6 +21,7 @@ from cutemma.kernels.cost import (
     kcluster_best,
     predict_fused,
     price_table,
+    quad_best,
     whole_number,
 )
 from cutemma.kernels.sm80.config import ELEM_BYTES, GemmConfig
@@ -28,6 +29,7 @@ from cutemma.kernels.sm90.config import ATOMS_SM90, Sm90Config
 from cutemma.kernels.space import (
     SWAP_MAX_M,
     _kcluster_kernels,
+    _quad_kernels,
     check_b_major,
     fused_kernels,
     fused_pingpong,
@@ -201,6 +203,11 @@ def _sm90_pick(
     if kcs:
         kc_t, j = kcluster_best(kcs, m, n, k, dtype, kind, rows16)
         chosen, t = (kcs[j], kc_t) if kc_t < t else (chosen, t)
+    # (2 x 2 clusters, last too: plain calls only, their fused epilogues never run on a GPU)
+    quads = () if fused else _quad_kernels(m, dtype, batch, rows16)
+    if quads:
+        q_t, j = quad_best(quads, m, n, k, dtype, kind, rows16)
+        chosen, t = (quads[j], q_t) if q_t < t else (chosen, t)
     if isinstance(fused, tuple) and batch == 1:
         return _with_epilogue(chosen, m, n, k, dtype, kind, rows16, fused)
     return chosen, t

@@ -29,7 +29,9 @@ of a few axes, each a table below, filtered by the family's own rules (a config 
   loading half of the shared tile) for calls whose rows sit half a sector apart
   (``rows16``, :func:`cutemma.kernels.call.rows16`): TMA reads such rows at about half
   speed, and a cluster halves one operand's reads per SM; elsewhere they cost about 4%
-  and buy nothing (bench/results/raw/align-probe-h200.json).
+  and buy nothing (bench/results/raw/align-probe-h200.json); for such calls of
+  :data:`QUAD_MIN_M` rows or more, clusters of 2 x 2 that halve both operands' reads
+  (:func:`quad_kernels`).
 
 No fitted rule chooses between them: every candidate is priced by the cost model.
 
@@ -55,6 +57,7 @@ from cutemma.kernels.sm90.config import (
     ATOMS_SM90,
     FP8,
     MAX_STAGES,
+    MULTICASTS,
     NON_ACC_REGS,
     REGISTER_SPLIT,
     SWIZZLE_ROW_BYTES,
@@ -150,6 +153,22 @@ KCLUSTER_TILES = (
 )
 KCLUSTER_MIN_M = 129
 KCLUSTER_MIN_K = 2
+# 2 x 2 clusters sharing both operands (Sm90Config(cluster=4, multicast="AB"): each CTA
+# loads half of each operand tile) for calls of at least QUAD_MIN_M rows whose rows sit
+# half a sector apart (rows16: TMA reads such rows at about half speed, and pairs halve
+# only one operand's reads), 128-row tiles of QUAD_WIDTHS columns: on fp8 calls whose K is
+# an odd multiple of 16 they ran 0.84-1.01 of cuBLAS where the pick (pairs) ran 0.63-0.88
+# ((1456, 912, 20592), (8470, 1024, 41776), (2048, 8192, 8208)); at 276-1024 rows, whose
+# tile rows a cluster pads to an even count, they ran 0.39-0.82 against the pick's
+# 0.55-0.85 (bench/results/raw/cluster4-h200.json). On 24 such calls drawn at run time the
+# pick took them on 5 (4 faster) and ran 2.4% faster than without them, geomean of the 24
+# (raw/quad-ab-h200.json); on calls
+# whose rows are aligned (bf16 either B major, e4m3 with K an even multiple of 16) the best
+# of them ran 0.88-0.91 of the pick (raw/quad-ab-{bf16_bK,bf16_bN,e4m3-aligned}-h200.json):
+# not offered there. Clusters of 4 fit 30 at once on 132 SMs (kcluster.clusters): a
+# persistent grid of 120 CTAs (cost.cluster_grid).
+QUAD_MIN_M = 1025
+QUAD_WIDTHS = (128, 192, 256)
 
 
 def candidates(
@@ -186,7 +205,42 @@ def candidates(
     if swap and batch == 1 and m <= SWAP_MAX_M and dtype != "tf32":
         found += swapped_kernels(m, n, k, dtype, sms, b_major)
     swaps = swap and m <= SWAP_MAX_M
-    return tuple(found) + _kcluster_kernels(m, n, k, dtype, batch, sms, swaps)
+    found += _kcluster_kernels(m, n, k, dtype, batch, sms, swaps)
+    return tuple(found) + _quad_kernels(m, dtype, batch, rows16)
+
+
+def quad_kernels(
+    m: int, dtype: str, batch: int = 1, rows16: tuple[bool, bool] = (False, False)
+) -> tuple[Sm90Config, ...]:
+    """The 2 x 2 clusters sharing both operands (``Sm90Config(cluster=4, multicast="AB")``)
+    of a 2-D call of ``m`` rows (:data:`QUAD_MIN_M` or more) whose A or B rows sit half a
+    sector apart (``rows16``): 128-row tiles of :data:`QUAD_WIDTHS` columns whose
+    accumulators fit and whose halves are whole swizzle atoms in either major (fp8
+    promoted, one batch at a time or overlapped). The pick weighs them apart from the rest
+    (:func:`~cutemma.kernels.cost.quad_best`: their persistent grid is not every SM's).
+
+    >>> [c.name for c in quad_kernels(2048, "e4m3", 1, (True, True))]
+    ['b128x128_c2_sauto_x4ab_ovl', 'b128x192_c2_sauto_x4ab']
+    >>> quad_kernels(2048, "e4m3"), quad_kernels(512, "bf16", 1, (True, False))
+    ((), ())
+    """
+    _check_call(dtype, "kernel space: quad_kernels", m=m, batch=batch)
+    check_rows16(rows16, "kernel space: quad_kernels")
+    return _quad_kernels(int(m), dtype, int(batch), rows16)
+
+
+def _quad_kernels(
+    m: int, dtype: str, batch: int, rows16: tuple[bool, bool]
+) -> tuple[Sm90Config, ...]:
+    """:func:`quad_kernels` of checked arguments (the pick's)."""
+    if batch != 1 or m < QUAD_MIN_M or rows16 == (False, False):
+        return ()
+    return _quads(dtype)
+
+
+@cache
+def _quads(dtype: str) -> tuple[Sm90Config, ...]:
+    return _clustered(dtype, QUAD_WIDTHS, ("AB",))
 
 
 def kcluster_kernels(
@@ -705,27 +759,44 @@ def cluster_kernels(dtype: str) -> tuple[Sm90Config, ...]:
 
 @cache
 def _cluster_kernels(dtype: str) -> tuple[Sm90Config, ...]:
+    return _clustered(dtype, None, ("B", "A"))
+
+
+def _clustered(
+    dtype: str, widths: tuple[int, ...] | None, multicasts: tuple[str, ...]
+) -> tuple[Sm90Config, ...]:
+    """Each 128-row tile of :func:`_tiles` (of ``widths`` columns; None: any) in a cluster of
+    each of ``multicasts`` (:data:`~cutemma.kernels.sm90.config.MULTICASTS`), where its
+    accumulators fit and each CTA's share of a shared operand is whole swizzle atoms; fp8
+    promoted one batch at a time (the family refuses 'split' in clusters: it spills)."""
     if dtype == "tf32":  # (its clusters were never timed)
         return ()
+    sizes = {shared: size for shared, size in MULTICASTS}
     found = []
     for cfg in _tiles(dtype):
-        if cfg.block_m != 128 or cfg.wgmma_n is not None:
+        if (
+            cfg.block_m != 128
+            or cfg.wgmma_n is not None
+            or cfg.block_n not in (widths or (cfg.block_n,))
+        ):
             continue
         base = replace(cfg, promote=True) if cfg.promote == "split" else cfg
-        for shared in ("B", "A"):
-            pair = replace(base, cluster=2, multicast=shared)
-            if fits(pair, dtype) and _whole_atoms(pair, dtype):
-                found.append(pair)
+        for shared in multicasts:
+            clustered = replace(base, cluster=sizes[shared], multicast=shared)
+            if fits(clustered, dtype) and _whole_atoms(clustered, dtype):
+                found.append(clustered)
     return tuple(found)
 
 
 def _whole_atoms(cfg: Sm90Config, dtype: str) -> bool:
-    """Whether each CTA's half of the operand a cluster shares is whole swizzle atoms in
+    """Whether each CTA's half of each operand its cluster shares is whole swizzle atoms in
     either major, as the plan needs: an MN-major stage's atom is a swizzled row's
     elements wide (16-bit only: 8- and 32-bit operands are read K-major)."""
     eb = ATOMS_SM90[dtype][1]
-    half = (cfg.block_n if cfg.multicast == "B" else cfg.block_m) // cfg.cluster
-    return eb != 2 or half % (SWIZZLE_ROW_BYTES // eb) == 0
+    cm, cn = cfg.cluster_mn  # A is shared by the CTAs along N, B by those along M
+    halves = [cfg.block_m // cn] if cn > 1 else []
+    halves += [cfg.block_n // cm] if cm > 1 else []
+    return eb != 2 or all(h % (SWIZZLE_ROW_BYTES // eb) == 0 for h in halves)
 
 
 def swapped_kernels(
@@ -1197,6 +1268,7 @@ __all__ = [
     "fused_pingpong",
     "hinted_kernels",
     "mid_swapped_kernel",
+    "quad_kernels",
     "swap_classes",
     "swap_tokens",
     "swapped_groups",

@@ -73,7 +73,11 @@ CONFIGS = [
     *WAVE_CONFIGS,
 ]  # fmt: skip (built-in 16-bit widths, and tiles wider than one wgmma)
 CLUSTER_CONFIGS = [Sm90Config(128, 256, cluster=2), Sm90Config(128, 128, cluster=2),
-                   Sm90Config(128, 256, cluster=2, multicast="A")]  # fmt: skip
+                   Sm90Config(128, 256, cluster=2, multicast="A"),
+                   # 2 x 2 clusters sharing both operands
+                   Sm90Config(128, 128, cluster=4, multicast="AB"),
+                   Sm90Config(128, 256, cluster=4, multicast="AB"),
+                   Sm90Config(128, 128, cluster=4, multicast="AB", epilogue="regs")]  # fmt: skip
 MAJORS = [("K", "K"), ("K", "N"), ("M", "K"), ("M", "N")]
 # promoted fp8 with two wgmma sets and one batch in flight (kept apart from the list above)
 FP8_CONFIGS = [*FP8_CONFIGS, Sm90Config(128, 128, promote="overlap"),
@@ -81,7 +85,9 @@ FP8_CONFIGS = [*FP8_CONFIGS, Sm90Config(128, 128, promote="overlap"),
                Sm90Config(128, 192, promote="split", epilogue="tma2"),
                Sm90Config(128, 320, wgmma_n=160, promote=False, epilogue="regs"),
                Sm90Config(192, 128, consumers_n=2),  # promoted, warpgroups along N
-               Sm90Config(128, 112, promote="overlap"), Sm90Config(128, 144, promote="split")]  # fmt: skip
+               Sm90Config(128, 112, promote="overlap"), Sm90Config(128, 144, promote="split"),
+               Sm90Config(128, 128, promote="overlap", cluster=4, multicast="AB"),
+               Sm90Config(128, 192, cluster=4, multicast="AB")]  # fmt: skip
 
 
 def operand(rows, cols, contiguous_rows, dtype, gen):

@@ -1,13 +1,14 @@
 """A few edge-shape sm90 GEMMs for compute-sanitizer (memcheck, racecheck, synccheck).
 
-compute-sanitizer --tool memcheck python tests/kernels/gpu_sm90_sanitize.py [fp8 | cluster | --batched]
+compute-sanitizer --tool memcheck python tests/kernels/gpu_sm90_sanitize.py [fp8 | cluster | quad | --batched]
 
 ``fp8``: only the promoted fp8 configs (128x128, 3 consumers 192x128, 128x192; the
 last two also with schedule "alternate"; 128x192 also promoted by N halves) and the
 pingpong ones (bf16 128x128, fp8 64x128),
 with one shape of more tiles than SMs so both pingpong warpgroups run several tiles and
-hand over through the order barrier. ``cluster``: only clusters of 2, both A and both B
-majors. ``--batched``: only batched 3-D calls (rank-3 maps for A and B, a shared A, a
+hand over through the order barrier (and fp8's 2 x 2 clusters). ``cluster``: only
+clusters (of 2, and of 2 x 2 sharing both operands), both A and both B majors. ``quad``:
+only the 2 x 2 clusters, then fp8's. ``--batched``: only batched 3-D calls (rank-3 maps for A and B, a shared A, a
 shared B, the TMA-store and register epilogues, a cluster of 2, a beta with a shared C).
 ``swap``: the swapped kernels' "tmat" epilogue (D^T through an MN-major staging tile: one
 token tile whole and shared by stream-K, several token tiles whole and stream-K) and the
@@ -40,11 +41,22 @@ CONFIGS = [Sm90Config(128, 128), Sm90Config(128, 256), Sm90Config(128, 256, clus
            NARROW_16, replace(NARROW_16, evict_first="B"),
            Sm90Config(128, 320, wgmma_n=64, epilogue="regs"), Sm90Config(128, 256, wgmma_n=128),
            WIDE_16]  # fmt: skip
-# `python gpu_sm90_sanitize.py cluster`: only clusters of 2, both A and both B majors
+# clusters of 2 x 2 sharing both operands (`python gpu_sm90_sanitize.py quad`: these alone,
+# both A and both B majors, then fp8's)
+QUAD_CONFIGS = [
+    Sm90Config(128, 128, cluster=4, multicast="AB"),
+    Sm90Config(128, 256, cluster=4, multicast="AB"),
+]
+FP8_QUADS = [
+    Sm90Config(128, 128, promote="overlap", cluster=4, multicast="AB"),
+    Sm90Config(128, 192, cluster=4, multicast="AB"),
+]
+# `python gpu_sm90_sanitize.py cluster`: only clusters, both A and both B majors
 CLUSTER_CONFIGS = [
     Sm90Config(128, 256, cluster=2),
     Sm90Config(128, 128, cluster=2),
     Sm90Config(128, 256, cluster=2, multicast="A"),
+    *QUAD_CONFIGS,
 ]
 FP8_CONFIGS = [
     Sm90Config(128, 128),
@@ -56,6 +68,7 @@ FP8_CONFIGS = [
     Sm90Config(128, 128, promote="overlap"),  # two wgmma sets, one batch in flight
     Sm90Config(128, 192, promote="split"),  # fp8's default: N halves, one in flight
     Sm90Config(128, 192, promote="split", epilogue="tma2"),  # two TMA-store passes
+    *FP8_QUADS,
 ]
 PINGPONG_BF16 = [Sm90Config(128, 128, schedule="pingpong"),
                  Sm90Config(128, 128, schedule="pingpong", epilogue="tma2")]  # fmt: skip
@@ -258,9 +271,10 @@ def main() -> None:
         print(f"sm90 batched sanitize run done; worst rel err {worst:.2e}")
         return
     worst = 0.0
-    cluster = "cluster" in sys.argv[1:]
+    quad = "quad" in sys.argv[1:]
+    cluster = "cluster" in sys.argv[1:] or quad
     majors = [(a, b) for a in (False, True) for b in (False, True)] if cluster else None
-    for cfg in CLUSTER_CONFIGS if cluster else CONFIGS:
+    for cfg in QUAD_CONFIGS if quad else CLUSTER_CONFIGS if cluster else CONFIGS:
         for m, n, k in (
             [(8, 8, 8), (136, 264, 200)]
             if cluster
@@ -281,6 +295,13 @@ def main() -> None:
                 for out_dtype in (torch.float32, torch.bfloat16):  # regs / TMA-store epilogue
                     D = gemm_sm90(A, B, out_dtype=out_dtype, config=cfg)
                     worst = max(worst, float((D.double() - ref).norm() / ref.norm()))
+    for cfg in FP8_QUADS if quad else ():
+        for m, n, k in [(8, 8, 16), (400, 264, 144)]:
+            A = torch.randn(m, k).cuda().to(torch.float8_e4m3fn)
+            B = torch.randn(n, k).cuda().to(torch.float8_e4m3fn).t()
+            ref = A.double() @ B.double()
+            D = gemm_sm90(A, B, out_dtype=torch.float32, config=cfg)
+            worst = max(worst, float((D.double() - ref).norm() / ref.norm()))
     torch.cuda.synchronize()
     print(f"sm90 sanitize run done; worst rel err {worst:.2e}")
 

@@ -21,8 +21,15 @@ from cutemma.tiled import make_tiled_mma
 # each breaking config was reasoned to break that rule and no other
 SM90_CASES: dict[str, list[tuple[dict, dict]]] = {
     "epilogue": [({"epilogue": "smem"}, {"epilogue": "regs"})],
-    "cluster": [({"cluster": 4}, {"cluster": 2})],
-    "multicast": [({"multicast": "A"}, {"multicast": "A", "cluster": 2})],
+    "cluster": [
+        ({"cluster": 3}, {"cluster": 2}),
+        ({"cluster": 8}, {"cluster": 4, "multicast": "AB"}),
+    ],
+    "multicast": [
+        ({"multicast": "A"}, {"multicast": "A", "cluster": 2}),
+        ({"cluster": 4}, {"cluster": 4, "multicast": "AB"}),
+        ({"multicast": "AB", "cluster": 2}, {"multicast": "AB", "cluster": 4}),
+    ],
     "consumers": [({"block_m": 256, "consumers": 4}, {"block_m": 256, "consumers": 2})],
     "a_regs_bool": [({"a_regs": "yes"}, {"a_regs": True})],
     "acc_f16_bool": [({"acc_f16": 1}, {"acc_f16": True})],

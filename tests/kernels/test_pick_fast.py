@@ -20,6 +20,7 @@ from cutemma.kernels.space import (
     kcluster_kernels,
     kernel_reads,
     kernels_of,
+    quad_kernels,
 )
 
 KIND, SMS = "h200", 132
@@ -112,8 +113,13 @@ def test_cheapest_breaks_ties_and_skips_nothing_as_best_does():
     price and must still be found), swapped configs first."""
     rng = random.Random(7)
     for m, n, k in _draw(300, 4035):
-        # (cheapest prices the space but for its kcluster kernels, which the pick weighs apart)
-        found = [c for c in candidates(m, n, k, "bf16", 1, SMS, m <= SWAP_MAX_M) if c.kcluster == 1]
+        # (cheapest prices the space but for its kcluster kernels and clusters of 4, which the
+        # pick weighs apart)
+        found = [
+            c
+            for c in candidates(m, n, k, "bf16", 1, SMS, m <= SWAP_MAX_M, (True, True))
+            if c.kcluster == 1 and c.cluster <= 2
+        ]
         picked = found + rng.sample(found, len(found) // 2)
         rng.shuffle(picked)
         picked = [c for c in picked if c.stream_k or rng.random() < 0.5] or found
@@ -204,7 +210,8 @@ def test_a_repeated_signature_is_priced_once():
 def test_equal_kernel_reads_give_the_same_kernels():
     # the pick keeps its tables per space.kernel_reads: calls whose reads are equal must get
     # the same kernels, and kernels_of must give them as candidates does (but for the
-    # kcluster kernels, which the pick weighs apart: candidates lists them last)
+    # kcluster kernels and the clusters of 2 x 2, which the pick weighs apart: candidates
+    # lists them last)
     rng = random.Random(13)
     kept: dict[tuple, tuple] = {}
     for m, n, k in _draw(4000, 4037):
@@ -221,6 +228,7 @@ def test_equal_kernel_reads_give_the_same_kernels():
         what = (m, n, k, dtype, batch, sms, rows16, b_major, swap)
         listed = candidates(m, n, k, dtype, batch, sms, swap, rows16, b_major)
         apart = kcluster_kernels(m, n, k, dtype, batch, sms, swaps)
+        apart += quad_kernels(m, dtype, batch, rows16)
         assert sum(found, ()) + apart == listed, what
         key = (reads, dtype, batch == 1, sms, rows16, b_major)
         assert kept.setdefault(key, found) == found, what

@@ -38,7 +38,8 @@ const int m0 = tile_m * BLOCK_M, n0 = tile_n * BLOCK_N;"""
 def raster_sm90(cluster: int = 1, along: str = "M", batched: bool = False) -> str:
     """Tile index -> (m0, n0) (and the problem ``l`` of a batched kernel). ``along``: the
     pairs of a cluster share an N tile ('M': they take M tiles 2i, 2i+1; B multicast) or an
-    M tile ('N': N tiles 2j, 2j+1; A multicast).
+    M tile ('N': N tiles 2j, 2j+1; A multicast); 'MN': a 2 x 2 cluster takes M tiles 2i,
+    2i+1 by N tiles 2j, 2j+1 (both multicast).
 
     Batched: the problem is the outermost part of the index (``tiles_l`` tiles each), so
     the CTAs running at one time work on one or two problems and the grouped raster
@@ -63,6 +64,19 @@ const int group = {t} / per_group, first_m = group * GROUP_M;
 const int rows_in_group = min(tiles_m - first_m, GROUP_M);
 const int m0 = (first_m + ({t} % per_group) % rows_in_group) * BLOCK_M;
 const int n0 = (({t} % per_group) / rows_in_group) * BLOCK_N;"""
+        )
+    if along == "MN":
+        return (
+            head
+            + f"""\
+// grouped raster of cluster tile `{t}` over (2 M tiles) x (2 N tiles): this CTA takes M tile
+// 2 * row + rank % 2 and N tile 2 * column + rank / 2 (past M or N: TMA fills zeros, the
+// epilogue stores nothing)
+const int per_group = GROUP_M * tiles_nc;
+const int group = {t} / per_group, first_m = group * GROUP_M;
+const int rows_in_group = min(tiles_mc - first_m, GROUP_M);
+const int m0 = (2 * (first_m + ({t} % per_group) % rows_in_group) + (int)(rank & 1)) * BLOCK_M;
+const int n0 = (2 * (({t} % per_group) / rows_in_group) + (int)(rank >> 1)) * BLOCK_N;"""
         )
     if along == "N":
         return (
@@ -95,6 +109,11 @@ def tile_counts_sm90(cluster: int, multicast: str, batched: bool) -> str:
     k_tiles = "k_tiles = (K + BLOCK_K - 1) / BLOCK_K;"
     if cluster == 1:
         per, pairs = "tiles_m * tiles_n", ""
+    elif multicast == "AB":  # 2 x 2
+        per, pairs = (
+            "tiles_mc * tiles_nc",
+            "tiles_mc = (tiles_m + 1) / 2, tiles_nc = (tiles_n + 1) / 2, ",
+        )
     elif multicast == "A":
         per, pairs = "tiles_m * tiles_nc", f"tiles_nc = (tiles_n + {cluster - 1}) / {cluster}, "
     else:

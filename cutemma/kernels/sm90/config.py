@@ -322,6 +322,16 @@ class Sm90Config:
         object.__setattr__(self, "k_tiles", k_tiles)
 
     @property
+    def cluster_mn(self) -> tuple[int, int]:
+        """The cluster's CTAs along (M, N) (:data:`MULTICASTS`): A is shared by the CTAs
+        along N, B by those along M.
+
+        >>> [Sm90Config(cluster=c, multicast=m).cluster_mn for c, m in ((1, "B"), (2, "A"), (4, "AB"))]
+        [(1, 1), (1, 2), (2, 2)]
+        """
+        return MULTICASTS.get((self.multicast, self.cluster), (1, 1))
+
+    @property
     def name(self) -> str:
         k = "" if self.block_k is None else f"x{self.block_k}"
         s = "auto" if self.stages is None else str(self.stages)
@@ -329,7 +339,8 @@ class Sm90Config:
         x = (
             ""
             if self.cluster == 1
-            else f"_x{self.cluster}" + ("a" if self.multicast == "A" else "")
+            else f"_x{self.cluster}"
+            + MULTICAST_TAGS.get(self.multicast, str(self.multicast).lower())
         )
         e = "" if self.epilogue == "tma" else f"_e{self.epilogue}"
         p = {True: "", False: "_fastacc", "overlap": "_ovl", "split": "_spl"}.get(self.promote, "")
@@ -447,6 +458,12 @@ def _widths_cover_need(c: Sm90Config) -> str:
     return f"block_n {c.block_n} a multiple of wgmma_n {c.wgmma_n}"
 
 
+# a cluster's CTAs along (M, N) by (multicast, cluster): pairs along M share B, pairs along N
+# share A, a 2 x 2 cluster shares both (each CTA loads half of each operand tile); rank
+# r sits at M position r % cm, N position r // cm
+MULTICASTS = {("B", 2): (2, 1), ("A", 2): (1, 2), ("AB", 4): (2, 2)}
+CLUSTER_SIZES = (1, 2, 4)
+MULTICAST_TAGS = {"B": "", "A": "a", "AB": "ab"}  # in the config's name: _x2, _x2a, _x4ab
 RULE_SCOPE = "sm90_config"  # a broken rule's qualified name: sm90_config.<name>
 # The combinations of fields an Sm90Config may take, checked in order when one is made, after
 # the fields' types and ranges (_check_ranges: every int positive, so the rules may divide)
@@ -457,12 +474,21 @@ CONFIG_RULES: tuple[ConfigRule, ...] = (
         lambda c: f"epilogue {c.epilogue!r} in {EPILOGUES}",
     ),
     ConfigRule(
-        "cluster", lambda c: c.cluster in (1, 2), lambda c: f"cluster {c.cluster} is 1 or 2 CTAs"
+        "cluster",
+        lambda c: c.cluster in CLUSTER_SIZES,
+        lambda c: f"cluster {c.cluster} is one of {CLUSTER_SIZES} CTAs",
     ),
     ConfigRule(
         "multicast",
-        lambda c: c.multicast == "B" or (c.multicast == "A" and c.cluster > 1),
-        lambda c: f"multicast {c.multicast!r}: 'B', or 'A' with cluster=2",
+        lambda c: (
+            c.cluster not in CLUSTER_SIZES
+            or (c.multicast, c.cluster) in MULTICASTS
+            or (c.multicast, c.cluster) == ("B", 1)
+        ),
+        lambda c: (
+            f"multicast {c.multicast!r} with cluster {c.cluster}: 'B' or 'A' with "
+            "cluster=2 (pairs along M or N), 'AB' with cluster=4 (2 x 2)"
+        ),
     ),
     ConfigRule(
         "consumers",

@@ -30,6 +30,7 @@ from cutemma.kernels.runtime.driver import DriverKernel
 from cutemma.kernels.runtime.fastpath import put_bounded
 from cutemma.kernels.sm90 import index as sm90_index
 from cutemma.kernels.sm90.config import BAT_A, BAT_B, Sm90Config, kernel_name_sm90
+from cutemma.kernels.sm90.kcluster import clusters
 from cutemma.kernels.sm90.launch import PreparedLaunch, SwapLaunch
 from cutemma.kernels.sm90.tma_maps import Sm90Launch, operand_map
 
@@ -199,8 +200,8 @@ def _check_kcluster(config: Sm90Config, dtype: str, K: int, batch: int | None) -
 def _grid(config: Sm90Config, M: int, N: int, batch: int | None, sms: int, persistent: bool) -> int:
     """CTAs of a launch: whole clusters, one CTA per SM when persistent (every SM for
     stream-K), else one per tile."""
-    cl = config.cluster  # a cluster walks cl M (or N) tiles at once
-    cm, cn = (1, cl) if config.multicast == "A" else (cl, 1)
+    cl = config.cluster  # a cluster walks cm x cn tiles at once
+    cm, cn = config.cluster_mn
     tiles = (batch or 1) * -(-M // (config.block_m * cm)) * -(-N // (config.block_n * cn))
     if tiles > TMA_RULES.max_coord:  # the kernel's tile index is a 32-bit int
         raise LaunchError(f"gemm (sm90): {tiles} tiles exceed 2^31 - 1; split the batch")
@@ -213,4 +214,5 @@ def _grid(config: Sm90Config, M: int, N: int, batch: int | None, sms: int, persi
                 "give a config without kcluster"
             )
         return config.kcluster * tiles
-    return cl * (min(tiles, sms // cl) if persistent else tiles)
+    # (a persistent grid: the clusters the GPU holds at once, kcluster.clusters)
+    return cl * (min(tiles, clusters(cl, sms) if cl > 2 else sms // cl) if persistent else tiles)

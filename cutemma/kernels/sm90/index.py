@@ -217,7 +217,7 @@ def launch_record(config: Any, dtype: str, a_major: str, b_major: str, out: str 
         )
     tma = {}
     for which, extent in (("A", bm), ("B", bn)):
-        share = extent // (config.cluster if which == config.multicast else 1)
+        share = extent // config.cluster_mn["BA".index(which)]  # A shared along N, B along M
         sw = config.swizzle["AB".index(which)]
         allowed = (
             split_swizzles(config, bn, majors[which] == "MN", eb) if which == "B" else SWIZZLES

@@ -553,7 +553,8 @@ class Sm90Plan:
         >>> Sm90Plan(Sm90Config(cluster=2, multicast="A"), "bf16", "K", "K").split("A")
         2
         """
-        return self.config.cluster if which == self.config.multicast else 1
+        cm, cn = self.config.cluster_mn  # A is shared along N, B along M
+        return cn if which == "A" else cm
 
     @property
     def b_share_shift(self) -> tuple[int, int, int]:
@@ -606,7 +607,7 @@ class Sm90Plan:
         sc, so, se = self.share_shift(which)
         return [
             (dc + r * sc, do + r * so, off + r * se, r)
-            for r in range(self.config.cluster)
+            for r in range(self.split(which))
             for dc, do, off in box.copies
         ]
 

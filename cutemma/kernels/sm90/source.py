@@ -283,7 +283,6 @@ def _tma_lines(
     L2 only (``Sm90Config.pdl``, 2-D maps, clusters of 1).
     """
     out = []
-    cl = plan.config.cluster
     d, bl = ("3d", ", l") if rank3 else ("2d", "")
     for which, mn0 in (("A", "m0"), ("B", "n0")):
         if which not in ops:
@@ -303,16 +302,45 @@ def _tma_lines(
             if prefetch:
                 out.append(f"tma_prefetch_2d({tmap}, {c0}, {c1});")
             elif multicast:
-                c0 += f" + rank * {sc}" if sc else ""
-                c1 += f" + rank * {so}" if so else ""
-                dst += f" + rank * {se * plan.elem_bytes}"
-                mask = (1 << cl) - 1
+                share, mask = _multicast(plan.config, which)
+                c0 += f" + {share} * {sc}" if sc else ""
+                c1 += f" + {share} * {so}" if so else ""
+                dst += f" + {share} * {se * plan.elem_bytes}"
                 out.append(f"tma_load_{d}_multicast({dst}, {tmap}, {c0}, {c1}{bl}, full, {mask});")
             elif plan.config.evict_first == which:
                 out.append(f"tma_load_{d}_hint({dst}, {tmap}, {c0}, {c1}{bl}, full, l2_first);")
             else:
                 out.append(f"tma_load_{d}({dst}, {tmap}, {c0}, {c1}{bl}, full);")
     return "\n".join(out)
+
+
+def _multicast(config: Sm90Config, which: str) -> tuple[str, str]:
+    """(this CTA's share of operand ``which``, the CTAs its copy lands in) as C expressions.
+    In a line of CTAs (pairs) every CTA shares the operand: its share is its rank. In a
+    2 x 2 cluster (rank r at M position r % 2, N position r / 2: Sm90Config.cluster_mn) A
+    is shared by the CTAs of its M position, its share their N position; B the other way.
+
+    >>> _multicast(Sm90Config(cluster=2), "B"), _multicast(Sm90Config(cluster=4, multicast="AB"), "A")
+    (('rank', '3'), ('(rank >> 1)', '(uint16_t)(0x5u << (rank & 1))'))
+    """
+    if config.multicast != "AB":
+        return "rank", str((1 << config.cluster) - 1)
+    if which == "A":
+        return "(rank >> 1)", "(uint16_t)(0x5u << (rank & 1))"
+    return "(rank & 1)", "(uint16_t)(0x3u << (rank & 2))"
+
+
+def peers(config: Sm90Config) -> tuple[int, ...]:
+    """The XOR masks from this CTA's rank to each peer whose producer writes into its
+    stages (and whose consumers so release them): every other CTA of a line; in a 2 x 2
+    cluster the CTA of the same M position (A's sharer, rank ^ 2) and of the same N
+    position (B's, rank ^ 1), not the diagonal one.
+
+    >>> peers(Sm90Config(cluster=2)), peers(Sm90Config(cluster=4, multicast="AB"))
+    ((1,), (1, 2))
+    """
+    cm, cn = config.cluster_mn
+    return tuple(range(1, cm)) + tuple(d * cm for d in range(1, cn))
 
 
 def _a_offsets(plan: Sm90Plan) -> str:
@@ -326,13 +354,13 @@ def _a_offsets(plan: Sm90Plan) -> str:
     return ", ".join("{" + row + "}" for row in rows)
 
 
-def _release_stmt(cluster: int) -> str:
+def _release_stmt(config: Sm90Config) -> str:
     """Release a stage: this CTA's empty barrier, and in a cluster every peer's (their
-    producers multicast into this CTA's stage too)."""
-    if cluster == 1:
+    producers multicast into this CTA's stage too: :func:`peers`)."""
+    if config.cluster == 1:
         return "mbar_arrive(prev_empty);"
-    peers = " ".join(f"mbar_arrive_cluster(prev_empty, rank ^ {p});" for p in range(1, cluster))
-    return f"{{ mbar_arrive(prev_empty); {peers} }}"
+    arrive = " ".join(f"mbar_arrive_cluster(prev_empty, rank ^ {p});" for p in peers(config))
+    return f"{{ mbar_arrive(prev_empty); {arrive} }}"
 
 
 def _accumulators(plan: Sm90Plan) -> str:
@@ -428,7 +456,8 @@ def _kernel(
     empty[S], after the stages and the staging tile) initialised by thread 0, then
     warpgroup 0 runs ``producer`` and the others ``consumer``."""
     config, S, CL = plan.config, plan.stages, plan.config.cluster
-    empty_arrivals = CL * plan.tile_wgs * 128 // CONSUMER.arrive_every
+    # the consumers of this CTA and of each peer whose stage this CTA's producer writes
+    empty_arrivals = (1 + len(peers(config))) * plan.tile_wgs * 128 // CONSUMER.arrive_every
     init = _lines(
         block(
             f"for (int s = 0; s < {S}; ++s)",
@@ -572,7 +601,7 @@ def _consumer(
         f"if (tile + gridDim.x < tiles) named_arrive({ORDER_BAR} + (wg ^ 1), 256);"
         "  // its turn (it has a next tile)"
     )
-    main = mainloop(plan, _release_stmt(config.cluster), hand_over if pingpong else "")
+    main = mainloop(plan, _release_stmt(config), hand_over if pingpong else "")
     epi = _epilogue(plan, out, c_type, batched, epilogue)
     if config.stream_k:  # a piece's sums: handed over, or the later pieces' added in
         staging_tile = ("d_smem", plan.bytes_D) if plan.sk_bar_bytes else None
@@ -630,7 +659,7 @@ def _consumer(
 
 def _along(config: Sm90Config) -> str:
     """Which way a cluster's pairs run: along N when they share A, else along M."""
-    return "N" if config.multicast == "A" else "M"
+    return {"A": "N", "B": "M", "AB": "MN"}[config.multicast]
 
 
 def _header(plan: Sm90Plan, dtype: str, a_major: str, b_major: str, out: str) -> str:

@@ -57,7 +57,6 @@ from cutemma.kernels.sm90.config import (
     ATOMS_SM90,
     FP8,
     MAX_STAGES,
-    MULTICASTS,
     NON_ACC_REGS,
     REGISTER_SPLIT,
     SWIZZLE_ROW_BYTES,
@@ -240,7 +239,7 @@ def _quad_kernels(
 
 @cache
 def _quads(dtype: str) -> tuple[Sm90Config, ...]:
-    return _clustered(dtype, QUAD_WIDTHS, ("AB",))
+    return _clustered(dtype, QUAD_WIDTHS, (("AB", 4),))
 
 
 def kcluster_kernels(
@@ -759,19 +758,19 @@ def cluster_kernels(dtype: str) -> tuple[Sm90Config, ...]:
 
 @cache
 def _cluster_kernels(dtype: str) -> tuple[Sm90Config, ...]:
-    return _clustered(dtype, None, ("B", "A"))
+    return _clustered(dtype, None, (("B", 2), ("A", 2)))
 
 
 def _clustered(
-    dtype: str, widths: tuple[int, ...] | None, multicasts: tuple[str, ...]
+    dtype: str, widths: tuple[int, ...] | None, clusters: tuple[tuple[str, int], ...]
 ) -> tuple[Sm90Config, ...]:
-    """Each 128-row tile of :func:`_tiles` (of ``widths`` columns; None: any) in a cluster of
-    each of ``multicasts`` (:data:`~cutemma.kernels.sm90.config.MULTICASTS`), where its
-    accumulators fit and each CTA's share of a shared operand is whole swizzle atoms; fp8
-    promoted one batch at a time (the family refuses 'split' in clusters: it spills)."""
+    """Each 128-row tile of :func:`_tiles` (of ``widths`` columns; None: any) in each of
+    ``clusters`` ((multicast, size) of :data:`~cutemma.kernels.sm90.config.MULTICASTS`),
+    where its accumulators fit and each CTA's share of a shared operand is whole swizzle
+    atoms; fp8 promoted one batch at a time (the family refuses 'split' in clusters: it
+    spills)."""
     if dtype == "tf32":  # (its clusters were never timed)
         return ()
-    sizes = {shared: size for shared, size in MULTICASTS}
     found = []
     for cfg in _tiles(dtype):
         if (
@@ -781,8 +780,8 @@ def _clustered(
         ):
             continue
         base = replace(cfg, promote=True) if cfg.promote == "split" else cfg
-        for shared in multicasts:
-            clustered = replace(base, cluster=sizes[shared], multicast=shared)
+        for shared, size in clusters:
+            clustered = replace(base, cluster=size, multicast=shared)
             if fits(clustered, dtype) and _whole_atoms(clustered, dtype):
                 found.append(clustered)
     return tuple(found)

@@ -28,7 +28,7 @@ QUAD = Sm90Config(128, 128, cluster=4, multicast="AB")
 def _c(expr: str, rank: int, **names: int) -> int:
     """A C integer expression of the kernel text, evaluated for CTA ``rank``."""
     py = re.sub(r"\((?:int|uint16_t)\)", "", expr).replace("/", "//")
-    py = re.sub(r"(\d+)u\b", r"\1", py).replace("0x5", "5").replace("0x3", "3")
+    py = re.sub(r"\b(0x[0-9a-f]+|\d+)u\b", lambda m: str(int(m.group(1), 0)), py)
     return eval(py, {}, {"rank": rank, **names})  # noqa: S307 - the generator's own text
 
 

@@ -35,11 +35,14 @@ const int tile_n = (blockIdx.x % per_group) / rows_in_group;
 const int m0 = tile_m * BLOCK_M, n0 = tile_n * BLOCK_N;"""
 
 
-def raster_sm90(cluster: int = 1, along: str = "M", batched: bool = False) -> str:
+def raster_sm90(
+    cluster: int = 1, along: str = "M", batched: bool = False, mn: tuple[int, int] = (2, 2)
+) -> str:
     """Tile index -> (m0, n0) (and the problem ``l`` of a batched kernel). ``along``: the
     pairs of a cluster share an N tile ('M': they take M tiles 2i, 2i+1; B multicast) or an
-    M tile ('N': N tiles 2j, 2j+1; A multicast); 'MN': a 2 x 2 cluster takes M tiles 2i,
-    2i+1 by N tiles 2j, 2j+1 (both multicast).
+    M tile ('N': N tiles 2j, 2j+1; A multicast); 'MN': a cluster of ``mn`` = (cm, cn) CTAs
+    (powers of 2) takes cm M tiles by cn N tiles, rank r at M position r % cm and N
+    position r / cm (both multicast).
 
     Batched: the problem is the outermost part of the index (``tiles_l`` tiles each), so
     the CTAs running at one time work on one or two problems and the grouped raster
@@ -66,17 +69,19 @@ const int m0 = (first_m + ({t} % per_group) % rows_in_group) * BLOCK_M;
 const int n0 = (({t} % per_group) / rows_in_group) * BLOCK_N;"""
         )
     if along == "MN":
+        cm, cn = mn
+        shift = cm.bit_length() - 1  # (rank / cm)
         return (
             head
             + f"""\
-// grouped raster of cluster tile `{t}` over (2 M tiles) x (2 N tiles): this CTA takes M tile
-// 2 * row + rank % 2 and N tile 2 * column + rank / 2 (past M or N: TMA fills zeros, the
+// grouped raster of cluster tile `{t}` over ({cm} M tiles) x ({cn} N tiles): this CTA takes M tile
+// {cm} * row + rank % {cm} and N tile {cn} * column + rank / {cm} (past M or N: TMA fills zeros, the
 // epilogue stores nothing)
 const int per_group = GROUP_M * tiles_nc;
 const int group = {t} / per_group, first_m = group * GROUP_M;
 const int rows_in_group = min(tiles_mc - first_m, GROUP_M);
-const int m0 = (2 * (first_m + ({t} % per_group) % rows_in_group) + (int)(rank & 1)) * BLOCK_M;
-const int n0 = (2 * (({t} % per_group) / rows_in_group) + (int)(rank >> 1)) * BLOCK_N;"""
+const int m0 = ({cm} * (first_m + ({t} % per_group) % rows_in_group) + (int)(rank & {cm - 1})) * BLOCK_M;
+const int n0 = ({cn} * (({t} % per_group) / rows_in_group) + (int)(rank >> {shift})) * BLOCK_N;"""
         )
     if along == "N":
         return (
@@ -103,16 +108,20 @@ const int n0 = (({t} % per_group) / rows_in_group) * BLOCK_N;"""
     )
 
 
-def tile_counts_sm90(cluster: int, multicast: str, batched: bool) -> str:
+def tile_counts_sm90(
+    cluster: int, multicast: str, batched: bool, mn: tuple[int, int] = (2, 2)
+) -> str:
     """The tile count the persistent loop walks (batched: L problems of ``tiles_l``); a
-    cluster's pairs run along N (``multicast`` 'A') or along M ('B')."""
+    cluster's pairs run along N (``multicast`` 'A') or along M ('B'); 'AB': ``mn`` = (cm,
+    cn) CTAs along M and N."""
     k_tiles = "k_tiles = (K + BLOCK_K - 1) / BLOCK_K;"
     if cluster == 1:
         per, pairs = "tiles_m * tiles_n", ""
-    elif multicast == "AB":  # 2 x 2
+    elif multicast == "AB":
+        cm, cn = mn
         per, pairs = (
             "tiles_mc * tiles_nc",
-            "tiles_mc = (tiles_m + 1) / 2, tiles_nc = (tiles_n + 1) / 2, ",
+            f"tiles_mc = (tiles_m + {cm - 1}) / {cm}, tiles_nc = (tiles_n + {cn - 1}) / {cn}, ",
         )
     elif multicast == "A":
         per, pairs = "tiles_m * tiles_nc", f"tiles_nc = (tiles_n + {cluster - 1}) / {cluster}, "

@@ -317,17 +317,22 @@ def _tma_lines(
 def _multicast(config: Sm90Config, which: str) -> tuple[str, str]:
     """(this CTA's share of operand ``which``, the CTAs its copy lands in) as C expressions.
     In a line of CTAs (pairs) every CTA shares the operand: its share is its rank. In a
-    2 x 2 cluster (rank r at M position r % 2, N position r / 2: Sm90Config.cluster_mn) A
-    is shared by the CTAs of its M position, its share their N position; B the other way.
+    cm x cn cluster (rank r at M position r % cm, N position r / cm: Sm90Config.cluster_mn)
+    A is shared by the CTAs of its M position, its share its N position; B the other way.
 
     >>> _multicast(Sm90Config(cluster=2), "B"), _multicast(Sm90Config(cluster=4, multicast="AB"), "A")
     (('rank', '3'), ('(rank >> 1)', '(uint16_t)(0x5u << (rank & 1))'))
     """
     if config.multicast != "AB":
         return "rank", str((1 << config.cluster) - 1)
-    if which == "A":
-        return "(rank >> 1)", "(uint16_t)(0x5u << (rank & 1))"
-    return "(rank & 1)", "(uint16_t)(0x3u << (rank & 2))"
+    cm, cn = config.cluster_mn  # (powers of 2)
+    if which == "A":  # the CTAs of this M position: bits cm * j + i
+        along_n = sum(1 << (cm * j) for j in range(cn))
+        return f"(rank >> {cm.bit_length() - 1})", f"(uint16_t)({along_n:#x}u << (rank & {cm - 1}))"
+    return (
+        f"(rank & {cm - 1})",
+        f"(uint16_t)({(1 << cm) - 1:#x}u << (rank & {config.cluster - cm}))",
+    )
 
 
 def peers(config: Sm90Config) -> tuple[int, ...]:
@@ -478,7 +483,7 @@ def _kernel(
         f"const uint32_t bars = smem + {S * plan.stage_bytes + plan.bytes_D};"
         f"  // full[{S}] then empty[{S}]",
         "const int tiles_m = (M + BLOCK_M - 1) / BLOCK_M, tiles_n = (N + BLOCK_N - 1) / BLOCK_N;",
-        tile_counts_sm90(CL, config.multicast, batched),
+        tile_counts_sm90(CL, config.multicast, batched, config.cluster_mn),
         f"const bool vec_d = ldd_n == 1 && (ldd_m % 2) == 0 && {vec_d_batch}"
         "(reinterpret_cast<uint64_t>(D) % 4) == 0;",
         block("if (threadIdx.x == 0)", init),
@@ -522,7 +527,7 @@ def _producer(plan: Sm90Plan, batched: bool) -> str:
         f"int stage = 0; uint32_t phase = {PRODUCER.start_phase};",
         _loop(
             _tile_head(config),
-            raster_sm90(config.cluster, _along(config), batched),
+            raster_sm90(config.cluster, _along(config), batched, config.cluster_mn),
             block("for (int kt = 0; kt < k_tiles; ++kt)", k_tile),
         ),
         "griddep_launch_dependents();  // Sm90Config.pdl: every load issued, the "
@@ -638,7 +643,7 @@ def _consumer(
         f"if (wg == 1) {skip}  // warpgroup 1 starts at the CTA's second tile" if pingpong else "",
         _loop(
             _tile_head(config, pingpong),
-            raster_sm90(config.cluster, _along(config), batched),
+            raster_sm90(config.cluster, _along(config), batched, config.cluster_mn),
             epilogue.prefetch("m0", "n0", config.block_m, config.block_n, "tid")
             if epilogue and plan.tma_store
             else "",

@@ -7,12 +7,13 @@ own m and n: a swapped kernel's m is the call's n):
 
 - a k tile costs a CTA ``max(flops / (rate x eff), operand bytes / load)``: the tile's
   2 bm bn bk flops at the dtype's per-SM rate times the tile's measured efficiency (times
-  ``cluster_eff`` for clusters of 2), or its (bm + bn) bk operand bytes at one SM's load
+  ``cluster_eff`` in a cluster), or its (bm + bn) bk operand bytes at one SM's load
   bandwidth, whichever is slower. Rows whose pitch is an odd multiple of 16 bytes (half a
   32-byte sector off: ``rows16``) cost TMA ``half_sector`` times their bytes; an operand a
-  cluster multicasts costs each CTA half its rows (:func:`loaded_rows`);
+  cluster multicasts costs each CTA its share of the rows (:func:`loaded_rows`);
 - a whole tile costs its k tiles plus ``tile_us`` (pipeline fill, epilogue);
-- whole tiles go round the SMs in waves, the last one partial (quantisation); stream-K
+- whole tiles go round the SMs in waves, the last one partial (quantisation; clusters of 4
+  round the clusters that fit at once, :func:`cluster_grid`); stream-K
   (:func:`~cutemma.kernels.sm90.streamk.sk_split`, capped by the config's ``split``) shares
   the k tiles of the tiles it names equally over its CTAs, then adds per partial sum an
   owner adds ``fixup_us`` and the partial's f32 bytes at one SM's load bandwidth; where
@@ -78,7 +79,8 @@ class Device:
     class's share of it (:func:`tile_class`); ``load_gbps``: one SM's operand bandwidth;
     ``dram_gbps``: the card's; times in microseconds; ``half_sector``: what a row at an
     odd multiple of 16 bytes costs TMA, in aligned rows' bytes; ``cluster_eff``: a
-    cluster-of-2 kernel's share of its tile's rate (1.0 where a file has neither);
+    cluster kernel's share of its tile's rate (measured on pairs, and taken for 2 x 2
+    clusters too; 1.0 where a file has neither);
     ``together_us``: the fixed cost of a fix-up that adds a tile's partials together (two
     rounds of flags); ``epilogue_ns``: what each fused op costs a warpgroup per output
     element, in nanoseconds (:func:`epilogue_us`); ``kcluster_us`` and ``dsmem_gbps``:

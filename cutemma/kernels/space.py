@@ -161,10 +161,9 @@ KCLUSTER_MIN_K = 2
 # tile rows a cluster pads to an even count, they ran 0.39-0.82 against the pick's
 # 0.55-0.85 (bench/results/raw/cluster4-h200.json). On 24 such calls drawn at run time the
 # pick took them on 5 (4 faster) and ran 2.4% faster than without them, geomean of the 24
-# (raw/quad-ab-h200.json); on calls
-# whose rows are aligned (bf16 either B major, e4m3 with K an even multiple of 16) the best
-# of them ran 0.88-0.91 of the pick (raw/quad-ab-{bf16_bK,bf16_bN,e4m3-aligned}-h200.json):
-# not offered there. Clusters of 4 fit 30 at once on 132 SMs (kcluster.clusters): a
+# (raw/quad-ab-h200.json); on calls whose rows are aligned (bf16 either B major, e4m3 with
+# K an even multiple of 16) the best of them ran 0.88-0.91 of the pick
+# (raw/quad-ab-{bf16_bK,bf16_bN,e4m3-aligned}-h200.json): not offered there. Clusters of 4 fit 30 at once on 132 SMs (kcluster.clusters): a
 # persistent grid of 120 CTAs (cost.cluster_grid).
 QUAD_MIN_M = 1025
 QUAD_WIDTHS = (128, 192, 256)

@@ -22,8 +22,9 @@ own m and n: a swapped kernel's m is the call's n):
   and three partials' bytes (stored, added, read by the owner), whatever their count;
 - the whole call takes at least its compulsory DRAM bytes (A, B read once, D written
   once) at ``dram_gbps``, and ``launch_us`` more; stream-K's CTAs read a part
-  (``reread``) of their operand bytes past those from DRAM again, but where each byte is
-  one tile's and the shares are whole tiles' k chunks (:func:`_reads_once`).
+  (``reread``) of their operand bytes past those from DRAM again, but where the shares
+  are whole tiles' k chunks of a call of more than 128 rows, or of a swapped kernel's one
+  token tile (:func:`_reads_once`).
 
 The prediction is in seconds.
 
@@ -414,7 +415,7 @@ def price(
         shared = -(-sk * kt // ctas)
         fix_us = _fix_us(bm, bn, ctas, sk, config.split, dev)
         us = whole * whole_tile + shared * k_us + tile_us + fix_us
-        if not _reads_once(config.swap_ab, tn, ctas, sk, config.split):
+        if not _reads_once(config.swap_ab, m, tn, ctas, sk, config.split):
             # shares at unrelated k: neighbours' slices of A and B no longer meet in L2, so
             # a part (``reread``) of every CTA's own operand bytes comes from DRAM again
             own = sk * (bm + bn) * k * eb
@@ -668,20 +669,39 @@ def _aligned(ctas: int, sk: int, split: int | None) -> bool:
     return split is not None and ctas >= sk and ctas % sk == 0
 
 
-def _reads_once(swap: bool, tiles_n: int, ctas: int, sk: int, split: int | None) -> bool:
-    """Whether stream-K's shares read no operand byte twice: a swapped kernel whose tokens
-    are one tile column (each weight byte is one tile's; the tokens, at most 256 rows, stay
-    in L2) with :func:`_aligned` shares. Over the H200 calibration sets, pricing their
-    re-reads as other shares' had the model take unswapped tiles at 32-64 tokens that ran
-    10-35% slower (the decode set's picks 0.968 -> 1.062 of the peer without them; the
-    drawn sets s35 and s36 and the named, mid and skinny sets even or better). Unswapped
-    tiles' aligned shares ran slower than a price without re-reads, and swapped shares over
-    more tiles than CTAs slower still (raw/calibrate-h200-{decode,named,s35,s36}.json).
+def _reads_once(swap: bool, rows: int, tiles_n: int, ctas: int, sk: int, split: int | None) -> bool:
+    """Whether stream-K's shares read no operand byte twice: :func:`_aligned` shares (every
+    shared tile cut into the same k chunks, the CTAs of a chunk starting at the same k
+    together, so that tiles sharing an operand slice meet in L2 as whole tiles do) of a
+    swapped kernel whose tokens are one tile column (each weight byte is one tile's; the
+    tokens, at most 256 rows, stay in L2), or of an unswapped kernel on more than
+    :data:`READS_ONCE_ROWS` ``rows``.
 
-    >>> _reads_once(True, 1, 132, 66, 16), _reads_once(False, 1, 132, 66, 16)
-    (True, False)
+    Over the H200 calibration sets, pricing the swapped column's re-reads as other shares'
+    had the model take unswapped tiles at 32-64 tokens that ran 10-35% slower (the decode
+    set's picks 0.968 -> 1.062 of the peer without them; raw/calibrate-h200-{decode,named,
+    s35,s36}.json). Unswapped aligned shares measured 0.88-0.90 of their price with the
+    re-reads and 0.93-1.05 without (medians over the 23 sets, the long-K ones at 1.02-1.05).
+    On the sweeps' worst long-K calls the shares the model priced dearest for their
+    re-reads ran fastest: (1287, 848, 22064) 128x224 over 3 CTAs a tile 0.87 of cuBLAS where
+    the pick, whole 64x144, ran 0.57 (bench/results/raw/wide-split-h200.json). Over 86
+    calls whose pick reading once moved (drawn, and the sweeps' worst), those of 129 rows
+    or more ran 1.12 times as fast, those of at most 128 rows 0.93
+    (raw/reads-once-ab-tm2-*-h200.json, where the rule asked two tile rows); held out,
+    on 80 calls drawn after the rule was set (seeds 742791941, 2091543497), the moved picks
+    ran 1.08 times as fast, 51 of them faster (raw/reads-once-ab-{drawn,longk}-h200.json).
+
+    >>> _reads_once(True, 16, 1, 132, 66, 16), _reads_once(False, 768, 11, 132, 66, 16)
+    (True, True)
+    >>> _reads_once(False, 128, 66, 132, 66, 16), _reads_once(False, 768, 11, 132, 66, None)
+    (False, False)
     """
-    return swap and tiles_n == 1 and _aligned(ctas, sk, split)
+    return (tiles_n == 1 if swap else rows > READS_ONCE_ROWS) and _aligned(ctas, sk, split)
+
+
+# unswapped aligned shares read once on calls of more rows than this (_reads_once): at
+# most one 128-row tile's, the swapped kernels' calls, their shares ran slower than priced
+READS_ONCE_ROWS = 128
 
 
 def _fix_us(bm: int, bn: int, ctas: int, sk: int, split: int | None, dev: Device) -> float:
@@ -1102,7 +1122,7 @@ def _shared_prices(
         # (shares re-read a part of their operands but where _reads_once says not)
         own = sk * bmn * k * eb - once0
         d = ((once0 + reread * (own if own > 0 else 0) + out) / dram) ** p
-        d_aligned = d0 if swap and tn == 1 else d
+        d_aligned = d0 if (tn == 1 if swap else m > READS_ONCE_ROWS) else d  # (_reads_once)
         if ((least**p + (d if d < d_aligned else d_aligned)) ** ip + launch) * 1e-6 > bt:
             continue
         for j, per, together, aligned in _split_prices(splits, one_wave, room, ordered):

@@ -16,6 +16,7 @@ import pytest
 
 from cutemma.kernels.cost import (
     DEVICES,
+    READS_ONCE_ROWS,
     Device,
     best,
     device,
@@ -157,11 +158,12 @@ def test_the_model_charges_more_k_more_time_and_prices_a_swap_transposed():
     assert predict(swapped, 16, 8192, 8192, "bf16") == predict(plain, 8192, 16, 8192, "bf16")
 
 
-def test_shares_pay_re_reads_but_a_swapped_column_s_aligned_ones_and_each_pays_a_fix_up():
+def test_shares_pay_re_reads_but_aligned_ones_of_one_token_tile_or_many_rows_and_each_pays_a_fix_up():
     """cost._reads_once: a swapped kernel whose tokens are one tile column, its shares whole
-    tiles' k chunks (a split), reads each byte once; its grid-wide shares (split None) and
-    an unswapped kernel's shares pay ``reread``. A launch sharing more tiles than it has
-    CTAs still adds a partial per CTA (``fixup_us``)."""
+    tiles' k chunks (a split), reads each byte once, and so do an unswapped kernel's such
+    shares on more than READS_ONCE_ROWS rows; grid-wide shares (split None) and an
+    unswapped kernel's aligned ones on fewer rows pay ``reread``. A launch sharing more
+    tiles than it has CTAs still adds a partial per CTA (``fixup_us``)."""
     dev = device("h200")
 
     def priced(cfg, m, n, k, **constants):
@@ -180,7 +182,17 @@ def test_shares_pay_re_reads_but_a_swapped_column_s_aligned_ones_and_each_pays_a
     plain = Sm90Config(128, 128, stream_k=True, split=16)
     assert sk_split(6, 11, 8192 // 64, 132, 16) == (66, 132)
     shape = (6 * 128, 11 * 128, 8192)
-    assert priced(plain, *shape) > priced(plain, *shape, reread=0.0)
+    assert priced(plain, *shape) == priced(plain, *shape, reread=0.0)
+    grid_wide = replace(plain, split=None)
+    assert priced(grid_wide, *shape) > priced(grid_wide, *shape, reread=0.0)
+    # one tile row's worth of rows (READS_ONCE_ROWS): 64-row tiles over 128 rows, 2 a tile
+    narrow = Sm90Config(64, 128, consumers=1, stream_k=True, split=16)
+    assert READS_ONCE_ROWS == 128 and sk_split(2, 32, 8192 // 64, 132, 16) == (64, 128)
+    shape = (READS_ONCE_ROWS, 32 * 128, 8192)
+    assert priced(narrow, *shape) > priced(narrow, *shape, reread=0.0)
+    # one row more, in 128-row tiles: again 64 tiles, 2 a tile, now read once
+    over = (READS_ONCE_ROWS + 1, 32 * 128, 8192)
+    assert priced(plain, *over) == priced(plain, *over, reread=0.0)
     # swapped: 160 tiles of 64 rows over 132 CTAs, each CTA's share ending inside a tile
     many = swapped_kernel(16, 10240, 8192, "bf16", 132, False)
     assert sk_split(160, 1, 8192 // 64, 132, many.split)[0] > 132

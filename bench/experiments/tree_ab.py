@@ -34,6 +34,7 @@ SMS, KIND, SECTOR = 132, "h200", 32
 # run in each tree: the picks of the calls on stdin, as Sm90Config fields
 PICKS = r"""
 import json, sys
+from dataclasses import asdict
 from cutemma.kernels import pick
 from cutemma.kernels.space import SWAP_MAX_M
 out = []

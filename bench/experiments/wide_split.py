@@ -144,7 +144,7 @@ def main(path: str, only: int | None) -> None:
         us = {key: round(v * 1e3, 2) for key, v in turns_ms(calls, reps_for(calls["pick"])).items()}
         pred = {name: round(predict(c, m, n, k, combo[:4], 1, "h200", rows16=call.rows16) * 1e6, 2)
                 for name, c in found.items()}  # fmt: skip
-        pred["pick"] = round(choice.predicted * 1e6, 2) if hasattr(choice, "predicted") else None
+        pred["pick"] = round(choice.predicted_s * 1e6, 2)
         r = {"combo": combo, "m": m, "n": n, "k": k, "pick": choice.config.name, "us": us,
              "predicted_us": pred, "errors": errs,
              "vs_cublas": {key: round(us["cublas"] / v, 3) for key, v in us.items()}}  # fmt: skip

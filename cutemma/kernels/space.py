@@ -166,6 +166,16 @@ KCLUSTER_MIN_K = 2
 # (raw/quad-ab-{bf16_bK,bf16_bN,e4m3-aligned}-h200.json): not offered there. Clusters of 4 fit 30 at once on 132 SMs (kcluster.clusters): a
 # persistent grid of 120 CTAs (cost.cluster_grid).
 QUAD_MIN_M = 1025
+# pairs of CTAs (cluster_kernels) for calls of at least PAIR_MIN_M rows whose rows sit half a
+# sector apart: at up to 64 rows (one wgmma slice of A) the model's cheapest kernel without a
+# cluster ran 1.10-1.37 times as fast as the pair it took on 15 of 16 drawn e4m3 calls (0.93
+# of cuBLAS against 0.81), the model pricing the pairs 2-10% cheaper: a pair along M pads one
+# tile row to two, and fp8 prices A's whole tile rows (cost.CLAMPED) so that sharing A looked
+# like halving them; from 90 rows on they ran 0.90-1.35 times as fast as without
+# (bench/results/raw/cluster-floor-h200.json). Held out (seed 1140467736, 40 of the 172 of
+# 18,000 drawn calls whose pick the floor moved): 0.80 -> 0.93 of cuBLAS, all 40 faster
+# (raw/pair-floor-ab-h200.json)
+PAIR_MIN_M = 65
 QUAD_WIDTHS = (128, 192, 256)
 
 
@@ -589,18 +599,25 @@ def hinted_kernels(
 ) -> tuple[Sm90Config, ...]:
     """:func:`candidates`' unswapped kernels for an (m, n, k) call: :func:`tile_kernels`, each
     with B evict-first where :func:`evict_first` says so for its rows, then, where a row
-    of A or B sits half a sector off (``rows16``), :func:`cluster_kernels` (one tuple per
-    set of hints, so the cost model's table of them is built once).
+    of A or B sits half a sector off (``rows16``) and the call has :data:`PAIR_MIN_M` rows
+    or more, :func:`cluster_kernels` (one tuple per set of hints, so the cost model's table
+    of them is built once).
 
     >>> [c.evict_first for c in hinted_kernels(512, 8192, 8192, "bf16")][:2]
     ['B', 'B']
-    >>> any(c.cluster == 2 for c in hinted_kernels(4096, 8192, 8200, "bf16", 1, (True, True)))
-    True
+    >>> [any(c.cluster == 2 for c in hinted_kernels(m, 8192, 8200, "bf16", 1, (True, True)))
+    ...  for m in (4096, 64)]
+    [True, False]
     """
     _check_call(dtype, "kernel space: hinted_kernels", m=m, n=n, k=k, batch=batch)
     check_rows16(rows16, "kernel space: hinted_kernels")
     hints = _hints(m, n, k, dtype, batch)
-    return _hinted_kernels(dtype, batch == 1, hints, rows16 != (False, False))
+    return _hinted_kernels(dtype, batch == 1, hints, _pairs(m, rows16))
+
+
+def _pairs(m: int, rows16: tuple[bool, bool]) -> bool:
+    """Whether a call of ``m`` rows takes :func:`cluster_kernels` (:data:`PAIR_MIN_M`)."""
+    return rows16 != (False, False) and m >= PAIR_MIN_M
 
 
 def _hints(m: int, n: int, k: int, dtype: str, batch: int) -> tuple[bool, ...]:
@@ -631,7 +648,8 @@ def kernel_reads(
     """What a checked call's kernels read of its shape (the pick's: the policy checked
     it), as one flat tuple: :func:`hinted_kernels`' hints (their index in :data:`_HINTS`);
     where B is K-major the fitted widths (:func:`fitted_kernels`) and their hint, and the
-    wave's width (:func:`wave_kernels`, 0 for none) and its hint; where
+    wave's width (:func:`wave_kernels`, 0 for none) and its hint, whether the call has
+    :data:`PAIR_MIN_M` rows (pairs where its rows sit half a sector off); where
     ``swaps`` what the swapped kernels' classes read (:func:`swap_classes`): up to
     :data:`SWAP_TOKENS` rows, the token tile's eighths (:func:`swap_tokens`), the fewest
     CTAs whose ring is as deep as its whole tiles' and whether the weights fit
@@ -644,9 +662,9 @@ def kernel_reads(
     steps.
 
     >>> kernel_reads(300, 1024, 8192, "bf16", 1, 132, True, "K")
-    (0, (208,), True, 0, False, ((152, 0, 1), (104, 0, 1)))
+    (0, (208,), True, 0, False, True, ((152, 0, 1), (104, 0, 1)))
     >>> kernel_reads(9, 8192, 8192, "bf16", 1, 132, True, "K")
-    (0, (), False, 0, False, 2, 1, True)
+    (0, (), False, 0, False, False, 2, 1, True)
     """
     streams = _streams_b(n, k, dtype, batch)
     hints = _hints_at(m, streams)
@@ -658,7 +676,7 @@ def kernel_reads(
         if batch == 1:
             wave = _wave_width(m, n, dtype, sms)
             wave_hint = bool(wave) and _evict_first(m, n, k, dtype, batch, WAVE_ROWS)
-    plain = hints, fit, fit_hint, wave, wave_hint
+    plain = hints, fit, fit_hint, wave, wave_hint, m >= PAIR_MIN_M
     if not swaps:
         return plain
     if b_major != "K":  # (the classes, and per class whether it runs its whole kernels only)
@@ -673,8 +691,9 @@ def kernel_reads(
 
 
 # kernel_reads' fields for the unswapped kernels (the hints, the fitted widths and their
-# hint, the wave's width and its hint); the swapped kernels' follow
-PLAIN_READS = 5
+# hint, the wave's width and its hint, whether pairs may run: PAIR_MIN_M); the swapped
+# kernels' follow
+PLAIN_READS = 6
 
 
 def unswapped_groups(reads: tuple) -> int:
@@ -711,7 +730,8 @@ def kernels_of(
     True
     """
     one = batch == 1
-    groups = [_hinted_kernels(dtype, one, _HINTS[reads[0]], rows16 != (False, False))]
+    pairs = reads[5] and rows16 != (False, False)  # (_pairs)
+    groups = [_hinted_kernels(dtype, one, _HINTS[reads[0]], pairs)]
     if reads[1]:
         groups.append(_fitted_group(reads[1], dtype, one, reads[2]))
     if reads[3]:

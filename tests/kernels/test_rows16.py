@@ -12,7 +12,15 @@ from cutemma.kernels.call import rows16
 from cutemma.kernels.cost import device, loaded_rows, pairs, predict
 from cutemma.kernels.pick import builtin_sm90_config
 from cutemma.kernels.sm90.config import Sm90Config
-from cutemma.kernels.space import candidates, cluster_kernels, hinted_kernels, swapped_kernels
+from cutemma.kernels.space import (
+    PAIR_MIN_M,
+    candidates,
+    cluster_kernels,
+    hinted_kernels,
+    kernel_reads,
+    kernels_of,
+    swapped_kernels,
+)
 
 
 class _T:
@@ -113,6 +121,21 @@ def test_clusters_join_the_space_only_for_off_rows():
     # the aligned pick is what it was without the new axis
     for m, n, k in [(8192, 8192, 8192), (512, 8192, 28672), (16, 8192, 8192)]:
         assert builtin_sm90_config(m, n, k, kind="h200", swap=True).cluster == 1
+
+
+def test_pairs_join_only_calls_of_pair_min_m_rows_or_more():
+    """space.PAIR_MIN_M: below it a pair pads one tile row to two or shares an A of a few
+    rows; the space, the pick's groups and the pick itself agree on the floor."""
+    off = (True, True)
+    for m in (1, PAIR_MIN_M - 1, PAIR_MIN_M, 4 * PAIR_MIN_M):
+        want = m >= PAIR_MIN_M
+        found = candidates(m, 8192, 8208, "e4m3", 1, 132, True, off)
+        assert any(c.cluster == 2 for c in found) == want
+        reads = kernel_reads(m, 8192, 8208, "e4m3", 1, 132, True, "K")
+        grouped = kernels_of(reads, m, 8192, 8208, "e4m3", 1, 132, off, "K")
+        assert any(c.cluster == 2 for g in grouped for c in g) == want
+        if not want:
+            assert builtin_sm90_config(m, 8192, 8208, "e4m3", kind="h200", rows16=off).cluster == 1
 
 
 def test_builtin_sm90_config_names_a_bad_rows16():

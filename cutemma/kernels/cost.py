@@ -53,7 +53,6 @@ from cutemma.kernels.sm90.streamk import (
     ITERS_MAX,
     SPLIT_MAX,
     TOGETHER_MIN,
-    shared_tiles,
     sk_split,
     split_ctas,
 )
@@ -927,13 +926,17 @@ def _shared_part(first: int, shared: list, bm: int, bn: int, dev: Device) -> tup
     whole kernel's price where stream-K shares nothing (the earlier of the whole and the
     first stream-K config); the least fix-up any split adds; the first stream-K index; the
     tile's rows and columns; the indices and splits; a partial's and a fix-up together's
-    microseconds; the most CTAs a split gives a tile."""
+    microseconds; the most CTAs a split gives a tile; and the splits' prices
+    (:func:`_split_prices`), filled in as calls ask for them, one per room up to that many
+    CTAs, with all the tiles in one wave or not."""
     indices, splits = tuple(i for i, _ in shared), tuple(s for _, s in shared)
     idle = indices[0] if first < 0 or indices[0] < first else first
     partial_us, together_us = _partial_us(bm, bn, dev), _together_us(bm, bn, dev)
     least_fix = min(partial_us, together_us)
     cap = max(s or SPLIT_MAX for s in splits)  # the most CTAs a split gives a tile
-    return idle, least_fix, indices[0], bm + bn, indices, splits, partial_us, together_us, cap
+    prices = [None] * (2 * cap + 2)  # (a list look-up: a pick asks for one per shared tile)
+    return (idle, least_fix, indices[0], bm + bn, indices, splits, partial_us, together_us, cap,
+            prices)  # fmt: skip
 
 
 def cheapest(
@@ -1099,8 +1102,12 @@ def _shared_prices(
     for low, w, swap, tn, kt, k_us, whole_tile, tiles, part in later:
         if low > limit and bounded:
             break
-        idle, least_fix, _, bmn, indices, splits, partial_us, together_us, cap = part
-        sk = shared_tiles(tiles // tn, tn, grid)  # (> 0: _whole_prices kept no full wave)
+        idle, least_fix, _, bmn, indices, splits, partial_us, together_us, cap, prices = part
+        # (shared_tiles', inline: > 0, as _whole_prices kept no full wave; tm 1: tiles == tn)
+        if tiles <= grid or tn == 1 or tiles == tn:
+            sk = tiles if tiles < 2 * grid else tiles % grid + grid
+        else:
+            sk = tiles % grid
         if sk * kt > ITERS_MAX:  # nothing shared after all: the whole price, at ``idle``
             t = (((-(-tiles * batch // grid) * whole_tile) ** p + d0) ** ip + launch) * 1e-6
             if t < bt or (t == bt and (w, idle) < (bw, bi)):
@@ -1125,7 +1132,11 @@ def _shared_prices(
         d_aligned = d0 if (tn == 1 if swap else m > READS_ONCE_ROWS) else d  # (_reads_once)
         if ((least**p + (d if d < d_aligned else d_aligned)) ** ip + launch) * 1e-6 > bt:
             continue
-        for j, per, together, aligned in _split_prices(splits, one_wave, room, ordered):
+        at = (room if room < cap else cap) + (cap + 1 if one_wave else 0)
+        how = prices[at]
+        if how is None:  # (past cap CTAs every room prices alike: _split_prices)
+            how = prices[at] = _split_prices(splits, one_wave, room, ordered)
+        for j, per, together, aligned in how:
             if per:  # sk * per CTAs: per to a tile
                 us = -(-kt // per) * k_us
             else:  # the grid's CTAs, whatever the tiles

@@ -666,16 +666,19 @@ def kernel_reads(
     >>> kernel_reads(9, 8192, 8192, "bf16", 1, 132, True, "K")
     (0, (), False, 0, False, False, 2, 1, True)
     """
-    streams = _streams_b(n, k, dtype, batch)
-    hints = _hints_at(m, streams)
+    # (each new shape asks: _streams_b, _hints_at and _evict_first inline, the same values)
+    eb = ATOMS_SM90[dtype][1]
+    hinted = n * k * eb <= EVICT_FIRST_MAX_BYTES  # (the weights' bound: B's, or swapped A's)
+    streams = batch == 1 and k >= LONG_K and hinted
+    hints = bisect_left(_BY_MOST, m) if streams else len(ROWS) + 1
     fit, fit_hint, wave, wave_hint = (), False, 0, False
     if b_major == "K" and dtype != "tf32":
         if n <= FIT_MAX_N:
             fit = _fitted_widths(n, dtype)
-            fit_hint = _evict_first(m, n, k, dtype, batch, FIT_ROWS)
-        if batch == 1:
+            fit_hint = streams and -(-m // FIT_ROWS) <= EVICT_FIRST_ROWS
+        if batch == 1 and eb == 2 and m >= WAVE_MIN_M:  # (else _wave_width's 0)
             wave = _wave_width(m, n, dtype, sms)
-            wave_hint = bool(wave) and _evict_first(m, n, k, dtype, batch, WAVE_ROWS)
+            wave_hint = bool(wave) and streams and -(-m // WAVE_ROWS) <= EVICT_FIRST_ROWS
     plain = hints, fit, fit_hint, wave, wave_hint, m >= PAIR_MIN_M
     if not swaps:
         return plain
@@ -684,7 +687,6 @@ def kernel_reads(
         return *plain, classes, _n_major_whole(classes, m, n, k, dtype, sms)
     if m > SWAP_TOKENS:  # (its swapped groups read its token tiles' classes alone)
         return *plain, _swap_classes(m, n, k, dtype, sms)
-    hinted = n * k * ATOMS_SM90[dtype][1] <= EVICT_FIRST_MAX_BYTES
     ctas = -(-n // (2 * SWAP_ROWS))  # (its 128-row whole tiles', at most sms)
     ctas = _fewest_ctas(ctas if ctas < sms else sms, dtype in FP8, sms)
     return *plain, -(-m // N_STEP), ctas, hinted

@@ -18,7 +18,7 @@ from typing import Any
 from cutemma.copy.tma_map import SWIZZLE_MODES
 from cutemma.errors import TiledMmaError
 from cutemma.hardware import LIMITS
-from cutemma.kernels.common.config_rules import ConfigRule, apply_rules
+from cutemma.kernels.common.config_rules import ConfigRule, apply_rules, broken_rules
 from cutemma.kernels.common.scheduler import GROUP_M_MAX
 from cutemma.kernels.sm90.kcluster import KCLUSTERS
 
@@ -106,10 +106,31 @@ def _plain_widths(v: Any) -> Any:
     return v
 
 
+def _already_plain(cfg: Sm90Config) -> bool:
+    """Whether every field already has its plain type, so that :func:`_plain_types` would
+    store and refuse nothing: the space builds configs of plain ints and strs, and a new
+    shape's pick may build a few (checked by type alone, without the ABC checks)."""
+    d = cfg.__dict__
+    return (
+        all(type(d[f]) is int for f in _INTS)
+        and all(d[f] is None or type(d[f]) is int for f in ("block_k", "stages", "wgmma_n"))
+        and all(type(d[f]) is str for f in ("epilogue", "multicast", "schedule", "evict_first"))
+        and type(d["promote"]) in (bool, str)
+        and type(d["swizzle"]) is tuple
+        and len(d["swizzle"]) == 2
+        and all(x is None or x in SWIZZLES for x in d["swizzle"])
+    )
+
+
+_INTS = ("block_m", "block_n", "consumers", "group_m", "cluster", "kcluster", "consumers_n")
+
+
 def _plain_types(cfg: Sm90Config) -> None:
     """Numpy integers stored as ints; any field of the wrong type refused by name (the
     ranges and rules compare and divide these values)."""
-    ints = ("block_m", "block_n", "consumers", "group_m", "cluster", "kcluster", "consumers_n")
+    if _already_plain(cfg):
+        return
+    ints = _INTS
     for f in (*ints, "block_k", "stages"):  # numpy integers are integers (stored plain)
         v = getattr(cfg, f)
         if isinstance(v, numbers.Integral) and not isinstance(v, bool | int):
@@ -316,7 +337,8 @@ class Sm90Config:
         _check_ranges(self)  # positive and small enough first: the rules below divide by them
         if self.wgmma_n == self.block_n // self.consumers_n:  # one config, one name
             object.__setattr__(self, "wgmma_n", None)
-        apply_rules(self, CONFIG_RULES, RULE_SCOPE, f"Sm90Config {self.name}")
+        if broken_rules(self, CONFIG_RULES):  # (the name, for the message, only then)
+            apply_rules(self, CONFIG_RULES, RULE_SCOPE, f"Sm90Config {self.name}")
         # K elements per stage by element bytes: data the cost model and the plan read
         k_tiles = {eb: self.block_k or SWIZZLE_ROW_BYTES // eb for eb in ELEM_SIZES_SM90}
         object.__setattr__(self, "k_tiles", k_tiles)
@@ -649,7 +671,12 @@ CONFIG_RULES: tuple[ConfigRule, ...] = (
     ConfigRule("wgmma_n_cover", _widths_cover, _widths_cover_need),
     ConfigRule(
         "wgmma_n_aligned",
-        lambda c: all(n0 % w == 0 for n0, w in c.wgmma_columns),
+        # (one width repeated starts at its multiples: only a tuple of widths may not)
+        lambda c: (
+            not isinstance(c.wgmma_n, tuple)
+            and c.atom_n * c.consumers_n > 0
+            or all(n0 % w == 0 for n0, w in c.wgmma_columns)
+        ),
         lambda c: (
             f"each wgmma of {c.wgmma_n} starting at a multiple of its N (widest first, "
             "e.g. (256, 64)): its B is a whole block of the stage"

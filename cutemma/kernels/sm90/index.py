@@ -165,7 +165,8 @@ def _stage_box(
         def start(c: int, o: int) -> int:
             return (c // w) * block_k * w + o * w
 
-    b1 = max(d for d in range(1, min(o_ext, TMA_RULES.max_box) + 1) if o_ext % d == 0)
+    # (the largest divisor of o_ext up to the TMA limit: the first one counting down)
+    b1 = next(d for d in range(min(o_ext, TMA_RULES.max_box), 0, -1) if o_ext % d == 0)
     copies = sorted(
         ([c, o, start(c, o)] for o in range(0, o_ext, b1) for c in range(0, c_ext, w)),
         key=lambda x: x[2],

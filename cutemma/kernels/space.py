@@ -1056,7 +1056,9 @@ def _swapped_of_class(
     if n == 0:  # several token tiles: whole, then stream-K (a whole tile wins a tie)
         whole = mid_swapped_kernel(tokens, dtype, bool(k))
         shared = [replace(whole, stream_k=True, split=split) for split in splits]
-        return tuple(c for c in (whole, *shared) if fits(c, dtype) and builds(c, dtype))
+        # (fits and builds read no split: the first stream-K kernel's answer is each one's)
+        kept = shared and fits(shared[0], dtype) and builds(shared[0], dtype)
+        return (whole,) * (fits(whole, dtype) and builds(whole, dtype)) + tuple(shared) * kept
     # stream-K's ring depth reads neither n nor k: one build per tokens and hint
     shared = [_swap(tokens, 2 * SWAP_ROWS, k, dtype, sms, False, split) for split in splits]
     whole = _swap(tokens, n, k, dtype, sms, True)
@@ -1102,11 +1104,13 @@ def _swap(
     """The swapped kernel for ``tokens`` rows (built once per shape class; stream-K's
     ``split`` as given), or None where the family's rules refuse it (a ring too deep for
     the tokens' tile)."""
+    if split:  # (split None's kernel with the split: fits and builds read no split)
+        cfg = _swap(tokens, n, k, dtype, sms, whole)
+        return None if cfg is None else replace(cfg, split=split)
     try:
         cfg = swapped_kernel(tokens, n, k, dtype, sms, whole)
     except TiledMmaError:
         return None
-    cfg = replace(cfg, split=split) if split else cfg
     return cfg if fits(cfg, dtype) and builds(cfg, dtype) else None
 
 

@@ -232,3 +232,80 @@ def test_equal_kernel_reads_give_the_same_kernels():
         assert sum(found, ()) + apart == listed, what
         key = (reads, dtype, batch == 1, sms, rows16, b_major)
         assert kept.setdefault(key, found) == found, what
+
+
+@pytest.mark.parametrize("b_major", ["K", "N"])
+def test_a_swapped_class_keeps_each_kernel_that_fits_and_builds(b_major):
+    # space._swapped_of_class checks fits and builds once for all of a class's splits (they
+    # read no split): it must keep what checking each kernel keeps
+    from dataclasses import replace
+
+    from cutemma.errors import TiledMmaError
+    from cutemma.kernels.space import (
+        EVICT_FIRST_MAX_BYTES,
+        SWAP_SPLITS,
+        SWAP_TOKENS,
+        _swapped_of_class,
+        builds,
+        fits,
+        mid_swapped_kernel,
+        swapped_kernel,
+    )
+
+    def kept(cfgs, dtype):
+        return tuple(c for c in cfgs if c is not None and fits(c, dtype) and builds(c, dtype))
+
+    def swap(tokens, n, k, dtype, whole, split=None):
+        try:
+            cfg = swapped_kernel(tokens, n, k, dtype, SMS, whole)
+        except TiledMmaError:
+            return None
+        return replace(cfg, split=split) if split else cfg
+
+    splits = SWAP_SPLITS[b_major]
+    for dtype in ("bf16", "e4m3"):
+        for tokens in range(16, SWAP_TOKENS + 1, 24):
+            for hint in (1, EVICT_FIRST_MAX_BYTES):
+                want = kept([swap(tokens, 128, hint, dtype, False, s) for s in splits], dtype)
+                want += kept([swap(tokens, 2048, hint, dtype, True)], dtype)
+                assert _swapped_of_class((tokens, 2048, hint), dtype, SMS, b_major) == want
+            for hint in (0, 1):  # (several token tiles: whether the weights stream)
+                whole = mid_swapped_kernel(tokens, dtype, bool(hint))
+                shared = [replace(whole, stream_k=True, split=s) for s in splits]
+                want = kept([whole, *shared], dtype)
+                assert _swapped_of_class((tokens, 0, hint), dtype, SMS, b_major) == want
+
+
+def test_a_fused_pick_is_best_of_its_kernels_on_random_shapes():
+    # a fused call (fused=True: the plain model) prices the space's unswapped kernels as
+    # they run an epilogue (space.fused_kernels) and the swapped ones as they are: the best
+    # of those kernels, listed as kernels_of gives them, then the kcluster kernels (no
+    # clusters of 4)
+    from cutemma.kernels.space import fused_kernels, unswapped_groups
+
+    rng = random.Random(15)
+    for m, n, k in _draw(800, 4039):
+        dtype = rng.choice(("bf16", "f16", "e4m3", "e5m2"))
+        rows16 = (rng.random() < 0.3, rng.random() < 0.3)
+        b_major = "N" if dtype in ("bf16", "f16") and rng.random() < 0.3 else "K"
+        swaps = m <= SWAP_MAX_M
+        reads = kernel_reads(m, n, k, dtype, 1, SMS, swaps, b_major)
+        groups = kernels_of(reads, m, n, k, dtype, 1, SMS, rows16, b_major)
+        plain = unswapped_groups(reads)
+        found = sum((fused_kernels(g, dtype) for g in groups[:plain]), ())
+        found += sum(groups[plain:], ()) + kcluster_kernels(m, n, k, dtype, 1, SMS, swaps)
+        want, want_t = best(found, m, n, k, dtype, 1, KIND, rows16)
+        got, got_t = builtin(m, n, k, 1, dtype, SMS, KIND, swaps, rows16, b_major, fused=True)
+        assert (got, got_t) == (want, want_t), (m, n, k, dtype, rows16, b_major)
+
+
+def test_the_pick_is_best_of_candidates_across_dtypes_majors_and_rows():
+    # every sm90 dtype, either B major, rows half a sector off or not, and a swap allowed
+    # or not
+    rng = random.Random(16)
+    for m, n, k in _draw(800, 4040):
+        m = m if rng.random() < 0.5 else max(1, m // 32)  # (more calls that swap)
+        dtype = rng.choice(("bf16", "f16", "e4m3", "e5m2", "tf32"))
+        rows16 = (rng.random() < 0.3, rng.random() < 0.3)
+        b_major = "N" if dtype in ("bf16", "f16") and rng.random() < 0.3 else "K"
+        _same_pick(m, n, k, 1, dtype, rng.random() < 0.8, KIND, rows16, b_major)

@@ -57,9 +57,8 @@ def main() -> None:
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**32)
     scale = {c: float(f) for c, f in (e.split("=") for e in args.eff)}
 
-    import torch
-    from gemm_sweep import draw_shapes, operands, reps_for, turns_ms
-    from pick_audit import ab_summary, calls_of
+    from gemm_sweep import draw_shapes, operands
+    from pick_audit import ab_summary, old_and_new
 
     from cutemma.kernels.cost import device
     from cutemma.kernels.dispatch import checked
@@ -88,14 +87,7 @@ def main() -> None:
             if old == new:
                 continue
             A, B, out, peer = operands(combo, m, n, k)
-            ref = peer(torch.empty_like(out)).float()
-            calls = calls_of(A, B, out, peer, {"old": old, "new": new})
-            del calls["pick"]
-            errs = {}
-            for key in ("old", "new"):
-                calls[key]()
-                errs[key] = float((out.float() - ref).norm() / ref.norm())
-            t = turns_ms(calls, reps_for(calls["new"]))
+            errs, t = old_and_new(A, B, out, peer, old, new)
             r = {"combo": combo, "m": m, "n": n, "k": k, "old": old.name, "new": new.name,
                  "errors": errs, **{f"{key}_us": round(v * 1e3, 2) for key, v in t.items()},
                  "new_vs_cublas": round(t["cublas"] / t["new"], 4),

@@ -124,6 +124,22 @@ def calls_of(A, B, out, peer, configs: dict) -> dict:
     return calls
 
 
+def old_and_new(A, B, out, peer, old, new) -> tuple[dict, dict]:
+    """An A/B of two configs on one call: each one's error against cuBLAS, then cuBLAS, the
+    old and the new timed in turns (L2-flushed medians, ms)."""
+    import torch
+    from gemm_sweep import reps_for, turns_ms
+
+    ref = peer(torch.empty_like(out)).float()
+    calls = calls_of(A, B, out, peer, {"old": old, "new": new})
+    del calls["pick"]
+    errs = {}
+    for key in ("old", "new"):
+        calls[key]()
+        errs[key] = float((out.float() - ref).norm() / ref.norm())
+    return errs, turns_ms(calls, reps_for(calls["new"]))
+
+
 def errors_of(calls: dict, names: list, out, ref) -> dict:
     """Run each named call once: its error against ``ref`` in ``out``, or (dropping it from
     ``calls``) what it raised, so that a kernel that cannot run is seen, not timed."""

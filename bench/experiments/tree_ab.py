@@ -122,9 +122,8 @@ def time_plan(path: str, out_path: str) -> None:
     for p in [subprocess.Popen([*cmd, str(i), str(shards)]) for i in range(shards)]:
         p.wait()
 
-    import torch
-    from gemm_sweep import operands, reps_for, turns_ms
-    from pick_audit import ab_summary, calls_of
+    from gemm_sweep import operands
+    from pick_audit import ab_summary, old_and_new
 
     from cutemma.kernels.dispatch import checked
 
@@ -135,14 +134,7 @@ def time_plan(path: str, out_path: str) -> None:
         old, new = config_of(r["old"]), config_of(r["new"])
         A, B, out, peer = operands(combo, m, n, k)
         _, choice = checked(A, B, out=out)
-        ref = peer(torch.empty_like(out)).float()
-        calls = calls_of(A, B, out, peer, {"old": old, "new": new})
-        del calls["pick"]
-        errs = {}
-        for key in ("old", "new"):
-            calls[key]()
-            errs[key] = float((out.float() - ref).norm() / ref.norm())
-        t = turns_ms(calls, reps_for(calls["new"]))
+        errs, t = old_and_new(A, B, out, peer, old, new)
         row = {"combo": combo, "m": m, "n": n, "k": k, "old": old.name, "new": new.name,
                "pick_is_new": choice.config == run_as(new), "errors": errs,
                "predicted_us": {"old": round(r["old"]["_us"], 2), "new": round(r["new"]["_us"], 2)},

@@ -23,8 +23,8 @@ own m and n: a swapped kernel's m is the call's n):
 - the whole call takes at least its compulsory DRAM bytes (A, B read once, D written
   once) at ``dram_gbps``, and ``launch_us`` more; stream-K's CTAs read a part
   (``reread``) of their operand bytes past those from DRAM again, but where the shares
-  are whole tiles' k chunks of a call of more than 128 rows, or of a swapped kernel's one
-  token tile (:func:`_reads_once`).
+  are whole tiles' k chunks of a swapped kernel or of a call of more than 128 rows
+  (:func:`_reads_once`).
 
 The prediction is in seconds.
 
@@ -672,8 +672,8 @@ def _reads_once(swap: bool, rows: int, tiles_n: int, ctas: int, sk: int, split: 
     """Whether stream-K's shares read no operand byte twice: :func:`_aligned` shares (every
     shared tile cut into the same k chunks, the CTAs of a chunk starting at the same k
     together, so that tiles sharing an operand slice meet in L2 as whole tiles do) of a
-    swapped kernel whose tokens are one tile column (each weight byte is one tile's; the
-    tokens, at most 256 rows, stay in L2), or of an unswapped kernel on more than
+    swapped kernel (its token tiles read each chunk of the weights at once; the tokens, at
+    most 2048 rows, stay in L2), or of an unswapped kernel on more than
     :data:`READS_ONCE_ROWS` ``rows``.
 
     Over the H200 calibration sets, pricing the swapped column's re-reads as other shares'
@@ -689,13 +689,17 @@ def _reads_once(swap: bool, rows: int, tiles_n: int, ctas: int, sk: int, split: 
     (raw/reads-once-ab-tm2-*-h200.json, where the rule asked two tile rows); held out,
     on 80 calls drawn after the rule was set (seeds 742791941, 2091543497), the moved picks
     ran 1.08 times as fast, 51 of them faster (raw/reads-once-ab-{drawn,longk}-h200.json).
+    Swapped kernels of several token tiles: over the calibration sets the model's choices
+    went 0.8759 -> 0.8776 of the peer (long-K sets +1-3%, skinny +1%, mid-tmat -0.2%);
+    held out on 40 drawn calls whose pick that moved (seed 2559650963, 228 of 18,000 drawn
+    calls moved): 0.826 -> 0.869 of cuBLAS, 31 faster (raw/reads-once-swapped-ab-h200.json).
 
     >>> _reads_once(True, 16, 1, 132, 66, 16), _reads_once(False, 768, 11, 132, 66, 16)
     (True, True)
     >>> _reads_once(False, 128, 66, 132, 66, 16), _reads_once(False, 768, 11, 132, 66, None)
     (False, False)
     """
-    return (tiles_n == 1 if swap else rows > READS_ONCE_ROWS) and _aligned(ctas, sk, split)
+    return (swap or rows > READS_ONCE_ROWS) and _aligned(ctas, sk, split)
 
 
 # unswapped aligned shares read once on calls of more rows than this (_reads_once): at
@@ -1129,7 +1133,7 @@ def _shared_prices(
         # (shares re-read a part of their operands but where _reads_once says not)
         own = sk * bmn * k * eb - once0
         d = ((once0 + reread * (own if own > 0 else 0) + out) / dram) ** p
-        d_aligned = d0 if (tn == 1 if swap else m > READS_ONCE_ROWS) else d  # (_reads_once)
+        d_aligned = d0 if swap or m > READS_ONCE_ROWS else d  # (_reads_once)
         if ((least**p + (d if d < d_aligned else d_aligned)) ** ip + launch) * 1e-6 > bt:
             continue
         at = (room if room < cap else cap) + (cap + 1 if one_wave else 0)

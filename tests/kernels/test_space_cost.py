@@ -158,10 +158,10 @@ def test_the_model_charges_more_k_more_time_and_prices_a_swap_transposed():
     assert predict(swapped, 16, 8192, 8192, "bf16") == predict(plain, 8192, 16, 8192, "bf16")
 
 
-def test_shares_pay_re_reads_but_aligned_ones_of_one_token_tile_or_many_rows_and_each_pays_a_fix_up():
-    """cost._reads_once: a swapped kernel whose tokens are one tile column, its shares whole
-    tiles' k chunks (a split), reads each byte once, and so do an unswapped kernel's such
-    shares on more than READS_ONCE_ROWS rows; grid-wide shares (split None) and an
+def test_shares_pay_re_reads_but_aligned_swapped_ones_or_over_many_rows_and_each_pays_a_fix_up():
+    """cost._reads_once: a swapped kernel whose shares are whole tiles' k chunks (a split),
+    of one token tile or several, reads each byte once, and so do an unswapped kernel's
+    such shares on more than READS_ONCE_ROWS rows; grid-wide shares (split None) and an
     unswapped kernel's aligned ones on fewer rows pay ``reread``. A launch sharing more
     tiles than it has CTAs still adds a partial per CTA (``fixup_us``)."""
     dev = device("h200")
@@ -193,6 +193,14 @@ def test_shares_pay_re_reads_but_aligned_ones_of_one_token_tile_or_many_rows_and
     # one row more, in 128-row tiles: again 64 tiles, 2 a tile, now read once
     over = (READS_ONCE_ROWS + 1, 32 * 128, 8192)
     assert priced(plain, *over) == priced(plain, *over, reread=0.0)
+    # a swapped kernel of several token tiles: 600 tokens by 1536 weight rows, 12 x 5 tiles
+    # of 128 x 128, split 16 over 120 CTAs, 2 a tile: read once too; split None pays
+    tokens = Sm90Config(128, 128, swap_ab=True, stream_k=True, split=16, epilogue="tmat")
+    assert sk_split(12, 5, 8192 // 64, 132, 16) == (60, 120)
+    shape = (600, 1536, 8192)
+    assert priced(tokens, *shape) == priced(tokens, *shape, reread=0.0)
+    tokens_grid = replace(tokens, split=None)
+    assert priced(tokens_grid, *shape) > priced(tokens_grid, *shape, reread=0.0)
     # swapped: 160 tiles of 64 rows over 132 CTAs, each CTA's share ending inside a tile
     many = swapped_kernel(16, 10240, 8192, "bf16", 132, False)
     assert sk_split(160, 1, 8192 // 64, 132, many.split)[0] > 132

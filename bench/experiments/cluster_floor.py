@@ -49,13 +49,14 @@ def main() -> None:
     from gemm_sweep import draw_shapes, operands, reps_for, turns_ms
     from pick_audit import calls_of
 
+    from cutemma.kernels.call import half_sector_off
     from cutemma.kernels.dispatch import checked
 
     rows = []
     for m, n, k in draw_shapes(20000, seed):
         if len(rows) >= args.rows:
             break
-        if k % 32 != 16:
+        if not half_sector_off(k):  # (e4m3: K's bytes are its elements)
             continue
         A, B, out, peer = operands("e4m3", m, n, k, fill=False)
         call, choice = checked(A, B, out=out)

@@ -29,7 +29,7 @@ sys.path.insert(0, os.path.join(HERE, ".."))
 sys.path.insert(0, HERE)
 
 COMBOS = ("bf16_bK", "bf16_bN", "e4m3")
-SMS, KIND, SECTOR = 132, "h200", 32
+SMS, KIND = 132, "h200"
 
 # run in each tree: the picks of the calls on stdin, as Sm90Config fields
 PICKS = r"""
@@ -49,8 +49,10 @@ print(json.dumps(out))
 def call_of(combo: str, m: int, n: int, k: int) -> list:
     """(combo, m, n, k, rows16, B's major) of contiguous operands: A (m, k) row-major, B
     (n, k) row-major seen as (k, n) for B K-major and e4m3, (k, n) row-major for N-major."""
+    from cutemma.kernels.call import half_sector_off
+
     eb = 1 if combo == "e4m3" else 2
-    off = lambda pitch, rows: rows >= 2 and pitch * eb % SECTOR == SECTOR // 2  # noqa: E731
+    off = lambda pitch, rows: rows >= 2 and half_sector_off(pitch * eb)  # noqa: E731
     b_pitch, b_rows = (n, k) if combo == "bf16_bN" else (k, n)
     return [combo, m, n, k, [off(k, m), off(b_pitch, b_rows)], "N" if combo == "bf16_bN" else "K"]
 

@@ -53,9 +53,12 @@ KEEP = 8
 def wgmma_widths(width: int) -> tuple[int, ...] | None:
     """A tile wider than one wgmma (256 columns) as 256 then powers of 2, each starting at
     a multiple of its own N (Sm90Config.wgmma_n)."""
-    if width <= 256:
+    from cutemma.mma.arch.sm90_gmma import N_ALL
+
+    widest = max(N_ALL)  # (one wgmma's N at most)
+    if width <= widest:
         return None
-    out, rest = [256], width - 256
+    out, rest = [widest], width - widest
     while rest:
         p = 1 << (rest.bit_length() - 1)
         out.append(p)
@@ -66,10 +69,10 @@ def wgmma_widths(width: int) -> tuple[int, ...] | None:
 def variants(m: int, n: int, k: int, dtype: str) -> dict:
     """The wide split-K kernels of a call, by name."""
     from cutemma.errors import TiledMmaError
-    from cutemma.kernels.sm90.config import Sm90Config
+    from cutemma.kernels.sm90.config import ATOMS_SM90, SWIZZLE_ROW_BYTES, Sm90Config
     from cutemma.kernels.sm90.kcluster import clusters
 
-    k_tiles = -(-k // (128 if dtype == "e4m3" else 64))
+    k_tiles = -(-k // (SWIZZLE_ROW_BYTES // ATOMS_SM90[dtype][1]))  # (block_k None's)
     found: dict = {}
     for t in range(1, 9):
         share = -(-n // t)  # each tile column's share of N

@@ -23,8 +23,8 @@ own m and n: a swapped kernel's m is the call's n):
 - the whole call takes at least its compulsory DRAM bytes (A, B read once, D written
   once) at ``dram_gbps``, and ``launch_us`` more; stream-K's CTAs read a part
   (``reread``) of their operand bytes past those from DRAM again, but where the shares
-  are whole tiles' k chunks of a swapped kernel or of a call of more than 128 rows
-  (:func:`_reads_once`).
+  are whole tiles' k chunks of a swapped kernel or of a call of more than
+  :data:`READS_ONCE_ROWS` rows (:func:`_reads_once`).
 
 The prediction is in seconds.
 
@@ -53,6 +53,7 @@ from cutemma.kernels.sm90.streamk import (
     ITERS_MAX,
     SPLIT_MAX,
     TOGETHER_MIN,
+    shared_tiles,
     sk_split,
     split_ctas,
 )
@@ -672,8 +673,8 @@ def _reads_once(swap: bool, rows: int, tiles_n: int, ctas: int, sk: int, split: 
     """Whether stream-K's shares read no operand byte twice: :func:`_aligned` shares (every
     shared tile cut into the same k chunks, the CTAs of a chunk starting at the same k
     together, so that tiles sharing an operand slice meet in L2 as whole tiles do) of a
-    swapped kernel (its token tiles read each chunk of the weights at once; the tokens, at
-    most 2048 rows, stay in L2), or of an unswapped kernel on more than
+    swapped kernel (the CTAs of a k chunk read that chunk of the weights and of the tokens
+    at once, over one token tile or several), or of an unswapped kernel on more than
     :data:`READS_ONCE_ROWS` ``rows``.
 
     Over the H200 calibration sets, pricing the swapped column's re-reads as other shares'
@@ -702,8 +703,9 @@ def _reads_once(swap: bool, rows: int, tiles_n: int, ctas: int, sk: int, split: 
     return (swap or rows > READS_ONCE_ROWS) and _aligned(ctas, sk, split)
 
 
-# unswapped aligned shares read once on calls of more rows than this (_reads_once): at
-# most one 128-row tile's, the swapped kernels' calls, their shares ran slower than priced
+# unswapped aligned shares read once on calls of more rows than this (_reads_once); on
+# calls of one 128-row tile or fewer (where the swapped kernels serve) they ran slower than
+# priced so
 READS_ONCE_ROWS = 128
 
 
@@ -1107,11 +1109,7 @@ def _shared_prices(
         if low > limit and bounded:
             break
         idle, least_fix, _, bmn, indices, splits, partial_us, together_us, cap, prices = part
-        # (shared_tiles', inline: > 0, as _whole_prices kept no full wave; tm 1: tiles == tn)
-        if tiles <= grid or tn == 1 or tiles == tn:
-            sk = tiles if tiles < 2 * grid else tiles % grid + grid
-        else:
-            sk = tiles % grid
+        sk = shared_tiles(tiles // tn, tn, grid)  # (> 0: _whole_prices kept no full wave)
         if sk * kt > ITERS_MAX:  # nothing shared after all: the whole price, at ``idle``
             t = (((-(-tiles * batch // grid) * whole_tile) ** p + d0) ** ip + launch) * 1e-6
             if t < bt or (t == bt and (w, idle) < (bw, bi)):

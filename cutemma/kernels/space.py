@@ -332,7 +332,7 @@ def _swapped_kcluster(
     kc = _largest_kc(-(-n // SWAP_ROWS), k_tiles, caps)
     if kc is None:
         return ()
-    key = (swap_tokens(m), n * k * eb <= EVICT_FIRST_MAX_BYTES, dtype, sms, kc)
+    key = (swap_tokens(m), _weights_fit(n, k, dtype), dtype, sms, kc)
     found = _SWAPPED_KC.get(key)
     if found is None:
         try:  # (a wide token tile's kernel may have no ring that fits)
@@ -532,10 +532,14 @@ def wave_width(m: int, n: int, dtype: str, sms: int = 132) -> int:
     return _wave_width(m, n, dtype, sms)
 
 
-@lru_cache(maxsize=4096)
 def _wave_width(m: int, n: int, dtype: str, sms: int) -> int:
-    if ATOMS_SM90[dtype][1] != 2 or m < WAVE_MIN_M:
+    if ATOMS_SM90[dtype][1] != 2 or m < WAVE_MIN_M:  # (most calls: before the cache)
         return 0
+    return _wave_width_of(m, n, dtype, sms)
+
+
+@lru_cache(maxsize=4096)
+def _wave_width_of(m: int, n: int, dtype: str, sms: int) -> int:
     columns = sms // -(-m // WAVE_ROWS)  # (tile columns a wave leaves each tile row)
     if columns < 2:
         return 0
@@ -666,19 +670,17 @@ def kernel_reads(
     >>> kernel_reads(9, 8192, 8192, "bf16", 1, 132, True, "K")
     (0, (), False, 0, False, False, 2, 1, True)
     """
-    # (each new shape asks: _streams_b, _hints_at and _evict_first inline, the same values)
-    eb = ATOMS_SM90[dtype][1]
-    hinted = n * k * eb <= EVICT_FIRST_MAX_BYTES  # (the weights' bound: B's, or swapped A's)
-    streams = batch == 1 and k >= LONG_K and hinted
-    hints = bisect_left(_BY_MOST, m) if streams else len(ROWS) + 1
+    hinted = _weights_fit(n, k, dtype)  # (B's, or a swapped kernel's A's)
+    streams = _streams_b(n, k, dtype, batch)
+    hints = _hints_at(m, streams)
     fit, fit_hint, wave, wave_hint = (), False, 0, False
     if b_major == "K" and dtype != "tf32":
         if n <= FIT_MAX_N:
             fit = _fitted_widths(n, dtype)
-            fit_hint = streams and -(-m // FIT_ROWS) <= EVICT_FIRST_ROWS
-        if batch == 1 and eb == 2 and m >= WAVE_MIN_M:  # (else _wave_width's 0)
+            fit_hint = streams and _few_rows(m, FIT_ROWS)
+        if batch == 1:
             wave = _wave_width(m, n, dtype, sms)
-            wave_hint = bool(wave) and streams and -(-m // WAVE_ROWS) <= EVICT_FIRST_ROWS
+            wave_hint = bool(wave) and streams and _few_rows(m, WAVE_ROWS)
     plain = hints, fit, fit_hint, wave, wave_hint, m >= PAIR_MIN_M
     if not swaps:
         return plain
@@ -967,9 +969,7 @@ def _swap_classes(m: int, n: int, k: int, dtype: str, sms: int) -> tuple[tuple, 
     if m <= SWAP_TOKENS:
         return ((swap_tokens(m), *_swap_class(n, k, dtype, sms)),)
     streams = _streams_b(n, k, dtype, 1)  # (evict_first per token tile)
-    return tuple(
-        [(t, 0, int(streams and -(-m // t) <= EVICT_FIRST_ROWS)) for t in _token_tiles(m, dtype)]
-    )
+    return tuple([(t, 0, int(streams and _few_rows(m, t))) for t in _token_tiles(m, dtype)])
 
 
 def _check_call(dtype: str, what: str, **counts: int) -> None:
@@ -1072,7 +1072,7 @@ def _swap_class(n: int, k: int, dtype: str, sms: int) -> tuple[int, int]:
     whether B fits :data:`EVICT_FIRST_MAX_BYTES` (tests/kernels/test_space_cost.py compares
     the two). A new shape then rarely builds new swapped kernels (each class costs the pick
     a few hundred microseconds)."""
-    hinted = n * k * ATOMS_SM90[dtype][1] <= EVICT_FIRST_MAX_BYTES
+    hinted = _weights_fit(n, k, dtype)
     ctas = min(-(-n // (2 * SWAP_ROWS)), sms)  # its 128-row (whole) tiles
     rows = _fewest_ctas(ctas, dtype in FP8, sms) * 2 * SWAP_ROWS
     return rows, (1 if hinted else EVICT_FIRST_MAX_BYTES)
@@ -1191,13 +1191,24 @@ def evict_first(m: int, n: int, k: int, dtype: str, batch: int, rows: int) -> bo
 
 def _evict_first(m: int, n: int, k: int, dtype: str, batch: int, rows: int) -> bool:
     """:func:`evict_first` of checked arguments (the pick's)."""
-    return _streams_b(n, k, dtype, batch) and -(-m // rows) <= EVICT_FIRST_ROWS
+    return _streams_b(n, k, dtype, batch) and _few_rows(m, rows)
+
+
+def _few_rows(m: int, rows: int) -> bool:
+    """:func:`evict_first`'s bound on the tile rows of ``rows`` a call of ``m`` rows takes."""
+    return -(-m // rows) <= EVICT_FIRST_ROWS
 
 
 def _streams_b(n: int, k: int, dtype: str, batch: int) -> bool:
     """:func:`evict_first` but for the tile rows: one problem, B at most
-    :data:`EVICT_FIRST_MAX_BYTES` and K at least :data:`LONG_K`."""
-    return batch == 1 and k >= LONG_K and n * k * ATOMS_SM90[dtype][1] <= EVICT_FIRST_MAX_BYTES
+    :data:`EVICT_FIRST_MAX_BYTES` (:func:`_weights_fit`) and K at least :data:`LONG_K`."""
+    return batch == 1 and k >= LONG_K and _weights_fit(n, k, dtype)
+
+
+def _weights_fit(n: int, k: int, dtype: str) -> bool:
+    """Whether B's ``n`` x ``k`` bytes (a swapped kernel's A) are at most
+    :data:`EVICT_FIRST_MAX_BYTES`."""
+    return n * k * ATOMS_SM90[dtype][1] <= EVICT_FIRST_MAX_BYTES
 
 
 def swapped_kernel(m: int, n: int, k: int, dtype: str, sms: int, whole: bool) -> Sm90Config:
@@ -1218,7 +1229,7 @@ def swapped_kernel(m: int, n: int, k: int, dtype: str, sms: int, whole: bool) ->
     _check_counts(dtype, "kernel space: swapped_kernel", m=m, n=n, k=k, sms=sms)
     tokens = swap_tokens(m)
     kw = {"stream_k": not whole, "epilogue": "tmat", "swap_ab": True}
-    if n * k * ATOMS_SM90[dtype][1] <= EVICT_FIRST_MAX_BYTES:
+    if _weights_fit(n, k, dtype):
         kw["evict_first"] = "A"
     k_bytes = _swap_k_bytes(dtype in FP8)
     block_k = k_bytes if dtype in FP8 else None  # (16-bit: the plan's row, block_k None)

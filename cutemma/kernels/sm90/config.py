@@ -113,16 +113,22 @@ def _already_plain(cfg: Sm90Config) -> bool:
     d = cfg.__dict__
     return (
         all(type(d[f]) is int for f in _INTS)
-        and all(d[f] is None or type(d[f]) is int for f in ("block_k", "stages", "wgmma_n"))
-        and all(type(d[f]) is str for f in ("epilogue", "multicast", "schedule", "evict_first"))
+        and all(d[f] is None or type(d[f]) is int for f in (*_OPTIONAL_INTS, "wgmma_n"))
+        and all(type(d[f]) is str for f in _STRS)
         and type(d["promote"]) in (bool, str)
         and type(d["swizzle"]) is tuple
-        and len(d["swizzle"]) == 2
-        and all(x is None or x in SWIZZLES for x in d["swizzle"])
+        and _swizzle_pair(d["swizzle"])
     )
 
 
 _INTS = ("block_m", "block_n", "consumers", "group_m", "cluster", "kcluster", "consumers_n")
+_OPTIONAL_INTS = ("block_k", "stages")
+_STRS = ("epilogue", "multicast", "schedule", "evict_first")
+
+
+def _swizzle_pair(sw: tuple) -> bool:
+    """Whether a tuple is (A's, B's) swizzle modes, each None or one of :data:`SWIZZLES`."""
+    return len(sw) == 2 and all(x is None or x in SWIZZLES for x in sw)
 
 
 def _plain_types(cfg: Sm90Config) -> None:
@@ -131,7 +137,7 @@ def _plain_types(cfg: Sm90Config) -> None:
     if _already_plain(cfg):
         return
     ints = _INTS
-    for f in (*ints, "block_k", "stages"):  # numpy integers are integers (stored plain)
+    for f in (*ints, *_OPTIONAL_INTS):  # numpy integers are integers (stored plain)
         v = getattr(cfg, f)
         if isinstance(v, numbers.Integral) and not isinstance(v, bool | int):
             object.__setattr__(cfg, f, int(v))
@@ -143,7 +149,7 @@ def _plain_types(cfg: Sm90Config) -> None:
     ]
     bad_type += [
         f"{f} None or an int (got {getattr(cfg, f)!r})"
-        for f in ("block_k", "stages")
+        for f in _OPTIONAL_INTS
         if getattr(cfg, f) is not None
         and (not isinstance(getattr(cfg, f), int) or isinstance(getattr(cfg, f), bool))
     ]
@@ -156,7 +162,7 @@ def _plain_types(cfg: Sm90Config) -> None:
         bad_type.append(f"wgmma_n None, an int or a tuple of ints (got {w!r})")
     bad_type += [
         f"{f} a str (got {getattr(cfg, f)!r})"
-        for f in ("epilogue", "multicast", "schedule", "evict_first")
+        for f in _STRS
         if not isinstance(getattr(cfg, f), str)
     ]
     if not isinstance(cfg.promote, bool | str):
@@ -164,7 +170,7 @@ def _plain_types(cfg: Sm90Config) -> None:
     sw = cfg.swizzle
     if isinstance(sw, list):
         object.__setattr__(cfg, "swizzle", sw := tuple(sw))
-    if not (isinstance(sw, tuple) and len(sw) == 2 and all(x is None or x in SWIZZLES for x in sw)):
+    if not (isinstance(sw, tuple) and _swizzle_pair(sw)):
         bad_type.append(f"swizzle (A's, B's), each None or one of {SWIZZLES} (got {sw!r})")
     if bad_type:
         raise TiledMmaError("Sm90Config: need " + "; ".join(bad_type))

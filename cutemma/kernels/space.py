@@ -1094,7 +1094,24 @@ def _fewest_ctas(ctas: int, fp8: bool, sms: int) -> int:
     (:func:`stream_stages`, as :func:`swapped_kernel` asks it)."""
     k_bytes = _swap_k_bytes(fp8)
     depth = stream_stages(2 * SWAP_ROWS, k_bytes, ctas)
-    return next(c for c in range(1, ctas + 1) if stream_stages(2 * SWAP_ROWS, k_bytes, c) == depth)
+    # the depth never grows with the CTAs (None: the deepest, at the fewest): the first
+    # count of ``depth`` by bisection, a few steps where a scan took up to ``sms``
+    lo, hi = 1, ctas
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if _no_deeper(stream_stages(2 * SWAP_ROWS, k_bytes, mid), depth):
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+def _no_deeper(stages: int | None, depth: int | None) -> bool:
+    """Whether a ring of ``stages`` (None: the plan's, the deepest) is no deeper than one of
+    ``depth``."""
+    if stages is None:
+        return depth is None
+    return depth is None or stages <= depth
 
 
 @lru_cache(maxsize=4096)

@@ -6,7 +6,8 @@ one (short K: the epilogue is a large share of the call) and a few where it cost
     python bench/experiments/epilogue_schedules.py OUT.json [SWEEP.json [ROWS]]
 
 Each row: the plain and fused built-in calls' times, and each pingpong tile's fused time
-and its error against torch._addmm_activation (L2-flushed medians, 3 rounds in turn).
+and its error against torch._addmm_activation, and the fused call on the plain call's kernel
+where it runs unswapped (L2-flushed medians, 3 rounds in turn).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ def row(m: int, n: int, k: int) -> dict:
     from gemm_sweep import reps_for, turns_ms
 
     import cutemma
+    from cutemma.kernels.dispatch import checked
     from cutemma.kernels.sm90.config import Sm90Config
 
     A = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
@@ -41,6 +43,15 @@ def row(m: int, n: int, k: int) -> dict:
         "fused": lambda: cutemma.gemm(A, W.t(), out=out, epilogue=OPS, bias=b),
     }
     r = {"m": m, "n": n, "k": k, "errors": {}}
+    # the fused epilogue on the plain call's own kernel: what the fused pick weighs the
+    # pingpong tiles against (cost.predict_fused); not for a swapped pick, whose config
+    # given to these operands would run unswapped, another kernel
+    _, plain = checked(A, W.t(), out=out)
+    r["plain_kernel"] = plain.config.name + ("_swap" if plain.swap else "")
+    if not plain.swap:
+        calls["fused_on_plain_kernel"] = lambda: cutemma.gemm(
+            A, W.t(), out=out, epilogue=OPS, bias=b, config=plain.config
+        )
     for bm, bn in TILES:
         cfg = Sm90Config(bm, bn, schedule="pingpong")
         try:

@@ -123,6 +123,14 @@ WAVE_ROWS = 64
 # calls (their operand bytes per flop half again 64x128's)
 WAVE_WIDTH_MIN = 64
 SWAP_ROWS = 64  # a swapped tile's rows of B^T: one wgmma M (two warpgroups: 2 x this)
+# one token tile's 128-row swapped kernel shared by stream-K, at this split, for token tiles
+# wider than SWAP_WIDE_TOKENS: on calls of 129-256 rows with a long K it ran 0.57-0.74 ->
+# 0.77-0.92 of cuBLAS where the weights fill many tiles; split 8 ran as 16, the grid's
+# unaligned shares up to 8x slower (bench/results/raw/swap-sk128-h200.json). On calls of at
+# most 128 rows the model took it for the 64-row tiles and it ran slower (drawn calls 1-16
+# rows 0.995 -> 0.984 of cuBLAS, 17-128 0.987 -> 0.976; raw/swap-wide-ab-drawn-h200.json)
+SWAP_WIDE_SPLIT = 16
+SWAP_WIDE_TOKENS = 128
 TOKENS_MIN = 16  # the narrowest token tile: 8 was no faster (raw/streamk-explore-run2.json)
 FP8_BLOCK_K = 256  # swapped fp8: 256-byte K rows per TMA box row (raw/streamk-explore-run2.json)
 # weights requested and not yet landed, all CTAs together: about DRAM bandwidth x latency
@@ -1061,8 +1069,11 @@ def _swapped_of_class(
         return (whole,) * (fits(whole, dtype) and builds(whole, dtype)) + tuple(shared) * kept
     # stream-K's ring depth reads neither n nor k: one build per tokens and hint
     shared = [_swap(tokens, 2 * SWAP_ROWS, k, dtype, sms, False, split) for split in splits]
+    wide = None
+    if tokens > SWAP_WIDE_TOKENS:
+        wide = _swap(tokens, 2 * SWAP_ROWS, k, dtype, sms, False, SWAP_WIDE_SPLIT, 2 * SWAP_ROWS)
     whole = _swap(tokens, n, k, dtype, sms, True)
-    return tuple(c for c in (*shared, whole) if c)
+    return tuple(c for c in (*shared, wide, whole) if c)
 
 
 def _swap_class(n: int, k: int, dtype: str, sms: int) -> tuple[int, int]:
@@ -1116,16 +1127,23 @@ def _no_deeper(stages: int | None, depth: int | None) -> bool:
 
 @lru_cache(maxsize=4096)
 def _swap(
-    tokens: int, n: int, k: int, dtype: str, sms: int, whole: bool, split: int | None = None
+    tokens: int,
+    n: int,
+    k: int,
+    dtype: str,
+    sms: int,
+    whole: bool,
+    split: int | None = None,
+    rows: int = SWAP_ROWS,
 ) -> Sm90Config | None:
     """The swapped kernel for ``tokens`` rows (built once per shape class; stream-K's
-    ``split`` as given), or None where the family's rules refuse it (a ring too deep for
-    the tokens' tile)."""
+    ``split`` and tile ``rows`` as given), or None where the family's rules refuse it (a
+    ring too deep for the tokens' tile)."""
     if split:  # (split None's kernel with the split: fits and builds read no split)
-        cfg = _swap(tokens, n, k, dtype, sms, whole)
+        cfg = _swap(tokens, n, k, dtype, sms, whole, None, rows)
         return None if cfg is None else replace(cfg, split=split)
     try:
-        cfg = swapped_kernel(tokens, n, k, dtype, sms, whole)
+        cfg = swapped_kernel(tokens, n, k, dtype, sms, whole, rows)
     except TiledMmaError:
         return None
     return cfg if fits(cfg, dtype) and builds(cfg, dtype) else None
@@ -1228,10 +1246,12 @@ def _weights_fit(n: int, k: int, dtype: str) -> bool:
     return n * k * ATOMS_SM90[dtype][1] <= EVICT_FIRST_MAX_BYTES
 
 
-def swapped_kernel(m: int, n: int, k: int, dtype: str, sms: int, whole: bool) -> Sm90Config:
+def swapped_kernel(
+    m: int, n: int, k: int, dtype: str, sms: int, whole: bool, rows: int = SWAP_ROWS
+) -> Sm90Config:
     """The swapped kernel (``swap_ab``: its problem is (n, m, k)) for an (m, n, k) call:
-    128-row tiles of two warpgroups run whole (``whole``), else 64-row tiles of one shared
-    by stream-K. D^T is column-major: an MN-major staging tile and TMA store it (epilogue
+    128-row tiles of two warpgroups run whole (``whole``), else tiles of ``rows`` rows
+    (:data:`SWAP_ROWS`, one warpgroup, or twice that, two) shared by stream-K. D^T is column-major: an MN-major staging tile and TMA store it (epilogue
     "tmat"; from registers each of a warp's stores wrote 16-byte pieces of four rows of D,
     ~0.28 ns per element of a tile: bench/results/raw/calibrate-h200-mid-regs.json);
     weights of at most :data:`EVICT_FIRST_MAX_BYTES` stream in evict-first (the kernel's A
@@ -1242,8 +1262,15 @@ def swapped_kernel(m: int, n: int, k: int, dtype: str, sms: int, whole: bool) ->
     'b64x16_c1_sauto_etmat_efa_sk_swap'
     >>> swapped_kernel(33, 10240, 8192, "e4m3", 132, True).name
     'b128x40x256_c2_s3_etmat_efa_swap'
+    >>> swapped_kernel(166, 6000, 42432, "bf16", 132, False, 128).name
+    'b128x168_c2_s4_etmat_sk_swap'
     """
     _check_counts(dtype, "kernel space: swapped_kernel", m=m, n=n, k=k, sms=sms)
+    if rows not in (SWAP_ROWS, 2 * SWAP_ROWS) or type(rows) is not int:
+        raise TiledMmaError(
+            f"kernel space: swapped_kernel rows={rows!r}; a stream-K swapped tile has "
+            f"{SWAP_ROWS} rows (one warpgroup) or {2 * SWAP_ROWS} (two)"
+        )
     tokens = swap_tokens(m)
     kw = {"stream_k": not whole, "epilogue": "tmat", "swap_ab": True}
     if _weights_fit(n, k, dtype):
@@ -1254,8 +1281,8 @@ def swapped_kernel(m: int, n: int, k: int, dtype: str, sms: int, whole: bool) ->
         stages = stream_stages(2 * SWAP_ROWS, k_bytes, min(-(-n // (2 * SWAP_ROWS)), sms))
         shape = {"block_m": 2 * SWAP_ROWS}
     else:
-        stages = stream_stages(SWAP_ROWS, k_bytes, sms)
-        shape = {"block_m": SWAP_ROWS, "consumers": 1}
+        stages = stream_stages(rows, k_bytes, sms)
+        shape = {"block_m": rows, "consumers": rows // SWAP_ROWS}
     make = lambda depth: Sm90Config(  # noqa: E731
         block_n=tokens, block_k=block_k, stages=depth, **shape, **kw
     )

@@ -99,11 +99,27 @@ def fp8_main() -> None:
 
 
 def swap_cases() -> list:
-    """(m, n, k, config, dtype) of the swapped and fitted-width schedules (issue 33)."""
-    from cutemma.kernels.space import mid_swapped_kernel, swapped_kernel, token_tiles
+    """(m, n, k, config, dtype) of the swapped and fitted-width schedules (issue 33);
+    ``swap wide``: one token tile's 128-row tiles shared by stream-K alone."""
+    from cutemma.kernels.space import (
+        SWAP_WIDE_SPLIT,
+        builds,
+        fits,
+        mid_swapped_kernel,
+        swapped_kernel,
+        token_tiles,
+    )
 
     cases = []
     for dtype in ("bf16", "e4m3"):
+        # one token tile, 128-row tiles shared by stream-K (space.SWAP_WIDE_SPLIT), at 168
+        # tokens (its ring shallower than the rule beside the staging tile) and 232
+        for tokens in (168, 232):  # (e4m3's promoted sums of 232 tokens do not fit: not kept)
+            wide = swapped_kernel(tokens, 4096, 8192, dtype, 132, False, 128)
+            if fits(wide, dtype) and builds(wide, dtype):
+                cases.append((tokens, 512, 1024, replace(wide, split=SWAP_WIDE_SPLIT), dtype))
+        if "wide" in sys.argv[2:]:
+            continue
         shared = replace(swapped_kernel(16, 512, 1024, dtype, 132, False), split=4)
         cases += [
             (16, 512, 1024, shared, dtype),

@@ -243,8 +243,11 @@ def test_a_swapped_class_keeps_each_kernel_that_fits_and_builds(b_major):
     from cutemma.errors import TiledMmaError
     from cutemma.kernels.space import (
         EVICT_FIRST_MAX_BYTES,
+        SWAP_ROWS,
         SWAP_SPLITS,
         SWAP_TOKENS,
+        SWAP_WIDE_SPLIT,
+        SWAP_WIDE_TOKENS,
         _swapped_of_class,
         builds,
         fits,
@@ -255,9 +258,9 @@ def test_a_swapped_class_keeps_each_kernel_that_fits_and_builds(b_major):
     def kept(cfgs, dtype):
         return tuple(c for c in cfgs if c is not None and fits(c, dtype) and builds(c, dtype))
 
-    def swap(tokens, n, k, dtype, whole, split=None):
+    def swap(tokens, n, k, dtype, whole, split=None, rows=SWAP_ROWS):
         try:
-            cfg = swapped_kernel(tokens, n, k, dtype, SMS, whole)
+            cfg = swapped_kernel(tokens, n, k, dtype, SMS, whole, rows)
         except TiledMmaError:
             return None
         return replace(cfg, split=split) if split else cfg
@@ -267,6 +270,9 @@ def test_a_swapped_class_keeps_each_kernel_that_fits_and_builds(b_major):
         for tokens in range(16, SWAP_TOKENS + 1, 24):
             for hint in (1, EVICT_FIRST_MAX_BYTES):
                 want = kept([swap(tokens, 128, hint, dtype, False, s) for s in splits], dtype)
+                if tokens > SWAP_WIDE_TOKENS:  # (128-row stream-K tiles past 128 tokens)
+                    wide = swap(tokens, 128, hint, dtype, False, SWAP_WIDE_SPLIT, 2 * SWAP_ROWS)
+                    want += kept([wide], dtype)
                 want += kept([swap(tokens, 2048, hint, dtype, True)], dtype)
                 assert _swapped_of_class((tokens, 2048, hint), dtype, SMS, b_major) == want
             for hint in (0, 1):  # (several token tiles: whether the weights stream)

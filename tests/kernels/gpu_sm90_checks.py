@@ -69,6 +69,9 @@ CONFIGS = [
     Sm90Config(192, 128, consumers_n=2, epilogue="regs"),
     Sm90Config(192, 192, consumers_n=2, stream_k=True),
     WIDE_16,  # built-in 128x320: m64n256 + m64n64, half-width staging tile
+    # one token tile's 128-row swapped tiles shared by stream-K (space.SWAP_WIDE_SPLIT; 192
+    # tokens: every major pair of this harness tiles it)
+    Sm90Config(128, 192, stages=4, epilogue="tmat", swap_ab=True, stream_k=True, split=16),
     # 64-row tiles as wide as fills a wave (space.wave_width): widths off the 64-column grid
     *WAVE_CONFIGS,
 ]  # fmt: skip (built-in 16-bit widths, and tiles wider than one wgmma)
@@ -87,7 +90,9 @@ FP8_CONFIGS = [*FP8_CONFIGS, Sm90Config(128, 128, promote="overlap"),
                Sm90Config(192, 128, consumers_n=2),  # promoted, warpgroups along N
                Sm90Config(128, 112, promote="overlap"), Sm90Config(128, 144, promote="split"),
                Sm90Config(128, 128, promote="overlap", cluster=4, multicast="AB"),
-               Sm90Config(128, 192, cluster=4, multicast="AB")]  # fmt: skip
+               Sm90Config(128, 192, cluster=4, multicast="AB"),
+               Sm90Config(128, 192, block_k=256, stages=2, epilogue="tmat", swap_ab=True,
+                          stream_k=True, split=16)]  # fmt: skip
 
 
 def operand(rows, cols, contiguous_rows, dtype, gen):

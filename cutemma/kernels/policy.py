@@ -31,7 +31,7 @@ from cutemma.kernels.sm80.config import GemmConfig
 from cutemma.kernels.sm90.config import ATOMS_SM90, Sm90Config
 from cutemma.kernels.sm90.operands import Views, operand_views
 from cutemma.kernels.sm90.streamk import sk_split
-from cutemma.kernels.space import SWAP_MAX_M
+from cutemma.kernels.space import SWAP_MAX_M, builds
 from cutemma.kernels.tuned import lookup_device
 
 
@@ -55,6 +55,14 @@ class Choice(NamedTuple):
     predicted_s: float | None = None
     epilogue: Any = None
     work: tuple[int, int] | None = None
+
+
+def _tiles(config: Sm90Config, dtype: str, views: Views) -> bool:
+    """Whether a swapped config's stages tile the swapped operands' majors (:func:`~cutemma.
+    kernels.space.builds`; checked only where the tokens' operand is not K-major)."""
+    if views.b_major == "K":
+        return True
+    return builds(replace(config, swap_ab=False), dtype, (views.a_major, views.b_major))
 
 
 def _fused(call: Call) -> bool | tuple[str, ...]:
@@ -120,11 +128,15 @@ def choose(call: Call) -> Choice:
     may_swap = swaps and call.M <= SWAP_MAX_M and call.C is None and not isinstance(swapped, str)
     if config is None:
         kind = call.gpu if why is None else None  # None: the sm80 family's pick
-        config, predicted = builtin(call.M, call.N, call.K, call.batch or 1, call.dtype,
-                                    call.sms, kind, may_swap, call.rows16,
-                                    "N" if call.b_major == "N" else "K", _fused(call))  # fmt: skip
+        pick = (call.M, call.N, call.K, call.batch or 1, call.dtype, call.sms, kind)
+        b_major, fused = "N" if call.b_major == "N" else "K", _fused(call)
+        config, predicted = builtin(*pick, may_swap, call.rows16, b_major, fused)
         if why is not None:
             return Choice("sm80", config, why=why)
+        if config.swap_ab and not _tiles(config, call.dtype, swapped):
+            # the tokens' operand (A^T) N-major: a token tile of 8 past a multiple of 16 has no
+            # swizzled stage (M = 24, 40, 136, ... with column-major activations): unswapped
+            config, predicted = builtin(*pick, False, call.rows16, b_major, fused)
     work = None
     if config.stream_k:  # the tiles stream-K shares and its CTAs, as the cost model priced them
         m, n = (call.N, call.M) if config.swap_ab else (call.M, call.N)

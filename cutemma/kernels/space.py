@@ -1149,16 +1149,19 @@ def _swap(
     return cfg if fits(cfg, dtype) and builds(cfg, dtype) else None
 
 
-def builds(cfg: Sm90Config, dtype: str) -> bool:
+def builds(cfg: Sm90Config, dtype: str, majors: tuple[str, str] = ("K", "K")) -> bool:
     """Whether a config's ring and staging tile fit shared memory with a 16-bit output (the
-    largest staging tile), by the plan's launch record (:func:`~cutemma.kernels.sm90.index.launch_record`:
-    arithmetic, no plan built).
+    largest staging tile) and its stages tile with GMMA atoms for operands of ``majors``
+    (A's 'K' or 'M', B's 'K' or 'N'), by the plan's launch record
+    (:func:`~cutemma.kernels.sm90.index.launch_record`: arithmetic, no plan built).
 
     >>> builds(Sm90Config(128, 256), "bf16"), builds(Sm90Config(128, 256, stages=4), "bf16")
     (True, False)
+    >>> builds(Sm90Config(128, 24), "bf16", ("K", "N"))  # (an N-major B stage 24 wide)
+    False
     """
     try:
-        launch_record(cfg, dtype, "K", "K", "bf16")
+        launch_record(cfg, dtype, *majors, "bf16")
     except TiledMmaError:
         return False
     return True

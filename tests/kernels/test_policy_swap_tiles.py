@@ -1,0 +1,79 @@
+"""The policy's swapped choices on column-major activations, without torch: the tokens'
+operand of a swapped kernel (A^T) is then N-major, and a 16-bit N-major stage tiles only
+with GMMA atoms a multiple of 16 wide, so a token tile of 24, 40, ..., 168 has no kernel
+(the launch record refuses it). The policy must choose a kernel that builds for the
+operands' majors, and keep swapping where the token tile tiles them."""
+
+from __future__ import annotations
+
+import types
+
+import pytest
+
+from cutemma.kernels.call import rows16
+from cutemma.kernels.policy import choose
+from cutemma.kernels.sm90.index import launch_record
+
+
+class Strided:
+    """What the policy reads of a tensor: shape, strides, element size, base address."""
+
+    def __init__(self, shape: tuple, stride: tuple, eb: int = 2) -> None:
+        self.shape, self._stride, self.eb = tuple(shape), tuple(stride), eb
+
+    def stride(self, d: int | None = None):
+        return self._stride if d is None else self._stride[d]
+
+    def t(self) -> Strided:
+        return Strided(self.shape[::-1], self._stride[::-1], self.eb)
+
+    def dim(self) -> int:
+        return len(self.shape)
+
+    def element_size(self) -> int:
+        return self.eb
+
+    def data_ptr(self) -> int:
+        return 1 << 20  # (16-byte aligned)
+
+
+def call_of(A: Strided, B: Strided):
+    """A checked 2-D bf16 call's fields as the policy reads them (an H200's 132 SMs)."""
+    f = dict(A=A, B=B, M=A.shape[-2], N=B.shape[-1], K=A.shape[-1], batch=None, dtype="bf16",
+             arch="sm_90a", sms=132, gpu="NVIDIA H200", device=0, design=None, config=None,
+             epilogue=None, C=None, out_type="bf16", c_type="bf16")  # fmt: skip
+    f["a_major"] = "K" if A.stride(-1) == 1 else "M"
+    f["b_major"] = "N" if B.stride(-1) == 1 else "K"
+    f["rows16"] = rows16(types.SimpleNamespace(**f))
+    return types.SimpleNamespace(**f)
+
+
+@pytest.fixture(autouse=True)
+def nothing_tuned(monkeypatch, tmp_path):
+    from cutemma.kernels import tuned
+
+    monkeypatch.setenv("CUTEMMA_CACHE_DIR", str(tmp_path))
+    tuned.reload()
+    yield
+    tuned.reload()
+
+
+@pytest.mark.parametrize("b_major", ["K", "N"])
+def test_column_major_activations_get_a_kernel_whose_stages_tile_them(b_major):
+    n, k = 8192, 4096
+    swapped = set()
+    for m in range(1, 300):
+        A = Strided((m, k), (1, m))  # M contiguous
+        B = Strided((k, n), (1, k)) if b_major == "K" else Strided((k, n), (n, 1))
+        c = choose(call_of(A, B))
+        if c.family == "sm80":  # (A's leading stride of m elements not 16 bytes: TMA cannot)
+            assert m % 8, m
+            continue
+        v = c.views
+        # the kernel the host would build: its launch record for the views' majors
+        launch_record(c.config, "bf16", v.a_major, v.b_major, "bf16")
+        if c.swap:
+            swapped.add(m)
+    # swapping stays where the tokens' tile is a multiple of 16 (and TMA reads A^T's rows)
+    assert {16, 32, 48, 64, 160} <= swapped
+    assert not {24, 40, 56, 136, 152, 168} & swapped

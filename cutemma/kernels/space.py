@@ -1254,9 +1254,10 @@ def swapped_kernel(
 ) -> Sm90Config:
     """The swapped kernel (``swap_ab``: its problem is (n, m, k)) for an (m, n, k) call:
     128-row tiles of two warpgroups run whole (``whole``), else tiles of ``rows`` rows
-    (:data:`SWAP_ROWS`, one warpgroup, or twice that, two) shared by stream-K. D^T is column-major: an MN-major staging tile and TMA store it (epilogue
-    "tmat"; from registers each of a warp's stores wrote 16-byte pieces of four rows of D,
-    ~0.28 ns per element of a tile: bench/results/raw/calibrate-h200-mid-regs.json);
+    (:data:`SWAP_ROWS`, one warpgroup, or twice that, two) shared by stream-K. D^T is
+    column-major: an MN-major staging tile and TMA store it (epilogue "tmat"; from
+    registers each of a warp's stores wrote 16-byte pieces of four rows of D, ~0.28 ns per
+    element of a tile: bench/results/raw/calibrate-h200-mid-regs.json);
     weights of at most :data:`EVICT_FIRST_MAX_BYTES` stream in evict-first (the kernel's A
     is B^T: ``evict_first="A"``). The ring holds about :data:`IN_FLIGHT_BYTES` of weights
     (:func:`stream_stages`), less where shared memory holds less beside the staging tile.

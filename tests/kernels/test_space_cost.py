@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from cutemma.errors import TiledMmaError
 from cutemma.kernels.cost import (
     DEVICES,
     READS_ONCE_ROWS,
@@ -354,6 +355,12 @@ def test_the_fewest_ctas_of_a_ring_depth_by_bisection_are_the_first_of_a_scan(fp
     for ctas in range(1, 300):
         first = 1 + depths.index(depths[ctas - 1])
         assert _fewest_ctas(ctas, fp8, 132) == first, ctas
+
+
+@pytest.mark.parametrize("rows", [32, 96, 256, 128.0, True])
+def test_a_swapped_stream_k_tile_of_other_rows_is_refused_by_name(rows):
+    with pytest.raises(TiledMmaError, match=r"swapped_kernel rows=.*64 rows .* or 128"):
+        swapped_kernel(166, 6000, 42432, "bf16", 132, False, rows)
 
 
 def test_numpy_counts_give_the_plain_ints_picks():

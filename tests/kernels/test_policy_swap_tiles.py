@@ -2,7 +2,8 @@
 operand of a swapped kernel (A^T) is then N-major, and a 16-bit N-major stage tiles only
 with GMMA atoms a multiple of 16 wide, so a token tile of 24, 40, ..., 168 has no kernel
 (the launch record refuses it). The policy must choose a kernel that builds for the
-operands' majors, and keep swapping where the token tile tiles them."""
+operands' majors, and keep swapping where the token tile tiles them; and every sm90 choice
+on random calls must build as its plan says."""
 
 from __future__ import annotations
 
@@ -77,3 +78,46 @@ def test_column_major_activations_get_a_kernel_whose_stages_tile_them(b_major):
     # swapping stays where the tokens' tile is a multiple of 16 (and TMA reads A^T's rows)
     assert {16, 32, 48, 64, 160} <= swapped
     assert not {24, 40, 56, 136, 152, 168} & swapped
+
+
+ELEMENT_BYTES = {"bf16": 2, "f16": 2, "e4m3": 1, "tf32": 4}
+
+
+def test_every_sm90_choice_on_random_calls_builds_as_its_plan_says():
+    """Random 2-D calls of each kernel dtype, both majors where the dtype takes them, 16-bit
+    and f32 outputs: every sm90 choice's launch record builds for its views' majors, and on
+    a sample the record is the plan's (shared bytes, D's TMA boxes)."""
+    import json
+    import random
+
+    from cutemma.kernels.sm90.plan import Sm90Plan
+    from cutemma.kernels.sm90.tma_maps import Sm90Launch
+
+    rng, built, planned = random.Random(33), 0, 0
+    for i in range(600):
+        dtype = rng.choice(sorted(ELEMENT_BYTES))
+        eb, wide = ELEMENT_BYTES[dtype], dtype in ("bf16", "f16")
+        m = rng.choice([rng.randint(1, 300), rng.randint(1, 5000)])
+        n, k = rng.randint(1, 800) * 8, rng.randint(1, 800) * 16
+        am, bm = (rng.choice("KM"), rng.choice("KN")) if wide else ("K", "K")
+        A = Strided((m, k), (k, 1), eb) if am == "K" else Strided((m, k), (1, m), eb)
+        B = Strided((k, n), (1, k), eb) if bm == "K" else Strided((k, n), (n, 1), eb)
+        call = call_of(A, B)
+        call.dtype = dtype
+        call.out_type = call.c_type = rng.choice(["f16" if dtype == "f16" else "bf16", "f32"])
+        c = choose(call)
+        if c.family != "sm90":
+            continue
+        v, out = c.views, call.out_type
+        record = launch_record(c.config, dtype, v.a_major, v.b_major, out)
+        built += 1
+        if i % 10 == 0:
+            plan = json.loads(
+                Sm90Launch.of(Sm90Plan(c.config, dtype, v.a_major, v.b_major, out)).to_json()
+            )
+            assert (record["shared_bytes"], record["tma_D"]) == (
+                plan["shared_bytes"],
+                plan["tma_D"],
+            )
+            planned += 1
+    assert built > 400 and planned > 30

@@ -9,7 +9,9 @@ policy passes it. In the same run and on the same shapes it times the reference 
 repeated call of each shape. The pick runs on every timed shape before the reference runs
 on any (the reference fills caches the pick would otherwise build). Medians and 90th and
 99th percentiles in microseconds; ``--profile`` adds the pick's cProfile (top functions by
-own time).
+own time). ``--steady N`` (default 10,000) then picks N more new shapes untimed and times
+``--shapes`` new ones after them: a long-running process's new shape, its shape-free caches
+(swapped classes, fitted and wave widths) filled.
 
     python bench/pick_host_time.py --out bench/results/pick-host-cpu.json [--before OLD.json ...]
 """
@@ -103,14 +105,22 @@ def main() -> None:
     ap.add_argument("--out", type=Path)
     ap.add_argument("--profile", action="store_true")
     ap.add_argument(
+        "--steady",
+        type=int,
+        default=10000,
+        help="then the pick of this many more new shapes, untimed, and of --shapes new ones "
+        "after them, timed: a long-running process's new shape (0: not measured)",
+    )
+    ap.add_argument(
         "--before", type=Path, nargs="*", default=[], help="this script's results of an older tree"
     )
     args = ap.parse_args()
 
     # the shape-free caches (tiles, variants, swapped kernels, device constants) fill on
     # warm-up shapes that the timed ones never repeat
-    todo = shapes(args.shapes + 200, args.seed)
+    todo = shapes(2 * args.shapes + args.steady + 200, args.seed)
     warm, timed, spare = todo[:100], todo[100 : 100 + args.shapes], todo[100 + args.shapes :]
+    later, spare = spare[: args.steady + args.shapes], spare[args.steady + args.shapes :]
     for m, n, k, dtype in warm:  # (the pick alone: see below)
         fast(m, n, k, dtype, m <= SWAP_MAX_M)
     # the pick first, on every timed shape: the reference fills the space's caches (swapped
@@ -120,6 +130,13 @@ def main() -> None:
     ref_us = time_us(reference, timed)
     # the same shapes again: what a repeated call pays
     again_us = time_us(fast, timed)
+    # a long-running process: the space's shape-free caches (swapped classes, fitted and
+    # wave widths) filled by many shapes before, each timed shape still new
+    steady_us = None
+    if args.steady:
+        for m, n, k, dtype in later[: args.steady]:
+            fast(m, n, k, dtype, m <= SWAP_MAX_M)
+        steady_us = time_us(fast, later[args.steady :])
     result = {
         "what": "host time of pick.builtin for a shape new to the process (issue 33, acc. 4)",
         "kind": KIND,
@@ -134,6 +151,8 @@ def main() -> None:
         "builtin_new_shape": summary(new_us),
         "builtin_repeated_shape": summary(again_us),
     }
+    if steady_us:
+        result[f"builtin_new_shape_after_{args.steady}"] = summary(steady_us)
     # the older tree's runs, each with its own in-process reference (the machine is shared:
     # compare each run's builtin with its own reference, not across runs)
     result["before"] = [json.loads(f.read_text()) for f in args.before]

@@ -12,10 +12,8 @@ pick and the tiles of :func:`tiles`, L2-flushed medians taken in turns; each one
 
 from __future__ import annotations
 
-import json
 import os
 import random
-import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -69,61 +67,12 @@ def shapes(draws: int, seed: int) -> list[tuple]:
     return WORST + picked
 
 
-def compile_shard(cases: list, shard: int, shards: int) -> None:
-    import torch
-    from gemm_sweep import operands
-
-    import cutemma
-
-    # a tile's kernels in one shard (each compiles once per B major), the picks spread
-    configs = list(tiles().values())
-    jobs = [(j, case, cfg) for j, cfg in enumerate(configs) for case in cases]
-    jobs += [(len(configs) + i, case, None) for i, case in enumerate(cases)]
-    for j, (combo, m, n, k), cfg in jobs:
-        if j % shards != shard:
-            continue
-        A, B, out, _ = operands(combo, m, n, k, fill=False)
-        try:
-            cutemma.gemm(A, B, out=out, config=cfg)
-            torch.cuda.synchronize()
-        except Exception as exc:  # seen again (and recorded) when timed
-            print(f"compile {cfg}: {type(exc).__name__}: {exc}"[:200], flush=True)
-        del A, B, out
-        torch.cuda.empty_cache()
-
-
-def main() -> None:
-    args = sys.argv[1:]
-    if args[0] == "compile":
-        cases = json.loads(args[1])
-        compile_shard([tuple(c) for c in cases], int(args[2]), int(args[3]))
-        return
-    draws = int(args[args.index("--draws") + 1]) if "--draws" in args else 12
-    seed = int(args[args.index("--seed") + 1]) if "--seed" in args else random.randrange(1 << 31)
-    cases = shapes(draws, seed)
-    shards = 12
-    procs = [subprocess.Popen([sys.executable, __file__, "compile", json.dumps(cases), str(i),
-                               str(shards)]) for i in range(shards)]  # fmt: skip
-    for p in procs:
-        p.wait()
-    import torch
-    from tiles192_probe import row
-
-    from cutemma.kernels.cost import predict
-
-    rows = []
-    for combo, m, n, k in cases:
-        r = row(combo, m, n, k, tiles())
-        r["predicted_us"] = {name: round(predict(c, m, n, k, "bf16", 1, "h200") * 1e6, 2)
-                             for name, c in tiles().items()}  # fmt: skip
-        r["vs_cublas"] = {key: round(r["us"]["cublas"] / v, 3) for key, v in r["us"].items()}
-        rows.append(r)
-        print(combo, m, n, k, r["pick"].get("config"), r["vs_cublas"], flush=True)
-        with open(args[0], "w") as f:
-            json.dump({"what": __doc__.splitlines()[0], "seed": seed, "rows": rows,
-                       "script": open(__file__).read()}, f, indent=1)  # fmt: skip
-        torch.cuda.empty_cache()
+def kernels(combo: str, m: int, n: int, k: int) -> dict:
+    """Every call's tiles (:func:`tiles`)."""
+    return tiles()
 
 
 if __name__ == "__main__":
-    main()
+    from probe import main
+
+    main(__file__, __doc__, shapes, kernels, draws=12)

@@ -16,10 +16,8 @@ medians in turn; errors against cuBLAS).
 
 from __future__ import annotations
 
-import json
 import os
 import random
-import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -42,7 +40,7 @@ WORST = [
 SMS = 132
 
 
-def kernels(m: int, n: int, k: int, combo: str) -> dict:
+def kernels(combo: str, m: int, n: int, k: int) -> dict:
     """The space's best 64-row swapped stream-K kernel and the 128-row ones, by name."""
     from dataclasses import replace
 
@@ -90,55 +88,7 @@ def shapes(draws: int, seed: int) -> list[tuple]:
     return WORST + picked
 
 
-def compile_shard(cases: list, shard: int, shards: int) -> None:
-    import torch
-    from gemm_sweep import operands
-
-    import cutemma
-
-    jobs = [(case, cfg) for case in cases for cfg in (None, *kernels(*case[1:], case[0]).values())]
-    for i, ((combo, m, n, k), cfg) in enumerate(jobs):
-        if i % shards != shard:
-            continue
-        A, B, out, _ = operands(combo, m, n, k, fill=False)
-        try:
-            cutemma.gemm(A, B, out=out, config=cfg)
-            torch.cuda.synchronize()
-        except Exception as exc:  # seen again (and recorded) when timed
-            print(f"compile {cfg}: {type(exc).__name__}: {exc}"[:200], flush=True)
-        torch.cuda.empty_cache()
-
-
-def main() -> None:
-    args = sys.argv[1:]
-    if args[0] == "compile":
-        compile_shard([tuple(c) for c in json.loads(args[1])], int(args[2]), int(args[3]))
-        return
-    draws = int(args[args.index("--draws") + 1]) if "--draws" in args else 10
-    seed = int(args[args.index("--seed") + 1]) if "--seed" in args else random.randrange(1 << 31)
-    cases = shapes(draws, seed)
-    shards = 14
-    procs = [subprocess.Popen([sys.executable, __file__, "compile", json.dumps(cases), str(i),
-                               str(shards)]) for i in range(shards)]  # fmt: skip
-    for p in procs:
-        p.wait()
-    from tiles192_probe import row
-
-    from cutemma.kernels.cost import predict
-
-    rows = []
-    for combo, m, n, k in cases:
-        found = kernels(m, n, k, combo)
-        r = row(combo, m, n, k, found)
-        r["predicted_us"] = {name: round(predict(c, m, n, k, combo[:4], 1, "h200") * 1e6, 2)
-                             for name, c in found.items()}  # fmt: skip
-        r["vs_cublas"] = {key: round(r["us"]["cublas"] / v, 3) for key, v in r["us"].items()}
-        rows.append(r)
-        print(combo, m, n, k, r["pick"].get("config"), r["vs_cublas"], flush=True)
-        with open(args[0], "w") as f:
-            json.dump({"what": __doc__.splitlines()[0], "seed": seed, "rows": rows,
-                       "script": open(__file__).read()}, f, indent=1)  # fmt: skip
-
-
 if __name__ == "__main__":
-    main()
+    from probe import main
+
+    main(__file__, __doc__, shapes, kernels, draws=10)

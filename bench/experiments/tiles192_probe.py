@@ -83,23 +83,11 @@ def row(combo: str, m: int, n: int, k: int, tiles: dict) -> dict:
 
 
 def compile_shard(peer: str, shard: int, shards: int) -> None:
-    """Run this shard's (call, kernel) pairs once on uninitialised operands: the kernels land
-    in the disk cache, so the timing process compiles nothing."""
-    import torch
-    from gemm_sweep import operands
+    """This shard's (call, kernel) pairs run once (:func:`probe.compile_shard`): the kernels
+    land in the disk cache, so the timing process compiles nothing."""
+    from probe import compile_shard as compile_cases
 
-    import cutemma
-
-    jobs = [(case, cfg) for case in shapes(peer) for cfg in (None, *configs().values())]
-    for i, ((combo, m, n, k), cfg) in enumerate(jobs):
-        if i % shards != shard:
-            continue
-        A, B, out, _ = operands(combo, m, n, k, fill=False)
-        try:
-            cutemma.gemm(A, B, out=out, config=cfg)
-            torch.cuda.synchronize()
-        except Exception as exc:  # seen again (and recorded) when timed
-            print(f"compile {cfg}: {type(exc).__name__}: {exc}"[:200], flush=True)
+    compile_cases(shapes(peer), lambda *call: configs(), shard, shards)
 
 
 def main() -> None:

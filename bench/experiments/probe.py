@@ -1,0 +1,86 @@
+"""Timing a set of kernels per call against cuBLAS and the pick, shared by the experiments
+that probe the space (big_tiles.py, swap_sk128.py): each script names its calls and, per
+call, its kernels; this compiles them in parallel processes first (the disk cache, so the
+timing process compiles nothing), then times each call (tiles192_probe.row: L2-flushed
+medians in turn, errors against cuBLAS) with the model's price beside each kernel, and
+writes the rows after each call (a run cut short keeps them).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+
+# (combo, m, n, k) -> {name: config}
+KernelsOf = Callable[[str, int, int, int], dict]
+
+
+def compile_shard(cases: list, kernels_of: KernelsOf, shard: int, shards: int) -> None:
+    """Run this shard's (call, kernel) pairs once on uninitialised operands: a kernel's
+    calls in one shard (it compiles once per B major), the picks spread."""
+    import torch
+    from gemm_sweep import operands
+
+    import cutemma
+
+    named: dict = {}
+    for case in cases:
+        for name, cfg in kernels_of(*case).items():
+            named.setdefault(name, (cfg, []))[1].append(case)
+    jobs = [(j, case, cfg) for j, (cfg, calls) in enumerate(named.values()) for case in calls]
+    jobs += [(len(named) + i, case, None) for i, case in enumerate(cases)]
+    for j, (combo, m, n, k), cfg in jobs:
+        if j % shards != shard:
+            continue
+        A, B, out, _ = operands(combo, m, n, k, fill=False)
+        try:
+            cutemma.gemm(A, B, out=out, config=cfg)
+            torch.cuda.synchronize()
+        except Exception as exc:  # seen again (and recorded) when timed
+            print(f"compile {cfg}: {type(exc).__name__}: {exc}"[:200], flush=True)
+        del A, B, out
+        torch.cuda.empty_cache()
+
+
+def run(script: str, out: str, cases: list, kernels_of: KernelsOf, header: dict) -> None:
+    """Compile (``script compile CASES I SHARDS`` in 14 processes: the script calls
+    :func:`compile_shard`), then time every case and write ``header`` and the rows to
+    ``out``."""
+    shards = 14
+    cmd = [sys.executable, script, "compile", json.dumps(cases)]
+    for p in [subprocess.Popen([*cmd, str(i), str(shards)]) for i in range(shards)]:
+        p.wait()
+    import torch
+    from tiles192_probe import row
+
+    from cutemma.kernels.cost import predict
+
+    rows = []
+    for combo, m, n, k in cases:
+        found = kernels_of(combo, m, n, k)
+        r = row(combo, m, n, k, found)
+        r["predicted_us"] = {name: round(predict(c, m, n, k, combo[:4], 1, "h200") * 1e6, 2)
+                             for name, c in found.items()}  # fmt: skip
+        r["vs_cublas"] = {key: round(r["us"]["cublas"] / v, 3) for key, v in r["us"].items()}
+        rows.append(r)
+        print(combo, m, n, k, r["pick"].get("config"), r["vs_cublas"], flush=True)
+        with open(out, "w") as f:
+            json.dump({**header, "rows": rows, "script": open(script).read()}, f, indent=1)
+        torch.cuda.empty_cache()
+
+
+def main(script: str, doc: str, shapes: Callable, kernels_of: KernelsOf, draws: int) -> None:
+    """A probe script's command line: ``OUT.json [--draws N] [--seed S]``, or the compile
+    shards' ``compile CASES I SHARDS``; ``shapes(draws, seed)`` gives the calls."""
+    import random
+
+    args = sys.argv[1:]
+    if args[0] == "compile":
+        compile_shard([tuple(c) for c in json.loads(args[1])], kernels_of, *map(int, args[2:4]))
+        return
+    draws = int(args[args.index("--draws") + 1]) if "--draws" in args else draws
+    seed = int(args[args.index("--seed") + 1]) if "--seed" in args else random.randrange(1 << 31)
+    header = {"what": doc.splitlines()[0], "seed": seed}
+    run(script, args[0], shapes(draws, seed), kernels_of, header)

@@ -502,35 +502,41 @@ def quad_best(
     return least, at
 
 
-@lru_cache(maxsize=256)
-def _quad_terms(config: Sm90Config, dtype: str, kind: str, rows16: tuple) -> tuple:
-    """What :func:`price` reads of a whole-tile unswapped config whatever the shape, as it
-    computes it."""
-    dev = device(kind)
-    rate, tile_us = _shape_free(config, dtype, kind)
-    eb = ATOMS_SM90[dtype][1]
-    bm, bn, bk = config.block_m, config.block_n, config.k_tiles[eb]
-    ha, hb = (dev.half_sector if rows16[0] else 1.0), (dev.half_sector if rows16[1] else 1.0)
-    return (bm, bn, bk, eb, *config.cluster_mn, 2 * bm * bn * bk / (rate * 1e6), ha, hb,
-            type_class(dtype) in CLAMPED, dev.load_gbps * 1e3, tile_us,
-            cluster_grid(config, dev.sms), dev.dram_gbps * 1e3, dev.sharpness,
-            dev.launch_us)  # fmt: skip
-
-
-@lru_cache(maxsize=1024)
-def _kcluster_terms(config: Sm90Config, dtype: str, kind: str, rows16: tuple) -> tuple:
-    """What :func:`price` reads of a kcluster config whatever the shape, as it computes it."""
+def _tile_terms(config: Sm90Config, dtype: str, kind: str, rows16: tuple) -> tuple:
+    """What :func:`price` reads of any config whatever the shape, as it computes it: (its
+    tile and k tile, element bytes), (a k tile's flop microseconds, A's and B's half-sector
+    factors as the kernel sees its operands, whether rows are clamped to the call, the
+    load rate), (a tile's fixed microseconds)."""
     dev = device(kind)
     rate, tile_us = _shape_free(config, dtype, kind)
     eb = ATOMS_SM90[dtype][1]
     bm, bn, bk = config.block_m, config.block_n, config.k_tiles[eb]
     ra, rb = rows16[::-1] if config.swap_ab else rows16
     ha, hb = (dev.half_sector if ra else 1.0), (dev.half_sector if rb else 1.0)
-    kc = config.kcluster
-    return (bm, bn, bk, eb, config.swap_ab, kc, 2 * bm * bn * bk / (rate * 1e6), ha, hb,
-            type_class(dtype) in CLAMPED, dev.load_gbps * 1e3, tile_us,
-            _kcluster_us(bm, bn, kc, dev), clusters(kc, dev.sms), dev.dram_gbps * 1e3,
-            dev.sharpness, dev.launch_us)  # fmt: skip
+    loads = (2 * bm * bn * bk / (rate * 1e6), ha, hb, type_class(dtype) in CLAMPED,
+             dev.load_gbps * 1e3)  # fmt: skip
+    return (bm, bn, bk, eb), loads, tile_us
+
+
+@lru_cache(maxsize=256)
+def _quad_terms(config: Sm90Config, dtype: str, kind: str, rows16: tuple) -> tuple:
+    """What :func:`price` reads of a whole-tile unswapped config whatever the shape, as it
+    computes it."""
+    dev = device(kind)
+    tile, loads, tile_us = _tile_terms(config, dtype, kind, rows16)
+    return (*tile, *config.cluster_mn, *loads, tile_us, cluster_grid(config, dev.sms),
+            dev.dram_gbps * 1e3, dev.sharpness, dev.launch_us)  # fmt: skip
+
+
+@lru_cache(maxsize=1024)
+def _kcluster_terms(config: Sm90Config, dtype: str, kind: str, rows16: tuple) -> tuple:
+    """What :func:`price` reads of a kcluster config whatever the shape, as it computes it."""
+    dev = device(kind)
+    tile, loads, tile_us = _tile_terms(config, dtype, kind, rows16)
+    kc, (bm, bn, _, _) = config.kcluster, tile
+    return (*tile, config.swap_ab, kc, *loads, tile_us, _kcluster_us(bm, bn, kc, dev),
+            clusters(kc, dev.sms), dev.dram_gbps * 1e3, dev.sharpness,
+            dev.launch_us)  # fmt: skip
 
 
 def epilogue_us(config: Sm90Config, ops: tuple[str, ...], dev: Device) -> float:

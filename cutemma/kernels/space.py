@@ -1160,6 +1160,11 @@ def builds(cfg: Sm90Config, dtype: str, majors: tuple[str, str] = ("K", "K")) ->
     >>> builds(Sm90Config(128, 24), "bf16", ("K", "N"))  # (an N-major B stage 24 wide)
     False
     """
+    if not (isinstance(majors, tuple) and len(majors) == 2 and majors[0] in ("K", "M")
+            and majors[1] in ("K", "N")):  # fmt: skip
+        raise TiledMmaError(
+            f"kernel space: builds majors={majors!r}; give (A's, B's): A 'K' or 'M', B 'K' or 'N'"
+        )
     try:
         launch_record(cfg, dtype, *majors, "bf16")
     except TiledMmaError:

@@ -28,6 +28,7 @@ import re
 import sys
 import time
 import traceback
+from dataclasses import replace
 
 import gpu_sm90_batched  # noqa: E402 - beside this script
 import torch  # before cutemma's CUDA modules (see notes/CUDA.md)
@@ -38,7 +39,7 @@ from cutemma.kernels.dispatch import gemm as gemm_sm90
 from cutemma.kernels.pick import NARROW_16
 from cutemma.kernels.sm90.host import kernel_key
 from cutemma.kernels.sm90.plan import Sm90Config
-from cutemma.kernels.space import WIDE_16
+from cutemma.kernels.space import SWAP_WIDE_SPLIT, WIDE_16, swapped_kernel
 
 BOUND = {torch.float32: 1e-5, torch.float16: 1.5e-3, torch.bfloat16: 1e-2}
 TF32_BOUND = 3e-3  # tf32 keeps 10 mantissa bits of each fp32 input (truncated)
@@ -70,8 +71,8 @@ CONFIGS = [
     Sm90Config(192, 192, consumers_n=2, stream_k=True),
     WIDE_16,  # built-in 128x320: m64n256 + m64n64, half-width staging tile
     # one token tile's 128-row swapped tiles shared by stream-K (space.SWAP_WIDE_SPLIT; 192
-    # tokens: every major pair of this harness tiles it)
-    Sm90Config(128, 192, stages=4, epilogue="tmat", swap_ab=True, stream_k=True, split=16),
+    # tokens: every major pair of this harness tiles it; weights past the evict-first bound)
+    replace(swapped_kernel(192, 65536, 8192, "bf16", 132, False, 128), split=SWAP_WIDE_SPLIT),
     # 64-row tiles as wide as fills a wave (space.wave_width): widths off the 64-column grid
     *WAVE_CONFIGS,
 ]  # fmt: skip (built-in 16-bit widths, and tiles wider than one wgmma)
@@ -91,8 +92,8 @@ FP8_CONFIGS = [*FP8_CONFIGS, Sm90Config(128, 128, promote="overlap"),
                Sm90Config(128, 112, promote="overlap"), Sm90Config(128, 144, promote="split"),
                Sm90Config(128, 128, promote="overlap", cluster=4, multicast="AB"),
                Sm90Config(128, 192, cluster=4, multicast="AB"),
-               Sm90Config(128, 192, block_k=256, stages=2, epilogue="tmat", swap_ab=True,
-                          stream_k=True, split=16)]  # fmt: skip
+               replace(swapped_kernel(192, 65536, 8192, "e4m3", 132, False, 128),
+                       split=SWAP_WIDE_SPLIT)]  # fmt: skip
 
 
 def operand(rows, cols, contiguous_rows, dtype, gen):

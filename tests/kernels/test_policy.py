@@ -6,45 +6,21 @@ module doc), not from running the policy.
 
 from __future__ import annotations
 
-import types
-
 import pytest
 
 from cutemma.errors import LaunchError
 
 torch = pytest.importorskip("torch")
 
+from policy_calls import nothing_tuned, record  # noqa: E402, F401 - beside this file (its fixture: autouse)
+
 from cutemma.kernels import GemmDesign  # noqa: E402
-from cutemma.kernels.call import rows16  # noqa: E402
 from cutemma.kernels.policy import choose  # noqa: E402
 from cutemma.kernels.sm80.config import GemmConfig  # noqa: E402
 from cutemma.kernels.sm90.config import Sm90Config  # noqa: E402
 from cutemma.kernels.sm90.operands import views  # noqa: E402
 
 BF = torch.bfloat16
-
-
-def record(A, B, **kw):
-    """A checked call's fields as the policy reads them (an sm_90a device of 132 SMs)."""
-    fields = dict(A=A, B=B, M=A.shape[-2], N=B.shape[-1], K=A.shape[-1], batch=None,
-                  dtype="bf16", arch="sm_90a", sms=132, gpu="NVIDIA H100", device=0, design=None, config=None,
-                  epilogue=None, C=None)  # fmt: skip
-    fields.update(kw)
-    wide = fields["dtype"] in ("bf16", "f16")  # the majors the record holds (make_call's rule)
-    fields["a_major"] = "K" if not wide or A.stride(-1) == 1 else "M"
-    fields["b_major"] = "N" if wide and B.stride(-1) == 1 else "K"
-    fields["rows16"] = rows16(types.SimpleNamespace(**fields))  # (make_call's, too)
-    return types.SimpleNamespace(**fields)
-
-
-@pytest.fixture(autouse=True)
-def nothing_tuned(monkeypatch, tmp_path):
-    from cutemma.kernels import tuned
-
-    monkeypatch.setenv("CUTEMMA_CACHE_DIR", str(tmp_path))
-    tuned.reload()
-    yield
-    tuned.reload()
 
 
 def test_a_gemm_config_runs_sm80_and_says_why():

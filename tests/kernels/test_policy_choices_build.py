@@ -7,56 +7,13 @@ on random calls must build as its plan says."""
 
 from __future__ import annotations
 
-import types
-
 import pytest
+from policy_calls import Strided, nothing_tuned, record  # noqa: F401 - beside this file (its fixture: autouse)
 
-from cutemma.kernels.call import rows16
 from cutemma.kernels.policy import choose
 from cutemma.kernels.sm90.index import launch_record
 
-
-class Strided:
-    """What the policy reads of a tensor: shape, strides, element size, base address."""
-
-    def __init__(self, shape: tuple, stride: tuple, eb: int = 2) -> None:
-        self.shape, self._stride, self.eb = tuple(shape), tuple(stride), eb
-
-    def stride(self, d: int | None = None):
-        return self._stride if d is None else self._stride[d]
-
-    def t(self) -> Strided:
-        return Strided(self.shape[::-1], self._stride[::-1], self.eb)
-
-    def dim(self) -> int:
-        return len(self.shape)
-
-    def element_size(self) -> int:
-        return self.eb
-
-    def data_ptr(self) -> int:
-        return 1 << 20  # (16-byte aligned)
-
-
-def call_of(A: Strided, B: Strided):
-    """A checked 2-D bf16 call's fields as the policy reads them (an H200's 132 SMs)."""
-    f = dict(A=A, B=B, M=A.shape[-2], N=B.shape[-1], K=A.shape[-1], batch=None, dtype="bf16",
-             arch="sm_90a", sms=132, gpu="NVIDIA H200", device=0, design=None, config=None,
-             epilogue=None, C=None, out_type="bf16", c_type="bf16")  # fmt: skip
-    f["a_major"] = "K" if A.stride(-1) == 1 else "M"
-    f["b_major"] = "N" if B.stride(-1) == 1 else "K"
-    f["rows16"] = rows16(types.SimpleNamespace(**f))
-    return types.SimpleNamespace(**f)
-
-
-@pytest.fixture(autouse=True)
-def nothing_tuned(monkeypatch, tmp_path):
-    from cutemma.kernels import tuned
-
-    monkeypatch.setenv("CUTEMMA_CACHE_DIR", str(tmp_path))
-    tuned.reload()
-    yield
-    tuned.reload()
+H200 = "NVIDIA H200"  # (the device kind whose cost model picks)
 
 
 @pytest.mark.parametrize("b_major", ["K", "N"])
@@ -66,7 +23,7 @@ def test_column_major_activations_get_a_kernel_whose_stages_tile_them(b_major):
     for m in range(1, 300):
         A = Strided((m, k), (1, m))  # M contiguous
         B = Strided((k, n), (1, k)) if b_major == "K" else Strided((k, n), (n, 1))
-        c = choose(call_of(A, B))
+        c = choose(record(A, B, gpu=H200))
         if c.family == "sm80":  # (A's leading stride of m elements not 16 bytes: TMA cannot)
             assert m % 8, m
             continue
@@ -102,20 +59,18 @@ def test_every_sm90_choice_on_random_calls_builds_as_its_plan_says():
         am, bm = (rng.choice("KM"), rng.choice("KN")) if wide else ("K", "K")
         A = Strided((m, k), (k, 1), eb) if am == "K" else Strided((m, k), (1, m), eb)
         B = Strided((k, n), (1, k), eb) if bm == "K" else Strided((k, n), (n, 1), eb)
-        call = call_of(A, B)
-        call.dtype = dtype
-        call.out_type = call.c_type = rng.choice(["f16" if dtype == "f16" else "bf16", "f32"])
-        c = choose(call)
+        out = rng.choice(["f16" if dtype == "f16" else "bf16", "f32"])
+        c = choose(record(A, B, dtype=dtype, gpu=H200, out_type=out, c_type=out))
         if c.family != "sm90":
             continue
-        v, out = c.views, call.out_type
-        record = launch_record(c.config, dtype, v.a_major, v.b_major, out)
+        v = c.views
+        rec = launch_record(c.config, dtype, v.a_major, v.b_major, out)
         built += 1
         if i % 10 == 0:
             plan = json.loads(
                 Sm90Launch.of(Sm90Plan(c.config, dtype, v.a_major, v.b_major, out)).to_json()
             )
-            assert (record["shared_bytes"], record["tma_D"]) == (
+            assert (rec["shared_bytes"], rec["tma_D"]) == (
                 plan["shared_bytes"],
                 plan["tma_D"],
             )

@@ -363,6 +363,14 @@ def test_a_swapped_stream_k_tile_of_other_rows_is_refused_by_name(rows):
         swapped_kernel(166, 6000, 42432, "bf16", 132, False, rows)
 
 
+@pytest.mark.parametrize("majors", [("N", "K"), ("K", "M"), "KN", ("K",)])
+def test_builds_refuses_majors_it_does_not_know_by_name(majors):
+    from cutemma.kernels.space import builds
+
+    with pytest.raises(TiledMmaError, match=r"builds majors=.*A 'K' or 'M', B 'K' or 'N'"):
+        builds(Sm90Config(128, 128), "bf16", majors)
+
+
 def test_numpy_counts_give_the_plain_ints_picks():
     """numpy's integers pass the checks as whole numbers, so they must pick as the same ints
     do: a numpy m of 257-2048 rows once reached the mid-size swapped kernel's token check

@@ -83,7 +83,8 @@ sanitize pdl python tests/kernels/gpu_pdl.py "$out/san_@TOOL@_pdl.json" --small
 # fused epilogues on cooperative tiles (issue 33): one staging pass, two, a cluster, one
 # consumer warpgroup, each with bias + gelu_tanh, scale_col + bias + silu and a residual
 sanitize fused_coop python tests/kernels/gpu_sm90_sanitize.py fused cooperative
-# 64-row tiles as wide as fill a wave (space.wave_kernels, issue 33): widths off the
-# 64-column grid, every tile edge cut, plain and with bias + gelu_tanh
+# 64-row tiles as wide as fill a wave (space.wave_kernels, issue 33) and the narrow ones
+# (space.narrow_kernels, bf16 and e4m3): widths off the 64-column grid, every tile edge
+# cut, plain and with bias + gelu_tanh
 sanitize wave python tests/kernels/gpu_wave_sanitize.py
 exit $failed

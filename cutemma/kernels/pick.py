@@ -253,14 +253,15 @@ def _priced(
     fused: bool | tuple[str, ...],
 ) -> tuple[tuple, tuple, tuple]:
     """A pick's kernels as groups (a tie goes to the space's own tiles, listed first, then
-    to the fitted widths, then to the wave's, then to the earlier token tile) and their
+    to the fitted widths, then to the wave's, then to the narrow tiles, then to the earlier
+    token tile) and their
     price tables (as :func:`~cutemma.kernels.cost.cheapest` reads them: their basis and
     views), kept
     under ``key`` (:func:`~cutemma.kernels.space.kernel_reads`' ``reads`` and the rest of
     what the kernels and their prices read of the call)."""
     # (the space's unchecked forms: the policy checked the call)
     groups = kernels_of(reads, m, n, k, dtype, batch, sms, rows16, b_major)
-    if fused:  # (the unswapped kernels: the tiles, the fitted and wave ones where there are any)
+    if fused:  # (the unswapped kernels: the tiles, the fitted, wave and narrow ones where any)
         plain = unswapped_groups(reads)
         groups = (*(fused_kernels(g, dtype) for g in groups[:plain]), *groups[plain:])
     tables = [price_table(g, dtype, kind, rows16) for g in groups]

@@ -11,7 +11,8 @@ of a few axes, each a table below, filtered by the family's own rules (a config 
   steps of 16 too (:func:`fitted_widths`: 288 columns as 2 x 144 rather than 3 x 128);
   for 16-bit calls of :data:`WAVE_MIN_M` rows or more whose B is K-major, 64-row tiles
   as wide as fills one wave of the SMs (:func:`wave_width`: 763 rows by 1040 as 12 x 11
-  tiles of 64 x 96 rather than 12 x 9 of 64 x 128);
+  tiles of 64 x 96 rather than 12 x 9 of 64 x 128); for one problem of fewer 64x128
+  tiles than SMs, 64-row tiles of :data:`NARROW_WIDTHS` columns (:func:`narrow_kernels`);
 - whole tiles, or stream-K (a last partial wave's, or a small grid's, k iterations shared
   over every SM, or over at most :data:`SPLITS` CTAs per shared tile; fixed up in a fixed
   order: deterministic);
@@ -122,6 +123,17 @@ WAVE_ROWS = 64
 # the narrowest: the space's own (WIDTHS); 64x48 tiles ran 0.23-0.71 of cuBLAS on the same
 # calls (their operand bytes per flop half again 64x128's)
 WAVE_WIDTH_MIN = 64
+# 64-row tiles narrower than the space's own (one consumer warpgroup, whole tiles), for one
+# problem whose 64x128 tiles number fewer than the SMs (narrow_kernels): on such calls
+# cuBLAS runs tiles 32-72 wide (bench/results/raw/small-calls-h200.json), and 64x32 / 64x64
+# ran 0.96-1.05 of cuBLAS where the pick ran 0.69-0.93 ((298, 320, 5520) e4m3 15.3 -> 10.9
+# us, (134, 608, 768) bf16 7.3 -> 6.4), the model pricing them within 0.9-1.1 of their
+# times; in clusters of 2-8 sharing an operand they ran slower still, and where the call has
+# a wave of 64x128 tiles or more they ran 0.35-0.8 of cuBLAS (raw/narrow-clusters-h200.json)
+NARROW_WIDTHS = (32, 64)
+# from two 64-row tile rows: at fewer rows the swapped kernels' token tiles hold the call
+# (decode), and narrow tiles were not timed against them there
+NARROW_MIN_M = WAVE_ROWS + 1
 SWAP_ROWS = 64  # a swapped tile's rows of B^T: one wgmma M (two warpgroups: 2 x this)
 # one token tile's 128-row swapped kernel shared by stream-K, at this split, for token tiles
 # wider than SWAP_WIDE_TOKENS: on calls of 129-256 rows with a long K it ran 0.57-0.74 ->
@@ -218,6 +230,7 @@ def candidates(
     if b_major == "K":
         found += fitted_kernels(m, n, k, dtype, batch)
         found += _wave_kernels(m, n, k, dtype, batch, sms)
+    found += _narrow_kernels(m, n, k, dtype, batch, sms)
     if swap and batch == 1 and m <= SWAP_MAX_M and dtype != "tf32":
         found += swapped_kernels(m, n, k, dtype, sms, b_major)
     swaps = swap and m <= SWAP_MAX_M
@@ -561,7 +574,8 @@ def _new_wave_width(width: int, dtype: str) -> bool:
     """Whether a wave-fitted width is in bounds, not one of the space's own 64-row widths,
     and its kernel builds."""
     standard = WIDTHS[ATOMS_SM90[dtype][1]][WAVE_ROWS]
-    if not WAVE_WIDTH_MIN <= width <= SWAP_TOKENS or width in standard:
+    # (a width of NARROW_WIDTHS: narrow_kernels offer it wherever a wave is that narrow)
+    if not WAVE_WIDTH_MIN <= width <= SWAP_TOKENS or width in standard + NARROW_WIDTHS:
         return False
     cfg = _wave_config(width)
     return fits(cfg, dtype) and builds(cfg, dtype)
@@ -599,6 +613,55 @@ def _wave_kernels(
 def _wave_group(width: int, hinted: bool) -> tuple[Sm90Config, ...]:
     """One tuple per width and hint (the cost model's table of it is built once)."""
     return (_variant(_wave_config(width), False, hinted),)
+
+
+def narrow_kernels(
+    m: int, n: int, k: int, dtype: str, batch: int = 1, sms: int = 132
+) -> tuple[Sm90Config, ...]:
+    """:func:`candidates`' 64-row tiles of :data:`NARROW_WIDTHS` columns for one problem
+    (16-bit or fp8, either B major) of at least :data:`NARROW_MIN_M` rows whose 64x128
+    tiles number fewer than ``sms``: whole (more CTAs for a call of few tiles), B
+    evict-first where :func:`evict_first` says so. tf32 is refused, as
+    :func:`wave_kernels` refuses it.
+
+    >>> [c.name for c in narrow_kernels(298, 320, 2048, "e4m3")]
+    ['b64x32_c1_sauto_ovl', 'b64x64_c1_sauto_ovl']
+    >>> narrow_kernels(4096, 4096, 4096, "bf16"), narrow_kernels(298, 320, 5520, "bf16", batch=2)
+    ((), ())
+    """
+    _check_counts(dtype, "kernel space: narrow_kernels", m=m, n=n, k=k, batch=batch, sms=sms)
+    return _narrow_kernels(m, n, k, dtype, batch, sms)
+
+
+def _narrow_kernels(
+    m: int, n: int, k: int, dtype: str, batch: int, sms: int
+) -> tuple[Sm90Config, ...]:
+    """:func:`narrow_kernels` of checked arguments (the pick's)."""
+    if not _narrow(m, n, dtype, batch, sms):
+        return ()
+    return _narrow_group(dtype, _evict_first(m, n, k, dtype, batch, WAVE_ROWS))
+
+
+def _narrow(m: int, n: int, dtype: str, batch: int, sms: int) -> bool:
+    """Whether a call takes :func:`narrow_kernels` (one problem of at least
+    :data:`NARROW_MIN_M` rows and fewer 64x128 tiles than ``sms``; not tf32, whose 64-row
+    tiles the space keeps at 128 columns)."""
+    if batch != 1 or dtype == "tf32" or m < NARROW_MIN_M:
+        return False
+    return -(-m // WAVE_ROWS) * -(-n // 128) < sms
+
+
+@lru_cache(maxsize=64)
+def _narrow_group(dtype: str, hinted: bool) -> tuple[Sm90Config, ...]:
+    """One tuple per dtype and hint (the cost model's table of it is built once)."""
+    return tuple(_variant(cfg, False, hinted) for cfg in _narrow_configs(dtype))
+
+
+@cache
+def _narrow_configs(dtype: str) -> tuple[Sm90Config, ...]:
+    kw = {"promote": FP8_PROMOTE[WAVE_ROWS]} if dtype in FP8 else {}
+    found = (Sm90Config(WAVE_ROWS, w, consumers=ROWS[WAVE_ROWS], **kw) for w in NARROW_WIDTHS)
+    return tuple(c for c in found if fits(c, dtype) and builds(c, dtype))
 
 
 def hinted_kernels(
@@ -661,8 +724,8 @@ def kernel_reads(
     it), as one flat tuple: :func:`hinted_kernels`' hints (their index in :data:`_HINTS`);
     where B is K-major the fitted widths (:func:`fitted_kernels`) and their hint, and the
     wave's width (:func:`wave_kernels`, 0 for none) and its hint, whether the call has
-    :data:`PAIR_MIN_M` rows (pairs where its rows sit half a sector off); where
-    ``swaps`` what the swapped kernels' classes read (:func:`swap_classes`): up to
+    :data:`PAIR_MIN_M` rows (pairs where its rows sit half a sector off), whether it
+    takes the narrow tiles (:func:`narrow_kernels`) and their hint; where ``swaps`` what the swapped kernels' classes read (:func:`swap_classes`): up to
     :data:`SWAP_TOKENS` rows, the token tile's eighths (:func:`swap_tokens`), the fewest
     CTAs whose ring is as deep as its whole tiles' and whether the weights fit
     :data:`EVICT_FIRST_MAX_BYTES` (:func:`_swap_class`); past it, the token tiles' classes
@@ -674,9 +737,9 @@ def kernel_reads(
     steps.
 
     >>> kernel_reads(300, 1024, 8192, "bf16", 1, 132, True, "K")
-    (0, (208,), True, 0, False, True, ((152, 0, 1), (104, 0, 1)))
+    (0, (208,), True, 0, False, True, True, True, ((152, 0, 1), (104, 0, 1)))
     >>> kernel_reads(9, 8192, 8192, "bf16", 1, 132, True, "K")
-    (0, (), False, 0, False, False, 2, 1, True)
+    (0, (), False, 0, False, False, False, False, 2, 1, True)
     """
     hinted = _weights_fit(n, k, dtype)  # (B's, or a swapped kernel's A's)
     streams = _streams_b(n, k, dtype, batch)
@@ -689,7 +752,9 @@ def kernel_reads(
         if batch == 1:
             wave = _wave_width(m, n, dtype, sms)
             wave_hint = bool(wave) and streams and _few_rows(m, WAVE_ROWS)
-    plain = hints, fit, fit_hint, wave, wave_hint, m >= PAIR_MIN_M
+    narrow = _narrow(m, n, dtype, batch, sms)
+    narrow_hint = narrow and streams and _few_rows(m, WAVE_ROWS)
+    plain = hints, fit, fit_hint, wave, wave_hint, m >= PAIR_MIN_M, narrow, narrow_hint
     if not swaps:
         return plain
     if b_major != "K":  # (the classes, and per class whether it runs its whole kernels only)
@@ -703,9 +768,9 @@ def kernel_reads(
 
 
 # kernel_reads' fields for the unswapped kernels (the hints, the fitted widths and their
-# hint, the wave's width and its hint, whether pairs may run: PAIR_MIN_M); the swapped
-# kernels' follow
-PLAIN_READS = 6
+# hint, the wave's width and its hint, whether pairs may run: PAIR_MIN_M, whether the
+# narrow tiles run and their hint); the swapped kernels' follow
+PLAIN_READS = 8
 
 
 def unswapped_groups(reads: tuple) -> int:
@@ -713,9 +778,9 @@ def unswapped_groups(reads: tuple) -> int:
     fitted widths' and the wave's where the call has them).
 
     >>> unswapped_groups(kernel_reads(763, 1040, 5280, "bf16", 1, 132, True, "K"))
-    3
+    4
     """
-    return 1 + bool(reads[1]) + bool(reads[3])
+    return 1 + bool(reads[1]) + bool(reads[3]) + reads[6]
 
 
 def kernels_of(
@@ -731,8 +796,8 @@ def kernels_of(
 ) -> tuple[tuple[Sm90Config, ...], ...]:
     """A checked call's kernels from its :func:`kernel_reads` (``reads``), one tuple per
     group: :func:`hinted_kernels`', then the fitted tiles where it has any
-    (:func:`fitted_kernels`), then the wave's (:func:`wave_kernels`), then the swapped
-    groups (:func:`swapped_groups`), each cached per what it reads (the swapped ones per their reads too: a new set of them is a few
+    (:func:`fitted_kernels`), then the wave's (:func:`wave_kernels`), then the narrow
+    tiles (:func:`narrow_kernels`), then the swapped groups (:func:`swapped_groups`), each cached per what it reads (the swapped ones per their reads too: a new set of them is a few
     steps, and new shapes meet many). :func:`candidates` lists the same, then the
     kcluster kernels (:func:`kcluster_kernels`), which the pick weighs apart.
 
@@ -748,6 +813,8 @@ def kernels_of(
         groups.append(_fitted_group(reads[1], dtype, one, reads[2]))
     if reads[3]:
         groups.append(_wave_group(reads[3], reads[4]))
+    if reads[6]:
+        groups.append(_narrow_group(dtype, reads[7]))
     if len(reads) == PLAIN_READS:  # (no swapped kernels)
         return tuple(groups)
     key = (reads[PLAIN_READS:], dtype, sms, b_major)

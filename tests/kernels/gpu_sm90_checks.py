@@ -34,6 +34,7 @@ import gpu_sm90_batched  # noqa: E402 - beside this script
 import torch  # before cutemma's CUDA modules (see notes/CUDA.md)
 from gpu_timing import rounds  # beside this script
 from gpu_wave_sanitize import CONFIGS as WAVE_CONFIGS  # beside this script
+from gpu_wave_sanitize import FP8_NARROW
 
 from cutemma.kernels.dispatch import gemm as gemm_sm90
 from cutemma.kernels.pick import NARROW_16
@@ -73,7 +74,8 @@ CONFIGS = [
     # one token tile's 128-row swapped tiles shared by stream-K (space.SWAP_WIDE_SPLIT; 192
     # tokens: every major pair of this harness tiles it; weights past the evict-first bound)
     replace(swapped_kernel(192, 65536, 8192, "bf16", 132, False, 128), split=SWAP_WIDE_SPLIT),
-    # 64-row tiles as wide as fills a wave (space.wave_width): widths off the 64-column grid
+    # 64-row tiles as wide as fills a wave (space.wave_width) and the narrow ones
+    # (space.narrow_kernels): widths off the 64-column grid
     *WAVE_CONFIGS,
 ]  # fmt: skip (built-in 16-bit widths, and tiles wider than one wgmma)
 CLUSTER_CONFIGS = [Sm90Config(128, 256, cluster=2), Sm90Config(128, 128, cluster=2),
@@ -93,7 +95,7 @@ FP8_CONFIGS = [*FP8_CONFIGS, Sm90Config(128, 128, promote="overlap"),
                Sm90Config(128, 128, promote="overlap", cluster=4, multicast="AB"),
                Sm90Config(128, 192, cluster=4, multicast="AB"),
                replace(swapped_kernel(192, 65536, 8192, "e4m3", 132, False, 128),
-                       split=SWAP_WIDE_SPLIT)]  # fmt: skip
+                       split=SWAP_WIDE_SPLIT), *FP8_NARROW]  # fmt: skip
 
 
 def operand(rows, cols, contiguous_rows, dtype, gen):

@@ -14,6 +14,7 @@ from cutemma.kernels.sm90.index import launch_record
 from cutemma.kernels.sm90.plan import Sm90Plan
 from cutemma.kernels.sm90.tma_maps import Sm90Launch
 from cutemma.kernels.space import (
+    NARROW_WIDTHS,
     WAVE_MIN_M,
     WAVE_WIDTH_MIN,
     WIDTHS,
@@ -38,6 +39,7 @@ def test_a_wave_width_is_the_narrowest_step_of_16_whose_tiles_fill_one_wave(sms)
             continue
         seen += 1
         assert w % 16 == 0 and WAVE_WIDTH_MIN <= w <= 256 and w not in WIDTHS[2][64]
+        assert w not in NARROW_WIDTHS  # (space.narrow_kernels offers those)
         assert m >= WAVE_MIN_M
         # at most one tile per SM, each tile row the same number of columns ...
         assert _tiles(m, n, w) <= sms, (m, n, w)
@@ -84,13 +86,16 @@ def test_a_long_k_streams_b_under_the_evict_first_hint():
 
 
 @pytest.mark.parametrize(
-    "width", [w for w in range(WAVE_WIDTH_MIN, 257, 16) if w not in WIDTHS[2][64]]
+    "width",
+    [w for w in range(WAVE_WIDTH_MIN, 257, 16) if w not in WIDTHS[2][64] + NARROW_WIDTHS],
 )
 @pytest.mark.parametrize(("a_major", "out"), [("K", "bf16"), ("M", "f32")])
 def test_every_wave_kernel_plans_as_its_record_says(width, a_major, out):
     # 763 rows are 12 tile rows, which leave each 11 tile columns of a wave: 11 x width
     # columns take that width
-    for cfg in wave_kernels(763, 11 * width, 8192, "bf16"):
+    found = wave_kernels(763, 11 * width, 8192, "bf16")
+    assert found
+    for cfg in found:
         plan = Sm90Plan(cfg, "bf16", a_major, "K", out)
         record = launch_record(cfg, "bf16", a_major, "K", out)
         assert record == json.loads(Sm90Launch.of(plan).to_json()), cfg.name

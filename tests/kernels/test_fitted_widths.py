@@ -60,3 +60,18 @@ def test_an_unmeasured_width_is_priced_between_its_neighbours():
         assert min(a, b) <= e <= max(a, b), w
     # past the widest measured width: the widest's
     assert efficiency(Sm90Config(128, 16), "bf16", dev) == dev.eff[f"16/128x{known[0]}"]
+
+
+@pytest.mark.parametrize("dtype", ["bf16", "e4m3"])
+def test_a_swapped_128_row_tile_runs_no_faster_than_the_plain_tile_of_its_token_width(dtype):
+    # its class is fitted where loads set the pace (decode); its wgmmas are a plain 128-row
+    # tile's (bench/results/raw/swapeff-ab-drawn-h200.json)
+    dev = device("h200")
+    tc = "fp8" if dtype == "e4m3" else "16"
+    for w in range(16, 257, 8):
+        swapped = Sm90Config(128, w, swap_ab=True, epilogue="regs")
+        plain = efficiency(Sm90Config(128, w), dtype, dev)
+        assert efficiency(swapped, dtype, dev) == min(dev.eff[f"{tc}/swap128"], plain), w
+    # one wide enough runs at the class's rate
+    wide = Sm90Config(128, 256, swap_ab=True, epilogue="regs")
+    assert efficiency(wide, "bf16", dev) == dev.eff["16/swap128"]

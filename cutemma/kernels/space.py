@@ -131,8 +131,9 @@ WAVE_WIDTH_MIN = 64
 # times; in clusters of 2-8 sharing an operand they ran slower still, and where the call has
 # a wave of 64x128 tiles or more they ran 0.35-0.8 of cuBLAS (raw/narrow-clusters-h200.json)
 NARROW_WIDTHS = (32, 64)
-# from two 64-row tile rows: at fewer rows the swapped kernels' token tiles hold the call
-# (decode), and narrow tiles were not timed against them there
+# from two 64-row tile rows: offered from 17 rows, where the swapped kernels' token tiles
+# hold the call, the moved picks ran 0.940 of cuBLAS against 1.000 on drawn calls and 1.007
+# against 1.074 on the named and decode rows (raw/narrow17-ab-{drawn,named}-h200-rejected.json)
 NARROW_MIN_M = WAVE_ROWS + 1
 SWAP_ROWS = 64  # a swapped tile's rows of B^T: one wgmma M (two warpgroups: 2 x this)
 # one token tile's 128-row swapped kernel shared by stream-K, at this split, for token tiles

@@ -1424,6 +1424,7 @@ __all__ = [
     "fused_pingpong",
     "hinted_kernels",
     "mid_swapped_kernel",
+    "narrow_kernels",
     "quad_kernels",
     "swap_classes",
     "swap_tokens",

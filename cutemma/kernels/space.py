@@ -129,7 +129,9 @@ WAVE_WIDTH_MIN = 64
 # ran 0.96-1.05 of cuBLAS where the pick ran 0.69-0.93 ((298, 320, 5520) e4m3 15.3 -> 10.9
 # us, (134, 608, 768) bf16 7.3 -> 6.4), the model pricing them within 0.9-1.1 of their
 # times; in clusters of 2-8 sharing an operand they ran slower still, and where the call has
-# a wave of 64x128 tiles or more they ran 0.35-0.8 of cuBLAS (raw/narrow-clusters-h200.json)
+# a wave of 64x128 tiles or more they ran 0.35-0.8 of cuBLAS (raw/narrow-clusters-h200.json);
+# 96 wide too, the moved picks ran 0.928 of cuBLAS against 0.978 (on 40 drawn calls, 18
+# faster: raw/narrow96-ab-drawn-h200-rejected.json)
 NARROW_WIDTHS = (32, 64)
 # from two 64-row tile rows: offered from 17 rows, where the swapped kernels' token tiles
 # hold the call, the moved picks ran 0.940 of cuBLAS against 1.000 on drawn calls and 1.007

@@ -17,7 +17,7 @@ from cutemma.kernels.sm90.config import Sm90Config
 from cutemma.kernels.space import FP8_PROMOTE, NARROW_WIDTHS
 
 # (gpu_sm90_checks.py checks the same ones in every major pair)
-CONFIGS = [Sm90Config(64, w, consumers=1) for w in (96, 176, *NARROW_WIDTHS)] + [
+CONFIGS = [Sm90Config(64, w, consumers=1) for w in sorted({96, 176, *NARROW_WIDTHS})] + [
     Sm90Config(64, 224, consumers=1, evict_first="B")
 ]
 # (and FP8_NARROW with K-major operands, the only ones fp8's GMMA reads)

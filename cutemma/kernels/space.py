@@ -137,6 +137,7 @@ NARROW_WIDTHS = (32, 64)
 # hold the call, the moved picks ran 0.940 of cuBLAS against 1.000 on drawn calls and 1.007
 # against 1.074 on the named and decode rows (raw/narrow17-ab-{drawn,named}-h200-rejected.json)
 NARROW_MIN_M = WAVE_ROWS + 1
+NARROW_BELOW = min(WIDTHS[2][WAVE_ROWS])  # (the space's own 64-row tiles: 128 wide)
 SWAP_ROWS = 64  # a swapped tile's rows of B^T: one wgmma M (two warpgroups: 2 x this)
 # one token tile's 128-row swapped kernel shared by stream-K, at this split, for token tiles
 # wider than SWAP_WIDE_TOKENS: on calls of 129-256 rows with a long K it ran 0.57-0.74 ->
@@ -651,7 +652,7 @@ def _narrow(m: int, n: int, dtype: str, batch: int, sms: int) -> bool:
     tiles the space keeps at 128 columns)."""
     if batch != 1 or dtype == "tf32" or m < NARROW_MIN_M:
         return False
-    return -(-m // WAVE_ROWS) * -(-n // 128) < sms
+    return -(-m // WAVE_ROWS) * -(-n // NARROW_BELOW) < sms
 
 
 @lru_cache(maxsize=64)

@@ -255,9 +255,9 @@ def _priced(
     """A pick's kernels as groups (a tie goes to the space's own tiles, listed first, then
     to the fitted widths, then to the wave's, then to the narrow tiles, then to the earlier
     token tile) and their price tables (as :func:`~cutemma.kernels.cost.cheapest` reads
-    them: their basis and views), kept under ``key`` (:func:`~cutemma.kernels.space.
-    kernel_reads`' ``reads`` and the rest of what the kernels and their prices read of the
-    call)."""
+    them: their basis and views), kept under ``key``
+    (:func:`~cutemma.kernels.space.kernel_reads`' ``reads`` and the rest of what the
+    kernels and their prices read of the call)."""
     # (the space's unchecked forms: the policy checked the call)
     groups = kernels_of(reads, m, n, k, dtype, batch, sms, rows16, b_major)
     if fused:  # (the unswapped kernels: the tiles, the fitted, wave and narrow ones where any)

@@ -18,16 +18,15 @@ the pick priced under 15 us; the seed recorded).
 
 from __future__ import annotations
 
-import glob
-import json
 import os
-import random
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", ".."))
 sys.path.insert(0, os.path.join(HERE, ".."))
 sys.path.insert(0, HERE)
+
+from small_calls import drawn_small, sweep_losers  # noqa: E402 - beside this script
 
 import cutemma.kernels.sm90.config as sm90_config  # noqa: E402
 
@@ -38,44 +37,20 @@ sm90_config.MULTICASTS.update({("A", 4): (1, 4), ("AB", 8): (2, 4)})
 sm90_config.MULTICAST_TAGS.setdefault("AB", "ab")
 sm90_config.CLUSTER_SIZES = (1, 2, 4, 8)
 
-RESULTS = os.path.join(HERE, "..", "results")
 PEER_MAX_US = 15.0
 CLUSTERS = ((1, "B"), (2, "A"), (4, "A"), (4, "AB"), (8, "AB"))
 
 
 def worst(limit: int) -> list[tuple]:
-    found = []
-    for path in sorted(glob.glob(os.path.join(RESULTS, "sweep-h200-*.json"))):
-        for r in json.load(open(path))["rows"]:
-            if (
-                65 <= r["m"] <= 1024
-                and r.get("ratio", 9) < 0.95
-                and r.get("peer_us", 99) < PEER_MAX_US
-            ):
-                found.append((r["combo"], r["m"], r["n"], r["k"]))
-    found = list(dict.fromkeys(found))
-    random.Random(2).shuffle(found)
-    return found[:limit]
+    """The committed sweeps' calls of 65-1024 rows under PEER_MAX_US that the pick lost."""
+    lost = lambda r: (  # noqa: E731
+        65 <= r["m"] <= 1024 and r.get("ratio", 9) < 0.95 and r.get("peer_us", 99) < PEER_MAX_US
+    )
+    return sweep_losers(lost, limit, 2)
 
 
 def shapes(draws: int, seed: int) -> list[tuple]:
-    from gemm_sweep import draw_shapes
-
-    from cutemma.kernels.pick import builtin
-
-    combos = ("bf16_bK", "bf16_bN", "e4m3")
-    extra = []
-    for i, (m, n, k) in enumerate(draw_shapes(20000, seed)):
-        if len(extra) >= draws:
-            break
-        combo = combos[i % 3]
-        if not 65 <= m <= 1024:
-            continue
-        major = "N" if combo == "bf16_bN" else "K"
-        _, t = builtin(m, n, k, 1, combo[:4], 132, "h200", True, (False, False), major, False)
-        if t * 1e6 < PEER_MAX_US:
-            extra.append((combo, m, n, k))
-    return worst(16) + extra
+    return worst(16) + drawn_small(draws, seed, PEER_MAX_US, 20000, (65, 1024))
 
 
 def kernels(combo: str, m: int, n: int, k: int) -> dict:

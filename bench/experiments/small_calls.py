@@ -29,16 +29,46 @@ RESULTS = os.path.join(HERE, "..", "results")
 PEER_MAX_US = 12.0
 
 
-def sweep_cases(limit: int) -> list[tuple]:
-    """(combo, m, n, k) of the committed sweeps' small calls that the pick lost."""
+def sweep_losers(keep, limit: int, seed: int, last: int | None = None) -> list[tuple]:
+    """(combo, m, n, k) of the committed sweeps' rows that ``keep(row)`` takes (of the
+    ``last`` files by name, or all), each once, shuffled by ``seed``, at most ``limit``."""
     found = []
-    for path in sorted(glob.glob(os.path.join(RESULTS, "sweep-h200-*.json")))[-6:]:
+    for path in sorted(glob.glob(os.path.join(RESULTS, "sweep-h200-*.json")))[-(last or 0) :]:
         for r in json.load(open(path))["rows"]:
-            if r.get("ratio", 9) < 0.97 and r.get("peer_us", 99) < PEER_MAX_US:
+            if keep(r):
                 found.append((r["combo"], r["m"], r["n"], r["k"]))
     found = list(dict.fromkeys(found))
-    random.Random(1).shuffle(found)
+    random.Random(seed).shuffle(found)
     return found[:limit]
+
+
+def sweep_cases(limit: int) -> list[tuple]:
+    """(combo, m, n, k) of the committed sweeps' small calls that the pick lost."""
+    lost = lambda r: r.get("ratio", 9) < 0.97 and r.get("peer_us", 99) < PEER_MAX_US  # noqa: E731
+    return sweep_losers(lost, limit, 1, last=6)
+
+
+def drawn_small(draws: int, seed: int, max_us: float, pool: int, rows=(1, 1 << 62)) -> list:
+    """(combo, m, n, k) of up to ``draws`` of ``pool`` calls drawn by the sweep's distribution
+    (the combos in turn), of ``rows`` = (least, most) rows, whose pick the model prices under
+    ``max_us`` (a CPU test: compile shards see the same list)."""
+    from gemm_sweep import draw_shapes
+
+    from cutemma.kernels.pick import builtin
+
+    combos = ("bf16_bK", "bf16_bN", "e4m3")
+    extra = []
+    for i, (m, n, k) in enumerate(draw_shapes(pool, seed)):
+        if len(extra) >= draws:
+            break
+        combo = combos[i % 3]
+        if not rows[0] <= m <= rows[1]:
+            continue
+        b_major = "N" if combo == "bf16_bN" else "K"
+        _, t = builtin(m, n, k, 1, combo[:4], 132, "h200", True, (False, False), b_major, False)
+        if t * 1e6 < max_us:
+            extra.append((combo, m, n, k))
+    return extra
 
 
 def alternatives(combo: str, m: int, n: int, k: int, A, B) -> dict:
@@ -143,21 +173,8 @@ def row(combo: str, m: int, n: int, k: int) -> dict:
 def all_cases(draws: int, seed: int) -> list[tuple]:
     """The floor (64^3), the sweeps' small losers, then drawn calls whose pick the model
     prices under PEER_MAX_US (a CPU test: the compile shards must see the same list)."""
-    from gemm_sweep import draw_shapes
-
-    from cutemma.kernels.pick import builtin
-
-    combos = ("bf16_bK", "bf16_bN", "e4m3")
-    extra = []
-    for i, (m, n, k) in enumerate(draw_shapes(2000, seed)):
-        if len(extra) >= draws:
-            break
-        combo = combos[i % 3]
-        b_major = "N" if combo == "bf16_bN" else "K"
-        _, t = builtin(m, n, k, 1, combo[:4], 132, "h200", True, (False, False), b_major, False)
-        if t * 1e6 < PEER_MAX_US:
-            extra.append((combo, m, n, k))
-    return [(c, 64, 64, 64) for c in combos] + sweep_cases(14) + extra
+    floor = [(c, 64, 64, 64) for c in ("bf16_bK", "bf16_bN", "e4m3")]
+    return floor + sweep_cases(14) + drawn_small(draws, seed, PEER_MAX_US, 2000)
 
 
 def compile_shard(cases: list, shard: int, shards: int) -> None:

@@ -70,7 +70,6 @@ KINDS = tuple(sorted(p.stem for p in DEVICES.glob("*.json")))
 # whole tiles until its classes are refitted there (raw/calibrate-h200-s33-run2.json,
 # -s34.json, -small-together.json, -longk-together.json)
 CLAMPED = ("16", "tf32")
-SWAP_ROWS_WIDE = 128  # a swapped tile of two warpgroups' rows (efficiency)
 
 
 @dataclass(frozen=True)
@@ -212,11 +211,11 @@ def efficiency(config: Sm90Config, dtype: str, dev: Device) -> float:
         )
     cls = tile_class(config, dtype)
     if cls in dev.eff:
-        if config.swap_ab and config.block_m == SWAP_ROWS_WIDE:
-            # two warpgroups of 64 x tokens wgmmas: no faster than the plain 128-row tile
-            # of that width (the class is fitted where loads, not flops, set the pace)
-            width = _interpolated(dev.eff, f"{type_class(dtype)}/{SWAP_ROWS_WIDE}x", config.block_n)
-            return min(dev.eff[cls], width)
+        if config.swap_ab and config.consumers > 1:
+            # two warpgroups of 64 x tokens wgmmas: no faster than the plain tile of as many
+            # rows and that width (the class is fitted where loads, not flops, set the pace)
+            plain = _interpolated(dev.eff, f"{type_class(dtype)}/{_rows(config)}", config.block_n)
+            return min(dev.eff[cls], plain)
         return dev.eff[cls]
     if config.swap_ab or config.schedule != "cooperative":
         return UNFITTED_EFF

@@ -911,8 +911,8 @@ def swapped_kernels(
     [16, 8, 4, None, None]
     >>> [c.split for c in swapped_kernels(16, 8192, 8192, "bf16", b_major="N")]
     [16, 8, 4, None]
-    >>> [c.stream_k for c in swapped_kernels(17, 21520, 9392, "bf16", b_major="N")]
-    [False]
+    >>> [(c.block_m, c.stream_k) for c in swapped_kernels(17, 21520, 9392, "bf16", b_major="N")]
+    [(128, False), (64, False)]
     >>> sorted({c.block_n for c in swapped_kernels(287, 8192, 8192, "bf16")})
     [96, 144]
     """
@@ -924,9 +924,8 @@ def swapped_groups(
 ) -> tuple[tuple[Sm90Config, ...], ...]:
     """:func:`swapped_kernels` as one tuple per class of calls (:func:`swap_classes`: a
     token tile each), each built once (the cost model's table of it too). For an N-major B
-    whose tokens are one tile, where stream-K would share most of the weights' 64-row tiles
-    over more of them than ``sms`` (:func:`_shares_mostly_unaligned`), the whole kernels
-    only.
+    whose tokens are one tile, where stream-K would read the weights at unrelated k, the
+    whole kernels only (:func:`_n_major_whole`).
 
     >>> [len(g) for g in swapped_groups(300, 8192, 8192, "bf16")]
     [5, 5]
@@ -964,36 +963,61 @@ def _groups_of_classes(
 ) -> tuple[tuple[Sm90Config, ...], ...]:
     classes = _swap_classes(m, n, k, dtype, sms)
     n_major = b_major == "N"
-    whole = _n_major_whole(classes, m, n, k, dtype, sms) if n_major else (False,) * len(classes)
+    whole = _n_major_whole(classes, m, n, k, dtype, sms) if n_major else (0,) * len(classes)
     found = []
     for key, only in zip(classes, whole):
         group = _swapped_of_class(key, dtype, sms, b_major)
-        group = _whole_only(group) if only else group
+        group = _whole_only(group, dtype, sms, only == WHOLE_64) if only else group
         if group:
             found.append(group)
     return tuple(found)
 
 
+# _n_major_whole's answers per class: all the class's kernels, its whole kernels only, or
+# those and 64-row whole tiles beside them
+ALL_KERNELS, WHOLE, WHOLE_64 = 0, 1, 2
+
+
 def _n_major_whole(
     classes: tuple[tuple, ...], m: int, n: int, k: int, dtype: str, sms: int
-) -> tuple[bool, ...]:
-    """Per class of an N-major B's swapped call, whether it runs its whole kernels only
-    (:func:`_shares_mostly_unaligned`, for tokens of one tile): with the classes, all that
-    its swapped groups read of the shape (:func:`kernel_reads`)."""
+) -> tuple[int, ...]:
+    """Per class of an N-major B's swapped call, which of its kernels it runs: for tokens
+    of one tile up to :data:`SWAP_WIDE_TOKENS`, whole kernels of 128 and 64 rows where
+    stream-K would read the weights at unrelated k (:func:`_streams_unaligned`); of one
+    wider tile, whole kernels where most of its 64-row tiles would be shared
+    (:func:`_shares_mostly_unaligned`); else all. With the classes, all that its swapped
+    groups read of the shape (:func:`kernel_reads`)."""
+    if m <= SWAP_WIDE_TOKENS:
+        return (WHOLE_64 if _streams_unaligned(n, k, sms) else ALL_KERNELS,) * len(classes)
     if m > SWAP_TOKENS:
-        return (False,) * len(classes)
+        return (ALL_KERNELS,) * len(classes)
     return tuple(
-        _shares_mostly_unaligned(_swapped_of_class(key, dtype, sms, "N"), n, k, dtype, sms)
+        WHOLE
+        if _shares_mostly_unaligned(_swapped_of_class(key, dtype, sms, "N"), n, k, dtype, sms)
+        else ALL_KERNELS
         for key in classes
     )
 
 
-# an N-major B's swapped stream-K over more 64-row tiles than SMs: where the shared tiles
-# are at least half of them and K at least this long, the shares (at unrelated k) read the
-# weights 1.35-1.8x slower than the same kernels on a K-major B; under half (e.g. 236 of 896
-# tiles), or K of at most 816, 0.97-1.12x (the same shapes timed with each major,
-# raw/calibrate-h200-{s35,s36,decode,decode-ends}.json)
+# an N-major B's swapped stream-K over more 64-row weight tiles than SMs reads the weights
+# at unrelated k rows (each share a 128-byte piece of every k row it reads). Over a K of
+# at least this: 12 decode calls of 1-23 tokens and 0.3-2 GB of weights ran 64-row whole
+# tiles (the deepest ring) at 0.935 of cuBLAS, the same tiles' stream-K at 0.79, none
+# more than 1% faster shared (bench/results/raw/nmajor-decode-h200.json; with B K-major
+# the shares ran 0.98); on calls drawn at run time whose pick the whole tiles moved, 1-32
+# tokens ran 1.077x and 33-128 1.046x the stream-K picks, 129-256 (128-row stream-K
+# tiles of 136-256 tokens among them) 0.984x (raw/nmajor-ab-drawn-h200.json). There most
+# shares must span tiles too (at least half of the tiles shared, more than SMs): 1.35-1.8x
+# the K-major time, against 0.97-1.12x under half (e.g. 236 of 896 tiles) or for K of at
+# most 816 (raw/calibrate-h200-{s35,s36,decode,decode-ends}.json)
 N_MAJOR_SHARED_MIN_K = 2048
+
+
+def _streams_unaligned(n: int, k: int, sms: int) -> bool:
+    """Whether one token tile's swapped stream-K over ``n`` weight rows of an N-major B
+    would read weight rows at unrelated k: more 64-row tiles than ``sms`` CTAs, over a K of
+    at least :data:`N_MAJOR_SHARED_MIN_K`."""
+    return k >= N_MAJOR_SHARED_MIN_K and -(-n // SWAP_ROWS) > sms
 
 
 def _shares_mostly_unaligned(
@@ -1003,21 +1027,41 @@ def _shares_mostly_unaligned(
     from its first stream-K config) over ``n`` weight rows shares more tiles than ``sms``
     CTAs, at least half of all its tiles, over a K of at least :data:`N_MAJOR_SHARED_MIN_K`."""
     shared = next((c for c in group if c.stream_k), None)
-    if shared is None or k < N_MAJOR_SHARED_MIN_K:
+    if shared is None or not _streams_unaligned(n, k, sms):
         return False
     tiles = -(-n // shared.block_m)
-    if tiles <= sms:
-        return False
     k_tiles = -(-k // shared.k_tiles[ATOMS_SM90[dtype][1]])
     sk, _ = sk_shares(tiles, 1, k_tiles, sms, (None,))
     return sk > sms and 2 * sk >= tiles
 
 
 @lru_cache(maxsize=4096)
-def _whole_only(group: tuple[Sm90Config, ...]) -> tuple[Sm90Config, ...]:
-    """A swapped group without its stream-K kernels (one tuple per group: its price table is
-    built once)."""
-    return tuple(c for c in group if not c.stream_k)
+def _whole_only(
+    group: tuple[Sm90Config, ...], dtype: str, sms: int, narrow: bool
+) -> tuple[Sm90Config, ...]:
+    """A swapped group without its stream-K kernels, with 64-row whole tiles beside each
+    128-row one where ``narrow`` (:func:`_whole_rows`): one tuple per group, so its price
+    table is built once."""
+    whole = tuple(c for c in group if not c.stream_k)
+    if not narrow:
+        return whole
+    rows = (_whole_rows(c, dtype, sms) for c in whole if c.block_m == 2 * SWAP_ROWS)
+    return whole + tuple(c for c in rows if c is not None)
+
+
+def _whole_rows(whole: Sm90Config, dtype: str, sms: int) -> Sm90Config | None:
+    """``whole`` (a 128-row whole swapped kernel) as 64-row tiles of one warpgroup over more
+    tiles than ``sms``: the same tokens, k tile and hint, a ring as deep as
+    :func:`stream_stages` gives ``sms`` CTAs (None where the family's rules refuse it)."""
+    stages = stream_stages(SWAP_ROWS, _swap_k_bytes(dtype in FP8), sms)
+    make = lambda depth: replace(  # noqa: E731
+        whole, block_m=SWAP_ROWS, consumers=1, stages=depth
+    )
+    try:
+        cfg = _shallower_if_needed(make, stages, dtype)
+    except TiledMmaError:
+        return None
+    return cfg if fits(cfg, dtype) and builds(cfg, dtype) else None
 
 
 def check_b_major(b_major: object, what: str) -> None:

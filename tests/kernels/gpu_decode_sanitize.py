@@ -1,7 +1,8 @@
 """Decode kernels with the rings :func:`cutemma.kernels.space.stream_stages` sets (fp8
 64-row tiles of 4 stages, shared by stream-K; bf16 128-row tiles of 6 and fp8 ones of 3,
-whole), on shapes small enough for compute-sanitizer (issue 21; validate-streamk-h100.json
-"session9" and "session10"):
+whole; bf16 64-row whole tiles of the deepest ring over more tiles than SMs, an N-major
+B's: space._n_major_whole), on shapes small enough for compute-sanitizer (issue 21;
+validate-streamk-h100.json "session9" and "session10"):
 
     compute-sanitizer --tool racecheck python tests/kernels/gpu_decode_sanitize.py
 
@@ -21,7 +22,8 @@ import cutemma
 from cutemma.kernels.pick import builtin_sm90_config
 
 CASES = [("e4m3", 8, 2048, 1024), ("e4m3", 64, 8192, 512), ("bf16", 16, 10240, 256),
-         ("bf16", 40, 10240, 512), ("e4m3", 40, 10240, 512)]  # fmt: skip
+         ("bf16", 40, 10240, 512), ("e4m3", 40, 10240, 512), ("bf16", 1, 20000, 2048),
+         ("bf16", 20, 20000, 2048)]  # fmt: skip
 
 
 def one(dtype: str, m: int, n: int, k: int) -> bool:
@@ -39,7 +41,8 @@ def one(dtype: str, m: int, n: int, k: int) -> bool:
     D = cutemma.gemm(A, B)
     torch.cuda.synchronize()
     err = float((D.float() - ref.float()).norm() / ref.float().norm())
-    name = builtin_sm90_config(m, n, k, dtype, swap=True).name
+    major = "N" if dtype == "bf16" else "K"  # (B as built above)
+    name = builtin_sm90_config(m, n, k, dtype, swap=True, b_major=major).name
     print(f"{dtype} ({m}, {n}, {k}) {name}: err {err:.1e}", flush=True)
     return err < 1e-2
 

@@ -40,7 +40,7 @@ from cutemma.kernels.dispatch import gemm as gemm_sm90
 from cutemma.kernels.pick import NARROW_16
 from cutemma.kernels.sm90.host import kernel_key
 from cutemma.kernels.sm90.plan import Sm90Config
-from cutemma.kernels.space import SWAP_WIDE_SPLIT, WIDE_16, swapped_kernel
+from cutemma.kernels.space import SWAP_WIDE_SPLIT, WIDE_16, candidates, swapped_kernel
 
 BOUND = {torch.float32: 1e-5, torch.float16: 1.5e-3, torch.bfloat16: 1e-2}
 TF32_BOUND = 3e-3  # tf32 keeps 10 mantissa bits of each fp32 input (truncated)
@@ -74,6 +74,9 @@ CONFIGS = [
     # one token tile's 128-row swapped tiles shared by stream-K (space.SWAP_WIDE_SPLIT; 192
     # tokens: every major pair of this harness tiles it; weights past the evict-first bound)
     replace(swapped_kernel(192, 65536, 8192, "bf16", 132, False, 128), split=SWAP_WIDE_SPLIT),
+    # an N-major B's 64-row whole swapped tiles, the deepest ring (space._n_major_whole; 64
+    # tokens: every major pair of this harness tiles it)
+    *[c for c in candidates(64, 20000, 2048, "bf16", b_major="N") if c.swap_ab and c.block_m == 64],
     # 64-row tiles as wide as fills a wave (space.wave_width) and the narrow ones
     # (space.narrow_kernels): widths off the 64-column grid
     *WAVE_CONFIGS,

@@ -909,9 +909,9 @@ def swapped_kernels(
 
     >>> [c.split for c in swapped_kernels(16, 8192, 8192, "bf16")]
     [16, 8, 4, None, None]
-    >>> [c.split for c in swapped_kernels(16, 8192, 8192, "bf16", b_major="N")]
+    >>> [c.split for c in swapped_kernels(16, 8192, 2000, "bf16", b_major="N")]
     [16, 8, 4, None]
-    >>> [(c.block_m, c.stream_k) for c in swapped_kernels(17, 21520, 9392, "bf16", b_major="N")]
+    >>> [(c.block_m, c.stream_k) for c in swapped_kernels(16, 8192, 8192, "bf16", b_major="N")]
     [(128, False), (64, False)]
     >>> sorted({c.block_n for c in swapped_kernels(287, 8192, 8192, "bf16")})
     [96, 144]
@@ -982,13 +982,14 @@ def _n_major_whole(
     classes: tuple[tuple, ...], m: int, n: int, k: int, dtype: str, sms: int
 ) -> tuple[int, ...]:
     """Per class of an N-major B's swapped call, which of its kernels it runs: for tokens
-    of one tile up to :data:`SWAP_WIDE_TOKENS`, whole kernels of 128 and 64 rows where
-    stream-K would read the weights at unrelated k (:func:`_streams_unaligned`); of one
-    wider tile, whole kernels where most of its 64-row tiles would be shared
-    (:func:`_shares_mostly_unaligned`); else all. With the classes, all that its swapped
-    groups read of the shape (:func:`kernel_reads`)."""
+    of one tile up to :data:`SWAP_WIDE_TOKENS` over a K of at least
+    :data:`N_MAJOR_SHARED_MIN_K`, whole kernels of 128 and 64 rows (stream-K would read the
+    weights at unrelated k); of one wider tile, whole kernels where most of its 64-row
+    tiles would be shared (:func:`_shares_mostly_unaligned`); else all. With the classes,
+    all that its swapped groups read of the shape (:func:`kernel_reads`)."""
     if m <= SWAP_WIDE_TOKENS:
-        return (WHOLE_64 if _streams_unaligned(n, k, sms) else ALL_KERNELS,) * len(classes)
+        only = WHOLE_64 if k >= N_MAJOR_SHARED_MIN_K else ALL_KERNELS
+        return (only,) * len(classes)
     if m > SWAP_TOKENS:
         return (ALL_KERNELS,) * len(classes)
     return tuple(
@@ -999,25 +1000,20 @@ def _n_major_whole(
     )
 
 
-# an N-major B's swapped stream-K over more 64-row weight tiles than SMs reads the weights
-# at unrelated k rows (each share a 128-byte piece of every k row it reads). Over a K of
-# at least this: 12 decode calls of 1-23 tokens and 0.3-2 GB of weights ran 64-row whole
-# tiles (the deepest ring) at 0.935 of cuBLAS, the same tiles' stream-K at 0.79, none
-# more than 1% faster shared (bench/results/raw/nmajor-decode-h200.json; with B K-major
-# the shares ran 0.98); on calls drawn at run time whose pick the whole tiles moved, 1-32
-# tokens ran 1.077x and 33-128 1.046x the stream-K picks, 129-256 (128-row stream-K
-# tiles of 136-256 tokens among them) 0.984x (raw/nmajor-ab-drawn-h200.json). There most
-# shares must span tiles too (at least half of the tiles shared, more than SMs): 1.35-1.8x
-# the K-major time, against 0.97-1.12x under half (e.g. 236 of 896 tiles) or for K of at
-# most 816 (raw/calibrate-h200-{s35,s36,decode,decode-ends}.json)
+# an N-major B's swapped stream-K reads the weights at unrelated k rows (each share a
+# 128-byte piece of every k row it reads). Over a K of at least this: 12 decode calls of
+# 1-23 tokens and 0.3-2 GB of weights ran 64-row whole tiles (the deepest ring) at 0.935 of
+# cuBLAS, the same tiles' stream-K at 0.79, none more than 1% faster shared
+# (bench/results/raw/nmajor-decode-h200.json; with B K-major the shares ran 0.98); on calls
+# drawn at run time whose pick the whole tiles moved, over more 64-row tiles than SMs 1-32
+# tokens ran 1.077x and 33-128 1.046x the stream-K picks, 129-256 (128-row stream-K tiles
+# of 136-256 tokens among them) 0.984x (raw/nmajor-ab-drawn-h200.json); over at most as
+# many tiles as SMs, 1.057x, 38 of 40 faster, and the named table's 14 such rows 1.013x, all
+# faster (raw/nmajor-few-ab-{drawn,named}-h200.json). Past 128 tokens most shares must span
+# tiles too (at least half of the tiles shared, more than SMs): 1.35-1.8x the K-major time,
+# against 0.97-1.12x under half (e.g. 236 of 896 tiles) or for K of at most 816
+# (raw/calibrate-h200-{s35,s36,decode,decode-ends}.json)
 N_MAJOR_SHARED_MIN_K = 2048
-
-
-def _streams_unaligned(n: int, k: int, sms: int) -> bool:
-    """Whether one token tile's swapped stream-K over ``n`` weight rows of an N-major B
-    would read weight rows at unrelated k: more 64-row tiles than ``sms`` CTAs, over a K of
-    at least :data:`N_MAJOR_SHARED_MIN_K`."""
-    return k >= N_MAJOR_SHARED_MIN_K and -(-n // SWAP_ROWS) > sms
 
 
 def _shares_mostly_unaligned(
@@ -1027,9 +1023,11 @@ def _shares_mostly_unaligned(
     from its first stream-K config) over ``n`` weight rows shares more tiles than ``sms``
     CTAs, at least half of all its tiles, over a K of at least :data:`N_MAJOR_SHARED_MIN_K`."""
     shared = next((c for c in group if c.stream_k), None)
-    if shared is None or not _streams_unaligned(n, k, sms):
+    if shared is None or k < N_MAJOR_SHARED_MIN_K:
         return False
     tiles = -(-n // shared.block_m)
+    if tiles <= sms:
+        return False
     k_tiles = -(-k // shared.k_tiles[ATOMS_SM90[dtype][1]])
     sk, _ = sk_shares(tiles, 1, k_tiles, sms, (None,))
     return sk > sms and 2 * sk >= tiles
@@ -1050,10 +1048,12 @@ def _whole_only(
 
 
 def _whole_rows(whole: Sm90Config, dtype: str, sms: int) -> Sm90Config | None:
-    """``whole`` (a 128-row whole swapped kernel) as 64-row tiles of one warpgroup over more
-    tiles than ``sms``: the same tokens, k tile and hint, a ring as deep as
-    :func:`stream_stages` gives ``sms`` CTAs (None where the family's rules refuse it)."""
-    stages = stream_stages(SWAP_ROWS, _swap_k_bytes(dtype in FP8), sms)
+    """``whole`` (a 128-row whole swapped kernel) as 64-row tiles of one warpgroup: the same
+    tokens, k tile and hint, a ring as deep as ``whole``'s and at least as deep as
+    :func:`stream_stages` gives ``sms`` CTAs (16-bit: the deepest), None where the family's
+    rules refuse it."""
+    full = stream_stages(SWAP_ROWS, _swap_k_bytes(dtype in FP8), sms)
+    stages = None if whole.stages is None or full is None else max(whole.stages, full)
     make = lambda depth: replace(  # noqa: E731
         whole, block_m=SWAP_ROWS, consumers=1, stages=depth
     )

@@ -107,26 +107,28 @@ def test_a_stream_k_variant_that_shares_nothing_never_beats_its_whole_kernel(sha
 
 
 @pytest.mark.parametrize("dtype", ["bf16", "e4m3"])
-def test_an_n_major_b_s_swapped_calls_over_more_64_row_tiles_than_sms_run_whole_tiles(dtype):
+def test_an_n_major_b_s_swapped_calls_of_few_tokens_over_a_long_k_run_whole_tiles(dtype):
     """space._n_major_whole: an N-major B's swapped call of at most SWAP_WIDE_TOKENS rows
-    whose stream-K would share more 64-row weight tiles than SMs, over a K of at least
-    N_MAJOR_SHARED_MIN_K, reads the weights at unrelated k: it runs whole swapped kernels
-    only, the K-major call's 128-row ones and 64-row ones beside them (one warpgroup, the
-    same tokens and hint, a ring at least as deep). Of one wider token tile, only where
-    most tiles would be shared, and no 64-row tiles. One wave of 64-row tiles, a short K,
-    several token tiles, or a K-major B keep stream-K."""
+    over a K of at least N_MAJOR_SHARED_MIN_K would read the weights at unrelated k under
+    stream-K: it runs whole swapped kernels only, the K-major call's 128-row ones and
+    64-row ones beside them (one warpgroup, the same tokens and hint, a ring at least as
+    deep), over any count of tiles. Of one wider token tile, only where most tiles would be
+    shared, and no 64-row tiles. A short K, several token tiles, or a K-major B keep
+    stream-K."""
 
     def swapped(m, n, k, major):
         return [c for c in candidates(m, n, k, dtype, b_major=major) if c.swap_ab]
 
     sms = 132
-    for m, n, k in ((17, 21520, 9392), (16, 57344, 8192), (4, 12288, 12288), (1, 133 * 64, 2048)):
+    whole = ((17, 21520, 9392), (16, 57344, 8192), (4, 12288, 12288), (1, 133 * 64, 2048),
+             (16, sms * 64, 8192), (100, 4608, 36864), (3, 2496, 2752))  # fmt: skip
+    for m, n, k in whole:
         n_major, k_major = swapped(m, n, k, "N"), swapped(m, n, k, "K")
         assert n_major and not any(c.stream_k for c in n_major), (m, n, k)
         assert any(c.stream_k for c in k_major)
-        wide = [c for c in n_major if c.block_m == 128]
+        wide = [c for c in n_major if c.block_m == 128 and c.kcluster == 1]
         assert wide and set(wide) <= set(k_major)
-        narrow = [c for c in n_major if c.block_m == 64]
+        narrow = [c for c in n_major if c.block_m == 64 and c.kcluster == 1]  # (kcluster: apart)
         assert [replace(c, block_m=128, consumers=2, stages=None) for c in narrow] == [
             replace(c, stages=None) for c in wide
         ]
@@ -134,8 +136,8 @@ def test_an_n_major_b_s_swapped_calls_over_more_64_row_tiles_than_sms_run_whole_
                    for c, w in zip(narrow, wide))  # fmt: skip
     wide = swapped(150, 21520, 9392, "N")  # (152 tokens: 205 of 337 tiles shared)
     assert wide and not any(c.stream_k or c.block_m == 64 for c in wide)
-    kept = ((2, 9376, 2047), (16, sms * 64, 8192), (200, 36864, 7168), (700, 21520, 9392))
-    for m, n, k in kept:  # K under 2048; one wave; 180 of 576 shared; several token tiles
+    kept = ((2, 9376, 2047), (200, 36864, 7168), (700, 21520, 9392))
+    for m, n, k in kept:  # K under 2048; 180 of 576 tiles shared; several token tiles
         assert any(c.stream_k for c in swapped(m, n, k, "N")), (m, n, k)
 
 

@@ -47,7 +47,9 @@ def shapes(draws: int, seed: int) -> list[tuple]:
     calls = sweep_losers(lost, 12, 4)
     rng = random.Random(seed)
     drawn = [c for c in draw_shapes(4000, seed) if _few_waves(*c, "bf16")]
-    calls += [(rng.choice(("bf16_bK", "bf16_bN")), *c) for c in rng.sample(drawn, min(draws, len(drawn)))]
+    calls += [
+        (rng.choice(("bf16_bK", "bf16_bN")), *c) for c in rng.sample(drawn, min(draws, len(drawn)))
+    ]
     return calls
 
 

@@ -144,13 +144,17 @@ def test_builtin_sm90_config_names_a_bad_rows16():
 
 
 def test_an_n_major_b_swaps_without_unaligned_shares():
-    # stream-K shares at unrelated k read an N-major B's rows apart (SWAP_SPLITS)
-    k_major = swapped_kernels(4, 5072, 25696, "bf16")
-    n_major = swapped_kernels(4, 5072, 25696, "bf16", b_major="N")
+    # stream-K shares at unrelated k read an N-major B's rows apart (SWAP_SPLITS); over a K
+    # of at least N_MAJOR_SHARED_MIN_K, few tokens run whole tiles only (_n_major_whole)
+    k_major = swapped_kernels(4, 5072, 2000, "bf16")
+    n_major = swapped_kernels(4, 5072, 2000, "bf16", b_major="N")
     assert any(c.stream_k and c.split is None for c in k_major)
+    assert any(c.stream_k for c in n_major)
     assert not any(c.stream_k and c.split is None for c in n_major)
     assert set(n_major) < set(k_major)
+    long_k = swapped_kernels(4, 5072, 25696, "bf16", b_major="N")
+    assert long_k and not any(c.stream_k for c in long_k)
     picked = builtin_sm90_config(1, 5072, 25696, kind="h200", swap=True, b_major="N")
-    assert not (picked.stream_k and picked.split is None)
+    assert not picked.stream_k
     with pytest.raises(TiledMmaError, match="b_major"):
         builtin_sm90_config(1, 64, 64, b_major="M")

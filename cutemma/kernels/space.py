@@ -187,8 +187,9 @@ KCLUSTER_MIN_K = 2
 # pick took them on 5 (4 faster) and ran 2.4% faster than without them, geomean of the 24
 # (raw/quad-ab-h200.json); on calls whose rows are aligned (bf16 either B major, e4m3 with
 # K an even multiple of 16) the best of them ran 0.88-0.91 of the pick
-# (raw/quad-ab-{bf16_bK,bf16_bN,e4m3-aligned}-h200.json): not offered there. Clusters of 4 fit 30 at once on 132 SMs (kcluster.clusters): a
-# persistent grid of 120 CTAs (cost.cluster_grid).
+# (raw/quad-ab-{bf16_bK,bf16_bN,e4m3-aligned}-h200.json): not offered there. Clusters of 4
+# fit 30 at once on 132 SMs (kcluster.clusters): a persistent grid of 120 CTAs
+# (cost.cluster_grid).
 QUAD_MIN_M = 1025
 # pairs of CTAs (cluster_kernels) for calls of at least PAIR_MIN_M rows whose rows sit half a
 # sector apart: at up to 64 rows (one wgmma slice of A) the model's cheapest kernel without a
@@ -729,12 +730,13 @@ def kernel_reads(
     where B is K-major the fitted widths (:func:`fitted_kernels`) and their hint, and the
     wave's width (:func:`wave_kernels`, 0 for none) and its hint, whether the call has
     :data:`PAIR_MIN_M` rows (pairs where its rows sit half a sector off), whether it
-    takes the narrow tiles (:func:`narrow_kernels`) and their hint; where ``swaps`` what the swapped kernels' classes read (:func:`swap_classes`): up to
+    takes the narrow tiles (:func:`narrow_kernels`) and their hint; where ``swaps`` what
+    the swapped kernels' classes read (:func:`swap_classes`): up to
     :data:`SWAP_TOKENS` rows, the token tile's eighths (:func:`swap_tokens`), the fewest
     CTAs whose ring is as deep as its whole tiles' and whether the weights fit
     :data:`EVICT_FIRST_MAX_BYTES` (:func:`_swap_class`); past it, the token tiles' classes
     (:func:`swap_classes`: each tile's width and whether B streams); an N-major B's, its
-    classes and which of them run whole only (:func:`swapped_groups`). Two calls of one
+    classes and which of their kernels each runs (:func:`_n_major_whole`). Two calls of one
     dtype, ``batch == 1``, rows16, sms and b_major whose reads are equal get the same kernels
     (tests/kernels/test_pick_fast.py), so the pick keeps its price tables per reads: a new
     shape mostly meets reads seen before, and one look-up costs it less than the space's
@@ -801,8 +803,9 @@ def kernels_of(
     """A checked call's kernels from its :func:`kernel_reads` (``reads``), one tuple per
     group: :func:`hinted_kernels`', then the fitted tiles where it has any
     (:func:`fitted_kernels`), then the wave's (:func:`wave_kernels`), then the narrow
-    tiles (:func:`narrow_kernels`), then the swapped groups (:func:`swapped_groups`), each cached per what it reads (the swapped ones per their reads too: a new set of them is a few
-    steps, and new shapes meet many). :func:`candidates` lists the same, then the
+    tiles (:func:`narrow_kernels`), then the swapped groups (:func:`swapped_groups`), each
+    cached per what it reads (the swapped ones per their reads too: a new set of them is a
+    few steps, and new shapes meet many). :func:`candidates` lists the same, then the
     kcluster kernels (:func:`kcluster_kernels`), which the pick weighs apart.
 
     >>> found = kernels_of(kernel_reads(300, 1024, 8192, "bf16", 1, 132, True, "K"),
@@ -963,11 +966,14 @@ def _groups_of_classes(
 ) -> tuple[tuple[Sm90Config, ...], ...]:
     classes = _swap_classes(m, n, k, dtype, sms)
     n_major = b_major == "N"
-    whole = _n_major_whole(classes, m, n, k, dtype, sms) if n_major else (0,) * len(classes)
+    runs = _n_major_whole(classes, m, n, k, dtype, sms) if n_major else None
     found = []
-    for key, only in zip(classes, whole):
+    for i, key in enumerate(classes):
         group = _swapped_of_class(key, dtype, sms, b_major)
-        group = _whole_only(group, dtype, sms, only == WHOLE_64) if only else group
+        if runs is not None and runs[i] == WHOLE:
+            group = _whole_only(group)
+        elif runs is not None and runs[i] == WHOLE_64:
+            group = _whole_with_rows(group, dtype, sms)
         if group:
             found.append(group)
     return tuple(found)
@@ -1034,15 +1040,17 @@ def _shares_mostly_unaligned(
 
 
 @lru_cache(maxsize=4096)
-def _whole_only(
-    group: tuple[Sm90Config, ...], dtype: str, sms: int, narrow: bool
-) -> tuple[Sm90Config, ...]:
-    """A swapped group without its stream-K kernels, with 64-row whole tiles beside each
-    128-row one where ``narrow`` (:func:`_whole_rows`): one tuple per group, so its price
-    table is built once."""
-    whole = tuple(c for c in group if not c.stream_k)
-    if not narrow:
-        return whole
+def _whole_only(group: tuple[Sm90Config, ...]) -> tuple[Sm90Config, ...]:
+    """A swapped group without its stream-K kernels (one tuple per group: its price table is
+    built once)."""
+    return tuple(c for c in group if not c.stream_k)
+
+
+@lru_cache(maxsize=4096)
+def _whole_with_rows(group: tuple[Sm90Config, ...], dtype: str, sms: int) -> tuple[Sm90Config, ...]:
+    """:func:`_whole_only`'s kernels and a 64-row whole tile beside each 128-row one
+    (:func:`_whole_rows`; one tuple per group, as there)."""
+    whole = _whole_only(group)
     rows = (_whole_rows(c, dtype, sms) for c in whole if c.block_m == 2 * SWAP_ROWS)
     return whole + tuple(c for c in rows if c is not None)
 

@@ -1,15 +1,16 @@
 """Calibrate the cost model (cutemma/kernels/cost.py) for one device kind (issue 33).
 
-    python bench/calibrate.py measure --out FILE [--shapes N] [--seed S] [--shards P]   # GPU
+    python bench/calibrate.py measure --out FILE [--shapes N] [--seed S] [--shards P] [--rows LO HI]   # GPU
     python bench/calibrate.py measure --out FILE --set named|small|longk|mid|skinny|decode|decode-ends   # GPU
     python bench/calibrate.py fit FILE [FILE ...] --kind h200 [--write]                # CPU
     python bench/calibrate.py picks FILE [FILE ...] --kind h200                        # CPU
     python bench/calibrate.py bias FILE [FILE ...] --kind h200                         # CPU
 
 ``measure`` draws N shapes (bench/gemm_sweep.py's distribution, calibration seed S, never a
-sweep's) and, for each of bf16 with B K-major, bf16 with B N-major and e4m3, times every
-kernel of the space (:func:`cutemma.kernels.space.candidates`), cutemma's own pick and the
-peer, each as an L2-flushed median. The kernels compile first in ``--shards`` processes.
+sweep's; ``--rows``: only those whose M lies in LO..HI) and, for each of bf16 with B K-major,
+bf16 with B N-major and e4m3, times every kernel of the space the call's pick chooses from
+(:func:`cutemma.kernels.space.candidates` with the call's B major and where its rows sit),
+cutemma's own pick and the peer, each as an L2-flushed median. The kernels compile first in ``--shards`` processes.
 ``fit`` fits the model's constants (per-SM rates stay the datasheet's; the tile classes'
 efficiencies, the load and DRAM bandwidths and the fixed costs are fitted) to the log of
 the measured times by robust least squares, on the even-numbered shapes, and reports the
@@ -40,9 +41,13 @@ KERNEL_DTYPE = {"bf16_bK": "bf16", "bf16_bN": "bf16", "e4m3": "e4m3"}
 
 
 def _configs(m: int, n: int, k: int, combo: str) -> list:
+    """The space's kernels of the call as the pick sees it: its B major and where its rows
+    sit (:func:`_rows16`)."""
     from cutemma.kernels.space import candidates
 
-    return list(candidates(m, n, k, KERNEL_DTYPE[combo]))
+    r16 = _rows16({"combo": combo, "m": m, "n": n, "k": k})
+    major = "N" if combo == "bf16_bN" else "K"
+    return list(candidates(m, n, k, KERNEL_DTYPE[combo], rows16=r16, b_major=major))
 
 
 # ``--set named``: the named table's rows that the old fitted rules ran whole-wave tiles on
@@ -108,17 +113,23 @@ SHAPE_SETS = {
 }  # the sets every combo runs (NAMED: two of them)
 
 
-def _cases(count: int, seed: int) -> list[tuple]:
+def _cases(count: int, seed: int, rows: tuple[int, int] = (1, 1 << 30)) -> list[tuple]:
+    """The calls to time: a named set (``count`` < 0) or ``count`` drawn shapes whose M lies
+    in ``rows`` (drawn as the sweep draws, those outside skipped), each in every combo."""
     from gemm_sweep import COMBOS, draw_shapes
 
     if count == -1:
         return [(combo, *shape) for shape in NAMED for combo in ("bf16_bN", "e4m3")]
     if count in SHAPE_SETS:
         return [(combo, *shape) for shape in SHAPE_SETS[count] for combo in COMBOS]
-    return [(combo, m, n, k) for (m, n, k) in draw_shapes(count, seed) for combo in COMBOS]
+    lo, hi = rows
+    drawn = [s for s in draw_shapes(200 * count, seed) if lo <= s[0] <= hi][:count]
+    return [(combo, m, n, k) for (m, n, k) in drawn for combo in COMBOS]
 
 
-def compile_shard(count: int, seed: int, shard: int, shards: int) -> None:
+def compile_shard(
+    count: int, seed: int, shard: int, shards: int, rows: tuple[int, int] = (1, 1 << 30)
+) -> None:
     """Run each distinct (combo, config) once on its first shape: the disk cache then holds
     its kernel for the timing process."""
     import torch
@@ -127,7 +138,7 @@ def compile_shard(count: int, seed: int, shard: int, shards: int) -> None:
     import cutemma
 
     seen, mine = set(), []
-    for combo, m, n, k in _cases(count, seed):
+    for combo, m, n, k in _cases(count, seed, rows):
         for cfg in _configs(m, n, k, combo):
             if (combo, cfg) not in seen:
                 seen.add((combo, cfg))
@@ -144,27 +155,32 @@ def compile_shard(count: int, seed: int, shard: int, shards: int) -> None:
             print(f"compile {combo} {cfg.name}: {type(exc).__name__}: {exc}"[:300], flush=True)
 
 
-def measure(count: int, seed: int, shards: int, path: str) -> dict:
+def measure(
+    count: int, seed: int, shards: int, path: str, rows: tuple[int, int] = (1, 1 << 30)
+) -> dict:
     import torch
 
+    band = [str(r) for r in rows]
     procs = [
         subprocess.Popen(
-            [sys.executable, __file__, "compile", str(count), str(seed), str(i), str(shards)]
+            [sys.executable, __file__, "compile", str(count), str(seed), str(i), str(shards),
+             *band]
         )
         for i in range(shards)
-    ]
+    ]  # fmt: skip
     for p in procs:
         p.wait()
-    rows = []
-    for i, case in enumerate(_cases(count, seed)):
-        rows.append(_case(*case))
+    timed = []
+    for i, case in enumerate(_cases(count, seed, rows)):
+        timed.append(_case(*case))
         torch.cuda.empty_cache()
         with open(path, "w") as f:  # as it goes: a run cut short keeps its rows
-            json.dump({"seed": seed, "shapes": count, "rows": rows}, f)
-        good = [v for v in rows[-1]["times_us"].values() if isinstance(v, float)]
-        print(f"[{i}] {case}: peer {rows[-1]['peer_us']:.1f} pick {rows[-1]['pick_us']:.1f} "
+            json.dump({"seed": seed, "shapes": count, "m_band": rows, "rows": timed}, f)
+        good = [v for v in timed[-1]["times_us"].values() if isinstance(v, float)]
+        print(f"[{i}] {case}: peer {timed[-1]['peer_us']:.1f} pick {timed[-1]['pick_us']:.1f} "
               f"best {min(good) if good else float('nan'):.1f} us", flush=True)  # fmt: skip
-    return {"seed": seed, "shapes": count, "device": torch.cuda.get_device_name(), "rows": rows}
+    device = torch.cuda.get_device_name()
+    return {"seed": seed, "shapes": count, "m_band": rows, "device": device, "rows": timed}
 
 
 def _case(combo: str, m: int, n: int, k: int) -> dict:
@@ -393,7 +409,8 @@ def bias(paths: list[str], kind: str) -> dict:
 
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "compile":
-        compile_shard(*map(int, sys.argv[2:6]))
+        nums = [int(v) for v in sys.argv[2:]]
+        compile_shard(*nums[:4], tuple(nums[4:6]) or (1, 1 << 30))
         return
     ap = argparse.ArgumentParser()
     ap.add_argument("mode", choices=("measure", "fit", "picks", "bias"))
@@ -407,12 +424,16 @@ def main() -> None:
         choices=tuple(SETS),
         help="NAMED, SMALL, LONG_K, MID, SKINNY or DECODE, not drawn rows",
     )
+    ap.add_argument(
+        "--rows", type=int, nargs=2, default=(1, 1 << 30), metavar=("LO", "HI"),
+        help="measure: only drawn shapes whose M lies in LO..HI (a band the sweeps lose in)",
+    )  # fmt: skip
     ap.add_argument("--kind", default="h200")
     ap.add_argument("--write", action="store_true")
     args = ap.parse_args()
     if args.mode == "measure":
         count = SETS.get(args.set, args.shapes)
-        result = measure(count, args.seed, args.shards, args.out)
+        result = measure(count, args.seed, args.shards, args.out, tuple(args.rows))
         with open(args.out, "w") as f:
             json.dump(result, f, indent=1)
         return

@@ -47,3 +47,24 @@ def test_bias_counts_every_timed_kernel_of_the_file():
         capture_output=True, text=True, check=True, cwd=ROOT,
     )  # fmt: skip
     assert json.loads(out.stdout) == report
+
+
+def test_measure_draws_only_the_band_asked_and_times_each_call_s_own_kernels():
+    """``--rows LO HI`` keeps drawn shapes of M in the band (every combo of each); a call's
+    kernels are the pick's: B N-major for 'bf16_bN' (whose few-token long-K calls run the
+    64-row whole swapped tiles the K-major space lacks), and e4m3 rows half a sector apart
+    (K an odd multiple of 16) take the pairs of CTAs."""
+    from cutemma.kernels.space import candidates
+
+    cases = calibrate._cases(6, 11, (129, 1024))
+    assert len(cases) == 18 and all(129 <= m <= 1024 for _, m, _, _ in cases)
+    assert [c for c, *_ in cases[:3]] == ["bf16_bK", "bf16_bN", "e4m3"]
+    assert len({tuple(shape) for _, *shape in cases}) == 6
+    assert calibrate._cases(6, 11) != cases  # (no band: the sweep's draw as it was)
+
+    n_major = calibrate._configs(8, 8192, 8192, "bf16_bN")
+    assert n_major == list(candidates(8, 8192, 8192, "bf16", b_major="N"))
+    assert set(n_major) - set(candidates(8, 8192, 8192, "bf16"))  # (the 64-row twins)
+    odd_k = calibrate._configs(300, 4096, 4112, "e4m3")
+    assert any(c.cluster > 1 for c in odd_k)
+    assert not any(c.cluster > 1 for c in calibrate._configs(300, 4096, 4096, "e4m3"))

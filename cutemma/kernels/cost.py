@@ -193,7 +193,8 @@ def efficiency(config: Sm90Config, dtype: str, dev: Device) -> float:
     """A config's share of its type's rate: its class's (:func:`tile_class`) as calibrated
     (a swapped tile of 128 rows at most the plain 128-row tile's of its token width: on
     drawn calls whose pick that moved, 40 of 268 of 12,000, the new picks ran 0.933 of
-    cuBLAS against 0.915, 25 faster, bench/results/raw/swapeff-ab-drawn-h200.json);
+    cuBLAS against 0.915, 25 faster, bench/results/raw/swapeff-ab-drawn-h200.json; an fp8
+    one wider than 128 tokens the plain tile's);
     an unswapped tile of a width no calibration measured (the space's widths fitted to a
     call's N), interpolated between its rows' measured widths (the nearest one past them);
     a class of rows never measured (tf32's, so far), :data:`UNFITTED_EFF`.
@@ -215,6 +216,14 @@ def efficiency(config: Sm90Config, dtype: str, dev: Device) -> float:
             # two warpgroups of 64 x tokens wgmmas: no faster than the plain tile of as many
             # rows and that width (the class is fitted where loads, not flops, set the pace)
             plain = _interpolated(dev.eff, f"{type_class(dtype)}/{_rows(config)}", config.block_n)
+            if type_class(dtype) == "fp8" and config.block_n > config.block_m:
+                # fp8 token tiles wider than the weights' rows: the plain tile's rate. The
+                # class rate, fitted on narrow token tiles, sits under every plain fp8 tile's;
+                # with several token tiles they measured 0.79-0.83 of their price (550 timed
+                # in the H200 calibration sets), and on 100 drawn calls whose pick this moved
+                # the new picks ran 1.053x the old, 71 faster (bench/results/raw/
+                # wide-fp8-swap-ab-drawn{,2}-h200.json); narrow ones lost (-rejected.json)
+                return plain
             return min(dev.eff[cls], plain)
         return dev.eff[cls]
     if config.swap_ab or config.schedule != "cooperative":

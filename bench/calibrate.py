@@ -1,6 +1,7 @@
 """Calibrate the cost model (cutemma/kernels/cost.py) for one device kind (issue 33).
 
-    python bench/calibrate.py measure --out FILE [--shapes N] [--seed S] [--shards P] [--rows LO HI]   # GPU
+    python bench/calibrate.py measure --out FILE [--shapes N] [--seed S] [--shards P]   # GPU
+                                      [--rows LO HI]
     python bench/calibrate.py measure --out FILE --set named|small|longk|mid|skinny|decode|decode-ends   # GPU
     python bench/calibrate.py fit FILE [FILE ...] --kind h200 [--write]                # CPU
     python bench/calibrate.py picks FILE [FILE ...] --kind h200                        # CPU
@@ -10,7 +11,8 @@
 sweep's; ``--rows``: only those whose M lies in LO..HI) and, for each of bf16 with B K-major,
 bf16 with B N-major and e4m3, times every kernel of the space the call's pick chooses from
 (:func:`cutemma.kernels.space.candidates` with the call's B major and where its rows sit),
-cutemma's own pick and the peer, each as an L2-flushed median. The kernels compile first in ``--shards`` processes.
+cutemma's own pick and the peer, each as an L2-flushed median. The kernels compile first in
+``--shards`` processes.
 ``fit`` fits the model's constants (per-SM rates stay the datasheet's; the tile classes'
 efficiencies, the load and DRAM bandwidths and the fixed costs are fitted) to the log of
 the measured times by robust least squares, on the even-numbered shapes, and reports the

@@ -106,6 +106,97 @@ __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(128, 1) tma_pair_ker
   asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;" ::: "memory");
 }
 
+// the same rings with a consumer warp that holds each landed stage `hold` clocks (standing in
+// for the tensor cores' time on it) before it releases it: to its own producer (lone CTAs)
+// or to both producers (pairs). Whether a pair keeps multicast's feed when its releases wait
+// on math, as a GEMM's do
+__device__ __forceinline__ void hold_for(long long hold) {
+  const long long t0 = clock64();
+  while (clock64() - t0 < hold) {}
+}
+
+template <int STAGES, bool PAIR>
+__global__ void __cluster_dims__(PAIR ? 2 : 1, 1, 1) __launch_bounds__(128, 1) held_kernel(const __grid_constant__ CUtensorMap map, int kpieces, int reps, long long hold) {
+  extern __shared__ __align__(1024) uint8_t raw[];
+  const uint32_t smem = (sa(raw) + 1023u) & ~1023u;
+  const uint32_t full = smem + STAGES * STAGE_BYTES, empty = full + 8 * STAGES;
+  uint32_t rank = 0;
+  if (PAIR) asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < STAGES; ++s) { mbar_init(full + 8 * s, 1); mbar_init(empty + 8 * s, PAIR ? 2 : 1); }
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;" ::: "memory");
+  const int total = kpieces * reps;
+  if (threadIdx.x == 0) {
+    const int row0 = PAIR ? (blockIdx.x / 2) * ROWS + rank * (ROWS / 2) : blockIdx.x * ROWS;
+    for (int it = 0; it < total; ++it) {
+      const int s = it % STAGES, kt = it % kpieces;
+      if (it >= STAGES) mbar_wait(empty + 8 * s, ((it / STAGES) - 1) & 1);
+      expect_tx(full + 8 * s, STAGE_BYTES);
+      if (PAIR)
+        asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%2, %3}], [%4], %5;"
+                     :: "r"(smem + s * STAGE_BYTES + rank * (STAGE_BYTES / 2)), "l"(&map), "r"(kt * PIECE), "r"(row0), "r"(full + 8 * s), "h"((uint16_t)3) : "memory");
+      else
+        asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
+                     :: "r"(smem + s * STAGE_BYTES), "l"(&map), "r"(kt * PIECE), "r"(row0), "r"(full + 8 * s) : "memory");
+    }
+  } else if (threadIdx.x == 32) {
+    for (int it = 0; it < total; ++it) {
+      const int s = it % STAGES;
+      mbar_wait(full + 8 * s, (it / STAGES) & 1);
+      hold_for(hold);
+      asm volatile("mbarrier.arrive.shared.b64 _, [%0];" :: "r"(empty + 8 * s) : "memory");
+      if (PAIR)
+        asm volatile("{\n.reg .b32 r;\nmapa.shared::cluster.u32 r, %0, %1;\nmbarrier.arrive.shared::cluster.b64 _, [r];\n}"
+                     :: "r"(empty + 8 * s), "r"(rank ^ 1) : "memory");
+    }
+  }
+  asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;" ::: "memory");
+}
+
+// lone CTAs and pairs at each hold, on each K, appended to `out`
+template <int S>
+void run_held(FILE* out, bool& first, const long long* Ks, int nk, const long long* holds, int nh) {
+  const int ctas = 132, reps = 8, smem_bytes = S * STAGE_BYTES + 1024 + 16 * S;
+  CK(cudaFuncSetAttribute(held_kernel<S, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes));
+  CK(cudaFuncSetAttribute(held_kernel<S, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes));
+  for (int ki = 0; ki < nk; ++ki) {
+    const long long K = Ks[ki], rows = (long long)ctas * ROWS;
+    uint8_t* A; CK(cudaMalloc(&A, rows * K)); CK(cudaMemset(A, 1, rows * K));
+    CUtensorMap map, half_map;
+    cuuint64_t dims[2] = {(cuuint64_t)K, (cuuint64_t)rows}, strides[1] = {(cuuint64_t)K};
+    cuuint32_t box[2] = {PIECE, ROWS}, half_box[2] = {PIECE, ROWS / 2}, es[2] = {1, 1};
+    CK(cuTensorMapEncodeTiled(&map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 2, A, dims, strides, box, es,
+                              CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                              CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
+    CK(cuTensorMapEncodeTiled(&half_map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 2, A, dims, strides, half_box, es,
+                              CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                              CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
+    const int kpieces = (int)(K / PIECE);
+    cudaEvent_t a, b; CK(cudaEventCreate(&a)); CK(cudaEventCreate(&b));
+    for (int hi = 0; hi < nh; ++hi) {
+      for (int pair = 0; pair < 2; ++pair) {
+        float best = 1e30f;
+        for (int trial = 0; trial < 7; ++trial) {
+          CK(cudaEventRecord(a));
+          if (pair) held_kernel<S, true><<<ctas, 128, smem_bytes>>>(half_map, kpieces, reps, holds[hi]);
+          else held_kernel<S, false><<<ctas, 128, smem_bytes>>>(map, kpieces, reps, holds[hi]);
+          CK(cudaEventRecord(b)); CK(cudaEventSynchronize(b)); CK(cudaGetLastError());
+          float ms; CK(cudaEventElapsedTime(&ms, a, b)); if (trial > 0 && ms < best) best = ms;
+        }
+        const double moved = (double)ctas * ROWS * PIECE * kpieces * reps;
+        const char* what = pair ? "held: TMA pairs, 64-row halves multicast" : "held: TMA SW128 box";
+        fprintf(out, ", {\"ctas\": %d, \"stages\": %d, \"K\": %lld, \"K_mod_32\": %lld, \"hold_clocks\": %lld, \"load\": \"%s\", \"us\": %.2f, \"tb_per_s\": %.3f}\n",
+                ctas, S, K, K % 32, holds[hi], what, best * 1e3, moved / (best * 1e-3) / 1e12);
+        printf("S=%d hold=%lld K=%lld %s %.2f us %.1f GB/s a CTA\n", S, holds[hi], K, what, best * 1e3, moved / (best * 1e-3) / 1e9 / ctas);
+      }
+    }
+    CK(cudaFree(A));
+  }
+  (void)first;
+}
+
 // every kernel at ring depth S on each K, appended to `out`
 template <int S>
 void run_depth(FILE* out, bool& first, const long long* Ks, int nk, int ctas = 132) {
@@ -160,6 +251,9 @@ int main(int argc, char** argv) {
   run_depth<3>(out, first, fit, 2);
   run_depth<12>(out, first, fit, 2);
   for (int ctas : {66, 16}) run_depth<6>(out, first, fit, 2, ctas);  // fewer SMs: L2's limit or an SM's?
+  const long long holds[] = {0, 150, 300, 600, 1200};  // clocks a stage is held: 300 ~ 150 ns
+  run_held<6>(out, first, fit, 2, holds, 5);
+  run_held<12>(out, first, fit, 2, holds, 5);  // a deeper ring: does it hide the pair's coupling?
   fprintf(out, "]}\n"); fclose(out);
   return 0;
 }

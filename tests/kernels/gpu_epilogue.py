@@ -56,6 +56,9 @@ SWAP_SHAPES = [(1, 4096, 1024), (16, 2048, 1024), (77, 1000, 528), (200, 3072, 5
 # fused fp8 calls past the swapped kernels' rows (space.fused_kernels): a narrow stream-K
 # split over a long K, a grid's last partial wave shared, whole 160-wide tiles
 FUSED_FP8_SHAPES = [(300, 368, 41392), (1031, 1000, 528), (2048, 4096, 4096)]
+# fused fp8 calls whose pick is a swapped tile wider than 160 tokens (several token tiles,
+# whole and stream-K): the chain as D^T's on the tiles the unswapped fused space leaves out
+FUSED_FP8_SWAP_SHAPES = [(515, 6144, 16384), (700, 4096, 4096), (1500, 6144, 4096)]
 # the built-in pick on 16-bit calls whose pick is a 64-row tile as wide as fills a wave
 # (space.wave_kernels: 64x96, 64x160, 64x192), plain and with both compositions
 WAVE_SHAPES = [(763, 1040, 5280), (730, 1600, 1600), (456, 3072, 1024)]
@@ -196,6 +199,9 @@ def correctness(quick):
             check(results, "builtin", ops, M, N, K, torch.float8_e4m3fn, torch.bfloat16)
     for M, N, K in FUSED_FP8_SHAPES:  # the built-in pick of the fused fp8 space, unswapped
         check(results, "builtin", COMPOSITIONS[1], M, N, K, torch.float8_e4m3fn, torch.bfloat16)
+    for M, N, K in FUSED_FP8_SWAP_SHAPES[:1] if quick else FUSED_FP8_SWAP_SHAPES:
+        for ops in COMPOSITIONS:
+            check(results, "builtin", ops, M, N, K, torch.float8_e4m3fn, torch.bfloat16)
     for M, N, K in WAVE_SHAPES[:1] if quick else WAVE_SHAPES:
         for ops in ((), *COMPOSITIONS):
             check(results, "builtin", ops, M, N, K, torch.bfloat16, torch.bfloat16)

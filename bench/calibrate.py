@@ -40,6 +40,7 @@ sys.path.insert(0, os.path.join(HERE, ".."))
 sys.path.insert(0, HERE)
 
 KERNEL_DTYPE = {"bf16_bK": "bf16", "bf16_bN": "bf16", "e4m3": "e4m3"}
+ANY_ROWS = (1, 1 << 30)  # ``--rows`` unset: every drawn M
 
 
 def _configs(m: int, n: int, k: int, combo: str) -> list:
@@ -115,7 +116,7 @@ SHAPE_SETS = {
 }  # the sets every combo runs (NAMED: two of them)
 
 
-def _cases(count: int, seed: int, rows: tuple[int, int] = (1, 1 << 30)) -> list[tuple]:
+def _cases(count: int, seed: int, rows: tuple[int, int] = ANY_ROWS) -> list[tuple]:
     """The calls to time: a named set (``count`` < 0) or ``count`` drawn shapes whose M lies
     in ``rows`` (drawn as the sweep draws, those outside skipped), each in every combo."""
     from gemm_sweep import COMBOS, draw_shapes
@@ -130,7 +131,7 @@ def _cases(count: int, seed: int, rows: tuple[int, int] = (1, 1 << 30)) -> list[
 
 
 def compile_shard(
-    count: int, seed: int, shard: int, shards: int, rows: tuple[int, int] = (1, 1 << 30)
+    count: int, seed: int, shard: int, shards: int, rows: tuple[int, int] = ANY_ROWS
 ) -> None:
     """Run each distinct (combo, config) once on its first shape: the disk cache then holds
     its kernel for the timing process."""
@@ -158,9 +159,10 @@ def compile_shard(
 
 
 def measure(
-    count: int, seed: int, shards: int, path: str, rows: tuple[int, int] = (1, 1 << 30)
+    count: int, seed: int, shards: int, path: str, rows: tuple[int, int] = ANY_ROWS
 ) -> dict:
     import torch
+    from gemm_sweep import COMBOS
 
     band = [str(r) for r in rows]
     procs = [
@@ -172,8 +174,10 @@ def measure(
     ]  # fmt: skip
     for p in procs:
         p.wait()
-    timed = []
-    for i, case in enumerate(_cases(count, seed, rows)):
+    cases, timed = _cases(count, seed, rows), []
+    if 0 < count and len(cases) < len(COMBOS) * count:  # (a narrow band draws few shapes)
+        print(f"rows {rows[0]}..{rows[1]}: {len(cases) // len(COMBOS)} of {count} shapes drawn")
+    for i, case in enumerate(cases):
         timed.append(_case(*case))
         torch.cuda.empty_cache()
         with open(path, "w") as f:  # as it goes: a run cut short keeps its rows
@@ -412,7 +416,7 @@ def bias(paths: list[str], kind: str) -> dict:
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "compile":
         nums = [int(v) for v in sys.argv[2:]]
-        compile_shard(*nums[:4], tuple(nums[4:6]) or (1, 1 << 30))
+        compile_shard(*nums[:4], tuple(nums[4:6]) or ANY_ROWS)
         return
     ap = argparse.ArgumentParser()
     ap.add_argument("mode", choices=("measure", "fit", "picks", "bias"))
@@ -427,12 +431,15 @@ def main() -> None:
         help="NAMED, SMALL, LONG_K, MID, SKINNY or DECODE, not drawn rows",
     )
     ap.add_argument(
-        "--rows", type=int, nargs=2, default=(1, 1 << 30), metavar=("LO", "HI"),
+        "--rows", type=int, nargs=2, default=ANY_ROWS, metavar=("LO", "HI"),
         help="measure: only drawn shapes whose M lies in LO..HI (a band the sweeps lose in)",
     )  # fmt: skip
     ap.add_argument("--kind", default="h200")
     ap.add_argument("--write", action="store_true")
     args = ap.parse_args()
+    lo, hi = args.rows
+    if not 1 <= lo <= hi:
+        ap.error(f"--rows {lo} {hi}: give the band of M to draw as LO HI with 1 <= LO <= HI")
     if args.mode == "measure":
         count = SETS.get(args.set, args.shapes)
         result = measure(count, args.seed, args.shards, args.out, tuple(args.rows))

@@ -155,6 +155,47 @@ __global__ void __cluster_dims__(PAIR ? 2 : 1, 1, 1) __launch_bounds__(128, 1) h
   asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;" ::: "memory");
 }
 
+// a K-major operand of `rows` rows of K bytes as TMA sees it: boxes of one 128-byte piece
+// of K by `box_rows` rows, swizzled 128B (the stage layout every kernel here fills)
+CUtensorMap operand_map(uint8_t* A, long long K, long long rows, cuuint32_t box_rows) {
+  CUtensorMap map;
+  cuuint64_t dims[2] = {(cuuint64_t)K, (cuuint64_t)rows}, strides[1] = {(cuuint64_t)K};
+  cuuint32_t box[2] = {PIECE, box_rows}, es[2] = {1, 1};
+  CK(cuTensorMapEncodeTiled(&map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 2, A, dims, strides, box, es,
+                            CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                            CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
+  return map;
+}
+
+// the least time of six launches after a first one that warms up, in ms
+template <class Launch>
+float best_ms(Launch launch) {
+  cudaEvent_t a, b; CK(cudaEventCreate(&a)); CK(cudaEventCreate(&b));
+  float best = 1e30f;
+  for (int trial = 0; trial < 7; ++trial) {
+    CK(cudaEventRecord(a));
+    launch();
+    CK(cudaEventRecord(b)); CK(cudaEventSynchronize(b)); CK(cudaGetLastError());
+    float ms; CK(cudaEventElapsedTime(&ms, a, b)); if (trial > 0 && ms < best) best = ms;
+  }
+  CK(cudaEventDestroy(a)); CK(cudaEventDestroy(b));
+  return best;
+}
+
+// one result row to `out` (JSON) and the console: the bytes every CTA received over the time
+// (`hold` < 0: no consumer hold, a run_depth row)
+void report(FILE* out, bool& first, int ctas, int S, long long K, long long hold, const char* what,
+            float ms, int kpieces, int reps) {
+  const double moved = (double)ctas * ROWS * PIECE * kpieces * reps, s = ms * 1e-3;
+  fprintf(out, "%s {\"ctas\": %d, \"stages\": %d, \"K\": %lld, \"K_mod_32\": %lld, ",
+          first ? "" : ",", ctas, S, K, K % 32);
+  if (hold >= 0) fprintf(out, "\"hold_clocks\": %lld, ", hold);
+  fprintf(out, "\"load\": \"%s\", \"us\": %.2f, \"tb_per_s\": %.3f}\n", what, ms * 1e3, moved / s / 1e12);
+  first = false;
+  printf("ctas=%d S=%d K=%lld hold=%lld %s %.2f us %.3f TB/s delivered, %.1f GB/s a CTA\n", ctas, S, K,
+         hold, what, ms * 1e3, moved / s / 1e12, moved / s / 1e9 / ctas);
+}
+
 // lone CTAs and pairs at each hold, on each K, appended to `out`
 template <int S>
 void run_held(FILE* out, bool& first, const long long* Ks, int nk, const long long* holds, int nh) {
@@ -164,79 +205,38 @@ void run_held(FILE* out, bool& first, const long long* Ks, int nk, const long lo
   for (int ki = 0; ki < nk; ++ki) {
     const long long K = Ks[ki], rows = (long long)ctas * ROWS;
     uint8_t* A; CK(cudaMalloc(&A, rows * K)); CK(cudaMemset(A, 1, rows * K));
-    CUtensorMap map, half_map;
-    cuuint64_t dims[2] = {(cuuint64_t)K, (cuuint64_t)rows}, strides[1] = {(cuuint64_t)K};
-    cuuint32_t box[2] = {PIECE, ROWS}, half_box[2] = {PIECE, ROWS / 2}, es[2] = {1, 1};
-    CK(cuTensorMapEncodeTiled(&map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 2, A, dims, strides, box, es,
-                              CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                              CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
-    CK(cuTensorMapEncodeTiled(&half_map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 2, A, dims, strides, half_box, es,
-                              CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                              CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
+    const CUtensorMap map = operand_map(A, K, rows, ROWS), half_map = operand_map(A, K, rows, ROWS / 2);
     const int kpieces = (int)(K / PIECE);
-    cudaEvent_t a, b; CK(cudaEventCreate(&a)); CK(cudaEventCreate(&b));
     for (int hi = 0; hi < nh; ++hi) {
-      for (int pair = 0; pair < 2; ++pair) {
-        float best = 1e30f;
-        for (int trial = 0; trial < 7; ++trial) {
-          CK(cudaEventRecord(a));
-          if (pair) held_kernel<S, true><<<ctas, 128, smem_bytes>>>(half_map, kpieces, reps, holds[hi]);
-          else held_kernel<S, false><<<ctas, 128, smem_bytes>>>(map, kpieces, reps, holds[hi]);
-          CK(cudaEventRecord(b)); CK(cudaEventSynchronize(b)); CK(cudaGetLastError());
-          float ms; CK(cudaEventElapsedTime(&ms, a, b)); if (trial > 0 && ms < best) best = ms;
-        }
-        const double moved = (double)ctas * ROWS * PIECE * kpieces * reps;
-        const char* what = pair ? "held: TMA pairs, 64-row halves multicast" : "held: TMA SW128 box";
-        fprintf(out, ", {\"ctas\": %d, \"stages\": %d, \"K\": %lld, \"K_mod_32\": %lld, \"hold_clocks\": %lld, \"load\": \"%s\", \"us\": %.2f, \"tb_per_s\": %.3f}\n",
-                ctas, S, K, K % 32, holds[hi], what, best * 1e3, moved / (best * 1e-3) / 1e12);
-        printf("S=%d hold=%lld K=%lld %s %.2f us %.1f GB/s a CTA\n", S, holds[hi], K, what, best * 1e3, moved / (best * 1e-3) / 1e9 / ctas);
-      }
+      const long long hold = holds[hi];
+      const float lone = best_ms([&] { held_kernel<S, false><<<ctas, 128, smem_bytes>>>(map, kpieces, reps, hold); });
+      report(out, first, ctas, S, K, hold, "held: TMA SW128 box", lone, kpieces, reps);
+      const float pair = best_ms([&] { held_kernel<S, true><<<ctas, 128, smem_bytes>>>(half_map, kpieces, reps, hold); });
+      report(out, first, ctas, S, K, hold, "held: TMA pairs, 64-row halves multicast", pair, kpieces, reps);
     }
     CK(cudaFree(A));
   }
-  (void)first;
 }
 
 // every kernel at ring depth S on each K, appended to `out`
 template <int S>
 void run_depth(FILE* out, bool& first, const long long* Ks, int nk, int ctas = 132) {
-  const int reps = 8;
-  const int smem_bytes = S * STAGE_BYTES + 1024 + 16 * S;
+  const int reps = 8, smem_bytes = S * STAGE_BYTES + 1024 + 16 * S;
   CK(cudaFuncSetAttribute(tma_kernel<S>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes));
   CK(cudaFuncSetAttribute(tma_pair_kernel<S>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes));
   CK(cudaFuncSetAttribute(ldgsts_kernel<S>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes));
   for (int ki = 0; ki < nk; ++ki) {
-    const long long K = Ks[ki];
-    const long long rows = (long long)ctas * ROWS, bytes = rows * K;
-    uint8_t* A; CK(cudaMalloc(&A, bytes)); CK(cudaMemset(A, 1, bytes));
-    CUtensorMap map, half_map;  // boxes of the block's 128 rows; the pairs' of 64
-    cuuint64_t dims[2] = {(cuuint64_t)K, (cuuint64_t)rows}, strides[1] = {(cuuint64_t)K};
-    cuuint32_t box[2] = {PIECE, ROWS}, half_box[2] = {PIECE, ROWS / 2}, es[2] = {1, 1};
-    CK(cuTensorMapEncodeTiled(&map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 2, A, dims, strides, box, es,
-                              CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                              CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
-    CK(cuTensorMapEncodeTiled(&half_map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 2, A, dims, strides, half_box, es,
-                              CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                              CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
+    const long long K = Ks[ki], rows = (long long)ctas * ROWS;
+    uint8_t* A; CK(cudaMalloc(&A, rows * K)); CK(cudaMemset(A, 1, rows * K));
+    // boxes of the block's 128 rows; the pairs' of 64
+    const CUtensorMap map = operand_map(A, K, rows, ROWS), half_map = operand_map(A, K, rows, ROWS / 2);
     const int kpieces = (int)(K / PIECE);  // whole pieces (the last partial one left out)
-    cudaEvent_t a, b; CK(cudaEventCreate(&a)); CK(cudaEventCreate(&b));
-    for (int kind = 0; kind < 3; ++kind) {
-      float best = 1e30f;
-      for (int trial = 0; trial < 7; ++trial) {
-        CK(cudaEventRecord(a));
-        if (kind == 0) tma_kernel<S><<<ctas, 128, smem_bytes>>>(map, kpieces, reps);
-        else if (kind == 1) ldgsts_kernel<S><<<ctas, 128, smem_bytes>>>(A, K, kpieces, reps);
-        else tma_pair_kernel<S><<<ctas, 128, smem_bytes>>>(half_map, kpieces, reps);
-        CK(cudaEventRecord(b)); CK(cudaEventSynchronize(b)); CK(cudaGetLastError());
-        float ms; CK(cudaEventElapsedTime(&ms, a, b)); if (trial > 0 && ms < best) best = ms;
-      }
-      const double moved = (double)ctas * ROWS * PIECE * kpieces * reps;
-      const char* what = kind == 2 ? "TMA pairs, 64-row halves multicast" : kind ? "cp.async 16B" : "TMA SW128 box";
-      fprintf(out, "%s {\"ctas\": %d, \"stages\": %d, \"K\": %lld, \"K_mod_32\": %lld, \"load\": \"%s\", \"us\": %.2f, \"tb_per_s\": %.3f}\n",
-              first ? "" : ",", ctas, S, K, K % 32, what, best * 1e3, moved / (best * 1e-3) / 1e12);
-      first = false;
-      printf("ctas=%d S=%d K=%lld %s %.2f us %.3f TB/s delivered, %.1f GB/s a CTA\n", ctas, S, K, what, best * 1e3, moved / (best * 1e-3) / 1e12, moved / (best * 1e-3) / 1e9 / ctas);
-    }
+    report(out, first, ctas, S, K, -1, "TMA SW128 box",
+           best_ms([&] { tma_kernel<S><<<ctas, 128, smem_bytes>>>(map, kpieces, reps); }), kpieces, reps);
+    report(out, first, ctas, S, K, -1, "cp.async 16B",
+           best_ms([&] { ldgsts_kernel<S><<<ctas, 128, smem_bytes>>>(A, K, kpieces, reps); }), kpieces, reps);
+    report(out, first, ctas, S, K, -1, "TMA pairs, 64-row halves multicast",
+           best_ms([&] { tma_pair_kernel<S><<<ctas, 128, smem_bytes>>>(half_map, kpieces, reps); }), kpieces, reps);
     CK(cudaFree(A));
   }
 }

@@ -595,7 +595,7 @@ API: list[tuple[str, type, str]] = [
         TE,
         "give promote=False for fp8",
     ),
-    ("cm.Sm90Config(128, 200, promote='split')", TE, "multiple of 16"),
+    ("cm.Sm90Config(128, 8, promote='split')", TE, "block_n 8 >= 16"),
     ("cm.Sm90Config(128, 200, epilogue='tma2')", TE, "two passes"),
     ("cm.Sm90Config(128, 64, consumers=1, promote='split')", TE, "one 64-row slice"),
     ("cm.Sm90Config(256, 128, promote='split')", TE, "one 64-row slice"),

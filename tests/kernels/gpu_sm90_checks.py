@@ -106,8 +106,11 @@ FP8_CONFIGS = [*FP8_CONFIGS, Sm90Config(128, 128, promote="overlap"),
                replace(swapped_kernel(192, 65536, 8192, "e4m3", 132, False, 128),
                        split=SWAP_WIDE_SPLIT), *FP8_NARROW,
                # several token tiles wider than 128, whole: what the model picks for such fp8
-               # calls since their rate is the plain tile's (cost.efficiency)
-               mid_swapped_kernel(136, "e4m3", True), mid_swapped_kernel(176, "e4m3", False)]  # fmt: skip
+               # calls since their rate is the plain tile's (cost.efficiency); promoted by
+               # token halves (space.mid_swapped_kernel), 136 and 200 in parts of 72 + 64 and
+               # 104 + 96 (config.split_widths), 200 shared by stream-K too
+               mid_swapped_kernel(136, "e4m3", True), mid_swapped_kernel(176, "e4m3", False),
+               replace(mid_swapped_kernel(200, "e4m3", True), stream_k=True, split=8)]  # fmt: skip
 
 
 def operand(rows, cols, contiguous_rows, dtype, gen):

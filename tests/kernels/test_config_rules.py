@@ -51,8 +51,11 @@ SM90_CASES: dict[str, list[tuple[dict, dict]]] = {
     "promote_cooperative": [
         ({"promote": "overlap", "block_m": 64, "schedule": "pingpong"}, {"promote": "overlap"})
     ],
-    # 200 columns: whole wgmma N (a multiple of 8) but halves of 100, not of a multiple of 8
-    "split_columns": [({"promote": "split", "block_n": 200}, {"promote": "split", "block_n": 192})],
+    # 8 columns: one wgmma N step, not two parts of one (200 splits as 104 + 96)
+    "split_columns": [
+        ({"promote": "split", "block_n": 8}, {"promote": "split", "block_n": 200}),
+        ({"promote": "split", "cluster": 2}, {"promote": "split"}),
+    ],
     "split_rows": [({"promote": "split", "block_m": 256}, {"promote": "split"})],
     "pingpong_shape": [
         (

@@ -418,9 +418,42 @@ def test_split_halves_are_the_accumulator_halves(n):
             assert full[t][i] == m + 64 * c
             assert full[t][v // 2 + i] == m + 64 * (c + n // 2)
     plan = Sm90Plan(Sm90Config(128, n, promote="split"), "e4m3", "K", "K", "bf16")
-    op, offs = plan.split_halves
-    assert op.c.count == v // 2
+    ops, offs = plan.split_halves
+    assert [op.c.count for op in ops] == [v // 2, v // 2]
     assert offs == {(h, kb): h * (n // 2) * 128 + 32 * kb for h in (0, 1) for kb in range(4)}
+
+
+@pytest.mark.parametrize("n", [200, 136, 24])
+def test_uneven_split_parts_are_the_accumulators_first_and_last_values(n):
+    """Token tiles an odd multiple of 8 wide split into a part 8 columns wider than the
+    other (config.split_widths): the lo atom's value i is full-width value i, the hi atom's
+    (B rows shifted by lo) is full-width value lo / 2 + i, by the catalog's C layouts; B's
+    hi start is row lo of the stage; the kernel text declares and adds each part's count."""
+    from cutemma.kernels.sm90.config import split_widths
+    from cutemma.kernels.sm90.source import gemm_sm90_source
+    from cutemma.kernels.space import mid_swapped_kernel
+    from cutemma.mma.traits import tv_table
+    from cutemma.tiled import make_tiled_mma
+
+    lo, hi = split_widths(n)
+    assert lo + hi == n and lo - hi == 8 and lo % 8 == hi % 8 == 0
+    full = tv_table(make_tiled_mma(f"SM90_64x{n}x32_F32E4M3E4M3_SS_TN").tv_layout_C_tiled)
+    parts = [tv_table(make_tiled_mma(f"SM90_64x{w}x32_F32E4M3E4M3_SS_TN").tv_layout_C_tiled)
+             for w in (lo, hi)]  # fmt: skip
+    for t in range(128):
+        for h, (part, start) in enumerate(zip(parts, (0, lo))):
+            for i, coord in enumerate(part[t]):
+                m, c = coord % 64, coord // 64
+                assert full[t][h * (lo // 2) + i] == m + 64 * (c + start)
+    cfg = replace(mid_swapped_kernel(n, "e4m3", False), swap_ab=False)
+    plan = Sm90Plan(cfg, "e4m3", "K", "K", "bf16")
+    ops, offs = plan.split_halves
+    assert [op.c.count for op in ops] == [lo // 2, hi // 2]
+    assert offs == {(h, kb): h * lo * 128 + 32 * kb for h in (0, 1) for kb in range(4)}
+    text = gemm_sm90_source(cfg, "e4m3", "K", "K", "bf16")
+    assert f"float accL[{lo // 2}], accH[{hi // 2}], accf[{n // 2}];" in text
+    assert f"accf[{lo // 2} + i] += accH[i];" in text
+    assert text.count(f"m64n{lo}k32") > 0 and text.count(f"m64n{hi}k32") > 0
 
 
 TMA2_CASES = [

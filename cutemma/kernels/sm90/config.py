@@ -82,6 +82,22 @@ SCHEDULES = ("cooperative", "pingpong", "alternate")
 # tile's N halves are issued as two half-width batches per k tile, so one half's batch
 # runs while the other half's retired sums are added (2 sets, as True)
 PROMOTES = (True, False, "overlap", "split")
+# wgmma's N is a multiple of this for 16-bit, tf32 and fp8 inputs (PTX ISA wgmma shapes;
+# mma/arch/sm90_gmma.N_ALL, not imported: it loads the layout algebra, which a cached
+# kernel's call must not)
+WGMMA_N_STEP = 8
+
+
+def split_widths(block_n: int) -> tuple[int, int]:
+    """``promote="split"``'s two batches, in columns: the first half rounded up to whole
+    wgmma widths (:data:`WGMMA_N_STEP`), then the rest (equal where ``block_n`` is a
+    multiple of 16).
+
+    >>> split_widths(192), split_widths(200)
+    ((96, 96), (104, 96))
+    """
+    lo = -(-block_n // (2 * WGMMA_N_STEP)) * WGMMA_N_STEP
+    return lo, block_n - lo
 
 
 # every wgmma K (8 for tf32, 16 for 16-bit, 32 for 8-bit types) is a multiple of this
@@ -616,11 +632,11 @@ CONFIG_RULES: tuple[ConfigRule, ...] = (
     ),
     ConfigRule(
         "split_columns",
-        lambda c: c.promote != "split" or (c.block_n % 16 == 0 and c.cluster == 1),
+        lambda c: c.promote != "split" or (c.block_n >= 16 and c.cluster == 1),
         lambda c: (
-            f"promote='split' with block_n {c.block_n} a multiple of 16 (two halves of "
-            f"a multiple of 8 columns) and cluster {c.cluster} = 1 (in clusters ptxas spills its "
-            "registers, and it was not faster: notes/kernels-journal.md run 22)"
+            f"promote='split' with block_n {c.block_n} >= 16 (two parts of a multiple of 8 "
+            f"columns each: split_widths) and cluster {c.cluster} = 1 (in clusters ptxas spills "
+            "its registers, and it was not faster: notes/kernels-journal.md run 22)"
         ),
     ),
     ConfigRule(

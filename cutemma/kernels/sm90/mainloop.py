@@ -329,10 +329,12 @@ def _k_steps(plan: Sm90Plan) -> tuple[int, ...]:
 
 
 def _half_lines(plan: Sm90Plan, h: int) -> str:
-    """Half ``h`` of one k tile: a 64 x N/2 wgmma per k block on B's rows of that half,
-    into ``accL`` (h = 0) or ``accH``, from zero (Sm90Plan.split_halves). B's stage
+    """Part ``h`` of one k tile: a 64-row wgmma per k block on B's rows of that part
+    (config.split_widths: halves where N is a multiple of 16), into ``accL`` (h = 0) or
+    ``accH``, from zero (Sm90Plan.split_halves). B's stage
     follows A's (``a_addr + bytes_A``), folded into the offset."""
-    op, offs_b = plan.split_halves
+    ops, offs_b = plan.split_halves
+    op = ops[h]
     steps = _k_steps(plan)
     out = []
     for kb in range(plan.k_blocks):
@@ -346,7 +348,8 @@ def _half_lines(plan: Sm90Plan, h: int) -> str:
 
 def _split_loop(plan: Sm90Plan, release_stmt: str, after_issue: str) -> str:
     """Promoted fp8 by N halves (``Sm90Config(promote="split")``): each k tile is two
-    half-width batches, lo (B's first N/2 rows, into ``accL``) then hi (``accH``). After
+    half-width batches (config.split_widths: lo the wider by 8 columns where N is an odd
+    multiple of 8), lo (B's first rows, into ``accL``) then hi (``accH``). After
     issuing hi(kt), ``wait_group 1`` retires lo(kt), whose sums are added into ``accf``
     while hi(kt) runs; then lo(kt+1) is issued and ``wait_group 1`` retires hi(kt): stage
     kt is read, so it is released (the plain loop's lag 1: after the next stage's wait),
@@ -357,18 +360,18 @@ def _split_loop(plan: Sm90Plan, release_stmt: str, after_issue: str) -> str:
     although each FADD names a static half (notes/kernels-journal.md, run 22).
     """
     S, n = plan.stages, plan.acc_per_thread
-    half = n // 2
+    counts = [op.c.count for op in plan.split_halves[0]]  # (lo's values come first in accf)
 
     def add(h: int) -> str:
-        name = "accL" if h == 0 else "accH"
+        name, count = ("accL", "accH")[h], counts[h]
         return (
-            _fence(name, half) + f"\n#pragma unroll\nfor (int i = 0; i < {half}; ++i)"
-            f" accf[{h * half} + i] += {name}[i];"
+            _fence(name, count) + f"\n#pragma unroll\nfor (int i = 0; i < {count}; ++i)"
+            f" accf[{h * counts[0]} + i] += {name}[i];"
         )
 
     def issue(h: int) -> list[str]:
-        name = "accL" if h == 0 else "accH"
-        return [_fence(name, half), "wgmma_fence();", _half_lines(plan, h), "wgmma_commit();"]
+        name = ("accL", "accH")[h]
+        return [_fence(name, counts[h]), "wgmma_fence();", _half_lines(plan, h), "wgmma_commit();"]
 
     at_stage = [  # wait for the stage's bytes; its window-relative address (mainloop)
         f"mbar_wait(bars + {MB} * stage, phase ^ {CONSUMER.wait_flip});  // the bytes landed",

@@ -54,14 +54,16 @@ from cutemma.kernels.sm90.config import (  # noqa: F401 - the config's names, re
     TMA_EPILOGUES,
     TMA_STORE_OUTS,
     WARPGROUP,
+    WGMMA_N_STEP,
     Sm90Config,
     split_swizzles,
+    split_widths,
 )
 from cutemma.kernels.sm90.kcluster import reduce_bytes
 from cutemma.layout import ComposedLayout, slice_and_offset, tile_to_shape, zipped_divide
 from cutemma.mma.operation import Operation
 from cutemma.mma.traits import mode_table, tv_table
-from cutemma.smem import gmma_layout_atom, make_gmma_desc
+from cutemma.smem import GMMA_DESC_FIELDS, gmma_layout_atom, make_gmma_desc
 from cutemma.tiled import make_tiled_mma
 
 
@@ -91,6 +93,11 @@ def stage_layout(
             return tile_to_shape(atom, (extent, block_k), order)
     mode = "swizzled GMMA" if swizzle is None else f"{swizzle} GMMA"
     raise TiledMmaError(f"no {mode} atom tiles a {extent} x {block_k} {major}-major {dtype} stage")
+
+
+def _field_mask(name: str) -> int:
+    """The bits of a GMMA descriptor field (:data:`~cutemma.smem.GMMA_DESC_FIELDS`)."""
+    return next(f for f in GMMA_DESC_FIELDS if f.name == name).mask
 
 
 class Sm90Plan:
@@ -469,28 +476,35 @@ class Sm90Plan:
         return self._descriptors("B")[2]
 
     @cached_property
-    def split_halves(self) -> tuple[Operation, dict[tuple[int, int], int]]:
-        """``promote="split"``: (the half-width GMMA Operation, {(half, kb): B's start byte
-        offset}). A 64 x N/2 wgmma on B's rows [h N/2, (h+1) N/2) writes exactly the
-        accumulators [h n/2, (h+1) n/2) of the 64 x N one (PTX ISA wgmma D fragments: value
-        i of a thread is column 8 (i / 4) + ..., so the first N/2 columns are the first half
-        of the values), so the halves share ``acc``, ``accf`` and the epilogue.
+    def split_halves(self) -> tuple[tuple[Operation, Operation], dict[tuple[int, int], int]]:
+        """``promote="split"``: (the two parts' GMMA Operations, {(part, kb): B's start byte
+        offset}), the parts :func:`~cutemma.kernels.sm90.config.split_widths` wide. A 64 x
+        N_lo wgmma on B's rows [0, N_lo) and a 64 x N_hi one on [N_lo, N) write exactly the
+        accumulators [0, N_lo / 2) and [N_lo / 2, N / 2) of the 64 x N one (PTX ISA wgmma D
+        fragments: value i of a thread is column 8 (i / 4) + ..., and N_lo is a multiple of
+        8), so the parts share ``accf`` and the epilogue.
 
         >>> plan = Sm90Plan(Sm90Config(128, 192, promote="split"), "e4m3", "K", "K")
         >>> plan.split_halves[1][1, 0]  # B row 96 of a 128-byte-row (SW128, K-major) stage
         12288
+        >>> [op.c.count for op in Sm90Plan(Sm90Config(128, 200, promote="split"), "e4m3", "K", "K").split_halves[0]]
+        [52, 48]
         """
         if not self.split_n:
             raise TiledMmaError(f"{self.config.name}: not promote='split'")
         pattern = ATOMS_SM90[self.dtype][0]
-        half = make_tiled_mma(pattern.format(n=self.config.block_n // 2), (1, 1, 1)).atom
+        widths = split_widths(self.config.block_n)
+        ops = tuple(make_tiled_mma(pattern.format(n=w), (1, 1, 1)).atom.op for w in widths)
         lay = self.smem_B
-        tiles = zipped_divide(lay.inner, (self.config.block_n // 2, self.tk))
-        common, _ = self.descriptors["B"]
+        # each part's start from a slice of one wgmma N step (both start on a multiple of
+        # it); such a slice is one row group, whose descriptor has no stride to compare
+        step = WGMMA_N_STEP
+        tiles = zipped_divide(lay.inner, (step, self.tk))
+        common = self.descriptors["B"][0] & ~_field_mask("stride_byte_offset")
         offs = {}
-        for h in range(2):
+        for h, row in enumerate((0, widths[0])):
             for kb in range(self.k_blocks):
-                sub, off = slice_and_offset(((None, None), (h, kb)), tiles)
+                sub, off = slice_and_offset(((None, None), (row // step, kb)), tiles)
                 d = make_gmma_desc(
                     ComposedLayout(lay.outer, lay.offset + off, sub),
                     self.mn_major["B"],
@@ -500,7 +514,7 @@ class Sm90Plan:
                 if d.raw & ~0x3FFF != common:  # pragma: no cover - one descriptor form
                     raise TiledMmaError("B halves: descriptors differ beyond the start address")
                 offs[h, kb] = d.start_address << 4
-        return half.op, offs
+        return ops, offs
 
     @cached_property
     def b_warpgroup_offsets(self) -> tuple[int, ...]:

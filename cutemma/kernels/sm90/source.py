@@ -377,8 +377,9 @@ def _accumulators(plan: Sm90Plan) -> str:
             "  // fp8: k tiles alternate acc0/acc1, promoted into accf"
         )
     if plan.split_n:
+        lo, hi = (op.c.count for op in plan.split_halves[0])
         return (
-            f"float accL[{n // 2}], accH[{n // 2}], accf[{n}];"
+            f"float accL[{lo}], accH[{hi}], accf[{n}];"
             "  // fp8: the N halves' wgmma sums, promoted into accf"
         )
     if plan.promote:

@@ -13,7 +13,8 @@ own m and n: a swapped kernel's m is the call's n):
   cluster multicasts costs each CTA its share of the rows (:func:`loaded_rows`);
 - a whole tile costs its k tiles plus ``tile_us`` (pipeline fill, epilogue);
 - whole tiles go round the SMs in waves, the last one partial (quantisation; clusters of 4
-  round the clusters that fit at once, :func:`cluster_grid`); stream-K
+  round the clusters that fit at once, :func:`cluster_grid`), and a cluster kernel's
+  call ``cluster_us`` more (its launch, its start and end cluster barriers); stream-K
   (:func:`~cutemma.kernels.sm90.streamk.sk_split`, capped by the config's ``split``) shares
   the k tiles of the tiles it names equally over its CTAs, then adds per partial sum an
   owner adds ``fixup_us`` and the partial's f32 bytes at one SM's load bandwidth; where
@@ -81,7 +82,9 @@ class Device:
     ``dram_gbps``: the card's; times in microseconds; ``half_sector``: what a row at an
     odd multiple of 16 bytes costs TMA, in aligned rows' bytes; ``cluster_eff``: a
     cluster kernel's share of its tile's rate (measured on pairs, and taken for 2 x 2
-    clusters too; 1.0 where a file has neither);
+    clusters too; 1.0 where a file has neither); ``cluster_us``: what a call of a cluster
+    kernel (pairs, 2 x 2) costs once beyond its tiles (the cluster launch, the start and
+    end cluster barriers; 0 where a file has none);
     ``together_us``: the fixed cost of a fix-up that adds a tile's partials together (two
     rounds of flags); ``epilogue_ns``: what each fused op costs a warpgroup per output
     element, in nanoseconds (:func:`epilogue_us`); ``kcluster_us`` and ``dsmem_gbps``:
@@ -104,6 +107,7 @@ class Device:
     dsmem_gbps: float
     half_sector: float = 1.0
     cluster_eff: float = 1.0
+    cluster_us: float = 0.0
     epilogue_ns: dict = field(default_factory=dict)
 
 
@@ -439,6 +443,8 @@ def price(
             once += dev.reread * max(0, own - once)
     else:
         us = -(-tiles // grid) * whole_tile
+    if config.cluster > 1:  # (once a call, on the compute side: the tiles wait for it)
+        us += dev.cluster_us
     dram_us = (once + batch * m * n * out_bytes) / (dev.dram_gbps * 1e3)
     # the slower of compute and DRAM, smoothly: where they are close, both cost
     p = dev.sharpness
@@ -507,11 +513,12 @@ def quad_best(
     least, at = math.inf, -1
     for i, config in enumerate(configs):
         (bm, bn, bk, eb, pm, pn, flops_us, ha, hb, clamp, load, tile_us, grid, dram, p,
-         launch) = _quad_terms(config, dtype, kind, rows16)  # fmt: skip
+         launch, cluster_us) = _quad_terms(config, dtype, kind, rows16)  # fmt: skip
         tiles, kt = -(-m // (bm * pm)) * pm * -(-n // (bn * pn)) * pn, -(-k // bk)
         a, b = (min(bm, m) * ha, min(bn, n) * hb) if clamp else (bm * ha, bn * hb)
         k_us = max(flops_us, (a / pn + b / pm) * bk * eb / load)  # (A shared along N)
         us = -(-tiles // grid) * (kt * k_us + tile_us)
+        us += cluster_us
         dram_us = ((m + n) * k * eb + m * n * 2) / dram
         t = ((us**p + dram_us**p) ** (1 / p) + launch) * 1e-6
         if t < least:
@@ -542,7 +549,7 @@ def _quad_terms(config: Sm90Config, dtype: str, kind: str, rows16: tuple) -> tup
     dev = device(kind)
     tile, loads, tile_us = _tile_terms(config, dtype, kind, rows16)
     return (*tile, *config.cluster_mn, *loads, tile_us, cluster_grid(config, dev.sms),
-            dev.dram_gbps * 1e3, dev.sharpness, dev.launch_us)  # fmt: skip
+            dev.dram_gbps * 1e3, dev.sharpness, dev.launch_us, dev.cluster_us)  # fmt: skip
 
 
 @lru_cache(maxsize=1024)
@@ -904,7 +911,8 @@ def _new_price_table(
         # a later whole config of the same tile costs the same: only the first can win
         first = whole[0] if whole else -1
         part = _shared_part(first, shared, bm, bn, dev) if shared else None
-        paired = (pm, pn) if pm * pn > 1 else None  # (a cluster's tiles come in pairs)
+        # (a cluster's tiles come in pairs; its call costs dev.cluster_us more: price's)
+        paired = (pm, pn, dev.cluster_us) if pm * pn > 1 else None
         views[swap].append((bm, bn, bm * pm, bn * pn, paired, bk, k_us, clamp, first, part))
     for found in views.values():
         found[:] = [(_dominated_rows(g, found, dev), *g) for g in found]
@@ -1088,6 +1096,8 @@ def _whole_prices(
                         later.append((low, w, swap, tn, kt, k_us, whole_tile, tiles, part))
             if index >= 0:
                 us = (waves if one else -(-tiles * batch // grid)) * whole_tile
+                if paired is not None:
+                    us += paired[2]
                 if us < bu or (w == bw and index < bi):  # (bw <= w: tables in order)
                     t = ((us**p + d0) ** ip + launch) * 1e-6
                     if t < bt or (t == bt and (w, index) < (bw, bi)):

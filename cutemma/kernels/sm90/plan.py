@@ -458,7 +458,7 @@ class Sm90Plan:
         bits_of, offs = {}, {}
         for key, sub in self._slices(which).items():
             d = make_gmma_desc(sub, major, self.dtype, start_address=0)
-            bits = d.raw & ~0x3FFF
+            bits = d.raw & ~_field_mask("start_address")
             block = key[1] if which == "B" else 0
             if bits_of.setdefault(block, bits) != bits:  # pragma: no cover - one form
                 raise TiledMmaError(f"{which}: descriptors differ beyond the start address")
@@ -511,7 +511,7 @@ class Sm90Plan:
                     self.dtype,
                     start_address=0,
                 )
-                if d.raw & ~0x3FFF != common:  # pragma: no cover - one descriptor form
+                if d.raw & ~_field_mask("start_address") != common:  # pragma: no cover - one form
                     raise TiledMmaError("B halves: descriptors differ beyond the start address")
                 offs[h, kb] = d.start_address << 4
         return ops, offs

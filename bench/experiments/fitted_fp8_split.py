@@ -40,15 +40,13 @@ def fitted(m: int, n: int, k: int) -> list:
 
 
 def kernels(combo: str, m: int, n: int, k: int) -> dict:
-    from dataclasses import replace
-
-    from cutemma.kernels.space import builds, fits
+    from swap_fp8_split import split_of
 
     out = {}
     for cfg in fitted(m, n, k):
         out[cfg.name] = cfg
-        split = replace(cfg, promote="split")
-        if fits(split, "e4m3") and builds(split, "e4m3"):
+        split = split_of(cfg)
+        if split is not None:
             out[split.name] = split
     return out
 

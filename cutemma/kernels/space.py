@@ -60,6 +60,7 @@ from cutemma.kernels.sm90.config import (
     MAX_STAGES,
     NON_ACC_REGS,
     REGISTER_SPLIT,
+    SPLIT_MIN_N,
     SWIZZLE_ROW_BYTES,
     WARPGROUP,
     WGMMA_N_STEP,
@@ -1176,7 +1177,7 @@ def mid_swapped_kernel(tokens: int, dtype: str, hinted: bool) -> Sm90Config:
     _check_counts(dtype, "kernel space: mid_swapped_kernel", tokens=tokens)
     kw = {"epilogue": "tmat", "swap_ab": True, "evict_first": "A" if hinted else ""}
     if dtype in FP8:
-        kw["promote"] = "split" if tokens >= 2 * N_STEP else True
+        kw["promote"] = "split" if tokens >= SPLIT_MIN_N else True
     return Sm90Config(2 * SWAP_ROWS, tokens, **kw)
 
 

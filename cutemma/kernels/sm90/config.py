@@ -86,6 +86,8 @@ PROMOTES = (True, False, "overlap", "split")
 # mma/arch/sm90_gmma.N_ALL, not imported: it loads the layout algebra, which a cached
 # kernel's call must not)
 WGMMA_N_STEP = 8
+# promote="split" issues a tile's columns as two batches of whole wgmma widths
+SPLIT_MIN_N = 2 * WGMMA_N_STEP
 
 
 def split_widths(block_n: int) -> tuple[int, int]:
@@ -96,7 +98,12 @@ def split_widths(block_n: int) -> tuple[int, int]:
     >>> split_widths(192), split_widths(200)
     ((96, 96), (104, 96))
     """
-    lo = -(-block_n // (2 * WGMMA_N_STEP)) * WGMMA_N_STEP
+    if type(block_n) is not int or block_n < SPLIT_MIN_N or block_n % WGMMA_N_STEP:
+        raise TiledMmaError(
+            f"split_widths: block_n={block_n!r}; promote='split' splits a multiple of "
+            f"{WGMMA_N_STEP} columns, at least {SPLIT_MIN_N} (two wgmma widths)"
+        )
+    lo = -(-block_n // SPLIT_MIN_N) * WGMMA_N_STEP
     return lo, block_n - lo
 
 
@@ -632,10 +639,11 @@ CONFIG_RULES: tuple[ConfigRule, ...] = (
     ),
     ConfigRule(
         "split_columns",
-        lambda c: c.promote != "split" or (c.block_n >= 16 and c.cluster == 1),
+        lambda c: c.promote != "split" or (c.block_n >= SPLIT_MIN_N and c.cluster == 1),
         lambda c: (
-            f"promote='split' with block_n {c.block_n} >= 16 (two parts of a multiple of 8 "
-            f"columns each: split_widths) and cluster {c.cluster} = 1 (in clusters ptxas spills "
+            f"promote='split' with block_n {c.block_n} >= {SPLIT_MIN_N} (two parts of a "
+            f"multiple of {WGMMA_N_STEP} columns each: split_widths) and cluster {c.cluster} = "
+            "1 (in clusters ptxas spills "
             "its registers, and it was not faster: notes/kernels-journal.md run 22)"
         ),
     ),

@@ -27,9 +27,9 @@ from cutemma.kernels.cost import (
 from cutemma.kernels.sm80.config import ELEM_BYTES, GemmConfig
 from cutemma.kernels.sm90.config import ATOMS_SM90, Sm90Config
 from cutemma.kernels.space import (
-    SWAP_MAX_M,
     _kcluster_kernels,
     _quad_kernels,
+    _swaps_call,
     check_b_major,
     fused_kernels,
     fused_pingpong,
@@ -186,7 +186,7 @@ def _sm90_pick(
     # best(candidates(...)) in one pass (tests/kernels/test_pick_fast.py holds them equal):
     # the space's kernels of the call, then the model's prices of them (a table per set of
     # kernels, built once: price_table is cached)
-    swaps = swap and batch == 1 and m <= SWAP_MAX_M and dtype != "tf32"
+    swaps = swap and batch == 1 and _swaps_call(m, n, dtype)
     # (kept per what the kernels read of the shape: a new shape mostly meets reads seen
     # before, and one look-up costs it less than the space's own steps)
     reads = kernel_reads(m, n, k, dtype, batch, sms, swaps, b_major)

@@ -31,7 +31,7 @@ from cutemma.kernels.sm80.config import GemmConfig
 from cutemma.kernels.sm90.config import ATOMS_SM90, Sm90Config
 from cutemma.kernels.sm90.operands import Views, operand_views
 from cutemma.kernels.sm90.streamk import sk_split
-from cutemma.kernels.space import SWAP_MAX_M, builds
+from cutemma.kernels.space import _swaps_call, builds
 from cutemma.kernels.tuned import lookup_device
 
 
@@ -105,7 +105,7 @@ def choose(call: Call) -> Choice:
     # what a swapped kernel runs: 2-D calls, their fused ops each with a transposed twin
     plain = call.batch is None and (call.epilogue is None or call.epilogue.twin is not None)
     swaps = plain and (
-        (call.M <= SWAP_MAX_M and call.C is None)  # a call the swapped kernels may run
+        (_swaps_call(call.M, call.N, call.dtype) and call.C is None)  # one they may run
         or any(isinstance(c, Sm90Config) and c.swap_ab for c in (asked, tuned))
     )
     seen, swapped = operand_views(call.A, call.B, call.dtype, call.arch, want, fixed, swaps)
@@ -125,7 +125,12 @@ def choose(call: Call) -> Choice:
     if config is None and tuned is not None:
         config = tuned
     predicted = None
-    may_swap = swaps and call.M <= SWAP_MAX_M and call.C is None and not isinstance(swapped, str)
+    may_swap = (
+        swaps
+        and _swaps_call(call.M, call.N, call.dtype)
+        and call.C is None
+        and not isinstance(swapped, str)
+    )
     if config is None:
         kind = call.gpu if why is None else None  # None: the sm80 family's pick
         pick = (call.M, call.N, call.K, call.batch or 1, call.dtype, call.sms, kind)

@@ -16,14 +16,16 @@ of a few axes, each a table below, filtered by the family's own rules (a config 
 - whole tiles, or stream-K (a last partial wave's, or a small grid's, k iterations shared
   over every SM, or over at most :data:`SPLITS` CTAs per shared tile; fixed up in a fixed
   order: deterministic);
-- swap-AB for calls of at most :data:`SWAP_MAX_M` rows (D^T = B^T A^T: B's N fills the
+- swap-AB for calls of at most :data:`SWAP_MAX_M` rows, and for 16-bit calls of at most
+  :data:`FEW_COLS_MAX_N` columns past it (D^T = B^T A^T: B's N fills the
   wgmma's 64 rows, the call's tokens sit in wgmma's N; the swap is three views, nothing is
   copied). Up to :data:`SWAP_TOKENS` rows the tokens are one tile: 64-row tiles of one
   warpgroup shared by stream-K, or 128-row tiles of two run whole (:func:`swapped_kernel`),
   the ring as deep as keeps :data:`IN_FLIGHT_BYTES` of weights requested. Past it they are
   a few tiles each a multiple of 8 wide (:func:`token_tiles`), so that a call of 287 rows
   computes 288 rather than 384 (:func:`mid_swapped_kernel`: 128-row tiles of two, whole
-  and stream-K);
+  and stream-K); past :data:`SWAP_MAX_M` rows, the widths whose tiles fill whole waves
+  best (:func:`wave_tokens`);
 - B (or, swapped, B^T) read under an L2 evict-first hint where few tile rows stream a B
   that L2 cannot keep anyway (:func:`evict_first`);
 - clusters of 2 (pairs of 128-row tiles along M sharing B, or along N sharing A, each CTA
@@ -101,6 +103,19 @@ N_STEP = WGMMA_N_STEP
 # sweeps' rows whose tiles were under 80% full ran 0.77-0.79x cuBLAS against 0.90-0.94 for
 # the rest, bench/results/sweep-h200-2634963452.json and -2503642630.json)
 SWAP_MAX_M = 2048
+# 16-bit calls of more rows than SWAP_MAX_M swap too where they have at most this many
+# columns, their tokens in tiles fitted to whole waves of 128-row tiles (:func:`wave_tokens`,
+# the FEW_COLS_TOKENS that waste the fewest SM-tile slots): cuBLAS runs such calls swapped
+# (nvjet 192x144, 128x288, 64x168 along N x M), and the model's choice among the timed
+# kernels of 28 calls of 1051-15251 rows by 272-992 columns ran 0.888 of cuBLAS against the
+# pick's 0.788 with B N-major (up to 0.708 -> 0.934 at (5010, 784, 57728)) and 0.899 against
+# 0.883 with B K-major; fp8's swapped tiles ran slower than its plain ones there and the
+# model never chose them (bench/results/raw/few-cols-fitted-h200.json). On calls drawn at
+# run time whose pick this moved (201 of 18,000; 60 timed): 0.848 -> 0.942 of cuBLAS, 55
+# faster, B N-major 0.832 -> 0.942, B K-major 0.870 -> 0.941 (raw/few-cols-ab-drawn-h200.json)
+FEW_COLS_MAX_N = 1024
+FEW_COLS_TOKENS = 3
+WAVE_TOKENS_MIN = 64
 # calls of at most this many columns also get 128-row tiles as wide as their N's share
 # (fitted_widths), in steps of 16 (the staging tile's narrowest swizzled atom, SW32): the
 # sweeps' worst rows were calls of 2400-8100 rows by 288-1300 columns (0.50-0.68x,
@@ -221,7 +236,7 @@ def candidates(
     stream-K, the clusters where ``rows16`` has a row half a sector off
     (:func:`hinted_kernels`), where B is K-major the widths fitted to N
     (:func:`fitted_kernels`) and to a wave (:func:`wave_kernels`), and the swapped kernels
-    where ``swap`` allows (2-D calls without C or epilogue, m <= :data:`SWAP_MAX_M`; B's
+    where ``swap`` allows (2-D calls without C or epilogue that :func:`swaps_call`; B's
     major ``b_major`` picks their splits, :data:`SWAP_SPLITS`, and an N-major B's whose
     shares would mostly span tiles run whole: :func:`swapped_groups`).
 
@@ -237,9 +252,9 @@ def candidates(
         found += fitted_kernels(m, n, k, dtype, batch)
         found += _wave_kernels(m, n, k, dtype, batch, sms)
     found += _narrow_kernels(m, n, k, dtype, batch, sms)
-    if swap and batch == 1 and m <= SWAP_MAX_M and dtype != "tf32":
-        found += swapped_kernels(m, n, k, dtype, sms, b_major)
-    swaps = swap and m <= SWAP_MAX_M
+    swaps = swap and batch == 1 and _swaps_call(m, n, dtype)
+    for group in _swapped_groups(m, n, k, dtype, sms, b_major) if swaps else ():
+        found += group
     found += _kcluster_kernels(m, n, k, dtype, batch, sms, swaps)
     return tuple(found) + _quad_kernels(m, dtype, batch, rows16)
 
@@ -904,12 +919,34 @@ def _whole_atoms(cfg: Sm90Config, dtype: str) -> bool:
     return eb != 2 or all(h % (SWIZZLE_ROW_BYTES // eb) == 0 for h in halves)
 
 
+def swaps_call(m: int, n: int, dtype: str) -> bool:
+    """Whether an (m, n) call of ``dtype`` may run swapped (no tf32): one of at most
+    :data:`SWAP_MAX_M` rows, or a 16-bit one of at most :data:`FEW_COLS_MAX_N` columns.
+
+    >>> swaps_call(2048, 8192, "e4m3"), swaps_call(5000, 1024, "bf16"), swaps_call(5000, 1024, "e4m3")
+    (True, True, False)
+    """
+    _check_call(dtype, "kernel space: swaps_call", m=m, n=n)
+    return _swaps_call(m, n, dtype)
+
+
+def _swaps_call(m: int, n: int, dtype: str) -> bool:
+    """:func:`swaps_call` of checked arguments (the pick's and the policy's)."""
+    if dtype == "tf32":
+        return False
+    return m <= SWAP_MAX_M or (n <= FEW_COLS_MAX_N and _sixteen_bit(dtype))
+
+
+def _sixteen_bit(dtype: str) -> bool:
+    return dtype in ATOMS_SM90 and ATOMS_SM90[dtype][1] == 2
+
+
 def swapped_kernels(
     m: int, n: int, k: int, dtype: str, sms: int = 132, b_major: str = "K"
 ) -> tuple[Sm90Config, ...]:
-    """:func:`candidates`' swapped kernels for an (m, n, k) call (m at most
-    :data:`SWAP_MAX_M`; no tf32) whose B is ``b_major`` ('K' or 'N'), those the family's
-    rules allow: :func:`swapped_groups`' kernels, in order.
+    """:func:`candidates`' swapped kernels for an (m, n, k) call that :func:`swaps_call`
+    whose B is ``b_major`` ('K' or 'N'), those the family's rules allow:
+    :func:`swapped_groups`' kernels, in order.
 
     >>> [c.split for c in swapped_kernels(16, 8192, 8192, "bf16")]
     [16, 8, 4, None, None]
@@ -936,10 +973,11 @@ def swapped_groups(
     """
     check_b_major(b_major, "kernel space: swapped_kernels")
     _check_counts(dtype, "kernel space: swapped_kernels", m=m, n=n, k=k, sms=sms)
-    if m > SWAP_MAX_M:
+    if not _swaps_call(m, n, dtype):
         raise TiledMmaError(
-            f"kernel space: swapped_kernels m={m}; calls of at most SWAP_MAX_M = {SWAP_MAX_M} "
-            "rows run swapped"
+            f"kernel space: swapped_kernels m={m}, n={n}, dtype={dtype!r}; calls of at most "
+            f"SWAP_MAX_M = {SWAP_MAX_M} rows run swapped, and 16-bit ones of at most "
+            f"FEW_COLS_MAX_N = {FEW_COLS_MAX_N} columns"
         )
     return _swapped_groups(m, n, k, dtype, sms, b_major)
 
@@ -1085,8 +1123,9 @@ def check_b_major(b_major: object, what: str) -> None:
 
 def swap_classes(m: int, n: int, k: int, dtype: str, sms: int = 132) -> tuple[tuple, ...]:
     """The classes of calls whose swapped kernels are an (m, n, k) call's, one per token
-    tile (:func:`token_tiles`): up to :data:`SWAP_TOKENS` rows (tokens, :func:`_swap_class`'s
-    (n, k)); past it (tokens, 0, whether the weights stream evict-first).
+    tile (:func:`token_tiles`; past :data:`SWAP_MAX_M` rows :func:`wave_tokens`): up to
+    :data:`SWAP_TOKENS` rows (tokens, :func:`_swap_class`'s (n, k)); past it (tokens, 0,
+    whether the weights stream evict-first).
 
     >>> swap_classes(3, 8192, 8192, "bf16") == swap_classes(9, 8192, 8000, "bf16")
     True
@@ -1101,7 +1140,9 @@ def _swap_classes(m: int, n: int, k: int, dtype: str, sms: int) -> tuple[tuple, 
     if m <= SWAP_TOKENS:
         return ((swap_tokens(m), *_swap_class(n, k, dtype, sms)),)
     streams = _streams_b(n, k, dtype, 1)  # (evict_first per token tile)
-    return tuple([(t, 0, int(streams and _few_rows(m, t))) for t in _token_tiles(m, dtype)])
+    rows = -(-n // (2 * SWAP_ROWS))  # (past SWAP_MAX_M: the 128-row tiles of the weights)
+    tiles = _token_tiles(m, dtype) if m <= SWAP_MAX_M else _wave_tokens(m, rows, dtype, sms)
+    return tuple([(t, 0, int(streams and _few_rows(m, t))) for t in tiles])
 
 
 def _check_call(dtype: str, what: str, **counts: int) -> None:
@@ -1147,6 +1188,31 @@ def _token_tiles(m: int, dtype: str) -> tuple[int, ...]:
     least = -(-m // _widest_tokens(dtype))
     fewest, more = swap_tokens(-(-m // least)), swap_tokens(-(-m // (least + 1)))
     return (fewest,) if more == fewest else (fewest, more)
+
+
+def wave_tokens(m: int, n: int, dtype: str, sms: int = 132) -> tuple[int, ...]:
+    """The token tiles of a swapped call past :data:`SWAP_MAX_M` rows: of the multiples of
+    8 from 64 to what ``dtype``'s mid-size swapped kernel holds (:func:`mid_swapped_kernel`),
+    the :data:`FEW_COLS_TOKENS` whose 128-row tiles over (m, n) leave the fewest SM-tile
+    slots of their whole waves empty (the wider first on a tie): a wave's time is about its
+    tiles' work, so this weighs padding and a last partial wave alike.
+
+    >>> wave_tokens(5798, 528, "bf16"), wave_tokens(8064, 432, "bf16")
+    ((224, 112, 232), (248, 256, 128))
+    """
+    _check_counts(dtype, "kernel space: wave_tokens", m=m, n=n, sms=sms)
+    return _wave_tokens(m, -(-n // (2 * SWAP_ROWS)), dtype, sms)
+
+
+@lru_cache(maxsize=8192)
+def _wave_tokens(m: int, rows: int, dtype: str, sms: int) -> tuple[int, ...]:
+    """:func:`wave_tokens` for ``rows`` 128-row tiles of weights."""
+
+    def slots(t: int) -> tuple[int, int]:  # (the work is the same at every t: the slots differ)
+        return -(-rows * -(-m // t) // sms) * t, -t
+
+    widths = range(WAVE_TOKENS_MIN, _widest_tokens(dtype) + 1, N_STEP)
+    return tuple(sorted(widths, key=slots)[:FEW_COLS_TOKENS])
 
 
 @cache
@@ -1489,6 +1555,8 @@ __all__ = [
     "swapped_groups",
     "swapped_kernel",
     "swapped_kernels",
+    "swaps_call",
     "tile_kernels",
     "token_tiles",
+    "wave_tokens",
 ]

@@ -53,6 +53,9 @@ COMPOSITIONS = [("bias", "gelu_tanh"), ("scale_row", "scale_col", "bias", "silu"
 # the built-in pick (config None) on calls of at most 256 rows: swapped kernels run the chain
 # as D^T's (epilogue.transposed); each row records whether it ran swapped
 SWAP_SHAPES = [(1, 4096, 1024), (16, 2048, 1024), (77, 1000, 528), (200, 3072, 512)]
+# 16-bit calls of few columns past SWAP_MAX_M, which may run swapped on token tiles fitted to
+# whole waves (space.wave_tokens); each row records whether it ran swapped
+FEW_COLS_SHAPES = [(5798, 528, 2688), (8064, 432, 2384), (4364, 320, 10976)]
 # fused fp8 calls past the swapped kernels' rows (space.fused_kernels): a narrow stream-K
 # split over a long K, a grid's last partial wave shared, whole 160-wide tiles
 FUSED_FP8_SHAPES = [(300, 368, 41392), (1031, 1000, 528), (2048, 4096, 4096)]
@@ -197,6 +200,9 @@ def correctness(quick):
         for M, N, K in SWAP_SHAPES[:2] if quick else SWAP_SHAPES:
             check(results, "builtin", ops, M, N, K, torch.bfloat16, torch.bfloat16)
             check(results, "builtin", ops, M, N, K, torch.float8_e4m3fn, torch.bfloat16)
+    for ops in SWAP_CHAINS[:2]:
+        for M, N, K in FEW_COLS_SHAPES[:1] if quick else FEW_COLS_SHAPES:
+            check(results, "builtin", ops, M, N, K, torch.bfloat16, torch.bfloat16)
     for M, N, K in FUSED_FP8_SHAPES:  # the built-in pick of the fused fp8 space, unswapped
         check(results, "builtin", COMPOSITIONS[1], M, N, K, torch.float8_e4m3fn, torch.bfloat16)
     for M, N, K in FUSED_FP8_SWAP_SHAPES[:1] if quick else FUSED_FP8_SWAP_SHAPES:

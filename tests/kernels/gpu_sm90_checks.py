@@ -94,6 +94,13 @@ CLUSTER_CONFIGS = [Sm90Config(128, 256, cluster=2), Sm90Config(128, 128, cluster
                    Sm90Config(128, 256, cluster=4, multicast="AB"),
                    Sm90Config(128, 128, cluster=4, multicast="AB", epilogue="regs")]  # fmt: skip
 MAJORS = [("K", "K"), ("K", "N"), ("M", "K"), ("M", "N")]
+# 16-bit calls of few columns past SWAP_MAX_M run swapped, their tokens in tiles fitted to
+# whole waves (space.swaps_call, space.wave_tokens): whole and stream-K, on calls of up to
+# 16384 rows (D^T's many token tiles), each major pair whose swapped operands the tile takes
+FEW_COLS_CONFIGS = [mid_swapped_kernel(224, "bf16", False),
+                    replace(mid_swapped_kernel(232, "bf16", True), stream_k=True, split=16),
+                    replace(mid_swapped_kernel(128, "bf16", False), stream_k=True, split=4)]  # fmt: skip
+FEW_COLS_SHAPES = [(5800, 528, 2688), (16384, 1000, 520), (4104, 72, 136), (2056, 1024, 4104)]
 # promoted fp8 with two wgmma sets and one batch in flight (kept apart from the list above)
 FP8_CONFIGS = [*FP8_CONFIGS, Sm90Config(128, 128, promote="overlap"),
                Sm90Config(128, 192, promote="split"), Sm90Config(128, 128, promote="split"),
@@ -147,6 +154,15 @@ def _bound(dtype, out_dtype, config=None) -> float:
     return BOUND[out_dtype]
 
 
+def _swapped_builds(cfg, am, bm) -> bool:
+    """Whether swapped ``cfg`` tiles a call's operands of majors (am, bm): its A is B^T
+    (M-major where B is N-major), its B A^T (N-major where A is M-major)."""
+    from cutemma.kernels.space import builds
+
+    swapped = ("M" if bm == "N" else "K", "N" if am == "M" else "K")
+    return builds(replace(cfg, swap_ab=False), "bf16", swapped)
+
+
 def check(m, n, k, dtype, am, bm, config, gen, out_dtype=None, beta=0.0, alpha=1.0, nan=False,
           via_gemm=False):  # fmt: skip
     A = operand(m, k, am == "M", torch.float32, gen).to(dtype)
@@ -193,6 +209,14 @@ def correctness(quick: bool) -> list[dict]:
                 rows.append(check(m, n, k, dtype, am, bm, cfg, gen, dtype, -1.0, 0.75))
                 rows.append(check(m, n, k, dtype, am, bm, cfg, gen, dtype, 0.0, -0.5))
                 rows.append(check(m, n, k, dtype, am, bm, cfg, gen, nan=True))
+    for dtype in (torch.bfloat16, torch.float16):
+        for am, bm in MAJORS:
+            for cfg in [c for c in FEW_COLS_CONFIGS if _swapped_builds(c, am, bm)]:
+                for m, n, k in FEW_COLS_SHAPES:
+                    rows.append(check(m, n, k, dtype, am, bm, cfg, gen))
+                m, n, k = FEW_COLS_SHAPES[0]
+                rows.append(check(m, n, k, dtype, am, bm, cfg, gen, torch.float32, 0.5, 1.5))
+                rows.append(check(m, n, k, dtype, am, bm, cfg, gen, nan=True))
     # clusters of 2 CTAs sharing B (pairs along M) or A (along N) by multicast (odd tile
     # counts: a CTA past the edge)
     for dtype in (torch.bfloat16,):
@@ -220,7 +244,8 @@ def correctness(quick: bool) -> list[dict]:
             rows.append(check(m, n, k, dtype, "K", "K", None, gen, torch.float32, via_gemm=True))
     for dtype in (torch.bfloat16, torch.float16):
         for am, bm in MAJORS:
-            for m, n, k in [(8192, 8192, 256), (333, 4104, 1000), (5, 8, 16)]:
+            for m, n, k in [(8192, 8192, 256), (333, 4104, 1000), (5, 8, 16), (5800, 528, 2688),
+                            (16384, 1000, 520), (8064, 432, 2384)]:  # fmt: skip
                 rows.append(check(m, n, k, dtype, am, bm, None, gen, via_gemm=True))
     rows += gpu_sm90_batched.correctness(quick)  # batched 3-D (rank-3 TMA maps)
     return rows
@@ -394,7 +419,7 @@ def variants_2d() -> set:
     got = set()
     for dt in ("bf16", "f16"):
         for am, bm in MAJORS:
-            for cfg in CONFIGS + (CLUSTER_CONFIGS if dt == "bf16" else []):
+            for cfg in CONFIGS + FEW_COLS_CONFIGS + (CLUSTER_CONFIGS if dt == "bf16" else []):
                 for o in (dt, "f32"):
                     got.add((kernel_key(cfg, dt, am, bm, o, o), "sm_90a"))
     for cfg in [] if ONLY else CONFIGS[:2]:
@@ -423,10 +448,11 @@ ONLY = ""  # --only: a regex of config names; the other configs and calls are sk
 
 
 def _only(pattern: str) -> None:
-    global ONLY, CONFIGS, CLUSTER_CONFIGS, FP8_CONFIGS
+    global ONLY, CONFIGS, CLUSTER_CONFIGS, FP8_CONFIGS, FEW_COLS_CONFIGS
     ONLY = pattern
     keep = re.compile(pattern).search
     CONFIGS = [c for c in CONFIGS if keep(c.name)]
+    FEW_COLS_CONFIGS = [c for c in FEW_COLS_CONFIGS if keep(c.name)]
     CLUSTER_CONFIGS = [c for c in CLUSTER_CONFIGS if keep(c.name)]
     FP8_CONFIGS = [c for c in FP8_CONFIGS if keep(c.name)]
 

@@ -13,7 +13,8 @@ shared B, the TMA-store and register epilogues, a cluster of 2, a beta with a sh
 ``swap``: the swapped kernels' "tmat" epilogue (D^T through an MN-major staging tile: one
 token tile whole and shared by stream-K, several token tiles whole and stream-K) and the
 widths fitted to a few columns, bf16 and e4m3, each stream-K config run twice (the same
-bits every run). ``fused``: the pingpong tiles a fused 16-bit call may take
+bits every run); ``swap few``: those alone for 16-bit calls of few columns past
+SWAP_MAX_M (their tokens in tiles fitted to whole waves). ``fused``: the pingpong tiles a fused 16-bit call may take
 (``space.fused_pingpong``) and cooperative tiles (``FUSED_COOPERATIVE``; ``fused
 cooperative``: those alone), with bias + gelu_tanh, a scale_col + bias + silu chain and a
 residual, through both epilogues (registers for f32 out, the TMA store for bf16), with
@@ -111,6 +112,8 @@ def swap_cases() -> list:
     )
 
     cases = []
+    if "few" in sys.argv[2:]:  # 16-bit few columns past SWAP_MAX_M (space.wave_tokens)
+        return _few_cols_cases()
     for dtype in ("bf16", "e4m3"):
         # one token tile, 128-row tiles shared by stream-K (space.SWAP_WIDE_SPLIT), at 168
         # tokens (its ring shallower than the rule beside the staging tile) and 232
@@ -139,6 +142,19 @@ def swap_cases() -> list:
         cases += [
             (300, 288, 1024, c, dtype) for c in (fitted, replace(fitted, stream_k=True, split=4))
         ]
+    return cases
+
+
+def _few_cols_cases() -> list:
+    """(m, n, k, config, dtype): 16-bit calls of few columns past SWAP_MAX_M on their
+    wave-fitted token tiles (space.wave_tokens), whole and stream-K split 16 and 4."""
+    from cutemma.kernels.space import mid_swapped_kernel, wave_tokens
+
+    cases = []
+    for m, n, k in ((2600, 528, 1040), (4100, 72, 264)):
+        whole = mid_swapped_kernel(wave_tokens(m, n, "bf16")[0], "bf16", False)
+        shared = [replace(whole, stream_k=True, split=split) for split in (16, 4)]
+        cases += [(m, n, k, cfg, "bf16") for cfg in (whole, *shared)]
     return cases
 
 

@@ -715,7 +715,7 @@ API: list[tuple[str, type, str]] = [
     ),
     ("kernels.cost.cheapest((), 64, 64, 64)", TE, "at least one price_table"),
     ("kernels.space.swapped_kernels(5000, 8192, 8192, 'bf16')", TE, "SWAP_MAX_M = 2048"),
-    ("kernels.space.swapped_kernels(5000, 1025, 8192, 'bf16')", TE, "FEW_COLS_MAX_N = 1024"),
+    ("kernels.space.swapped_kernels(5000, 2049, 8192, 'bf16')", TE, "FEW_COLS_MAX_N = 2048"),
     ("kernels.space.swaps_call(0, 64, 'bf16')", TE, "m=0"),
     ("kernels.space.swaps_call(64, 64, 's8')", TE, "dtype='s8'"),
     ("kernels.space.wave_tokens(5000, 64, 'tf32')", TE, "dtype='tf32'"),

@@ -112,8 +112,10 @@ SWAP_MAX_M = 2048
 # 0.883 with B K-major; fp8's swapped tiles ran slower than its plain ones there and the
 # model never chose them (bench/results/raw/few-cols-fitted-h200.json). On calls drawn at
 # run time whose pick this moved (201 of 18,000; 60 timed): 0.848 -> 0.942 of cuBLAS, 55
-# faster, B N-major 0.832 -> 0.942, B K-major 0.870 -> 0.941 (raw/few-cols-ab-drawn-h200.json)
-FEW_COLS_MAX_N = 1024
+# faster, B N-major 0.832 -> 0.942, B K-major 0.870 -> 0.941 (raw/few-cols-ab-drawn-h200.json);
+# then from 1024 to 2048 columns (178 of 18,000 moved; 60 timed): 0.905 -> 0.971, 55 faster
+# (raw/few-cols-2048-ab-drawn-h200.json)
+FEW_COLS_MAX_N = 2048
 FEW_COLS_TOKENS = 3
 WAVE_TOKENS_MIN = 64
 # calls of at most this many columns also get 128-row tiles as wide as their N's share

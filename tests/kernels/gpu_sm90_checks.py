@@ -100,7 +100,8 @@ MAJORS = [("K", "K"), ("K", "N"), ("M", "K"), ("M", "N")]
 FEW_COLS_CONFIGS = [mid_swapped_kernel(224, "bf16", False),
                     replace(mid_swapped_kernel(232, "bf16", True), stream_k=True, split=16),
                     replace(mid_swapped_kernel(128, "bf16", False), stream_k=True, split=4)]  # fmt: skip
-FEW_COLS_SHAPES = [(5800, 528, 2688), (16384, 1000, 520), (4104, 72, 136), (2056, 1024, 4104)]
+FEW_COLS_SHAPES = [(5800, 528, 2688), (16384, 1000, 520), (4104, 72, 136), (2056, 1024, 4104),
+                   (6144, 2040, 1040)]  # fmt: skip
 # promoted fp8 with two wgmma sets and one batch in flight (kept apart from the list above)
 FP8_CONFIGS = [*FP8_CONFIGS, Sm90Config(128, 128, promote="overlap"),
                Sm90Config(128, 192, promote="split"), Sm90Config(128, 128, promote="split"),

@@ -56,7 +56,11 @@ def test_wave_tokens_fill_whole_waves_of_128_row_tiles_best(dtype):
     )
     rng = random.Random(3)
     for _ in range(300):
-        m, n, sms = rng.randint(SWAP_MAX_M + 1, 16384), rng.randint(1, 1024), rng.choice((78, 132))
+        m, n, sms = (
+            rng.randint(SWAP_MAX_M + 1, 16384),
+            rng.randint(1, FEW_COLS_MAX_N),
+            rng.choice((78, 132)),
+        )
         tiles = wave_tokens(m, n, dtype, sms)
         slots = {
             t: -(-(-(-n // 128) * -(-m // t)) // sms) * sms * t for t in range(64, widest + 1, 8)
@@ -83,8 +87,8 @@ def test_few_columns_past_swap_max_m_swap_in_16_bit_only():
             assert not any(c.swap_ab for c in candidates(m, n, 4096, "e4m3"))
         assert not swaps_call(m, FEW_COLS_MAX_N + 1, "bf16")
         assert not any(c.swap_ab for c in candidates(m, FEW_COLS_MAX_N + 1, 4096, "bf16"))
-    with pytest.raises(TiledMmaError, match="FEW_COLS_MAX_N = 1024"):
-        swapped_kernels(5000, 1025, 4096, "bf16")
+    with pytest.raises(TiledMmaError, match=f"FEW_COLS_MAX_N = {FEW_COLS_MAX_N}"):
+        swapped_kernels(5000, FEW_COLS_MAX_N + 1, 4096, "bf16")
     with pytest.raises(TiledMmaError, match="SWAP_MAX_M = 2048"):
         swapped_kernels(5000, 512, 4096, "e4m3")
 

@@ -3,7 +3,7 @@ acceptance 4: at most 20 us, and a repeated call no slower than before).
 
 Draws ``--shapes`` distinct random shapes (M log-uniform in 1..16384, N and K multiples of
 16 log-uniform in 256..65536, dtype bf16 or e4m3), each new to the process, and times one
-:func:`cutemma.kernels.pick.builtin` call per shape with ``swap = space.swaps_call(M, N, dtype)`` as the
+:func:`cutemma.kernels.pick.builtin` call per shape with ``swap = space.swaps_call(M, dtype)`` as the
 policy passes it. In the same run and on the same shapes it times the reference definition,
 ``cost.best(space.candidates(...))``, so the two figures share the machine's load; then a
 repeated call of each shape. The pick runs on every timed shape before the reference runs
@@ -70,7 +70,7 @@ def time_us(fn, todo) -> list[float]:
     out = []
     clock = time.perf_counter_ns
     for m, n, k, dtype in todo:
-        swap = swaps_call(m, n, dtype)
+        swap = swaps_call(m, dtype)
         t0 = clock()
         fn(m, n, k, dtype, swap)
         out.append((clock() - t0) / 1e3)
@@ -91,7 +91,7 @@ def profile(fn, todo, top: int = 15) -> str:
     prof = cProfile.Profile()
     prof.enable()
     for m, n, k, dtype in todo:
-        fn(m, n, k, dtype, swaps_call(m, n, dtype))
+        fn(m, n, k, dtype, swaps_call(m, dtype))
     prof.disable()
     buf = io.StringIO()
     pstats.Stats(prof, stream=buf).sort_stats("tottime").print_stats(top)
@@ -122,7 +122,7 @@ def main() -> None:
     warm, timed, spare = todo[:100], todo[100 : 100 + args.shapes], todo[100 + args.shapes :]
     later, spare = spare[: args.steady + args.shapes], spare[args.steady + args.shapes :]
     for m, n, k, dtype in warm:  # (the pick alone: see below)
-        fast(m, n, k, dtype, swaps_call(m, n, dtype))
+        fast(m, n, k, dtype, swaps_call(m, dtype))
     # the pick first, on every timed shape: the reference fills the space's caches (swapped
     # classes, fitted groups) that the pick would otherwise build, so a reference call on
     # any shape before it would hide part of what a new shape costs
@@ -135,7 +135,7 @@ def main() -> None:
     steady_us = None
     if args.steady:
         for m, n, k, dtype in later[: args.steady]:
-            fast(m, n, k, dtype, swaps_call(m, n, dtype))
+            fast(m, n, k, dtype, swaps_call(m, dtype))
         steady_us = time_us(fast, later[args.steady :])
     result = {
         "what": "host time of pick.builtin for a shape new to the process (issue 33, acc. 4)",

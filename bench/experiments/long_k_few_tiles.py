@@ -40,7 +40,7 @@ def kernels(combo: str, m: int, n: int, k: int) -> dict:
     major = "N" if combo == "bf16_bN" else "K"
     eb = 1 if dtype == "e4m3" else 2
     r16 = (half_sector_off(k * eb), half_sector_off((n if major == "N" else k) * eb))
-    found = candidates(m, n, k, dtype, 1, SMS, swaps_call(m, n, dtype), r16, major)
+    found = candidates(m, n, k, dtype, 1, SMS, swaps_call(m, dtype), r16, major)
     priced = sorted(found, key=lambda c: best((c,), m, n, k, dtype, 1, "h200", r16)[1])
     kept, per_tile = {}, {}
     for c in priced:  # (at most two splits of a tile: more tiles, not every split of one)

@@ -36,15 +36,12 @@ PICKS = r"""
 import json, sys
 from dataclasses import asdict
 from cutemma.kernels import pick
-from cutemma.kernels.space import SWAP_MAX_M
-try:  # (as the policy asks it: trees before the few-columns swap ask SWAP_MAX_M alone)
-    from cutemma.kernels.space import swaps_call
-except ImportError:
-    swaps_call = lambda m, n, dt: m <= SWAP_MAX_M  # noqa: E731
 out = []
 for combo, m, n, k, r16, major in json.load(sys.stdin):
     dt = combo[:4]
-    cfg, t = pick.builtin(m, n, k, 1, dt, 132, "h200", swaps_call(m, n, dt), tuple(r16), major)
+    # (swap=True: each tree's pick asks its own rule of which calls swap, as a call without C
+    # does through the policy)
+    cfg, t = pick.builtin(m, n, k, 1, dt, 132, "h200", True, tuple(r16), major)
     out.append({f: v for f, v in asdict(cfg).items()} | {"_name": cfg.name, "_us": t * 1e6})
 print(json.dumps(out))
 """

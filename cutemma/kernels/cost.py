@@ -807,9 +807,9 @@ def price_table(
     the model reads of the configs, which a few tuples share).
 
     >>> from cutemma.kernels.space import candidates
-    >>> found = candidates(4096, 4096, 4096, "bf16")
-    >>> basis, ((swapped, groups),) = price_table(found, "bf16")
-    >>> swapped, len(groups) < len(found), price_table(found, "bf16") is price_table(found, "bf16")
+    >>> found = candidates(4096, 4096, 4096, "e4m3")
+    >>> basis, ((swapped, groups),) = price_table(found, "e4m3")
+    >>> swapped, len(groups) < len(found), price_table(found, "e4m3") is price_table(found, "e4m3")
     (False, True, True)
     """
     key = (id(configs), dtype, kind, rows16)

@@ -186,7 +186,7 @@ def _sm90_pick(
     # best(candidates(...)) in one pass (tests/kernels/test_pick_fast.py holds them equal):
     # the space's kernels of the call, then the model's prices of them (a table per set of
     # kernels, built once: price_table is cached)
-    swaps = swap and batch == 1 and _swaps_call(m, n, dtype)
+    swaps = swap and batch == 1 and _swaps_call(m, dtype)
     # (kept per what the kernels read of the shape: a new shape mostly meets reads seen
     # before, and one look-up costs it less than the space's own steps)
     reads = kernel_reads(m, n, k, dtype, batch, sms, swaps, b_major)

@@ -105,7 +105,7 @@ def choose(call: Call) -> Choice:
     # what a swapped kernel runs: 2-D calls, their fused ops each with a transposed twin
     plain = call.batch is None and (call.epilogue is None or call.epilogue.twin is not None)
     swaps = plain and (
-        (_swaps_call(call.M, call.N, call.dtype) and call.C is None)  # one they may run
+        (_swaps_call(call.M, call.dtype) and call.C is None)  # one they may run
         or any(isinstance(c, Sm90Config) and c.swap_ab for c in (asked, tuned))
     )
     seen, swapped = operand_views(call.A, call.B, call.dtype, call.arch, want, fixed, swaps)
@@ -127,7 +127,7 @@ def choose(call: Call) -> Choice:
     predicted = None
     may_swap = (
         swaps
-        and _swaps_call(call.M, call.N, call.dtype)
+        and _swaps_call(call.M, call.dtype)
         and call.C is None
         and not isinstance(swapped, str)
     )

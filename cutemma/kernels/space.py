@@ -16,8 +16,8 @@ of a few axes, each a table below, filtered by the family's own rules (a config 
 - whole tiles, or stream-K (a last partial wave's, or a small grid's, k iterations shared
   over every SM, or over at most :data:`SPLITS` CTAs per shared tile; fixed up in a fixed
   order: deterministic);
-- swap-AB for calls of at most :data:`SWAP_MAX_M` rows, and for 16-bit calls of at most
-  :data:`FEW_COLS_MAX_N` columns past it (D^T = B^T A^T: B's N fills the
+- swap-AB for calls of at most :data:`SWAP_MAX_M` rows, and for 16-bit calls of any
+  rows (D^T = B^T A^T: B's N fills the
   wgmma's 64 rows, the call's tokens sit in wgmma's N; the swap is three views, nothing is
   copied). Up to :data:`SWAP_TOKENS` rows the tokens are one tile: 64-row tiles of one
   warpgroup shared by stream-K, or 128-row tiles of two run whole (:func:`swapped_kernel`),
@@ -103,20 +103,22 @@ N_STEP = WGMMA_N_STEP
 # sweeps' rows whose tiles were under 80% full ran 0.77-0.79x cuBLAS against 0.90-0.94 for
 # the rest, bench/results/sweep-h200-2634963452.json and -2503642630.json)
 SWAP_MAX_M = 2048
-# 16-bit calls of more rows than SWAP_MAX_M swap too where they have at most this many
-# columns, their tokens in tiles fitted to whole waves of 128-row tiles (:func:`wave_tokens`,
-# the FEW_COLS_TOKENS that waste the fewest SM-tile slots): cuBLAS runs such calls swapped
-# (nvjet 192x144, 128x288, 64x168 along N x M), and the model's choice among the timed
-# kernels of 28 calls of 1051-15251 rows by 272-992 columns ran 0.888 of cuBLAS against the
-# pick's 0.788 with B N-major (up to 0.708 -> 0.934 at (5010, 784, 57728)) and 0.899 against
-# 0.883 with B K-major; fp8's swapped tiles ran slower than its plain ones there and the
-# model never chose them (bench/results/raw/few-cols-fitted-h200.json). On calls drawn at
-# run time whose pick this moved (201 of 18,000; 60 timed): 0.848 -> 0.942 of cuBLAS, 55
-# faster, B N-major 0.832 -> 0.942, B K-major 0.870 -> 0.941 (raw/few-cols-ab-drawn-h200.json);
-# then from 1024 to 2048 columns (178 of 18,000 moved; 60 timed): 0.905 -> 0.971, 55 faster
-# (raw/few-cols-2048-ab-drawn-h200.json)
-FEW_COLS_MAX_N = 2048
-FEW_COLS_TOKENS = 3
+# 16-bit calls of more rows than SWAP_MAX_M swap too (:func:`swaps_call`), their tokens in
+# tiles fitted to whole waves of 128-row tiles (:func:`wave_tokens`: the WAVE_TOKEN_TILES
+# widths that leave the fewest SM-tile slots empty). cuBLAS runs such calls swapped (nvjet
+# 192x144, 128x288, 64x168 along N x M), and the model's choice among the timed kernels of 28
+# calls of 1051-15251 rows by 272-992 columns ran 0.888 of cuBLAS against the pick's 0.788
+# with B N-major (up to 0.708 -> 0.934 at (5010, 784, 57728)) and 0.899 against 0.883 with B
+# K-major; fp8's swapped tiles ran slower than its plain ones there and the model never
+# chose them (bench/results/raw/few-cols-fitted-h200.json). Built up by columns, each step
+# held out on calls drawn at run time whose pick it moved (60 timed each; the named table's
+# picks never moved): up to 1024 columns 0.848 -> 0.942 of cuBLAS, 55 faster (201 of 18,000
+# drawn calls moved; raw/few-cols-ab-drawn-h200.json); 1025-2048 0.905 -> 0.971, 55 faster
+# (raw/few-cols-2048-ab-drawn-h200.json); 2049-4096 0.953 -> 0.997, 48 faster, the slower ones
+# of K 320-1280 (raw/few-cols-4096-ab-drawn-h200.json); 4097-8192 0.963 -> 0.999, 54 faster
+# (raw/few-cols-8192-ab-drawn-h200.json); any more 0.966 -> 1.002, 50 faster (60 of 18,000
+# moved; raw/swap-any-n-ab-drawn-h200.json)
+WAVE_TOKEN_TILES = 3
 WAVE_TOKENS_MIN = 64
 # calls of at most this many columns also get 128-row tiles as wide as their N's share
 # (fitted_widths), in steps of 16 (the staging tile's narrowest swizzled atom, SW32): the
@@ -254,7 +256,7 @@ def candidates(
         found += fitted_kernels(m, n, k, dtype, batch)
         found += _wave_kernels(m, n, k, dtype, batch, sms)
     found += _narrow_kernels(m, n, k, dtype, batch, sms)
-    swaps = swap and batch == 1 and _swaps_call(m, n, dtype)
+    swaps = swap and batch == 1 and _swaps_call(m, dtype)
     for group in _swapped_groups(m, n, k, dtype, sms, b_major) if swaps else ():
         found += group
     found += _kcluster_kernels(m, n, k, dtype, batch, sms, swaps)
@@ -921,22 +923,22 @@ def _whole_atoms(cfg: Sm90Config, dtype: str) -> bool:
     return eb != 2 or all(h % (SWIZZLE_ROW_BYTES // eb) == 0 for h in halves)
 
 
-def swaps_call(m: int, n: int, dtype: str) -> bool:
-    """Whether an (m, n) call of ``dtype`` may run swapped (no tf32): one of at most
-    :data:`SWAP_MAX_M` rows, or a 16-bit one of at most :data:`FEW_COLS_MAX_N` columns.
+def swaps_call(m: int, dtype: str) -> bool:
+    """Whether a call of ``m`` rows and ``dtype`` may run swapped (no tf32): one of at most
+    :data:`SWAP_MAX_M` rows, or a 16-bit one of any rows.
 
-    >>> swaps_call(2048, 8192, "e4m3"), swaps_call(5000, 1024, "bf16"), swaps_call(5000, 1024, "e4m3")
+    >>> swaps_call(2048, "e4m3"), swaps_call(5000, "bf16"), swaps_call(5000, "e4m3")
     (True, True, False)
     """
-    _check_call(dtype, "kernel space: swaps_call", m=m, n=n)
-    return _swaps_call(m, n, dtype)
+    _check_call(dtype, "kernel space: swaps_call", m=m)
+    return _swaps_call(m, dtype)
 
 
-def _swaps_call(m: int, n: int, dtype: str) -> bool:
+def _swaps_call(m: int, dtype: str) -> bool:
     """:func:`swaps_call` of checked arguments (the pick's and the policy's)."""
     if dtype == "tf32":
         return False
-    return m <= SWAP_MAX_M or (n <= FEW_COLS_MAX_N and _sixteen_bit(dtype))
+    return m <= SWAP_MAX_M or _sixteen_bit(dtype)
 
 
 def _sixteen_bit(dtype: str) -> bool:
@@ -975,11 +977,10 @@ def swapped_groups(
     """
     check_b_major(b_major, "kernel space: swapped_kernels")
     _check_counts(dtype, "kernel space: swapped_kernels", m=m, n=n, k=k, sms=sms)
-    if not _swaps_call(m, n, dtype):
+    if not _swaps_call(m, dtype):
         raise TiledMmaError(
-            f"kernel space: swapped_kernels m={m}, n={n}, dtype={dtype!r}; calls of at most "
-            f"SWAP_MAX_M = {SWAP_MAX_M} rows run swapped, and 16-bit ones of at most "
-            f"FEW_COLS_MAX_N = {FEW_COLS_MAX_N} columns"
+            f"kernel space: swapped_kernels m={m}, dtype={dtype!r}; calls of at most "
+            f"SWAP_MAX_M = {SWAP_MAX_M} rows run swapped, and 16-bit ones of any rows"
         )
     return _swapped_groups(m, n, k, dtype, sms, b_major)
 
@@ -1195,7 +1196,7 @@ def _token_tiles(m: int, dtype: str) -> tuple[int, ...]:
 def wave_tokens(m: int, n: int, dtype: str, sms: int = 132) -> tuple[int, ...]:
     """The token tiles of a swapped call past :data:`SWAP_MAX_M` rows: of the multiples of
     8 from 64 to what ``dtype``'s mid-size swapped kernel holds (:func:`mid_swapped_kernel`),
-    the :data:`FEW_COLS_TOKENS` whose 128-row tiles over (m, n) leave the fewest SM-tile
+    the :data:`WAVE_TOKEN_TILES` whose 128-row tiles over (m, n) leave the fewest SM-tile
     slots of their whole waves empty (the wider first on a tie): a wave's time is about its
     tiles' work, so this weighs padding and a last partial wave alike.
 
@@ -1209,12 +1210,18 @@ def wave_tokens(m: int, n: int, dtype: str, sms: int = 132) -> tuple[int, ...]:
 @lru_cache(maxsize=8192)
 def _wave_tokens(m: int, rows: int, dtype: str, sms: int) -> tuple[int, ...]:
     """:func:`wave_tokens` for ``rows`` 128-row tiles of weights."""
+    # (each width's slots, its waves times its width: the work is the same at every width;
+    # as (slots, -width) so that the wider wins a tie. A new shape's pick runs this: tuples
+    # in one comprehension, no key function)
+    ranked = sorted([(-(-rows * -(-m // t) // sms) * t, -t) for t in _token_widths(dtype)])
+    return tuple([-t for _, t in ranked[:WAVE_TOKEN_TILES]])
 
-    def slots(t: int) -> tuple[int, int]:  # (the work is the same at every t: the slots differ)
-        return -(-rows * -(-m // t) // sms) * t, -t
 
-    widths = range(WAVE_TOKENS_MIN, _widest_tokens(dtype) + 1, N_STEP)
-    return tuple(sorted(widths, key=slots)[:FEW_COLS_TOKENS])
+@cache
+def _token_widths(dtype: str) -> tuple[int, ...]:
+    """:func:`wave_tokens`' widths of ``dtype``: multiples of 8 from WAVE_TOKENS_MIN to the
+    widest the mid-size swapped kernel holds."""
+    return tuple(range(WAVE_TOKENS_MIN, _widest_tokens(dtype) + 1, N_STEP))
 
 
 @cache

@@ -66,8 +66,8 @@ def _same_pick(
 def test_the_pick_is_best_of_candidates_on_random_shapes(dtype):
     # as the policy passes it, and the other way (a call with C never swaps)
     for m, n, k in _draw(3000, 4033 if dtype == "bf16" else 4034):
-        _same_pick(m, n, k, 1, dtype, swaps_call(m, n, dtype))
-        if swaps_call(m, n, dtype):
+        _same_pick(m, n, k, 1, dtype, swaps_call(m, dtype))
+        if swaps_call(m, dtype):
             _same_pick(m, n, k, 1, dtype, False)
 
 
@@ -78,7 +78,7 @@ def test_the_pick_is_best_of_candidates_where_rows_sit_half_a_sector_off(dtype):
     for m, n, k in _draw(600, 4035 if dtype == "bf16" else 4036):
         rows16 = (rng.random() < 0.7, rng.random() < 0.7)
         b_major = "N" if dtype == "bf16" and rng.random() < 0.5 else "K"
-        _same_pick(m, n, k, 1, dtype, swaps_call(m, n, dtype), KIND, rows16, b_major)
+        _same_pick(m, n, k, 1, dtype, swaps_call(m, dtype), KIND, rows16, b_major)
         _same_pick(m, n, k, 2, dtype, False, KIND, rows16)
 
 
@@ -108,7 +108,7 @@ def test_the_pick_is_best_of_candidates_where_rows_sit_half_a_sector_off(dtype):
 def test_the_pick_is_best_of_candidates_on_edge_shapes(m, n, k, batch, dtype):
     for swap in (True, False):
         for kind in ("h100", "h200"):
-            _same_pick(m, n, k, batch, dtype, swap and swaps_call(m, n, dtype), kind)
+            _same_pick(m, n, k, batch, dtype, swap and swaps_call(m, dtype), kind)
 
 
 def test_cheapest_breaks_ties_and_skips_nothing_as_best_does():
@@ -121,7 +121,7 @@ def test_cheapest_breaks_ties_and_skips_nothing_as_best_does():
         # pick weighs apart)
         found = [
             c
-            for c in candidates(m, n, k, "bf16", 1, SMS, swaps_call(m, n, "bf16"), (True, True))
+            for c in candidates(m, n, k, "bf16", 1, SMS, swaps_call(m, "bf16"), (True, True))
             if c.kcluster == 1 and c.cluster <= 2
         ]
         picked = found + rng.sample(found, len(found) // 2)
@@ -226,7 +226,7 @@ def test_equal_kernel_reads_give_the_same_kernels():
         rows16 = (rng.random() < 0.2, rng.random() < 0.2)
         b_major = "N" if dtype in ("bf16", "f16") and rng.random() < 0.3 else "K"
         swap = rng.random() < 0.8
-        swaps = swap and batch == 1 and swaps_call(m, n, dtype)
+        swaps = swap and batch == 1 and swaps_call(m, dtype)
         reads = kernel_reads(m, n, k, dtype, batch, sms, swaps, b_major)
         found = kernels_of(reads, m, n, k, dtype, batch, sms, rows16, b_major)
         what = (m, n, k, dtype, batch, sms, rows16, b_major, swap)
@@ -298,7 +298,7 @@ def test_a_fused_pick_is_best_of_its_kernels_on_random_shapes():
         dtype = rng.choice(("bf16", "f16", "e4m3", "e5m2"))
         rows16 = (rng.random() < 0.3, rng.random() < 0.3)
         b_major = "N" if dtype in ("bf16", "f16") and rng.random() < 0.3 else "K"
-        swaps = swaps_call(m, n, dtype)
+        swaps = swaps_call(m, dtype)
         reads = kernel_reads(m, n, k, dtype, 1, SMS, swaps, b_major)
         groups = kernels_of(reads, m, n, k, dtype, 1, SMS, rows16, b_major)
         plain = unswapped_groups(reads)

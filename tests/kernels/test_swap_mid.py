@@ -1,5 +1,5 @@
 """Swapped kernels past one token tile (calls of 257..SWAP_MAX_M rows, and 16-bit calls of
-few columns past it) and the "tmat" epilogue that stores their column-major D^T through an
+any rows past it) and the "tmat" epilogue that stores their column-major D^T through an
 MN-major staging tile and TMA."""
 
 from __future__ import annotations
@@ -12,10 +12,9 @@ from cutemma.kernels.sm90.index import launch_record
 from cutemma.kernels.sm90.plan import Sm90Plan
 from cutemma.kernels.sm90.tma_maps import Sm90Launch, output_map_args
 from cutemma.kernels.space import (
-    FEW_COLS_MAX_N,
-    FEW_COLS_TOKENS,
     SWAP_MAX_M,
     SWAP_TOKENS,
+    WAVE_TOKEN_TILES,
     candidates,
     fits,
     mid_swapped_kernel,
@@ -58,14 +57,14 @@ def test_wave_tokens_fill_whole_waves_of_128_row_tiles_best(dtype):
     for _ in range(300):
         m, n, sms = (
             rng.randint(SWAP_MAX_M + 1, 16384),
-            rng.randint(1, FEW_COLS_MAX_N),
+            rng.randint(1, 65536),
             rng.choice((78, 132)),
         )
         tiles = wave_tokens(m, n, dtype, sms)
         slots = {
             t: -(-(-(-n // 128) * -(-m // t)) // sms) * sms * t for t in range(64, widest + 1, 8)
         }
-        assert len(tiles) == FEW_COLS_TOKENS and len(set(tiles)) == FEW_COLS_TOKENS
+        assert len(tiles) == WAVE_TOKEN_TILES and len(set(tiles)) == WAVE_TOKEN_TILES
         assert all(t % 8 == 0 and 64 <= t <= widest for t in tiles)
         worst_kept = max(slots[t] for t in tiles)
         assert all(slots[t] >= worst_kept for t in slots if t not in tiles), (m, n)
@@ -73,22 +72,18 @@ def test_wave_tokens_fill_whole_waves_of_128_row_tiles_best(dtype):
         assert ranks == sorted(ranks), (m, n)
 
 
-def test_few_columns_past_swap_max_m_swap_in_16_bit_only():
+def test_16_bit_calls_past_swap_max_m_swap_on_wave_tokens_fp8_ones_do_not():
     # (5798, 528): 5 tile rows of the weights; 224 tokens give 26 columns, 130 tiles, one wave
     assert wave_tokens(5798, 528, "bf16")[0] == 224
     for m in (SWAP_MAX_M + 1, 5798, 16384):
-        for n in (16, 528, FEW_COLS_MAX_N):
-            assert swaps_call(m, n, "bf16") and swaps_call(m, n, "f16")
-            assert not swaps_call(m, n, "e4m3") and not swaps_call(m, n, "tf32")
+        assert swaps_call(m, "bf16") and swaps_call(m, "f16")
+        assert not swaps_call(m, "e4m3") and not swaps_call(m, "tf32")
+        for n in (16, 528, 8192, 65536):
             swapped = [c for c in candidates(m, n, 4096, "bf16", b_major="N") if c.swap_ab]
             assert {c.block_n for c in swapped} == set(wave_tokens(m, n, "bf16"))
             assert all(c.block_m == 128 and c.epilogue == "tmat" for c in swapped)
             assert any(c.stream_k for c in swapped) and any(not c.stream_k for c in swapped)
             assert not any(c.swap_ab for c in candidates(m, n, 4096, "e4m3"))
-        assert not swaps_call(m, FEW_COLS_MAX_N + 1, "bf16")
-        assert not any(c.swap_ab for c in candidates(m, FEW_COLS_MAX_N + 1, 4096, "bf16"))
-    with pytest.raises(TiledMmaError, match=f"FEW_COLS_MAX_N = {FEW_COLS_MAX_N}"):
-        swapped_kernels(5000, FEW_COLS_MAX_N + 1, 4096, "bf16")
     with pytest.raises(TiledMmaError, match="SWAP_MAX_M = 2048"):
         swapped_kernels(5000, 512, 4096, "e4m3")
 

@@ -28,40 +28,22 @@ sys.path.insert(0, os.path.join(HERE, "..", ".."))
 sys.path.insert(0, os.path.join(HERE, ".."))
 sys.path.insert(0, HERE)
 
-SMS = 132
 SWEEPS = ("sweep-h200-2096139813.json", "sweep-h200-3261615544.json")
-
-
-def fitted_tokens(m: int, n: int, dtype: str, sms: int = SMS, count: int = 3) -> list[int]:
-    """The ``count`` token widths whose 128-row swapped grid over (m, n) wastes the fewest
-    tile slots of whole waves (wider first on a tie)."""
-    from cutemma.kernels.space import _widest_tokens
-
-    def waste(t: int) -> tuple:
-        tiles = -(-n // 128) * -(-m // t)
-        slots = -(-tiles // sms) * sms * 128 * t
-        return (slots - m * n, -t)
-
-    return sorted(range(64, _widest_tokens(dtype) + 1, 8), key=waste)[:count]
 
 
 def kernels(combo: str, m: int, n: int, k: int) -> dict:
     from dataclasses import replace
 
-    from cutemma.kernels.call import half_sector_off
-    from cutemma.kernels.cost import predict
-    from cutemma.kernels.sm90.config import Sm90Config
-    from cutemma.kernels.space import builds, candidates, fits, mid_swapped_kernel
+    from probe import cheapest_plain
 
-    dtype = "e4m3" if combo == "e4m3" else "bf16"
-    major = "N" if combo == "bf16_bN" else "K"
-    eb = 1 if dtype == "e4m3" else 2
-    r16 = (half_sector_off(k * eb), half_sector_off((n if major == "N" else k) * eb))
-    found = candidates(m, n, k, dtype, 1, SMS, False, r16, major)
-    plain = sorted(found, key=lambda c: predict(c, m, n, k, dtype, 1, "h200", 2, r16))[:3]
+    from cutemma.kernels.sm90.config import Sm90Config
+    from cutemma.kernels.space import builds, fits, mid_swapped_kernel, wave_tokens
+
+    dtype, major, plain = cheapest_plain(combo, m, n, k)
     extra = []
     a_major = "M" if major == "N" else "K"  # (A' = B^T)
-    for i, tokens in enumerate(fitted_tokens(m, n, dtype)):
+    # (as run: the three widths of fewest SM-tile slots, now space.wave_tokens)
+    for i, tokens in enumerate(wave_tokens(m, n, dtype)):
         whole = mid_swapped_kernel(tokens, dtype, False)
         extra += [whole] + [replace(whole, stream_k=True, split=16)] * (i == 0)
     if dtype != "e4m3":
@@ -90,21 +72,8 @@ def shapes(draws: int, seed: int) -> list[tuple]:
     return list(dict.fromkeys(found)) + drawn[:draws]
 
 
-def add_peer_kernels(out: str) -> None:
-    """Each row's cuBLAS kernel names (torch.profiler), added to ``out``."""
-    from gemm_sweep import operands
-    from peer_kernels import kernels_of
-
-    data = json.load(open(out))
-    for r in data["rows"]:
-        _, _, o, peer = operands(r["combo"], r["m"], r["n"], r["k"])
-        r["peer_kernels"] = kernels_of(lambda p=peer, o=o: p(o))
-    with open(out, "w") as f:
-        json.dump(data, f, indent=1)
-
-
 if __name__ == "__main__":
-    from probe import main
+    from probe import add_peer_kernels, main
 
     main(__file__, __doc__, shapes, kernels, draws=16)
     if sys.argv[1] != "compile":

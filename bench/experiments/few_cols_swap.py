@@ -26,22 +26,15 @@ sys.path.insert(0, os.path.join(HERE, "..", ".."))
 sys.path.insert(0, os.path.join(HERE, ".."))
 sys.path.insert(0, HERE)
 
-SMS = 132
-
 
 def kernels(combo: str, m: int, n: int, k: int) -> dict:
     from dataclasses import replace
 
-    from cutemma.kernels.call import half_sector_off
-    from cutemma.kernels.cost import predict
-    from cutemma.kernels.space import builds, candidates, fits, mid_swapped_kernel
+    from probe import cheapest_plain
 
-    dtype = "e4m3" if combo == "e4m3" else "bf16"
-    major = "N" if combo == "bf16_bN" else "K"
-    eb = 1 if dtype == "e4m3" else 2
-    r16 = (half_sector_off(k * eb), half_sector_off((n if major == "N" else k) * eb))
-    found = candidates(m, n, k, dtype, 1, SMS, False, r16, major)
-    plain = sorted(found, key=lambda c: predict(c, m, n, k, dtype, 1, "h200", 2, r16))[:3]
+    from cutemma.kernels.space import builds, fits, mid_swapped_kernel
+
+    dtype, major, plain = cheapest_plain(combo, m, n, k)
     swapped = []
     a_major = "M" if major == "N" else "K"  # (A' = B^T)
     for tokens in (128, 192, 256):

@@ -24,7 +24,6 @@ sys.path.insert(0, os.path.join(HERE, "..", ".."))
 sys.path.insert(0, os.path.join(HERE, ".."))
 sys.path.insert(0, HERE)
 
-SMS = 132
 KEPT = 12
 # the sweeps' worst such calls (sweep-h200-1507705134.json, -687802848.json, -3261615544.json)
 WORST = [("bf16_bK", 789, 2624, 58512), ("bf16_bN", 300, 320, 45344),
@@ -32,15 +31,11 @@ WORST = [("bf16_bK", 789, 2624, 58512), ("bf16_bN", 300, 320, 45344),
 
 
 def kernels(combo: str, m: int, n: int, k: int) -> dict:
-    from cutemma.kernels.call import half_sector_off
-    from cutemma.kernels.cost import best
-    from cutemma.kernels.space import candidates, swaps_call
+    from probe import call_space
 
-    dtype = "e4m3" if combo == "e4m3" else "bf16"
-    major = "N" if combo == "bf16_bN" else "K"
-    eb = 1 if dtype == "e4m3" else 2
-    r16 = (half_sector_off(k * eb), half_sector_off((n if major == "N" else k) * eb))
-    found = candidates(m, n, k, dtype, 1, SMS, swaps_call(m, dtype), r16, major)
+    from cutemma.kernels.cost import best
+
+    dtype, major, r16, found = call_space(combo, m, n, k, swap=True)
     priced = sorted(found, key=lambda c: best((c,), m, n, k, dtype, 1, "h200", r16)[1])
     kept, per_tile = {}, {}
     for c in priced:  # (at most two splits of a tile: more tiles, not every split of one)
@@ -61,23 +56,8 @@ def shapes(draws: int, seed: int) -> list[tuple]:
     return WORST + found[:draws]
 
 
-def add_peer_kernels(out: str) -> None:
-    """Each row's cuBLAS kernel names (torch.profiler), added to ``out``."""
-    import json
-
-    from gemm_sweep import operands
-    from peer_kernels import kernels_of
-
-    data = json.load(open(out))
-    for r in data["rows"]:
-        _, _, o, peer = operands(r["combo"], r["m"], r["n"], r["k"])
-        r["peer_kernels"] = kernels_of(lambda p=peer, o=o: p(o))
-    with open(out, "w") as f:
-        json.dump(data, f, indent=1)
-
-
 if __name__ == "__main__":
-    from probe import main
+    from probe import add_peer_kernels, main
 
     main(__file__, __doc__, shapes, kernels, draws=24)
     if sys.argv[1] != "compile":

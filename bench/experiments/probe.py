@@ -71,6 +71,42 @@ def run(script: str, out: str, cases: list, kernels_of: KernelsOf, header: dict)
         torch.cuda.empty_cache()
 
 
+def call_space(combo: str, m: int, n: int, k: int, swap: bool = False) -> tuple:
+    """(dtype, B's major, rows16, the space's candidates) of a sweep combo's call on contiguous
+    operands (``swap``: with the swapped kernels where the space offers them)."""
+    from cutemma.kernels.call import half_sector_off
+    from cutemma.kernels.space import candidates
+
+    dtype = "e4m3" if combo == "e4m3" else "bf16"
+    major = "N" if combo == "bf16_bN" else "K"
+    eb = 1 if dtype == "e4m3" else 2
+    r16 = (half_sector_off(k * eb), half_sector_off((n if major == "N" else k) * eb))
+    return dtype, major, r16, candidates(m, n, k, dtype, 1, 132, swap, r16, major)
+
+
+def cheapest_plain(combo: str, m: int, n: int, k: int, count: int = 3) -> tuple:
+    """(dtype, B's major, the ``count`` unswapped kernels the model prices lowest)."""
+    from cutemma.kernels.cost import predict
+
+    dtype, major, r16, found = call_space(combo, m, n, k)
+    price = lambda c: predict(c, m, n, k, dtype, 1, "h200", 2, r16)  # noqa: E731
+    return dtype, major, sorted(found, key=price)[:count]
+
+
+def add_peer_kernels(out: str) -> None:
+    """Each row of the probe's ``out`` with the names of the CUDA kernels cuBLAS launches
+    for it (peer_kernels.kernels_of: torch.profiler)."""
+    from gemm_sweep import operands
+    from peer_kernels import kernels_of
+
+    data = json.load(open(out))
+    for r in data["rows"]:
+        _, _, o, peer = operands(r["combo"], r["m"], r["n"], r["k"])
+        r["peer_kernels"] = kernels_of(lambda p=peer, o=o: p(o))
+    with open(out, "w") as f:
+        json.dump(data, f, indent=1)
+
+
 def main(script: str, doc: str, shapes: Callable, kernels_of: KernelsOf, draws: int) -> None:
     """A probe script's command line: ``OUT.json [--draws N] [--seed S]``, or the compile
     shards' ``compile CASES I SHARDS``; ``shapes(draws, seed)`` gives the calls."""

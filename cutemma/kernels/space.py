@@ -16,10 +16,9 @@ of a few axes, each a table below, filtered by the family's own rules (a config 
 - whole tiles, or stream-K (a last partial wave's, or a small grid's, k iterations shared
   over every SM, or over at most :data:`SPLITS` CTAs per shared tile; fixed up in a fixed
   order: deterministic);
-- swap-AB for calls of at most :data:`SWAP_MAX_M` rows, and for 16-bit calls of any
-  rows (D^T = B^T A^T: B's N fills the
-  wgmma's 64 rows, the call's tokens sit in wgmma's N; the swap is three views, nothing is
-  copied). Up to :data:`SWAP_TOKENS` rows the tokens are one tile: 64-row tiles of one
+- swap-AB for calls of at most :data:`SWAP_MAX_M` rows, and for 16-bit calls of any rows
+  (D^T = B^T A^T: B's N fills the wgmma's 64 rows, the call's tokens sit in wgmma's N; the
+  swap is three views, nothing is copied). Up to :data:`SWAP_TOKENS` rows the tokens are one tile: 64-row tiles of one
   warpgroup shared by stream-K, or 128-row tiles of two run whole (:func:`swapped_kernel`),
   the ring as deep as keeps :data:`IN_FLIGHT_BYTES` of weights requested. Past it they are
   a few tiles each a multiple of 8 wide (:func:`token_tiles`), so that a call of 287 rows
@@ -98,10 +97,11 @@ SWAP_SPLITS = {"K": SPLITS, "N": tuple(s for s in SPLITS if s is not None)}
 # a token tile is one wgmma's N: a multiple of N_STEP up to SWAP_TOKENS
 SWAP_TOKENS = 256
 N_STEP = WGMMA_N_STEP
-# calls of at most this many rows may swap, their tokens in several tiles past SWAP_TOKENS:
-# 128-row tiles cover M in steps of 128, token tiles in steps of 8 (tile rows past M: the
-# sweeps' rows whose tiles were under 80% full ran 0.77-0.79x cuBLAS against 0.90-0.94 for
-# the rest, bench/results/sweep-h200-2634963452.json and -2503642630.json)
+# fp8 calls of at most this many rows may swap (16-bit ones of any rows, below), their
+# tokens in several tiles past SWAP_TOKENS: 128-row tiles cover M in steps of 128, token
+# tiles in steps of 8 (tile rows past M: the sweeps' rows whose tiles were under 80% full ran
+# 0.77-0.79x cuBLAS against 0.90-0.94 for the rest, bench/results/sweep-h200-2634963452.json
+# and -2503642630.json)
 SWAP_MAX_M = 2048
 # 16-bit calls of more rows than SWAP_MAX_M swap too (:func:`swaps_call`), their tokens in
 # tiles fitted to whole waves of 128-row tiles (:func:`wave_tokens`: the WAVE_TOKEN_TILES

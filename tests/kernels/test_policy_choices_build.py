@@ -76,3 +76,36 @@ def test_every_sm90_choice_on_random_calls_builds_as_its_plan_says():
             )
             planned += 1
     assert built > 400 and planned > 30
+
+
+@pytest.mark.parametrize("a_major", ["K", "M"])
+@pytest.mark.parametrize("b_major", ["K", "N"])
+def test_16_bit_calls_past_2048_rows_swap_where_the_model_says_and_build(a_major, b_major):
+    """16-bit calls of more than SWAP_MAX_M rows may run swapped on wave-fitted token tiles
+    (space.swaps_call, space.wave_tokens): the policy's choice is the pick's own (swapped
+    on these calls, where the token tile tiles A^T's major), its views are the swapped
+    problem's, and its kernel builds for them; fp8 never swaps past SWAP_MAX_M rows."""
+    from cutemma.kernels.pick import builtin
+    from cutemma.kernels.space import SWAP_MAX_M
+
+    swapped = 0
+    for m, n, k in [(5798, 528, 2688), (5010, 784, 57728), (2844, 816, 6944), (16384, 1000, 520)]:
+        m = -(-m // 8) * 8 if a_major == "M" else m  # (TMA: M-major A's rows in 16 bytes)
+        A = Strided((m, k), (k, 1)) if a_major == "K" else Strided((m, k), (1, m))
+        B = Strided((k, n), (1, k)) if b_major == "K" else Strided((k, n), (n, 1))
+        call = record(A, B, gpu=H200)
+        c = choose(call)
+        want, _ = builtin(m, n, k, 1, "bf16", 132, "h200", True, call.rows16, b_major)
+        assert m > SWAP_MAX_M and c.family == "sm90"
+        if c.swap:
+            swapped += 1
+            assert want.swap_ab and c.config.block_n == want.block_n
+            # (D^T = B^T A^T: the kernel's A is B^T, n rows of the weights; its B is A^T)
+            assert (c.views.A.shape[0], c.views.B.shape[1]) == (n, m)
+        else:  # (unswapped only where the token tile has no stage for A^T's major)
+            assert not want.swap_ab or a_major == "M"
+        launch_record(c.config, "bf16", c.views.a_major, c.views.b_major, "bf16")
+        fp8 = choose(record(Strided((m, k), (k, 1), 1), Strided((k, n), (1, k), 1),
+                            dtype="e4m3", gpu=H200))  # fmt: skip
+        assert not fp8.swap
+    assert swapped >= 2

@@ -3,10 +3,10 @@ acceptance 4: at most 20 us, and a repeated call no slower than before).
 
 Draws ``--shapes`` distinct random shapes (M log-uniform in 1..16384, N and K multiples of
 16 log-uniform in 256..65536, dtype bf16 or e4m3), each new to the process, and times one
-:func:`cutemma.kernels.pick.builtin` call per shape with ``swap = space.swaps_call(M, dtype)`` as the
-policy passes it. In the same run and on the same shapes it times the reference definition,
-``cost.best(space.candidates(...))``, so the two figures share the machine's load; then a
-repeated call of each shape. The pick runs on every timed shape before the reference runs
+:func:`cutemma.kernels.pick.builtin` call per shape with ``swap =
+space.swaps_call(M, dtype)`` as the policy passes it. In the same run and on the same
+shapes it times the reference definition, ``cost.best(space.candidates(...))``, so the two
+figures share the machine's load; then a repeated call of each shape. The pick runs on every timed shape before the reference runs
 on any (the reference fills caches the pick would otherwise build). Medians and 90th and
 99th percentiles in microseconds; ``--profile`` adds the pick's cProfile (top functions by
 own time). ``--steady N`` (default 10,000) then picks N more new shapes untimed and times

@@ -94,9 +94,9 @@ CLUSTER_CONFIGS = [Sm90Config(128, 256, cluster=2), Sm90Config(128, 128, cluster
                    Sm90Config(128, 256, cluster=4, multicast="AB"),
                    Sm90Config(128, 128, cluster=4, multicast="AB", epilogue="regs")]  # fmt: skip
 MAJORS = [("K", "K"), ("K", "N"), ("M", "K"), ("M", "N")]
-# 16-bit calls of few columns past SWAP_MAX_M run swapped, their tokens in tiles fitted to
-# whole waves (space.swaps_call, space.wave_tokens): whole and stream-K, on calls of up to
-# 16384 rows (D^T's many token tiles), each major pair whose swapped operands the tile takes
+# 16-bit calls past SWAP_MAX_M may run swapped, their tokens in tiles fitted to whole waves
+# (space.swaps_call, space.wave_tokens): whole and stream-K, on calls of up to 16384 rows
+# (D^T's many token tiles), each major pair whose swapped operands the tile takes
 FEW_COLS_CONFIGS = [mid_swapped_kernel(224, "bf16", False),
                     replace(mid_swapped_kernel(232, "bf16", True), stream_k=True, split=16),
                     replace(mid_swapped_kernel(128, "bf16", False), stream_k=True, split=4)]  # fmt: skip

@@ -69,6 +69,13 @@ MAX_SMEM_PER_BLOCK = max(lim.smem_per_block for lim in LIMITS.values())
 # (layouts, TiledMMAs and TiledCopies take any number of threads, as CuTe's do)
 MAX_THREADS_PER_BLOCK = min(lim.threads_per_block for lim in LIMITS.values())
 
+# wgmma's N (PTX ISA 9.7.15.5.2, "Matrix shape"): a multiple of this, up to the max, for
+# 16-bit, tf32 and fp8 inputs (8-bit integers skip some: the GMMA catalog's N_INT). Here, below
+# every layer, so the GMMA catalog and the kernels' configs read one figure and a cached
+# kernel's call need not load the layout algebra for it
+WGMMA_N_STEP = 8
+WGMMA_N_MAX = 256
+
 _ARCH = re.compile(r"(?:sm_?)?(\d{2,3})([af]?)", re.IGNORECASE)
 
 

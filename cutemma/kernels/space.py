@@ -54,6 +54,7 @@ from dataclasses import replace
 from functools import cache, lru_cache
 
 from cutemma.errors import TiledMmaError
+from cutemma.hardware import WGMMA_N_MAX, WGMMA_N_STEP
 from cutemma.kernels.cost import check_rows16, whole_number
 from cutemma.kernels.sm90.config import (
     ATOMS_SM90,
@@ -64,7 +65,6 @@ from cutemma.kernels.sm90.config import (
     SPLIT_MIN_N,
     SWIZZLE_ROW_BYTES,
     WARPGROUP,
-    WGMMA_N_STEP,
     Sm90Config,
 )
 from cutemma.kernels.sm90.index import launch_record
@@ -95,7 +95,7 @@ SPLITS = (16, 8, 4, None)
 # where aligned ones ran 1.02-1.08x (bench/results/sweep-h200-953108650.json, M <= 256)
 SWAP_SPLITS = {"K": SPLITS, "N": tuple(s for s in SPLITS if s is not None)}
 # a token tile is one wgmma's N: a multiple of N_STEP up to SWAP_TOKENS
-SWAP_TOKENS = 256
+SWAP_TOKENS = WGMMA_N_MAX
 N_STEP = WGMMA_N_STEP
 # fp8 calls of at most this many rows may swap (16-bit ones of any rows, below), their
 # tokens in several tiles past SWAP_TOKENS: 128-row tiles cover M in steps of 128, token
@@ -119,6 +119,8 @@ SWAP_MAX_M = 2048
 # (raw/few-cols-8192-ab-drawn-h200.json); any more 0.966 -> 1.002, 50 faster (60 of 18,000
 # moved; raw/swap-any-n-ab-drawn-h200.json)
 WAVE_TOKEN_TILES = 3
+# wave_tokens' narrowest tile: the probe's range, where 64-80 token tiles already ran slower
+# than the plain picks on calls of 1-2 waves (raw/few-cols-fitted-h200.json)
 WAVE_TOKENS_MIN = 64
 # calls of at most this many columns also get 128-row tiles as wide as their N's share
 # (fitted_widths), in steps of 16 (the staging tile's narrowest swizzled atom, SW32): the

@@ -17,7 +17,7 @@ from typing import Any
 
 from cutemma.copy.tma_map import SWIZZLE_MODES
 from cutemma.errors import TiledMmaError
-from cutemma.hardware import LIMITS
+from cutemma.hardware import LIMITS, WGMMA_N_MAX, WGMMA_N_STEP
 from cutemma.kernels.common.config_rules import ConfigRule, apply_rules, broken_rules
 from cutemma.kernels.common.scheduler import GROUP_M_MAX
 from cutemma.kernels.sm90.kcluster import KCLUSTERS
@@ -82,17 +82,13 @@ SCHEDULES = ("cooperative", "pingpong", "alternate")
 # tile's N halves are issued as two half-width batches per k tile, so one half's batch
 # runs while the other half's retired sums are added (2 sets, as True)
 PROMOTES = (True, False, "overlap", "split")
-# wgmma's N is a multiple of this for 16-bit, tf32 and fp8 inputs (PTX ISA wgmma shapes;
-# mma/arch/sm90_gmma.N_ALL, not imported: it loads the layout algebra, which a cached
-# kernel's call must not)
-WGMMA_N_STEP = 8
 # promote="split" issues a tile's columns as two batches of whole wgmma widths
 SPLIT_MIN_N = 2 * WGMMA_N_STEP
 
 
 def split_widths(block_n: int) -> tuple[int, int]:
     """``promote="split"``'s two batches, in columns: the first half rounded up to whole
-    wgmma widths (:data:`WGMMA_N_STEP`), then the rest (equal where ``block_n`` is a
+    wgmma widths (:data:`~cutemma.hardware.WGMMA_N_STEP`), then the rest (equal where ``block_n`` is a
     multiple of 16).
 
     >>> split_widths(192), split_widths(200)
@@ -692,10 +688,14 @@ CONFIG_RULES: tuple[ConfigRule, ...] = (
     ),
     ConfigRule(
         "wgmma_n_range",
-        lambda c: all(w % 8 == 0 and 8 <= w <= 256 for w in _as_tuple(c.wgmma_n or c.atom_n)),
+        lambda c: all(
+            w % WGMMA_N_STEP == 0 and WGMMA_N_STEP <= w <= WGMMA_N_MAX
+            for w in _as_tuple(c.wgmma_n or c.atom_n)
+        ),
         lambda c: (
-            f"each wgmma N of {c.wgmma_n or c.atom_n} in 8..256, a multiple of 8 "
-            "(block_n > 256 takes wgmma_n: a divisor of it, or widths that add up to it)"
+            f"each wgmma N of {c.wgmma_n or c.atom_n} in {WGMMA_N_STEP}..{WGMMA_N_MAX}, a "
+            f"multiple of {WGMMA_N_STEP} (block_n > {WGMMA_N_MAX} takes wgmma_n: a divisor of "
+            "it, or widths that add up to it)"
         ),
     ),
     ConfigRule("wgmma_n_cover", _widths_cover, _widths_cover_need),

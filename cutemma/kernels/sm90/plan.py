@@ -33,6 +33,7 @@ import numpy as np
 
 from cutemma.copy.tma import TmaBox, tma_box
 from cutemma.errors import LayoutError, TiledMmaError
+from cutemma.hardware import WGMMA_N_STEP
 from cutemma.kernels.common.partition import Split, ThreadValue, c_partition, split_offsets
 from cutemma.kernels.sm90.config import (  # noqa: F401 - the config's names, re-exported
     ALIGN_SLACK,
@@ -54,7 +55,6 @@ from cutemma.kernels.sm90.config import (  # noqa: F401 - the config's names, re
     TMA_EPILOGUES,
     TMA_STORE_OUTS,
     WARPGROUP,
-    WGMMA_N_STEP,
     Sm90Config,
     split_swizzles,
     split_widths,

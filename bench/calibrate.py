@@ -346,20 +346,27 @@ def evaluate(rows: list[dict], dev) -> dict:
     return report
 
 
+def timed_kernels(r: dict) -> tuple[str, tuple[bool, bool], dict]:
+    """(dtype, rows16, {config: measured us}) of a ``measure`` row: the kernels of this
+    tree's space for the call (its B major, where its rows sit) that the row timed."""
+    from cutemma.kernels.space import candidates
+
+    dtype, r16 = KERNEL_DTYPE[r["combo"]], _rows16(r)
+    major = "N" if r["combo"] == "bf16_bN" else "K"
+    found = candidates(r["m"], r["n"], r["k"], dtype, rows16=r16, b_major=major)
+    timed = {c: r["times_us"].get(c.name) for c in found}
+    return dtype, r16, {c: us for c, us in timed.items() if isinstance(us, float)}
+
+
 def picks(path: str, kind: str) -> dict:
     """Over every row of a ``measure`` file: per combo, the geomean ratio to the peer of the
     kernel the model (this tree's cutemma/kernels/cost.py, device ``kind``) picks among the
     timed ones, and of the best timed one (what the space holds)."""
     from cutemma.kernels.cost import device, price, shape_free
-    from cutemma.kernels.space import candidates
 
     dev, out = device(kind), {}
     for r in json.load(open(path))["rows"]:
-        dtype, r16 = KERNEL_DTYPE[r["combo"]], _rows16(r)
-        major = "N" if r["combo"] == "bf16_bN" else "K"
-        found = candidates(r["m"], r["n"], r["k"], dtype, rows16=r16, b_major=major)
-        timed = {c: r["times_us"].get(c.name) for c in found}
-        timed = {c: us for c, us in timed.items() if isinstance(us, float)}
+        dtype, r16, timed = timed_kernels(r)
         if not timed:
             continue
         mnk = r["m"], r["n"], r["k"]

@@ -753,7 +753,9 @@ API: list[tuple[str, type, str]] = [
     # split-K in a cluster (issue 33)
     ("cm.Sm90Config(kcluster=3)", TE, "kcluster 3 in (1, 2, 4, 8)"),
     ("cm.Sm90Config(kcluster=4, stream_k=True)", TE, "kcluster 4 with schedule='cooperative'"),
-    ("cm.Sm90Config(kcluster=2, cluster=2)", TE, "cluster=1, and no stream_k"),
+    ("cm.Sm90Config(kcluster=8, cluster=2)", TE, "cluster x kcluster at most 8"),
+    ("cm.Sm90Config(kcluster=2, cluster=4, multicast='AB')", TE, "a pair that multicasts A or B"),
+    ("cm.Sm90Config(kcluster=2, cluster=2, pdl=True)", TE, "no stream_k, pdl or acc_f16"),
     ("cm.Sm90Config(consumers_n=0)", TE, "consumers_n=0 >= 1"),
     ("cm.Sm90Config(consumers_n=2.0)", TE, "consumers_n an int"),
     ("cm.Sm90Config(192, 192, consumers_n=2, cluster=2)", TE, "2 with consumers=2, cluster=1"),

@@ -428,8 +428,8 @@ def price(
     whole_tile = kt * k_us + tile_us
     once = batch * (m + n) * k * eb  # A and B, each read from DRAM once
     if config.kcluster > 1:  # one tile per cluster, each CTA 1 / kcluster of its k tiles
-        kc = config.kcluster
-        waves = -(-tiles // clusters(kc, grid))
+        kc, cl = config.kcluster, config.cluster  # (pairs: a cluster of kc pairs, two tiles)
+        waves = -(-tiles // (cl * clusters(kc * cl, grid)))
         us = waves * (-(-kt // kc) * k_us + tile_us + _kcluster_us(bm, bn, kc, dev))
     elif sk:
         whole = (tiles - sk) // grid
@@ -474,13 +474,17 @@ def kcluster_best(
     """
     least, at = math.inf, -1
     for i, config in enumerate(configs):
-        (bm, bn, bk, eb, swap, kc, flops_us, ha, hb, clamp, load, tile_us, fix, cap, dram,
-         p, launch) = _kcluster_terms(config, dtype, kind, rows16)  # fmt: skip
+        (bm, bn, bk, eb, swap, kc, cm, cn, flops_us, ha, hb, clamp, load, tile_us, fix, cap,
+         once_us, dram, p, launch) = _kcluster_terms(config, dtype, kind, rows16)  # fmt: skip
         mm, nn = (n, m) if swap else (m, n)
-        tiles, kt = -(-mm // bm) * -(-nn // bn), -(-k // bk)
-        rows = (min(bm, mm) * ha + min(bn, nn) * hb) if clamp else bm * ha + bn * hb
+        tiles, kt = -(-mm // (bm * cm)) * cm * -(-nn // (bn * cn)) * cn, -(-k // bk)
+        rows = (
+            (min(bm, mm) * ha / cn + min(bn, nn) * hb / cm)
+            if clamp
+            else bm * ha / cn + bn * hb / cm
+        )
         k_us = max(flops_us, rows * bk * eb / load)
-        us = -(-tiles // cap) * (-(-kt // kc) * k_us + tile_us + fix)
+        us = -(-tiles // cap) * (-(-kt // kc) * k_us + tile_us + fix) + once_us
         dram_us = ((mm + nn) * k * eb + mm * nn * 2) / dram
         t = ((us**p + dram_us**p) ** (1 / p) + launch) * 1e-6
         if t < least:
@@ -557,9 +561,10 @@ def _kcluster_terms(config: Sm90Config, dtype: str, kind: str, rows16: tuple) ->
     """What :func:`price` reads of a kcluster config whatever the shape, as it computes it."""
     dev = device(kind)
     tile, loads, tile_us = _tile_terms(config, dtype, kind, rows16)
-    kc, (bm, bn, _, _) = config.kcluster, tile
-    return (*tile, config.swap_ab, kc, *loads, tile_us, _kcluster_us(bm, bn, kc, dev),
-            clusters(kc, dev.sms), dev.dram_gbps * 1e3, dev.sharpness,
+    kc, cl, (bm, bn, _, _) = config.kcluster, config.cluster, tile
+    return (*tile, config.swap_ab, kc, *config.cluster_mn, *loads, tile_us,
+            _kcluster_us(bm, bn, kc, dev), cl * clusters(kc * cl, dev.sms),
+            dev.cluster_us if cl > 1 else 0.0, dev.dram_gbps * 1e3, dev.sharpness,
             dev.launch_us)  # fmt: skip
 
 

@@ -22,7 +22,8 @@ shapes of one tile, edge tiles and more tiles than SMs (both warpgroups hand ove
 ``kcluster``: split-K in a cluster (``Sm90Config(kcluster=2 | 4 | 8)``) over edge shapes,
 bf16 and e4m3, f32 and bf16 out, with beta and C and with a fused epilogue, each run twice
 (the same bits every run); and the swapped kernels as kcluster kernels
-(``space.kcluster_kernels(..., swap=True)``).
+(``space.kcluster_kernels(..., swap=True)``); ``kcluster pairs``: the same calls on
+clusters of kcluster pairs that multicast A or B (``Sm90Config(cluster=2, kcluster=S)``).
 """
 
 from __future__ import annotations
@@ -248,13 +249,22 @@ def kcluster_main() -> None:
     configs = [Sm90Config(128, 128, kcluster=2), Sm90Config(128, 256, kcluster=4),
                Sm90Config(64, 128, consumers=1, kcluster=8), Sm90Config(128, 64, kcluster=4)]  # fmt: skip
     fp8 = [Sm90Config(128, 192, promote="split", kcluster=4), Sm90Config(128, 128, kcluster=2)]
+    pairs = "pairs" in sys.argv[2:]
+    if pairs:  # clusters of kcluster pairs that multicast B (along M) or A (along N)
+        configs = [Sm90Config(128, 128, cluster=2, kcluster=2),
+                   Sm90Config(64, 128, consumers=1, cluster=2, multicast="A", kcluster=4),
+                   Sm90Config(128, 64, cluster=2, multicast="A", kcluster=2)]  # fmt: skip
+        fp8 = [
+            Sm90Config(128, 128, cluster=2, kcluster=2),
+            Sm90Config(128, 64, cluster=2, multicast="A", kcluster=4, promote="overlap"),
+        ]
     cases = [(dtype, cfg, m, n, k) for dtype, cfgs in (("bf16", configs), ("e4m3", fp8))
              for cfg in cfgs
              for m, n, k in [(1, 8, 1040), (136, 264, 528), (300, 200, 2000), (17, 1000, 4096)]]  # fmt: skip
     # the swapped kernels as kcluster kernels (tokens as the kernel's N, D^T through "tmat")
     cases += [(dtype, cfg, m, n, k) for dtype in ("bf16", "e4m3")
               for m, n, k in [(1, 1024, 4096), (40, 576, 2048), (100, 200, 1040)]
-              for cfg in kcluster_kernels(m, n, k, dtype, swap=True)]  # fmt: skip
+              for cfg in kcluster_kernels(m, n, k, dtype, swap=True) if not pairs]  # fmt: skip
     for dtype, cfg, m, n, k in cases:
         A, W = _operands(m, n, k, dtype)
         err, ok = _checked(A, W, cfg)

@@ -120,3 +120,67 @@ def test_the_host_refuses_batches_and_too_few_k_tiles():
     _check_kcluster(cfg, "e4m3", 3 * 128 + 1, None)  # fp8: 128-element k tiles
     with pytest.raises(LaunchError, match="give K > 384"):
         _check_kcluster(cfg, "e4m3", 384, None)
+
+
+# clusters of kcluster pairs (Sm90Config(cluster=2, kcluster=S)): each pair multicasts the
+# operand its two tiles share, and each of the pair's tiles is added over its own S CTAs
+PAIRS = [
+    (
+        Sm90Config(64, 128, consumers=1, cluster=2, multicast="A", kcluster=4),
+        "bf16",
+        "K",
+        "N",
+        "bf16",
+    ),
+    (Sm90Config(128, 128, cluster=2, kcluster=2), "e4m3", "K", "K", "f32"),
+]
+
+
+def test_pair_clusters_split_each_tile_over_its_own_ranks():
+    # the kernel's rank arithmetic (crank % 2, crank / 2; dsmem ranks 2 * q + rank),
+    # independently: every (tile, k tile) of a cluster's two tiles is computed once, and
+    # every rank adds only ranks of its own tile
+    for kc in (2, 4):
+        for k_total in (kc, kc + 1, 37):
+            seen = []
+            for crank in range(2 * kc):
+                rank, krank = crank % 2, crank // 2
+                lo, count = _shares(k_total, kc)[krank]
+                seen += [(rank, t) for t in range(lo, lo + count)]
+                assert {2 * q + rank for q in range(kc)} == {
+                    r for r in range(2 * kc) if r % 2 == rank
+                }
+            assert sorted(seen) == [(p, t) for p in (0, 1) for t in range(k_total)]
+
+
+def test_pair_source_multicasts_to_its_pair_and_adds_its_own_tile():
+    src = gemm_sm90_source(*PAIRS[0])
+    assert "__cluster_dims__(8, 1, 1)" in src
+    assert "crank = cluster_rank(), rank = crank % 2" in src
+    assert "(uint16_t)(0x3u << (crank - rank))" in src  # the pair of this k share, not rank 0's
+    assert "mbar_arrive_cluster(prev_empty, crank ^ 1)" in src
+    assert "dsmem_addr(at, 2 * q + rank)" in src and "krank = cluster_rank() / 2" in src
+    lone = gemm_sm90_source(*CASES[0])  # (lone kcluster kernels unchanged: rank 0 adds)
+    assert "dsmem_addr(at, q)" in lone and "crank" not in lone
+
+
+@needs_nvrtc
+@needs_cuobjdump
+@pytest.mark.parametrize("case", PAIRS, ids=lambda c: f"{c[0].name}-{c[1]}")
+def test_pair_kernels_compile_without_local_memory(case):
+    test_kcluster_kernels_compile_without_local_memory(case)
+
+
+def test_pairs_grid_and_price_count_two_tiles_a_cluster():
+    cfg = Sm90Config(128, 128, cluster=2, kcluster=2)
+    assert _grid(cfg, 300, 500, None, 132, True) == 2 * 2 * 2 * 4  # 2 pairs of M tiles x 4
+    # a wave holds 2 x clusters(4) tiles: one tile more costs a second wave
+    at = lambda tiles: cost.predict(cfg, 128 * tiles, 128, 8192, "bf16", kind="h200")  # noqa: E731
+    full = 2 * clusters(4, 132)
+    assert at(full + 2) - at(full) > 5 * (at(full) - at(full - 2))
+    # the pick's fast path prices pairs as predict() does
+    for m, n, k in [(300, 320, 45344), (97, 1000, 4096), (2000, 136, 20000)]:
+        found = (cfg, Sm90Config(64, 128, consumers=1, cluster=2, multicast="A", kcluster=4))
+        t, i = cost.kcluster_best(found, m, n, k, "bf16", "h200")
+        assert (found[i], t) == cost.best(found, m, n, k, "bf16", 1, "h200")
+        assert t == min(cost.predict(c, m, n, k, "bf16", kind="h200") for c in found)

@@ -109,11 +109,12 @@ const int n0 = (({t} % per_group) / rows_in_group) * BLOCK_N;"""
 
 
 def tile_counts_sm90(
-    cluster: int, multicast: str, batched: bool, mn: tuple[int, int] = (2, 2)
+    cluster: int, multicast: str, batched: bool, mn: tuple[int, int] = (2, 2), kcluster: int = 1
 ) -> str:
     """The tile count the persistent loop walks (batched: L problems of ``tiles_l``); a
     cluster's pairs run along N (``multicast`` 'A') or along M ('B'); 'AB': ``mn`` = (cm,
-    cn) CTAs along M and N."""
+    cn) CTAs along M and N. ``kcluster`` > 1 with pairs: the cluster holds ``kcluster``
+    pairs (``crank``: the CTA's cluster rank; ``rank``: its place in its pair)."""
     k_tiles = "k_tiles = (K + BLOCK_K - 1) / BLOCK_K;"
     if cluster == 1:
         per, pairs = "tiles_m * tiles_n", ""
@@ -130,6 +131,12 @@ def tile_counts_sm90(
     tiles = f"tiles_l = {per}, tiles = L * tiles_l" if batched else f"tiles = {per}"
     if cluster == 1:
         return f"const int {tiles}, {k_tiles}"
+    if kcluster > 1:
+        return (
+            f"const int {pairs}{tiles}, {k_tiles}\n"
+            f"const uint32_t crank = cluster_rank(), rank = crank % {cluster};"
+            "  // this CTA's place in its cluster, and in its pair"
+        )
     return (
         f"const int {pairs}{tiles}, {k_tiles}\n"
         "const uint32_t rank = cluster_rank();  // this CTA's place in its cluster"

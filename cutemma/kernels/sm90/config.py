@@ -610,14 +610,17 @@ CONFIG_RULES: tuple[ConfigRule, ...] = (
         lambda c: (
             c.kcluster == 1
             or (
-                (c.schedule, c.cluster, c.stream_k, c.pdl, c.acc_f16)
-                == ("cooperative", 1, False, False, False)
+                (c.schedule, c.stream_k, c.pdl, c.acc_f16) == ("cooperative", False, False, False)
+                and (c.cluster == 1 or (c.cluster == 2 and c.multicast in ("A", "B")))
+                and c.cluster * c.kcluster <= KCLUSTERS[-1]
             )
         ),
         lambda c: (
-            f"kcluster {c.kcluster} with schedule='cooperative', cluster=1, and no stream_k, "
-            "pdl or acc_f16 (the cluster's CTAs share each tile's k tiles; one tile per "
-            "cluster, its sums added through shared memory)"
+            f"kcluster {c.kcluster} with schedule='cooperative', cluster 1 (or a pair that "
+            f"multicasts A or B, cluster x kcluster at most {KCLUSTERS[-1]}: the portable "
+            "cluster size), and no stream_k, pdl or acc_f16 (the cluster's CTAs share each "
+            "tile's k tiles; one tile per cluster, or per pair, its sums added through shared "
+            "memory)"
         ),
     ),
     ConfigRule(

@@ -208,11 +208,11 @@ def _grid(config: Sm90Config, M: int, N: int, batch: int | None, sms: int, persi
     if config.stream_k:  # every SM takes a share of the k iterations (persistent always)
         return sms
     if config.kcluster > 1:  # one tile per cluster (its fix-up reuses the ring's stages)
-        if tiles * config.kcluster > TMA_RULES.max_coord:
+        if tiles * config.kcluster * cl > TMA_RULES.max_coord:
             raise LaunchError(
                 f"gemm (sm90): {tiles} tiles of {config.kcluster} CTAs exceed 2^31 - 1 CTAs; "
                 "give a config without kcluster"
             )
-        return config.kcluster * tiles
+        return config.kcluster * cl * tiles
     # (a persistent grid: the clusters the GPU holds at once, kcluster.clusters)
     return cl * (min(tiles, clusters(cl, sms) if cl > 2 else sms // cl) if persistent else tiles)

@@ -67,39 +67,57 @@ __device__ __forceinline__ void st_dsmem_f4(uint32_t a, float4 v) {
 """
 
 
-def loop_head(kc: int) -> str:
+def loop_head(kc: int, cl: int = 1) -> str:
     """The tile block of a ``kcluster`` kernel (producer and consumers alike): it opens a
     block in which ``tile``, ``krank``, ``k_lo`` and ``k_tiles`` (this rank's k tiles,
     shadowing the tile's count ``k_total``) are defined. One tile per cluster, so the
-    fix-up may reuse the ring's stages.
+    fix-up may reuse the ring's stages. ``cl`` > 1: the cluster is ``kc`` groups of ``cl``
+    CTAs that multicast a shared operand (a pair's ``rank``: cluster rank % cl), group
+    ``krank`` taking the same k share of each of its ``cl`` tiles; ``tile`` is then the
+    cluster tile.
 
     >>> "k_lo" in loop_head(2) and "cluster_rank()" in loop_head(2)
     True
+    >>> "cluster_rank() / 2" in loop_head(4, 2)
+    True
     """
-    return f"""\
+    if cl > 1:
+        head = f"""\
+if (blockIdx.x / {kc * cl} < tiles) {{  // one cluster tile per cluster (tiles x {kc * cl} CTAs)
+  const int tile = blockIdx.x / {kc * cl}, k_total = k_tiles;
+  const uint32_t krank = cluster_rank() / {cl};  // this pair's k share of its tiles"""
+    else:
+        head = f"""\
 if (blockIdx.x / {kc} < tiles) {{  // one tile per cluster (the host launches tiles x kcluster CTAs)
   const int tile = blockIdx.x / {kc}, k_total = k_tiles;
-  const uint32_t krank = cluster_rank();  // this CTA's k share of the tile
+  const uint32_t krank = cluster_rank();  // this CTA's k share of the tile"""
+    return (
+        head
+        + f"""
   const int k_lo = (int)((long long)k_total * krank / {kc});
   const int k_tiles = (int)((long long)k_total * (krank + 1) / {kc}) - k_lo;  // >= 1: K_t >= kcluster"""
+    )
 
 
-def producer_syncs(kc: int) -> str:
-    """The producer warpgroup's part in the fix-up's two cluster barriers (after its loads).
+def producer_syncs(kc: int, cl: int = 1) -> str:
+    """The producer warpgroup's part in the fix-up's two cluster barriers (after its loads);
+    ``cl``: as :func:`loop_head`'s.
 
     >>> producer_syncs(2)[:40]
     'if (blockIdx.x / 2 < tiles) { cluster_sy'
     """
     return (
-        f"if (blockIdx.x / {kc} < tiles) {{ cluster_sync(); cluster_sync(); }}"
+        f"if (blockIdx.x / {kc * cl} < tiles) {{ cluster_sync(); cluster_sync(); }}"
         "  // the consumers' fix-up barriers (kcluster)"
     )
 
 
-def fixup(acc_name: str, n_acc: int, threads: int, kc: int) -> str:
+def fixup(acc_name: str, n_acc: int, threads: int, kc: int, cl: int = 1) -> str:
     """After a rank's mainloop: its sums into its stages, rank ``r`` adds part ``r`` of every
     rank's into rank 0's, and rank 0 loads the total into its accumulators (module doc).
-    ``n_acc`` accumulators per thread of ``threads`` consumer threads (``tid``).
+    ``n_acc`` accumulators per thread of ``threads`` consumer threads (``tid``). ``cl`` > 1
+    (:func:`loop_head`): each of a pair's tiles is added over its own ``kc`` CTAs, cluster
+    ranks ``cl * q + rank``.
 
     >>> "ld.shared" in HELPERS_KCLUSTER, "krank == 0" in fixup("acc", 64, 256, 4)
     (True, True)
@@ -113,6 +131,7 @@ def fixup(acc_name: str, n_acc: int, threads: int, kc: int) -> str:
     store = ", ".join(f"{a}[{ACC_VECTOR} * i + {j}]" for j in range(ACC_VECTOR))
     load = " ".join(f"{a}[{ACC_VECTOR} * i + {j}] = v.{c};" for j, c in enumerate("xyzw"))
     add = " ".join(f"s.{c} += v.{c};" for c in "xyzw")
+    first, peer = ("rank", f"{cl} * q + rank") if cl > 1 else ("0", "q")
     return f"""\
 {{  // kcluster: the cluster's k shares of this tile added in shared memory, rank 0's
   named_sync(EPI_BAR, {threads});  // every consumer's wgmma are done with the stages
@@ -123,10 +142,10 @@ def fixup(acc_name: str, n_acc: int, threads: int, kc: int) -> str:
   const int lo = {slot} * (int)krank / {kc}, hi = {slot} * ((int)krank + 1) / {kc};
   for (int e = lo + tid; e < hi; e += {threads}) {{  // part krank: ranks 0, 1, ... in order
     const uint32_t at = smem + e * {QUAD_BYTES};
-    float4 s = ld_dsmem_f4(dsmem_addr(at, 0));
+    float4 s = ld_dsmem_f4(dsmem_addr(at, {first}));
     #pragma unroll
-    for (int q = 1; q < {kc}; ++q) {{ const float4 v = ld_dsmem_f4(dsmem_addr(at, q)); {add} }}
-    st_dsmem_f4(dsmem_addr(at, 0), s);
+    for (int q = 1; q < {kc}; ++q) {{ const float4 v = ld_dsmem_f4(dsmem_addr(at, {peer})); {add} }}
+    st_dsmem_f4(dsmem_addr(at, {first}), s);
   }}
   cluster_sync();  // rank 0 holds the sums; no rank reads a peer's shared memory after this
   if (krank == 0) {{

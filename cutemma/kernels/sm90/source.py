@@ -323,6 +323,9 @@ def _multicast(config: Sm90Config, which: str) -> tuple[str, str]:
     >>> _multicast(Sm90Config(cluster=2), "B"), _multicast(Sm90Config(cluster=4, multicast="AB"), "A")
     (('rank', '3'), ('(rank >> 1)', '(uint16_t)(0x5u << (rank & 1))'))
     """
+    if config.multicast != "AB" and config.kcluster > 1:  # (the pair of this k share)
+        cl = config.cluster
+        return "rank", f"(uint16_t)({(1 << cl) - 1:#x}u << (crank - rank))"
     if config.multicast != "AB":
         return "rank", str((1 << config.cluster) - 1)
     cm, cn = config.cluster_mn  # (powers of 2)
@@ -364,7 +367,8 @@ def _release_stmt(config: Sm90Config) -> str:
     producers multicast into this CTA's stage too: :func:`peers`)."""
     if config.cluster == 1:
         return "mbar_arrive(prev_empty);"
-    arrive = " ".join(f"mbar_arrive_cluster(prev_empty, rank ^ {p});" for p in peers(config))
+    me = "crank" if config.kcluster > 1 else "rank"  # (the cluster rank: pairs are r, r ^ 1)
+    arrive = " ".join(f"mbar_arrive_cluster(prev_empty, {me} ^ {p});" for p in peers(config))
     return f"{{ mbar_arrive(prev_empty); {arrive} }}"
 
 
@@ -484,7 +488,7 @@ def _kernel(
         f"const uint32_t bars = smem + {S * plan.stage_bytes + plan.bytes_D};"
         f"  // full[{S}] then empty[{S}]",
         "const int tiles_m = (M + BLOCK_M - 1) / BLOCK_M, tiles_n = (N + BLOCK_N - 1) / BLOCK_N;",
-        tile_counts_sm90(CL, config.multicast, batched, config.cluster_mn),
+        tile_counts_sm90(CL, config.multicast, batched, config.cluster_mn, config.kcluster),
         f"const bool vec_d = ldd_n == 1 && (ldd_m % 2) == 0 && {vec_d_batch}"
         "(reinterpret_cast<uint64_t>(D) % 4) == 0;",
         block("if (threadIdx.x == 0)", init),
@@ -542,7 +546,7 @@ def _producer(plan: Sm90Plan, batched: bool) -> str:
         "if (threadIdx.x == 0) {  // one thread issues every TMA load",
         indent(issuer),
         "}",
-        producer_syncs(kc) if kc > 1 else "",
+        producer_syncs(kc, config.cluster) if kc > 1 else "",
     )
 
 
@@ -552,7 +556,7 @@ def _tile_head(config: Sm90Config, pingpong: bool = False) -> str:
     if config.stream_k:
         return unit_loop()
     if config.kcluster > 1:
-        return loop_head(config.kcluster)
+        return loop_head(config.kcluster, config.cluster)
     return tile_loop_sm90(config, pingpong)
 
 
@@ -617,7 +621,8 @@ def _consumer(
         epi = block("if (k_lo == 0)", epi) + "  // the tile's owner stores it"
     if config.kcluster > 1:  # the cluster's k shares added; rank 0 stores the tile
         main += "\n" + kcluster_fixup("accf" if plan.promote else "acc", plan.acc_per_thread,
-                                      plan.consumer_threads, config.kcluster)  # fmt: skip
+                                      plan.consumer_threads, config.kcluster,
+                                      config.cluster)  # fmt: skip
         epi = block("if (krank == 0)", epi) + "  // rank 0 holds the tile's sums"
     regs = REGISTER_SPLIT[config.consumers][1]
     return _lines(

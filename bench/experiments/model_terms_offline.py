@@ -3,7 +3,9 @@ kernels of the H200 calibration sets (bench/results/raw/calibrate-h200-*.json) u
 model's price (cutemma/kernels/cost.py ``price``) with one term added at a time:
 
 - ``l2``: all SMs' operand loads together capped (GB/s), where A and B are more than
-  ``big`` bytes (the long-K lead of notes/kernels-journal.md, eighth session);
+  ``big`` bytes (the long-K lead of notes/kernels-journal.md, eighth session); ``l2split``:
+  the same cap on split-K kernels alone (stream-K sharing tiles, kcluster), whose CTAs
+  read distinct k slices (raw/ncu-splitk-h200.csv: ~6-8 TB/s of L2 slice traffic);
 - ``distinct``: operand bytes no CTA running at the same time reads too at ``ld`` GB/s an
   SM (L2's feed of distinct blocks, raw/ldgsts-probe-h200.json), for stream-K shares
   (``sk``) or every kernel (``all``);
@@ -13,7 +15,7 @@ model's price (cutemma/kernels/cost.py ``price``) with one term added at a time:
 Prints, per set and over all, the geomean ratio to the peer of the kernel each variant
 chooses (``base``: the model as it is).
 
-    python bench/experiments/model_terms_offline.py l2 | distinct | share
+    python bench/experiments/model_terms_offline.py l2 | l2split | distinct | share
 """
 
 from __future__ import annotations
@@ -84,7 +86,8 @@ def price(config, m, n, k, dtype, dev, rows16, v: dict) -> float:
     if config.cluster > 1:
         us += dev.cluster_us
     p = dev.sharpness
-    if v.get("l2") and (m + n) * k * eb > v.get("big", 0):
+    split = bool(sk) or config.kcluster > 1
+    if v.get("l2") and (m + n) * k * eb > v.get("big", 0) and (split or not v.get("split")):
         us = max(us, tiles * kt * (ra + rb) * bk * eb / (v["l2"] * 1e3))
     dram_us = (once + m * n * 2) / (dev.dram_gbps * 1e3)
     return ((us**p + dram_us**p) ** (1 / p) + dev.launch_us) * 1e-6
@@ -92,6 +95,7 @@ def price(config, m, n, k, dtype, dev, rows16, v: dict) -> float:
 
 VARIANTS = {
     "l2": [{"l2": l2, "big": big} for big in (0, 25e6, 50e6) for l2 in (7000, 9000, 11000)],
+    "l2split": [{"l2": l2, "split": True} for l2 in (5000, 6000, 7000, 8000, 9000)],
     "distinct": [{"ld": ld, "scope": s} for s in ("sk", "all") for ld in (40, 57, 75)],
     "share": [
         {"f": f, "together_us": t, "fixup_us": x}

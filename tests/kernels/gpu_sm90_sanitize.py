@@ -24,6 +24,9 @@ bf16 and e4m3, f32 and bf16 out, with beta and C and with a fused epilogue, each
 (the same bits every run); and the swapped kernels as kcluster kernels
 (``space.kcluster_kernels(..., swap=True)``); ``kcluster pairs``: the same calls on
 clusters of kcluster pairs that multicast A or B (``Sm90Config(cluster=2, kcluster=S)``).
+``chunks``: stream-K shares of whole tiles' k chunks, taken chunk-major, through the
+serial fix-up and the one that adds the partials together (``chunks small``: bf16 on the
+calls of few tiles alone, for racecheck).
 """
 
 from __future__ import annotations
@@ -284,6 +287,25 @@ def kcluster_main() -> None:
     print(f"sm90 kcluster sanitize run done; worst rel err {worst:.2e}; same bits: {same}")
 
 
+def chunks_main() -> None:
+    """Stream-K shares of whole tiles' k chunks, taken chunk-major (streamk.sk_block): the
+    serial fix-up (4 CTAs a tile) and the one that adds the partials together (8 and 16),
+    on calls of few tiles (every tile shared) and of more tiles than SMs (whole tiles, then
+    the last wave's shared), bf16 and e4m3, each run twice (the same bits)."""
+    torch.manual_seed(0)
+    worst, same = 0.0, True
+    small = "small" in sys.argv[2:]  # (racecheck: the two calls of few tiles, bf16)
+    cases = [(cfg, m, n, k, dtype)
+             for dtype, fp8 in (("bf16", {}), ("e4m3", {"promote": "split"}))[: 1 if small else 2]
+             for cfg in (Sm90Config(128, 128, stream_k=True, split=s, **fp8) for s in (4, 8, 16))
+             for m, n, k in [(200, 300, 4160), (8, 136, 2064), (1100, 2000, 1040)][: 2 if small else 3]]  # fmt: skip
+    for cfg, m, n, k, dtype in cases:
+        err, ok = _checked(*_operands(m, n, k, dtype), cfg)
+        worst, same = max(worst, err), same and ok
+    torch.cuda.synchronize()
+    print(f"sm90 stream-K chunks sanitize run done; worst rel err {worst:.2e}; same bits: {same}")
+
+
 def batched() -> float:
     """Small batched calls (L = 3): every map kind and both epilogues; worst rel. error."""
     worst = 0.0
@@ -349,6 +371,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    {"fp8": fp8_main, "swap": swap_main, "fused": fused_main, "kcluster": kcluster_main}.get(
-        sys.argv[1] if sys.argv[1:] else "", main
-    )()
+    modes = {"fp8": fp8_main, "swap": swap_main, "fused": fused_main, "kcluster": kcluster_main,
+             "chunks": chunks_main}  # fmt: skip
+    modes.get(sys.argv[1] if sys.argv[1:] else "", main)()

@@ -31,6 +31,7 @@ HARNESS = r"""
 #include <algorithm>
 #define __device__
 #define __forceinline__ inline
+#define __noinline__
 struct Dim { unsigned x; };
 static Dim blockIdx, gridDim;
 using std::min;
@@ -41,11 +42,12 @@ int main() {
     gridDim.x = grid;
     for (int b = 0; b < grid; ++b) {
       blockIdx.x = b;
-      SkUnit u = sk_start(sk_tiles, sk_ctas, k_total);
+      const int sk_b = sk_block(sk_tiles, sk_ctas, tiles);  // as unit_loop() opens
+      SkUnit u = sk_start(sk_tiles, sk_ctas, k_total, sk_b);
       const int units = sk_units(u, tiles, k_total);  // what the kernel loops over
       int walked = 0;
       while (sk_next(u, tiles, k_total)) {
-        std::printf("%%d %%d %%d %%d\n", b, u.tile, u.k_lo, u.k_count);
+        std::printf("%%d %%d %%d %%d %%d\n", sk_b, u.tile, u.k_lo, u.k_count, b);
         ++walked;
       }
       if (walked != units) std::printf("units %%d %%d %%d\n", b, units, walked);
@@ -68,7 +70,9 @@ def schedule():
         f.write(HARNESS % HELPERS_STREAMK)
     subprocess.run([cxx, "-O1", "-std=c++17", src, "-o", exe], check=True)
 
-    def run(cases):
+    def run(cases, blocks=False):
+        """(share, tile, k_lo, k_count) per piece (the share index: the CTA's slot and flag,
+        streamk.sk_block), with the CTA's blockIdx.x last where ``blocks``."""
         text = "\n".join(" ".join(map(str, c)) for c in cases) + "\n"
         out = subprocess.run([exe], input=text, capture_output=True, text=True, check=True)
         runs, cur = [], []
@@ -78,7 +82,7 @@ def schedule():
                 runs.append(cur)
                 cur = []
             else:
-                cur.append(tuple(map(int, line.split())))
+                cur.append(tuple(map(int, line.split()))[: 5 if blocks else 4])
         return runs
 
     return run
@@ -184,6 +188,23 @@ def test_a_grid_of_tiles_splits_its_last_wave_into_aligned_chunks(schedule, tm, 
     assert sorted(per_cta) == list(range(ctas))  # one chunk per sharing CTA
 
 
+@pytest.mark.parametrize(
+    ("tiles", "k_total", "per"), [(6, 65, 4), (2, 33, 16), (12, 17, 11), (9, 708, 14)]
+)
+def test_every_tile_shared_in_chunks_runs_chunk_major(schedule, tiles, k_total, per):
+    """Every tile shared, ``per`` CTAs to a tile: CTAs ``j * tiles .. (j + 1) * tiles - 1``
+    take chunk ``j`` of tiles 0, 1, ... (neighbours on the same lines of A or B start side
+    by side); a grid that takes whole tiles first keeps its CTAs' own shares."""
+    grid, ctas = 132, tiles * per
+    (pieces,) = schedule([(tiles, k_total, grid, tiles, ctas)], blocks=True)
+    chunks = sorted({lo for _, _, lo, _, _ in pieces})
+    for share, tile, lo, _, b in pieces:
+        assert (tile, chunks.index(lo)) == (b % tiles, b // tiles), (b, tile, lo)
+        assert share == tile * per + chunks.index(lo)  # the slot the owner's walk reads
+    (mixed,) = schedule([(tiles + grid, k_total, grid, tiles, ctas)], blocks=True)
+    assert all(share == b for share, *_, b in mixed)
+
+
 def test_sk_split_refuses_nonsense():
     with pytest.raises(TiledMmaError, match="each must be >= 1"):
         sk_split(0, 4, 4, 132)
@@ -199,7 +220,10 @@ def test_the_kernel_walks_pieces_and_only_owners_store():
     src = sk_source()
     assert src.count("for (int unit = 0; unit < units; ++unit)") == 2  # producer, consumers
     assert "(k_lo + kt) * BLOCK_K" in src  # a piece's k tiles start at k_lo
-    assert "if (k_lo == 0) {" in src and "st_release_u64(sk_flags + blockIdx.x, sk_epoch)" in src
+    assert "if (k_lo == 0) {" in src and "st_release_u64(sk_flags + sk_b, sk_epoch)" in src
+    assert src.count("const int sk_b = sk_block(sk_tiles, sk_ctas, tiles);") == 2
+    fix = src[src.index("stream-K: not the tile's first piece") :]
+    assert "blockIdx" not in fix[: fix.index("the tile's owner stores it")]  # slots by share
     plain = sk_source(Sm90Config(128, 128))
     assert "sk_next" not in plain and "k_lo" not in plain
 
@@ -485,4 +509,4 @@ def test_only_split_kernels_add_together_and_each_flag_has_a_thread():
     assert guard in split and "sk_per" not in plain
     assert split.count("for (int q = tid; q < parts; q += 256)") == 1
     assert "for (int q = g0 + 1 + tid; q < g0 + sk_per; q += 256)" in split
-    assert "for (int peer = blockIdx.x + 1; next < tile_end; ++peer)" in split  # the fallback
+    assert "for (int peer = sk_b + 1; next < tile_end; ++peer)" in split  # the fallback

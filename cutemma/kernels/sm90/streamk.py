@@ -6,17 +6,23 @@ few SMs, so a grid of tiles that leaves the last wave mostly empty (decode: 80 t
 
 The work: every CTA ``b`` of the grid ``G`` takes tiles ``sk_tiles + b``, ``+ G``, ...
 whole (the same count each); then the first ``sk_tiles`` tiles (tile order, grouped
-raster) have ``I = sk_tiles * k_tiles`` k iterations, and CTA ``b`` of the first
-``S = sk_ctas`` takes iterations ``[b * I / S, (b + 1) * I / S)``, cut at tile boundaries
-into *pieces*. A piece that starts a tile (``k_lo == 0``) belongs to the tile's *owner*;
-every other piece is the first piece of its CTA's share (a share runs on from one tile
-into the next), so each CTA hands over at most one partial tile: slot ``b`` of the
-workspace.
+raster) have ``I = sk_tiles * k_tiles`` k iterations, and share ``s`` of the first
+``S = sk_ctas`` is iterations ``[s * I / S, (s + 1) * I / S)``, cut at tile boundaries
+into *pieces*. CTA ``b`` takes share ``b``, but where every tile is shared in whole
+tiles' k chunks (``sk_tiles == tiles``, ``S`` a multiple of it) it takes them chunk-major
+(:data:`HELPERS_STREAMK`'s ``sk_block``: CTA ``j * sk_tiles + t`` takes chunk ``j`` of tile
+``t``), so that the CTAs reading the same lines of A or B start side by side and L2's
+request coalescer serves one read to several: on 16 drawn calls whose pick that moved,
+1.015x as fast (up to 1.17x), and up to 1.26x on long-K calls of few tiles
+(bench/results/raw/sk-chunk-major-*.json; raw/ncu-splitk-h200.csv for the coalescer).
+A piece that starts a tile (``k_lo == 0``) belongs to the tile's *owner*; every other
+piece is the first piece of its share (a share runs on from one tile into the next), so
+each CTA hands over at most one partial tile: slot ``s`` of the workspace.
 
 The fix-up is deterministic: a non-owner stores its f32 sums (thread-major float4s, the
 accumulator fragment as it is) in its slot and releases its flag (``st.release.gpu``) with
 the launch's epoch; the owner, whose piece is the last of its share, waits for the flags
-of CTAs ``b + 1, b + 2, ...`` in that order and adds their slots in that order (the same
+of shares ``s + 1, s + 2, ...`` in that order and adds their slots in that order (the same
 sums in the same order every run, no atomics): through the TMA-store staging tile when
 the kernel has one (the TMA unit copies each slot into shared memory, chunk by chunk),
 else by register loads. Then it runs the epilogue. The owner resets each flag it
@@ -63,12 +69,23 @@ __device__ __forceinline__ int sk_share_end(int b, int iters, int sk_ctas) {
   const int q = iters / sk_ctas, r = iters - q * sk_ctas;
   return q * (b + 1) + r * (b + 1) / sk_ctas;
 }
-__device__ __forceinline__ SkUnit sk_start(int sk_tiles, int sk_ctas, int k_total) {
+// the share CTA blockIdx.x takes: where every tile is shared in whole tiles' k chunks
+// (sk_tiles == tiles, sk_ctas a multiple of it), chunk-major, so that the CTAs on one k
+// chunk of neighbouring tiles, which read the same lines of A or B, start side by side and
+// L2's request coalescer serves one read to several (raw/ncu-splitk-h200.csv,
+// raw/sk-chunk-major-h200.json); else (whole tiles first) the CTA's own. (Not inlined:
+// inlined, its divisions left one more R2UR in fp8's promoted 128x192 k loop.)
+__device__ __noinline__ int sk_block(int sk_tiles, int sk_ctas, int tiles) {
+  const int b = blockIdx.x;
+  if (b >= sk_ctas || sk_tiles != tiles || sk_ctas % sk_tiles != 0) return b;
+  return (b % sk_tiles) * (sk_ctas / sk_tiles) + b / sk_tiles;
+}
+__device__ __forceinline__ SkUnit sk_start(int sk_tiles, int sk_ctas, int k_total, int b) {
   const int iters = sk_tiles * k_total;
   SkUnit u;
-  u.it = blockIdx.x == 0 ? 0 : sk_share_end(blockIdx.x - 1, iters, sk_ctas);
-  u.end = sk_share_end(blockIdx.x, iters, sk_ctas);
-  u.dp = sk_tiles + blockIdx.x;
+  u.it = b == 0 ? 0 : sk_share_end(b - 1, iters, sk_ctas);
+  u.end = sk_share_end(b, iters, sk_ctas);
+  u.dp = sk_tiles + blockIdx.x;  // (whole tiles in the CTAs' order: neighbours share lines)
   u.at_tile = u.it / k_total;  // where the next piece starts
   u.at_k = u.it - u.at_tile * k_total;
   u.tile = u.k_lo = u.k_count = 0;
@@ -139,7 +156,8 @@ def unit_loop() -> str:
     tiles, shadowing the tile's count ``k_total``) are defined."""
     return """\
 const int k_total = k_tiles;  // a whole tile's k tiles
-SkUnit u = sk_start(sk_tiles, sk_ctas, k_total);
+const int sk_b = sk_block(sk_tiles, sk_ctas, tiles);  // this CTA's share (its slot, its flag)
+SkUnit u = sk_start(sk_tiles, sk_ctas, k_total, sk_b);
 const int units = sk_units(u, tiles, k_total);
 for (int unit = 0; unit < units; ++unit) {
   sk_next(u, tiles, k_total);  // this piece: k tiles [k_lo, k_lo + k_tiles) of tile `tile`
@@ -186,13 +204,13 @@ def fixup(
         adds = _adds_through_shared(staging, quads, threads, add)
         wait = "// the chunks' mbarrier orders the rest"
     serial = f"""\
-if (k_lo > 0) {{  // stream-K: not the tile's first piece: its sums to slot blockIdx.x
+if (k_lo > 0) {{  // stream-K: not the tile's first piece: its sums to slot sk_b
 {_store_slot(store, slot, quads, threads, "  ")}
-  if (tid == 0) {{ __threadfence(); st_release_u64(sk_flags + blockIdx.x, sk_epoch); }}
+  if (tid == 0) {{ __threadfence(); st_release_u64(sk_flags + sk_b, sk_epoch); }}
 }} else if (k_tiles < k_total) {{  // the owner: add the later pieces, CTA by CTA (k order)
   const int iters = sk_tiles * k_total, tile_end = (tile + 1) * k_total;
   int next = tile * k_total + k_tiles;
-  for (int peer = blockIdx.x + 1; next < tile_end; ++peer) {{
+  for (int peer = sk_b + 1; next < tile_end; ++peer) {{
     const int peer_end = sk_share_end(peer, iters, sk_ctas);
     if (peer_end == next) continue;  // an empty share: that CTA has no piece
     if (tid == 0) {{
@@ -222,7 +240,7 @@ def _store_slot(store: str, slot: int, quads: int, threads: int, indent: str) ->
     return "\n".join(
         indent + line
         for line in (
-            f"float4* w = reinterpret_cast<float4*>(sk_ws) + (long long)blockIdx.x * {slot} + tid;",
+            f"float4* w = reinterpret_cast<float4*>(sk_ws) + (long long)sk_b * {slot} + tid;",
             "#pragma unroll",
             f"for (int i = 0; i < {quads}; ++i) __stcg(w + i * {threads}, make_float4({store}));",
             f"named_sync(EPI_BAR, {threads});  // every consumer's sums are written",
@@ -232,7 +250,7 @@ def _store_slot(store: str, slot: int, quads: int, threads: int, indent: str) ->
 
 def _fixup_together(store: str, slot: int, quads: int, threads: int, adds: str) -> str:
     """The fix-up of a launch whose shares are whole tiles' k chunks, ``per`` CTAs to a
-    tile (CTA ``g0 + j`` takes chunk ``j`` of tile ``tile``, ``g0 = tile * per``): each
+    tile (share ``g0 + j`` is chunk ``j`` of tile ``tile``, ``g0 = tile * per``): each
     non-owner stores its sums in its slot and releases its flag; once every non-owner's
     flag is up, non-owner ``j`` adds part ``j - 1`` of the ``per - 1`` slots, in slot
     order, into that part of slot ``g0 + 1`` (no other CTA reads or writes that part), and
@@ -251,8 +269,8 @@ if (sk_ctas % sk_tiles == 0 && sk_per >= {TOGETHER_MIN} && k_tiles < k_total) {{
   float4* const sums = reinterpret_cast<float4*>(sk_ws) + (long long)(g0 + 1) * {slot};
   if (k_lo > 0) {{  // a non-owner: its sums to its slot, then its part of everyone's
 {_store_slot(store, slot, quads, threads, "    ")}
-    const int parts = sk_per - 1, part = blockIdx.x - g0 - 1;
-    if (tid == 0) {{ __threadfence(); st_release_u64(sk_flags + blockIdx.x, sk_epoch); }}
+    const int parts = sk_per - 1, part = sk_b - g0 - 1;
+    if (tid == 0) {{ __threadfence(); st_release_u64(sk_flags + sk_b, sk_epoch); }}
     for (int q = tid; q < parts; q += {threads})  // a thread per flag: the waits overlap
       while (ld_acquire_u64(sk_flags + g0 + 1 + q) != sk_epoch) {{}}
     named_sync(EPI_BAR, {threads});  // every non-owner's slot is written
@@ -267,7 +285,7 @@ if (sk_ctas % sk_tiles == 0 && sk_per >= {TOGETHER_MIN} && k_tiles < k_total) {{
       __stcg(sums + e, s);
     }}
     named_sync(EPI_BAR, {threads});  // every consumer's part is written
-    if (tid == 0) {{ __threadfence(); st_release_u64({done} + blockIdx.x, sk_epoch); }}
+    if (tid == 0) {{ __threadfence(); st_release_u64({done} + sk_b, sk_epoch); }}
   }} else {{  // the owner: its sums plus slot g0 + 1, which holds the others' in k order
     for (int q = g0 + 1 + tid; q < g0 + sk_per; q += {threads}) {{  // a thread per flag
       while (ld_acquire_u64({done} + q) != sk_epoch) {{}}
@@ -337,8 +355,8 @@ def sk_split(
       tile over the whole grid, or the last partial wave and one full wave (each CTA's
       share then spans more than a tile's k iterations).
     - Several waves of a grid of tiles: the tiles of the last partial wave, each cut into
-      ``split`` equal k chunks (up to :data:`SPLIT_MAX`, as many as the grid holds), CTA
-      ``t * split + j`` taking chunk ``j`` of tile ``t``. The chunks of tiles that share
+      ``split`` equal k chunks (up to :data:`SPLIT_MAX`, as many as the grid holds), share
+      ``t * split + j`` being chunk ``j`` of tile ``t``. The chunks of tiles that share
       B's columns (or A's rows) run at the same time over the same k, so each operand
       slice is read from DRAM once while the others hit L2: shares over the whole grid
       left them at unrelated k (raw/sk-probe-run1.json: 0.63x cuBLAS against 0.70x for

@@ -172,23 +172,29 @@ def time_variants(path: str, variants_of=cluster_variants, shapes: list = SHAPES
     return rows
 
 
+def profile_once(calls: dict) -> None:
+    """Each call twice (compiled, warm), then once each between cudaProfilerStart and Stop
+    (for ncu's ``--profile-from-start off``)."""
+    import torch
+
+    for _ in range(2):
+        for f in calls.values():
+            f()
+    torch.cuda.synchronize()
+    torch.cuda.cudart().cudaProfilerStart()
+    for f in calls.values():
+        f()
+    torch.cuda.synchronize()
+    torch.cuda.cudart().cudaProfilerStop()
+
+
 def profile_classes(shapes: list) -> None:
     """For ncu (``profile-classes longk``): cuBLAS, the pick and each class's best (as
     ``time`` names them) once each between cudaProfilerStart and Stop, after a warm-up
     that compiles; prints the order of the calls."""
-    import torch
-
     for combo, m, n, k in shapes:
         _, _, pick, bests, calls = class_calls(combo, m, n, k)
-        for _ in range(2):
-            for f in calls.values():
-                f()
-        torch.cuda.synchronize()
-        torch.cuda.cudart().cudaProfilerStart()
-        for f in calls.values():
-            f()
-        torch.cuda.synchronize()
-        torch.cuda.cudart().cudaProfilerStop()
+        profile_once(calls)
         names = {key: pick.name if key == "pick" else bests[key][0].name
                  for key in calls if key != "cublas"}  # fmt: skip
         print("profiled:", combo, m, n, k, json.dumps(names), flush=True)

@@ -21,6 +21,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", ".."))
 sys.path.insert(0, os.path.join(HERE, ".."))
+sys.path.insert(0, HERE)
 
 SHAPES = [("bf16_bN", 300, 320, 45344), ("bf16_bK", 180, 400, 27456), ("bf16_bK", 568, 400, 25952)]
 
@@ -37,8 +38,8 @@ def configs() -> list:
 
 
 def main() -> None:
-    import torch
     from gemm_sweep import operands
+    from ncu_mid import profile_once
 
     import cutemma
 
@@ -47,15 +48,7 @@ def main() -> None:
         calls = {"cublas": lambda p=peer, o=out: p(o)}
         for cfg in configs():
             calls[cfg.name] = lambda A=A, B=B, o=out, c=cfg: cutemma.gemm(A, B, out=o, config=c)
-        for _ in range(2):
-            for f in calls.values():
-                f()
-        torch.cuda.synchronize()
-        torch.cuda.cudart().cudaProfilerStart()
-        for f in calls.values():
-            f()
-        torch.cuda.synchronize()
-        torch.cuda.cudart().cudaProfilerStop()
+        profile_once(calls)
         print("profiled:", combo, m, n, k, list(calls), flush=True)
 
 

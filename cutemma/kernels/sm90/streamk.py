@@ -12,9 +12,9 @@ into *pieces*. CTA ``b`` takes share ``b``, but where every tile is shared in wh
 tiles' k chunks (``sk_tiles == tiles``, ``S`` a multiple of it) it takes them chunk-major
 (:data:`HELPERS_STREAMK`'s ``sk_block``: CTA ``j * sk_tiles + t`` takes chunk ``j`` of tile
 ``t``), so that the CTAs reading the same lines of A or B start side by side and L2's
-request coalescer serves one read to several: on 16 drawn calls whose pick that moved,
-1.015x as fast (up to 1.17x), and up to 1.26x on long-K calls of few tiles
-(bench/results/raw/sk-chunk-major-*.json; raw/ncu-splitk-h200.csv for the coalescer).
+request coalescer serves one read to several: on 16 drawn calls whose kernel that
+changed, 1.015x as fast (up to 1.17x), and up to 1.26x on long-K calls of few tiles
+(bench/results/raw/sk-chunk-major-*.json; raw/ncu-splitk-lrc-h200.csv for the coalescer).
 A piece that starts a tile (``k_lo == 0``) belongs to the tile's *owner*; every other
 piece is the first piece of its share (a share runs on from one tile into the next), so
 each CTA hands over at most one partial tile: slot ``s`` of the workspace.
@@ -72,7 +72,7 @@ __device__ __forceinline__ int sk_share_end(int b, int iters, int sk_ctas) {
 // the share CTA blockIdx.x takes: where every tile is shared in whole tiles' k chunks
 // (sk_tiles == tiles, sk_ctas a multiple of it), chunk-major, so that the CTAs on one k
 // chunk of neighbouring tiles, which read the same lines of A or B, start side by side and
-// L2's request coalescer serves one read to several (raw/ncu-splitk-h200.csv,
+// L2's request coalescer serves one read to several (raw/ncu-splitk-lrc-h200.csv,
 // raw/sk-chunk-major-h200.json); else (whole tiles first) the CTA's own. (Not inlined:
 // inlined, its divisions left one more R2UR in fp8's promoted 128x192 k loop.)
 __device__ __noinline__ int sk_block(int sk_tiles, int sk_ctas, int tiles) {

@@ -75,6 +75,9 @@ MAX_THREADS_PER_BLOCK = min(lim.threads_per_block for lim in LIMITS.values())
 # kernel's call need not load the layout algebra for it
 WGMMA_N_STEP = 8
 WGMMA_N_MAX = 256
+# the most CTAs a cluster holds without the non-portable opt-in (CUDA C++ Programming Guide,
+# "Thread Block Clusters": 8 is portable, 16 needs cudaFuncAttributeNonPortableClusterSizeAllowed)
+PORTABLE_CLUSTER = 8
 
 _ARCH = re.compile(r"(?:sm_?)?(\d{2,3})([af]?)", re.IGNORECASE)
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from cutemma.copy.tma_map import SWIZZLE_MODES
 from cutemma.errors import TiledMmaError
-from cutemma.hardware import LIMITS, WGMMA_N_MAX, WGMMA_N_STEP
+from cutemma.hardware import LIMITS, PORTABLE_CLUSTER, WGMMA_N_MAX, WGMMA_N_STEP
 from cutemma.kernels.common.config_rules import ConfigRule, apply_rules, broken_rules
 from cutemma.kernels.common.scheduler import GROUP_M_MAX
 from cutemma.kernels.sm90.kcluster import KCLUSTERS
@@ -612,12 +612,12 @@ CONFIG_RULES: tuple[ConfigRule, ...] = (
             or (
                 (c.schedule, c.stream_k, c.pdl, c.acc_f16) == ("cooperative", False, False, False)
                 and (c.cluster == 1 or (c.cluster == 2 and c.multicast in ("A", "B")))
-                and c.cluster * c.kcluster <= KCLUSTERS[-1]
+                and c.cluster * c.kcluster <= PORTABLE_CLUSTER
             )
         ),
         lambda c: (
             f"kcluster {c.kcluster} with schedule='cooperative', cluster 1 (or a pair that "
-            f"multicasts A or B, cluster x kcluster at most {KCLUSTERS[-1]}: the portable "
+            f"multicasts A or B, cluster x kcluster at most {PORTABLE_CLUSTER}: the portable "
             "cluster size), and no stream_k, pdl or acc_f16 (the cluster's CTAs share each "
             "tile's k tiles; one tile per cluster, or per pair, its sums added through shared "
             "memory)"

@@ -36,9 +36,11 @@ if (blockIdx.x / 4 < tiles) {  // one tile per cluster (the host launches tiles 
 from __future__ import annotations
 
 from cutemma.errors import TiledMmaError
+from cutemma.hardware import PORTABLE_CLUSTER
 from cutemma.kernels.sm90.streamk import ACC_VECTOR, QUAD_BYTES  # float4s, as stream-K's slots
 
-KCLUSTERS = (1, 2, 4, 8)  # CTAs of a cluster that share a tile (8: the portable cluster size)
+# CTAs of a cluster that share a tile: powers of 2 up to the portable cluster size
+KCLUSTERS = tuple(1 << i for i in range(PORTABLE_CLUSTER.bit_length()))
 # clusters of S CTAs that run at once on a 132-SM H200, one CTA per SM (the driver's
 # cuOccupancyMaxActiveClusters for these kernels, bench/results/raw/kcluster-capacity-h200.json;
 # a cluster's CTAs share a GPC, and the GPCs' SM counts differ, so not 132 // S): one cluster

@@ -10,12 +10,18 @@ model's price (cutemma/kernels/cost.py ``price``) with one term added at a time:
   SM (L2's feed of distinct blocks, raw/ldgsts-probe-h200.json), for stream-K shares
   (``sk``) or every kernel (``all``);
 - ``share``: stream-K shares' k tiles ``f`` times a whole tile's, with ``together_us`` and
-  ``fixup_us`` varied.
+  ``fixup_us`` varied;
+- ``latency``: a CTA's k tile takes at least ``lat`` microseconds over its ring's stages
+  (Little's law: a ring of S stages keeps S loads in flight, each taking about ``lat``
+  under load), the per-projection decode graphs' lead (raw/decode-per-projection-h200-bf16-
+  56570ae.json: 28672 x 4096 at 1-16 tokens, 64x256 tiles in one wave of deep rings ran
+  1.04-1.05 of cuBLAS where the pick's 128x16 swapped tiles in two waves of 4 stages ran
+  0.95-0.96).
 
 Prints, per set and over all, the geomean ratio to the peer of the kernel each variant
 chooses (``base``: the model as it is).
 
-    python bench/experiments/model_terms_offline.py l2 | l2split | distinct | share
+    python bench/experiments/model_terms_offline.py l2 | l2split | distinct | share | latency
 """
 
 from __future__ import annotations
@@ -53,10 +59,12 @@ def price(config, m, n, k, dtype, dev, rows16, v: dict) -> float:
     ra = min(bm, m_) * (dev.half_sector if rows16[0] else 1.0) / cn
     rb = min(bn, n_) * (dev.half_sector if rows16[1] else 1.0) / cm
 
+    floor = v["lat"] / ring_stages(config, dtype) if "lat" in v else 0.0
+
     def k_us(shared_a: bool = True, shared_b: bool = True) -> float:
         la = dev.load_gbps if shared_a else v.get("ld", dev.load_gbps)
         lb = dev.load_gbps if shared_b else v.get("ld", dev.load_gbps)
-        return max(2 * bm * bn * bk / (rate * 1e6), (ra / la + rb / lb) * bk * eb / 1e3)
+        return max(2 * bm * bn * bk / (rate * 1e6), (ra / la + rb / lb) * bk * eb / 1e3, floor)
 
     whole_sh = (tn > 1 or cn > 1, tm > 1 or cm > 1)
     k_whole = k_us(*whole_sh) if v.get("scope") == "all" else k_us()
@@ -93,7 +101,21 @@ def price(config, m, n, k, dtype, dev, rows16, v: dict) -> float:
     return ((us**p + dram_us**p) ** (1 / p) + dev.launch_us) * 1e-6
 
 
+def ring_stages(config, dtype: str) -> int:
+    """The ring depth the family gives ``config`` (its stages, or as many as fit:
+    cutemma.kernels.sm90.index.launch_record's rule, TMA-store epilogue counted)."""
+    from cutemma.kernels.sm90.index import launch_record
+
+    if config.stages:
+        return config.stages
+    eb = ATOMS_SM90[dtype][1]
+    rec = launch_record(config, dtype, "K", "K", "bf16")
+    stage = (config.block_m + config.block_n) * config.k_tiles[eb] * eb
+    return max(2, rec["shared_bytes"] // stage)
+
+
 VARIANTS = {
+    "latency": [{"lat": lat} for lat in (0.5, 1.0, 1.5, 2.0, 2.5, 3.0)],
     "l2": [{"l2": l2, "big": big} for big in (0, 25e6, 50e6) for l2 in (7000, 9000, 11000)],
     "l2split": [{"l2": l2, "split": True} for l2 in (5000, 6000, 7000, 8000, 9000)],
     "distinct": [{"ld": ld, "scope": s} for s in ("sk", "all") for ld in (40, 57, 75)],

@@ -8,7 +8,9 @@ of a few axes, each a table below, filtered by the family's own rules (a config 
   (:data:`WIDTHS`, per element type; 16-bit 320 is a m64n256 and a m64n64 wgmma side by
   side), fp8 promoted as its width allows (:data:`FP8_PROMOTE`); for calls of at most
   :data:`FIT_MAX_N` columns whose B is K-major, 128-row tiles as wide as N's share in
-  steps of 16 too (:func:`fitted_widths`: 288 columns as 2 x 144 rather than 3 x 128);
+  steps of 16 too (:func:`fitted_widths`: 288 columns as 2 x 144 rather than 3 x 128),
+  and for one 16-bit problem of :data:`FIT_WAVE_MIN_M` rows or more the 128-row tile as
+  wide as fills one wave of the SMs (:func:`fitted_wave_width`);
   for 16-bit calls of :data:`WAVE_MIN_M` rows or more whose B is K-major, 64-row tiles
   as wide as fills one wave of the SMs (:func:`wave_width`: 763 rows by 1040 as 12 x 11
   tiles of 64 x 96 rather than 12 x 9 of 64 x 128); for one problem of fewer 64x128
@@ -128,6 +130,15 @@ WAVE_TOKENS_MIN = 64
 # bench/results/sweep-h200-3690315426.json)
 FIT_MAX_N = 1536
 FIT_ROWS = 128
+# 16-bit calls of at least this many rows whose B is K-major (one problem) also get a
+# 128-row tile as wide as gives each tile row its share of one wave of the SMs
+# (fitted_wave_width): (1071, 1808, 2560) as 9 x 13 tiles of 128 x 144 rather than 17 x 15
+# of 64 x 128 (cuBLAS runs such widths there: 128x80, 128x104, 144x128 in
+# raw/peer-kernels-h200.json). On 60 drawn calls whose pick they moved, bf16 0.913 -> 0.956
+# of cuBLAS (20 of 26 faster) and e4m3 0.948 -> 0.915 (12 of 34; its 128x80-112 tiles,
+# priced by their neighbours' rates, ran 0.93-0.98 of the old picks):
+# raw/wave128-ab-drawn-h200-fp8-rejected.json
+FIT_WAVE_MIN_M = 129
 # the narrowest swizzle row of the space's configs (SW32: 32 bytes, smem.swizzle_atoms) in
 # the staging tile's 16-bit elements
 FIT_STEP = 16
@@ -255,7 +266,7 @@ def candidates(
     check_b_major(b_major, "kernel space: candidates")
     found = list(hinted_kernels(m, n, k, dtype, batch, rows16))
     if b_major == "K":
-        found += fitted_kernels(m, n, k, dtype, batch)
+        found += fitted_kernels(m, n, k, dtype, batch, sms)
         found += _wave_kernels(m, n, k, dtype, batch, sms)
     found += _narrow_kernels(m, n, k, dtype, batch, sms)
     swaps = swap and batch == 1 and _swaps_call(m, dtype)
@@ -527,27 +538,78 @@ def _fitted(width: int, dtype: str) -> Sm90Config:
     )
 
 
-def fitted_kernels(m: int, n: int, k: int, dtype: str, batch: int = 1) -> tuple[Sm90Config, ...]:
-    """:func:`candidates`' 128-row tiles of :func:`fitted_widths` (calls whose B is
-    K-major: an N-major B's tile of such a width takes a narrow swizzle), each whole and (one
-    problem) stream-K with each split of :data:`SPLITS`, B evict-first where
-    :func:`evict_first` says so; fp8 promoted one batch of sums at a time.
+def fitted_wave_width(m: int, n: int, dtype: str, sms: int = 132) -> int:
+    """The width of 128-row tiles that gives an (m, n) call of a 16-bit ``dtype`` one
+    wave of ``sms`` SMs: the narrowest multiple of 16 holding n over as many tile columns
+    as ``sms`` leaves each of its 128-row tile rows, where that is a width the space's own
+    (:data:`WIDTHS`) leave out, at least :data:`WAVE_WIDTH_MIN`, and its kernel builds
+    (:func:`fitted_widths`' rule); 0 where there is none (fewer than
+    :data:`FIT_WAVE_MIN_M` rows, too few or too many columns, fp8 and tf32).
+
+    >>> fitted_wave_width(1071, 1808, "bf16"), fitted_wave_width(1071, 1808, "e4m3")
+    (144, 0)
+    >>> fitted_wave_width(100, 1808, "bf16"), fitted_wave_width(1071, 1664, "bf16")  # 128: the space's
+    (0, 0)
+    """
+    _check_counts(dtype, "kernel space: fitted_wave_width", m=m, n=n, sms=sms)
+    return _fitted_wave_width(m, n, dtype, sms)
+
+
+def _fitted_wave_width(m: int, n: int, dtype: str, sms: int) -> int:
+    if m < FIT_WAVE_MIN_M or ATOMS_SM90[dtype][1] != 2:  # (most calls: before the cache)
+        return 0
+    return _fitted_wave_width_of(-(-m // FIT_ROWS), n, dtype, sms)
+
+
+@lru_cache(maxsize=4096)
+def _fitted_wave_width_of(rows: int, n: int, dtype: str, sms: int) -> int:
+    columns = sms // rows  # (tile columns a wave leaves each 128-row tile row)
+    if columns < 2:
+        return 0
+    share = -(-n // columns)
+    width = -(-share // FIT_STEP) * FIT_STEP
+    fits_tile = WAVE_WIDTH_MIN <= width <= _widest_fitted(dtype)
+    return width if fits_tile and _new_width(width, dtype) else 0
+
+
+def _fit_widths(m: int, n: int, dtype: str, batch: int, sms: int) -> tuple[int, ...]:
+    """A checked call's 128-row fitted widths (B K-major): :func:`fitted_widths` where it
+    has at most :data:`FIT_MAX_N` columns, then (one problem) :func:`fitted_wave_width`
+    where that is another."""
+    found = _fitted_widths(n, dtype) if n <= FIT_MAX_N else ()
+    wave = _fitted_wave_width(m, n, dtype, sms) if batch == 1 else 0
+    return found + (wave,) if wave and wave not in found else found
+
+
+def fitted_kernels(
+    m: int, n: int, k: int, dtype: str, batch: int = 1, sms: int = 132
+) -> tuple[Sm90Config, ...]:
+    """:func:`candidates`' 128-row tiles of :func:`fitted_widths` and
+    :func:`fitted_wave_width` on ``sms`` SMs (calls whose B is K-major: an N-major B's tile
+    of such a width takes a narrow swizzle), each whole and (one problem) stream-K with each
+    split of :data:`SPLITS`, B evict-first where :func:`evict_first` says so; fp8 promoted
+    one batch of sums at a time.
 
     >>> [c.name for c in fitted_kernels(2802, 288, 12032, "bf16")][:2]
+    ['b128x144_c2_sauto', 'b128x144_c2_sauto_sk16']
+    >>> [c.name for c in fitted_kernels(1071, 1808, 2560, "bf16")][:2]
     ['b128x144_c2_sauto', 'b128x144_c2_sauto_sk16']
     """
     if dtype == "tf32":
         return ()
-    _check_counts(dtype, "kernel space: fitted_kernels", m=m, n=n, k=k, batch=batch)
-    return _fitted_kernels(m, n, k, dtype, batch)
+    _check_counts(dtype, "kernel space: fitted_kernels", m=m, n=n, k=k, batch=batch, sms=sms)
+    return _fitted_kernels(m, n, k, dtype, batch, sms)
 
 
-def _fitted_kernels(m: int, n: int, k: int, dtype: str, batch: int) -> tuple[Sm90Config, ...]:
+def _fitted_kernels(
+    m: int, n: int, k: int, dtype: str, batch: int, sms: int
+) -> tuple[Sm90Config, ...]:
     """:func:`fitted_kernels` of checked arguments (the pick's: the policy checked them)."""
-    if n > FIT_MAX_N or dtype == "tf32":
+    widths = _fit_widths(m, n, dtype, batch, sms) if dtype != "tf32" else ()
+    if not widths:
         return ()
     hinted = _evict_first(m, n, k, dtype, batch, FIT_ROWS)
-    return _fitted_group(_fitted_widths(n, dtype), dtype, batch == 1, hinted)
+    return _fitted_group(widths, dtype, batch == 1, hinted)
 
 
 @lru_cache(maxsize=4096)
@@ -774,8 +836,8 @@ def kernel_reads(
     hints = _hints_at(m, streams)
     fit, fit_hint, wave, wave_hint = (), False, 0, False
     if b_major == "K" and dtype != "tf32":
-        if n <= FIT_MAX_N:
-            fit = _fitted_widths(n, dtype)
+        fit = _fit_widths(m, n, dtype, batch, sms)
+        if fit:
             fit_hint = streams and _few_rows(m, FIT_ROWS)
         if batch == 1:
             wave = _wave_width(m, n, dtype, sms)
@@ -1552,6 +1614,7 @@ __all__ = [
     "evict_first",
     "fits",
     "fitted_kernels",
+    "fitted_wave_width",
     "fitted_widths",
     "wave_kernels",
     "wave_width",

@@ -86,6 +86,10 @@ CONFIGS = [
     # 64-row tiles as wide as fills a wave (space.wave_width) and the narrow ones
     # (space.narrow_kernels): widths off the 64-column grid
     *WAVE_CONFIGS,
+    # 128-row tiles as wide as fills a wave (space.fitted_wave_width), whole and shared
+    Sm90Config(128, 144),
+    Sm90Config(128, 208),
+    Sm90Config(128, 240, stream_k=True, split=8),
 ]  # fmt: skip (built-in 16-bit widths, and tiles wider than one wgmma)
 CLUSTER_CONFIGS = [Sm90Config(128, 256, cluster=2), Sm90Config(128, 128, cluster=2),
                    Sm90Config(128, 256, cluster=2, multicast="A"),

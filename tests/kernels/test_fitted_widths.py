@@ -1,5 +1,6 @@
-"""128-row tiles whose width is fitted to a call's few columns (space.fitted_widths), and the
-cost model's efficiency of a width no calibration measured (cost.efficiency)."""
+"""128-row tiles whose width is fitted to a call's few columns (space.fitted_widths) or to
+one wave of the SMs (space.fitted_wave_width), and the cost model's efficiency of a width no
+calibration measured (cost.efficiency)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,14 @@ from cutemma.kernels.sm90.config import Sm90Config
 from cutemma.kernels.sm90.index import launch_record
 from cutemma.kernels.sm90.plan import Sm90Plan
 from cutemma.kernels.sm90.tma_maps import Sm90Launch
-from cutemma.kernels.space import FIT_MAX_N, WIDTHS, candidates, fitted_kernels, fitted_widths
+from cutemma.kernels.space import (
+    FIT_MAX_N,
+    WIDTHS,
+    candidates,
+    fitted_kernels,
+    fitted_wave_width,
+    fitted_widths,
+)
 
 
 @pytest.mark.parametrize("dtype", ["bf16", "f16", "e4m3"])
@@ -34,6 +42,37 @@ def test_every_fitted_kernel_plans_as_its_record_says(n, dtype, a_major, out):
         plan = Sm90Plan(cfg, dtype, a_major, "K", out)
         record = launch_record(cfg, dtype, a_major, "K", out)
         assert record == json.loads(Sm90Launch.of(plan).to_json()), cfg.name
+
+
+@pytest.mark.parametrize("dtype", ["bf16", "f16"])
+def test_a_wave_fitted_width_is_the_narrowest_that_fills_one_wave(dtype):
+    """Each 128-row tile row takes its share of the SMs' tile columns: at the width, the
+    tiles fit one wave of 132; 16 columns narrower, the call would need more columns than
+    the wave leaves a tile row (or the width is the space's own, or out of bounds: 0)."""
+    standard = WIDTHS[2][128]
+    seen = 0
+    for m in (129, 200, 300, 700, 1071, 1500, 2200, 4000):
+        rows = -(-m // 128)
+        for n in range(256, 8192, 80):
+            w = fitted_wave_width(m, n, dtype)
+            if not w:
+                continue
+            seen += 1
+            assert w % 16 == 0 and 64 <= w <= 256 and w not in standard, (m, n, w)
+            assert rows * -(-n // w) <= 132, (m, n, w)  # one wave
+            assert -(-n // (w - 16)) > 132 // rows, (m, n, w)  # the narrowest such
+    assert seen > 50
+    assert fitted_wave_width(128, 1808, dtype) == 0  # (one tile row: the swapped kernels' calls)
+
+
+def test_wave_fitted_tiles_are_candidates_of_one_problem_with_a_k_major_b():
+    plain = {c.block_n for c in candidates(1071, 1808, 2560, "bf16") if not c.swap_ab}
+    assert 144 in plain and fitted_wave_width(1071, 1808, "bf16") == 144
+    assert 144 not in {c.block_n for c in candidates(1071, 1808, 2560, "bf16", b_major="N")}
+    assert 144 not in {c.block_n for c in candidates(1071, 1808, 2560, "bf16", batch=2)}
+    # fp8's 128x80-144 tiles ran slower than the picks they replaced
+    # (bench/results/raw/wave128-ab-drawn-h200-fp8-rejected.json): 16-bit only
+    assert fitted_wave_width(1071, 1808, "e4m3") == 0
 
 
 def test_fitted_widths_only_for_a_k_major_b():

@@ -37,7 +37,9 @@ def configs(m: int, n: int, k: int) -> dict:
 
     # the model's cheapest swapped kernel of each other tile shape, up to two
     seen = {(picked.block_m, picked.block_n)}
-    for c in sorted(candidates(m, n, k, "bf16"), key=lambda c: predict(c, m, n, k, "bf16")):
+    for c in sorted(
+        candidates(m, n, k, "bf16"), key=lambda c: predict(c, m, n, k, "bf16", 1, "h200")
+    ):
         if c.swap_ab and (c.block_m, c.block_n) not in seen and len(seen) < 3:
             seen.add((c.block_m, c.block_n))
             found[f"swap{c.block_m}x{c.block_n}"] = c

@@ -137,7 +137,8 @@ FIT_ROWS = 128
 # raw/peer-kernels-h200.json). On 60 drawn calls whose pick they moved, bf16 0.913 -> 0.956
 # of cuBLAS (20 of 26 faster) and e4m3 0.948 -> 0.915 (12 of 34; its 128x80-112 tiles,
 # priced by their neighbours' rates, ran 0.93-0.98 of the old picks):
-# raw/wave128-ab-drawn-h200-fp8-rejected.json
+# raw/wave128-ab-drawn-h200-fp8-rejected.json. With B N-major (widths in steps of 32, SW64
+# stage rows) 0.872 -> 0.815 of cuBLAS, 15 of 50 faster: raw/wave128n-ab-drawn-h200-rejected.json
 FIT_WAVE_MIN_M = 129
 # the narrowest swizzle row of the space's configs (SW32: 32 bytes, smem.swizzle_atoms) in
 # the staging tile's 16-bit elements

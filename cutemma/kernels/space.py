@@ -139,7 +139,7 @@ FIT_ROWS = 128
 # priced by their neighbours' rates, ran 0.93-0.98 of the old picks):
 # raw/wave128-ab-drawn-h200-fp8-rejected.json. With B N-major (widths in steps of 32, SW64
 # stage rows) 0.872 -> 0.815 of cuBLAS, 15 of 50 faster: raw/wave128n-ab-drawn-h200-rejected.json
-FIT_WAVE_MIN_M = 129
+FIT_WAVE_MIN_M = FIT_ROWS + 1  # (two tile rows: one is the swapped kernels' call)
 # the narrowest swizzle row of the space's configs (SW32: 32 bytes, smem.swizzle_atoms) in
 # the staging tile's 16-bit elements
 FIT_STEP = 16
@@ -564,11 +564,7 @@ def _fitted_wave_width(m: int, n: int, dtype: str, sms: int) -> int:
 
 @lru_cache(maxsize=4096)
 def _fitted_wave_width_of(rows: int, n: int, dtype: str, sms: int) -> int:
-    columns = sms // rows  # (tile columns a wave leaves each 128-row tile row)
-    if columns < 2:
-        return 0
-    share = -(-n // columns)
-    width = -(-share // FIT_STEP) * FIT_STEP
+    width = _wave_share(rows, n, sms)
     fits_tile = WAVE_WIDTH_MIN <= width <= _widest_fitted(dtype)
     return width if fits_tile and _new_width(width, dtype) else 0
 
@@ -651,12 +647,19 @@ def _wave_width(m: int, n: int, dtype: str, sms: int) -> int:
 
 @lru_cache(maxsize=4096)
 def _wave_width_of(m: int, n: int, dtype: str, sms: int) -> int:
-    columns = sms // -(-m // WAVE_ROWS)  # (tile columns a wave leaves each tile row)
+    width = _wave_share(-(-m // WAVE_ROWS), n, sms)
+    return width if width and _new_wave_width(width, dtype) else 0
+
+
+def _wave_share(tile_rows: int, n: int, sms: int) -> int:
+    """The narrowest multiple of :data:`FIT_STEP` that holds ``n`` columns over the tile
+    columns one wave of ``sms`` SMs leaves each of ``tile_rows`` tile rows; 0 where that
+    leaves fewer than two (:func:`wave_width`'s and :func:`fitted_wave_width`'s rule)."""
+    columns = sms // tile_rows
     if columns < 2:
         return 0
     share = -(-n // columns)
-    width = -(-share // FIT_STEP) * FIT_STEP
-    return width if _new_wave_width(width, dtype) else 0
+    return -(-share // FIT_STEP) * FIT_STEP
 
 
 @cache

@@ -210,7 +210,7 @@ def _grid(config: Sm90Config, M: int, N: int, batch: int | None, sms: int, persi
     if config.kcluster > 1:  # one tile per cluster (its fix-up reuses the ring's stages)
         if tiles * config.kcluster * cl > TMA_RULES.max_coord:
             raise LaunchError(
-                f"gemm (sm90): {tiles} tiles of {config.kcluster} CTAs exceed 2^31 - 1 CTAs; "
+                f"gemm (sm90): {tiles} tiles of {config.kcluster * cl} CTAs exceed 2^31 - 1 CTAs; "
                 "give a config without kcluster"
             )
         return config.kcluster * cl * tiles

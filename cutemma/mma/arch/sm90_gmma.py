@@ -59,7 +59,7 @@ _SCALES = {"One": 1, "Neg": -1, "1": 1, "-1": -1}
 # N allowed by wgmma (PTX ISA 9.7.15.5.2): every multiple of 8 up to 256, except
 # for 8-bit integers: 8, 16, 24, 32, then multiples of 16 from 48 to 256.
 N_ALL = tuple(range(WGMMA_N_STEP, WGMMA_N_MAX + 1, WGMMA_N_STEP))
-N_INT = (8, 16, 24, 32, *range(48, 257, 16))
+N_INT = (8, 16, 24, 32, *range(48, WGMMA_N_MAX + 1, 16))
 _F8 = ("e4m3", "e5m2")
 _I8 = ("s8", "u8")
 

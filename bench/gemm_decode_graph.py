@@ -7,7 +7,7 @@ model, distinct weights far larger than L2, captured in one CUDA graph and repla
 Each layer has its four projections (QKV, attention out, gate+up, down) with nn.Linear
 weights (B K-major: ``x @ W.t()``); the graph runs every layer's four in order, each on
 its own activation, cutemma.gemm against torch.matmul (bf16) or torch._scaled_mm (e4m3,
-per-tensor scales, bf16 out). A row: the model, dtype, tokens (M), the ratio (cuBLAS time
+per-tensor scales, bf16 out); the two graphs replayed in turn, ROUNDS rounds, medians. A row: the model, dtype, tokens (M), the ratio (cuBLAS time
 over cutemma's), and the weights' bytes read per second over the device-to-device copy
 bandwidth of the same run (bytes read + written over the time of one 1 GiB copy).
 """
@@ -25,13 +25,17 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
 sys.path.insert(0, HERE)
 
-from gemm_inference import graph_call_us  # noqa: E402
+from gemm_inference import captured, graph_call_us, interleaved_replays_ms  # noqa: E402
 from gemm_sweep import MODELS  # noqa: E402
 
 TOKENS = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 # layers per model: enough that the weights are ~3.5 GB (70x the H200's 60 MB of L2)
 LAYERS = {"llama-3-8b": 8, "llama-3-70b": 2}
 REPLAYS = 10
+# a row's rounds: each replays cutemma's graph and then cuBLAS's (interleaved_replays_ms).
+# Timed one after the other, the same kernel's graph moved by up to 10% between two runs
+# minutes apart (bench/results/raw/decode-graph-vs-flushed-h200.json)
+ROUNDS = 20
 
 
 def copy_tbps() -> float:
@@ -55,6 +59,13 @@ def replayed_s(calls, replays: int = REPLAYS) -> float:
     """Median seconds of one replay of a CUDA graph of ``calls`` (each warmed outside it):
     bench/gemm_inference.py's graph timing, per replay."""
     return graph_call_us(lambda c: c(), calls, replays) * len(calls) * 1e-6
+
+
+def steps_s(*call_lists, rounds: int = ROUNDS) -> list[float]:
+    """Median seconds of one replay of each list of calls' CUDA graph, the graphs replayed
+    in turn for ``rounds`` rounds (gemm_inference.interleaved_replays_ms)."""
+    graphs = [captured(lambda c: c(), calls) for calls in call_lists]
+    return [ms * 1e-3 for ms in interleaved_replays_ms(graphs, rounds)]
 
 
 def weights(model: str, dtype: str) -> list:
@@ -87,8 +98,8 @@ def step(model: str, dtype: str, m: int, ws: list, copy: float) -> dict:
     ref = theirs(0)()
     ours(0)()
     err = float((outs[0].float() - ref.float()).norm() / ref.float().norm())
-    t_ours = replayed_s([ours(i) for i in range(len(ws))])
-    t_peer = replayed_s([theirs(i) for i in range(len(ws))])
+    calls = range(len(ws))
+    t_ours, t_peer = steps_s([ours(i) for i in calls], [theirs(i) for i in calls])
     nbytes = sum(w.numel() * w.element_size() for w in ws)
     row = {"model": model, "dtype": dtype, "m": m, "ratio": round(t_peer / t_ours, 4),
            "cutemma_us": round(t_ours * 1e6, 1), "peer_us": round(t_peer * 1e6, 1),
@@ -119,7 +130,7 @@ def main() -> None:
             del ws
             torch.cuda.empty_cache()
     result = {"device": torch.cuda.get_device_name(), "copy_tbps": round(copy, 3),
-              "layers": LAYERS, "rows": rows}  # fmt: skip
+              "layers": LAYERS, "rounds": ROUNDS, "rows": rows}  # fmt: skip
     with open(args.out, "w") as f:
         json.dump(result, f, indent=1)
 

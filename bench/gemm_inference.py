@@ -134,9 +134,9 @@ def one_row(
     return row
 
 
-def graph_call_us(call, args, replays: int = GRAPH_REPLAYS) -> float:
-    """Median microseconds per call of ``call(a)`` for each ``a`` in ``args``, captured in one
-    CUDA graph (every launch warmed outside the capture first), replayed ``replays`` times."""
+def captured(call, args) -> torch.cuda.CUDAGraph:
+    """One CUDA graph of ``call(a)`` for each ``a`` in ``args`` (every launch warmed outside
+    the capture first, on a side stream), replayed once."""
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):
@@ -149,15 +149,35 @@ def graph_call_us(call, args, replays: int = GRAPH_REPLAYS) -> float:
             call(a)
     graph.replay()
     torch.cuda.synchronize()
-    per_call = []
-    for _ in range(replays):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        graph.replay()
-        end.record()
-        end.synchronize()
-        per_call.append(start.elapsed_time(end) * 1e3 / len(args))
-    return statistics.median(per_call)
+    return graph
+
+
+def replay_ms(graph: torch.cuda.CUDAGraph) -> float:
+    """Milliseconds of one replay of ``graph``, between CUDA events."""
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    graph.replay()
+    end.record()
+    end.synchronize()
+    return start.elapsed_time(end)
+
+
+def interleaved_replays_ms(graphs: list, rounds: int) -> list[float]:
+    """Median milliseconds of one replay of each of ``graphs``, timed in ``rounds`` rounds
+    that replay each graph once in turn: drift in the GPU's clocks and power over the run
+    lands on every graph alike, not on whichever was timed last."""
+    times = [[] for _ in graphs]
+    for _ in range(rounds):
+        for g, t in zip(graphs, times):
+            t.append(replay_ms(g))
+    return [statistics.median(t) for t in times]
+
+
+def graph_call_us(call, args, replays: int = GRAPH_REPLAYS) -> float:
+    """Median microseconds per call of ``call(a)`` for each ``a`` in ``args``, captured in one
+    CUDA graph (:func:`captured`), replayed ``replays`` times."""
+    graph = captured(call, args)
+    return statistics.median(replay_ms(graph) for _ in range(replays)) * 1e3 / len(args)
 
 
 def graph_read_us(A, B, out, peer_of) -> tuple[float, float]:

@@ -65,7 +65,7 @@ def kernels(combo: str, m: int, n: int, k: int) -> dict:
     whole = [c for c in found if c.swap_ab and not c.stream_k and c.block_m == 2 * SWAP_ROWS]
     if not whole:
         return out
-    depth = stream_stages(2 * SWAP_ROWS, _swap_k_bytes(dtype in FP8), SMS)
+    depth = stream_stages(2 * SWAP_ROWS, _swap_k_bytes(dtype in FP8), SMS, dtype in FP8)
     for split in (16, 8, None):
         for stages in [depth] if depth is None else range(depth, 1, -1):
             cfg = replace(whole[0], stream_k=True, split=split, stages=stages)

@@ -183,8 +183,11 @@ SWAP_WIDE_SPLIT = 16
 SWAP_WIDE_TOKENS = 128
 TOKENS_MIN = 16  # the narrowest token tile: 8 was no faster (raw/streamk-explore-run2.json)
 FP8_BLOCK_K = 256  # swapped fp8: 256-byte K rows per TMA box row (raw/streamk-explore-run2.json)
-# weights requested and not yet landed, all CTAs together: about DRAM bandwidth x latency
-# (3 TB/s x ~2.5 us); deeper rings ran 2-7% slower at 1-64 tokens (raw/decode-stages-run6.json)
+# fp8 weights requested and not yet landed, all CTAs together: about DRAM bandwidth x
+# latency (3 TB/s x ~2.5 us); deeper rings ran 2-7% slower at 1-64 tokens on an H100
+# (raw/decode-stages-run6.json) and 0.6-2% slower in the H200's decode-step graphs. 16-bit
+# swapped rings are as deep as fit (stream_stages None): twice as deep as this rule's ran the
+# 8B decode step 2% faster and the 70B one 0.5-0.9% (raw/decode-step-variants-h200.json)
 IN_FLIGHT_BYTES = 8 << 20
 # B under an L2 evict-first hint where at most this many tile rows stream at most this many
 # bytes of it from a K this long: nothing dirty is written back ahead of it
@@ -1170,7 +1173,7 @@ def _whole_rows(whole: Sm90Config, dtype: str, sms: int) -> Sm90Config | None:
     tokens, k tile and hint, a ring as deep as ``whole``'s and at least as deep as
     :func:`stream_stages` gives ``sms`` CTAs (16-bit: the deepest), None where the family's
     rules refuse it."""
-    full = stream_stages(SWAP_ROWS, _swap_k_bytes(dtype in FP8), sms)
+    full = stream_stages(SWAP_ROWS, _swap_k_bytes(dtype in FP8), sms, dtype in FP8)
     stages = None if whole.stages is None or full is None else max(whole.stages, full)
     make = lambda depth: replace(  # noqa: E731
         whole, block_m=SWAP_ROWS, consumers=1, stages=depth
@@ -1373,13 +1376,13 @@ def _fewest_ctas(ctas: int, fp8: bool, sms: int) -> int:
     """The fewest CTAs of 128-row swapped tiles whose ring is as deep as ``ctas``' is
     (:func:`stream_stages`, as :func:`swapped_kernel` asks it)."""
     k_bytes = _swap_k_bytes(fp8)
-    depth = stream_stages(2 * SWAP_ROWS, k_bytes, ctas)
+    depth = stream_stages(2 * SWAP_ROWS, k_bytes, ctas, fp8)
     # the depth never grows with the CTAs (None: the deepest, at the fewest): the first
     # count of ``depth`` by bisection, a few steps where a scan took up to ``sms``
     lo, hi = 1, ctas
     while lo < hi:
         mid = (lo + hi) // 2
-        if _no_deeper(stream_stages(2 * SWAP_ROWS, k_bytes, mid), depth):
+        if _no_deeper(stream_stages(2 * SWAP_ROWS, k_bytes, mid, fp8), depth):
             hi = mid
         else:
             lo = mid + 1
@@ -1541,7 +1544,7 @@ def swapped_kernel(
     >>> swapped_kernel(33, 10240, 8192, "e4m3", 132, True).name
     'b128x40x256_c2_s3_etmat_efa_swap'
     >>> swapped_kernel(166, 6000, 42432, "bf16", 132, False, 128).name
-    'b128x168_c2_s4_etmat_sk_swap'
+    'b128x168_c2_sauto_etmat_sk_swap'
     """
     _check_counts(dtype, "kernel space: swapped_kernel", m=m, n=n, k=k, sms=sms)
     if rows not in (SWAP_ROWS, 2 * SWAP_ROWS) or type(rows) is not int:
@@ -1556,10 +1559,12 @@ def swapped_kernel(
     k_bytes = _swap_k_bytes(dtype in FP8)
     block_k = k_bytes if dtype in FP8 else None  # (16-bit: the plan's row, block_k None)
     if whole:
-        stages = stream_stages(2 * SWAP_ROWS, k_bytes, min(-(-n // (2 * SWAP_ROWS)), sms))
+        stages = stream_stages(
+            2 * SWAP_ROWS, k_bytes, min(-(-n // (2 * SWAP_ROWS)), sms), dtype in FP8
+        )
         shape = {"block_m": 2 * SWAP_ROWS}
     else:
-        stages = stream_stages(rows, k_bytes, sms)
+        stages = stream_stages(rows, k_bytes, sms, dtype in FP8)
         shape = {"block_m": rows, "consumers": rows // SWAP_ROWS}
     make = lambda depth: Sm90Config(  # noqa: E731
         block_n=tokens, block_k=block_k, stages=depth, **shape, **kw
@@ -1598,14 +1603,19 @@ def swap_tokens(m: int) -> int:
     return max(TOKENS_MIN, -(-m // N_STEP) * N_STEP)
 
 
-def stream_stages(rows: int, k_bytes: int, ctas: int) -> int | None:
-    """The ring depth that keeps about :data:`IN_FLIGHT_BYTES` of weights in flight when
-    ``ctas`` CTAs each stream tiles of ``rows`` rows by ``k_bytes`` bytes of K; None (the
-    plan's depth, as many as fit up to MAX_STAGES) where that would be as deep or deeper.
+def stream_stages(rows: int, k_bytes: int, ctas: int, fp8: bool) -> int | None:
+    """The ring depth of ``ctas`` CTAs each streaming tiles of ``rows`` rows by ``k_bytes``
+    bytes of K: for fp8, the depth that keeps about :data:`IN_FLIGHT_BYTES` of weights in
+    flight; None (the plan's depth, as many as fit up to MAX_STAGES) where that would be as
+    deep or deeper, and for 16-bit weights.
 
-    >>> stream_stages(64, 256, 132), stream_stages(128, 128, 80), stream_stages(64, 128, 132)
-    (4, 6, None)
+    >>> stream_stages(64, 256, 132, True), stream_stages(128, 256, 80, True)
+    (4, 3)
+    >>> stream_stages(128, 128, 80, False) is None
+    True
     """
+    if not fp8:
+        return None
     stages = max(2, round(IN_FLIGHT_BYTES / (ctas * rows * k_bytes)))
     return None if stages >= MAX_STAGES else stages
 

@@ -1,0 +1,134 @@
+"""Which change to the decode calls' kernels wins the whole decode step (issue 33,
+acceptance 2: every M <= 16 at >= 1.00x cuBLAS, weights read at >= 88% of the copy)?
+bench/gemm_decode_graph.py's step (every layer's four projections, distinct weights, one
+CUDA graph), captured once per variant of cutemma's kernels and once for cuBLAS, and all
+the graphs replayed in turn for ROUNDS rounds (medians), so that drift over the run lands
+on every variant alike. The variants change the built-in pick's config of every call:
+
+- ``pick``: as it is;
+- ``pdl``: programmatic dependent launch (``Sm90Config.pdl``: the first ring prefetched
+  into L2 before ``griddepcontrol.wait``, the next kernel launched after the last load);
+- ``rings2``: the ring twice as deep (at most MAX_STAGES, where shared memory holds it);
+- ``pdl_rings2``: both.
+
+A variant that a call's config cannot take (a cluster for pdl, a ring that does not fit)
+leaves that part of the call's config as it is (rings2: the deepest ring up to twice that fits). Each row also gives the first projection's error
+against cuBLAS for every variant.
+
+    python bench/experiments/decode_step_variants.py OUT.json [TOKENS [MODELS [DTYPES]]]
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from dataclasses import replace
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", ".."))
+sys.path.insert(0, os.path.join(HERE, ".."))
+
+ROUNDS = 25
+
+
+def variant(cfg, name: str, dtype: str):
+    """``cfg`` changed as the variant ``name`` says, each change only where ``cfg`` takes it."""
+    from cutemma.errors import TiledMmaError
+    from cutemma.kernels.sm90.config import MAX_STAGES
+    from cutemma.kernels.space import builds
+
+    out = cfg
+    if "rings2" in name and cfg.stages is not None:
+        for s in range(min(MAX_STAGES, 2 * cfg.stages), cfg.stages, -1):
+            try:
+                deeper = replace(out, stages=s)
+            except TiledMmaError:
+                continue
+            if builds(deeper, dtype):
+                out = deeper
+                break
+    if "pdl" in name:
+        try:
+            out = replace(out, pdl=True)
+        except TiledMmaError:  # (clusters: the config says why)
+            pass
+    return out
+
+
+VARIANTS = ("pick", "pdl", "rings2", "pdl_rings2")
+
+
+def row(model: str, dtype: str, m: int, ws: list, copy: float) -> dict:
+    import torch
+    from gemm_decode_graph import steps_s
+
+    import cutemma
+    from cutemma.kernels import pick
+    from cutemma.kernels.space import swaps_call
+
+    fp8 = dtype == "e4m3"
+    one = torch.ones((), device="cuda")
+    acts = [torch.randn(m, w.shape[1], device="cuda").to(w.dtype) for w in ws]
+    outs = [torch.empty(m, w.shape[0], device="cuda", dtype=torch.bfloat16) for w in ws]
+    kdt = "e4m3" if fp8 else "bf16"
+    picks = [
+        pick.builtin(m, w.shape[0], w.shape[1], 1, kdt, 132, "h200", swaps_call(m, kdt))[0]
+        for w in ws
+    ]
+    configs = {v: [variant(c, v, kdt) for c in picks] for v in VARIANTS}
+
+    def ours(i, v):
+        cfg = configs[v][i]
+        return lambda: cutemma.gemm(acts[i], ws[i].t(), out=outs[i], config=cfg)
+
+    def theirs(i):
+        if fp8:
+            return lambda: torch._scaled_mm(acts[i], ws[i].t(), one, one, out_dtype=torch.bfloat16)
+        return lambda: torch.matmul(acts[i], ws[i].t(), out=outs[i])
+
+    ref = theirs(0)().float()
+    errors = {}
+    for v in VARIANTS:
+        ours(0, v)()
+        errors[v] = float((outs[0].float() - ref).norm() / ref.norm())
+    calls = range(len(ws))
+    times = steps_s(*[[ours(i, v) for i in calls] for v in VARIANTS], [theirs(i) for i in calls],
+                    rounds=ROUNDS)  # fmt: skip
+    peer = times[-1]
+    nbytes = sum(w.numel() * w.element_size() for w in ws)
+    out = {"model": model, "dtype": dtype, "m": m, "peer_us": round(peer * 1e6, 1),
+           "peer_read_of_copy": round(nbytes / peer / 1e12 / copy, 4), "variants": {}}  # fmt: skip
+    for v, t in zip(VARIANTS, times):
+        out["variants"][v] = {
+            "ratio": round(peer / t, 4),
+            "read_of_copy": round(nbytes / t / 1e12 / copy, 4),
+            "rel_err": errors[v],
+            "configs": sorted({c.name for c in configs[v][:4]}),
+        }
+    print(model, dtype, m, {v: d["ratio"] for v, d in out["variants"].items()}, flush=True)
+    return out
+
+
+def main() -> None:
+    import gemm_decode_graph as g
+    import torch
+
+    out = sys.argv[1]
+    tokens = [int(t) for t in (sys.argv[2] if len(sys.argv) > 2 else "1,4,16").split(",")]
+    models = (sys.argv[3] if len(sys.argv) > 3 else ",".join(g.LAYERS)).split(",")
+    dtypes = (sys.argv[4] if len(sys.argv) > 4 else "bf16,e4m3").split(",")
+    copy = g.copy_tbps()
+    rows = []
+    for model in models:
+        for dtype in dtypes:
+            ws = g.weights(model, dtype)
+            rows += [row(model, dtype, m, ws, copy) for m in tokens]
+            del ws
+            torch.cuda.empty_cache()
+    with open(out, "w") as f:
+        json.dump({"copy_tbps": round(copy, 3), "rounds": ROUNDS, "rows": rows}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

@@ -9,13 +9,16 @@ on every variant alike. The variants change the built-in pick's config of every 
 - ``pdl``: programmatic dependent launch (``Sm90Config.pdl``: the first ring prefetched
   into L2 before ``griddepcontrol.wait``, the next kernel launched after the last load);
 - ``rings2``: the ring twice as deep (at most MAX_STAGES, where shared memory holds it);
-- ``pdl_rings2``: both.
+- ``pdl_rings2``: both;
+- ``shallower``: the ring one stage shallower (at least 2).
+
+VARIANTS (the fifth argument, comma-separated) picks some of them; ``pick`` always runs.
 
 A variant that a call's config cannot take (a cluster for pdl, a ring that does not fit)
 leaves that part of the call's config as it is (rings2: the deepest ring up to twice that fits). Each row also gives the first projection's error
 against cuBLAS for every variant.
 
-    python bench/experiments/decode_step_variants.py OUT.json [TOKENS [MODELS [DTYPES]]]
+    python bench/experiments/decode_step_variants.py OUT.json [TOKENS [MODELS [DTYPES [VARIANTS]]]]
 """
 
 from __future__ import annotations
@@ -39,6 +42,8 @@ def variant(cfg, name: str, dtype: str):
     from cutemma.kernels.space import builds
 
     out = cfg
+    if name == "shallower" and cfg.stages is not None and cfg.stages > 2:
+        return replace(cfg, stages=cfg.stages - 1)
     if "rings2" in name and cfg.stages is not None:
         for s in range(min(MAX_STAGES, 2 * cfg.stages), cfg.stages, -1):
             try:
@@ -56,7 +61,7 @@ def variant(cfg, name: str, dtype: str):
     return out
 
 
-VARIANTS = ("pick", "pdl", "rings2", "pdl_rings2")
+VARIANTS = ["pick", "pdl", "rings2", "pdl_rings2"]
 
 
 def row(model: str, dtype: str, m: int, ws: list, copy: float) -> dict:
@@ -118,6 +123,8 @@ def main() -> None:
     tokens = [int(t) for t in (sys.argv[2] if len(sys.argv) > 2 else "1,4,16").split(",")]
     models = (sys.argv[3] if len(sys.argv) > 3 else ",".join(g.LAYERS)).split(",")
     dtypes = (sys.argv[4] if len(sys.argv) > 4 else "bf16,e4m3").split(",")
+    if len(sys.argv) > 5:
+        VARIANTS[:] = ["pick", *(v for v in sys.argv[5].split(",") if v != "pick")]
     copy = g.copy_tbps()
     rows = []
     for model in models:

@@ -80,6 +80,8 @@ CONFIGS = [
     # one token tile's 128-row swapped tiles shared by stream-K (space.SWAP_WIDE_SPLIT; 192
     # tokens: every major pair of this harness tiles it; weights past the evict-first bound)
     replace(swapped_kernel(192, 65536, 8192, "bf16", 132, False, 128), split=SWAP_WIDE_SPLIT),
+    # a 16-bit 128-row whole swapped tile with the ring as deep as fits (space.stream_stages)
+    swapped_kernel(64, 28672, 4096, "bf16", 132, True),
     # an N-major B's 64-row whole swapped tiles, the deepest ring (space._n_major_whole; 64
     # tokens: every major pair of this harness tiles it)
     *[c for c in candidates(64, 20000, 2048, "bf16", b_major="N") if c.swap_ab and c.block_m == 64],

@@ -10,9 +10,15 @@ on every variant alike. The variants change the built-in pick's config of every 
   into L2 before ``griddepcontrol.wait``, the next kernel launched after the last load);
 - ``rings2``: the ring twice as deep (at most MAX_STAGES, where shared memory holds it);
 - ``pdl_rings2``: both;
-- ``shallower``: the ring one stage shallower (at least 2).
+- ``shallower``: the ring one stage shallower (at least 2);
+- ``floor3``: a ring of 2 stages made 3;
+- ``rankR``: the model's cheapest kernel of the call's R-th cheapest tile shape (the
+  pick's: 1);
+- ``NAME@P``: NAME on one projection of every layer (P: 0 QKV, 1 attention out, 2
+  gate+up, 3 down), the pick on the rest.
 
 VARIANTS (the fifth argument, comma-separated) picks some of them; ``pick`` always runs.
+The environment's RING_FLOOR sets ``space.RING_FLOOR`` for the picks.
 
 A variant that a call's config cannot take (a cluster for pdl, a ring that does not fit)
 leaves that part of the call's config as it is (rings2: the deepest ring up to twice that fits). Each row also gives the first projection's error
@@ -35,15 +41,38 @@ sys.path.insert(0, os.path.join(HERE, ".."))
 ROUNDS = 25
 
 
-def variant(cfg, name: str, dtype: str):
-    """``cfg`` changed as the variant ``name`` says, each change only where ``cfg`` takes it."""
+def ranked(cfg, rank: int, dtype: str, call: tuple[int, int, int]):
+    """The cheapest kernel (by the model) of the call's ``rank``-th cheapest tile (rows,
+    columns, swapped or not; the pick's tile is the first), or ``cfg`` where the space
+    holds fewer tiles."""
+    from cutemma.kernels.cost import predict
+    from cutemma.kernels.space import candidates, swaps_call
+
+    m, n, k = call
+    found = candidates(m, n, k, dtype, 1, 132, swaps_call(m, dtype))
+    order = sorted(found, key=lambda c: predict(c, m, n, k, dtype, 1, "h200"))
+    tiles = {(cfg.block_m, cfg.block_n, cfg.swap_ab): cfg}
+    for c in order:
+        tiles.setdefault((c.block_m, c.block_n, c.swap_ab), c)
+    rest = list(tiles.values())
+    return rest[rank - 1] if len(rest) >= rank else cfg
+
+
+def variant(cfg, name: str, dtype: str, call: tuple[int, int, int] = (1, 1, 1)):
+    """``cfg`` (the pick of ``call``: m, n, k) changed as the variant ``name`` says, each
+    change only where ``cfg`` takes it."""
     from cutemma.errors import TiledMmaError
     from cutemma.kernels.sm90.config import MAX_STAGES
     from cutemma.kernels.space import builds
 
+    if name.startswith("rank"):
+        return ranked(cfg, int(name[4:]), dtype, call)
     out = cfg
     if name == "shallower" and cfg.stages is not None and cfg.stages > 2:
         return replace(cfg, stages=cfg.stages - 1)
+    if name == "floor3" and cfg.stages == 2:
+        deeper = replace(cfg, stages=3)
+        return deeper if builds(deeper, dtype) else cfg
     if "rings2" in name and cfg.stages is not None:
         for s in range(min(MAX_STAGES, 2 * cfg.stages), cfg.stages, -1):
             try:
@@ -60,6 +89,18 @@ def variant(cfg, name: str, dtype: str):
             pass
     return out
 
+
+def one_call(cfg, name: str, dtype: str, call: tuple[int, int, int], j: int):
+    """The ``j``-th call's config under the variant ``name``; ``NAME@P``: NAME on each
+    layer's projection P alone (0 QKV, 1 attention out, 2 gate+up, 3 down), the pick on
+    the others."""
+    name, _, only = name.partition("@")
+    if only and j % PROJECTIONS != int(only):
+        return cfg
+    return variant(cfg, name, dtype, call)
+
+
+PROJECTIONS = 4  # a layer's projections, in bench/gemm_sweep.py MODELS' order
 
 VARIANTS = ["pick", "pdl", "rings2", "pdl_rings2"]
 
@@ -81,7 +122,9 @@ def row(model: str, dtype: str, m: int, ws: list, copy: float) -> dict:
         pick.builtin(m, w.shape[0], w.shape[1], 1, kdt, 132, "h200", swaps_call(m, kdt))[0]
         for w in ws
     ]
-    configs = {v: [variant(c, v, kdt) for c in picks] for v in VARIANTS}
+    calls = [(m, *w.shape) for w in ws]
+    configs = {v: [one_call(c, v, kdt, mnk, j) for j, (c, mnk) in enumerate(zip(picks, calls))]
+               for v in VARIANTS}  # fmt: skip
 
     def ours(i, v):
         cfg = configs[v][i]
@@ -109,7 +152,7 @@ def row(model: str, dtype: str, m: int, ws: list, copy: float) -> dict:
             "ratio": round(peer / t, 4),
             "read_of_copy": round(nbytes / t / 1e12 / copy, 4),
             "rel_err": errors[v],
-            "configs": sorted({c.name for c in configs[v][:4]}),
+            "configs": [c.name for c in configs[v][:PROJECTIONS]],
         }
     print(model, dtype, m, {v: d["ratio"] for v, d in out["variants"].items()}, flush=True)
     return out
@@ -125,6 +168,10 @@ def main() -> None:
     dtypes = (sys.argv[4] if len(sys.argv) > 4 else "bf16,e4m3").split(",")
     if len(sys.argv) > 5:
         VARIANTS[:] = ["pick", *(v for v in sys.argv[5].split(",") if v != "pick")]
+    if os.environ.get("RING_FLOOR"):  # the picks under another fp8 ring floor (before any)
+        from cutemma.kernels import space
+
+        space.RING_FLOOR = int(os.environ["RING_FLOOR"])
     copy = g.copy_tbps()
     rows = []
     for model in models:

@@ -189,6 +189,11 @@ FP8_BLOCK_K = 256  # swapped fp8: 256-byte K rows per TMA box row (raw/streamk-e
 # swapped rings are as deep as fit (stream_stages None): twice as deep as this rule's ran the
 # 8B decode step 2% faster and the 70B one 0.5-0.9% (raw/decode-step-variants-h200.json)
 IN_FLIGHT_BYTES = 8 << 20
+# the shallowest ring that rule gives: 2 stages of fp8 128-row swapped tiles over a full grid
+# ran 1.011x slower than 3 flushed (40 of 50 calls drawn at run time, slower only at K <= 512:
+# raw/fp8-floor3-ab-drawn-h200.json) and in the 70B decode-step graph (0.2-2.3%; the 8B one's
+# 28672 x 4096 at 32-128 tokens 0.5-1.3% faster at 2: raw/decode-step-variants-floor3-h200.json)
+RING_FLOOR = 3
 # B under an L2 evict-first hint where at most this many tile rows stream at most this many
 # bytes of it from a K this long: nothing dirty is written back ahead of it
 # (raw/decode-evict-first-run10.json, raw/evict-first-b-mid-run14.json)
@@ -1579,8 +1584,8 @@ def _shallower_if_needed(
     (:func:`builds`) the deepest ring down to 2 stages that fits: a wide token tile's
     staging tile takes what a deep ring would (before the TMA store, 16-bit whole kernels
     of 104-256 tokens and fp8 ones of 48-168 left the space for it). Where no depth fits,
-    ``make(stages)`` as it is: its refusal raised, or a config that does not build, which
-    the space leaves out (:func:`_swap`)."""
+    ``make(2)`` as it is: its refusal raised, or a config that does not build, which the
+    space leaves out (:func:`_swap`)."""
     if stages is None:
         return make(None)
     for depth in range(stages, 1, -1):
@@ -1590,7 +1595,7 @@ def _shallower_if_needed(
             continue
         if builds(cfg, dtype):
             return cfg
-    return make(stages)
+    return make(2)
 
 
 def swap_tokens(m: int) -> int:
@@ -1606,17 +1611,17 @@ def swap_tokens(m: int) -> int:
 def stream_stages(rows: int, k_bytes: int, ctas: int, fp8: bool) -> int | None:
     """The ring depth of ``ctas`` CTAs each streaming tiles of ``rows`` rows by ``k_bytes``
     bytes of K: for fp8, the depth that keeps about :data:`IN_FLIGHT_BYTES` of weights in
-    flight; None (the plan's depth, as many as fit up to MAX_STAGES) where that would be as
-    deep or deeper, and for 16-bit weights.
+    flight, at least :data:`RING_FLOOR`; None (the plan's depth, as many as fit up to
+    MAX_STAGES) where that would be as deep or deeper, and for 16-bit weights.
 
-    >>> stream_stages(64, 256, 132, True), stream_stages(128, 256, 80, True)
-    (4, 3)
+    >>> stream_stages(64, 256, 132, True), stream_stages(128, 256, 80, True), stream_stages(128, 256, 132, True)
+    (4, 3, 3)
     >>> stream_stages(128, 128, 80, False) is None
     True
     """
     if not fp8:
         return None
-    stages = max(2, round(IN_FLIGHT_BYTES / (ctas * rows * k_bytes)))
+    stages = max(RING_FLOOR, round(IN_FLIGHT_BYTES / (ctas * rows * k_bytes)))
     return None if stages >= MAX_STAGES else stages
 
 

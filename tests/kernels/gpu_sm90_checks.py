@@ -124,7 +124,10 @@ FP8_CONFIGS = [*FP8_CONFIGS, Sm90Config(128, 128, promote="overlap"),
                # token halves (space.mid_swapped_kernel), 136 and 200 in parts of 72 + 64 and
                # 104 + 96 (config.split_widths), 200 shared by stream-K too
                mid_swapped_kernel(136, "e4m3", True), mid_swapped_kernel(176, "e4m3", False),
-               replace(mid_swapped_kernel(200, "e4m3", True), stream_k=True, split=8)]  # fmt: skip
+               replace(mid_swapped_kernel(200, "e4m3", True), stream_k=True, split=8),
+               # a 128-row whole swapped tile over a full grid: the ring at its floor
+               # (space.RING_FLOOR)
+               swapped_kernel(64, 57344, 8192, "e4m3", 132, True)]  # fmt: skip
 
 
 def operand(rows, cols, contiguous_rows, dtype, gen):

@@ -24,7 +24,7 @@ import pytest
 from cutemma.errors import TiledMmaError
 from cutemma.kernels.sm90.config import Sm90Config
 from cutemma.kernels.sm90.streamk import HELPERS_STREAMK, SPLIT_MAX, sk_split
-from cutemma.kernels.space import IN_FLIGHT_BYTES, candidates, swapped_kernel
+from cutemma.kernels.space import IN_FLIGHT_BYTES, RING_FLOOR, candidates, swapped_kernel
 
 HARNESS = r"""
 #include <cstdio>
@@ -348,7 +348,8 @@ def test_swapped_kernels_are_64_rows_shared_or_128_rows_whole():
 @pytest.mark.parametrize("whole", [False, True])
 def test_swapped_rings_hold_about_the_in_flight_bytes(n, dtype, whole):
     """fp8: the weights requested over the grid (stages x a tile's weight bytes x CTAs)
-    stay within a stage of space.IN_FLIGHT_BYTES, unless the ring is at its floor (2) or at
+    stay within a stage of space.IN_FLIGHT_BYTES, unless the ring is at its floor
+    (space.RING_FLOOR) or at
     the plan's own depth (stages None: the plan holds fewer bytes than the rule asks).
     16-bit: the plan's own depth, as deep as fits."""
     from cutemma.kernels.sm90.plan import Sm90Plan
@@ -364,8 +365,10 @@ def test_swapped_rings_hold_about_the_in_flight_bytes(n, dtype, whole):
     stages = Sm90Plan(cfg, dtype, "K" if es == 1 else "M", "K", "bf16").stages
     if cfg.stages is None:
         assert stages * per_stage <= IN_FLIGHT_BYTES + per_stage / 2
-    elif cfg.stages > 2:
+    elif cfg.stages > RING_FLOOR:
         assert abs(stages * per_stage - IN_FLIGHT_BYTES) <= per_stage / 2
+    else:  # (the floor holds more than the rule asks)
+        assert cfg.stages == RING_FLOOR and stages * per_stage > IN_FLIGHT_BYTES - per_stage / 2
 
 
 @pytest.mark.parametrize("dtype", ["bf16", "e4m3"])

@@ -7,9 +7,10 @@ model, distinct weights far larger than L2, captured in one CUDA graph and repla
 Each layer has its four projections (QKV, attention out, gate+up, down) with nn.Linear
 weights (B K-major: ``x @ W.t()``); the graph runs every layer's four in order, each on
 its own activation, cutemma.gemm against torch.matmul (bf16) or torch._scaled_mm (e4m3,
-per-tensor scales, bf16 out); the two graphs replayed in turn, ROUNDS rounds, medians. A row: the model, dtype, tokens (M), the ratio (cuBLAS time
-over cutemma's), and the weights' bytes read per second over the device-to-device copy
-bandwidth of the same run (bytes read + written over the time of one 1 GiB copy).
+per-tensor scales, bf16 out); the two graphs are replayed in turn, ROUNDS rounds, medians.
+A row: the model, dtype, tokens (M), the ratio (cuBLAS time over cutemma's), and the
+weights' bytes read per second over the device-to-device copy bandwidth of the same run
+(bytes read + written over the time of one 1 GiB copy).
 """
 
 from __future__ import annotations

@@ -1614,8 +1614,10 @@ def stream_stages(rows: int, k_bytes: int, ctas: int, fp8: bool) -> int | None:
     flight, at least :data:`RING_FLOOR`; None (the plan's depth, as many as fit up to
     MAX_STAGES) where that would be as deep or deeper, and for 16-bit weights.
 
-    >>> stream_stages(64, 256, 132, True), stream_stages(128, 256, 80, True), stream_stages(128, 256, 132, True)
-    (4, 3, 3)
+    >>> stream_stages(64, 256, 132, True), stream_stages(128, 256, 80, True)
+    (4, 3)
+    >>> stream_stages(128, 256, 132, True)  # (2 by the bytes: the floor)
+    3
     >>> stream_stages(128, 128, 80, False) is None
     True
     """

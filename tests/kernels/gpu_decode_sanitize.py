@@ -1,7 +1,8 @@
 """Decode kernels with the rings :func:`cutemma.kernels.space.stream_stages` sets (fp8
 64-row tiles of 4 stages, shared by stream-K; bf16 128-row tiles of the deepest ring and
-fp8 ones of 3 (over 80 CTAs, and at the floor over a full grid), whole; bf16 64-row whole tiles of the deepest ring over more tiles than SMs, an N-major
-B's: space._n_major_whole), on shapes small enough for compute-sanitizer (issue 21;
+fp8 ones of 3 (over 80 CTAs, and at the floor over a full grid), whole; bf16 64-row whole
+tiles of the deepest ring over more tiles than SMs, an N-major B's:
+space._n_major_whole), on shapes small enough for compute-sanitizer (issue 21;
 validate-streamk-h100.json "session9" and "session10"):
 
     compute-sanitizer --tool racecheck python tests/kernels/gpu_decode_sanitize.py

@@ -349,9 +349,8 @@ def test_swapped_kernels_are_64_rows_shared_or_128_rows_whole():
 def test_swapped_rings_hold_about_the_in_flight_bytes(n, dtype, whole):
     """fp8: the weights requested over the grid (stages x a tile's weight bytes x CTAs)
     stay within a stage of space.IN_FLIGHT_BYTES, unless the ring is at its floor
-    (space.RING_FLOOR) or at
-    the plan's own depth (stages None: the plan holds fewer bytes than the rule asks).
-    16-bit: the plan's own depth, as deep as fits."""
+    (space.RING_FLOOR) or at the plan's own depth (stages None: the plan holds fewer bytes
+    than the rule asks). 16-bit: the plan's own depth, as deep as fits."""
     from cutemma.kernels.sm90.plan import Sm90Plan
 
     cfg = swapped_kernel(16, n, 8192, dtype, 132, whole)

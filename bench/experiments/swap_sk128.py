@@ -48,7 +48,6 @@ def kernels(combo: str, m: int, n: int, k: int) -> dict:
     from cutemma.kernels.space import (
         FP8,
         SWAP_ROWS,
-        _swap_k_bytes,
         builds,
         candidates,
         fits,
@@ -65,7 +64,7 @@ def kernels(combo: str, m: int, n: int, k: int) -> dict:
     whole = [c for c in found if c.swap_ab and not c.stream_k and c.block_m == 2 * SWAP_ROWS]
     if not whole:
         return out
-    depth = stream_stages(2 * SWAP_ROWS, _swap_k_bytes(dtype in FP8), SMS, dtype in FP8)
+    depth = stream_stages(2 * SWAP_ROWS, SMS, dtype in FP8)
     for split in (16, 8, None):
         for stages in [depth] if depth is None else range(depth, 1, -1):
             cfg = replace(whole[0], stream_k=True, split=split, stages=stages)

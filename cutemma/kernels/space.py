@@ -1178,7 +1178,7 @@ def _whole_rows(whole: Sm90Config, dtype: str, sms: int) -> Sm90Config | None:
     tokens, k tile and hint, a ring as deep as ``whole``'s and at least as deep as
     :func:`stream_stages` gives ``sms`` CTAs (16-bit: the deepest), None where the family's
     rules refuse it."""
-    full = stream_stages(SWAP_ROWS, _swap_k_bytes(dtype in FP8), sms, dtype in FP8)
+    full = _stream_stages(SWAP_ROWS, sms, dtype in FP8)
     stages = None if whole.stages is None or full is None else max(whole.stages, full)
     make = lambda depth: replace(  # noqa: E731
         whole, block_m=SWAP_ROWS, consumers=1, stages=depth
@@ -1380,14 +1380,13 @@ def _swap_k_bytes(fp8: bool) -> int:
 def _fewest_ctas(ctas: int, fp8: bool, sms: int) -> int:
     """The fewest CTAs of 128-row swapped tiles whose ring is as deep as ``ctas``' is
     (:func:`stream_stages`, as :func:`swapped_kernel` asks it)."""
-    k_bytes = _swap_k_bytes(fp8)
-    depth = stream_stages(2 * SWAP_ROWS, k_bytes, ctas, fp8)
+    depth = _stream_stages(2 * SWAP_ROWS, ctas, fp8)
     # the depth never grows with the CTAs (None: the deepest, at the fewest): the first
     # count of ``depth`` by bisection, a few steps where a scan took up to ``sms``
     lo, hi = 1, ctas
     while lo < hi:
         mid = (lo + hi) // 2
-        if _no_deeper(stream_stages(2 * SWAP_ROWS, k_bytes, mid, fp8), depth):
+        if _no_deeper(_stream_stages(2 * SWAP_ROWS, mid, fp8), depth):
             hi = mid
         else:
             lo = mid + 1
@@ -1564,12 +1563,10 @@ def swapped_kernel(
     k_bytes = _swap_k_bytes(dtype in FP8)
     block_k = k_bytes if dtype in FP8 else None  # (16-bit: the plan's row, block_k None)
     if whole:
-        stages = stream_stages(
-            2 * SWAP_ROWS, k_bytes, min(-(-n // (2 * SWAP_ROWS)), sms), dtype in FP8
-        )
+        stages = _stream_stages(2 * SWAP_ROWS, min(-(-n // (2 * SWAP_ROWS)), sms), dtype in FP8)
         shape = {"block_m": 2 * SWAP_ROWS}
     else:
-        stages = stream_stages(rows, k_bytes, sms, dtype in FP8)
+        stages = _stream_stages(rows, sms, dtype in FP8)
         shape = {"block_m": rows, "consumers": rows // SWAP_ROWS}
     make = lambda depth: Sm90Config(  # noqa: E731
         block_n=tokens, block_k=block_k, stages=depth, **shape, **kw
@@ -1608,22 +1605,34 @@ def swap_tokens(m: int) -> int:
     return max(TOKENS_MIN, -(-m // N_STEP) * N_STEP)
 
 
-def stream_stages(rows: int, k_bytes: int, ctas: int, fp8: bool) -> int | None:
-    """The ring depth of ``ctas`` CTAs each streaming tiles of ``rows`` rows by ``k_bytes``
-    bytes of K: for fp8, the depth that keeps about :data:`IN_FLIGHT_BYTES` of weights in
-    flight, at least :data:`RING_FLOOR`; None (the plan's depth, as many as fit up to
-    MAX_STAGES) where that would be as deep or deeper, and for 16-bit weights.
+def stream_stages(rows: int, ctas: int, fp8: bool) -> int | None:
+    """The ring depth of ``ctas`` swapped CTAs each streaming tiles of ``rows`` rows by a
+    k tile of :func:`_swap_k_bytes` (``fp8``: 256 bytes, else 128): for fp8, the depth that
+    keeps about :data:`IN_FLIGHT_BYTES` of weights in flight, at least :data:`RING_FLOOR`;
+    None (the plan's depth, as many as fit up to MAX_STAGES) where that would be as deep or
+    deeper, and for 16-bit weights.
 
-    >>> stream_stages(64, 256, 132, True), stream_stages(128, 256, 80, True)
+    >>> stream_stages(64, 132, True), stream_stages(128, 80, True)
     (4, 3)
-    >>> stream_stages(128, 256, 132, True)  # (2 by the bytes: the floor)
+    >>> stream_stages(128, 132, True)  # (2 by the bytes: the floor)
     3
-    >>> stream_stages(128, 128, 80, False) is None
+    >>> stream_stages(128, 80, False) is None
     True
     """
+    bad = [f"{f}={v!r}" for f, v in (("rows", rows), ("ctas", ctas)) if type(v) is not int or v < 1]
+    if bad or type(fp8) is not bool:
+        wrong = bad + ([] if type(fp8) is bool else [f"fp8={fp8!r}"])
+        raise TiledMmaError(
+            f"kernel space: stream_stages {', '.join(wrong)}; give rows and ctas as ints >= 1 "
+            "and fp8 as True or False"
+        )
+    return _stream_stages(rows, ctas, fp8)
+
+
+def _stream_stages(rows: int, ctas: int, fp8: bool) -> int | None:
     if not fp8:
         return None
-    stages = max(RING_FLOOR, round(IN_FLIGHT_BYTES / (ctas * rows * k_bytes)))
+    stages = max(RING_FLOOR, round(IN_FLIGHT_BYTES / (ctas * rows * _swap_k_bytes(fp8))))
     return None if stages >= MAX_STAGES else stages
 
 

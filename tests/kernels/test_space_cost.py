@@ -364,10 +364,9 @@ def test_the_fewest_ctas_of_a_ring_depth_by_bisection_are_the_first_of_a_scan(fp
     the first count whose depth (space.stream_stages) is the given count's, as a scan
     from one CTA up finds it, at every count, past the SMs too (16-bit: one depth, the
     deepest, so one CTA)."""
-    from cutemma.kernels.space import SWAP_ROWS, _fewest_ctas, _swap_k_bytes, stream_stages
+    from cutemma.kernels.space import SWAP_ROWS, _fewest_ctas, stream_stages
 
-    k_bytes = _swap_k_bytes(fp8)
-    depths = [stream_stages(2 * SWAP_ROWS, k_bytes, c, fp8) for c in range(1, 300)]
+    depths = [stream_stages(2 * SWAP_ROWS, c, fp8) for c in range(1, 300)]
     # fp8: the counts cross several depths and the deepest, None; 16-bit: always None
     assert len(set(depths)) > 3 if fp8 else set(depths) == {None}
     for ctas in range(1, 300):

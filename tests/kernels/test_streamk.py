@@ -376,7 +376,7 @@ def test_a_swapped_kernel_whose_ring_outgrows_smem_takes_a_shallower_one(dtype):
     memory, space.builds) wherever its sums fit registers: fp8's ring is at most the
     in-flight rule's depth, one stage shallower at a time down to 2 where a wide token
     tile's staging tile takes the room; 16-bit's is the plan's (as many as fit)."""
-    from cutemma.kernels.space import SWIZZLE_ROW_BYTES, builds, fits, stream_stages
+    from cutemma.kernels.space import builds, fits, stream_stages
 
     shallower = 0
     for tokens in range(16, 257, 8):
@@ -386,9 +386,8 @@ def test_a_swapped_kernel_whose_ring_outgrows_smem_takes_a_shallower_one(dtype):
                 if not fits(cfg, dtype):
                     continue
                 assert builds(cfg, dtype), cfg.name
-                k_bytes = 256 if dtype == "e4m3" else SWIZZLE_ROW_BYTES
                 ctas = min(-(-n // cfg.block_m), 132) if whole else 132
-                rule = stream_stages(cfg.block_m, k_bytes, ctas, dtype == "e4m3")
+                rule = stream_stages(cfg.block_m, ctas, dtype == "e4m3")
                 if rule is None:
                     assert dtype == "e4m3" or cfg.stages is None, cfg.name
                 else:

@@ -1541,7 +1541,9 @@ def swapped_kernel(
     element of a tile: bench/results/raw/calibrate-h200-mid-regs.json);
     weights of at most :data:`EVICT_FIRST_MAX_BYTES` stream in evict-first (the kernel's A
     is B^T: ``evict_first="A"``). The ring holds about :data:`IN_FLIGHT_BYTES` of weights
-    (:func:`stream_stages`), less where shared memory holds less beside the staging tile.
+    (:func:`stream_stages`), less where shared memory holds less beside the staging tile;
+    an fp8 token tile so wide that fewer than :data:`RING_FLOOR` of its 256-byte k tiles
+    fit takes 128-byte ones, twice as many.
 
     >>> swapped_kernel(16, 8192, 8192, "bf16", 132, False).name
     'b64x16_c1_sauto_etmat_efa_sk_swap'
@@ -1568,10 +1570,17 @@ def swapped_kernel(
     else:
         stages = _stream_stages(rows, sms, dtype in FP8)
         shape = {"block_m": rows, "consumers": rows // SWAP_ROWS}
-    make = lambda depth: Sm90Config(  # noqa: E731
-        block_n=tokens, block_k=block_k, stages=depth, **shape, **kw
+    make = lambda depth, bk=block_k: Sm90Config(  # noqa: E731
+        block_n=tokens, block_k=bk, stages=depth, **shape, **kw
     )
-    return _shallower_if_needed(make, stages, dtype)
+    cfg = _shallower_if_needed(make, stages, dtype)
+    if block_k is None or cfg.stages is None or cfg.stages >= RING_FLOOR:
+        return cfg
+    # 256-byte k tiles two deep (fp8, 136-256 tokens) ran 0.884 of cuBLAS where 128-byte
+    # ones four or five deep ran 0.970, 46 of 50 drawn calls faster; where 256-byte tiles
+    # reach the floor they stay: 128-byte ones twice as deep ran 0.95 there and lost 1-2%
+    # in the decode step (raw/fp8-k128-ring-ab-drawn-h200.json, raw/*k128*-rejected.json)
+    return _shallower_if_needed(lambda d: make(d, None), 2 * (stages or RING_FLOOR), dtype)
 
 
 def _shallower_if_needed(

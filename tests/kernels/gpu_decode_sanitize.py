@@ -2,7 +2,8 @@
 64-row tiles of 4 stages, shared by stream-K; bf16 128-row tiles of the deepest ring and
 fp8 ones of 3 (over 80 CTAs, and at the floor over a full grid), whole; bf16 64-row whole
 tiles of the deepest ring over more tiles than SMs, an N-major B's:
-space._n_major_whole), on shapes small enough for compute-sanitizer (issue 21;
+space._n_major_whole; fp8 token tiles of 136-256 on 128-byte k tiles, whole and shared
+by stream-K), on shapes small enough for compute-sanitizer (issue 21;
 validate-streamk-h100.json "session9" and "session10"):
 
     compute-sanitizer --tool racecheck python tests/kernels/gpu_decode_sanitize.py
@@ -24,7 +25,8 @@ from cutemma.kernels.pick import builtin_sm90_config
 
 CASES = [("e4m3", 8, 2048, 1024), ("e4m3", 64, 8192, 512), ("bf16", 16, 10240, 256),
          ("bf16", 40, 10240, 512), ("e4m3", 40, 10240, 512), ("bf16", 1, 20000, 2048),
-         ("bf16", 20, 20000, 2048), ("e4m3", 8, 20000, 1024)]  # fmt: skip
+         ("bf16", 20, 20000, 2048), ("e4m3", 8, 20000, 1024), ("e4m3", 140, 16384, 512),
+         ("e4m3", 164, 28672, 496)]  # fmt: skip
 
 
 def one(dtype: str, m: int, n: int, k: int) -> bool:

@@ -127,7 +127,10 @@ FP8_CONFIGS = [*FP8_CONFIGS, Sm90Config(128, 128, promote="overlap"),
                replace(mid_swapped_kernel(200, "e4m3", True), stream_k=True, split=8),
                # a 128-row whole swapped tile over a full grid: the ring at its floor
                # (space.RING_FLOOR)
-               swapped_kernel(64, 57344, 8192, "e4m3", 132, True)]  # fmt: skip
+               swapped_kernel(64, 57344, 8192, "e4m3", 132, True),
+               # a wide token tile whose 256-byte ring would sit under the floor: 128-byte
+               # k tiles, twice the stages (the 192-token stream-K one above is such too)
+               swapped_kernel(144, 16384, 2048, "e4m3", 132, True, 128)]  # fmt: skip
 
 
 def operand(rows, cols, contiguous_rows, dtype, gen):

@@ -373,12 +373,15 @@ def test_swapped_rings_hold_about_the_in_flight_bytes(n, dtype, whole):
 @pytest.mark.parametrize("dtype", ["bf16", "e4m3"])
 def test_a_swapped_kernel_whose_ring_outgrows_smem_takes_a_shallower_one(dtype):
     """Every token tile's swapped kernel builds (its ring and staging tile fit shared
-    memory, space.builds) wherever its sums fit registers: fp8's ring is at most the
-    in-flight rule's depth, one stage shallower at a time down to 2 where a wide token
-    tile's staging tile takes the room; 16-bit's is the plan's (as many as fit)."""
-    from cutemma.kernels.space import builds, fits, stream_stages
+    memory, space.builds) wherever its sums fit registers: fp8's ring of 256-byte k tiles
+    is at most the in-flight rule's depth and at least space.RING_FLOOR, one stage
+    shallower at a time where a wide token tile's staging tile takes the room; where not
+    even the floor fits, 128-byte k tiles whose ring holds at most the rule's bytes and
+    more stages than the floor (raw/fp8-k128-ring-ab-drawn-h200.json); 16-bit's is the
+    plan's (as many as fit)."""
+    from cutemma.kernels.space import FP8_BLOCK_K, builds, fits, stream_stages
 
-    shallower = 0
+    shallower = narrower = 0
     for tokens in range(16, 257, 8):
         for n in (4096, 14336, 57344):
             for whole in (False, True):
@@ -390,10 +393,14 @@ def test_a_swapped_kernel_whose_ring_outgrows_smem_takes_a_shallower_one(dtype):
                 rule = stream_stages(cfg.block_m, ctas, dtype == "e4m3")
                 if rule is None:
                     assert dtype == "e4m3" or cfg.stages is None, cfg.name
-                else:
-                    assert 2 <= cfg.stages <= rule
+                elif cfg.block_k == FP8_BLOCK_K:
+                    assert RING_FLOOR <= cfg.stages <= rule, cfg.name
                     shallower += cfg.stages < rule
-    assert shallower > 0 or dtype == "bf16"  # fp8's wide token tiles need it
+                else:  # 128-byte k tiles: the 256-byte ring would sit under the floor
+                    assert cfg.block_k is None and RING_FLOOR < cfg.stages, cfg.name
+                    assert cfg.stages * 128 <= rule * FP8_BLOCK_K, cfg.name
+                    narrower += 1
+    assert dtype == "bf16" or (shallower and narrower)  # fp8's wide token tiles need both
 
 
 def test_swapped_rings_of_the_measured_shapes():

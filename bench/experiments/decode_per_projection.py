@@ -8,7 +8,9 @@ TOP "rings": the pick at deeper rings than the space's (``space.stream_stages``:
 ~3 TB/s), to see whether a faster DRAM wants more bytes in flight
 (raw/decode-ring-depth-h200.json).
 
-    python bench/experiments/decode_per_projection.py OUT.json [TOKENS [DTYPES [TOP|rings]]]
+    python bench/experiments/decode_per_projection.py OUT.json [TOKENS [DTYPES [TOP|rings [MODEL]]]]
+
+MODEL (default llama-3-8b) names bench/gemm_sweep.py's MODELS entry whose projections run.
 """
 
 from __future__ import annotations
@@ -128,10 +130,11 @@ def main() -> None:
     dtypes = (sys.argv[3] if len(sys.argv) > 3 else "bf16").split(",")
     top = sys.argv[4] if len(sys.argv) > 4 else "6"
     top = top if top == "rings" else int(top)
+    model = sys.argv[5] if len(sys.argv) > 5 else "llama-3-8b"
     copy = g.copy_tbps()
     rows = []
     for dtype in dtypes:
-        for n, k in MODELS["llama-3-8b"]:
+        for n, k in MODELS[model]:
             ws = weight_copies(n, k, dtype)
             for m in tokens:
                 rows.append(row(dtype, m, ws, copy, top))

@@ -12,6 +12,8 @@ on every variant alike. The variants change the built-in pick's config of every 
 - ``pdl_rings2``: both;
 - ``shallower``: the ring one stage shallower (at least 2);
 - ``floor3``: a ring of 2 stages made 3;
+- ``k256``: an fp8 swapped kernel on 128-byte k tiles (block_k None) made 256-byte ones
+  with half the stages (at least ``space.RING_FLOOR``), the same bytes in flight;
 - ``rankR``: the model's cheapest kernel of the call's R-th cheapest tile shape (the
   pick's: 1);
 - ``NAME@P``: NAME on one projection of every layer (P: 0 QKV, 1 attention out, 2
@@ -73,6 +75,17 @@ def variant(cfg, name: str, dtype: str, call: tuple[int, int, int] = (1, 1, 1)):
     if name == "floor3" and cfg.stages == 2:
         deeper = replace(cfg, stages=3)
         return deeper if builds(deeper, dtype) else cfg
+    if name == "k256" and cfg.swap_ab and cfg.block_k is None and cfg.stages and dtype == "e4m3":
+        from cutemma.kernels.space import FP8_BLOCK_K, RING_FLOOR
+
+        for s in range(max(RING_FLOOR, cfg.stages // 2), 1, -1):
+            try:
+                wider = replace(cfg, block_k=FP8_BLOCK_K, stages=s)
+            except TiledMmaError:
+                continue
+            if builds(wider, dtype):
+                return wider
+        return cfg
     if "rings2" in name and cfg.stages is not None:
         for s in range(min(MAX_STAGES, 2 * cfg.stages), cfg.stages, -1):
             try:

@@ -1,0 +1,77 @@
+"""Do 256-row swapped tiles read an N-major B (decode's weights, (K, N) with N contiguous)
+faster than the space's 128-row ones? A swapped CTA reads its tile's rows of B^T as one
+contiguous run per k row: 256 bytes for 128 rows of 16-bit, 512 for 256. For drawn-like
+decode calls (1-16 tokens, both B majors) it times cuBLAS, the pick and the pick with 256
+rows (whole, and shared by stream-K where the pick is), L2-flushed medians in turn, with
+each one's error against cuBLAS.
+
+    python bench/experiments/swap256_probe.py OUT.json
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from dataclasses import replace
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", ".."))
+sys.path.insert(0, os.path.join(HERE, ".."))
+
+CALLS = [(4, 32768, 8192), (2, 49152, 12288), (5, 16384, 16384), (3, 16032, 50272),
+         (2, 11824, 42528), (8, 10112, 31440), (1, 25952, 19264), (16, 28672, 4096),
+         (1, 14336, 4096), (8, 57344, 8192)]  # fmt: skip
+
+
+def row(combo: str, m: int, n: int, k: int) -> dict:
+    import torch
+    from gemm_sweep import flushed_ms, operands, reps_for
+
+    import cutemma
+    from cutemma.kernels.pick import builtin_sm90_config
+
+    A, B, out, peer = operands(combo, m, n, k)
+    major = "N" if combo == "bf16_bN" else "K"
+    dtype = "e4m3" if combo == "e4m3" else "bf16"
+    pick = builtin_sm90_config(m, n, k, dtype, swap=True, b_major=major)
+    configs = {"pick": pick}
+    if pick.swap_ab:
+        # two warpgroups of 128 rows, the ring as deep as fits
+        wide = replace(pick, block_m=256, consumers=2, stages=None)
+        configs["rows256"] = replace(wide, stream_k=False, split=None)
+        configs["rows256_sk"] = replace(wide, stream_k=True)
+    ref = peer(torch.empty_like(out)).float()
+    reps = reps_for(lambda: peer(out))
+    got = {"combo": combo, "m": m, "n": n, "k": k, "pick": pick.name}
+    times = {"peer": []} | {name: [] for name in configs}
+    for name, cfg in configs.items():
+        out.fill_(float("nan"))
+        cutemma.gemm(A, B, out=out, config=cfg)
+        got[f"err_{name}"] = float((out.float() - ref).norm() / ref.norm())
+    for _ in range(3):
+        times["peer"].append(flushed_ms(lambda: peer(out), reps) * 1e3)
+        for name, cfg in configs.items():
+            run = lambda c=cfg: cutemma.gemm(A, B, out=out, config=c)  # noqa: E731
+            times[name].append(flushed_ms(run, reps) * 1e3)
+    med = {name: sorted(v)[1] for name, v in times.items()}
+    got["us"] = {name: round(v, 2) for name, v in med.items()}
+    got["vs_peer"] = {name: round(med["peer"] / v, 4) for name, v in med.items() if name != "peer"}
+    return got
+
+
+def main() -> None:
+    rows = []
+    for m, n, k in CALLS:
+        for combo in ("bf16_bN", "bf16_bK", "e4m3"):
+            try:
+                rows.append(row(combo, m, n, k))
+            except Exception as exc:  # a config the family refuses: say which and why
+                rows.append({"combo": combo, "m": m, "n": n, "k": k, "error": repr(exc)[:300]})
+            print(json.dumps(rows[-1]), flush=True)
+    with open(sys.argv[1], "w") as f:
+        json.dump({"rows": rows, "script": open(__file__).read()}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1578,8 +1578,9 @@ def swapped_kernel(
         return cfg
     # 256-byte k tiles two deep (fp8, 136-256 tokens) ran 0.884 of cuBLAS where 128-byte
     # ones four or five deep ran 0.970, 46 of 50 drawn calls faster; where 256-byte tiles
-    # reach the floor they stay: 128-byte ones twice as deep ran 0.95 there and lost 1-2%
-    # in the decode step (raw/fp8-k128-ring-ab-drawn-h200.json, raw/*k128*-rejected.json)
+    # reach the floor they stay: 128-byte ones twice as deep took 5% longer on 40-96
+    # tokens and 1-2% longer in the decode step (raw/fp8-k128-ring-ab-drawn-h200.json,
+    # raw/fp8-k128-all-ab-drawn-h200-rejected.json, raw/decode-step-variants-k128-*.json)
     return _shallower_if_needed(lambda d: make(d, None), 2 * (stages or RING_FLOOR), dtype)
 
 

@@ -131,6 +131,8 @@ def main() -> None:
     top = sys.argv[4] if len(sys.argv) > 4 else "6"
     top = top if top == "rings" else int(top)
     model = sys.argv[5] if len(sys.argv) > 5 else "llama-3-8b"
+    if model not in MODELS:
+        sys.exit(f"decode_per_projection: MODEL {model!r}; give one of {sorted(MODELS)}")
     copy = g.copy_tbps()
     rows = []
     for dtype in dtypes:

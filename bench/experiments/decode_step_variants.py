@@ -76,9 +76,11 @@ def variant(cfg, name: str, dtype: str, call: tuple[int, int, int] = (1, 1, 1)):
         deeper = replace(cfg, stages=3)
         return deeper if builds(deeper, dtype) else cfg
     if name == "k256" and cfg.swap_ab and cfg.block_k is None and cfg.stages and dtype == "e4m3":
+        from cutemma.kernels.sm90.config import SWIZZLE_ROW_BYTES
         from cutemma.kernels.space import FP8_BLOCK_K, RING_FLOOR
 
-        for s in range(max(RING_FLOOR, cfg.stages // 2), 1, -1):
+        same_bytes = cfg.stages * SWIZZLE_ROW_BYTES // FP8_BLOCK_K
+        for s in range(max(RING_FLOOR, same_bytes), 1, -1):
             try:
                 wider = replace(cfg, block_k=FP8_BLOCK_K, stages=s)
             except TiledMmaError:

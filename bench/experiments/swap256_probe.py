@@ -77,6 +77,8 @@ def row(combo: str, m: int, n: int, k: int, how: str = "rows256") -> dict:
 
 def main() -> None:
     how = sys.argv[2] if len(sys.argv) > 2 else "rows256"
+    if how not in ("rows256", "cluster"):
+        sys.exit(f"swap256_probe: {how!r}; give rows256 or cluster")
     rows = []
     for m, n, k in CALLS:
         for combo in ("bf16_bN", "bf16_bK", "e4m3"):

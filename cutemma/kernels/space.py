@@ -1581,7 +1581,9 @@ def swapped_kernel(
     # reach the floor they stay: 128-byte ones twice as deep took 5% longer on 40-96
     # tokens and 1-2% longer in the decode step (raw/fp8-k128-ring-ab-drawn-h200.json,
     # raw/fp8-k128-all-ab-drawn-h200-rejected.json, raw/decode-step-variants-k128-*.json)
-    return _shallower_if_needed(lambda d: make(d, None), 2 * (stages or RING_FLOOR), dtype)
+    # (stages is an int here: a ring the rule left to the plan returned above)
+    same_bytes = stages * FP8_BLOCK_K // SWIZZLE_ROW_BYTES  # the same bytes in flight
+    return _shallower_if_needed(lambda d: make(d, None), same_bytes, dtype)
 
 
 def _shallower_if_needed(

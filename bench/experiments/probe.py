@@ -120,3 +120,54 @@ def main(script: str, doc: str, shapes: Callable, kernels_of: KernelsOf, draws: 
     seed = int(args[args.index("--seed") + 1]) if "--seed" in args else random.randrange(1 << 31)
     header = {"what": doc.splitlines()[0], "seed": seed}
     run(script, args[0], shapes(draws, seed), kernels_of, header)
+
+
+def timed_against_peer(A, B, out, peer, configs: dict, got: dict, rounds: int = 3) -> dict:
+    """``got`` with each config's error against cuBLAS (``err_NAME``; a config that fails
+    to run: ``failed_NAME``, and it is not timed), then the L2-flushed medians of cuBLAS
+    and each config in turn over ``rounds`` rounds (``us``) and cuBLAS's time over each
+    (``vs_peer``): the timing of the one-call probes (swap256_probe.py, swap_pairs_mid.py,
+    misaligned_x256.py)."""
+    import torch
+    from gemm_sweep import flushed_ms, reps_for
+
+    import cutemma
+
+    ref = peer(torch.empty_like(out)).float()
+    reps = reps_for(lambda: peer(out))
+    configs = dict(configs)
+    for name, cfg in list(configs.items()):
+        out.fill_(float("nan"))
+        try:
+            cutemma.gemm(A, B, out=out, config=cfg)
+            torch.cuda.synchronize()
+        except Exception as exc:  # (a config the family refuses at launch: say why)
+            got[f"failed_{name}"] = repr(exc)[:200]
+            del configs[name]
+            continue
+        got[f"err_{name}"] = float((out.float() - ref).norm() / ref.norm())
+        got[f"config_{name}"] = cfg.name
+    times = {"peer": []} | {name: [] for name in configs}
+    for _ in range(rounds):
+        times["peer"].append(flushed_ms(lambda: peer(out), reps) * 1e3)
+        for name, cfg in configs.items():
+            run = lambda c=cfg: cutemma.gemm(A, B, out=out, config=c)  # noqa: E731
+            times[name].append(flushed_ms(run, reps) * 1e3)
+    med = {name: sorted(v)[len(v) // 2] for name, v in times.items()}
+    got["us"] = {name: round(v, 2) for name, v in med.items()}
+    got["vs_peer"] = {name: round(med["peer"] / v, 4) for name, v in med.items() if name != "peer"}
+    return got
+
+
+def applied(pick, changes: dict, got: dict) -> dict:
+    """{"pick": pick} and each of ``changes`` ({name: {field: value}}) applied to it; a
+    change the family refuses goes into ``got`` as ``refused_NAME`` with its error."""
+    from dataclasses import replace
+
+    configs = {"pick": pick}
+    for name, change in changes.items():
+        try:
+            configs[name] = replace(pick, **change)
+        except Exception as exc:  # (a config rule: say which and why)
+            got[f"refused_{name}"] = repr(exc)[:200]
+    return configs

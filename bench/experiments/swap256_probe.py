@@ -43,10 +43,9 @@ def variants(pick, how: str) -> dict:
 
 
 def row(combo: str, m: int, n: int, k: int, how: str = "rows256") -> dict:
-    import torch
-    from gemm_sweep import flushed_ms, operands, reps_for
+    from gemm_sweep import operands
+    from probe import timed_against_peer
 
-    import cutemma
     from cutemma.kernels.pick import builtin_sm90_config
 
     A, B, out, peer = operands(combo, m, n, k)
@@ -56,23 +55,8 @@ def row(combo: str, m: int, n: int, k: int, how: str = "rows256") -> dict:
     configs = {"pick": pick}
     if pick.swap_ab:
         configs |= variants(pick, how)
-    ref = peer(torch.empty_like(out)).float()
-    reps = reps_for(lambda: peer(out))
     got = {"combo": combo, "m": m, "n": n, "k": k, "pick": pick.name}
-    times = {"peer": []} | {name: [] for name in configs}
-    for name, cfg in configs.items():
-        out.fill_(float("nan"))
-        cutemma.gemm(A, B, out=out, config=cfg)
-        got[f"err_{name}"] = float((out.float() - ref).norm() / ref.norm())
-    for _ in range(3):
-        times["peer"].append(flushed_ms(lambda: peer(out), reps) * 1e3)
-        for name, cfg in configs.items():
-            run = lambda c=cfg: cutemma.gemm(A, B, out=out, config=c)  # noqa: E731
-            times[name].append(flushed_ms(run, reps) * 1e3)
-    med = {name: sorted(v)[1] for name, v in times.items()}
-    got["us"] = {name: round(v, 2) for name, v in med.items()}
-    got["vs_peer"] = {name: round(med["peer"] / v, 4) for name, v in med.items() if name != "peer"}
-    return got
+    return timed_against_peer(A, B, out, peer, configs, got)
 
 
 def main() -> None:

@@ -264,7 +264,8 @@ def candidates(
     (:func:`fitted_kernels`) and to a wave (:func:`wave_kernels`), and the swapped kernels
     where ``swap`` allows (2-D calls without C or epilogue that :func:`swaps_call`; B's
     major ``b_major`` picks their splits, :data:`SWAP_SPLITS`, and an N-major B's whose
-    shares would mostly span tiles run whole: :func:`swapped_groups`).
+    shares would mostly span tiles run whole: :func:`swapped_groups`), in pairs along the
+    tokens too where ``rows16`` has a row half a sector off (:func:`token_pairs`).
 
     >>> len(candidates(8192, 8192, 8192, "bf16")) >= 8
     True
@@ -281,6 +282,8 @@ def candidates(
     swaps = swap and batch == 1 and _swaps_call(m, dtype)
     for group in _swapped_groups(m, n, k, dtype, sms, b_major) if swaps else ():
         found += group
+    if swaps and rows16 != (False, False):
+        found += _token_pairs(_swap_classes(m, n, k, dtype, sms), dtype, b_major)
     found += _kcluster_kernels(m, n, k, dtype, batch, sms, swaps)
     return tuple(found) + _quad_kernels(m, dtype, batch, rows16)
 
@@ -899,7 +902,8 @@ def kernels_of(
     """A checked call's kernels from its :func:`kernel_reads` (``reads``), one tuple per
     group: :func:`hinted_kernels`', then the fitted tiles where it has any
     (:func:`fitted_kernels`), then the wave's (:func:`wave_kernels`), then the narrow
-    tiles (:func:`narrow_kernels`), then the swapped groups (:func:`swapped_groups`), each
+    tiles (:func:`narrow_kernels`), then the swapped groups (:func:`swapped_groups`) and,
+    where a row sits half a sector off, their pairs (:func:`token_pairs`), each
     cached per what it reads (the swapped ones per their reads too: a new set of them is a
     few steps, and new shapes meet many). :func:`candidates` lists the same, then the
     kcluster kernels (:func:`kcluster_kernels`), which the pick weighs apart.
@@ -921,12 +925,17 @@ def kernels_of(
     if len(reads) == PLAIN_READS:  # (no swapped kernels)
         return tuple(groups)
     key = (reads[PLAIN_READS:], dtype, sms, b_major)
-    swapped = _SWAPPED.get(key)
-    if swapped is None:
+    found = _SWAPPED.get(key)
+    if found is None:
         if len(_SWAPPED) >= _SWAPPED_MAX:
             _SWAPPED.clear()
-        swapped = _SWAPPED[key] = _swapped_groups(m, n, k, dtype, sms, b_major)
-    return (*groups, *swapped)
+        found = _SWAPPED[key] = (
+            _swapped_groups(m, n, k, dtype, sms, b_major),
+            _token_pairs(_swap_classes(m, n, k, dtype, sms), dtype, b_major),
+        )
+    swapped, pairs = found
+    off = pairs and rows16 != (False, False)  # (token_pairs: where a row sits off)
+    return (*groups, *swapped, pairs) if off else (*groups, *swapped)
 
 
 _SWAPPED: dict[tuple, tuple] = {}  # (a call's swapped groups per their reads and B's major)
@@ -1330,6 +1339,56 @@ def mid_swapped_kernel(tokens: int, dtype: str, hinted: bool) -> Sm90Config:
     if dtype in FP8:
         kw["promote"] = "split" if tokens >= SPLIT_MIN_N else True
     return Sm90Config(2 * SWAP_ROWS, tokens, **kw)
+
+
+def token_pair(whole: Sm90Config) -> Sm90Config:
+    """A mid-size swapped kernel (:func:`mid_swapped_kernel`) in pairs of CTAs along the
+    tokens, the two tiles of one weight tile: each loads half of the weights' k tile and
+    multicasts it to both (``cluster=2, multicast="A"`` on the swapped problem), so the
+    weight tile is read once, in step, where two token tiles apart read it twice. Clusters
+    take no evict-first hint and no promotion by column halves (fp8 is promoted whole).
+    The model prices them as it prices every pair (the multicast operand's rows halved, the
+    cluster's fixed cost); it takes them on e4m3 calls of 257-2048 rows whose rows sit half
+    a sector apart, where they ran 0.858 of cuBLAS against the old picks' 0.761 (55 calls
+    drawn at run time, 44 faster; bench/results/raw/swap-pairs-ab-drawn-h200.json); the
+    16-bit ones mostly lost there and the model never takes them.
+
+    >>> token_pair(mid_swapped_kernel(144, "e4m3", True)).name
+    'b128x144_c2_sauto_x2a_etmat_swap'
+    """
+    promote = True if whole.promote == "split" else whole.promote
+    return replace(whole, cluster=2, multicast="A", evict_first="", promote=promote)
+
+
+def token_pairs(
+    m: int, n: int, k: int, dtype: str, sms: int = 132, b_major: str = "K"
+) -> tuple[Sm90Config, ...]:
+    """The swapped call's :func:`token_pair` kernels, one per class of several token tiles
+    (:func:`swap_classes`) whose pair fits and builds: what :func:`candidates` adds after
+    the swapped kernels where a row sits half a sector off (as it adds the clusters of
+    :func:`hinted_kernels`: with aligned rows the lone kernels ran as fast or faster).
+
+    >>> [c.block_n for c in token_pairs(300, 8192, 8208, "e4m3")]
+    [152, 104]
+    >>> token_pairs(200, 8192, 8208, "e4m3")  # (one token tile: nothing to pair)
+    ()
+    """
+    check_b_major(b_major, "kernel space: token_pairs")
+    _check_counts(dtype, "kernel space: token_pairs", m=m, n=n, k=k, sms=sms)
+    if not _swaps_call(m, dtype):
+        return ()
+    return _token_pairs(_swap_classes(m, n, k, dtype, sms), dtype, b_major)
+
+
+@lru_cache(maxsize=4096)
+def _token_pairs(classes: tuple[tuple, ...], dtype: str, b_major: str) -> tuple[Sm90Config, ...]:
+    # (a class of several token tiles has n 0; its hint is the weights', which pairs drop.
+    # The swapped problem's A is B^T: M-major where B is N-major)
+    majors = ("M" if b_major == "N" else "K", "K")
+    pairs = (token_pair(mid_swapped_kernel(t, dtype, False)) for t, n, _ in classes if n == 0)
+    return tuple(
+        c for c in pairs if fits(c, dtype) and builds(replace(c, swap_ab=False), dtype, majors)
+    )
 
 
 @lru_cache(maxsize=8192)

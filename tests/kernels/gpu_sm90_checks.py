@@ -46,6 +46,7 @@ from cutemma.kernels.space import (
     candidates,
     mid_swapped_kernel,
     swapped_kernel,
+    token_pair,
 )
 
 BOUND = {torch.float32: 1e-5, torch.float16: 1.5e-3, torch.bfloat16: 1e-2}
@@ -105,7 +106,8 @@ MAJORS = [("K", "K"), ("K", "N"), ("M", "K"), ("M", "N")]
 # (D^T's many token tiles), each major pair whose swapped operands the tile takes
 FEW_COLS_CONFIGS = [mid_swapped_kernel(224, "bf16", False),
                     replace(mid_swapped_kernel(232, "bf16", True), stream_k=True, split=16),
-                    replace(mid_swapped_kernel(128, "bf16", False), stream_k=True, split=4)]  # fmt: skip
+                    replace(mid_swapped_kernel(128, "bf16", False), stream_k=True, split=4),
+                    token_pair(mid_swapped_kernel(224, "bf16", False))]  # fmt: skip
 FEW_COLS_SHAPES = [(5800, 528, 2688), (16384, 1000, 520), (4104, 72, 136), (2056, 1024, 4104),
                    (6144, 2040, 1040)]  # fmt: skip
 # promoted fp8 with two wgmma sets and one batch in flight (kept apart from the list above)
@@ -130,7 +132,11 @@ FP8_CONFIGS = [*FP8_CONFIGS, Sm90Config(128, 128, promote="overlap"),
                swapped_kernel(64, 57344, 8192, "e4m3", 132, True),
                # a wide token tile whose 256-byte ring would sit under the floor: 128-byte
                # k tiles, twice the stages (the 192-token stream-K one above is such too)
-               swapped_kernel(144, 16384, 2048, "e4m3", 132, True, 128)]  # fmt: skip
+               swapped_kernel(144, 16384, 2048, "e4m3", 132, True, 128),
+               # pairs along the tokens sharing the weights (space.token_pair): odd and even
+               # token tile counts, one tile, rows half a sector apart among the shapes
+               token_pair(mid_swapped_kernel(136, "e4m3", True)),
+               token_pair(mid_swapped_kernel(200, "e4m3", False))]  # fmt: skip
 
 
 def operand(rows, cols, contiguous_rows, dtype, gen):

@@ -14,7 +14,8 @@ shared B, the TMA-store and register epilogues, a cluster of 2, a beta with a sh
 token tile whole and shared by stream-K, several token tiles whole and stream-K) and the
 widths fitted to a few columns, bf16 and e4m3, each stream-K config run twice (the same
 bits every run); ``swap few``: those alone for 16-bit calls of few columns past
-SWAP_MAX_M (their tokens in tiles fitted to whole waves). ``fused``: the pingpong tiles a fused 16-bit call may take
+SWAP_MAX_M (their tokens in tiles fitted to whole waves); ``swap pairs``: mid-size swapped
+kernels in pairs along the tokens sharing the weights (``space.token_pair``). ``fused``: the pingpong tiles a fused 16-bit call may take
 (``space.fused_pingpong``) and cooperative tiles (``FUSED_COOPERATIVE``; ``fused
 cooperative``: those alone), with bias + gelu_tanh, a scale_col + bias + silu chain and a
 residual, through both epilogues (registers for f32 out, the TMA store for bf16), with
@@ -118,6 +119,8 @@ def swap_cases() -> list:
     cases = []
     if "few" in sys.argv[2:]:  # 16-bit few columns past SWAP_MAX_M (space.wave_tokens)
         return _few_cols_cases()
+    if "pairs" in sys.argv[2:]:  # pairs of CTAs along the tokens (space.token_pair)
+        return _pair_cases()
     for dtype in ("bf16", "e4m3"):
         # one token tile, 128-row tiles shared by stream-K (space.SWAP_WIDE_SPLIT), at 168
         # tokens (its ring shallower than the rule beside the staging tile) and 232
@@ -149,6 +152,21 @@ def swap_cases() -> list:
     return cases
 
 
+def _pair_cases() -> list:
+    """(m, n, k, config, dtype): mid-size swapped kernels in pairs along the tokens sharing
+    the weights (space.token_pair), bf16 and e4m3, on token tiles of an odd count (the
+    last pair's second CTA past the edge), an even count, and one tile; K an odd multiple of
+    16 bytes for e4m3 (rows half a sector apart) and weights past the last tile's edge."""
+    from cutemma.kernels.space import mid_swapped_kernel, token_pair
+
+    cases = []
+    for dtype in ("bf16", "e4m3"):
+        pair = token_pair(mid_swapped_kernel(136, dtype, False))
+        cases += [(m, n, k, pair, dtype) for m, n, k in ((300, 520, 1040), (272, 1000, 496),
+                                                          (545, 384, 2064), (100, 264, 512))]  # fmt: skip
+    return cases
+
+
 def _few_cols_cases() -> list:
     """(m, n, k, config, dtype): 16-bit calls of few columns past SWAP_MAX_M on their
     wave-fitted token tiles (space.wave_tokens), whole and stream-K split 16 and 4."""
@@ -177,6 +195,12 @@ def swap_main() -> None:
             worst = max(worst, float((D.double() - ref).norm() / ref.norm()))
             if cfg.stream_k:
                 same &= bool(torch.equal(D, gemm_sm90(A, B, out_dtype=out_dtype, config=cfg)))
+        if cfg.cluster > 1:  # (pairs: a fused call may take them too; its ops run on D^T)
+            bias = torch.randn(n).bfloat16().cuda()
+            fused = torch.nn.functional.gelu(ref + bias.double(), approximate="tanh")
+            D = gemm_sm90(A, B, out_dtype=torch.bfloat16, config=cfg,
+                          epilogue=("bias", "gelu_tanh"), bias=bias)  # fmt: skip
+            worst = max(worst, float((D.double() - fused).norm() / fused.norm()))
     torch.cuda.synchronize()
     print(
         f"sm90 swap/fitted sanitize run done; worst rel err {worst:.2e}; stream-K same bits: {same}"

@@ -4,6 +4,10 @@ MN-major staging tile and TMA."""
 
 from __future__ import annotations
 
+import sys
+from dataclasses import replace
+from pathlib import Path
+
 import pytest
 
 from cutemma.errors import TiledMmaError
@@ -19,11 +23,17 @@ from cutemma.kernels.space import (
     fits,
     mid_swapped_kernel,
     swap_classes,
+    swapped_groups,
     swapped_kernels,
     swaps_call,
+    token_pair,
+    token_pairs,
     token_tiles,
     wave_tokens,
 )
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "cuda"))
+from cuda_skips import needs_nvrtc  # noqa: E402
 
 MS = [257, 287, 300, 399, 512, 513, 651, 1000, 1029, 1535, 2047, SWAP_MAX_M]
 
@@ -107,11 +117,53 @@ def test_every_mid_swapped_kernel_plans_as_its_record_says(m, dtype, a_major):
         plan = Sm90Plan(cfg, dtype, a_major, "K", "bf16")
         assert plan.tma_store and plan.d_major == "MN" and plan.tma_D.contiguous == "MN"
         # fp8 promoted by token halves: 1.5% faster than a batch at a time over 34 such
-        # kernels (bench/results/raw/swap-fp8-split-h200.json)
-        assert plan.split_n == (dtype == "e4m3")
+        # kernels (bench/results/raw/swap-fp8-split-h200.json); pairs promote whole
+        assert plan.split_n == (dtype == "e4m3" and cfg.cluster == 1)
         record = launch_record(cfg, dtype, a_major, "K", "bf16")
         assert record["tma_D"] == _as_record(Sm90Launch.of(plan))["tma_D"]
         assert record["shared_bytes"] == plan.shared_bytes
+
+
+@pytest.mark.parametrize("dtype", ["bf16", "e4m3"])
+def test_several_token_tiles_offer_pairs_where_rows_sit_half_a_sector_off(dtype):
+    """Where a row sits half a sector off, the swapped kernels of several token tiles come
+    with their whole kernels in pairs along the tokens (space.token_pairs): clusters of the
+    two token tiles of one weight tile, each loading half of the weights' k tile for both;
+    listed after the swapped kernels, so they win no tie. Aligned rows: none."""
+    for m in (257, 300, 651, 1535, SWAP_MAX_M):
+        for b_major in ("K", "N") if dtype == "bf16" else ("K",):
+            pairs = token_pairs(m, 8192, 4104, dtype, b_major=b_major)
+            wholes = [g[0] for g in swapped_groups(m, 8192, 4104, dtype, b_major=b_major)]
+            assert pairs == tuple(token_pair(w) for w in wholes if not w.stream_k)
+            for pair in pairs:
+                assert (pair.cluster, pair.multicast, pair.cluster_mn) == (2, "A", (1, 2))
+                assert (pair.block_m, pair.epilogue, pair.evict_first) == (128, "tmat", "")
+                assert pair.promote is True or dtype != "e4m3"  # (whole: 'split' spills)
+            off = candidates(m, 8192, 4104, dtype, rows16=(True, False), b_major=b_major)
+            lone = max(i for i, c in enumerate(off) if c.swap_ab and c.cluster == c.kcluster == 1)
+            assert off[lone + 1 : lone + 1 + len(pairs)] == pairs
+            aligned = candidates(m, 8192, 4096, dtype, b_major=b_major)
+            assert not any(c.cluster > 1 and c.swap_ab for c in aligned)
+    # one token tile: no pair (its tokens are one tile)
+    assert token_pairs(200, 8192, 4104, dtype) == ()
+
+
+@needs_nvrtc
+@pytest.mark.parametrize("dtype", ["bf16", "e4m3"])
+def test_token_pairs_compile_to_hgmma_multicast_loads_without_local_memory(dtype):
+    """A pair's kernel text loads its half of A's k tile with a multicast TMA to both CTAs
+    and compiles to GMMA (HGMMA, fp8's QGMMA) with no local memory (its registers fit)."""
+    from cutemma.cuda import compile, count_instructions, local_memory_use, sass
+    from cutemma.kernels.sm90.source import gemm_sm90_source
+
+    pair = replace(token_pair(mid_swapped_kernel(200, dtype, True)), swap_ab=False)
+    src = gemm_sm90_source(pair, dtype, "K", "K", "bf16")
+    assert ".multicast::cluster" in src
+    cubin = compile(src, "sm_90a")
+    gmma = "QGMMA" if dtype == "e4m3" else "HGMMA"  # (fp8's GMMA is QGMMA in SASS)
+    assert count_instructions(sass(cubin)).get(gmma, 0) > 0
+    use = local_memory_use(cubin)
+    assert not use.local_bytes and not use.stack_bytes
 
 
 def _as_record(launch: Sm90Launch) -> dict:

@@ -29,7 +29,9 @@ from cutemma.kernels.sm90.config import ATOMS_SM90, Sm90Config
 from cutemma.kernels.space import (
     _kcluster_kernels,
     _quad_kernels,
+    _swap_classes,
     _swaps_call,
+    _token_quads,
     check_b_major,
     fused_kernels,
     fused_pingpong,
@@ -207,6 +209,12 @@ def _sm90_pick(
     quads = () if fused else _quad_kernels(m, dtype, batch, rows16)
     if quads:
         q_t, j = quad_best(quads, m, n, k, dtype, kind, rows16)
+        chosen, t = (quads[j], q_t) if q_t < t else (chosen, t)
+    # (swapped 2 x 2 clusters where a row sits off, last: priced on the swapped problem)
+    off = swaps and not fused and rows16 != (False, False)
+    quads = _token_quads(_swap_classes(m, n, k, dtype, sms), dtype, b_major) if off else ()
+    if quads:
+        q_t, j = quad_best(quads, n, m, k, dtype, kind, rows16)
         chosen, t = (quads[j], q_t) if q_t < t else (chosen, t)
     if isinstance(fused, tuple) and batch == 1:
         return _with_epilogue(chosen, m, n, k, dtype, kind, rows16, fused)

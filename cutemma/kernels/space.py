@@ -265,7 +265,8 @@ def candidates(
     where ``swap`` allows (2-D calls without C or epilogue that :func:`swaps_call`; B's
     major ``b_major`` picks their splits, :data:`SWAP_SPLITS`, and an N-major B's whose
     shares would mostly span tiles run whole: :func:`swapped_groups`), in pairs along the
-    tokens too where ``rows16`` has a row half a sector off (:func:`token_pairs`).
+    tokens and in 2 x 2 clusters too where ``rows16`` has a row half a sector off
+    (:func:`token_pairs`, :func:`token_quads`, listed last).
 
     >>> len(candidates(8192, 8192, 8192, "bf16")) >= 8
     True
@@ -285,7 +286,10 @@ def candidates(
     if swaps and rows16 != (False, False):
         found += _token_pairs(_swap_classes(m, n, k, dtype, sms), dtype, b_major)
     found += _kcluster_kernels(m, n, k, dtype, batch, sms, swaps)
-    return tuple(found) + _quad_kernels(m, dtype, batch, rows16)
+    found += _quad_kernels(m, dtype, batch, rows16)
+    if swaps and rows16 != (False, False):
+        found += _token_quads(_swap_classes(m, n, k, dtype, sms), dtype, b_major)
+    return tuple(found)
 
 
 def quad_kernels(
@@ -1356,6 +1360,11 @@ def token_pair(whole: Sm90Config) -> Sm90Config:
     >>> token_pair(mid_swapped_kernel(144, "e4m3", True)).name
     'b128x144_c2_sauto_x2a_etmat_swap'
     """
+    if not (isinstance(whole, Sm90Config) and whole.swap_ab and whole.cluster == 1):
+        raise TiledMmaError(
+            f"kernel space: token_pair of {whole!r:.80}; give a swapped kernel of one CTA "
+            "(an Sm90Config with swap_ab=True and cluster=1: mid_swapped_kernel's)"
+        )
     promote = True if whole.promote == "split" else whole.promote
     return replace(whole, cluster=2, multicast="A", evict_first="", promote=promote)
 
@@ -1378,6 +1387,41 @@ def token_pairs(
     if not _swaps_call(m, dtype):
         return ()
     return _token_pairs(_swap_classes(m, n, k, dtype, sms), dtype, b_major)
+
+
+def token_quads(
+    m: int, n: int, k: int, dtype: str, sms: int = 132, b_major: str = "K"
+) -> tuple[Sm90Config, ...]:
+    """The swapped call's kernels of several token tiles in 2 x 2 clusters: the two token
+    tiles of two weight tiles, each CTA loading half of its weight tile's k tile for its
+    token pair and half of its token tile's for its weight pair (``cluster=4,
+    multicast="AB"`` on the swapped problem). A half must be whole swizzle atoms in either
+    major (:func:`_whole_atoms`): fp8 token tiles of a multiple of 16 (each class's width
+    rounded up to one), 16-bit ones of 128 or 256. Offered where a row
+    sits half a sector off, after :func:`token_pairs`; the pick weighs them apart as it
+    weighs :func:`quad_kernels` (their persistent grid is the clusters of 4 that fit).
+    Where they built, they ran 0.89-1.11 of cuBLAS against the pairs' 0.66-1.00 on 6 of 8
+    such e4m3 calls (bench/results/raw/token-quads-h200.json).
+
+    >>> [c.name for c in token_quads(300, 8192, 8208, "e4m3")]
+    ['b128x160_c2_sauto_x4ab_etmat_swap', 'b128x112_c2_sauto_x4ab_etmat_swap']
+    """
+    check_b_major(b_major, "kernel space: token_quads")
+    _check_counts(dtype, "kernel space: token_quads", m=m, n=n, k=k, sms=sms)
+    if not _swaps_call(m, dtype):
+        return ()
+    return _token_quads(_swap_classes(m, n, k, dtype, sms), dtype, b_major)
+
+
+@lru_cache(maxsize=4096)
+def _token_quads(classes: tuple[tuple, ...], dtype: str, b_major: str) -> tuple[Sm90Config, ...]:
+    majors = ("M" if b_major == "N" else "K", "K")
+    widths = dict.fromkeys(-(-t // 16) * 16 for t, n, _ in classes if n == 0)
+    quads = (replace(token_pair(mid_swapped_kernel(w, dtype, False)), cluster=4, multicast="AB")
+             for w in widths if w <= SWAP_TOKENS)  # fmt: skip
+    # (halves of whole swizzle atoms in either major: A's major is not the pick's to know)
+    kept = (c for c in quads if fits(c, dtype) and _whole_atoms(c, dtype))
+    return tuple(c for c in kept if builds(replace(c, swap_ab=False), dtype, majors))
 
 
 @lru_cache(maxsize=4096)

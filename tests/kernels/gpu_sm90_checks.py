@@ -107,7 +107,9 @@ MAJORS = [("K", "K"), ("K", "N"), ("M", "K"), ("M", "N")]
 FEW_COLS_CONFIGS = [mid_swapped_kernel(224, "bf16", False),
                     replace(mid_swapped_kernel(232, "bf16", True), stream_k=True, split=16),
                     replace(mid_swapped_kernel(128, "bf16", False), stream_k=True, split=4),
-                    token_pair(mid_swapped_kernel(224, "bf16", False))]  # fmt: skip
+                    token_pair(mid_swapped_kernel(224, "bf16", False)),
+                    replace(token_pair(mid_swapped_kernel(128, "bf16", False)), cluster=4,
+                            multicast="AB")]  # fmt: skip
 FEW_COLS_SHAPES = [(5800, 528, 2688), (16384, 1000, 520), (4104, 72, 136), (2056, 1024, 4104),
                    (6144, 2040, 1040)]  # fmt: skip
 # promoted fp8 with two wgmma sets and one batch in flight (kept apart from the list above)
@@ -136,7 +138,10 @@ FP8_CONFIGS = [*FP8_CONFIGS, Sm90Config(128, 128, promote="overlap"),
                # pairs along the tokens sharing the weights (space.token_pair): odd and even
                # token tile counts, one tile, rows half a sector apart among the shapes
                token_pair(mid_swapped_kernel(136, "e4m3", True)),
-               token_pair(mid_swapped_kernel(200, "e4m3", False))]  # fmt: skip
+               token_pair(mid_swapped_kernel(200, "e4m3", False)),
+               # and in 2 x 2 clusters (space.token_quads: token tiles a multiple of 16)
+               replace(token_pair(mid_swapped_kernel(144, "e4m3", False)), cluster=4,
+                       multicast="AB")]  # fmt: skip
 
 
 def operand(rows, cols, contiguous_rows, dtype, gen):

@@ -15,7 +15,8 @@ token tile whole and shared by stream-K, several token tiles whole and stream-K)
 widths fitted to a few columns, bf16 and e4m3, each stream-K config run twice (the same
 bits every run); ``swap few``: those alone for 16-bit calls of few columns past
 SWAP_MAX_M (their tokens in tiles fitted to whole waves); ``swap pairs``: mid-size swapped
-kernels in pairs along the tokens sharing the weights (``space.token_pair``). ``fused``: the pingpong tiles a fused 16-bit call may take
+kernels in pairs along the tokens sharing the weights (``space.token_pair``) and in 2 x 2
+clusters (``space.token_quads``). ``fused``: the pingpong tiles a fused 16-bit call may take
 (``space.fused_pingpong``) and cooperative tiles (``FUSED_COOPERATIVE``; ``fused
 cooperative``: those alone), with bias + gelu_tanh, a scale_col + bias + silu chain and a
 residual, through both epilogues (registers for f32 out, the TMA store for bf16), with
@@ -154,7 +155,7 @@ def swap_cases() -> list:
 
 def _pair_cases() -> list:
     """(m, n, k, config, dtype): mid-size swapped kernels in pairs along the tokens sharing
-    the weights (space.token_pair), bf16 and e4m3, on token tiles of an odd count (the
+    the weights (space.token_pair) and in 2 x 2 clusters (space.token_quads), bf16 and e4m3, on token tiles of an odd count (the
     last pair's second CTA past the edge), an even count, and one tile; K an odd multiple of
     16 bytes for e4m3 (rows half a sector apart) and weights past the last tile's edge."""
     from cutemma.kernels.space import mid_swapped_kernel, token_pair
@@ -162,8 +163,13 @@ def _pair_cases() -> list:
     cases = []
     for dtype in ("bf16", "e4m3"):
         pair = token_pair(mid_swapped_kernel(136, dtype, False))
-        cases += [(m, n, k, pair, dtype) for m, n, k in ((300, 520, 1040), (272, 1000, 496),
-                                                          (545, 384, 2064), (100, 264, 512))]  # fmt: skip
+        tokens = 144 if dtype == "e4m3" else 128  # (16-bit halves: whole MN-major atoms too)
+        quad = replace(
+            token_pair(mid_swapped_kernel(tokens, dtype, False)), cluster=4, multicast="AB"
+        )
+        cases += [(m, n, k, cfg, dtype) for cfg in (pair, quad)
+                  for m, n, k in ((300, 520, 1040), (272, 1000, 496), (545, 384, 2064),
+                                  (100, 264, 512))]  # fmt: skip
     return cases
 
 

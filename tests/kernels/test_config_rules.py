@@ -82,10 +82,6 @@ SM90_CASES: dict[str, list[tuple[dict, dict]]] = {
     "tma2_columns": [({"epilogue": "tma2", "block_n": 200}, {"epilogue": "tma2", "block_n": 192})],
     "tmat_cooperative": [
         ({"epilogue": "tmat", "schedule": "pingpong"}, {"epilogue": "tma", "schedule": "pingpong"}),
-        (
-            {"epilogue": "tmat", "cluster": 4, "multicast": "AB"},
-            {"epilogue": "tmat", "cluster": 2, "multicast": "A"},
-        ),
     ],
     # warpgroups side by side along N: each one wgmma of half the columns, cooperative
     "consumers_n": [

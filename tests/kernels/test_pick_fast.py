@@ -22,6 +22,7 @@ from cutemma.kernels.space import (
     kernels_of,
     quad_kernels,
     swaps_call,
+    token_quads,
 )
 
 KIND, SMS = "h200", 132
@@ -214,8 +215,8 @@ def test_a_repeated_signature_is_priced_once():
 def test_equal_kernel_reads_give_the_same_kernels():
     # the pick keeps its tables per space.kernel_reads: calls whose reads are equal must get
     # the same kernels, and kernels_of must give them as candidates does (but for the
-    # kcluster kernels and the clusters of 2 x 2, which the pick weighs apart: candidates
-    # lists them last)
+    # kcluster kernels and the clusters of 2 x 2, swapped or not, which the pick weighs
+    # apart: candidates lists them last)
     rng = random.Random(13)
     kept: dict[tuple, tuple] = {}
     for m, n, k in _draw(4000, 4037):
@@ -233,6 +234,8 @@ def test_equal_kernel_reads_give_the_same_kernels():
         listed = candidates(m, n, k, dtype, batch, sms, swap, rows16, b_major)
         apart = kcluster_kernels(m, n, k, dtype, batch, sms, swaps)
         apart += quad_kernels(m, dtype, batch, rows16)
+        if swaps and rows16 != (False, False):  # (swapped 2 x 2 clusters: weighed apart too)
+            apart += token_quads(m, n, k, dtype, sms, b_major)
         assert sum(found, ()) + apart == listed, what
         key = (reads, dtype, batch == 1, sms, rows16, b_major)
         assert kept.setdefault(key, found) == found, what

@@ -28,6 +28,7 @@ from cutemma.kernels.space import (
     swaps_call,
     token_pair,
     token_pairs,
+    token_quads,
     token_tiles,
     wave_tokens,
 )
@@ -146,6 +147,27 @@ def test_several_token_tiles_offer_pairs_where_rows_sit_half_a_sector_off(dtype)
             assert not any(c.cluster > 1 and c.swap_ab for c in aligned)
     # one token tile: no pair (its tokens are one tile)
     assert token_pairs(200, 8192, 4104, dtype) == ()
+
+
+@pytest.mark.parametrize("dtype", ["bf16", "e4m3"])
+def test_token_quads_plan_for_every_major_the_call_may_have(dtype):
+    """space.token_quads: the swapped kernels of several token tiles in 2 x 2 clusters,
+    each class's token width rounded up to 16, kept where each CTA's halves are whole
+    swizzle atoms in either major (the pick does not know A's major): their plans build
+    for every major pair the dtype reads, and the pick weighs them only where a row sits
+    half a sector off."""
+    majors = (("K", "K"), ("K", "N"), ("M", "K"), ("M", "N")) if dtype == "bf16" else (("K", "K"),)
+    seen = set()
+    for m in (257, 300, 651, 1000, 1535, SWAP_MAX_M):
+        for quad in token_quads(m, 8192, 4104, dtype):
+            assert (quad.cluster, quad.multicast, quad.cluster_mn) == (4, "AB", (2, 2))
+            assert quad.swap_ab and quad.epilogue == "tmat" and quad.block_n % 16 == 0
+            seen.add(quad.block_n)
+            for am, bm in majors:  # (the swapped problem's operands: A' = B^T, B' = A^T)
+                Sm90Plan(replace(quad, swap_ab=False), dtype, am, bm, "bf16")
+    assert seen and (dtype == "e4m3" or seen <= {128, 256})
+    aligned = candidates(651, 8192, 4096, dtype)
+    assert not any(c.cluster == 4 and c.swap_ab for c in aligned)
 
 
 @needs_nvrtc

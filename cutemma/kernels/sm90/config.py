@@ -725,11 +725,11 @@ CONFIG_RULES: tuple[ConfigRule, ...] = (
     ),
     ConfigRule(
         "tmat_cooperative",
-        lambda c: c.epilogue != "tmat" or (c.schedule == "cooperative" and c.cluster <= 2),
+        lambda c: c.epilogue != "tmat" or c.schedule == "cooperative",
         lambda c: (
-            f"epilogue 'tmat' with schedule 'cooperative' and cluster 1 or 2 (what the GPU "
-            f"has run it on: tests/kernels/gpu_sm90_sanitize.py swap, swap-pairs); got "
-            f"schedule {c.schedule!r}, cluster {c.cluster}: use epilogue 'tma' or 'regs' there"
+            f"epilogue 'tmat' with schedule 'cooperative' (what the GPU has run it on: "
+            f"tests/kernels/gpu_sm90_sanitize.py swap, swap pairs, swap quads); got "
+            f"schedule {c.schedule!r}: use epilogue 'tma' or 'regs' there"
         ),
     ),
     ConfigRule(

@@ -1,0 +1,70 @@
+"""Do swapped calls whose rows sit half a sector apart run faster in 2 x 2 clusters than in
+the pairs along the tokens they take (space.token_pairs)? A 2 x 2 cluster of swapped CTAs
+(``cluster=4, multicast="AB"`` on the swapped problem) shares the weights along the tokens
+and the activations along the weights: each CTA loads half of each. For e4m3 calls of
+257-2048 rows drawn at run time with K an odd multiple of 16 whose pick is a pair, it
+times cuBLAS, the pick, the lone kernel and the quad, L2-flushed medians in turn (the tree's
+``tmat_cooperative`` rule must allow clusters of 4 for the quad to build).
+
+    python bench/experiments/token_quads.py OUT.json N SEED
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import random
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", ".."))
+sys.path.insert(0, os.path.join(HERE, ".."))
+
+
+def drawn(count: int, seed: int) -> list[tuple[int, int, int]]:
+    from cutemma.kernels.pick import builtin_sm90_config
+
+    rng, out = random.Random(seed), []
+    while len(out) < count:
+        m = round(math.exp(rng.uniform(math.log(257), math.log(2048))))
+        n, k = (16 * round(math.exp(rng.uniform(math.log(256), math.log(65536))) / 16)
+                for _ in range(2))  # fmt: skip
+        if (k // 16) % 2 == 0:
+            continue
+        pick = builtin_sm90_config(m, n, k, "e4m3", swap=True, rows16=(True, True))
+        if pick.swap_ab and pick.cluster == 2:
+            out.append((m, n, k))
+    return out
+
+
+def row(m: int, n: int, k: int) -> dict:
+    from gemm_sweep import operands
+    from probe import applied, timed_against_peer
+
+    from cutemma.kernels.pick import builtin_sm90_config
+
+    A, B, out, peer = operands("e4m3", m, n, k)
+    pick = builtin_sm90_config(m, n, k, "e4m3", swap=True, rows16=(True, True))
+    got = {"m": m, "n": n, "k": k, "pick": pick.name}
+    changes = {"lone": {"cluster": 1, "multicast": "B", "promote": "split"},
+               "quad": {"cluster": 4, "multicast": "AB"}}  # fmt: skip
+    return timed_against_peer(A, B, out, peer, applied(pick, changes, got), got)
+
+
+def main() -> None:
+    rows = []
+    for m, n, k in drawn(int(sys.argv[2]), int(sys.argv[3])):
+        try:
+            rows.append(row(m, n, k))
+        except Exception as exc:
+            rows.append({"m": m, "n": n, "k": k, "error": repr(exc)[:300]})
+        print(json.dumps(rows[-1]), flush=True)
+    with open(sys.argv[1], "w") as f:
+        json.dump(
+            {"rows": rows, "argv": sys.argv[1:], "script": open(__file__).read()}, f, indent=1
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -171,3 +171,34 @@ def applied(pick, changes: dict, got: dict) -> dict:
         except Exception as exc:  # (a config rule: say which and why)
             got[f"refused_{name}"] = repr(exc)[:200]
     return configs
+
+
+def drawn_off_rows(count: int, seed: int, rows: tuple[int, int], keep=None) -> list[tuple]:
+    """``count`` (m, n, k) drawn as bench/gemm_sweep.py draws N and K, M log-uniform in
+    ``rows``, K an odd multiple of 16 (an e4m3 call's rows half a sector apart), each kept
+    where ``keep(m, n, k)`` holds (None: all)."""
+    import math
+    import random
+
+    rng, out = random.Random(seed), []
+    while len(out) < count:
+        m = round(math.exp(rng.uniform(math.log(rows[0]), math.log(rows[1]))))
+        n, k = (16 * round(math.exp(rng.uniform(math.log(256), math.log(65536))) / 16)
+                for _ in range(2))  # fmt: skip
+        if (k // 16) % 2 and (keep is None or keep(m, n, k)):
+            out.append((m, n, k))
+    return out
+
+
+def write_rows(path: str, calls: list, row: Callable, script: str) -> None:
+    """``row(*call)`` for each call (an exception: the call with its error), printed as it
+    comes, then all of them written to ``path`` with the argv and the script's text."""
+    rows = []
+    for call in calls:
+        try:
+            rows.append(row(*call))
+        except Exception as exc:
+            rows.append({"call": list(call), "error": repr(exc)[:300]})
+        print(json.dumps(rows[-1]), flush=True)
+    with open(path, "w") as f:
+        json.dump({"rows": rows, "argv": sys.argv[1:], "script": script}, f, indent=1)

@@ -11,10 +11,7 @@ times cuBLAS, the pick, the lone kernel and the quad, L2-flushed medians in turn
 
 from __future__ import annotations
 
-import json
-import math
 import os
-import random
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -23,19 +20,15 @@ sys.path.insert(0, os.path.join(HERE, ".."))
 
 
 def drawn(count: int, seed: int) -> list[tuple[int, int, int]]:
+    from probe import drawn_off_rows
+
     from cutemma.kernels.pick import builtin_sm90_config
 
-    rng, out = random.Random(seed), []
-    while len(out) < count:
-        m = round(math.exp(rng.uniform(math.log(257), math.log(2048))))
-        n, k = (16 * round(math.exp(rng.uniform(math.log(256), math.log(65536))) / 16)
-                for _ in range(2))  # fmt: skip
-        if (k // 16) % 2 == 0:
-            continue
+    def paired(m: int, n: int, k: int) -> bool:
         pick = builtin_sm90_config(m, n, k, "e4m3", swap=True, rows16=(True, True))
-        if pick.swap_ab and pick.cluster == 2:
-            out.append((m, n, k))
-    return out
+        return pick.swap_ab and pick.cluster == 2
+
+    return drawn_off_rows(count, seed, (257, 2048), paired)
 
 
 def row(m: int, n: int, k: int) -> dict:
@@ -53,17 +46,9 @@ def row(m: int, n: int, k: int) -> dict:
 
 
 def main() -> None:
-    rows = []
-    for m, n, k in drawn(int(sys.argv[2]), int(sys.argv[3])):
-        try:
-            rows.append(row(m, n, k))
-        except Exception as exc:
-            rows.append({"m": m, "n": n, "k": k, "error": repr(exc)[:300]})
-        print(json.dumps(rows[-1]), flush=True)
-    with open(sys.argv[1], "w") as f:
-        json.dump(
-            {"rows": rows, "argv": sys.argv[1:], "script": open(__file__).read()}, f, indent=1
-        )
+    from probe import write_rows
+
+    write_rows(sys.argv[1], drawn(int(sys.argv[2]), int(sys.argv[3])), row, open(__file__).read())
 
 
 if __name__ == "__main__":

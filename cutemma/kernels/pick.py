@@ -27,6 +27,7 @@ from cutemma.kernels.cost import (
 from cutemma.kernels.sm80.config import ELEM_BYTES, GemmConfig
 from cutemma.kernels.sm90.config import ATOMS_SM90, Sm90Config
 from cutemma.kernels.space import (
+    SWAP_TOKENS,
     _kcluster_kernels,
     _quad_kernels,
     _swap_classes,
@@ -210,8 +211,9 @@ def _sm90_pick(
     if quads:
         q_t, j = quad_best(quads, m, n, k, dtype, kind, rows16)
         chosen, t = (quads[j], q_t) if q_t < t else (chosen, t)
-    # (swapped 2 x 2 clusters where a row sits off, last: priced on the swapped problem)
-    off = swaps and not fused and rows16 != (False, False)
+    # (swapped 2 x 2 clusters where a row sits off, last: priced on the swapped problem;
+    # one token tile, up to SWAP_TOKENS rows, has none)
+    off = swaps and not fused and m > SWAP_TOKENS and rows16 != (False, False)
     quads = _token_quads(_swap_classes(m, n, k, dtype, sms), dtype, b_major) if off else ()
     if quads:
         q_t, j = quad_best(quads, n, m, k, dtype, kind, rows16)

@@ -35,7 +35,9 @@ of a few axes, each a table below, filtered by the family's own rules (a config 
   speed, and a cluster halves one operand's reads per SM; elsewhere they cost about 4%
   and buy nothing (bench/results/raw/align-probe-h200.json); for such calls of
   :data:`QUAD_MIN_M` rows or more, clusters of 2 x 2 that halve both operands' reads
-  (:func:`quad_kernels`).
+  (:func:`quad_kernels`); and for such swapped calls of several token tiles, the swapped
+  kernels in pairs along the tokens sharing the weights (:func:`token_pairs`) and in 2 x 2
+  clusters sharing both (:func:`token_quads`).
 
 No fitted rule chooses between them: every candidate is priced by the cost model.
 
@@ -1399,9 +1401,9 @@ def token_quads(
     major (:func:`_whole_atoms`): fp8 token tiles of a multiple of 16 (each class's width
     rounded up to one), 16-bit ones of 128 or 256. Offered where a row
     sits half a sector off, after :func:`token_pairs`; the pick weighs them apart as it
-    weighs :func:`quad_kernels` (their persistent grid is the clusters of 4 that fit).
-    Where they built, they ran 0.89-1.11 of cuBLAS against the pairs' 0.66-1.00 on 6 of 8
-    such e4m3 calls (bench/results/raw/token-quads-h200.json).
+    weighs :func:`quad_kernels` (their persistent grid is the clusters of 4 that fit). On
+    60 drawn e4m3 calls whose pick they became, they ran 0.930 of cuBLAS against the old
+    picks' 0.878, 43 faster (bench/results/raw/token-quads-ab-drawn-h200.json).
 
     >>> [c.name for c in token_quads(300, 8192, 8208, "e4m3")]
     ['b128x160_c2_sauto_x4ab_etmat_swap', 'b128x112_c2_sauto_x4ab_etmat_swap']

@@ -155,9 +155,10 @@ def swap_cases() -> list:
 
 def _pair_cases() -> list:
     """(m, n, k, config, dtype): mid-size swapped kernels in pairs along the tokens sharing
-    the weights (space.token_pair) and in 2 x 2 clusters (space.token_quads), bf16 and e4m3, on token tiles of an odd count (the
-    last pair's second CTA past the edge), an even count, and one tile; K an odd multiple of
-    16 bytes for e4m3 (rows half a sector apart) and weights past the last tile's edge."""
+    the weights (space.token_pair) and in 2 x 2 clusters (space.token_quads), bf16 and
+    e4m3, on token tiles of an odd count (the last pair's second CTA past the edge), an
+    even count, and one tile; K an odd multiple of 16 bytes for e4m3 (rows half a sector
+    apart) and weights past the last tile's edge."""
     from cutemma.kernels.space import mid_swapped_kernel, token_pair
 
     cases = []

@@ -285,12 +285,12 @@ def candidates(
     swaps = swap and batch == 1 and _swaps_call(m, dtype)
     for group in _swapped_groups(m, n, k, dtype, sms, b_major) if swaps else ():
         found += group
-    if swaps and rows16 != (False, False):
-        found += _token_pairs(_swap_classes(m, n, k, dtype, sms), dtype, b_major)
+    off = swaps and rows16 != (False, False)  # (swapped clusters: where a row sits off)
+    classes = _swap_classes(m, n, k, dtype, sms) if off else ()
+    found += _token_pairs(classes, dtype, b_major) if off else ()
     found += _kcluster_kernels(m, n, k, dtype, batch, sms, swaps)
     found += _quad_kernels(m, dtype, batch, rows16)
-    if swaps and rows16 != (False, False):
-        found += _token_quads(_swap_classes(m, n, k, dtype, sms), dtype, b_major)
+    found += _token_quads(classes, dtype, b_major) if off else ()
     return tuple(found)
 
 
@@ -944,7 +944,8 @@ def kernels_of(
     return (*groups, *swapped, pairs) if off else (*groups, *swapped)
 
 
-_SWAPPED: dict[tuple, tuple] = {}  # (a call's swapped groups per their reads and B's major)
+# (a call's swapped groups and their token pairs, per their reads and B's major)
+_SWAPPED: dict[tuple, tuple] = {}
 _SWAPPED_MAX = 16384
 
 
@@ -1417,24 +1418,26 @@ def token_quads(
 
 @lru_cache(maxsize=4096)
 def _token_quads(classes: tuple[tuple, ...], dtype: str, b_major: str) -> tuple[Sm90Config, ...]:
-    majors = ("M" if b_major == "N" else "K", "K")
-    widths = dict.fromkeys(-(-t // 16) * 16 for t, n, _ in classes if n == 0)
+    step = 2 * N_STEP  # (a quad's token halves: whole wgmma N steps)
+    widths = dict.fromkeys(-(-t // step) * step for t, n, _ in classes if n == 0)
     quads = (replace(token_pair(mid_swapped_kernel(w, dtype, False)), cluster=4, multicast="AB")
              for w in widths if w <= SWAP_TOKENS)  # fmt: skip
     # (halves of whole swizzle atoms in either major: A's major is not the pick's to know)
-    kept = (c for c in quads if fits(c, dtype) and _whole_atoms(c, dtype))
-    return tuple(c for c in kept if builds(replace(c, swap_ab=False), dtype, majors))
+    return tuple(c for c in quads if _whole_atoms(c, dtype) and _swapped_builds(c, dtype, b_major))
 
 
 @lru_cache(maxsize=4096)
 def _token_pairs(classes: tuple[tuple, ...], dtype: str, b_major: str) -> tuple[Sm90Config, ...]:
-    # (a class of several token tiles has n 0; its hint is the weights', which pairs drop.
-    # The swapped problem's A is B^T: M-major where B is N-major)
-    majors = ("M" if b_major == "N" else "K", "K")
+    # (a class of several token tiles has n 0; its hint is the weights', which pairs drop)
     pairs = (token_pair(mid_swapped_kernel(t, dtype, False)) for t, n, _ in classes if n == 0)
-    return tuple(
-        c for c in pairs if fits(c, dtype) and builds(replace(c, swap_ab=False), dtype, majors)
-    )
+    return tuple(c for c in pairs if _swapped_builds(c, dtype, b_major))
+
+
+def _swapped_builds(cfg: Sm90Config, dtype: str, b_major: str) -> bool:
+    """Whether a swapped kernel's sums fit and it builds for a B of ``b_major``: the
+    swapped problem's A is B^T, M-major where B is N-major."""
+    majors = ("M" if b_major == "N" else "K", "K")
+    return fits(cfg, dtype) and builds(replace(cfg, swap_ab=False), dtype, majors)
 
 
 @lru_cache(maxsize=8192)

@@ -11,7 +11,9 @@ on any (the reference fills caches the pick would otherwise build). Medians and 
 99th percentiles in microseconds; ``--profile`` adds the pick's cProfile (top functions by
 own time). ``--steady N`` (default 10,000) then picks N more new shapes untimed and times
 ``--shapes`` new ones after them: a long-running process's new shape, its shape-free caches
-(swapped classes, fitted and wave widths) filled.
+(swapped classes, fitted and wave widths) filled. ``pricer`` records whether the pick priced
+with the compiled pricer (:mod:`cutemma.kernels.native_cheapest`) or in Python
+(``CUTEMMA_NATIVE_PRICER=0``).
 
     python bench/pick_host_time.py --out bench/results/pick-host-cpu.json [--before OLD.json ...]
 """
@@ -36,7 +38,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from cutemma.kernels import pick  # noqa: E402
+from cutemma.kernels import native_cheapest, pick  # noqa: E402
 from cutemma.kernels.cost import best  # noqa: E402
 from cutemma.kernels.space import candidates, swaps_call  # noqa: E402
 
@@ -147,6 +149,7 @@ def main() -> None:
             ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=REPO
         ).stdout.strip(),
         "machine": f"{platform.processor() or platform.machine()}, python {platform.python_version()}",
+        "pricer": native_cheapest.status(),
         "reference_best_of_candidates": summary(ref_us),
         "builtin_new_shape": summary(new_us),
         "builtin_repeated_shape": summary(again_us),

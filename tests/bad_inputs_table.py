@@ -722,6 +722,12 @@ API: list[tuple[str, type, str]] = [
         "rows16=(1,)",
     ),
     ("kernels.cost.cheapest((), 64, 64, 64)", TE, "at least one price_table"),
+    ("kernels.native_cheapest.cheapest((), 64, 64, 64)", TE, "at least one price_table"),
+    (
+        "kernels.native_cheapest.cheapest((kernels.cost.price_table((cm.Sm90Config(),), 'bf16'),), 0, 64, 64)",
+        TE,
+        "m=0",
+    ),
     ("kernels.space.swapped_kernels(5000, 8192, 8192, 'e4m3')", TE, "SWAP_MAX_M = 2048"),
     ("kernels.space.swaps_call(0, 'bf16')", TE, "m=0"),
     ("kernels.space.swaps_call(64, 's8')", TE, "dtype='s8'"),

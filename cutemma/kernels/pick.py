@@ -24,6 +24,7 @@ from cutemma.kernels.cost import (
     quad_best,
     whole_number,
 )
+from cutemma.kernels.native_cheapest import _pack, _price
 from cutemma.kernels.sm80.config import ELEM_BYTES, GemmConfig
 from cutemma.kernels.sm90.config import ATOMS_SM90, Sm90Config
 from cutemma.kernels.space import (
@@ -197,8 +198,9 @@ def _sm90_pick(
     priced = _PRICED.get(key)
     if priced is None:
         priced = _priced(key, reads, m, n, k, dtype, batch, sms, kind, rows16, b_major, fused)
-    groups, basis, views = priced
-    t, which, i = _cheapest(basis, views, m, n, k, batch)
+    groups, basis, views, packed = priced
+    found = _price(packed, m, n, k, batch) if packed is not None else None
+    t, which, i = found or _cheapest(basis, views, m, n, k, batch)
     chosen = groups[which][i]
     # (listed last: they lose ties; 16-bit only where unswapped, so a fused call runs them
     # as they are, as it runs the swapped kernels)
@@ -261,11 +263,13 @@ def _priced(
     rows16: tuple[bool, bool],
     b_major: str,
     fused: bool | tuple[str, ...],
-) -> tuple[tuple, tuple, tuple]:
+) -> tuple[tuple, tuple, tuple, object]:
     """A pick's kernels as groups (a tie goes to the space's own tiles, listed first, then
     to the fitted widths, then to the wave's, then to the narrow tiles, then to the earlier
     token tile) and their price tables (as :func:`~cutemma.kernels.cost.cheapest` reads
-    them: their basis and views), kept under ``key``
+    them: their basis and views; and packed for the compiled pricer,
+    :func:`~cutemma.kernels.native_cheapest._pack`, None where it does not run), kept under
+    ``key``
     (:func:`~cutemma.kernels.space.kernel_reads`' ``reads`` and the rest of what the
     kernels and their prices read of the call)."""
     # (the space's unchecked forms: the policy checked the call)
@@ -276,7 +280,8 @@ def _priced(
     tables = [price_table(g, dtype, kind, rows16) for g in groups]
     if len(_PRICED) >= PICKS_KEPT:
         _PRICED.clear()
-    found = _PRICED[key] = (groups, *_views(tables))  # (cheapest's form of the tables)
+    basis, views = _views(tables)  # (cheapest's form of the tables, and the C pricer's)
+    found = _PRICED[key] = (groups, basis, views, _pack(basis, views))
     return found
 
 

@@ -935,17 +935,17 @@ def kernels_of(
     if found is None:
         if len(_SWAPPED) >= _SWAPPED_MAX:
             _SWAPPED.clear()
-        found = _SWAPPED[key] = (
-            _swapped_groups(m, n, k, dtype, sms, b_major),
-            _token_pairs(_swap_classes(m, n, k, dtype, sms), dtype, b_major),
-        )
-    swapped, pairs = found
-    off = pairs and rows16 != (False, False)  # (token_pairs: where a row sits off)
-    return (*groups, *swapped, pairs) if off else (*groups, *swapped)
+        found = _SWAPPED[key] = [_swapped_groups(m, n, k, dtype, sms, b_major), None]
+    if rows16 == (False, False):  # (token_pairs: only where a row sits off)
+        return (*groups, *found[0])
+    if found[1] is None:  # (built on first need: most calls' rows sit aligned)
+        found[1] = _token_pairs(_swap_classes(m, n, k, dtype, sms), dtype, b_major)
+    return (*groups, *found[0], found[1]) if found[1] else (*groups, *found[0])
 
 
-# (a call's swapped groups and their token pairs, per their reads and B's major)
-_SWAPPED: dict[tuple, tuple] = {}
+# (a call's swapped groups and, once a call whose rows sit off asks, their token pairs, per
+# their reads and B's major)
+_SWAPPED: dict[tuple, list] = {}
 _SWAPPED_MAX = 16384
 
 

@@ -1,0 +1,232 @@
+"""The cost model's :func:`~cutemma.kernels.cost.cheapest`, compiled: the same two passes over
+the same figures in C (``native_cheapest.c`` beside this file), so that a new shape's pick
+spends its host time on the space's look-ups rather than on the pricing loop.
+
+The C file is built once per machine with the system's C compiler (``$CC``, else ``cc``) and
+kept in the kernel cache folder (:func:`cutemma.cuda.cache.cache_dir`), sealed as the cubins
+are. Where there is no compiler, the build fails, or ``CUTEMMA_NATIVE_PRICER=0`` is set, the
+pick prices in Python (:func:`cutemma.kernels.cost.cheapest`) with the same result;
+:func:`status` says which runs and why. Every float is computed in the order the Python
+computes it, with no fused multiply-adds, so the two agree bit for bit
+(tests/kernels/test_native_cheapest.py holds them equal on drawn calls).
+
+>>> from cutemma.kernels.cost import price_table
+>>> from cutemma.kernels.space import candidates
+>>> tables = (price_table(candidates(512, 8192, 8192, "bf16"), "bf16"),)
+>>> t, table, index = cheapest(tables, 512, 8192, 8192)
+>>> table, t < 1e-3
+(0, True)
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import os
+import platform
+import subprocess
+import tempfile
+import threading
+from array import array
+from functools import lru_cache
+from pathlib import Path
+
+from cutemma.errors import CompileError
+from cutemma.kernels.common.scheduler import FULL_WAVE
+from cutemma.kernels.cost import READS_ONCE_ROWS, _check_call, _split_prices, _views
+from cutemma.kernels.cost import cheapest as cost_cheapest
+from cutemma.kernels.sm90.streamk import ITERS_MAX
+
+SOURCE = Path(__file__).with_name("native_cheapest.c")
+ENV = "CUTEMMA_NATIVE_PRICER"  # "0": price in Python
+# strict IEEE doubles: no contraction of a * b + c into one rounding (the Python rounds twice)
+FLAGS = ("-O2", "-shared", "-fPIC", "-std=c99", "-ffp-contract=off", "-fno-fast-math")
+# a group's fields before its stream-K part (the C file reads them by these positions)
+GROUP_FIELDS = 20
+
+_LOCK = threading.Lock()
+_STATE: dict[str, object] = {}  # "fn": the loaded function or None, "why": a sentence
+_OUT = threading.local()  # each thread's result slots
+
+
+def status() -> str:
+    """Whether the compiled pricer runs in this process, and if not, why.
+
+    >>> status().startswith(("compiled", "Python"))
+    True
+    """
+    fn = _function()
+    return "compiled: " + str(_STATE["path"]) if fn is not None else "Python: " + str(_STATE["why"])
+
+
+def _function():
+    """The loaded C function, or None (the reason kept in ``_STATE['why']``); built and loaded
+    once per process."""
+    if "fn" in _STATE:
+        return _STATE["fn"]
+    with _LOCK:
+        if "fn" not in _STATE:
+            fn, why = None, "CUTEMMA_NATIVE_PRICER=0"
+            if os.environ.get(ENV, "1") != "0":
+                try:
+                    fn, why = _load()
+                except (OSError, CompileError) as exc:  # (no folder to write the library to)
+                    fn, why = None, f"the library could not be written or loaded: {exc}"
+            _STATE["why"], _STATE["fn"] = why, fn
+    return _STATE["fn"]
+
+
+def _load():
+    from cutemma.cuda.cache import cache_dir, load_sealed, seal, write_atomic
+
+    compiler = os.environ.get("CC") or "cc"
+    source = SOURCE.read_bytes()
+    key = hashlib.sha256(
+        b"\0".join(
+            [source, compiler.encode(), " ".join(FLAGS).encode(), platform.machine().encode()]
+        )
+    ).hexdigest()
+    entry = cache_dir() / f"native-cheapest-{key[:32]}.so.sealed"
+    binary = load_sealed(entry)
+    if binary is None:
+        binary, why = _build(compiler)
+        if binary is None:
+            return None, why
+        write_atomic(entry, seal(binary))  # (a read-only cache: built again next process)
+    # (loaded from a private copy of the checked bytes: the cache file may change after)
+    fd, path = tempfile.mkstemp(suffix=".so", prefix="cutemma-native-cheapest-")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(binary)
+        lib = ctypes.PyDLL(path)  # (holds the GIL: it runs for well under a microsecond)
+    finally:
+        os.unlink(path)
+    fn = lib.cheapest
+    fn.restype = ctypes.c_int
+    fn.argtypes = [ctypes.c_void_p, ctypes.c_void_p, *(ctypes.c_int64,) * 4, ctypes.c_void_p]
+    _STATE["lib"], _STATE["path"] = lib, entry
+    return fn, ""
+
+
+def _build(compiler: str) -> tuple[bytes | None, str]:
+    with tempfile.TemporaryDirectory(prefix="cutemma-native-") as tmp:
+        out = Path(tmp) / "native_cheapest.so"
+        cmd = [compiler, *FLAGS, "-o", str(out), str(SOURCE), "-lm"]
+        try:
+            done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+        except (OSError, subprocess.SubprocessError) as exc:
+            return None, f"no C compiler ran ({' '.join(cmd[:1])}: {exc})"
+        if done.returncode != 0 or not out.exists():
+            return None, f"{compiler} failed: {(done.stderr or done.stdout).strip()[:300]}"
+        return out.read_bytes(), ""
+
+
+def cheapest(
+    tables: tuple[tuple, ...], m: int, n: int, k: int, batch: int = 1
+) -> tuple[float, int, int]:
+    """:func:`cutemma.kernels.cost.cheapest` (same arguments, same answer) priced by the
+    compiled pricer where it runs (:func:`status`), else by the Python.
+
+    >>> from cutemma.kernels import cost
+    >>> from cutemma.kernels.space import candidates
+    >>> tables = (cost.price_table(candidates(9, 8192, 8192, "bf16", swap=True), "bf16"),)
+    >>> cheapest(tables, 9, 8192, 8192) == cost.cheapest(tables, 9, 8192, 8192)
+    True
+    """
+    found = None
+    if isinstance(tables, tuple) and tables:
+        _check_call(m, n, k, batch, "native cheapest")
+        basis, views = _views(tables)
+        packed = _pack(basis, views)
+        found = _price(packed, int(m), int(n), int(k), int(batch)) if packed else None
+    return found or cost_cheapest(tables, m, n, k, batch)  # (its checks: its errors)
+
+
+# where the C file's int64 products of the call's counts could overflow (they never do on a
+# call whose operands fit a GPU), the Python prices
+SAFE_PRODUCT = 2**56
+
+
+def _pack(basis: tuple, views: tuple[tuple, ...]):
+    """``basis`` and ``views`` (:func:`~cutemma.kernels.cost._views`' form of a pick's price
+    tables) as the compiled pricer reads them, or None where it does not run. A pick keeps
+    the result with its tables (packing costs more than pricing)."""
+    if _function() is None:
+        return None
+    eb, (grid, p, ip, launch, reread, tile_us, dram, load) = basis
+    header = (eb, grid, p, ip, launch, reread, tile_us, dram, load, READS_ONCE_ROWS)
+    head = array("d", (*header, FULL_WAVE, ITERS_MAX, len(views)))
+    ordered = reread >= 0
+    packed = [_packed_groups(groups, ordered) for _, _, groups in views]
+    for w, swap, groups in views:
+        head.extend((w, swap, len(groups)))
+    # (each view's groups by address: packed once per group tuple, never copied per pick)
+    where = array("Q", [address for _, address in packed])
+    return head.buffer_info()[0], where.buffer_info()[0], head, where, packed
+
+
+def _price(packed: tuple, m: int, n: int, k: int, batch: int) -> tuple[float, int, int] | None:
+    """:func:`cheapest` of :func:`_pack`'s tables on a checked call (plain ints >= 1), or None
+    where the Python must price it (counts too large for the C file's ints, or more
+    stream-K tiles kept than it holds)."""
+    if batch * (m + n) * k >= SAFE_PRODUCT or batch * m * n >= SAFE_PRODUCT:
+        return None
+    out = getattr(_OUT, "slots", None)
+    if out is None:
+        out = _OUT.slots = (ctypes.c_double * 3)()
+        _OUT.address = ctypes.addressof(out)
+    if _STATE["fn"](packed[0], packed[1], m, n, k, batch, _OUT.address) != 0:
+        return None
+    return out[0], int(out[1]), int(out[2])
+
+
+# each group tuple's packed form (kept with the tuple, which the price tables keep alive)
+_GROUPS: dict[int, tuple] = {}
+_GROUPS_MAX = 8192
+
+
+def _packed_groups(groups: tuple, ordered: bool) -> tuple[array, int]:
+    """A view's groups (:func:`~cutemma.kernels.cost.price_table`'s) packed, and where they
+    sit in memory, kept per group tuple."""
+    hit = _GROUPS.get(id(groups))
+    if hit is not None and hit[0] is groups:
+        return hit[1]
+    buf = array("d")
+    for dominated, bm, bn, bmp, bnp, paired, bk, k_us, clamp, index, part in groups:
+        pm, pn, pcost = paired if paired is not None else (1, 1, 0.0)
+        terms = clamp if clamp is not None else (0.0, 0, 1.0, 1.0, 1, 1)
+        tail = _packed_part(part, ordered) if part is not None else ()
+        buf.extend((dominated, bm, bn, bmp, bnp, paired is not None, pm, pn, pcost, bk, k_us))
+        buf.extend((clamp is not None, *terms, index, len(tail)))
+        buf.extend(tail)
+    if len(_GROUPS) >= _GROUPS_MAX:
+        _GROUPS.clear()  # (a pick's packed tables keep their own arrays alive)
+    found = buf, buf.buffer_info()[0]
+    _GROUPS[id(groups)] = (groups, found)
+    return found
+
+
+def _packed_part(part: tuple, ordered: bool) -> array:
+    """A tile's stream-K part (:func:`~cutemma.kernels.cost._shared_part`): its figures, its
+    indices, then its splits' prices (:func:`_packed_prices`)."""
+    idle, least_fix, first, bmn, indices, splits, partial_us, together_us, cap, _ = part
+    buf = array("d", (idle, least_fix, first, bmn, cap, partial_us, together_us, len(indices)))
+    buf.extend(indices)
+    buf.extend(_packed_prices(splits, cap, ordered))
+    return buf
+
+
+@lru_cache(maxsize=256)
+def _packed_prices(splits: tuple, cap: int, ordered: bool) -> array:
+    """The prices of stream-K configs of ``splits`` (:func:`~cutemma.kernels.cost._split_prices`)
+    for every room up to ``cap`` (theirs), not in one wave then in one (the slots
+    :func:`~cutemma.kernels.cost._shared_prices` fills as calls ask): per slot, a count, then
+    (split's position, CTAs per tile, together, aligned) each."""
+    buf = array("d")
+    for one_wave in (False, True):
+        for room in range(cap + 1):
+            how = _split_prices(splits, one_wave, room, ordered)
+            buf.append(len(how))
+            for j, per, together, aligned in how:
+                buf.extend((j, per, together, aligned))
+    return buf

@@ -45,11 +45,13 @@ typedef struct {
 /* (w, i) < (bw, bi) */
 static inline int earlier(i64 w, i64 i, i64 bw, i64 bi) { return w < bw || (w == bw && i < bi); }
 
-/* The least price of the packed tables on an (m, n, k) call of `batch` problems: out gets
- * (seconds, table, index). Returns 0, or -1 where the call keeps more stream-K tiles than
+/* The least price of the packed tables on an (m, n, k) call of `batch` problems (each
+ * count under 2**31: the caller checks): *seconds gets it, and the return value is its
+ * table times 2**32 plus its index there; -1 where the call keeps more stream-K tiles than
  * LATER_MAX (the caller then prices it in Python). */
-int cheapest(const double *buf, const double *const *view_groups, i64 m, i64 n, i64 k, i64 batch,
-             double *out) {
+i64 cheapest(const double *buf, const double *const *view_groups, int m_, int n_, int k_,
+             int batch_, double *seconds) {
+    const i64 m = m_, n = n_, k = k_, batch = batch_;
     const i64 eb = (i64)buf[0], grid = (i64)buf[1];
     const double p = buf[2], ip = buf[3], launch = buf[4], reread = buf[5];
     const double tile_us = buf[6], dram = buf[7], load = buf[8];
@@ -151,8 +153,10 @@ int cheapest(const double *buf, const double *const *view_groups, i64 m, i64 n, 
             const double least_fix = part[1];
             const i64 bmn = (i64)part[3], cap = (i64)part[4];
             const double partial_us = part[5], together_us = part[6];
-            const i64 nsplits = (i64)part[7];
-            const double *indices = part + 8;
+            /* (the splits' prices sit in an array of their own, shared by every tile of
+             * those splits: its address, exact in a double, then the indices) */
+            const double *prices = (const double *)(uintptr_t)part[8];
+            const double *indices = part + 9;
             const i64 w = l->w, kt = l->kt, tiles = l->tiles;
             const double k_us = l->k_us, whole_tile = l->whole_tile;
             const i64 sk = shared_tiles(tiles / l->tn, l->tn, grid, full);
@@ -180,7 +184,7 @@ int cheapest(const double *buf, const double *const *view_groups, i64 m, i64 n, 
             if ((pow(pow(least, p) + (d < d_aligned ? d : d_aligned), ip) + launch) * 1e-6 > bt) continue;
             /* the split prices for this room: count, then (j, per, together, aligned) each */
             const i64 slot = rc + (one_wave ? cap + 1 : 0);
-            const double *how = indices + nsplits;
+            const double *how = prices;
             for (i64 s = 0; s < slot; s++) how += 1 + 4 * (i64)how[0];
             const i64 count = (i64)how[0];
             for (i64 c = 0; c < count; c++) {
@@ -205,8 +209,6 @@ int cheapest(const double *buf, const double *const *view_groups, i64 m, i64 n, 
             }
         }
     }
-    out[0] = bt;
-    out[1] = (double)bw;
-    out[2] = (double)bi;
-    return 0;
+    *seconds = bt;
+    return bw * ((i64)1 << 32) + bi;
 }

@@ -28,7 +28,8 @@ import subprocess
 import tempfile
 import threading
 from array import array
-from functools import lru_cache
+from ctypes import c_void_p
+from functools import cache
 from pathlib import Path
 
 from cutemma.errors import CompileError
@@ -46,7 +47,7 @@ GROUP_FIELDS = 20
 
 _LOCK = threading.Lock()
 _STATE: dict[str, object] = {}  # "fn": the loaded function or None, "why": a sentence
-_OUT = threading.local()  # each thread's result slots
+_OUT = threading.local()  # each thread's result slot (the seconds)
 
 
 def status() -> str:
@@ -101,9 +102,9 @@ def _load():
         lib = ctypes.PyDLL(path)  # (holds the GIL: it runs for well under a microsecond)
     finally:
         os.unlink(path)
-    fn = lib.cheapest
-    fn.restype = ctypes.c_int
-    fn.argtypes = [ctypes.c_void_p, ctypes.c_void_p, *(ctypes.c_int64,) * 4, ctypes.c_void_p]
+    # (no argtypes: the packed tables and the result slot come as c_void_p, the counts as
+    # ints under 2**31, each converted by ctypes at less cost than argtypes' checks)
+    fn = ctypes.PYFUNCTYPE(ctypes.c_int64)(("cheapest", lib))
     _STATE["lib"], _STATE["path"] = lib, entry
     return fn, ""
 
@@ -145,6 +146,7 @@ def cheapest(
 # where the C file's int64 products of the call's counts could overflow (they never do on a
 # call whose operands fit a GPU), the Python prices
 SAFE_PRODUCT = 2**56
+INT_MAX = 2**31
 
 
 def _pack(basis: tuple, views: tuple[tuple, ...]):
@@ -157,27 +159,33 @@ def _pack(basis: tuple, views: tuple[tuple, ...]):
     header = (eb, grid, p, ip, launch, reread, tile_us, dram, load, READS_ONCE_ROWS)
     head = array("d", (*header, FULL_WAVE, ITERS_MAX, len(views)))
     ordered = reread >= 0
-    packed = [_packed_groups(groups, ordered) for _, _, groups in views]
+    try:
+        packed = [_packed_groups(groups, ordered) for _, _, groups in views]
+    except _Unpackable:
+        return None
     for w, swap, groups in views:
         head.extend((w, swap, len(groups)))
     # (each view's groups by address: packed once per group tuple, never copied per pick)
-    where = array("Q", [address for _, address in packed])
-    return head.buffer_info()[0], where.buffer_info()[0], head, where, packed
+    where = array("Q", [address for _, address, _ in packed])
+    return c_void_p(head.buffer_info()[0]), c_void_p(where.buffer_info()[0]), head, where, packed
 
 
 def _price(packed: tuple, m: int, n: int, k: int, batch: int) -> tuple[float, int, int] | None:
     """:func:`cheapest` of :func:`_pack`'s tables on a checked call (plain ints >= 1), or None
     where the Python must price it (counts too large for the C file's ints, or more
     stream-K tiles kept than it holds)."""
+    if not (m < INT_MAX and n < INT_MAX and k < INT_MAX and batch < INT_MAX):
+        return None  # (the C file takes its counts as ints)
     if batch * (m + n) * k >= SAFE_PRODUCT or batch * m * n >= SAFE_PRODUCT:
         return None
-    out = getattr(_OUT, "slots", None)
-    if out is None:
-        out = _OUT.slots = (ctypes.c_double * 3)()
-        _OUT.address = ctypes.addressof(out)
-    if _STATE["fn"](packed[0], packed[1], m, n, k, batch, _OUT.address) != 0:
+    slot = getattr(_OUT, "seconds", None)
+    if slot is None:
+        slot = _OUT.seconds = ctypes.c_double()
+        _OUT.address = ctypes.c_void_p(ctypes.addressof(slot))
+    found = _STATE["fn"](packed[0], packed[1], m, n, k, batch, _OUT.address)
+    if found < 0:
         return None
-    return out[0], int(out[1]), int(out[2])
+    return slot.value, found >> 32, found & 0xFFFFFFFF
 
 
 # each group tuple's packed form (kept with the tuple, which the price tables keep alive)
@@ -185,43 +193,48 @@ _GROUPS: dict[int, tuple] = {}
 _GROUPS_MAX = 8192
 
 
-def _packed_groups(groups: tuple, ordered: bool) -> tuple[array, int]:
-    """A view's groups (:func:`~cutemma.kernels.cost.price_table`'s) packed, and where they
-    sit in memory, kept per group tuple."""
+def _packed_groups(groups: tuple, ordered: bool) -> tuple[array, int, list]:
+    """A view's groups (:func:`~cutemma.kernels.cost.price_table`'s) packed, where they sit in
+    memory, and the split prices they point to (kept alive with them), per group tuple."""
     hit = _GROUPS.get(id(groups))
     if hit is not None and hit[0] is groups:
         return hit[1]
-    buf = array("d")
+    buf, kept = array("d"), []
     for dominated, bm, bn, bmp, bnp, paired, bk, k_us, clamp, index, part in groups:
         pm, pn, pcost = paired if paired is not None else (1, 1, 0.0)
         terms = clamp if clamp is not None else (0.0, 0, 1.0, 1.0, 1, 1)
-        tail = _packed_part(part, ordered) if part is not None else ()
+        tail = _packed_part(part, ordered, kept) if part is not None else ()
         buf.extend((dominated, bm, bn, bmp, bnp, paired is not None, pm, pn, pcost, bk, k_us))
         buf.extend((clamp is not None, *terms, index, len(tail)))
         buf.extend(tail)
     if len(_GROUPS) >= _GROUPS_MAX:
         _GROUPS.clear()  # (a pick's packed tables keep their own arrays alive)
-    found = buf, buf.buffer_info()[0]
+    found = buf, buf.buffer_info()[0], kept
     _GROUPS[id(groups)] = (groups, found)
     return found
 
 
-def _packed_part(part: tuple, ordered: bool) -> array:
-    """A tile's stream-K part (:func:`~cutemma.kernels.cost._shared_part`): its figures, its
-    indices, then its splits' prices (:func:`_packed_prices`)."""
+def _packed_part(part: tuple, ordered: bool, kept: list) -> array:
+    """A tile's stream-K part (:func:`~cutemma.kernels.cost._shared_part`): its figures, the
+    address of its splits' prices (:func:`_packed_prices`, appended to ``kept``), its
+    indices. (The prices apart: the first pass then reads its groups' figures from a few
+    cache lines, not from between price lists.)"""
     idle, least_fix, first, bmn, indices, splits, partial_us, together_us, cap, _ = part
-    buf = array("d", (idle, least_fix, first, bmn, cap, partial_us, together_us, len(indices)))
+    prices, address = _packed_prices(splits, cap, ordered)
+    kept.append(prices)
+    fields = (idle, least_fix, first, bmn, cap, partial_us, together_us, len(indices), address)
+    buf = array("d", fields)
     buf.extend(indices)
-    buf.extend(_packed_prices(splits, cap, ordered))
     return buf
 
 
-@lru_cache(maxsize=256)
-def _packed_prices(splits: tuple, cap: int, ordered: bool) -> array:
+@cache
+def _packed_prices(splits: tuple, cap: int, ordered: bool) -> tuple[array, int]:
     """The prices of stream-K configs of ``splits`` (:func:`~cutemma.kernels.cost._split_prices`)
     for every room up to ``cap`` (theirs), not in one wave then in one (the slots
     :func:`~cutemma.kernels.cost._shared_prices` fills as calls ask): per slot, a count, then
-    (split's position, CTAs per tile, together, aligned) each."""
+    (split's position, CTAs per tile, together, aligned) each; and the array's address (a
+    pointer is exact in a double under 2**53). Few sets of splits exist: each is kept."""
     buf = array("d")
     for one_wave in (False, True):
         for room in range(cap + 1):
@@ -229,4 +242,11 @@ def _packed_prices(splits: tuple, cap: int, ordered: bool) -> array:
             buf.append(len(how))
             for j, per, together, aligned in how:
                 buf.extend((j, per, together, aligned))
-    return buf
+    address = buf.buffer_info()[0]
+    if address >= 2**53:  # (no 64-bit system maps user memory there: but then price in Python)
+        raise _Unpackable
+    return buf, address
+
+
+class _Unpackable(Exception):
+    """An address a double does not hold exactly: :func:`_pack` gives None, the Python prices."""

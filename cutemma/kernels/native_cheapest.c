@@ -4,9 +4,9 @@
  * (tests/kernels/test_native_cheapest.py holds the two equal on drawn calls).
  *
  * The tables come packed by native_cheapest.py as arrays of doubles (every int in them is
- * exact: at most 2**53): the constants and each view's header in one, each view's groups in
- * their own (kept with the group tuple they pack); the layout is written there, next to
- * the packer. */
+ * exact: at most 2**53): the device's constants in one, each view's groups in their own
+ * (kept with the group tuple they pack), and a plan of addresses and counts that names them
+ * (uint64); the layout is written there, next to the packer. */
 #include <math.h>
 #include <stdint.h>
 
@@ -46,19 +46,22 @@ typedef struct {
 static inline int earlier(i64 w, i64 i, i64 bw, i64 bi) { return w < bw || (w == bw && i < bi); }
 
 /* The least price of the packed tables on an (m, n, k) call of `batch` problems (each
- * count under 2**31: the caller checks): *seconds gets it, and the return value is its
- * table times 2**32 plus its index there; -1 where the call keeps more stream-K tiles than
- * LATER_MAX (the caller then prices it in Python). */
-i64 cheapest(const double *buf, const double *const *view_groups, int m_, int n_, int k_,
-             int batch_, double *seconds) {
+ * count under 2**31: the caller checks). `plan`: the address of the device's constants,
+ * the count of views, then per view its table, whether it is swapped, its count of groups
+ * and their address. *seconds gets the price, and the return value is its table times
+ * 2**32 plus its index there; -1 where the call keeps more stream-K tiles than LATER_MAX
+ * (the caller then prices it in Python). */
+i64 cheapest(const uint64_t *plan, int m_, int n_, int k_, int batch_, double *seconds) {
     const i64 m = m_, n = n_, k = k_, batch = batch_;
+    const double *buf = (const double *)(uintptr_t)plan[0];
+    const i64 nviews = (i64)plan[1];
+    const uint64_t *head = plan + 2;
     const i64 eb = (i64)buf[0], grid = (i64)buf[1];
     const double p = buf[2], ip = buf[3], launch = buf[4], reread = buf[5];
     const double tile_us = buf[6], dram = buf[7], load = buf[8];
     const i64 reads_once_rows = (i64)buf[9];
     const double full = buf[10];
-    const i64 iters_max = (i64)buf[11], nviews = (i64)buf[12];
-    const double *head = buf + 13;
+    const i64 iters_max = (i64)buf[11];
 
     const i64 once0 = batch * (m + n) * k * eb;
     const double d0 = pow((double)(once0 + batch * m * n * 2) / dram, p);
@@ -74,8 +77,8 @@ i64 cheapest(const double *buf, const double *const *view_groups, int m_, int n_
     i64 kt_bk = 0, kt = 0;
     for (i64 v = 0; v < nviews; v++) {
         const i64 w = (i64)head[0], swap = (i64)head[1], ngroups = (i64)head[2];
-        const double *at = view_groups[v];
-        head += 3;
+        const double *at = (const double *)(uintptr_t)head[3];
+        head += 4;
         const i64 mk = swap ? n : m, nk = swap ? m : n;
         const i64 mk1 = mk - 1, nk1 = nk - 1;
         for (i64 g = 0; g < ngroups; g++) {

@@ -137,8 +137,8 @@ def cheapest(
     found = None
     if isinstance(tables, tuple) and tables:
         _check_call(m, n, k, batch, "native cheapest")
-        basis, views = _views(tables)
-        packed = _pack(basis, views)
+        _views(tables)  # (its checks: tables of one basis)
+        packed = _pack(tables)
         found = _price(packed, int(m), int(n), int(k), int(batch)) if packed else None
     return found or cost_cheapest(tables, m, n, k, batch)  # (its checks: its errors)
 
@@ -149,25 +149,59 @@ SAFE_PRODUCT = 2**56
 INT_MAX = 2**31
 
 
-def _pack(basis: tuple, views: tuple[tuple, ...]):
-    """``basis`` and ``views`` (:func:`~cutemma.kernels.cost._views`' form of a pick's price
-    tables) as the compiled pricer reads them, or None where it does not run. A pick keeps
-    the result with its tables (packing costs more than pricing)."""
+def _pack(tables: tuple | list):
+    """A pick's price tables (:func:`~cutemma.kernels.cost.price_table`'s, of one basis) as
+    the compiled pricer reads them, or None where it does not run (or the tables' bases
+    differ: :func:`~cutemma.kernels.cost.cheapest` then says so). A pick keeps the result
+    with its tables (packing costs more than pricing)."""
     if _function() is None:
         return None
-    eb, (grid, p, ip, launch, reread, tile_us, dram, load) = basis
-    header = (eb, grid, p, ip, launch, reread, tile_us, dram, load, READS_ONCE_ROWS)
-    head = array("d", (*header, FULL_WAVE, ITERS_MAX, len(views)))
-    ordered = reread >= 0
+    basis = tables[0][0]
+    ordered = basis[1][4] >= 0  # (reread: cost._shared_prices' ordered)
     try:
-        packed = [_packed_groups(groups, ordered) for _, _, groups in views]
+        constants, address, _ = _constants(basis)
+        plan, kept = [address, 0], [constants]
+        for w, (table_basis, table) in enumerate(tables):
+            if table_basis is not basis:
+                return None
+            for swap, groups in table:
+                found = _packed_groups(groups, ordered)
+                plan += (w, swap, len(groups), found[1])
+                kept.append(found)
     except _Unpackable:
         return None
-    for w, swap, groups in views:
-        head.extend((w, swap, len(groups)))
-    # (each view's groups by address: packed once per group tuple, never copied per pick)
-    where = array("Q", [address for _, address, _ in packed])
-    return c_void_p(head.buffer_info()[0]), c_void_p(where.buffer_info()[0]), head, where, packed
+    plan[1] = (len(plan) - 2) // 4
+    plan = array("Q", plan)
+    return c_void_p(plan.buffer_info()[0]), plan, kept
+
+
+_BASES: dict[int, tuple] = {}
+
+
+def _constants(basis: tuple) -> tuple[array, int, tuple]:
+    """A basis's constants (:func:`~cutemma.kernels.cost._basis`) as the C file reads them, and
+    their address, kept per basis (a few: one per element size and device kind)."""
+    hit = _BASES.get(id(basis))
+    if hit is not None and hit[2] is basis:
+        return hit
+    eb, (grid, p, ip, launch, reread, tile_us, dram, load) = basis
+    fields = (eb, grid, p, ip, launch, reread, tile_us, dram, load, READS_ONCE_ROWS)
+    constants = array("d", (*fields, FULL_WAVE, ITERS_MAX))
+    found = _BASES[id(basis)] = (constants, _address(constants), basis)
+    return found
+
+
+def _address(buf: array) -> int:
+    """Where ``buf``'s items sit (the C file reads it from a uint64 or a double: under 2**53
+    on every 64-bit system that maps user memory; else the Python prices)."""
+    address = buf.buffer_info()[0]
+    if address >= 2**53:
+        raise _Unpackable
+    return address
+
+
+class _Unpackable(Exception):
+    """An address a double does not hold exactly: :func:`_pack` gives None, the Python prices."""
 
 
 def _price(packed: tuple, m: int, n: int, k: int, batch: int) -> tuple[float, int, int] | None:
@@ -182,7 +216,7 @@ def _price(packed: tuple, m: int, n: int, k: int, batch: int) -> tuple[float, in
     if slot is None:
         slot = _OUT.seconds = ctypes.c_double()
         _OUT.address = ctypes.c_void_p(ctypes.addressof(slot))
-    found = _STATE["fn"](packed[0], packed[1], m, n, k, batch, _OUT.address)
+    found = _STATE["fn"](packed[0], m, n, k, batch, _OUT.address)
     if found < 0:
         return None
     return slot.value, found >> 32, found & 0xFFFFFFFF
@@ -209,7 +243,7 @@ def _packed_groups(groups: tuple, ordered: bool) -> tuple[array, int, list]:
         buf.extend(tail)
     if len(_GROUPS) >= _GROUPS_MAX:
         _GROUPS.clear()  # (a pick's packed tables keep their own arrays alive)
-    found = buf, buf.buffer_info()[0], kept
+    found = buf, _address(buf), kept
     _GROUPS[id(groups)] = (groups, found)
     return found
 
@@ -242,11 +276,4 @@ def _packed_prices(splits: tuple, cap: int, ordered: bool) -> tuple[array, int]:
             buf.append(len(how))
             for j, per, together, aligned in how:
                 buf.extend((j, per, together, aligned))
-    address = buf.buffer_info()[0]
-    if address >= 2**53:  # (no 64-bit system maps user memory there: but then price in Python)
-        raise _Unpackable
-    return buf, address
-
-
-class _Unpackable(Exception):
-    """An address a double does not hold exactly: :func:`_pack` gives None, the Python prices."""
+    return buf, _address(buf)

@@ -198,9 +198,9 @@ def _sm90_pick(
     priced = _PRICED.get(key)
     if priced is None:
         priced = _priced(key, reads, m, n, k, dtype, batch, sms, kind, rows16, b_major, fused)
-    groups, basis, views, packed = priced
+    groups, tables, views, packed = priced
     found = _price(packed, m, n, k, batch) if packed is not None else None
-    t, which, i = found or _cheapest(basis, views, m, n, k, batch)
+    t, which, i = found or _cheapest(*(views or _views(tables)), m, n, k, batch)
     chosen = groups[which][i]
     # (listed last: they lose ties; 16-bit only where unswapped, so a fused call runs them
     # as they are, as it runs the swapped kernels)
@@ -266,9 +266,9 @@ def _priced(
 ) -> tuple[tuple, tuple, tuple, object]:
     """A pick's kernels as groups (a tie goes to the space's own tiles, listed first, then
     to the fitted widths, then to the wave's, then to the narrow tiles, then to the earlier
-    token tile) and their price tables (as :func:`~cutemma.kernels.cost.cheapest` reads
-    them: their basis and views; and packed for the compiled pricer,
-    :func:`~cutemma.kernels.native_cheapest._pack`, None where it does not run), kept under
+    token tile) and their price tables, packed for the compiled pricer
+    (:func:`~cutemma.kernels.native_cheapest._pack`) or, where it does not run, as
+    :func:`~cutemma.kernels.cost.cheapest` reads them (their basis and views), kept under
     ``key``
     (:func:`~cutemma.kernels.space.kernel_reads`' ``reads`` and the rest of what the
     kernels and their prices read of the call)."""
@@ -280,8 +280,8 @@ def _priced(
     tables = [price_table(g, dtype, kind, rows16) for g in groups]
     if len(_PRICED) >= PICKS_KEPT:
         _PRICED.clear()
-    basis, views = _views(tables)  # (cheapest's form of the tables, and the C pricer's)
-    found = _PRICED[key] = (groups, basis, views, _pack(basis, views))
+    packed = _pack(tables)  # (the C pricer's form of the tables; else cheapest's, views)
+    found = _PRICED[key] = (groups, tables, None if packed else _views(tables), packed)
     return found
 
 

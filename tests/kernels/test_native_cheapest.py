@@ -63,7 +63,8 @@ def test_it_prices_as_the_python_does_on_drawn_calls(dtype):
         batch = 1 if rng.random() < 0.85 else rng.randint(2, 9)
         fused = rng.random() < 0.2
         kind = "h100" if rng.random() < 0.2 else "h200"
-        _, basis, views, packed = _priced(m, n, k, dtype, batch, rows16, b_major, fused, kind)
+        _, tables, _, packed = _priced(m, n, k, dtype, batch, rows16, b_major, fused, kind)
+        basis, views = cost._views(tables)
         want = cost._cheapest(basis, views, m, n, k, batch)
         got = native_cheapest._price(packed, m, n, k, batch)
         assert got == want, (m, n, k, dtype, batch, rows16, b_major, fused, kind)

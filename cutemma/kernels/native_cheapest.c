@@ -47,15 +47,14 @@ static inline int earlier(i64 w, i64 i, i64 bw, i64 bi) { return w < bw || (w ==
 
 /* The least price of the packed tables on an (m, n, k) call of `batch` problems (each
  * count under 2**31: the caller checks). `plan`: the address of the device's constants,
- * the count of views, then per view its table, whether it is swapped, its count of groups
- * and their address. *seconds gets the price, and the return value is its table times
- * 2**32 plus its index there; -1 where the call keeps more stream-K tiles than LATER_MAX
- * (the caller then prices it in Python). */
+ * the count of tables, then each table's address; a table: its count of views, then per
+ * view whether it is swapped, its count of groups and their address. *seconds gets the
+ * price, and the return value is its table times 2**32 plus its index there; -1 where the
+ * call keeps more stream-K tiles than LATER_MAX (the caller then prices it in Python). */
 i64 cheapest(const uint64_t *plan, int m_, int n_, int k_, int batch_, double *seconds) {
     const i64 m = m_, n = n_, k = k_, batch = batch_;
     const double *buf = (const double *)(uintptr_t)plan[0];
-    const i64 nviews = (i64)plan[1];
-    const uint64_t *head = plan + 2;
+    const i64 ntables = (i64)plan[1];
     const i64 eb = (i64)buf[0], grid = (i64)buf[1];
     const double p = buf[2], ip = buf[3], launch = buf[4], reread = buf[5];
     const double tile_us = buf[6], dram = buf[7], load = buf[8];
@@ -75,62 +74,67 @@ i64 cheapest(const uint64_t *plan, int m_, int n_, int k_, int batch_, double *s
     int nlater = 0;
     const i64 k1 = k - 1;
     i64 kt_bk = 0, kt = 0;
-    for (i64 v = 0; v < nviews; v++) {
-        const i64 w = (i64)head[0], swap = (i64)head[1], ngroups = (i64)head[2];
-        const double *at = (const double *)(uintptr_t)head[3];
-        head += 4;
-        const i64 mk = swap ? n : m, nk = swap ? m : n;
-        const i64 mk1 = mk - 1, nk1 = nk - 1;
-        for (i64 g = 0; g < ngroups; g++) {
-            const double *e = at;
-            const i64 part_len = (i64)e[19];
-            at += 20 + part_len;
-            if (mk <= (i64)e[0]) continue; /* dominated */
-            const i64 bm = (i64)e[1], bn = (i64)e[2], bmp = (i64)e[3], bnp = (i64)e[4];
-            const int paired = e[5] != 0;
-            const i64 bk = (i64)e[9];
-            double k_us = e[10];
-            i64 index = (i64)e[18];
-            if (e[11] != 0 && (mk < bm || nk < bn)) { /* clamp */
-                const double flop_us = e[12], ha = e[14], hb = e[15], ca = e[16], cb = e[17];
-                const i64 bkeb = (i64)e[13];
-                const i64 rm = mk < bm ? mk : bm, rn = nk < bn ? nk : bn;
-                if (bkeb) {
-                    k_us = (double)((rm + rn) * bkeb) / load;
-                } else {
-                    double a = (double)rm * ha / ca;
-                    k_us = ((a + (double)rn * hb / cb) * (double)bk) * (double)eb / load;
+    for (i64 w = 0; w < ntables; w++) {
+        const uint64_t *table = (const uint64_t *)(uintptr_t)plan[2 + w];
+        for (i64 v = 0; v < (i64)table[0]; v++) {
+            const uint64_t *view = table + 1 + 3 * v;
+            const i64 swap = (i64)view[0], ngroups = (i64)view[1];
+            const double *at = (const double *)(uintptr_t)view[2];
+            const i64 mk = swap ? n : m, nk = swap ? m : n;
+            const i64 mk1 = mk - 1, nk1 = nk - 1;
+            for (i64 g = 0; g < ngroups; g++) {
+                const double *e = at;
+                const i64 part_len = (i64)e[19];
+                at += 20 + part_len;
+                if (mk <= (i64)e[0]) continue; /* dominated */
+                const i64 bm = (i64)e[1], bn = (i64)e[2], bmp = (i64)e[3], bnp = (i64)e[4];
+                const int paired = e[5] != 0;
+                const i64 bk = (i64)e[9];
+                double k_us = e[10];
+                i64 index = (i64)e[18];
+                if (e[11] != 0 && (mk < bm || nk < bn)) { /* clamp */
+                    const double flop_us = e[12], ha = e[14], hb = e[15], ca = e[16], cb = e[17];
+                    const i64 bkeb = (i64)e[13];
+                    const i64 rm = mk < bm ? mk : bm, rn = nk < bn ? nk : bn;
+                    if (bkeb) {
+                        k_us = (double)((rm + rn) * bkeb) / load;
+                    } else {
+                        double a = (double)rm * ha / ca;
+                        k_us = ((a + (double)rn * hb / cb) * (double)bk) * (double)eb / load;
+                    }
+                    if (k_us < flop_us) k_us = flop_us;
                 }
-                if (k_us < flop_us) k_us = flop_us;
-            }
-            if (bk != kt_bk) { kt_bk = bk; kt = k1 / bk + 1; }
-            i64 tm = mk1 / bmp + 1, tn = nk1 / bnp + 1;
-            if (paired) { tm *= (i64)e[6]; tn *= (i64)e[7]; }
-            const i64 tiles = tm * tn;
-            const double whole_tile = (double)kt * k_us + tile_us;
-            const i64 waves = ceil_div(tiles, grid);
-            if (part_len) {
-                const double *part = e + 20;
-                if ((double)tiles / (double)(waves * grid) >= full) {
-                    index = (i64)part[0]; /* nothing shared */
-                } else {
-                    double low = (double)tiles * (whole_tile - tile_us) / (double)grid + tile_us + part[1];
-                    if (low <= above || !bounded || (w == bw && (i64)part[2] < bi)) {
-                        if (nlater == LATER_MAX) return -1;
-                        later_t *l = &later[nlater++];
-                        l->low = low; l->w = w; l->swap = swap; l->tn = tn; l->kt = kt;
-                        l->k_us = k_us; l->whole_tile = whole_tile; l->tiles = tiles; l->part = part;
+                if (bk != kt_bk) { kt_bk = bk; kt = k1 / bk + 1; }
+                i64 tm = mk1 / bmp + 1, tn = nk1 / bnp + 1;
+                if (paired) { tm *= (i64)e[6]; tn *= (i64)e[7]; }
+                const i64 tiles = tm * tn;
+                const double whole_tile = (double)kt * k_us + tile_us;
+                const i64 waves = ceil_div(tiles, grid);
+                if (part_len) {
+                    const double *part = e + 20;
+                    if ((double)tiles / (double)(waves * grid) >= full) {
+                        index = (i64)part[0]; /* nothing shared */
+                    } else {
+                        double low = (double)tiles * (whole_tile - tile_us) / (double)grid
+                                     + tile_us + part[1];
+                        if (low <= above || !bounded || (w == bw && (i64)part[2] < bi)) {
+                            if (nlater == LATER_MAX) return -1;
+                            later_t *l = &later[nlater++];
+                            l->low = low; l->w = w; l->swap = swap; l->tn = tn;
+                            l->kt = kt; l->k_us = k_us; l->whole_tile = whole_tile;
+                            l->tiles = tiles; l->part = part;
+                        }
                     }
                 }
-            }
-            if (index >= 0) {
-                double us = (double)(one ? waves : ceil_div(tiles * batch, grid)) * whole_tile;
-                if (paired) us += e[8];
-                if (us < bu || (w == bw && index < bi)) {
-                    double t = (pow(pow(us, p) + d0, ip) + launch) * 1e-6;
-                    if (t < bt || (t == bt && earlier(w, index, bw, bi))) {
-                        bt = t; bw = w; bi = index; bu = us;
-                        above = us * (1 + 1e-12);
+                if (index >= 0) {
+                    double us = (double)(one ? waves : ceil_div(tiles * batch, grid)) * whole_tile;
+                    if (paired) us += e[8];
+                    if (us < bu || (w == bw && index < bi)) {
+                        double t = (pow(pow(us, p) + d0, ip) + launch) * 1e-6;
+                        if (t < bt || (t == bt && earlier(w, index, bw, bi))) {
+                            bt = t; bw = w; bi = index; bu = us;
+                            above = us * (1 + 1e-12);
+                        }
                     }
                 }
             }

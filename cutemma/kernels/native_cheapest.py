@@ -157,22 +157,46 @@ def _pack(tables: tuple | list):
     if _function() is None:
         return None
     basis = tables[0][0]
-    ordered = basis[1][4] >= 0  # (reread: cost._shared_prices' ordered)
     try:
         constants, address, _ = _constants(basis)
-        plan, kept = [address, 0], [constants]
-        for w, (table_basis, table) in enumerate(tables):
-            if table_basis is not basis:
+        plan, kept = [address, len(tables)], [constants]
+        for table in tables:
+            if table[0] is not basis:
                 return None
-            for swap, groups in table:
-                found = _packed_groups(groups, ordered)
-                plan += (w, swap, len(groups), found[1])
-                kept.append(found)
+            found = _packed_table(table)
+            plan.append(found[1])
+            kept.append(found)
     except _Unpackable:
         return None
-    plan[1] = (len(plan) - 2) // 4
     plan = array("Q", plan)
     return c_void_p(plan.buffer_info()[0]), plan, kept
+
+
+# each price table's packed form (kept with the table, which price_table's cache keeps alive)
+_TABLES: dict[int, tuple] = {}
+_TABLES_MAX = 8192
+
+
+def _packed_table(table: tuple) -> tuple[array, int, list]:
+    """A price table's views as the C file reads them: their count, then per view whether it
+    is swapped, its count of groups and their address (:func:`_packed_groups`); its address;
+    the group arrays it points to (kept alive with it). Kept per table."""
+    hit = _TABLES.get(id(table))
+    if hit is not None and hit[0] is table:
+        return hit[1]
+    basis, views = table
+    ordered = basis[1][4] >= 0  # (reread: cost._shared_prices' ordered)
+    fields, kept = [len(views)], []
+    for swap, groups in views:
+        found = _packed_groups(groups, ordered)
+        fields += (swap, len(groups), found[1])
+        kept.append(found)
+    buf = array("Q", fields)
+    if len(_TABLES) >= _TABLES_MAX:
+        _TABLES.clear()  # (a pick's plan keeps its own tables' arrays alive)
+    found = buf, _address(buf), kept
+    _TABLES[id(table)] = (table, found)
+    return found
 
 
 _BASES: dict[int, tuple] = {}

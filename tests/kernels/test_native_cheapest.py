@@ -70,10 +70,10 @@ def test_it_prices_as_the_python_does_on_drawn_calls(dtype):
         assert got == want, (m, n, k, dtype, batch, rows16, b_major, fused, kind)
         seen += 1
         # (what the draws exercised: the stream-K pass deciding, a tile clamped to few rows)
-        eb, (grid, p, _, _, reread, tile_us, dram, _) = basis
-        d0 = ((batch * (m + n) * k * eb + batch * m * n * 2) / dram) ** p
-        bounded = cost._bounded(batch, k, grid, tile_us, reread)
-        second += cost._whole_prices(basis, views, m, n, k, batch, d0, bounded)[0] != want
+        whole = cost._whole_prices(
+            basis, views, m, n, k, batch, *_d0_bounded(basis, m, n, k, batch)
+        )
+        second += whole[0] != want
         clamped += any(g[8] is not None and min(m, n) < g[1] for _, _, gs in views for g in gs)
     assert seen == 1500 and second > 100 and (clamped > 100 or dtype == "e4m3"), (second, clamped)
 
@@ -141,3 +141,71 @@ def test_a_damaged_cache_entry_is_rebuilt_not_loaded(tmp_path):
     assert "CacheWarning" in second.stderr and "does not match its digest" in second.stderr
     assert second.stdout.splitlines()[-1] == first.stdout.splitlines()[-1]
     assert entry.read_bytes() == built  # (rebuilt: the same compiler, the same bytes)
+
+
+@needs_cc
+def test_it_breaks_ties_as_the_python_does():
+    """Prices equal to the last bit: the same configs in shuffled, duplicated order in one
+    table and again in a later one (a tie goes to the earlier table, then the earlier
+    index: in the whole pass, in a stream-K tile kept for the second, and there)."""
+    from cutemma.kernels.space import candidates
+
+    rng = random.Random(17)
+    ties = 0
+    for m, n, k, _ in _draws(300, 94):
+        found = [
+            c
+            for c in candidates(m, n, k, "bf16", 1, SMS, swaps_call(m, "bf16"), (True, True))
+            if c.kcluster == 1 and c.cluster <= 2
+        ]
+        picked = found + rng.sample(found, len(found) // 2)
+        rng.shuffle(picked)
+        first = tuple(c for c in picked if c.stream_k or rng.random() < 0.5) or tuple(found)
+        second = tuple(rng.sample(first, len(first)))
+        tables = tuple(cost.price_table(c, "bf16", "h200") for c in (first, second, first))
+        want = cost.cheapest(tables, m, n, k)
+        assert native_cheapest.cheapest(tables, m, n, k) == want, (m, n, k)
+        # (a tie decided: the same config's price found at a later place too)
+        ties += sum(c == first[want[2]] for c in first) > 1
+    assert ties > 50, ties
+
+
+@needs_cc
+def test_a_tie_met_late_in_the_second_pass_goes_to_the_earlier_table():
+    """The second pass walks stream-K tiles by their least bound, not by table: a later
+    table's copy of a tile whose bound is lower (its least fix-up a hair less: a bound
+    only, never a price) comes first and finds the same price; the earlier table's copy,
+    met after it, must take the tie, as in the Python."""
+    decided = 0
+    for m, n, k, _ in _draws(400, 95):
+        _, tables, _, _ = _priced(m, n, k, "bf16", 1, (False, False), "K", False)
+        basis, views = cost._views(tables)
+        if (
+            cost._cheapest(basis, views, m, n, k, 1)
+            == cost._whole_prices(basis, views, m, n, k, 1, *_d0_bounded(basis, m, n, k))[0]
+        ):
+            continue  # (the whole pass decided: no tie reaches the second)
+        early = tables[0]
+        late = (early[0], tuple((swap, tuple(_lower_bound(g) for g in groups))
+                                for swap, groups in early[1]))  # fmt: skip
+        pair = (early, late)
+        want = cost.cheapest(pair, m, n, k)
+        assert native_cheapest.cheapest(pair, m, n, k) == want, (m, n, k)
+        decided += want[1] == 0
+    assert decided > 20, decided
+
+
+def _d0_bounded(basis, m, n, k, batch=1):
+    """The first pass's DRAM term and bounds (cost._cheapest's)."""
+    eb, (grid, p, _, _, reread, tile_us, dram, _) = basis
+    d0 = ((batch * (m + n) * k * eb + batch * m * n * 2) / dram) ** p
+    return d0, cost._bounded(batch, k, grid, tile_us, reread)
+
+
+def _lower_bound(group: tuple) -> tuple:
+    """A price table's group with its stream-K part's least fix-up a hair less (a fresh list
+    for the splits' prices it fills)."""
+    part = group[-1]
+    if part is None:
+        return group
+    return (*group[:-1], (*part[:1], part[1] * (1 - 1e-9), *part[2:9], [None] * len(part[9])))

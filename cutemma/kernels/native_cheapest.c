@@ -61,6 +61,7 @@ i64 cheapest(const uint64_t *plan, int m_, int n_, int k_, int batch_, double *s
     const i64 reads_once_rows = (i64)buf[9];
     const double full = buf[10];
     const i64 iters_max = (i64)buf[11];
+    const i64 fields = (i64)buf[12]; /* a group's fields before its stream-K part */
 
     const i64 once0 = batch * (m + n) * k * eb;
     const double d0 = pow((double)(once0 + batch * m * n * 2) / dram, p);
@@ -84,8 +85,8 @@ i64 cheapest(const uint64_t *plan, int m_, int n_, int k_, int batch_, double *s
             const i64 mk1 = mk - 1, nk1 = nk - 1;
             for (i64 g = 0; g < ngroups; g++) {
                 const double *e = at;
-                const i64 part_len = (i64)e[19];
-                at += 20 + part_len;
+                const i64 part_len = (i64)e[fields - 1];
+                at += fields + part_len;
                 if (mk <= (i64)e[0]) continue; /* dominated */
                 const i64 bm = (i64)e[1], bn = (i64)e[2], bmp = (i64)e[3], bnp = (i64)e[4];
                 const int paired = e[5] != 0;
@@ -111,7 +112,7 @@ i64 cheapest(const uint64_t *plan, int m_, int n_, int k_, int batch_, double *s
                 const double whole_tile = (double)kt * k_us + tile_us;
                 const i64 waves = ceil_div(tiles, grid);
                 if (part_len) {
-                    const double *part = e + 20;
+                    const double *part = e + fields;
                     if ((double)tiles / (double)(waves * grid) >= full) {
                         index = (i64)part[0]; /* nothing shared */
                     } else {

@@ -42,7 +42,11 @@ SOURCE = Path(__file__).with_name("native_cheapest.c")
 ENV = "CUTEMMA_NATIVE_PRICER"  # "0": price in Python
 # strict IEEE doubles: no contraction of a * b + c into one rounding (the Python rounds twice)
 FLAGS = ("-O2", "-shared", "-fPIC", "-std=c99", "-ffp-contract=off", "-fno-fast-math")
-# a group's fields before its stream-K part (the C file reads them by these positions)
+# A group's record, as the C file reads it by position: the tile's figures (rows it is
+# dominated to, bm, bn, bm and bn times its cluster's pairs, whether paired, the pairs and the
+# cluster's cost, bk, a k tile's microseconds), whether a clamp prices a call of fewer rows and
+# its terms (flops' microseconds, whole rows' bytes, half-sector weights, cluster shares),
+# its first whole config's index, and the length of the stream-K part that follows it
 GROUP_FIELDS = 20
 
 _LOCK = threading.Lock()
@@ -210,7 +214,7 @@ def _constants(basis: tuple) -> tuple[array, int, tuple]:
         return hit
     eb, (grid, p, ip, launch, reread, tile_us, dram, load) = basis
     fields = (eb, grid, p, ip, launch, reread, tile_us, dram, load, READS_ONCE_ROWS)
-    constants = array("d", (*fields, FULL_WAVE, ITERS_MAX))
+    constants = array("d", (*fields, FULL_WAVE, ITERS_MAX, GROUP_FIELDS))
     found = _BASES[id(basis)] = (constants, _address(constants), basis)
     return found
 
@@ -225,7 +229,8 @@ def _address(buf: array) -> int:
 
 
 class _Unpackable(Exception):
-    """An address a double does not hold exactly: :func:`_pack` gives None, the Python prices."""
+    """A table the C file cannot read (an address a double does not hold exactly, a record
+    of another length than it reads): :func:`_pack` gives None, the Python prices."""
 
 
 def _price(packed: tuple, m: int, n: int, k: int, batch: int) -> tuple[float, int, int] | None:
@@ -262,8 +267,11 @@ def _packed_groups(groups: tuple, ordered: bool) -> tuple[array, int, list]:
         pm, pn, pcost = paired if paired is not None else (1, 1, 0.0)
         terms = clamp if clamp is not None else (0.0, 0, 1.0, 1.0, 1, 1)
         tail = _packed_part(part, ordered, kept) if part is not None else ()
-        buf.extend((dominated, bm, bn, bmp, bnp, paired is not None, pm, pn, pcost, bk, k_us))
-        buf.extend((clamp is not None, *terms, index, len(tail)))
+        record = (dominated, bm, bn, bmp, bnp, paired is not None, pm, pn, pcost, bk, k_us,
+                  clamp is not None, *terms, index, len(tail))  # fmt: skip
+        if len(record) != GROUP_FIELDS:  # (a field added here must be read there)
+            raise _Unpackable
+        buf.extend(record)
         buf.extend(tail)
     if len(_GROUPS) >= _GROUPS_MAX:
         _GROUPS.clear()  # (a pick's packed tables keep their own arrays alive)

@@ -64,6 +64,7 @@ def test_it_prices_as_the_python_does_on_drawn_calls(dtype):
         fused = rng.random() < 0.2
         kind = "h100" if rng.random() < 0.2 else "h200"
         _, tables, _, packed = _priced(m, n, k, dtype, batch, rows16, b_major, fused, kind)
+        assert packed is not None, "the C pricer refused a pick's tables (a record's layout?)"
         basis, views = cost._views(tables)
         want = cost._cheapest(basis, views, m, n, k, batch)
         got = native_cheapest._price(packed, m, n, k, batch)

@@ -93,24 +93,35 @@ def _load():
     ).hexdigest()
     entry = cache_dir() / f"native-cheapest-{key[:32]}.so.sealed"
     binary = load_sealed(entry)
-    if binary is None:
+    lib = None
+    if binary is not None:
+        try:  # (a cache shared with another machine may hold a library this one cannot load)
+            lib = _loaded(binary)
+        except OSError:
+            lib = None
+    if lib is None:
         binary, why = _build(compiler)
         if binary is None:
             return None, why
         write_atomic(entry, seal(binary))  # (a read-only cache: built again next process)
-    # (loaded from a private copy of the checked bytes: the cache file may change after)
-    fd, path = tempfile.mkstemp(suffix=".so", prefix="cutemma-native-cheapest-")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(binary)
-        lib = ctypes.PyDLL(path)  # (holds the GIL: it runs for well under a microsecond)
-    finally:
-        os.unlink(path)
+        lib = _loaded(binary)
     # (no argtypes: the packed tables and the result slot come as c_void_p, the counts as
     # ints under 2**31, each converted by ctypes at less cost than argtypes' checks)
     fn = ctypes.PYFUNCTYPE(ctypes.c_int64)(("cheapest", lib))
     _STATE["lib"], _STATE["path"] = lib, entry
     return fn, ""
+
+
+def _loaded(binary: bytes) -> ctypes.PyDLL:
+    """The library of ``binary``, loaded from a private copy of the checked bytes (the cache
+    file may change after the check)."""
+    fd, path = tempfile.mkstemp(suffix=".so", prefix="cutemma-native-cheapest-")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(binary)
+        return ctypes.PyDLL(path)  # (holds the GIL: it runs for well under a microsecond)
+    finally:
+        os.unlink(path)
 
 
 def _build(compiler: str) -> tuple[bytes | None, str]:

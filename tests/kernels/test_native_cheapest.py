@@ -210,3 +210,16 @@ def _lower_bound(group: tuple) -> tuple:
     if part is None:
         return group
     return (*group[:-1], (*part[:1], part[1] * (1 - 1e-9), *part[2:9], [None] * len(part[9])))
+
+
+@needs_cc
+def test_a_cached_library_this_machine_cannot_load_is_rebuilt(tmp_path):
+    from cutemma.cuda.cache import seal
+
+    first = _fresh(PICKS, CUTEMMA_CACHE_DIR=str(tmp_path))
+    (entry,) = tmp_path.glob("native-cheapest-*.so.sealed")
+    built = entry.read_bytes()
+    entry.write_bytes(seal(b"\x7fELF not a library"))  # (sealed: its digest holds)
+    second = _fresh(PICKS, CUTEMMA_CACHE_DIR=str(tmp_path))
+    assert second.stdout.splitlines()[-1] == first.stdout.splitlines()[-1], second.stderr
+    assert entry.read_bytes() == built

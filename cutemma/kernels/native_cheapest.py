@@ -34,6 +34,7 @@ from pathlib import Path
 
 from cutemma.errors import CompileError
 from cutemma.kernels.common.scheduler import FULL_WAVE
+from cutemma.kernels.cost import _TABLES_MAX as TABLES_KEPT
 from cutemma.kernels.cost import READS_ONCE_ROWS, _check_call, _split_prices, _views
 from cutemma.kernels.cost import cheapest as cost_cheapest
 from cutemma.kernels.sm90.streamk import ITERS_MAX
@@ -189,7 +190,7 @@ def _pack(tables: tuple | list):
 
 # each price table's packed form (kept with the table, which price_table's cache keeps alive)
 _TABLES: dict[int, tuple] = {}
-_TABLES_MAX = 8192
+_TABLES_MAX = TABLES_KEPT  # (as many as the cost model keeps)
 
 
 def _packed_table(table: tuple) -> tuple[array, int, list]:
@@ -200,7 +201,8 @@ def _packed_table(table: tuple) -> tuple[array, int, list]:
     if hit is not None and hit[0] is table:
         return hit[1]
     basis, views = table
-    ordered = basis[1][4] >= 0  # (reread: cost._shared_prices' ordered)
+    _, (_, _, _, _, reread, *_) = basis
+    ordered = reread >= 0  # (cost._shared_prices' ordered)
     fields, kept = [len(views)], []
     for swap, groups in views:
         found = _packed_groups(groups, ordered)
@@ -264,7 +266,7 @@ def _price(packed: tuple, m: int, n: int, k: int, batch: int) -> tuple[float, in
 
 # each group tuple's packed form (kept with the tuple, which the price tables keep alive)
 _GROUPS: dict[int, tuple] = {}
-_GROUPS_MAX = 8192
+_GROUPS_MAX = TABLES_KEPT
 
 
 def _packed_groups(groups: tuple, ordered: bool) -> tuple[array, int, list]:

@@ -1385,11 +1385,7 @@ def token_pairs(
     >>> token_pairs(200, 8192, 8208, "e4m3")  # (one token tile: nothing to pair)
     ()
     """
-    check_b_major(b_major, "kernel space: token_pairs")
-    _check_counts(dtype, "kernel space: token_pairs", m=m, n=n, k=k, sms=sms)
-    if not _swaps_call(m, dtype):
-        return ()
-    return _token_pairs(_swap_classes(m, n, k, dtype, sms), dtype, b_major)
+    return _of_classes(_token_pairs, "token_pairs", m, n, k, dtype, sms, b_major)
 
 
 def token_quads(
@@ -1409,11 +1405,17 @@ def token_quads(
     >>> [c.name for c in token_quads(300, 8192, 8208, "e4m3")]
     ['b128x160_c2_sauto_x4ab_etmat_swap', 'b128x112_c2_sauto_x4ab_etmat_swap']
     """
-    check_b_major(b_major, "kernel space: token_quads")
-    _check_counts(dtype, "kernel space: token_quads", m=m, n=n, k=k, sms=sms)
+    return _of_classes(_token_quads, "token_quads", m, n, k, dtype, sms, b_major)
+
+
+def _of_classes(build, what: str, m: int, n: int, k: int, dtype: str, sms: int, b_major: str):
+    """``build``'s kernels of a call's swapped classes (:func:`swap_classes`), its arguments
+    checked under ``what``'s name; none for a call that does not swap."""
+    check_b_major(b_major, f"kernel space: {what}")
+    _check_counts(dtype, f"kernel space: {what}", m=m, n=n, k=k, sms=sms)
     if not _swaps_call(m, dtype):
         return ()
-    return _token_quads(_swap_classes(m, n, k, dtype, sms), dtype, b_major)
+    return build(_swap_classes(m, n, k, dtype, sms), dtype, b_major)
 
 
 @lru_cache(maxsize=4096)

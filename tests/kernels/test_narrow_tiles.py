@@ -42,6 +42,8 @@ def test_narrow_tiles_are_offered_where_64x128_tiles_leave_sms_idle(sms, dtype):
             seen += 1
             assert [c.block_n for c in found] == list(NARROW_WIDTHS)
             assert all(c.block_m == 64 and c.consumers == 1 for c in found)
+            # (k tiles 256 bytes deep: twice the 128-byte swizzle row the other tiles take)
+            assert all(c.block_k * (1 if dtype == "e4m3" else 2) == 256 for c in found)
             assert not any(c.stream_k or c.swap_ab or c.cluster > 1 for c in found)
     assert seen > 100
 
@@ -70,7 +72,7 @@ def test_a_wave_as_narrow_as_64_comes_from_the_narrow_tiles():
     # 300 rows are 5 tile rows, which leave 26 columns of a wave: 1600 columns fill it at 64
     assert wave_width(300, 1600, "bf16") == 0
     names = [c.name for c in candidates(300, 1600, 2048, "bf16")]
-    assert names.count("b64x64_c1_sauto") == 1
+    assert names.count("b64x64x128_c1_sauto") == 1
 
 
 def test_the_pick_takes_a_narrow_tile_where_the_model_prices_it_lowest():

@@ -738,8 +738,8 @@ def narrow_kernels(
     """:func:`candidates`' 64-row tiles of :data:`NARROW_WIDTHS` columns for one problem
     (16-bit or fp8, either B major) of at least :data:`NARROW_MIN_M` rows whose 64x128
     tiles number fewer than ``sms``: whole (more CTAs for a call of few tiles), on k tiles
-    :data:`NARROW_K_BYTES` deep, B evict-first where :func:`evict_first` says so. tf32 is refused, as
-    :func:`wave_kernels` refuses it.
+    :data:`NARROW_K_BYTES` deep, B evict-first where :func:`evict_first` says so. tf32 is
+    refused, as :func:`wave_kernels` refuses it.
 
     >>> [c.name for c in narrow_kernels(298, 320, 2048, "e4m3")]
     ['b64x32x256_c1_sauto_ovl', 'b64x64x256_c1_sauto_ovl']

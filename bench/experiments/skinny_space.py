@@ -1,0 +1,63 @@
+"""Calls of few columns and many rows against the space's own kernels: does the space hold a
+faster kernel than the pick (a model error), or none (a kernel to build)?
+
+The sweeps' largest block of rows under 0.85 of cuBLAS (with the few-tile long-K calls) is
+calls of at most ~700 columns, 2,000+ rows and K of 4,000+; 192-row tiles split four ways
+won on 4 of 12 of them (raw/skinny-192-h200.json). Each call (half the sweeps' such losers,
+half drawn at run time; bf16 with each B major and e4m3): cuBLAS, the pick, the model's next
+eight kernels (one per tile and schedule, its cheapest split: fitted_long_k.py's), and for
+16-bit calls 192x96 and 192x128 of three warpgroups split four ways. L2-flushed medians in
+turn, errors against cuBLAS, each kernel's price beside it.
+
+    python bench/experiments/skinny_space.py OUT.json [--draws 12] [--seed S]
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", ".."))
+sys.path.insert(0, os.path.join(HERE, ".."))
+sys.path.insert(0, HERE)
+
+import fitted_long_k  # noqa: E402 - beside this script
+from skinny_192 import _skinny  # noqa: E402
+
+fitted_long_k.NEXT = 8
+
+
+def shapes(draws: int, seed: int) -> list[tuple]:
+    from gemm_sweep import draw_shapes
+    from small_calls import sweep_losers
+
+    lost = sweep_losers(
+        lambda r: _skinny(r["m"], r["n"], r["k"]) and r["ratio"] < 0.9, draws // 2, seed
+    )
+    drawn = [s for s in draw_shapes(40000, seed) if _skinny(*s)]
+    random.Random(seed).shuffle(drawn)
+    combos = ("bf16_bK", "bf16_bN", "e4m3")
+    drawn = [(combos[i % 3], *s) for i, s in enumerate(drawn)]
+    return list(dict.fromkeys(lost + drawn))[:draws]
+
+
+def kernels(combo: str, m: int, n: int, k: int) -> dict:
+    from cutemma.kernels.sm90.config import Sm90Config
+    from cutemma.kernels.space import builds
+
+    out = fitted_long_k.kernels(combo, m, n, k)
+    if combo != "e4m3":
+        major = "N" if combo == "bf16_bN" else "K"
+        for bn in (96, 128):
+            cfg = Sm90Config(192, bn, consumers=3, stream_k=True, split=4)
+            if builds(cfg, "bf16", ("K", major)):
+                out[cfg.name] = cfg
+    return out
+
+
+if __name__ == "__main__":
+    from probe import main
+
+    main(__file__, __doc__, shapes, kernels, 12)

@@ -47,8 +47,8 @@ def shapes(draws: int, seed: int) -> list[tuple]:
     return list(dict.fromkeys(found))[:draws]
 
 
-def kernels(combo: str, m: int, n: int, k: int) -> dict:
-    """The model's cheapest ``NEXT`` kernels after the pick, one per tile and schedule."""
+def kernels(combo: str, m: int, n: int, k: int, count: int = NEXT) -> dict:
+    """The model's cheapest ``count`` kernels after the pick, one per tile and schedule."""
     from probe import call_space
 
     from cutemma.kernels.cost import predict
@@ -62,7 +62,7 @@ def kernels(combo: str, m: int, n: int, k: int) -> dict:
             continue
         seen.add(key)
         out[cfg.name] = cfg
-        if len(out) > NEXT:
+        if len(out) > count:
             break
     return out
 

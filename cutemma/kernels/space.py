@@ -169,13 +169,13 @@ WAVE_WIDTH_MIN = 64
 # 96 wide too, the moved picks ran 0.928 of cuBLAS against 0.978 (on 40 drawn calls, 18
 # faster: raw/narrow96-ab-drawn-h200-rejected.json)
 NARROW_WIDTHS = (32, 64)
-# their k tiles 256 bytes deep (128 16-bit or 256 fp8 values), twice the swizzle row: a
+# their k tiles two swizzle rows deep (256 bytes: 128 16-bit or 256 fp8 values): a
 # stage's fixed cost (the full barrier's wait, the wgmma fence and issue, the release)
 # beside a 64x32 or 64x64 tile's short MMA sets their pace, whatever the ring's depth or
 # cluster (raw/deep-rings-h200.json); 256-byte k tiles ran 64x32 1.061x and 64x64 1.032x
 # as fast (geomean of 16 calls of 129-2048 rows; on the calls where a narrow tile is the
 # pick or near it 1.00-1.24x), where 64x128 and 128x64 lost 3.5% (raw/wide-k-narrow-h200.json)
-NARROW_K_BYTES = 256
+NARROW_K_BYTES = 2 * SWIZZLE_ROW_BYTES
 # from two 64-row tile rows: offered from 17 rows, where the swapped kernels' token tiles
 # hold the call, the moved picks ran 0.940 of cuBLAS against 1.000 on drawn calls and 1.007
 # against 1.074 on the named and decode rows (raw/narrow17-ab-{drawn,named}-h200-rejected.json)
@@ -778,7 +778,9 @@ def _narrow_group(dtype: str, hinted: bool) -> tuple[Sm90Config, ...]:
 def _narrow_configs(dtype: str) -> tuple[Sm90Config, ...]:
     kw = {"promote": FP8_PROMOTE[WAVE_ROWS]} if dtype in FP8 else {}
     bk = NARROW_K_BYTES // ATOMS_SM90[dtype][1]
-    found = (Sm90Config(WAVE_ROWS, w, bk, consumers=ROWS[WAVE_ROWS], **kw) for w in NARROW_WIDTHS)
+    found = (
+        Sm90Config(WAVE_ROWS, w, block_k=bk, consumers=ROWS[WAVE_ROWS], **kw) for w in NARROW_WIDTHS
+    )
     return tuple(c for c in found if fits(c, dtype) and builds(c, dtype))
 
 

@@ -13,19 +13,23 @@ from dataclasses import replace
 import torch  # before cutemma's CUDA modules
 
 import cutemma
-from cutemma.kernels.sm90.config import Sm90Config
+from cutemma.kernels.sm90.config import ATOMS_SM90, Sm90Config
 from cutemma.kernels.space import FP8_PROMOTE, NARROW_K_BYTES, NARROW_WIDTHS
 
 # (gpu_sm90_checks.py checks the same ones in every major pair; the narrow ones on their
 # 256-byte k tiles, space.NARROW_K_BYTES)
 CONFIGS = (
     [Sm90Config(64, w, consumers=1) for w in (96, 176)]
-    + [Sm90Config(64, w, NARROW_K_BYTES // 2, consumers=1) for w in NARROW_WIDTHS]
+    + [
+        Sm90Config(64, w, NARROW_K_BYTES // ATOMS_SM90["bf16"][1], consumers=1)
+        for w in NARROW_WIDTHS
+    ]
     + [Sm90Config(64, 224, consumers=1, evict_first="B")]
 )
 # (and FP8_NARROW with K-major operands, the only ones fp8's GMMA reads)
 FP8_NARROW = [
-    Sm90Config(64, w, NARROW_K_BYTES, consumers=1, promote=FP8_PROMOTE[64]) for w in NARROW_WIDTHS
+    Sm90Config(64, w, NARROW_K_BYTES // ATOMS_SM90["e4m3"][1], consumers=1, promote=FP8_PROMOTE[64])
+    for w in NARROW_WIDTHS
 ]
 
 

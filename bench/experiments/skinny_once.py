@@ -16,7 +16,6 @@ cuBLAS, each kernel's price beside it.
 from __future__ import annotations
 
 import os
-import random
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -33,17 +32,9 @@ sm90_config.MULTICASTS.update({("A", 4): (1, 4)})
 
 def shapes(draws: int, seed: int) -> list[tuple]:
     """Half the sweeps' such calls under 0.9 of cuBLAS, half drawn (combos in turn)."""
-    from gemm_sweep import draw_shapes
-    from small_calls import sweep_losers
+    from small_calls import losers_and_drawn
 
-    lost = sweep_losers(
-        lambda r: _skinny(r["m"], r["n"], r["k"]) and r["ratio"] < 0.9, draws // 2, seed
-    )
-    drawn = [s for s in draw_shapes(40000, seed) if _skinny(*s)]
-    random.Random(seed).shuffle(drawn)
-    combos = ("bf16_bK", "bf16_bN", "e4m3")
-    drawn = [(combos[i % 3], *s) for i, s in enumerate(drawn)]
-    return list(dict.fromkeys(lost + drawn))[:draws]
+    return losers_and_drawn(_skinny, draws, seed, 40000)
 
 
 def _up(x: int, q: int) -> int:

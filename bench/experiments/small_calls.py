@@ -42,6 +42,22 @@ def sweep_losers(keep, limit: int, seed: int, last: int | None = None) -> list[t
     return found[:limit]
 
 
+def losers_and_drawn(keep, draws: int, seed: int, pool: int) -> list[tuple]:
+    """(combo, m, n, k): half of ``draws`` from the committed sweeps' rows under 0.9 of cuBLAS
+    whose (m, n, k) ``keep`` takes, the rest from ``pool`` calls drawn by the sweep's
+    distribution that ``keep`` takes, shuffled by ``seed``, the combos in turn."""
+    from gemm_sweep import draw_shapes
+
+    lost = sweep_losers(
+        lambda r: keep(r["m"], r["n"], r["k"]) and r["ratio"] < 0.9, draws // 2, seed
+    )
+    drawn = [s for s in draw_shapes(pool, seed) if keep(*s)]
+    random.Random(seed).shuffle(drawn)
+    combos = ("bf16_bK", "bf16_bN", "e4m3")
+    drawn = [(combos[i % 3], *s) for i, s in enumerate(drawn)]
+    return list(dict.fromkeys(lost + drawn))[:draws]
+
+
 def sweep_cases(limit: int) -> list[tuple]:
     """(combo, m, n, k) of the committed sweeps' small calls that the pick lost."""
     lost = lambda r: r.get("ratio", 9) < 0.97 and r.get("peer_us", 99) < PEER_MAX_US  # noqa: E731

@@ -17,7 +17,6 @@ and stream-K. L2-flushed medians in turn, errors against cuBLAS, each kernel's p
 from __future__ import annotations
 
 import os
-import random
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -35,15 +34,9 @@ def _mid(m: int) -> bool:
 
 def shapes(draws: int, seed: int) -> list[tuple]:
     """Half the sweeps' such calls under 0.9 of cuBLAS, half drawn (combos in turn)."""
-    from gemm_sweep import draw_shapes
-    from small_calls import sweep_losers
+    from small_calls import losers_and_drawn
 
-    lost = sweep_losers(lambda r: _mid(r["m"]) and r["ratio"] < 0.9, draws // 2, seed)
-    drawn = [s for s in draw_shapes(20000, seed) if _mid(s[0])]
-    random.Random(seed).shuffle(drawn)
-    combos = ("bf16_bK", "bf16_bN", "e4m3")
-    drawn = [(combos[i % 3], *s) for i, s in enumerate(drawn)]
-    return list(dict.fromkeys(lost + drawn))[:draws]
+    return losers_and_drawn(lambda m, n, k: _mid(m), draws, seed, 20000)
 
 
 def _up(x: int, q: int) -> int:

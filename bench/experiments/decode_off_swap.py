@@ -10,6 +10,9 @@ cheapest unswapped one, and the swapped decode kernels (64x16 / 128x16 on 256-by
 tiles) whole and split. L2-flushed medians in turn, errors against cuBLAS.
 
     python bench/experiments/decode_off_swap.py OUT.json [--draws 16] [--seed S]
+
+``KERNELS=whole``: the pick against the model's cheapest swapped whole kernel of 128 rows and
+of 64 rows only (more calls in the same time).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ sys.path.insert(0, os.path.join(HERE, ".."))
 sys.path.insert(0, HERE)
 
 MOST_M = 16
+WHOLE = os.environ.get("KERNELS") == "whole"
 
 
 def _off(m: int, n: int, k: int) -> bool:
@@ -52,6 +56,13 @@ def kernels(combo: str, m: int, n: int, k: int) -> dict:
     found = candidates(m, n, k, "e4m3", 1, 132, True, r16, "K")
     price = lambda c: predict(c, m, n, k, "e4m3", 1, "h200", 2, r16)  # noqa: E731
     out = {}
+    if WHOLE:
+        for rows in (128, 64):
+            mine = sorted((c for c in found if c.swap_ab and not c.stream_k and c.kcluster == 1
+                           and c.block_m == rows), key=price)  # fmt: skip
+            if mine:
+                out[mine[0].name] = mine[0]
+        return out
     for swapped in (True, False):
         mine = sorted((c for c in found if c.swap_ab == swapped), key=price)
         if mine:

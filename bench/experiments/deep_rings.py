@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import sys
 from dataclasses import replace
+from functools import partial
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", ".."))
@@ -57,14 +58,12 @@ def shapes(draws: int, seed: int) -> list[tuple]:
 
 def deepest(cfg, dtype: str, major: str):
     """``cfg`` with as many stages as fit (at most DEEPEST), or None where that is no deeper."""
-    from cutemma.kernels.space import builds
+    from probe import built
 
     for s in range(DEEPEST, (cfg.stages or sm90_config.MAX_STAGES), -1):
-        try:
-            deep = replace(cfg, stages=s)  # (refused where the stages cannot fit at all)
-        except Exception:
-            continue
-        if builds(deep, dtype, ("K", major)):
+        # (refused where the stages cannot fit at all)
+        deep = built(partial(replace, cfg, stages=s), dtype, ("K", major))
+        if deep is not None:
             return deep
     return None
 

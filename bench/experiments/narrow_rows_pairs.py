@@ -16,6 +16,7 @@ import os
 import random
 import sys
 from dataclasses import replace
+from functools import partial
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", ".."))
@@ -63,8 +64,9 @@ def shapes(draws: int, seed: int) -> list[tuple]:
 
 
 def kernels(combo: str, m: int, n: int, k: int) -> dict:
+    from probe import built
+
     from cutemma.kernels.sm90.config import Sm90Config
-    from cutemma.kernels.space import builds
 
     major = "N" if combo == "bf16_bN" else "K"
     pick = _pick(combo, m, n, k)
@@ -75,11 +77,8 @@ def kernels(combo: str, m: int, n: int, k: int) -> dict:
     out = {}
     for tile in base:
         for cl, mc in CLUSTERS:
-            try:
-                cfg = replace(tile, cluster=cl, multicast=mc)
-            except Exception:  # (a rule refuses it: not timed)
-                continue
-            if builds(cfg, "bf16", ("K", major)):
+            cfg = built(partial(replace, tile, cluster=cl, multicast=mc), "bf16", ("K", major))
+            if cfg is not None:
                 out[cfg.name] = cfg
     return out
 

@@ -93,6 +93,21 @@ def cheapest_plain(combo: str, m: int, n: int, k: int, count: int = 3) -> tuple:
     return dtype, major, sorted(found, key=price)[:count]
 
 
+def built(make: Callable, dtype: str, majors: tuple[str, str] = ("K", "K")):
+    """The config ``make()`` gives (e.g. ``functools.partial(Sm90Config, ...)``), or None
+    where the family's rules refuse it (its TiledMmaError) or its stages do not build for
+    operands of ``majors`` (:func:`cutemma.kernels.space.builds`): the probes' kernels that
+    can run."""
+    from cutemma.errors import TiledMmaError
+    from cutemma.kernels.space import builds
+
+    try:
+        cfg = make()
+    except TiledMmaError:  # (a rule refuses the shape: not timed)
+        return None
+    return cfg if builds(cfg, dtype, majors) else None
+
+
 def add_peer_kernels(out: str) -> None:
     """Each row of the probe's ``out`` with the names of the CUDA kernels cuBLAS launches
     for it (peer_kernels.kernels_of: torch.profiler)."""

@@ -23,6 +23,7 @@ import os
 import random
 import sys
 from dataclasses import replace
+from functools import partial
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", ".."))
@@ -65,11 +66,10 @@ def _whole(cfg):
 
 
 def kernels(combo: str, m: int, n: int, k: int) -> dict:
-    from probe import call_space
+    from probe import built, call_space
 
     from cutemma.kernels.pick import builtin
     from cutemma.kernels.sm90.config import Sm90Config
-    from cutemma.kernels.space import builds
 
     dtype, major, r16, _ = call_space(combo, m, n, k)
     pick, _ = builtin(m, n, k, 1, dtype, 132, "h200", True, r16, major, False)
@@ -80,11 +80,8 @@ def kernels(combo: str, m: int, n: int, k: int) -> dict:
     out = {}
     for tile in tiles:
         for cl, mc in CLUSTERS:
-            try:
-                cfg = replace(tile, cluster=cl, multicast=mc)
-            except Exception:
-                continue
-            if builds(cfg, dtype, ("K", major)):
+            cfg = built(partial(replace, tile, cluster=cl, multicast=mc), dtype, ("K", major))
+            if cfg is not None:
                 out[cfg.name] = cfg
     return out
 

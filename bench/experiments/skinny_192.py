@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import random
 import sys
+from functools import partial
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", ".."))
@@ -57,19 +58,17 @@ def widths(n: int) -> list[int]:
 
 
 def kernels(combo: str, m: int, n: int, k: int) -> dict:
+    from probe import built
+
     from cutemma.kernels.sm90.config import Sm90Config
-    from cutemma.kernels.space import builds
 
     major = "N" if combo == "bf16_bN" else "K"
     out = {}
     for bn in widths(n):
         for kind in ({"consumers": 3}, {"consumers_n": 2}):
             for extra in ({}, {"stream_k": True, "split": 4}):
-                try:
-                    cfg = Sm90Config(192, bn, **kind, **extra)
-                except Exception:
-                    continue
-                if builds(cfg, "bf16", ("K", major)):
+                cfg = built(partial(Sm90Config, 192, bn, **kind, **extra), "bf16", ("K", major))
+                if cfg is not None:
                     out[cfg.name] = cfg
     return out
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import sys
+from functools import partial
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", ".."))
@@ -74,8 +75,9 @@ def _halves(n: int) -> list[dict]:
 
 
 def kernels(combo: str, m: int, n: int, k: int) -> dict:
+    from probe import built
+
     from cutemma.kernels.sm90.config import Sm90Config
-    from cutemma.kernels.space import builds
 
     dtype = "e4m3" if combo == "e4m3" else "bf16"
     major = "N" if combo == "bf16_bN" else "K"
@@ -83,11 +85,8 @@ def kernels(combo: str, m: int, n: int, k: int) -> dict:
     for fields in _spans(n) + _halves(n):
         if dtype == "e4m3":
             fields = dict(fields, promote="split" if fields.get("cluster", 1) == 1 else True)
-        try:
-            cfg = Sm90Config(**fields)
-        except Exception:  # (a rule refuses the shape: not timed)
-            continue
-        if builds(cfg, dtype, ("K", major)):
+        cfg = built(partial(Sm90Config, **fields), dtype, ("K", major))
+        if cfg is not None:
             out[cfg.name] = cfg
     return out
 

@@ -1418,7 +1418,16 @@ def token_quads(
     return _of_classes(_token_quads, "token_quads", m, n, k, dtype, sms, b_major)
 
 
-def _of_classes(build, what: str, m: int, n: int, k: int, dtype: str, sms: int, b_major: str):
+def _of_classes(
+    build: Callable[[tuple, str, str], tuple[Sm90Config, ...]],
+    what: str,
+    m: int,
+    n: int,
+    k: int,
+    dtype: str,
+    sms: int,
+    b_major: str,
+) -> tuple[Sm90Config, ...]:
     """``build``'s kernels of a call's swapped classes (:func:`swap_classes`), its arguments
     checked under ``what``'s name; none for a call that does not swap."""
     check_b_major(b_major, f"kernel space: {what}")

@@ -93,6 +93,12 @@ CONFIGS = [
     Sm90Config(128, 144),
     Sm90Config(128, 208),
     Sm90Config(128, 240, stream_k=True, split=8),
+    # the TMA store in passes through two staging buffers (config.store_passes): 4 of 64,
+    # 4 of 32, 6 of 32 and 7 (odd: the next tile's first pass takes the buffer of the last)
+    Sm90Config(128, 256, epilogue="tmab"),
+    Sm90Config(256, 128, epilogue="tmab"),
+    Sm90Config(128, 192, epilogue="tmab"),
+    Sm90Config(128, 224, epilogue="tmab"),
 ]  # fmt: skip (built-in 16-bit widths, and tiles wider than one wgmma)
 CLUSTER_CONFIGS = [Sm90Config(128, 256, cluster=2), Sm90Config(128, 128, cluster=2),
                    Sm90Config(128, 256, cluster=2, multicast="A"),
@@ -109,7 +115,11 @@ FEW_COLS_CONFIGS = [mid_swapped_kernel(224, "bf16", False),
                     replace(mid_swapped_kernel(128, "bf16", False), stream_k=True, split=4),
                     token_pair(mid_swapped_kernel(224, "bf16", False)),
                     replace(token_pair(mid_swapped_kernel(128, "bf16", False)), cluster=4,
-                            multicast="AB")]  # fmt: skip
+                            multicast="AB"),
+                    # 256 weight rows, D^T through two staging buffers: 5 passes of 24
+                    # tokens, 4 of 32 (bench/experiments/swap256_buffered.py's kernels)
+                    Sm90Config(256, 120, epilogue="tmatb", swap_ab=True),
+                    Sm90Config(256, 128, epilogue="tmatb", swap_ab=True)]  # fmt: skip
 FEW_COLS_SHAPES = [(5800, 528, 2688), (16384, 1000, 520), (4104, 72, 136), (2056, 1024, 4104),
                    (6144, 2040, 1040)]  # fmt: skip
 # promoted fp8 with two wgmma sets and one batch in flight (kept apart from the list above)
@@ -141,7 +151,10 @@ FP8_CONFIGS = [*FP8_CONFIGS, Sm90Config(128, 128, promote="overlap"),
                token_pair(mid_swapped_kernel(200, "e4m3", False)),
                # and in 2 x 2 clusters (space.token_quads: token tiles a multiple of 16)
                replace(token_pair(mid_swapped_kernel(144, "e4m3", False)), cluster=4,
-                       multicast="AB")]  # fmt: skip
+                       multicast="AB"),
+               # promoted by N halves, stored in passes through two buffers; swapped too
+               Sm90Config(128, 192, promote="split", epilogue="tmab"),
+               replace(mid_swapped_kernel(136, "e4m3", True), epilogue="tmatb")]  # fmt: skip
 
 
 def operand(rows, cols, contiguous_rows, dtype, gen):

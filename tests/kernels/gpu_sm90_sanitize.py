@@ -1,6 +1,6 @@
 """A few edge-shape sm90 GEMMs for compute-sanitizer (memcheck, racecheck, synccheck).
 
-compute-sanitizer --tool memcheck python tests/kernels/gpu_sm90_sanitize.py [fp8 | cluster | quad | --batched]
+compute-sanitizer --tool memcheck python tests/kernels/gpu_sm90_sanitize.py [fp8 | cluster | quad | buffered | --batched]
 
 ``fp8``: only the promoted fp8 configs (128x128, 3 consumers 192x128, 128x192; the
 last two also with schedule "alternate"; 128x192 also promoted by N halves) and the
@@ -26,6 +26,9 @@ bf16 and e4m3, f32 and bf16 out, with beta and C and with a fused epilogue, each
 (the same bits every run); and the swapped kernels as kcluster kernels
 (``space.kcluster_kernels(..., swap=True)``); ``kcluster pairs``: the same calls on
 clusters of kcluster pairs that multicast A or B (``Sm90Config(cluster=2, kcluster=S)``).
+``buffered``: the TMA store in passes through two staging buffers ("tmab", "tmatb"), bf16
+and e4m3, unswapped and swapped (256 weight rows), on edge shapes and on shapes of more
+tiles than SMs (a CTA's next tile reuses the buffers while its last stores may drain).
 ``chunks``: stream-K shares of whole tiles' k chunks, taken chunk-major, through the
 serial fix-up and the one that adds the partials together (``chunks small``: bf16 on the
 calls of few tiles alone, for racecheck).
@@ -358,6 +361,30 @@ def batched() -> float:
     return worst
 
 
+BUFFERED = [(Sm90Config(128, 256, epilogue="tmab"), "bf16"),
+            (Sm90Config(256, 128, epilogue="tmab"), "bf16"),
+            (Sm90Config(128, 224, epilogue="tmab"), "bf16"),
+            (Sm90Config(128, 192, promote="split", epilogue="tmab"), "e4m3"),
+            (Sm90Config(256, 120, epilogue="tmatb", swap_ab=True), "bf16"),
+            (Sm90Config(128, 136, promote="split", epilogue="tmatb", swap_ab=True), "e4m3")]  # fmt: skip
+
+
+def buffered_main() -> None:
+    torch.manual_seed(0)
+    worst = 0.0
+    for cfg, dtype in BUFFERED:
+        for m, n, k in [(1, 8, 16), (136, 264, 208), (2304, 2056, 144)]:
+            A, B = torch.randn(m, k).cuda(), torch.randn(n, k).cuda().t()  # B K-major
+            cast = torch.float8_e4m3fn if dtype == "e4m3" else torch.bfloat16
+            A, B = A.to(cast), B.to(cast)
+            ref = A.double() @ B.double()
+            for out_dtype in (torch.float32, torch.bfloat16):  # registers / the TMA store
+                D = gemm_sm90(A, B, out_dtype=out_dtype, config=cfg)
+                worst = max(worst, float((D.double() - ref).norm() / ref.norm()))
+    torch.cuda.synchronize()
+    print(f"sm90 buffered-store sanitize run done; worst rel err {worst:.2e}")
+
+
 def main() -> None:
     torch.manual_seed(0)
     if "--batched" in sys.argv:
@@ -403,5 +430,5 @@ def main() -> None:
 
 if __name__ == "__main__":
     modes = {"fp8": fp8_main, "swap": swap_main, "fused": fused_main, "kcluster": kcluster_main,
-             "chunks": chunks_main}  # fmt: skip
+             "chunks": chunks_main, "buffered": buffered_main}  # fmt: skip
     modes.get(sys.argv[1] if sys.argv[1:] else "", main)()

@@ -83,6 +83,12 @@ SM90_CASES: dict[str, list[tuple[dict, dict]]] = {
     "tmat_cooperative": [
         ({"epilogue": "tmat", "schedule": "pingpong"}, {"epilogue": "tma", "schedule": "pingpong"}),
     ],
+    # passes of a multiple of 32 columns (row-major D) or 8 (column-major), two at least
+    "buffered_store": [
+        ({"epilogue": "tmab", "block_n": 112}, {"epilogue": "tmab", "block_n": 96}),
+        ({"epilogue": "tmatb", "block_n": 8}, {"epilogue": "tmatb", "block_n": 16}),
+        ({"epilogue": "tmab", "stream_k": True}, {"epilogue": "tmab"}),
+    ],
     # warpgroups side by side along N: each one wgmma of half the columns, cooperative
     "consumers_n": [
         ({"consumers_n": 2, "schedule": "pingpong"}, {"consumers_n": 2}),

@@ -44,6 +44,12 @@ CASES = [
     (Sm90Config(128, 128, promote="split"), "e5m2", "K", "K", "f32"),
     (Sm90Config(128, 192, promote="split", epilogue="tma2"), "e4m3", "K", "K", "f16"),
     (Sm90Config(128, 256, epilogue="tma2"), "bf16", "M", "N", "bf16"),  # 4 stages, 2 passes
+    # "tmab" / "tmatb": passes through two staging buffers in turn (4 stages each, where the
+    # whole staging tile leaves 3): 4 of 64 and 4 of 32 columns; the swapped 256-row tile's
+    # column-major D in 5 passes of 24 tokens
+    (Sm90Config(128, 256, epilogue="tmab"), "bf16", "K", "K", "bf16"),
+    (Sm90Config(256, 128, epilogue="tmab"), "f16", "M", "N", "f16"),
+    (Sm90Config(256, 120, epilogue="tmatb", swap_ab=True), "bf16", "K", "K", "bf16"),
     (NARROW_16, "bf16", "K", "N", "bf16"),  # the built-in narrow 16-bit tile, one warpgroup
     (replace(NARROW_16, evict_first="B"), "f16", "M", "K", "f32"),
     # tiles wider than one wgmma: 5 x m64n64 (N-major B, one SW128 atom each), 2 x m64n160

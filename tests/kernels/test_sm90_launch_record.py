@@ -43,6 +43,10 @@ def _configs() -> dict[str, set[Sm90Config]]:
         *(Sm90Config(192, bn, consumers_n=2, **x) for bn in (128, 144, 160, 192)
           for x in ({}, {"stream_k": True}, {"epilogue": "regs"})),
         Sm90Config(192, 192, consumers_n=2, swizzle=(None, "SW128")),
+        # the TMA store in passes through two buffers: the passes and the ring from the
+        # stage's bytes (config.store_passes), row-major D and swapped column-major D
+        *(Sm90Config(bm, bn, epilogue="tmab") for bm, bn in ((128, 256), (256, 128), (128, 224))),
+        *(Sm90Config(256, bn, epilogue="tmatb", swap_ab=True) for bn in (120, 136, 200)),
     )  # fmt: skip
     for dt in ("bf16", "f16"):
         out[dt] |= set(extra)

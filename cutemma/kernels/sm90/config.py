@@ -58,9 +58,20 @@ REGISTER_SPLIT = {1: (PRODUCER_REGS, CONSUMER_REGS), 2: (PRODUCER_REGS, CONSUMER
 # "regs": alpha * acc + beta * C stored from registers; "tma2": as "tma" through a staging
 # tile of half the columns, stored in two passes (a ring stage more in the shared memory);
 # "tmat": as "tma" for a column-major D (m contiguous: a swapped kernel's D^T), its staging
-# tile MN-major; a row-major D is then stored from registers (and "tma"'s a column-major one)
-EPILOGUES = ("tma", "regs", "tma2", "tmat")
-TMA_EPILOGUES = {"tma": "K", "tma2": "K", "tmat": "MN"}  # -> the staging tile's contiguous mode
+# tile MN-major; a row-major D is then stored from registers (and "tma"'s a column-major one);
+# "tmab" / "tmatb": as "tma" / "tmat" in passes of block_n / P columns through two staging
+# buffers in turn (:func:`store_passes`), a pass's writes running while the TMA engine reads
+# the pass before, so that the ring gets the shared memory the whole staging tile took (what
+# cuBLAS's kernels do: 4 stages of its 128x256 tile, where a whole staging tile leaves 3). It
+# pays where a tile starves (256x128, swapped 256-row tiles) and costs on short K, where the
+# epilogue is a large share (bench/results/raw/buffered-store*-h200.json): the space keeps "tma"
+EPILOGUES = ("tma", "regs", "tma2", "tmat", "tmab", "tmatb")
+# -> the staging tile's contiguous mode
+TMA_EPILOGUES = {"tma": "K", "tma2": "K", "tmat": "MN", "tmab": "K", "tmatb": "MN"}
+# a buffered pass's columns, a multiple of: 32 for a row-major D (64 bytes of 16-bit values:
+# SW64 atoms or wider), 8 for a column-major one (an MN-major atom's 8 columns)
+STORE_PASS_COLUMNS = {"tmab": 32, "tmatb": 8}
+BUFFERED_EPILOGUES = tuple(STORE_PASS_COLUMNS)
 TMA_STORE_OUTS = ("bf16", "f16")
 OUTS_SM90 = ("f32", "bf16", "f16")  # what the sm90 epilogue writes (registers or TMA)
 FP8 = ("e4m3", "e5m2")
@@ -266,7 +277,8 @@ class Sm90Config:
     ``epilogue`` "tma" (16-bit D through a swizzled staging tile and TMA stores), "tma2"
     (the same through a staging tile of half the columns, in two passes: the freed shared
     memory holds one more ring stage), "tmat" (as "tma" for a column-major D: a swapped
-    kernel's D^T), "regs" (stores from registers). ``stream_k``
+    kernel's D^T), "tmab" / "tmatb" (as "tma" / "tmat" in passes through two staging
+    buffers taken in turn: :func:`store_passes`), "regs" (stores from registers). ``stream_k``
     (cooperative, clusters of 1, 2-D calls): the CTAs share the k iterations of the tiles a
     last partial wave would leave to few SMs, a tile cut between CTAs summed by its first
     CTA in a fixed order (:mod:`cutemma.kernels.sm90.streamk`). ``swap_ab`` (2-D calls, no
@@ -462,6 +474,15 @@ class Sm90Config:
         return self.k_tiles[elem_bytes]
 
     @property
+    def store_buffers(self) -> int:
+        """Staging buffers the TMA-store passes take in turn: 2 with "tmab" / "tmatb", else 1.
+
+        >>> Sm90Config(256, 128, epilogue="tmab").store_buffers, Sm90Config().store_buffers
+        (2, 1)
+        """
+        return 2 if self.epilogue in BUFFERED_EPILOGUES else 1
+
+    @property
     def threads(self) -> int:
         return WARPGROUP * (1 + self.consumers)
 
@@ -473,6 +494,33 @@ class Sm90Config:
         (2, 1)
         """
         return 1 if self.schedule == "pingpong" else self.consumers
+
+
+def store_passes(config: Sm90Config, stage_bytes: int, free_bytes: int) -> int:
+    """TMA-store passes per tile: 2 with "tma2"; with two buffers ("tmab", "tmatb") the
+    fewest passes (block_n / P columns each, a multiple of :data:`STORE_PASS_COLUMNS`) that
+    leave the ring of ``stage_bytes`` stages as deep, within ``free_bytes`` (the shared
+    memory the ring and staging share), as the narrowest passes would; else 1.
+    (:data:`STORE_PASS_COLUMNS` each: the config rule ``buffered_store`` ensures two fit.)
+
+    >>> store_passes(Sm90Config(256, 128, epilogue="tmab"), 49152 + 16, 231416)
+    4
+    >>> store_passes(Sm90Config(128, 256, epilogue="tmab"), 49152 + 16, 231416)
+    4
+    """
+    if config.epilogue not in BUFFERED_EPILOGUES:
+        return 2 if config.epilogue == "tma2" else 1
+    bn, tiles = config.block_n, config.consumers // config.tile_warpgroups
+    step = STORE_PASS_COLUMNS[config.epilogue]
+    counts = [p for p in range(2, bn // step + 1) if bn % p == 0 and (bn // p) % step == 0]
+
+    def depth(p: int) -> int:  # (16-bit D: 2 bytes a value)
+        return min(
+            MAX_STAGES, (free_bytes - 2 * config.block_m * (bn // p) * 2 * tiles) // stage_bytes
+        )
+
+    deepest = depth(counts[-1])
+    return next(p for p in counts if depth(p) == deepest)
 
 
 def split_swizzles(config: Sm90Config, extent: int, contiguous: bool, eb: int) -> tuple[str, ...]:
@@ -725,7 +773,7 @@ CONFIG_RULES: tuple[ConfigRule, ...] = (
     ),
     ConfigRule(
         "tmat_cooperative",
-        lambda c: c.epilogue != "tmat" or c.schedule == "cooperative",
+        lambda c: c.epilogue not in ("tmat", "tmatb") or c.schedule == "cooperative",
         lambda c: (
             f"epilogue 'tmat' with schedule 'cooperative' (what the GPU has run it on: "
             f"tests/kernels/gpu_sm90_sanitize.py swap, swap pairs, swap quads); got "
@@ -738,6 +786,24 @@ CONFIG_RULES: tuple[ConfigRule, ...] = (
         lambda c: (
             f"epilogue 'tma2' with block_n {c.block_n} a multiple of 16 (two passes of "
             "a multiple of 8 columns)"
+        ),
+    ),
+    ConfigRule(
+        "buffered_store",
+        lambda c: (
+            c.epilogue not in BUFFERED_EPILOGUES
+            or (
+                c.block_n % STORE_PASS_COLUMNS[c.epilogue] == 0
+                and c.block_n >= 2 * STORE_PASS_COLUMNS[c.epilogue]
+                and (c.schedule, c.consumers_n, c.stream_k) == ("cooperative", 1, False)
+            )
+        ),
+        lambda c: (
+            f"epilogue {c.epilogue!r} with block_n {c.block_n} a multiple of "
+            f"{STORE_PASS_COLUMNS.get(c.epilogue)} and at least "
+            f"{2 * STORE_PASS_COLUMNS.get(c.epilogue, 0)} (two passes or more), schedule "
+            "'cooperative', consumers_n 1 and no "
+            "stream-K (its fix-up reads the whole staging tile): use 'tma' or 'tmat' there"
         ),
     ),
     ConfigRule(

@@ -103,12 +103,12 @@ def tma_store_lines(
             for j, low in enumerate(lows)
         ]
 
-        def at(off: int) -> str:
-            return f"dz{lows.index(off % period)} + {eb * (off - off % period)}"
+        def at(off: int, buf: int) -> str:
+            return f"dz{lows.index(off % period)} + {eb * (off - off % period) + buf}"
 
-    def stage(h: int, paired: bool) -> list[str]:
-        """Pass ``h``'s values into the staging tile; ``paired``: a column vector's two
-        values of a pair read as one word (Epilogue.pair_reads)."""
+    def stage(h: int, paired: bool, buf: int) -> list[str]:
+        """Pass ``h``'s values into the staging buffer ``buf`` bytes in; ``paired``: a
+        column vector's two values of a pair read as one word (Epilogue.pair_reads)."""
         staged, named = [], set()
         for i in range(0, len(consts), 2):
             if passes[i] != h:
@@ -128,9 +128,12 @@ def tma_store_lines(
                 vb = epilogue.apply(vb, m, f"min(n0 + C_n + {dn + 1}, N - 1)", hi)
             packed = f"{_PACK[out]}({va}, {vb})"
             if by_m:
-                staged.append(f"st_shared_b16x2({at(offs[i])}, {at(offs[i + 1])}, {packed});")
+                staged.append(
+                    f"st_shared_b16x2({at(offs[i], buf)}, {at(offs[i + 1], buf)}, {packed});"
+                )
             else:
-                staged.append(f"st_shared_b32(d_smem + {eb} * ({addr}), {packed});")
+                base = f"d_smem + {buf}" if buf else "d_smem"
+                staged.append(f"st_shared_b32({base} + {eb} * ({addr}), {packed});")
         return staged
 
     # column vectors of 16-bit values a word per pair where they can be (the even columns
@@ -142,20 +145,24 @@ def tma_store_lines(
     pairs = pairs and all(v % 2 == 0 for v in n_t.table) and plan.config.block_n % 2 == 0
     if pairs:
         lines.append(epilogue.pairs_flag())
-    for h in range(plan.d_passes):  # "tma2": the second half waits for the first's read
-        lines += [
-            "if (tid == 0) bulk_wait_read0();  // the last store has read the staging tile",
-            sync,
-        ]
+    buffers = plan.config.store_buffers
+    wait_all = "if (tid == 0) bulk_wait_read0();  // the last store has read the staging tile"
+    for h in range(plan.d_passes):
+        # one buffer ("tma2"): a pass waits for the store before it to read the tile, then
+        # writes; two ("tmab"): it writes its buffer, then waits for the store before it
+        # (the other buffer, the next pass's) to have read, one barrier for both
+        if h == 0 or buffers == 1:
+            lines += [wait_all, sync]
+        buf = h % buffers * plan.d_buffer_bytes
         if pairs:
-            lines += ["if (epi_pairs) {", *stage(h, True), "} else {", *stage(h, False), "}"]
+            lines += ["if (epi_pairs) {", *stage(h, True, buf), "} else {",
+                      *stage(h, False, buf), "}"]  # fmt: skip
         else:
-            lines += stage(h, False)
-        lines += [
-            "fence_async_smem();  // generic-proxy writes -> the TMA engine's reads",
-            sync,
-            "if (tid == 0) {",
-        ]
+            lines += stage(h, False, buf)
+        lines.append("fence_async_smem();  // generic-proxy writes -> the TMA engine's reads")
+        if h and buffers > 1:
+            lines.append(wait_all.replace("staging tile", "other buffer"))
+        lines += [sync, "if (tid == 0) {"]
         for dc, do, off in plan.tma_D.copies:
             if by_m:  # (the box's contiguous mode is m: D^T's dims (M, N))
                 crd = f"m0 + {dc}, n0 + {h * plan.d_width + do}"
@@ -163,7 +170,7 @@ def tma_store_lines(
                 crd = f"n0 + {h * plan.d_width + dc}, m0 + {do}"
             crd += ", l" if batched else ""
             lines.append(
-                f"  tma_store_{'3d' if batched else '2d'}(&tmap_d, d_smem + {off * eb}, {crd});"
+                f"  tma_store_{'3d' if batched else '2d'}(&tmap_d, d_smem + {buf + off * eb}, {crd});"
             )
         if h + 1 < plan.d_passes:
             lines += ["  bulk_commit();", "}"]

@@ -44,6 +44,7 @@ from cutemma.kernels.sm90.config import (
     TMA_STORE_OUTS,
     Sm90Config,
     split_swizzles,
+    store_passes,
 )
 
 
@@ -206,10 +207,11 @@ def launch_record(config: Any, dtype: str, a_major: str, b_major: str, out: str 
     bk = config.k_tiles[eb]
     majors = {"A": "K" if a_major == "K" else "MN", "B": "K" if b_major == "K" else "MN"}
     tma_store = config.epilogue in TMA_EPILOGUES and out in TMA_STORE_OUTS
-    d_width = bn // (2 if config.epilogue == "tma2" else 1)
-    bytes_d = bm * d_width * 2 * (config.consumers // config.tile_warpgroups) if tma_store else 0
     sk_bar = BARRIER_BYTES if config.stream_k and tma_store else 0
     stage = (bm + bn) * bk * eb + 2 * BARRIER_BYTES
+    d_width = bn // store_passes(config, stage, SMEM_LIMIT - ALIGN_SLACK - sk_bar)
+    staging = bm * d_width * 2 * config.store_buffers
+    bytes_d = staging * (config.consumers // config.tile_warpgroups) if tma_store else 0
     room = (SMEM_LIMIT - ALIGN_SLACK - bytes_d - sk_bar) // stage
     stages = config.stages or min(room, MAX_STAGES)
     if stages < 2 or stages > room:

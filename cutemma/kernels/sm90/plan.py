@@ -58,6 +58,7 @@ from cutemma.kernels.sm90.config import (  # noqa: F401 - the config's names, re
     Sm90Config,
     split_swizzles,
     split_widths,
+    store_passes,
 )
 from cutemma.kernels.sm90.kcluster import reduce_bytes
 from cutemma.layout import ComposedLayout, slice_and_offset, tile_to_shape, zipped_divide
@@ -130,8 +131,6 @@ class Sm90Plan:
         self.tma_store = config.epilogue in TMA_EPILOGUES and out in TMA_STORE_OUTS
         # the staging tile's (and D's) contiguous mode: 'K' (n: D row-major) or 'MN' (m)
         self.d_major = TMA_EPILOGUES.get(config.epilogue, "K")
-        # TMA-store passes per tile: the staging tile holds block_n / d_passes columns
-        self.d_passes = 2 if config.epilogue == "tma2" else 1
         self.promote = bool(config.promote) and dtype in FP8
         # promoted with one batch in flight: two wgmma sets alternate by k tile (+ the f32 set)
         self.overlap = self.promote and config.promote == "overlap"
@@ -306,12 +305,24 @@ class Sm90Plan:
     @property
     def bytes_D(self) -> int:
         """Shared bytes of the output staging tiles (0 without the TMA-store epilogue)."""
-        one = self.config.block_m * self.d_width * 2
+        one = self.config.block_m * self.d_width * 2 * self.config.store_buffers
         return one * self.d_tiles if self.tma_store else 0
 
     @property
+    def d_buffer_bytes(self) -> int:
+        """Bytes of one staging buffer ("tmab" has two, taken by the passes in turn)."""
+        return self.config.block_m * self.d_width * 2
+
+    @cached_property
+    def d_passes(self) -> int:
+        """TMA-store passes per tile (:func:`~cutemma.kernels.sm90.config.store_passes`): the
+        staging tile holds block_n / d_passes columns."""
+        free = SMEM_LIMIT - ALIGN_SLACK - self.sk_bar_bytes
+        return store_passes(self.config, self.stage_bytes + 2 * BARRIER_BYTES, free)
+
+    @property
     def d_width(self) -> int:
-        """Columns of the staging tile (the block's, or half of them with "tma2")."""
+        """Columns of the staging tile (the block's, or one pass's with "tma2" / "tmab")."""
         return self.config.block_n // self.d_passes
 
     @cached_property

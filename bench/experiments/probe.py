@@ -93,6 +93,16 @@ def cheapest_plain(combo: str, m: int, n: int, k: int, count: int = 3) -> tuple:
     return dtype, major, sorted(found, key=price)[:count]
 
 
+def pick_of_call(combo: str, m: int, n: int, k: int):
+    """The config the built-in pick gives a sweep combo's call on contiguous operands whose
+    rows sit aligned (swapped kernels allowed: a swapped pick has ``swap_ab``)."""
+    from cutemma.kernels.pick import builtin
+
+    b_major = "N" if combo == "bf16_bN" else "K"
+    cfg, _ = builtin(m, n, k, 1, combo[:4], 132, "h200", True, (False, False), b_major, False)
+    return cfg
+
+
 def built(make: Callable, dtype: str, majors: tuple[str, str] = ("K", "K")):
     """The config ``make()`` gives (e.g. ``functools.partial(Sm90Config, ...)``), or None
     where the family's rules refuse it (its TiledMmaError) or its stages do not build for

@@ -32,11 +32,9 @@ ROWS = (257, 2048)
 
 
 def _pick(combo: str, m: int, n: int, k: int):
-    from cutemma.kernels.pick import builtin
+    from probe import pick_of_call
 
-    b_major = "N" if combo == "bf16_bN" else "K"
-    cfg, _ = builtin(m, n, k, 1, combo[:4], 132, "h200", True, (False, False), b_major, False)
-    return cfg
+    return pick_of_call(combo, m, n, k)
 
 
 def _takes(combo: str, m: int, n: int, k: int) -> bool:

@@ -74,7 +74,9 @@ def tma_store_lines(
 ) -> str:
     """epi(alpha * acc) packed in pairs into the swizzled staging tile, then one thread
     stores it with TMA (the boxes of ``plan.tma_D``; TMA clips at the tensor's edges;
-    batched: D's rank-3 map, problem ``l`` outermost). Pingpong: each warpgroup has its own
+    batched: D's rank-3 map, problem ``l`` outermost), in ``plan.d_passes`` passes of
+    ``plan.d_width`` columns: "tma2" through one buffer (a pass waits for the store before
+    it), "tmab" / "tmatb" through two taken in turn. Pingpong: each warpgroup has its own
     staging tile and named barrier (``d_smem``, ``EPI_BAR``). Every value of the tile is
     computed, those past the edges too (TMA drops them): the fused ops read their tensors
     at coordinates clamped into the matrix there.

@@ -10,6 +10,10 @@ a call of twelve waves where 192x192 side by side ran 720.
         --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
         --section WarpStateStats --section LaunchStats --section SchedulerStats \
         --csv --page details python bench/experiments/ncu_wide_rows.py profile
+
+``VARIANT=buffered``: 128x256, and 256x128 and the swapped 256x128 each with the whole
+staging tile and through two buffers ("tmab" / "tmatb": 4 stages for 3), to see whether
+the deeper ring takes away the two-slice tiles' waits on a stage's data.
 """
 
 from __future__ import annotations
@@ -29,6 +33,14 @@ CALL = ("bf16_bK", 4096, 4096, 8192)
 def configs() -> dict:
     from cutemma.kernels.sm90.config import Sm90Config
 
+    if os.environ.get("VARIANT") == "buffered":
+        return {
+            "128x256": Sm90Config(128, 256),
+            "256x128": Sm90Config(256, 128),
+            "256x128_tmab": Sm90Config(256, 128, epilogue="tmab"),
+            "256x128_swap": Sm90Config(256, 128, swap_ab=True, epilogue="tmat"),
+            "256x128_swap_tmatb": Sm90Config(256, 128, swap_ab=True, epilogue="tmatb"),
+        }
     return {
         "128x256": Sm90Config(128, 256),
         "256x128": Sm90Config(256, 128),

@@ -218,9 +218,11 @@ def swap_main() -> None:
 
 
 # cooperative tiles, their epilogue after each tile's mainloop: one staging pass, two, a
-# cluster, one consumer warpgroup
+# cluster, one consumer warpgroup, passes through two buffers (4 of 64 and 4 of 32 columns)
 FUSED_COOPERATIVE = (Sm90Config(128, 256), Sm90Config(128, 256, epilogue="tma2"),
-                     Sm90Config(128, 128, cluster=2), NARROW_16)  # fmt: skip
+                     Sm90Config(128, 128, cluster=2), NARROW_16,
+                     Sm90Config(128, 256, epilogue="tmab"),
+                     Sm90Config(256, 128, epilogue="tmab"))  # fmt: skip
 
 
 def fused_main() -> None:

@@ -73,6 +73,7 @@ TMA_EPILOGUES = {"tma": "K", "tma2": "K", "tmat": "MN", "tmab": "K", "tmatb": "M
 STORE_PASS_COLUMNS = {"tmab": 32, "tmatb": 8}
 BUFFERED_EPILOGUES = tuple(STORE_PASS_COLUMNS)
 TMA_STORE_OUTS = ("bf16", "f16")
+STAGING_ELEM_BYTES = 2  # a staging tile's value: every TMA-store output is 16-bit
 OUTS_SM90 = ("f32", "bf16", "f16")  # what the sm90 epilogue writes (registers or TMA)
 FP8 = ("e4m3", "e5m2")
 # registers a consumer thread keeps beside its accumulators (addresses, loop state, the
@@ -496,6 +497,18 @@ class Sm90Config:
         return 1 if self.schedule == "pingpong" else self.consumers
 
 
+def staging_bytes(config: Sm90Config, width: int) -> int:
+    """Shared bytes of the TMA store's staging: block_m x ``width`` 16-bit values a buffer,
+    :attr:`Sm90Config.store_buffers` of them for each warpgroup that runs its own epilogue
+    (pingpong: 2 tiles' worth).
+
+    >>> staging_bytes(Sm90Config(128, 256), 256), staging_bytes(Sm90Config(128, 256, epilogue="tmab"), 64)
+    (65536, 32768)
+    """
+    tiles = config.consumers // config.tile_warpgroups
+    return config.block_m * width * STAGING_ELEM_BYTES * config.store_buffers * tiles
+
+
 def store_passes(config: Sm90Config, stage_bytes: int, free_bytes: int) -> int:
     """TMA-store passes per tile: 2 with "tma2"; with two buffers ("tmab", "tmatb") the
     fewest passes (block_n / P columns each, a multiple of :data:`STORE_PASS_COLUMNS`) that
@@ -510,14 +523,11 @@ def store_passes(config: Sm90Config, stage_bytes: int, free_bytes: int) -> int:
     """
     if config.epilogue not in BUFFERED_EPILOGUES:
         return 2 if config.epilogue == "tma2" else 1
-    bn, tiles = config.block_n, config.consumers // config.tile_warpgroups
-    step = STORE_PASS_COLUMNS[config.epilogue]
+    bn, step = config.block_n, STORE_PASS_COLUMNS[config.epilogue]
     counts = [p for p in range(2, bn // step + 1) if bn % p == 0 and (bn // p) % step == 0]
 
-    def depth(p: int) -> int:  # (16-bit D: 2 bytes a value)
-        return min(
-            MAX_STAGES, (free_bytes - 2 * config.block_m * (bn // p) * 2 * tiles) // stage_bytes
-        )
+    def depth(p: int) -> int:
+        return min(MAX_STAGES, (free_bytes - staging_bytes(config, bn // p)) // stage_bytes)
 
     deepest = depth(counts[-1])
     return next(p for p in counts if depth(p) == deepest)
@@ -775,7 +785,7 @@ CONFIG_RULES: tuple[ConfigRule, ...] = (
         "tmat_cooperative",
         lambda c: c.epilogue not in ("tmat", "tmatb") or c.schedule == "cooperative",
         lambda c: (
-            f"epilogue 'tmat' with schedule 'cooperative' (what the GPU has run it on: "
+            f"epilogue {c.epilogue!r} with schedule 'cooperative' (what the GPU has run it on: "
             f"tests/kernels/gpu_sm90_sanitize.py swap, swap pairs, swap quads); got "
             f"schedule {c.schedule!r}: use epilogue 'tma' or 'regs' there"
         ),

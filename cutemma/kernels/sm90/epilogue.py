@@ -10,6 +10,7 @@ from cutemma.cuda.source import FROM_F32, TO_F32
 from cutemma.errors import TiledMmaError
 from cutemma.kernels.common.expr import swizzle_expr
 from cutemma.kernels.epilogue import NO_EPILOGUE, Epilogue
+from cutemma.kernels.sm90.config import STAGING_ELEM_BYTES
 from cutemma.kernels.sm90.plan import Sm90Plan
 
 _PACK = {"f16": "pack_f16x2", "bf16": "pack_bf16x2"}
@@ -91,7 +92,7 @@ def tma_store_lines(
     passes = plan.epilogue_passes
     by_m = plan.d_major == "MN"  # "tmat": D column-major, the pair's halves a row apart
     sw = plan.smem_D.outer
-    eb = 2
+    eb = STAGING_ELEM_BYTES
     sync = f"named_sync(EPI_BAR, {plan.consumer_threads});"
     lines = []
     if by_m:

@@ -44,6 +44,7 @@ from cutemma.kernels.sm90.config import (
     TMA_STORE_OUTS,
     Sm90Config,
     split_swizzles,
+    staging_bytes,
     store_passes,
 )
 
@@ -210,8 +211,7 @@ def launch_record(config: Any, dtype: str, a_major: str, b_major: str, out: str 
     sk_bar = BARRIER_BYTES if config.stream_k and tma_store else 0
     stage = (bm + bn) * bk * eb + 2 * BARRIER_BYTES
     d_width = bn // store_passes(config, stage, SMEM_LIMIT - ALIGN_SLACK - sk_bar)
-    staging = bm * d_width * 2 * config.store_buffers
-    bytes_d = staging * (config.consumers // config.tile_warpgroups) if tma_store else 0
+    bytes_d = staging_bytes(config, d_width) if tma_store else 0
     room = (SMEM_LIMIT - ALIGN_SLACK - bytes_d - sk_bar) // stage
     stages = config.stages or min(room, MAX_STAGES)
     if stages < 2 or stages > room:

@@ -51,6 +51,7 @@ from cutemma.kernels.sm90.config import (  # noqa: F401 - the config's names, re
     REGS_3_CONSUMERS,
     SCHEDULES,
     SMEM_LIMIT,
+    STAGING_ELEM_BYTES,
     SWIZZLES,
     TMA_EPILOGUES,
     TMA_STORE_OUTS,
@@ -58,6 +59,7 @@ from cutemma.kernels.sm90.config import (  # noqa: F401 - the config's names, re
     Sm90Config,
     split_swizzles,
     split_widths,
+    staging_bytes,
     store_passes,
 )
 from cutemma.kernels.sm90.kcluster import reduce_bytes
@@ -305,13 +307,12 @@ class Sm90Plan:
     @property
     def bytes_D(self) -> int:
         """Shared bytes of the output staging tiles (0 without the TMA-store epilogue)."""
-        one = self.config.block_m * self.d_width * 2 * self.config.store_buffers
-        return one * self.d_tiles if self.tma_store else 0
+        return staging_bytes(self.config, self.d_width) if self.tma_store else 0
 
     @property
     def d_buffer_bytes(self) -> int:
         """Bytes of one staging buffer ("tmab" has two, taken by the passes in turn)."""
-        return self.config.block_m * self.d_width * 2
+        return self.config.block_m * self.d_width * STAGING_ELEM_BYTES
 
     @cached_property
     def d_passes(self) -> int:

@@ -123,6 +123,17 @@ SWAP_MAX_M = 2048
 # (raw/few-cols-8192-ab-drawn-h200.json); any more 0.966 -> 1.002, 50 faster (60 of 18,000
 # moved; raw/swap-any-n-ab-drawn-h200.json)
 WAVE_TOKEN_TILES = 3
+# 16-bit calls of SWAP_TOKENS..SWAP_MAX_M rows get the first this many of those widths too,
+# beside the fewest token tiles and one more (:func:`token_tiles`). cuBLAS's kernels on such
+# calls are these tiles (nvjet 128x120, 128x136, 128x168 at (1187, 1584), (1337, 1600),
+# (1158, 7168): wave_tokens' first width each time), and ours of those widths ran 0.95-0.99
+# of cuBLAS where the unswapped picks ran 0.82-0.89 (bench/results/raw/k-ladder*-h200.json,
+# K 256-8192). Held out on calls drawn at run time whose pick it moved (about 1.3% of all
+# draws, every one 16-bit; 60 timed for each of two seeds): 0.913 -> 0.967 and 0.891 ->
+# 0.961 of cuBLAS, 49 and 51 faster, the worst 0.89x (raw/midwave-ab{,2}-h200.json). Not
+# fp8: its 60 moved calls (of 1224 moved in 54,000 drawn, mostly to token pairs and quads)
+# ran 0.912 -> 0.905 (raw/fp8mid-ab-h200-rejected.json)
+MID_WAVE_TOKEN_TILES = 3
 # wave_tokens' narrowest tile: the probe's range, where 64-80 token tiles already ran slower
 # than the plain picks on calls of 1-2 waves (raw/few-cols-fitted-h200.json)
 WAVE_TOKENS_MIN = 64
@@ -858,7 +869,7 @@ def kernel_reads(
     steps.
 
     >>> kernel_reads(300, 1024, 8192, "bf16", 1, 132, True, "K")
-    (0, (208,), True, 0, False, True, True, True, ((152, 0, 1), (104, 0, 1)))
+    (0, (208,), True, 0, False, True, True, True, ((152, 0, 1), (104, 0, 1), (64, 0, 1), (72, 0, 1), (80, 0, 1)))
     >>> kernel_reads(9, 8192, 8192, "bf16", 1, 132, True, "K")
     (0, (), False, 0, False, False, False, False, 2, 1, True)
     """
@@ -1061,7 +1072,7 @@ def swapped_kernels(
     >>> [(c.block_m, c.stream_k) for c in swapped_kernels(16, 8192, 8192, "bf16", b_major="N")]
     [(128, False), (64, False)]
     >>> sorted({c.block_n for c in swapped_kernels(287, 8192, 8192, "bf16")})
-    [96, 144]
+    [72, 96, 144, 152]
     """
     return tuple(c for group in swapped_groups(m, n, k, dtype, sms, b_major) for c in group)
 
@@ -1075,7 +1086,7 @@ def swapped_groups(
     whole kernels only (:func:`_n_major_whole`).
 
     >>> [len(g) for g in swapped_groups(300, 8192, 8192, "bf16")]
-    [5, 5]
+    [5, 5, 5, 5]
     """
     check_b_major(b_major, "kernel space: swapped_kernels")
     _check_counts(dtype, "kernel space: swapped_kernels", m=m, n=n, k=k, sms=sms)
@@ -1228,14 +1239,17 @@ def check_b_major(b_major: object, what: str) -> None:
 
 def swap_classes(m: int, n: int, k: int, dtype: str, sms: int = 132) -> tuple[tuple, ...]:
     """The classes of calls whose swapped kernels are an (m, n, k) call's, one per token
-    tile (:func:`token_tiles`; past :data:`SWAP_MAX_M` rows :func:`wave_tokens`): up to
+    tile (:func:`token_tiles`; a 16-bit call's also :func:`wave_tokens`' first
+    :data:`MID_WAVE_TOKEN_TILES`, and past :data:`SWAP_MAX_M` rows those alone): up to
     :data:`SWAP_TOKENS` rows (tokens, :func:`_swap_class`'s (n, k)); past it (tokens, 0,
     whether the weights stream evict-first).
 
     >>> swap_classes(3, 8192, 8192, "bf16") == swap_classes(9, 8192, 8000, "bf16")
     True
-    >>> swap_classes(300, 8192, 8192, "bf16")
+    >>> swap_classes(300, 8192, 8192, "e4m3")
     ((152, 0, 1), (104, 0, 1))
+    >>> [t for t, _, _ in swap_classes(300, 8192, 8192, "bf16")], wave_tokens(300, 8192, "bf16")
+    ([152, 104, 160, 80], (152, 160, 80))
     """
     _check_counts(dtype, "kernel space: swap_classes", m=m, n=n, k=k, sms=sms)
     return _swap_classes(m, n, k, dtype, sms)
@@ -1246,7 +1260,13 @@ def _swap_classes(m: int, n: int, k: int, dtype: str, sms: int) -> tuple[tuple, 
         return ((swap_tokens(m), *_swap_class(n, k, dtype, sms)),)
     streams = _streams_b(n, k, dtype, 1)  # (evict_first per token tile)
     rows = -(-n // (2 * SWAP_ROWS))  # (past SWAP_MAX_M: the 128-row tiles of the weights)
-    tiles = _token_tiles(m, dtype) if m <= SWAP_MAX_M else _wave_tokens(m, rows, dtype, sms)
+    if m > SWAP_MAX_M:
+        tiles = _wave_tokens(m, rows, dtype, sms)
+    elif MID_WAVE_TOKEN_TILES and _sixteen_bit(dtype):  # (the fewest first: they win a tie)
+        waves = _wave_tokens(m, rows, dtype, sms)[:MID_WAVE_TOKEN_TILES]
+        tiles = tuple(dict.fromkeys((*_token_tiles(m, dtype), *waves)))
+    else:
+        tiles = _token_tiles(m, dtype)
     return tuple([(t, 0, int(streams and _few_rows(m, t))) for t in tiles])
 
 

@@ -119,9 +119,13 @@ FEW_COLS_CONFIGS = [mid_swapped_kernel(224, "bf16", False),
                     # 256 weight rows, D^T through two staging buffers: 5 passes of 24
                     # tokens, 4 of 32 (bench/experiments/swap256_buffered.py's kernels)
                     Sm90Config(256, 120, epilogue="tmatb", swap_ab=True),
-                    Sm90Config(256, 128, epilogue="tmatb", swap_ab=True)]  # fmt: skip
+                    Sm90Config(256, 128, epilogue="tmatb", swap_ab=True),
+                    # and calls of 257-2048 rows on wave_tokens' widths (MID_WAVE_TOKEN_TILES)
+                    mid_swapped_kernel(120, "bf16", False),
+                    replace(mid_swapped_kernel(72, "bf16", False), stream_k=True, split=16),
+                    mid_swapped_kernel(168, "bf16", True)]  # fmt: skip
 FEW_COLS_SHAPES = [(5800, 528, 2688), (16384, 1000, 520), (4104, 72, 136), (2056, 1024, 4104),
-                   (6144, 2040, 1040)]  # fmt: skip
+                   (6144, 2040, 1040), (1187, 1584, 1456), (300, 8192, 1032)]  # fmt: skip
 # promoted fp8 with two wgmma sets and one batch in flight (kept apart from the list above)
 FP8_CONFIGS = [*FP8_CONFIGS, Sm90Config(128, 128, promote="overlap"),
                Sm90Config(128, 192, promote="split"), Sm90Config(128, 128, promote="split"),

@@ -16,6 +16,7 @@ from cutemma.kernels.sm90.index import launch_record
 from cutemma.kernels.sm90.plan import Sm90Plan
 from cutemma.kernels.sm90.tma_maps import Sm90Launch, output_map_args
 from cutemma.kernels.space import (
+    MID_WAVE_TOKEN_TILES,
     SWAP_MAX_M,
     SWAP_TOKENS,
     WAVE_TOKEN_TILES,
@@ -99,6 +100,23 @@ def test_16_bit_calls_past_swap_max_m_swap_on_wave_tokens_fp8_ones_do_not():
         swapped_kernels(5000, 512, 4096, "e4m3")
 
 
+@pytest.mark.parametrize("m", MS)
+def test_mid_size_16_bit_calls_add_the_wave_fitted_token_tiles(m):
+    """Past SWAP_TOKENS rows a 16-bit call's token tiles are token_tiles' (the fewest, and
+    one more: they come first and so win a tie) then wave_tokens' first MID_WAVE_TOKEN_TILES
+    (cuBLAS's own widths on such calls, bench/results/raw/k-ladder-clusters-h200.json), each
+    once; fp8's are token_tiles' alone (its moved calls ran slower:
+    raw/fp8mid-ab-h200-rejected.json)."""
+    for n in (1584, 8192, 28672):
+        got = [t for t, _, _ in swap_classes(m, n, 4096, "bf16")]
+        fewest = list(token_tiles(m, "bf16"))
+        assert got[: len(fewest)] == fewest and len(set(got)) == len(got)
+        assert set(got) == {*fewest, *wave_tokens(m, n, "bf16")[:MID_WAVE_TOKEN_TILES]}
+        assert [t for t, _, _ in swap_classes(m, n, 4096, "e4m3")] == list(token_tiles(m, "e4m3"))
+    # (1187, 1584): ten token tiles of 120 by thirteen weight tiles, one wave of 130 CTAs
+    assert 120 in {t for t, _, _ in swap_classes(1187, 1584, 4096, "bf16")}
+
+
 def test_one_token_tile_up_to_swap_tokens():
     for m in (1, 8, 9, 100, SWAP_TOKENS):
         assert token_tiles(m, "bf16") == (max(16, -(-m // 8) * 8),)
@@ -113,7 +131,8 @@ def test_every_mid_swapped_kernel_plans_as_its_record_says(m, dtype, a_major):
     record the host derives without a plan is the plan's."""
     swapped = [c for c in candidates(m, 8192, 4096, dtype) if c.swap_ab]
     assert swapped and all(c.block_m == 128 and c.epilogue == "tmat" for c in swapped)
-    assert {c.block_n for c in swapped} == set(token_tiles(m, dtype))
+    waves = wave_tokens(m, 8192, dtype)[:MID_WAVE_TOKEN_TILES] if dtype == "bf16" else ()
+    assert {c.block_n for c in swapped} == {*token_tiles(m, dtype), *waves}
     for cfg in swapped:
         plan = Sm90Plan(cfg, dtype, a_major, "K", "bf16")
         assert plan.tma_store and plan.d_major == "MN" and plan.tma_D.contiguous == "MN"

@@ -8,7 +8,9 @@ kernels it launched).
 
     python bench/experiments/k_ladder.py OUT.json      # GPU: the ladder
     K_LADDER_SET=clusters python bench/experiments/k_ladder.py OUT.json
-    K_LADDER_SET=order python bench/experiments/k_ladder.py OUT.json
+    K_LADDER_SET=order python bench/experiments/k_ladder.py OUT.json   # (or swap_order)
+    K_LADDER_SET=order ncu --profile-from-start off --metrics ... --csv \
+        python bench/experiments/k_ladder.py profile
     python bench/experiments/k_ladder.py fit OUT.json  # CPU: the lines
 
 The "clusters" set times, on the calls where cuBLAS ran a 128-row tile of T tokens (its
@@ -17,7 +19,8 @@ weight rows by T tokens, in pairs along the tokens), our swapped 128 x T tile al
 pairs along the tokens (``space.token_pair``), and the 128x128 tile in pairs along N
 (A multicast) and along M (B multicast). The "order" set times the 128x128 tile on one
 wave of its tiles in each raster group size (``group_m``) beside the swapped 128x128 tile
-and the swapped tile of cuBLAS's width.
+and the swapped tile of cuBLAS's width; "swap_order" the two swapped tiles in each group
+size.
 
 ``fit`` fits each (call, kernel) over the ladder's K from 1024 up (least squares), and
 reports the intercept in us, the slope as the TFLOP/s the kernel's k steps run at, and
@@ -56,7 +59,7 @@ def _set() -> str:
 
 
 def shapes(draws: int, seed: int) -> list[tuple]:
-    if _set() == "order":
+    if _set() in ("order", "swap_order"):
         return [("bf16_bK", m, n, k) for m, n in ORDER_PAIRS for k in LADDER[2:]]
     pairs = PEER_TOKENS if _set() == "clusters" else PAIRS
     return [(combo, m, n, k) for m, n in pairs for k in LADDER
@@ -64,9 +67,14 @@ def shapes(draws: int, seed: int) -> list[tuple]:
 
 
 def kernels(combo: str, m: int, n: int, k: int) -> dict:
+    from dataclasses import replace
+
     from cutemma.kernels.sm90.config import Sm90Config
     from cutemma.kernels.space import mid_swapped_kernel, token_pair
 
+    if _set() == "swap_order":  # (the swapped tiles in each raster group size)
+        return {f"swap{t}_g{g}": replace(mid_swapped_kernel(t, "bf16", False), group_m=g)
+                for t in (128, ORDER_PAIRS[m, n]) for g in (1, 2, 8, 16)}  # fmt: skip
     if _set() == "order":
         swapped = {
             f"swap{t}": mid_swapped_kernel(t, "bf16", False) for t in (128, ORDER_PAIRS[m, n])
@@ -105,8 +113,24 @@ def fit(path: str) -> dict:
     return {"fit_from_k": FIT_FROM, "rows": out}
 
 
+def profile() -> None:
+    """For ncu (``--profile-from-start off``): the "order" set's kernels and cuBLAS once each
+    on its calls at the ladder's longest K, in the order printed."""
+    from gemm_sweep import operands
+    from ncu_mid import profile_once
+    from pick_audit import calls_of
+
+    for m, n in ORDER_PAIRS:
+        A, B, out, peer = operands("bf16_bK", m, n, LADDER[-1])
+        found = calls_of(A, B, out, peer, kernels("bf16_bK", m, n, LADDER[-1]))
+        profile_once(found)
+        print("profiled:", m, n, LADDER[-1], list(found), flush=True)
+
+
 if __name__ == "__main__":
-    if sys.argv[1] == "fit":
+    if sys.argv[1] == "profile":
+        profile()
+    elif sys.argv[1] == "fit":
         import json
 
         print(json.dumps(fit(sys.argv[2]), indent=1))

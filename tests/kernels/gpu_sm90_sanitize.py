@@ -14,11 +14,11 @@ shared B, the TMA-store and register epilogues, a cluster of 2, a beta with a sh
 token tile whole and shared by stream-K, several token tiles whole and stream-K) and the
 widths fitted to a few columns, bf16 and e4m3, each stream-K config run twice (the same
 bits every run); ``swap few``: those alone for 16-bit calls of few columns past
-SWAP_MAX_M (their tokens in tiles fitted to whole waves); ``swap pairs``: mid-size swapped
-kernels in pairs along the tokens sharing the weights (``space.token_pair``) and in 2 x 2
-clusters (``space.token_quads``). ``fused``: the pingpong tiles a fused 16-bit call may take
-(``space.fused_pingpong``) and cooperative tiles (``FUSED_COOPERATIVE``; ``fused
-cooperative``: those alone), with bias + gelu_tanh, a scale_col + bias + silu chain and a
+SWAP_MAX_M (their tokens in tiles fitted to whole waves) and a mid-size one on such
+tiles; ``swap pairs``: mid-size swapped kernels in pairs along the tokens sharing the
+weights (``space.token_pair``) and in 2 x 2 clusters (``space.token_quads``). ``fused``:
+the pingpong tiles a fused 16-bit call may take (``space.fused_pingpong``) and cooperative
+tiles (``FUSED_COOPERATIVE``; ``fused cooperative``: those alone), with bias + gelu_tanh, a scale_col + bias + silu chain and a
 residual, through both epilogues (registers for f32 out, the TMA store for bf16), with
 shapes of one tile, edge tiles and more tiles than SMs (both warpgroups hand over).
 ``kcluster``: split-K in a cluster (``Sm90Config(kcluster=2 | 4 | 8)``) over edge shapes,
@@ -178,12 +178,14 @@ def _pair_cases() -> list:
 
 
 def _few_cols_cases() -> list:
-    """(m, n, k, config, dtype): 16-bit calls of few columns past SWAP_MAX_M on their
-    wave-fitted token tiles (space.wave_tokens), whole and stream-K split 16 and 4."""
+    """(m, n, k, config, dtype): 16-bit calls of few columns past SWAP_MAX_M, and one of
+    257-2048 rows (space.MID_WAVE_TOKEN_TILES: ten token tiles of 120 by thirteen weight
+    tiles), on their wave-fitted token tiles (space.wave_tokens), whole and stream-K split
+    16 and 4."""
     from cutemma.kernels.space import mid_swapped_kernel, wave_tokens
 
     cases = []
-    for m, n, k in ((2600, 528, 1040), (4100, 72, 264)):
+    for m, n, k in ((2600, 528, 1040), (4100, 72, 264), (1187, 1584, 1040)):
         whole = mid_swapped_kernel(wave_tokens(m, n, "bf16")[0], "bf16", False)
         shared = [replace(whole, stream_k=True, split=split) for split in (16, 4)]
         cases += [(m, n, k, cfg, "bf16") for cfg in (whole, *shared)]

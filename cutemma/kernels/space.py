@@ -868,8 +868,11 @@ def kernel_reads(
     shape mostly meets reads seen before, and one look-up costs it less than the space's
     steps.
 
-    >>> kernel_reads(300, 1024, 8192, "bf16", 1, 132, True, "K")
-    (0, (208,), True, 0, False, True, True, True, ((152, 0, 1), (104, 0, 1), (64, 0, 1), (72, 0, 1), (80, 0, 1)))
+    >>> reads = kernel_reads(300, 1024, 8192, "bf16", 1, 132, True, "K")
+    >>> reads[:PLAIN_READS]
+    (0, (208,), True, 0, False, True, True, True)
+    >>> reads[PLAIN_READS]  # (token_tiles' classes, then wave_tokens')
+    ((152, 0, 1), (104, 0, 1), (64, 0, 1), (72, 0, 1), (80, 0, 1))
     >>> kernel_reads(9, 8192, 8192, "bf16", 1, 132, True, "K")
     (0, (), False, 0, False, False, False, False, 2, 1, True)
     """

@@ -18,9 +18,10 @@ SWAP_MAX_M (their tokens in tiles fitted to whole waves) and a mid-size one on s
 tiles; ``swap pairs``: mid-size swapped kernels in pairs along the tokens sharing the
 weights (``space.token_pair``) and in 2 x 2 clusters (``space.token_quads``). ``fused``:
 the pingpong tiles a fused 16-bit call may take (``space.fused_pingpong``) and cooperative
-tiles (``FUSED_COOPERATIVE``; ``fused cooperative``: those alone), with bias + gelu_tanh, a scale_col + bias + silu chain and a
-residual, through both epilogues (registers for f32 out, the TMA store for bf16), with
-shapes of one tile, edge tiles and more tiles than SMs (both warpgroups hand over).
+tiles (``FUSED_COOPERATIVE``; ``fused cooperative``: those alone), with bias + gelu_tanh,
+a scale_col + bias + silu chain and a residual, through both epilogues (registers for f32
+out, the TMA store for bf16), with shapes of one tile, edge tiles and more tiles than SMs
+(both warpgroups hand over).
 ``kcluster``: split-K in a cluster (``Sm90Config(kcluster=2 | 4 | 8)``) over edge shapes,
 bf16 and e4m3, f32 and bf16 out, with beta and C and with a fused epilogue, each run twice
 (the same bits every run); and the swapped kernels as kcluster kernels

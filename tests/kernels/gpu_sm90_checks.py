@@ -299,6 +299,8 @@ def bench(quick: bool) -> dict:
     from cutemma.kernels.pick import BUILTIN_CONFIGS
 
     SM80_LARGE = BUILTIN_CONFIGS["large"]  # an sm80 config: cutemma.gemm keeps the sm80 kernel
+    if not CONFIGS:  # (--only kept none of the square tiles this bench times)
+        return {"skipped": f"--only {ONLY!r} keeps none of CONFIGS, the tiles this bench times"}
 
     def ms(fn):
         return tt.do_bench(fn, warmup=25, rep=100 if not quick else 40, return_mode="median")
